@@ -1,0 +1,142 @@
+/* geom: 2D collision queries for boxes, convex polygons and circles.
+ *
+ * Pure, allocation-free and deterministic: no I/O, no clock, no globals that change. Every query
+ * is built on the Minkowski difference M = B (-) A = { b - a }: A (moved by t*d) overlaps B exactly
+ * when t*d lies in M. So overlap is "is the origin in M, and which edge of M is closest" (the MTV),
+ * and a sweep is "where does the ray from the origin along d enter M".
+ *
+ * Conventions (hold for every function below):
+ *   - float32, y up, positions in world units. A shape is defined in body-local coordinates and
+ *     placed by a position (no rotation yet: COLLISION.md lists rotation as "later").
+ *   - Every normal a pair query returns points from A towards B, and is unit length.
+ *   - Degenerate input (zero motion, touching, coincident centres, parallel edges, huge
+ *     coordinates) gives a defined answer, never NaN or Inf.
+ */
+#ifndef COLLIDE_GEOM_H
+#define COLLIDE_GEOM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "vec2.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Tolerances: the only place they are defined. ------------------------------------------ */
+
+/* Gap the tick leaves between a stopped body and what it hit, and the overlap against a static
+ * that still counts as "not penetrating" (COLLISION.md I2). */
+#define GEOM_SKIN 1e-3f
+/* Two points closer than this are the same point (duplicate vertex check, touching contacts). */
+#define GEOM_LINEAR_SLOP 1e-5f
+/* Cross products (twice the triangle area, relative to squared edge length) below this make three
+ * vertices collinear. */
+#define GEOM_COLLINEAR_TOL 1e-6f
+/* Sizes the validator accepts: a half extent, radius or vertex coordinate outside
+ * [GEOM_MIN_SIZE, GEOM_MAX_SIZE] is refused. The world may narrow these further. */
+#define GEOM_MIN_SIZE 1e-3f
+#define GEOM_MAX_SIZE 1e4f
+#define GEOM_MAX_POLYGON_VERTICES 16
+
+/* ---- Shapes ---------------------------------------------------------------------------------- */
+
+typedef enum geom_shape_kind {
+    GEOM_SHAPE_BOX = 1,     /* axis-aligned box centred on the body position */
+    GEOM_SHAPE_POLYGON = 2, /* convex, counter-clockwise, body-local vertices */
+    GEOM_SHAPE_CIRCLE = 3,  /* centred on the body position */
+} geom_shape_kind;
+
+typedef struct geom_polygon {
+    int count;                                      /* 3..GEOM_MAX_POLYGON_VERTICES */
+    vec2 vertices[GEOM_MAX_POLYGON_VERTICES];       /* CCW, body-local */
+    vec2 normals[GEOM_MAX_POLYGON_VERTICES];        /* outward unit normal of edge i -> i+1 */
+} geom_polygon;
+
+typedef struct geom_shape {
+    geom_shape_kind kind; /* which member of the union is live */
+    union {
+        vec2 half_extents;    /* GEOM_SHAPE_BOX */
+        float radius;         /* GEOM_SHAPE_CIRCLE */
+        geom_polygon polygon; /* GEOM_SHAPE_POLYGON */
+    } u;
+} geom_shape;
+
+/* Why a shape was refused. GEOM_OK is zero so `if (err)` reads naturally. */
+typedef enum geom_shape_error {
+    GEOM_OK = 0,
+    GEOM_ERR_NON_FINITE,      /* a NaN or Inf anywhere */
+    GEOM_ERR_TOO_FEW_VERTICES,
+    GEOM_ERR_TOO_MANY_VERTICES,
+    GEOM_ERR_DUPLICATE_VERTEX,
+    GEOM_ERR_COLLINEAR,       /* three consecutive vertices on one line */
+    GEOM_ERR_CLOCKWISE,
+    GEOM_ERR_NON_CONVEX,
+    GEOM_ERR_ZERO_AREA,
+    GEOM_ERR_SIZE_OUT_OF_RANGE,
+    GEOM_ERR_UNKNOWN_KIND,
+} geom_shape_error;
+
+/* A short, stable, human-readable reason ("polygon is not convex"); never NULL. */
+const char *geom_shape_error_str(geom_shape_error err);
+
+/* Constructors validate and, on success, fill *out (polygons get their normals computed).
+ * On failure *out is left untouched and the reason is returned. */
+geom_shape_error geom_make_box(vec2 half_extents, geom_shape *out);
+geom_shape_error geom_make_circle(float radius, geom_shape *out);
+geom_shape_error geom_make_polygon(const vec2 *vertices, int count, geom_shape *out);
+/* Builds the convex hull of a point cloud (any order, duplicates and interior points allowed) and
+ * then validates it as a polygon. Hulls with more than GEOM_MAX_POLYGON_VERTICES vertices are
+ * refused with GEOM_ERR_TOO_MANY_VERTICES. */
+geom_shape_error geom_make_hull(const vec2 *points, int count, geom_shape *out);
+/* Re-checks an already built shape (e.g. one decoded from the wire and filled in by hand). */
+geom_shape_error geom_shape_validate(const geom_shape *shape);
+
+/* ---- Single-shape queries -------------------------------------------------------------------- */
+
+aabb geom_shape_aabb(const geom_shape *shape, vec2 position);
+bool geom_shape_contains_point(const geom_shape *shape, vec2 position, vec2 point);
+
+typedef struct geom_ray_hit {
+    float t;     /* fraction of the ray's displacement, in [0,1] */
+    vec2 normal; /* the surface normal at the hit, pointing out of the shape (towards the ray) */
+} geom_ray_hit;
+
+/* Casts the segment origin -> origin + displacement against the shape. A ray that starts inside
+ * the shape reports no hit (line-of-sight semantics: you cannot hit the wall you stand in). */
+bool geom_ray_cast(const geom_shape *shape, vec2 position, vec2 origin, vec2 displacement,
+                   geom_ray_hit *out);
+
+/* ---- Pair queries ------------------------------------------------------------------------------ */
+
+typedef struct geom_contact {
+    vec2 normal; /* unit, from A towards B: moving B by normal*depth (or A by -normal*depth)
+                  * separates them; the MTV is normal*depth */
+    float depth; /* penetration depth, > 0 when overlapping */
+} geom_contact;
+
+/* True when A and B overlap by more than zero; then *out holds the minimum translation.
+ * Touching exactly (depth 0) is not overlap. out may be NULL for a yes/no test. */
+bool geom_overlap(const geom_shape *a, vec2 pa, const geom_shape *b, vec2 pb, geom_contact *out);
+
+typedef struct geom_toi {
+    float t;     /* time of impact as a fraction of the displacement, in [0,1] */
+    vec2 normal; /* unit, from A towards B at impact (the direction A must stop moving in) */
+} geom_toi;
+
+/* Linear sweep: A moves by da and B by db over the same interval. Reports the first time in
+ * [0,1] at which they touch, with the contact normal. Equivalent to a ray from the origin along
+ * the relative displacement d = da - db against M = B (-) A.
+ *   - Starting overlapped or touching (within GEOM_LINEAR_SLOP): t = 0 and the separating normal,
+ *     but only when the relative motion does not separate them (dot(d, normal) > 0); a motion that
+ *     separates or slides along the contact reports no hit.
+ *   - Zero relative motion: a hit (t = 0) only if they already overlap.
+ * Returns false when they do not touch during the interval. */
+bool geom_sweep(const geom_shape *a, vec2 pa, vec2 da, const geom_shape *b, vec2 pb, vec2 db,
+                geom_toi *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

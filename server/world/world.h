@@ -1,0 +1,163 @@
+/* world: the authoritative simulation collided drives (COLLISION.md).
+ *
+ * No I/O, no clock, no libuv, no protobuf-c: the tick is driven from outside with world_step(), so
+ * the world is testable and benchmarkable headless, and a game client may link it for prediction.
+ * Callers hold body ids, never pointers into world storage.
+ *
+ * Allocation happens in world_create() (capacity is fixed there) and in the loader; spawn, despawn,
+ * intents, queries and world_step() do not allocate. */
+#ifndef COLLIDE_WORLD_H
+#define COLLIDE_WORLD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "geom.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A generational body id. 0 is never a valid id. A despawned id stays stale forever: its slot is
+ * reused only with a new generation, and a slot whose generation would wrap is retired. */
+typedef uint32_t world_body_id;
+#define WORLD_NULL_BODY 0u
+
+typedef enum world_body_kind {
+    WORLD_BODY_STATIC = 1, /* never moves, belongs to the world */
+    WORLD_BODY_MOVING = 2, /* driven by intents */
+} world_body_kind;
+
+typedef enum world_status {
+    WORLD_OK = 0,
+    WORLD_STALE_INPUT,       /* intent ignored: its input_seq is not newer (not an error) */
+    WORLD_ERR_INVALID_SHAPE, /* see the geom_shape_error for the reason */
+    WORLD_ERR_OUT_OF_BOUNDS, /* position (or the shape's box) outside the world bounds */
+    WORLD_ERR_FULL,          /* no free body slot */
+    WORLD_ERR_NOT_FOUND,     /* unknown or stale id */
+    WORLD_ERR_NOT_FINITE,    /* NaN or Inf in a position or velocity */
+    WORLD_ERR_NOT_MOVING,    /* an intent for a static body */
+} world_status;
+
+const char *world_status_str(world_status status);
+
+typedef struct world_config {
+    aabb bounds;              /* the world's walls */
+    float tick_rate_hz;       /* dt = 1 / tick_rate_hz; default 60 */
+    float max_speed;          /* intents are clamped to this; default 10000 */
+    uint32_t max_bodies;      /* capacity, statics included; default 65536 */
+    float cell_size;          /* broad-phase cell; 0 = chosen by the world */
+    int slide_iterations;     /* collide-and-slide passes per body per tick; default 4 */
+    int separation_passes;    /* discrete overlap passes per tick; default 4 */
+    float max_shape_size;     /* largest half extent / radius / vertex distance; default 1000 */
+} world_config;
+
+/* Fills the defaults documented above, with bounds [-500,500]^2. */
+void world_config_default(world_config *cfg);
+
+typedef struct world world;
+
+/* NULL on a bad config (non-finite or empty bounds, rate or speed <= 0) or out of memory. */
+world *world_create(const world_config *cfg);
+void world_destroy(world *w);
+const world_config *world_get_config(const world *w);
+
+/* Spawns a body. Moving bodies may spawn onto occupied space: the next tick pushes them out.
+ * shape_error (may be NULL) receives the reason when WORLD_ERR_INVALID_SHAPE is returned. */
+world_status world_spawn(world *w, world_body_kind kind, const geom_shape *shape, vec2 position,
+                         uint32_t owner, world_body_id *out_id, geom_shape_error *shape_error);
+world_status world_despawn(world *w, world_body_id id);
+/* Sets a moving body's desired velocity; it holds until replaced. The newest input_seq wins: an
+ * older or equal one returns WORLD_STALE_INPUT and changes nothing. Speed is clamped to max_speed. */
+world_status world_set_intent(world *w, world_body_id id, vec2 velocity, uint32_t input_seq);
+
+/* One fixed tick (COLLISION.md "One tick"). */
+void world_step(world *w);
+uint64_t world_tick(const world *w); /* ticks stepped so far */
+
+typedef struct world_body_info {
+    world_body_id id;
+    world_body_kind kind;
+    uint32_t owner;          /* the spawning client's id; 0 for the world's own statics */
+    vec2 position;
+    vec2 velocity;           /* achieved in the last tick (displacement / dt), zero for statics */
+    vec2 intent;             /* desired velocity, after clamping */
+    uint32_t last_input_seq; /* newest input applied in the last tick */
+    uint64_t changed_tick;   /* tick in which position, velocity or last_input_seq last changed
+                              * (the spawn's tick for a new body) */
+    aabb bounds;             /* current AABB */
+} world_body_info;
+
+bool world_body_get(const world *w, world_body_id id, world_body_info *out);
+bool world_body_shape(const world *w, world_body_id id, geom_shape *out);
+bool world_body_alive(const world *w, world_body_id id);
+
+/* Ids of bodies whose AABB overlaps box, in ascending id-slot order. Writes at most max ids and
+ * returns how many overlap in all (so a return > max means out was truncated). kinds is a mask of
+ * (1u << WORLD_BODY_STATIC) | (1u << WORLD_BODY_MOVING); 0 means both. */
+size_t world_query_aabb(const world *w, aabb box, unsigned kinds, world_body_id *out, size_t max);
+
+typedef struct world_ray_result {
+    world_body_id id; /* WORLD_NULL_BODY when the ray hit the world bounds */
+    float t;          /* fraction of the displacement */
+    vec2 point;
+    vec2 normal;
+} world_ray_result;
+
+/* First body (or bound) the segment hits, ignoring `ignore` (may be WORLD_NULL_BODY). */
+bool world_ray_cast(const world *w, vec2 origin, vec2 displacement, world_body_id ignore,
+                    world_ray_result *out);
+
+/* What changed in the most recent world_step(), plus spawns and despawns made since the step
+ * before it. Pointers stay valid until the next world_step(). Each list is in ascending id order
+ * and holds an id at most once. */
+typedef struct world_changes {
+    const world_body_id *moved;      /* position, velocity or last_input_seq changed */
+    size_t moved_count;
+    const world_body_id *spawned;    /* still alive at the end of the step */
+    size_t spawned_count;
+    const world_body_id *despawned;  /* now stale */
+    size_t despawned_count;
+} world_changes;
+void world_last_changes(const world *w, world_changes *out);
+
+typedef struct world_stats {
+    size_t static_bodies;
+    size_t moving_bodies;
+    size_t capacity;
+    uint64_t swept_hits;       /* sweep hits resolved by collide-and-slide, cumulative */
+    uint64_t separations;      /* overlaps fixed by the discrete pass, cumulative */
+    uint64_t jammed;           /* moving pairs left overlapping because statics pin them (I3) */
+    size_t bytes;              /* memory the world owns */
+} world_stats;
+void world_get_stats(const world *w, world_stats *out);
+
+/* A hash of the full simulation state (ids, positions, velocities, intents, sequences, tick);
+ * bit-identical states give equal hashes (I6). */
+uint64_t world_state_hash(const world *w);
+
+/* ---- World files (ARCHITECTURE.md "The world file is JSON") ---------------------------------- */
+
+#define WORLD_MAX_SPAWN_POINTS 1024
+
+typedef struct world_spawn_points {
+    size_t count;
+    vec2 points[WORLD_MAX_SPAWN_POINTS];
+} world_spawn_points;
+
+/* Builds a world from a JSON file or string. base supplies everything except the bounds, which the
+ * file sets. On failure returns NULL and writes "FILE:LINE:COLUMN: reason" into err. spawn_points
+ * may be NULL. */
+world *world_load_file(const char *path, const world_config *base, world_spawn_points *spawn_points,
+                       char *err, size_t err_size);
+world *world_load_json(const char *json, const char *name, const world_config *base,
+                       world_spawn_points *spawn_points, char *err, size_t err_size);
+/* The embedded default arena (a bounded map of boxes, polygons and circles with room for thousands
+ * of players), as JSON. */
+extern const char world_default_arena_json[];
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -137,26 +137,6 @@ void world_get_stats(const world *w, world_stats *out);
  * bit-identical states give equal hashes (I6). */
 uint64_t world_state_hash(const world *w);
 
-/* ---- World files (ARCHITECTURE.md "The world file is JSON") ---------------------------------- */
-
-#define WORLD_MAX_SPAWN_POINTS 1024
-
-typedef struct world_spawn_points {
-    size_t count;
-    vec2 points[WORLD_MAX_SPAWN_POINTS];
-} world_spawn_points;
-
-/* Builds a world from a JSON file or string. base supplies everything except the bounds, which the
- * file sets. On failure returns NULL and writes "FILE:LINE:COLUMN: reason" into err. spawn_points
- * may be NULL. */
-world *world_load_file(const char *path, const world_config *base, world_spawn_points *spawn_points,
-                       char *err, size_t err_size);
-world *world_load_json(const char *json, const char *name, const world_config *base,
-                       world_spawn_points *spawn_points, char *err, size_t err_size);
-/* The embedded default arena (a bounded map of boxes, polygons and circles with room for thousands
- * of players), as JSON. */
-extern const char world_default_arena_json[];
-
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,47 @@
+/* collided: the authoritative 2D collision daemon (ARCHITECTURE.md). Reads the configuration,
+ * builds the world (a JSON file or the embedded arena) and runs the event loop until drained. */
+#include <signal.h>
+#include <stdio.h>
+
+#include "net_config.h"
+#include "net_daemon.h"
+#include "net_log.h"
+#include "world.h"
+#include "world_load.h"
+
+int main(int argc, char **argv) {
+    net_config cfg;
+    net_config_default(&cfg);
+    char err[512];
+    net_config_result r = net_config_parse(&cfg, argc, argv, err, sizeof err, stdout);
+    if (r == NET_CONFIG_EXIT_OK) return 0;
+    if (r == NET_CONFIG_ERROR) {
+        fprintf(stderr, "collided: %s\n", err);
+        return 2;
+    }
+    net_log_set_level(cfg.log_level);
+    /* A peer that resets mid-write must cost an EPIPE, not the process. */
+    signal(SIGPIPE, SIG_IGN);
+
+    world_config wc;
+    world_config_default(&wc);
+    wc.tick_rate_hz = cfg.tick_rate_hz;
+    wc.max_speed = cfg.max_speed;
+    wc.max_bodies = cfg.max_bodies;
+    world *w;
+    if (cfg.world_path[0]) {
+        w = world_load_file(cfg.world_path, &wc, NULL, err, sizeof err);
+    } else {
+        w = world_load_json(world_default_arena_json, "<embedded arena>", &wc, NULL, err,
+                            sizeof err);
+    }
+    if (!w) {
+        net_log(NET_LOG_ERROR, "world_error", 0, NULL, "%s", err);
+        fprintf(stderr, "collided: %s\n", err);
+        return 1;
+    }
+    int rc = net_daemon_run(&cfg, w);
+    world_destroy(w);
+    net_log(NET_LOG_INFO, "exit", 0, NULL, "exit code %d", rc);
+    return rc;
+}

@@ -1,0 +1,241 @@
+#include "net_config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef COLLIDE_VERSION
+#define COLLIDE_VERSION "unknown"
+#endif
+
+void net_config_default(net_config *cfg) {
+    memset(cfg, 0, sizeof *cfg);
+    snprintf(cfg->bind, sizeof cfg->bind, "0.0.0.0");
+    cfg->port = 7777;
+    cfg->http_port = 9100;
+    cfg->tick_rate_hz = 60.0f;
+    cfg->max_speed = 10000.0f;
+    cfg->max_clients = 10000;
+    cfg->log_level = NET_LOG_INFO;
+    cfg->max_frame = 65536;
+    cfg->max_bodies_per_client = 8;
+    cfg->max_bodies = 65536;
+    cfg->rate_limit = 200.0f;
+    cfg->max_queued_bytes = 1048576;
+    cfg->hello_timeout_ms = 5000;
+    cfg->view_radius = 80.0f;
+}
+
+const char *net_log_level_str(net_log_level level) {
+    switch (level) {
+    case NET_LOG_DEBUG:
+        return "debug";
+    case NET_LOG_INFO:
+        return "info";
+    case NET_LOG_WARN:
+        return "warn";
+    case NET_LOG_ERROR:
+        return "error";
+    }
+    return "info";
+}
+
+typedef enum opt_kind {
+    OPT_STRING,
+    OPT_SECRET,
+    OPT_PORT,
+    OPT_U32,
+    OPT_SIZE,
+    OPT_FLOAT,
+    OPT_LEVEL
+} opt_kind;
+
+typedef struct opt_def {
+    const char *flag;  /* without the leading "--" */
+    const char *env;   /* environment variable */
+    opt_kind kind;     /* how the value is parsed */
+    size_t offset;     /* field in net_config */
+    size_t len_offset; /* OPT_SECRET: its length field */
+    double min, max;   /* accepted range for numbers */
+    const char *help;  /* one line for --help */
+} opt_def;
+
+#define F(field) offsetof(net_config, field)
+static const opt_def opts[] = {
+    {"bind", "COLLIDE_BIND", OPT_STRING, F(bind), 0, 0, 0,
+     "ADDR  IPv4 or IPv6 address to listen on (default 0.0.0.0)"},
+    {"port", "COLLIDE_PORT", OPT_PORT, F(port), 0, 0, 65535,
+     "N  game port, 0 = any free port (default 7777)"},
+    {"http-port", "COLLIDE_HTTP_PORT", OPT_PORT, F(http_port), 0, 0, 65535,
+     "N  /metrics and /healthz port, 0 = off (default 9100)"},
+    {"world", "COLLIDE_WORLD", OPT_STRING, F(world_path), 0, 0, 0,
+     "FILE  JSON world file (default: the embedded arena)"},
+    {"tick-rate", "COLLIDE_TICK_RATE", OPT_FLOAT, F(tick_rate_hz), 0, 1, 1000,
+     "HZ  simulation ticks per second (default 60)"},
+    {"max-speed", "COLLIDE_MAX_SPEED", OPT_FLOAT, F(max_speed), 0, 1e-3, 1e7,
+     "UNITS_PER_S  intents are clamped to it (default 10000)"},
+    {"token", "COLLIDE_TOKEN", OPT_SECRET, F(token), F(token_len), 0, 0,
+     "SECRET  clients must present it in Hello (default none)"},
+    {"admin-token", "COLLIDE_ADMIN_TOKEN", OPT_SECRET, F(admin_token), F(admin_token_len), 0, 0,
+     "SECRET  makes a client an admin (default none: no admins)"},
+    {"max-clients", "COLLIDE_MAX_CLIENTS", OPT_U32, F(max_clients), 0, 1, 1000000,
+     "N  connections at once (default 10000)"},
+    {"log-level", "COLLIDE_LOG_LEVEL", OPT_LEVEL, F(log_level), 0, 0, 0,
+     "LEVEL  debug, info, warn or error (default info)"},
+    {"max-frame", "COLLIDE_MAX_FRAME", OPT_U32, F(max_frame), 0, 256, 16777216,
+     "BYTES  largest frame accepted or sent (default 65536)"},
+    {"max-bodies-per-client", "COLLIDE_MAX_BODIES_PER_CLIENT", OPT_U32, F(max_bodies_per_client), 0,
+     0, 1000000, "N  moving bodies per non-admin client (default 8)"},
+    {"max-bodies", "COLLIDE_MAX_BODIES", OPT_U32, F(max_bodies), 0, 1, 16777216,
+     "N  world capacity, statics included (default 65536)"},
+    {"rate-limit", "COLLIDE_RATE_LIMIT", OPT_FLOAT, F(rate_limit), 0, 1, 1e7,
+     "MSGS_PER_S  per-client token bucket, burst 2 s worth (default 200)"},
+    {"max-queued-bytes", "COLLIDE_MAX_QUEUED_BYTES", OPT_SIZE, F(max_queued_bytes), 0, 4096,
+     1073741824.0,
+     "BYTES  output queued per client before disconnect; snapshots dropped past a quarter (default "
+     "1048576)"},
+    {"hello-timeout-ms", "COLLIDE_HELLO_TIMEOUT_MS", OPT_U32, F(hello_timeout_ms), 0, 1, 3600000,
+     "MS  time allowed before Hello (default 5000)"},
+    {"view-radius", "COLLIDE_VIEW_RADIUS", OPT_FLOAT, F(view_radius), 0, 0, 1e7,
+     "UNITS  default view half size around own bodies (default 80)"},
+};
+#undef F
+#define OPT_COUNT (sizeof opts / sizeof opts[0])
+
+static bool apply(net_config *cfg, const opt_def *o, const char *value, const char *source,
+                  char *err, size_t err_size) {
+    char *base = (char *)cfg;
+    char *end = NULL;
+    errno = 0;
+    switch (o->kind) {
+    case OPT_STRING: {
+        size_t cap =
+            o->offset == offsetof(net_config, bind) ? sizeof cfg->bind : sizeof cfg->world_path;
+        if (strlen(value) >= cap) {
+            snprintf(err, err_size, "%s: value too long", source);
+            return false;
+        }
+        snprintf(base + o->offset, cap, "%s", value);
+        return true;
+    }
+    case OPT_SECRET: {
+        size_t n = strlen(value);
+        if (n >= NET_MAX_SECRET) {
+            snprintf(err, err_size, "%s: longer than %d bytes", source, NET_MAX_SECRET - 1);
+            return false;
+        }
+        memcpy(base + o->offset, value, n + 1);
+        *(size_t *)(base + o->len_offset) = n;
+        return true;
+    }
+    case OPT_LEVEL:
+        for (int l = NET_LOG_DEBUG; l <= NET_LOG_ERROR; l++) {
+            if (strcmp(value, net_log_level_str((net_log_level)l)) == 0) {
+                cfg->log_level = (net_log_level)l;
+                return true;
+            }
+        }
+        snprintf(err, err_size, "%s: '%s' is not debug, info, warn or error", source, value);
+        return false;
+    case OPT_FLOAT: {
+        double v = strtod(value, &end);
+        if (end == value || *end || errno || !isfinite(v) || v < o->min || v > o->max) {
+            snprintf(err, err_size, "%s: '%s' is not a number in [%g, %g]", source, value, o->min,
+                     o->max);
+            return false;
+        }
+        *(float *)(base + o->offset) = (float)v;
+        return true;
+    }
+    case OPT_PORT:
+    case OPT_U32:
+    case OPT_SIZE: {
+        if (value[0] == '-' || value[0] == '\0') {
+            snprintf(err, err_size, "%s: '%s' is not a whole number in [%.0f, %.0f]", source, value,
+                     o->min, o->max);
+            return false;
+        }
+        unsigned long long v = strtoull(value, &end, 10);
+        if (*end || errno || (double)v < o->min || (double)v > o->max) {
+            snprintf(err, err_size, "%s: '%s' is not a whole number in [%.0f, %.0f]", source, value,
+                     o->min, o->max);
+            return false;
+        }
+        if (o->kind == OPT_PORT)
+            *(uint16_t *)(base + o->offset) = (uint16_t)v;
+        else if (o->kind == OPT_U32)
+            *(uint32_t *)(base + o->offset) = (uint32_t)v;
+        else
+            *(size_t *)(base + o->offset) = (size_t)v;
+        return true;
+    }
+    }
+    return false;
+}
+
+static void print_help(FILE *out) {
+    fprintf(out, "usage: collided [flags]\n"
+                 "Authoritative 2D collision daemon speaking collide protocol v1.\n"
+                 "Each flag also reads an environment variable; the flag wins.\n\n");
+    for (size_t i = 0; i < OPT_COUNT; i++) {
+        const char *space = strchr(opts[i].help, ' ');
+        int arg_len = space ? (int)(space - opts[i].help) : 0;
+        char left[64];
+        snprintf(left, sizeof left, "--%s %.*s", opts[i].flag, arg_len, opts[i].help);
+        fprintf(out, "  %-32s %s [%s]\n", left, space ? space + 2 : "", opts[i].env);
+    }
+    fprintf(out, "  %-32s %s\n  %-32s %s\n", "--help", "print this and exit", "--version",
+            "print the version and exit");
+}
+
+net_config_result net_config_parse(net_config *cfg, int argc, char **argv, char *err,
+                                   size_t err_size, void *out_file) {
+    FILE *out = out_file ? (FILE *)out_file : stdout;
+    char source[128];
+    for (size_t i = 0; i < OPT_COUNT; i++) {
+        const char *v = getenv(opts[i].env);
+        if (!v) continue;
+        snprintf(source, sizeof source, "%s", opts[i].env);
+        if (!apply(cfg, &opts[i], v, source, err, err_size)) return NET_CONFIG_ERROR;
+    }
+    for (int a = 1; a < argc; a++) {
+        const char *arg = argv[a];
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+            print_help(out);
+            return NET_CONFIG_EXIT_OK;
+        }
+        if (strcmp(arg, "--version") == 0) {
+            fprintf(out, "collided %s (protocol 1)\n", COLLIDE_VERSION);
+            return NET_CONFIG_EXIT_OK;
+        }
+        if (strncmp(arg, "--", 2) != 0) {
+            snprintf(err, err_size, "unexpected argument '%s' (see --help)", arg);
+            return NET_CONFIG_ERROR;
+        }
+        const char *name = arg + 2;
+        const char *eq = strchr(name, '=');
+        size_t name_len = eq ? (size_t)(eq - name) : strlen(name);
+        const opt_def *o = NULL;
+        for (size_t i = 0; i < OPT_COUNT; i++) {
+            if (strlen(opts[i].flag) == name_len && strncmp(opts[i].flag, name, name_len) == 0)
+                o = &opts[i];
+        }
+        if (!o) {
+            snprintf(err, err_size, "unknown flag '%.*s' (see --help)", (int)(name_len + 2), arg);
+            return NET_CONFIG_ERROR;
+        }
+        const char *value = eq ? eq + 1 : NULL;
+        if (!value) {
+            if (a + 1 >= argc) {
+                snprintf(err, err_size, "--%s needs a value", o->flag);
+                return NET_CONFIG_ERROR;
+            }
+            value = argv[++a];
+        }
+        snprintf(source, sizeof source, "--%s", o->flag);
+        if (!apply(cfg, o, value, source, err, err_size)) return NET_CONFIG_ERROR;
+    }
+    return NET_CONFIG_OK;
+}

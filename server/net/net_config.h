@@ -1,0 +1,56 @@
+/* net_config: collided's settings, from environment variables and then command-line flags (a flag
+ * wins over its variable). Names and defaults are the interface of ARCHITECTURE.md / iface.md. */
+#ifndef COLLIDE_NET_CONFIG_H
+#define COLLIDE_NET_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define NET_MAX_SECRET 256 /* longest accepted --token / --admin-token */
+
+typedef enum net_log_level {
+    NET_LOG_DEBUG = 0,
+    NET_LOG_INFO = 1,
+    NET_LOG_WARN = 2,
+    NET_LOG_ERROR = 3,
+} net_log_level;
+
+typedef struct net_config {
+    char bind[64];                    /* IPv4 or IPv6 literal to listen on */
+    uint16_t port;                    /* game port; 0 = any free port */
+    uint16_t http_port;               /* metrics/health port; 0 = off */
+    char world_path[1024];            /* JSON world file; empty = the embedded arena */
+    float tick_rate_hz;               /* world steps per second */
+    float max_speed;                  /* intents are clamped to this */
+    char token[NET_MAX_SECRET];       /* clients must present it; empty = none */
+    size_t token_len;                 /* bytes in token */
+    char admin_token[NET_MAX_SECRET]; /* admin clients present it; empty = no admins */
+    size_t admin_token_len;           /* bytes in admin_token */
+    uint32_t max_clients;             /* connections at once (awaiting Hello included) */
+    net_log_level log_level;          /* lowest level written to stderr */
+    uint32_t max_frame;               /* largest frame body accepted or sent */
+    uint32_t max_bodies_per_client;   /* moving bodies a non-admin client may own */
+    uint32_t max_bodies;              /* world capacity, statics included */
+    float rate_limit;                 /* messages per second per client; burst = 2 s worth */
+    size_t max_queued_bytes;          /* hard limit of queued output; soft = a quarter */
+    uint32_t hello_timeout_ms;        /* close a connection that has not said Hello by then */
+    float view_radius;                /* default view: boxes of this half size around own bodies */
+} net_config;
+
+void net_config_default(net_config *cfg);
+
+typedef enum net_config_result {
+    NET_CONFIG_OK = 0,      /* run the daemon */
+    NET_CONFIG_EXIT_OK = 1, /* --help or --version was printed: exit 0 */
+    NET_CONFIG_ERROR = 2,   /* a bad flag or value: err holds the reason, exit 2 */
+} net_config_result;
+
+/* Applies the COLLIDE_* environment variables (env may be NULL: getenv is used) and then argv.
+ * --help and --version print to `out`. */
+net_config_result net_config_parse(net_config *cfg, int argc, char **argv, char *err,
+                                   size_t err_size, void *out /* FILE* */);
+
+const char *net_log_level_str(net_log_level level);
+
+#endif

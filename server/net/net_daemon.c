@@ -1,0 +1,511 @@
+#include "net_daemon.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <uv.h>
+
+#include "net_http.h"
+#include "net_log.h"
+#include "net_session.h"
+
+#define NET_READ_CHUNK 65536u          /* one shared read buffer, handed to every read */
+#define NET_MAX_CATCHUP_STEPS 4u       /* world steps one late tick may run; the rest are skipped */
+#define NET_DRAIN_TIMEOUT_MS 3000u     /* clients that do not drain by then are cut */
+#define NET_MAX_HTTP_CONNS 32u         /* concurrent /metrics and /healthz requests */
+#define NET_HTTP_TIMEOUT_US 5000000u   /* an HTTP request must arrive within this */
+#define NET_OUT_KEEP_CAP (64u * 1024u) /* output buffers above this are released when empty */
+
+typedef struct net_daemon net_daemon;
+
+typedef struct net_conn {
+    uv_tcp_t tcp;      /* the socket; tcp.data points back here */
+    uv_write_t wreq;   /* the one write in flight */
+    net_buf inflight;  /* bytes handed to uv_write, alive until its callback */
+    bool writing;      /* wreq is in flight */
+    bool closing;      /* uv_close has been called */
+    net_daemon *d;     /* owner */
+    net_client client; /* protocol state */
+} net_conn;
+
+typedef struct net_http_conn {
+    uv_tcp_t tcp;                      /* the socket */
+    uv_write_t wreq;                   /* the response write */
+    char req[NET_HTTP_MAX_REQUEST];    /* request bytes so far */
+    size_t len;                        /* bytes in req */
+    char head[256];                    /* response status line and headers */
+    net_buf body;                      /* response body */
+    uint64_t start_us;                 /* accept time, for the timeout */
+    bool responded;                    /* a response was written: ignore further input */
+    bool closing;                      /* uv_close called */
+    net_daemon *d;                     /* owner */
+    struct net_http_conn *prev, *next; /* in d->http_conns */
+} net_http_conn;
+
+struct net_daemon {
+    uv_loop_t loop;                     /* the one event loop */
+    net_server *srv;                    /* protocol state */
+    uv_tcp_t listener;                  /* game port */
+    uv_tcp_t http_listener;             /* metrics port (when http_on) */
+    bool http_on;                       /* the HTTP listener is open */
+    uv_timer_t tick_timer;              /* one-shot, re-armed against the schedule */
+    uv_timer_t drain_timer;             /* bounds the drain */
+    uv_prepare_t flush;                 /* writes dirty clients before the loop sleeps */
+    uv_signal_t sigterm;                /* SIGTERM: drain */
+    uv_signal_t sigint;                 /* SIGINT: drain */
+    uint64_t tick_period_ns;            /* 1e9 / tick rate */
+    uint64_t next_tick_ns;              /* uv_hrtime() at which the next step is due */
+    uint32_t conn_count;                /* game connections not yet freed */
+    uint32_t http_count;                /* HTTP connections not yet freed */
+    net_http_conn *http_conns;          /* open HTTP connections */
+    bool draining;                      /* shutdown started */
+    bool finished;                      /* every long-lived handle is closing */
+    uint8_t read_chunk[NET_READ_CHUNK]; /* shared read buffer (reads are handled one at a time) */
+};
+
+static void set_clock(net_daemon *d) {
+    d->srv->now_us = uv_hrtime() / 1000u;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    d->srv->wall_us = (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+static void addr_str(const struct sockaddr_storage *ss, char *out, size_t size) {
+    char ip[INET6_ADDRSTRLEN] = "?";
+    int port = 0;
+    if (ss->ss_family == AF_INET) {
+        const struct sockaddr_in *a = (const struct sockaddr_in *)ss;
+        uv_ip4_name(a, ip, sizeof ip);
+        port = ntohs(a->sin_port);
+        snprintf(out, size, "%s:%d", ip, port);
+    } else if (ss->ss_family == AF_INET6) {
+        const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)ss;
+        uv_ip6_name(a, ip, sizeof ip);
+        port = ntohs(a->sin6_port);
+        snprintf(out, size, "[%s]:%d", ip, port);
+    } else {
+        snprintf(out, size, "-");
+    }
+}
+
+static void maybe_finish(net_daemon *d);
+static void http_close(net_http_conn *hc);
+
+/* ---- Game connections ---------------------------------------------------------------------- */
+
+static void on_conn_closed(uv_handle_t *h) {
+    net_conn *conn = h->data;
+    net_daemon *d = conn->d;
+    net_buf_free(&conn->inflight);
+    free(conn);
+    d->conn_count--;
+    maybe_finish(d);
+}
+
+/* The one close path: idempotent; memory is freed in the close callback. */
+static void conn_close(net_conn *conn, net_disconnect_reason reason) {
+    if (conn->closing) return;
+    conn->closing = true;
+    net_client *c = &conn->client;
+    if (!c->kill && c->state != NET_CLIENT_CLOSING) c->reason = reason;
+    net_client_release(conn->d->srv, c);
+    uv_close((uv_handle_t *)&conn->tcp, on_conn_closed);
+}
+
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
+    (void)suggested;
+    net_daemon *d = h->loop->data;
+    buf->base = (char *)d->read_chunk;
+    buf->len = sizeof d->read_chunk;
+}
+
+static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
+    net_conn *conn = s->data;
+    net_daemon *d = conn->d;
+    if (conn->closing) return;
+    if (nread < 0) {
+        conn_close(conn, nread == UV_EOF ? NET_DISC_CLIENT_CLOSED : NET_DISC_READ_ERROR);
+        return;
+    }
+    if (nread == 0) return;
+    d->srv->metrics.bytes_in_total += (uint64_t)nread;
+    set_clock(d);
+    net_client *c = &conn->client;
+    net_session_feed(d->srv, c, (const uint8_t *)buf->base, (size_t)nread);
+    if (c->kill || c->state == NET_CLIENT_CLOSING) uv_read_stop(s); /* nothing more is read */
+}
+
+static void on_write(uv_write_t *req, int status) {
+    net_conn *conn = req->data;
+    conn->writing = false;
+    if (conn->closing) return; /* cancelled by uv_close; the close callback frees */
+    net_client *c = &conn->client;
+    if (status < 0) {
+        conn_close(conn, NET_DISC_WRITE_ERROR);
+        return;
+    }
+    conn->d->srv->metrics.bytes_out_total += conn->inflight.len;
+    conn->inflight.len = 0;
+    c->inflight = 0;
+    net_buf_trim(&conn->inflight, NET_OUT_KEEP_CAP);
+    if (c->out.len > 0 || c->state == NET_CLIENT_CLOSING || c->kill)
+        net_server_mark_dirty(conn->d->srv, c);
+}
+
+/* One uv_write per client per loop iteration: everything appended since the last one goes out
+ * together, in append (= request) order. */
+static void flush_client(net_daemon *d, net_client *c) {
+    net_conn *conn = c->conn;
+    if (conn->closing) return;
+    if (c->kill) {
+        conn_close(conn, c->reason);
+        return;
+    }
+    if (conn->writing) return; /* on_write marks it dirty again */
+    if (c->out.len == 0) {
+        if (c->state == NET_CLIENT_CLOSING) conn_close(conn, c->reason); /* fatal error flushed */
+        return;
+    }
+    net_buf tmp = conn->inflight; /* empty: swap buffers, no copy */
+    conn->inflight = c->out;
+    c->out = tmp;
+    c->inflight = conn->inflight.len;
+    uv_buf_t b = uv_buf_init((char *)conn->inflight.data, (unsigned)conn->inflight.len);
+    conn->wreq.data = conn;
+    int rc = uv_write(&conn->wreq, (uv_stream_t *)&conn->tcp, &b, 1, on_write);
+    if (rc < 0) {
+        conn_close(conn, NET_DISC_WRITE_ERROR);
+        return;
+    }
+    conn->writing = true;
+    (void)d;
+}
+
+static void on_flush(uv_prepare_t *h) {
+    net_daemon *d = h->data;
+    net_client *c;
+    while ((c = net_server_pop_dirty(d->srv)) != NULL)
+        flush_client(d, c);
+}
+
+static void on_connection(uv_stream_t *server, int status) {
+    net_daemon *d = server->data;
+    if (status < 0) {
+        net_log(NET_LOG_WARN, "accept_error", 0, NULL, "%s", uv_strerror(status));
+        return;
+    }
+    net_conn *conn = calloc(1, sizeof *conn);
+    if (!conn) {
+        net_log(NET_LOG_ERROR, "accept_error", 0, NULL, "out of memory");
+        return;
+    }
+    conn->d = d;
+    uv_tcp_init(&d->loop, &conn->tcp);
+    conn->tcp.data = conn;
+    d->conn_count++;
+    if (uv_accept(server, (uv_stream_t *)&conn->tcp) != 0) {
+        conn->closing = true;
+        uv_close((uv_handle_t *)&conn->tcp, on_conn_closed);
+        return;
+    }
+    uv_tcp_nodelay(&conn->tcp, 1);
+    struct sockaddr_storage ss;
+    int len = sizeof ss;
+    char addr[64] = "-";
+    if (uv_tcp_getpeername(&conn->tcp, (struct sockaddr *)&ss, &len) == 0)
+        addr_str(&ss, addr, sizeof addr);
+    set_clock(d);
+    conn->client.conn = conn;
+    if (!net_client_open(d->srv, &conn->client, addr)) {
+        conn->client.index = UINT32_MAX; /* never registered: release is a no-op */
+        conn->closing = true;
+        uv_close((uv_handle_t *)&conn->tcp, on_conn_closed);
+        return;
+    }
+    if (!conn->client.refused) uv_read_start((uv_stream_t *)&conn->tcp, on_alloc, on_read);
+}
+
+/* ---- The tick -------------------------------------------------------------------------------- */
+
+static void on_tick(uv_timer_t *t) {
+    net_daemon *d = t->data;
+    uint64_t now = uv_hrtime();
+    if (now >= d->next_tick_ns) {
+        uint64_t due = (now - d->next_tick_ns) / d->tick_period_ns + 1u;
+        uint64_t run = due < NET_MAX_CATCHUP_STEPS ? due : NET_MAX_CATCHUP_STEPS;
+        /* Falling behind drops steps instead of queueing them: no spiral of death. */
+        d->srv->metrics.ticks_skipped_total += due - run;
+        d->next_tick_ns += due * d->tick_period_ns;
+        set_clock(d);
+        uint64_t t0 = uv_hrtime();
+        net_server_tick(d->srv, (unsigned)run);
+        net_metrics_observe_tick(&d->srv->metrics, (double)(uv_hrtime() - t0) * 1e-9);
+
+        /* HTTP connections that never finish their request. */
+        for (net_http_conn *h = d->http_conns; h; h = h->next) {
+            if (!h->closing && d->srv->now_us - h->start_us > NET_HTTP_TIMEOUT_US) {
+                http_close(h);
+            }
+        }
+    }
+    uv_update_time(&d->loop);
+    now = uv_hrtime();
+    uint64_t wait_ns = d->next_tick_ns > now ? d->next_tick_ns - now : 0;
+    uv_timer_start(t, on_tick, (wait_ns + 999999u) / 1000000u, 0);
+}
+
+/* ---- HTTP --------------------------------------------------------------------------------------
+ */
+
+static void on_http_closed(uv_handle_t *h) {
+    net_http_conn *hc = h->data;
+    net_daemon *d = hc->d;
+    if (hc->prev)
+        hc->prev->next = hc->next;
+    else
+        d->http_conns = hc->next;
+    if (hc->next) hc->next->prev = hc->prev;
+    net_buf_free(&hc->body);
+    free(hc);
+    d->http_count--;
+    maybe_finish(d);
+}
+
+static void http_close(net_http_conn *hc) {
+    if (hc->closing) return;
+    hc->closing = true;
+    uv_close((uv_handle_t *)&hc->tcp, on_http_closed);
+}
+
+static void on_http_written(uv_write_t *req, int status) {
+    (void)status;
+    http_close(req->data);
+}
+
+static void http_respond(net_http_conn *hc, int code, const char *reason, const char *type,
+                         bool head_only) {
+    hc->responded = true;
+    uv_read_stop((uv_stream_t *)&hc->tcp);
+    int n = snprintf(
+        hc->head, sizeof hc->head,
+        "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
+        code, reason, type, hc->body.len);
+    uv_buf_t bufs[2] = {uv_buf_init(hc->head, (unsigned)n),
+                        uv_buf_init((char *)hc->body.data, (unsigned)hc->body.len)};
+    hc->wreq.data = hc;
+    if (uv_write(&hc->wreq, (uv_stream_t *)&hc->tcp, bufs, head_only || hc->body.len == 0 ? 1 : 2,
+                 on_http_written) < 0)
+        http_close(hc);
+}
+
+static void http_text(net_http_conn *hc, int code, const char *reason, const char *text,
+                      bool head_only) {
+    hc->body.len = 0;
+    if (!net_buf_append(&hc->body, text, strlen(text))) {
+        http_close(hc);
+        return;
+    }
+    http_respond(hc, code, reason, "text/plain; charset=utf-8", head_only);
+}
+
+static void http_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
+    (void)suggested;
+    net_http_conn *hc = h->data;
+    buf->base = hc->req + hc->len;
+    buf->len = sizeof hc->req - hc->len;
+}
+
+static void http_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
+    (void)buf;
+    net_http_conn *hc = s->data;
+    if (hc->closing || hc->responded) return;
+    if (nread < 0) {
+        http_close(hc);
+        return;
+    }
+    hc->len += (size_t)nread;
+    char path[NET_HTTP_MAX_PATH];
+    int head = 0;
+    net_http_status st = net_http_parse(hc->req, hc->len, path, sizeof path, &head);
+    net_daemon *d = hc->d;
+    switch (st) {
+    case NET_HTTP_NEED_MORE:
+        return;
+    case NET_HTTP_BAD:
+        http_text(hc, 400, "Bad Request", "bad request\n", false);
+        return;
+    case NET_HTTP_METHOD:
+        http_text(hc, 405, "Method Not Allowed", "method not allowed\n", false);
+        return;
+    case NET_HTTP_TOO_LARGE:
+        http_text(hc, 431, "Request Header Fields Too Large", "request too large\n", false);
+        return;
+    case NET_HTTP_GET:
+        break;
+    }
+    if (strcmp(path, "/healthz") == 0) {
+        if (d->draining)
+            http_text(hc, 503, "Service Unavailable", "draining\n", head);
+        else
+            http_text(hc, 200, "OK", "ok\n", head);
+    } else if (strcmp(path, "/metrics") == 0) {
+        world_stats ws;
+        world_get_stats(d->srv->world, &ws);
+        net_gauges g = {d->srv->client_count, ws.static_bodies, ws.moving_bodies};
+        hc->body.len = 0;
+        if (!net_metrics_render(&d->srv->metrics, &g, &hc->body)) {
+            http_close(hc);
+            return;
+        }
+        http_respond(hc, 200, "OK", "text/plain; version=0.0.4; charset=utf-8", head);
+    } else {
+        http_text(hc, 404, "Not Found", "not found\n", head);
+    }
+}
+
+static void on_http_connection(uv_stream_t *server, int status) {
+    net_daemon *d = server->data;
+    if (status < 0) return;
+    net_http_conn *hc = calloc(1, sizeof *hc);
+    if (!hc) return;
+    hc->d = d;
+    uv_tcp_init(&d->loop, &hc->tcp);
+    hc->tcp.data = hc;
+    hc->next = d->http_conns;
+    if (hc->next) hc->next->prev = hc;
+    d->http_conns = hc;
+    d->http_count++;
+    set_clock(d);
+    hc->start_us = d->srv->now_us;
+    if (uv_accept(server, (uv_stream_t *)&hc->tcp) != 0 || d->http_count > NET_MAX_HTTP_CONNS) {
+        http_close(hc);
+        return;
+    }
+    uv_read_start((uv_stream_t *)&hc->tcp, http_alloc, http_read);
+}
+
+/* ---- Lifecycle ---------------------------------------------------------------------------------
+ */
+
+static void maybe_finish(net_daemon *d) {
+    if (!d->draining || d->finished || d->conn_count > 0) return;
+    d->finished = true;
+    for (net_http_conn *h = d->http_conns; h; h = h->next)
+        http_close(h);
+    if (d->http_on) uv_close((uv_handle_t *)&d->http_listener, NULL);
+    uv_close((uv_handle_t *)&d->tick_timer, NULL);
+    uv_close((uv_handle_t *)&d->drain_timer, NULL);
+    uv_close((uv_handle_t *)&d->flush, NULL);
+    uv_close((uv_handle_t *)&d->sigterm, NULL);
+    uv_close((uv_handle_t *)&d->sigint, NULL);
+    net_log(NET_LOG_INFO, "drained", 0, NULL, "all clients closed");
+}
+
+static void on_drain_timeout(uv_timer_t *t) {
+    net_daemon *d = t->data;
+    /* Clients that would not read their Goodbye: cut them now. */
+    for (uint32_t i = d->srv->client_count; i > 0; i--) {
+        net_client *c = d->srv->clients[i - 1];
+        c->kill = true;
+        net_server_mark_dirty(d->srv, c);
+    }
+}
+
+static void on_signal(uv_signal_t *s, int signum) {
+    net_daemon *d = s->data;
+    if (d->draining) return;
+    d->draining = true;
+    net_log(NET_LOG_INFO, "shutdown", 0, NULL, "signal %d: draining %u clients", signum,
+            d->srv->client_count);
+    uv_close((uv_handle_t *)&d->listener, NULL); /* stop accepting */
+    uv_timer_stop(&d->tick_timer);
+    set_clock(d);
+    net_server_drain(d->srv);
+    uv_timer_start(&d->drain_timer, on_drain_timeout, NET_DRAIN_TIMEOUT_MS, 0);
+    maybe_finish(d);
+}
+
+static int listen_on(net_daemon *d, uv_tcp_t *tcp, const char *bind, uint16_t port,
+                     uv_connection_cb cb, uint16_t *bound_port) {
+    struct sockaddr_storage ss;
+    uv_tcp_init(&d->loop, tcp);
+    tcp->data = d;
+    int rc = strchr(bind, ':') ? uv_ip6_addr(bind, port, (struct sockaddr_in6 *)&ss)
+                               : uv_ip4_addr(bind, port, (struct sockaddr_in *)&ss);
+    if (rc != 0) {
+        net_log(NET_LOG_ERROR, "bind_error", 0, NULL, "bad address '%s': %s", bind,
+                uv_strerror(rc));
+        return rc;
+    }
+    rc = uv_tcp_bind(tcp, (const struct sockaddr *)&ss, 0);
+    if (rc == 0) rc = uv_listen((uv_stream_t *)tcp, 511, cb);
+    if (rc != 0) {
+        net_log(NET_LOG_ERROR, "bind_error", 0, NULL, "cannot listen on %s port %u: %s", bind, port,
+                uv_strerror(rc));
+        return rc;
+    }
+    int len = sizeof ss;
+    uv_tcp_getsockname(tcp, (struct sockaddr *)&ss, &len);
+    *bound_port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+                                                 : ((struct sockaddr_in *)&ss)->sin_port);
+    return 0;
+}
+
+int net_daemon_run(const net_config *cfg, world *w) {
+    net_daemon *d = calloc(1, sizeof *d);
+    if (!d) return 1;
+    int exit_code = 0;
+    d->srv = net_server_create(cfg, w);
+    if (!d->srv || uv_loop_init(&d->loop) != 0) {
+        net_server_destroy(d->srv);
+        free(d);
+        return 1;
+    }
+    d->loop.data = d;
+    uint16_t game_port = 0, http_port = 0;
+    bool listening =
+        listen_on(d, &d->listener, cfg->bind, cfg->port, on_connection, &game_port) == 0;
+    if (listening && cfg->http_port) {
+        d->http_on = true;
+        listening = listen_on(d, &d->http_listener, cfg->bind, cfg->http_port, on_http_connection,
+                              &http_port) == 0;
+    }
+    uv_timer_init(&d->loop, &d->tick_timer);
+    uv_timer_init(&d->loop, &d->drain_timer);
+    uv_prepare_init(&d->loop, &d->flush);
+    uv_signal_init(&d->loop, &d->sigterm);
+    uv_signal_init(&d->loop, &d->sigint);
+    d->tick_timer.data = d->drain_timer.data = d->flush.data = d->sigterm.data = d->sigint.data = d;
+    if (!listening) {
+        exit_code = 1;
+        d->draining = true;
+        uv_close((uv_handle_t *)&d->listener, NULL);
+        maybe_finish(d);
+    } else {
+        d->tick_period_ns = (uint64_t)(1e9 / (double)cfg->tick_rate_hz);
+        d->next_tick_ns = uv_hrtime() + d->tick_period_ns;
+        uv_timer_start(&d->tick_timer, on_tick, d->tick_period_ns / 1000000u, 0);
+        uv_prepare_start(&d->flush, on_flush);
+        uv_signal_start(&d->sigterm, on_signal, SIGTERM);
+        uv_signal_start(&d->sigint, on_signal, SIGINT);
+        world_stats ws;
+        world_get_stats(w, &ws);
+        char kv[160];
+        snprintf(kv, sizeof kv, "bind=%s game_port=%u http_port=%u", cfg->bind, game_port,
+                 http_port);
+        net_log_kv(NET_LOG_INFO, "listening", kv,
+                   "tick_rate=%g statics=%zu capacity=%zu version=%s", (double)cfg->tick_rate_hz,
+                   ws.static_bodies, ws.capacity, COLLIDE_VERSION);
+    }
+    uv_run(&d->loop, UV_RUN_DEFAULT);
+    int rc = uv_loop_close(&d->loop);
+    if (rc != 0) {
+        net_log(NET_LOG_ERROR, "loop_close", 0, NULL, "uv_loop_close: %s", uv_strerror(rc));
+        exit_code = 1;
+    }
+    net_server_destroy(d->srv);
+    free(d);
+    return exit_code;
+}

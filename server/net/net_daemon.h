@@ -1,0 +1,15 @@
+/* net_daemon: the libuv side of collided. Listeners (game and HTTP), per-connection read and
+ * write, the tick timer, the Redis-style flush of dirty clients before the loop sleeps, signals
+ * and the drain. All protocol decisions are in net_session.c; this file only moves bytes and
+ * carries out the closes the session asks for. */
+#ifndef COLLIDE_NET_DAEMON_H
+#define COLLIDE_NET_DAEMON_H
+
+#include "net_config.h"
+#include "world.h"
+
+/* Runs the daemon until SIGTERM/SIGINT and the drain complete. Returns the process exit code:
+ * 0 after a clean drain, 1 when a listener cannot be bound or the loop fails to close. */
+int net_daemon_run(const net_config *cfg, world *w);
+
+#endif

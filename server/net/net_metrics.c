@@ -1,0 +1,101 @@
+#include "net_metrics.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "collide.pb-c.h"
+
+const double net_tick_bucket_bounds[NET_TICK_BUCKET_COUNT] = {0.00025, 0.0005, 0.001, 0.002, 0.004,
+                                                              0.008,   0.016,  0.033, 0.066, 0.25};
+
+const char *net_disconnect_reason_str(net_disconnect_reason reason) {
+    static const char *names[NET_DISC_REASON_COUNT] = {
+        "client_closed", "read_error",  "write_error", "fatal_error",  "hello_timeout",
+        "slow_client",   "server_full", "shutdown",    "out_of_memory"};
+    return (unsigned)reason < NET_DISC_REASON_COUNT ? names[reason] : "unknown";
+}
+
+void net_metrics_observe_tick(net_metrics *m, double seconds) {
+    m->tick_count++;
+    m->tick_sum_seconds += seconds;
+    for (int i = 0; i < NET_TICK_BUCKET_COUNT; i++) {
+        if (seconds <= net_tick_bucket_bounds[i]) {
+            m->tick_buckets[i]++;
+            return;
+        }
+    }
+}
+
+static bool put(net_buf *out, const char *fmt, ...) {
+    char line[256];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (n < 0) return false;
+    return net_buf_append(out, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+}
+
+static bool counter(net_buf *out, const char *name, const char *help, uint64_t value) {
+    return put(out, "# HELP %s %s\n# TYPE %s counter\n%s %llu\n", name, help, name, name,
+               (unsigned long long)value);
+}
+
+bool net_metrics_render(const net_metrics *m, const net_gauges *g, net_buf *out) {
+    bool ok = true;
+    ok &= put(out,
+              "# HELP collide_tick_duration_seconds Time to step the world and build snapshots.\n"
+              "# TYPE collide_tick_duration_seconds histogram\n");
+    uint64_t cumulative = 0;
+    for (int i = 0; i < NET_TICK_BUCKET_COUNT; i++) {
+        cumulative += m->tick_buckets[i];
+        ok &= put(out, "collide_tick_duration_seconds_bucket{le=\"%g\"} %llu\n",
+                  net_tick_bucket_bounds[i], (unsigned long long)cumulative);
+    }
+    ok &= put(out, "collide_tick_duration_seconds_bucket{le=\"+Inf\"} %llu\n",
+              (unsigned long long)m->tick_count);
+    ok &= put(out, "collide_tick_duration_seconds_sum %.9f\n", m->tick_sum_seconds);
+    ok &= put(out, "collide_tick_duration_seconds_count %llu\n", (unsigned long long)m->tick_count);
+    ok &= counter(out, "collide_ticks_total", "World steps run.", m->ticks_total);
+    ok &= counter(out, "collide_ticks_skipped_total", "Steps dropped by the bounded catch-up.",
+                  m->ticks_skipped_total);
+    ok &= put(out,
+              "# HELP collide_clients Connections open.\n# TYPE collide_clients "
+              "gauge\ncollide_clients %u\n",
+              g->clients);
+    ok &= put(out,
+              "# HELP collide_bodies Bodies in the world.\n# TYPE collide_bodies gauge\n"
+              "collide_bodies{kind=\"static\"} %zu\ncollide_bodies{kind=\"moving\"} %zu\n",
+              g->static_bodies, g->moving_bodies);
+    ok &= counter(out, "collide_connections_total", "Accepted game connections.",
+                  m->connections_total);
+    ok &= put(out, "# HELP collide_disconnects_total Closed game connections by reason.\n# TYPE "
+                   "collide_disconnects_total counter\n");
+    for (int r = 0; r < NET_DISC_REASON_COUNT; r++) {
+        ok &= put(out, "collide_disconnects_total{reason=\"%s\"} %llu\n",
+                  net_disconnect_reason_str((net_disconnect_reason)r),
+                  (unsigned long long)m->disconnects_total[r]);
+    }
+    ok &= counter(out, "collide_frames_in_total", "Frames received.", m->frames_in_total);
+    ok &= counter(out, "collide_frames_out_total", "Frames sent.", m->frames_out_total);
+    ok &= counter(out, "collide_bytes_in_total", "Bytes received on game connections.",
+                  m->bytes_in_total);
+    ok &= counter(out, "collide_bytes_out_total", "Bytes written to game connections.",
+                  m->bytes_out_total);
+    ok &= put(out, "# HELP collide_errors_total Error messages sent, by code.\n# TYPE "
+                   "collide_errors_total counter\n");
+    for (int c = 1; c < NET_ERROR_CODE_COUNT; c++) {
+        const ProtobufCEnumValue *v =
+            protobuf_c_enum_descriptor_get_value(&collide__v1__error_code__descriptor, c);
+        const char *name = v ? v->name : "UNKNOWN";
+        if (strncmp(name, "ERROR_CODE_", 11) == 0) name += 11;
+        ok &= put(out, "collide_errors_total{code=\"%s\"} %llu\n", name,
+                  (unsigned long long)m->errors_total[c]);
+    }
+    ok &= counter(out, "collide_slow_client_drops_total", "Snapshots skipped for slow readers.",
+                  m->slow_client_drops_total);
+    ok &= counter(out, "collide_slow_client_disconnects_total",
+                  "Slow readers disconnected at the hard limit.", m->slow_client_disconnects_total);
+    return ok;
+}

@@ -1,0 +1,60 @@
+/* net_metrics: the counters behind GET /metrics, rendered in Prometheus text format. Plain
+ * integers bumped on the loop thread: no locks, no allocation. */
+#ifndef COLLIDE_NET_METRICS_H
+#define COLLIDE_NET_METRICS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "net_buf.h"
+
+#define NET_ERROR_CODE_COUNT 13  /* ErrorCode values 0..12 of PROTOCOL.md */
+#define NET_TICK_BUCKET_COUNT 10 /* finite buckets of the tick-duration histogram */
+
+typedef enum net_disconnect_reason {
+    NET_DISC_CLIENT_CLOSED = 0, /* EOF from the peer */
+    NET_DISC_READ_ERROR,        /* a socket error (reset, ...) */
+    NET_DISC_WRITE_ERROR,       /* a write failed */
+    NET_DISC_FATAL_ERROR,       /* we sent a fatal Error */
+    NET_DISC_HELLO_TIMEOUT,     /* no Hello in time */
+    NET_DISC_SLOW_CLIENT,       /* output queue over the hard limit */
+    NET_DISC_SERVER_FULL,       /* refused at max clients */
+    NET_DISC_SHUTDOWN,          /* drained on SIGTERM/SIGINT */
+    NET_DISC_OUT_OF_MEMORY,     /* a buffer could not grow */
+    NET_DISC_REASON_COUNT
+} net_disconnect_reason;
+
+const char *net_disconnect_reason_str(net_disconnect_reason reason);
+
+typedef struct net_metrics {
+    uint64_t ticks_total;                              /* world steps run */
+    uint64_t ticks_skipped_total;                      /* steps dropped by the bounded catch-up */
+    uint64_t tick_buckets[NET_TICK_BUCKET_COUNT];      /* non-cumulative counts per bucket */
+    uint64_t tick_count;                               /* observations (tick callbacks) */
+    double tick_sum_seconds;                           /* sum of observed durations */
+    uint64_t connections_total;                        /* accepted connections */
+    uint64_t disconnects_total[NET_DISC_REASON_COUNT]; /* closes by reason */
+    uint64_t frames_in_total;                          /* whole frames received */
+    uint64_t frames_out_total;                         /* frames appended for sending */
+    uint64_t bytes_in_total;                           /* bytes read from game sockets */
+    uint64_t bytes_out_total;                          /* bytes written to game sockets */
+    uint64_t errors_total[NET_ERROR_CODE_COUNT];       /* Error messages sent, by code */
+    uint64_t slow_client_drops_total;                  /* snapshots skipped for slow readers */
+    uint64_t slow_client_disconnects_total;            /* slow readers cut at the hard limit */
+} net_metrics;
+
+/* Upper bounds (seconds) of the finite tick-duration buckets. */
+extern const double net_tick_bucket_bounds[NET_TICK_BUCKET_COUNT];
+
+void net_metrics_observe_tick(net_metrics *m, double seconds);
+
+typedef struct net_gauges {
+    uint32_t clients;     /* connections open now */
+    size_t static_bodies; /* world statics */
+    size_t moving_bodies; /* world moving bodies */
+} net_gauges;
+
+/* Appends the Prometheus text exposition; false on out of memory. */
+bool net_metrics_render(const net_metrics *m, const net_gauges *g, net_buf *out);
+
+#endif

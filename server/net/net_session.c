@@ -1,0 +1,862 @@
+#include "net_session.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collide.pb-c.h"
+#include "frame.h"
+#include "net_log.h"
+
+typedef Collide__V1__ClientMessage client_msg;
+typedef Collide__V1__ServerMessage server_msg;
+
+#define ERR(name) COLLIDE__V1__ERROR_CODE__ERROR_CODE_##name
+
+/* ---- Small helpers ------------------------------------------------------------------------- */
+
+bool net_secret_equal(const char *a, size_t a_len, const char *b, size_t b_len) {
+    /* Walk the longer length, comparing against a zero byte past the end of the shorter, and
+     * fold the length difference in: no early exit, so timing reveals only the lengths. */
+    size_t n = a_len > b_len ? a_len : b_len;
+    volatile unsigned char diff = (unsigned char)(a_len != b_len);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char x = i < a_len ? (unsigned char)a[i] : 0;
+        unsigned char y = i < b_len ? (unsigned char)b[i] : 0;
+        diff |= (unsigned char)(x ^ y);
+    }
+    return diff == 0;
+}
+
+bool net_rate_take(net_rate *r, double rate_per_s, uint64_t now_us) {
+    double burst = 2.0 * rate_per_s;
+    if (r->last_us == 0) {
+        r->tokens = burst;
+        r->last_us = now_us;
+    } else if (now_us > r->last_us) {
+        r->tokens += (double)(now_us - r->last_us) * 1e-6 * rate_per_s;
+        if (r->tokens > burst) r->tokens = burst;
+        r->last_us = now_us;
+    }
+    if (r->tokens >= 1.0) {
+        r->tokens -= 1.0;
+        return true;
+    }
+    return false;
+}
+
+/* Records a drop; true when the client has crossed into sustained abuse. */
+static bool rate_note_drop(net_rate *r, double rate_per_s, uint64_t now_us) {
+    if (r->window_drops == 0 || now_us - r->window_start_us >= 1000000u) {
+        /* A new one-second window: consecutive only if the previous window directly precedes. */
+        bool consecutive = r->window_drops > 0 && now_us - r->window_start_us < 2000000u;
+        r->abusive_windows = consecutive ? r->abusive_windows + 1u : 1u;
+        r->window_start_us = now_us;
+        r->window_drops = 0;
+    }
+    r->window_drops++;
+    return r->abusive_windows >= NET_ABUSE_SECONDS ||
+           (double)r->window_drops > NET_ABUSE_BURSTS * 2.0 * rate_per_s;
+}
+
+void net_server_mark_dirty(net_server *srv, net_client *c) {
+    if (c->dirty || c->index == UINT32_MAX) return;
+    c->dirty = true;
+    c->dirty_index = srv->dirty_count;
+    srv->dirty[srv->dirty_count++] = c;
+}
+
+net_client *net_server_pop_dirty(net_server *srv) {
+    if (srv->dirty_count == 0) return NULL;
+    net_client *c = srv->dirty[--srv->dirty_count];
+    c->dirty = false;
+    return c;
+}
+
+static void kill_client(net_server *srv, net_client *c, net_disconnect_reason reason) {
+    if (!c->kill) {
+        c->kill = true;
+        c->reason = reason;
+    }
+    net_server_mark_dirty(srv, c);
+}
+
+/* Appends one framed ServerMessage. */
+static bool append_msg(net_server *srv, net_client *c, const server_msg *m) {
+    size_t size = collide__v1__server_message__get_packed_size(m);
+    uint8_t prefix[FRAME_MAX_PREFIX];
+    size_t plen = frame_write_prefix((uint32_t)size, prefix);
+    if (!net_buf_reserve(&c->out, plen + size)) {
+        kill_client(srv, c, NET_DISC_OUT_OF_MEMORY);
+        return false;
+    }
+    memcpy(c->out.data + c->out.len, prefix, plen);
+    collide__v1__server_message__pack(m, c->out.data + c->out.len + plen);
+    c->out.len += plen + size;
+    srv->metrics.frames_out_total++;
+    net_server_mark_dirty(srv, c);
+    return true;
+}
+
+static void enter_closing(net_server *srv, net_client *c, net_disconnect_reason reason) {
+    if (c->state == NET_CLIENT_CLOSING) return;
+    c->state = NET_CLIENT_CLOSING;
+    c->reason = reason;
+    c->closing_us = srv->now_us;
+    net_server_mark_dirty(srv, c);
+}
+
+static void send_error(net_server *srv, net_client *c, uint32_t request_id,
+                       Collide__V1__ErrorCode code, bool fatal, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+
+static void send_error(net_server *srv, net_client *c, uint32_t request_id,
+                       Collide__V1__ErrorCode code, bool fatal, const char *fmt, ...) {
+    char text[160];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    Collide__V1__Error err = COLLIDE__V1__ERROR__INIT;
+    err.code = code;
+    err.message = text;
+    err.fatal = fatal;
+    server_msg m = COLLIDE__V1__SERVER_MESSAGE__INIT;
+    m.request_id = request_id;
+    m.msg_case = COLLIDE__V1__SERVER_MESSAGE__MSG_ERROR;
+    m.error = &err;
+    if ((unsigned)code < NET_ERROR_CODE_COUNT) srv->metrics.errors_total[code]++;
+    net_log(fatal ? NET_LOG_INFO : NET_LOG_DEBUG, "client_error", c->id, c->addr,
+            "code=%d fatal=%d %s", (int)code, (int)fatal, text);
+    append_msg(srv, c, &m);
+    if (fatal) enter_closing(srv, c, NET_DISC_FATAL_ERROR);
+}
+
+static Collide__V1__Vec2 pb_vec2(vec2 v) {
+    Collide__V1__Vec2 r = COLLIDE__V1__VEC2__INIT;
+    r.x = v.x;
+    r.y = v.y;
+    return r;
+}
+
+static vec2 vec2_of(const Collide__V1__Vec2 *v) { return v ? v2(v->x, v->y) : v2(0.0f, 0.0f); }
+
+/* ---- Server and client lifetime -------------------------------------------------------------- */
+
+net_server *net_server_create(const net_config *cfg, world *w) {
+    net_server *srv = calloc(1, sizeof *srv);
+    if (!srv) return NULL;
+    srv->cfg = *cfg;
+    srv->world = w;
+    srv->next_client_id = 1;
+    world_stats stats;
+    world_get_stats(w, &stats);
+    srv->query_cap = stats.capacity ? stats.capacity : 1;
+    /* A BodyState takes at least 4 bytes on the wire, and a removed id at least 1: these bound
+     * how many entries one snapshot frame can hold. */
+    srv->scratch_cap = cfg->max_frame / 4u + 1u;
+    srv->query = malloc(srv->query_cap * sizeof *srv->query);
+    srv->pending = malloc(srv->scratch_cap * sizeof *srv->pending);
+    srv->removed = malloc(srv->scratch_cap * sizeof *srv->removed);
+    if (!srv->query || !srv->pending || !srv->removed ||
+        !net_buf_reserve(&srv->snap, cfg->max_frame)) {
+        net_server_destroy(srv);
+        return NULL;
+    }
+    return srv;
+}
+
+void net_server_destroy(net_server *srv) {
+    if (!srv) return;
+    free(srv->clients);
+    free(srv->dirty);
+    free(srv->query);
+    free(srv->pending);
+    free(srv->removed);
+    net_known_scratch_free(&srv->known_scratch);
+    net_buf_free(&srv->snap);
+    free(srv);
+}
+
+bool net_client_open(net_server *srv, net_client *c, const char *addr) {
+    if (srv->client_count == srv->client_cap) {
+        uint32_t cap = srv->client_cap ? srv->client_cap * 2u : 64u;
+        net_client **clients = realloc(srv->clients, cap * sizeof *clients);
+        if (!clients) return false;
+        srv->clients = clients;
+        net_client **dirty = realloc(srv->dirty, cap * sizeof *dirty);
+        if (!dirty) return false;
+        srv->dirty = dirty;
+        srv->client_cap = cap;
+    }
+    c->id = srv->next_client_id++;
+    if (srv->next_client_id == 0) srv->next_client_id = 1; /* ids are never 0 */
+    snprintf(c->addr, sizeof c->addr, "%s", addr ? addr : "-");
+    c->connected_us = srv->now_us;
+    c->state = NET_CLIENT_AWAIT_HELLO;
+    c->index = srv->client_count;
+    srv->clients[srv->client_count++] = c;
+    srv->metrics.connections_total++;
+    if (srv->client_count - srv->refusing > srv->cfg.max_clients) {
+        c->refused = true;
+        srv->refusing++;
+        net_log(NET_LOG_WARN, "client_refused", c->id, c->addr, "max clients (%u) reached",
+                srv->cfg.max_clients);
+        if (srv->refusing > NET_MAX_REFUSING) {
+            kill_client(srv, c, NET_DISC_SERVER_FULL);
+        } else {
+            send_error(srv, c, 0, ERR(LIMIT_EXCEEDED), true, "server full: %u clients",
+                       srv->cfg.max_clients);
+            c->reason = NET_DISC_SERVER_FULL;
+        }
+        return true;
+    }
+    net_log(NET_LOG_INFO, "client_connected", c->id, c->addr, "connected");
+    return true;
+}
+
+void net_client_release(net_server *srv, net_client *c) {
+    if (c->index == UINT32_MAX) return;
+    /* PROTOCOL.md 8: the client's moving bodies go with it; statics belong to the world. */
+    for (uint32_t i = 0; i < c->owned_count; i++) {
+        world_body_info info;
+        if (world_body_get(srv->world, c->owned[i], &info) && info.kind == WORLD_BODY_MOVING &&
+            info.owner == c->id) {
+            world_despawn(srv->world, c->owned[i]);
+        }
+    }
+    if (c->dirty) {
+        net_client *last = srv->dirty[--srv->dirty_count];
+        srv->dirty[c->dirty_index] = last;
+        last->dirty_index = c->dirty_index;
+        c->dirty = false;
+    }
+    net_client *last = srv->clients[--srv->client_count];
+    srv->clients[c->index] = last;
+    last->index = c->index;
+    c->index = UINT32_MAX;
+    if (c->refused) srv->refusing--;
+    srv->metrics.disconnects_total[c->reason < NET_DISC_REASON_COUNT ? c->reason : 0]++;
+    if (!c->refused) {
+        net_log(NET_LOG_INFO, "client_disconnected", c->id, c->addr, "reason=%s name=%s",
+                net_disconnect_reason_str(c->reason), c->name[0] ? c->name : "-");
+    }
+    net_buf_free(&c->in);
+    net_buf_free(&c->out);
+    free(c->owned);
+    c->owned = NULL;
+    c->owned_count = c->owned_cap = 0;
+    net_known_free(&c->known);
+}
+
+/* ---- Requests ----------------------------------------------------------------------------------
+ */
+
+static void on_hello(net_server *srv, net_client *c, uint32_t rid, const Collide__V1__Hello *h) {
+    if (c->state == NET_CLIENT_ACTIVE) {
+        send_error(srv, c, rid, ERR(BAD_REQUEST), false, "already said Hello");
+        return;
+    }
+    if (h->protocol_version != NET_PROTOCOL_VERSION) {
+        send_error(srv, c, rid, ERR(VERSION_MISMATCH), true,
+                   "protocol version %u not supported; this server speaks %d", h->protocol_version,
+                   NET_PROTOCOL_VERSION);
+        return;
+    }
+    const char *token = h->token ? h->token : "";
+    size_t token_len = strlen(token);
+    bool is_admin =
+        srv->cfg.admin_token_len > 0 &&
+        net_secret_equal(token, token_len, srv->cfg.admin_token, srv->cfg.admin_token_len);
+    /* Both compares always run, so timing does not tell which secret was close. */
+    bool is_client = srv->cfg.token_len == 0 ||
+                     net_secret_equal(token, token_len, srv->cfg.token, srv->cfg.token_len);
+    if (!is_client && !is_admin) {
+        send_error(srv, c, rid, ERR(UNAUTHENTICATED), true, "bad token");
+        return;
+    }
+    c->admin = is_admin;
+    c->state = NET_CLIENT_ACTIVE;
+    size_t n = 0;
+    for (const char *p = h->name ? h->name : ""; *p && n < sizeof c->name - 1; p++) {
+        unsigned char ch = (unsigned char)*p;
+        c->name[n++] = (ch >= 0x21 && ch < 0x7f && ch != '"' && ch != '\\') ? (char)ch : '_';
+    }
+    c->name[n] = '\0';
+
+    const world_config *wc = world_get_config(srv->world);
+    Collide__V1__Vec2 wmin = pb_vec2(wc->bounds.min), wmax = pb_vec2(wc->bounds.max);
+    Collide__V1__Welcome w = COLLIDE__V1__WELCOME__INIT;
+    w.client_id = c->id;
+    w.protocol_version = NET_PROTOCOL_VERSION;
+    w.tick_rate_hz = (uint32_t)lrintf(srv->cfg.tick_rate_hz);
+    w.tick = world_tick(srv->world);
+    w.world_min = &wmin;
+    w.world_max = &wmax;
+    w.max_speed = wc->max_speed;
+    w.max_bodies_per_client = srv->cfg.max_bodies_per_client;
+    w.admin = is_admin;
+    server_msg m = COLLIDE__V1__SERVER_MESSAGE__INIT;
+    m.request_id = rid;
+    m.msg_case = COLLIDE__V1__SERVER_MESSAGE__MSG_WELCOME;
+    m.welcome = &w;
+    append_msg(srv, c, &m);
+    net_log(NET_LOG_INFO, "client_hello", c->id, c->addr, "name=%s admin=%d",
+            c->name[0] ? c->name : "-", (int)is_admin);
+}
+
+/* Drops ids of bodies that are gone (despawned by an admin) so the count is of live bodies. */
+static void prune_owned(net_server *srv, net_client *c) {
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < c->owned_count; i++) {
+        if (world_body_alive(srv->world, c->owned[i])) c->owned[kept++] = c->owned[i];
+    }
+    c->owned_count = kept;
+}
+
+/* Converts a wire shape; GEOM_OK or the reason it is refused. */
+static geom_shape_error shape_from_pb(const Collide__V1__Shape *s, geom_shape *out) {
+    if (!s) return GEOM_ERR_UNKNOWN_KIND;
+    switch (s->kind_case) {
+    case COLLIDE__V1__SHAPE__KIND_BOX:
+        return geom_make_box(vec2_of(s->box ? s->box->half_extents : NULL), out);
+    case COLLIDE__V1__SHAPE__KIND_CIRCLE:
+        return geom_make_circle(s->circle ? s->circle->radius : 0.0f, out);
+    case COLLIDE__V1__SHAPE__KIND_POLYGON: {
+        if (!s->polygon) return GEOM_ERR_TOO_FEW_VERTICES;
+        size_t n = s->polygon->n_vertices;
+        if (n > GEOM_MAX_POLYGON_VERTICES) return GEOM_ERR_TOO_MANY_VERTICES;
+        vec2 verts[GEOM_MAX_POLYGON_VERTICES];
+        for (size_t i = 0; i < n; i++)
+            verts[i] = vec2_of(s->polygon->vertices[i]);
+        return geom_make_polygon(verts, (int)n, out);
+    }
+    default:
+        return GEOM_ERR_UNKNOWN_KIND;
+    }
+}
+
+static void on_spawn(net_server *srv, net_client *c, uint32_t rid,
+                     const Collide__V1__SpawnBody *s) {
+    world_body_kind kind;
+    if (s->kind == COLLIDE__V1__BODY_KIND__BODY_KIND_MOVING) {
+        kind = WORLD_BODY_MOVING;
+    } else if (s->kind == COLLIDE__V1__BODY_KIND__BODY_KIND_STATIC) {
+        if (!c->admin) {
+            send_error(srv, c, rid, ERR(FORBIDDEN), false, "static bodies are for admins");
+            return;
+        }
+        kind = WORLD_BODY_STATIC;
+    } else {
+        send_error(srv, c, rid, ERR(BAD_REQUEST), false,
+                   "kind must be BODY_KIND_MOVING or BODY_KIND_STATIC");
+        return;
+    }
+    if (kind == WORLD_BODY_MOVING && !c->admin) {
+        prune_owned(srv, c);
+        if (c->owned_count >= srv->cfg.max_bodies_per_client) {
+            send_error(srv, c, rid, ERR(LIMIT_EXCEEDED), false, "at most %u bodies per client",
+                       srv->cfg.max_bodies_per_client);
+            return;
+        }
+    }
+    geom_shape shape;
+    geom_shape_error serr = shape_from_pb(s->shape, &shape);
+    if (serr != GEOM_OK) {
+        send_error(srv, c, rid, ERR(INVALID_SHAPE), false, "invalid shape: %s",
+                   s->shape ? geom_shape_error_str(serr) : "shape missing");
+        return;
+    }
+    vec2 pos = vec2_of(s->position);
+    if (!v2_is_finite(pos) || !isfinite(s->angle)) {
+        send_error(srv, c, rid, ERR(BAD_REQUEST), false, "position and angle must be finite");
+        return;
+    }
+    /* Make room in the owned list first, so a spawned body is never left untracked. */
+    if (kind == WORLD_BODY_MOVING && c->owned_count == c->owned_cap) {
+        if (c->admin) prune_owned(srv, c);
+        if (c->owned_count == c->owned_cap) {
+            uint32_t cap =
+                c->owned_cap ? c->owned_cap * 2u : (c->admin ? 8u : srv->cfg.max_bodies_per_client);
+            if (cap == 0) cap = 1;
+            world_body_id *owned = realloc(c->owned, cap * sizeof *owned);
+            if (!owned) {
+                send_error(srv, c, rid, ERR(INTERNAL), false, "out of memory");
+                return;
+            }
+            c->owned = owned;
+            c->owned_cap = cap;
+        }
+    }
+    world_body_id id = WORLD_NULL_BODY;
+    geom_shape_error werr = GEOM_OK;
+    world_status st = world_spawn(srv->world, kind, &shape, pos, c->id, &id, &werr);
+    switch (st) {
+    case WORLD_OK:
+        break;
+    case WORLD_ERR_INVALID_SHAPE:
+        send_error(srv, c, rid, ERR(INVALID_SHAPE), false, "invalid shape: %s",
+                   geom_shape_error_str(werr));
+        return;
+    case WORLD_ERR_OUT_OF_BOUNDS:
+        send_error(srv, c, rid, ERR(OUT_OF_BOUNDS), false, "position (%g, %g) is outside the world",
+                   (double)pos.x, (double)pos.y);
+        return;
+    case WORLD_ERR_FULL:
+        send_error(srv, c, rid, ERR(LIMIT_EXCEEDED), false, "world is full");
+        return;
+    case WORLD_ERR_NOT_FINITE:
+        send_error(srv, c, rid, ERR(BAD_REQUEST), false, "non-finite value");
+        return;
+    default:
+        send_error(srv, c, rid, ERR(INTERNAL), false, "spawn failed: %s", world_status_str(st));
+        return;
+    }
+    if (kind == WORLD_BODY_MOVING) c->owned[c->owned_count++] = id;
+    world_body_info info;
+    vec2 at = world_body_get(srv->world, id, &info) ? info.position : pos;
+    Collide__V1__Vec2 pv = pb_vec2(at);
+    Collide__V1__Spawned sp = COLLIDE__V1__SPAWNED__INIT;
+    sp.body_id = id;
+    sp.position = &pv;
+    server_msg m = COLLIDE__V1__SERVER_MESSAGE__INIT;
+    m.request_id = rid;
+    m.msg_case = COLLIDE__V1__SERVER_MESSAGE__MSG_SPAWNED;
+    m.spawned = &sp;
+    append_msg(srv, c, &m);
+}
+
+/* NOT_FOUND / FORBIDDEN checks shared by move and despawn; true when c may act on the body. */
+static bool check_body_access(net_server *srv, net_client *c, uint32_t rid, world_body_id id,
+                              world_body_info *info) {
+    if (id == WORLD_NULL_BODY || !world_body_get(srv->world, id, info)) {
+        send_error(srv, c, rid, ERR(NOT_FOUND), false, "no body %u", id);
+        return false;
+    }
+    if (!c->admin && (info->owner != c->id || info->kind != WORLD_BODY_MOVING)) {
+        send_error(srv, c, rid, ERR(FORBIDDEN), false, "body %u is not yours", id);
+        return false;
+    }
+    return true;
+}
+
+static void on_move(net_server *srv, net_client *c, uint32_t rid,
+                    const Collide__V1__MoveIntent *mv) {
+    world_body_info info;
+    if (!check_body_access(srv, c, rid, mv->body_id, &info)) return;
+    if (info.kind != WORLD_BODY_MOVING) {
+        send_error(srv, c, rid, ERR(FORBIDDEN), false, "body %u is static", mv->body_id);
+        return;
+    }
+    vec2 vel = vec2_of(mv->velocity);
+    if (!v2_is_finite(vel)) {
+        send_error(srv, c, rid, ERR(BAD_REQUEST), false, "velocity must be finite");
+        return;
+    }
+    world_status st = world_set_intent(srv->world, mv->body_id, vel, mv->input_seq);
+    if (st == WORLD_OK || st == WORLD_STALE_INPUT) return; /* older or equal input_seq: ignored */
+    if (st == WORLD_ERR_NOT_FINITE)
+        send_error(srv, c, rid, ERR(BAD_REQUEST), false, "velocity must be finite");
+    else if (st == WORLD_ERR_NOT_FOUND)
+        send_error(srv, c, rid, ERR(NOT_FOUND), false, "no body %u", mv->body_id);
+    else
+        send_error(srv, c, rid, ERR(FORBIDDEN), false, "cannot move body %u: %s", mv->body_id,
+                   world_status_str(st));
+}
+
+static void on_despawn(net_server *srv, net_client *c, uint32_t rid,
+                       const Collide__V1__DespawnBody *d) {
+    world_body_info info;
+    if (!check_body_access(srv, c, rid, d->body_id, &info)) return;
+    if (world_despawn(srv->world, d->body_id) != WORLD_OK) {
+        send_error(srv, c, rid, ERR(NOT_FOUND), false, "no body %u", d->body_id);
+        return;
+    }
+    for (uint32_t i = 0; i < c->owned_count; i++) {
+        if (c->owned[i] == d->body_id) {
+            c->owned[i] = c->owned[--c->owned_count];
+            break;
+        }
+    }
+}
+
+static void on_ping(net_server *srv, net_client *c, uint32_t rid, const Collide__V1__Ping *p) {
+    Collide__V1__Pong pong = COLLIDE__V1__PONG__INIT;
+    pong.client_time_us = p->client_time_us;
+    pong.server_time_us = srv->wall_us;
+    pong.tick = world_tick(srv->world);
+    server_msg m = COLLIDE__V1__SERVER_MESSAGE__INIT;
+    m.request_id = rid;
+    m.msg_case = COLLIDE__V1__SERVER_MESSAGE__MSG_PONG;
+    m.pong = &pong;
+    append_msg(srv, c, &m);
+}
+
+static void on_set_view(net_server *srv, net_client *c, uint32_t rid,
+                        const Collide__V1__SetView *v) {
+    vec2 center = vec2_of(v->center), half = vec2_of(v->half_extents);
+    if (!v2_is_finite(center) || !v2_is_finite(half) || half.x < 0.0f || half.y < 0.0f) {
+        send_error(srv, c, rid, ERR(BAD_REQUEST), false,
+                   "view must be finite with half extents >= 0");
+        return;
+    }
+    if (half.x == 0.0f && half.y == 0.0f) {
+        c->has_view = false; /* back to the default view */
+        return;
+    }
+    c->has_view = true;
+    c->view = aabb_make(v2_sub(center, half), v2_add(center, half));
+}
+
+static void dispatch(net_server *srv, net_client *c, const uint8_t *body, size_t len) {
+    srv->metrics.frames_in_total++;
+    client_msg *msg = collide__v1__client_message__unpack(srv->pb_alloc, len, body);
+    uint32_t rid = msg ? msg->request_id : 0;
+    if (!net_rate_take(&c->rate, srv->cfg.rate_limit, srv->now_us)) {
+        bool abusive = rate_note_drop(&c->rate, srv->cfg.rate_limit, srv->now_us);
+        send_error(srv, c, rid, ERR(RATE_LIMITED), abusive,
+                   abusive ? "sustained flood: disconnected" : "over %g messages per second",
+                   (double)srv->cfg.rate_limit);
+    } else if (!msg) {
+        if (c->state == NET_CLIENT_AWAIT_HELLO)
+            send_error(srv, c, 0, ERR(UNAUTHENTICATED), true, "first message must be Hello");
+        else
+            send_error(srv, c, 0, ERR(BAD_REQUEST), false, "frame is not a valid ClientMessage");
+    } else if (c->state == NET_CLIENT_AWAIT_HELLO &&
+               msg->msg_case != COLLIDE__V1__CLIENT_MESSAGE__MSG_HELLO) {
+        send_error(srv, c, rid, ERR(UNAUTHENTICATED), true, "first message must be Hello");
+    } else {
+        switch (msg->msg_case) {
+        case COLLIDE__V1__CLIENT_MESSAGE__MSG_HELLO:
+            on_hello(srv, c, rid, msg->hello);
+            break;
+        case COLLIDE__V1__CLIENT_MESSAGE__MSG_SPAWN:
+            on_spawn(srv, c, rid, msg->spawn);
+            break;
+        case COLLIDE__V1__CLIENT_MESSAGE__MSG_MOVE:
+            on_move(srv, c, rid, msg->move);
+            break;
+        case COLLIDE__V1__CLIENT_MESSAGE__MSG_DESPAWN:
+            on_despawn(srv, c, rid, msg->despawn);
+            break;
+        case COLLIDE__V1__CLIENT_MESSAGE__MSG_PING:
+            on_ping(srv, c, rid, msg->ping);
+            break;
+        case COLLIDE__V1__CLIENT_MESSAGE__MSG_SET_VIEW:
+            on_set_view(srv, c, rid, msg->set_view);
+            break;
+        default:
+            send_error(srv, c, rid, ERR(BAD_REQUEST), false, "empty or unknown message");
+            break;
+        }
+    }
+    /* No pointer into msg survives this call. */
+    if (msg) collide__v1__client_message__free_unpacked(msg, srv->pb_alloc);
+}
+
+static bool accepts_input(const net_client *c) {
+    return !c->kill && (c->state == NET_CLIENT_AWAIT_HELLO || c->state == NET_CLIENT_ACTIVE);
+}
+
+/* Dispatches every whole frame at the start of buf; returns the bytes consumed. */
+static size_t parse_frames(net_server *srv, net_client *c, const uint8_t *buf, size_t len) {
+    size_t off = 0;
+    while (off < len && accepts_input(c)) {
+        size_t plen = 0, blen = 0;
+        frame_status st = frame_peek(buf + off, len - off, srv->cfg.max_frame, &plen, &blen);
+        if (st == FRAME_NEED_MORE) break;
+        if (st == FRAME_TOO_LARGE) {
+            send_error(srv, c, 0, ERR(FRAME_TOO_LARGE), true, "frame over %u bytes",
+                       srv->cfg.max_frame);
+            return len;
+        }
+        dispatch(srv, c, buf + off + plen, blen);
+        off += plen + blen;
+    }
+    return accepts_input(c) ? off : len;
+}
+
+void net_session_feed(net_server *srv, net_client *c, const uint8_t *data, size_t len) {
+    if (!accepts_input(c) || len == 0) return;
+    if (c->in.len == 0) {
+        /* The common case: whole frames straight from the read, no copy. */
+        size_t used = parse_frames(srv, c, data, len);
+        if (used < len && accepts_input(c) && !net_buf_append(&c->in, data + used, len - used)) {
+            kill_client(srv, c, NET_DISC_OUT_OF_MEMORY);
+        }
+        return;
+    }
+    /* A partial frame is waiting. frame_peek has already checked its declared size, so the buffer
+     * holds at most one bounded frame plus this read. */
+    if (!net_buf_append(&c->in, data, len)) {
+        kill_client(srv, c, NET_DISC_OUT_OF_MEMORY);
+        return;
+    }
+    size_t used = parse_frames(srv, c, c->in.data, c->in.len);
+    net_buf_consume(&c->in, used);
+    net_buf_trim(&c->in, 4096);
+}
+
+/* ---- Snapshots ---------------------------------------------------------------------------------
+ */
+
+static void put_varint(net_buf *b, uint64_t v) {
+    while (v >= 0x80u) {
+        b->data[b->len++] = (uint8_t)(v | 0x80u);
+        v >>= 7;
+    }
+    b->data[b->len++] = (uint8_t)v;
+}
+
+static size_t varint_size(uint64_t v) {
+    size_t n = 1;
+    while (v >= 0x80u) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+
+/* Collects the ids in c's view into srv->query; returns the count (may hold duplicates when
+ * several boxes overlap: the known-set stamp deduplicates). */
+static size_t collect_view(net_server *srv, net_client *c) {
+    if (c->has_view) {
+        size_t n = world_query_aabb(srv->world, c->view, 0, srv->query, srv->query_cap);
+        return n < srv->query_cap ? n : srv->query_cap;
+    }
+    prune_owned(srv, c);
+    if (c->owned_count == 0) return 0;
+    float r = srv->cfg.view_radius;
+    aabb boxes[NET_MAX_VIEW_BOXES];
+    size_t nboxes = 0;
+    aabb all = {{0, 0}, {0, 0}};
+    for (uint32_t i = 0; i < c->owned_count; i++) {
+        world_body_info info;
+        if (!world_body_get(srv->world, c->owned[i], &info)) continue;
+        aabb box = aabb_make(v2(info.position.x - r, info.position.y - r),
+                             v2(info.position.x + r, info.position.y + r));
+        all = nboxes == 0 ? box : aabb_union(all, box);
+        if (nboxes < NET_MAX_VIEW_BOXES) boxes[nboxes] = box;
+        nboxes++;
+    }
+    if (nboxes > NET_MAX_VIEW_BOXES) {
+        /* Many bodies (an admin): one enclosing box keeps the query count bounded. */
+        boxes[0] = all;
+        nboxes = 1;
+    }
+    size_t total = 0;
+    for (size_t b = 0; b < nboxes && total < srv->query_cap; b++) {
+        size_t n =
+            world_query_aabb(srv->world, boxes[b], 0, srv->query + total, srv->query_cap - total);
+        total += n < srv->query_cap - total ? n : srv->query_cap - total;
+    }
+    return total;
+}
+
+/* Packs one BodyState as a length-delimited field 2 of Snapshot into srv->snap, if it fits in
+ * budget bytes. Stack-built message: no allocation. */
+static bool encode_body(net_server *srv, world_body_id id, bool is_new, size_t budget,
+                        uint64_t *changed_tick) {
+    world_body_info info;
+    if (!world_body_get(srv->world, id, &info)) return false;
+    Collide__V1__Vec2 pos = pb_vec2(info.position), vel = pb_vec2(info.velocity);
+    Collide__V1__BodyState bs = COLLIDE__V1__BODY_STATE__INIT;
+    bs.id = id;
+    bs.position = &pos;
+    bs.velocity = &vel;
+    bs.last_input_seq = info.last_input_seq;
+    Collide__V1__Shape shape = COLLIDE__V1__SHAPE__INIT;
+    Collide__V1__Box box = COLLIDE__V1__BOX__INIT;
+    Collide__V1__Circle circle = COLLIDE__V1__CIRCLE__INIT;
+    Collide__V1__Polygon poly = COLLIDE__V1__POLYGON__INIT;
+    Collide__V1__Vec2 half, verts[GEOM_MAX_POLYGON_VERTICES];
+    Collide__V1__Vec2 *vert_ptrs[GEOM_MAX_POLYGON_VERTICES];
+    geom_shape gs;
+    if (is_new && world_body_shape(srv->world, id, &gs)) {
+        bs.kind = info.kind == WORLD_BODY_STATIC ? COLLIDE__V1__BODY_KIND__BODY_KIND_STATIC
+                                                 : COLLIDE__V1__BODY_KIND__BODY_KIND_MOVING;
+        bs.owner = info.owner;
+        bs.shape = &shape;
+        switch (gs.kind) {
+        case GEOM_SHAPE_BOX:
+            half = pb_vec2(gs.u.half_extents);
+            box.half_extents = &half;
+            shape.kind_case = COLLIDE__V1__SHAPE__KIND_BOX;
+            shape.box = &box;
+            break;
+        case GEOM_SHAPE_CIRCLE:
+            circle.radius = gs.u.radius;
+            shape.kind_case = COLLIDE__V1__SHAPE__KIND_CIRCLE;
+            shape.circle = &circle;
+            break;
+        case GEOM_SHAPE_POLYGON: {
+            int n = gs.u.polygon.count;
+            if (n < 0) n = 0;
+            if (n > GEOM_MAX_POLYGON_VERTICES) n = GEOM_MAX_POLYGON_VERTICES;
+            for (int i = 0; i < n; i++) {
+                verts[i] = pb_vec2(gs.u.polygon.vertices[i]);
+                vert_ptrs[i] = &verts[i];
+            }
+            poly.n_vertices = (size_t)n;
+            poly.vertices = vert_ptrs;
+            shape.kind_case = COLLIDE__V1__SHAPE__KIND_POLYGON;
+            shape.polygon = &poly;
+            break;
+        }
+        }
+    }
+    size_t size = collide__v1__body_state__get_packed_size(&bs);
+    size_t need = 1 + varint_size(size) + size;
+    if (need > budget) return false;
+    srv->snap.data[srv->snap.len++] = 0x12; /* field 2, length-delimited */
+    put_varint(&srv->snap, size);
+    srv->snap.len += collide__v1__body_state__pack(&bs, srv->snap.data + srv->snap.len);
+    *changed_tick = info.changed_tick;
+    return true;
+}
+
+void net_session_snapshot(net_server *srv, net_client *c) {
+    if (c->state != NET_CLIENT_ACTIVE || c->kill) return;
+    size_t queued = net_client_queued(c);
+    if (queued > srv->cfg.max_queued_bytes) {
+        srv->metrics.slow_client_disconnects_total++;
+        net_log(NET_LOG_WARN, "slow_client_disconnect", c->id, c->addr,
+                "%zu bytes queued, limit %zu", queued, srv->cfg.max_queued_bytes);
+        kill_client(srv, c, NET_DISC_SLOW_CLIENT);
+        return;
+    }
+    if (queued > srv->cfg.max_queued_bytes / 4u) {
+        /* Stale state is dropped, not queued: the next snapshot that goes out is computed against
+         * what was actually sent, so it carries everything that changed meanwhile. */
+        srv->metrics.slow_client_drops_total++;
+        return;
+    }
+    uint64_t tick = world_tick(srv->world);
+    uint32_t pass = ++c->snapshot_pass;
+    if (pass == NET_KNOWN_TOMB || pass == 0) pass = c->snapshot_pass = 1;
+
+    /* 1. Stamp what is in view; note what is new or changed. */
+    size_t nview = collect_view(srv, c);
+    size_t npending = 0;
+    for (size_t i = 0; i < nview; i++) {
+        world_body_id id = srv->query[i];
+        net_known_entry *e = net_known_insert(&c->known, &srv->known_scratch, id);
+        if (!e) {
+            kill_client(srv, c, NET_DISC_OUT_OF_MEMORY);
+            return;
+        }
+        if (e->stamp == pass) continue; /* seen through another view box */
+        e->stamp = pass;
+        bool is_new = e->sent_tick == 0;
+        bool changed = false;
+        if (!is_new) {
+            world_body_info info;
+            changed = world_body_get(srv->world, id, &info) && info.changed_tick > e->sent_tick;
+        }
+        if ((is_new || changed) && npending < srv->scratch_cap) {
+            srv->pending[npending].id = id;
+            srv->pending[npending].is_new = is_new;
+            npending++;
+        }
+    }
+
+    /* 2. Known bodies not seen in view: removed (if the client was told of them). */
+    size_t frame_budget = srv->cfg.max_frame - 16u; /* ServerMessage tag, length and slack */
+    size_t removed_budget = frame_budget / 2u;
+    size_t nremoved = 0, removed_bytes = 0;
+    for (uint32_t i = 0; i < c->known.cap; i++) {
+        net_known_entry *e = &c->known.slots[i];
+        if (e->id == 0 || e->stamp == pass) continue;
+        if (e->sent_tick == 0) {
+            net_known_delete(&c->known, e); /* never announced: nothing to retract */
+            continue;
+        }
+        size_t sz = varint_size(e->id);
+        if (removed_bytes + sz > removed_budget || nremoved >= srv->scratch_cap)
+            continue; /* next time */
+        srv->removed[nremoved++] = e->id;
+        removed_bytes += sz;
+        net_known_delete(&c->known, e);
+    }
+
+    /* 3. Encode: tick, bodies (while they fit), removed. */
+    net_buf *s = &srv->snap;
+    s->len = 0;
+    s->data[s->len++] = 0x08; /* field 1, varint */
+    put_varint(s, tick);
+    size_t removed_field = nremoved ? 1 + varint_size(removed_bytes) + removed_bytes : 0;
+    size_t body_budget = frame_budget - s->len - removed_field;
+    for (size_t i = 0; i < npending; i++) {
+        size_t used = s->len - (1 + varint_size(tick));
+        uint64_t changed_tick = 0;
+        if (used >= body_budget) break;
+        if (!encode_body(srv, srv->pending[i].id, srv->pending[i].is_new, body_budget - used,
+                         &changed_tick))
+            continue;
+        net_known_entry *e = net_known_find(&c->known, srv->pending[i].id);
+        if (e) e->sent_tick = tick > changed_tick ? tick : changed_tick;
+    }
+    if (nremoved) {
+        s->data[s->len++] = 0x1a; /* field 3, packed varints */
+        put_varint(s, removed_bytes);
+        for (size_t i = 0; i < nremoved; i++)
+            put_varint(s, srv->removed[i]);
+    }
+
+    /* ServerMessage { snapshot = 12 } around it, framed. */
+    size_t msg_len = 1 + varint_size(s->len) + s->len;
+    uint8_t prefix[FRAME_MAX_PREFIX];
+    size_t plen = frame_write_prefix((uint32_t)msg_len, prefix);
+    if (!net_buf_reserve(&c->out, plen + msg_len)) {
+        kill_client(srv, c, NET_DISC_OUT_OF_MEMORY);
+        return;
+    }
+    memcpy(c->out.data + c->out.len, prefix, plen);
+    c->out.len += plen;
+    c->out.data[c->out.len++] = 0x62; /* field 12, length-delimited */
+    put_varint(&c->out, s->len);
+    memcpy(c->out.data + c->out.len, s->data, s->len);
+    c->out.len += s->len;
+    srv->metrics.frames_out_total++;
+    net_server_mark_dirty(srv, c);
+}
+
+void net_server_tick(net_server *srv, unsigned steps) {
+    for (unsigned i = 0; i < steps; i++)
+        world_step(srv->world);
+    srv->metrics.ticks_total += steps;
+    for (uint32_t i = 0; i < srv->client_count; i++) {
+        net_client *c = srv->clients[i];
+        if (c->kill) continue;
+        if (c->state == NET_CLIENT_AWAIT_HELLO &&
+            srv->now_us - c->connected_us >= (uint64_t)srv->cfg.hello_timeout_ms * 1000u) {
+            net_log(NET_LOG_INFO, "hello_timeout", c->id, c->addr, "no Hello within %u ms",
+                    srv->cfg.hello_timeout_ms);
+            kill_client(srv, c, NET_DISC_HELLO_TIMEOUT);
+        } else if (c->state == NET_CLIENT_CLOSING) {
+            if (srv->now_us - c->closing_us >= NET_CLOSING_TIMEOUT_US ||
+                net_client_queued(c) > srv->cfg.max_queued_bytes) {
+                kill_client(srv, c, c->reason);
+            }
+        } else if (c->state == NET_CLIENT_ACTIVE && steps > 0) {
+            net_session_snapshot(srv, c);
+        }
+    }
+}
+
+void net_server_drain(net_server *srv) {
+    srv->draining = true;
+    Collide__V1__Goodbye bye = COLLIDE__V1__GOODBYE__INIT;
+    bye.reason = "server shutting down";
+    server_msg m = COLLIDE__V1__SERVER_MESSAGE__INIT;
+    m.msg_case = COLLIDE__V1__SERVER_MESSAGE__MSG_GOODBYE;
+    m.goodbye = &bye;
+    for (uint32_t i = 0; i < srv->client_count; i++) {
+        net_client *c = srv->clients[i];
+        if (c->kill || c->state == NET_CLIENT_CLOSING) continue;
+        append_msg(srv, c, &m);
+        enter_closing(srv, c, NET_DISC_SHUTDOWN);
+    }
+}

@@ -39,6 +39,10 @@ extern "C" {
 #define GEOM_MIN_SIZE 1e-3f
 #define GEOM_MAX_SIZE 1e4f
 #define GEOM_MAX_POLYGON_VERTICES 16
+/* Relative offsets (pb - pa, origin - position) and displacements with a component beyond this
+ * (or non-finite) are out of contract: every query answers "no overlap / no hit" for them instead
+ * of overflowing. Far beyond any world, yet small enough that squares stay finite. */
+#define GEOM_MAX_COORD 1e18f
 
 /* ---- Shapes ---------------------------------------------------------------------------------- */
 
@@ -49,9 +53,9 @@ typedef enum geom_shape_kind {
 } geom_shape_kind;
 
 typedef struct geom_polygon {
-    int count;                                      /* 3..GEOM_MAX_POLYGON_VERTICES */
-    vec2 vertices[GEOM_MAX_POLYGON_VERTICES];       /* CCW, body-local */
-    vec2 normals[GEOM_MAX_POLYGON_VERTICES];        /* outward unit normal of edge i -> i+1 */
+    int count;                                /* 3..GEOM_MAX_POLYGON_VERTICES */
+    vec2 vertices[GEOM_MAX_POLYGON_VERTICES]; /* CCW, body-local */
+    vec2 normals[GEOM_MAX_POLYGON_VERTICES];  /* outward unit normal of edge i -> i+1 */
 } geom_polygon;
 
 typedef struct geom_shape {
@@ -66,11 +70,11 @@ typedef struct geom_shape {
 /* Why a shape was refused. GEOM_OK is zero so `if (err)` reads naturally. */
 typedef enum geom_shape_error {
     GEOM_OK = 0,
-    GEOM_ERR_NON_FINITE,      /* a NaN or Inf anywhere */
+    GEOM_ERR_NON_FINITE, /* a NaN or Inf anywhere */
     GEOM_ERR_TOO_FEW_VERTICES,
     GEOM_ERR_TOO_MANY_VERTICES,
     GEOM_ERR_DUPLICATE_VERTEX,
-    GEOM_ERR_COLLINEAR,       /* three consecutive vertices on one line */
+    GEOM_ERR_COLLINEAR, /* three consecutive vertices on one line */
     GEOM_ERR_CLOCKWISE,
     GEOM_ERR_NON_CONVEX,
     GEOM_ERR_ZERO_AREA,
@@ -108,7 +112,7 @@ typedef struct geom_ray_hit {
 bool geom_ray_cast(const geom_shape *shape, vec2 position, vec2 origin, vec2 displacement,
                    geom_ray_hit *out);
 
-/* ---- Pair queries ------------------------------------------------------------------------------ */
+/* ---- Pair queries ---------------------------------------------------------------------------- */
 
 typedef struct geom_contact {
     vec2 normal; /* unit, from A towards B: moving B by normal*depth (or A by -normal*depth)
@@ -135,6 +139,42 @@ typedef struct geom_toi {
  * Returns false when they do not touch during the interval. */
 bool geom_sweep(const geom_shape *a, vec2 pa, vec2 da, const geom_shape *b, vec2 pb, vec2 db,
                 geom_toi *out);
+
+/* ---- Precise answers at the edges of the contract (what the implementation guarantees) ------
+ *   - geom_overlap: boxes and polygons by separating axes over both shapes' edge normals (exact
+ *     MTV for convex shapes); circles by the closest point. Ties between axes go to the first in
+ *     a fixed order (box-box: y before x); a zero offset picks the + direction, so coincident
+ *     centres give the fallback normal (0, 1) (circle-circle and box-box alike). Because of that
+ *     fallback, exactly coincident shapes are the one case where query(B,A) is not the mirror of
+ *     query(A,B).
+ *   - geom_sweep, separated at the start (gap > GEOM_LINEAR_SLOP): the exact first time of
+ *     contact (Cyrus-Beck over the same axes; a ray against the shape inflated by the radius,
+ *     with rounded corners, for circles). Grazing contact counts: a ray touching M only at a
+ *     vertex may report a hit.
+ *   - geom_sweep, touching or overlapping at the start: t = 0 with the MTV normal if
+ *     dot(d, normal) > 0, else no hit. For boxes and polygons, additionally: no hit when some
+ *     axis along which the shapes overlap by less than GEOM_LINEAR_SLOP is not closed by the
+ *     motion (so a body resting on a tiled floor and moving along it never catches on a seam,
+ *     even where two axes tie); the same rule drops hits that could only ever overlap by less
+ *     than GEOM_LINEAR_SLOP when starting separated.
+ *   - Zero relative motion (da == db) never reports a hit: nothing closes. Use geom_overlap for
+ *     "are they overlapping now".
+ *   - geom_ray_cast: a ray starting inside or on the boundary of the shape reports no hit.
+ *   - geom_shape_contains_point: the boundary counts as inside.
+ *   - geom_shape_validate checks a polygon's vertices, not its normals: build polygons with
+ *     geom_make_polygon / geom_make_hull, which compute the normals.
+ *   - Polygon validation also refuses (GEOM_ERR_SIZE_OUT_OF_RANGE) a vertex coordinate beyond
+ *     GEOM_MAX_SIZE in absolute value and a polygon thinner than GEOM_MIN_SIZE across any edge.
+ */
+
+/* ---- Fast paths (same semantics as the general queries, for callers that know the kinds) ---- */
+
+/* geom_overlap / geom_sweep for two axis-aligned boxes given by half extents, without building
+ * geom_shape values or dispatching on kinds: the world's AABB fast path. Results are identical to
+ * the general functions called with boxes of these half extents. */
+bool geom_box_box_overlap(vec2 half_a, vec2 pa, vec2 half_b, vec2 pb, geom_contact *out);
+bool geom_box_box_sweep(vec2 half_a, vec2 pa, vec2 da, vec2 half_b, vec2 pb, vec2 db,
+                        geom_toi *out);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,584 @@
+/* geom pair queries: overlap with MTV and linear sweep for every pair of kinds.
+ *
+ * Every pair function works in the frame of its first shape X (at the origin) with the second
+ * shape Y at offset r = pY - pX and the relative motion d = dX - dY, and returns normals from X
+ * towards Y. The mirrored order calls the same function with X and Y swapped, r and d negated,
+ * and negates the normal, so query(A,B) mirrors query(B,A) by construction.
+ *
+ * Polygon and box pairs use separating axes: the edge normals of both shapes are the edge normals
+ * of the Minkowski difference M = Y (-) X. Along a candidate contact normal c (from X to Y) the
+ * gap is s(c) = min over Y of dot(c, y) - max over X of dot(c, x), which is exactly how far the
+ * origin lies outside the face of M whose outward normal is -c. Overlap is "all gaps negative", the
+ * MTV is the axis with the largest (least negative) gap, and the sweep clips the ray t*d against
+ * every face (Cyrus-Beck), which is exact for convex shapes. Circles use distances to the closest
+ * feature, and sweep a ray against the other shape inflated by the radius (a rounded polygon). */
+#include "geom.h"
+#include "geom_internal.h"
+
+#include <float.h>
+#include <math.h>
+#include <stddef.h>
+
+/* ---- Sweep over separating axes ---------------------------------------------------------- */
+
+/* The sweep decision, fed one axis at a time (c: contact normal candidate, s: gap along c at
+ * t = 0, v = dot(c, d): closing speed along c).
+ *   - Separated at the start (largest gap > GEOM_LINEAR_SLOP): exact Cyrus-Beck clip of the ray
+ *     against M; the hit time is the latest entry, the normal that entry's axis.
+ *   - Touching or overlapping (largest gap <= GEOM_LINEAR_SLOP): t = 0 and the MTV normal if the
+ *     motion closes along it.
+ *   - Either way, an axis along which the shapes are at most touching (s > -GEOM_LINEAR_SLOP) and
+ *     which the motion does not close (v <= 0) means no hit: the shapes can never overlap by more
+ *     than the slop. This is what lets a body slide along a floor of many tiles without catching
+ *     on the seams, and what makes "slides along the contact" report no hit. */
+typedef struct sweep_acc {
+    float s_max;   /* largest gap so far: the MTV axis */
+    vec2 n_max;    /* normal of the MTV axis */
+    float v_max;   /* closing speed along the MTV axis */
+    float t_enter; /* latest entry time in [0,1] over closing axes with a positive gap */
+    vec2 n_enter;  /* axis of that entry */
+    float t_exit;  /* earliest exit time in [0,1] */
+    bool late;     /* some closing axis only enters after t = 1 */
+    bool miss;     /* decided: no hit */
+} sweep_acc;
+
+static inline void sweep_acc_init(sweep_acc *a) {
+    a->s_max = -FLT_MAX;
+    a->n_max = v2(0.0f, 1.0f);
+    a->v_max = 0.0f;
+    a->t_enter = 0.0f;
+    a->n_enter = v2(0.0f, 1.0f);
+    a->t_exit = 1.0f;
+    a->late = false;
+    a->miss = false;
+}
+
+static inline void sweep_axis(sweep_acc *a, vec2 c, float s, float v) {
+    if (s > a->s_max) {
+        a->s_max = s;
+        a->n_max = c;
+        a->v_max = v;
+    }
+    if (v > 0.0f) {
+        if (s > 0.0f) {
+            /* s / v is only computed once it is known to be in (t_enter, 1]: no overflow. */
+            if (s > v) {
+                a->late = true;
+            } else if (s > a->t_enter * v) {
+                a->t_enter = s / v;
+                a->n_enter = c;
+            }
+        }
+    } else if (s > -GEOM_LINEAR_SLOP) {
+        a->miss = true;
+    } else if (v < 0.0f && s > a->t_exit * v) {
+        a->t_exit = s / v;
+    }
+}
+
+static inline bool sweep_finish(const sweep_acc *a, geom_toi *out) {
+    if (a->miss) return false;
+    float t;
+    vec2 n;
+    if (a->s_max <= GEOM_LINEAR_SLOP) {
+        if (!(a->v_max > 0.0f)) return false;
+        t = 0.0f;
+        n = a->n_max;
+    } else {
+        if (a->late || a->t_enter > a->t_exit) return false;
+        t = a->t_enter;
+        n = a->n_enter;
+    }
+    if (out) {
+        out->t = t;
+        out->normal = n;
+    }
+    return true;
+}
+
+/* ---- Box-box: M is the box at r with half extents ha + hb ------------------------------- */
+
+static inline bool bb_overlap(vec2 ha, vec2 hb, vec2 r, geom_contact *out) {
+    float dx = ha.x + hb.x - fabsf(r.x); /* penetration along x */
+    float dy = ha.y + hb.y - fabsf(r.y);
+    if (!(dx > 0.0f) || !(dy > 0.0f)) return false;
+    if (out) {
+        /* Ties go to y, and a zero offset to +: coincident centres give (0, 1). */
+        if (dx < dy) {
+            out->normal = v2(r.x >= 0.0f ? 1.0f : -1.0f, 0.0f);
+            out->depth = dx;
+        } else {
+            out->normal = v2(0.0f, r.y >= 0.0f ? 1.0f : -1.0f);
+            out->depth = dy;
+        }
+    }
+    return true;
+}
+
+static inline bool bb_sweep(vec2 ha, vec2 hb, vec2 r, vec2 d, geom_toi *out) {
+    vec2 h = v2_add(ha, hb);
+    sweep_acc a;
+    sweep_acc_init(&a);
+    /* Same axis order as the overlap's tie rule: y wins ties, then +. */
+    sweep_axis(&a, v2(0.0f, 1.0f), r.y - h.y, d.y);
+    sweep_axis(&a, v2(0.0f, -1.0f), -r.y - h.y, -d.y);
+    sweep_axis(&a, v2(1.0f, 0.0f), r.x - h.x, d.x);
+    sweep_axis(&a, v2(-1.0f, 0.0f), -r.x - h.x, -d.x);
+    return sweep_finish(&a, out);
+}
+
+/* ---- Box (X) - polygon (Y) ---------------------------------------------------------------- */
+
+typedef struct poly_extent {
+    float min_x, max_x, min_y, max_y; /* the polygon's local bounds */
+} poly_extent;
+
+static inline poly_extent polygon_extent(const geom_polygon *p) {
+    poly_extent e = {p->vertices[0].x, p->vertices[0].x, p->vertices[0].y, p->vertices[0].y};
+    for (int i = 1; i < p->count; i++) {
+        vec2 v = p->vertices[i];
+        e.min_x = fminf(e.min_x, v.x);
+        e.max_x = fmaxf(e.max_x, v.x);
+        e.min_y = fminf(e.min_y, v.y);
+        e.max_y = fmaxf(e.max_y, v.y);
+    }
+    return e;
+}
+
+/* Gap along -n_j (n_j: an outward normal of polygon Y) between box X and Y's edge j. */
+static inline float bp_poly_axis_gap(vec2 h, const geom_polygon *y, int j, vec2 r) {
+    vec2 n = y->normals[j];
+    return -v2_dot(n, r) - v2_dot(n, y->vertices[j]) - (fabsf(n.x) * h.x + fabsf(n.y) * h.y);
+}
+
+static bool bp_overlap(vec2 h, const geom_polygon *y, vec2 r, geom_contact *out) {
+    poly_extent e = polygon_extent(y);
+    float s_best, s;
+    vec2 n_best;
+    s_best = r.y + e.min_y - h.y;
+    n_best = v2(0.0f, 1.0f);
+    if ((s = -r.y - e.max_y - h.y) > s_best) {
+        s_best = s;
+        n_best = v2(0.0f, -1.0f);
+    }
+    if ((s = r.x + e.min_x - h.x) > s_best) {
+        s_best = s;
+        n_best = v2(1.0f, 0.0f);
+    }
+    if ((s = -r.x - e.max_x - h.x) > s_best) {
+        s_best = s;
+        n_best = v2(-1.0f, 0.0f);
+    }
+    if (!(s_best < 0.0f)) return false;
+    for (int j = 0; j < y->count; j++) {
+        s = bp_poly_axis_gap(h, y, j, r);
+        if (!(s < 0.0f)) return false;
+        if (s > s_best) {
+            s_best = s;
+            n_best = v2_neg(y->normals[j]);
+        }
+    }
+    if (out) {
+        out->normal = n_best;
+        out->depth = -s_best;
+    }
+    return true;
+}
+
+static bool bp_sweep(vec2 h, const geom_polygon *y, vec2 r, vec2 d, geom_toi *out) {
+    poly_extent e = polygon_extent(y);
+    sweep_acc a;
+    sweep_acc_init(&a);
+    sweep_axis(&a, v2(0.0f, 1.0f), r.y + e.min_y - h.y, d.y);
+    sweep_axis(&a, v2(0.0f, -1.0f), -r.y - e.max_y - h.y, -d.y);
+    sweep_axis(&a, v2(1.0f, 0.0f), r.x + e.min_x - h.x, d.x);
+    sweep_axis(&a, v2(-1.0f, 0.0f), -r.x - e.max_x - h.x, -d.x);
+    for (int j = 0; j < y->count && !a.miss; j++) {
+        vec2 n = y->normals[j];
+        sweep_axis(&a, v2_neg(n), bp_poly_axis_gap(h, y, j, r), -v2_dot(n, d));
+    }
+    return sweep_finish(&a, out);
+}
+
+/* ---- Polygon (X) - polygon (Y) ----------------------------------------------------------- */
+
+/* min over the vertices of p of dot(n, v) */
+static inline float polygon_min_dot(const geom_polygon *p, vec2 n) {
+    float m = v2_dot(n, p->vertices[0]);
+    for (int i = 1; i < p->count; i++)
+        m = fminf(m, v2_dot(n, p->vertices[i]));
+    return m;
+}
+
+static bool pp_overlap(const geom_polygon *x, const geom_polygon *y, vec2 r, geom_contact *out) {
+    float s_best = -FLT_MAX;
+    vec2 n_best = v2(0.0f, 1.0f);
+    for (int i = 0; i < x->count; i++) {
+        vec2 n = x->normals[i];
+        float s = v2_dot(n, r) + polygon_min_dot(y, n) - v2_dot(n, x->vertices[i]);
+        if (!(s < 0.0f)) return false;
+        if (s > s_best) {
+            s_best = s;
+            n_best = n;
+        }
+    }
+    for (int j = 0; j < y->count; j++) {
+        vec2 n = y->normals[j];
+        float s = -v2_dot(n, r) - v2_dot(n, y->vertices[j]) + polygon_min_dot(x, n);
+        if (!(s < 0.0f)) return false;
+        if (s > s_best) {
+            s_best = s;
+            n_best = v2_neg(n);
+        }
+    }
+    if (out) {
+        out->normal = n_best;
+        out->depth = -s_best;
+    }
+    return true;
+}
+
+static bool pp_sweep(const geom_polygon *x, const geom_polygon *y, vec2 r, vec2 d, geom_toi *out) {
+    sweep_acc a;
+    sweep_acc_init(&a);
+    for (int i = 0; i < x->count && !a.miss; i++) {
+        vec2 n = x->normals[i];
+        float s = v2_dot(n, r) + polygon_min_dot(y, n) - v2_dot(n, x->vertices[i]);
+        sweep_axis(&a, n, s, v2_dot(n, d));
+    }
+    for (int j = 0; j < y->count && !a.miss; j++) {
+        vec2 n = y->normals[j];
+        float s = -v2_dot(n, r) - v2_dot(n, y->vertices[j]) + polygon_min_dot(x, n);
+        sweep_axis(&a, v2_neg(n), s, -v2_dot(n, d));
+    }
+    return sweep_finish(&a, out);
+}
+
+/* ---- Circles ------------------------------------------------------------------------------ */
+
+/* A convex polygon seen as vertex and normal arrays, so boxes can share the circle code. */
+typedef struct poly_view {
+    int count;     /* vertices */
+    const vec2 *v; /* CCW vertices, local */
+    const vec2 *n; /* outward normal of edge i -> i+1 */
+} poly_view;
+
+typedef struct box_poly {
+    vec2 v[4]; /* corners, CCW from bottom-left */
+    vec2 n[4]; /* bottom, right, top, left */
+} box_poly;
+
+static inline poly_view box_as_poly(vec2 h, box_poly *storage) {
+    storage->v[0] = v2(-h.x, -h.y);
+    storage->v[1] = v2(h.x, -h.y);
+    storage->v[2] = v2(h.x, h.y);
+    storage->v[3] = v2(-h.x, h.y);
+    storage->n[0] = v2(0.0f, -1.0f);
+    storage->n[1] = v2(1.0f, 0.0f);
+    storage->n[2] = v2(0.0f, 1.0f);
+    storage->n[3] = v2(-1.0f, 0.0f);
+    poly_view pv = {4, storage->v, storage->n};
+    return pv;
+}
+
+static inline poly_view polygon_view(const geom_polygon *p) {
+    poly_view pv = {p->count, p->vertices, p->normals};
+    return pv;
+}
+
+/* Signed distance from point c to the polygon (negative inside) and the outward unit normal of
+ * the closest feature (inside: the face of least penetration). */
+static float point_polygon_distance(poly_view p, vec2 c, vec2 *n_out) {
+    float best = -FLT_MAX;
+    int bi = 0;
+    for (int i = 0; i < p.count; i++) {
+        float s = v2_dot(p.n[i], v2_sub(c, p.v[i]));
+        if (s > best) {
+            best = s;
+            bi = i;
+        }
+    }
+    *n_out = p.n[bi];
+    if (best <= 0.0f) return best;
+    /* Outside: the closest point may be a vertex, so clamp onto every edge. */
+    float best_sq = FLT_MAX;
+    vec2 best_diff = v2(0.0f, 0.0f);
+    for (int i = 0; i < p.count; i++) {
+        vec2 a = p.v[i], b = p.v[i + 1 < p.count ? i + 1 : 0];
+        vec2 e = v2_sub(b, a), ca = v2_sub(c, a);
+        float u = v2_dot(ca, e), ee = v2_dot(e, e);
+        vec2 diff;
+        if (u <= 0.0f)
+            diff = ca;
+        else if (u >= ee)
+            diff = v2_sub(c, b);
+        else
+            diff = v2_sub(ca, v2_scale(e, u / ee));
+        float dsq = v2_len_sq(diff);
+        if (dsq < best_sq) {
+            best_sq = dsq;
+            best_diff = diff;
+        }
+    }
+    float dist = sqrtf(best_sq);
+    /* The face gap is a lower bound of the distance; below float resolution keep the face. */
+    if (!(dist > best)) return best;
+    *n_out = v2_scale(best_diff, 1.0f / dist);
+    return dist;
+}
+
+/* Specialised point_polygon_distance for a box of half extents h. */
+static inline float point_box_distance(vec2 h, vec2 c, vec2 *n_out) {
+    vec2 q = v2(fminf(fmaxf(c.x, -h.x), h.x), fminf(fmaxf(c.y, -h.y), h.y));
+    if (q.x == c.x && q.y == c.y) {
+        float dx = h.x - fabsf(c.x), dy = h.y - fabsf(c.y);
+        if (dx < dy) {
+            *n_out = v2(c.x >= 0.0f ? 1.0f : -1.0f, 0.0f);
+            return -dx;
+        }
+        *n_out = v2(0.0f, c.y >= 0.0f ? 1.0f : -1.0f);
+        return -dy;
+    }
+    vec2 diff = v2_sub(c, q);
+    float dist = v2_len(diff);
+    if (!(dist > 0.0f)) {
+        /* Underflow of a sub-1e-19 gap: the axis the point lies beyond still names the face. */
+        *n_out =
+            c.x != q.x ? v2(c.x > 0.0f ? 1.0f : -1.0f, 0.0f) : v2(0.0f, c.y > 0.0f ? 1.0f : -1.0f);
+        return 0.0f;
+    }
+    *n_out = v2_scale(diff, 1.0f / dist);
+    return dist;
+}
+
+/* Circle X (radius R, at the origin) against polygon/box Y at r: signed distance between the
+ * shapes and the normal from X towards Y. */
+static inline float circle_poly_gap(poly_view y, float radius, vec2 r, vec2 *n_xy) {
+    vec2 n_out;
+    float dist = point_polygon_distance(y, v2_neg(r), &n_out);
+    *n_xy = v2_neg(n_out);
+    return dist - radius;
+}
+
+static inline float circle_box_gap(vec2 h, float radius, vec2 r, vec2 *n_xy) {
+    vec2 n_out;
+    float dist = point_box_distance(h, v2_neg(r), &n_out);
+    *n_xy = v2_neg(n_out);
+    return dist - radius;
+}
+
+static inline bool gap_to_contact(float gap, vec2 n, geom_contact *out) {
+    if (!(gap < 0.0f)) return false;
+    if (out) {
+        out->normal = n;
+        out->depth = -gap;
+    }
+    return true;
+}
+
+/* Start rule shared by the circle sweeps: within the slop, t = 0 if the motion closes. */
+static inline bool touching_start(vec2 n, vec2 d, geom_toi *out) {
+    if (!(v2_dot(n, d) > 0.0f)) return false;
+    if (out) {
+        out->t = 0.0f;
+        out->normal = n;
+    }
+    return true;
+}
+
+/* Ray from o along d against polygon p inflated by radius: the union of the polygon, one
+ * rectangle per edge and one disc per vertex, so the first entry is the earliest hit among the
+ * offset edges and the vertex circles. o must be outside. Returns the outward normal. */
+static bool ray_rounded_polygon(poly_view p, float radius, vec2 o, vec2 d, float *t_out,
+                                vec2 *n_out) {
+    float best_t = 2.0f;
+    vec2 best_n = v2(0.0f, 1.0f);
+    for (int i = 0; i < p.count; i++) {
+        vec2 n = p.n[i], a = p.v[i], b = p.v[i + 1 < p.count ? i + 1 : 0];
+        float den = v2_dot(n, d);
+        if (!(den < 0.0f)) continue;
+        float num = v2_dot(n, v2_sub(o, a)) - radius; /* gap to the offset edge */
+        if (num < 0.0f || num > -den * (best_t < 1.0f ? best_t : 1.0f)) continue;
+        float t = num / -den;
+        vec2 e = v2_sub(b, a);
+        float u = v2_dot(v2_sub(v2_mul_add(o, t, d), a), e);
+        if (u < 0.0f || u > v2_dot(e, e)) continue; /* beyond the edge: a vertex circle's job */
+        if (t < best_t) {
+            best_t = t;
+            best_n = n;
+        }
+    }
+    for (int i = 0; i < p.count; i++) {
+        float t;
+        vec2 n;
+        if (geom_ray_circle(v2_sub(o, p.v[i]), d, radius, &t, &n) && t < best_t) {
+            best_t = t;
+            best_n = n;
+        }
+    }
+    if (!(best_t <= 1.0f)) return false;
+    *t_out = best_t;
+    *n_out = best_n;
+    return true;
+}
+
+static bool circle_poly_sweep(poly_view y, float radius, float gap, vec2 n_xy, vec2 r, vec2 d,
+                              geom_toi *out) {
+    if (gap <= GEOM_LINEAR_SLOP) return touching_start(n_xy, d, out);
+    float t;
+    vec2 n_out;
+    if (!ray_rounded_polygon(y, radius, v2_neg(r), d, &t, &n_out)) return false;
+    if (out) {
+        out->t = t;
+        out->normal = v2_neg(n_out);
+    }
+    return true;
+}
+
+/* Circle-circle: M is the disc of radius R at r. Distances in double, as in geom_ray_circle. */
+static float cc_gap(float radius, vec2 r, vec2 *n_xy) {
+    double x = r.x, y = r.y;
+    double dist = sqrt(x * x + y * y);
+    *n_xy = dist > 0.0 ? v2((float)(x / dist), (float)(y / dist)) : v2(0.0f, 1.0f);
+    return (float)(dist - (double)radius);
+}
+
+static bool cc_sweep(float radius, vec2 r, vec2 d, geom_toi *out) {
+    vec2 n;
+    float gap = cc_gap(radius, r, &n);
+    if (gap <= GEOM_LINEAR_SLOP) return touching_start(n, d, out);
+    float t;
+    vec2 n_out;
+    /* Ray from the origin along d against the disc at r == ray from -r against a disc at 0. */
+    if (!geom_ray_circle(v2_neg(r), d, radius, &t, &n_out)) return false;
+    if (out) {
+        out->t = t;
+        out->normal = v2_neg(n_out);
+    }
+    return true;
+}
+
+/* ---- Dispatch ----------------------------------------------------------------------------- */
+
+#define PAIR(a, b) ((int)(a)*4 + (int)(b))
+
+static inline void flip_contact(geom_contact *c) { c->normal = v2_neg(c->normal); }
+
+bool geom_box_box_overlap(vec2 half_a, vec2 pa, vec2 half_b, vec2 pb, geom_contact *out) {
+    vec2 r = v2_sub(pb, pa);
+    if (!geom_coord_ok(r)) return false;
+    return bb_overlap(half_a, half_b, r, out);
+}
+
+bool geom_box_box_sweep(vec2 half_a, vec2 pa, vec2 da, vec2 half_b, vec2 pb, vec2 db,
+                        geom_toi *out) {
+    vec2 r = v2_sub(pb, pa), d = v2_sub(da, db);
+    if (!geom_coord_ok(r) || !geom_coord_ok(d)) return false;
+    return bb_sweep(half_a, half_b, r, d, out);
+}
+
+bool geom_overlap(const geom_shape *a, vec2 pa, const geom_shape *b, vec2 pb, geom_contact *out) {
+    if (!a || !b) return false;
+    vec2 r = v2_sub(pb, pa);
+    if (!geom_coord_ok(r)) return false;
+    geom_contact c;
+    bool hit, flip = false;
+    vec2 n;
+    switch (PAIR(a->kind, b->kind)) {
+    case PAIR(GEOM_SHAPE_BOX, GEOM_SHAPE_BOX):
+        return bb_overlap(a->u.half_extents, b->u.half_extents, r, out);
+    case PAIR(GEOM_SHAPE_BOX, GEOM_SHAPE_POLYGON):
+        hit = bp_overlap(a->u.half_extents, &b->u.polygon, r, &c);
+        break;
+    case PAIR(GEOM_SHAPE_POLYGON, GEOM_SHAPE_BOX):
+        hit = bp_overlap(b->u.half_extents, &a->u.polygon, v2_neg(r), &c);
+        flip = true;
+        break;
+    case PAIR(GEOM_SHAPE_POLYGON, GEOM_SHAPE_POLYGON):
+        hit = pp_overlap(&a->u.polygon, &b->u.polygon, r, &c);
+        break;
+    case PAIR(GEOM_SHAPE_CIRCLE, GEOM_SHAPE_CIRCLE):
+        hit = gap_to_contact(cc_gap(a->u.radius + b->u.radius, r, &n), n, &c);
+        break;
+    case PAIR(GEOM_SHAPE_CIRCLE, GEOM_SHAPE_BOX):
+        hit = gap_to_contact(circle_box_gap(b->u.half_extents, a->u.radius, r, &n), n, &c);
+        break;
+    case PAIR(GEOM_SHAPE_BOX, GEOM_SHAPE_CIRCLE):
+        hit = gap_to_contact(circle_box_gap(a->u.half_extents, b->u.radius, v2_neg(r), &n), n, &c);
+        flip = true;
+        break;
+    case PAIR(GEOM_SHAPE_CIRCLE, GEOM_SHAPE_POLYGON):
+        hit =
+            gap_to_contact(circle_poly_gap(polygon_view(&b->u.polygon), a->u.radius, r, &n), n, &c);
+        break;
+    case PAIR(GEOM_SHAPE_POLYGON, GEOM_SHAPE_CIRCLE):
+        hit = gap_to_contact(
+            circle_poly_gap(polygon_view(&a->u.polygon), b->u.radius, v2_neg(r), &n), n, &c);
+        flip = true;
+        break;
+    default:
+        return false;
+    }
+    if (!hit) return false;
+    if (flip) flip_contact(&c);
+    if (out) *out = c;
+    return true;
+}
+
+bool geom_sweep(const geom_shape *a, vec2 pa, vec2 da, const geom_shape *b, vec2 pb, vec2 db,
+                geom_toi *out) {
+    if (!a || !b) return false;
+    vec2 r = v2_sub(pb, pa), d = v2_sub(da, db);
+    if (!geom_coord_ok(r) || !geom_coord_ok(d)) return false;
+    geom_toi c;
+    bool hit, flip = false;
+    vec2 n;
+    float gap;
+    box_poly bp;
+    switch (PAIR(a->kind, b->kind)) {
+    case PAIR(GEOM_SHAPE_BOX, GEOM_SHAPE_BOX):
+        return bb_sweep(a->u.half_extents, b->u.half_extents, r, d, out);
+    case PAIR(GEOM_SHAPE_BOX, GEOM_SHAPE_POLYGON):
+        hit = bp_sweep(a->u.half_extents, &b->u.polygon, r, d, &c);
+        break;
+    case PAIR(GEOM_SHAPE_POLYGON, GEOM_SHAPE_BOX):
+        hit = bp_sweep(b->u.half_extents, &a->u.polygon, v2_neg(r), v2_neg(d), &c);
+        flip = true;
+        break;
+    case PAIR(GEOM_SHAPE_POLYGON, GEOM_SHAPE_POLYGON):
+        hit = pp_sweep(&a->u.polygon, &b->u.polygon, r, d, &c);
+        break;
+    case PAIR(GEOM_SHAPE_CIRCLE, GEOM_SHAPE_CIRCLE):
+        hit = cc_sweep(a->u.radius + b->u.radius, r, d, &c);
+        break;
+    case PAIR(GEOM_SHAPE_CIRCLE, GEOM_SHAPE_BOX):
+        gap = circle_box_gap(b->u.half_extents, a->u.radius, r, &n);
+        hit = circle_poly_sweep(box_as_poly(b->u.half_extents, &bp), a->u.radius, gap, n, r, d, &c);
+        break;
+    case PAIR(GEOM_SHAPE_BOX, GEOM_SHAPE_CIRCLE):
+        gap = circle_box_gap(a->u.half_extents, b->u.radius, v2_neg(r), &n);
+        hit = circle_poly_sweep(box_as_poly(a->u.half_extents, &bp), b->u.radius, gap, n, v2_neg(r),
+                                v2_neg(d), &c);
+        flip = true;
+        break;
+    case PAIR(GEOM_SHAPE_CIRCLE, GEOM_SHAPE_POLYGON): {
+        poly_view pv = polygon_view(&b->u.polygon);
+        gap = circle_poly_gap(pv, a->u.radius, r, &n);
+        hit = circle_poly_sweep(pv, a->u.radius, gap, n, r, d, &c);
+        break;
+    }
+    case PAIR(GEOM_SHAPE_POLYGON, GEOM_SHAPE_CIRCLE): {
+        poly_view pv = polygon_view(&a->u.polygon);
+        gap = circle_poly_gap(pv, b->u.radius, v2_neg(r), &n);
+        hit = circle_poly_sweep(pv, b->u.radius, gap, n, v2_neg(r), v2_neg(d), &c);
+        flip = true;
+        break;
+    }
+    default:
+        return false;
+    }
+    if (!hit) return false;
+    if (flip) c.normal = v2_neg(c.normal);
+    if (out) *out = c;
+    return true;
+}

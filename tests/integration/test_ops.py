@@ -1,0 +1,281 @@
+#!/usr/bin/env python3
+"""Operations surface: SIGTERM/SIGINT drain (Goodbye to all, exit 0, event=shutdown), /healthz and
+/metrics (Prometheus text, the metric names of the interfaces note, counters that move)."""
+
+import os
+import signal
+import socket
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import collide_test as ct  # noqa: E402
+from collide_test import check, kind_of, describe, test  # noqa: E402
+
+
+def snap(m):
+    return kind_of(m) == "snapshot"
+
+
+def two_statics():
+    return ct.write_world(statics=[(900, 900, {"box": {"half_extents": [10, 10]}}),
+                                   (-900, 900, {"circle": {"radius": 5}})])
+
+
+def drain(d, sig):
+    clients = []
+    for i in range(5):
+        c = d.client()
+        c.hello(name="c%d" % i)
+        if i < 3:
+            c.spawn_ok(ct.box(1, 1), 20 * i, 0)
+        clients.append(c)
+    mid_frame = d.client()
+    mid_frame.hello(name="mid-frame")
+    mid_frame.send_raw(ct.encode(ct.msg_ping(5))[:2])
+    no_hello = d.client()
+    for c in clients:
+        c.recv_until(snap, what="a snapshot before the drain")
+    check(d.alive(), "daemon alive before %s" % sig)
+    d.proc.send_signal(sig)
+    shutting_down_seen = 0
+    for i, c in enumerate(clients + [mid_frame]):
+        msgs = c.wait_closed(timeout=ct.EXIT_TIMEOUT)
+        rest = [m for m in msgs if not snap(m)]
+        check(rest and kind_of(rest[-1]) == "goodbye",
+              "client %d must get Goodbye before the close on %s, got %s" % (
+                  i, sig, [describe(m) for m in rest]))
+        for m in rest[:-1]:
+            check(kind_of(m) == "error" and m.error.code == ct.code_of("SHUTTING_DOWN"),
+                  "only SHUTTING_DOWN may precede Goodbye in a drain: %s" % describe(m))
+            shutting_down_seen += 1
+        c.close()
+    msgs = no_hello.wait_closed(timeout=ct.EXIT_TIMEOUT)
+    check(all(kind_of(m) in ("goodbye", "error") for m in msgs),
+          "a connection without Hello gets at most Goodbye/SHUTTING_DOWN: %s" % [
+              describe(m) for m in msgs])
+    no_hello.close()
+    try:
+        d.proc.wait(ct.EXIT_TIMEOUT)
+    except Exception:
+        raise ct.TestFailure("collided did not exit within %ss of %s" % (ct.EXIT_TIMEOUT, sig))
+    d.reader.join(5)
+    check(d.proc.returncode == 0, "exit status on %s must be 0, got %d\n%s" % (
+        sig, d.proc.returncode, d.log_tail()))
+    check(d.wait_log(r"\bevent=shutdown\b", 1.0), "event=shutdown must be logged on %s" % sig)
+    check(not d.sanitizer_reports(), "sanitizer: %s" % d.sanitizer_reports()[:5])
+
+
+@test
+def sigterm_drain():
+    d = ct.Daemon(world=two_statics())
+    drain(d, signal.SIGTERM)
+
+
+@test
+def sigint_drain():
+    d = ct.Daemon(world=two_statics())
+    drain(d, signal.SIGINT)
+
+
+@test
+def requests_during_drain_get_shutting_down_or_goodbye():
+    # A client that keeps sending while the daemon drains: every reply is a normal reply,
+    # SHUTTING_DOWN, or the Goodbye that ends it; nothing after the Goodbye.
+    d = ct.Daemon(world=two_statics())
+    c = d.client()
+    c.hello()
+    c.send(*[ct.msg_spawn(10 + i, ct.circle(1), 10 * i, 0) for i in range(4)])
+    d.proc.send_signal(signal.SIGTERM)
+    try:
+        for i in range(20):
+            c.send(ct.msg_ping(100 + i))
+    except OSError:
+        pass
+    msgs = [m for m in c.wait_closed(timeout=ct.EXIT_TIMEOUT) if not snap(m)]
+    kinds = [kind_of(m) for m in msgs]
+    check("goodbye" in kinds, "Goodbye expected in a drain, got %s" % [describe(m) for m in msgs])
+    check(kinds.index("goodbye") == len(kinds) - 1, "nothing may follow Goodbye: %s" % [
+        describe(m) for m in msgs])
+    for m in msgs:
+        if kind_of(m) == "error":
+            check(m.error.code == ct.code_of("SHUTTING_DOWN"),
+                  "only SHUTTING_DOWN errors in a drain: %s" % describe(m))
+    rc = d.proc.wait(ct.EXIT_TIMEOUT)
+    check(rc == 0, "exit 0 after the drain, got %d" % rc)
+    c.close()
+
+
+@test
+def healthz_and_http_robustness():
+    d = ct.Daemon(http=True, world=two_statics())
+    check(getattr(d, "logged_http_port", None) == d.http_port, "event=listening must log http_port=%d, got %s" % (
+        d.http_port, getattr(d, "logged_http_port", None)))
+    status, body = d.http_get("/healthz")
+    check(status == 200 and body.strip() == "ok", "GET /healthz must be 200 ok, got %d %r" % (
+        status, body))
+    status, _ = d.http_get("/no-such-path")
+    check(status == 404, "an unknown path must be 404, got %d" % status)
+    # An idle HTTP connection, garbage, and an oversized request must not stall or kill anything.
+    idle = socket.create_connection(("127.0.0.1", d.http_port), timeout=5)
+    for payload in (b"GARBAGE\r\n\r\n", b"GET /" + b"a" * 100000 + b" HTTP/1.1\r\n\r\n",
+                    b"GET /metrics HTTP/1.1\r\n" + b"X: " + b"y" * 50000 + b"\r\n\r\n",
+                    b"\x00\xff" * 100):
+        s = socket.create_connection(("127.0.0.1", d.http_port), timeout=ct.REPLY_TIMEOUT)
+        try:
+            s.sendall(payload)
+            s.shutdown(socket.SHUT_WR)
+            got = b""
+            while len(got) < 1 << 20:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                got += chunk
+        except OSError:
+            got = b""
+        s.close()
+        check(not got or got.startswith(b"HTTP/1.") and b" 200 " not in got.split(b"\r\n")[0],
+              "a bad HTTP request must be refused (4xx) or closed, got %r" % got[:80])
+    status, body = d.http_get("/healthz")
+    check(status == 200, "/healthz after bad HTTP input must be 200, got %d" % status)
+    idle.close()
+    ct.full_session(d)
+    d.stop_and_check()
+
+
+REQUIRED = {
+    "collide_tick_duration_seconds": "histogram",
+    "collide_ticks_total": "counter",
+    "collide_ticks_skipped_total": "counter",
+    "collide_clients": "gauge",
+    "collide_bodies": "gauge",
+    "collide_connections_total": "counter",
+    "collide_disconnects_total": "counter",
+    "collide_frames_in_total": "counter",
+    "collide_frames_out_total": "counter",
+    "collide_bytes_in_total": "counter",
+    "collide_bytes_out_total": "counter",
+    "collide_errors_total": "counter",
+    "collide_slow_client_drops_total": "counter",
+    "collide_slow_client_disconnects_total": "counter",
+}
+
+
+def family_present(m, name, typ):
+    # Counters may be declared with or without the _total suffix in the TYPE line (OpenMetrics
+    # style); accept both.
+    declared = m["types"].get(name) or m["types"].get(name[:-len("_total")]
+                                                      if name.endswith("_total") else name)
+    return declared == typ
+
+
+@test
+def metrics_names_parse_and_move():
+    d = ct.Daemon(["--admin-token", "adm1n"], http=True, world=two_statics())
+    m0 = d.metrics()
+    for name, typ in REQUIRED.items():
+        check(family_present(m0, name, typ), "/metrics must declare %s as a %s (TYPE line); "
+              "types seen: %s" % (name, typ, sorted(m0["types"])[:40]))
+    for name in REQUIRED:
+        if name in ("collide_tick_duration_seconds", "collide_disconnects_total",
+                    "collide_errors_total"):
+            continue
+        check(ct.metric(m0, name) is not None, "/metrics must have a sample of %s" % name)
+    check(ct.metric(m0, "collide_bodies", kind="static") == 2,
+          "collide_bodies{kind=\"static\"} must be the world file's 2 statics, got %s" %
+          ct.metric(m0, "collide_bodies", kind="static"))
+    check(ct.metric(m0, "collide_bodies", kind="moving") == 0, "no moving bodies yet")
+    check(ct.metric(m0, "collide_clients") == 0, "no clients yet")
+    # Histogram: cumulative buckets ending in +Inf equal to _count, and a _sum.
+    buckets = [(l["le"], v) for n, l, v in m0["samples"]
+               if n == "collide_tick_duration_seconds_bucket"]
+    check(buckets and buckets[-1][0] == "+Inf", "histogram buckets must end with le=\"+Inf\"")
+    values = [v for _, v in buckets]
+    check(values == sorted(values), "histogram buckets must be cumulative: %s" % buckets)
+    count = ct.metric(m0, "collide_tick_duration_seconds_count")
+    check(count is not None and count == values[-1], "_count must equal the +Inf bucket")
+    check(ct.metric(m0, "collide_tick_duration_seconds_sum") is not None, "_sum required")
+    les = [float(le) for le, _ in buckets]
+    check(les == sorted(les), "bucket bounds must increase")
+
+    # Traffic: 2 clients, 10 pings, 1 spawn, 2 NOT_FOUND, 1 INVALID_SHAPE, 1 UNAUTHENTICATED.
+    sent_frames = 0
+    sent_bytes = 0
+    a = d.client()
+    a.hello()
+    b = d.client()
+    b.hello(token="adm1n")
+    sent_frames += 2
+    sent_bytes += len(ct.encode(ct.msg_hello(1))) + len(ct.encode(ct.msg_hello(1, token="adm1n")))
+    for i in range(10):
+        a.ping(i)
+        sent_frames += 1
+        sent_bytes += 4
+    a.spawn_ok(ct.box(1, 1), 0, 0)
+    sent_frames += 1
+    for i in range(2):
+        rid = a.rid()
+        a.send(ct.msg_despawn(rid, 99999999))
+        a.expect_error(rid, "NOT_FOUND", "despawn unknown")
+        sent_frames += 2  # the despawn and expect_error's ping
+    rid = a.rid()
+    a.send(ct.msg_spawn(rid, ct.circle(0), 0, 0))
+    a.expect_error(rid, "INVALID_SHAPE", "zero radius")
+    sent_frames += 2
+    u = d.client()
+    u.send(ct.msg_ping(3))
+    u.expect_error(3, "UNAUTHENTICATED", "ping first", fatal=True)
+    u.close()
+    sent_frames += 1
+    a.sync()
+    time.sleep(0.5)
+    m1 = d.metrics()
+
+    def delta(name, **labels):
+        return (ct.metric(m1, name, **labels) or 0) - (ct.metric(m0, name, **labels) or 0)
+
+    check(delta("collide_frames_in_total") >= sent_frames,
+          "collide_frames_in_total must count every frame in: +%g < %d" % (
+              delta("collide_frames_in_total"), sent_frames))
+    check(delta("collide_bytes_in_total") >= sent_bytes, "collide_bytes_in_total must grow")
+    check(delta("collide_frames_out_total") >= 15, "collide_frames_out_total must grow")
+    check(delta("collide_bytes_out_total") > 100, "collide_bytes_out_total must grow")
+    for code, n in (("NOT_FOUND", 2), ("INVALID_SHAPE", 1), ("UNAUTHENTICATED", 1)):
+        check(delta("collide_errors_total", code=code) == n,
+              "collide_errors_total{code=\"%s\"} must grow by %d, grew by %g" % (
+                  code, n, delta("collide_errors_total", code=code)))
+    check(delta("collide_errors_total", code="RATE_LIMITED") == 0, "no RATE_LIMITED")
+    check(delta("collide_connections_total") == 3, "3 connections, counted %g" %
+          delta("collide_connections_total"))
+    check(ct.metric(m1, "collide_clients") == 2, "collide_clients must be 2, got %s" %
+          ct.metric(m1, "collide_clients"))
+    check(ct.metric(m1, "collide_bodies", kind="moving") == 1, "one moving body")
+    check(delta("collide_ticks_total") > 0, "collide_ticks_total must grow")
+    check(delta("collide_tick_duration_seconds_count") > 0, "tick histogram must observe ticks")
+    check(delta("collide_disconnects_total") >= 1, "the UNAUTHENTICATED close is a disconnect")
+    for n, labels, v in m1["samples"]:
+        if n == "collide_errors_total":
+            check("code" in labels and ("ERROR_CODE_" + labels["code"]) in
+                  ct.pb.ErrorCode.keys(), "errors_total code label must be an ErrorCode name "
+                  "without the prefix: %s" % labels)
+        if n == "collide_disconnects_total":
+            check("reason" in labels, "disconnects_total needs a reason label")
+    # Ticks advance at about the tick rate.
+    t0 = time.monotonic()
+    k0 = ct.metric(d.metrics(), "collide_ticks_total")
+    time.sleep(1.5)
+    k1 = ct.metric(d.metrics(), "collide_ticks_total")
+    rate = (k1 - k0) / (time.monotonic() - t0)
+    check(30 <= rate <= 90, "collide_ticks_total must advance at ~60/s, got %.1f/s" % rate)
+    a.close()
+    b.close()
+    deadline = time.monotonic() + ct.REPLY_TIMEOUT
+    while ct.metric(d.metrics(), "collide_clients") != 0:
+        check(time.monotonic() < deadline, "collide_clients must return to 0")
+        time.sleep(0.1)
+    ct.full_session(d)
+    d.stop_and_check()
+
+
+if __name__ == "__main__":
+    ct.main()

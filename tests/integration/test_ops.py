@@ -8,6 +8,7 @@ import socket
 import sys
 import time
 
+sys.dont_write_bytecode = True  # keep the source tree clean
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import collide_test as ct  # noqa: E402
 from collide_test import check, kind_of, describe, test  # noqa: E402

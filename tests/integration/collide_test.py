@@ -178,6 +178,11 @@ def msg_set_view(rid, cx, cy, hx, hy):
     return m
 
 
+def as_sent(msg):
+    """msg after a trip through the wire (float32 rounding), for equality with what comes back."""
+    return type(msg).FromString(msg.SerializeToString())
+
+
 def kind_of(sm):
     return sm.WhichOneof("msg")
 

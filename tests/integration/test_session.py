@@ -103,7 +103,7 @@ def spawn_each_shape():
     for name, shape, x, y in shapes:
         st = c.view[ids[name]]
         first = st["new_msg"]
-        check(first.HasField("shape") and first.shape == shape,
+        check(first.HasField("shape") and first.shape == ct.as_sent(shape),
               "%s: first BodyState must carry the spawned shape, got %s" % (name, first.shape))
         check(first.kind == ct.pb.BODY_KIND_MOVING, "%s: kind must be MOVING" % name)
         check(first.owner == c.client_id, "%s: owner must be my client id %d, got %d" % (
@@ -255,7 +255,7 @@ def two_clients_see_each_other_and_disconnect_removes():
     a.recv_until(lambda m: snap(m) and bb in a.view, what="A sees B's body (30 units away)")
     b.recv_until(lambda m: snap(m) and ba in b.view, what="B sees A's body")
     nb = a.view[bb]["new_msg"]
-    check(nb.HasField("shape") and nb.shape == ct.circle(2),
+    check(nb.HasField("shape") and nb.shape == ct.as_sent(ct.circle(2)),
           "a body new to A must carry its shape, got %s" % nb.shape)
     check(nb.kind == ct.pb.BODY_KIND_MOVING, "new body must carry kind MOVING")
     check(nb.owner == b.client_id, "new body must carry owner %d (B), got %d" % (b.client_id,
@@ -299,7 +299,7 @@ def set_view_box_and_back_to_default():
     check(static_ids, "the world file's static must be in a whole-world view")
     st = spectator.view[static_ids[0]]
     check(abs(st["x"] - 900) < 1e-3 and abs(st["y"] - 900) < 1e-3, "static at (900,900)")
-    check(st["new_msg"].shape == ct.box(10, 10), "static shape box 10x10")
+    check(st["new_msg"].shape == ct.as_sent(ct.box(10, 10)), "static shape box 10x10")
     # A box that excludes A's body: its id leaves the view (reported in removed).
     spectator.send(ct.msg_set_view(spectator.rid(), -500, -500, 50, 50))
     spectator.recv_until(lambda m: snap(m) and body in m.snapshot.removed,

@@ -43,14 +43,14 @@ typedef enum world_status {
 const char *world_status_str(world_status status);
 
 typedef struct world_config {
-    aabb bounds;              /* the world's walls */
-    float tick_rate_hz;       /* dt = 1 / tick_rate_hz; default 60 */
-    float max_speed;          /* intents are clamped to this; default 10000 */
-    uint32_t max_bodies;      /* capacity, statics included; default 65536 */
-    float cell_size;          /* broad-phase cell; 0 = chosen by the world */
-    int slide_iterations;     /* collide-and-slide passes per body per tick; default 4 */
-    int separation_passes;    /* discrete overlap passes per tick; default 4 */
-    float max_shape_size;     /* largest half extent / radius / vertex distance; default 1000 */
+    aabb bounds;           /* the world's walls */
+    float tick_rate_hz;    /* dt = 1 / tick_rate_hz; default 60 */
+    float max_speed;       /* intents are clamped to this; default 10000 */
+    uint32_t max_bodies;   /* capacity, statics included; default 65536 */
+    float cell_size;       /* broad-phase cell; 0 = chosen by the world */
+    int slide_iterations;  /* collide-and-slide passes per body per tick; default 4 */
+    int separation_passes; /* discrete overlap passes per tick; default 4 */
+    float max_shape_size;  /* largest half extent / radius / vertex distance; default 1000 */
 } world_config;
 
 /* Fills the defaults documented above, with bounds [-500,500]^2. */
@@ -69,8 +69,13 @@ world_status world_spawn(world *w, world_body_kind kind, const geom_shape *shape
                          uint32_t owner, world_body_id *out_id, geom_shape_error *shape_error);
 world_status world_despawn(world *w, world_body_id id);
 /* Sets a moving body's desired velocity; it holds until replaced. The newest input_seq wins: an
- * older or equal one returns WORLD_STALE_INPUT and changes nothing. Speed is clamped to max_speed. */
+ * older or equal one returns WORLD_STALE_INPUT and changes nothing. Speed is clamped to max_speed.
+ */
 world_status world_set_intent(world *w, world_body_id id, vec2 velocity, uint32_t input_seq);
+
+/* Whether moving bodies block each other (default true). Off gives scene S1a of PERFORMANCE.md,
+ * or a game whose players pass through one another; statics and bounds always block. */
+void world_set_mover_collisions(world *w, bool enabled);
 
 /* One fixed tick (COLLISION.md "One tick"). */
 void world_step(world *w);
@@ -79,13 +84,14 @@ uint64_t world_tick(const world *w); /* ticks stepped so far */
 typedef struct world_body_info {
     world_body_id id;
     world_body_kind kind;
-    uint32_t owner;          /* the spawning client's id; 0 for the world's own statics */
+    uint32_t owner; /* the spawning client's id; 0 for the world's own statics */
     vec2 position;
     vec2 velocity;           /* achieved in the last tick (displacement / dt), zero for statics */
     vec2 intent;             /* desired velocity, after clamping */
     uint32_t last_input_seq; /* newest input applied in the last tick */
     uint64_t changed_tick;   /* tick in which position, velocity or last_input_seq last changed
-                              * (the spawn's tick for a new body) */
+                              * (the spawn's tick for a new body: the step after the spawn call,
+                              * world_tick() + 1, the first step whose snapshot can show it) */
     aabb bounds;             /* current AABB */
 } world_body_info;
 
@@ -113,11 +119,11 @@ bool world_ray_cast(const world *w, vec2 origin, vec2 displacement, world_body_i
  * before it. Pointers stay valid until the next world_step(). Each list is in ascending id order
  * and holds an id at most once. */
 typedef struct world_changes {
-    const world_body_id *moved;      /* position, velocity or last_input_seq changed */
+    const world_body_id *moved; /* position, velocity or last_input_seq changed */
     size_t moved_count;
-    const world_body_id *spawned;    /* still alive at the end of the step */
+    const world_body_id *spawned; /* still alive at the end of the step */
     size_t spawned_count;
-    const world_body_id *despawned;  /* now stale */
+    const world_body_id *despawned; /* now stale */
     size_t despawned_count;
 } world_changes;
 void world_last_changes(const world *w, world_changes *out);
@@ -126,10 +132,10 @@ typedef struct world_stats {
     size_t static_bodies;
     size_t moving_bodies;
     size_t capacity;
-    uint64_t swept_hits;       /* sweep hits resolved by collide-and-slide, cumulative */
-    uint64_t separations;      /* overlaps fixed by the discrete pass, cumulative */
-    uint64_t jammed;           /* moving pairs left overlapping because statics pin them (I3) */
-    size_t bytes;              /* memory the world owns */
+    uint64_t swept_hits;  /* sweep hits resolved by collide-and-slide, cumulative */
+    uint64_t separations; /* overlaps fixed by the discrete pass, cumulative */
+    uint64_t jammed;      /* moving pairs left overlapping because statics pin them (I3) */
+    size_t bytes;         /* memory the world owns */
 } world_stats;
 void world_get_stats(const world *w, world_stats *out);
 

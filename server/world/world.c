@@ -1,0 +1,1316 @@
+/* world: bodies, the static grid, the mover grid, the tick (COLLISION.md), change tracking.
+ *
+ * Layout, and why:
+ *   - Statics are stored once, compactly (40 bytes), in a multi-level grid: a static lives in the
+ *     one cell holding its AABB min corner, at the level whose cells are at least its size. A
+ *     query reaches back `extra` cells on the min side. No per-cell entry pool to run out of, and
+ *     a 1x1 tile on a cell-1 grid costs one list link.
+ *   - A sweep walks its path in chunks of one cell length (a DDA over the swept footprint), and
+ *     stops as soon as the best hit lies before the next chunk; cells already seen in the previous
+ *     chunk are skipped. Fast bodies therefore visit only cells along their path.
+ *   - Boxes (the common case) take an AABB fast path; every other pair goes through geom.
+ *   - Movers are processed in two passes: against statics and bounds only (all movers), then,
+ *     for those whose paths come near another mover's, again from the start with the other movers
+ *     moving along their first-pass displacement (relative motion: head-on bodies meet in the
+ *     middle whatever the order, I7). A discrete pass then separates what still overlaps, with
+ *     every push swept against statics so it never goes through one (I2). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "world_internal.h"
+
+/* Query boxes grow by this so contacts at exactly a cell border or within the skin are seen. */
+#define WORLD_QUERY_MARGIN (4.0f * GEOM_SKIN)
+#define WORLD_NO_HIT 2.0f
+
+const char *world_status_str(world_status status) {
+    switch (status) {
+    case WORLD_OK:
+        return "ok";
+    case WORLD_STALE_INPUT:
+        return "stale input sequence";
+    case WORLD_ERR_INVALID_SHAPE:
+        return "invalid shape";
+    case WORLD_ERR_OUT_OF_BOUNDS:
+        return "outside the world bounds";
+    case WORLD_ERR_FULL:
+        return "world is full";
+    case WORLD_ERR_NOT_FOUND:
+        return "unknown or stale body id";
+    case WORLD_ERR_NOT_FINITE:
+        return "non-finite value";
+    case WORLD_ERR_NOT_MOVING:
+        return "body is not moving";
+    }
+    return "unknown status";
+}
+
+void world_config_default(world_config *cfg) {
+    memset(cfg, 0, sizeof *cfg);
+    cfg->bounds = aabb_make(v2(-500.0f, -500.0f), v2(500.0f, 500.0f));
+    cfg->tick_rate_hz = 60.0f;
+    cfg->max_speed = 10000.0f;
+    cfg->max_bodies = 65536;
+    cfg->cell_size = 0.0f;
+    cfg->slide_iterations = 4;
+    cfg->separation_passes = 4;
+    cfg->max_shape_size = 1000.0f;
+}
+
+/* ---- small helpers ------------------------------------------------------------------------ */
+
+static inline uint32_t ref_kind(uint32_t ref) { return ref >> WORLD_REF_KIND_SHIFT; }
+static inline uint32_t ref_index(uint32_t ref) { return ref & WORLD_REF_INDEX_MASK; }
+static inline aabb box_at(vec2 p, vec2 lo, vec2 hi) {
+    return aabb_make(v2_add(p, lo), v2_add(p, hi));
+}
+static inline bool vec_eq(vec2 a, vec2 b) { return memcmp(&a, &b, sizeof a) == 0; }
+
+static inline world_body_id make_id(const world *w, uint32_t slot, uint32_t gen) {
+    return (slot << w->gen_bits) | gen;
+}
+
+/* The slot of a live id, or UINT32_MAX. */
+static uint32_t id_slot(const world *w, world_body_id id) {
+    uint32_t gen = id & w->gen_max;
+    uint32_t slot = (uint32_t)((uint64_t)id >> w->gen_bits);
+    if (gen == 0 || slot >= w->capacity) return UINT32_MAX;
+    const world_slot *s = &w->slots[slot];
+    if (s->kind == 0 || s->gen != gen) return UINT32_MAX;
+    return slot;
+}
+
+static inline world_body_id slot_id(const world *w, uint32_t slot) {
+    return make_id(w, slot, w->slots[slot].gen);
+}
+
+/* Builds a geom_shape for a reference; boxes and circles into tmp, polygons from the pool. */
+static const geom_shape *ref_shape(const world *w, uint32_t ref, vec2 hi, geom_shape *tmp) {
+    switch (ref_kind(ref)) {
+    case GEOM_SHAPE_BOX:
+        tmp->kind = GEOM_SHAPE_BOX;
+        tmp->u.half_extents = hi;
+        return tmp;
+    case GEOM_SHAPE_CIRCLE:
+        tmp->kind = GEOM_SHAPE_CIRCLE;
+        tmp->u.radius = hi.x;
+        return tmp;
+    default:
+        return &w->polys[ref_index(ref)];
+    }
+}
+
+static inline vec2 static_hi(const world_static *s) { return v2_sub(s->box.max, s->position); }
+
+/* ---- box fast paths (must agree with geom's conventions) --------------------------------- */
+
+/* Sweep of box a by d against a fixed box b (relative frame). Normal from a towards b. */
+static bool box_sweep(aabb a, vec2 d, aabb b, geom_toi *out) {
+    float px = fminf(a.max.x - b.min.x, b.max.x - a.min.x);
+    float py = fminf(a.max.y - b.min.y, b.max.y - a.min.y);
+    if (px > -GEOM_LINEAR_SLOP && py > -GEOM_LINEAR_SLOP) {
+        /* Starting in contact: stop only if the motion goes further in along the MTV axis. */
+        vec2 n;
+        if (px <= py) {
+            float ca = a.min.x + a.max.x, cb = b.min.x + b.max.x;
+            n = v2(cb >= ca ? 1.0f : -1.0f, 0.0f);
+        } else {
+            float ca = a.min.y + a.max.y, cb = b.min.y + b.max.y;
+            n = v2(0.0f, cb >= ca ? 1.0f : -1.0f);
+        }
+        if (v2_dot(d, n) > 0.0f) {
+            out->t = 0.0f;
+            out->normal = n;
+            return true;
+        }
+        return false;
+    }
+    float t_enter = -1.0f, t_exit = 2.0f;
+    vec2 n = v2(0.0f, 0.0f);
+    if (d.x > 0.0f) {
+        float te = (b.min.x - a.max.x) / d.x, tx = (b.max.x - a.min.x) / d.x;
+        if (te > t_enter) t_enter = te, n = v2(1.0f, 0.0f);
+        if (tx < t_exit) t_exit = tx;
+    } else if (d.x < 0.0f) {
+        float te = (b.max.x - a.min.x) / d.x, tx = (b.min.x - a.max.x) / d.x;
+        if (te > t_enter) t_enter = te, n = v2(-1.0f, 0.0f);
+        if (tx < t_exit) t_exit = tx;
+    } else if (px <= 0.0f) {
+        return false;
+    }
+    if (d.y > 0.0f) {
+        float te = (b.min.y - a.max.y) / d.y, tx = (b.max.y - a.min.y) / d.y;
+        if (te > t_enter) t_enter = te, n = v2(0.0f, 1.0f);
+        if (tx < t_exit) t_exit = tx;
+    } else if (d.y < 0.0f) {
+        float te = (b.max.y - a.min.y) / d.y, tx = (b.min.y - a.max.y) / d.y;
+        if (te > t_enter) t_enter = te, n = v2(0.0f, -1.0f);
+        if (tx < t_exit) t_exit = tx;
+    } else if (py <= 0.0f) {
+        return false;
+    }
+    if (!(t_enter < t_exit) || t_enter > 1.0f || t_enter < 0.0f) return false;
+    out->t = t_enter;
+    out->normal = n;
+    return true;
+}
+
+/* Overlap of two boxes with the MTV; normal from a towards b. */
+static bool box_overlap(aabb a, aabb b, geom_contact *out) {
+    float px = fminf(a.max.x - b.min.x, b.max.x - a.min.x);
+    float py = fminf(a.max.y - b.min.y, b.max.y - a.min.y);
+    if (!(px > 0.0f && py > 0.0f)) return false;
+    if (px <= py) {
+        out->normal = v2((b.min.x + b.max.x) >= (a.min.x + a.max.x) ? 1.0f : -1.0f, 0.0f);
+        out->depth = px;
+    } else {
+        out->normal = v2(0.0f, (b.min.y + b.max.y) >= (a.min.y + a.max.y) ? 1.0f : -1.0f);
+        out->depth = py;
+    }
+    return true;
+}
+
+/* A body as the narrow phase needs it. */
+typedef struct body_view {
+    uint32_t ref; /* shape reference */
+    vec2 pos;     /* position */
+    vec2 lo, hi;  /* AABB offsets */
+} body_view;
+
+static bool pair_sweep(const world *w, const body_view *a, vec2 da, const body_view *b, vec2 db,
+                       geom_toi *out) {
+    if (ref_kind(a->ref) == GEOM_SHAPE_BOX && ref_kind(b->ref) == GEOM_SHAPE_BOX)
+        return box_sweep(box_at(a->pos, a->lo, a->hi), v2_sub(da, db), box_at(b->pos, b->lo, b->hi),
+                         out);
+    geom_shape ta, tb;
+    const geom_shape *sa = ref_shape(w, a->ref, a->hi, &ta);
+    const geom_shape *sb = ref_shape(w, b->ref, b->hi, &tb);
+    return geom_sweep(sa, a->pos, da, sb, b->pos, db, out);
+}
+
+static bool pair_overlap(const world *w, const body_view *a, const body_view *b,
+                         geom_contact *out) {
+    if (ref_kind(a->ref) == GEOM_SHAPE_BOX && ref_kind(b->ref) == GEOM_SHAPE_BOX)
+        return box_overlap(box_at(a->pos, a->lo, a->hi), box_at(b->pos, b->lo, b->hi), out);
+    geom_shape ta, tb;
+    const geom_shape *sa = ref_shape(w, a->ref, a->hi, &ta);
+    const geom_shape *sb = ref_shape(w, b->ref, b->hi, &tb);
+    return geom_overlap(sa, a->pos, sb, b->pos, out);
+}
+
+static inline body_view static_view(const world_static *s) {
+    body_view v = {s->shape, s->position, v2_sub(s->box.min, s->position), static_hi(s)};
+    return v;
+}
+static inline body_view mover_view(const world_mover *m, vec2 pos) {
+    body_view v = {m->shape, pos, m->lo, m->hi};
+    return v;
+}
+
+/* ---- static grid ----------------------------------------------------------------------------- */
+
+static inline int32_t level_cell(float v, float origin, float inv, int32_t n) {
+    float f = (v - origin) * inv;
+    if (!(f > 0.0f)) return 0;
+    if (f >= (float)n) return n - 1;
+    return (int32_t)f;
+}
+
+static int level_for_size(const world *w, float size) {
+    int l = 0;
+    while (l + 1 < w->level_count && w->levels[l].cell < size)
+        l++;
+    return l;
+}
+
+static void static_link(world *w, uint32_t index) {
+    world_static *s = &w->statics[index];
+    vec2 size = v2_sub(s->box.max, s->box.min);
+    int l = level_for_size(w, fmaxf(size.x, size.y));
+    world_level *lv = &w->levels[l];
+    vec2 o = w->cfg.bounds.min;
+    int32_t hx = level_cell(s->box.min.x, o.x, lv->inv_cell, lv->nx);
+    int32_t hy = level_cell(s->box.min.y, o.y, lv->inv_cell, lv->ny);
+    /* last covered cell: the cell holding max, unless max sits exactly on a cell border */
+    int32_t ex = (int32_t)ceilf((s->box.max.x - o.x) * lv->inv_cell) - 1 - hx;
+    int32_t ey = (int32_t)ceilf((s->box.max.y - o.y) * lv->inv_cell) - 1 - hy;
+    int32_t extra = ex > ey ? ex : ey;
+    if (extra > lv->extra) lv->extra = extra;
+    int32_t cell = hy * lv->nx + hx;
+    s->level = (uint32_t)l;
+    s->next = lv->heads[cell];
+    lv->heads[cell] = (int32_t)index;
+    lv->count++;
+}
+
+/* Replaces the link that points at `from` with `to` (-1 unlinks when to == next). */
+static void static_relink(world *w, uint32_t from, int32_t to) {
+    world_static *s = &w->statics[from];
+    world_level *lv = &w->levels[s->level];
+    vec2 o = w->cfg.bounds.min;
+    int32_t hx = level_cell(s->box.min.x, o.x, lv->inv_cell, lv->nx);
+    int32_t hy = level_cell(s->box.min.y, o.y, lv->inv_cell, lv->ny);
+    int32_t *link = &lv->heads[hy * lv->nx + hx];
+    while (*link != (int32_t)from)
+        link = &w->statics[*link].next;
+    *link = to;
+}
+
+/* Calls visit for every static whose AABB overlaps box (inclusive of touching), each once. */
+typedef bool (*static_visit_fn)(const world *w, uint32_t index, void *ctx);
+static void static_query(const world *w, aabb box, static_visit_fn visit, void *ctx) {
+    vec2 o = w->cfg.bounds.min;
+    for (int l = 0; l < w->level_count; l++) {
+        const world_level *lv = &w->levels[l];
+        if (!lv->count) continue;
+        int32_t x0 = level_cell(box.min.x, o.x, lv->inv_cell, lv->nx) - lv->extra;
+        int32_t y0 = level_cell(box.min.y, o.y, lv->inv_cell, lv->ny) - lv->extra;
+        int32_t x1 = level_cell(box.max.x, o.x, lv->inv_cell, lv->nx);
+        int32_t y1 = level_cell(box.max.y, o.y, lv->inv_cell, lv->ny);
+        if (x0 < 0) x0 = 0;
+        if (y0 < 0) y0 = 0;
+        for (int32_t cy = y0; cy <= y1; cy++)
+            for (int32_t cx = x0; cx <= x1; cx++)
+                for (int32_t s = lv->heads[cy * lv->nx + cx]; s >= 0; s = w->statics[s].next) {
+                    const aabb *b = &w->statics[s].box;
+                    if (b->min.x > box.max.x || box.min.x > b->max.x || b->min.y > box.max.y ||
+                        box.min.y > b->max.y)
+                        continue;
+                    if (!visit(w, (uint32_t)s, ctx)) return;
+                }
+    }
+}
+
+/* The best hit of one sweep. */
+typedef struct sweep_hit {
+    float t;      /* fraction of the displacement; WORLD_NO_HIT when nothing */
+    vec2 normal;  /* from the body towards what it hit */
+    vec2 other_d; /* the other body's displacement over the remaining time (movers) */
+} sweep_hit;
+
+static inline void hit_offer(sweep_hit *best, const geom_toi *toi, vec2 other_d) {
+    if (toi->t < best->t) {
+        best->t = toi->t;
+        best->normal = toi->normal;
+        best->other_d = other_d;
+    }
+}
+
+/* Sweeps body a (at a->pos, AABB box) by r against every static, walking each level's cells
+ * along the path chunk by chunk; keeps the earliest hit in best. */
+static void sweep_statics(const world *w, const body_view *a, aabb box, vec2 r, sweep_hit *best) {
+    vec2 o = w->cfg.bounds.min;
+    bool a_box = ref_kind(a->ref) == GEOM_SHAPE_BOX;
+    float len = fmaxf(fabsf(r.x), fabsf(r.y));
+    for (int l = 0; l < w->level_count; l++) {
+        const world_level *lv = &w->levels[l];
+        if (!lv->count) continue;
+        float chunks_f = ceilf(len * lv->inv_cell);
+        int32_t chunks = chunks_f < 1.0f ? 1 : chunks_f > 1e6f ? 1000000 : (int32_t)chunks_f;
+        float inv_chunks = 1.0f / (float)chunks;
+        int32_t px0 = 1, px1 = 0, py0 = 1, py1 = 0; /* previous chunk's cells (none yet) */
+        for (int32_t k = 0; k < chunks; k++) {
+            float ts = (float)k * inv_chunks;
+            if (ts >= best->t) break;
+            float te = k + 1 == chunks ? 1.0f : (float)(k + 1) * inv_chunks;
+            aabb cb = aabb_union(aabb_translate(box, v2_scale(r, ts)),
+                                 aabb_translate(box, v2_scale(r, te)));
+            cb = aabb_inflate(cb, WORLD_QUERY_MARGIN);
+            int32_t x0 = level_cell(cb.min.x, o.x, lv->inv_cell, lv->nx) - lv->extra;
+            int32_t y0 = level_cell(cb.min.y, o.y, lv->inv_cell, lv->ny) - lv->extra;
+            int32_t x1 = level_cell(cb.max.x, o.x, lv->inv_cell, lv->nx);
+            int32_t y1 = level_cell(cb.max.y, o.y, lv->inv_cell, lv->ny);
+            if (x0 < 0) x0 = 0;
+            if (y0 < 0) y0 = 0;
+            for (int32_t cy = y0; cy <= y1; cy++) {
+                bool row_seen = cy >= py0 && cy <= py1;
+                const int32_t *row = &lv->heads[cy * lv->nx];
+                for (int32_t cx = x0; cx <= x1; cx++) {
+                    if (row_seen && cx >= px0 && cx <= px1) continue;
+                    for (int32_t s = row[cx]; s >= 0;) {
+                        const world_static *st = &w->statics[s];
+                        s = st->next;
+                        if (!aabb_overlaps(cb, st->box)) continue;
+                        geom_toi toi;
+                        bool hit;
+                        if (a_box && ref_kind(st->shape) == GEOM_SHAPE_BOX) {
+                            hit = box_sweep(box, r, st->box, &toi);
+                        } else {
+                            body_view b = static_view(st);
+                            hit = pair_sweep(w, a, r, &b, v2(0.0f, 0.0f), &toi);
+                        }
+                        if (hit) hit_offer(best, &toi, v2(0.0f, 0.0f));
+                    }
+                }
+            }
+            px0 = x0, px1 = x1, py0 = y0, py1 = y1;
+        }
+    }
+}
+
+/* The bounds as four walls: the AABB must stay inside. */
+static void sweep_bounds(const world *w, aabb box, vec2 r, sweep_hit *best) {
+    const aabb *b = &w->cfg.bounds;
+    geom_toi toi;
+    if (r.x > 0.0f && box.max.x + r.x > b->max.x) {
+        toi.t = fmaxf(0.0f, (b->max.x - box.max.x) / r.x), toi.normal = v2(1.0f, 0.0f);
+        hit_offer(best, &toi, v2(0.0f, 0.0f));
+    } else if (r.x < 0.0f && box.min.x + r.x < b->min.x) {
+        toi.t = fmaxf(0.0f, (b->min.x - box.min.x) / r.x), toi.normal = v2(-1.0f, 0.0f);
+        hit_offer(best, &toi, v2(0.0f, 0.0f));
+    }
+    if (r.y > 0.0f && box.max.y + r.y > b->max.y) {
+        toi.t = fmaxf(0.0f, (b->max.y - box.max.y) / r.y), toi.normal = v2(0.0f, 1.0f);
+        hit_offer(best, &toi, v2(0.0f, 0.0f));
+    } else if (r.y < 0.0f && box.min.y + r.y < b->min.y) {
+        toi.t = fmaxf(0.0f, (b->min.y - box.min.y) / r.y), toi.normal = v2(0.0f, -1.0f);
+        hit_offer(best, &toi, v2(0.0f, 0.0f));
+    }
+}
+
+/* ---- mover grid ------------------------------------------------------------------------------ */
+
+static inline uint32_t grid_hash(int32_t x, int32_t y, uint32_t mask) {
+    return (((uint32_t)x * 73856093u) ^ ((uint32_t)y * 19349663u)) & mask;
+}
+static inline int32_t grid_coord(float v, float inv) {
+    float f = floorf(v * inv);
+    if (f < -1e9f) return -1000000000;
+    if (f > 1e9f) return 1000000000;
+    return (int32_t)f;
+}
+
+/* Rebuilds the grid over the movers with the given per-dense-index boxes. */
+static void grid_build(const world *w, world_grid *g, const aabb *boxes) {
+    uint32_t n = w->mover_count;
+    /* Cell: the power of two at or above the median box size, so most boxes span 1-4 cells. */
+    uint32_t hist[64] = {0};
+    for (uint32_t i = 0; i < n; i++) {
+        vec2 s = v2_sub(boxes[i].max, boxes[i].min);
+        int e;
+        frexpf(fmaxf(fmaxf(s.x, s.y), 1e-6f), &e);
+        e += 32;
+        hist[e < 0 ? 0 : e > 63 ? 63 : e]++;
+    }
+    int e = 32;
+    for (uint32_t acc = 0, k = 0; k < 64; k++) {
+        acc += hist[k];
+        if (acc * 2 >= n) {
+            e = (int)k;
+            break;
+        }
+    }
+    g->cell = ldexpf(1.0f, e - 32);
+    if (g->cell < 1.0f / 64.0f) g->cell = 1.0f / 64.0f;
+    g->inv_cell = 1.0f / g->cell;
+    uint32_t table = 64;
+    while (table < 2 * n && table < g->table_cap)
+        table <<= 1;
+    g->mask = table - 1;
+    memset(g->start, 0, (table + 1) * sizeof *g->start);
+    g->big_count = 0;
+    uint64_t items = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        aabb b = boxes[i];
+        uint32_t slot = w->movers[i].slot;
+        g->boxes[slot] = b;
+        int32_t x0 = grid_coord(b.min.x, g->inv_cell), x1 = grid_coord(b.max.x, g->inv_cell);
+        int32_t y0 = grid_coord(b.min.y, g->inv_cell), y1 = grid_coord(b.max.y, g->inv_cell);
+        uint64_t cells = (uint64_t)(x1 - x0 + 1) * (uint64_t)(y1 - y0 + 1);
+        if (cells > WORLD_GRID_MAX_CELLS_PER_ITEM || items + cells > g->item_cap) {
+            g->big[g->big_count++] = slot;
+            continue;
+        }
+        items += cells;
+        for (int32_t y = y0; y <= y1; y++)
+            for (int32_t x = x0; x <= x1; x++)
+                g->start[grid_hash(x, y, g->mask)]++;
+    }
+    uint32_t acc = 0;
+    for (uint32_t h = 0; h <= table; h++) {
+        uint32_t c = g->start[h];
+        g->start[h] = acc;
+        acc += c;
+    }
+    /* fill: start[h] runs up to the bucket end; shifted back below */
+    uint32_t big_i = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t slot = w->movers[i].slot;
+        if (big_i < g->big_count && g->big[big_i] == slot) {
+            big_i++;
+            continue;
+        }
+        aabb b = boxes[i];
+        int32_t x0 = grid_coord(b.min.x, g->inv_cell), x1 = grid_coord(b.max.x, g->inv_cell);
+        int32_t y0 = grid_coord(b.min.y, g->inv_cell), y1 = grid_coord(b.max.y, g->inv_cell);
+        for (int32_t y = y0; y <= y1; y++)
+            for (int32_t x = x0; x <= x1; x++)
+                g->items[g->start[grid_hash(x, y, g->mask)]++] = slot;
+    }
+    for (uint32_t h = table; h > 0; h--)
+        g->start[h] = g->start[h - 1];
+    g->start[0] = 0;
+    g->valid = true;
+    g->slack = 0.0f;
+    g->unindexed_count = 0;
+}
+
+/* Calls visit(slot) once for every indexed slot whose build box overlaps box (inclusive), and for
+ * every big or unindexed slot (the visitor checks those itself). */
+typedef bool (*slot_visit_fn)(const world *w, uint32_t slot, void *ctx);
+static void grid_query(const world *w, const world_grid *g, aabb box, slot_visit_fn visit,
+                       void *ctx) {
+    int32_t x0 = grid_coord(box.min.x, g->inv_cell), x1 = grid_coord(box.max.x, g->inv_cell);
+    int32_t y0 = grid_coord(box.min.y, g->inv_cell), y1 = grid_coord(box.max.y, g->inv_cell);
+    int64_t cells = (int64_t)(x1 - x0 + 1) * (int64_t)(y1 - y0 + 1);
+    if (cells > (int64_t)g->mask + 1) {
+        /* Bigger than the table: every bucket once, dedupe by the first overlapping cell. */
+        for (uint32_t h = 0; h <= g->mask; h++)
+            for (uint32_t i = g->start[h]; i < g->start[h + 1]; i++) {
+                uint32_t slot = g->items[i];
+                const aabb *b = &g->boxes[slot];
+                if (b->min.x > box.max.x || box.min.x > b->max.x || b->min.y > box.max.y ||
+                    box.min.y > b->max.y)
+                    continue;
+                int32_t fx = grid_coord(fmaxf(b->min.x, box.min.x), g->inv_cell);
+                int32_t fy = grid_coord(fmaxf(b->min.y, box.min.y), g->inv_cell);
+                if (grid_hash(fx, fy, g->mask) != h) continue;
+                /* several cells of one box may share a bucket: visiting twice is harmless */
+                if (!visit(w, slot, ctx)) return;
+            }
+    } else {
+        for (int32_t y = y0; y <= y1; y++)
+            for (int32_t x = x0; x <= x1; x++) {
+                uint32_t h = grid_hash(x, y, g->mask);
+                for (uint32_t i = g->start[h]; i < g->start[h + 1]; i++) {
+                    uint32_t slot = g->items[i];
+                    const aabb *b = &g->boxes[slot];
+                    if (b->min.x > box.max.x || box.min.x > b->max.x || b->min.y > box.max.y ||
+                        box.min.y > b->max.y)
+                        continue;
+                    /* visit from the first cell both boxes share: once per slot */
+                    int32_t fx = grid_coord(b->min.x, g->inv_cell);
+                    int32_t fy = grid_coord(b->min.y, g->inv_cell);
+                    if ((fx > x0 ? fx : x0) != x || (fy > y0 ? fy : y0) != y) continue;
+                    if (!visit(w, slot, ctx)) return;
+                }
+            }
+    }
+    for (uint32_t i = 0; i < g->big_count; i++)
+        if (!visit(w, g->big[i], ctx)) return;
+    for (uint32_t i = 0; i < g->unindexed_count; i++)
+        if (!visit(w, g->unindexed[i], ctx)) return;
+}
+
+static void grid_build_current(const world *w) {
+    world_grid *g = &w->cache->grid;
+    aabb *boxes = w->path; /* scratch: free outside world_step */
+    for (uint32_t i = 0; i < w->mover_count; i++) {
+        const world_mover *m = &w->movers[i];
+        boxes[i] = box_at(m->position, m->lo, m->hi);
+    }
+    grid_build(w, g, boxes);
+}
+
+/* ---- create / destroy ------------------------------------------------------------------------ */
+
+static void *world_alloc(world *w, size_t count, size_t size) {
+    if (count == 0) count = 1;
+    void *p = calloc(count, size);
+    if (p) w->bytes += count * size;
+    return p;
+}
+
+world *world_create(const world_config *cfg_in) {
+    world_config cfg;
+    if (cfg_in)
+        cfg = *cfg_in;
+    else
+        world_config_default(&cfg);
+    aabb b = cfg.bounds;
+    if (!v2_is_finite(b.min) || !v2_is_finite(b.max) || !(b.min.x < b.max.x) ||
+        !(b.min.y < b.max.y))
+        return NULL;
+    if (!(cfg.tick_rate_hz > 0.0f) || !isfinite(cfg.tick_rate_hz) || !(cfg.max_speed > 0.0f) ||
+        !isfinite(cfg.max_speed))
+        return NULL;
+    if (cfg.max_bodies == 0 || cfg.max_bodies > (1u << 24)) return NULL;
+    if (!(cfg.cell_size >= 0.0f) || !isfinite(cfg.cell_size)) return NULL;
+    if (cfg.slide_iterations <= 0) cfg.slide_iterations = 4;
+    if (cfg.slide_iterations > 16) cfg.slide_iterations = 16;
+    if (cfg.separation_passes < 0) cfg.separation_passes = 0;
+    if (cfg.separation_passes > 16) cfg.separation_passes = 16;
+    if (!(cfg.max_shape_size > 0.0f) || !isfinite(cfg.max_shape_size)) cfg.max_shape_size = 1000.0f;
+    if (cfg.max_shape_size > GEOM_MAX_SIZE) cfg.max_shape_size = GEOM_MAX_SIZE;
+
+    world *w = calloc(1, sizeof *w);
+    if (!w) return NULL;
+    w->bytes = sizeof *w;
+    w->cfg = cfg;
+    w->dt = 1.0f / cfg.tick_rate_hz;
+    w->capacity = cfg.max_bodies;
+    w->movers_collide = true;
+    uint32_t slot_bits = 1;
+    while (slot_bits < 24 && (1u << slot_bits) < cfg.max_bodies)
+        slot_bits++;
+    w->gen_bits = 32 - slot_bits;
+    w->gen_max = (uint32_t)((1ull << w->gen_bits) - 1u);
+
+    uint32_t cap = w->capacity;
+    /* Polygons need a pool entry; boxes and circles do not. A quarter of the bodies, at least 64.
+     */
+    w->poly_cap = cap / 4 < 64 ? 64 : cap / 4;
+    w->slots = world_alloc(w, cap, sizeof *w->slots);
+    w->free_slots = world_alloc(w, cap, sizeof *w->free_slots);
+    w->statics = world_alloc(w, cap, sizeof *w->statics);
+    w->movers = world_alloc(w, cap, sizeof *w->movers);
+    w->polys = world_alloc(w, w->poly_cap, sizeof *w->polys);
+    w->free_polys = world_alloc(w, w->poly_cap, sizeof *w->free_polys);
+    w->p0 = world_alloc(w, cap, sizeof *w->p0);
+    w->d1 = world_alloc(w, cap, sizeof *w->d1);
+    w->path = world_alloc(w, cap, sizeof *w->path);
+    w->p2 = world_alloc(w, cap, sizeof *w->p2);
+    size_t words = (cap + 63) / 64;
+    w->moved_bits = world_alloc(w, words, sizeof *w->moved_bits);
+    w->spawn_bits = world_alloc(w, words, sizeof *w->spawn_bits);
+    w->moved = world_alloc(w, cap, sizeof *w->moved);
+    w->spawned = world_alloc(w, cap, sizeof *w->spawned);
+    w->despawned = world_alloc(w, cap, sizeof *w->despawned);
+    w->pending_despawned = world_alloc(w, cap, sizeof *w->pending_despawned);
+    w->pending_spawned = world_alloc(w, cap, sizeof *w->pending_spawned);
+    w->cache = world_alloc(w, 1, sizeof *w->cache);
+    bool ok = w->slots && w->free_slots && w->statics && w->movers && w->polys && w->free_polys &&
+              w->p0 && w->d1 && w->path && w->p2 && w->moved_bits && w->spawn_bits && w->moved &&
+              w->spawned && w->despawned && w->pending_despawned && w->pending_spawned && w->cache;
+    if (ok) {
+        world_grid *g = &w->cache->grid;
+        g->table_cap = 64;
+        while (g->table_cap < 2 * cap)
+            g->table_cap <<= 1;
+        g->item_cap = 8 * cap + 1024;
+        g->start = world_alloc(w, g->table_cap + 1, sizeof *g->start);
+        g->items = world_alloc(w, g->item_cap, sizeof *g->items);
+        g->big = world_alloc(w, cap, sizeof *g->big);
+        g->boxes = world_alloc(w, cap, sizeof *g->boxes);
+        g->unindexed = world_alloc(w, cap, sizeof *g->unindexed);
+        w->cache->result_cap = 4 * cap;
+        w->cache->results = world_alloc(w, w->cache->result_cap, sizeof *w->cache->results);
+        ok = g->start && g->items && g->big && g->boxes && g->unindexed && w->cache->results;
+    }
+    /* Static grid levels: finest cell = cell_size, or the power of two from 1 up that keeps the
+     * finest level within 4 cells per body slot; then doubling up to twice the largest shape. */
+    vec2 ext = v2_sub(b.max, b.min);
+    float cell = cfg.cell_size;
+    if (cell <= 0.0f) {
+        cell = 1.0f;
+        double limit = 4.0 * (double)cap + 4096.0;
+        while (((double)ext.x / cell + 1.0) * ((double)ext.y / cell + 1.0) > limit)
+            cell *= 2.0f;
+    }
+    while (ok && w->level_count < WORLD_MAX_LEVELS) {
+        double nx = ceil((double)ext.x / cell) + 1.0, ny = ceil((double)ext.y / cell) + 1.0;
+        if (nx * ny > (double)(1u << 26)) {
+            /* too fine for memory: this cell size is not usable, try twice as coarse */
+            cell *= 2.0f;
+            continue;
+        }
+        world_level *lv = &w->levels[w->level_count++];
+        lv->cell = cell;
+        lv->inv_cell = 1.0f / cell;
+        lv->nx = (int32_t)nx;
+        lv->ny = (int32_t)ny;
+        lv->heads = world_alloc(w, (size_t)(nx * ny), sizeof *lv->heads);
+        if (!lv->heads) {
+            ok = false;
+            break;
+        }
+        memset(lv->heads, 0xff, (size_t)(nx * ny) * sizeof *lv->heads);
+        if (cell >= 2.0f * cfg.max_shape_size || (lv->nx <= 2 && lv->ny <= 2)) break;
+        cell *= 2.0f;
+    }
+    if (!ok) {
+        world_destroy(w);
+        return NULL;
+    }
+    for (uint32_t i = 0; i < cap; i++)
+        w->free_slots[i] = cap - 1 - i;
+    w->free_count = cap;
+    for (uint32_t i = 0; i < w->poly_cap; i++)
+        w->free_polys[i] = w->poly_cap - 1 - i;
+    w->free_poly_count = w->poly_cap;
+    return w;
+}
+
+void world_destroy(world *w) {
+    if (!w) return;
+    for (int l = 0; l < w->level_count; l++)
+        free(w->levels[l].heads);
+    if (w->cache) {
+        world_grid *g = &w->cache->grid;
+        free(g->start);
+        free(g->items);
+        free(g->big);
+        free(g->boxes);
+        free(g->unindexed);
+        free(w->cache->results);
+        free(w->cache);
+    }
+    free(w->slots);
+    free(w->free_slots);
+    free(w->statics);
+    free(w->movers);
+    free(w->polys);
+    free(w->free_polys);
+    free(w->p0);
+    free(w->d1);
+    free(w->path);
+    free(w->p2);
+    free(w->moved_bits);
+    free(w->spawn_bits);
+    free(w->moved);
+    free(w->spawned);
+    free(w->despawned);
+    free(w->pending_despawned);
+    free(w->pending_spawned);
+    free(w);
+}
+
+const world_config *world_get_config(const world *w) { return &w->cfg; }
+
+void world_set_mover_collisions(world *w, bool enabled) { w->movers_collide = enabled; }
+
+/* ---- spawn / despawn / intents ------------------------------------------------------------- */
+
+world_status world_spawn(world *w, world_body_kind kind, const geom_shape *shape, vec2 position,
+                         uint32_t owner, world_body_id *out_id, geom_shape_error *shape_error) {
+    if (out_id) *out_id = WORLD_NULL_BODY;
+    if (shape_error) *shape_error = GEOM_OK;
+    if (kind != WORLD_BODY_STATIC && kind != WORLD_BODY_MOVING) return WORLD_ERR_INVALID_SHAPE;
+    if (!v2_is_finite(position)) return WORLD_ERR_NOT_FINITE;
+    geom_shape_error err = shape ? geom_shape_validate(shape) : GEOM_ERR_UNKNOWN_KIND;
+    aabb local = {{0, 0}, {0, 0}};
+    if (!err) {
+        local = geom_shape_aabb(shape, v2(0.0f, 0.0f));
+        float size = fmaxf(fmaxf(-local.min.x, -local.min.y), fmaxf(local.max.x, local.max.y));
+        if (!(size <= w->cfg.max_shape_size)) err = GEOM_ERR_SIZE_OUT_OF_RANGE;
+    }
+    if (err) {
+        if (shape_error) *shape_error = err;
+        return WORLD_ERR_INVALID_SHAPE;
+    }
+    aabb box = aabb_translate(local, position);
+    if (!aabb_contains(w->cfg.bounds, box)) return WORLD_ERR_OUT_OF_BOUNDS;
+    if (w->free_count == 0) return WORLD_ERR_FULL;
+    uint32_t ref = (uint32_t)shape->kind << WORLD_REF_KIND_SHIFT;
+    if (shape->kind == GEOM_SHAPE_POLYGON) {
+        if (w->free_poly_count == 0) return WORLD_ERR_FULL;
+        uint32_t p = w->free_polys[--w->free_poly_count];
+        w->polys[p] = *shape;
+        ref |= p;
+    }
+    uint32_t slot = w->free_slots[--w->free_count];
+    world_slot *s = &w->slots[slot];
+    s->gen++;
+    s->kind = (uint8_t)kind;
+    s->flags = WORLD_SLOT_SPAWNED;
+    w->pending_spawned[w->pending_spawned_count++] = slot;
+    if (kind == WORLD_BODY_STATIC) {
+        uint32_t i = w->static_count++;
+        world_static *st = &w->statics[i];
+        st->box = box;
+        st->position = position;
+        st->slot = slot;
+        st->shape = ref;
+        st->spawn_tick = w->tick + 1;
+        s->index = i;
+        static_link(w, i);
+    } else {
+        uint32_t i = w->mover_count++;
+        world_mover *m = &w->movers[i];
+        memset(m, 0, sizeof *m);
+        m->position = position;
+        m->lo = local.min;
+        m->hi = local.max;
+        m->slot = slot;
+        m->shape = ref;
+        m->owner = owner;
+        m->flags = WORLD_MOVER_CHECK_STATICS;
+        m->changed_tick = w->tick + 1;
+        s->index = i;
+        world_grid *g = &w->cache->grid;
+        if (g->valid && g->unindexed_count < w->capacity)
+            g->unindexed[g->unindexed_count++] = slot;
+        else
+            g->valid = false; /* rebuilt by the next query that needs it */
+    }
+    if (out_id) *out_id = make_id(w, slot, s->gen);
+    return WORLD_OK;
+}
+
+world_status world_despawn(world *w, world_body_id id) {
+    uint32_t slot = id_slot(w, id);
+    if (slot == UINT32_MAX) return WORLD_ERR_NOT_FOUND;
+    world_slot *s = &w->slots[slot];
+    uint32_t ref;
+    if (s->kind == WORLD_BODY_STATIC) {
+        uint32_t i = s->index, last = w->static_count - 1;
+        ref = w->statics[i].shape;
+        static_relink(w, i, w->statics[i].next);
+        w->levels[w->statics[i].level].count--;
+        if (i != last) {
+            /* move the last static into the hole, fixing the link that pointed at it */
+            static_relink(w, last, (int32_t)i);
+            w->statics[i] = w->statics[last];
+            w->slots[w->statics[i].slot].index = i;
+        }
+        w->static_count--;
+    } else {
+        uint32_t i = s->index, last = w->mover_count - 1;
+        ref = w->movers[i].shape;
+        if (i != last) {
+            w->movers[i] = w->movers[last];
+            w->slots[w->movers[i].slot].index = i;
+        }
+        w->mover_count--;
+    }
+    if (ref_kind(ref) == GEOM_SHAPE_POLYGON) w->free_polys[w->free_poly_count++] = ref_index(ref);
+    if (s->flags & WORLD_SLOT_SPAWNED) {
+        /* never seen by a step: it neither appeared nor vanishes */
+        for (size_t k = 0; k < w->pending_spawned_count; k++)
+            if (w->pending_spawned[k] == slot) {
+                w->pending_spawned[k] = w->pending_spawned[--w->pending_spawned_count];
+                break;
+            }
+    } else {
+        w->pending_despawned[w->pending_despawned_count++] = id;
+    }
+    s->kind = 0;
+    s->flags = 0;
+    if (s->gen >= w->gen_max)
+        s->flags = WORLD_SLOT_RETIRED; /* its ids would wrap: never reuse it */
+    else
+        w->free_slots[w->free_count++] = slot;
+    return WORLD_OK;
+}
+
+world_status world_set_intent(world *w, world_body_id id, vec2 velocity, uint32_t input_seq) {
+    uint32_t slot = id_slot(w, id);
+    if (slot == UINT32_MAX) return WORLD_ERR_NOT_FOUND;
+    if (w->slots[slot].kind != WORLD_BODY_MOVING) return WORLD_ERR_NOT_MOVING;
+    if (!v2_is_finite(velocity)) return WORLD_ERR_NOT_FINITE;
+    world_mover *m = &w->movers[w->slots[slot].index];
+    if (input_seq <= m->pending_seq) return WORLD_STALE_INPUT;
+    /* in double: a finite float32 squared may overflow float */
+    double len = sqrt((double)velocity.x * velocity.x + (double)velocity.y * velocity.y);
+    if (len > (double)w->cfg.max_speed)
+        velocity = v2((float)(velocity.x * (w->cfg.max_speed / len)),
+                      (float)(velocity.y * (w->cfg.max_speed / len)));
+    m->intent = velocity;
+    m->pending_seq = input_seq;
+    return WORLD_OK;
+}
+
+/* ---- the tick -------------------------------------------------------------------------------- */
+
+/* Movers another mover considers in its mover pass. */
+typedef struct mover_candidate {
+    body_view view; /* shape and start position */
+    vec2 d;         /* its first-pass displacement this tick */
+} mover_candidate;
+
+/* Collide-and-slide of one mover from pos by r (COLLISION.md step 2). Candidates move along their
+ * own displacement over the same tick (relative motion). Returns the end position and grows
+ * *path by every point the body passes. */
+static vec2 slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candidate *cands,
+                  uint32_t cand_count, aabb *path) {
+    const world_mover *m = &w->movers[mi];
+    body_view a = mover_view(m, pos);
+    float tau = 0.0f; /* fraction of the tick used so far */
+    aabb pbox = box_at(pos, m->lo, m->hi);
+    for (int it = 0; it < w->cfg.slide_iterations; it++) {
+        if (r.x == 0.0f && r.y == 0.0f) break;
+        a.pos = pos;
+        aabb box = box_at(pos, m->lo, m->hi);
+        sweep_hit best = {WORLD_NO_HIT, {0, 0}, {0, 0}};
+        sweep_bounds(w, box, r, &best);
+        for (uint32_t c = 0; c < cand_count; c++) {
+            body_view b = cands[c].view;
+            b.pos = v2_mul_add(b.pos, tau, cands[c].d);
+            vec2 db = v2_scale(cands[c].d, 1.0f - tau);
+            geom_toi toi;
+            if (pair_sweep(w, &a, r, &b, db, &toi)) hit_offer(&best, &toi, db);
+        }
+        sweep_statics(w, &a, box, r, &best);
+        if (best.t > 1.0f) {
+            pos = v2_add(pos, r);
+            pbox = aabb_union(pbox, box_at(pos, m->lo, m->hi));
+            break;
+        }
+        w->swept_hits++;
+        vec2 n = best.normal;
+        float closing = v2_dot(v2_sub(r, best.other_d), n);
+        float t = best.t;
+        if (closing > 0.0f) t -= GEOM_SKIN / closing;
+        if (t < 0.0f) t = 0.0f;
+        pos = v2_mul_add(pos, t, r);
+        pbox = aabb_union(pbox, box_at(pos, m->lo, m->hi));
+        tau += t * (1.0f - tau);
+        vec2 rem = v2_scale(r, 1.0f - t);
+        /* Drop the component into the contact; against a mover keep what it moves away by. */
+        float allowed = fmaxf(0.0f, v2_dot(v2_scale(best.other_d, 1.0f - t), n));
+        float rn = v2_dot(rem, n);
+        if (rn > allowed) rem = v2_mul_add(rem, -(rn - allowed), n);
+        r = rem;
+    }
+    *path = pbox;
+    return pos;
+}
+
+typedef struct cand_ctx {
+    const world *w;       /* the world */
+    uint32_t self;        /* the querying mover's slot */
+    aabb box;             /* its path box */
+    mover_candidate *out; /* candidates */
+    uint32_t count;       /* found */
+    uint32_t overflow;    /* not kept */
+} cand_ctx;
+
+static bool cand_visit(const world *w, uint32_t slot, void *vctx) {
+    cand_ctx *c = vctx;
+    if (slot == c->self) return true;
+    const world_slot *s = &w->slots[slot];
+    if (s->kind != WORLD_BODY_MOVING) return true;
+    uint32_t i = s->index;
+    if (!aabb_overlaps(aabb_inflate(w->path[i], WORLD_QUERY_MARGIN), c->box)) return true;
+    if (c->count == WORLD_MAX_MOVER_CANDIDATES) {
+        c->overflow++;
+        return true;
+    }
+    const world_mover *m = &w->movers[i];
+    c->out[c->count].view = mover_view(m, w->p0[i]);
+    c->out[c->count].d = w->d1[i];
+    c->count++;
+    return true;
+}
+
+/* Moves a mover by push, stopping GEOM_SKIN short of statics and bounds (no slide). Returns the
+ * fraction achieved. Never passes through a static: this is how the discrete pass keeps I2. */
+static float safe_move(world *w, uint32_t mi, vec2 push) {
+    world_mover *m = &w->movers[mi];
+    if (push.x == 0.0f && push.y == 0.0f) return 1.0f;
+    body_view a = mover_view(m, m->position);
+    aabb box = box_at(m->position, m->lo, m->hi);
+    sweep_hit best = {WORLD_NO_HIT, {0, 0}, {0, 0}};
+    sweep_bounds(w, box, push, &best);
+    sweep_statics(w, &a, box, push, &best);
+    float t = 1.0f;
+    if (best.t <= 1.0f) {
+        float closing = v2_dot(push, best.normal);
+        t = best.t;
+        if (closing > 0.0f) t -= GEOM_SKIN / closing;
+        if (t < 0.0f) t = 0.0f;
+    }
+    m->position = v2_mul_add(m->position, t, push);
+    return t;
+}
+
+typedef struct static_push_ctx {
+    world *w;    /* the world */
+    uint32_t mi; /* mover index */
+    bool moved;  /* something was pushed */
+} static_push_ctx;
+
+static bool static_push_visit(const world *cw, uint32_t si, void *vctx) {
+    static_push_ctx *c = vctx;
+    (void)cw;
+    world *w = c->w;
+    world_mover *m = &w->movers[c->mi];
+    body_view a = mover_view(m, m->position);
+    body_view b = static_view(&w->statics[si]);
+    geom_contact ct;
+    if (pair_overlap(w, &a, &b, &ct) && ct.depth > 0.0f) {
+        /* out along the MTV, all of it, plus the skin */
+        safe_move(w, c->mi, v2_scale(ct.normal, -(ct.depth + GEOM_SKIN)));
+        w->separations++;
+        c->moved = true;
+    }
+    return true;
+}
+
+typedef struct pair_ctx {
+    world *w;       /* the world */
+    uint32_t ai;    /* mover index of A */
+    bool last_pass; /* count jams */
+    bool moved;     /* a push happened */
+    float max_push; /* largest push, for the grid slack */
+} pair_ctx;
+
+static bool pair_visit(const world *cw, uint32_t slot, void *vctx) {
+    pair_ctx *c = vctx;
+    world *w = c->w;
+    (void)cw;
+    const world_slot *s = &w->slots[slot];
+    if (s->kind != WORLD_BODY_MOVING) return true;
+    uint32_t bi = s->index;
+    if (bi <= c->ai) return true; /* each pair once, lower dense index first */
+    world_mover *a = &w->movers[c->ai], *b = &w->movers[bi];
+    body_view va = mover_view(a, a->position), vb = mover_view(b, b->position);
+    geom_contact ct;
+    if (!pair_overlap(w, &va, &vb, &ct) || !(ct.depth > 0.0f)) return true;
+    float total = ct.depth + GEOM_SKIN;
+    float half = 0.5f * total;
+    float fa = safe_move(w, c->ai, v2_scale(ct.normal, -half));
+    float fb = safe_move(w, bi, v2_scale(ct.normal, half + (1.0f - fa) * half));
+    float left = (1.0f - fb) * (half + (1.0f - fa) * half);
+    if (left > 0.0f) left -= left * safe_move(w, c->ai, v2_scale(ct.normal, -left));
+    w->separations++;
+    c->moved = true;
+    if (total > c->max_push) c->max_push = total;
+    if (c->last_pass && left > GEOM_SKIN) w->jammed++;
+    return true;
+}
+
+static void separate(world *w) {
+    /* Spawned movers may sit in a static: take them out first (all of the MTV). */
+    for (uint32_t i = 0; i < w->mover_count; i++) {
+        world_mover *m = &w->movers[i];
+        if (!(m->flags & WORLD_MOVER_CHECK_STATICS)) continue;
+        m->flags &= ~WORLD_MOVER_CHECK_STATICS;
+        for (int pass = 0; pass < 4; pass++) {
+            static_push_ctx c = {w, i, false};
+            static_query(w, box_at(m->position, m->lo, m->hi), static_push_visit, &c);
+            if (!c.moved) break;
+        }
+    }
+    if (!w->movers_collide || w->cfg.separation_passes == 0) return;
+    world_grid *g = &w->cache->grid;
+    grid_build_current(w);
+    for (int pass = 0; pass < w->cfg.separation_passes; pass++) {
+        pair_ctx c = {w, 0, pass + 1 == w->cfg.separation_passes, false, 0.0f};
+        float slack = g->slack;
+        for (uint32_t i = 0; i < w->mover_count; i++) {
+            c.ai = i;
+            const world_mover *m = &w->movers[i];
+            aabb q = aabb_inflate(box_at(m->position, m->lo, m->hi), slack + WORLD_QUERY_MARGIN);
+            grid_query(w, g, q, pair_visit, &c);
+        }
+        g->slack += c.max_push;
+        if (!c.moved) break;
+    }
+}
+
+static void bits_to_ids(const world *w, const uint64_t *bits, world_body_id *out, size_t *count) {
+    size_t n = 0, words = (w->capacity + 63) / 64;
+    for (size_t k = 0; k < words; k++) {
+        uint64_t b = bits[k];
+        while (b) {
+            int bit = __builtin_ctzll(b);
+            b &= b - 1;
+            uint32_t slot = (uint32_t)(k * 64 + (size_t)bit);
+            out[n++] = slot_id(w, slot);
+        }
+    }
+    *count = n;
+}
+
+static int cmp_u32(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+void world_step(world *w) {
+    w->tick++;
+    uint32_t n = w->mover_count;
+    float dt = w->dt;
+    world_grid *g = &w->cache->grid;
+    g->valid = false;
+    memset(w->moved_bits, 0, ((w->capacity + 63) / 64) * sizeof *w->moved_bits);
+
+    /* 1-2a: every mover against statics and bounds */
+    for (uint32_t i = 0; i < n; i++) {
+        world_mover *m = &w->movers[i];
+        vec2 p = m->position;
+        w->p0[i] = p;
+        vec2 end = slide(w, i, p, v2_scale(m->intent, dt), NULL, 0, &w->path[i]);
+        w->d1[i] = v2_sub(end, p);
+        w->p2[i] = end;
+    }
+    /* 2b: movers whose paths meet redo their slide with the others moving (relative motion). */
+    if (w->movers_collide && n > 1) {
+        grid_build(w, g, w->path);
+        mover_candidate cands[WORLD_MAX_MOVER_CANDIDATES];
+        for (uint32_t i = 0; i < n; i++) {
+            cand_ctx c = {
+                w, w->movers[i].slot, aabb_inflate(w->path[i], WORLD_QUERY_MARGIN), cands, 0, 0};
+            grid_query(w, g, c.box, cand_visit, &c);
+            if (c.count == 0) continue;
+            aabb unused;
+            w->p2[i] =
+                slide(w, i, w->p0[i], v2_scale(w->movers[i].intent, dt), cands, c.count, &unused);
+        }
+        g->valid = false;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        w->movers[i].position = w->p2[i];
+    /* 3: discrete separation */
+    separate(w);
+    /* 4: velocities, sequences, change tracking */
+    float rate = w->cfg.tick_rate_hz;
+    for (uint32_t i = 0; i < n; i++) {
+        world_mover *m = &w->movers[i];
+        vec2 vel = v2_scale(v2_sub(m->position, w->p0[i]), rate);
+        bool changed = !vec_eq(m->position, w->p0[i]) || !vec_eq(vel, m->velocity) ||
+                       m->applied_seq != m->pending_seq;
+        m->velocity = vel;
+        m->applied_seq = m->pending_seq;
+        if (changed) {
+            m->changed_tick = w->tick;
+            w->moved_bits[m->slot >> 6] |= 1ull << (m->slot & 63);
+        }
+    }
+    bits_to_ids(w, w->moved_bits, w->moved, &w->moved_count);
+    memset(w->spawn_bits, 0, ((w->capacity + 63) / 64) * sizeof *w->spawn_bits);
+    for (size_t k = 0; k < w->pending_spawned_count; k++) {
+        uint32_t slot = w->pending_spawned[k];
+        w->slots[slot].flags &= (uint8_t)~WORLD_SLOT_SPAWNED;
+        w->spawn_bits[slot >> 6] |= 1ull << (slot & 63);
+    }
+    w->pending_spawned_count = 0;
+    bits_to_ids(w, w->spawn_bits, w->spawned, &w->spawned_count);
+    memcpy(w->despawned, w->pending_despawned, w->pending_despawned_count * sizeof *w->despawned);
+    w->despawned_count = w->pending_despawned_count;
+    w->pending_despawned_count = 0;
+    qsort(w->despawned, w->despawned_count, sizeof *w->despawned, cmp_u32);
+}
+
+uint64_t world_tick(const world *w) { return w->tick; }
+
+void world_last_changes(const world *w, world_changes *out) {
+    out->moved = w->moved;
+    out->moved_count = w->moved_count;
+    out->spawned = w->spawned;
+    out->spawned_count = w->spawned_count;
+    out->despawned = w->despawned;
+    out->despawned_count = w->despawned_count;
+}
+
+/* ---- queries --------------------------------------------------------------------------------- */
+
+bool world_body_alive(const world *w, world_body_id id) { return id_slot(w, id) != UINT32_MAX; }
+
+bool world_body_get(const world *w, world_body_id id, world_body_info *out) {
+    uint32_t slot = id_slot(w, id);
+    if (slot == UINT32_MAX) return false;
+    const world_slot *s = &w->slots[slot];
+    memset(out, 0, sizeof *out);
+    out->id = id;
+    out->kind = (world_body_kind)s->kind;
+    if (s->kind == WORLD_BODY_STATIC) {
+        const world_static *st = &w->statics[s->index];
+        out->position = st->position;
+        out->bounds = st->box;
+        out->changed_tick = st->spawn_tick;
+    } else {
+        const world_mover *m = &w->movers[s->index];
+        out->owner = m->owner;
+        out->position = m->position;
+        out->velocity = m->velocity;
+        out->intent = m->intent;
+        out->last_input_seq = m->applied_seq;
+        out->changed_tick = m->changed_tick;
+        out->bounds = box_at(m->position, m->lo, m->hi);
+    }
+    return true;
+}
+
+bool world_body_shape(const world *w, world_body_id id, geom_shape *out) {
+    uint32_t slot = id_slot(w, id);
+    if (slot == UINT32_MAX) return false;
+    const world_slot *s = &w->slots[slot];
+    uint32_t ref;
+    vec2 hi;
+    if (s->kind == WORLD_BODY_STATIC) {
+        ref = w->statics[s->index].shape;
+        hi = static_hi(&w->statics[s->index]);
+    } else {
+        ref = w->movers[s->index].shape;
+        hi = w->movers[s->index].hi;
+    }
+    geom_shape tmp;
+    *out = *ref_shape(w, ref, hi, &tmp);
+    return true;
+}
+
+typedef struct collect_ctx {
+    aabb box;       /* the query box */
+    uint32_t count; /* slots collected */
+} collect_ctx;
+
+static bool collect_static(const world *w, uint32_t si, void *vctx) {
+    collect_ctx *c = vctx;
+    if (c->count < w->cache->result_cap && aabb_overlaps(w->statics[si].box, c->box))
+        w->cache->results[c->count++] = w->statics[si].slot;
+    return true;
+}
+
+static bool collect_mover(const world *w, uint32_t slot, void *vctx) {
+    collect_ctx *c = vctx;
+    const world_slot *s = &w->slots[slot];
+    if (s->kind != WORLD_BODY_MOVING) return true;
+    const world_mover *m = &w->movers[s->index];
+    if (c->count < w->cache->result_cap && aabb_overlaps(box_at(m->position, m->lo, m->hi), c->box))
+        w->cache->results[c->count++] = slot;
+    return true;
+}
+
+static void ensure_grid(const world *w) {
+    if (!w->cache->grid.valid) grid_build_current(w);
+}
+
+size_t world_query_aabb(const world *w, aabb box, unsigned kinds, world_body_id *out, size_t max) {
+    if (!v2_is_finite(box.min) || !v2_is_finite(box.max)) return 0;
+    if (kinds == 0) kinds = (1u << WORLD_BODY_STATIC) | (1u << WORLD_BODY_MOVING);
+    collect_ctx c = {box, 0};
+    if (kinds & (1u << WORLD_BODY_STATIC)) static_query(w, box, collect_static, &c);
+    if (kinds & (1u << WORLD_BODY_MOVING)) {
+        ensure_grid(w);
+        const world_grid *g = &w->cache->grid;
+        grid_query(w, g, aabb_inflate(box, g->slack), collect_mover, &c);
+    }
+    uint32_t *r = w->cache->results;
+    if (c.count > 1) qsort(r, c.count, sizeof *r, cmp_u32);
+    size_t unique = 0;
+    for (uint32_t i = 0; i < c.count; i++) {
+        if (unique > 0 && r[unique - 1] == r[i]) continue;
+        r[unique++] = r[i];
+    }
+    for (size_t i = 0; i < unique && i < max; i++)
+        out[i] = slot_id(w, r[i]);
+    return unique;
+}
+
+typedef struct ray_ctx {
+    vec2 origin, d;        /* the segment */
+    uint32_t ignore_slot;  /* skipped */
+    world_ray_result best; /* closest so far (t = WORLD_NO_HIT when none) */
+} ray_ctx;
+
+static void ray_offer(const world *w, ray_ctx *c, uint32_t slot, uint32_t ref, vec2 pos, vec2 hi) {
+    if (slot == c->ignore_slot) return;
+    geom_shape tmp;
+    geom_ray_hit h;
+    if (geom_ray_cast(ref_shape(w, ref, hi, &tmp), pos, c->origin, c->d, &h) && h.t < c->best.t) {
+        c->best.t = h.t;
+        c->best.normal = h.normal;
+        c->best.id = slot_id(w, slot);
+    }
+}
+
+static bool ray_static(const world *w, uint32_t si, void *vctx) {
+    const world_static *s = &w->statics[si];
+    ray_offer(w, vctx, s->slot, s->shape, s->position, static_hi(s));
+    return true;
+}
+
+static bool ray_mover(const world *w, uint32_t slot, void *vctx) {
+    const world_slot *s = &w->slots[slot];
+    if (s->kind != WORLD_BODY_MOVING) return true;
+    const world_mover *m = &w->movers[s->index];
+    ray_offer(w, vctx, slot, m->shape, m->position, m->hi);
+    return true;
+}
+
+bool world_ray_cast(const world *w, vec2 origin, vec2 displacement, world_body_id ignore,
+                    world_ray_result *out) {
+    if (!v2_is_finite(origin) || !v2_is_finite(displacement)) return false;
+    ray_ctx c;
+    memset(&c, 0, sizeof c);
+    c.origin = origin;
+    c.d = displacement;
+    c.ignore_slot = id_slot(w, ignore);
+    c.best.t = WORLD_NO_HIT;
+    /* bounds: the segment leaving the box from inside */
+    const aabb *b = &w->cfg.bounds;
+    float tb = WORLD_NO_HIT;
+    vec2 nb = v2(0, 0);
+    if (displacement.x > 0.0f && origin.x + displacement.x > b->max.x)
+        tb = (b->max.x - origin.x) / displacement.x, nb = v2(-1.0f, 0.0f);
+    if (displacement.x < 0.0f && origin.x + displacement.x < b->min.x)
+        tb = (b->min.x - origin.x) / displacement.x, nb = v2(1.0f, 0.0f);
+    if (displacement.y > 0.0f && origin.y + displacement.y > b->max.y) {
+        float t = (b->max.y - origin.y) / displacement.y;
+        if (t < tb) tb = t, nb = v2(0.0f, -1.0f);
+    }
+    if (displacement.y < 0.0f && origin.y + displacement.y < b->min.y) {
+        float t = (b->min.y - origin.y) / displacement.y;
+        if (t < tb) tb = t, nb = v2(0.0f, 1.0f);
+    }
+    if (tb <= 1.0f) {
+        c.best.t = tb < 0.0f ? 0.0f : tb;
+        c.best.normal = nb;
+        c.best.id = WORLD_NULL_BODY;
+    }
+    /* Walk the segment in chunks so a long ray visits only the cells along it. */
+    float len = fmaxf(fabsf(displacement.x), fabsf(displacement.y));
+    float cell = w->levels[0].cell;
+    float chunks_f = ceilf(len / (4.0f * cell));
+    int32_t chunks = chunks_f < 1.0f ? 1 : chunks_f > 1e5f ? 100000 : (int32_t)chunks_f;
+    ensure_grid(w);
+    const world_grid *g = &w->cache->grid;
+    for (int32_t k = 0; k < chunks; k++) {
+        float ts = (float)k / (float)chunks, te = (float)(k + 1) / (float)chunks;
+        if (ts > c.best.t) break;
+        vec2 a = v2_mul_add(origin, ts, displacement), e = v2_mul_add(origin, te, displacement);
+        aabb q = aabb_inflate(aabb_make(v2_min(a, e), v2_max(a, e)), WORLD_QUERY_MARGIN);
+        static_query(w, q, ray_static, &c);
+        grid_query(w, g, aabb_inflate(q, g->slack), ray_mover, &c);
+    }
+    if (c.best.t > 1.0f) return false;
+    c.best.point = v2_mul_add(origin, c.best.t, displacement);
+    *out = c.best;
+    return true;
+}
+
+void world_get_stats(const world *w, world_stats *out) {
+    memset(out, 0, sizeof *out);
+    out->static_bodies = w->static_count;
+    out->moving_bodies = w->mover_count;
+    out->capacity = w->capacity;
+    out->swept_hits = w->swept_hits;
+    out->separations = w->separations;
+    out->jammed = w->jammed;
+    out->bytes = w->bytes;
+}
+
+/* FNV-1a over the state in slot order. */
+static uint64_t hash_bytes(uint64_t h, const void *p, size_t n) {
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++) {
+        h ^= b[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+uint64_t world_state_hash(const world *w) {
+    uint64_t h = 14695981039346656037ull;
+    h = hash_bytes(h, &w->tick, sizeof w->tick);
+    for (uint32_t slot = 0; slot < w->capacity; slot++) {
+        const world_slot *s = &w->slots[slot];
+        if (!s->kind) continue;
+        world_body_id id = slot_id(w, slot);
+        h = hash_bytes(h, &id, sizeof id);
+        h = hash_bytes(h, &s->kind, sizeof s->kind);
+        if (s->kind == WORLD_BODY_STATIC) {
+            h = hash_bytes(h, &w->statics[s->index].position, sizeof(vec2));
+        } else {
+            const world_mover *m = &w->movers[s->index];
+            h = hash_bytes(h, &m->position, sizeof m->position);
+            h = hash_bytes(h, &m->velocity, sizeof m->velocity);
+            h = hash_bytes(h, &m->intent, sizeof m->intent);
+            h = hash_bytes(h, &m->pending_seq, sizeof m->pending_seq);
+            h = hash_bytes(h, &m->applied_seq, sizeof m->applied_seq);
+        }
+    }
+    return h;
+}

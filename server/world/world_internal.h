@@ -1,0 +1,148 @@
+/* world_internal: the world's private layout, shared by world.c and the white-box tests.
+ * Nothing outside server/world and tests/world includes this. */
+#ifndef COLLIDE_WORLD_INTERNAL_H
+#define COLLIDE_WORLD_INTERNAL_H
+
+#include "world.h"
+
+/* A shape reference: the kind in the top two bits, a polygon pool index below (boxes and circles
+ * need no pool entry: their AABB offsets say everything). */
+#define WORLD_REF_KIND_SHIFT 30u
+#define WORLD_REF_INDEX_MASK ((1u << WORLD_REF_KIND_SHIFT) - 1u)
+#define WORLD_REF_NONE 0xffffffffu
+
+/* Slot flags. */
+#define WORLD_SLOT_SPAWNED 1u /* spawned since the last step: reported in the next changes */
+#define WORLD_SLOT_RETIRED 2u /* generation exhausted: never handed out again */
+
+/* Mover flags. */
+#define WORLD_MOVER_CHECK_STATICS 1u /* spawned: may overlap a static, the discrete pass looks */
+
+/* Most candidate movers one body considers in a tick's mover sweep; more are left to the
+ * discrete pass (counted in world_stats.separations when they do overlap). */
+#define WORLD_MAX_MOVER_CANDIDATES 256
+/* A mover whose box spans more grid cells than this goes to the grid's "big" list. */
+#define WORLD_GRID_MAX_CELLS_PER_ITEM 64
+#define WORLD_MAX_LEVELS 24
+
+typedef struct world_slot {
+    uint32_t gen;   /* current generation (1..gen_max); the live id carries it */
+    uint32_t index; /* index into statics[] or movers[] while alive */
+    uint8_t kind;   /* 0 free, else a world_body_kind */
+    uint8_t flags;  /* WORLD_SLOT_* */
+} world_slot;
+
+/* A static body: 40 bytes, the grid links through `next` so a static costs no extra entry. */
+typedef struct world_static {
+    aabb box;            /* world AABB; boxes use it directly as their shape */
+    vec2 position;       /* the spawn position, returned exactly by world_body_get */
+    uint32_t slot;       /* id slot */
+    uint32_t shape;      /* shape reference (kind + polygon pool index) */
+    int32_t next;        /* next static in the same grid cell, -1 at the end */
+    uint32_t level;      /* grid level it lives in */
+    uint64_t spawn_tick; /* its changed_tick: the step it first appears in */
+} world_static;
+
+typedef struct world_mover {
+    vec2 position;         /* current position */
+    vec2 lo, hi;           /* AABB = position + [lo, hi] */
+    vec2 intent;           /* desired velocity, clamped */
+    vec2 velocity;         /* achieved in the last step */
+    uint32_t slot;         /* id slot */
+    uint32_t shape;        /* shape reference */
+    uint32_t owner;        /* spawning client */
+    uint32_t pending_seq;  /* newest input_seq received */
+    uint32_t applied_seq;  /* input_seq applied in the last step */
+    uint32_t flags;        /* WORLD_MOVER_* */
+    uint64_t changed_tick; /* tick of the last change (see world_body_info) */
+} world_mover;
+
+/* One level of the static grid: a dense grid over the bounds; a static lives in exactly one cell
+ * (the one holding its AABB's min corner) of the level whose cell is at least its size, so a
+ * query reaches `extra` cells further on the min side instead of storing the static many times. */
+typedef struct world_level {
+    float cell;     /* cell size */
+    float inv_cell; /* 1 / cell */
+    int32_t nx, ny; /* cells per axis */
+    int32_t extra;  /* how many cells past its home cell a static of this level reaches */
+    uint32_t count; /* statics in this level */
+    int32_t *heads; /* nx*ny heads of the cell lists, -1 when empty */
+} world_level;
+
+/* A spatial hash over moving bodies, rebuilt from scratch (counting sort) when needed: mover
+ * boxes change every tick, so rebuilding beats updating. Items are slots. */
+typedef struct world_grid {
+    float cell;               /* cell size, a power of two */
+    float inv_cell;           /* 1 / cell */
+    uint32_t mask;            /* table size - 1 for the current build */
+    uint32_t table_cap;       /* allocated table size (power of two) */
+    uint32_t *start;          /* table_cap + 1 bucket starts into items */
+    uint32_t *items;          /* slots, grouped by bucket */
+    uint32_t item_cap;        /* capacity of items */
+    uint32_t *big;            /* slots too large for the cells, checked by every query */
+    uint32_t big_count;       /* entries in big */
+    aabb *boxes;              /* per slot: the box the slot was inserted with */
+    bool valid;               /* built for the current state (plus `slack` and `unindexed`) */
+    float slack;              /* how far bodies moved since the build: queries grow by it */
+    uint32_t *unindexed;      /* slots of movers spawned after the build */
+    uint32_t unindexed_count; /* entries in unindexed */
+} world_grid;
+
+/* Mutable state that const queries may use: the lazily built mover grid and a result buffer. */
+typedef struct world_cache {
+    world_grid grid;     /* mover grid (see world_grid) */
+    uint32_t *results;   /* query results (slots) before sorting and deduplication */
+    uint32_t result_cap; /* capacity of results */
+} world_cache;
+
+struct world {
+    world_config cfg;    /* validated configuration */
+    float dt;            /* 1 / tick_rate_hz */
+    uint32_t capacity;   /* max bodies */
+    uint32_t gen_bits;   /* id = slot << gen_bits | gen */
+    uint32_t gen_max;    /* largest generation */
+    uint64_t tick;       /* steps so far */
+    bool movers_collide; /* movers block each other (default true) */
+
+    world_slot *slots;    /* capacity */
+    uint32_t *free_slots; /* LIFO stack of free slots */
+    uint32_t free_count;  /* entries in free_slots */
+
+    world_static *statics; /* dense, capacity */
+    uint32_t static_count; /* live statics */
+    world_mover *movers;   /* dense, capacity */
+    uint32_t mover_count;  /* live movers */
+
+    geom_shape *polys;        /* polygon pool */
+    uint32_t *free_polys;     /* free pool entries (stack) */
+    uint32_t poly_cap;        /* pool capacity */
+    uint32_t free_poly_count; /* entries in free_polys */
+
+    world_level levels[WORLD_MAX_LEVELS]; /* static grid levels, finest first */
+    int level_count;                      /* levels in use */
+
+    /* per-step scratch, indexed by dense mover index */
+    vec2 *p0;   /* position at the start of the step */
+    vec2 *d1;   /* displacement after the static-only pass */
+    aabb *path; /* AABB of the static-only path */
+    vec2 *p2;   /* position after the mover pass */
+
+    /* change tracking */
+    uint64_t *moved_bits; /* capacity bits, by slot */
+    uint64_t *spawn_bits; /* capacity bits, by slot: filled when the step closes */
+    world_body_id *moved; /* lists handed out by world_last_changes */
+    world_body_id *spawned;
+    world_body_id *despawned;
+    size_t moved_count, spawned_count, despawned_count; /* lengths of the lists above */
+    world_body_id *pending_despawned; /* despawns since the last step (of bodies that existed) */
+    size_t pending_despawned_count;   /* entries in pending_despawned */
+    uint32_t *pending_spawned;        /* slots spawned since the last step */
+    size_t pending_spawned_count;     /* entries in pending_spawned */
+
+    world_cache *cache; /* mutable from const queries */
+
+    uint64_t swept_hits, separations, jammed; /* world_stats counters */
+    size_t bytes;                             /* memory owned */
+};
+
+#endif

@@ -1,0 +1,418 @@
+/* world_load: the JSON world file (ARCHITECTURE.md) into a world, with jansson.
+ *
+ * jansson reports line and column for syntax errors, but its values carry no position. For a
+ * semantic error (a bad shape, a static outside the bounds) we find the offending value's place
+ * in the text with a small scanner over the (already valid) JSON, so every error reads
+ * "FILE:LINE:COLUMN: reason". */
+#include <errno.h>
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "world_load.h"
+
+/* A world file larger than this is refused before reading (a bounded read). */
+#define WORLD_LOAD_MAX_FILE_BYTES (64u * 1024u * 1024u)
+
+/* ---- locating a value in valid JSON text ----------------------------------------------------- */
+
+static size_t skip_ws(const char *s, size_t i, size_t n) {
+    while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r'))
+        i++;
+    return i;
+}
+
+static size_t skip_string(const char *s, size_t i, size_t n) {
+    i++; /* opening quote */
+    while (i < n && s[i] != '"')
+        i += s[i] == '\\' ? 2 : 1;
+    return i < n ? i + 1 : n;
+}
+
+/* Skips one value starting at i (no leading whitespace); iterative depth count. */
+static size_t skip_value(const char *s, size_t i, size_t n) {
+    int depth = 0;
+    do {
+        if (i >= n) return n;
+        char c = s[i];
+        if (c == '"') {
+            i = skip_string(s, i, n);
+        } else if (c == '{' || c == '[') {
+            depth++;
+            i++;
+        } else if (c == '}' || c == ']') {
+            depth--;
+            i++;
+        } else if (depth > 0) {
+            i++; /* commas, colons, whitespace, scalars inside a container */
+        } else {
+            while (i < n && !strchr(",]} \t\r\n", s[i]))
+                i++;
+        }
+    } while (depth > 0);
+    return i;
+}
+
+/* Offset of the value of `key` in the object at i, or of element `index` of the array at i; n when
+ * not found. */
+static size_t find_member(const char *s, size_t i, size_t n, const char *key) {
+    size_t klen = strlen(key);
+    i = skip_ws(s, i, n);
+    if (i >= n || s[i] != '{') return n;
+    i = skip_ws(s, i + 1, n);
+    while (i < n && s[i] == '"') {
+        size_t kstart = i + 1;
+        size_t kend = skip_string(s, i, n) - 1;
+        i = skip_ws(s, kend + 1, n);
+        if (i < n && s[i] == ':') i = skip_ws(s, i + 1, n);
+        if (kend - kstart == klen && memcmp(s + kstart, key, klen) == 0) return i;
+        i = skip_ws(s, skip_value(s, i, n), n);
+        if (i < n && s[i] == ',') i = skip_ws(s, i + 1, n);
+    }
+    return n;
+}
+
+static size_t find_element(const char *s, size_t i, size_t n, size_t index) {
+    i = skip_ws(s, i, n);
+    if (i >= n || s[i] != '[') return n;
+    i = skip_ws(s, i + 1, n);
+    for (size_t k = 0; i < n && s[i] != ']'; k++) {
+        if (k == index) return i;
+        i = skip_ws(s, skip_value(s, i, n), n);
+        if (i < n && s[i] == ',') i = skip_ws(s, i + 1, n);
+    }
+    return n;
+}
+
+/* A path into the document: up to four steps, each a key or an index. */
+typedef struct json_place {
+    const char *key[4]; /* key for this step, or NULL for an index */
+    size_t index[4];    /* index when key is NULL */
+    int depth;          /* steps used */
+} json_place;
+
+static void place_line_col(const char *s, size_t n, const json_place *p, int *line, int *col) {
+    size_t i = skip_ws(s, 0, n);
+    for (int k = 0; k < p->depth && i < n; k++) {
+        size_t next =
+            p->key[k] ? find_member(s, i, n, p->key[k]) : find_element(s, i, n, p->index[k]);
+        if (next >= n) break; /* missing member: point at its container */
+        i = next;
+    }
+    int l = 1, c = 1;
+    for (size_t j = 0; j < i && j < n; j++) {
+        if (s[j] == '\n')
+            l++, c = 1;
+        else
+            c++;
+    }
+    *line = l;
+    *col = c;
+}
+
+/* ---- loader --------------------------------------------------------------------------------- */
+
+typedef struct loader {
+    const char *text; /* the document */
+    size_t len;       /* its length */
+    const char *name; /* file name for messages */
+    char *err;        /* message buffer */
+    size_t err_size;  /* its size */
+} loader;
+
+static void fail(loader *ld, const json_place *p, const char *fmt, ...) {
+    int line = 1, col = 1;
+    place_line_col(ld->text, ld->len, p, &line, &col);
+    if (!ld->err || ld->err_size == 0) return;
+    int used = snprintf(ld->err, ld->err_size, "%s:%d:%d: ", ld->name, line, col);
+    if (used < 0 || (size_t)used >= ld->err_size) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(ld->err + used, ld->err_size - (size_t)used, fmt, ap);
+    va_end(ap);
+}
+
+static json_place place0(void) {
+    json_place p;
+    memset(&p, 0, sizeof p);
+    return p;
+}
+static json_place place_key(json_place p, const char *key) {
+    if (p.depth < 4) p.key[p.depth++] = key;
+    return p;
+}
+static json_place place_index(json_place p, size_t index) {
+    if (p.depth < 4) {
+        p.key[p.depth] = NULL;
+        p.index[p.depth++] = index;
+    }
+    return p;
+}
+
+/* Reads [x, y] of finite numbers. */
+static bool read_vec2(loader *ld, const json_t *v, json_place p, const char *what, vec2 *out) {
+    if (!json_is_array(v) || json_array_size(v) != 2 || !json_is_number(json_array_get(v, 0)) ||
+        !json_is_number(json_array_get(v, 1))) {
+        fail(ld, &p, "%s must be an array of two numbers [x, y]", what);
+        return false;
+    }
+    double x = json_number_value(json_array_get(v, 0)), y = json_number_value(json_array_get(v, 1));
+    out->x = (float)x;
+    out->y = (float)y;
+    if (!v2_is_finite(*out)) {
+        fail(ld, &p, "%s is out of the float range", what);
+        return false;
+    }
+    return true;
+}
+
+/* Refuses keys other than the allowed ones (a typo would otherwise be silently ignored). */
+static bool only_keys(loader *ld, const json_t *obj, json_place p, const char *const *allowed) {
+    const char *key;
+    json_t *value;
+    json_object_foreach((json_t *)obj, key, value) {
+        (void)value;
+        bool ok = false;
+        for (const char *const *a = allowed; *a; a++)
+            if (strcmp(*a, key) == 0) ok = true;
+        if (!ok) {
+            json_place kp = place_key(p, key);
+            fail(ld, &kp, "unknown key \"%s\"", key);
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool read_shape(loader *ld, const json_t *st, json_place p, geom_shape *shape) {
+    static const char *const kinds[] = {"box", "polygon", "circle"};
+    const json_t *found = NULL;
+    int kind = -1;
+    for (int k = 0; k < 3; k++) {
+        const json_t *v = json_object_get(st, kinds[k]);
+        if (!v) continue;
+        if (found) {
+            json_place kp = place_key(p, kinds[k]);
+            fail(ld, &kp, "a static has exactly one shape: \"box\", \"polygon\" or \"circle\"");
+            return false;
+        }
+        found = v;
+        kind = k;
+    }
+    if (!found) {
+        fail(ld, &p, "a static needs a shape: \"box\", \"polygon\" or \"circle\"");
+        return false;
+    }
+    json_place sp = place_key(p, kinds[kind]);
+    if (!json_is_object(found)) {
+        fail(ld, &sp, "\"%s\" must be an object", kinds[kind]);
+        return false;
+    }
+    geom_shape_error err = GEOM_OK;
+    if (kind == 0) {
+        static const char *const keys[] = {"half_extents", NULL};
+        if (!only_keys(ld, found, sp, keys)) return false;
+        vec2 h;
+        if (!read_vec2(ld, json_object_get(found, "half_extents"), place_key(sp, "half_extents"),
+                       "box.half_extents", &h))
+            return false;
+        err = geom_make_box(h, shape);
+    } else if (kind == 2) {
+        static const char *const keys[] = {"radius", NULL};
+        if (!only_keys(ld, found, sp, keys)) return false;
+        const json_t *r = json_object_get(found, "radius");
+        if (!json_is_number(r)) {
+            json_place rp = place_key(sp, "radius");
+            fail(ld, &rp, "circle.radius must be a number");
+            return false;
+        }
+        err = geom_make_circle((float)json_number_value(r), shape);
+    } else {
+        static const char *const keys[] = {"vertices", NULL};
+        if (!only_keys(ld, found, sp, keys)) return false;
+        const json_t *vs = json_object_get(found, "vertices");
+        json_place vp = place_key(sp, "vertices");
+        if (!json_is_array(vs)) {
+            fail(ld, &vp, "polygon.vertices must be an array of [x, y]");
+            return false;
+        }
+        size_t count = json_array_size(vs);
+        if (count > GEOM_MAX_POLYGON_VERTICES) {
+            fail(ld, &vp, "polygon has %zu vertices, at most %d allowed", count,
+                 GEOM_MAX_POLYGON_VERTICES);
+            return false;
+        }
+        vec2 verts[GEOM_MAX_POLYGON_VERTICES];
+        for (size_t i = 0; i < count; i++)
+            if (!read_vec2(ld, json_array_get(vs, i), place_index(vp, i), "a polygon vertex",
+                           &verts[i]))
+                return false;
+        err = geom_make_polygon(verts, (int)count, shape);
+    }
+    if (err) {
+        fail(ld, &sp, "invalid %s: %s", kinds[kind], geom_shape_error_str(err));
+        return false;
+    }
+    return true;
+}
+
+static world *load_doc(loader *ld, const json_t *root, const world_config *base,
+                       world_spawn_points *spawn_points) {
+    json_place top = place0();
+    if (!json_is_object(root)) {
+        fail(ld, &top, "the world file must be a JSON object");
+        return NULL;
+    }
+    static const char *const keys[] = {"bounds", "statics", "spawn_points", NULL};
+    if (!only_keys(ld, root, top, keys)) return NULL;
+    world_config cfg;
+    if (base)
+        cfg = *base;
+    else
+        world_config_default(&cfg);
+    const json_t *bounds = json_object_get(root, "bounds");
+    json_place bp = place_key(top, "bounds");
+    if (!json_is_object(bounds)) {
+        fail(ld, &bp, "\"bounds\" is required: {\"min\": [x, y], \"max\": [x, y]}");
+        return NULL;
+    }
+    static const char *const bkeys[] = {"min", "max", NULL};
+    if (!only_keys(ld, bounds, bp, bkeys)) return NULL;
+    if (!read_vec2(ld, json_object_get(bounds, "min"), place_key(bp, "min"), "bounds.min",
+                   &cfg.bounds.min) ||
+        !read_vec2(ld, json_object_get(bounds, "max"), place_key(bp, "max"), "bounds.max",
+                   &cfg.bounds.max))
+        return NULL;
+    if (!(cfg.bounds.min.x < cfg.bounds.max.x && cfg.bounds.min.y < cfg.bounds.max.y)) {
+        fail(ld, &bp, "bounds.min must be below bounds.max on both axes");
+        return NULL;
+    }
+    const json_t *statics = json_object_get(root, "statics");
+    json_place sp = place_key(top, "statics");
+    if (statics && !json_is_array(statics)) {
+        fail(ld, &sp, "\"statics\" must be an array");
+        return NULL;
+    }
+    size_t static_count = statics ? json_array_size(statics) : 0;
+    if (static_count >= cfg.max_bodies) {
+        fail(ld, &sp, "%zu statics do not fit in max_bodies %u", static_count, cfg.max_bodies);
+        return NULL;
+    }
+    world *w = world_create(&cfg);
+    if (!w) {
+        fail(ld, &bp, "cannot create a world with these bounds (configuration or memory)");
+        return NULL;
+    }
+    for (size_t i = 0; i < static_count; i++) {
+        const json_t *st = json_array_get(statics, i);
+        json_place p = place_index(sp, i);
+        static const char *const skeys[] = {"position", "box", "polygon", "circle", NULL};
+        if (!json_is_object(st)) {
+            fail(ld, &p, "a static must be an object");
+            goto fail;
+        }
+        if (!only_keys(ld, st, p, skeys)) goto fail;
+        vec2 pos;
+        if (!read_vec2(ld, json_object_get(st, "position"), place_key(p, "position"),
+                       "static position", &pos))
+            goto fail;
+        geom_shape shape;
+        if (!read_shape(ld, st, p, &shape)) goto fail;
+        geom_shape_error serr = GEOM_OK;
+        world_status status = world_spawn(w, WORLD_BODY_STATIC, &shape, pos, 0, NULL, &serr);
+        if (status == WORLD_ERR_INVALID_SHAPE) {
+            fail(ld, &p, "invalid shape: %s", geom_shape_error_str(serr));
+            goto fail;
+        }
+        if (status != WORLD_OK) {
+            fail(ld, &p, "static %zu: %s", i, world_status_str(status));
+            goto fail;
+        }
+    }
+    const json_t *points = json_object_get(root, "spawn_points");
+    json_place pp = place_key(top, "spawn_points");
+    if (points && !json_is_array(points)) {
+        fail(ld, &pp, "\"spawn_points\" must be an array of [x, y]");
+        goto fail;
+    }
+    size_t point_count = points ? json_array_size(points) : 0;
+    if (point_count > WORLD_MAX_SPAWN_POINTS) {
+        fail(ld, &pp, "%zu spawn points, at most %d allowed", point_count, WORLD_MAX_SPAWN_POINTS);
+        goto fail;
+    }
+    if (spawn_points) spawn_points->count = 0;
+    for (size_t i = 0; i < point_count; i++) {
+        vec2 v;
+        json_place p = place_index(pp, i);
+        if (!read_vec2(ld, json_array_get(points, i), p, "a spawn point", &v)) goto fail;
+        if (!aabb_contains(cfg.bounds, aabb_make(v, v))) {
+            fail(ld, &p, "spawn point (%g, %g) is outside the bounds", (double)v.x, (double)v.y);
+            goto fail;
+        }
+        if (spawn_points) spawn_points->points[spawn_points->count++] = v;
+    }
+    return w;
+fail:
+    world_destroy(w);
+    return NULL;
+}
+
+world *world_load_json(const char *json, const char *name, const world_config *base,
+                       world_spawn_points *spawn_points, char *err, size_t err_size) {
+    if (err && err_size) err[0] = '\0';
+    if (!name) name = "<world>";
+    loader ld = {json, json ? strlen(json) : 0, name, err, err_size};
+    if (!json) {
+        if (err && err_size) snprintf(err, err_size, "%s:1:1: no JSON text", name);
+        return NULL;
+    }
+    json_error_t jerr;
+    json_t *root = json_loadb(json, ld.len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!root) {
+        if (err && err_size)
+            snprintf(err, err_size, "%s:%d:%d: %s", name, jerr.line, jerr.column, jerr.text);
+        return NULL;
+    }
+    world *w = load_doc(&ld, root, base, spawn_points);
+    json_decref(root);
+    return w;
+}
+
+world *world_load_file(const char *path, const world_config *base, world_spawn_points *spawn_points,
+                       char *err, size_t err_size) {
+    if (err && err_size) err[0] = '\0';
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        if (err && err_size)
+            snprintf(err, err_size, "%s:0:0: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
+    /* size first, so the buffer is exactly what the file needs (bounded) */
+    long size = -1;
+    if (fseek(f, 0, SEEK_END) == 0) size = ftell(f);
+    bool too_big = size > (long)WORLD_LOAD_MAX_FILE_BYTES;
+    if (size < 0 || too_big || fseek(f, 0, SEEK_SET) != 0) size = 0;
+    char *text = too_big ? NULL : malloc((size_t)size + 1);
+    size_t n = text ? fread(text, 1, (size_t)size, f) : 0;
+    bool read_error = ferror(f) != 0 || (text && n != (size_t)size);
+    fclose(f);
+    world *w = NULL;
+    if (too_big) {
+        if (err && err_size)
+            snprintf(err, err_size, "%s:0:0: larger than %u bytes", path,
+                     WORLD_LOAD_MAX_FILE_BYTES);
+    } else if (!text) {
+        if (err && err_size) snprintf(err, err_size, "%s:0:0: out of memory", path);
+    } else if (read_error) {
+        if (err && err_size) snprintf(err, err_size, "%s:0:0: read error", path);
+    } else if (memchr(text, '\0', n)) {
+        if (err && err_size) snprintf(err, err_size, "%s:0:0: contains a NUL byte", path);
+    } else {
+        text[n] = '\0';
+        w = world_load_json(text, path, base, spawn_points, err, err_size);
+    }
+    free(text);
+    return w;
+}

@@ -40,7 +40,7 @@ bool net_rate_take(net_rate *r, double rate_per_s, uint64_t now_us) {
         if (r->tokens > burst) r->tokens = burst;
         r->last_us = now_us;
     }
-    if (r->tokens >= 1.0) {
+    if (r->tokens >= 1.0 - 1e-9) { /* tolerance: refills summed from parts must make a whole */
         r->tokens -= 1.0;
         return true;
     }

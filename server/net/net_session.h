@@ -32,12 +32,13 @@
 struct ProtobufCAllocator;
 
 #define NET_PROTOCOL_VERSION 1
-#define NET_ABUSE_SECONDS 5             /* consecutive seconds with drops before the cut */
-#define NET_ABUSE_BURSTS 4              /* drops above this many bursts in one second: cut */
-#define NET_CLOSING_TIMEOUT_US 2000000u /* a CLOSING client that does not drain is cut after this  \
-                                         */
-#define NET_MAX_VIEW_BOXES 8            /* more own bodies than this: one enclosing view box */
-#define NET_MAX_REFUSING 64             /* refused connections waiting for their Error to flush */
+#define NET_ABUSE_SECONDS 5 /* consecutive seconds with drops before the cut */
+#define NET_ABUSE_BURSTS 4  /* drops above this many bursts in one second: cut */
+#define NET_CLOSING_TIMEOUT_US                                                                     \
+    2000000u                 /* a CLOSING client that does not drain is cut after this             \
+                              */
+#define NET_MAX_VIEW_BOXES 8 /* more own bodies than this: one enclosing view box */
+#define NET_MAX_REFUSING 64  /* refused connections waiting for their Error to flush */
 
 typedef enum net_client_state {
     NET_CLIENT_AWAIT_HELLO = 0, /* connected; only Hello is accepted */

@@ -1,0 +1,633 @@
+/* Unit tests of the protocol state machine, the snapshot deltas and the buffering, with a real
+ * world and no sockets: bytes go in through net_session_feed, frames come out of client->out. */
+#include <math.h>
+#include <stdio.h>
+
+#include "harness.h"
+#include "net_http.h"
+#include "net_log.h"
+#include "net_test_util.h"
+
+#define S(name) COLLIDE__V1__SERVER_MESSAGE__MSG_##name
+#define E(name) COLLIDE__V1__ERROR_CODE__ERROR_CODE_##name
+#define MOVING COLLIDE__V1__BODY_KIND__BODY_KIND_MOVING
+#define STATIC COLLIDE__V1__BODY_KIND__BODY_KIND_STATIC
+
+/* Counts protobuf-c allocations so a test can assert every __unpack was freed. */
+static long live_allocs;
+static void *count_alloc(void *data, size_t size) {
+    (void)data;
+    live_allocs++;
+    return malloc(size);
+}
+static void count_free(void *data, void *p) {
+    (void)data;
+    if (p) live_allocs--;
+    free(p);
+}
+static ProtobufCAllocator counting = {count_alloc, count_free, NULL};
+
+typedef struct fixture {
+    world *w;          /* default bounds [-500, 500]^2 */
+    net_server *srv;   /* server over w */
+    net_client c[4];   /* clients, opened on demand */
+    uint8_t buf[4096]; /* frame scratch */
+} fixture;
+
+static void fx_init(fixture *f, net_config *cfg_in) {
+    memset(f, 0, sizeof *f);
+    net_log_set_level(NET_LOG_ERROR);
+    net_config cfg;
+    if (cfg_in)
+        cfg = *cfg_in;
+    else
+        net_config_default(&cfg);
+    world_config wc;
+    world_config_default(&wc);
+    wc.max_bodies = 256;
+    f->w = world_create(&wc);
+    f->srv = net_server_create(&cfg, f->w);
+    f->srv->pb_alloc = &counting;
+    f->srv->now_us = 1000000;
+    live_allocs = 0;
+}
+
+static void fx_free(fixture *f) {
+    for (int i = 0; i < 4; i++) {
+        if (f->c[i].id) net_client_release(f->srv, &f->c[i]);
+    }
+    net_server_destroy(f->srv);
+    world_destroy(f->w);
+}
+
+static net_client *fx_open(fixture *f, int i) {
+    net_client_open(f->srv, &f->c[i], "127.0.0.1:1");
+    return &f->c[i];
+}
+
+static void feed(fixture *f, net_client *c, size_t n) { net_session_feed(f->srv, c, f->buf, n); }
+
+/* Opens client i and completes Hello; returns it with its output emptied. */
+static net_client *fx_welcome(fixture *f, int i, const char *token) {
+    net_client *c = fx_open(f, i);
+    feed(f, c, tu_hello(1, 1, token, f->buf, sizeof f->buf));
+    tu_msgs msgs;
+    tu_take(c, &msgs);
+    tu_free(&msgs);
+    return c;
+}
+
+static uint32_t fx_spawn(fixture *f, net_client *c, float x, float y) {
+    feed(f, c, tu_spawn_box(77, MOVING, x, y, 1, 1, f->buf, sizeof f->buf));
+    tu_msgs msgs;
+    tu_take(c, &msgs);
+    uint32_t id =
+        (msgs.count == 1 && msgs.m[0]->msg_case == S(SPAWNED)) ? msgs.m[0]->spawned->body_id : 0;
+    tu_free(&msgs);
+    return id;
+}
+
+static void test_hello_welcome(void) {
+    fixture f;
+    fx_init(&f, NULL);
+    net_client *c = fx_open(&f, 0);
+    feed(&f, c, tu_hello(42, 1, NULL, f.buf, sizeof f.buf));
+    tu_msgs msgs;
+    tu_take(c, &msgs);
+    CHECK(msgs.count == 1);
+    CHECK(msgs.m[0]->msg_case == S(WELCOME));
+    CHECK(msgs.m[0]->request_id == 42);
+    CHECK(msgs.m[0]->welcome->client_id == c->id && c->id != 0);
+    CHECK(msgs.m[0]->welcome->protocol_version == 1);
+    CHECK(msgs.m[0]->welcome->tick_rate_hz == 60);
+    CHECK(msgs.m[0]->welcome->max_bodies_per_client == 8);
+    CHECK(!msgs.m[0]->welcome->admin);
+    CHECK(msgs.m[0]->welcome->world_min->x == -500.0f);
+    CHECK(c->state == NET_CLIENT_ACTIVE);
+    tu_free(&msgs);
+    CHECK(live_allocs == 0);
+    fx_free(&f);
+}
+
+static void test_partial_frames_byte_by_byte(void) {
+    fixture f;
+    fx_init(&f, NULL);
+    net_client *c = fx_open(&f, 0);
+    size_t n = tu_hello(5, 1, NULL, f.buf, sizeof f.buf);
+    n += tu_ping(6, 123, f.buf + n, sizeof f.buf - n);
+    n += tu_ping(7, 456, f.buf + n, sizeof f.buf - n);
+    for (size_t i = 0; i < n; i++)
+        net_session_feed(f.srv, c, f.buf + i, 1);
+    CHECK(c->in.len == 0);
+    tu_msgs msgs;
+    tu_take(c, &msgs);
+    CHECK(msgs.count == 3);
+    CHECK(msgs.m[0]->msg_case == S(WELCOME) && msgs.m[0]->request_id == 5);
+    CHECK(msgs.m[1]->msg_case == S(PONG) && msgs.m[1]->request_id == 6 &&
+          msgs.m[1]->pong->client_time_us == 123);
+    CHECK(msgs.m[2]->msg_case == S(PONG) && msgs.m[2]->request_id == 7 &&
+          msgs.m[2]->pong->client_time_us == 456);
+    tu_free(&msgs);
+    fx_free(&f);
+}
+
+static void test_split_at_every_point(void) {
+    /* Two frames delivered as two reads, split at every possible offset. */
+    for (size_t cut = 0; cut <= 40; cut++) {
+        fixture f;
+        fx_init(&f, NULL);
+        net_client *c = fx_open(&f, 0);
+        size_t n = tu_hello(1, 1, NULL, f.buf, sizeof f.buf);
+        n += tu_ping(2, 9, f.buf + n, sizeof f.buf - n);
+        size_t k = cut < n ? cut : n;
+        net_session_feed(f.srv, c, f.buf, k);
+        net_session_feed(f.srv, c, f.buf + k, n - k);
+        tu_msgs msgs;
+        tu_take(c, &msgs);
+        CHECK_MSG(msgs.count == 2 && msgs.m[1]->msg_case == S(PONG), "cut %zu", cut);
+        tu_free(&msgs);
+        fx_free(&f);
+    }
+}
+
+static int first_error(net_client *c, uint32_t *rid, bool *fatal) {
+    tu_msgs msgs;
+    tu_take(c, &msgs);
+    int code = -1;
+    for (size_t i = 0; i < msgs.count; i++) {
+        if (msgs.m[i]->msg_case == S(ERROR)) {
+            code = (int)msgs.m[i]->error->code;
+            if (rid) *rid = msgs.m[i]->request_id;
+            if (fatal) *fatal = msgs.m[i]->error->fatal;
+            break;
+        }
+    }
+    tu_free(&msgs);
+    return code;
+}
+
+static void test_oversized_prefix_is_fatal_without_buffering(void) {
+    fixture f;
+    fx_init(&f, NULL);
+    net_client *c = fx_open(&f, 0);
+    uint8_t big[5];
+    size_t n = frame_write_prefix(65537, big);
+    net_session_feed(f.srv, c, big, n);
+    bool fatal = false;
+    CHECK(first_error(c, NULL, &fatal) == E(FRAME_TOO_LARGE));
+    CHECK(fatal && c->state == NET_CLIENT_CLOSING);
+    CHECK(c->in.len == 0);
+    /* Input after a fatal error is ignored. */
+    feed(&f, c, tu_hello(1, 1, NULL, f.buf, sizeof f.buf));
+    CHECK(c->out.len == 0);
+    fx_free(&f);
+
+    fx_init(&f, NULL);
+    c = fx_open(&f, 0);
+    uint8_t six[6] = {0x80, 0x80, 0x80, 0x80, 0x80, 0x00};
+    net_session_feed(f.srv, c, six, 6);
+    CHECK(first_error(c, NULL, &fatal) == E(FRAME_TOO_LARGE));
+    fx_free(&f);
+}
+
+static void test_first_message_must_be_hello(void) {
+    fixture f;
+    fx_init(&f, NULL);
+    net_client *c = fx_open(&f, 0);
+    feed(&f, c, tu_ping(9, 1, f.buf, sizeof f.buf));
+    uint32_t rid = 0;
+    bool fatal = false;
+    CHECK(first_error(c, &rid, &fatal) == E(UNAUTHENTICATED));
+    CHECK(fatal && rid == 9 && c->state == NET_CLIENT_CLOSING);
+    fx_free(&f);
+
+    fx_init(&f, NULL);
+    c = fx_open(&f, 0);
+    uint8_t junk[4] = {3, 0xff, 0xff, 0xff};
+    net_session_feed(f.srv, c, junk, 4);
+    CHECK(first_error(c, NULL, &fatal) == E(UNAUTHENTICATED) && fatal);
+    CHECK(live_allocs == 0);
+    fx_free(&f);
+}
+
+static void test_version_mismatch(void) {
+    fixture f;
+    fx_init(&f, NULL);
+    net_client *c = fx_open(&f, 0);
+    feed(&f, c, tu_hello(3, 2, NULL, f.buf, sizeof f.buf));
+    bool fatal = false;
+    uint32_t rid = 0;
+    CHECK(first_error(c, &rid, &fatal) == E(VERSION_MISMATCH) && fatal && rid == 3);
+    fx_free(&f);
+}
+
+static void test_tokens(void) {
+    net_config cfg;
+    net_config_default(&cfg);
+    strcpy(cfg.token, "s3cret");
+    cfg.token_len = 6;
+    strcpy(cfg.admin_token, "root!");
+    cfg.admin_token_len = 5;
+    fixture f;
+    fx_init(&f, &cfg);
+    net_client *bad = fx_open(&f, 0);
+    feed(&f, bad, tu_hello(1, 1, "s3cre", f.buf, sizeof f.buf));
+    bool fatal = false;
+    CHECK(first_error(bad, NULL, &fatal) == E(UNAUTHENTICATED) && fatal);
+    net_client *good = fx_open(&f, 1);
+    feed(&f, good, tu_hello(1, 1, "s3cret", f.buf, sizeof f.buf));
+    CHECK(good->state == NET_CLIENT_ACTIVE && !good->admin);
+    net_client *admin = fx_open(&f, 2);
+    feed(&f, admin, tu_hello(1, 1, "root!", f.buf, sizeof f.buf));
+    tu_msgs msgs;
+    tu_take(admin, &msgs);
+    CHECK(msgs.count == 1 && msgs.m[0]->msg_case == S(WELCOME) && msgs.m[0]->welcome->admin);
+    tu_free(&msgs);
+    fx_free(&f);
+}
+
+static void test_secret_equal(void) {
+    CHECK(net_secret_equal("abc", 3, "abc", 3));
+    CHECK(!net_secret_equal("abc", 3, "abd", 3));
+    CHECK(!net_secret_equal("abc", 3, "abc\0", 4));
+    CHECK(!net_secret_equal("", 0, "a", 1));
+    CHECK(net_secret_equal("", 0, "", 0));
+    CHECK(!net_secret_equal("abcd", 4, "abc", 3));
+}
+
+static void test_rate_bucket(void) {
+    net_rate r;
+    memset(&r, 0, sizeof r);
+    uint64_t t = 5000000;
+    int passed = 0;
+    for (int i = 0; i < 100; i++)
+        passed += net_rate_take(&r, 10.0, t);
+    CHECK(passed == 20);                        /* burst = 2 s worth */
+    CHECK(!net_rate_take(&r, 10.0, t + 50000)); /* half a token */
+    CHECK(net_rate_take(&r, 10.0, t + 100000)); /* one token after 0.1 s */
+    passed = 0;
+    for (int i = 0; i < 100; i++)
+        passed += net_rate_take(&r, 10.0, t + 100000000);
+    CHECK(passed == 20); /* refill is capped at the burst */
+}
+
+static void test_rate_limited_not_fatal_then_fatal_when_sustained(void) {
+    net_config cfg;
+    net_config_default(&cfg);
+    cfg.rate_limit = 10;
+    fixture f;
+    fx_init(&f, &cfg);
+    net_client *c = fx_welcome(&f, 0, NULL); /* used 1 token */
+    size_t n = 0;
+    for (uint32_t i = 0; i < 25; i++)
+        n += tu_ping(100 + i, i, f.buf + n, sizeof f.buf - n);
+    feed(&f, c, n);
+    tu_msgs msgs;
+    tu_take(c, &msgs);
+    CHECK(msgs.count == 25);
+    int pongs = 0, limited = 0;
+    for (size_t i = 0; i < msgs.count; i++) {
+        if (msgs.m[i]->msg_case == S(PONG)) pongs++;
+        if (msgs.m[i]->msg_case == S(ERROR) && msgs.m[i]->error->code == E(RATE_LIMITED) &&
+            !msgs.m[i]->error->fatal) {
+            CHECK(msgs.m[i]->request_id == 100 + i); /* echoed, in order */
+            limited++;
+        }
+    }
+    tu_free(&msgs);
+    CHECK(pongs == 19 && limited == 6);
+    CHECK(c->state == NET_CLIENT_ACTIVE);
+    /* Keep flooding for NET_ABUSE_SECONDS seconds: fatal. */
+    for (int s = 1; s <= NET_ABUSE_SECONDS && c->state == NET_CLIENT_ACTIVE; s++) {
+        f.srv->now_us += 1000000;
+        n = 0;
+        for (uint32_t i = 0; i < 25; i++)
+            n += tu_ping(i, i, f.buf + n, sizeof f.buf - n);
+        feed(&f, c, n);
+        tu_take(c, &msgs);
+        tu_free(&msgs);
+    }
+    CHECK(c->state == NET_CLIENT_CLOSING);
+    CHECK(f.srv->metrics.errors_total[E(RATE_LIMITED)] > 0);
+    fx_free(&f);
+}
+
+static void test_bad_protobuf_after_hello_is_not_fatal(void) {
+    fixture f;
+    fx_init(&f, NULL);
+    net_client *c = fx_welcome(&f, 0, NULL);
+    uint8_t junk[5] = {4, 0x0a, 0xff, 0xff, 0xff}; /* field 1 as length-delimited, truncated */
+    net_session_feed(f.srv, c, junk, 5);
+    bool fatal = true;
+    CHECK(first_error(c, NULL, &fatal) == E(BAD_REQUEST) && !fatal);
+    feed(&f, c, tu_ping(8, 1, f.buf, sizeof f.buf));
+    tu_msgs msgs;
+    tu_take(c, &msgs);
+    CHECK(msgs.count == 1 && msgs.m[0]->msg_case == S(PONG));
+    tu_free(&msgs);
+    /* An empty ClientMessage (no oneof) is a bad request too. */
+    uint8_t empty[1] = {0};
+    net_session_feed(f.srv, c, empty, 1);
+    CHECK(first_error(c, NULL, &fatal) == E(BAD_REQUEST) && !fatal);
+    CHECK(live_allocs == 0);
+    fx_free(&f);
+}
+
+static void test_spawn_rules(void) {
+    net_config cfg;
+    net_config_default(&cfg);
+    cfg.max_bodies_per_client = 2;
+    fixture f;
+    fx_init(&f, &cfg);
+    net_client *c = fx_welcome(&f, 0, NULL);
+    feed(&f, c, tu_spawn_box(11, MOVING, 0, 0, 1, 1, f.buf, sizeof f.buf));
+    tu_msgs msgs;
+    tu_take(c, &msgs);
+    CHECK(msgs.count == 1 && msgs.m[0]->msg_case == S(SPAWNED) && msgs.m[0]->request_id == 11);
+    uint32_t id = msgs.m[0]->spawned->body_id;
+    tu_free(&msgs);
+    world_body_info info;
+    CHECK(world_body_get(f.w, id, &info) && info.owner == c->id && info.kind == WORLD_BODY_MOVING);
+    uint32_t rid = 0;
+    bool fatal = true;
+    feed(&f, c, tu_spawn_box(12, STATIC, 0, 0, 1, 1, f.buf, sizeof f.buf));
+    CHECK(first_error(c, &rid, &fatal) == E(FORBIDDEN) && rid == 12 && !fatal);
+    feed(&f, c, tu_spawn_box(13, MOVING, 0, 0, -1, 1, f.buf, sizeof f.buf));
+    CHECK(first_error(c, &rid, &fatal) == E(INVALID_SHAPE) && rid == 13);
+    feed(&f, c, tu_spawn_box(14, MOVING, 0, 0, NAN, 1, f.buf, sizeof f.buf));
+    CHECK(first_error(c, &rid, &fatal) == E(INVALID_SHAPE) && rid == 14);
+    feed(&f, c, tu_spawn_box(15, MOVING, 9000, 0, 1, 1, f.buf, sizeof f.buf));
+    CHECK(first_error(c, &rid, &fatal) == E(OUT_OF_BOUNDS) && rid == 15);
+    feed(&f, c, tu_spawn_box(16, MOVING, INFINITY, 0, 1, 1, f.buf, sizeof f.buf));
+    CHECK(first_error(c, &rid, &fatal) == E(BAD_REQUEST) && rid == 16);
+    CHECK(fx_spawn(&f, c, 10, 10) != 0);
+    feed(&f, c, tu_spawn_box(17, MOVING, 20, 20, 1, 1, f.buf, sizeof f.buf));
+    CHECK(first_error(c, &rid, &fatal) == E(LIMIT_EXCEEDED) && rid == 17 && !fatal);
+    CHECK(c->state == NET_CLIENT_ACTIVE);
+    fx_free(&f);
+}
+
+static void test_move_rules_and_close_despawns(void) {
+    fixture f;
+    fx_init(&f, NULL);
+    net_client *a = fx_welcome(&f, 0, NULL);
+    net_client *b = fx_welcome(&f, 1, NULL);
+    uint32_t id = fx_spawn(&f, a, 0, 0);
+    CHECK(id != 0);
+    uint32_t rid = 0;
+    bool fatal = true;
+    feed(&f, b, tu_move(21, id, 1, 1, 0, f.buf, sizeof f.buf));
+    CHECK(first_error(b, &rid, &fatal) == E(FORBIDDEN) && rid == 21 && !fatal);
+    feed(&f, a, tu_move(22, id + 12345, 1, 1, 0, f.buf, sizeof f.buf));
+    CHECK(first_error(a, &rid, &fatal) == E(NOT_FOUND) && rid == 22);
+    feed(&f, a, tu_move(23, id, 1, NAN, 0, f.buf, sizeof f.buf));
+    CHECK(first_error(a, &rid, &fatal) == E(BAD_REQUEST) && rid == 23);
+    feed(&f, a, tu_move(24, id, 5, 30, 0, f.buf, sizeof f.buf));
+    feed(&f, a, tu_move(25, id, 4, -30, 0, f.buf, sizeof f.buf)); /* older seq: ignored */
+    CHECK(a->out.len == 0);
+    net_server_tick(f.srv, 1);
+    world_body_info info;
+    CHECK(world_body_get(f.w, id, &info));
+    CHECK(info.position.x > 0.0f && info.last_input_seq == 5);
+    net_client_release(f.srv, a);
+    a->id = 0;
+    CHECK(!world_body_alive(f.w, id));
+    fx_free(&f);
+}
+
+/* Finds the body with id in a snapshot; NULL if absent. */
+static const Collide__V1__BodyState *find_body(const Collide__V1__Snapshot *s, uint32_t id) {
+    for (size_t i = 0; i < s->n_bodies; i++) {
+        if (s->bodies[i]->id == id) return s->bodies[i];
+    }
+    return NULL;
+}
+static bool has_removed(const Collide__V1__Snapshot *s, uint32_t id) {
+    for (size_t i = 0; i < s->n_removed; i++) {
+        if (s->removed[i] == id) return true;
+    }
+    return false;
+}
+
+static void test_snapshot_new_changed_removed(void) {
+    fixture f;
+    fx_init(&f, NULL);
+    net_client *a = fx_welcome(&f, 0, NULL);
+    net_client *far = fx_welcome(&f, 1, NULL);
+    uint32_t id = fx_spawn(&f, a, 0, 0);
+    uint32_t far_id = fx_spawn(&f, far, 400, 400);
+    CHECK(id && far_id);
+    net_server_tick(f.srv, 1);
+    tu_msgs msgs;
+    tu_take(a, &msgs);
+    CHECK(msgs.count == 1 && msgs.m[0]->msg_case == S(SNAPSHOT));
+    const Collide__V1__Snapshot *s = msgs.m[0]->snapshot;
+    CHECK(s->tick == world_tick(f.w));
+    const Collide__V1__BodyState *bs = find_body(s, id);
+    CHECK(bs && bs->shape && bs->shape->kind_case == COLLIDE__V1__SHAPE__KIND_BOX);
+    CHECK(bs->kind == MOVING && bs->owner == a->id);
+    CHECK(!find_body(s, far_id)); /* out of the default view radius */
+    tu_free(&msgs);
+
+    /* Nothing changed: an empty snapshot still goes out. */
+    net_server_tick(f.srv, 1);
+    tu_take(a, &msgs);
+    CHECK(msgs.count == 1 && msgs.m[0]->msg_case == S(SNAPSHOT));
+    CHECK(msgs.m[0]->snapshot->n_removed == 0 && !find_body(msgs.m[0]->snapshot, id));
+    tu_free(&msgs);
+
+    /* A move: a delta (no shape) with last_input_seq. */
+    feed(&f, a, tu_move(0, id, 7, 60, 0, f.buf, sizeof f.buf));
+    net_server_tick(f.srv, 1);
+    tu_take(a, &msgs);
+    CHECK(msgs.count == 1);
+    bs = find_body(msgs.m[0]->snapshot, id);
+    CHECK(bs && !bs->shape && bs->last_input_seq == 7 && bs->position->x > 0.0f);
+    tu_free(&msgs);
+
+    /* SetView over the whole world: the far body appears in full. */
+    Collide__V1__Vec2 center = COLLIDE__V1__VEC2__INIT, half = COLLIDE__V1__VEC2__INIT;
+    half.x = half.y = 1000;
+    Collide__V1__SetView sv = COLLIDE__V1__SET_VIEW__INIT;
+    sv.center = &center;
+    sv.half_extents = &half;
+    tu_cmsg m = COLLIDE__V1__CLIENT_MESSAGE__INIT;
+    m.msg_case = COLLIDE__V1__CLIENT_MESSAGE__MSG_SET_VIEW;
+    m.set_view = &sv;
+    feed(&f, a, tu_frame(&m, f.buf, sizeof f.buf));
+    net_server_tick(f.srv, 1);
+    tu_take(a, &msgs);
+    bs = find_body(msgs.m[0]->snapshot, far_id);
+    CHECK(bs && bs->shape && bs->owner == far->id);
+    tu_free(&msgs);
+
+    /* The far client leaves: its body is despawned and listed in removed. */
+    net_client_release(f.srv, far);
+    far->id = 0;
+    net_server_tick(f.srv, 1);
+    tu_take(a, &msgs);
+    CHECK(has_removed(msgs.m[0]->snapshot, far_id));
+    tu_free(&msgs);
+
+    /* Back to the default view: the statics/far area leave the view. */
+    half.x = half.y = 0;
+    feed(&f, a, tu_frame(&m, f.buf, sizeof f.buf));
+    net_server_tick(f.srv, 1);
+    tu_take(a, &msgs);
+    CHECK(msgs.count == 1 && !has_removed(msgs.m[0]->snapshot, id));
+    tu_free(&msgs);
+    fx_free(&f);
+}
+
+static void test_slow_reader_drop_then_disconnect(void) {
+    net_config cfg;
+    net_config_default(&cfg);
+    cfg.max_queued_bytes = 8192;
+    fixture f;
+    fx_init(&f, &cfg);
+    net_client *c = fx_welcome(&f, 0, NULL);
+    c->inflight = 3000; /* over the soft limit (2048): snapshots are skipped */
+    net_server_tick(f.srv, 1);
+    CHECK(c->out.len == 0 && f.srv->metrics.slow_client_drops_total == 1);
+    c->inflight = 9000; /* over the hard limit */
+    net_server_tick(f.srv, 1);
+    CHECK(c->kill && c->reason == NET_DISC_SLOW_CLIENT);
+    CHECK(f.srv->metrics.slow_client_disconnects_total == 1);
+    c->inflight = 0;
+    fx_free(&f);
+}
+
+static void test_max_clients_refused(void) {
+    net_config cfg;
+    net_config_default(&cfg);
+    cfg.max_clients = 1;
+    fixture f;
+    fx_init(&f, &cfg);
+    fx_welcome(&f, 0, NULL);
+    net_client *c = fx_open(&f, 1);
+    bool fatal = false;
+    CHECK(c->refused && first_error(c, NULL, &fatal) == E(LIMIT_EXCEEDED) && fatal);
+    fx_free(&f);
+}
+
+static void test_hello_timeout(void) {
+    fixture f;
+    fx_init(&f, NULL);
+    net_client *c = fx_open(&f, 0);
+    f.srv->now_us += 4000000;
+    net_server_tick(f.srv, 1);
+    CHECK(!c->kill);
+    f.srv->now_us += 1000001;
+    net_server_tick(f.srv, 1);
+    CHECK(c->kill && c->reason == NET_DISC_HELLO_TIMEOUT);
+    fx_free(&f);
+}
+
+static void test_drain_sends_goodbye(void) {
+    fixture f;
+    fx_init(&f, NULL);
+    net_client *c = fx_welcome(&f, 0, NULL);
+    net_server_drain(f.srv);
+    tu_msgs msgs;
+    tu_take(c, &msgs);
+    CHECK(msgs.count == 1 && msgs.m[0]->msg_case == S(GOODBYE));
+    CHECK(c->state == NET_CLIENT_CLOSING);
+    tu_free(&msgs);
+    fx_free(&f);
+}
+
+static void test_known_set_churn(void) {
+    net_known set;
+    memset(&set, 0, sizeof set);
+    net_known_scratch scratch = {0};
+    harness_rng rng = {12345};
+    /* Insert and delete at random; the set must agree with a plain bitmap. */
+    static bool present[4096];
+    memset(present, 0, sizeof present);
+    for (int i = 0; i < 200000; i++) {
+        uint32_t id = harness_rng_next(&rng) % 4095u + 1u;
+        if (harness_rng_next(&rng) & 1u) {
+            CHECK(net_known_insert(&set, &scratch, id) != NULL);
+            present[id] = true;
+        } else {
+            net_known_entry *e = net_known_find(&set, id);
+            CHECK((e != NULL) == present[id]);
+            if (e) net_known_delete(&set, e);
+            present[id] = false;
+        }
+    }
+    uint32_t live = 0;
+    for (uint32_t id = 1; id < 4096; id++) {
+        CHECK((net_known_find(&set, id) != NULL) == present[id]);
+        live += present[id];
+    }
+    CHECK(live == set.live);
+    net_known_free(&set);
+    net_known_scratch_free(&scratch);
+}
+
+static void test_http_parse(void) {
+    char path[NET_HTTP_MAX_PATH];
+    int head = 0;
+    const char *ok = "GET /metrics?x=1 HTTP/1.1\r\nHost: a\r\n\r\n";
+    CHECK(net_http_parse(ok, strlen(ok), path, sizeof path, &head) == NET_HTTP_GET &&
+          strcmp(path, "/metrics") == 0);
+    CHECK(net_http_parse(ok, 20, path, sizeof path, &head) == NET_HTTP_NEED_MORE);
+    const char *post = "POST /x HTTP/1.1\r\n\r\n";
+    CHECK(net_http_parse(post, strlen(post), path, sizeof path, &head) == NET_HTTP_METHOD);
+    const char *bad = "GET\r\n\r\n";
+    CHECK(net_http_parse(bad, strlen(bad), path, sizeof path, &head) == NET_HTTP_BAD);
+    static char big[NET_HTTP_MAX_REQUEST];
+    memset(big, 'a', sizeof big);
+    CHECK(net_http_parse(big, sizeof big, path, sizeof path, &head) == NET_HTTP_TOO_LARGE);
+}
+
+static void test_metrics_render(void) {
+    net_metrics m;
+    memset(&m, 0, sizeof m);
+    net_metrics_observe_tick(&m, 0.0015);
+    m.errors_total[E(RATE_LIMITED)] = 3;
+    net_gauges g = {2, 10, 5};
+    net_buf out = {0};
+    CHECK(net_metrics_render(&m, &g, &out));
+    CHECK(net_buf_append(&out, "", 1));
+    const char *t = (const char *)out.data;
+    CHECK(strstr(t, "collide_tick_duration_seconds_bucket{le=\"0.002\"} 1\n"));
+    CHECK(strstr(t, "collide_tick_duration_seconds_bucket{le=\"0.001\"} 0\n"));
+    CHECK(strstr(t, "collide_errors_total{code=\"RATE_LIMITED\"} 3\n"));
+    CHECK(strstr(t, "collide_bodies{kind=\"static\"} 10\n"));
+    CHECK(strstr(t, "collide_clients 2\n"));
+    CHECK(strstr(t, "collide_slow_client_drops_total 0\n"));
+    net_buf_free(&out);
+}
+
+static void test_config_flags_and_env(void) {
+    net_config cfg;
+    net_config_default(&cfg);
+    char err[256];
+    setenv("COLLIDE_PORT", "1234", 1);
+    setenv("COLLIDE_VIEW_RADIUS", "50", 1);
+    char *argv[] = {
+        "collided", "--port", "0", "--max-frame=1024", "--bind", "::", "--log-level", "warn", NULL};
+    CHECK(net_config_parse(&cfg, 8, argv, err, sizeof err, NULL) == NET_CONFIG_OK);
+    CHECK(cfg.port == 0 && cfg.max_frame == 1024 && strcmp(cfg.bind, "::") == 0 &&
+          cfg.log_level == NET_LOG_WARN);
+    CHECK(cfg.view_radius == 50.0f);
+    char *bad[] = {"collided", "--tick-rate", "abc", NULL};
+    CHECK(net_config_parse(&cfg, 3, bad, err, sizeof err, NULL) == NET_CONFIG_ERROR);
+    char *unknown[] = {"collided", "--nope", NULL};
+    CHECK(net_config_parse(&cfg, 2, unknown, err, sizeof err, NULL) == NET_CONFIG_ERROR);
+    unsetenv("COLLIDE_PORT");
+    unsetenv("COLLIDE_VIEW_RADIUS");
+}
+
+TEST_MAIN(TEST(test_hello_welcome), TEST(test_partial_frames_byte_by_byte),
+          TEST(test_split_at_every_point), TEST(test_oversized_prefix_is_fatal_without_buffering),
+          TEST(test_first_message_must_be_hello), TEST(test_version_mismatch), TEST(test_tokens),
+          TEST(test_secret_equal), TEST(test_rate_bucket),
+          TEST(test_rate_limited_not_fatal_then_fatal_when_sustained),
+          TEST(test_bad_protobuf_after_hello_is_not_fatal), TEST(test_spawn_rules),
+          TEST(test_move_rules_and_close_despawns), TEST(test_snapshot_new_changed_removed),
+          TEST(test_slow_reader_drop_then_disconnect), TEST(test_max_clients_refused),
+          TEST(test_hello_timeout), TEST(test_drain_sends_goodbye), TEST(test_known_set_churn),
+          TEST(test_http_parse), TEST(test_metrics_render), TEST(test_config_flags_and_env))

@@ -1,0 +1,333 @@
+#include "check.h"
+
+#include <math.h>
+#include <string.h>
+
+const char *cc_violation_name(int kind) {
+    switch (kind) {
+    case CC_VIOL_OVERLAP_STATIC:
+        return "overlap_static";
+    case CC_VIOL_OVERLAP_MOVING:
+        return "overlap_moving";
+    case CC_VIOL_TUNNEL:
+        return "tunnel";
+    default:
+        return "unknown";
+    }
+}
+
+void cc_check_view_init(cc_check_view *v, float tolerance) {
+    v->count = 0;
+    v->last_tick = 0;
+    v->have_tick = false;
+    v->tolerance = tolerance;
+}
+
+void cc_check_stats_init(cc_check_stats *s) { memset(s, 0, sizeof *s); }
+
+uint64_t cc_check_total(const cc_check_stats *s) {
+    uint64_t t = 0;
+    for (int k = 0; k < CC_VIOL_KINDS; k++)
+        t += s->counts[k];
+    return t;
+}
+
+void cc_check_stats_merge(cc_check_stats *into, const cc_check_stats *from) {
+    into->snapshots += from->snapshots;
+    into->pairs += from->pairs;
+    for (int k = 0; k < CC_VIOL_KINDS; k++)
+        into->counts[k] += from->counts[k];
+    into->overflow += from->overflow;
+    into->unknown_shape += from->unknown_shape;
+    for (uint32_t i = 0; i < from->examples_len && into->examples_len < CC_CHECK_EXAMPLES; i++)
+        into->examples[into->examples_len++] = from->examples[i];
+}
+
+bool cc_shape_from_proto(const Collide__V1__Shape *in, cc_shape *out) {
+    memset(out, 0, sizeof *out);
+    if (!in) return false;
+    switch (in->kind_case) {
+    case COLLIDE__V1__SHAPE__KIND_BOX: {
+        float hx = 0, hy = 0;
+        if (in->box && in->box->half_extents) {
+            hx = in->box->half_extents->x;
+            hy = in->box->half_extents->y;
+        }
+        if (!(hx > 0.0f) || !(hy > 0.0f)) return false;
+        const float sx[4] = {-hx, hx, hx, -hx}, sy[4] = {-hy, -hy, hy, hy};
+        out->kind = CC_SHAPE_POLY;
+        out->count = 4;
+        memcpy(out->vx, sx, sizeof sx);
+        memcpy(out->vy, sy, sizeof sy);
+        return true;
+    }
+    case COLLIDE__V1__SHAPE__KIND_POLYGON: {
+        const Collide__V1__Polygon *p = in->polygon;
+        if (!p || p->n_vertices < 3 || p->n_vertices > CC_CHECK_MAX_VERTS) return false;
+        out->kind = CC_SHAPE_POLY;
+        out->count = (uint8_t)p->n_vertices;
+        for (size_t i = 0; i < p->n_vertices; i++) {
+            out->vx[i] = p->vertices[i] ? p->vertices[i]->x : 0.0f;
+            out->vy[i] = p->vertices[i] ? p->vertices[i]->y : 0.0f;
+        }
+        return true;
+    }
+    case COLLIDE__V1__SHAPE__KIND_CIRCLE:
+        if (!in->circle || !(in->circle->radius > 0.0f)) return false;
+        out->kind = CC_SHAPE_CIRCLE;
+        out->radius = in->circle->radius;
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* World-space vertices of a placed polygon. */
+static void place(const cc_shape *s, float x, float y, float angle, double *wx, double *wy) {
+    double c = 1.0, sn = 0.0;
+    if (angle != 0.0f) {
+        c = cos(angle);
+        sn = sin(angle);
+    }
+    for (unsigned i = 0; i < s->count; i++) {
+        wx[i] = x + c * s->vx[i] - sn * s->vy[i];
+        wy[i] = y + sn * s->vx[i] + c * s->vy[i];
+    }
+}
+
+static void project(const double *wx, const double *wy, unsigned n, double nx, double ny,
+                    double *lo, double *hi) {
+    *lo = *hi = wx[0] * nx + wy[0] * ny;
+    for (unsigned i = 1; i < n; i++) {
+        double d = wx[i] * nx + wy[i] * ny;
+        if (d < *lo) *lo = d;
+        if (d > *hi) *hi = d;
+    }
+}
+
+/* Smallest overlap over the edge normals of (ax, ay); updates *best. */
+static void sat_axes(const double *ax, const double *ay, unsigned an, const double *bx,
+                     const double *by, unsigned bn, double *best) {
+    for (unsigned i = 0; i < an; i++) {
+        unsigned j = (i + 1) % an;
+        double ex = ax[j] - ax[i], ey = ay[j] - ay[i];
+        double len = sqrt(ex * ex + ey * ey);
+        if (len <= 0.0) continue;
+        double nx = ey / len, ny = -ex / len;
+        double alo, ahi, blo, bhi;
+        project(ax, ay, an, nx, ny, &alo, &ahi);
+        project(bx, by, bn, nx, ny, &blo, &bhi);
+        double o = fmin(ahi - blo, bhi - alo);
+        if (o < *best) *best = o;
+    }
+}
+
+static double circle_poly_depth(double cx, double cy, double r, const double *wx, const double *wy,
+                                unsigned n) {
+    double best = INFINITY;
+    for (unsigned i = 0; i < n; i++) {
+        unsigned j = (i + 1) % n;
+        double ex = wx[j] - wx[i], ey = wy[j] - wy[i];
+        double len = sqrt(ex * ex + ey * ey);
+        if (len <= 0.0) continue;
+        double nx = ey / len, ny = -ex / len;
+        double lo, hi;
+        project(wx, wy, n, nx, ny, &lo, &hi);
+        double c = cx * nx + cy * ny;
+        double o = fmin(hi - (c - r), (c + r) - lo);
+        if (o < best) best = o;
+    }
+    /* The axis from the nearest vertex to the centre separates circles beyond a corner. */
+    unsigned k = 0;
+    double dmin = INFINITY;
+    for (unsigned i = 0; i < n; i++) {
+        double d = (wx[i] - cx) * (wx[i] - cx) + (wy[i] - cy) * (wy[i] - cy);
+        if (d < dmin) {
+            dmin = d;
+            k = i;
+        }
+    }
+    double len = sqrt(dmin);
+    if (len > 0.0) {
+        double nx = (cx - wx[k]) / len, ny = (cy - wy[k]) / len;
+        double lo, hi;
+        project(wx, wy, n, nx, ny, &lo, &hi);
+        double c = cx * nx + cy * ny;
+        double o = fmin(hi - (c - r), (c + r) - lo);
+        if (o < best) best = o;
+    }
+    return best;
+}
+
+float cc_shape_depth(const cc_shape *a, float ax, float ay, float aa, const cc_shape *b, float bx,
+                     float by, float ba) {
+    double awx[CC_CHECK_MAX_VERTS], awy[CC_CHECK_MAX_VERTS];
+    double bwx[CC_CHECK_MAX_VERTS], bwy[CC_CHECK_MAX_VERTS];
+    if (a->kind == CC_SHAPE_CIRCLE && b->kind == CC_SHAPE_CIRCLE) {
+        double dx = (double)bx - ax, dy = (double)by - ay;
+        return (float)((double)a->radius + b->radius - sqrt(dx * dx + dy * dy));
+    }
+    if (a->kind == CC_SHAPE_CIRCLE) {
+        place(b, bx, by, ba, bwx, bwy);
+        return (float)circle_poly_depth(ax, ay, a->radius, bwx, bwy, b->count);
+    }
+    if (b->kind == CC_SHAPE_CIRCLE) {
+        place(a, ax, ay, aa, awx, awy);
+        return (float)circle_poly_depth(bx, by, b->radius, awx, awy, a->count);
+    }
+    place(a, ax, ay, aa, awx, awy);
+    place(b, bx, by, ba, bwx, bwy);
+    double best = INFINITY;
+    sat_axes(awx, awy, a->count, bwx, bwy, b->count, &best);
+    sat_axes(bwx, bwy, b->count, awx, awy, a->count, &best);
+    return (float)best;
+}
+
+static bool point_inside(const cc_shape *s, const double *wx, const double *wy, double cx,
+                         double cy, double margin, double px, double py) {
+    if (s->kind == CC_SHAPE_CIRCLE) {
+        double r = s->radius - margin;
+        return r > 0.0 && (px - cx) * (px - cx) + (py - cy) * (py - cy) < r * r;
+    }
+    for (unsigned i = 0; i < s->count; i++) {
+        unsigned j = (i + 1) % s->count;
+        double ex = wx[j] - wx[i], ey = wy[j] - wy[i];
+        double len = sqrt(ex * ex + ey * ey);
+        if (len <= 0.0) continue;
+        double nx = ey / len, ny = -ex / len;
+        if ((px - wx[i]) * nx + (py - wy[i]) * ny > -margin) return false;
+    }
+    return true;
+}
+
+bool cc_segment_crosses(const cc_shape *s, float x, float y, float angle, float margin, float x0,
+                        float y0, float x1, float y1) {
+    double wx[CC_CHECK_MAX_VERTS], wy[CC_CHECK_MAX_VERTS];
+    if (s->kind == CC_SHAPE_POLY) place(s, x, y, angle, wx, wy);
+    /* An end inside is an overlap, reported as such; this catches only passing through. */
+    if (point_inside(s, wx, wy, x, y, margin, x0, y0) ||
+        point_inside(s, wx, wy, x, y, margin, x1, y1))
+        return false;
+    double dx = (double)x1 - x0, dy = (double)y1 - y0;
+    if (s->kind == CC_SHAPE_CIRCLE) {
+        double r = s->radius - margin;
+        if (r <= 0.0) return false;
+        double len2 = dx * dx + dy * dy;
+        double t = len2 > 0.0 ? (((double)x - x0) * dx + ((double)y - y0) * dy) / len2 : 0.0;
+        if (t < 0.0) t = 0.0;
+        if (t > 1.0) t = 1.0;
+        double qx = x0 + t * dx - x, qy = y0 + t * dy - y;
+        return qx * qx + qy * qy < r * r;
+    }
+    if (s->kind != CC_SHAPE_POLY) return false;
+    /* Cyrus-Beck clipping against the edges moved inward by margin. */
+    double t_enter = 0.0, t_leave = 1.0;
+    for (unsigned i = 0; i < s->count; i++) {
+        unsigned j = (i + 1) % s->count;
+        double ex = wx[j] - wx[i], ey = wy[j] - wy[i];
+        double len = sqrt(ex * ex + ey * ey);
+        if (len <= 0.0) continue;
+        double nx = ey / len, ny = -ex / len;
+        double plane = wx[i] * nx + wy[i] * ny - margin;
+        double num = plane - (x0 * nx + y0 * ny);
+        double den = dx * nx + dy * ny;
+        if (den == 0.0) {
+            if (num < 0.0) return false;
+            continue;
+        }
+        double t = num / den;
+        if (den < 0.0) {
+            if (t > t_enter) t_enter = t;
+        } else if (t < t_leave) {
+            t_leave = t;
+        }
+        if (t_enter >= t_leave) return false;
+    }
+    return t_enter < t_leave;
+}
+
+static int view_find(const cc_check_view *v, uint32_t id) {
+    for (uint32_t i = 0; i < v->count; i++)
+        if (v->bodies[i].id == id) return (int)i;
+    return -1;
+}
+
+static void record(cc_check_stats *s, int kind, uint32_t a, uint32_t b, uint64_t tick,
+                   float depth) {
+    s->counts[kind]++;
+    if (s->examples_len < CC_CHECK_EXAMPLES)
+        s->examples[s->examples_len++] = (cc_violation){(uint8_t)kind, a, b, tick, depth};
+}
+
+void cc_check_snapshot(cc_check_view *v, const Collide__V1__Snapshot *snap, cc_check_stats *s) {
+    /* Bodies absent from a snapshot did not change, so positions stay continuous only when no
+     * snapshot was missed (the server drops stale ones for slow clients). */
+    bool consecutive = v->have_tick && snap->tick == v->last_tick + 1;
+    s->snapshots++;
+    for (size_t r = 0; r < snap->n_removed; r++) {
+        int i = view_find(v, snap->removed[r]);
+        if (i < 0) continue;
+        v->bodies[i] = v->bodies[--v->count];
+    }
+    memset(v->changed, 0, v->count);
+    for (size_t k = 0; k < snap->n_bodies; k++) {
+        const Collide__V1__BodyState *bs = snap->bodies[k];
+        if (!bs) continue;
+        int i = view_find(v, bs->id);
+        cc_check_body *b;
+        if (i < 0) {
+            if (v->count >= CC_CHECK_MAX_BODIES) {
+                s->overflow++;
+                continue;
+            }
+            i = (int)v->count++;
+            b = &v->bodies[i];
+            memset(b, 0, sizeof *b);
+            b->id = bs->id;
+            if (!cc_shape_from_proto(bs->shape, &b->shape)) s->unknown_shape++;
+            b->kind = (uint8_t)bs->kind;
+        } else {
+            b = &v->bodies[i];
+            b->prev_x = b->x;
+            b->prev_y = b->y;
+            b->known_prev = consecutive;
+            if (bs->kind != COLLIDE__V1__BODY_KIND__BODY_KIND_UNSPECIFIED)
+                b->kind = (uint8_t)bs->kind;
+            if (b->shape.kind == CC_SHAPE_NONE && bs->shape)
+                cc_shape_from_proto(bs->shape, &b->shape);
+        }
+        if (bs->position) {
+            b->x = bs->position->x;
+            b->y = bs->position->y;
+        }
+        b->angle = bs->angle;
+        b->tick = snap->tick;
+        v->changed[i] = 1;
+    }
+    for (uint32_t i = 0; i < v->count; i++) {
+        if (!v->changed[i]) continue;
+        const cc_check_body *a = &v->bodies[i];
+        if (a->shape.kind == CC_SHAPE_NONE) continue;
+        bool a_static = a->kind == COLLIDE__V1__BODY_KIND__BODY_KIND_STATIC;
+        for (uint32_t j = 0; j < v->count; j++) {
+            if (j == i || (v->changed[j] && j < i)) continue; /* each changed pair once */
+            const cc_check_body *b = &v->bodies[j];
+            bool b_static = b->kind == COLLIDE__V1__BODY_KIND__BODY_KIND_STATIC;
+            if ((a_static && b_static) || b->shape.kind == CC_SHAPE_NONE) continue;
+            s->pairs++;
+            float depth =
+                cc_shape_depth(&a->shape, a->x, a->y, a->angle, &b->shape, b->x, b->y, b->angle);
+            const cc_check_body *mover = a_static ? b : a, *other = a_static ? a : b;
+            if (depth > v->tolerance) {
+                record(s, (a_static || b_static) ? CC_VIOL_OVERLAP_STATIC : CC_VIOL_OVERLAP_MOVING,
+                       mover->id, other->id, snap->tick, depth);
+            } else if (!a_static && b_static && a->known_prev &&
+                       cc_segment_crosses(&b->shape, b->x, b->y, b->angle, v->tolerance, a->prev_x,
+                                          a->prev_y, a->x, a->y)) {
+                record(s, CC_VIOL_TUNNEL, a->id, b->id, snap->tick, 0.0f);
+            }
+        }
+    }
+    v->last_tick = snap->tick;
+    v->have_tick = true;
+}

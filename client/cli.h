@@ -1,0 +1,67 @@
+/* cc_cli: command-line helpers shared by the subcommands: strict number parsing with messages
+ * that name the flag and the accepted range, address resolution, the clock, and the file
+ * descriptor limit. */
+#ifndef COLLIDE_CLIENT_CLI_H
+#define COLLIDE_CLIENT_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#define CC_EXIT_OK 0
+#define CC_EXIT_FAIL 1  /* thresholds crossed, server unreachable, ping failed */
+#define CC_EXIT_USAGE 2 /* bad parameters */
+
+typedef struct cc_common_opts {
+    const char *host;   /* --host */
+    uint16_t port;      /* --port */
+    const char *token;  /* --token ("" when none) */
+    uint32_t max_frame; /* --max-frame: largest server frame accepted */
+} cc_common_opts;
+
+/* getopt_long codes of the common flags, above any single-letter option. */
+enum { CC_OPT_HOST = 1000, CC_OPT_PORT, CC_OPT_TOKEN, CC_OPT_MAX_FRAME, CC_OPT_FIRST_FREE };
+
+#define CC_COMMON_LONG_OPTIONS                                                                     \
+    {"host", 1, NULL, CC_OPT_HOST}, {"port", 1, NULL, CC_OPT_PORT},                                \
+        {"token", 1, NULL, CC_OPT_TOKEN}, {"max-frame", 1, NULL, CC_OPT_MAX_FRAME}, {              \
+        "help", 0, NULL, 'h'                                                                       \
+    }
+
+#define CC_COMMON_HELP                                                                             \
+    "  --host HOST         server address or name (default 127.0.0.1)\n"                           \
+    "  --port N            game port (default 7777)\n"                                             \
+    "  --token SECRET      Hello.token, when the server requires one\n"                            \
+    "  --max-frame BYTES   largest frame accepted from the server (default 65536)\n"               \
+    "  -h, --help          this text\n"
+
+void cc_common_defaults(cc_common_opts *o);
+/* Handles one common option; returns 1 when handled, 0 when not a common option, -1 on a bad
+ * value (message printed). */
+int cc_common_option(const char *cmd, int code, const char *arg, cc_common_opts *o);
+
+bool cc_parse_u32(const char *cmd, const char *flag, const char *s, uint32_t lo, uint32_t hi,
+                  uint32_t *out);
+bool cc_parse_u64(const char *cmd, const char *flag, const char *s, uint64_t *out);
+bool cc_parse_double(const char *cmd, const char *flag, const char *s, double lo, double hi,
+                     double *out);
+/* "10", "10s", "250ms", "2m": seconds, in [lo, hi]. */
+bool cc_parse_duration(const char *cmd, const char *flag, const char *s, double lo, double hi,
+                       double *out);
+/* n comma-separated finite numbers. */
+bool cc_parse_floats(const char *cmd, const char *flag, const char *s, float *out, int n);
+
+/* Resolves host:port (numeric or by name). Returns 0 or a uv error; prints nothing. */
+int cc_resolve(const char *host, uint16_t port, struct sockaddr_storage *out);
+
+/* Monotonic microseconds. */
+uint64_t cc_now_us(void);
+/* Wall-clock microseconds since the epoch, for reports. */
+uint64_t cc_wall_us(void);
+
+/* Makes sure `needed` descriptors can be open, raising the soft limit up to the hard one. On
+ * failure writes an explanation into msg and returns false. */
+bool cc_fd_limit_ensure(uint64_t needed, char *msg, size_t msg_size);
+
+#endif

@@ -1,0 +1,1051 @@
+#include "load.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include "check.h"
+#include "cli.h"
+#include "conn.h"
+#include "report.h"
+#include "session.h"
+#include "wire.h"
+
+#define CMD "load"
+#define CC_ACK_RING 256u /* outstanding input_seq values remembered per player */
+#define CC_TICK_MS 1u    /* scheduler resolution */
+#define CC_REQ_HELLO 1u  /* request ids of the handshake */
+#define CC_REQ_SPAWN 2u
+#define CC_PING_PERIOD_US 1000000u /* one Ping per second */
+
+typedef enum load_pattern { PATTERN_WALK, PATTERN_BOUNCE, PATTERN_SWARM } load_pattern;
+static const char *const pattern_names[] = {"walk", "bounce", "swarm"};
+static const char *const shape_names[] = {"box", "polygon", "circle"};
+
+typedef struct load_opts {
+    cc_common_opts common;    /* --host --port --token --max-frame */
+    uint32_t clients;         /* --clients */
+    uint32_t threads;         /* --threads */
+    double ramp_s;            /* --ramp */
+    double duration_s;        /* --duration: total run time, ramp included */
+    double rate_hz;           /* --rate: intents per second per client */
+    double speed;             /* --speed: units per second */
+    double size;              /* --size: half extent / radius / circumradius */
+    int pattern;              /* load_pattern */
+    int shape;                /* index in shape_names */
+    bool check;               /* --check */
+    uint32_t check_clients;   /* --check-clients: how many clients run the checker */
+    double check_tolerance;   /* --check-tolerance */
+    const char *json_path;    /* --json */
+    cc_thresholds thresholds; /* --max-p99-ms --max-errors --max-disconnects --max-violations */
+    double stall_s;           /* --stall-timeout: silence before a client is given up */
+    double drain_s;           /* --drain: wait for the last acks after the run */
+    uint32_t seed;            /* --seed */
+    bool spawn_box_set;       /* --spawn-box given */
+    float spawn_box[4];       /* x0,y0,x1,y1 */
+    bool target_set;          /* --target given */
+    float target[2];          /* swarm point */
+    int progress;             /* -1 auto (TTY), 0 off, 1 on */
+} load_opts;
+
+typedef enum player_state {
+    P_IDLE = 0, /* not started yet */
+    P_CONNECTING,
+    P_HELLO,    /* Hello sent */
+    P_SPAWNING, /* SpawnBody sent */
+    P_RUNNING,  /* body owned, intents flowing */
+    P_CLOSING,  /* cc_conn_close called */
+    P_CLOSED,   /* handle closed */
+} player_state;
+
+typedef struct load_worker load_worker;
+
+typedef struct load_player {
+    cc_conn conn;                   /* the connection (first: conn.user is the player) */
+    load_worker *w;                 /* owning worker */
+    uint32_t slot;                  /* index in the worker's arrays */
+    uint8_t state;                  /* player_state */
+    bool ended_badly;               /* a disconnect or failure was already counted */
+    bool welcomed;                  /* Welcome received */
+    uint64_t start_at_us;           /* ramp: when to connect */
+    uint64_t phase_start_us;        /* connect / hello / spawn start time, per handshake step */
+    uint64_t welcomed_at_us;        /* for client-seconds */
+    uint64_t last_rx_us;            /* last frame received: stall detection */
+    uint32_t body_id;               /* our body */
+    uint32_t client_id;             /* Welcome.client_id */
+    uint32_t sched_seq;             /* newest input_seq issued */
+    uint32_t acked_seq;             /* newest input_seq acknowledged */
+    uint64_t intents_base_us;       /* intended time of seq 1 */
+    uint64_t next_intent_us;        /* intended time of seq sched_seq + 1 */
+    uint64_t next_ping_us;          /* when the next Ping is due */
+    uint64_t last_snap_us;          /* arrival of the previous snapshot */
+    uint64_t intended[CC_ACK_RING]; /* intended send time by input_seq % CC_ACK_RING */
+    float x, y;                     /* last known body position */
+    float angle;                    /* walk/bounce heading */
+    float stuck_x, stuck_y;         /* position at the last stuck test (bounce) */
+    uint64_t stuck_at_us;           /* time of the last stuck test */
+    uint32_t rng;                   /* xorshift32 state */
+    cc_check_view *check;           /* non-NULL when this client runs the checker */
+} load_player;
+
+typedef struct load_progress {
+    uint64_t running;     /* players in P_RUNNING */
+    uint64_t snapshots;   /* snapshots so far */
+    uint64_t max_tick;    /* newest tick */
+    uint64_t errors;      /* Error messages */
+    uint64_t disconnects; /* disconnects + connect failures */
+    uint64_t ack_p99_us;  /* intent-to-ack p99 so far */
+    uint64_t violations;  /* check violations */
+} load_progress;
+
+typedef struct load_run {
+    const load_opts *opts;        /* parsed options */
+    struct sockaddr_storage addr; /* resolved server address */
+    uint64_t start_us;            /* run start */
+    uint64_t end_us;              /* intents stop */
+    atomic_int stop;              /* SIGINT: wind down early */
+    uv_async_t *done_async;       /* wakes the main loop when a worker finishes */
+    atomic_uint workers_done;     /* finished workers */
+} load_run;
+
+typedef enum worker_phase { W_RUN, W_DRAIN, W_CLOSING } worker_phase;
+
+struct load_worker {
+    uv_loop_t loop;          /* this thread's loop */
+    uv_timer_t timer;        /* the scheduler */
+    pthread_t thread;        /* the thread */
+    load_run *run;           /* shared run state (read-only but for stop) */
+    load_player *players;    /* players of this worker */
+    uint64_t *due_us;        /* next event per player, contiguous so the scan stays in cache */
+    uint32_t count;          /* players */
+    uint32_t first_index;    /* global index of players[0] */
+    uint32_t next_to_start;  /* ramp cursor */
+    uint32_t open;           /* connections not yet closed */
+    uint8_t phase;           /* worker_phase */
+    uint64_t drain_until_us; /* end of the drain */
+    uint64_t next_second_us; /* next stall check and progress publication */
+    uint64_t tick_period_us; /* from Welcome, for jitter */
+    float world_min[2];      /* world bounds from Welcome (one world: same for all) */
+    float world_max[2];
+    cc_stats stats;              /* this worker's measurements */
+    pthread_mutex_t progress_mu; /* guards progress */
+    load_progress progress;      /* published once per second for the progress line */
+};
+
+static uint32_t rng_next(uint32_t *s) {
+    uint32_t x = *s;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    return *s = x;
+}
+static float rng_unit(uint32_t *s) { return (float)(rng_next(s) >> 8) / 16777216.0f; }
+
+static void player_end(load_player *p, const char *reason, bool connect_failure) {
+    if (p->ended_badly) return;
+    p->ended_badly = true;
+    load_worker *w = p->w;
+    if (connect_failure)
+        w->stats.connect_failures++;
+    else
+        w->stats.disconnects++;
+    cc_reasons_add(&w->stats.reasons, reason, 1);
+}
+
+static void player_close(load_player *p) {
+    if (p->state >= P_CLOSING) return;
+    p->state = P_CLOSING;
+    p->w->due_us[p->slot] = UINT64_MAX;
+    cc_conn_close(&p->conn);
+}
+
+static void player_hook_closed(cc_conn *c) {
+    load_player *p = c->user;
+    load_worker *w = p->w;
+    uint64_t now = cc_now_us();
+    p->state = P_CLOSED;
+    w->stats.bytes_in += c->bytes_in;
+    w->stats.bytes_out += c->bytes_out;
+    w->stats.frames_dropped += c->frames_dropped;
+    w->stats.intents_unacked += p->sched_seq - p->acked_seq;
+    if (p->welcomed) {
+        double secs = (double)(now - p->welcomed_at_us) / 1e6;
+        w->stats.client_seconds += secs;
+        if (secs > 0.5) {
+            double rate = (double)c->bytes_in / secs;
+            if (w->stats.min_bytes_in_per_s < 0 || rate < w->stats.min_bytes_in_per_s)
+                w->stats.min_bytes_in_per_s = rate;
+            if (rate > w->stats.max_bytes_in_per_s) w->stats.max_bytes_in_per_s = rate;
+        }
+    }
+    free(p->check);
+    p->check = NULL;
+    w->open--;
+    if (w->open == 0 && w->phase == W_CLOSING && !uv_is_closing((uv_handle_t *)&w->timer))
+        uv_close((uv_handle_t *)&w->timer, NULL);
+}
+
+static void player_hook_failed(cc_conn *c, int status, const char *reason) {
+    (void)status;
+    load_player *p = c->user;
+    if (p->state < P_CLOSING) {
+        char buf[CC_REASON_LEN];
+        snprintf(buf, sizeof buf, "%s", reason);
+        player_end(p, buf, false);
+    }
+    p->state = P_CLOSING;
+    p->w->due_us[p->slot] = UINT64_MAX;
+}
+
+static void player_hook_connected(cc_conn *c, int status) {
+    load_player *p = c->user;
+    load_worker *w = p->w;
+    uint64_t now = cc_now_us();
+    if (status != 0) {
+        char buf[CC_REASON_LEN];
+        snprintf(buf, sizeof buf, "connect: %s", uv_err_name(status));
+        player_end(p, buf, true);
+        p->state = P_CLOSING;
+        return;
+    }
+    cc_hist_record(&w->stats.connect_us, now - p->phase_start_us);
+    char name[32];
+    snprintf(name, sizeof name, "load-%u", w->first_index + p->slot);
+    cc_session_hello(c, CC_REQ_HELLO, name, w->run->opts->common.token);
+    cc_conn_flush(c);
+    p->state = P_HELLO;
+    p->phase_start_us = now;
+    p->last_rx_us = now;
+}
+
+static void player_spawn(load_player *p, uint64_t now) {
+    const load_opts *o = p->w->run->opts;
+    const load_worker *r = p->w;
+    float x0, y0, x1, y1, margin = (float)o->size * 2.0f + 1.0f;
+    if (o->spawn_box_set) {
+        x0 = o->spawn_box[0];
+        y0 = o->spawn_box[1];
+        x1 = o->spawn_box[2];
+        y1 = o->spawn_box[3];
+    } else {
+        x0 = r->world_min[0] + margin;
+        y0 = r->world_min[1] + margin;
+        x1 = r->world_max[0] - margin;
+        y1 = r->world_max[1] - margin;
+        if (x1 < x0) x0 = x1 = (r->world_min[0] + r->world_max[0]) * 0.5f;
+        if (y1 < y0) y0 = y1 = (r->world_min[1] + r->world_max[1]) * 0.5f;
+    }
+    float x = x0 + (x1 - x0) * rng_unit(&p->rng);
+    float y = y0 + (y1 - y0) * rng_unit(&p->rng);
+    cc_session_spawn(&p->conn, CC_REQ_SPAWN, o->shape, (float)o->size, x, y);
+    cc_conn_flush(&p->conn);
+    p->state = P_SPAWNING;
+    p->phase_start_us = now;
+}
+
+static void on_welcome(load_player *p, const Collide__V1__Welcome *wm, uint64_t now) {
+    load_worker *w = p->w;
+    cc_hist_record(&w->stats.welcome_us, now - p->phase_start_us);
+    w->stats.clients_welcomed++;
+    p->welcomed = true;
+    p->welcomed_at_us = now;
+    p->client_id = wm->client_id;
+    if (wm->tick_rate_hz > 0) w->tick_period_us = 1000000u / wm->tick_rate_hz;
+    if (wm->world_min && wm->world_max) {
+        w->world_min[0] = wm->world_min->x;
+        w->world_min[1] = wm->world_min->y;
+        w->world_max[0] = wm->world_max->x;
+        w->world_max[1] = wm->world_max->y;
+    }
+    player_spawn(p, now);
+}
+
+static void on_spawned(load_player *p, const Collide__V1__Spawned *sp, uint64_t now) {
+    load_worker *w = p->w;
+    const load_opts *o = w->run->opts;
+    cc_hist_record(&w->stats.spawn_us, now - p->phase_start_us);
+    w->stats.clients_spawned++;
+    p->body_id = sp->body_id;
+    if (sp->position) {
+        p->x = sp->position->x;
+        p->y = sp->position->y;
+    }
+    p->state = P_RUNNING;
+    p->angle = rng_unit(&p->rng) * 6.2831853f;
+    p->stuck_x = p->x;
+    p->stuck_y = p->y;
+    p->stuck_at_us = now;
+    /* A random phase spreads the clients over the period instead of firing them in lockstep. */
+    double period = 1e6 / o->rate_hz;
+    p->intents_base_us = now + (uint64_t)(period * rng_unit(&p->rng));
+    p->next_intent_us = p->intents_base_us;
+    p->next_ping_us = now + (uint64_t)(CC_PING_PERIOD_US * rng_unit(&p->rng));
+    w->due_us[p->slot] = p->next_intent_us < p->next_ping_us ? p->next_intent_us : p->next_ping_us;
+}
+
+static void on_snapshot(load_player *p, const uint8_t *frame, size_t frame_len,
+                        const cc_wire_envelope *env, uint64_t now) {
+    load_worker *w = p->w;
+    cc_wire_snapshot_scan scan;
+    if (!cc_wire_snapshot_scan_for(env->inner, env->inner_len, p->body_id, &scan)) {
+        w->stats.malformed++;
+        return;
+    }
+    w->stats.snapshots++;
+    w->stats.snapshot_bodies += scan.bodies;
+    if (scan.tick > w->stats.max_tick) w->stats.max_tick = scan.tick;
+    if (p->last_snap_us) {
+        uint64_t gap = now - p->last_snap_us;
+        cc_hist_record(&w->stats.gap_us, gap);
+        if (w->tick_period_us)
+            cc_hist_record(&w->stats.jitter_us, gap > w->tick_period_us ? gap - w->tick_period_us
+                                                                        : w->tick_period_us - gap);
+    }
+    p->last_snap_us = now;
+    if (scan.found && p->body_id) {
+        if (scan.body.has_position) {
+            p->x = scan.body.x;
+            p->y = scan.body.y;
+        }
+        uint32_t acked = scan.body.last_input_seq;
+        if (acked > p->sched_seq) acked = p->sched_seq; /* never trust past what we sent */
+        for (uint32_t s = p->acked_seq + 1; s <= acked && acked > p->acked_seq; s++) {
+            uint64_t intended = p->intended[s % CC_ACK_RING];
+            cc_hist_record(&w->stats.ack_us, now > intended ? now - intended : 0);
+            w->stats.intents_acked++;
+        }
+        if (acked > p->acked_seq) p->acked_seq = acked;
+    }
+    if (p->check) {
+        Collide__V1__ServerMessage *m = collide__v1__server_message__unpack(NULL, frame_len, frame);
+        if (m && m->msg_case == COLLIDE__V1__SERVER_MESSAGE__MSG_SNAPSHOT && m->snapshot)
+            cc_check_snapshot(p->check, m->snapshot, &w->stats.check);
+        if (m) collide__v1__server_message__free_unpacked(m, NULL);
+    }
+}
+
+static void player_hook_frame(cc_conn *c, const uint8_t *body, size_t len) {
+    load_player *p = c->user;
+    load_worker *w = p->w;
+    uint64_t now = cc_now_us();
+    cc_wire_envelope env;
+    w->stats.frames_in++;
+    p->last_rx_us = now;
+    if (!cc_wire_envelope_read(body, len, &env)) {
+        w->stats.malformed++;
+        return;
+    }
+    if (env.kind == CC_MSG_SNAPSHOT) {
+        on_snapshot(p, body, len, &env, now);
+        return;
+    }
+    if (env.kind == CC_MSG_PONG) {
+        uint64_t sent, tick;
+        if (cc_wire_pong_read(env.inner, env.inner_len, &sent, &tick) && sent && sent <= now) {
+            cc_hist_record(&w->stats.rtt_us, now - sent);
+            w->stats.pongs++;
+        }
+        return;
+    }
+    Collide__V1__ServerMessage *m = collide__v1__server_message__unpack(NULL, len, body);
+    if (!m) {
+        w->stats.malformed++;
+        return;
+    }
+    char reason[CC_REASON_LEN];
+    switch (m->msg_case) {
+    case COLLIDE__V1__SERVER_MESSAGE__MSG_WELCOME:
+        if (p->state == P_HELLO && m->welcome) on_welcome(p, m->welcome, now);
+        break;
+    case COLLIDE__V1__SERVER_MESSAGE__MSG_SPAWNED:
+        if (p->state == P_SPAWNING && m->spawned) on_spawned(p, m->spawned, now);
+        break;
+    case COLLIDE__V1__SERVER_MESSAGE__MSG_ERROR: {
+        uint32_t code = m->error ? (uint32_t)m->error->code : 0u;
+        w->stats.errors[code < CC_ERROR_CODES - 1 ? code : CC_ERROR_CODES - 1]++;
+        if (m->error && m->error->fatal) {
+            snprintf(reason, sizeof reason, "fatal error: %s", cc_error_code_name(code));
+            player_end(p, reason, false);
+            player_close(p);
+        } else if (p->state == P_SPAWNING && m->request_id == CC_REQ_SPAWN) {
+            /* Without a body the player cannot take part: say why and leave. */
+            snprintf(reason, sizeof reason, "spawn refused: %s", cc_error_code_name(code));
+            player_end(p, reason, false);
+            player_close(p);
+        }
+        break;
+    }
+    case COLLIDE__V1__SERVER_MESSAGE__MSG_GOODBYE:
+        snprintf(reason, sizeof reason, "goodbye: %s",
+                 m->goodbye && m->goodbye->reason ? m->goodbye->reason : "");
+        if (w->phase == W_RUN) player_end(p, reason, false);
+        player_close(p);
+        break;
+    default:
+        break;
+    }
+    collide__v1__server_message__free_unpacked(m, NULL);
+}
+
+static const cc_conn_hooks player_hooks = {
+    .connected = player_hook_connected,
+    .frame = player_hook_frame,
+    .failed = player_hook_failed,
+    .closed = player_hook_closed,
+};
+
+static void player_start(load_player *p, uint64_t now) {
+    load_worker *w = p->w;
+    w->stats.clients_started++;
+    p->state = P_CONNECTING;
+    p->phase_start_us = now;
+    p->last_rx_us = now;
+    int rc = cc_conn_start(&p->conn, &w->loop, (const struct sockaddr *)&w->run->addr,
+                           &player_hooks, p, w->run->opts->common.max_frame);
+    if (rc != 0) {
+        char buf[CC_REASON_LEN];
+        snprintf(buf, sizeof buf, "connect: %s", uv_err_name(rc));
+        player_end(p, buf, true);
+        if (p->conn.initialised) {
+            w->open++; /* closed() follows */
+            p->state = P_CLOSING;
+        } else {
+            p->state = P_CLOSED;
+        }
+        return;
+    }
+    w->open++;
+}
+
+/* The velocity for the next intent, by pattern. */
+static void player_velocity(load_player *p, const load_opts *o, uint64_t now, float *vx,
+                            float *vy) {
+    const load_worker *r = p->w;
+    float speed = (float)o->speed;
+    float margin = (float)o->size * 3.0f;
+    switch (o->pattern) {
+    case PATTERN_SWARM: {
+        float tx = o->target_set ? o->target[0] : (r->world_min[0] + r->world_max[0]) * 0.5f;
+        float ty = o->target_set ? o->target[1] : (r->world_min[1] + r->world_max[1]) * 0.5f;
+        float dx = tx - p->x, dy = ty - p->y;
+        float d = sqrtf(dx * dx + dy * dy);
+        if (d > (float)o->size) {
+            *vx = speed * dx / d;
+            *vy = speed * dy / d;
+        } else {
+            p->angle += (rng_unit(&p->rng) - 0.5f) * 2.0f;
+            *vx = speed * cosf(p->angle);
+            *vy = speed * sinf(p->angle);
+        }
+        return;
+    }
+    case PATTERN_BOUNCE: {
+        float cx = cosf(p->angle), cy = sinf(p->angle);
+        if ((p->x < r->world_min[0] + margin && cx < 0) ||
+            (p->x > r->world_max[0] - margin && cx > 0))
+            cx = -cx;
+        if ((p->y < r->world_min[1] + margin && cy < 0) ||
+            (p->y > r->world_max[1] - margin && cy > 0))
+            cy = -cy;
+        p->angle = atan2f(cy, cx);
+        /* Against a static the body stops: after half a second without progress, turn. */
+        if (now - p->stuck_at_us > 500000u) {
+            float mx = p->x - p->stuck_x, my = p->y - p->stuck_y;
+            if (mx * mx + my * my < 0.01f * speed * speed * 0.25f)
+                p->angle = rng_unit(&p->rng) * 6.2831853f;
+            p->stuck_x = p->x;
+            p->stuck_y = p->y;
+            p->stuck_at_us = now;
+        }
+        *vx = speed * cosf(p->angle);
+        *vy = speed * sinf(p->angle);
+        return;
+    }
+    default: {
+        p->angle += (rng_unit(&p->rng) - 0.5f) * 1.0f;
+        /* Near a wall, head back inwards rather than press against it for the rest of the run. */
+        if (p->x < r->world_min[0] + margin || p->x > r->world_max[0] - margin ||
+            p->y < r->world_min[1] + margin || p->y > r->world_max[1] - margin)
+            p->angle = atan2f((r->world_min[1] + r->world_max[1]) * 0.5f - p->y,
+                              (r->world_min[0] + r->world_max[0]) * 0.5f - p->x);
+        *vx = speed * cosf(p->angle);
+        *vy = speed * sinf(p->angle);
+        return;
+    }
+    }
+}
+
+/* Issues every input_seq whose intended time has come; a late loop sends only the newest of
+ * them, but each keeps its own intended time, so lateness shows in the latency. */
+static void player_due(load_player *p, uint64_t now) {
+    load_worker *w = p->w;
+    const load_opts *o = w->run->opts;
+    bool dirty = false;
+    if (p->next_intent_us <= now) {
+        double period = 1e6 / o->rate_hz;
+        while (p->next_intent_us <= now) {
+            if (p->sched_seq - p->acked_seq >= CC_ACK_RING - 1) {
+                /* The ring is full: the oldest has waited CC_ACK_RING periods; give it up. */
+                p->acked_seq++;
+                w->stats.intents_expired++;
+            }
+            p->sched_seq++;
+            p->intended[p->sched_seq % CC_ACK_RING] = p->next_intent_us;
+            w->stats.intents_scheduled++;
+            p->next_intent_us = p->intents_base_us + (uint64_t)(period * (double)p->sched_seq);
+        }
+        float vx, vy;
+        player_velocity(p, o, now, &vx, &vy);
+        if (cc_session_move(&p->conn, p->body_id, p->sched_seq, vx, vy)) w->stats.intents_sent++;
+        dirty = true;
+    }
+    if (p->next_ping_us <= now) {
+        if (cc_session_ping(&p->conn, 0, now)) w->stats.pings_sent++;
+        p->next_ping_us += CC_PING_PERIOD_US;
+        if (p->next_ping_us <= now) p->next_ping_us = now + CC_PING_PERIOD_US;
+        dirty = true;
+    }
+    if (dirty) cc_conn_flush(&p->conn);
+    w->due_us[p->slot] = p->next_intent_us < p->next_ping_us ? p->next_intent_us : p->next_ping_us;
+}
+
+static void worker_publish(load_worker *w) {
+    load_progress pr = {0};
+    for (uint32_t i = 0; i < w->count; i++)
+        pr.running += w->players[i].state == P_RUNNING;
+    pr.snapshots = w->stats.snapshots;
+    pr.max_tick = w->stats.max_tick;
+    pr.errors = cc_stats_errors(&w->stats);
+    pr.disconnects = w->stats.disconnects + w->stats.connect_failures;
+    pr.ack_p99_us = cc_hist_percentile(&w->stats.ack_us, 99);
+    pr.violations = cc_check_total(&w->stats.check);
+    pthread_mutex_lock(&w->progress_mu);
+    w->progress = pr;
+    pthread_mutex_unlock(&w->progress_mu);
+}
+
+static void worker_close_all(load_worker *w) {
+    w->phase = W_CLOSING;
+    uv_timer_stop(&w->timer);
+    for (uint32_t i = 0; i < w->count; i++) {
+        load_player *p = &w->players[i];
+        if (p->state == P_IDLE)
+            p->state = P_CLOSED;
+        else if (p->state < P_CLOSING)
+            player_close(p);
+    }
+    if (w->open == 0) uv_close((uv_handle_t *)&w->timer, NULL);
+}
+
+static void worker_tick(uv_timer_t *t) {
+    load_worker *w = t->data;
+    load_run *r = w->run;
+    const load_opts *o = r->opts;
+    uint64_t now = cc_now_us();
+    bool stop = atomic_load_explicit(&r->stop, memory_order_relaxed) != 0;
+
+    if (w->phase == W_RUN && (now >= r->end_us || stop)) {
+        w->phase = W_DRAIN;
+        w->drain_until_us = now + (uint64_t)(o->drain_s * 1e6);
+        for (uint32_t i = 0; i < w->count; i++)
+            w->due_us[i] = UINT64_MAX;
+    }
+    if (w->phase == W_RUN) {
+        while (w->next_to_start < w->count && w->players[w->next_to_start].start_at_us <= now)
+            player_start(&w->players[w->next_to_start++], now);
+        for (uint32_t i = 0; i < w->count; i++)
+            if (w->due_us[i] <= now) player_due(&w->players[i], now);
+        /* Every client has started and ended (a dead server): nothing left to wait for. */
+        if (w->next_to_start == w->count && w->open == 0) {
+            worker_close_all(w);
+            return;
+        }
+    }
+    if (now >= w->next_second_us) {
+        w->next_second_us = now + 1000000u;
+        uint64_t stall = (uint64_t)(o->stall_s * 1e6);
+        for (uint32_t i = 0; i < w->count; i++) {
+            load_player *p = &w->players[i];
+            if (p->state >= P_CONNECTING && p->state < P_CLOSING && now - p->last_rx_us > stall) {
+                player_end(p,
+                           p->state == P_RUNNING ? "stalled: no data from the server"
+                                                 : "handshake timed out",
+                           p->state == P_CONNECTING);
+                player_close(p);
+            }
+        }
+        worker_publish(w);
+    }
+    if (w->phase == W_DRAIN) {
+        bool all_acked = true;
+        for (uint32_t i = 0; i < w->count && all_acked; i++) {
+            const load_player *p = &w->players[i];
+            if (p->state == P_RUNNING && p->acked_seq < p->sched_seq) all_acked = false;
+        }
+        if (all_acked || now >= w->drain_until_us || stop) worker_close_all(w);
+    }
+}
+
+static void *worker_main(void *arg) {
+    load_worker *w = arg;
+    w->next_second_us = cc_now_us() + 1000000u;
+    uv_timer_start(&w->timer, worker_tick, 0, CC_TICK_MS);
+    uv_run(&w->loop, UV_RUN_DEFAULT);
+    worker_publish(w);
+    atomic_fetch_add(&w->run->workers_done, 1u);
+    uv_async_send(w->run->done_async);
+    return NULL;
+}
+
+/* ---- main thread: options, progress, report ---- */
+
+typedef struct load_main_ctx {
+    load_run *run;           /* the run */
+    load_worker *workers;    /* the workers */
+    uint32_t n_workers;      /* how many */
+    uv_timer_t progress;     /* one line per second on a TTY */
+    uv_signal_t sigint;      /* Ctrl-C: stop early, still report */
+    uv_signal_t sigterm;     /* same */
+    uv_async_t done;         /* a worker finished */
+    bool show_progress;      /* progress line enabled */
+    uint64_t last_tick;      /* for ticks/s */
+    uint64_t last_snapshots; /* for snapshots/s */
+} load_main_ctx;
+
+static void main_progress(uv_timer_t *t) {
+    load_main_ctx *m = t->data;
+    load_progress sum = {0};
+    for (uint32_t i = 0; i < m->n_workers; i++) {
+        load_worker *w = &m->workers[i];
+        pthread_mutex_lock(&w->progress_mu);
+        load_progress pr = w->progress;
+        pthread_mutex_unlock(&w->progress_mu);
+        sum.running += pr.running;
+        sum.snapshots += pr.snapshots;
+        sum.errors += pr.errors;
+        sum.disconnects += pr.disconnects;
+        sum.violations += pr.violations;
+        if (pr.max_tick > sum.max_tick) sum.max_tick = pr.max_tick;
+        if (pr.ack_p99_us > sum.ack_p99_us) sum.ack_p99_us = pr.ack_p99_us;
+    }
+    double el = (double)(cc_now_us() - m->run->start_us) / 1e6;
+    fprintf(stderr,
+            "[%6.1fs] clients %llu/%u  ticks/s %llu  snapshots/s %llu  ack p99 %.2f ms  errors "
+            "%llu  disconnects %llu%s",
+            el, (unsigned long long)sum.running, m->run->opts->clients,
+            (unsigned long long)(m->last_tick ? sum.max_tick - m->last_tick : 0),
+            (unsigned long long)(sum.snapshots - m->last_snapshots),
+            (double)sum.ack_p99_us / 1000.0, (unsigned long long)sum.errors,
+            (unsigned long long)sum.disconnects, m->run->opts->check ? "" : "\n");
+    if (m->run->opts->check)
+        fprintf(stderr, "  violations %llu\n", (unsigned long long)sum.violations);
+    m->last_tick = sum.max_tick;
+    m->last_snapshots = sum.snapshots;
+}
+
+static void main_signal(uv_signal_t *s, int signum) {
+    (void)signum;
+    load_main_ctx *m = s->data;
+    atomic_store(&m->run->stop, 1);
+}
+
+static void main_done(uv_async_t *a) {
+    load_main_ctx *m = a->data;
+    if (atomic_load(&m->run->workers_done) < m->n_workers) return;
+    if (m->show_progress) uv_close((uv_handle_t *)&m->progress, NULL);
+    uv_close((uv_handle_t *)&m->sigint, NULL);
+    uv_close((uv_handle_t *)&m->sigterm, NULL);
+    uv_close((uv_handle_t *)&m->done, NULL);
+}
+
+static void load_usage(FILE *f) {
+    fprintf(f,
+            "usage: collide-client load [options]\n"
+            "Drives simulated players against collided and reports latency, throughput and "
+            "errors.\n\n"
+            "Players:\n"
+            "  --clients N          simulated players (default 100)\n"
+            "  --threads N          event loops, one per thread; clients split across them "
+            "(default 1)\n"
+            "  --ramp DURATION      spread the connects over this time (default 1s)\n"
+            "  --duration DURATION  whole run, ramp included (default 10s); e.g. 30, 30s, 500ms, "
+            "2m\n"
+            "  --rate HZ            intents per second per player (default 30)\n"
+            "  --pattern P          walk | bounce | swarm (default walk)\n"
+            "  --speed UNITS_PER_S  intent speed (default 5)\n"
+            "  --shape S            box | polygon | circle (default box)\n"
+            "  --size UNITS         half extent / circumradius / radius (default 0.4)\n"
+            "  --spawn-box x0,y0,x1,y1  where to spawn (default: the world bounds from Welcome)\n"
+            "  --target x,y         the swarm's meeting point (default: the world centre)\n"
+            "  --seed N             random seed (default 1)\n"
+            "Checks and gates:\n"
+            "  --check              verify collision invariants from the received snapshots\n"
+            "  --check-clients N    clients that run the checker (default 16)\n"
+            "  --check-tolerance U  allowed overlap depth (default 0.01)\n"
+            "  --max-p99-ms MS      fail when the intent-to-ack p99 is above MS\n"
+            "  --max-errors N       fail when more than N Error messages arrive\n"
+            "  --max-disconnects N  fail when more than N clients drop or cannot connect\n"
+            "  --max-violations N   with --check, fail above N violations (default 0)\n"
+            "  --stall-timeout DURATION  give a silent connection up (default 5s)\n"
+            "  --drain DURATION     after the run, wait this long for the last acks (default 1s)\n"
+            "Output:\n"
+            "  --json FILE          write the report as JSON\n"
+            "  --progress / --no-progress  one line per second (default: when stderr is a "
+            "terminal)\n"
+            "Connection:\n" CC_COMMON_HELP
+            "Exit status: 0 pass, 1 a threshold crossed or no client connected, 2 bad "
+            "parameters.\n");
+}
+
+enum {
+    OPT_CLIENTS = CC_OPT_FIRST_FREE,
+    OPT_THREADS,
+    OPT_RAMP,
+    OPT_DURATION,
+    OPT_RATE,
+    OPT_PATTERN,
+    OPT_SPEED,
+    OPT_SHAPE,
+    OPT_SIZE,
+    OPT_SPAWN_BOX,
+    OPT_TARGET,
+    OPT_SEED,
+    OPT_CHECK,
+    OPT_CHECK_CLIENTS,
+    OPT_CHECK_TOL,
+    OPT_MAX_P99,
+    OPT_MAX_ERRORS,
+    OPT_MAX_DISC,
+    OPT_MAX_VIOL,
+    OPT_STALL,
+    OPT_DRAIN,
+    OPT_JSON,
+    OPT_PROGRESS,
+    OPT_NO_PROGRESS,
+};
+
+static int pick(const char *flag, const char *arg, const char *const *names, int n) {
+    for (int i = 0; i < n; i++)
+        if (strcmp(arg, names[i]) == 0) return i;
+    fprintf(stderr, "collide-client " CMD ": %s: unknown value '%s' (one of:", flag, arg);
+    for (int i = 0; i < n; i++)
+        fprintf(stderr, " %s", names[i]);
+    fprintf(stderr, ")\n");
+    return -1;
+}
+
+/* Returns -1 on success, else the exit code. */
+static int load_parse(int argc, char **argv, load_opts *o) {
+    static const struct option longs[] = {
+        CC_COMMON_LONG_OPTIONS,
+        {"clients", 1, NULL, OPT_CLIENTS},
+        {"threads", 1, NULL, OPT_THREADS},
+        {"ramp", 1, NULL, OPT_RAMP},
+        {"duration", 1, NULL, OPT_DURATION},
+        {"rate", 1, NULL, OPT_RATE},
+        {"pattern", 1, NULL, OPT_PATTERN},
+        {"speed", 1, NULL, OPT_SPEED},
+        {"shape", 1, NULL, OPT_SHAPE},
+        {"size", 1, NULL, OPT_SIZE},
+        {"spawn-box", 1, NULL, OPT_SPAWN_BOX},
+        {"target", 1, NULL, OPT_TARGET},
+        {"seed", 1, NULL, OPT_SEED},
+        {"check", 0, NULL, OPT_CHECK},
+        {"check-clients", 1, NULL, OPT_CHECK_CLIENTS},
+        {"check-tolerance", 1, NULL, OPT_CHECK_TOL},
+        {"max-p99-ms", 1, NULL, OPT_MAX_P99},
+        {"max-errors", 1, NULL, OPT_MAX_ERRORS},
+        {"max-disconnects", 1, NULL, OPT_MAX_DISC},
+        {"max-violations", 1, NULL, OPT_MAX_VIOL},
+        {"stall-timeout", 1, NULL, OPT_STALL},
+        {"drain", 1, NULL, OPT_DRAIN},
+        {"json", 1, NULL, OPT_JSON},
+        {"progress", 0, NULL, OPT_PROGRESS},
+        {"no-progress", 0, NULL, OPT_NO_PROGRESS},
+        {NULL, 0, NULL, 0},
+    };
+    memset(o, 0, sizeof *o);
+    cc_common_defaults(&o->common);
+    o->clients = 100;
+    o->threads = 1;
+    o->ramp_s = 1.0;
+    o->duration_s = 10.0;
+    o->rate_hz = 30.0;
+    o->speed = 5.0;
+    o->size = 0.4;
+    o->check_clients = 16;
+    o->check_tolerance = 0.01;
+    o->stall_s = 5.0;
+    o->drain_s = 1.0;
+    o->seed = 1;
+    o->progress = -1;
+    optind = 1;
+    opterr = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
+        int common = cc_common_option(CMD, c, optarg, &o->common);
+        if (common < 0) return CC_EXIT_USAGE;
+        if (common > 0) continue;
+        bool ok = true;
+        switch (c) {
+        case 'h':
+            load_usage(stdout);
+            return CC_EXIT_OK;
+        case OPT_CLIENTS:
+            ok = cc_parse_u32(CMD, "--clients", optarg, 1, 1000000, &o->clients);
+            break;
+        case OPT_THREADS:
+            ok = cc_parse_u32(CMD, "--threads", optarg, 1, 256, &o->threads);
+            break;
+        case OPT_RAMP:
+            ok = cc_parse_duration(CMD, "--ramp", optarg, 0, 3600, &o->ramp_s);
+            break;
+        case OPT_DURATION:
+            ok = cc_parse_duration(CMD, "--duration", optarg, 0.001, 86400, &o->duration_s);
+            break;
+        case OPT_RATE:
+            ok = cc_parse_double(CMD, "--rate", optarg, 0.1, 1000, &o->rate_hz);
+            break;
+        case OPT_PATTERN:
+            ok = (o->pattern = pick("--pattern", optarg, pattern_names, 3)) >= 0;
+            break;
+        case OPT_SPEED:
+            ok = cc_parse_double(CMD, "--speed", optarg, 0, 1e6, &o->speed);
+            break;
+        case OPT_SHAPE:
+            ok = (o->shape = pick("--shape", optarg, shape_names, 3)) >= 0;
+            break;
+        case OPT_SIZE:
+            ok = cc_parse_double(CMD, "--size", optarg, 0.001, 1e4, &o->size);
+            break;
+        case OPT_SPAWN_BOX:
+            ok = cc_parse_floats(CMD, "--spawn-box", optarg, o->spawn_box, 4);
+            if (ok && (o->spawn_box[2] < o->spawn_box[0] || o->spawn_box[3] < o->spawn_box[1])) {
+                fprintf(stderr,
+                        "collide-client " CMD ": --spawn-box: need x0 <= x1 and y0 <= y1\n");
+                ok = false;
+            }
+            o->spawn_box_set = true;
+            break;
+        case OPT_TARGET:
+            ok = cc_parse_floats(CMD, "--target", optarg, o->target, 2);
+            o->target_set = true;
+            break;
+        case OPT_SEED:
+            ok = cc_parse_u32(CMD, "--seed", optarg, 1, UINT32_MAX, &o->seed);
+            break;
+        case OPT_CHECK:
+            o->check = true;
+            break;
+        case OPT_CHECK_CLIENTS:
+            ok = cc_parse_u32(CMD, "--check-clients", optarg, 1, 1000000, &o->check_clients);
+            break;
+        case OPT_CHECK_TOL:
+            ok = cc_parse_double(CMD, "--check-tolerance", optarg, 0, 1e3, &o->check_tolerance);
+            break;
+        case OPT_MAX_P99:
+            ok = cc_parse_double(CMD, "--max-p99-ms", optarg, 0, 1e9, &o->thresholds.max_p99_ms);
+            o->thresholds.has_p99 = true;
+            break;
+        case OPT_MAX_ERRORS:
+            ok = cc_parse_u64(CMD, "--max-errors", optarg, &o->thresholds.max_errors);
+            o->thresholds.has_errors = true;
+            break;
+        case OPT_MAX_DISC:
+            ok = cc_parse_u64(CMD, "--max-disconnects", optarg, &o->thresholds.max_disconnects);
+            o->thresholds.has_disconnects = true;
+            break;
+        case OPT_MAX_VIOL:
+            ok = cc_parse_u64(CMD, "--max-violations", optarg, &o->thresholds.max_violations);
+            break;
+        case OPT_STALL:
+            ok = cc_parse_duration(CMD, "--stall-timeout", optarg, 0.01, 3600, &o->stall_s);
+            break;
+        case OPT_DRAIN:
+            ok = cc_parse_duration(CMD, "--drain", optarg, 0, 600, &o->drain_s);
+            break;
+        case OPT_JSON:
+            o->json_path = optarg;
+            break;
+        case OPT_PROGRESS:
+            o->progress = 1;
+            break;
+        case OPT_NO_PROGRESS:
+            o->progress = 0;
+            break;
+        default:
+            fprintf(stderr, "collide-client " CMD ": see 'collide-client load --help'\n");
+            return CC_EXIT_USAGE;
+        }
+        if (!ok) return CC_EXIT_USAGE;
+    }
+    if (optind < argc) {
+        fprintf(stderr, "collide-client " CMD ": unexpected argument '%s'\n", argv[optind]);
+        return CC_EXIT_USAGE;
+    }
+    if (o->ramp_s >= o->duration_s) {
+        fprintf(stderr,
+                "collide-client " CMD ": --ramp (%g s) must be shorter than --duration (%g s), "
+                "which includes it\n",
+                o->ramp_s, o->duration_s);
+        return CC_EXIT_USAGE;
+    }
+    if (o->threads > o->clients) o->threads = o->clients;
+    if (o->check_clients > o->clients) o->check_clients = o->clients;
+    return -1;
+}
+
+static double tv_s(struct timeval tv) { return (double)tv.tv_sec + (double)tv.tv_usec / 1e6; }
+
+int cc_load_main(int argc, char **argv) {
+    static load_opts opts;
+    int rc = load_parse(argc, argv, &opts);
+    if (rc >= 0) return rc;
+
+    char msg[256];
+    /* One descriptor per client, plus the loops' own (epoll, eventfd, signal pipe) and stdio. */
+    if (!cc_fd_limit_ensure((uint64_t)opts.clients + 16u * opts.threads + 32u, msg, sizeof msg)) {
+        fprintf(stderr, "collide-client " CMD ": %s\n", msg);
+        return CC_EXIT_USAGE;
+    }
+    static load_run run;
+    memset(&run, 0, sizeof run);
+    run.opts = &opts;
+    rc = cc_resolve(opts.common.host, opts.common.port, &run.addr);
+    if (rc != 0) {
+        fprintf(stderr, "collide-client " CMD ": cannot resolve '%s': %s\n", opts.common.host,
+                uv_strerror(rc));
+        return CC_EXIT_FAIL;
+    }
+
+    load_main_ctx m;
+    memset(&m, 0, sizeof m);
+    m.run = &run;
+    m.n_workers = opts.threads;
+    m.workers = calloc(opts.threads, sizeof *m.workers);
+    load_player *players = calloc(opts.clients, sizeof *players);
+    uint64_t *due = malloc(opts.clients * sizeof *due);
+    if (!m.workers || !players || !due) {
+        fprintf(stderr, "collide-client " CMD ": out of memory for %u clients\n", opts.clients);
+        return CC_EXIT_FAIL;
+    }
+    uv_loop_t *main_loop = uv_default_loop();
+    uv_async_init(main_loop, &m.done, main_done);
+    m.done.data = &m;
+    run.done_async = &m.done;
+    uv_signal_init(main_loop, &m.sigint);
+    uv_signal_init(main_loop, &m.sigterm);
+    m.sigint.data = m.sigterm.data = &m;
+    uv_signal_start(&m.sigint, main_signal, SIGINT);
+    uv_signal_start(&m.sigterm, main_signal, SIGTERM);
+    m.show_progress = opts.progress == 1 || (opts.progress == -1 && isatty(STDERR_FILENO));
+    if (m.show_progress) {
+        uv_timer_init(main_loop, &m.progress);
+        m.progress.data = &m;
+        uv_timer_start(&m.progress, main_progress, 1000, 1000);
+    }
+
+    struct rusage ru0, ru1;
+    getrusage(RUSAGE_SELF, &ru0);
+    run.start_us = cc_now_us();
+    run.end_us = run.start_us + (uint64_t)(opts.duration_s * 1e6);
+    uint32_t seed = opts.seed;
+    for (uint32_t t = 0, first = 0; t < opts.threads; t++) {
+        load_worker *w = &m.workers[t];
+        uint32_t n = opts.clients / opts.threads + (t < opts.clients % opts.threads ? 1u : 0u);
+        w->run = &run;
+        w->players = players + first;
+        w->due_us = due + first;
+        w->count = n;
+        w->first_index = first;
+        cc_stats_init(&w->stats);
+        pthread_mutex_init(&w->progress_mu, NULL);
+        uv_loop_init(&w->loop);
+        uv_timer_init(&w->loop, &w->timer);
+        w->timer.data = w;
+        /* Until the first Welcome: a harmless default so patterns never read garbage. */
+        w->world_min[0] = w->world_min[1] = -100.0f;
+        w->world_max[0] = w->world_max[1] = 100.0f;
+        for (uint32_t i = 0; i < n; i++) {
+            load_player *p = &w->players[i];
+            uint32_t g = first + i;
+            p->w = w;
+            p->slot = i;
+            p->rng = seed ^ (g * 2654435761u);
+            if (p->rng == 0) p->rng = 0x9e3779b9u;
+            rng_next(&p->rng);
+            /* Global index order: thread t starts clients t, t+threads, ... in ramp order. */
+            p->start_at_us =
+                run.start_us + (uint64_t)(opts.ramp_s * 1e6 * (double)g / (double)opts.clients);
+            w->due_us[i] = UINT64_MAX;
+            if (opts.check && g < opts.check_clients) {
+                p->check = malloc(sizeof *p->check);
+                if (p->check) cc_check_view_init(p->check, (float)opts.check_tolerance);
+            }
+        }
+        first += n;
+    }
+    for (uint32_t t = 0; t < opts.threads; t++) {
+        if (pthread_create(&m.workers[t].thread, NULL, worker_main, &m.workers[t]) != 0) {
+            fprintf(stderr, "collide-client " CMD ": cannot start thread %u\n", t);
+            return CC_EXIT_FAIL;
+        }
+    }
+    uv_run(main_loop, UV_RUN_DEFAULT);
+    cc_stats *total = malloc(sizeof *total);
+    if (!total) return CC_EXIT_FAIL;
+    cc_stats_init(total);
+    for (uint32_t t = 0; t < opts.threads; t++) {
+        load_worker *w = &m.workers[t];
+        pthread_join(w->thread, NULL);
+        cc_stats_merge(total, &w->stats);
+        uv_loop_close(&w->loop);
+        pthread_mutex_destroy(&w->progress_mu);
+    }
+    getrusage(RUSAGE_SELF, &ru1);
+    uv_loop_close(main_loop);
+
+    cc_report_meta meta = {
+        .host = opts.common.host,
+        .port = opts.common.port,
+        .clients = opts.clients,
+        .threads = opts.threads,
+        .rate_hz = opts.rate_hz,
+        .duration_s = opts.duration_s,
+        .ramp_s = opts.ramp_s,
+        .pattern = pattern_names[opts.pattern],
+        .shape = shape_names[opts.shape],
+        .elapsed_s = (double)(cc_now_us() - run.start_us) / 1e6,
+        .cpu_user_s = tv_s(ru1.ru_utime) - tv_s(ru0.ru_utime),
+        .cpu_sys_s = tv_s(ru1.ru_stime) - tv_s(ru0.ru_stime),
+        .check = opts.check,
+        .check_clients = opts.check_clients,
+    };
+    char failures[8][160];
+    int n_fail = cc_report_verdict(&meta, total, &opts.thresholds, failures, 8);
+    cc_report_text(stdout, &meta, total);
+    const char *fail_ptrs[8];
+    for (int i = 0; i < n_fail; i++) {
+        fail_ptrs[i] = failures[i];
+        printf("FAIL: %s\n", failures[i]);
+    }
+    printf("%s\n", n_fail ? "result: FAIL" : "result: PASS");
+    fflush(stdout);
+    int exit_code = n_fail ? CC_EXIT_FAIL : CC_EXIT_OK;
+    if (opts.json_path && !cc_report_json(opts.json_path, &meta, total, fail_ptrs, n_fail)) {
+        fprintf(stderr, "collide-client " CMD ": cannot write --json '%s'\n", opts.json_path);
+        exit_code = CC_EXIT_FAIL;
+    }
+    free(total);
+    free(players);
+    free(due);
+    free(m.workers);
+    return exit_code;
+}

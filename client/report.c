@@ -1,0 +1,330 @@
+#include "report.h"
+
+#include <string.h>
+
+void cc_stats_init(cc_stats *s) {
+    memset(s, 0, sizeof *s);
+    cc_hist_init(&s->connect_us);
+    cc_hist_init(&s->welcome_us);
+    cc_hist_init(&s->spawn_us);
+    cc_hist_init(&s->ack_us);
+    cc_hist_init(&s->rtt_us);
+    cc_hist_init(&s->gap_us);
+    cc_hist_init(&s->jitter_us);
+    s->min_bytes_in_per_s = -1.0;
+    cc_check_stats_init(&s->check);
+}
+
+void cc_reasons_add(cc_reasons *r, const char *text, uint64_t count) {
+    for (uint32_t i = 0; i < r->len; i++) {
+        if (strncmp(r->items[i].text, text, CC_REASON_LEN - 1) == 0) {
+            r->items[i].count += count;
+            return;
+        }
+    }
+    if (r->len == CC_REASONS_MAX) {
+        r->other += count;
+        return;
+    }
+    cc_reason *it = &r->items[r->len++];
+    snprintf(it->text, sizeof it->text, "%s", text);
+    it->count = count;
+}
+
+void cc_stats_merge(cc_stats *into, const cc_stats *from) {
+    cc_hist_merge(&into->connect_us, &from->connect_us);
+    cc_hist_merge(&into->welcome_us, &from->welcome_us);
+    cc_hist_merge(&into->spawn_us, &from->spawn_us);
+    cc_hist_merge(&into->ack_us, &from->ack_us);
+    cc_hist_merge(&into->rtt_us, &from->rtt_us);
+    cc_hist_merge(&into->gap_us, &from->gap_us);
+    cc_hist_merge(&into->jitter_us, &from->jitter_us);
+    into->clients_started += from->clients_started;
+    into->clients_welcomed += from->clients_welcomed;
+    into->clients_spawned += from->clients_spawned;
+    into->connect_failures += from->connect_failures;
+    into->disconnects += from->disconnects;
+    into->intents_scheduled += from->intents_scheduled;
+    into->intents_sent += from->intents_sent;
+    into->intents_acked += from->intents_acked;
+    into->intents_unacked += from->intents_unacked;
+    into->intents_expired += from->intents_expired;
+    into->pings_sent += from->pings_sent;
+    into->pongs += from->pongs;
+    into->snapshots += from->snapshots;
+    into->snapshot_bodies += from->snapshot_bodies;
+    into->frames_in += from->frames_in;
+    into->frames_dropped += from->frames_dropped;
+    into->malformed += from->malformed;
+    into->bytes_in += from->bytes_in;
+    into->bytes_out += from->bytes_out;
+    into->client_seconds += from->client_seconds;
+    if (from->min_bytes_in_per_s >= 0.0 &&
+        (into->min_bytes_in_per_s < 0.0 || from->min_bytes_in_per_s < into->min_bytes_in_per_s))
+        into->min_bytes_in_per_s = from->min_bytes_in_per_s;
+    if (from->max_bytes_in_per_s > into->max_bytes_in_per_s)
+        into->max_bytes_in_per_s = from->max_bytes_in_per_s;
+    for (uint32_t i = 0; i < CC_ERROR_CODES; i++)
+        into->errors[i] += from->errors[i];
+    if (from->max_tick > into->max_tick) into->max_tick = from->max_tick;
+    for (uint32_t i = 0; i < from->reasons.len; i++)
+        cc_reasons_add(&into->reasons, from->reasons.items[i].text, from->reasons.items[i].count);
+    into->reasons.other += from->reasons.other;
+    cc_check_stats_merge(&into->check, &from->check);
+}
+
+uint64_t cc_stats_errors(const cc_stats *s) {
+    uint64_t t = 0;
+    for (uint32_t i = 0; i < CC_ERROR_CODES; i++)
+        t += s->errors[i];
+    return t;
+}
+
+const char *cc_error_code_name(uint32_t code) {
+    static const char *const names[] = {
+        "UNSPECIFIED",      "BAD_REQUEST",   "UNAUTHENTICATED", "FORBIDDEN",    "NOT_FOUND",
+        "INVALID_SHAPE",    "OUT_OF_BOUNDS", "LIMIT_EXCEEDED",  "RATE_LIMITED", "FRAME_TOO_LARGE",
+        "VERSION_MISMATCH", "SHUTTING_DOWN", "INTERNAL",
+    };
+    return code < sizeof names / sizeof names[0] ? names[code] : "UNKNOWN";
+}
+
+static double ms(uint64_t us) { return (double)us / 1000.0; }
+
+static void text_hist(FILE *out, const char *name, const cc_hist *h) {
+    if (h->total == 0) {
+        fprintf(out, "  %-22s (no samples)\n", name);
+        return;
+    }
+    fprintf(out, "  %-22s p50 %8.3f  p90 %8.3f  p99 %8.3f  p99.9 %8.3f  max %8.3f ms  (n=%llu)\n",
+            name, ms(cc_hist_percentile(h, 50)), ms(cc_hist_percentile(h, 90)),
+            ms(cc_hist_percentile(h, 99)), ms(cc_hist_percentile(h, 99.9)), ms(h->max),
+            (unsigned long long)h->total);
+}
+
+void cc_report_text(FILE *out, const cc_report_meta *m, const cc_stats *s) {
+    double el = m->elapsed_s > 0 ? m->elapsed_s : 1.0;
+    double cs = s->client_seconds > 0 ? s->client_seconds : 1.0;
+    fprintf(out, "collide-client load: %s:%u, %u clients on %u thread(s), %.1f Hz %s intents, %s\n",
+            m->host, m->port, m->clients, m->threads, m->rate_hz, m->pattern, m->shape);
+    fprintf(out, "  elapsed %.2f s (ramp %.2f s, duration %.2f s)\n", m->elapsed_s, m->ramp_s,
+            m->duration_s);
+    fprintf(out,
+            "  clients: %llu started, %llu welcomed, %llu spawned, %llu connect failures, %llu "
+            "disconnects\n",
+            (unsigned long long)s->clients_started, (unsigned long long)s->clients_welcomed,
+            (unsigned long long)s->clients_spawned, (unsigned long long)s->connect_failures,
+            (unsigned long long)s->disconnects);
+    fprintf(out, "latency (from the intended send time; ms):\n");
+    text_hist(out, "intent-to-ack", &s->ack_us);
+    text_hist(out, "ping rtt", &s->rtt_us);
+    text_hist(out, "tcp connect", &s->connect_us);
+    text_hist(out, "hello-to-welcome", &s->welcome_us);
+    text_hist(out, "spawn", &s->spawn_us);
+    text_hist(out, "snapshot inter-arrival", &s->gap_us);
+    text_hist(out, "snapshot jitter", &s->jitter_us);
+    fprintf(out,
+            "intents: %llu scheduled, %llu sent (%llu coalesced late), %llu acked, %llu unacked, "
+            "%llu expired\n",
+            (unsigned long long)s->intents_scheduled, (unsigned long long)s->intents_sent,
+            (unsigned long long)(s->intents_scheduled - s->intents_sent),
+            (unsigned long long)s->intents_acked, (unsigned long long)s->intents_unacked,
+            (unsigned long long)s->intents_expired);
+    fprintf(out, "pings: %llu sent, %llu pongs\n", (unsigned long long)s->pings_sent,
+            (unsigned long long)s->pongs);
+    fprintf(out, "snapshots: %llu total, %.1f/s per client, %.1f bodies each; %.0f/s overall\n",
+            (unsigned long long)s->snapshots, (double)s->snapshots / cs,
+            s->snapshots ? (double)s->snapshot_bodies / (double)s->snapshots : 0.0,
+            (double)s->snapshots / el);
+    fprintf(out,
+            "bytes per client: in %.0f B/s (min %.0f, max %.0f), out %.0f B/s; total in %llu, "
+            "out %llu\n",
+            (double)s->bytes_in / cs, s->min_bytes_in_per_s < 0 ? 0.0 : s->min_bytes_in_per_s,
+            s->max_bytes_in_per_s, (double)s->bytes_out / cs, (unsigned long long)s->bytes_in,
+            (unsigned long long)s->bytes_out);
+    fprintf(out, "errors: %llu", (unsigned long long)cc_stats_errors(s));
+    for (uint32_t i = 0; i < CC_ERROR_CODES; i++)
+        if (s->errors[i])
+            fprintf(out, "  %s=%llu", cc_error_code_name(i), (unsigned long long)s->errors[i]);
+    if (s->malformed) fprintf(out, "  malformed_frames=%llu", (unsigned long long)s->malformed);
+    if (s->frames_dropped)
+        fprintf(out, "  send_buffer_full=%llu", (unsigned long long)s->frames_dropped);
+    fputc('\n', out);
+    fprintf(out, "disconnects: %llu", (unsigned long long)(s->disconnects + s->connect_failures));
+    for (uint32_t i = 0; i < s->reasons.len; i++)
+        fprintf(out, "  \"%s\"=%llu", s->reasons.items[i].text,
+                (unsigned long long)s->reasons.items[i].count);
+    if (s->reasons.other) fprintf(out, "  other=%llu", (unsigned long long)s->reasons.other);
+    fputc('\n', out);
+    if (m->check) {
+        const cc_check_stats *c = &s->check;
+        fprintf(out,
+                "check (%u clients): %llu snapshots, %llu pair tests; violations: "
+                "overlap_static=%llu overlap_moving=%llu tunnel=%llu",
+                m->check_clients, (unsigned long long)c->snapshots, (unsigned long long)c->pairs,
+                (unsigned long long)c->counts[CC_VIOL_OVERLAP_STATIC],
+                (unsigned long long)c->counts[CC_VIOL_OVERLAP_MOVING],
+                (unsigned long long)c->counts[CC_VIOL_TUNNEL]);
+        if (c->unknown_shape)
+            fprintf(out, " (bodies without shape: %llu)", (unsigned long long)c->unknown_shape);
+        if (c->overflow) fprintf(out, " (untracked: %llu)", (unsigned long long)c->overflow);
+        fputc('\n', out);
+        for (uint32_t i = 0; i < c->examples_len; i++) {
+            const cc_violation *v = &c->examples[i];
+            fprintf(out, "  violation %s: body %u vs body %u at tick %llu (depth %.4f)\n",
+                    cc_violation_name(v->kind), v->a, v->b, (unsigned long long)v->tick,
+                    (double)v->depth);
+        }
+    }
+    double cpu = m->cpu_user_s + m->cpu_sys_s;
+    fprintf(out, "client cpu: %.2f s user + %.2f s sys = %.1f%% of one core\n", m->cpu_user_s,
+            m->cpu_sys_s, 100.0 * cpu / el);
+}
+
+static void json_hist(FILE *f, const char *name, const cc_hist *h, bool last) {
+    fprintf(f,
+            "    \"%s\": {\"count\": %llu, \"p50_ms\": %.3f, \"p90_ms\": %.3f, \"p99_ms\": %.3f, "
+            "\"p999_ms\": %.3f, \"max_ms\": %.3f, \"mean_ms\": %.3f}%s\n",
+            name, (unsigned long long)h->total, ms(cc_hist_percentile(h, 50)),
+            ms(cc_hist_percentile(h, 90)), ms(cc_hist_percentile(h, 99)),
+            ms(cc_hist_percentile(h, 99.9)), ms(h->max), cc_hist_mean(h) / 1000.0, last ? "" : ",");
+}
+
+static void json_string(FILE *f, const char *s) {
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+bool cc_report_json(const char *path, const cc_report_meta *m, const cc_stats *s,
+                    const char *const *failures, int n_failures) {
+    FILE *f = fopen(path, "w");
+    if (!f) return false;
+    double cs = s->client_seconds > 0 ? s->client_seconds : 1.0;
+    double el = m->elapsed_s > 0 ? m->elapsed_s : 1.0;
+    fprintf(f, "{\n  \"host\": ");
+    json_string(f, m->host);
+    fprintf(f,
+            ",\n  \"port\": %u,\n  \"clients\": %u,\n  \"threads\": %u,\n  \"rate_hz\": %.3f,\n"
+            "  \"duration_s\": %.3f,\n  \"ramp_s\": %.3f,\n  \"pattern\": \"%s\",\n"
+            "  \"shape\": \"%s\",\n  \"elapsed_s\": %.3f,\n",
+            m->port, m->clients, m->threads, m->rate_hz, m->duration_s, m->ramp_s, m->pattern,
+            m->shape, m->elapsed_s);
+    fprintf(f, "  \"cpu\": {\"user_s\": %.3f, \"sys_s\": %.3f, \"cores\": %.3f},\n", m->cpu_user_s,
+            m->cpu_sys_s, (m->cpu_user_s + m->cpu_sys_s) / el);
+    fprintf(f,
+            "  \"clients_started\": %llu,\n  \"clients_welcomed\": %llu,\n"
+            "  \"clients_spawned\": %llu,\n  \"connect_failures\": %llu,\n"
+            "  \"disconnects\": %llu,\n",
+            (unsigned long long)s->clients_started, (unsigned long long)s->clients_welcomed,
+            (unsigned long long)s->clients_spawned, (unsigned long long)s->connect_failures,
+            (unsigned long long)s->disconnects);
+    fprintf(f, "  \"latency\": {\n");
+    json_hist(f, "intent_to_ack", &s->ack_us, false);
+    json_hist(f, "ping_rtt", &s->rtt_us, false);
+    json_hist(f, "tcp_connect", &s->connect_us, false);
+    json_hist(f, "hello_to_welcome", &s->welcome_us, false);
+    json_hist(f, "spawn", &s->spawn_us, false);
+    json_hist(f, "snapshot_interarrival", &s->gap_us, false);
+    json_hist(f, "snapshot_jitter", &s->jitter_us, true);
+    fprintf(f, "  },\n");
+    fprintf(f,
+            "  \"intents\": {\"scheduled\": %llu, \"sent\": %llu, \"acked\": %llu, "
+            "\"unacked\": %llu, \"expired\": %llu},\n",
+            (unsigned long long)s->intents_scheduled, (unsigned long long)s->intents_sent,
+            (unsigned long long)s->intents_acked, (unsigned long long)s->intents_unacked,
+            (unsigned long long)s->intents_expired);
+    fprintf(f, "  \"pings\": {\"sent\": %llu, \"pongs\": %llu},\n",
+            (unsigned long long)s->pings_sent, (unsigned long long)s->pongs);
+    fprintf(f,
+            "  \"snapshots\": {\"total\": %llu, \"per_client_per_s\": %.3f, "
+            "\"bodies_per_snapshot\": %.3f, \"max_tick\": %llu},\n",
+            (unsigned long long)s->snapshots, (double)s->snapshots / cs,
+            s->snapshots ? (double)s->snapshot_bodies / (double)s->snapshots : 0.0,
+            (unsigned long long)s->max_tick);
+    fprintf(f,
+            "  \"bytes\": {\"in_total\": %llu, \"out_total\": %llu, \"in_per_client_per_s\": "
+            "%.1f, \"out_per_client_per_s\": %.1f, \"in_per_client_per_s_min\": %.1f, "
+            "\"in_per_client_per_s_max\": %.1f},\n",
+            (unsigned long long)s->bytes_in, (unsigned long long)s->bytes_out,
+            (double)s->bytes_in / cs, (double)s->bytes_out / cs,
+            s->min_bytes_in_per_s < 0 ? 0.0 : s->min_bytes_in_per_s, s->max_bytes_in_per_s);
+    fprintf(f, "  \"errors\": {\"total\": %llu", (unsigned long long)cc_stats_errors(s));
+    for (uint32_t i = 0; i < CC_ERROR_CODES; i++)
+        if (s->errors[i])
+            fprintf(f, ", \"%s\": %llu", cc_error_code_name(i), (unsigned long long)s->errors[i]);
+    fprintf(f, ", \"malformed_frames\": %llu, \"send_buffer_full\": %llu},\n",
+            (unsigned long long)s->malformed, (unsigned long long)s->frames_dropped);
+    fprintf(f, "  \"disconnect_reasons\": {");
+    for (uint32_t i = 0; i < s->reasons.len; i++) {
+        fprintf(f, "%s", i ? ", " : "");
+        json_string(f, s->reasons.items[i].text);
+        fprintf(f, ": %llu", (unsigned long long)s->reasons.items[i].count);
+    }
+    if (s->reasons.other)
+        fprintf(f, "%s\"other\": %llu", s->reasons.len ? ", " : "",
+                (unsigned long long)s->reasons.other);
+    fprintf(f, "},\n");
+    const cc_check_stats *c = &s->check;
+    fprintf(f,
+            "  \"check\": {\"enabled\": %s, \"clients\": %u, \"snapshots\": %llu, \"pairs\": %llu, "
+            "\"overlap_static\": %llu, \"overlap_moving\": %llu, \"tunnel\": %llu, "
+            "\"examples\": [",
+            m->check ? "true" : "false", m->check ? m->check_clients : 0u,
+            (unsigned long long)c->snapshots, (unsigned long long)c->pairs,
+            (unsigned long long)c->counts[CC_VIOL_OVERLAP_STATIC],
+            (unsigned long long)c->counts[CC_VIOL_OVERLAP_MOVING],
+            (unsigned long long)c->counts[CC_VIOL_TUNNEL]);
+    for (uint32_t i = 0; i < c->examples_len; i++)
+        fprintf(f, "%s{\"kind\": \"%s\", \"a\": %u, \"b\": %u, \"tick\": %llu, \"depth\": %.5f}",
+                i ? ", " : "", cc_violation_name(c->examples[i].kind), c->examples[i].a,
+                c->examples[i].b, (unsigned long long)c->examples[i].tick,
+                (double)c->examples[i].depth);
+    fprintf(f, "]},\n  \"failures\": [");
+    for (int i = 0; i < n_failures; i++) {
+        fprintf(f, "%s", i ? ", " : "");
+        json_string(f, failures[i]);
+    }
+    fprintf(f, "],\n  \"pass\": %s\n}\n", n_failures ? "false" : "true");
+    bool ok = !ferror(f);
+    return fclose(f) == 0 && ok;
+}
+
+int cc_report_verdict(const cc_report_meta *m, const cc_stats *s, const cc_thresholds *t,
+                      char buf[][160], int max) {
+    int n = 0;
+#define FAIL(...)                                                                                  \
+    do {                                                                                           \
+        if (n < max) snprintf(buf[n++], 160, __VA_ARGS__);                                         \
+    } while (0)
+    if (s->clients_started > 0 && s->clients_welcomed == 0)
+        FAIL("no client reached the server (%llu connect failures)",
+             (unsigned long long)s->connect_failures);
+    if (t->has_p99) {
+        double p99 = ms(cc_hist_percentile(&s->ack_us, 99));
+        if (s->ack_us.total == 0)
+            FAIL("intent-to-ack p99: no acknowledged intent to measure");
+        else if (p99 > t->max_p99_ms)
+            FAIL("intent-to-ack p99 %.3f ms > --max-p99-ms %.3f", p99, t->max_p99_ms);
+    }
+    if (t->has_errors && cc_stats_errors(s) > t->max_errors)
+        FAIL("errors %llu > --max-errors %llu", (unsigned long long)cc_stats_errors(s),
+             (unsigned long long)t->max_errors);
+    uint64_t disc = s->disconnects + s->connect_failures;
+    if (t->has_disconnects && disc > t->max_disconnects)
+        FAIL("disconnects %llu > --max-disconnects %llu", (unsigned long long)disc,
+             (unsigned long long)t->max_disconnects);
+    if (m->check && cc_check_total(&s->check) > t->max_violations)
+        FAIL("check violations %llu > --max-violations %llu",
+             (unsigned long long)cc_check_total(&s->check), (unsigned long long)t->max_violations);
+#undef FAIL
+    return n;
+}

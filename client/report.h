@@ -1,0 +1,104 @@
+/* cc_stats and the load report: what one worker measures (merged across workers at the end),
+ * the text and JSON reports, and the threshold verdict. */
+#ifndef COLLIDE_CLIENT_REPORT_H
+#define COLLIDE_CLIENT_REPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "check.h"
+#include "hist.h"
+
+#define CC_ERROR_CODES 14u /* ErrorCode 0..12, and 13 for any code this build does not know */
+#define CC_REASONS_MAX 24u /* distinct disconnect reasons kept; the rest go under "other" */
+#define CC_REASON_LEN 64u  /* bytes kept of a reason */
+
+typedef struct cc_reason {
+    char text[CC_REASON_LEN]; /* e.g. "server_closed", "goodbye: shutting down" */
+    uint64_t count;           /* clients that ended this way */
+} cc_reason;
+
+typedef struct cc_reasons {
+    uint32_t len;                    /* entries used */
+    uint64_t other;                  /* reasons that did not fit */
+    cc_reason items[CC_REASONS_MAX]; /* distinct reasons */
+} cc_reasons;
+
+typedef struct cc_stats {
+    cc_hist connect_us;         /* TCP connect */
+    cc_hist welcome_us;         /* Hello sent -> Welcome */
+    cc_hist spawn_us;           /* SpawnBody sent -> Spawned */
+    cc_hist ack_us;             /* intended send time of input_seq -> first snapshot acking it */
+    cc_hist rtt_us;             /* Ping -> Pong */
+    cc_hist gap_us;             /* snapshot inter-arrival time */
+    cc_hist jitter_us;          /* |inter-arrival - tick period| */
+    uint64_t clients_started;   /* connects attempted */
+    uint64_t clients_welcomed;  /* got Welcome */
+    uint64_t clients_spawned;   /* got Spawned: ran the scenario */
+    uint64_t connect_failures;  /* never connected (refused, unreachable, timed out) */
+    uint64_t disconnects;       /* ended before the run did, whatever the cause */
+    uint64_t intents_scheduled; /* input_seq values issued by the schedule */
+    uint64_t intents_sent;      /* MoveIntent messages sent (late slots coalesce into one) */
+    uint64_t intents_acked;     /* input_seq values acknowledged by a snapshot */
+    uint64_t intents_unacked;   /* issued but never acknowledged (at the end or at a close) */
+    uint64_t intents_expired;   /* given up after CC_ACK_RING outstanding */
+    uint64_t pings_sent;        /* Ping messages */
+    uint64_t pongs;             /* Pong messages */
+    uint64_t snapshots;         /* Snapshot messages */
+    uint64_t snapshot_bodies;   /* BodyState entries across them */
+    uint64_t frames_in;         /* ServerMessages */
+    uint64_t frames_dropped;    /* client frames dropped: send buffers full */
+    uint64_t malformed;         /* frames that did not parse */
+    uint64_t bytes_in;          /* bytes received, all clients */
+    uint64_t bytes_out;         /* bytes sent, all clients */
+    double client_seconds;      /* sum over clients of time from Welcome to close */
+    double min_bytes_in_per_s;  /* smallest per-client receive rate */
+    double max_bytes_in_per_s;  /* largest per-client receive rate */
+    uint64_t errors[CC_ERROR_CODES]; /* Error messages by code */
+    uint64_t max_tick;               /* newest server tick seen */
+    cc_reasons reasons;              /* disconnects and connect failures by reason */
+    cc_check_stats check;            /* --check results */
+} cc_stats;
+
+void cc_stats_init(cc_stats *s);
+void cc_stats_merge(cc_stats *into, const cc_stats *from);
+void cc_reasons_add(cc_reasons *r, const char *text, uint64_t count);
+uint64_t cc_stats_errors(const cc_stats *s);
+const char *cc_error_code_name(uint32_t code);
+
+typedef struct cc_report_meta {
+    const char *host;       /* server */
+    unsigned port;          /* game port */
+    uint32_t clients;       /* --clients */
+    uint32_t threads;       /* --threads */
+    double rate_hz;         /* --rate */
+    double duration_s;      /* --duration */
+    double ramp_s;          /* --ramp */
+    const char *pattern;    /* --pattern */
+    const char *shape;      /* --shape */
+    double elapsed_s;       /* wall time of the run */
+    double cpu_user_s;      /* this process, getrusage */
+    double cpu_sys_s;       /* this process, getrusage */
+    bool check;             /* --check was on */
+    uint32_t check_clients; /* clients that ran the checker */
+} cc_report_meta;
+
+typedef struct cc_thresholds {
+    bool has_p99;             /* --max-p99-ms given */
+    double max_p99_ms;        /* intent-to-ack p99 bound */
+    bool has_errors;          /* --max-errors given */
+    uint64_t max_errors;      /* Error messages bound */
+    bool has_disconnects;     /* --max-disconnects given */
+    uint64_t max_disconnects; /* disconnects + connect failures bound */
+    uint64_t max_violations;  /* --max-violations (with --check) */
+} cc_thresholds;
+
+void cc_report_text(FILE *out, const cc_report_meta *m, const cc_stats *s);
+bool cc_report_json(const char *path, const cc_report_meta *m, const cc_stats *s,
+                    const char *const *failures, int n_failures);
+/* Fills failures (static strings in buf) and returns how many thresholds were crossed. */
+int cc_report_verdict(const cc_report_meta *m, const cc_stats *s, const cc_thresholds *t,
+                      char buf[][160], int max);
+
+#endif

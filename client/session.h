@@ -1,0 +1,20 @@
+/* cc_session: the building blocks of a protocol v1 session shared by load, watch and ping:
+ * messages packed on the stack, and the names of server replies. */
+#ifndef COLLIDE_CLIENT_SESSION_H
+#define COLLIDE_CLIENT_SESSION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "conn.h"
+
+#define CC_PROTOCOL_VERSION 1u
+
+bool cc_session_hello(cc_conn *c, uint32_t request_id, const char *name, const char *token);
+bool cc_session_ping(cc_conn *c, uint32_t request_id, uint64_t client_time_us);
+bool cc_session_set_view(cc_conn *c, uint32_t request_id, float cx, float cy, float hx, float hy);
+bool cc_session_move(cc_conn *c, uint32_t body_id, uint32_t input_seq, float vx, float vy);
+/* shape: 0 box (half extent size), 1 polygon (hexagon of circumradius size), 2 circle. */
+bool cc_session_spawn(cc_conn *c, uint32_t request_id, int shape, float size, float x, float y);
+
+#endif

@@ -1,0 +1,347 @@
+/* collide-client watch: joins as a spectator (no body), asks with SetView for a box or the whole
+ * world, and prints one summary line per snapshot, or with --bodies every body state in it.
+ * With --check, the same invariant checker as `load --check` runs on the stream. */
+#include "watch.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "cli.h"
+#include "conn.h"
+#include "report.h"
+#include "session.h"
+
+#define CMD "watch"
+#define WATCH_SET_BITS 17u /* open-addressed id set: 131,072 slots, bodies in view tracked */
+#define WATCH_SET_SLOTS (1u << WATCH_SET_BITS)
+
+typedef struct watch_ctx {
+    cc_conn conn;               /* the connection */
+    uv_timer_t deadline;        /* --duration */
+    uv_signal_t sigint;         /* Ctrl-C ends the watch cleanly */
+    const cc_common_opts *o;    /* connection options */
+    bool has_box;               /* --box given */
+    float box[4];               /* x0,y0,x1,y1 */
+    bool bodies;                /* --bodies */
+    uint64_t count;             /* --count: snapshots to print (0 = no limit) */
+    uint64_t seen;              /* snapshots received */
+    bool welcomed;              /* Welcome received */
+    int result;                 /* exit code once decided, -1 before */
+    char message[256];          /* why it ended, when not by --count/--duration */
+    uint32_t *ids;              /* the id set (0 = empty slot; ids are never 0) */
+    uint32_t in_view;           /* ids in the set */
+    cc_check_view *check;       /* --check: the checker's view */
+    cc_check_stats check_stats; /* --check: violations */
+} watch_ctx;
+
+static uint32_t *set_slot(watch_ctx *x, uint32_t id, bool *found) {
+    uint32_t h = (id * 2654435761u) >> (32u - WATCH_SET_BITS);
+    uint32_t tomb = UINT32_MAX;
+    for (uint32_t n = 0; n < WATCH_SET_SLOTS; n++, h = (h + 1u) & (WATCH_SET_SLOTS - 1u)) {
+        uint32_t v = x->ids[h];
+        if (v == id) {
+            *found = true;
+            return &x->ids[h];
+        }
+        if (v == UINT32_MAX && tomb == UINT32_MAX) tomb = h; /* UINT32_MAX marks a removal */
+        if (v == 0) {
+            *found = false;
+            return &x->ids[tomb != UINT32_MAX ? tomb : h];
+        }
+    }
+    *found = false;
+    return tomb != UINT32_MAX ? &x->ids[tomb] : NULL;
+}
+
+static void watch_finish(watch_ctx *x, int result) {
+    if (x->result >= 0) return;
+    x->result = result;
+    uv_close((uv_handle_t *)&x->deadline, NULL);
+    uv_close((uv_handle_t *)&x->sigint, NULL);
+    cc_conn_close(&x->conn);
+}
+
+static void watch_connected(cc_conn *c, int status) {
+    watch_ctx *x = c->user;
+    if (status != 0) {
+        snprintf(x->message, sizeof x->message, "cannot connect to %s:%u: %s", x->o->host,
+                 (unsigned)x->o->port, uv_strerror(status));
+        watch_finish(x, CC_EXIT_FAIL);
+        return;
+    }
+    cc_session_hello(c, 1, "collide-client-watch", x->o->token);
+    cc_conn_flush(c);
+}
+
+static const char *shape_text(const Collide__V1__Shape *s, char *buf, size_t n) {
+    if (!s) return "";
+    switch (s->kind_case) {
+    case COLLIDE__V1__SHAPE__KIND_BOX:
+        snprintf(buf, n, " box(%g,%g)",
+                 s->box && s->box->half_extents ? (double)s->box->half_extents->x : 0.0,
+                 s->box && s->box->half_extents ? (double)s->box->half_extents->y : 0.0);
+        break;
+    case COLLIDE__V1__SHAPE__KIND_POLYGON:
+        snprintf(buf, n, " polygon(%zu vertices)", s->polygon ? s->polygon->n_vertices : 0);
+        break;
+    case COLLIDE__V1__SHAPE__KIND_CIRCLE:
+        snprintf(buf, n, " circle(%g)", s->circle ? (double)s->circle->radius : 0.0);
+        break;
+    default:
+        buf[0] = '\0';
+    }
+    return buf;
+}
+
+static void watch_snapshot(watch_ctx *x, const Collide__V1__Snapshot *s, size_t bytes) {
+    for (size_t i = 0; i < s->n_removed; i++) {
+        bool found;
+        uint32_t *slot = set_slot(x, s->removed[i], &found);
+        if (found) {
+            *slot = UINT32_MAX;
+            x->in_view--;
+        }
+    }
+    for (size_t i = 0; i < s->n_bodies; i++) {
+        bool found;
+        if (!s->bodies[i] || s->bodies[i]->id == 0 || s->bodies[i]->id == UINT32_MAX) continue;
+        uint32_t *slot = set_slot(x, s->bodies[i]->id, &found);
+        if (!found && slot) {
+            *slot = s->bodies[i]->id;
+            x->in_view++;
+        }
+    }
+    uint64_t before = cc_check_total(&x->check_stats);
+    if (x->check) cc_check_snapshot(x->check, s, &x->check_stats);
+    printf("tick %llu: %zu bodies changed, %zu removed, %u in view, %zu bytes",
+           (unsigned long long)s->tick, s->n_bodies, s->n_removed, x->in_view, bytes);
+    if (x->check) printf(", violations %llu", (unsigned long long)cc_check_total(&x->check_stats));
+    putchar('\n');
+    if (x->check) {
+        for (uint64_t k = before; k < cc_check_total(&x->check_stats) && k < CC_CHECK_EXAMPLES;
+             k++) {
+            const cc_violation *v = &x->check_stats.examples[k];
+            printf("  VIOLATION %s: body %u vs body %u at tick %llu (depth %.4f)\n",
+                   cc_violation_name(v->kind), v->a, v->b, (unsigned long long)v->tick,
+                   (double)v->depth);
+        }
+    }
+    if (x->bodies) {
+        for (size_t i = 0; i < s->n_bodies; i++) {
+            const Collide__V1__BodyState *b = s->bodies[i];
+            if (!b) continue;
+            char sh[64];
+            printf("  body %u kind %d owner %u pos (%.3f, %.3f) vel (%.3f, %.3f) angle %.3f "
+                   "seq %u%s\n",
+                   b->id, (int)b->kind, b->owner, b->position ? (double)b->position->x : 0.0,
+                   b->position ? (double)b->position->y : 0.0,
+                   b->velocity ? (double)b->velocity->x : 0.0,
+                   b->velocity ? (double)b->velocity->y : 0.0, (double)b->angle, b->last_input_seq,
+                   shape_text(b->shape, sh, sizeof sh));
+        }
+        for (size_t i = 0; i < s->n_removed; i++)
+            printf("  removed %u\n", s->removed[i]);
+    }
+    fflush(stdout);
+}
+
+static void watch_frame(cc_conn *c, const uint8_t *body, size_t len) {
+    watch_ctx *x = c->user;
+    if (x->result >= 0) return;
+    Collide__V1__ServerMessage *m = collide__v1__server_message__unpack(NULL, len, body);
+    if (!m) {
+        snprintf(x->message, sizeof x->message, "malformed frame from the server");
+        watch_finish(x, CC_EXIT_FAIL);
+        return;
+    }
+    switch (m->msg_case) {
+    case COLLIDE__V1__SERVER_MESSAGE__MSG_WELCOME: {
+        const Collide__V1__Welcome *w = m->welcome;
+        float x0, y0, x1, y1;
+        if (x->has_box) {
+            x0 = x->box[0], y0 = x->box[1], x1 = x->box[2], y1 = x->box[3];
+        } else {
+            x0 = w->world_min ? w->world_min->x : 0.0f;
+            y0 = w->world_min ? w->world_min->y : 0.0f;
+            x1 = w->world_max ? w->world_max->x : 0.0f;
+            y1 = w->world_max ? w->world_max->y : 0.0f;
+        }
+        printf("welcome: client %u, protocol %u, %u Hz, tick %llu, world (%g, %g)-(%g, %g); view "
+               "(%g, %g)-(%g, %g)\n",
+               w->client_id, w->protocol_version, w->tick_rate_hz, (unsigned long long)w->tick,
+               w->world_min ? (double)w->world_min->x : 0.0,
+               w->world_min ? (double)w->world_min->y : 0.0,
+               w->world_max ? (double)w->world_max->x : 0.0,
+               w->world_max ? (double)w->world_max->y : 0.0, (double)x0, (double)y0, (double)x1,
+               (double)y1);
+        x->welcomed = true;
+        cc_session_set_view(c, 2, (x0 + x1) * 0.5f, (y0 + y1) * 0.5f, (x1 - x0) * 0.5f,
+                            (y1 - y0) * 0.5f);
+        cc_conn_flush(c);
+        break;
+    }
+    case COLLIDE__V1__SERVER_MESSAGE__MSG_SNAPSHOT:
+        watch_snapshot(x, m->snapshot, len);
+        if (x->count && ++x->seen >= x->count) watch_finish(x, CC_EXIT_OK);
+        break;
+    case COLLIDE__V1__SERVER_MESSAGE__MSG_ERROR:
+        printf("error %d (%s)%s\n", (int)m->error->code, m->error->message ? m->error->message : "",
+               m->error->fatal ? " fatal" : "");
+        if (m->error->fatal) {
+            snprintf(x->message, sizeof x->message, "fatal error from the server: %s",
+                     m->error->message ? m->error->message : "");
+            watch_finish(x, CC_EXIT_FAIL);
+        }
+        break;
+    case COLLIDE__V1__SERVER_MESSAGE__MSG_GOODBYE:
+        snprintf(x->message, sizeof x->message, "server said goodbye: %s",
+                 m->goodbye->reason ? m->goodbye->reason : "");
+        watch_finish(x, CC_EXIT_FAIL);
+        break;
+    default:
+        break;
+    }
+    collide__v1__server_message__free_unpacked(m, NULL);
+}
+
+static void watch_failed(cc_conn *c, int status, const char *reason) {
+    (void)status;
+    watch_ctx *x = c->user;
+    snprintf(x->message, sizeof x->message, "connection lost: %s", reason);
+    watch_finish(x, CC_EXIT_FAIL);
+}
+
+static void watch_closed(cc_conn *c) { (void)c; }
+
+static void watch_deadline(uv_timer_t *t) { watch_finish(t->data, CC_EXIT_OK); }
+static void watch_signal(uv_signal_t *s, int signum) {
+    (void)signum;
+    watch_finish(s->data, CC_EXIT_OK);
+}
+
+static const cc_conn_hooks watch_hooks = {watch_connected, watch_frame, watch_failed, watch_closed};
+
+static void watch_usage(FILE *f) {
+    fprintf(f, "usage: collide-client watch [options]\n"
+               "Joins as a spectator and prints each snapshot: a summary line, or every body.\n\n"
+               "  --box x0,y0,x1,y1   the area to watch (default: the whole world from Welcome)\n"
+               "  --bodies            print every body state, not only the summary\n"
+               "  --count N           stop after N snapshots\n"
+               "  --duration DURATION stop after this time (e.g. 10s)\n"
+               "  --check             verify collision invariants on the stream\n"
+               "  --check-tolerance U allowed overlap depth (default 0.01)\n" CC_COMMON_HELP
+               "Exit status: 0 when stopped by --count, --duration or Ctrl-C; 1 when the server "
+               "refused or dropped the connection or (with --check) a violation was seen.\n");
+}
+
+int cc_watch_main(int argc, char **argv) {
+    enum { OPT_BOX = CC_OPT_FIRST_FREE, OPT_BODIES, OPT_COUNT, OPT_DURATION, OPT_CHECK, OPT_TOL };
+    static const struct option longs[] = {
+        CC_COMMON_LONG_OPTIONS,
+        {"box", 1, NULL, OPT_BOX},
+        {"bodies", 0, NULL, OPT_BODIES},
+        {"count", 1, NULL, OPT_COUNT},
+        {"duration", 1, NULL, OPT_DURATION},
+        {"check", 0, NULL, OPT_CHECK},
+        {"check-tolerance", 1, NULL, OPT_TOL},
+        {NULL, 0, NULL, 0},
+    };
+    static cc_common_opts o;
+    static watch_ctx x;
+    memset(&x, 0, sizeof x);
+    cc_common_defaults(&o);
+    double duration = 0.0, tol = 0.01;
+    bool check = false;
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
+        int common = cc_common_option(CMD, c, optarg, &o);
+        if (common < 0) return CC_EXIT_USAGE;
+        if (common > 0) continue;
+        bool ok = true;
+        switch (c) {
+        case 'h':
+            watch_usage(stdout);
+            return CC_EXIT_OK;
+        case OPT_BOX:
+            ok = cc_parse_floats(CMD, "--box", optarg, x.box, 4);
+            if (ok && (x.box[2] <= x.box[0] || x.box[3] <= x.box[1])) {
+                fprintf(stderr, "collide-client " CMD ": --box: need x0 < x1 and y0 < y1\n");
+                ok = false;
+            }
+            x.has_box = true;
+            break;
+        case OPT_BODIES:
+            x.bodies = true;
+            break;
+        case OPT_COUNT:
+            ok = cc_parse_u64(CMD, "--count", optarg, &x.count);
+            break;
+        case OPT_DURATION:
+            ok = cc_parse_duration(CMD, "--duration", optarg, 0.001, 86400 * 365, &duration);
+            break;
+        case OPT_CHECK:
+            check = true;
+            break;
+        case OPT_TOL:
+            ok = cc_parse_double(CMD, "--check-tolerance", optarg, 0, 1e3, &tol);
+            break;
+        default:
+            fprintf(stderr, "collide-client " CMD ": see 'collide-client watch --help'\n");
+            return CC_EXIT_USAGE;
+        }
+        if (!ok) return CC_EXIT_USAGE;
+    }
+    if (optind < argc) {
+        fprintf(stderr, "collide-client " CMD ": unexpected argument '%s'\n", argv[optind]);
+        return CC_EXIT_USAGE;
+    }
+    struct sockaddr_storage addr;
+    int rc = cc_resolve(o.host, o.port, &addr);
+    if (rc != 0) {
+        fprintf(stderr, "collide-client " CMD ": cannot resolve '%s': %s\n", o.host,
+                uv_strerror(rc));
+        return CC_EXIT_FAIL;
+    }
+    x.o = &o;
+    x.result = -1;
+    x.ids = calloc(WATCH_SET_SLOTS, sizeof *x.ids);
+    if (check) {
+        x.check = malloc(sizeof *x.check);
+        if (x.check) cc_check_view_init(x.check, (float)tol);
+    }
+    if (!x.ids || (check && !x.check)) {
+        fprintf(stderr, "collide-client " CMD ": out of memory\n");
+        return CC_EXIT_FAIL;
+    }
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    uv_timer_init(&loop, &x.deadline);
+    x.deadline.data = &x;
+    if (duration > 0) uv_timer_start(&x.deadline, watch_deadline, (uint64_t)(duration * 1000), 0);
+    uv_signal_init(&loop, &x.sigint);
+    x.sigint.data = &x;
+    uv_signal_start(&x.sigint, watch_signal, SIGINT);
+    rc = cc_conn_start(&x.conn, &loop, (const struct sockaddr *)&addr, &watch_hooks, &x,
+                       o.max_frame);
+    if (rc != 0) {
+        snprintf(x.message, sizeof x.message, "cannot connect to %s:%u: %s", o.host,
+                 (unsigned)o.port, uv_strerror(rc));
+        watch_finish(&x, CC_EXIT_FAIL);
+    }
+    uv_run(&loop, UV_RUN_DEFAULT);
+    uv_loop_close(&loop);
+    int result = x.result < 0 ? CC_EXIT_FAIL : x.result;
+    if (result != CC_EXIT_OK) fprintf(stderr, "collide-client " CMD ": %s\n", x.message);
+    if (check && cc_check_total(&x.check_stats) > 0) {
+        fprintf(stderr, "collide-client " CMD ": %llu invariant violations\n",
+                (unsigned long long)cc_check_total(&x.check_stats));
+        result = CC_EXIT_FAIL;
+    }
+    free(x.ids);
+    free(x.check);
+    return result;
+}

@@ -251,10 +251,81 @@ void net_client_release(net_server *srv, net_client *c) {
     net_known_free(&c->known);
 }
 
+/* ---- Raw field scan ---------------------------------------------------------------------------
+ */
+
+/* Reads a varint at *p (bounded by end); false when truncated or over 10 bytes. */
+static bool scan_varint(const uint8_t **p, const uint8_t *end, uint64_t *out) {
+    uint64_t v = 0;
+    for (int shift = 0; shift < 64 && *p < end; shift += 7) {
+        uint8_t b = *(*p)++;
+        v |= (uint64_t)(b & 0x7fu) << shift;
+        if (!(b & 0x80u)) {
+            *out = v;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Finds the last occurrence of length-delimited field `field` in a message's bytes. */
+static bool scan_bytes_field(const uint8_t *buf, size_t len, uint32_t field, const uint8_t **out,
+                             size_t *out_len) {
+    const uint8_t *p = buf, *end = buf + len;
+    bool found = false;
+    while (p < end) {
+        uint64_t key, n;
+        if (!scan_varint(&p, end, &key)) return false;
+        switch (key & 7u) {
+        case 0:
+            if (!scan_varint(&p, end, &n)) return false;
+            break;
+        case 1:
+            if (end - p < 8) return false;
+            p += 8;
+            break;
+        case 5:
+            if (end - p < 4) return false;
+            p += 4;
+            break;
+        case 2:
+            if (!scan_varint(&p, end, &n) || n > (uint64_t)(end - p)) return false;
+            if ((key >> 3) == field) {
+                *out = p;
+                *out_len = (size_t)n;
+                found = true;
+            }
+            p += n;
+            break;
+        default:
+            return false;
+        }
+    }
+    return found;
+}
+
+/* The Hello token as the raw bytes on the wire. protobuf-c hands strings over NUL-terminated, so
+ * "secret\0" would compare equal to "secret" through strlen: the token is compared from its true
+ * length instead. (Hello is ClientMessage field 10, token is Hello field 3; for repeated
+ * occurrences the last wins, as protobuf merging does.) */
+static void hello_token_raw(const uint8_t *frame, size_t len, const uint8_t **tok,
+                            size_t *tok_len) {
+    const uint8_t *hello = NULL;
+    size_t hello_len = 0;
+    *tok = (const uint8_t *)"";
+    *tok_len = 0;
+    if (!scan_bytes_field(frame, len, 10, &hello, &hello_len)) return;
+    if (!scan_bytes_field(hello, hello_len, 3, tok, tok_len)) {
+        *tok = (const uint8_t *)"";
+        *tok_len = 0;
+    }
+}
+
 /* ---- Requests ----------------------------------------------------------------------------------
  */
 
-static void on_hello(net_server *srv, net_client *c, uint32_t rid, const Collide__V1__Hello *h) {
+static void on_hello(net_server *srv, net_client *c, uint32_t rid, const Collide__V1__Hello *h,
+                     const uint8_t *frame, size_t frame_len) {
     if (c->state == NET_CLIENT_ACTIVE) {
         send_error(srv, c, rid, ERR(BAD_REQUEST), false, "already said Hello");
         return;
@@ -265,8 +336,10 @@ static void on_hello(net_server *srv, net_client *c, uint32_t rid, const Collide
                    NET_PROTOCOL_VERSION);
         return;
     }
-    const char *token = h->token ? h->token : "";
-    size_t token_len = strlen(token);
+    const uint8_t *raw = NULL;
+    size_t token_len = 0;
+    hello_token_raw(frame, frame_len, &raw, &token_len);
+    const char *token = (const char *)raw;
     bool is_admin =
         srv->cfg.admin_token_len > 0 &&
         net_secret_equal(token, token_len, srv->cfg.admin_token, srv->cfg.admin_token_len);
@@ -530,7 +603,7 @@ static void dispatch(net_server *srv, net_client *c, const uint8_t *body, size_t
     } else {
         switch (msg->msg_case) {
         case COLLIDE__V1__CLIENT_MESSAGE__MSG_HELLO:
-            on_hello(srv, c, rid, msg->hello);
+            on_hello(srv, c, rid, msg->hello, body, len);
             break;
         case COLLIDE__V1__CLIENT_MESSAGE__MSG_SPAWN:
             on_spawn(srv, c, rid, msg->spawn);

@@ -234,6 +234,18 @@ static void test_tokens(void) {
     feed(&f, bad, tu_hello(1, 1, "s3cre", f.buf, sizeof f.buf));
     bool fatal = false;
     CHECK(first_error(bad, NULL, &fatal) == E(UNAUTHENTICATED) && fatal);
+    /* A NUL inside the token must not cut it short (protobuf-c strings are NUL-terminated). */
+    net_client *nul = fx_open(&f, 3);
+    Collide__V1__Hello h = COLLIDE__V1__HELLO__INIT;
+    h.protocol_version = 1;
+    tu_cmsg m = COLLIDE__V1__CLIENT_MESSAGE__INIT;
+    m.msg_case = COLLIDE__V1__CLIENT_MESSAGE__MSG_HELLO;
+    m.hello = &h;
+    h.token = (char *)"s3cretX";
+    size_t n = tu_frame(&m, f.buf, sizeof f.buf);
+    f.buf[n - 1] = 0; /* the token is the last field: its last byte becomes NUL */
+    feed(&f, nul, n);
+    CHECK(first_error(nul, NULL, &fatal) == E(UNAUTHENTICATED) && fatal);
     net_client *good = fx_open(&f, 1);
     feed(&f, good, tu_hello(1, 1, "s3cret", f.buf, sizeof f.buf));
     CHECK(good->state == NET_CLIENT_ACTIVE && !good->admin);

@@ -22,6 +22,10 @@
 /* Query boxes grow by this so contacts at exactly a cell border or within the skin are seen. */
 #define WORLD_QUERY_MARGIN (4.0f * GEOM_SKIN)
 #define WORLD_NO_HIT 2.0f
+/* Mover pairs closer than this are checked by the discrete pass (pushes move bodies a little). */
+#define WORLD_PAIR_MARGIN 0.05f
+/* Ticks between spatial re-sorts of the mover array. */
+#define WORLD_SORT_INTERVAL 16
 
 const char *world_status_str(world_status status) {
     switch (status) {
@@ -58,6 +62,19 @@ void world_config_default(world_config *cfg) {
 }
 
 /* ---- small helpers ------------------------------------------------------------------------ */
+
+/* Plain compares: fminf/fmaxf carry NaN rules that make gcc call libm; our inputs are finite. */
+static inline float wmin(float a, float b) { return a < b ? a : b; }
+static inline float wmax(float a, float b) { return a > b ? a : b; }
+/* floor/ceil to int without a libm call (no SSE4.1 roundss at the baseline ISA). */
+static inline int32_t ifloor(float f) {
+    int32_t i = (int32_t)f;
+    return i - (f < (float)i);
+}
+static inline int32_t iceil(float f) {
+    int32_t i = (int32_t)f;
+    return i + (f > (float)i);
+}
 
 static inline uint32_t ref_kind(uint32_t ref) { return ref >> WORLD_REF_KIND_SHIFT; }
 static inline uint32_t ref_index(uint32_t ref) { return ref & WORLD_REF_INDEX_MASK; }
@@ -106,8 +123,8 @@ static inline vec2 static_hi(const world_static *s) { return v2_sub(s->box.max, 
 
 /* Sweep of box a by d against a fixed box b (relative frame). Normal from a towards b. */
 static bool box_sweep(aabb a, vec2 d, aabb b, geom_toi *out) {
-    float px = fminf(a.max.x - b.min.x, b.max.x - a.min.x);
-    float py = fminf(a.max.y - b.min.y, b.max.y - a.min.y);
+    float px = wmin(a.max.x - b.min.x, b.max.x - a.min.x);
+    float py = wmin(a.max.y - b.min.y, b.max.y - a.min.y);
     if (px > -GEOM_LINEAR_SLOP && py > -GEOM_LINEAR_SLOP) {
         /* Starting in contact: stop only if the motion goes further in along the MTV axis. */
         vec2 n;
@@ -157,8 +174,8 @@ static bool box_sweep(aabb a, vec2 d, aabb b, geom_toi *out) {
 
 /* Overlap of two boxes with the MTV; normal from a towards b. */
 static bool box_overlap(aabb a, aabb b, geom_contact *out) {
-    float px = fminf(a.max.x - b.min.x, b.max.x - a.min.x);
-    float py = fminf(a.max.y - b.min.y, b.max.y - a.min.y);
+    float px = wmin(a.max.x - b.min.x, b.max.x - a.min.x);
+    float py = wmin(a.max.y - b.min.y, b.max.y - a.min.y);
     if (!(px > 0.0f && py > 0.0f)) return false;
     if (px <= py) {
         out->normal = v2((b.min.x + b.max.x) >= (a.min.x + a.max.x) ? 1.0f : -1.0f, 0.0f);
@@ -226,7 +243,7 @@ static int level_for_size(const world *w, float size) {
 static void static_link(world *w, uint32_t index) {
     world_static *s = &w->statics[index];
     vec2 size = v2_sub(s->box.max, s->box.min);
-    int l = level_for_size(w, fmaxf(size.x, size.y));
+    int l = level_for_size(w, wmax(size.x, size.y));
     world_level *lv = &w->levels[l];
     vec2 o = w->cfg.bounds.min;
     int32_t hx = level_cell(s->box.min.x, o.x, lv->inv_cell, lv->nx);
@@ -301,12 +318,12 @@ static inline void hit_offer(sweep_hit *best, const geom_toi *toi, vec2 other_d)
 static void sweep_statics(const world *w, const body_view *a, aabb box, vec2 r, sweep_hit *best) {
     vec2 o = w->cfg.bounds.min;
     bool a_box = ref_kind(a->ref) == GEOM_SHAPE_BOX;
-    float len = fmaxf(fabsf(r.x), fabsf(r.y));
+    float len = wmax(fabsf(r.x), fabsf(r.y));
     for (int l = 0; l < w->level_count; l++) {
         const world_level *lv = &w->levels[l];
         if (!lv->count) continue;
-        float chunks_f = ceilf(len * lv->inv_cell);
-        int32_t chunks = chunks_f < 1.0f ? 1 : chunks_f > 1e6f ? 1000000 : (int32_t)chunks_f;
+        float chunks_f = len * lv->inv_cell;
+        int32_t chunks = chunks_f <= 1.0f ? 1 : chunks_f > 1e6f ? 1000000 : iceil(chunks_f);
         float inv_chunks = 1.0f / (float)chunks;
         int32_t px0 = 1, px1 = 0, py0 = 1, py1 = 0; /* previous chunk's cells (none yet) */
         for (int32_t k = 0; k < chunks; k++) {
@@ -353,17 +370,17 @@ static void sweep_bounds(const world *w, aabb box, vec2 r, sweep_hit *best) {
     const aabb *b = &w->cfg.bounds;
     geom_toi toi;
     if (r.x > 0.0f && box.max.x + r.x > b->max.x) {
-        toi.t = fmaxf(0.0f, (b->max.x - box.max.x) / r.x), toi.normal = v2(1.0f, 0.0f);
+        toi.t = wmax(0.0f, (b->max.x - box.max.x) / r.x), toi.normal = v2(1.0f, 0.0f);
         hit_offer(best, &toi, v2(0.0f, 0.0f));
     } else if (r.x < 0.0f && box.min.x + r.x < b->min.x) {
-        toi.t = fmaxf(0.0f, (b->min.x - box.min.x) / r.x), toi.normal = v2(-1.0f, 0.0f);
+        toi.t = wmax(0.0f, (b->min.x - box.min.x) / r.x), toi.normal = v2(-1.0f, 0.0f);
         hit_offer(best, &toi, v2(0.0f, 0.0f));
     }
     if (r.y > 0.0f && box.max.y + r.y > b->max.y) {
-        toi.t = fmaxf(0.0f, (b->max.y - box.max.y) / r.y), toi.normal = v2(0.0f, 1.0f);
+        toi.t = wmax(0.0f, (b->max.y - box.max.y) / r.y), toi.normal = v2(0.0f, 1.0f);
         hit_offer(best, &toi, v2(0.0f, 0.0f));
     } else if (r.y < 0.0f && box.min.y + r.y < b->min.y) {
-        toi.t = fmaxf(0.0f, (b->min.y - box.min.y) / r.y), toi.normal = v2(0.0f, -1.0f);
+        toi.t = wmax(0.0f, (b->min.y - box.min.y) / r.y), toi.normal = v2(0.0f, -1.0f);
         hit_offer(best, &toi, v2(0.0f, 0.0f));
     }
 }
@@ -374,10 +391,10 @@ static inline uint32_t grid_hash(int32_t x, int32_t y, uint32_t mask) {
     return (((uint32_t)x * 73856093u) ^ ((uint32_t)y * 19349663u)) & mask;
 }
 static inline int32_t grid_coord(float v, float inv) {
-    float f = floorf(v * inv);
+    float f = v * inv;
     if (f < -1e9f) return -1000000000;
     if (f > 1e9f) return 1000000000;
-    return (int32_t)f;
+    return ifloor(f);
 }
 
 /* Rebuilds the grid over the movers with the given per-dense-index boxes. */
@@ -388,7 +405,7 @@ static void grid_build(const world *w, world_grid *g, const aabb *boxes) {
     for (uint32_t i = 0; i < n; i++) {
         vec2 s = v2_sub(boxes[i].max, boxes[i].min);
         int e;
-        frexpf(fmaxf(fmaxf(s.x, s.y), 1e-6f), &e);
+        frexpf(wmax(wmax(s.x, s.y), 1e-6f), &e);
         e += 32;
         hist[e < 0 ? 0 : e > 63 ? 63 : e]++;
     }
@@ -472,8 +489,8 @@ static void grid_query(const world *w, const world_grid *g, aabb box, slot_visit
                 if (b->min.x > box.max.x || box.min.x > b->max.x || b->min.y > box.max.y ||
                     box.min.y > b->max.y)
                     continue;
-                int32_t fx = grid_coord(fmaxf(b->min.x, box.min.x), g->inv_cell);
-                int32_t fy = grid_coord(fmaxf(b->min.y, box.min.y), g->inv_cell);
+                int32_t fx = grid_coord(wmax(b->min.x, box.min.x), g->inv_cell);
+                int32_t fy = grid_coord(wmax(b->min.y, box.min.y), g->inv_cell);
                 if (grid_hash(fx, fy, g->mask) != h) continue;
                 /* several cells of one box may share a bucket: visiting twice is harmless */
                 if (!visit(w, slot, ctx)) return;
@@ -579,9 +596,13 @@ world *world_create(const world_config *cfg_in) {
     w->pending_despawned = world_alloc(w, cap, sizeof *w->pending_despawned);
     w->pending_spawned = world_alloc(w, cap, sizeof *w->pending_spawned);
     w->cache = world_alloc(w, 1, sizeof *w->cache);
+    w->pairs = world_alloc(w, cap, sizeof *w->pairs);
+    w->sort_tile_cap = cap + 1024;
+    w->sort_counts = world_alloc(w, w->sort_tile_cap + 1, sizeof *w->sort_counts);
     bool ok = w->slots && w->free_slots && w->statics && w->movers && w->polys && w->free_polys &&
               w->p0 && w->d1 && w->path && w->p2 && w->moved_bits && w->spawn_bits && w->moved &&
-              w->spawned && w->despawned && w->pending_despawned && w->pending_spawned && w->cache;
+              w->spawned && w->despawned && w->pending_despawned && w->pending_spawned &&
+              w->cache && w->pairs && w->sort_counts;
     if (ok) {
         world_grid *g = &w->cache->grid;
         g->table_cap = 64;
@@ -672,6 +693,8 @@ void world_destroy(world *w) {
     free(w->despawned);
     free(w->pending_despawned);
     free(w->pending_spawned);
+    free(w->pairs);
+    free(w->sort_counts);
     free(w);
 }
 
@@ -691,7 +714,7 @@ world_status world_spawn(world *w, world_body_kind kind, const geom_shape *shape
     aabb local = {{0, 0}, {0, 0}};
     if (!err) {
         local = geom_shape_aabb(shape, v2(0.0f, 0.0f));
-        float size = fmaxf(fmaxf(-local.min.x, -local.min.y), fmaxf(local.max.x, local.max.y));
+        float size = wmax(wmax(-local.min.x, -local.min.y), wmax(local.max.x, local.max.y));
         if (!(size <= w->cfg.max_shape_size)) err = GEOM_ERR_SIZE_OUT_OF_RANGE;
     }
     if (err) {
@@ -818,6 +841,46 @@ typedef struct mover_candidate {
     vec2 d;         /* its first-pass displacement this tick */
 } mover_candidate;
 
+/* A static near a short sweep, copied so the slide's iterations loop over a small array. */
+typedef struct near_static {
+    aabb box;        /* its AABB */
+    uint32_t index;  /* into statics */
+    uint32_t is_box; /* box shape: the AABB fast path applies */
+} near_static;
+#define WORLD_NEAR_STATICS 32
+
+/* Statics overlapping region, into out (at most WORLD_NEAR_STATICS); -1 when there are more. */
+static int gather_statics(const world *w, aabb region, near_static *out) {
+    vec2 o = w->cfg.bounds.min;
+    int n = 0;
+    for (int l = 0; l < w->level_count; l++) {
+        const world_level *lv = &w->levels[l];
+        if (!lv->count) continue;
+        int32_t x0 = level_cell(region.min.x, o.x, lv->inv_cell, lv->nx) - lv->extra;
+        int32_t y0 = level_cell(region.min.y, o.y, lv->inv_cell, lv->ny) - lv->extra;
+        int32_t x1 = level_cell(region.max.x, o.x, lv->inv_cell, lv->nx);
+        int32_t y1 = level_cell(region.max.y, o.y, lv->inv_cell, lv->ny);
+        if (x0 < 0) x0 = 0;
+        if (y0 < 0) y0 = 0;
+        for (int32_t cy = y0; cy <= y1; cy++) {
+            const int32_t *row = &lv->heads[cy * lv->nx];
+            for (int32_t cx = x0; cx <= x1; cx++)
+                for (int32_t s = row[cx]; s >= 0;) {
+                    const world_static *st = &w->statics[s];
+                    int32_t index = s;
+                    s = st->next;
+                    if (!aabb_overlaps(region, st->box)) continue;
+                    if (n == WORLD_NEAR_STATICS) return -1;
+                    out[n].box = st->box;
+                    out[n].index = (uint32_t)index;
+                    out[n].is_box = ref_kind(st->shape) == GEOM_SHAPE_BOX;
+                    n++;
+                }
+        }
+    }
+    return n;
+}
+
 /* Collide-and-slide of one mover from pos by r (COLLISION.md step 2). Candidates move along their
  * own displacement over the same tick (relative motion). Returns the end position and grows
  * *path by every point the body passes. */
@@ -827,6 +890,14 @@ static vec2 slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candidate
     body_view a = mover_view(m, pos);
     float tau = 0.0f; /* fraction of the tick used so far */
     aabb pbox = box_at(pos, m->lo, m->hi);
+    /* A short move (within one fine cell) gathers its statics once: every iteration stays within
+     * the start box grown by the L1 length of r, since sliding never lengthens the motion. */
+    near_static near[WORLD_NEAR_STATICS];
+    int near_count = -1;
+    float reach = fabsf(r.x) + fabsf(r.y);
+    if (reach <= w->levels[0].cell)
+        near_count = gather_statics(w, aabb_inflate(pbox, reach + WORLD_QUERY_MARGIN), near);
+    bool a_box = ref_kind(m->shape) == GEOM_SHAPE_BOX;
     for (int it = 0; it < w->cfg.slide_iterations; it++) {
         if (r.x == 0.0f && r.y == 0.0f) break;
         a.pos = pos;
@@ -840,7 +911,21 @@ static vec2 slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candidate
             geom_toi toi;
             if (pair_sweep(w, &a, r, &b, db, &toi)) hit_offer(&best, &toi, db);
         }
-        sweep_statics(w, &a, box, r, &best);
+        if (near_count >= 0) {
+            for (int k = 0; k < near_count; k++) {
+                geom_toi toi;
+                bool hit;
+                if (a_box && near[k].is_box) {
+                    hit = box_sweep(box, r, near[k].box, &toi);
+                } else {
+                    body_view b = static_view(&w->statics[near[k].index]);
+                    hit = pair_sweep(w, &a, r, &b, v2(0.0f, 0.0f), &toi);
+                }
+                if (hit) hit_offer(&best, &toi, v2(0.0f, 0.0f));
+            }
+        } else {
+            sweep_statics(w, &a, box, r, &best);
+        }
         if (best.t > 1.0f) {
             pos = v2_add(pos, r);
             pbox = aabb_union(pbox, box_at(pos, m->lo, m->hi));
@@ -857,7 +942,7 @@ static vec2 slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candidate
         tau += t * (1.0f - tau);
         vec2 rem = v2_scale(r, 1.0f - t);
         /* Drop the component into the contact; against a mover keep what it moves away by. */
-        float allowed = fmaxf(0.0f, v2_dot(v2_scale(best.other_d, 1.0f - t), n));
+        float allowed = wmax(0.0f, v2_dot(v2_scale(best.other_d, 1.0f - t), n));
         float rn = v2_dot(rem, n);
         if (rn > allowed) rem = v2_mul_add(rem, -(rn - allowed), n);
         r = rem;
@@ -938,36 +1023,66 @@ static bool static_push_visit(const world *cw, uint32_t si, void *vctx) {
 }
 
 typedef struct pair_ctx {
-    world *w;       /* the world */
-    uint32_t ai;    /* mover index of A */
-    bool last_pass; /* count jams */
-    bool moved;     /* a push happened */
-    float max_push; /* largest push, for the grid slack */
+    world *w;    /* the world */
+    uint32_t ai; /* mover index of A */
+    aabb box;    /* A's box, grown by the margin */
 } pair_ctx;
 
-static bool pair_visit(const world *cw, uint32_t slot, void *vctx) {
+/* Collects mover pairs whose boxes (grown by a margin) overlap, lower dense index first. */
+static bool pair_collect(const world *cw, uint32_t slot, void *vctx) {
     pair_ctx *c = vctx;
     world *w = c->w;
     (void)cw;
     const world_slot *s = &w->slots[slot];
     if (s->kind != WORLD_BODY_MOVING) return true;
     uint32_t bi = s->index;
-    if (bi <= c->ai) return true; /* each pair once, lower dense index first */
-    world_mover *a = &w->movers[c->ai], *b = &w->movers[bi];
+    if (bi <= c->ai) return true;
+    const world_mover *b = &w->movers[bi];
+    if (!aabb_overlaps(box_at(b->position, b->lo, b->hi), c->box)) return true;
+    if (w->pair_count == w->capacity) return false; /* the rest waits for the next tick */
+    w->pairs[w->pair_count][0] = c->ai;
+    w->pairs[w->pair_count][1] = bi;
+    w->pair_count++;
+    return true;
+}
+
+/* Pushes one overlapping pair apart along the MTV, half each; a body a static stops leaves the
+ * rest to the other. Returns whether it pushed; *left is what neither could take. */
+static bool pair_push(world *w, uint32_t ai, uint32_t bi, float *left) {
+    world_mover *a = &w->movers[ai], *b = &w->movers[bi];
     body_view va = mover_view(a, a->position), vb = mover_view(b, b->position);
     geom_contact ct;
-    if (!pair_overlap(w, &va, &vb, &ct) || !(ct.depth > 0.0f)) return true;
-    float total = ct.depth + GEOM_SKIN;
-    float half = 0.5f * total;
-    float fa = safe_move(w, c->ai, v2_scale(ct.normal, -half));
-    float fb = safe_move(w, bi, v2_scale(ct.normal, half + (1.0f - fa) * half));
-    float left = (1.0f - fb) * (half + (1.0f - fa) * half);
-    if (left > 0.0f) left -= left * safe_move(w, c->ai, v2_scale(ct.normal, -left));
+    *left = 0.0f;
+    if (!pair_overlap(w, &va, &vb, &ct) || !(ct.depth > 0.0f)) return false;
+    float half = 0.5f * (ct.depth + GEOM_SKIN);
+    float fa = safe_move(w, ai, v2_scale(ct.normal, -half));
+    float want_b = half + (1.0f - fa) * half;
+    float fb = safe_move(w, bi, v2_scale(ct.normal, want_b));
+    float rest = (1.0f - fb) * want_b;
+    if (rest > 0.0f) rest -= rest * safe_move(w, ai, v2_scale(ct.normal, -rest));
+    *left = rest;
     w->separations++;
-    c->moved = true;
-    if (total > c->max_push) c->max_push = total;
-    if (c->last_pass && left > GEOM_SKIN) w->jammed++;
     return true;
+}
+
+/* Sets the grid's slack to how far any mover's box now reaches outside the box it was inserted
+ * with, so a query grown by the slack finds every body that overlaps it. A body that left its box
+ * by more than WORLD_PAIR_MARGIN goes to the unindexed list instead (checked by every query), so
+ * one far push does not grow every query. Only called inside world_step (no later spawns yet). */
+static void grid_update_slack(const world *w, world_grid *g) {
+    float slack = 0.0f;
+    g->unindexed_count = 0;
+    for (uint32_t i = 0; i < w->mover_count; i++) {
+        const world_mover *m = &w->movers[i];
+        aabb now = box_at(m->position, m->lo, m->hi), then = g->boxes[m->slot];
+        float ext = wmax(wmax(then.min.x - now.min.x, now.max.x - then.max.x),
+                         wmax(then.min.y - now.min.y, now.max.y - then.max.y));
+        if (ext > WORLD_PAIR_MARGIN)
+            g->unindexed[g->unindexed_count++] = m->slot;
+        else
+            slack = wmax(slack, ext);
+    }
+    g->slack = slack;
 }
 
 static void separate(world *w) {
@@ -984,19 +1099,28 @@ static void separate(world *w) {
     }
     if (!w->movers_collide || w->cfg.separation_passes == 0) return;
     world_grid *g = &w->cache->grid;
-    grid_build_current(w);
-    for (int pass = 0; pass < w->cfg.separation_passes; pass++) {
-        pair_ctx c = {w, 0, pass + 1 == w->cfg.separation_passes, false, 0.0f};
-        float slack = g->slack;
-        for (uint32_t i = 0; i < w->mover_count; i++) {
-            c.ai = i;
-            const world_mover *m = &w->movers[i];
-            aabb q = aabb_inflate(box_at(m->position, m->lo, m->hi), slack + WORLD_QUERY_MARGIN);
-            grid_query(w, g, q, pair_visit, &c);
-        }
-        g->slack += c.max_push;
-        if (!c.moved) break;
+    /* The mover pass's grid (over path boxes) still serves, grown by how far bodies left them. */
+    if (!g->valid) grid_build_current(w);
+    grid_update_slack(w, g);
+    /* Pairs once, then the passes over them (Gauss-Seidel, in pair order: deterministic). */
+    w->pair_count = 0;
+    for (uint32_t i = 0; i < w->mover_count; i++) {
+        const world_mover *m = &w->movers[i];
+        pair_ctx c = {w, i, aabb_inflate(box_at(m->position, m->lo, m->hi), WORLD_PAIR_MARGIN)};
+        grid_query(w, g, aabb_inflate(c.box, g->slack), pair_collect, &c);
     }
+    if (w->pair_count == 0) return;
+    for (int pass = 0; pass < w->cfg.separation_passes; pass++) {
+        bool last = pass + 1 == w->cfg.separation_passes, pushed = false;
+        for (uint32_t k = 0; k < w->pair_count; k++) {
+            float left;
+            if (!pair_push(w, w->pairs[k][0], w->pairs[k][1], &left)) continue;
+            pushed = true;
+            if (last && left > GEOM_SKIN) w->jammed++;
+        }
+        if (!pushed) break;
+    }
+    grid_update_slack(w, g);
 }
 
 static void bits_to_ids(const world *w, const uint64_t *bits, world_body_id *out, size_t *count) {
@@ -1018,8 +1142,52 @@ static int cmp_u32(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+/* Reorders the dense mover array by 8x8 tiles of the finest static cells (a stable counting sort,
+ * so deterministic): neighbours in space become neighbours in memory, and the tick's walk over
+ * movers touches the static grid coherently instead of at random. */
+static void sort_movers(world *w) {
+    uint32_t n = w->mover_count;
+    const world_level *lv = &w->levels[0];
+    uint32_t tx = (uint32_t)(lv->nx + 7) / 8, ty = (uint32_t)(lv->ny + 7) / 8;
+    if (n < 2 || (uint64_t)tx * ty > w->sort_tile_cap) return;
+    uint32_t tiles = tx * ty;
+    uint32_t *count = w->sort_counts;
+    memset(count, 0, (tiles + 1) * sizeof *count);
+    vec2 o = w->cfg.bounds.min;
+    for (uint32_t i = 0; i < n; i++) {
+        vec2 p = w->movers[i].position;
+        uint32_t cx = (uint32_t)level_cell(p.x, o.x, lv->inv_cell, lv->nx) / 8;
+        uint32_t cy = (uint32_t)level_cell(p.y, o.y, lv->inv_cell, lv->ny) / 8;
+        uint32_t key = cy * tx + cx;
+        w->pairs[i][0] = key;
+        count[key + 1]++;
+    }
+    for (uint32_t t = 0; t < tiles; t++)
+        count[t + 1] += count[t];
+    for (uint32_t i = 0; i < n; i++)
+        w->pairs[count[w->pairs[i][0]]++][1] = i; /* new -> old */
+    for (uint32_t i = 0; i < n; i++) {
+        if (w->pairs[i][1] == i) continue;
+        world_mover tmp = w->movers[i];
+        uint32_t j = i;
+        for (;;) {
+            uint32_t k = w->pairs[j][1];
+            w->pairs[j][1] = j;
+            if (k == i) {
+                w->movers[j] = tmp;
+                break;
+            }
+            w->movers[j] = w->movers[k];
+            j = k;
+        }
+    }
+    for (uint32_t i = 0; i < n; i++)
+        w->slots[w->movers[i].slot].index = i;
+}
+
 void world_step(world *w) {
     w->tick++;
+    if (w->tick % WORLD_SORT_INTERVAL == 1) sort_movers(w);
     uint32_t n = w->mover_count;
     float dt = w->dt;
     world_grid *g = &w->cache->grid;
@@ -1048,7 +1216,6 @@ void world_step(world *w) {
             w->p2[i] =
                 slide(w, i, w->p0[i], v2_scale(w->movers[i].intent, dt), cands, c.count, &unused);
         }
-        g->valid = false;
     }
     for (uint32_t i = 0; i < n; i++)
         w->movers[i].position = w->p2[i];
@@ -1251,7 +1418,7 @@ bool world_ray_cast(const world *w, vec2 origin, vec2 displacement, world_body_i
         c.best.id = WORLD_NULL_BODY;
     }
     /* Walk the segment in chunks so a long ray visits only the cells along it. */
-    float len = fmaxf(fabsf(displacement.x), fabsf(displacement.y));
+    float len = wmax(fabsf(displacement.x), fabsf(displacement.y));
     float cell = w->levels[0].cell;
     float chunks_f = ceilf(len / (4.0f * cell));
     int32_t chunks = chunks_f < 1.0f ? 1 : chunks_f > 1e5f ? 100000 : (int32_t)chunks_f;

@@ -139,7 +139,11 @@ struct world {
     uint32_t *pending_spawned;        /* slots spawned since the last step */
     size_t pending_spawned_count;     /* entries in pending_spawned */
 
-    world_cache *cache; /* mutable from const queries */
+    world_cache *cache;     /* mutable from const queries */
+    uint32_t (*pairs)[2];   /* discrete pass: mover pairs (dense indices), capacity entries */
+    uint32_t pair_count;    /* entries in pairs */
+    uint32_t *sort_counts;  /* spatial sort of movers: tile counts */
+    uint32_t sort_tile_cap; /* tiles sort_counts holds (a finer grid is not sorted) */
 
     uint64_t swept_hits, separations, jammed; /* world_stats counters */
     size_t bytes;                             /* memory owned */

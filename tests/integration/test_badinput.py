@@ -97,7 +97,11 @@ def bad_tokens_then_fresh_client():
     for tok in (None, "", "x" * 5000, "to", "tokk", "\xff\xfe", "adm\0"):
         c = d.client()
         c.send(ct.msg_hello(1, token=tok))
-        msgs = c.wait_closed()
+        try:
+            msgs = c.wait_closed()
+        except ct.TestFailure as e:
+            raise ct.TestFailure("Hello with token %r must be refused and closed: %s" % (
+                tok[:10] if tok else tok, e))
         check([m for m in msgs if kind_of(m) == "error" and
                m.error.code == ct.code_of("UNAUTHENTICATED") and m.error.fatal],
               "token %r must be UNAUTHENTICATED: %s" % (tok[:10] if tok else tok,

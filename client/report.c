@@ -306,8 +306,8 @@ int cc_report_verdict(const cc_report_meta *m, const cc_stats *s, const cc_thres
         if (n < max) snprintf(buf[n++], 160, __VA_ARGS__);                                         \
     } while (0)
     if (s->clients_started > 0 && s->clients_welcomed == 0)
-        FAIL("no client reached the server (%llu connect failures)",
-             (unsigned long long)s->connect_failures);
+        FAIL("no client reached the server (%llu connect failures, %llu disconnects)",
+             (unsigned long long)s->connect_failures, (unsigned long long)s->disconnects);
     if (t->has_p99) {
         double p99 = ms(cc_hist_percentile(&s->ack_us, 99));
         if (s->ack_us.total == 0)

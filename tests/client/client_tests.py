@@ -17,6 +17,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 TIMEOUT = 120  # seconds for any one command; a generous bound under ASan on a busy machine
@@ -41,15 +42,23 @@ class Daemon:
         if self.port is None:
             self.stop()
             sys.exit("daemon did not log event=listening:\n" + "".join(self.log))
+        # Keep reading its log, or a chatty daemon would block on a full pipe.
+        self.reader = threading.Thread(target=self._drain, daemon=True)
+        self.reader.start()
+
+    def _drain(self):
+        for line in self.proc.stderr:
+            if len(self.log) < 10000:
+                self.log.append(line)
 
     def stop(self):
         if self.proc.poll() is None:
             self.proc.terminate()
             try:
-                self.proc.communicate(timeout=30)
+                self.proc.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
-                self.proc.communicate()
+                self.proc.wait()
 
     def __enter__(self):
         return self

@@ -304,10 +304,10 @@ bool geom_ray_cast(const geom_shape *shape, vec2 position, vec2 origin, vec2 dis
     return true;
 }
 
-bool geom_ray_circle(vec2 o, vec2 d, float radius, float *t_out, vec2 *n_out) {
+bool geom_ray_circle_d(double ox, double oy, double dx, double dy, double r, double *t_out,
+                       vec2 *n_out) {
     /* Double precision: the quadratic squares coordinates, which float would overflow or
      * cancel at the sizes and distances the world allows. */
-    double ox = o.x, oy = o.y, dx = d.x, dy = d.y, r = radius;
     double c = ox * ox + oy * oy - r * r;
     double b = ox * dx + oy * dy;
     if (!(c > 0.0) || !(b < 0.0)) return false; /* inside/touching, or moving away */
@@ -319,7 +319,14 @@ bool geom_ray_circle(vec2 o, vec2 d, float radius, float *t_out, vec2 *n_out) {
     if (!(t <= 1.0)) return false;
     double hx = ox + t * dx, hy = oy + t * dy;
     double len = sqrt(hx * hx + hy * hy);
-    *t_out = (float)t;
+    *t_out = t;
     *n_out = len > 0.0 ? v2((float)(hx / len), (float)(hy / len)) : v2(0.0f, 1.0f);
+    return true;
+}
+
+bool geom_ray_circle(vec2 o, vec2 d, float radius, float *t_out, vec2 *n_out) {
+    double t;
+    if (!geom_ray_circle_d(o.x, o.y, d.x, d.y, radius, &t, n_out)) return false;
+    *t_out = (float)t;
     return true;
 }

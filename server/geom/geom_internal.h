@@ -13,5 +13,8 @@ static inline bool geom_coord_ok(vec2 a) {
 /* Segment o + t*d (t in [0,1]) against the circle of `radius` at the origin, from outside.
  * On a hit: the entry time and the outward unit normal there. */
 bool geom_ray_circle(vec2 o, vec2 d, float radius, float *t_out, vec2 *n_out);
+/* The same in double, for callers that compare its time with other double-precision hits. */
+bool geom_ray_circle_d(double ox, double oy, double dx, double dy, double r, double *t_out,
+                       vec2 *n_out);
 
 #endif

@@ -391,33 +391,46 @@ static inline bool touching_start(vec2 n, vec2 d, geom_toi *out) {
  * offset edges and the vertex circles. o must be outside. Returns the outward normal. */
 static bool ray_rounded_polygon(poly_view p, float radius, vec2 o, vec2 d, float *t_out,
                                 vec2 *n_out) {
-    float best_t = 2.0f;
+    /* Double precision, like geom_ray_circle: where a face hit and a vertex-circle hit are a
+     * rounding error apart, float could pick the vertex and tilt the normal. */
+    double best_t = 2.0, dx = d.x, dy = d.y;
     vec2 best_n = v2(0.0f, 1.0f);
     for (int i = 0; i < p.count; i++) {
         vec2 n = p.n[i], a = p.v[i], b = p.v[i + 1 < p.count ? i + 1 : 0];
-        float den = v2_dot(n, d);
-        if (!(den < 0.0f)) continue;
-        float num = v2_dot(n, v2_sub(o, a)) - radius; /* gap to the offset edge */
-        if (num < 0.0f || num > -den * (best_t < 1.0f ? best_t : 1.0f)) continue;
-        float t = num / -den;
-        vec2 e = v2_sub(b, a);
-        float u = v2_dot(v2_sub(v2_mul_add(o, t, d), a), e);
-        if (u < 0.0f || u > v2_dot(e, e)) continue; /* beyond the edge: a vertex circle's job */
+        double den = (double)n.x * dx + (double)n.y * dy;
+        if (!(den < 0.0)) continue;
+        double ox = (double)o.x - a.x, oy = (double)o.y - a.y;
+        double num = (double)n.x * ox + (double)n.y * oy - radius; /* gap to the offset edge */
+        if (num < 0.0 || num > -den * (best_t < 1.0 ? best_t : 1.0)) continue;
+        double t = num / -den;
+        double ex = (double)b.x - a.x, ey = (double)b.y - a.y;
+        double u = (ox + t * dx) * ex + (oy + t * dy) * ey;
+        if (u < 0.0 || u > ex * ex + ey * ey) continue; /* beyond the edge: a vertex's job */
         if (t < best_t) {
             best_t = t;
             best_n = n;
         }
     }
     for (int i = 0; i < p.count; i++) {
-        float t;
-        vec2 n;
-        if (geom_ray_circle(v2_sub(o, p.v[i]), d, radius, &t, &n) && t < best_t) {
-            best_t = t;
-            best_n = n;
-        }
+        double t;
+        vec2 n, v = p.v[i];
+        if (!geom_ray_circle_d((double)o.x - v.x, (double)o.y - v.y, dx, dy, radius, &t, &n) ||
+            !(t < best_t))
+            continue;
+        /* Stored normals are float, so a face and its end vertex can swap order by a rounding
+         * error when the hit is near their boundary. A vertex hit whose centre lies over an
+         * adjacent edge takes that edge's normal: the same time, the exact face normal. */
+        int prev = i > 0 ? i - 1 : p.count - 1, next = i + 1 < p.count ? i + 1 : 0;
+        double hx = (double)o.x - v.x + t * dx, hy = (double)o.y - v.y + t * dy;
+        if (hx * ((double)p.v[next].x - v.x) + hy * ((double)p.v[next].y - v.y) > 0.0)
+            n = p.n[i];
+        else if (hx * ((double)v.x - p.v[prev].x) + hy * ((double)v.y - p.v[prev].y) < 0.0)
+            n = p.n[prev];
+        best_t = t;
+        best_n = n;
     }
-    if (!(best_t <= 1.0f)) return false;
-    *t_out = best_t;
+    if (!(best_t <= 1.0)) return false;
+    *t_out = (float)best_t;
     *n_out = best_n;
     return true;
 }

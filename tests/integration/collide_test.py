@@ -236,9 +236,10 @@ _DAEMONS = []
 class Daemon:
     """The real collided as a subprocess. stderr is drained by a thread into self.log_lines."""
 
-    def __init__(self, args=(), http=False, env_extra=None, world=None):
+    def __init__(self, args=(), http=False, env_extra=None, world=None, bind="127.0.0.1"):
         self.http_port = free_port() if http else 0
-        cmd = [OPTS.collided, "--bind", "127.0.0.1", "--port", "0",
+        self.host = bind
+        cmd = [OPTS.collided, "--bind", bind, "--port", "0",
                "--http-port", str(self.http_port)]
         if world is not None:
             cmd += ["--world", world]
@@ -316,6 +317,7 @@ class Daemon:
         return 0
 
     def client(self, **kw):
+        kw.setdefault("host", self.host)
         return Client(self.game_port, **kw)
 
     def sanitizer_reports(self):
@@ -427,7 +429,8 @@ def metric(parsed, name, **labels):
 
 class Client:
     def __init__(self, port, host="127.0.0.1", rcvbuf=None, timeout=REPLY_TIMEOUT):
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        self.sock = socket.socket(family, socket.SOCK_STREAM)
         if rcvbuf is not None:
             self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
         self.sock.settimeout(timeout)

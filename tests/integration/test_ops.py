@@ -3,9 +3,12 @@
 /metrics (Prometheus text, the metric names of the interfaces note, counters that move)."""
 
 import os
+import re
 import signal
 import socket
+import subprocess
 import sys
+import tempfile
 import time
 
 sys.dont_write_bytecode = True  # keep the source tree clean
@@ -275,6 +278,96 @@ def metrics_names_parse_and_move():
         check(time.monotonic() < deadline, "collide_clients must return to 0")
         time.sleep(0.1)
     ct.full_session(d)
+    d.stop_and_check()
+
+
+def run_collided(args, env_extra=None, timeout=ct.START_TIMEOUT):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COLLIDE_")}
+    env.update(env_extra or {})
+    return subprocess.run([ct.OPTS.collided] + args, env=env, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+@test
+def help_version_and_bad_configuration():
+    r = run_collided(["--help"])
+    check(r.returncode == 0, "--help must exit 0, got %d" % r.returncode)
+    text = r.stdout + r.stderr
+    for flag, env in (("--bind", "COLLIDE_BIND"), ("--port", "COLLIDE_PORT"),
+                      ("--http-port", "COLLIDE_HTTP_PORT"), ("--world", "COLLIDE_WORLD"),
+                      ("--tick-rate", "COLLIDE_TICK_RATE"), ("--max-speed", "COLLIDE_MAX_SPEED"),
+                      ("--token", "COLLIDE_TOKEN"), ("--admin-token", "COLLIDE_ADMIN_TOKEN"),
+                      ("--max-clients", "COLLIDE_MAX_CLIENTS"),
+                      ("--log-level", "COLLIDE_LOG_LEVEL"), ("--max-frame", "COLLIDE_MAX_FRAME"),
+                      ("--max-bodies-per-client", "COLLIDE_MAX_BODIES_PER_CLIENT"),
+                      ("--max-bodies", "COLLIDE_MAX_BODIES"), ("--rate-limit", "COLLIDE_RATE_LIMIT"),
+                      ("--max-queued-bytes", "COLLIDE_MAX_QUEUED_BYTES"),
+                      ("--hello-timeout-ms", "COLLIDE_HELLO_TIMEOUT_MS"),
+                      ("--view-radius", "COLLIDE_VIEW_RADIUS")):
+        check(flag in text and env in text, "--help must document %s (%s)" % (flag, env))
+    r = run_collided(["--version"])
+    check(r.returncode == 0 and "0.1.0" in r.stdout + r.stderr,
+          "--version must exit 0 and print the version, got %d %r" % (r.returncode, r.stdout))
+    for args in (["--no-such-flag"], ["--port", "notanumber"], ["--tick-rate", "0"],
+                 ["--max-speed", "nan"], ["--log-level", "loud"]):
+        r = run_collided(args + ["--port", "0", "--http-port", "0"])
+        check(r.returncode != 0, "%s must be refused at start (non-zero exit), got %d" % (
+            args, r.returncode))
+    # A bad world file is refused with the file, the place and the reason.
+    fd, path = tempfile.mkstemp(suffix=".json")
+    with os.fdopen(fd, "w") as f:
+        f.write('{ "bounds": { "min": [-10, -10], "max": [10, 10] },\n  "statics": [ { "position": '
+                '[0, 0], "circle": { "radius": -1 } } ] }\n')
+    try:
+        r = run_collided(["--world", path, "--port", "0", "--http-port", "0"])
+        check(r.returncode != 0, "a world file with a negative radius must be refused")
+        check(os.path.basename(path) in r.stderr and re.search(r":\d+", r.stderr),
+              "the refusal must name the file and the place: %r" % r.stderr[-300:])
+        r = run_collided(["--world", path + ".missing", "--port", "0", "--http-port", "0"])
+        check(r.returncode != 0, "a missing world file must be refused")
+    finally:
+        os.unlink(path)
+
+
+@test
+def configuration_from_environment():
+    d = ct.Daemon(env_extra={"COLLIDE_TICK_RATE": "30", "COLLIDE_MAX_SPEED": "123",
+                             "COLLIDE_MAX_BODIES_PER_CLIENT": "3", "COLLIDE_TOKEN": "envtok",
+                             "COLLIDE_ADMIN_TOKEN": "envadm"}, world=two_statics())
+    c = d.client()
+    c.send(ct.msg_hello(1))
+    c.expect_error(1, "UNAUTHENTICATED", "COLLIDE_TOKEN from the environment", fatal=True)
+    c.close()
+    c = d.client()
+    w = c.hello(token="envtok")
+    check((w.tick_rate_hz, w.max_speed, w.max_bodies_per_client) == (30, 123, 3),
+          "COLLIDE_TICK_RATE/MAX_SPEED/MAX_BODIES_PER_CLIENT must configure the daemon: %s" % w)
+    c.close()
+    c = d.client()
+    check(c.hello(token="envadm").admin, "COLLIDE_ADMIN_TOKEN must make an admin")
+    c.close()
+    d.stop_and_check()
+
+
+def ipv6_loopback_available():
+    if not socket.has_ipv6:
+        return False
+    try:
+        s = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+        s.bind(("::1", 0))
+        s.close()
+        return True
+    except OSError:
+        return False
+
+
+@test
+def ipv6_listener():
+    if not ipv6_loopback_available():
+        print("NOTE ipv6_listener: no IPv6 loopback on this machine; checked nothing")
+        return
+    d = ct.Daemon(bind="::1", world=two_statics())
+    ct.full_session(d, "a client over IPv6")
     d.stop_and_check()
 
 

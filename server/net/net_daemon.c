@@ -17,6 +17,13 @@
 #define NET_MAX_HTTP_CONNS 32u         /* concurrent /metrics and /healthz requests */
 #define NET_HTTP_TIMEOUT_US 5000000u   /* an HTTP request must arrive within this */
 #define NET_OUT_KEEP_CAP (64u * 1024u) /* output buffers above this are released when empty */
+/* Kernel send buffer per game socket. Left to autotuning it grows to megabytes (tcp_wmem), which
+ * for a client that stops reading means seconds of stale snapshots queued where our byte count
+ * cannot see them, and the slow-reader limits would only act once megabytes sit in the kernel.
+ * Capped, the backlog shows up in our own queue, where stale snapshots are dropped instead of
+ * delivered late. 128 KiB (Linux doubles it) still covers a 64 KiB snapshot per tick to a
+ * client that keeps up, and the bandwidth-delay product of a 100 Mb/s, 20 ms link. */
+#define NET_SNDBUF_BYTES (128 * 1024)
 
 typedef struct net_daemon net_daemon;
 
@@ -211,6 +218,8 @@ static void on_connection(uv_stream_t *server, int status) {
         return;
     }
     uv_tcp_nodelay(&conn->tcp, 1);
+    int sndbuf = NET_SNDBUF_BYTES;
+    uv_send_buffer_size((uv_handle_t *)&conn->tcp, &sndbuf);
     struct sockaddr_storage ss;
     int len = sizeof ss;
     char addr[64] = "-";

@@ -319,6 +319,9 @@ static void sweep_statics(const world *w, const body_view *a, aabb box, vec2 r, 
     vec2 o = w->cfg.bounds.min;
     bool a_box = ref_kind(a->ref) == GEOM_SHAPE_BOX;
     float len = wmax(fabsf(r.x), fabsf(r.y));
+    /* The filter is the whole sweep's box, not the chunk's: a static is tested from its one home
+     * cell, which may lie in an earlier chunk than the part of the path it reaches. */
+    aabb swept = aabb_inflate(aabb_sweep(box, r), WORLD_QUERY_MARGIN);
     for (int l = 0; l < w->level_count; l++) {
         const world_level *lv = &w->levels[l];
         if (!lv->count) continue;
@@ -347,7 +350,7 @@ static void sweep_statics(const world *w, const body_view *a, aabb box, vec2 r, 
                     for (int32_t s = row[cx]; s >= 0;) {
                         const world_static *st = &w->statics[s];
                         s = st->next;
-                        if (!aabb_overlaps(cb, st->box)) continue;
+                        if (!aabb_overlaps(swept, st->box)) continue;
                         geom_toi toi;
                         bool hit;
                         if (a_box && ref_kind(st->shape) == GEOM_SHAPE_BOX) {
@@ -954,6 +957,7 @@ static vec2 slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candidate
 typedef struct cand_ctx {
     const world *w;       /* the world */
     uint32_t self;        /* the querying mover's slot */
+    uint32_t self_index;  /* its dense index: lower ones already stand where they end */
     aabb box;             /* its path box */
     mover_candidate *out; /* candidates */
     uint32_t count;       /* found */
@@ -972,8 +976,15 @@ static bool cand_visit(const world *w, uint32_t slot, void *vctx) {
         return true;
     }
     const world_mover *m = &w->movers[i];
-    c->out[c->count].view = mover_view(m, w->p0[i]);
-    c->out[c->count].d = w->d1[i];
+    if (i < c->self_index) {
+        /* already moved this pass: it stands where it ended */
+        c->out[c->count].view = mover_view(m, w->p2[i]);
+        c->out[c->count].d = v2(0.0f, 0.0f);
+    } else {
+        /* not yet: it moves along its first-pass displacement (relative motion) */
+        c->out[c->count].view = mover_view(m, w->p0[i]);
+        c->out[c->count].d = w->d1[i];
+    }
     c->count++;
     return true;
 }
@@ -1209,7 +1220,7 @@ void world_step(world *w) {
         mover_candidate cands[WORLD_MAX_MOVER_CANDIDATES];
         for (uint32_t i = 0; i < n; i++) {
             cand_ctx c = {
-                w, w->movers[i].slot, aabb_inflate(w->path[i], WORLD_QUERY_MARGIN), cands, 0, 0};
+                w, w->movers[i].slot, i, aabb_inflate(w->path[i], WORLD_QUERY_MARGIN), cands, 0, 0};
             grid_query(w, g, c.box, cand_visit, &c);
             if (c.count == 0) continue;
             aabb unused;

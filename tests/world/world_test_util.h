@@ -1,0 +1,104 @@
+/* Helpers shared by the world tests: shapes, and brute-force invariant checks that look at every
+ * pair (no broad phase), so they check the world's broad phase too. */
+#ifndef COLLIDE_WORLD_TEST_UTIL_H
+#define COLLIDE_WORLD_TEST_UTIL_H
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "harness.h"
+#include "world.h"
+
+static inline geom_shape wt_box(float hx, float hy) {
+    geom_shape s;
+    if (geom_make_box(v2(hx, hy), &s)) abort();
+    return s;
+}
+static inline geom_shape wt_circle(float r) {
+    geom_shape s;
+    if (geom_make_circle(r, &s)) abort();
+    return s;
+}
+/* Regular polygon of n vertices and circumradius r, first vertex at angle phase. */
+static inline geom_shape wt_ngon(int n, float r, float phase) {
+    vec2 v[GEOM_MAX_POLYGON_VERTICES];
+    for (int i = 0; i < n; i++) {
+        double a = phase + 2.0 * 3.14159265358979323846 * i / n;
+        v[i] = v2((float)(r * cos(a)), (float)(r * sin(a)));
+    }
+    geom_shape s;
+    if (geom_make_polygon(v, n, &s)) abort();
+    return s;
+}
+/* A convex quad given by its four corners (counter-clockwise), relative to the body origin. */
+static inline geom_shape wt_quad(vec2 a, vec2 b, vec2 c, vec2 d) {
+    vec2 v[4] = {a, b, c, d};
+    geom_shape s;
+    if (geom_make_polygon(v, 4, &s)) abort();
+    return s;
+}
+
+static inline world *wt_world(float half, uint32_t capacity) {
+    world_config cfg;
+    world_config_default(&cfg);
+    cfg.bounds = aabb_make(v2(-half, -half), v2(half, half));
+    cfg.max_bodies = capacity;
+    return world_create(&cfg);
+}
+
+static inline world_body_id wt_spawn(world *w, world_body_kind kind, geom_shape s, vec2 p) {
+    world_body_id id = WORLD_NULL_BODY;
+    if (world_spawn(w, kind, &s, p, kind == WORLD_BODY_MOVING ? 7u : 0u, &id, NULL) != WORLD_OK)
+        return WORLD_NULL_BODY;
+    return id;
+}
+
+static inline vec2 wt_pos(const world *w, world_body_id id) {
+    world_body_info info;
+    if (!world_body_get(w, id, &info)) return v2(NAN, NAN);
+    return info.position;
+}
+
+/* Penetration depth of two bodies (0 when apart). */
+static inline float wt_depth(const world *w, world_body_id a, world_body_id b) {
+    geom_shape sa, sb;
+    world_body_info ia, ib;
+    if (!world_body_shape(w, a, &sa) || !world_body_shape(w, b, &sb) ||
+        !world_body_get(w, a, &ia) || !world_body_get(w, b, &ib))
+        return INFINITY;
+    geom_contact c;
+    if (!geom_overlap(&sa, ia.position, &sb, ib.position, &c)) return 0.0f;
+    return c.depth;
+}
+
+/* The deepest overlap of any mover in movers[] with any static in statics[], and of any two
+ * movers, and how many movers are not inside the bounds. Brute force, every pair. */
+typedef struct wt_scan {
+    float static_depth; /* deepest mover-static overlap */
+    float mover_depth;  /* deepest mover-mover overlap */
+    int outside;        /* movers outside the bounds */
+} wt_scan;
+
+static inline wt_scan wt_scan_all(const world *w, const world_body_id *movers, int mover_count,
+                                  const world_body_id *statics, int static_count) {
+    wt_scan r = {0.0f, 0.0f, 0};
+    aabb bounds = world_get_config(w)->bounds;
+    for (int i = 0; i < mover_count; i++) {
+        if (!world_body_alive(w, movers[i])) continue;
+        world_body_info info;
+        world_body_get(w, movers[i], &info);
+        if (!aabb_contains(bounds, info.bounds)) r.outside++;
+        for (int k = 0; k < static_count; k++) {
+            float d = wt_depth(w, movers[i], statics[k]);
+            if (d > r.static_depth) r.static_depth = d;
+        }
+        for (int k = i + 1; k < mover_count; k++) {
+            if (!world_body_alive(w, movers[k])) continue;
+            float d = wt_depth(w, movers[i], movers[k]);
+            if (d > r.mover_depth) r.mover_depth = d;
+        }
+    }
+    return r;
+}
+
+#endif

@@ -193,11 +193,13 @@ static void player_hook_closed(cc_conn *c) {
 }
 
 static void player_hook_failed(cc_conn *c, int status, const char *reason) {
-    (void)status;
     load_player *p = c->user;
     if (p->state < P_CLOSING) {
         char buf[CC_REASON_LEN];
-        snprintf(buf, sizeof buf, "%s", reason);
+        if (status < 0 && status != UV_EOF && status != UV_EPROTO && status != UV_ENOMEM)
+            snprintf(buf, sizeof buf, "socket error: %s", reason);
+        else
+            snprintf(buf, sizeof buf, "%s", reason);
         player_end(p, buf, false);
     }
     p->state = P_CLOSING;
@@ -492,8 +494,12 @@ static void player_due(load_player *p, uint64_t now) {
         double period = 1e6 / o->rate_hz;
         while (p->next_intent_us <= now) {
             if (p->sched_seq - p->acked_seq >= CC_ACK_RING - 1) {
-                /* The ring is full: the oldest has waited CC_ACK_RING periods; give it up. */
+                /* The ring is full: the oldest has waited CC_ACK_RING periods; give it up, but
+                 * keep its wait so far in the histogram (a lower bound), so an overloaded server
+                 * still shows in the tail instead of vanishing from it. */
                 p->acked_seq++;
+                uint64_t intended = p->intended[p->acked_seq % CC_ACK_RING];
+                cc_hist_record(&w->stats.ack_us, now > intended ? now - intended : 0);
                 w->stats.intents_expired++;
             }
             p->sched_seq++;

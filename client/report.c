@@ -308,6 +308,10 @@ int cc_report_verdict(const cc_report_meta *m, const cc_stats *s, const cc_thres
     if (s->clients_started > 0 && s->clients_welcomed == 0)
         FAIL("no client reached the server (%llu connect failures, %llu disconnects)",
              (unsigned long long)s->connect_failures, (unsigned long long)s->disconnects);
+    else if (s->clients_started > 0 && s->disconnects + s->connect_failures >= s->clients_started)
+        FAIL("every client was dropped before the end of the run (%llu of %llu)",
+             (unsigned long long)(s->disconnects + s->connect_failures),
+             (unsigned long long)s->clients_started);
     if (t->has_p99) {
         double p99 = ms(cc_hist_percentile(&s->ack_us, 99));
         if (s->ack_us.total == 0)

@@ -546,5 +546,58 @@ def bad_request_undecodable_protobuf():
     d.stop_and_check()
 
 
+@test
+def token_is_the_parsed_field_not_the_first_bytes():
+    # Protobuf merges repeated occurrences: the last token on the wire is the token. A server that
+    # reads the token from the raw bytes must agree with a protobuf parser.
+    d = ct.Daemon(["--token", "s3cret", "--admin-token", "adm1n"], world=world_one_static())
+
+    def merged(*parts):
+        body = b"".join(p.SerializeToString() for p in parts)
+        check(ct.pb.ClientMessage.FromString(body).hello.token == parts[-1].hello.token,
+              "test bug: merge semantics")
+        return ct.frame(body)
+
+    def tail_hello(token):
+        # protocol_version repeated too: protobuf-c replaces a repeated oneof member where other
+        # runtimes merge it; the token must be the last one either way.
+        m = ct.pb.ClientMessage()
+        m.hello.protocol_version = 1
+        m.hello.token = token
+        return m
+
+    cases = [
+        ("right token then a second Hello field with a wrong one",
+         merged(ct.msg_hello(1, token="s3cret"), tail_hello("nope")), "refuse"),
+        ("admin token then a wrong one", merged(ct.msg_hello(1, token="adm1n"), tail_hello("x")),
+         "refuse"),
+        ("wrong token then the right one", merged(ct.msg_hello(1, token="nope"),
+                                                  tail_hello("s3cret")), "welcome"),
+    ]
+    # The same inside one Hello: token field repeated.
+    inner = ct.pb.Hello(protocol_version=1, token="s3cret").SerializeToString() + \
+        ct.pb.Hello(protocol_version=1, token="bad").SerializeToString()
+    body = ct.pb.ClientMessage(request_id=1).SerializeToString() + ct.varint((10 << 3) | 2) + \
+        ct.varint(len(inner)) + inner
+    check(ct.pb.ClientMessage.FromString(body).hello.token == "bad", "test bug: inner merge")
+    cases.append(("token field repeated inside Hello, last wrong", ct.frame(body), "refuse"))
+    for what, data, want in cases:
+        c = d.client()
+        c.send_raw(data)
+        sm = c.recv_until(lambda m: not snap(m), what="reply to Hello (%s)" % what)
+        if want == "refuse":
+            check(kind_of(sm) == "error" and sm.error.code == ct.code_of("UNAUTHENTICATED"),
+                  "%s: must be UNAUTHENTICATED (protobuf keeps the last value), got %s" % (
+                      what, describe(sm)))
+            c.wait_closed()
+        else:
+            check(kind_of(sm) == "welcome" and not sm.welcome.admin,
+                  "%s: must be welcomed (protobuf keeps the last value), got %s" % (
+                      what, describe(sm)))
+        c.close()
+    ct.full_session(d, token="s3cret")
+    d.stop_and_check()
+
+
 if __name__ == "__main__":
     ct.main()

@@ -383,5 +383,22 @@ def hello_timeout_closes_silent_connection():
     d.stop_and_check()
 
 
+@test
+def default_hello_timeout_is_five_seconds():
+    d = ct.Daemon(world=arena())
+    silent = d.client()
+    t0 = time.monotonic()
+    r, _, _ = __import__("select").select([silent.sock], [], [], 3.5)
+    check(not r, "a silent connection must stay open for the default 5 s hello timeout (closed "
+          "or data after %.1fs)" % (time.monotonic() - t0))
+    msgs = silent.wait_closed(timeout=15)
+    elapsed = time.monotonic() - t0
+    check(elapsed >= 4.0, "closed after %.1fs, before the 5 s default" % elapsed)
+    check(not [m for m in msgs if kind_of(m) == "welcome"], "no Welcome")
+    silent.close()
+    alive_and_serving(d, "a hello timeout")
+    d.stop_and_check()
+
+
 if __name__ == "__main__":
     ct.main()

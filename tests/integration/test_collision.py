@@ -204,5 +204,70 @@ def head_on_polygons_two_clients():
     d.stop_and_check()
 
 
+@test
+def spawn_onto_occupied_space_is_pushed_out():
+    # Rule 3 / COLLISION.md step 3: accepted, then separated by the next tick's discrete pass: a
+    # moving body takes all of it against a static, two moving bodies half each.
+    d = ct.Daemon(["--admin-token", "adm1n"], world=ct.write_world())
+    admin = d.client()
+    admin.hello(token="adm1n")
+    admin.spawn_ok(ct.box(10, 10), 0, 0, kind=ct.pb.BODY_KIND_STATIC)
+    c = d.client()
+    c.hello()
+    inside = c.spawn_ok(ct.box(1, 1), 3, 0)
+    a = c.spawn_ok(ct.circle(2), 200, 0)
+    b = c.spawn_ok(ct.circle(2), 201, 0)
+    c.sync()
+    c.sync()
+    st = c.view[inside]
+    check(abs(st["x"]) >= 11 - SKIN - FLOAT_EPS or abs(st["y"]) >= 11 - SKIN - FLOAT_EPS,
+          "I2: a body spawned inside a static must be pushed out: at (%g,%g), static +-10, "
+          "body +-1" % (st["x"], st["y"]))
+    check(abs(st["x"] - 11) < 0.1 and abs(st["y"]) < 0.1,
+          "the shallowest way out of the static is +x to x=11: at (%g,%g)" % (st["x"], st["y"]))
+    dist = math.hypot(c.view[b]["x"] - c.view[a]["x"], c.view[b]["y"] - c.view[a]["y"])
+    check(dist >= 4 - PAIR_TOL, "I3: two moving bodies spawned overlapping must be separated: "
+          "centres %g apart, radii 2+2" % dist)
+    mid = (c.view[a]["x"] + c.view[b]["x"]) / 2
+    check(abs(mid - 200.5) < 0.1, "two moving bodies take half each: midpoint %g, expected 200.5"
+          % mid)
+    admin.close()
+    c.close()
+    d.stop_and_check()
+
+
+@test
+def sliding_along_a_tiled_floor():
+    # I4: a body pressed into a floor of adjacent tiles keeps its motion along it (>= 99%).
+    d = ct.Daemon(["--admin-token", "adm1n"], world=ct.write_world())
+    admin = d.client()
+    admin.hello(token="adm1n")
+    for i in range(30):
+        admin.spawn_ok(ct.box(5, 5), -150 + 10 * i, -10, kind=ct.pb.BODY_KIND_STATIC)
+    c = d.client()
+    w = c.hello()
+    shapes = [("box", ct.box(1, 1), 1.0), ("circle", ct.circle(1), 1.0),
+              ("triangle", ct.polygon([(-1, -1), (1, -1), (0, 1)]), 1.0)]
+    for name, shape, hy in shapes:
+        bid = c.spawn_ok(shape, -140, -5 + hy + 0.01)
+        c.move(bid, 100, -100, seq=1)
+        c.recv_until(lambda m: snap(m) and c.view.get(bid, {}).get("seq") == 1,
+                     what="%s: intent applied" % name)
+        start = dict(c.view[bid])
+        c.recv_until(lambda m: snap(m) and c.view[bid]["tick"] >= start["tick"] + 60,
+                     what="%s: 60 ticks of sliding" % name)
+        end = c.view[bid]
+        free = 100.0 * (end["tick"] - start["tick"]) / w.tick_rate_hz
+        got = end["x"] - start["x"]
+        check(got >= 0.99 * free, "I4: %s sliding along a tiled floor covered %g of %g (%.1f%%)"
+              % (name, got, free, 100 * got / free))
+        check(end["y"] - hy >= -5 - SKIN - FLOAT_EPS and end["y"] - hy < -5 + 0.05,
+              "%s must stay on the floor (bottom at %g, floor top -5)" % (name, end["y"] - hy))
+        c.send(ct.msg_despawn(0, bid))
+    admin.close()
+    c.close()
+    d.stop_and_check()
+
+
 if __name__ == "__main__":
     ct.main()

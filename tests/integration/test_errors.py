@@ -149,6 +149,16 @@ def forbidden_move_and_despawn_of_others_body():
     check(st["seq"] == 3 and st["vx"] == 0 and st["x"] == 0,
           "a forbidden move must not change the body (seq %d, vx %g, x %g)" % (
               st["seq"], st["vx"], st["x"]))
+    # The world's own statics belong to no client: a plain client may not despawn or move them.
+    b.send(ct.msg_set_view(b.rid(), 0, 0, 1000, 1000))
+    b.recv_until(lambda m: snap(m) and any(s.get("kind") == ct.pb.BODY_KIND_STATIC
+                                           for s in b.view.values()), what="the file's static")
+    wstatic = [i for i, s in b.view.items() if s.get("kind") == ct.pb.BODY_KIND_STATIC][0]
+    rid = b.rid()
+    b.send(ct.msg_despawn(rid, wstatic))
+    b.expect_error(rid, "FORBIDDEN", "DespawnBody of a world static by a non-admin", fatal=False)
+    b.sync()
+    check(wstatic in b.view, "a refused despawn must leave the static")
     # The owner may still use seq 4 (the forbidden seq 100 did not advance anything).
     a.move(ba, 10, 0, seq=4)
     a.recv_until(lambda m: snap(m) and a.view[ba]["seq"] == 4, what="owner's seq 4 applied")
@@ -183,6 +193,16 @@ def admin_spawns_statics_and_controls_others():
                       what="player's body despawned by the admin")
     errs = [describe(m) for m in admin.pump(0.2)]
     check(not errs, "admin actions must not produce errors: %s" % errs)
+    # "Any body for an admin": also the world file's static.
+    admin.send(ct.msg_set_view(admin.rid(), 0, 0, 1000, 1000))
+    admin.recv_until(lambda m: snap(m) and any(
+        s.get("kind") == ct.pb.BODY_KIND_STATIC and s.get("owner", 0) != admin.client_id
+        and i != wall for i, s in admin.view.items()), what="the file's static")
+    fstatic = [i for i, s in admin.view.items() if s.get("kind") == ct.pb.BODY_KIND_STATIC
+               and i != wall][0]
+    admin.send(ct.msg_despawn(admin.rid(), fstatic))
+    admin.recv_until(lambda m: snap(m) and fstatic in m.snapshot.removed,
+                     what="the world static despawned by the admin")
     # Statics stay with the world when the admin leaves; its moving bodies go.
     admin.close()
     newcomer = d.client()

@@ -386,5 +386,67 @@ def pipelined_replies_in_request_order():
     d.stop_and_check()
 
 
+@test
+def unchanged_bodies_are_not_resent():
+    # Rule 6: a snapshot holds new or changed bodies only; a body at rest is sent once.
+    d = ct.Daemon(world=open_world())
+    a = d.client()
+    a.hello()
+    b = d.client()
+    b.hello()
+    ba = a.spawn_ok(ct.box(1, 1), 0, 0)
+    bb = b.spawn_ok(ct.box(1, 1), 20, 0)
+    a.recv_until(lambda m: snap(m) and ba in a.view and bb in a.view, what="both bodies")
+    a.sync()
+    resent = []
+    t = a.last_tick
+    a.recv_until(lambda m: snap(m) and (resent.extend(x.id for x in m.snapshot.bodies) or
+                                        m.snapshot.tick > t + 10), what="10 quiet ticks")
+    check(not resent, "bodies at rest must not be re-sent every tick, got ids %s" % resent[:10])
+    # One moves: only it is sent, without shape (already known) -- shape may be repeated, but the
+    # body at rest must not be.
+    b.move(bb, 10, 0, seq=1)
+    a.recv_until(lambda m: snap(m) and a.view[bb]["seq"] == 1, what="B's move seen by A")
+    t = a.last_tick
+    resent = []
+    a.recv_until(lambda m: snap(m) and (resent.extend(x.id for x in m.snapshot.bodies) or
+                                        m.snapshot.tick > t + 5), what="5 more ticks")
+    check(ba not in resent and bb in resent, "only the moving body is sent: %s" % set(resent))
+    a.close()
+    b.close()
+    d.stop_and_check()
+
+
+@test
+def default_view_is_boxes_of_view_radius_around_own_bodies():
+    # Rule 7: the union of boxes of the view radius around the client's own moving bodies.
+    d = ct.Daemon(["--view-radius", "50"], world=open_world())
+    me = d.client()
+    me.hello()
+    other = d.client()
+    other.hello()
+    mine = me.spawn_ok(ct.circle(1), 0, 0)
+    near = other.spawn_ok(ct.circle(1), 40, 0)       # inside the box
+    corner = other.spawn_ok(ct.circle(1), 45, 45)    # 63.6 away, still inside the box
+    far = other.spawn_ok(ct.circle(1), 0, 70)        # outside
+    me.recv_until(lambda m: snap(m) and near in me.view and corner in me.view,
+                  what="bodies inside the view box (radius 50)")
+    me.pump(0.3)
+    check(far not in me.view, "a body 70 away must not be in a radius-50 view")
+    # A second own body extends the view (union): the far one comes in.
+    second = me.spawn_ok(ct.circle(1), 0, 40)
+    me.recv_until(lambda m: snap(m) and far in me.view, what="the union of both view boxes")
+    # Own bodies move away: what they could see leaves the view, reported in removed.
+    me.move(mine, -1000, 0, seq=1)
+    me.move(second, -1000, 0, seq=1)
+    gone = set()
+    me.recv_until(lambda m: snap(m) and gone.update(m.snapshot.removed) is None and
+                  {near, corner, far} <= gone, what="bodies that left the view in removed")
+    check(not ({near, corner, far} & set(me.view)), "they must be gone from the view")
+    me.close()
+    other.close()
+    d.stop_and_check()
+
+
 if __name__ == "__main__":
     ct.main()

@@ -57,7 +57,7 @@ void world_config_default(world_config *cfg) {
     cfg->max_bodies = 65536;
     cfg->cell_size = 0.0f;
     cfg->slide_iterations = 4;
-    cfg->separation_passes = 4;
+    cfg->separation_passes = 8;
     cfg->max_shape_size = 1000.0f;
 }
 
@@ -600,12 +600,13 @@ world *world_create(const world_config *cfg_in) {
     w->pending_spawned = world_alloc(w, cap, sizeof *w->pending_spawned);
     w->cache = world_alloc(w, 1, sizeof *w->cache);
     w->pairs = world_alloc(w, cap, sizeof *w->pairs);
+    w->pushed = world_alloc(w, cap, sizeof *w->pushed);
     w->sort_tile_cap = cap + 1024;
     w->sort_counts = world_alloc(w, w->sort_tile_cap + 1, sizeof *w->sort_counts);
     bool ok = w->slots && w->free_slots && w->statics && w->movers && w->polys && w->free_polys &&
               w->p0 && w->d1 && w->path && w->p2 && w->moved_bits && w->spawn_bits && w->moved &&
               w->spawned && w->despawned && w->pending_despawned && w->pending_spawned &&
-              w->cache && w->pairs && w->sort_counts;
+              w->cache && w->pairs && w->sort_counts && w->pushed;
     if (ok) {
         world_grid *g = &w->cache->grid;
         g->table_cap = 64;
@@ -698,6 +699,7 @@ void world_destroy(world *w) {
     free(w->pending_spawned);
     free(w->pairs);
     free(w->sort_counts);
+    free(w->pushed);
     free(w);
 }
 
@@ -989,25 +991,19 @@ static bool cand_visit(const world *w, uint32_t slot, void *vctx) {
     return true;
 }
 
-/* Moves a mover by push, stopping GEOM_SKIN short of statics and bounds (no slide). Returns the
- * fraction achieved. Never passes through a static: this is how the discrete pass keeps I2. */
+/* Moves a mover by push with collide-and-slide against statics and bounds (so a body pushed into
+ * a wall or a corner slides along it instead of stopping dead). Returns the fraction of the push
+ * achieved along its own direction. Never passes through a static: how the discrete pass keeps I2.
+ */
 static float safe_move(world *w, uint32_t mi, vec2 push) {
     world_mover *m = &w->movers[mi];
-    if (push.x == 0.0f && push.y == 0.0f) return 1.0f;
-    body_view a = mover_view(m, m->position);
-    aabb box = box_at(m->position, m->lo, m->hi);
-    sweep_hit best = {WORLD_NO_HIT, {0, 0}, {0, 0}};
-    sweep_bounds(w, box, push, &best);
-    sweep_statics(w, &a, box, push, &best);
-    float t = 1.0f;
-    if (best.t <= 1.0f) {
-        float closing = v2_dot(push, best.normal);
-        t = best.t;
-        if (closing > 0.0f) t -= GEOM_SKIN / closing;
-        if (t < 0.0f) t = 0.0f;
-    }
-    m->position = v2_mul_add(m->position, t, push);
-    return t;
+    float len_sq = v2_dot(push, push);
+    if (!(len_sq > 0.0f)) return 1.0f;
+    aabb unused;
+    vec2 end = slide(w, mi, m->position, push, NULL, 0, &unused);
+    float done = v2_dot(v2_sub(end, m->position), push) / len_sq;
+    m->position = end;
+    return done < 0.0f ? 0.0f : done > 1.0f ? 1.0f : done;
 }
 
 typedef struct static_push_ctx {
@@ -1037,9 +1033,10 @@ typedef struct pair_ctx {
     world *w;    /* the world */
     uint32_t ai; /* mover index of A */
     aabb box;    /* A's box, grown by the margin */
+    bool all;    /* any partner (A was pushed), not only higher indices */
 } pair_ctx;
 
-/* Collects mover pairs whose boxes (grown by a margin) overlap, lower dense index first. */
+/* Collects mover pairs whose boxes (grown by a margin) overlap, each pair once. */
 static bool pair_collect(const world *cw, uint32_t slot, void *vctx) {
     pair_ctx *c = vctx;
     world *w = c->w;
@@ -1047,7 +1044,9 @@ static bool pair_collect(const world *cw, uint32_t slot, void *vctx) {
     const world_slot *s = &w->slots[slot];
     if (s->kind != WORLD_BODY_MOVING) return true;
     uint32_t bi = s->index;
-    if (bi <= c->ai) return true;
+    if (bi == c->ai) return true;
+    /* first pass: every pair from its lower index; later: pairs of pushed bodies, once */
+    if (c->all ? (w->pushed[bi] && bi < c->ai) : bi < c->ai) return true;
     const world_mover *b = &w->movers[bi];
     if (!aabb_overlaps(box_at(b->position, b->lo, b->hi), c->box)) return true;
     if (w->pair_count == w->capacity) return false; /* the rest waits for the next tick */
@@ -1057,21 +1056,19 @@ static bool pair_collect(const world *cw, uint32_t slot, void *vctx) {
     return true;
 }
 
-/* Pushes one overlapping pair apart along the MTV, half each; a body a static stops leaves the
- * rest to the other. Returns whether it pushed; *left is what neither could take. */
-static bool pair_push(world *w, uint32_t ai, uint32_t bi, float *left) {
+/* Pushes one overlapping pair apart along the MTV, half each; what a static stops one body from
+ * taking goes to the other. Returns whether they overlapped. */
+static bool pair_push(world *w, uint32_t ai, uint32_t bi) {
     world_mover *a = &w->movers[ai], *b = &w->movers[bi];
     body_view va = mover_view(a, a->position), vb = mover_view(b, b->position);
     geom_contact ct;
-    *left = 0.0f;
     if (!pair_overlap(w, &va, &vb, &ct) || !(ct.depth > 0.0f)) return false;
     float half = 0.5f * (ct.depth + GEOM_SKIN);
     float fa = safe_move(w, ai, v2_scale(ct.normal, -half));
     float want_b = half + (1.0f - fa) * half;
     float fb = safe_move(w, bi, v2_scale(ct.normal, want_b));
     float rest = (1.0f - fb) * want_b;
-    if (rest > 0.0f) rest -= rest * safe_move(w, ai, v2_scale(ct.normal, -rest));
-    *left = rest;
+    if (rest > 0.0f) safe_move(w, ai, v2_scale(ct.normal, -rest));
     w->separations++;
     return true;
 }
@@ -1113,25 +1110,46 @@ static void separate(world *w) {
     /* The mover pass's grid (over path boxes) still serves, grown by how far bodies left them. */
     if (!g->valid) grid_build_current(w);
     grid_update_slack(w, g);
-    /* Pairs once, then the passes over them (Gauss-Seidel, in pair order: deterministic). */
+    /* All near pairs once; then each pass pushes its pairs apart (Gauss-Seidel, in pair order:
+     * deterministic) and the next pass looks again around the bodies it pushed. */
     w->pair_count = 0;
     for (uint32_t i = 0; i < w->mover_count; i++) {
         const world_mover *m = &w->movers[i];
-        pair_ctx c = {w, i, aabb_inflate(box_at(m->position, m->lo, m->hi), WORLD_PAIR_MARGIN)};
+        pair_ctx c = {w, i, aabb_inflate(box_at(m->position, m->lo, m->hi), WORLD_PAIR_MARGIN),
+                      false};
         grid_query(w, g, aabb_inflate(c.box, g->slack), pair_collect, &c);
     }
-    if (w->pair_count == 0) return;
-    for (int pass = 0; pass < w->cfg.separation_passes; pass++) {
+    for (int pass = 0; pass < w->cfg.separation_passes && w->pair_count > 0; pass++) {
         bool last = pass + 1 == w->cfg.separation_passes, pushed = false;
+        memset(w->pushed, 0, w->mover_count);
         for (uint32_t k = 0; k < w->pair_count; k++) {
-            float left;
-            if (!pair_push(w, w->pairs[k][0], w->pairs[k][1], &left)) continue;
+            uint32_t a = w->pairs[k][0], b = w->pairs[k][1];
+            if (!pair_push(w, a, b)) continue;
             pushed = true;
-            if (last && left > GEOM_SKIN) w->jammed++;
+            w->pushed[a] = w->pushed[b] = 1;
         }
+        grid_update_slack(w, g);
         if (!pushed) break;
+        if (last) {
+            /* Out of passes with pushes still happening: what overlaps now is pinned (between
+             * statics, directly or through other bodies). Leave it, and report it (I3). */
+            for (uint32_t k = 0; k < w->pair_count; k++) {
+                world_mover *a = &w->movers[w->pairs[k][0]], *b = &w->movers[w->pairs[k][1]];
+                body_view va = mover_view(a, a->position), vb = mover_view(b, b->position);
+                geom_contact ct;
+                if (pair_overlap(w, &va, &vb, &ct) && ct.depth > GEOM_SKIN) w->jammed++;
+            }
+            break;
+        }
+        w->pair_count = 0;
+        for (uint32_t i = 0; i < w->mover_count; i++) {
+            if (!w->pushed[i]) continue;
+            const world_mover *m = &w->movers[i];
+            pair_ctx c = {w, i, aabb_inflate(box_at(m->position, m->lo, m->hi), WORLD_PAIR_MARGIN),
+                          true};
+            grid_query(w, g, aabb_inflate(c.box, g->slack), pair_collect, &c);
+        }
     }
-    grid_update_slack(w, g);
 }
 
 static void bits_to_ids(const world *w, const uint64_t *bits, world_body_id *out, size_t *count) {

@@ -142,6 +142,7 @@ struct world {
     world_cache *cache;     /* mutable from const queries */
     uint32_t (*pairs)[2];   /* discrete pass: mover pairs (dense indices), capacity entries */
     uint32_t pair_count;    /* entries in pairs */
+    uint8_t *pushed;        /* discrete pass: per dense index, pushed in this pass */
     uint32_t *sort_counts;  /* spatial sort of movers: tile counts */
     uint32_t sort_tile_cap; /* tiles sort_counts holds (a finer grid is not sorted) */
 

@@ -1,0 +1,301 @@
+/* The world API: id table (generations, staleness, retirement), spawn validation, intents,
+ * change tracking, queries, stats. */
+#include "world_test_util.h"
+
+static void test_ids_never_zero_and_stale_detected(void) {
+    world *w = wt_world(50.0f, 8);
+    CHECK(w);
+    CHECK(!world_body_alive(w, WORLD_NULL_BODY));
+    CHECK(world_despawn(w, WORLD_NULL_BODY) == WORLD_ERR_NOT_FOUND);
+    world_body_id a = wt_spawn(w, WORLD_BODY_MOVING, wt_box(1, 1), v2(0, 0));
+    CHECK(a != WORLD_NULL_BODY && world_body_alive(w, a));
+    CHECK(world_despawn(w, a) == WORLD_OK);
+    CHECK(!world_body_alive(w, a));
+    CHECK(world_despawn(w, a) == WORLD_ERR_NOT_FOUND);
+    CHECK(world_set_intent(w, a, v2(1, 0), 1) == WORLD_ERR_NOT_FOUND);
+    world_body_info info;
+    CHECK(!world_body_get(w, a, &info));
+    /* the slot is reused with a new generation: the old id stays stale */
+    world_body_id b = wt_spawn(w, WORLD_BODY_MOVING, wt_box(1, 1), v2(0, 0));
+    CHECK(b != WORLD_NULL_BODY && b != a);
+    CHECK(!world_body_alive(w, a) && world_body_alive(w, b));
+    /* garbage ids are not found */
+    CHECK(!world_body_alive(w, 0xffffffffu));
+    CHECK(!world_body_alive(w, b ^ 1u));
+    world_destroy(w);
+}
+
+/* A slot whose generation would wrap is retired, so no id ever comes back. */
+static void test_generation_wrap_retires_slot(void) {
+    world *w = wt_world(50.0f, 65536); /* 16 slot bits, 16 generation bits */
+    CHECK(w);
+    geom_shape s = wt_box(0.5f, 0.5f);
+    world_body_id prev = WORLD_NULL_BODY;
+    uint32_t cycles = 0;
+    for (;;) {
+        world_body_id id = WORLD_NULL_BODY;
+        CHECK(world_spawn(w, WORLD_BODY_MOVING, &s, v2(0, 0), 1, &id, NULL) == WORLD_OK);
+        if (prev != WORLD_NULL_BODY && id >> 16 != prev >> 16) break; /* moved to another slot */
+        CHECK(id > prev);                                             /* a fresh generation */
+        prev = id;
+        CHECK(world_despawn(w, id) == WORLD_OK);
+        cycles++;
+        CHECK(cycles <= 65535);
+    }
+    CHECK_MSG(cycles == 65535, "slot reused %u times", cycles);
+    /* one body is alive in a new slot; the retired slot is never handed out: 65534 more fit */
+    for (uint32_t i = 0; i < 65534; i++)
+        CHECK(world_spawn(w, WORLD_BODY_MOVING, &s, v2(0, 0), 1, NULL, NULL) == WORLD_OK);
+    CHECK(world_spawn(w, WORLD_BODY_MOVING, &s, v2(0, 0), 1, NULL, NULL) == WORLD_ERR_FULL);
+    world_stats st;
+    world_get_stats(w, &st);
+    CHECK(st.moving_bodies == 65535 && st.capacity == 65536);
+    world_destroy(w);
+}
+
+static void test_spawn_validation(void) {
+    world *w = wt_world(10.0f, 4);
+    CHECK(w);
+    geom_shape s = wt_box(1, 1);
+    geom_shape_error err = GEOM_OK;
+    world_body_id id = 123;
+    CHECK(world_spawn(w, WORLD_BODY_STATIC, &s, v2(9.5f, 0), 0, &id, NULL) ==
+          WORLD_ERR_OUT_OF_BOUNDS);
+    CHECK(id == WORLD_NULL_BODY);
+    CHECK(world_spawn(w, WORLD_BODY_MOVING, &s, v2(NAN, 0), 0, &id, NULL) == WORLD_ERR_NOT_FINITE);
+    geom_shape bad = s;
+    bad.u.half_extents.x = -1.0f;
+    CHECK(world_spawn(w, WORLD_BODY_MOVING, &bad, v2(0, 0), 0, &id, &err) ==
+          WORLD_ERR_INVALID_SHAPE);
+    CHECK(err != GEOM_OK);
+    geom_shape concave = s;
+    concave.kind = GEOM_SHAPE_POLYGON;
+    concave.u.polygon.count = 4;
+    concave.u.polygon.vertices[0] = v2(0, 0);
+    concave.u.polygon.vertices[1] = v2(2, 0);
+    concave.u.polygon.vertices[2] = v2(0.5f, 0.5f);
+    concave.u.polygon.vertices[3] = v2(0, 2);
+    CHECK(world_spawn(w, WORLD_BODY_STATIC, &concave, v2(0, 0), 0, &id, &err) ==
+          WORLD_ERR_INVALID_SHAPE);
+    CHECK(err != GEOM_OK);
+    /* larger than max_shape_size */
+    world_config cfg = *world_get_config(w);
+    cfg.max_shape_size = 2.0f;
+    world *small = world_create(&cfg);
+    CHECK(small);
+    geom_shape big = wt_box(3, 1);
+    CHECK(world_spawn(small, WORLD_BODY_STATIC, &big, v2(0, 0), 0, &id, &err) ==
+          WORLD_ERR_INVALID_SHAPE);
+    CHECK(err == GEOM_ERR_SIZE_OUT_OF_RANGE);
+    world_destroy(small);
+    /* capacity */
+    for (int i = 0; i < 4; i++)
+        CHECK(world_spawn(w, WORLD_BODY_MOVING, &s, v2(0, 0), 0, NULL, NULL) == WORLD_OK);
+    CHECK(world_spawn(w, WORLD_BODY_MOVING, &s, v2(0, 0), 0, NULL, NULL) == WORLD_ERR_FULL);
+    world_destroy(w);
+    /* bad configs */
+    world_config_default(&cfg);
+    cfg.bounds = aabb_make(v2(1, 1), v2(0, 0));
+    CHECK(world_create(&cfg) == NULL);
+    world_config_default(&cfg);
+    cfg.tick_rate_hz = 0;
+    CHECK(world_create(&cfg) == NULL);
+    world_config_default(&cfg);
+    cfg.max_speed = INFINITY;
+    CHECK(world_create(&cfg) == NULL);
+}
+
+static void test_intents(void) {
+    world_config cfg;
+    world_config_default(&cfg);
+    cfg.max_speed = 100.0f;
+    cfg.max_bodies = 8;
+    world *w = world_create(&cfg);
+    CHECK(w);
+    world_body_id st = wt_spawn(w, WORLD_BODY_STATIC, wt_box(1, 1), v2(50, 50));
+    world_body_id m = wt_spawn(w, WORLD_BODY_MOVING, wt_circle(1), v2(0, 0));
+    CHECK(st && m);
+    CHECK(world_set_intent(w, st, v2(1, 0), 1) == WORLD_ERR_NOT_MOVING);
+    CHECK(world_set_intent(w, m, v2(INFINITY, 0), 1) == WORLD_ERR_NOT_FINITE);
+    CHECK(world_set_intent(w, m, v2(300, 400), 5) == WORLD_OK);
+    CHECK(world_set_intent(w, m, v2(1, 0), 5) == WORLD_STALE_INPUT);
+    CHECK(world_set_intent(w, m, v2(1, 0), 4) == WORLD_STALE_INPUT);
+    world_body_info info;
+    CHECK(world_body_get(w, m, &info));
+    CHECK_NEAR(info.intent.x, 60.0, 1e-3);
+    CHECK_NEAR(info.intent.y, 80.0, 1e-3);
+    CHECK(info.last_input_seq == 0); /* applied by the next step */
+    world_step(w);
+    CHECK(world_body_get(w, m, &info));
+    CHECK(info.last_input_seq == 5);
+    CHECK_NEAR(info.position.x, 1.0, 1e-4);
+    CHECK_NEAR(info.position.y, 80.0 / 60.0, 1e-4);
+    CHECK_NEAR(info.velocity.x, 60.0, 1e-2);
+    CHECK_NEAR(info.velocity.y, 80.0, 1e-2);
+    CHECK(info.changed_tick == 1 && world_tick(w) == 1);
+    /* a huge finite velocity is clamped, not overflowed */
+    CHECK(world_set_intent(w, m, v2(3e38f, 3e38f), 6) == WORLD_OK);
+    CHECK(world_body_get(w, m, &info));
+    CHECK(v2_is_finite(info.intent) && v2_len(info.intent) <= 100.01f);
+    world_destroy(w);
+}
+
+static bool ids_contain(const world_body_id *ids, size_t n, world_body_id id) {
+    for (size_t i = 0; i < n; i++)
+        if (ids[i] == id) return true;
+    return false;
+}
+static bool ids_ascending(const world_body_id *ids, size_t n) {
+    for (size_t i = 1; i < n; i++)
+        if (ids[i - 1] >= ids[i]) return false;
+    return true;
+}
+
+static void test_change_tracking(void) {
+    world *w = wt_world(50.0f, 64);
+    CHECK(w);
+    world_body_id wall = wt_spawn(w, WORLD_BODY_STATIC, wt_box(1, 1), v2(20, 20));
+    world_body_id ids[10];
+    for (int i = 0; i < 10; i++)
+        ids[i] =
+            wt_spawn(w, WORLD_BODY_MOVING, wt_box(0.4f, 0.4f), v2(-40.0f + 3.0f * (float)i, 0));
+    world_body_id ghost = wt_spawn(w, WORLD_BODY_MOVING, wt_box(0.4f, 0.4f), v2(0, 30));
+    CHECK(world_despawn(w, ghost) == WORLD_OK); /* spawned and gone before any step */
+    world_body_info info;
+    CHECK(world_body_get(w, ids[0], &info) &&
+          info.changed_tick == 1); /* first step that shows it */
+    world_step(w);
+    world_changes ch;
+    world_last_changes(w, &ch);
+    CHECK(ch.spawned_count == 11 && ids_ascending(ch.spawned, ch.spawned_count));
+    CHECK(ids_contain(ch.spawned, ch.spawned_count, wall) &&
+          !ids_contain(ch.spawned, ch.spawned_count, ghost));
+    CHECK(ch.despawned_count == 0 && ch.moved_count == 0);
+    /* three of them move; one gets a new sequence but no velocity change? it still counts */
+    CHECK(world_set_intent(w, ids[7], v2(5, 0), 1) == WORLD_OK);
+    CHECK(world_set_intent(w, ids[2], v2(0, 5), 1) == WORLD_OK);
+    CHECK(world_set_intent(w, ids[5], v2(0, 0), 1) == WORLD_OK);
+    world_step(w);
+    world_last_changes(w, &ch);
+    CHECK(ch.spawned_count == 0 && ch.despawned_count == 0);
+    CHECK_MSG(ch.moved_count == 3, "moved %zu", ch.moved_count);
+    CHECK(ids_ascending(ch.moved, ch.moved_count));
+    CHECK(ids_contain(ch.moved, 3, ids[7]) && ids_contain(ch.moved, 3, ids[2]) &&
+          ids_contain(ch.moved, 3, ids[5]));
+    CHECK(world_body_get(w, ids[7], &info) && info.changed_tick == 2);
+    CHECK(world_body_get(w, ids[1], &info) && info.changed_tick == 1);
+    /* steady motion keeps reporting the moving ones only */
+    world_step(w);
+    world_last_changes(w, &ch);
+    CHECK(ch.moved_count == 2);
+    /* stopping is a change (velocity), then quiet */
+    CHECK(world_set_intent(w, ids[7], v2(0, 0), 2) == WORLD_OK);
+    CHECK(world_set_intent(w, ids[2], v2(0, 0), 2) == WORLD_OK);
+    world_step(w);
+    world_last_changes(w, &ch);
+    CHECK(ch.moved_count == 2);
+    world_step(w);
+    world_last_changes(w, &ch);
+    CHECK(ch.moved_count == 0);
+    /* despawns are reported once, with the id that was seen */
+    CHECK(world_despawn(w, ids[3]) == WORLD_OK && world_despawn(w, wall) == WORLD_OK);
+    world_body_id fresh = wt_spawn(w, WORLD_BODY_MOVING, wt_box(0.4f, 0.4f), v2(0, -30));
+    world_step(w);
+    world_last_changes(w, &ch);
+    CHECK(ch.despawned_count == 2 && ids_ascending(ch.despawned, 2));
+    CHECK(ids_contain(ch.despawned, 2, ids[3]) && ids_contain(ch.despawned, 2, wall));
+    CHECK(ch.spawned_count == 1 && ch.spawned[0] == fresh);
+    world_step(w);
+    world_last_changes(w, &ch);
+    CHECK(ch.despawned_count == 0 && ch.spawned_count == 0);
+    world_destroy(w);
+}
+
+static void test_queries(void) {
+    world *w = wt_world(50.0f, 64);
+    CHECK(w);
+    world_body_id s1 = wt_spawn(w, WORLD_BODY_STATIC, wt_box(1, 1), v2(10, 0));
+    world_body_id s2 = wt_spawn(w, WORLD_BODY_STATIC, wt_circle(1), v2(20, 0));
+    world_body_id s3 = wt_spawn(w, WORLD_BODY_STATIC, wt_ngon(5, 2, 0), v2(-10, 5));
+    world_body_id big = wt_spawn(w, WORLD_BODY_STATIC, wt_box(30, 0.5f), v2(0, -20));
+    world_body_id m1 = wt_spawn(w, WORLD_BODY_MOVING, wt_box(0.5f, 0.5f), v2(15, 0));
+    world_body_id m2 = wt_spawn(w, WORLD_BODY_MOVING, wt_circle(0.5f), v2(-30, 30));
+    CHECK(s1 && s2 && s3 && big && m1 && m2);
+    world_body_id out[8];
+    size_t n = world_query_aabb(w, aabb_make(v2(5, -2), v2(25, 2)), 0, out, 8);
+    CHECK(n == 3 && ids_ascending(out, 3));
+    CHECK(ids_contain(out, 3, s1) && ids_contain(out, 3, s2) && ids_contain(out, 3, m1));
+    n = world_query_aabb(w, aabb_make(v2(5, -2), v2(25, 2)), 1u << WORLD_BODY_MOVING, out, 8);
+    CHECK(n == 1 && out[0] == m1);
+    n = world_query_aabb(w, aabb_make(v2(-50, -50), v2(50, 50)), 0, out, 2);
+    CHECK(n == 6 && ids_ascending(out, 2)); /* truncated, total still counted */
+    n = world_query_aabb(w, aabb_make(v2(-1, -21), v2(1, -19)), 0, out, 8);
+    CHECK(n == 1 && out[0] == big);
+    /* the mover index follows motion after a step, and spawns after it */
+    CHECK(world_set_intent(w, m2, v2(600, 0), 1) == WORLD_OK);
+    world_step(w);
+    world_body_id m3 = wt_spawn(w, WORLD_BODY_MOVING, wt_box(0.5f, 0.5f), v2(-20, 30));
+    n = world_query_aabb(w, aabb_make(v2(-25, 28), v2(-15, 32)), 0, out, 8);
+    CHECK(n == 2 && ids_contain(out, 2, m2) && ids_contain(out, 2, m3));
+    world_despawn(w, m3);
+    n = world_query_aabb(w, aabb_make(v2(-25, 28), v2(-15, 32)), 0, out, 8);
+    CHECK(n == 1 && out[0] == m2);
+    /* ray casts: nearest body, ignore, bounds */
+    world_ray_result r;
+    CHECK(world_ray_cast(w, v2(0, 0), v2(40, 0), WORLD_NULL_BODY, &r));
+    CHECK(r.id == s1);
+    CHECK_NEAR(r.point.x, 9.0, 1e-3);
+    CHECK_NEAR(r.normal.x, -1.0, 1e-5);
+    CHECK(world_ray_cast(w, v2(12, 0), v2(20, 0), m1, &r) && r.id == s2);
+    CHECK_NEAR(r.point.x, 19.0, 1e-3);
+    CHECK(world_ray_cast(w, v2(0, 10), v2(0, 100), WORLD_NULL_BODY, &r));
+    CHECK(r.id == WORLD_NULL_BODY);
+    CHECK_NEAR(r.point.y, 50.0, 1e-3);
+    CHECK(r.normal.y == -1.0f);
+    CHECK(!world_ray_cast(w, v2(0, 10), v2(0, 5), WORLD_NULL_BODY, &r));
+    /* a long ray across the map walks to the polygon */
+    CHECK(world_ray_cast(w, v2(-10, 45), v2(0, -90), WORLD_NULL_BODY, &r) && r.id == s3);
+    geom_shape sh;
+    CHECK(world_body_shape(w, s3, &sh) && sh.kind == GEOM_SHAPE_POLYGON && sh.u.polygon.count == 5);
+    CHECK(world_body_shape(w, s2, &sh) && sh.kind == GEOM_SHAPE_CIRCLE && sh.u.radius == 1.0f);
+    world_body_info info;
+    CHECK(world_body_get(w, s3, &info) && info.kind == WORLD_BODY_STATIC &&
+          info.position.x == -10.0f);
+    world_destroy(w);
+}
+
+/* Despawning statics keeps the grid consistent (swap-remove relinks the moved static). */
+static void test_static_despawn_keeps_grid(void) {
+    world *w = wt_world(20.0f, 512);
+    CHECK(w);
+    world_body_id ids[200];
+    for (int i = 0; i < 200; i++) {
+        geom_shape s = i % 3 == 0   ? wt_box(0.4f, 0.4f)
+                       : i % 3 == 1 ? wt_circle(0.4f)
+                                    : wt_ngon(4, 0.5f, 0.2f);
+        ids[i] = wt_spawn(w, WORLD_BODY_STATIC, s,
+                          v2(-15.0f + (float)(i % 20) * 1.5f, -15.0f + (float)(i / 20) * 1.5f));
+        CHECK(ids[i]);
+    }
+    for (int i = 0; i < 200; i += 3)
+        CHECK(world_despawn(w, ids[i]) == WORLD_OK);
+    world_body_id out[256];
+    size_t n = world_query_aabb(w, aabb_make(v2(-20, -20), v2(20, 20)), 0, out, 256);
+    CHECK(n == 200 - 67);
+    for (int i = 0; i < 200; i++) {
+        world_body_info info;
+        bool alive = world_body_get(w, ids[i], &info);
+        CHECK(alive == (i % 3 != 0));
+        if (!alive) continue;
+        n = world_query_aabb(w, info.bounds, 0, out, 256);
+        CHECK(ids_contain(out, n, ids[i]));
+    }
+    world_stats st;
+    world_get_stats(w, &st);
+    CHECK(st.static_bodies == 133);
+    world_destroy(w);
+}
+
+TEST_MAIN(TEST(test_ids_never_zero_and_stale_detected), TEST(test_generation_wrap_retires_slot),
+          TEST(test_spawn_validation), TEST(test_intents), TEST(test_change_tracking),
+          TEST(test_queries), TEST(test_static_despawn_keeps_grid))

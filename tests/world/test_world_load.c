@@ -1,0 +1,189 @@
+/* The world file loader: the default arena, and errors that name the file, the place (line and
+ * column) and the reason. */
+#include <stdio.h>
+#include <unistd.h>
+
+#include "world_load.h"
+#include "world_test_util.h"
+
+static world *load(const char *json, char *err, size_t err_size, world_spawn_points *sp) {
+    return world_load_json(json, "test.json", NULL, sp, err, err_size);
+}
+
+static void test_default_arena_loads(void) {
+    char err[256];
+    static world_spawn_points sp;
+    world *w = load(world_default_arena_json, err, sizeof err, &sp);
+    CHECK_MSG(w, "%s", err);
+    world_stats st;
+    world_get_stats(w, &st);
+    CHECK_MSG(st.static_bodies >= 200 && st.static_bodies <= 1000, "%zu statics", st.static_bodies);
+    CHECK(st.moving_bodies == 0);
+    aabb b = world_get_config(w)->bounds;
+    CHECK(b.min.x == -500.0f && b.max.y == 500.0f);
+    /* all three shape kinds are in it */
+    static world_body_id ids[2048];
+    size_t n = world_query_aabb(w, b, 1u << WORLD_BODY_STATIC, ids, 2048);
+    CHECK(n == st.static_bodies);
+    int kinds[4] = {0, 0, 0, 0};
+    for (size_t i = 0; i < n; i++) {
+        geom_shape s;
+        CHECK(world_body_shape(w, ids[i], &s));
+        kinds[s.kind]++;
+    }
+    CHECK(kinds[GEOM_SHAPE_BOX] > 20 && kinds[GEOM_SHAPE_POLYGON] > 20 &&
+          kinds[GEOM_SHAPE_CIRCLE] > 20);
+    /* spawn points are inside and free: a player box fits on every one */
+    CHECK(sp.count >= 16);
+    for (size_t i = 0; i < sp.count; i++) {
+        aabb player = aabb_make(v2(sp.points[i].x - 1, sp.points[i].y - 1),
+                                v2(sp.points[i].x + 1, sp.points[i].y + 1));
+        CHECK_MSG(world_query_aabb(w, player, 0, ids, 4) == 0, "spawn point %zu is occupied", i);
+    }
+    /* room for thousands of players: 4000 bodies spawn into free space and the world steps */
+    world_destroy(w);
+    world_config cfg;
+    world_config_default(&cfg);
+    cfg.max_bodies = 8192;
+    w = world_load_json(world_default_arena_json, "arena", &cfg, NULL, err, sizeof err);
+    CHECK_MSG(w, "%s", err);
+    geom_shape player = wt_box(0.5f, 0.5f);
+    int placed = 0;
+    for (int gy = 0; gy < 100 && placed < 4000; gy++)
+        for (int gx = 0; gx < 100 && placed < 4000; gx++) {
+            vec2 p = v2(-495.0f + 10.0f * (float)gx, -495.0f + 10.0f * (float)gy);
+            if (world_query_aabb(w,
+                                 aabb_make(v2(p.x - 0.6f, p.y - 0.6f), v2(p.x + 0.6f, p.y + 0.6f)),
+                                 0, ids, 1))
+                continue;
+            CHECK(world_spawn(w, WORLD_BODY_MOVING, &player, p, 1, NULL, NULL) == WORLD_OK);
+            placed++;
+        }
+    CHECK_MSG(placed == 4000, "only %d free spots on a 10-unit lattice", placed);
+    world_step(w);
+    world_destroy(w);
+}
+
+static void test_default_arena_is_deterministic(void) {
+    char err[256];
+    world *a = load(world_default_arena_json, err, sizeof err, NULL);
+    world *b = load(world_default_arena_json, err, sizeof err, NULL);
+    CHECK(a && b);
+    CHECK(world_state_hash(a) == world_state_hash(b));
+    world_destroy(a);
+    world_destroy(b);
+}
+
+static void test_small_file_loads(void) {
+    const char *json =
+        "{ \"bounds\": { \"min\": [-500, -500], \"max\": [500, 500] },\n"
+        "  \"statics\": [ { \"position\": [0, -10], \"box\": { \"half_extents\": [50, 1] } },\n"
+        "               { \"position\": [20, 5], \"polygon\": { \"vertices\": [[-2, 0], [2, 0], "
+        "[0, 3]] } },\n"
+        "               { \"position\": [-20, 5], \"circle\": { \"radius\": 2 } } ],\n"
+        "  \"spawn_points\": [[0, 0], [10, 0]] }\n";
+    char err[256];
+    world_spawn_points sp;
+    world *w = load(json, err, sizeof err, &sp);
+    CHECK_MSG(w, "%s", err);
+    world_stats st;
+    world_get_stats(w, &st);
+    CHECK(st.static_bodies == 3);
+    CHECK(sp.count == 2 && sp.points[1].x == 10.0f);
+    world_body_id id;
+    CHECK(world_query_aabb(w, aabb_make(v2(19, 5), v2(21, 6)), 0, &id, 1) == 1);
+    geom_shape s;
+    CHECK(world_body_shape(w, id, &s) && s.kind == GEOM_SHAPE_POLYGON && s.u.polygon.count == 3);
+    world_destroy(w);
+}
+
+/* Checks that loading fails and the message starts with "test.json:LINE:COL:" and contains what. */
+static bool fails_at(const char *json, int line, int col, const char *what) {
+    char err[256];
+    world *w = load(json, err, sizeof err, NULL);
+    if (w) {
+        world_destroy(w);
+        fprintf(stderr, "loaded: %s\n", json);
+        return false;
+    }
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "test.json:%d:%d: ", line, col);
+    bool ok = strncmp(err, prefix, strlen(prefix)) == 0 && strstr(err, what) != NULL;
+    if (!ok) fprintf(stderr, "error \"%s\", wanted prefix \"%s\" and \"%s\"\n", err, prefix, what);
+    return ok;
+}
+
+static void test_errors_name_place_and_reason(void) {
+    /* JSON syntax: jansson's line and column */
+    CHECK(fails_at("{\"bounds\": {\"min\": [0, 0],\n \"max\": [1 1]}}", 2, 12, ""));
+    CHECK(fails_at("", 1, 0, ""));
+    /* semantic: the place of the offending value */
+    const char *nonconvex = "{\"bounds\": {\"min\": [-10, -10], \"max\": [10, 10]},\n"
+                            "\"statics\": [\n"
+                            "  {\"position\": [0, 0], \"box\": {\"half_extents\": [1, 1]}},\n"
+                            "  {\"position\": [5, 5], \"polygon\": {\"vertices\": [[0, 0], [2, 0], "
+                            "[0.5, 0.5], [0, 2]]}}\n"
+                            "]}";
+    CHECK(fails_at(nonconvex, 4, 35, "not convex"));
+    const char *outside = "{\"bounds\": {\"min\": [-10, -10], \"max\": [10, 10]},\n"
+                          "\"statics\": [\n"
+                          "  {\"position\": [9.5, 0], \"circle\": {\"radius\": 1}}\n"
+                          "]}";
+    CHECK(fails_at(outside, 3, 3, "outside the world bounds"));
+    CHECK(fails_at("{\"bounds\": {\"min\": [0, 0], \"max\": [10, 10]},\n \"statics\": "
+                   "[{\"position\": [5, 5], \"box\": {\"half_extents\": [-1, 1]}}]}",
+                   2, 42, "invalid box"));
+    CHECK(fails_at(
+        "{\"bounds\": {\"min\": [0, 0], \"max\": [10, 10]},\n \"statics\": [{\"position\": [5, 5], "
+        "\"circle\": {\"radius\": 1}, \"box\": {\"half_extents\": [1, 1]}}]}",
+        2, 45, "exactly one shape"));
+    CHECK(fails_at("{\"bounds\": {\"min\": [0, 0], \"max\": [10, 10]},\n \"statics\": "
+                   "[{\"position\": [5, 5]}]}",
+                   2, 14, "needs a shape"));
+    CHECK(fails_at("{\"bounds\": {\"min\": [0, 0], \"max\": [10, 10]}, \"statcs\": []}", 1, 56,
+                   "unknown key \"statcs\""));
+    CHECK(
+        fails_at("{\"bounds\": {\"min\": [10, 0], \"max\": [0, 10]}}", 1, 12, "below bounds.max"));
+    CHECK(fails_at("{\"statics\": []}", 1, 1, "\"bounds\" is required"));
+    CHECK(fails_at(
+        "{\"bounds\": {\"min\": [0, 0], \"max\": [10, 10]}, \"spawn_points\": [[1, 1], [11, 1]]}",
+        1, 71, "outside the bounds"));
+    CHECK(fails_at("{\"bounds\": {\"min\": [0, \"a\"], \"max\": [10, 10]}}", 1, 20, "two numbers"));
+    CHECK(fails_at("{\"bounds\": {\"min\": [0, 0], \"max\": [10, 10]}, \"bounds\": {}}", 1, 53,
+                   "duplicate"));
+    CHECK(fails_at("[1, 2]", 1, 1, "must be a JSON object"));
+}
+
+static void test_load_file(void) {
+    char path[] = "/tmp/collide_world_test_XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    CHECK(f);
+    fputs("{\"bounds\": {\"min\": [0, 0], \"max\": [10, 10]},\n\"statics\": [{\"position\": [5, "
+          "5], \"circle\": {\"radius\": 20}}]}",
+          f);
+    fclose(f);
+    char err[512];
+    world *w = world_load_file(path, NULL, NULL, err, sizeof err);
+    CHECK(!w);
+    char prefix[128];
+    snprintf(prefix, sizeof prefix, "%s:2:13: ", path);
+    CHECK_MSG(strncmp(err, prefix, strlen(prefix)) == 0, "%s", err);
+    f = fopen(path, "w");
+    CHECK(f);
+    fputs("{\"bounds\": {\"min\": [0, 0], \"max\": [10, 10]}, \"statics\": [{\"position\": [5, 5], "
+          "\"circle\": {\"radius\": 2}}]}",
+          f);
+    fclose(f);
+    w = world_load_file(path, NULL, NULL, err, sizeof err);
+    CHECK_MSG(w, "%s", err);
+    world_destroy(w);
+    unlink(path);
+    w = world_load_file(path, NULL, NULL, err, sizeof err);
+    CHECK(!w && strstr(err, "cannot open") && strstr(err, path));
+}
+
+TEST_MAIN(TEST(test_default_arena_loads), TEST(test_default_arena_is_deterministic),
+          TEST(test_small_file_loads), TEST(test_errors_name_place_and_reason),
+          TEST(test_load_file))

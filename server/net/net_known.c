@@ -62,16 +62,19 @@ static bool rehash(net_known *set, net_known_scratch *scratch, uint32_t new_cap)
     return true;
 }
 
+bool net_known_reserve(net_known *set, net_known_scratch *scratch, uint32_t extra) {
+    /* Keep the load (live + tombstones) under 3/4 so probes stay short and always end. */
+    if ((uint64_t)(set->live + set->tombs + extra) * 4u <= (uint64_t)set->cap * 3u) return true;
+    uint32_t cap = set->cap ? set->cap : NET_KNOWN_MIN_CAP;
+    while ((uint64_t)(set->live + extra) * 2u > cap)
+        cap *= 2u;
+    return rehash(set, scratch, cap);
+}
+
 net_known_entry *net_known_insert(net_known *set, net_known_scratch *scratch, uint32_t id) {
     net_known_entry *found = net_known_find(set, id);
     if (found) return found;
-    /* Keep the load (live + tombstones) under 3/4 so probes stay short and always end. */
-    if ((uint64_t)(set->live + set->tombs + 1u) * 4u > (uint64_t)set->cap * 3u) {
-        uint32_t cap = set->cap ? set->cap : NET_KNOWN_MIN_CAP;
-        while ((uint64_t)(set->live + 1u) * 2u > cap)
-            cap *= 2u;
-        if (!rehash(set, scratch, cap)) return NULL;
-    }
+    if (!net_known_reserve(set, scratch, 1u)) return NULL;
     uint32_t mask = set->cap - 1u;
     uint32_t i = slot_of(id, set->cap);
     while (set->slots[i].id != 0)

@@ -38,6 +38,9 @@ net_known_entry *net_known_find(const net_known *set, uint32_t id);
 /* Inserts id (stamp and sent_tick 0) or returns the existing entry; NULL on out of memory. The
  * returned pointer is valid until the next insert. */
 net_known_entry *net_known_insert(net_known *set, net_known_scratch *scratch, uint32_t id);
+/* Makes room so that `extra` inserts will not rehash: entry pointers then stay valid across them.
+ * False on out of memory. */
+bool net_known_reserve(net_known *set, net_known_scratch *scratch, uint32_t extra);
 void net_known_delete(net_known *set, net_known_entry *entry);
 void net_known_free(net_known *set);
 void net_known_scratch_free(net_known_scratch *scratch);

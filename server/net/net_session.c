@@ -160,7 +160,8 @@ net_server *net_server_create(const net_config *cfg, world *w) {
     srv->query = malloc(srv->query_cap * sizeof *srv->query);
     srv->pending = malloc(srv->scratch_cap * sizeof *srv->pending);
     srv->removed = malloc(srv->scratch_cap * sizeof *srv->removed);
-    if (!srv->query || !srv->pending || !srv->removed ||
+    bool view_ok = net_view_init(&srv->view, w, cfg->view_radius);
+    if (!view_ok || !srv->query || !srv->pending || !srv->removed ||
         !net_buf_reserve(&srv->snap, cfg->max_frame)) {
         net_server_destroy(srv);
         return NULL;
@@ -172,11 +173,12 @@ void net_server_destroy(net_server *srv) {
     if (!srv) return;
     free(srv->clients);
     free(srv->dirty);
-    free(srv->query);
+    free((void *)srv->query);
     free(srv->pending);
     free(srv->removed);
     net_known_scratch_free(&srv->known_scratch);
     net_buf_free(&srv->snap);
+    net_view_free(&srv->view);
     free(srv);
 }
 
@@ -487,7 +489,10 @@ static void on_spawn(net_server *srv, net_client *c, uint32_t rid,
         send_error(srv, c, rid, ERR(INTERNAL), false, "spawn failed: %s", world_status_str(st));
         return;
     }
-    if (kind == WORLD_BODY_MOVING) c->owned[c->owned_count++] = id;
+    if (kind == WORLD_BODY_MOVING)
+        c->owned[c->owned_count++] = id;
+    else
+        srv->view.statics_dirty = true;
     world_body_info info;
     vec2 at = world_body_get(srv->world, id, &info) ? info.position : pos;
     Collide__V1__Vec2 pv = pb_vec2(at);
@@ -547,6 +552,7 @@ static void on_despawn(net_server *srv, net_client *c, uint32_t rid,
         send_error(srv, c, rid, ERR(NOT_FOUND), false, "no body %u", d->body_id);
         return;
     }
+    if (info.kind == WORLD_BODY_STATIC) srv->view.statics_dirty = true;
     for (uint32_t i = 0; i < c->owned_count; i++) {
         if (c->owned[i] == d->body_id) {
             c->owned[i] = c->owned[--c->owned_count];
@@ -696,8 +702,7 @@ static size_t varint_size(uint64_t v) {
  * several boxes overlap: the known-set stamp deduplicates). */
 static size_t collect_view(net_server *srv, net_client *c) {
     if (c->has_view) {
-        size_t n = world_query_aabb(srv->world, c->view, 0, srv->query, srv->query_cap);
-        return n < srv->query_cap ? n : srv->query_cap;
+        return net_view_query(&srv->view, c->view, srv->query, srv->query_cap);
     }
     prune_owned(srv, c);
     if (c->owned_count == 0) return 0;
@@ -721,19 +726,70 @@ static size_t collect_view(net_server *srv, net_client *c) {
     }
     size_t total = 0;
     for (size_t b = 0; b < nboxes && total < srv->query_cap; b++) {
-        size_t n =
-            world_query_aabb(srv->world, boxes[b], 0, srv->query + total, srv->query_cap - total);
-        total += n < srv->query_cap - total ? n : srv->query_cap - total;
+        total += net_view_query(&srv->view, boxes[b], srv->query + total, srv->query_cap - total);
     }
     return total;
 }
 
 /* Packs one BodyState as a length-delimited field 2 of Snapshot into srv->snap, if it fits in
  * budget bytes. Stack-built message: no allocation. */
+static size_t raw_varint(uint8_t *out, uint64_t v) {
+    size_t n = 0;
+    while (v >= 0x80u) {
+        out[n++] = (uint8_t)(v | 0x80u);
+        v >>= 7;
+    }
+    out[n++] = (uint8_t)v;
+    return n;
+}
+
+static size_t raw_float(uint8_t *out, uint8_t tag, float f) {
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    out[0] = tag;
+    for (int i = 0; i < 4; i++)
+        out[1 + i] = (uint8_t)(u >> (8 * i)); /* fixed32 is little-endian */
+    return 5;
+}
+
+/* A Vec2 as a length-delimited field; zero components are left out, as proto3 (and protobuf-c)
+ * does. */
+static size_t raw_vec2_field(uint8_t *out, uint8_t tag, vec2 v) {
+    size_t n = 2;
+    if (v.x != 0.0f) n += raw_float(out + n, 0x0d, v.x);
+    if (v.y != 0.0f) n += raw_float(out + n, 0x15, v.y);
+    out[0] = tag;
+    out[1] = (uint8_t)(n - 2);
+    return n;
+}
+
 static bool encode_body(net_server *srv, world_body_id id, bool is_new, size_t budget,
                         uint64_t *changed_tick) {
     world_body_info info;
     if (!world_body_get(srv->world, id, &info)) return false;
+    if (!is_new) {
+        /* Deltas are the hot path (every moving body in view, every tick, for every client), so
+         * they are encoded by hand: the same bytes protobuf-c writes for these four fields,
+         * without its descriptor walk (a third of the snapshot time, docs/perf/net.md). The
+         * unit tests decode them with protobuf-c. */
+        uint8_t tmp[48];
+        size_t n = 0;
+        tmp[n++] = 0x08; /* id */
+        n += raw_varint(tmp + n, id);
+        n += raw_vec2_field(tmp + n, 0x12, info.position);
+        n += raw_vec2_field(tmp + n, 0x1a, info.velocity);
+        if (info.last_input_seq) {
+            tmp[n++] = 0x20;
+            n += raw_varint(tmp + n, info.last_input_seq);
+        }
+        if (1 + varint_size(n) + n > budget) return false;
+        srv->snap.data[srv->snap.len++] = 0x12; /* Snapshot.bodies */
+        put_varint(&srv->snap, n);
+        memcpy(srv->snap.data + srv->snap.len, tmp, n);
+        srv->snap.len += n;
+        *changed_tick = info.changed_tick;
+        return true;
+    }
     Collide__V1__Vec2 pos = pb_vec2(info.position), vel = pb_vec2(info.velocity);
     Collide__V1__BodyState bs = COLLIDE__V1__BODY_STATE__INIT;
     bs.id = id;
@@ -810,12 +866,17 @@ void net_session_snapshot(net_server *srv, net_client *c) {
     uint32_t pass = ++c->snapshot_pass;
     if (pass == NET_KNOWN_TOMB || pass == 0) pass = c->snapshot_pass = 1;
 
-    /* 1. Stamp what is in view; note what is new or changed. */
+    /* 1. Stamp what is in view; note what is new or changed. The set is reserved first so no
+     *    insert rehashes it and the entry pointers kept in pending stay valid. */
     size_t nview = collect_view(srv, c);
+    if (!net_known_reserve(&c->known, &srv->known_scratch, (uint32_t)nview)) {
+        kill_client(srv, c, NET_DISC_OUT_OF_MEMORY);
+        return;
+    }
     size_t npending = 0;
     for (size_t i = 0; i < nview; i++) {
-        world_body_id id = srv->query[i];
-        net_known_entry *e = net_known_insert(&c->known, &srv->known_scratch, id);
+        const net_view_item *it = srv->query[i];
+        net_known_entry *e = net_known_insert(&c->known, &srv->known_scratch, it->id);
         if (!e) {
             kill_client(srv, c, NET_DISC_OUT_OF_MEMORY);
             return;
@@ -823,14 +884,10 @@ void net_session_snapshot(net_server *srv, net_client *c) {
         if (e->stamp == pass) continue; /* seen through another view box */
         e->stamp = pass;
         bool is_new = e->sent_tick == 0;
-        bool changed = false;
-        if (!is_new) {
-            world_body_info info;
-            changed = world_body_get(srv->world, id, &info) && info.changed_tick > e->sent_tick;
-        }
-        if ((is_new || changed) && npending < srv->scratch_cap) {
-            srv->pending[npending].id = id;
+        if ((is_new || it->changed_tick > e->sent_tick) && npending < srv->scratch_cap) {
+            srv->pending[npending].id = it->id;
             srv->pending[npending].is_new = is_new;
+            srv->pending[npending].entry = e;
             npending++;
         }
     }
@@ -868,8 +925,8 @@ void net_session_snapshot(net_server *srv, net_client *c) {
         if (!encode_body(srv, srv->pending[i].id, srv->pending[i].is_new, body_budget - used,
                          &changed_tick))
             continue;
-        net_known_entry *e = net_known_find(&c->known, srv->pending[i].id);
-        if (e) e->sent_tick = tick > changed_tick ? tick : changed_tick;
+        net_known_entry *e = srv->pending[i].entry;
+        e->sent_tick = tick > changed_tick ? tick : changed_tick;
     }
     if (nremoved) {
         s->data[s->len++] = 0x1a; /* field 3, packed varints */
@@ -896,6 +953,18 @@ void net_session_snapshot(net_server *srv, net_client *c) {
     net_server_mark_dirty(srv, c);
 }
 
+void net_server_snapshots(net_server *srv) {
+    if (!net_view_rebuild(&srv->view, srv->world)) {
+        net_log(NET_LOG_ERROR, "out_of_memory", 0, NULL,
+                "view index rebuild failed: snapshots skipped this tick");
+        return;
+    }
+    for (uint32_t i = 0; i < srv->client_count; i++) {
+        net_client *c = srv->clients[i];
+        if (c->state == NET_CLIENT_ACTIVE && !c->kill) net_session_snapshot(srv, c);
+    }
+}
+
 void net_server_tick(net_server *srv, unsigned steps) {
     for (unsigned i = 0; i < steps; i++)
         world_step(srv->world);
@@ -913,10 +982,9 @@ void net_server_tick(net_server *srv, unsigned steps) {
                 net_client_queued(c) > srv->cfg.max_queued_bytes) {
                 kill_client(srv, c, c->reason);
             }
-        } else if (c->state == NET_CLIENT_ACTIVE && steps > 0) {
-            net_session_snapshot(srv, c);
         }
     }
+    if (steps > 0) net_server_snapshots(srv);
 }
 
 void net_server_drain(net_server *srv) {

@@ -27,6 +27,7 @@
 #include "net_config.h"
 #include "net_known.h"
 #include "net_metrics.h"
+#include "net_view.h"
 #include "world.h"
 
 struct ProtobufCAllocator;
@@ -83,8 +84,9 @@ typedef struct net_client {
 } net_client;
 
 typedef struct net_pending_body {
-    world_body_id id; /* in view and new or changed */
-    bool is_new;      /* send shape, kind and owner */
+    world_body_id id;       /* in view and new or changed */
+    bool is_new;            /* send shape, kind and owner */
+    net_known_entry *entry; /* its known-set entry (stable: the set was reserved first) */
 } net_pending_body;
 
 typedef struct net_server {
@@ -102,13 +104,14 @@ typedef struct net_server {
     uint64_t now_us;                     /* monotonic clock, set by the caller before each call */
     uint64_t wall_us;                    /* wall clock for Pong.server_time_us */
     bool draining;                       /* shutdown started */
-    world_body_id *query;                /* scratch: ids in one client's view */
+    const net_view_item **query;         /* scratch: bodies in one client's view */
     size_t query_cap;                    /* entries in query (the world's capacity) */
     net_pending_body *pending;           /* scratch: bodies to put in one snapshot */
     uint32_t *removed;                   /* scratch: ids for one snapshot's removed list */
     size_t scratch_cap;                  /* entries in pending and removed */
     net_known_scratch known_scratch;     /* scratch for rehashing known sets */
     net_buf snap;                        /* scratch: one Snapshot's encoded body */
+    net_view_index view;                 /* interest-management grid the views query */
 } net_server;
 
 /* cfg is copied; w is borrowed and must outlive the server. NULL when out of memory. */
@@ -129,7 +132,10 @@ void net_session_feed(net_server *srv, net_client *c, const uint8_t *data, size_
 /* Steps the world `steps` times (0 allowed), then appends one Snapshot to every welcomed client,
  * applies hello and closing timeouts and the slow-reader limits. */
 void net_server_tick(net_server *srv, unsigned steps);
-/* Snapshot for one client (net_server_tick calls it for each). */
+/* Rebuilds the view index and appends a Snapshot to every welcomed client (net_server_tick does
+ * this after its steps). */
+void net_server_snapshots(net_server *srv);
+/* Snapshot for one client; the view index must be current (net_server_snapshots). */
 void net_session_snapshot(net_server *srv, net_client *c);
 
 /* Shutdown: Goodbye to every client; each becomes CLOSING. */

@@ -1,0 +1,189 @@
+/* bench_net: the daemon's tick with N simulated clients, in process and without sockets (load L1
+ * of PERFORMANCE.md minus the kernel): each client owns one moving box in the default arena and
+ * sends a random-walk MoveIntent 30 times a second through the real decode path
+ * (net_session_feed); each 60 Hz tick steps the world and builds every client's Snapshot. The
+ * output buffers are emptied as if written. One JSON line per run.
+ *
+ * Usage: bench_net [clients (default 1000)] [timed_ticks (default 600)] */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "collide.pb-c.h"
+#include "frame.h"
+#include "net_log.h"
+#include "net_session.h"
+#include "world_load.h"
+
+#define BENCH_WARMUP 60
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static uint32_t rng_state = 12345; /* xorshift32, PERFORMANCE.md */
+static uint32_t rng_next(void) {
+    uint32_t x = rng_state;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    return rng_state = x;
+}
+static float rng_unit(void) { return (float)(rng_next() >> 8) / 16777216.0f; }
+
+static size_t frame_msg(const Collide__V1__ClientMessage *m, uint8_t *out) {
+    size_t size = collide__v1__client_message__get_packed_size(m);
+    size_t p = frame_write_prefix((uint32_t)size, out);
+    collide__v1__client_message__pack(m, out + p);
+    return p + size;
+}
+
+static double pct(double *v, int n, double p) {
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    int i = (int)(p * (n - 1) + 0.5);
+    return v[i];
+}
+
+int main(int argc, char **argv) {
+    int nclients = argc > 1 ? atoi(argv[1]) : 1000;
+    int ticks = argc > 2 ? atoi(argv[2]) : 600;
+    if (nclients < 1 || ticks < 1) return 2;
+    net_log_set_level(NET_LOG_ERROR);
+    net_config cfg;
+    net_config_default(&cfg);
+    cfg.rate_limit = 1000;
+    world_config wc;
+    world_config_default(&wc);
+    char err[256];
+    world *w = world_load_json(world_default_arena_json, "arena", &wc, NULL, err, sizeof err);
+    if (!w) {
+        fprintf(stderr, "%s\n", err);
+        return 1;
+    }
+    net_server *srv = net_server_create(&cfg, w);
+    net_client *clients = calloc((size_t)nclients, sizeof *clients);
+    uint32_t *body = calloc((size_t)nclients, sizeof *body);
+    const world_config *bc = world_get_config(w);
+    aabb b = bc->bounds;
+    uint8_t buf[256];
+    srv->now_us = 1000000;
+    for (int i = 0; i < nclients; i++) {
+        net_client *c = &clients[i];
+        net_client_open(srv, c, "bench");
+        Collide__V1__Hello h = COLLIDE__V1__HELLO__INIT;
+        h.protocol_version = 1;
+        Collide__V1__ClientMessage m = COLLIDE__V1__CLIENT_MESSAGE__INIT;
+        m.msg_case = COLLIDE__V1__CLIENT_MESSAGE__MSG_HELLO;
+        m.hello = &h;
+        net_session_feed(srv, c, buf, frame_msg(&m, buf));
+        Collide__V1__Vec2 half = {PROTOBUF_C_MESSAGE_INIT(&collide__v1__vec2__descriptor), 0.5f,
+                                  0.5f};
+        Collide__V1__Vec2 pos = {PROTOBUF_C_MESSAGE_INIT(&collide__v1__vec2__descriptor), 0, 0};
+        pos.x = b.min.x + 5.0f + rng_unit() * (b.max.x - b.min.x - 10.0f);
+        pos.y = b.min.y + 5.0f + rng_unit() * (b.max.y - b.min.y - 10.0f);
+        Collide__V1__Box box = COLLIDE__V1__BOX__INIT;
+        box.half_extents = &half;
+        Collide__V1__Shape shape = COLLIDE__V1__SHAPE__INIT;
+        shape.kind_case = COLLIDE__V1__SHAPE__KIND_BOX;
+        shape.box = &box;
+        Collide__V1__SpawnBody s = COLLIDE__V1__SPAWN_BODY__INIT;
+        s.kind = COLLIDE__V1__BODY_KIND__BODY_KIND_MOVING;
+        s.shape = &shape;
+        s.position = &pos;
+        m.msg_case = COLLIDE__V1__CLIENT_MESSAGE__MSG_SPAWN;
+        m.spawn = &s;
+        net_session_feed(srv, c, buf, frame_msg(&m, buf));
+        /* The reply is Spawned: read the id back from our own output. */
+        size_t pl, bl;
+        if (frame_peek(c->out.data, c->out.len, 1u << 20, &pl, &bl) == FRAME_OK) {
+            size_t off = pl + bl;
+            if (frame_peek(c->out.data + off, c->out.len - off, 1u << 20, &pl, &bl) == FRAME_OK) {
+                Collide__V1__ServerMessage *r =
+                    collide__v1__server_message__unpack(NULL, bl, c->out.data + off + pl);
+                if (r && r->msg_case == COLLIDE__V1__SERVER_MESSAGE__MSG_SPAWNED)
+                    body[i] = r->spawned->body_id;
+                if (r) collide__v1__server_message__free_unpacked(r, NULL);
+            }
+        }
+        c->out.len = 0;
+    }
+    double *tick_ms = calloc((size_t)ticks, sizeof *tick_ms);
+    double *step_ms = calloc((size_t)ticks, sizeof *step_ms);
+    double *feed_ms = calloc((size_t)ticks, sizeof *feed_ms);
+    double *snap_ms = calloc((size_t)ticks, sizeof *snap_ms);
+    uint64_t bytes = 0, frames = 0;
+    uint32_t seq = 1;
+    for (int t = -BENCH_WARMUP; t < ticks; t++) {
+        srv->now_us += 16667;
+        double t0 = now_ms();
+        if ((t & 1) == 0) { /* intents at 30 Hz */
+            seq++;
+            for (int i = 0; i < nclients; i++) {
+                float a = rng_unit() * 6.2831853f;
+                Collide__V1__Vec2 v = {PROTOBUF_C_MESSAGE_INIT(&collide__v1__vec2__descriptor), 0,
+                                       0};
+                v.x = 20.0f * cosf(a);
+                v.y = 20.0f * sinf(a);
+                Collide__V1__MoveIntent mv = COLLIDE__V1__MOVE_INTENT__INIT;
+                mv.body_id = body[i];
+                mv.input_seq = seq;
+                mv.velocity = &v;
+                Collide__V1__ClientMessage m = COLLIDE__V1__CLIENT_MESSAGE__INIT;
+                m.request_id = seq;
+                m.msg_case = COLLIDE__V1__CLIENT_MESSAGE__MSG_MOVE;
+                m.move = &mv;
+                net_session_feed(srv, &clients[i], buf, frame_msg(&m, buf));
+            }
+        }
+        double t1 = now_ms();
+        world_step(w);
+        double t2 = now_ms();
+        net_server_snapshots(srv);
+        double t3 = now_ms();
+        for (int i = 0; i < nclients; i++) {
+            if (t >= 0) bytes += clients[i].out.len;
+            clients[i].out.len = 0;
+        }
+        while (net_server_pop_dirty(srv)) {
+        }
+        if (t >= 0) {
+            feed_ms[t] = t1 - t0;
+            step_ms[t] = t2 - t1;
+            tick_ms[t] = t3 - t1;
+            snap_ms[t] = t3 - t2;
+            frames += (uint64_t)nclients;
+        }
+    }
+    world_stats ws;
+    world_get_stats(w, &ws);
+    double snap_bytes = (double)bytes / (double)frames;
+    printf(
+        "{\"scene\":\"L1-inproc\",\"clients\":%d,\"ticks\":%d,\"statics\":%zu,\"tick_p50_ms\":%.3f,"
+        "\"tick_p99_ms\":%.3f,\"min_ms\":%.3f,\"median_ms\":%.3f,\"step_p50_ms\":%.3f,\"snapshots_"
+        "p50_ms\":%.3f,"
+        "\"intents_p50_ms\":%.3f,\"snapshot_bytes_avg\":%.1f,\"bytes_per_client_per_s\":%.0f}\n",
+        nclients, ticks, ws.static_bodies, pct(tick_ms, ticks, 0.5), pct(tick_ms, ticks, 0.99),
+        pct(tick_ms, ticks, 0.0), pct(tick_ms, ticks, 0.5), pct(step_ms, ticks, 0.5),
+        pct(snap_ms, ticks, 0.5), pct(feed_ms, ticks, 0.5), snap_bytes, snap_bytes * 60.0);
+    for (int i = 0; i < nclients; i++)
+        net_client_release(srv, &clients[i]);
+    net_server_destroy(srv);
+    world_destroy(w);
+    free(clients);
+    free(body);
+    free(tick_ms);
+    free(step_ms);
+    free(feed_ms);
+    free(snap_ms);
+    return 0;
+}

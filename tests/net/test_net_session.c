@@ -455,6 +455,10 @@ static void test_snapshot_new_changed_removed(void) {
     CHECK(msgs.count == 1);
     bs = find_body(msgs.m[0]->snapshot, id);
     CHECK(bs && !bs->shape && bs->last_input_seq == 7 && bs->position->x > 0.0f);
+    CHECK(bs->velocity && fabsf(bs->velocity->x - 60.0f) < 1e-3f && bs->velocity->y == 0.0f);
+    world_body_info info;
+    CHECK(world_body_get(f.w, id, &info) && bs->position->x == info.position.x &&
+          bs->position->y == info.position.y);
     tu_free(&msgs);
 
     /* SetView over the whole world: the far body appears in full. */
@@ -578,6 +582,51 @@ static void test_known_set_churn(void) {
     net_known_scratch_free(&scratch);
 }
 
+static int cmp_id(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The view grid must return exactly what the world's own AABB query returns, for random bodies
+ * (small, large, statics spanning many cells) and random boxes, inside and past the bounds. */
+static void test_view_grid_matches_world_query(void) {
+    world_config wc;
+    world_config_default(&wc);
+    wc.max_bodies = 2048;
+    world *w = world_create(&wc);
+    CHECK(w);
+    harness_rng rng = {777};
+    for (int i = 0; i < 600; i++) {
+        geom_shape s;
+        float size =
+            (i % 50 == 0) ? harness_rng_range(&rng, 50, 300) : harness_rng_range(&rng, 0.2f, 5);
+        geom_make_box(v2(size, harness_rng_range(&rng, 0.2f, 5)), &s);
+        vec2 p = v2(harness_rng_range(&rng, -480, 480), harness_rng_range(&rng, -480, 480));
+        world_spawn(w, (i & 1) ? WORLD_BODY_MOVING : WORLD_BODY_STATIC, &s, p, 1, NULL, NULL);
+    }
+    world_step(w);
+    net_view_index v;
+    CHECK(net_view_init(&v, w, 80));
+    CHECK(net_view_rebuild(&v, w));
+    static world_body_id want[2048], got[2048];
+    static const net_view_item *items[2048];
+    for (int q = 0; q < 300; q++) {
+        vec2 c = v2(harness_rng_range(&rng, -600, 600), harness_rng_range(&rng, -600, 600));
+        vec2 h = v2(harness_rng_range(&rng, 0, 200), harness_rng_range(&rng, 0, 200));
+        aabb box = aabb_make(v2_sub(c, h), v2_add(c, h));
+        size_t nw = world_query_aabb(w, box, 0, want, 2048);
+        size_t ng = net_view_query(&v, box, items, 2048);
+        for (size_t i = 0; i < ng; i++)
+            got[i] = items[i]->id;
+        qsort(want, nw, sizeof *want, cmp_id);
+        qsort(got, ng, sizeof *got, cmp_id);
+        CHECK_MSG(nw == ng, "query %d: world %zu, view grid %zu", q, nw, ng);
+        CHECK_MSG(memcmp(want, got, nw * sizeof *want) == 0, "query %d: different ids", q);
+    }
+    net_view_free(&v);
+    world_destroy(w);
+}
+
 static void test_http_parse(void) {
     char path[NET_HTTP_MAX_PATH];
     int head = 0;
@@ -642,4 +691,5 @@ TEST_MAIN(TEST(test_hello_welcome), TEST(test_partial_frames_byte_by_byte),
           TEST(test_move_rules_and_close_despawns), TEST(test_snapshot_new_changed_removed),
           TEST(test_slow_reader_drop_then_disconnect), TEST(test_max_clients_refused),
           TEST(test_hello_timeout), TEST(test_drain_sends_goodbye), TEST(test_known_set_churn),
-          TEST(test_http_parse), TEST(test_metrics_render), TEST(test_config_flags_and_env))
+          TEST(test_view_grid_matches_world_query), TEST(test_http_parse),
+          TEST(test_metrics_render), TEST(test_config_flags_and_env))

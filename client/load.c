@@ -508,6 +508,8 @@ static void player_due(load_player *p, uint64_t now) {
             p->next_intent_us = p->intents_base_us + (uint64_t)(period * (double)p->sched_seq);
         }
         float vx, vy;
+        uint64_t intended = p->intended[p->sched_seq % CC_ACK_RING];
+        cc_hist_record(&w->stats.send_lag_us, now - intended);
         player_velocity(p, o, now, &vx, &vy);
         if (cc_session_move(&p->conn, p->body_id, p->sched_seq, vx, vy)) w->stats.intents_sent++;
         dirty = true;
@@ -599,11 +601,29 @@ static void worker_tick(uv_timer_t *t) {
     }
 }
 
+/* This thread's time on a CPU and waiting for one, from Linux's schedstat; false elsewhere. */
+static bool thread_schedstat(double *run_s, double *wait_s) {
+    FILE *f = fopen("/proc/thread-self/schedstat", "r");
+    if (!f) return false;
+    unsigned long long run = 0, wait = 0;
+    bool ok = fscanf(f, "%llu %llu", &run, &wait) == 2;
+    fclose(f);
+    *run_s = (double)run / 1e9;
+    *wait_s = (double)wait / 1e9;
+    return ok;
+}
+
 static void *worker_main(void *arg) {
     load_worker *w = arg;
+    double run0 = 0, wait0 = 0, run1 = 0, wait1 = 0;
+    bool sched = thread_schedstat(&run0, &wait0);
     w->next_second_us = cc_now_us() + 1000000u;
     uv_timer_start(&w->timer, worker_tick, 0, CC_TICK_MS);
     uv_run(&w->loop, UV_RUN_DEFAULT);
+    if (sched && thread_schedstat(&run1, &wait1)) {
+        w->stats.sched_run_s = run1 - run0;
+        w->stats.sched_wait_s = wait1 - wait0;
+    }
     worker_publish(w);
     atomic_fetch_add(&w->run->workers_done, 1u);
     uv_async_send(w->run->done_async);

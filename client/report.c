@@ -11,6 +11,7 @@ void cc_stats_init(cc_stats *s) {
     cc_hist_init(&s->rtt_us);
     cc_hist_init(&s->gap_us);
     cc_hist_init(&s->jitter_us);
+    cc_hist_init(&s->send_lag_us);
     s->min_bytes_in_per_s = -1.0;
     cc_check_stats_init(&s->check);
 }
@@ -39,6 +40,9 @@ void cc_stats_merge(cc_stats *into, const cc_stats *from) {
     cc_hist_merge(&into->rtt_us, &from->rtt_us);
     cc_hist_merge(&into->gap_us, &from->gap_us);
     cc_hist_merge(&into->jitter_us, &from->jitter_us);
+    cc_hist_merge(&into->send_lag_us, &from->send_lag_us);
+    into->sched_run_s += from->sched_run_s;
+    into->sched_wait_s += from->sched_wait_s;
     into->clients_started += from->clients_started;
     into->clients_welcomed += from->clients_welcomed;
     into->clients_spawned += from->clients_spawned;
@@ -123,6 +127,7 @@ void cc_report_text(FILE *out, const cc_report_meta *m, const cc_stats *s) {
     text_hist(out, "spawn", &s->spawn_us);
     text_hist(out, "snapshot inter-arrival", &s->gap_us);
     text_hist(out, "snapshot jitter", &s->jitter_us);
+    text_hist(out, "intent send lag", &s->send_lag_us);
     fprintf(out,
             "intents: %llu scheduled, %llu sent (%llu coalesced late), %llu acked, %llu unacked, "
             "%llu expired\n",
@@ -177,8 +182,32 @@ void cc_report_text(FILE *out, const cc_report_meta *m, const cc_stats *s) {
         }
     }
     double cpu = m->cpu_user_s + m->cpu_sys_s;
-    fprintf(out, "client cpu: %.2f s user + %.2f s sys = %.1f%% of one core\n", m->cpu_user_s,
-            m->cpu_sys_s, 100.0 * cpu / el);
+    fprintf(out,
+            "client cpu: %.2f s user + %.2f s sys = %.1f%% of one core; worker threads waited "
+            "%.2f s for a CPU\n",
+            m->cpu_user_s, m->cpu_sys_s, 100.0 * cpu / el, s->sched_wait_s);
+    if (cc_report_generator_behind(m, s))
+        fprintf(out,
+                "WARNING: the load generator fell behind its own schedule (%.1f%% of intents "
+                "coalesced late, send lag p99 %.1f ms, %.0f%% of thread time spent waiting for a "
+                "CPU): the figures are bounded by this machine, not only by the server. Use more "
+                "--threads, fewer --clients, or a less busy machine.\n",
+                s->intents_scheduled ? 100.0 * (double)(s->intents_scheduled - s->intents_sent) /
+                                           (double)s->intents_scheduled
+                                     : 0.0,
+                ms(cc_hist_percentile(&s->send_lag_us, 99)),
+                s->sched_run_s + s->sched_wait_s > 0
+                    ? 100.0 * s->sched_wait_s / (s->sched_run_s + s->sched_wait_s)
+                    : 0.0);
+}
+
+bool cc_report_generator_behind(const cc_report_meta *m, const cc_stats *s) {
+    (void)m;
+    bool late = s->intents_scheduled && (double)(s->intents_scheduled - s->intents_sent) >
+                                            0.01 * (double)s->intents_scheduled;
+    bool starved = s->sched_run_s + s->sched_wait_s > 0 &&
+                   s->sched_wait_s > 0.25 * (s->sched_run_s + s->sched_wait_s);
+    return late || starved;
 }
 
 static void json_hist(FILE *f, const char *name, const cc_hist *h, bool last) {
@@ -234,7 +263,8 @@ bool cc_report_json(const char *path, const cc_report_meta *m, const cc_stats *s
     json_hist(f, "hello_to_welcome", &s->welcome_us, false);
     json_hist(f, "spawn", &s->spawn_us, false);
     json_hist(f, "snapshot_interarrival", &s->gap_us, false);
-    json_hist(f, "snapshot_jitter", &s->jitter_us, true);
+    json_hist(f, "snapshot_jitter", &s->jitter_us, false);
+    json_hist(f, "intent_send_lag", &s->send_lag_us, true);
     fprintf(f, "  },\n");
     fprintf(f,
             "  \"intents\": {\"scheduled\": %llu, \"sent\": %llu, \"acked\": %llu, "

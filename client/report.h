@@ -33,6 +33,7 @@ typedef struct cc_stats {
     cc_hist rtt_us;             /* Ping -> Pong */
     cc_hist gap_us;             /* snapshot inter-arrival time */
     cc_hist jitter_us;          /* |inter-arrival - tick period| */
+    cc_hist send_lag_us;        /* actual send time - intended send time of each intent sent */
     uint64_t clients_started;   /* connects attempted */
     uint64_t clients_welcomed;  /* got Welcome */
     uint64_t clients_spawned;   /* got Spawned: ran the scenario */
@@ -57,6 +58,8 @@ typedef struct cc_stats {
     double max_bytes_in_per_s;  /* largest per-client receive rate */
     uint64_t errors[CC_ERROR_CODES]; /* Error messages by code */
     uint64_t max_tick;               /* newest server tick seen */
+    double sched_run_s;              /* worker threads on a CPU (/proc/thread-self/schedstat) */
+    double sched_wait_s;             /* worker threads runnable but waiting for a CPU */
     cc_reasons reasons;              /* disconnects and connect failures by reason */
     cc_check_stats check;            /* --check results */
 } cc_stats;
@@ -94,6 +97,8 @@ typedef struct cc_thresholds {
     uint64_t max_violations;  /* --max-violations (with --check) */
 } cc_thresholds;
 
+/* True when the generator itself could not keep its schedule (late intents or CPU starvation). */
+bool cc_report_generator_behind(const cc_report_meta *m, const cc_stats *s);
 void cc_report_text(FILE *out, const cc_report_meta *m, const cc_stats *s);
 bool cc_report_json(const char *path, const cc_report_meta *m, const cc_stats *s,
                     const char *const *failures, int n_failures);

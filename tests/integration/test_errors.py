@@ -619,5 +619,35 @@ def token_is_the_parsed_field_not_the_first_bytes():
     d.stop_and_check()
 
 
+@test
+def fatal_error_after_pipelined_requests():
+    # Rule 9 and 10 together: replies to what came before are sent in order, then the fatal
+    # error, then the close; nothing after the bad frame is acted on.
+    d = ct.Daemon(world=world_one_static())
+    c = d.client()
+    c.send_raw(ct.encode(ct.msg_hello(1)) + ct.encode(ct.msg_ping(2, 22)) +
+               ct.encode(ct.msg_spawn(3, ct.box(1, 1), 0, 0)) + b"\x80\x80\x80\x80\x80\x01" +
+               ct.encode(ct.msg_ping(4, 44)))
+    msgs = [m for m in c.wait_closed() if not snap(m)]
+    kinds = [(kind_of(m), m.request_id) for m in msgs]
+    check(kinds[:3] == [("welcome", 1), ("pong", 2), ("spawned", 3)],
+          "replies before the bad frame must come first, in order: %s" % [describe(m) for m in msgs])
+    check(len(msgs) == 4 and kind_of(msgs[3]) == "error" and
+          msgs[3].error.code == ct.code_of("FRAME_TOO_LARGE") and msgs[3].error.fatal,
+          "then exactly Error{FRAME_TOO_LARGE, fatal} and the close: %s" % [
+              describe(m) for m in msgs])
+    c.close()
+    # The spawned body went with the connection.
+    o = d.client()
+    o.hello()
+    o.send(ct.msg_set_view(o.rid(), 0, 0, 1000, 1000))
+    o.sync()
+    o.sync()
+    check(not [i for i, s in o.view.items() if s.get("kind") == ct.pb.BODY_KIND_MOVING],
+          "the closed client's body must be despawned")
+    o.close()
+    d.stop_and_check()
+
+
 if __name__ == "__main__":
     ct.main()

@@ -270,7 +270,7 @@ def metrics_names_parse_and_move():
     time.sleep(1.5)
     k1 = ct.metric(d.metrics(), "collide_ticks_total")
     rate = (k1 - k0) / (time.monotonic() - t0)
-    check(30 <= rate <= 90, "collide_ticks_total must advance at ~60/s, got %.1f/s" % rate)
+    check(20 <= rate <= 120, "collide_ticks_total must advance at ~60/s, got %.1f/s" % rate)
     a.close()
     b.close()
     deadline = time.monotonic() + ct.REPLY_TIMEOUT

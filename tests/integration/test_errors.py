@@ -457,9 +457,12 @@ def rate_limited():
     check(any(kind_of(m) == "error" and m.error.code == ct.code_of("RATE_LIMITED")
               for m in msgs),
           "a flood must be RATE_LIMITED: %s" % [describe(m) for m in msgs[-5:]])
-    if f.closed:
-        errs = [m for m in msgs if kind_of(m) == "error" and m.error.fatal]
-        check(errs, "a flood closed without a fatal Error first")
+    # Issue 4: "sustained abuse is fatal": the flood ends with Error{RATE_LIMITED, fatal}, closed.
+    check(f.closed, "a sustained flood (1000 messages at --rate-limit 5) must be disconnected")
+    errs = [m for m in msgs if kind_of(m) == "error" and m.error.fatal]
+    check(errs and errs[-1].error.code == ct.code_of("RATE_LIMITED"),
+          "a flood must be closed with a fatal RATE_LIMITED first: %s" % [
+              describe(m) for m in errs])
     f.close()
     ct.full_session(d)
     d.stop_and_check()

@@ -26,6 +26,10 @@
 #define WORLD_PAIR_MARGIN 0.05f
 /* Ticks between spatial re-sorts of the mover array. */
 #define WORLD_SORT_INTERVAL 16
+/* The discrete pass's grid holds each box grown by this, so small pushes keep bodies findable. */
+#define WORLD_PUSH_ALLOWANCE 0.1f
+#define WORLD_PUSHED_NOW 1u     /* pushed in the current pass */
+#define WORLD_PUSHED_ESCAPED 2u /* moved out of its grid box: on the unindexed list */
 
 const char *world_status_str(world_status status) {
     switch (status) {
@@ -368,22 +372,25 @@ static void sweep_statics(const world *w, const body_view *a, aabb box, vec2 r, 
     }
 }
 
-/* The bounds as four walls: the AABB must stay inside. */
+/* The bounds as four walls: the AABB must stay inside. A motion that would end within half a skin
+ * of a wall counts as reaching it, so the stop keeps a gap and rounding (position + offset) never
+ * puts a box an ulp outside. */
 static void sweep_bounds(const world *w, aabb box, vec2 r, sweep_hit *best) {
     const aabb *b = &w->cfg.bounds;
+    const float near = 0.5f * GEOM_SKIN;
     geom_toi toi;
-    if (r.x > 0.0f && box.max.x + r.x > b->max.x) {
-        toi.t = wmax(0.0f, (b->max.x - box.max.x) / r.x), toi.normal = v2(1.0f, 0.0f);
+    if (r.x > 0.0f && box.max.x + r.x > b->max.x - near) {
+        toi.t = wmin(1.0f, wmax(0.0f, (b->max.x - box.max.x) / r.x)), toi.normal = v2(1.0f, 0.0f);
         hit_offer(best, &toi, v2(0.0f, 0.0f));
-    } else if (r.x < 0.0f && box.min.x + r.x < b->min.x) {
-        toi.t = wmax(0.0f, (b->min.x - box.min.x) / r.x), toi.normal = v2(-1.0f, 0.0f);
+    } else if (r.x < 0.0f && box.min.x + r.x < b->min.x + near) {
+        toi.t = wmin(1.0f, wmax(0.0f, (b->min.x - box.min.x) / r.x)), toi.normal = v2(-1.0f, 0.0f);
         hit_offer(best, &toi, v2(0.0f, 0.0f));
     }
-    if (r.y > 0.0f && box.max.y + r.y > b->max.y) {
-        toi.t = wmax(0.0f, (b->max.y - box.max.y) / r.y), toi.normal = v2(0.0f, 1.0f);
+    if (r.y > 0.0f && box.max.y + r.y > b->max.y - near) {
+        toi.t = wmin(1.0f, wmax(0.0f, (b->max.y - box.max.y) / r.y)), toi.normal = v2(0.0f, 1.0f);
         hit_offer(best, &toi, v2(0.0f, 0.0f));
-    } else if (r.y < 0.0f && box.min.y + r.y < b->min.y) {
-        toi.t = wmax(0.0f, (b->min.y - box.min.y) / r.y), toi.normal = v2(0.0f, -1.0f);
+    } else if (r.y < 0.0f && box.min.y + r.y < b->min.y + near) {
+        toi.t = wmin(1.0f, wmax(0.0f, (b->min.y - box.min.y) / r.y)), toi.normal = v2(0.0f, -1.0f);
         hit_offer(best, &toi, v2(0.0f, 0.0f));
     }
 }
@@ -471,7 +478,6 @@ static void grid_build(const world *w, world_grid *g, const aabb *boxes) {
         g->start[h] = g->start[h - 1];
     g->start[0] = 0;
     g->valid = true;
-    g->slack = 0.0f;
     g->unindexed_count = 0;
 }
 
@@ -522,12 +528,14 @@ static void grid_query(const world *w, const world_grid *g, aabb box, slot_visit
         if (!visit(w, g->unindexed[i], ctx)) return;
 }
 
-static void grid_build_current(const world *w) {
+/* Builds the mover grid over the current boxes grown by allowance: a body may then move that far
+ * (the discrete pass's pushes) and still be found through its cells. */
+static void grid_build_current(const world *w, float allowance) {
     world_grid *g = &w->cache->grid;
-    aabb *boxes = w->path; /* scratch: free outside world_step */
+    aabb *boxes = w->path; /* scratch: free outside the mover pass */
     for (uint32_t i = 0; i < w->mover_count; i++) {
         const world_mover *m = &w->movers[i];
-        boxes[i] = box_at(m->position, m->lo, m->hi);
+        boxes[i] = aabb_inflate(box_at(m->position, m->lo, m->hi), allowance);
     }
     grid_build(w, g, boxes);
 }
@@ -1046,7 +1054,7 @@ static bool pair_collect(const world *cw, uint32_t slot, void *vctx) {
     uint32_t bi = s->index;
     if (bi == c->ai) return true;
     /* first pass: every pair from its lower index; later: pairs of pushed bodies, once */
-    if (c->all ? (w->pushed[bi] && bi < c->ai) : bi < c->ai) return true;
+    if (c->all ? ((w->pushed[bi] & WORLD_PUSHED_NOW) && bi < c->ai) : bi < c->ai) return true;
     const world_mover *b = &w->movers[bi];
     if (!aabb_overlaps(box_at(b->position, b->lo, b->hi), c->box)) return true;
     if (w->pair_count == w->capacity) return false; /* the rest waits for the next tick */
@@ -1073,24 +1081,17 @@ static bool pair_push(world *w, uint32_t ai, uint32_t bi) {
     return true;
 }
 
-/* Sets the grid's slack to how far any mover's box now reaches outside the box it was inserted
- * with, so a query grown by the slack finds every body that overlaps it. A body that left its box
- * by more than WORLD_PAIR_MARGIN goes to the unindexed list instead (checked by every query), so
- * one far push does not grow every query. Only called inside world_step (no later spawns yet). */
-static void grid_update_slack(const world *w, world_grid *g) {
-    float slack = 0.0f;
-    g->unindexed_count = 0;
-    for (uint32_t i = 0; i < w->mover_count; i++) {
-        const world_mover *m = &w->movers[i];
-        aabb now = box_at(m->position, m->lo, m->hi), then = g->boxes[m->slot];
-        float ext = wmax(wmax(then.min.x - now.min.x, now.max.x - then.max.x),
-                         wmax(then.min.y - now.min.y, now.max.y - then.max.y));
-        if (ext > WORLD_PAIR_MARGIN)
-            g->unindexed[g->unindexed_count++] = m->slot;
-        else
-            slack = wmax(slack, ext);
-    }
-    g->slack = slack;
+/* A pushed body that left the box the grid holds for it goes to the unindexed list, which every
+ * query checks, so queries need no slack. escaped marks bodies already listed. */
+static void grid_note_moved(const world *w, world_grid *g, uint32_t i) {
+    const world_mover *m = &w->movers[i];
+    if (w->pushed[i] & WORLD_PUSHED_ESCAPED) return;
+    aabb now = box_at(m->position, m->lo, m->hi), then = g->boxes[m->slot];
+    if (now.min.x >= then.min.x && now.min.y >= then.min.y && now.max.x <= then.max.x &&
+        now.max.y <= then.max.y)
+        return;
+    w->pushed[i] |= WORLD_PUSHED_ESCAPED;
+    g->unindexed[g->unindexed_count++] = m->slot;
 }
 
 static void separate(world *w) {
@@ -1107,9 +1108,9 @@ static void separate(world *w) {
     }
     if (!w->movers_collide || w->cfg.separation_passes == 0) return;
     world_grid *g = &w->cache->grid;
-    /* The mover pass's grid (over path boxes) still serves, grown by how far bodies left them. */
-    if (!g->valid) grid_build_current(w);
-    grid_update_slack(w, g);
+    /* A grid over where the bodies are now, each grown by the allowance pushes may use up. */
+    grid_build_current(w, WORLD_PUSH_ALLOWANCE);
+    memset(w->pushed, 0, w->mover_count);
     /* All near pairs once; then each pass pushes its pairs apart (Gauss-Seidel, in pair order:
      * deterministic) and the next pass looks again around the bodies it pushed. */
     w->pair_count = 0;
@@ -1117,18 +1118,21 @@ static void separate(world *w) {
         const world_mover *m = &w->movers[i];
         pair_ctx c = {w, i, aabb_inflate(box_at(m->position, m->lo, m->hi), WORLD_PAIR_MARGIN),
                       false};
-        grid_query(w, g, aabb_inflate(c.box, g->slack), pair_collect, &c);
+        grid_query(w, g, c.box, pair_collect, &c);
     }
     for (int pass = 0; pass < w->cfg.separation_passes && w->pair_count > 0; pass++) {
         bool last = pass + 1 == w->cfg.separation_passes, pushed = false;
-        memset(w->pushed, 0, w->mover_count);
+        for (uint32_t i = 0; i < w->mover_count; i++)
+            w->pushed[i] &= (uint8_t)~WORLD_PUSHED_NOW;
         for (uint32_t k = 0; k < w->pair_count; k++) {
             uint32_t a = w->pairs[k][0], b = w->pairs[k][1];
             if (!pair_push(w, a, b)) continue;
             pushed = true;
-            w->pushed[a] = w->pushed[b] = 1;
+            w->pushed[a] |= WORLD_PUSHED_NOW;
+            w->pushed[b] |= WORLD_PUSHED_NOW;
+            grid_note_moved(w, g, a);
+            grid_note_moved(w, g, b);
         }
-        grid_update_slack(w, g);
         if (!pushed) break;
         if (last) {
             /* Out of passes with pushes still happening: what overlaps now is pinned (between
@@ -1143,11 +1147,11 @@ static void separate(world *w) {
         }
         w->pair_count = 0;
         for (uint32_t i = 0; i < w->mover_count; i++) {
-            if (!w->pushed[i]) continue;
+            if (!(w->pushed[i] & WORLD_PUSHED_NOW)) continue;
             const world_mover *m = &w->movers[i];
             pair_ctx c = {w, i, aabb_inflate(box_at(m->position, m->lo, m->hi), WORLD_PAIR_MARGIN),
                           true};
-            grid_query(w, g, aabb_inflate(c.box, g->slack), pair_collect, &c);
+            grid_query(w, g, c.box, pair_collect, &c);
         }
     }
 }
@@ -1360,7 +1364,7 @@ static bool collect_mover(const world *w, uint32_t slot, void *vctx) {
 }
 
 static void ensure_grid(const world *w) {
-    if (!w->cache->grid.valid) grid_build_current(w);
+    if (!w->cache->grid.valid) grid_build_current(w, 0.0f);
 }
 
 size_t world_query_aabb(const world *w, aabb box, unsigned kinds, world_body_id *out, size_t max) {
@@ -1371,7 +1375,7 @@ size_t world_query_aabb(const world *w, aabb box, unsigned kinds, world_body_id 
     if (kinds & (1u << WORLD_BODY_MOVING)) {
         ensure_grid(w);
         const world_grid *g = &w->cache->grid;
-        grid_query(w, g, aabb_inflate(box, g->slack), collect_mover, &c);
+        grid_query(w, g, box, collect_mover, &c);
     }
     uint32_t *r = w->cache->results;
     if (c.count > 1) qsort(r, c.count, sizeof *r, cmp_u32);
@@ -1459,7 +1463,7 @@ bool world_ray_cast(const world *w, vec2 origin, vec2 displacement, world_body_i
         vec2 a = v2_mul_add(origin, ts, displacement), e = v2_mul_add(origin, te, displacement);
         aabb q = aabb_inflate(aabb_make(v2_min(a, e), v2_max(a, e)), WORLD_QUERY_MARGIN);
         static_query(w, q, ray_static, &c);
-        grid_query(w, g, aabb_inflate(q, g->slack), ray_mover, &c);
+        grid_query(w, g, q, ray_mover, &c);
     }
     if (c.best.t > 1.0f) return false;
     c.best.point = v2_mul_add(origin, c.best.t, displacement);

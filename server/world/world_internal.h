@@ -83,7 +83,6 @@ typedef struct world_grid {
     uint32_t big_count;       /* entries in big */
     aabb *boxes;              /* per slot: the box the slot was inserted with */
     bool valid;               /* built for the current state (plus `slack` and `unindexed`) */
-    float slack;              /* how far bodies moved since the build: queries grow by it */
     uint32_t *unindexed;      /* slots of movers spawned after the build */
     uint32_t unindexed_count; /* entries in unindexed */
 } world_grid;

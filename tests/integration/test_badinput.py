@@ -400,5 +400,50 @@ def default_hello_timeout_is_five_seconds():
     d.stop_and_check()
 
 
+@test
+def unspecified_requests_answered_consistently():
+    # Requests PROTOCOL.md gives no specific answer for: whatever the daemon answers must follow
+    # rule 9 (non-fatal: still usable; fatal: closed), carry the request_id, and hurt no one else.
+    d = ct.Daemon(["--admin-token", "adm1n"], world=arena())
+    observed = []
+
+    def attempt(what, build, token=None):
+        c = d.client()
+        c.hello(token=token)
+        rid = c.rid()
+        c.send(build(c, rid))
+        got = [m for m in c.non_snapshots(0.5) if m.request_id == rid]
+        for m in got:
+            check(kind_of(m) in ("error", "spawned", "pong", "welcome"),
+                  "%s: unexpected reply %s" % (what, describe(m)))
+            if kind_of(m) == "error":
+                c.check_fatal_rule(m, what)
+        if not c.closed:
+            c.assert_open(what)
+        observed.append("%s -> %s" % (what, [describe(m) for m in got] or "no reply"))
+        c.close()
+
+    attempt("second Hello", lambda c, rid: ct.msg_hello(rid))
+    attempt("SetView with negative half extents",
+            lambda c, rid: ct.msg_set_view(rid, 0, 0, -10, -10))
+    attempt("SetView with a huge box", lambda c, rid: ct.msg_set_view(rid, 0, 0, 3e38, 3e38))
+    attempt("DespawnBody id 0", lambda c, rid: ct.msg_despawn(rid, 0))
+    attempt("spawn with kind UNSPECIFIED", lambda c, rid: ct.msg_spawn(
+        rid, ct.box(1, 1), 0, 0, kind=ct.pb.BODY_KIND_UNSPECIFIED))
+
+    def move_static(c, rid):
+        sid = c.spawn_ok(ct.box(1, 1), 50, 50, kind=ct.pb.BODY_KIND_STATIC)
+        return ct.msg_move(rid, sid, 1, 10, 0)
+    attempt("admin MoveIntent on a static", move_static, token="adm1n")
+    c = d.client()
+    c.hello(name="n" * 60000)
+    c.close()
+    observed.append("Hello with a 60000-byte name -> welcome")
+    for line in observed:
+        print("NOTE %s" % line)
+    alive_and_serving(d, "unspecified requests")
+    d.stop_and_check()
+
+
 if __name__ == "__main__":
     ct.main()

@@ -118,21 +118,23 @@ typedef struct load_run {
 typedef enum worker_phase { W_RUN, W_DRAIN, W_CLOSING } worker_phase;
 
 struct load_worker {
-    uv_loop_t loop;          /* this thread's loop */
-    uv_timer_t timer;        /* the scheduler */
-    pthread_t thread;        /* the thread */
-    load_run *run;           /* shared run state (read-only but for stop) */
-    load_player *players;    /* players of this worker */
-    uint64_t *due_us;        /* next event per player, contiguous so the scan stays in cache */
-    uint32_t count;          /* players */
-    uint32_t first_index;    /* global index of players[0] */
-    uint32_t next_to_start;  /* ramp cursor */
-    uint32_t open;           /* connections not yet closed */
-    uint8_t phase;           /* worker_phase */
-    uint64_t drain_until_us; /* end of the drain */
-    uint64_t next_second_us; /* next stall check and progress publication */
-    uint64_t tick_period_us; /* from Welcome, for jitter */
-    float world_min[2];      /* world bounds from Welcome (one world: same for all) */
+    uv_loop_t loop;           /* this thread's loop */
+    uv_timer_t timer;         /* the scheduler */
+    pthread_t thread;         /* the thread */
+    load_run *run;            /* shared run state (read-only but for stop) */
+    load_player *players;     /* players of this worker */
+    uint64_t *due_us;         /* next event per player, contiguous so the scan stays in cache */
+    uint32_t count;           /* players */
+    uint32_t first_index;     /* global index of players[0] */
+    uint32_t next_to_start;   /* ramp cursor */
+    uint32_t open;            /* connections not yet closed */
+    uint8_t phase;            /* worker_phase */
+    uint64_t drain_until_us;  /* end of the drain */
+    uint64_t next_second_us;  /* next stall check */
+    uint64_t next_publish_us; /* next progress publication */
+    uint64_t last_tick_us;    /* previous scheduler run: a long gap defers stall checks */
+    uint64_t tick_period_us;  /* from Welcome, for jitter */
+    float world_min[2];       /* world bounds from Welcome (one world: same for all) */
     float world_max[2];
     cc_stats stats;              /* this worker's measurements */
     pthread_mutex_t progress_mu; /* guards progress */
@@ -576,7 +578,15 @@ static void worker_tick(uv_timer_t *t) {
             return;
         }
     }
-    if (now >= w->next_second_us) {
+    /* After a long gap (this thread starved of CPU, or the machine paused) the sockets may hold
+     * data not yet read: let one poll phase run before judging any connection silent. */
+    bool loop_was_late = now - w->last_tick_us > 200000u;
+    w->last_tick_us = now;
+    if (now >= w->next_publish_us) {
+        w->next_publish_us = now + 250000u;
+        worker_publish(w);
+    }
+    if (now >= w->next_second_us && !loop_was_late) {
         w->next_second_us = now + 1000000u;
         uint64_t stall = (uint64_t)(o->stall_s * 1e6);
         for (uint32_t i = 0; i < w->count; i++) {
@@ -589,7 +599,6 @@ static void worker_tick(uv_timer_t *t) {
                 player_close(p);
             }
         }
-        worker_publish(w);
     }
     if (w->phase == W_DRAIN) {
         bool all_acked = true;
@@ -617,7 +626,8 @@ static void *worker_main(void *arg) {
     load_worker *w = arg;
     double run0 = 0, wait0 = 0, run1 = 0, wait1 = 0;
     bool sched = thread_schedstat(&run0, &wait0);
-    w->next_second_us = cc_now_us() + 1000000u;
+    w->last_tick_us = cc_now_us();
+    w->next_second_us = w->last_tick_us + 1000000u;
     uv_timer_start(&w->timer, worker_tick, 0, CC_TICK_MS);
     uv_run(&w->loop, UV_RUN_DEFAULT);
     if (sched && thread_schedstat(&run1, &wait1)) {

@@ -259,17 +259,27 @@ def run(pb, args, log):
         if mine.owner != w.client_id or mine.kind != pb.BODY_KIND_MOVING:
             raise ProtocolFailure("our body: owner %d kind %d" % (mine.owner, mine.kind))
 
-        # 3. A few intents, one per tick, predicted locally; then wait until the server has
-        # acknowledged the last one and check the prediction converged on the server's position.
+        # 3. A few intents, one per tick as a game loop would (here: paced by the snapshots),
+        # each predicted locally; then wait until the server has acknowledged the last one.
+        # Half of them go right, half up: the body must end up away from where it started.
+        start = client.bodies[client.body_id].position
+        start = (start.x, start.y)
         speed = min(4.0, w.max_speed)
         seq = 0
         for step in range(args.intents):
             seq += 1
-            angle = 2 * math.pi * step / args.intents
-            client.move(seq, speed * math.cos(angle), speed * math.sin(angle))
-            time.sleep(client.dt())
+            if step < args.intents // 2:
+                client.move(seq, speed, 0.0)
+            else:
+                client.move(seq, 0.0, speed)
+            tick = client.last_tick
+            client.pump_until(lambda: client.last_tick > tick, "the next snapshot", args.timeout)
         client.pump_until(lambda: client.acked_seq >= seq, "input %d acknowledged" % seq,
                           args.timeout)
+        moved = client.bodies[client.body_id].position
+        if (moved.x, moved.y) == start:
+            raise ProtocolFailure("%d intents at speed %g did not move the body from %s"
+                                  % (seq, speed, start))
         auth = client.bodies[client.body_id].position
         log("reconciled: inputs 1..%d acknowledged, body at (%.2f, %.2f), largest correction "
             "%.3f units, %d snapshots" % (seq, auth.x, auth.y, client.max_correction,

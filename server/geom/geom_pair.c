@@ -19,6 +19,11 @@
 #include <math.h>
 #include <stddef.h>
 
+/* fminf/fmaxf honour NaN rules that keep GCC from inlining them; inputs here are finite, and
+ * a plain compare compiles to one minss/maxss. */
+static inline float min_f(float a, float b) { return b < a ? b : a; }
+static inline float max_f(float a, float b) { return b > a ? b : a; }
+
 /* ---- Sweep over separating axes ---------------------------------------------------------- */
 
 /* The sweep decision, fed one axis at a time (c: contact normal candidate, s: gap along c at
@@ -32,69 +37,106 @@
  *     than the slop. This is what lets a body slide along a floor of many tiles without catching
  *     on the seams, and what makes "slides along the contact" report no hit. */
 typedef struct sweep_acc {
-    float s_max;   /* largest gap so far: the MTV axis */
-    vec2 n_max;    /* normal of the MTV axis */
-    float v_max;   /* closing speed along the MTV axis */
-    float t_enter; /* latest entry time in [0,1] over closing axes with a positive gap */
-    vec2 n_enter;  /* axis of that entry */
-    float t_exit;  /* earliest exit time in [0,1] */
-    bool late;     /* some closing axis only enters after t = 1 */
-    bool miss;     /* decided: no hit */
+    float s_max;     /* largest gap so far: the MTV axis */
+    int k_max;       /* index of the MTV axis (the caller maps indices to normals) */
+    float enter_num; /* latest entry time as enter_num / enter_den (den > 0): comparing */
+    float enter_den; /* fractions by cross-multiplying keeps divisions out of the loop */
+    int k_enter;     /* axis of that entry */
+    float exit_num;  /* earliest exit time as exit_num / exit_den (den > 0) */
+    float exit_den;  /* denominator of the exit time */
+    bool late;       /* some closing axis with a gap <= the slop only enters after t = 1 */
+    bool miss;       /* decided: no hit */
 } sweep_acc;
 
 static inline void sweep_acc_init(sweep_acc *a) {
     a->s_max = -FLT_MAX;
-    a->n_max = v2(0.0f, 1.0f);
-    a->v_max = 0.0f;
-    a->t_enter = 0.0f;
-    a->n_enter = v2(0.0f, 1.0f);
-    a->t_exit = 1.0f;
+    a->k_max = 0;
+    a->enter_num = 0.0f;
+    a->enter_den = 1.0f;
+    a->k_enter = 0;
+    a->exit_num = 1.0f;
+    a->exit_den = 1.0f;
     a->late = false;
     a->miss = false;
 }
 
-static inline void sweep_axis(sweep_acc *a, vec2 c, float s, float v) {
+/* Written as selects rather than branches: the outcomes are data-dependent coin flips, and the
+ * compiler turns these into conditional moves. Products stay finite for inputs within
+ * GEOM_MAX_COORD. */
+static inline void sweep_axis(sweep_acc *a, int k, float s, float v) {
+    bool better = s > a->s_max;
+    a->s_max = better ? s : a->s_max;
+    a->k_max = better ? k : a->k_max;
+    bool closing = v > 0.0f;
+    /* Entry at s / v, later than the current one. */
+    bool enters = closing & (s > 0.0f) & (s * a->enter_den > a->enter_num * v);
+    a->enter_num = enters ? s : a->enter_num;
+    a->enter_den = enters ? v : a->enter_den;
+    a->k_enter = enters ? k : a->k_enter;
+    /* Entering after t = 1: a miss for sure when the gap exceeds the slop (then the start is
+     * "separated"); within the slop the start rule decides. */
+    bool after_end = closing & (s > v);
+    a->miss |= after_end & (s > GEOM_LINEAR_SLOP);
+    a->late |= after_end;
+    /* Not closing along an axis where they are at most touching. */
+    a->miss |= !closing & (s > -GEOM_LINEAR_SLOP);
+    /* Exit at s / v = (-s) / (-v), earlier than the current one. */
+    bool exits = (v < 0.0f) & (-s * a->exit_den < a->exit_num * -v);
+    a->exit_num = exits ? -s : a->exit_num;
+    a->exit_den = exits ? -v : a->exit_den;
+}
+
+/* The same decision with branches: cheaper where the outcomes are predictable, as along the
+ * polygon axes of a box-polygon pair (measured: bench_geom box-polygon/sweep). */
+static inline void sweep_axis_br(sweep_acc *a, int k, float s, float v) {
     if (s > a->s_max) {
         a->s_max = s;
-        a->n_max = c;
-        a->v_max = v;
+        a->k_max = k;
     }
     if (v > 0.0f) {
-        if (s > 0.0f) {
-            /* s / v is only computed once it is known to be in (t_enter, 1]: no overflow. */
-            if (s > v) {
-                a->late = true;
-            } else if (s > a->t_enter * v) {
-                a->t_enter = s / v;
-                a->n_enter = c;
-            }
+        if (s > v) {
+            if (s > GEOM_LINEAR_SLOP) a->miss = true;
+            a->late = true;
+        } else if (s > 0.0f && s * a->enter_den > a->enter_num * v) {
+            a->enter_num = s;
+            a->enter_den = v;
+            a->k_enter = k;
         }
     } else if (s > -GEOM_LINEAR_SLOP) {
         a->miss = true;
-    } else if (v < 0.0f && s > a->t_exit * v) {
-        a->t_exit = s / v;
+    } else if (v < 0.0f && -s * a->exit_den < a->exit_num * -v) {
+        a->exit_num = -s;
+        a->exit_den = -v;
     }
 }
 
-static inline bool sweep_finish(const sweep_acc *a, geom_toi *out) {
-    if (a->miss) return false;
-    float t;
-    vec2 n;
+/* The decision once every axis is in: -1 for no hit, else the axis index with *t set. For a hit
+ * at the start (t = 0, the MTV axis) the caller must still check that the motion closes along
+ * that axis: *needs_closing says so. */
+static inline int sweep_decide(const sweep_acc *a, float *t, bool *needs_closing) {
+    if (a->miss) return -1;
     if (a->s_max <= GEOM_LINEAR_SLOP) {
-        if (!(a->v_max > 0.0f)) return false;
-        t = 0.0f;
-        n = a->n_max;
-    } else {
-        if (a->late || a->t_enter > a->t_exit) return false;
-        t = a->t_enter;
-        n = a->n_enter;
+        *t = 0.0f;
+        *needs_closing = true;
+        return a->k_max;
     }
+    if (a->late || a->enter_num * a->exit_den > a->exit_num * a->enter_den) return -1;
+    *t = a->enter_num / a->enter_den;
+    *needs_closing = false;
+    return a->k_enter;
+}
+
+static inline bool sweep_report(float t, vec2 n, vec2 d, bool needs_closing, geom_toi *out) {
+    if (needs_closing && !(v2_dot(n, d) > 0.0f)) return false;
     if (out) {
         out->t = t;
         out->normal = n;
     }
     return true;
 }
+
+/* Axis normals of a box, in the order every box sweep feeds them (y first: ties go to y). */
+static const vec2 box_axes[4] = {{0.0f, 1.0f}, {0.0f, -1.0f}, {1.0f, 0.0f}, {-1.0f, 0.0f}};
 
 /* ---- Box-box: M is the box at r with half extents ha + hb ------------------------------- */
 
@@ -115,16 +157,44 @@ static inline bool bb_overlap(vec2 ha, vec2 hb, vec2 r, geom_contact *out) {
     return true;
 }
 
+/* sweep_axis over the four box axes, specialised: along each of x and y one axis closes (gap
+ * sc, speed |d|) and the opposite one opens (gap so), which turns the decision into a slab test
+ * with early exits. Same answers as feeding the axes +y, -y, +x, -x to sweep_axis. */
 static inline bool bb_sweep(vec2 ha, vec2 hb, vec2 r, vec2 d, geom_toi *out) {
-    vec2 h = v2_add(ha, hb);
-    sweep_acc a;
-    sweep_acc_init(&a);
-    /* Same axis order as the overlap's tie rule: y wins ties, then +. */
-    sweep_axis(&a, v2(0.0f, 1.0f), r.y - h.y, d.y);
-    sweep_axis(&a, v2(0.0f, -1.0f), -r.y - h.y, -d.y);
-    sweep_axis(&a, v2(1.0f, 0.0f), r.x - h.x, d.x);
-    sweep_axis(&a, v2(-1.0f, 0.0f), -r.x - h.x, -d.x);
-    return sweep_finish(&a, out);
+    const float slop = GEOM_LINEAR_SLOP;
+    float hx = ha.x + hb.x, hy = ha.y + hb.y;
+    float sgx = copysignf(1.0f, d.x), sgy = copysignf(1.0f, d.y);
+    float vx = fabsf(d.x), vy = fabsf(d.y);
+    float scx = sgx * r.x - hx, sox = -sgx * r.x - hx; /* closing / opening gaps on x */
+    float scy = sgy * r.y - hy, soy = -sgy * r.y - hy;
+    /* At most touching along an axis the motion does not close: never a hit. */
+    if (sox > -slop || soy > -slop) return false;
+    if ((vx == 0.0f && scx > -slop) || (vy == 0.0f && scy > -slop)) return false;
+    float t;
+    vec2 n;
+    if (max_f(scx, scy) <= slop) {
+        /* Start rule: the MTV axis is a closing one (the opening gaps are below -slop), with
+         * y winning ties and + winning at a zero offset, as in bb_overlap. */
+        bool use_y = fabsf(r.y) - hy >= fabsf(r.x) - hx;
+        n = use_y ? v2(0.0f, r.y >= 0.0f ? 1.0f : -1.0f) : v2(r.x >= 0.0f ? 1.0f : -1.0f, 0.0f);
+        if (!(v2_dot(n, d) > 0.0f)) return false;
+        t = 0.0f;
+    } else {
+        if (scx > vx || scy > vy) return false; /* enters after t = 1 */
+        float tx = scx > 0.0f ? scx / vx : 0.0f, ty = scy > 0.0f ? scy / vy : 0.0f;
+        float t_out = 1.0f;
+        if (vx > 0.0f) t_out = min_f(t_out, -sox / vx);
+        if (vy > 0.0f) t_out = min_f(t_out, -soy / vy);
+        bool enter_y = ty >= tx;
+        t = enter_y ? ty : tx;
+        if (t > t_out) return false;
+        n = enter_y ? v2(0.0f, sgy) : v2(sgx, 0.0f);
+    }
+    if (out) {
+        out->t = t;
+        out->normal = n;
+    }
+    return true;
 }
 
 /* ---- Box (X) - polygon (Y) ---------------------------------------------------------------- */
@@ -137,10 +207,10 @@ static inline poly_extent polygon_extent(const geom_polygon *p) {
     poly_extent e = {p->vertices[0].x, p->vertices[0].x, p->vertices[0].y, p->vertices[0].y};
     for (int i = 1; i < p->count; i++) {
         vec2 v = p->vertices[i];
-        e.min_x = fminf(e.min_x, v.x);
-        e.max_x = fmaxf(e.max_x, v.x);
-        e.min_y = fminf(e.min_y, v.y);
-        e.max_y = fmaxf(e.max_y, v.y);
+        e.min_x = min_f(e.min_x, v.x);
+        e.max_x = max_f(e.max_x, v.x);
+        e.min_y = min_f(e.min_y, v.y);
+        e.max_y = max_f(e.max_y, v.y);
     }
     return e;
 }
@@ -189,42 +259,70 @@ static bool bp_sweep(vec2 h, const geom_polygon *y, vec2 r, vec2 d, geom_toi *ou
     poly_extent e = polygon_extent(y);
     sweep_acc a;
     sweep_acc_init(&a);
-    sweep_axis(&a, v2(0.0f, 1.0f), r.y + e.min_y - h.y, d.y);
-    sweep_axis(&a, v2(0.0f, -1.0f), -r.y - e.max_y - h.y, -d.y);
-    sweep_axis(&a, v2(1.0f, 0.0f), r.x + e.min_x - h.x, d.x);
-    sweep_axis(&a, v2(-1.0f, 0.0f), -r.x - e.max_x - h.x, -d.x);
-    for (int j = 0; j < y->count && !a.miss; j++) {
-        vec2 n = y->normals[j];
-        sweep_axis(&a, v2_neg(n), bp_poly_axis_gap(h, y, j, r), -v2_dot(n, d));
-    }
-    return sweep_finish(&a, out);
+    sweep_axis_br(&a, 0, r.y + e.min_y - h.y, d.y);
+    sweep_axis_br(&a, 1, -r.y - e.max_y - h.y, -d.y);
+    sweep_axis_br(&a, 2, r.x + e.min_x - h.x, d.x);
+    sweep_axis_br(&a, 3, -r.x - e.max_x - h.x, -d.x);
+    for (int j = 0; j < y->count && !a.miss; j++)
+        sweep_axis_br(&a, 4 + j, bp_poly_axis_gap(h, y, j, r), -v2_dot(y->normals[j], d));
+    float t;
+    bool needs_closing;
+    int k = sweep_decide(&a, &t, &needs_closing);
+    if (k < 0) return false;
+    return sweep_report(t, k < 4 ? box_axes[k] : v2_neg(y->normals[k - 4]), d, needs_closing, out);
 }
 
 /* ---- Polygon (X) - polygon (Y) ----------------------------------------------------------- */
 
-/* min over the vertices of p of dot(n, v) */
-static inline float polygon_min_dot(const geom_polygon *p, vec2 n) {
-    float m = v2_dot(n, p->vertices[0]);
-    for (int i = 1; i < p->count; i++)
-        m = fminf(m, v2_dot(n, p->vertices[i]));
+/* The vertex of p minimising dot(n, v), climbing forward from `start`. When n walks the edge
+ * normals of another convex polygon in CCW order, the minimising vertex of p only moves forward
+ * (consecutive normals turn by less than a half turn), so one pass over both polygons finds
+ * every support: O(n + m) instead of O(n * m). Bounded by one lap whatever the input. */
+static inline float polygon_min_from(const geom_polygon *p, vec2 n, int *index) {
+    int j = *index, count = p->count;
+    float m = v2_dot(n, p->vertices[j]);
+    for (int k = 1; k < count; k++) {
+        int next = j + 1 == count ? 0 : j + 1;
+        float d = v2_dot(n, p->vertices[next]);
+        if (!(d < m)) break;
+        m = d;
+        j = next;
+    }
+    *index = j;
     return m;
+}
+
+/* Full scan, to seed the climb. */
+static inline int polygon_argmin(const geom_polygon *p, vec2 n) {
+    int j = 0;
+    float m = v2_dot(n, p->vertices[0]);
+    for (int i = 1; i < p->count; i++) {
+        float d = v2_dot(n, p->vertices[i]);
+        if (d < m) {
+            m = d;
+            j = i;
+        }
+    }
+    return j;
 }
 
 static bool pp_overlap(const geom_polygon *x, const geom_polygon *y, vec2 r, geom_contact *out) {
     float s_best = -FLT_MAX;
     vec2 n_best = v2(0.0f, 1.0f);
+    int j = polygon_argmin(y, x->normals[0]);
     for (int i = 0; i < x->count; i++) {
         vec2 n = x->normals[i];
-        float s = v2_dot(n, r) + polygon_min_dot(y, n) - v2_dot(n, x->vertices[i]);
+        float s = v2_dot(n, r) + polygon_min_from(y, n, &j) - v2_dot(n, x->vertices[i]);
         if (!(s < 0.0f)) return false;
         if (s > s_best) {
             s_best = s;
             n_best = n;
         }
     }
-    for (int j = 0; j < y->count; j++) {
-        vec2 n = y->normals[j];
-        float s = -v2_dot(n, r) - v2_dot(n, y->vertices[j]) + polygon_min_dot(x, n);
+    j = polygon_argmin(x, y->normals[0]);
+    for (int k = 0; k < y->count; k++) {
+        vec2 n = y->normals[k];
+        float s = -v2_dot(n, r) - v2_dot(n, y->vertices[k]) + polygon_min_from(x, n, &j);
         if (!(s < 0.0f)) return false;
         if (s > s_best) {
             s_best = s;
@@ -241,17 +339,24 @@ static bool pp_overlap(const geom_polygon *x, const geom_polygon *y, vec2 r, geo
 static bool pp_sweep(const geom_polygon *x, const geom_polygon *y, vec2 r, vec2 d, geom_toi *out) {
     sweep_acc a;
     sweep_acc_init(&a);
+    int j = polygon_argmin(y, x->normals[0]);
     for (int i = 0; i < x->count && !a.miss; i++) {
         vec2 n = x->normals[i];
-        float s = v2_dot(n, r) + polygon_min_dot(y, n) - v2_dot(n, x->vertices[i]);
-        sweep_axis(&a, n, s, v2_dot(n, d));
+        float s = v2_dot(n, r) + polygon_min_from(y, n, &j) - v2_dot(n, x->vertices[i]);
+        sweep_axis(&a, i, s, v2_dot(n, d));
     }
-    for (int j = 0; j < y->count && !a.miss; j++) {
-        vec2 n = y->normals[j];
-        float s = -v2_dot(n, r) - v2_dot(n, y->vertices[j]) + polygon_min_dot(x, n);
-        sweep_axis(&a, v2_neg(n), s, -v2_dot(n, d));
+    j = polygon_argmin(x, y->normals[0]);
+    for (int k = 0; k < y->count && !a.miss; k++) {
+        vec2 n = y->normals[k];
+        float s = -v2_dot(n, r) - v2_dot(n, y->vertices[k]) + polygon_min_from(x, n, &j);
+        sweep_axis(&a, x->count + k, s, -v2_dot(n, d));
     }
-    return sweep_finish(&a, out);
+    float t;
+    bool needs_closing;
+    int k = sweep_decide(&a, &t, &needs_closing);
+    if (k < 0) return false;
+    vec2 n = k < x->count ? x->normals[k] : v2_neg(y->normals[k - x->count]);
+    return sweep_report(t, n, d, needs_closing, out);
 }
 
 /* ---- Circles ------------------------------------------------------------------------------ */
@@ -329,7 +434,7 @@ static float point_polygon_distance(poly_view p, vec2 c, vec2 *n_out) {
 
 /* Specialised point_polygon_distance for a box of half extents h. */
 static inline float point_box_distance(vec2 h, vec2 c, vec2 *n_out) {
-    vec2 q = v2(fminf(fmaxf(c.x, -h.x), h.x), fminf(fmaxf(c.y, -h.y), h.y));
+    vec2 q = v2(min_f(max_f(c.x, -h.x), h.x), min_f(max_f(c.y, -h.y), h.y));
     if (q.x == c.x && q.y == c.y) {
         float dx = h.x - fabsf(c.x), dy = h.y - fabsf(c.y);
         if (dx < dy) {

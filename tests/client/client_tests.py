@@ -201,6 +201,11 @@ def case_usage(a):
     check(r.returncode == 2 and "--ramp" in r.stderr, "an inconsistent ramp is refused")
     r = run([a.client, "watch", "--box", "1,2,3"])
     check(r.returncode == 2 and "--box" in r.stderr, "a malformed box is refused")
+    # A hard descriptor limit below what the run needs: refused up front with the way out.
+    r = run(["/bin/sh", "-c", 'ulimit -Sn 64; ulimit -Hn 64; exec "$0" load --clients 5000',
+             a.client])
+    check(r.returncode == 2 and "file descriptors" in r.stderr and "hard limit is 64" in r.stderr,
+          "a too-low descriptor limit is explained, not hit mid-run")
     r = run([a.client, "frobnicate"])
     check(r.returncode == 2 and "unknown command" in r.stderr, "an unknown command")
     r = run([a.client, "load", "--port", str(free_port()), "--clients", "3", "--ramp", "0",

@@ -170,11 +170,13 @@ bool geom_sweep(const geom_shape *a, vec2 pa, vec2 da, const geom_shape *b, vec2
 /* ---- Fast paths (same semantics as the general queries, for callers that know the kinds) ---- */
 
 /* geom_overlap / geom_sweep for two axis-aligned boxes given by half extents, without building
- * geom_shape values or dispatching on kinds: the world's AABB fast path. Results are identical to
- * the general functions called with boxes of these half extents. */
-bool geom_box_box_overlap(vec2 half_a, vec2 pa, vec2 half_b, vec2 pb, geom_contact *out);
-bool geom_box_box_sweep(vec2 half_a, vec2 pa, vec2 da, vec2 half_b, vec2 pb, vec2 db,
-                        geom_toi *out);
+ * geom_shape values or dispatching on kinds: the world's AABB fast path. Static inline (in
+ * geom_box.h) so they compile into the caller's loop; results are identical to the general
+ * functions called with boxes of these half extents:
+ *   bool geom_box_box_overlap(vec2 half_a, vec2 pa, vec2 half_b, vec2 pb, geom_contact *out);
+ *   bool geom_box_box_sweep(vec2 half_a, vec2 pa, vec2 da, vec2 half_b, vec2 pb, vec2 db,
+ *                           geom_toi *out); */
+#include "geom_box.h"
 
 #ifdef __cplusplus
 }

@@ -140,63 +140,6 @@ static const vec2 box_axes[4] = {{0.0f, 1.0f}, {0.0f, -1.0f}, {1.0f, 0.0f}, {-1.
 
 /* ---- Box-box: M is the box at r with half extents ha + hb ------------------------------- */
 
-static inline bool bb_overlap(vec2 ha, vec2 hb, vec2 r, geom_contact *out) {
-    float dx = ha.x + hb.x - fabsf(r.x); /* penetration along x */
-    float dy = ha.y + hb.y - fabsf(r.y);
-    if (!(dx > 0.0f) || !(dy > 0.0f)) return false;
-    if (out) {
-        /* Ties go to y, and a zero offset to +: coincident centres give (0, 1). */
-        if (dx < dy) {
-            out->normal = v2(r.x >= 0.0f ? 1.0f : -1.0f, 0.0f);
-            out->depth = dx;
-        } else {
-            out->normal = v2(0.0f, r.y >= 0.0f ? 1.0f : -1.0f);
-            out->depth = dy;
-        }
-    }
-    return true;
-}
-
-/* sweep_axis over the four box axes, specialised: along each of x and y one axis closes (gap
- * sc, speed |d|) and the opposite one opens (gap so), which turns the decision into a slab test
- * with early exits. Same answers as feeding the axes +y, -y, +x, -x to sweep_axis. */
-static inline bool bb_sweep(vec2 ha, vec2 hb, vec2 r, vec2 d, geom_toi *out) {
-    const float slop = GEOM_LINEAR_SLOP;
-    float hx = ha.x + hb.x, hy = ha.y + hb.y;
-    float sgx = copysignf(1.0f, d.x), sgy = copysignf(1.0f, d.y);
-    float vx = fabsf(d.x), vy = fabsf(d.y);
-    float scx = sgx * r.x - hx, sox = -sgx * r.x - hx; /* closing / opening gaps on x */
-    float scy = sgy * r.y - hy, soy = -sgy * r.y - hy;
-    /* At most touching along an axis the motion does not close: never a hit. */
-    if (sox > -slop || soy > -slop) return false;
-    if ((vx == 0.0f && scx > -slop) || (vy == 0.0f && scy > -slop)) return false;
-    float t;
-    vec2 n;
-    if (max_f(scx, scy) <= slop) {
-        /* Start rule: the MTV axis is a closing one (the opening gaps are below -slop), with
-         * y winning ties and + winning at a zero offset, as in bb_overlap. */
-        bool use_y = fabsf(r.y) - hy >= fabsf(r.x) - hx;
-        n = use_y ? v2(0.0f, r.y >= 0.0f ? 1.0f : -1.0f) : v2(r.x >= 0.0f ? 1.0f : -1.0f, 0.0f);
-        if (!(v2_dot(n, d) > 0.0f)) return false;
-        t = 0.0f;
-    } else {
-        if (scx > vx || scy > vy) return false; /* enters after t = 1 */
-        float tx = scx > 0.0f ? scx / vx : 0.0f, ty = scy > 0.0f ? scy / vy : 0.0f;
-        float t_out = 1.0f;
-        if (vx > 0.0f) t_out = min_f(t_out, -sox / vx);
-        if (vy > 0.0f) t_out = min_f(t_out, -soy / vy);
-        bool enter_y = ty >= tx;
-        t = enter_y ? ty : tx;
-        if (t > t_out) return false;
-        n = enter_y ? v2(0.0f, sgy) : v2(sgx, 0.0f);
-    }
-    if (out) {
-        out->t = t;
-        out->normal = n;
-    }
-    return true;
-}
-
 /* ---- Box (X) - polygon (Y) ---------------------------------------------------------------- */
 
 typedef struct poly_extent {
@@ -580,23 +523,18 @@ static bool cc_sweep(float radius, vec2 r, vec2 d, geom_toi *out) {
 
 #define PAIR(a, b) ((int)(a)*4 + (int)(b))
 
+#if defined(__GNUC__)
+#define GEOM_NOINLINE __attribute__((noinline))
+#else
+#define GEOM_NOINLINE
+#endif
+
 static inline void flip_contact(geom_contact *c) { c->normal = v2_neg(c->normal); }
 
-bool geom_box_box_overlap(vec2 half_a, vec2 pa, vec2 half_b, vec2 pb, geom_contact *out) {
-    vec2 r = v2_sub(pb, pa);
-    if (!geom_coord_ok(r)) return false;
-    return bb_overlap(half_a, half_b, r, out);
-}
-
-bool geom_box_box_sweep(vec2 half_a, vec2 pa, vec2 da, vec2 half_b, vec2 pb, vec2 db,
-                        geom_toi *out) {
-    vec2 r = v2_sub(pb, pa), d = v2_sub(da, db);
-    if (!geom_coord_ok(r) || !geom_coord_ok(d)) return false;
-    return bb_sweep(half_a, half_b, r, d, out);
-}
-
-bool geom_overlap(const geom_shape *a, vec2 pa, const geom_shape *b, vec2 pb, geom_contact *out) {
-    if (!a || !b) return false;
+/* The pairs other than box-box, kept out of line: their stack frame and saved registers would
+ * otherwise be paid by the box-box case, which is most of the world's queries. */
+GEOM_NOINLINE static bool overlap_general(const geom_shape *a, vec2 pa, const geom_shape *b,
+                                          vec2 pb, geom_contact *out) {
     vec2 r = v2_sub(pb, pa);
     if (!geom_coord_ok(r)) return false;
     geom_contact c;
@@ -604,7 +542,7 @@ bool geom_overlap(const geom_shape *a, vec2 pa, const geom_shape *b, vec2 pb, ge
     vec2 n;
     switch (PAIR(a->kind, b->kind)) {
     case PAIR(GEOM_SHAPE_BOX, GEOM_SHAPE_BOX):
-        return bb_overlap(a->u.half_extents, b->u.half_extents, r, out);
+        return geom_box_box_overlap(a->u.half_extents, pa, b->u.half_extents, pb, out);
     case PAIR(GEOM_SHAPE_BOX, GEOM_SHAPE_POLYGON):
         hit = bp_overlap(a->u.half_extents, &b->u.polygon, r, &c);
         break;
@@ -643,9 +581,8 @@ bool geom_overlap(const geom_shape *a, vec2 pa, const geom_shape *b, vec2 pb, ge
     return true;
 }
 
-bool geom_sweep(const geom_shape *a, vec2 pa, vec2 da, const geom_shape *b, vec2 pb, vec2 db,
-                geom_toi *out) {
-    if (!a || !b) return false;
+GEOM_NOINLINE static bool sweep_general(const geom_shape *a, vec2 pa, vec2 da, const geom_shape *b,
+                                        vec2 pb, vec2 db, geom_toi *out) {
     vec2 r = v2_sub(pb, pa), d = v2_sub(da, db);
     if (!geom_coord_ok(r) || !geom_coord_ok(d)) return false;
     geom_toi c;
@@ -655,7 +592,7 @@ bool geom_sweep(const geom_shape *a, vec2 pa, vec2 da, const geom_shape *b, vec2
     box_poly bp;
     switch (PAIR(a->kind, b->kind)) {
     case PAIR(GEOM_SHAPE_BOX, GEOM_SHAPE_BOX):
-        return bb_sweep(a->u.half_extents, b->u.half_extents, r, d, out);
+        return geom_box_box_sweep(a->u.half_extents, pa, da, b->u.half_extents, pb, db, out);
     case PAIR(GEOM_SHAPE_BOX, GEOM_SHAPE_POLYGON):
         hit = bp_sweep(a->u.half_extents, &b->u.polygon, r, d, &c);
         break;
@@ -699,4 +636,19 @@ bool geom_sweep(const geom_shape *a, vec2 pa, vec2 da, const geom_shape *b, vec2
     if (flip) c.normal = v2_neg(c.normal);
     if (out) *out = c;
     return true;
+}
+
+bool geom_overlap(const geom_shape *a, vec2 pa, const geom_shape *b, vec2 pb, geom_contact *out) {
+    if (!a || !b) return false;
+    if (a->kind == GEOM_SHAPE_BOX && b->kind == GEOM_SHAPE_BOX)
+        return geom_box_box_overlap(a->u.half_extents, pa, b->u.half_extents, pb, out);
+    return overlap_general(a, pa, b, pb, out);
+}
+
+bool geom_sweep(const geom_shape *a, vec2 pa, vec2 da, const geom_shape *b, vec2 pb, vec2 db,
+                geom_toi *out) {
+    if (!a || !b) return false;
+    if (a->kind == GEOM_SHAPE_BOX && b->kind == GEOM_SHAPE_BOX)
+        return geom_box_box_sweep(a->u.half_extents, pa, da, b->u.half_extents, pb, db, out);
+    return sweep_general(a, pa, da, b, pb, db, out);
 }

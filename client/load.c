@@ -546,6 +546,14 @@ static void worker_close_all(load_worker *w) {
     uv_timer_stop(&w->timer);
     for (uint32_t i = 0; i < w->count; i++) {
         load_player *p = &w->players[i];
+        /* A client still joining when the run ends never took part: that is a failure to
+         * report (the server was too slow to admit it), not a quiet omission. */
+        if (p->state == P_CONNECTING)
+            player_end(p, "still connecting at the end of the run", true);
+        else if (p->state == P_HELLO)
+            player_end(p, "no Welcome by the end of the run", false);
+        else if (p->state == P_SPAWNING)
+            player_end(p, "no Spawned by the end of the run", false);
         if (p->state == P_IDLE)
             p->state = P_CLOSED;
         else if (p->state < P_CLOSING)

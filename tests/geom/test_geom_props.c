@@ -232,10 +232,21 @@ static void test_sweep_every_pair(void) {
         }
 }
 
-/* Boxes exactly on a lattice, so ties and exact touching are common: the fast path and the
- * general path must agree bit for bit, and every answer must be finite. */
+/* The same box as a 4-vertex polygon: its queries run through the general separating-axis code
+ * (geom_pair.c), while box-box pairs take the specialised slab code (geom_box.h). */
+static geom_shape box_as_polygon(vec2 h) {
+    vec2 v[4] = {{-h.x, -h.y}, {h.x, -h.y}, {h.x, h.y}, {-h.x, h.y}};
+    geom_shape s;
+    if (geom_make_polygon(v, 4, &s)) abort();
+    return s;
+}
+
+/* Boxes exactly on a lattice, so ties, exact touching and zero speeds along an axis are common:
+ * the specialised box-box code must agree with the general polygon code, the fast path with the
+ * general entry point bit for bit, and every answer must be finite. */
 static void test_box_box_lattice(void) {
     harness_rng rng = {777};
+    int ties = 0;
     for (int i = 0; i < 20000; i++) {
         vec2 ha = v2((float)(1 + harness_rng_next(&rng) % 4) * 0.25f,
                      (float)(1 + harness_rng_next(&rng) % 4) * 0.25f);
@@ -249,19 +260,39 @@ static void test_box_box_lattice(void) {
                      (float)((int)(harness_rng_next(&rng) % 9) - 4) * 0.5f);
         geom_shape a, b;
         CHECK(geom_make_box(ha, &a) == GEOM_OK && geom_make_box(hb, &b) == GEOM_OK);
-        geom_contact c1, c2;
+        geom_shape pa_poly = box_as_polygon(ha), pb_poly = box_as_polygon(hb);
+        geom_contact c1, c2, c3;
         bool o1 = geom_overlap(&a, pa, &b, pb, &c1), o2 = geom_box_box_overlap(ha, pa, hb, pb, &c2);
-        CHECK(o1 == o2);
-        if (o1) CHECK(!memcmp(&c1, &c2, sizeof c1) && c1.depth > 0 && unit_length(c1.normal));
-        geom_toi t1, t2;
+        bool o3 = geom_overlap(&pa_poly, pa, &pb_poly, pb, &c3);
+        CHECK(o1 == o2 && o1 == o3);
+        if (o1) {
+            CHECK(!memcmp(&c1, &c2, sizeof c1) && c1.depth > 0 && unit_length(c1.normal));
+            CHECK(c1.depth == c3.depth);
+        }
+        geom_toi t1, t2, t3;
         bool s1 = geom_sweep(&a, pa, da, &b, pb, v2(0, 0), &t1);
         bool s2 = geom_box_box_sweep(ha, pa, da, hb, pb, v2(0, 0), &t2);
+        bool s3 = geom_sweep(&pa_poly, pa, da, &pb_poly, pb, v2(0, 0), &t3);
         CHECK(s1 == s2);
-        if (s1) CHECK(!memcmp(&t1, &t2, sizeof t1) && t1.t >= 0 && t1.t <= 1);
+        /* Overlapping shapes with two equally deep axes (here: coincident centres) may pick
+         * different MTV axes in the two codes, and the start rule follows the MTV axis. */
+        bool tie = o1 && (c1.normal.x != c3.normal.x || c1.normal.y != c3.normal.y);
+        ties += tie;
+        if (tie) continue;
+        CHECK_MSG(s1 == s3,
+                  "case %d: box %d polygon %d; ha %g %g pa %g %g hb %g %g pb %g %g da %g %g", i, s1,
+                  s3, ha.x, ha.y, pa.x, pa.y, hb.x, hb.y, pb.x, pb.y, da.x, da.y);
+        if (s1) {
+            CHECK(!memcmp(&t1, &t2, sizeof t1) && t1.t >= 0 && t1.t <= 1 && unit_length(t1.normal));
+            CHECK(t1.t == t3.t);
+            CHECK(v2_dot(t1.normal, da) > 0 && v2_dot(t3.normal, da) > 0);
+        }
         /* Exactly touching on the lattice never counts as overlap. */
         double g = oracle_gap(&a, to_d(pa), &b, to_d(pb), NULL);
         CHECK(o1 == (g < 0));
     }
+    printf("     lattice: %d of 20000 cases skipped as MTV ties\n", ties);
+    CHECK(ties < 2000);
 }
 
 /* ---- Ray cast, containment, AABB ------------------------------------------------------------ */

@@ -144,9 +144,9 @@ bool geom_sweep(const geom_shape *a, vec2 pa, vec2 da, const geom_shape *b, vec2
  *   - geom_overlap: boxes and polygons by separating axes over both shapes' edge normals (exact
  *     MTV for convex shapes); circles by the closest point. Ties between axes go to the first in
  *     a fixed order (box-box: y before x); a zero offset picks the + direction, so coincident
- *     centres give the fallback normal (0, 1) (circle-circle and box-box alike). Because of that
- *     fallback, exactly coincident shapes are the one case where query(B,A) is not the mirror of
- *     query(A,B).
+ *     centres give the fallback normal (0, 1) (circle-circle and box-box alike). query(B,A) is
+ *     the mirror of query(A,B) (same depth or time, opposite normal) except at exact ties, where
+ *     it may pick the other, equally good axis (coincident centres: (0, 1) both ways).
  *   - geom_sweep, separated at the start (gap > GEOM_LINEAR_SLOP): the exact first time of
  *     contact (Cyrus-Beck over the same axes; a ray against the shape inflated by the radius,
  *     with rounded corners, for circles). Grazing contact counts: a ray touching M only at a

@@ -30,6 +30,8 @@
 #define WORLD_PUSH_ALLOWANCE 0.1f
 #define WORLD_PUSHED_NOW 1u     /* pushed in the current pass */
 #define WORLD_PUSHED_ESCAPED 2u /* moved out of its grid box: on the unindexed list */
+/* More bodies than this off the grid and it is rebuilt. */
+#define WORLD_MAX_UNINDEXED 64u
 
 const char *world_status_str(world_status status) {
     switch (status) {
@@ -397,17 +399,21 @@ static void sweep_bounds(const world *w, aabb box, vec2 r, sweep_hit *best) {
 
 /* ---- mover grid ------------------------------------------------------------------------------ */
 
-static inline uint32_t grid_hash(int32_t x, int32_t y, uint32_t mask) {
-    return (((uint32_t)x * 73856093u) ^ ((uint32_t)y * 19349663u)) & mask;
+/* Cells are numbered row-major over the bounds and folded into the table: nearby cells land in
+ * nearby buckets, so a walk over spatially sorted movers stays in cache (a scattering hash made
+ * every insert and query a cache miss). */
+static inline uint32_t grid_hash(const world_grid *g, int32_t x, int32_t y) {
+    return ((uint32_t)y * g->row + (uint32_t)x) & g->mask;
 }
-static inline int32_t grid_coord(float v, float inv) {
-    float f = v * inv;
-    if (f < -1e9f) return -1000000000;
-    if (f > 1e9f) return 1000000000;
-    return ifloor(f);
+static inline int32_t grid_coord(float v, float origin, float inv, int32_t n) {
+    float f = (v - origin) * inv;
+    if (!(f > 0.0f)) return 0;
+    if (f >= (float)n) return n - 1;
+    return (int32_t)f;
 }
 
-/* Rebuilds the grid over the movers with the given per-dense-index boxes. */
+/* Rebuilds the grid over the movers with the given per-dense-index boxes (kept by reference:
+ * the array must not change while the grid is in use). */
 static void grid_build(const world *w, world_grid *g, const aabb *boxes) {
     uint32_t n = w->mover_count;
     /* Cell: the power of two at or above the median box size, so most boxes span 1-4 cells. */
@@ -427,31 +433,40 @@ static void grid_build(const world *w, world_grid *g, const aabb *boxes) {
             break;
         }
     }
+    vec2 ext = v2_sub(w->cfg.bounds.max, w->cfg.bounds.min);
     g->cell = ldexpf(1.0f, e - 32);
-    if (g->cell < 1.0f / 64.0f) g->cell = 1.0f / 64.0f;
+    /* not finer than 1/64 unit, and at most 2^15 cells across */
+    float min_cell = wmax(1.0f / 64.0f, wmax(ext.x, ext.y) / 32768.0f);
+    while (g->cell < min_cell)
+        g->cell *= 2.0f;
     g->inv_cell = 1.0f / g->cell;
+    g->origin = w->cfg.bounds.min;
+    g->nx = (int32_t)(ext.x * g->inv_cell) + 1;
+    g->ny = (int32_t)(ext.y * g->inv_cell) + 1;
+    g->row = (uint32_t)g->nx;
     uint32_t table = 64;
     while (table < 2 * n && table < g->table_cap)
         table <<= 1;
     g->mask = table - 1;
+    g->boxes = boxes;
     memset(g->start, 0, (table + 1) * sizeof *g->start);
     g->big_count = 0;
     uint64_t items = 0;
     for (uint32_t i = 0; i < n; i++) {
         aabb b = boxes[i];
-        uint32_t slot = w->movers[i].slot;
-        g->boxes[slot] = b;
-        int32_t x0 = grid_coord(b.min.x, g->inv_cell), x1 = grid_coord(b.max.x, g->inv_cell);
-        int32_t y0 = grid_coord(b.min.y, g->inv_cell), y1 = grid_coord(b.max.y, g->inv_cell);
+        int32_t x0 = grid_coord(b.min.x, g->origin.x, g->inv_cell, g->nx);
+        int32_t x1 = grid_coord(b.max.x, g->origin.x, g->inv_cell, g->nx);
+        int32_t y0 = grid_coord(b.min.y, g->origin.y, g->inv_cell, g->ny);
+        int32_t y1 = grid_coord(b.max.y, g->origin.y, g->inv_cell, g->ny);
         uint64_t cells = (uint64_t)(x1 - x0 + 1) * (uint64_t)(y1 - y0 + 1);
         if (cells > WORLD_GRID_MAX_CELLS_PER_ITEM || items + cells > g->item_cap) {
-            g->big[g->big_count++] = slot;
+            g->big[g->big_count++] = i;
             continue;
         }
         items += cells;
         for (int32_t y = y0; y <= y1; y++)
             for (int32_t x = x0; x <= x1; x++)
-                g->start[grid_hash(x, y, g->mask)]++;
+                g->start[grid_hash(g, x, y)]++;
     }
     uint32_t acc = 0;
     for (uint32_t h = 0; h <= table; h++) {
@@ -462,17 +477,18 @@ static void grid_build(const world *w, world_grid *g, const aabb *boxes) {
     /* fill: start[h] runs up to the bucket end; shifted back below */
     uint32_t big_i = 0;
     for (uint32_t i = 0; i < n; i++) {
-        uint32_t slot = w->movers[i].slot;
-        if (big_i < g->big_count && g->big[big_i] == slot) {
+        if (big_i < g->big_count && g->big[big_i] == i) {
             big_i++;
             continue;
         }
         aabb b = boxes[i];
-        int32_t x0 = grid_coord(b.min.x, g->inv_cell), x1 = grid_coord(b.max.x, g->inv_cell);
-        int32_t y0 = grid_coord(b.min.y, g->inv_cell), y1 = grid_coord(b.max.y, g->inv_cell);
+        int32_t x0 = grid_coord(b.min.x, g->origin.x, g->inv_cell, g->nx);
+        int32_t x1 = grid_coord(b.max.x, g->origin.x, g->inv_cell, g->nx);
+        int32_t y0 = grid_coord(b.min.y, g->origin.y, g->inv_cell, g->ny);
+        int32_t y1 = grid_coord(b.max.y, g->origin.y, g->inv_cell, g->ny);
         for (int32_t y = y0; y <= y1; y++)
             for (int32_t x = x0; x <= x1; x++)
-                g->items[g->start[grid_hash(x, y, g->mask)]++] = slot;
+                g->items[g->start[grid_hash(g, x, y)]++] = i;
     }
     for (uint32_t h = table; h > 0; h--)
         g->start[h] = g->start[h - 1];
@@ -481,44 +497,47 @@ static void grid_build(const world *w, world_grid *g, const aabb *boxes) {
     g->unindexed_count = 0;
 }
 
-/* Calls visit(slot) once for every indexed slot whose build box overlaps box (inclusive), and for
- * every big or unindexed slot (the visitor checks those itself). */
-typedef bool (*slot_visit_fn)(const world *w, uint32_t slot, void *ctx);
-static void grid_query(const world *w, const world_grid *g, aabb box, slot_visit_fn visit,
+/* Calls visit(index) once for every indexed mover whose build box overlaps box (inclusive), and
+ * for every big or unindexed mover (the visitor checks those itself). Indices are dense mover
+ * indices, valid until a despawn or the next step (both invalidate the grid). */
+typedef bool (*mover_visit_fn)(const world *w, uint32_t index, void *ctx);
+static void grid_query(const world *w, const world_grid *g, aabb box, mover_visit_fn visit,
                        void *ctx) {
-    int32_t x0 = grid_coord(box.min.x, g->inv_cell), x1 = grid_coord(box.max.x, g->inv_cell);
-    int32_t y0 = grid_coord(box.min.y, g->inv_cell), y1 = grid_coord(box.max.y, g->inv_cell);
+    int32_t x0 = grid_coord(box.min.x, g->origin.x, g->inv_cell, g->nx);
+    int32_t x1 = grid_coord(box.max.x, g->origin.x, g->inv_cell, g->nx);
+    int32_t y0 = grid_coord(box.min.y, g->origin.y, g->inv_cell, g->ny);
+    int32_t y1 = grid_coord(box.max.y, g->origin.y, g->inv_cell, g->ny);
     int64_t cells = (int64_t)(x1 - x0 + 1) * (int64_t)(y1 - y0 + 1);
     if (cells > (int64_t)g->mask + 1) {
         /* Bigger than the table: every bucket once, dedupe by the first overlapping cell. */
         for (uint32_t h = 0; h <= g->mask; h++)
             for (uint32_t i = g->start[h]; i < g->start[h + 1]; i++) {
-                uint32_t slot = g->items[i];
-                const aabb *b = &g->boxes[slot];
+                uint32_t item = g->items[i];
+                const aabb *b = &g->boxes[item];
                 if (b->min.x > box.max.x || box.min.x > b->max.x || b->min.y > box.max.y ||
                     box.min.y > b->max.y)
                     continue;
-                int32_t fx = grid_coord(wmax(b->min.x, box.min.x), g->inv_cell);
-                int32_t fy = grid_coord(wmax(b->min.y, box.min.y), g->inv_cell);
-                if (grid_hash(fx, fy, g->mask) != h) continue;
+                int32_t fx = grid_coord(wmax(b->min.x, box.min.x), g->origin.x, g->inv_cell, g->nx);
+                int32_t fy = grid_coord(wmax(b->min.y, box.min.y), g->origin.y, g->inv_cell, g->ny);
+                if (grid_hash(g, fx, fy) != h) continue;
                 /* several cells of one box may share a bucket: visiting twice is harmless */
-                if (!visit(w, slot, ctx)) return;
+                if (!visit(w, item, ctx)) return;
             }
     } else {
         for (int32_t y = y0; y <= y1; y++)
             for (int32_t x = x0; x <= x1; x++) {
-                uint32_t h = grid_hash(x, y, g->mask);
+                uint32_t h = grid_hash(g, x, y);
                 for (uint32_t i = g->start[h]; i < g->start[h + 1]; i++) {
-                    uint32_t slot = g->items[i];
-                    const aabb *b = &g->boxes[slot];
+                    uint32_t item = g->items[i];
+                    const aabb *b = &g->boxes[item];
                     if (b->min.x > box.max.x || box.min.x > b->max.x || b->min.y > box.max.y ||
                         box.min.y > b->max.y)
                         continue;
-                    /* visit from the first cell both boxes share: once per slot */
-                    int32_t fx = grid_coord(b->min.x, g->inv_cell);
-                    int32_t fy = grid_coord(b->min.y, g->inv_cell);
+                    /* visit from the first cell both boxes share: once per mover */
+                    int32_t fx = grid_coord(b->min.x, g->origin.x, g->inv_cell, g->nx);
+                    int32_t fy = grid_coord(b->min.y, g->origin.y, g->inv_cell, g->ny);
                     if ((fx > x0 ? fx : x0) != x || (fy > y0 ? fy : y0) != y) continue;
-                    if (!visit(w, slot, ctx)) return;
+                    if (!visit(w, item, ctx)) return;
                 }
             }
     }
@@ -624,11 +643,10 @@ world *world_create(const world_config *cfg_in) {
         g->start = world_alloc(w, g->table_cap + 1, sizeof *g->start);
         g->items = world_alloc(w, g->item_cap, sizeof *g->items);
         g->big = world_alloc(w, cap, sizeof *g->big);
-        g->boxes = world_alloc(w, cap, sizeof *g->boxes);
         g->unindexed = world_alloc(w, cap, sizeof *g->unindexed);
         w->cache->result_cap = 4 * cap;
         w->cache->results = world_alloc(w, w->cache->result_cap, sizeof *w->cache->results);
-        ok = g->start && g->items && g->big && g->boxes && g->unindexed && w->cache->results;
+        ok = g->start && g->items && g->big && g->unindexed && w->cache->results;
     }
     /* Static grid levels: finest cell = cell_size, or the power of two from 1 up that keeps the
      * finest level within 4 cells per body slot; then doubling up to twice the largest shape. */
@@ -683,7 +701,6 @@ void world_destroy(world *w) {
         free(g->start);
         free(g->items);
         free(g->big);
-        free(g->boxes);
         free(g->unindexed);
         free(w->cache->results);
         free(w->cache);
@@ -775,7 +792,7 @@ world_status world_spawn(world *w, world_body_kind kind, const geom_shape *shape
         s->index = i;
         world_grid *g = &w->cache->grid;
         if (g->valid && g->unindexed_count < w->capacity)
-            g->unindexed[g->unindexed_count++] = slot;
+            g->unindexed[g->unindexed_count++] = i;
         else
             g->valid = false; /* rebuilt by the next query that needs it */
     }
@@ -803,6 +820,7 @@ world_status world_despawn(world *w, world_body_id id) {
     } else {
         uint32_t i = s->index, last = w->mover_count - 1;
         ref = w->movers[i].shape;
+        w->cache->grid.valid = false; /* dense indices change: rebuilt by the next query */
         if (i != last) {
             w->movers[i] = w->movers[last];
             w->slots[w->movers[i].slot].index = i;
@@ -852,6 +870,7 @@ world_status world_set_intent(world *w, world_body_id id, vec2 velocity, uint32_
 typedef struct mover_candidate {
     body_view view; /* shape and start position */
     vec2 d;         /* its first-pass displacement this tick */
+    uint32_t index; /* dense index */
 } mover_candidate;
 
 /* A static near a short sweep, copied so the slide's iterations loop over a small array. */
@@ -974,13 +993,10 @@ typedef struct cand_ctx {
     uint32_t overflow;    /* not kept */
 } cand_ctx;
 
-static bool cand_visit(const world *w, uint32_t slot, void *vctx) {
+static bool cand_visit(const world *w, uint32_t i, void *vctx) {
     cand_ctx *c = vctx;
-    if (slot == c->self) return true;
-    const world_slot *s = &w->slots[slot];
-    if (s->kind != WORLD_BODY_MOVING) return true;
-    uint32_t i = s->index;
-    if (!aabb_overlaps(aabb_inflate(w->path[i], WORLD_QUERY_MARGIN), c->box)) return true;
+    if (i == c->self_index) return true;
+    if (!aabb_overlaps(w->path[i], c->box)) return true;
     if (c->count == WORLD_MAX_MOVER_CANDIDATES) {
         c->overflow++;
         return true;
@@ -995,6 +1011,7 @@ static bool cand_visit(const world *w, uint32_t slot, void *vctx) {
         c->out[c->count].view = mover_view(m, w->p0[i]);
         c->out[c->count].d = w->d1[i];
     }
+    c->out[c->count].index = i;
     c->count++;
     return true;
 }
@@ -1045,13 +1062,10 @@ typedef struct pair_ctx {
 } pair_ctx;
 
 /* Collects mover pairs whose boxes (grown by a margin) overlap, each pair once. */
-static bool pair_collect(const world *cw, uint32_t slot, void *vctx) {
+static bool pair_collect(const world *cw, uint32_t bi, void *vctx) {
     pair_ctx *c = vctx;
     world *w = c->w;
     (void)cw;
-    const world_slot *s = &w->slots[slot];
-    if (s->kind != WORLD_BODY_MOVING) return true;
-    uint32_t bi = s->index;
     if (bi == c->ai) return true;
     /* first pass: every pair from its lower index; later: pairs of pushed bodies, once */
     if (c->all ? ((w->pushed[bi] & WORLD_PUSHED_NOW) && bi < c->ai) : bi < c->ai) return true;
@@ -1086,12 +1100,21 @@ static bool pair_push(world *w, uint32_t ai, uint32_t bi) {
 static void grid_note_moved(const world *w, world_grid *g, uint32_t i) {
     const world_mover *m = &w->movers[i];
     if (w->pushed[i] & WORLD_PUSHED_ESCAPED) return;
-    aabb now = box_at(m->position, m->lo, m->hi), then = g->boxes[m->slot];
+    aabb now = box_at(m->position, m->lo, m->hi), then = g->boxes[i];
     if (now.min.x >= then.min.x && now.min.y >= then.min.y && now.max.x <= then.max.x &&
         now.max.y <= then.max.y)
         return;
     w->pushed[i] |= WORLD_PUSHED_ESCAPED;
-    g->unindexed[g->unindexed_count++] = m->slot;
+    g->unindexed[g->unindexed_count++] = i;
+}
+
+/* Many bodies off the grid make every query walk the unindexed list: rebuild it instead, over
+ * where the bodies are now (pairs are kept as indices, so they stay valid). */
+static void grid_refresh(world *w, world_grid *g) {
+    if (g->unindexed_count <= WORLD_MAX_UNINDEXED) return;
+    grid_build_current(w, WORLD_PUSH_ALLOWANCE);
+    for (uint32_t i = 0; i < w->mover_count; i++)
+        w->pushed[i] &= (uint8_t)~WORLD_PUSHED_ESCAPED;
 }
 
 static void separate(world *w) {
@@ -1108,16 +1131,28 @@ static void separate(world *w) {
     }
     if (!w->movers_collide || w->cfg.separation_passes == 0) return;
     world_grid *g = &w->cache->grid;
-    /* A grid over where the bodies are now, each grown by the allowance pushes may use up. */
-    grid_build_current(w, WORLD_PUSH_ALLOWANCE);
+    if (!g->valid) return; /* fewer than two movers: no pairs */
+    /* The pairs come from the mover pass (paths that came near), on its grid of path boxes. A
+     * body that ended outside its path box (the redone slide, a push out of a static) goes on
+     * the unindexed list and looks for its pairs now. Then each pass pushes its pairs apart
+     * (Gauss-Seidel, in pair order: deterministic) and the next pass looks again around the
+     * bodies it pushed. */
     memset(w->pushed, 0, w->mover_count);
-    /* All near pairs once; then each pass pushes its pairs apart (Gauss-Seidel, in pair order:
-     * deterministic) and the next pass looks again around the bodies it pushed. */
-    w->pair_count = 0;
+    uint32_t escaped = 0;
     for (uint32_t i = 0; i < w->mover_count; i++) {
+        grid_note_moved(w, g, i);
+        if (w->pushed[i] & WORLD_PUSHED_ESCAPED) w->pushed[i] |= WORLD_PUSHED_NOW, escaped++;
+    }
+    if (g->unindexed_count > WORLD_MAX_UNINDEXED) {
+        grid_build_current(w, WORLD_PUSH_ALLOWANCE);
+        for (uint32_t i = 0; i < w->mover_count; i++)
+            w->pushed[i] &= (uint8_t)~WORLD_PUSHED_ESCAPED;
+    }
+    for (uint32_t i = 0; escaped && i < w->mover_count; i++) {
+        if (!(w->pushed[i] & WORLD_PUSHED_NOW)) continue;
         const world_mover *m = &w->movers[i];
         pair_ctx c = {w, i, aabb_inflate(box_at(m->position, m->lo, m->hi), WORLD_PAIR_MARGIN),
-                      false};
+                      true};
         grid_query(w, g, c.box, pair_collect, &c);
     }
     for (int pass = 0; pass < w->cfg.separation_passes && w->pair_count > 0; pass++) {
@@ -1134,6 +1169,7 @@ static void separate(world *w) {
             grid_note_moved(w, g, b);
         }
         if (!pushed) break;
+        grid_refresh(w, g);
         if (last) {
             /* Out of passes with pushes still happening: what overlaps now is pinned (between
              * statics, directly or through other bodies). Leave it, and report it (I3). */
@@ -1233,18 +1269,37 @@ void world_step(world *w) {
         vec2 p = m->position;
         w->p0[i] = p;
         vec2 end = slide(w, i, p, v2_scale(m->intent, dt), NULL, 0, &w->path[i]);
+        /* grown so the small moves of the mover and discrete passes stay inside it */
+        w->path[i] = aabb_inflate(w->path[i], WORLD_PUSH_ALLOWANCE);
         w->d1[i] = v2_sub(end, p);
         w->p2[i] = end;
     }
     /* 2b: movers whose paths meet redo their slide with the others moving (relative motion). */
     if (w->movers_collide && n > 1) {
         grid_build(w, g, w->path);
+        w->pair_count = 0;
         mover_candidate cands[WORLD_MAX_MOVER_CANDIDATES];
         for (uint32_t i = 0; i < n; i++) {
-            cand_ctx c = {
-                w, w->movers[i].slot, i, aabb_inflate(w->path[i], WORLD_QUERY_MARGIN), cands, 0, 0};
+            cand_ctx c = {w, w->movers[i].slot, i, w->path[i], cands, 0, 0};
             grid_query(w, g, c.box, cand_visit, &c);
             if (c.count == 0) continue;
+            /* Their paths come near: the pair is one the discrete pass may have to look at (a
+             * body ends inside its path box, so pairs that end overlapped are all here). */
+            for (uint32_t k = 0; k < c.count; k++)
+                if (cands[k].index > i && w->pair_count < w->capacity) {
+                    w->pairs[w->pair_count][0] = i;
+                    w->pairs[w->pair_count][1] = cands[k].index;
+                    w->pair_count++;
+                }
+            /* Redo the slide only if one of them is actually in the way of the first-pass
+             * motion (a chord test: the first-pass path is short or nearly straight). */
+            body_view a = mover_view(&w->movers[i], w->p0[i]);
+            bool in_way = false;
+            for (uint32_t k = 0; k < c.count && !in_way; k++) {
+                geom_toi toi;
+                in_way = pair_sweep(w, &a, w->d1[i], &cands[k].view, cands[k].d, &toi);
+            }
+            if (!in_way) continue;
             aabb unused;
             w->p2[i] =
                 slide(w, i, w->p0[i], v2_scale(w->movers[i].intent, dt), cands, c.count, &unused);
@@ -1353,13 +1408,12 @@ static bool collect_static(const world *w, uint32_t si, void *vctx) {
     return true;
 }
 
-static bool collect_mover(const world *w, uint32_t slot, void *vctx) {
+static bool collect_mover(const world *w, uint32_t i, void *vctx) {
     collect_ctx *c = vctx;
-    const world_slot *s = &w->slots[slot];
-    if (s->kind != WORLD_BODY_MOVING) return true;
-    const world_mover *m = &w->movers[s->index];
+    if (i >= w->mover_count) return true;
+    const world_mover *m = &w->movers[i];
     if (c->count < w->cache->result_cap && aabb_overlaps(box_at(m->position, m->lo, m->hi), c->box))
-        w->cache->results[c->count++] = slot;
+        w->cache->results[c->count++] = m->slot;
     return true;
 }
 
@@ -1412,11 +1466,10 @@ static bool ray_static(const world *w, uint32_t si, void *vctx) {
     return true;
 }
 
-static bool ray_mover(const world *w, uint32_t slot, void *vctx) {
-    const world_slot *s = &w->slots[slot];
-    if (s->kind != WORLD_BODY_MOVING) return true;
-    const world_mover *m = &w->movers[s->index];
-    ray_offer(w, vctx, slot, m->shape, m->position, m->hi);
+static bool ray_mover(const world *w, uint32_t i, void *vctx) {
+    if (i >= w->mover_count) return true;
+    const world_mover *m = &w->movers[i];
+    ray_offer(w, vctx, m->slot, m->shape, m->position, m->hi);
     return true;
 }
 

@@ -70,8 +70,11 @@ typedef struct world_level {
 } world_level;
 
 /* A spatial hash over moving bodies, rebuilt from scratch (counting sort) when needed: mover
- * boxes change every tick, so rebuilding beats updating. Items are slots. */
+ * boxes change every tick, so rebuilding beats updating. Items are dense mover indices. */
 typedef struct world_grid {
+    vec2 origin;              /* bounds min: cell coordinates count from here */
+    int32_t nx, ny;           /* cells across the bounds; coordinates are clamped to them */
+    uint32_t row;             /* nx: the row stride of the cell numbering */
     float cell;               /* cell size, a power of two */
     float inv_cell;           /* 1 / cell */
     uint32_t mask;            /* table size - 1 for the current build */
@@ -81,7 +84,7 @@ typedef struct world_grid {
     uint32_t item_cap;        /* capacity of items */
     uint32_t *big;            /* slots too large for the cells, checked by every query */
     uint32_t big_count;       /* entries in big */
-    aabb *boxes;              /* per slot: the box the slot was inserted with */
+    const aabb *boxes;        /* per dense index: the boxes built from (by reference) */
     bool valid;               /* built for the current state (plus `slack` and `unindexed`) */
     uint32_t *unindexed;      /* slots of movers spawned after the build */
     uint32_t unindexed_count; /* entries in unindexed */

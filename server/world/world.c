@@ -1007,7 +1007,7 @@ static bool cand_visit(const world *w, uint32_t i, void *vctx) {
         c->out[c->count].view = mover_view(m, w->p2[i]);
         c->out[c->count].d = v2(0.0f, 0.0f);
     } else {
-        /* not yet: it moves along its first-pass displacement (relative motion) */
+        /* not yet: it moves along its expected displacement (relative motion) */
         c->out[c->count].view = mover_view(m, w->p0[i]);
         c->out[c->count].d = w->d1[i];
     }
@@ -1263,46 +1263,70 @@ void world_step(world *w) {
     g->valid = false;
     memset(w->moved_bits, 0, ((w->capacity + 63) / 64) * sizeof *w->moved_bits);
 
-    /* 1-2a: every mover against statics and bounds */
-    for (uint32_t i = 0; i < n; i++) {
-        world_mover *m = &w->movers[i];
-        vec2 p = m->position;
-        w->p0[i] = p;
-        vec2 end = slide(w, i, p, v2_scale(m->intent, dt), NULL, 0, &w->path[i]);
-        /* grown so the small moves of the mover and discrete passes stay inside it */
-        w->path[i] = aabb_inflate(w->path[i], WORLD_PUSH_ALLOWANCE);
-        w->d1[i] = v2_sub(end, p);
-        w->p2[i] = end;
-    }
-    /* 2b: movers whose paths meet redo their slide with the others moving (relative motion). */
-    if (w->movers_collide && n > 1) {
+    if (!w->movers_collide || n < 2) {
+        /* 1-2: every mover against statics and bounds */
+        for (uint32_t i = 0; i < n; i++) {
+            world_mover *m = &w->movers[i];
+            aabb unused;
+            w->p0[i] = m->position;
+            w->p2[i] = slide(w, i, m->position, v2_scale(m->intent, dt), NULL, 0, &unused);
+        }
+    } else {
+        /* 1: where each mover is expected to go. A slow one (moving less than a cell): its
+         * intent if new, else what it achieved last tick (a body pressed against a wall keeps
+         * pressing and stays put). A fast one: its slide against statics and bounds alone, so its
+         * expected path stops at walls instead of crossing the map. The grid holds each expected
+         * path's box, grown by an allowance for the small moves of the passes. */
+        float cell = w->levels[0].cell;
+        for (uint32_t i = 0; i < n; i++) {
+            const world_mover *m = &w->movers[i];
+            vec2 want = v2_scale(m->intent, dt);
+            aabb box = box_at(m->position, m->lo, m->hi);
+            w->p0[i] = m->position;
+            if (wmax(fabsf(want.x), fabsf(want.y)) > cell) {
+                w->p2[i] = slide(w, i, m->position, want, NULL, 0, &w->path[i]);
+                w->d1[i] = v2_sub(w->p2[i], m->position);
+            } else {
+                w->d1[i] = m->applied_seq != m->pending_seq ? want : v2_scale(m->velocity, dt);
+                w->path[i] = aabb_union(aabb_sweep(box, want), aabb_sweep(box, w->d1[i]));
+            }
+            w->path[i] = aabb_inflate(w->path[i], WORLD_PUSH_ALLOWANCE);
+        }
         grid_build(w, g, w->path);
+        /* 2: one collide-and-slide per mover, in order, against statics, bounds and the movers
+         * near its path: those already moved stand where they ended, the others move along their
+         * expected displacement (relative motion: head-on bodies meet in the middle, I7). A fast
+         * mover keeps its static-only slide unless a neighbour is in the way of it. */
         w->pair_count = 0;
         mover_candidate cands[WORLD_MAX_MOVER_CANDIDATES];
         for (uint32_t i = 0; i < n; i++) {
-            cand_ctx c = {w, w->movers[i].slot, i, w->path[i], cands, 0, 0};
+            const world_mover *m = &w->movers[i];
+            vec2 want = v2_scale(m->intent, dt);
+            bool fast = wmax(fabsf(want.x), fabsf(want.y)) > cell;
+            aabb reach = fast ? w->path[i]
+                              : aabb_inflate(aabb_sweep(box_at(m->position, m->lo, m->hi), want),
+                                             WORLD_QUERY_MARGIN);
+            cand_ctx c = {w, m->slot, i, reach, cands, 0, 0};
             grid_query(w, g, c.box, cand_visit, &c);
-            if (c.count == 0) continue;
-            /* Their paths come near: the pair is one the discrete pass may have to look at (a
-             * body ends inside its path box, so pairs that end overlapped are all here). */
+            /* the pairs the discrete pass may have to look at */
             for (uint32_t k = 0; k < c.count; k++)
                 if (cands[k].index > i && w->pair_count < w->capacity) {
                     w->pairs[w->pair_count][0] = i;
                     w->pairs[w->pair_count][1] = cands[k].index;
                     w->pair_count++;
                 }
-            /* Redo the slide only if one of them is actually in the way of the first-pass
-             * motion (a chord test: the first-pass path is short or nearly straight). */
-            body_view a = mover_view(&w->movers[i], w->p0[i]);
-            bool in_way = false;
-            for (uint32_t k = 0; k < c.count && !in_way; k++) {
-                geom_toi toi;
-                in_way = pair_sweep(w, &a, w->d1[i], &cands[k].view, cands[k].d, &toi);
+            if (fast) {
+                /* a chord test along the static-only path: the path is nearly straight */
+                body_view a = mover_view(m, m->position);
+                bool in_way = false;
+                for (uint32_t k = 0; k < c.count && !in_way; k++) {
+                    geom_toi toi;
+                    in_way = pair_sweep(w, &a, w->d1[i], &cands[k].view, cands[k].d, &toi);
+                }
+                if (!in_way) continue; /* p2 already holds the static-only slide */
             }
-            if (!in_way) continue;
             aabb unused;
-            w->p2[i] =
-                slide(w, i, w->p0[i], v2_scale(w->movers[i].intent, dt), cands, c.count, &unused);
+            w->p2[i] = slide(w, i, m->position, want, cands, c.count, &unused);
         }
     }
     for (uint32_t i = 0; i < n; i++)

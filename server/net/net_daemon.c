@@ -11,12 +11,14 @@
 #include "net_log.h"
 #include "net_session.h"
 
-#define NET_READ_CHUNK 65536u          /* one shared read buffer, handed to every read */
-#define NET_MAX_CATCHUP_STEPS 4u       /* world steps one late tick may run; the rest are skipped */
-#define NET_DRAIN_TIMEOUT_MS 3000u     /* clients that do not drain by then are cut */
-#define NET_MAX_HTTP_CONNS 32u         /* concurrent /metrics and /healthz requests */
-#define NET_HTTP_TIMEOUT_US 5000000u   /* an HTTP request must arrive within this */
-#define NET_OUT_KEEP_CAP (64u * 1024u) /* output buffers above this are released when empty */
+#define NET_READ_CHUNK 65536u        /* one shared read buffer, handed to every read */
+#define NET_MAX_CATCHUP_STEPS 4u     /* world steps one late tick may run; the rest are skipped */
+#define NET_DRAIN_TIMEOUT_MS 3000u   /* clients that do not drain by then are cut */
+#define NET_MAX_HTTP_CONNS 32u       /* concurrent /metrics and /healthz requests */
+#define NET_HTTP_TIMEOUT_US 5000000u /* an HTTP request must arrive within this */
+#define NET_OUT_KEEP_CAP                                                                           \
+    (16u * 1024u) /* empty output buffers above this are released: a burst must not pin memory on  \
+                     thousands of idle clients */
 /* Kernel send buffer per game socket. Left to autotuning it grows to megabytes (tcp_wmem), which
  * for a client that stops reading means seconds of stale snapshots queued where our byte count
  * cannot see them, and the slow-reader limits would only act once megabytes sit in the kernel.

@@ -56,7 +56,8 @@ void net_log(net_log_level level, const char *event, uint32_t client, const char
 }
 
 void net_log_kv(net_log_level level, const char *event, const char *kv, const char *fmt, ...) {
-    if (!net_log_enabled(level)) return;
+    /* Not filtered by level: tools read these lines (event=listening gives the bound ports even
+     * under --log-level warn). */
     char msg[512];
     va_list ap;
     va_start(ap, fmt);

@@ -19,8 +19,9 @@ __attribute__((format(printf, 5, 6)))
 void net_log(net_log_level level, const char *event, uint32_t client, const char *addr,
              const char *fmt, ...);
 
-/* Like net_log, with preformatted `key=value` pairs (kv, no quoting applied) placed before msg:
- * for lines tools parse, such as event=listening with game_port= and http_port=. */
+/* Like net_log, with preformatted `key=value` pairs (kv, no quoting applied) placed before msg,
+ * and written whatever the log level: for lines tools parse, such as event=listening with
+ * game_port= and http_port=. */
 #if defined(__GNUC__)
 __attribute__((format(printf, 4, 5)))
 #endif

@@ -1080,7 +1080,11 @@ int cc_load_main(int argc, char **argv) {
         fail_ptrs[i] = failures[i];
         printf("FAIL: %s\n", failures[i]);
     }
-    printf("%s\n", n_fail ? "result: FAIL" : "result: PASS");
+    bool gated = opts.thresholds.has_p99 || opts.thresholds.has_errors ||
+                 opts.thresholds.has_disconnects || opts.check;
+    printf("%s\n", n_fail  ? "result: FAIL"
+                   : gated ? "result: PASS"
+                           : "result: PASS (no --max-* threshold was set)");
     fflush(stdout);
     int exit_code = n_fail ? CC_EXIT_FAIL : CC_EXIT_OK;
     if (opts.json_path && !cc_report_json(opts.json_path, &meta, total, fail_ptrs, n_fail)) {

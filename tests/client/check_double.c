@@ -5,8 +5,12 @@
  * and the client's own body jumping straight through the static between consecutive ticks); in
  * --mode good the same scene without them, so the test shows the checker can pass as well.
  *
- * Usage: check_double --mode bad|good. Prints "port=N" on stdout once listening on 127.0.0.1,
- * serves one connection, exits when it closes (or after 30 s). */
+ * A spectator's SetView starts the same stream as a spawn does, so `watch --check` is tested too.
+ * In --mode oversize it answers Hello with nothing but a length prefix declaring a 1 GiB frame:
+ * the client must refuse it from the prefix alone.
+ *
+ * Usage: check_double --mode bad|good|oversize. Prints "port=N" on stdout once listening on
+ * 127.0.0.1, serves one connection, exits when it closes (or after 30 s). */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -94,8 +98,9 @@ static uint64_t now_ms(void) {
 int main(int argc, char **argv) {
     bool bad = argc == 3 && strcmp(argv[1], "--mode") == 0 && strcmp(argv[2], "bad") == 0;
     bool good = argc == 3 && strcmp(argv[1], "--mode") == 0 && strcmp(argv[2], "good") == 0;
-    if (!bad && !good) {
-        fprintf(stderr, "usage: check_double --mode bad|good\n");
+    bool oversize = argc == 3 && strcmp(argv[1], "--mode") == 0 && strcmp(argv[2], "oversize") == 0;
+    if (!bad && !good && !oversize) {
+        fprintf(stderr, "usage: check_double --mode bad|good|oversize\n");
         return 2;
     }
     int ls = socket(AF_INET, SOCK_STREAM, 0);
@@ -155,6 +160,11 @@ int main(int argc, char **argv) {
                 Collide__V1__Vec2 at = COLLIDE__V1__VEC2__INIT;
                 switch (cm->msg_case) {
                 case COLLIDE__V1__CLIENT_MESSAGE__MSG_HELLO:
+                    if (oversize) {
+                        const uint8_t gib[5] = {0x80, 0x80, 0x80, 0x80, 0x04}; /* 1 << 30 */
+                        if (write(client_fd, gib, sizeof gib) != (ssize_t)sizeof gib) return 1;
+                        break;
+                    }
                     lo.x = lo.y = -50.0f;
                     hi.x = hi.y = 50.0f;
                     w.client_id = CLIENT_ID;
@@ -176,6 +186,9 @@ int main(int argc, char **argv) {
                     r.msg_case = COLLIDE__V1__SERVER_MESSAGE__MSG_SPAWNED;
                     r.spawned = &sp;
                     send_msg(&r);
+                    spawned = true;
+                    break;
+                case COLLIDE__V1__CLIENT_MESSAGE__MSG_SET_VIEW:
                     spawned = true;
                     break;
                 case COLLIDE__V1__CLIENT_MESSAGE__MSG_MOVE:

@@ -97,8 +97,8 @@ def load_json(client, port, *extra):
 
 def case_load_live(a):
     with Daemon(a.daemon) as d:
-        r, j = load_json(a.client, d.port, "--clients", "20", "--ramp", "0.5s", "--duration", "3s",
-                         "--rate", "30", "--drain", "10s", "--check")
+        r, j = load_json(a.client, d.port, "--clients", "20", "--threads", "2", "--ramp", "0.5s",
+                         "--duration", "3s", "--rate", "30", "--drain", "10s", "--check")
     check(r.returncode == 0, "a short load run passes")
     check(j is not None and j["pass"], "the JSON report was written and says pass")
     check(j["clients_spawned"] == 20 and j["disconnects"] == 0, "all 20 clients spawned, none lost")
@@ -214,12 +214,14 @@ def case_usage(a):
           and "ECONNREFUSED" in r.stdout, "all clients refused: exit 1 with the reason")
 
 
-def double_run(a, mode):
+def double_run(a, mode, *command):
     p = subprocess.Popen([a.double, "--mode", mode], stdout=subprocess.PIPE, text=True)
     try:
         port = int(p.stdout.readline().strip().split("=")[1])
-        r = run([a.client, "load", "--port", str(port), "--clients", "1", "--ramp", "0",
-                 "--duration", "1s", "--check", "--drain", "5s"])
+        if not command:
+            command = ("load", "--clients", "1", "--ramp", "0", "--duration", "1s", "--check",
+                       "--drain", "5s")
+        r = run([a.client, *command, "--port", str(port)])
     finally:
         p.wait(timeout=TIMEOUT)
     return r
@@ -237,6 +239,21 @@ def case_check_double(a):
     r = double_run(a, "good")
     check(r.returncode == 0 and "overlap_static=0 overlap_moving=0 tunnel=0" in r.stdout,
           "the same scene without the faults passes")
+    r = double_run(a, "bad", "watch", "--check", "--count", "5")
+    check(r.returncode == 1 and "VIOLATION tunnel: body 1 vs body 100" in r.stdout
+          and "VIOLATION overlap_moving" in r.stdout, "watch --check reports the same faults")
+    r = double_run(a, "good", "watch", "--check", "--count", "5")
+    check(r.returncode == 0 and "VIOLATION" not in r.stdout, "watch --check passes a good stream")
+
+
+def case_oversize(a):
+    r = double_run(a, "oversize", "ping", "--timeout-ms", "20000")
+    check(r.returncode == 1 and "frame_too_large" in r.stderr,
+          "ping refuses a frame declared larger than --max-frame, from its prefix")
+    r = double_run(a, "oversize", "load", "--clients", "1", "--ramp", "0", "--duration", "1s",
+                   "--max-disconnects", "0")
+    check(r.returncode == 1 and '"frame_too_large"=1' in r.stdout,
+          "load reports the refused frame as the disconnect reason")
 
 
 def main():

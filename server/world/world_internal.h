@@ -98,13 +98,14 @@ typedef struct world_cache {
 } world_cache;
 
 struct world {
-    world_config cfg;    /* validated configuration */
-    float dt;            /* 1 / tick_rate_hz */
-    uint32_t capacity;   /* max bodies */
-    uint32_t gen_bits;   /* id = slot << gen_bits | gen */
-    uint32_t gen_max;    /* largest generation */
-    uint64_t tick;       /* steps so far */
-    bool movers_collide; /* movers block each other (default true) */
+    world_config cfg;           /* validated configuration */
+    float dt;                   /* 1 / tick_rate_hz */
+    uint32_t capacity;          /* max bodies */
+    uint32_t gen_bits;          /* id = slot << gen_bits | gen */
+    uint32_t gen_max;           /* largest generation */
+    uint64_t tick;              /* steps so far */
+    bool static_checks_pending; /* a spawned mover still needs its push out of statics */
+    bool movers_collide;        /* movers block each other (default true) */
 
     world_slot *slots;    /* capacity */
     uint32_t *free_slots; /* LIFO stack of free slots */

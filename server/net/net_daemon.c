@@ -264,7 +264,12 @@ static void on_tick(uv_timer_t *t) {
     uv_update_time(&d->loop);
     now = uv_hrtime();
     uint64_t wait_ns = d->next_tick_ns > now ? d->next_tick_ns - now : 0;
-    uv_timer_start(t, on_tick, (wait_ns + 999999u) / 1000000u, 0);
+    uint64_t wait_ms = (wait_ns + 999999u) / 1000000u;
+    /* Never 0: libuv 1.44 runs a timer re-armed with timeout 0 again inside the same timer phase,
+     * so a loop that is behind would tick back to back and never reach I/O or the flush (every
+     * client starved of snapshots while the ticks counted on). One millisecond lets the loop
+     * poll and write between late ticks; the schedule (next_tick_ns) keeps the rate. */
+    uv_timer_start(t, on_tick, wait_ms ? wait_ms : 1u, 0);
 }
 
 /* ---- HTTP --------------------------------------------------------------------------------------

@@ -149,8 +149,16 @@ int cc_resolve(const char *host, uint16_t port, struct sockaddr_storage *out) {
     snprintf(service, sizeof service, "%u", (unsigned)port);
     rc = uv_getaddrinfo(&loop, &req, NULL, host, service, &hints); /* synchronous without cb */
     if (rc == 0) {
+        /* IPv4 first: "localhost" often resolves to ::1 first, while the daemon's default bind
+         * (0.0.0.0) listens on IPv4 only. */
+        const struct addrinfo *pick = req.addrinfo;
+        for (const struct addrinfo *ai = req.addrinfo; ai; ai = ai->ai_next)
+            if (ai->ai_family == AF_INET) {
+                pick = ai;
+                break;
+            }
         memset(out, 0, sizeof *out);
-        memcpy(out, req.addrinfo->ai_addr, req.addrinfo->ai_addrlen);
+        memcpy(out, pick->ai_addr, pick->ai_addrlen);
         uv_freeaddrinfo(req.addrinfo);
     }
     uv_loop_close(&loop);

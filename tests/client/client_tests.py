@@ -98,19 +98,20 @@ def load_json(client, port, *extra):
 def case_load_live(a):
     with Daemon(a.daemon) as d:
         r, j = load_json(a.client, d.port, "--clients", "20", "--threads", "2", "--ramp", "0.5s",
-                         "--duration", "3s", "--rate", "30", "--drain", "10s", "--check")
+                         "--duration", "3s", "--rate", "30", "--drain", "20s", "--check",
+                         "--stall-timeout", "60s")
     check(r.returncode == 0, "a short load run passes")
     check(j is not None and j["pass"], "the JSON report was written and says pass")
     check(j["clients_spawned"] == 20 and j["disconnects"] == 0, "all 20 clients spawned, none lost")
     ack = j["latency"]["intent_to_ack"]
     check(ack["count"] > 0, "intent-to-ack latency was measured")
-    check(0 < ack["p50_ms"] <= ack["p99_ms"] <= ack["max_ms"] < 5000,
-          "intent-to-ack latency is above zero and below the stall timeout (5 s)")
+    check(0 < ack["p50_ms"] <= ack["p99_ms"] <= ack["max_ms"] < 60000,
+          "intent-to-ack latency is above zero and below the stall timeout (60 s)")
     it = j["intents"]
     check(it["scheduled"] > 20 * 30 and it["acked"] == it["scheduled"] and it["unacked"] == 0,
           "every scheduled intent was acknowledged by a snapshot (%d of %d)"
           % (it["acked"], it["scheduled"]))
-    check(j["pings"]["pongs"] > 0 and 0 < j["latency"]["ping_rtt"]["p50_ms"] < 5000,
+    check(j["pings"]["pongs"] > 0 and 0 < j["latency"]["ping_rtt"]["p50_ms"] < 60000,
           "pings were answered with a plausible rtt")
     check(j["snapshots"]["per_client_per_s"] > 1, "snapshots arrived continuously")
     check(j["errors"]["total"] == 0, "no protocol errors")
@@ -138,7 +139,12 @@ def case_disconnects(a):
         p = subprocess.Popen([a.client, "load", "--port", str(d.port), "--clients", "10",
                               "--ramp", "0.2", "--duration", "20s", "--max-disconnects", "0"],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(2.0)
+        # Wait (without a timing assumption) until every client has joined, then stop the daemon.
+        deadline = time.time() + TIMEOUT
+        while sum("event=client_hello" in line for line in list(d.log)) < 10:
+            check(time.time() < deadline and p.poll() is None, "all 10 clients joined")
+            time.sleep(0.05)
+        time.sleep(0.5)
         d.stop()  # SIGTERM: the daemon says Goodbye to everyone and closes
         out, err = p.communicate(timeout=TIMEOUT)
         sys.stdout.write(out + err)
@@ -219,8 +225,8 @@ def double_run(a, mode, *command):
     try:
         port = int(p.stdout.readline().strip().split("=")[1])
         if not command:
-            command = ("load", "--clients", "1", "--ramp", "0", "--duration", "1s", "--check",
-                       "--drain", "5s")
+            command = ("load", "--clients", "1", "--ramp", "0", "--duration", "2s", "--check",
+                       "--drain", "20s", "--stall-timeout", "60s")
         r = run([a.client, *command, "--port", str(port)])
     finally:
         p.wait(timeout=TIMEOUT)

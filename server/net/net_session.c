@@ -733,63 +733,22 @@ static size_t collect_view(net_server *srv, net_client *c) {
 
 /* Packs one BodyState as a length-delimited field 2 of Snapshot into srv->snap, if it fits in
  * budget bytes. Stack-built message: no allocation. */
-static size_t raw_varint(uint8_t *out, uint64_t v) {
-    size_t n = 0;
-    while (v >= 0x80u) {
-        out[n++] = (uint8_t)(v | 0x80u);
-        v >>= 7;
-    }
-    out[n++] = (uint8_t)v;
-    return n;
-}
-
-static size_t raw_float(uint8_t *out, uint8_t tag, float f) {
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    out[0] = tag;
-    for (int i = 0; i < 4; i++)
-        out[1 + i] = (uint8_t)(u >> (8 * i)); /* fixed32 is little-endian */
-    return 5;
-}
-
-/* A Vec2 as a length-delimited field; zero components are left out, as proto3 (and protobuf-c)
- * does. */
-static size_t raw_vec2_field(uint8_t *out, uint8_t tag, vec2 v) {
-    size_t n = 2;
-    if (v.x != 0.0f) n += raw_float(out + n, 0x0d, v.x);
-    if (v.y != 0.0f) n += raw_float(out + n, 0x15, v.y);
-    out[0] = tag;
-    out[1] = (uint8_t)(n - 2);
-    return n;
-}
-
-static bool encode_body(net_server *srv, world_body_id id, bool is_new, size_t budget,
+static bool encode_body(net_server *srv, const net_view_item *it, bool is_new, size_t budget,
                         uint64_t *changed_tick) {
-    world_body_info info;
-    if (!world_body_get(srv->world, id, &info)) return false;
     if (!is_new) {
-        /* Deltas are the hot path (every moving body in view, every tick, for every client), so
-         * they are encoded by hand: the same bytes protobuf-c writes for these four fields,
-         * without its descriptor walk (a third of the snapshot time, docs/perf/net.md). The
-         * unit tests decode them with protobuf-c. */
-        uint8_t tmp[48];
-        size_t n = 0;
-        tmp[n++] = 0x08; /* id */
-        n += raw_varint(tmp + n, id);
-        n += raw_vec2_field(tmp + n, 0x12, info.position);
-        n += raw_vec2_field(tmp + n, 0x1a, info.velocity);
-        if (info.last_input_seq) {
-            tmp[n++] = 0x20;
-            n += raw_varint(tmp + n, info.last_input_seq);
-        }
-        if (1 + varint_size(n) + n > budget) return false;
+        /* The hot path: the delta was encoded once for this tick by net_view_rebuild. */
+        size_t n = it->delta_len;
+        if (n == 0 || 1 + varint_size(n) + n > budget) return false;
         srv->snap.data[srv->snap.len++] = 0x12; /* Snapshot.bodies */
         put_varint(&srv->snap, n);
-        memcpy(srv->snap.data + srv->snap.len, tmp, n);
+        memcpy(srv->snap.data + srv->snap.len, it->delta, n);
         srv->snap.len += n;
-        *changed_tick = info.changed_tick;
+        *changed_tick = it->changed_tick;
         return true;
     }
+    world_body_id id = it->id;
+    world_body_info info;
+    if (!world_body_get(srv->world, id, &info)) return false;
     Collide__V1__Vec2 pos = pb_vec2(info.position), vel = pb_vec2(info.velocity);
     Collide__V1__BodyState bs = COLLIDE__V1__BODY_STATE__INIT;
     bs.id = id;
@@ -885,7 +844,7 @@ void net_session_snapshot(net_server *srv, net_client *c) {
         e->stamp = pass;
         bool is_new = e->sent_tick == 0;
         if ((is_new || it->changed_tick > e->sent_tick) && npending < srv->scratch_cap) {
-            srv->pending[npending].id = it->id;
+            srv->pending[npending].item = it;
             srv->pending[npending].is_new = is_new;
             srv->pending[npending].entry = e;
             npending++;
@@ -922,7 +881,7 @@ void net_session_snapshot(net_server *srv, net_client *c) {
         size_t used = s->len - (1 + varint_size(tick));
         uint64_t changed_tick = 0;
         if (used >= body_budget) break;
-        if (!encode_body(srv, srv->pending[i].id, srv->pending[i].is_new, body_budget - used,
+        if (!encode_body(srv, srv->pending[i].item, srv->pending[i].is_new, body_budget - used,
                          &changed_tick))
             continue;
         net_known_entry *e = srv->pending[i].entry;

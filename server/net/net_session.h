@@ -84,9 +84,9 @@ typedef struct net_client {
 } net_client;
 
 typedef struct net_pending_body {
-    world_body_id id;       /* in view and new or changed */
-    bool is_new;            /* send shape, kind and owner */
-    net_known_entry *entry; /* its known-set entry (stable: the set was reserved first) */
+    const net_view_item *item; /* in view and new or changed */
+    bool is_new;               /* send shape, kind and owner */
+    net_known_entry *entry;    /* its known-set entry (stable: the set was reserved first) */
 } net_pending_body;
 
 typedef struct net_server {

@@ -11,6 +11,50 @@ static int32_t cell_coord(float x, float origin, float inv_cell, int32_t n) {
     return (int32_t)f;
 }
 
+static size_t raw_varint(uint8_t *out, uint64_t v) {
+    size_t n = 0;
+    while (v >= 0x80u) {
+        out[n++] = (uint8_t)(v | 0x80u);
+        v >>= 7;
+    }
+    out[n++] = (uint8_t)v;
+    return n;
+}
+
+static size_t raw_float(uint8_t *out, uint8_t tag, float f) {
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    out[0] = tag;
+    for (int i = 0; i < 4; i++)
+        out[1 + i] = (uint8_t)(u >> (8 * i)); /* fixed32 is little-endian */
+    return 5;
+}
+
+/* A Vec2 as a length-delimited field; zero components are left out, as proto3 does. */
+static size_t raw_vec2_field(uint8_t *out, uint8_t tag, vec2 v) {
+    size_t n = 2;
+    if (v.x != 0.0f) n += raw_float(out + n, 0x0d, v.x);
+    if (v.y != 0.0f) n += raw_float(out + n, 0x15, v.y);
+    out[0] = tag;
+    out[1] = (uint8_t)(n - 2);
+    return n;
+}
+
+/* Hand-encoded: the same bytes protobuf-c writes for these four fields of BodyState, without its
+ * descriptor walk; the unit tests decode them with protobuf-c. */
+size_t net_view_encode_delta(const world_body_info *info, uint8_t *out) {
+    size_t n = 0;
+    out[n++] = 0x08; /* id */
+    n += raw_varint(out + n, info->id);
+    n += raw_vec2_field(out + n, 0x12, info->position);
+    n += raw_vec2_field(out + n, 0x1a, info->velocity);
+    if (info->last_input_seq) {
+        out[n++] = 0x20;
+        n += raw_varint(out + n, info->last_input_seq);
+    }
+    return n;
+}
+
 static bool grow_u32(uint32_t **arr, uint32_t *cap, uint32_t need) {
     if (need <= *cap) return true;
     uint32_t n = *cap ? *cap : 64u;
@@ -96,6 +140,9 @@ static bool grid_build(net_view_index *v, net_view_grid *g, const world *w,
         cell_range(v, info.bounds, &x0, &y0, &x1, &y1);
         g->bodies[bi].cx = x0;
         g->bodies[bi].cy = y0;
+        g->bodies[bi].delta_len = info.kind == WORLD_BODY_MOVING
+                                      ? (uint8_t)net_view_encode_delta(&info, g->bodies[bi].delta)
+                                      : 0;
         uint64_t cells = (uint64_t)(x1 - x0 + 1) * (uint64_t)(y1 - y0 + 1);
         if (cells > NET_VIEW_BIG_CELLS) {
             if (!grow_u32(&g->big, &g->big_cap, g->big_count + 1u)) return false;

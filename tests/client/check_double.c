@@ -1,8 +1,9 @@
-/* A test double for the server side of one test only: `load --check` must catch a wrong snapshot
- * stream, which the real daemon (rightly) never sends. It speaks just enough protocol v1 for one
- * load client: Welcome, Spawned, Pong, and snapshots that ack the intents. In --mode bad the
- * stream holds three planted violations (two moving boxes overlapping, a box sunk into a static,
- * and the client's own body jumping straight through the static between consecutive ticks); in
+/* A test double for the server side, only where the real daemon cannot serve: `--check` must catch
+ * a wrong snapshot stream, which the real daemon (rightly) never sends. It speaks just enough
+ * protocol v1 for one load client: Welcome, Spawned, Pong, and snapshots that ack the intents. In
+ * --mode bad the stream holds three planted violations (two moving boxes overlapping, a box sunk
+ * into a static, and the client's own body jumping straight through the static between consecutive
+ * ticks); in
  * --mode good the same scene without them, so the test shows the checker can pass as well.
  *
  * A spectator's SetView starts the same stream as a spawn does, so `watch --check` is tested too.

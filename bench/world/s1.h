@@ -38,6 +38,13 @@ static inline double s1_now_ms(void) {
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+static inline double s1_min(double a, double b) { return a < b ? a : b; }
+static inline double s1_max(double a, double b) { return a > b ? a : b; }
+static inline int s1_floor(double v) {
+    int i = (int)v;
+    return i - (v < (double)i);
+}
+
 static inline int s1_cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
@@ -88,7 +95,7 @@ typedef struct s1_plain {
 static inline double s1_box_sweep(double ax0, double ay0, double ax1, double ay1, double dx,
                                   double dy, double bx0, double by0, double bx1, double by1,
                                   double *nx, double *ny) {
-    double px = fmin(ax1 - bx0, bx1 - ax0), py = fmin(ay1 - by0, by1 - ay0);
+    double px = s1_min(ax1 - bx0, bx1 - ax0), py = s1_min(ay1 - by0, by1 - ay0);
     if (px > -1e-5 && py > -1e-5) {
         double mx = 0, my = 0;
         if (px <= py)

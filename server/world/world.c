@@ -253,6 +253,13 @@ static int level_for_size(const world *w, float size) {
     return l;
 }
 
+/* The levels that hold statics: the loops skip the empty ones without looking. */
+static void update_active_levels(world *w) {
+    w->active_level_count = 0;
+    for (int l = 0; l < w->level_count; l++)
+        if (w->levels[l].count) w->active_levels[w->active_level_count++] = l;
+}
+
 static void static_link(world *w, uint32_t index) {
     world_static *s = &w->statics[index];
     vec2 size = v2_sub(s->box.max, s->box.min);
@@ -270,7 +277,8 @@ static void static_link(world *w, uint32_t index) {
     s->level = (uint32_t)l;
     s->next = lv->heads[cell];
     lv->heads[cell] = (int32_t)index;
-    lv->count++;
+    lv->occupied[cell >> 6] |= 1ull << (cell & 63);
+    if (lv->count++ == 0) update_active_levels(w);
 }
 
 /* Replaces the link that points at `from` with `to` (-1 unlinks when to == next). */
@@ -280,19 +288,20 @@ static void static_relink(world *w, uint32_t from, int32_t to) {
     vec2 o = w->cfg.bounds.min;
     int32_t hx = level_cell(s->box.min.x, o.x, lv->inv_cell, lv->nx);
     int32_t hy = level_cell(s->box.min.y, o.y, lv->inv_cell, lv->ny);
-    int32_t *link = &lv->heads[hy * lv->nx + hx];
+    int32_t cell = hy * lv->nx + hx;
+    int32_t *link = &lv->heads[cell];
     while (*link != (int32_t)from)
         link = &w->statics[*link].next;
     *link = to;
+    if (lv->heads[cell] < 0) lv->occupied[cell >> 6] &= ~(1ull << (cell & 63));
 }
 
 /* Calls visit for every static whose AABB overlaps box (inclusive of touching), each once. */
 typedef bool (*static_visit_fn)(const world *w, uint32_t index, void *ctx);
 static void static_query(const world *w, aabb box, static_visit_fn visit, void *ctx) {
     vec2 o = w->cfg.bounds.min;
-    for (int l = 0; l < w->level_count; l++) {
-        const world_level *lv = &w->levels[l];
-        if (!lv->count) continue;
+    for (int al = 0; al < w->active_level_count; al++) {
+        const world_level *lv = &w->levels[w->active_levels[al]];
         int32_t x0 = level_cell(box.min.x, o.x, lv->inv_cell, lv->nx) - lv->extra;
         int32_t y0 = level_cell(box.min.y, o.y, lv->inv_cell, lv->ny) - lv->extra;
         int32_t x1 = level_cell(box.max.x, o.x, lv->inv_cell, lv->nx);
@@ -335,9 +344,8 @@ static void sweep_statics(const world *w, const body_view *a, aabb box, vec2 r, 
     /* The filter is the whole sweep's box, not the chunk's: a static is tested from its one home
      * cell, which may lie in an earlier chunk than the part of the path it reaches. */
     aabb swept = aabb_inflate(aabb_sweep(box, r), WORLD_QUERY_MARGIN);
-    for (int l = 0; l < w->level_count; l++) {
-        const world_level *lv = &w->levels[l];
-        if (!lv->count) continue;
+    for (int al = 0; al < w->active_level_count; al++) {
+        const world_level *lv = &w->levels[w->active_levels[al]];
         float chunks_f = len * lv->inv_cell;
         int32_t chunks = chunks_f <= 1.0f ? 1 : chunks_f > 1e6f ? 1000000 : iceil(chunks_f);
         float inv_chunks = 1.0f / (float)chunks;
@@ -683,6 +691,11 @@ world *world_create(const world_config *cfg_in) {
             break;
         }
         memset(lv->heads, 0xff, (size_t)(nx * ny) * sizeof *lv->heads);
+        lv->occupied = world_alloc(w, ((size_t)(nx * ny) + 63) / 64, sizeof *lv->occupied);
+        if (!lv->occupied) {
+            ok = false;
+            break;
+        }
         if (cell >= 2.0f * cfg.max_shape_size || (lv->nx <= 2 && lv->ny <= 2)) break;
         cell *= 2.0f;
     }
@@ -701,8 +714,10 @@ world *world_create(const world_config *cfg_in) {
 
 void world_destroy(world *w) {
     if (!w) return;
-    for (int l = 0; l < w->level_count; l++)
+    for (int l = 0; l < w->level_count; l++) {
         free(w->levels[l].heads);
+        free(w->levels[l].occupied);
+    }
     if (w->cache) {
         world_grid *g = &w->cache->grid;
         free(g->start);
@@ -817,7 +832,7 @@ world_status world_despawn(world *w, world_body_id id) {
         uint32_t i = s->index, last = w->static_count - 1;
         ref = w->statics[i].shape;
         static_relink(w, i, w->statics[i].next);
-        w->levels[w->statics[i].level].count--;
+        if (--w->levels[w->statics[i].level].count == 0) update_active_levels(w);
         if (i != last) {
             /* move the last static into the hole, fixing the link that pointed at it */
             static_relink(w, last, (int32_t)i);
@@ -893,9 +908,8 @@ typedef struct near_static {
 static int gather_statics(const world *w, aabb region, near_static *out) {
     vec2 o = w->cfg.bounds.min;
     int n = 0;
-    for (int l = 0; l < w->level_count; l++) {
-        const world_level *lv = &w->levels[l];
-        if (!lv->count) continue;
+    for (int al = 0; al < w->active_level_count; al++) {
+        const world_level *lv = &w->levels[w->active_levels[al]];
         int32_t x0 = level_cell(region.min.x, o.x, lv->inv_cell, lv->nx) - lv->extra;
         int32_t y0 = level_cell(region.min.y, o.y, lv->inv_cell, lv->ny) - lv->extra;
         int32_t x1 = level_cell(region.max.x, o.x, lv->inv_cell, lv->nx);
@@ -904,7 +918,9 @@ static int gather_statics(const world *w, aabb region, near_static *out) {
         if (y0 < 0) y0 = 0;
         for (int32_t cy = y0; cy <= y1; cy++) {
             const int32_t *row = &lv->heads[cy * lv->nx];
-            for (int32_t cx = x0; cx <= x1; cx++)
+            for (int32_t cx = x0; cx <= x1; cx++) {
+                uint32_t cell = (uint32_t)(cy * lv->nx + cx);
+                if (!(lv->occupied[cell >> 6] >> (cell & 63) & 1u)) continue; /* most cells */
                 for (int32_t s = row[cx]; s >= 0;) {
                     const world_static *st = &w->statics[s];
                     int32_t index = s;
@@ -916,6 +932,7 @@ static int gather_statics(const world *w, aabb region, near_static *out) {
                     out[n].is_box = ref_kind(st->shape) == GEOM_SHAPE_BOX;
                     n++;
                 }
+            }
         }
     }
     return n;

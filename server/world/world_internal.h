@@ -61,12 +61,13 @@ typedef struct world_mover {
  * (the one holding its AABB's min corner) of the level whose cell is at least its size, so a
  * query reaches `extra` cells further on the min side instead of storing the static many times. */
 typedef struct world_level {
-    float cell;     /* cell size */
-    float inv_cell; /* 1 / cell */
-    int32_t nx, ny; /* cells per axis */
-    int32_t extra;  /* how many cells past its home cell a static of this level reaches */
-    uint32_t count; /* statics in this level */
-    int32_t *heads; /* nx*ny heads of the cell lists, -1 when empty */
+    float cell;         /* cell size */
+    float inv_cell;     /* 1 / cell */
+    int32_t nx, ny;     /* cells per axis */
+    int32_t extra;      /* how many cells past its home cell a static of this level reaches */
+    uint32_t count;     /* statics in this level */
+    int32_t *heads;     /* nx*ny heads of the cell lists, -1 when empty */
+    uint64_t *occupied; /* a bit per cell: its list is not empty (small: stays in cache) */
 } world_level;
 
 /* A spatial hash over moving bodies, rebuilt from scratch (counting sort) when needed: mover
@@ -123,6 +124,8 @@ struct world {
 
     world_level levels[WORLD_MAX_LEVELS]; /* static grid levels, finest first */
     int level_count;                      /* levels in use */
+    int active_levels[WORLD_MAX_LEVELS];  /* levels holding statics, finest first */
+    int active_level_count;               /* entries in active_levels */
 
     /* per-step scratch, indexed by dense mover index */
     vec2 *p0;   /* position at the start of the step */

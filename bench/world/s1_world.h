@@ -1,0 +1,117 @@
+/* Scene S1 through the product's world: build, run, check. Shared by the benchmark programs so
+ * every ratio is measured against the same code in the same process. */
+#ifndef COLLIDE_BENCH_S1_WORLD_H
+#define COLLIDE_BENCH_S1_WORLD_H
+
+#include "s1.h"
+#include "world.h"
+
+/* ---- the product ---------------------------------------------------------------------------- */
+
+typedef struct s1_world {
+    world *w;                        /* the world */
+    world_body_id movers[S1_MOVERS]; /* mover ids in creation order */
+} s1_world;
+
+static world_config s1_config(uint32_t capacity) {
+    world_config cfg;
+    world_config_default(&cfg);
+    cfg.bounds = aabb_make(v2(0, 0), v2(S1_MAP, S1_MAP));
+    cfg.max_bodies = capacity;
+    cfg.cell_size = 1.0f;
+    cfg.max_speed = 1000.0f;
+    return cfg;
+}
+
+static world *s1_world_build(const s1_layout *l, uint32_t capacity, world_body_id *movers) {
+    world_config cfg = s1_config(capacity);
+    world *w = world_create(&cfg);
+    geom_shape tile, mover;
+    if (!w || geom_make_box(v2(0.5f, 0.5f), &tile) || geom_make_box(v2(0.4f, 0.4f), &mover))
+        return NULL;
+    for (int y = 0; y < S1_MAP; y++)
+        for (int x = 0; x < S1_MAP; x++)
+            if (l->solid[y * S1_MAP + x] &&
+                world_spawn(w, WORLD_BODY_STATIC, &tile, v2((float)x + 0.5f, (float)y + 0.5f), 0,
+                            NULL, NULL) != WORLD_OK)
+                return NULL;
+    for (int i = 0; movers && i < S1_MOVERS; i++)
+        if (world_spawn(w, WORLD_BODY_MOVING, &mover,
+                        v2((float)l->start_cell[i][0] + 0.5f, (float)l->start_cell[i][1] + 0.5f), 1,
+                        &movers[i], NULL) != WORLD_OK)
+            return NULL;
+    return w;
+}
+
+/* Invariant counters by brute force over each mover's neighbourhood, through the public API. */
+static void s1_world_check(const s1_world *s, int *overlaps, int *outside) {
+    *overlaps = *outside = 0;
+    world_body_id near[64];
+    for (int i = 0; i < S1_MOVERS; i++) {
+        world_body_info info, si;
+        geom_shape ms, ss;
+        world_body_get(s->w, s->movers[i], &info);
+        world_body_shape(s->w, s->movers[i], &ms);
+        if (!aabb_contains(aabb_make(v2(0, 0), v2(S1_MAP, S1_MAP)), info.bounds)) (*outside)++;
+        size_t n = world_query_aabb(s->w, aabb_inflate(info.bounds, 0.02f), 1u << WORLD_BODY_STATIC,
+                                    near, 64);
+        for (size_t k = 0; k < n && k < 64; k++) {
+            world_body_get(s->w, near[k], &si);
+            world_body_shape(s->w, near[k], &ss);
+            geom_contact c;
+            if (geom_overlap(&ms, info.position, &ss, si.position, &c) && c.depth > 0.01f) {
+                (*overlaps)++;
+                break;
+            }
+        }
+    }
+}
+
+static size_t s1_world_bytes(const s1_layout *l, uint32_t capacity) {
+    world *w = s1_world_build(l, capacity, NULL);
+    world_stats st;
+    world_get_stats(w, &st);
+    world_destroy(w);
+    return st.bytes;
+}
+
+static s1_result run_world(const s1_layout *l, float speed, int movers_collide, int ticks,
+                           world_stats *stats) {
+    s1_result r = {0, 0, 0, 0};
+    s1_world *s = calloc(1, sizeof *s);
+    double *times = calloc((size_t)ticks, sizeof *times);
+    if (!s || !times || !(s->w = s1_world_build(l, S1_STATICS + S1_MOVERS, s->movers))) {
+        fprintf(stderr, "S1: setup failed\n");
+        exit(1);
+    }
+    world_set_mover_collisions(s->w, movers_collide != 0);
+    s1_rng rng;
+    s1_layout again;
+    s1_make_layout(&again, &rng); /* the intents continue the layout's draws */
+    uint32_t seq = 0;
+    for (int k = 0; k < S1_WARMUP + ticks; k++) {
+        if (k % 60 == 0) {
+            seq++;
+            for (int i = 0; i < S1_MOVERS; i++) {
+                double a = s1_unit(&rng) * 2.0 * S1_PI;
+                world_set_intent(s->w, s->movers[i],
+                                 v2((float)(speed * cos(a)), (float)(speed * sin(a))), seq);
+            }
+        }
+        double t0 = s1_now_ms();
+        world_step(s->w);
+        double t1 = s1_now_ms();
+        if (k >= S1_WARMUP) times[k - S1_WARMUP] = t1 - t0;
+    }
+    s1_world_check(s, &r.overlaps, &r.outside);
+    qsort(times, (size_t)ticks, sizeof *times, s1_cmp_double);
+    r.median_ms = times[ticks / 2];
+    r.min_ms = times[0];
+    world_get_stats(s->w, stats);
+    world_destroy(s->w);
+    free(times);
+    free(s);
+    return r;
+}
+
+#endif

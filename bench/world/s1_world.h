@@ -13,7 +13,7 @@ typedef struct s1_world {
     world_body_id movers[S1_MOVERS]; /* mover ids in creation order */
 } s1_world;
 
-static world_config s1_config(uint32_t capacity) {
+static inline world_config s1_config(uint32_t capacity) {
     world_config cfg;
     world_config_default(&cfg);
     cfg.bounds = aabb_make(v2(0, 0), v2(S1_MAP, S1_MAP));
@@ -23,7 +23,7 @@ static world_config s1_config(uint32_t capacity) {
     return cfg;
 }
 
-static world *s1_world_build(const s1_layout *l, uint32_t capacity, world_body_id *movers) {
+static inline world *s1_world_build(const s1_layout *l, uint32_t capacity, world_body_id *movers) {
     world_config cfg = s1_config(capacity);
     world *w = world_create(&cfg);
     geom_shape tile, mover;
@@ -44,7 +44,7 @@ static world *s1_world_build(const s1_layout *l, uint32_t capacity, world_body_i
 }
 
 /* Invariant counters by brute force over each mover's neighbourhood, through the public API. */
-static void s1_world_check(const s1_world *s, int *overlaps, int *outside) {
+static inline void s1_world_check(const s1_world *s, int *overlaps, int *outside) {
     *overlaps = *outside = 0;
     world_body_id near[64];
     for (int i = 0; i < S1_MOVERS; i++) {
@@ -67,7 +67,7 @@ static void s1_world_check(const s1_world *s, int *overlaps, int *outside) {
     }
 }
 
-static size_t s1_world_bytes(const s1_layout *l, uint32_t capacity) {
+static inline size_t s1_world_bytes(const s1_layout *l, uint32_t capacity) {
     world *w = s1_world_build(l, capacity, NULL);
     world_stats st;
     world_get_stats(w, &st);
@@ -75,8 +75,8 @@ static size_t s1_world_bytes(const s1_layout *l, uint32_t capacity) {
     return st.bytes;
 }
 
-static s1_result run_world(const s1_layout *l, float speed, int movers_collide, int ticks,
-                           world_stats *stats) {
+static inline s1_result run_world(const s1_layout *l, float speed, int movers_collide, int ticks,
+                                  world_stats *stats) {
     s1_result r = {0, 0, 0, 0};
     s1_world *s = calloc(1, sizeof *s);
     double *times = calloc((size_t)ticks, sizeof *times);

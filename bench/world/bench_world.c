@@ -48,9 +48,9 @@ int main(int argc, char **argv) {
     static s1_layout layout;
     s1_rng rng;
     if (s1_make_layout(&layout, &rng) != 0) return 1;
-    /* memory: a statics-only world (the map), and what 10,000 more body slots cost */
-    size_t map_bytes = s1_world_bytes(&layout, S1_STATICS);
-    size_t full_bytes = s1_world_bytes(&layout, S1_STATICS + S1_MOVERS);
+    /* memory: the map alone (room for one mover), and what room for 10,000 movers adds */
+    size_t map_bytes = s1_world_bytes(&layout, S1_STATICS + 1, 1);
+    size_t full_bytes = s1_world_bytes(&layout, S1_STATICS + S1_MOVERS, S1_MOVERS);
     char mem[160];
     snprintf(mem, sizeof mem, ",\"bytes_per_static\":%.1f,\"bytes_per_mover\":%.1f",
              (double)map_bytes / S1_STATICS, (double)(full_bytes - map_bytes) / S1_MOVERS);

@@ -13,18 +13,20 @@ typedef struct s1_world {
     world_body_id movers[S1_MOVERS]; /* mover ids in creation order */
 } s1_world;
 
-static inline world_config s1_config(uint32_t capacity) {
+static inline world_config s1_config(uint32_t capacity, uint32_t max_moving) {
     world_config cfg;
     world_config_default(&cfg);
     cfg.bounds = aabb_make(v2(0, 0), v2(S1_MAP, S1_MAP));
     cfg.max_bodies = capacity;
+    cfg.max_moving_bodies = max_moving;
     cfg.cell_size = 1.0f;
     cfg.max_speed = 1000.0f;
     return cfg;
 }
 
-static inline world *s1_world_build(const s1_layout *l, uint32_t capacity, world_body_id *movers) {
-    world_config cfg = s1_config(capacity);
+static inline world *s1_world_build(const s1_layout *l, uint32_t capacity, uint32_t max_moving,
+                                    world_body_id *movers) {
+    world_config cfg = s1_config(capacity, max_moving);
     world *w = world_create(&cfg);
     geom_shape tile, mover;
     if (!w || geom_make_box(v2(0.5f, 0.5f), &tile) || geom_make_box(v2(0.4f, 0.4f), &mover))
@@ -67,8 +69,8 @@ static inline void s1_world_check(const s1_world *s, int *overlaps, int *outside
     }
 }
 
-static inline size_t s1_world_bytes(const s1_layout *l, uint32_t capacity) {
-    world *w = s1_world_build(l, capacity, NULL);
+static inline size_t s1_world_bytes(const s1_layout *l, uint32_t capacity, uint32_t max_moving) {
+    world *w = s1_world_build(l, capacity, max_moving, NULL);
     world_stats st;
     world_get_stats(w, &st);
     world_destroy(w);
@@ -80,7 +82,7 @@ static inline s1_result run_world(const s1_layout *l, float speed, int movers_co
     s1_result r = {0, 0, 0, 0};
     s1_world *s = calloc(1, sizeof *s);
     double *times = calloc((size_t)ticks, sizeof *times);
-    if (!s || !times || !(s->w = s1_world_build(l, S1_STATICS + S1_MOVERS, s->movers))) {
+    if (!s || !times || !(s->w = s1_world_build(l, S1_STATICS + S1_MOVERS, S1_MOVERS, s->movers))) {
         fprintf(stderr, "S1: setup failed\n");
         exit(1);
     }

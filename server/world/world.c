@@ -1,7 +1,7 @@
 /* world: bodies, the static grid, the mover grid, the tick (COLLISION.md), change tracking.
  *
  * Layout, and why:
- *   - Statics are stored once, compactly (40 bytes), in a multi-level grid: a static lives in the
+ *   - Statics are stored once, compactly (44 bytes), in a multi-level grid: a static lives in the
  *     one cell holding its AABB min corner, at the level whose cells are at least its size. A
  *     query reaches back `extra` cells on the min side. No per-cell entry pool to run out of, and
  *     a 1x1 tile on a cell-1 grid costs one list link.
@@ -65,6 +65,7 @@ void world_config_default(world_config *cfg) {
     cfg->slide_iterations = 4;
     cfg->separation_passes = 8;
     cfg->max_shape_size = 1000.0f;
+    cfg->max_moving_bodies = 0;
 }
 
 /* ---- small helpers ------------------------------------------------------------------------ */
@@ -621,29 +622,33 @@ world *world_create(const world_config *cfg_in) {
     uint32_t cap = w->capacity;
     /* Polygons need a pool entry; boxes and circles do not. A quarter of the bodies, at least 64.
      */
-    w->poly_cap = cap / 4 < 64 ? 64 : cap / 4;
+    /* Movers may be fewer than the bodies (a map of statics): their arrays are sized apart. */
+    uint32_t mcap =
+        cfg.max_moving_bodies == 0 || cfg.max_moving_bodies > cap ? cap : cfg.max_moving_bodies;
+    w->mover_cap = mcap;
+    w->poly_cap = cap / 16 < 256 ? 256 : cap / 16;
     w->slots = world_alloc(w, cap, sizeof *w->slots);
     w->free_slots = world_alloc(w, cap, sizeof *w->free_slots);
     w->statics = world_alloc(w, cap, sizeof *w->statics);
-    w->movers = world_alloc(w, cap, sizeof *w->movers);
+    w->movers = world_alloc(w, mcap, sizeof *w->movers);
     w->polys = world_alloc(w, w->poly_cap, sizeof *w->polys);
     w->free_polys = world_alloc(w, w->poly_cap, sizeof *w->free_polys);
-    w->p0 = world_alloc(w, cap, sizeof *w->p0);
-    w->d1 = world_alloc(w, cap, sizeof *w->d1);
-    w->path = world_alloc(w, cap, sizeof *w->path);
-    w->p2 = world_alloc(w, cap, sizeof *w->p2);
+    w->p0 = world_alloc(w, mcap, sizeof *w->p0);
+    w->d1 = world_alloc(w, mcap, sizeof *w->d1);
+    w->path = world_alloc(w, mcap, sizeof *w->path);
+    w->p2 = world_alloc(w, mcap, sizeof *w->p2);
     size_t words = (cap + 63) / 64;
     w->moved_bits = world_alloc(w, words, sizeof *w->moved_bits);
     w->spawn_bits = world_alloc(w, words, sizeof *w->spawn_bits);
-    w->moved = world_alloc(w, cap, sizeof *w->moved);
+    w->moved = world_alloc(w, mcap, sizeof *w->moved);
     w->spawned = world_alloc(w, cap, sizeof *w->spawned);
     w->despawned = world_alloc(w, cap, sizeof *w->despawned);
     w->pending_despawned = world_alloc(w, cap, sizeof *w->pending_despawned);
     w->pending_spawned = world_alloc(w, cap, sizeof *w->pending_spawned);
     w->cache = world_alloc(w, 1, sizeof *w->cache);
-    w->pairs = world_alloc(w, cap, sizeof *w->pairs);
-    w->pushed = world_alloc(w, cap, sizeof *w->pushed);
-    w->sort_tile_cap = cap + 1024;
+    w->pairs = world_alloc(w, mcap, sizeof *w->pairs);
+    w->pushed = world_alloc(w, mcap, sizeof *w->pushed);
+    w->sort_tile_cap = mcap + 1024;
     w->sort_counts = world_alloc(w, w->sort_tile_cap + 1, sizeof *w->sort_counts);
     bool ok = w->slots && w->free_slots && w->statics && w->movers && w->polys && w->free_polys &&
               w->p0 && w->d1 && w->path && w->p2 && w->moved_bits && w->spawn_bits && w->moved &&
@@ -652,14 +657,14 @@ world *world_create(const world_config *cfg_in) {
     if (ok) {
         world_grid *g = &w->cache->grid;
         g->table_cap = 64;
-        while (g->table_cap < 2 * cap)
+        while (g->table_cap < 2 * mcap)
             g->table_cap <<= 1;
-        g->item_cap = 8 * cap + 1024;
+        g->item_cap = 4 * mcap + 1024;
         g->start = world_alloc(w, g->table_cap + 1, sizeof *g->start);
         g->items = world_alloc(w, g->item_cap, sizeof *g->items);
-        g->big = world_alloc(w, cap, sizeof *g->big);
-        g->unindexed = world_alloc(w, cap, sizeof *g->unindexed);
-        w->cache->result_cap = 4 * cap;
+        g->big = world_alloc(w, mcap, sizeof *g->big);
+        g->unindexed = world_alloc(w, mcap, sizeof *g->unindexed);
+        w->cache->result_cap = cap + 2 * mcap;
         w->cache->results = world_alloc(w, w->cache->result_cap, sizeof *w->cache->results);
         ok = g->start && g->items && g->big && g->unindexed && w->cache->results;
     }
@@ -776,6 +781,7 @@ world_status world_spawn(world *w, world_body_kind kind, const geom_shape *shape
     aabb box = aabb_translate(local, position);
     if (!aabb_contains(w->cfg.bounds, box)) return WORLD_ERR_OUT_OF_BOUNDS;
     if (w->free_count == 0) return WORLD_ERR_FULL;
+    if (kind == WORLD_BODY_MOVING && w->mover_count == w->mover_cap) return WORLD_ERR_FULL;
     uint32_t ref = (uint32_t)shape->kind << WORLD_REF_KIND_SHIFT;
     if (shape->kind == GEOM_SHAPE_POLYGON) {
         if (w->free_poly_count == 0) return WORLD_ERR_FULL;
@@ -796,7 +802,7 @@ world_status world_spawn(world *w, world_body_kind kind, const geom_shape *shape
         st->position = position;
         st->slot = slot;
         st->shape = ref;
-        st->spawn_tick = w->tick + 1;
+        st->spawn_tick = w->tick + 1 < UINT32_MAX ? (uint32_t)(w->tick + 1) : UINT32_MAX;
         s->index = i;
         static_link(w, i);
     } else {
@@ -814,7 +820,7 @@ world_status world_spawn(world *w, world_body_kind kind, const geom_shape *shape
         m->changed_tick = w->tick + 1;
         s->index = i;
         world_grid *g = &w->cache->grid;
-        if (g->valid && g->unindexed_count < w->capacity)
+        if (g->valid && g->unindexed_count < w->mover_cap)
             g->unindexed[g->unindexed_count++] = i;
         else
             g->valid = false; /* rebuilt by the next query that needs it */
@@ -1099,7 +1105,7 @@ static bool pair_collect(const world *cw, uint32_t bi, void *vctx) {
     if (c->all ? ((w->pushed[bi] & WORLD_PUSHED_NOW) && bi < c->ai) : bi < c->ai) return true;
     const world_mover *b = &w->movers[bi];
     if (!aabb_overlaps(box_at(b->position, b->lo, b->hi), c->box)) return true;
-    if (w->pair_count == w->capacity) return false; /* the rest waits for the next tick */
+    if (w->pair_count == w->mover_cap) return false; /* the rest waits for the next tick */
     w->pairs[w->pair_count][0] = c->ai;
     w->pairs[w->pair_count][1] = bi;
     w->pair_count++;
@@ -1365,7 +1371,7 @@ void world_step(world *w) {
             grid_query(w, g, c.box, cand_visit, &c);
             /* the pairs the discrete pass may have to look at */
             for (uint32_t k = 0; k < c.count; k++)
-                if (cands[k].index > i && w->pair_count < w->capacity) {
+                if (cands[k].index > i && w->pair_count < w->mover_cap) {
                     w->pairs[w->pair_count][0] = i;
                     w->pairs[w->pair_count][1] = cands[k].index;
                     w->pair_count++;

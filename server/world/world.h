@@ -43,16 +43,20 @@ typedef enum world_status {
 const char *world_status_str(world_status status);
 
 typedef struct world_config {
-    aabb bounds;           /* the world's walls */
-    float tick_rate_hz;    /* dt = 1 / tick_rate_hz; default 60 */
-    float max_speed;       /* intents are clamped to this; default 10000 */
-    uint32_t max_bodies;   /* capacity, statics included; default 65536 */
-    float cell_size;       /* broad-phase cell; 0 = chosen by the world */
-    int slide_iterations;  /* collide-and-slide passes per body per tick; default 4 */
-    int separation_passes; /* discrete overlap passes per tick; default 8 (4 left dense crowds
-                            * unresolved in the soak test; later passes only revisit pushed
-                            * bodies, so they cost little) */
-    float max_shape_size;  /* largest half extent / radius / vertex distance; default 1000 */
+    aabb bounds;                /* the world's walls */
+    float tick_rate_hz;         /* dt = 1 / tick_rate_hz; default 60 */
+    float max_speed;            /* intents are clamped to this; default 10000 */
+    uint32_t max_bodies;        /* capacity, statics included; default 65536 */
+    float cell_size;            /* broad-phase cell; 0 = chosen by the world */
+    int slide_iterations;       /* collide-and-slide passes per body per tick; default 4 */
+    int separation_passes;      /* discrete overlap passes per tick; default 8 (4 left dense crowds
+                                 * unresolved in the soak test; later passes only revisit pushed
+                                 * bodies, so they cost little) */
+    float max_shape_size;       /* largest half extent / radius / vertex distance; default 1000 */
+    uint32_t max_moving_bodies; /* of max_bodies, how many may be moving; 0 = all of them (the
+                                 * default). Sizes the per-mover arrays: a world that is mostly
+                                 * map costs less per static (added after the first draft, last
+                                 * field, so existing initialisation keeps working) */
 } world_config;
 
 /* Fills the defaults documented above, with bounds [-500,500]^2. */

@@ -8,6 +8,8 @@
 
 # ---- build stage: the project's own dependency script and CMake build --------------------------
 FROM debian:bookworm-slim AS build
+# Marks build-stage images, so scripts/container-test can prune old ones and keep the newest as cache.
+LABEL collide.stage=build
 WORKDIR /src
 # The dependency script alone first, so the package layer is reused while the sources change.
 COPY scripts/deps scripts/deps
@@ -42,7 +44,7 @@ WORKDIR /tmp
 # Healthy when the daemon answers a protocol Ping on its game port (the port and the client token
 # follow the same environment variables the daemon reads).
 HEALTHCHECK --interval=10s --timeout=5s --start-period=5s --retries=3 \
-    CMD collide-client ping --host 127.0.0.1 --port "${COLLIDE_PORT:-7777}" \
+    CMD collide-client ping --host 127.0.0.1 --port "${COLLIDE_PORT:-7777}" --timeout-ms 3000 \
         ${COLLIDE_TOKEN:+--token "$COLLIDE_TOKEN"} || exit 1
 
 # collided drains on SIGTERM (Goodbye to every client, flush, exit 0): the runtime's default

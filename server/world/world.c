@@ -655,14 +655,17 @@ world *world_create(const world_config *cfg_in) {
     w->pending_despawned = world_alloc(w, cap, sizeof *w->pending_despawned);
     w->pending_spawned = world_alloc(w, cap, sizeof *w->pending_spawned);
     w->cache = world_alloc(w, 1, sizeof *w->cache);
-    w->pairs = world_alloc(w, mcap, sizeof *w->pairs);
+    w->pair_cap = 4 * mcap;
+    w->pairs = world_alloc(w, w->pair_cap, sizeof *w->pairs);
+    w->adj = world_alloc(w, 2 * (size_t)w->pair_cap, sizeof *w->adj);
+    w->adj_start = world_alloc(w, (size_t)mcap + 1, sizeof *w->adj_start);
     w->pushed = world_alloc(w, mcap, sizeof *w->pushed);
     w->sort_tile_cap = mcap + 1024;
     w->sort_counts = world_alloc(w, w->sort_tile_cap + 1, sizeof *w->sort_counts);
     bool ok = w->slots && w->free_slots && w->statics && w->movers && w->polys && w->free_polys &&
               w->p0 && w->d1 && w->path && w->p2 && w->moved_bits && w->spawn_bits && w->moved &&
               w->spawned && w->despawned && w->pending_despawned && w->pending_spawned &&
-              w->cache && w->pairs && w->sort_counts && w->pushed;
+              w->cache && w->pairs && w->adj && w->adj_start && w->sort_counts && w->pushed;
     if (ok) {
         world_grid *g = &w->cache->grid;
         g->table_cap = 64;
@@ -759,6 +762,8 @@ void world_destroy(world *w) {
     free(w->pending_despawned);
     free(w->pending_spawned);
     free(w->pairs);
+    free(w->adj);
+    free(w->adj_start);
     free(w->sort_counts);
     free(w->pushed);
     free(w);
@@ -1114,7 +1119,7 @@ static bool pair_collect(const world *cw, uint32_t bi, void *vctx) {
     if (c->all ? ((w->pushed[bi] & WORLD_PUSHED_NOW) && bi < c->ai) : bi < c->ai) return true;
     const world_mover *b = &w->movers[bi];
     if (!aabb_overlaps(box_at(b->position, b->lo, b->hi), c->box)) return true;
-    if (w->pair_count == w->mover_cap) return false; /* the rest waits for the next tick */
+    if (w->pair_count == w->pair_cap) return false; /* the rest waits for the next tick */
     w->pairs[w->pair_count][0] = c->ai;
     w->pairs[w->pair_count][1] = bi;
     w->pair_count++;
@@ -1298,6 +1303,72 @@ static void sort_movers(world *w) {
         w->slots[w->movers[i].slot].index = i;
 }
 
+/* The mover pairs whose grid boxes overlap, from the grid itself (a self-join of each bucket,
+ * each pair taken in the bucket of the first cell both boxes share), into w->pairs, and as
+ * adjacency lists (w->adj from w->adj_start[i]) for the mover pass. Costs about one pass over
+ * the grid's items instead of a query per mover. Pairs past pair_cap are dropped: the discrete
+ * pass still separates what they leave overlapped. */
+static void grid_pairs(world *w, const world_grid *g) {
+    w->pair_count = 0;
+    for (uint32_t h = 0; h <= g->mask; h++) {
+        uint32_t end = g->start[h + 1];
+        for (uint32_t x = g->start[h]; x < end; x++) {
+            uint32_t a = g->items[x];
+            const aabb *ba = &g->boxes[a];
+            for (uint32_t y = x + 1; y < end; y++) {
+                uint32_t b = g->items[y];
+                const aabb *bb = &g->boxes[b];
+                if (a == b || ba->min.x > bb->max.x || bb->min.x > ba->max.x ||
+                    ba->min.y > bb->max.y || bb->min.y > ba->max.y)
+                    continue;
+                int32_t fx =
+                    grid_coord(wmax(ba->min.x, bb->min.x), g->origin.x, g->inv_cell, g->nx);
+                int32_t fy =
+                    grid_coord(wmax(ba->min.y, bb->min.y), g->origin.y, g->inv_cell, g->ny);
+                if (grid_hash(g, fx, fy) != h) continue;
+                if (w->pair_count == w->pair_cap) goto adjacency;
+                w->pairs[w->pair_count][0] = a < b ? a : b;
+                w->pairs[w->pair_count][1] = a < b ? b : a;
+                w->pair_count++;
+            }
+        }
+    }
+    /* big items meet everything by brute force (there are few: see WORLD_GRID_MAX_CELLS_PER_ITEM)
+     */
+    for (uint32_t k = 0; k < g->big_count; k++) {
+        uint32_t a = g->big[k];
+        for (uint32_t b = 0; b < w->mover_count; b++) {
+            if (b == a || !aabb_overlaps(g->boxes[a], g->boxes[b])) continue;
+            bool b_big = false;
+            for (uint32_t q = 0; q < g->big_count && !b_big; q++)
+                b_big = g->big[q] == b;
+            if (b_big && b < a) continue;
+            if (w->pair_count == w->pair_cap) goto adjacency;
+            w->pairs[w->pair_count][0] = a < b ? a : b;
+            w->pairs[w->pair_count][1] = a < b ? b : a;
+            w->pair_count++;
+        }
+    }
+adjacency:
+    memset(w->adj_start, 0, ((size_t)w->mover_count + 1) * sizeof *w->adj_start);
+    for (uint32_t k = 0; k < w->pair_count; k++) {
+        w->adj_start[w->pairs[k][0] + 1]++;
+        w->adj_start[w->pairs[k][1] + 1]++;
+    }
+    for (uint32_t i = 0; i < w->mover_count; i++)
+        w->adj_start[i + 1] += w->adj_start[i];
+    /* fill from the back so each list ends up in pair order (deterministic either way) */
+    for (uint32_t k = w->pair_count; k-- > 0;) {
+        uint32_t a = w->pairs[k][0], b = w->pairs[k][1];
+        w->adj[--w->adj_start[a + 1]] = b;
+        w->adj[--w->adj_start[b + 1]] = a;
+    }
+    /* adj_start[i + 1] now holds list i's start: shift down */
+    for (uint32_t i = 0; i < w->mover_count; i++)
+        w->adj_start[i] = w->adj_start[i + 1];
+    w->adj_start[w->mover_count] = 2 * w->pair_count;
+}
+
 /* Step 4 for one mover: its new position, achieved velocity, applied sequence, change bit. */
 WORLD_HOT void finish_mover(world *w, uint32_t i, vec2 start, vec2 end) {
     world_mover *m = &w->movers[i];
@@ -1367,7 +1438,7 @@ void world_step(world *w) {
          * near its path: those already moved stand where they ended, the others move along their
          * expected displacement (relative motion: head-on bodies meet in the middle, I7). A fast
          * mover keeps its static-only slide unless a neighbour is in the way of it. */
-        w->pair_count = 0;
+        grid_pairs(w, g);
         mover_candidate cands[WORLD_MAX_MOVER_CANDIDATES];
         for (uint32_t i = 0; i < n; i++) {
             const world_mover *m = &w->movers[i];
@@ -1377,14 +1448,8 @@ void world_step(world *w) {
                               : aabb_inflate(aabb_sweep(box_at(m->position, m->lo, m->hi), want),
                                              WORLD_QUERY_MARGIN);
             cand_ctx c = {w, m->slot, i, reach, cands, 0, 0};
-            grid_query(w, g, c.box, cand_visit, &c);
-            /* the pairs the discrete pass may have to look at */
-            for (uint32_t k = 0; k < c.count; k++)
-                if (cands[k].index > i && w->pair_count < w->mover_cap) {
-                    w->pairs[w->pair_count][0] = i;
-                    w->pairs[w->pair_count][1] = cands[k].index;
-                    w->pair_count++;
-                }
+            for (uint32_t k = w->adj_start[i]; k < w->adj_start[i + 1]; k++)
+                cand_visit(w, w->adj[k], &c);
             if (fast) {
                 /* a chord test along the static-only path: the path is nearly straight */
                 body_view a = mover_view(m, m->position);

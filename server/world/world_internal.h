@@ -148,8 +148,11 @@ struct world {
     size_t pending_spawned_count;     /* entries in pending_spawned */
 
     world_cache *cache;     /* mutable from const queries */
-    uint32_t (*pairs)[2];   /* discrete pass: mover pairs (dense indices), capacity entries */
+    uint32_t (*pairs)[2];   /* mover pairs (dense indices) for the mover and discrete passes */
     uint32_t pair_count;    /* entries in pairs */
+    uint32_t pair_cap;      /* capacity of pairs (4 per mover) */
+    uint32_t *adj;          /* mover pass: the pair partners of each mover, grouped by mover */
+    uint32_t *adj_start;    /* mover_cap + 1 starts into adj */
     uint8_t *pushed;        /* discrete pass: per dense index, pushed in this pass */
     uint32_t *sort_counts;  /* spatial sort of movers: tile counts */
     uint32_t sort_tile_cap; /* tiles sort_counts holds (a finer grid is not sorted) */

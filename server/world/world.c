@@ -620,6 +620,7 @@ world *world_create(const world_config *cfg_in) {
     w->bytes = sizeof *w;
     w->cfg = cfg;
     w->dt = 1.0f / cfg.tick_rate_hz;
+    w->inner_bounds = aabb_inflate(cfg.bounds, -GEOM_SKIN);
     w->capacity = cfg.max_bodies;
     w->movers_collide = true;
     uint32_t slot_bits = 1;
@@ -976,8 +977,7 @@ static vec2 slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candidate
         near_count = gather_statics(w, aabb_inflate(pbox, reach + WORLD_QUERY_MARGIN), near);
     bool a_box = ref_kind(m->shape) == GEOM_SHAPE_BOX;
     /* far from the bounds (the whole slide stays a skin inside them): no need to sweep them */
-    aabb inner = aabb_inflate(w->cfg.bounds, -GEOM_SKIN);
-    bool check_bounds = !aabb_contains(inner, aabb_inflate(pbox, reach));
+    bool check_bounds = !aabb_contains(w->inner_bounds, aabb_inflate(pbox, reach));
     for (int it = 0; it < w->cfg.slide_iterations; it++) {
         if (r.x == 0.0f && r.y == 0.0f) break;
         a.pos = pos;
@@ -1028,6 +1028,80 @@ static vec2 slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candidate
         r = rem;
     }
     *path = pbox;
+    return pos;
+}
+
+/* The slide of a box mover that meets no other mover, moving less than a cell, among statics
+ * that are all boxes in the finest level: the common case (S1a), without the bookkeeping the
+ * general slide carries for candidates, path boxes and other shapes. A box among boxes only ever
+ * slides along an axis, so the statics it can touch all lie in its box swept by r. Anything
+ * else goes to slide(). */
+static vec2 slide_alone(world *w, uint32_t mi, vec2 pos, vec2 r) {
+    const world_mover *m = &w->movers[mi];
+    const world_level *lv = &w->levels[0];
+    aabb unused;
+    if (ref_kind(m->shape) != GEOM_SHAPE_BOX || wmax(fabsf(r.x), fabsf(r.y)) > lv->cell ||
+        (w->active_level_count > 0 && (w->active_level_count != 1 || w->active_levels[0] != 0)))
+        return slide(w, mi, pos, r, NULL, 0, &unused);
+    aabb box = box_at(pos, m->lo, m->hi);
+    aabb region = aabb_inflate(aabb_sweep(box, r), WORLD_QUERY_MARGIN);
+    aabb near[WORLD_NEAR_STATICS];
+    int count = 0;
+    /* inside the bounds by a skin: no bounds sweep, and cell coordinates need no clamping */
+    bool check_bounds = !aabb_contains(w->inner_bounds, region);
+    if (w->active_level_count) {
+        vec2 o = w->cfg.bounds.min;
+        int32_t x0, y0, x1, y1;
+        if (check_bounds) {
+            x0 = level_cell(region.min.x, o.x, lv->inv_cell, lv->nx) - lv->extra;
+            y0 = level_cell(region.min.y, o.y, lv->inv_cell, lv->ny) - lv->extra;
+            x1 = level_cell(region.max.x, o.x, lv->inv_cell, lv->nx);
+            y1 = level_cell(region.max.y, o.y, lv->inv_cell, lv->ny);
+            if (x0 < 0) x0 = 0;
+            if (y0 < 0) y0 = 0;
+        } else {
+            x0 = (int32_t)((region.min.x - o.x) * lv->inv_cell) - lv->extra;
+            y0 = (int32_t)((region.min.y - o.y) * lv->inv_cell) - lv->extra;
+            x1 = (int32_t)((region.max.x - o.x) * lv->inv_cell);
+            y1 = (int32_t)((region.max.y - o.y) * lv->inv_cell);
+            if (x0 < 0) x0 = 0;
+            if (y0 < 0) y0 = 0;
+        }
+        for (int32_t cy = y0; cy <= y1; cy++)
+            for (int32_t cx = x0; cx <= x1; cx++) {
+                uint32_t cell = (uint32_t)(cy * lv->nx + cx);
+                if (!(lv->occupied[cell >> 6] >> (cell & 63) & 1u)) continue;
+                for (int32_t s = lv->heads[cell]; s >= 0; s = w->statics[s].next) {
+                    const world_static *st = &w->statics[s];
+                    if (!aabb_overlaps(region, st->box)) continue;
+                    if (ref_kind(st->shape) != GEOM_SHAPE_BOX || count == WORLD_NEAR_STATICS)
+                        return slide(w, mi, pos, r, NULL, 0, &unused);
+                    near[count++] = st->box;
+                }
+            }
+    }
+    for (int it = 0; it < w->cfg.slide_iterations; it++) {
+        if (r.x == 0.0f && r.y == 0.0f) break;
+        sweep_hit best = {WORLD_NO_HIT, {0, 0}, {0, 0}};
+        if (check_bounds) sweep_bounds(w, box, r, &best);
+        for (int k = 0; k < count; k++) {
+            geom_toi toi;
+            if (box_sweep(box, r, near[k], &toi) && toi.t < best.t)
+                best.t = toi.t, best.normal = toi.normal;
+        }
+        if (best.t > 1.0f) return v2_add(pos, r);
+        w->swept_hits++;
+        float closing = v2_dot(r, best.normal);
+        float t = best.t;
+        if (closing > 0.0f) t -= GEOM_SKIN / closing;
+        if (t < 0.0f) t = 0.0f;
+        pos = v2_mul_add(pos, t, r);
+        box = box_at(pos, m->lo, m->hi);
+        vec2 rem = v2_scale(r, 1.0f - t);
+        float rn = v2_dot(rem, best.normal);
+        if (rn > 0.0f) rem = v2_mul_add(rem, -rn, best.normal);
+        r = rem;
+    }
     return pos;
 }
 
@@ -1399,10 +1473,8 @@ void world_step(world *w) {
     if (finished) {
         for (uint32_t i = 0; i < n; i++) {
             world_mover *m = &w->movers[i];
-            aabb unused;
             vec2 start = m->position;
-            finish_mover(w, i, start,
-                         slide(w, i, start, v2_scale(m->intent, dt), NULL, 0, &unused));
+            finish_mover(w, i, start, slide_alone(w, i, start, v2_scale(m->intent, dt)));
         }
     } else if (!w->movers_collide || n < 2) {
         /* 1-2: every mover against statics and bounds */

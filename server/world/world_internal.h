@@ -100,13 +100,14 @@ typedef struct world_cache {
 } world_cache;
 
 struct world {
-    world_config cfg;           /* validated configuration */
-    float dt;                   /* 1 / tick_rate_hz */
-    uint32_t capacity;          /* max bodies */
-    uint32_t mover_cap;         /* max moving bodies (<= capacity): sizes the mover arrays */
-    uint32_t gen_bits;          /* id = slot << gen_bits | gen */
-    uint32_t gen_max;           /* largest generation */
-    uint64_t tick;              /* steps so far */
+    world_config cfg;   /* validated configuration */
+    float dt;           /* 1 / tick_rate_hz */
+    aabb inner_bounds;  /* bounds shrunk by the skin: a slide inside needs no bounds sweep */
+    uint32_t capacity;  /* max bodies */
+    uint32_t mover_cap; /* max moving bodies (<= capacity): sizes the mover arrays */
+    uint32_t gen_bits;  /* id = slot << gen_bits | gen */
+    uint32_t gen_max;   /* largest generation */
+    uint64_t tick;      /* steps so far */
     bool static_checks_pending; /* a spawned mover still needs its push out of statics */
     bool movers_collide;        /* movers block each other (default true) */
 

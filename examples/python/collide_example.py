@@ -276,11 +276,10 @@ def run(pb, args, log):
             client.pump_until(lambda: client.last_tick > tick, "the next snapshot", args.timeout)
         client.pump_until(lambda: client.acked_seq >= seq, "input %d acknowledged" % seq,
                           args.timeout)
-        moved = client.bodies[client.body_id].position
-        if (moved.x, moved.y) == start:
+        auth = client.bodies[client.body_id].position
+        if (auth.x, auth.y) == start:
             raise ProtocolFailure("%d intents at speed %g did not move the body from %s"
                                   % (seq, speed, start))
-        auth = client.bodies[client.body_id].position
         log("reconciled: inputs 1..%d acknowledged, body at (%.2f, %.2f), largest correction "
             "%.3f units, %d snapshots" % (seq, auth.x, auth.y, client.max_correction,
                                           client.snapshots))

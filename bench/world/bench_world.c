@@ -3,8 +3,10 @@
  * names: a plain uniform grid (cell 1) with an exact swept-AABB slide in double, AABB-only. One
  * JSON line per scene, then the ratios product / anchor (below 1 means the product is faster).
  *
- * Usage: bench_world [timed_ticks (default 600)] [scene filter substring] */
+ * Usage: bench_world [timed_ticks (default 600)] [scene filter substring, or "arena" for the
+ * default arena with 1,000 and 5,000 players] */
 #include "s1_world.h"
+#include "world_load.h"
 
 /* ---- the anchor: the map's solid cells are the grid; AABB-only; double ---------------------- */
 
@@ -41,6 +43,60 @@ static void print_result(const char *scene, s1_result r, const char *extra) {
     fflush(stdout);
 }
 
+/* Not S1: the daemon's default arena with players, the world side of load L1/L2
+ * (PERFORMANCE.md): n moving 1x1 boxes spawned on free spots, each re-aiming at random (speed up
+ * to 20 units/s) on alternate ticks, as clients sending intents at 30 Hz into a 60 Hz tick would.
+ * Reports the median and p99 of the tick. */
+static int run_arena(int players, int ticks) {
+    world_config cfg;
+    world_config_default(&cfg);
+    char err[256];
+    world *w = world_load_json(world_default_arena_json, "arena", &cfg, NULL, err, sizeof err);
+    if (!w) {
+        fprintf(stderr, "%s\n", err);
+        return 1;
+    }
+    world_body_id *ids = calloc((size_t)players, sizeof *ids);
+    double *times = calloc((size_t)ticks, sizeof *times);
+    geom_shape box;
+    if (!ids || !times || geom_make_box(v2(0.5f, 0.5f), &box)) return 1;
+    s1_rng rng = {777};
+    world_body_id probe[1];
+    for (int i = 0; i < players;) {
+        vec2 p = v2((float)(s1_unit(&rng) * 980.0 - 490.0), (float)(s1_unit(&rng) * 980.0 - 490.0));
+        if (world_query_aabb(w, aabb_make(v2(p.x - 0.6f, p.y - 0.6f), v2(p.x + 0.6f, p.y + 0.6f)),
+                             0, probe, 1))
+            continue;
+        if (world_spawn(w, WORLD_BODY_MOVING, &box, p, (uint32_t)i + 1, &ids[i], NULL) != WORLD_OK)
+            return 1;
+        i++;
+    }
+    uint32_t seq = 0;
+    for (int k = 0; k < S1_WARMUP + ticks; k++) {
+        seq++;
+        for (int i = k & 1; i < players; i += 2) {
+            double a = s1_unit(&rng) * 2.0 * S1_PI, v = s1_unit(&rng) * 20.0;
+            world_set_intent(w, ids[i], v2((float)(v * cos(a)), (float)(v * sin(a))), seq);
+        }
+        double t0 = s1_now_ms();
+        world_step(w);
+        double t1 = s1_now_ms();
+        if (k >= S1_WARMUP) times[k - S1_WARMUP] = t1 - t0;
+    }
+    qsort(times, (size_t)ticks, sizeof *times, s1_cmp_double);
+    world_stats st;
+    world_get_stats(w, &st);
+    printf("{\"scene\":\"arena-%d\",\"median_ms\":%.4f,\"p99_ms\":%.4f,\"min_ms\":%.4f,\"statics\":"
+           "%zu,"
+           "\"movers\":%zu,\"jammed\":%llu}\n",
+           players, times[ticks / 2], times[ticks * 99 / 100], times[0], st.static_bodies,
+           st.moving_bodies, (unsigned long long)st.jammed);
+    world_destroy(w);
+    free(ids);
+    free(times);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     int ticks = argc > 1 ? atoi(argv[1]) : 600;
     const char *filter = argc > 2 ? argv[2] : NULL;
@@ -64,6 +120,7 @@ int main(int argc, char **argv) {
                   {"S1b-fast", 600.0f, 1}};
     double product[4] = {0, 0, 0, 0}, anchor[2] = {0, 0};
     int bad = 0;
+    if (filter && strstr(filter, "arena")) return run_arena(1000, ticks) | run_arena(5000, ticks);
     for (int i = 0; i < 4; i++) {
         if (filter && !strstr(scenes[i].name, filter)) continue;
         world_stats st;

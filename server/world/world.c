@@ -1202,27 +1202,19 @@ static bool pair_collect(const world *cw, uint32_t bi, void *vctx) {
 
 /* Pushes one overlapping pair apart along the MTV, half each; what a static stops one body from
  * taking goes to the other. Returns whether they overlapped. */
-typedef enum push_result {
-    PUSH_APART = 0,  /* they did not overlap */
-    PUSH_MOVED = 1,  /* pushed */
-    PUSH_PINNED = 2, /* overlapping, and statics let neither move: a jam */
-} push_result;
-
-static push_result pair_push(world *w, uint32_t ai, uint32_t bi) {
+static bool pair_push(world *w, uint32_t ai, uint32_t bi) {
     world_mover *a = &w->movers[ai], *b = &w->movers[bi];
     body_view va = mover_view(a, a->position), vb = mover_view(b, b->position);
     geom_contact ct;
-    if (!pair_overlap(w, &va, &vb, &ct) || !(ct.depth > 0.0f)) return PUSH_APART;
+    if (!pair_overlap(w, &va, &vb, &ct) || !(ct.depth > 0.0f)) return false;
     float half = 0.5f * (ct.depth + GEOM_SKIN);
     float fa = safe_move(w, ai, v2_scale(ct.normal, -half));
     float want_b = half + (1.0f - fa) * half;
     float fb = safe_move(w, bi, v2_scale(ct.normal, want_b));
     float rest = (1.0f - fb) * want_b;
-    float fa2 = rest > 0.0f ? safe_move(w, ai, v2_scale(ct.normal, -rest)) : 0.0f;
+    if (rest > 0.0f) safe_move(w, ai, v2_scale(ct.normal, -rest));
     w->separations++;
-    /* nothing moved (within 1 % of the push): pushing again this tick would not either */
-    if (fa * half + fb * want_b + fa2 * rest < 0.01f * (ct.depth + GEOM_SKIN)) return PUSH_PINNED;
-    return PUSH_MOVED;
+    return true;
 }
 
 /* A pushed body that left the box the grid holds for it goes to the unindexed list, which every
@@ -1292,12 +1284,7 @@ static void separate(world *w) {
             w->pushed[i] &= (uint8_t)~WORLD_PUSHED_NOW;
         for (uint32_t k = 0; k < w->pair_count; k++) {
             uint32_t a = w->pairs[k][0], b = w->pairs[k][1];
-            push_result pr = pair_push(w, a, b);
-            if (pr == PUSH_APART) continue;
-            if (pr == PUSH_PINNED) {
-                w->jammed++; /* reported now; its bodies are not revisited for it */
-                continue;
-            }
+            if (!pair_push(w, a, b)) continue;
             pushed = true;
             w->pushed[a] |= WORLD_PUSHED_NOW;
             w->pushed[b] |= WORLD_PUSHED_NOW;

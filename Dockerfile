@@ -30,6 +30,8 @@ RUN apt-get update \
          --shell /usr/sbin/nologin collide
 COPY --from=build /src/build/release/server/net/collided /usr/local/bin/collided
 COPY --from=build /src/build/release/client/collide-client /usr/local/bin/collide-client
+# Fails the build here, not at the first start, if a shared library is missing.
+RUN collided --version && collide-client --help >/dev/null
 
 # Listen on every interface inside the container; the ports are published by the runtime.
 ENV COLLIDE_BIND=0.0.0.0 \

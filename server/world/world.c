@@ -1278,20 +1278,26 @@ static void separate(world *w) {
                       true};
         grid_query(w, g, c.box, pair_collect, &c);
     }
+    for (uint32_t i = 0; escaped && i < w->mover_count; i++)
+        w->pushed[i] &= (uint8_t)~WORLD_PUSHED_NOW;
+    /* bodies pushed in the current pass, in push order (the adjacency lists are free by now) */
+    uint32_t *moved = w->adj, moved_count = 0;
     for (int pass = 0; pass < w->cfg.separation_passes && w->pair_count > 0; pass++) {
-        bool last = pass + 1 == w->cfg.separation_passes, pushed = false;
-        for (uint32_t i = 0; i < w->mover_count; i++)
-            w->pushed[i] &= (uint8_t)~WORLD_PUSHED_NOW;
+        bool last = pass + 1 == w->cfg.separation_passes;
+        for (uint32_t k = 0; k < moved_count; k++)
+            w->pushed[moved[k]] &= (uint8_t)~WORLD_PUSHED_NOW;
+        moved_count = 0;
         for (uint32_t k = 0; k < w->pair_count; k++) {
-            uint32_t a = w->pairs[k][0], b = w->pairs[k][1];
-            if (!pair_push(w, a, b)) continue;
-            pushed = true;
-            w->pushed[a] |= WORLD_PUSHED_NOW;
-            w->pushed[b] |= WORLD_PUSHED_NOW;
-            grid_note_moved(w, g, a);
-            grid_note_moved(w, g, b);
+            uint32_t ab[2] = {w->pairs[k][0], w->pairs[k][1]};
+            if (!pair_push(w, ab[0], ab[1])) continue;
+            for (int q = 0; q < 2; q++) {
+                if (w->pushed[ab[q]] & WORLD_PUSHED_NOW) continue;
+                w->pushed[ab[q]] |= WORLD_PUSHED_NOW;
+                moved[moved_count++] = ab[q];
+                grid_note_moved(w, g, ab[q]);
+            }
         }
-        if (!pushed) break;
+        if (moved_count == 0) break;
         grid_refresh(w, g);
         if (last) {
             /* Out of passes with pushes still happening: what overlaps now is pinned (between
@@ -1305,8 +1311,8 @@ static void separate(world *w) {
             break;
         }
         w->pair_count = 0;
-        for (uint32_t i = 0; i < w->mover_count; i++) {
-            if (!(w->pushed[i] & WORLD_PUSHED_NOW)) continue;
+        for (uint32_t k = 0; k < moved_count; k++) {
+            uint32_t i = moved[k];
             const world_mover *m = &w->movers[i];
             pair_ctx c = {w, i, aabb_inflate(box_at(m->position, m->lo, m->hi), WORLD_PAIR_MARGIN),
                           true};

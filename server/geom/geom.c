@@ -183,6 +183,46 @@ geom_shape_error geom_make_hull(const vec2 *points, int count, geom_shape *out) 
     return geom_make_polygon(hull, n, out);
 }
 
+geom_shape_error geom_shape_rotate(const geom_shape *shape, float angle, geom_shape *out) {
+    if (!shape) return GEOM_ERR_UNKNOWN_KIND;
+    if (!isfinite(angle)) return GEOM_ERR_NON_FINITE;
+    geom_shape_error err = geom_shape_validate(shape);
+    if (err) return err;
+    if (shape->kind == GEOM_SHAPE_CIRCLE) {
+        if (out) *out = *shape;
+        return GEOM_OK;
+    }
+    /* Quarter turns are exact for boxes: keep them boxes (the fast paths stay available). */
+    double quarters = (double)angle / 1.57079632679489661923 /* pi / 2 */;
+    double nearest = floor(quarters + 0.5);
+    if (shape->kind == GEOM_SHAPE_BOX && fabs(quarters - nearest) < 1e-6) {
+        vec2 h = shape->u.half_extents;
+        if (((long long)fabs(nearest)) % 2 == 1) h = v2(h.y, h.x);
+        return geom_make_box(h, out);
+    }
+    vec2 src[GEOM_MAX_POLYGON_VERTICES];
+    int n;
+    if (shape->kind == GEOM_SHAPE_BOX) {
+        vec2 h = shape->u.half_extents;
+        src[0] = v2(-h.x, -h.y);
+        src[1] = v2(h.x, -h.y);
+        src[2] = v2(h.x, h.y);
+        src[3] = v2(-h.x, h.y);
+        n = 4;
+    } else {
+        n = shape->u.polygon.count;
+        memcpy(src, shape->u.polygon.vertices, (size_t)n * sizeof src[0]);
+    }
+    /* In double so the turned vertices are the correctly rounded images of the originals. */
+    double c = cos((double)angle), s = sin((double)angle);
+    vec2 turned[GEOM_MAX_POLYGON_VERTICES];
+    for (int i = 0; i < n; i++) {
+        double x = src[i].x, y = src[i].y;
+        turned[i] = v2((float)(c * x - s * y), (float)(s * x + c * y));
+    }
+    return geom_make_polygon(turned, n, out);
+}
+
 geom_shape_error geom_shape_validate(const geom_shape *shape) {
     if (!shape) return GEOM_ERR_UNKNOWN_KIND;
     switch (shape->kind) {

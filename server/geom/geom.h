@@ -94,6 +94,13 @@ geom_shape_error geom_make_polygon(const vec2 *vertices, int count, geom_shape *
  * then validates it as a polygon. Hulls with more than GEOM_MAX_POLYGON_VERTICES vertices are
  * refused with GEOM_ERR_TOO_MANY_VERTICES. */
 geom_shape_error geom_make_hull(const vec2 *points, int count, geom_shape *out);
+/* The shape turned by `angle` radians counter-clockwise about the body origin, validated. Bodies
+ * do not rotate while they move (rotation is "later" in COLLISION.md), so an angle given at spawn
+ * is baked into the shape once: circles are unchanged, a box turned by a multiple of a quarter turn
+ * stays a box (extents swapped on odd quarters), any other box becomes a 4-vertex polygon, and a
+ * polygon's vertices are rotated (counter-clockwise order is kept). Non-finite angles:
+ * GEOM_ERR_NON_FINITE. */
+geom_shape_error geom_shape_rotate(const geom_shape *shape, float angle, geom_shape *out);
 /* Re-checks an already built shape (e.g. one decoded from the wire and filled in by hand). */
 geom_shape_error geom_shape_validate(const geom_shape *shape);
 

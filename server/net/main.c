@@ -2,12 +2,31 @@
  * builds the world (a JSON file or the embedded arena) and runs the event loop until drained. */
 #include <signal.h>
 #include <stdio.h>
+#include <sys/resource.h>
 
 #include "net_config.h"
 #include "net_daemon.h"
 #include "net_log.h"
 #include "world.h"
 #include "world_load.h"
+
+/* Each client is a socket, so --max-clients is only honest if the process may open that many
+ * files. Raise the soft limit towards the hard one, and say so when even that is short. */
+static void raise_fd_limit(uint32_t max_clients) {
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return;
+    rlim_t want = (rlim_t)max_clients + 64; /* listeners, HTTP, loop internals, world file */
+    if (rl.rlim_cur < want) {
+        rlim_t before = rl.rlim_cur;
+        rl.rlim_cur = (rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= want) ? want : rl.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &rl) != 0) rl.rlim_cur = before;
+    }
+    if (rl.rlim_cur < want)
+        net_log(NET_LOG_WARN, "fd_limit", 0, NULL,
+                "open-file limit %llu is below --max-clients %u + 64; raise it (ulimit -n) or "
+                "connections past it are refused by accept()",
+                (unsigned long long)rl.rlim_cur, max_clients);
+}
 
 int main(int argc, char **argv) {
     net_config cfg;
@@ -22,6 +41,7 @@ int main(int argc, char **argv) {
     net_log_set_level(cfg.log_level);
     /* A peer that resets mid-write must cost an EPIPE, not the process. */
     signal(SIGPIPE, SIG_IGN);
+    raise_fd_limit(cfg.max_clients);
 
     world_config wc;
     world_config_default(&wc);

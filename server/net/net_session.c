@@ -439,6 +439,10 @@ static void on_spawn(net_server *srv, net_client *c, uint32_t rid,
     }
     geom_shape shape;
     geom_shape_error serr = shape_from_pb(s->shape, &shape);
+    /* Bodies do not turn while they move, so the spawn angle is baked into the shape here; the
+     * body is then reported in world orientation with angle 0 (docs/net-design.md). */
+    if (serr == GEOM_OK && s->angle != 0.0f && isfinite(s->angle))
+        serr = geom_shape_rotate(&shape, s->angle, &shape);
     if (serr != GEOM_OK) {
         send_error(srv, c, rid, ERR(INVALID_SHAPE), false, "invalid shape: %s",
                    s->shape ? geom_shape_error_str(serr) : "shape missing");

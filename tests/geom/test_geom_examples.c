@@ -342,7 +342,49 @@ static void test_degenerate_inputs(void) {
     CHECK(!geom_sweep(&shapes[0], v2(0, 2), v2(5, 0), &shapes[0], v2(3, 0), v2(0, 0), &t));
 }
 
-TEST_MAIN(TEST(test_box_box_minkowski_difference), TEST(test_penetration_each_axis),
-          TEST(test_swept_box_stops_at_minkowski_edge), TEST(test_sweep_start_contact),
-          TEST(test_circle_examples), TEST(test_ray_cast_examples), TEST(test_validation_reasons),
-          TEST(test_hull), TEST(test_degenerate_inputs))
+/* A spawn angle is baked into the shape: quarter turns keep boxes, other angles give polygons
+ * whose points are the turned points of the original (checked by containment), circles are
+ * unchanged, and a non-finite angle is refused. */
+static void test_shape_rotate(void) {
+    geom_shape b = box(2, 1), out;
+    CHECK(geom_shape_rotate(&b, 0.0f, &out) == GEOM_OK);
+    CHECK(out.kind == GEOM_SHAPE_BOX && out.u.half_extents.x == 2 && out.u.half_extents.y == 1);
+    CHECK(geom_shape_rotate(&b, 1.5707963267948966f, &out) == GEOM_OK);
+    CHECK(out.kind == GEOM_SHAPE_BOX && out.u.half_extents.x == 1 && out.u.half_extents.y == 2);
+    CHECK(geom_shape_rotate(&b, -3.1415926535897932f, &out) == GEOM_OK);
+    CHECK(out.kind == GEOM_SHAPE_BOX && out.u.half_extents.x == 2);
+    harness_rng rng = {777};
+    for (int k = 0; k < 200; k++) {
+        float angle = harness_rng_range(&rng, -10.0f, 10.0f);
+        if (geom_shape_rotate(&b, angle, &out) != GEOM_OK)
+            CHECK_MSG(false, "angle %g", (double)angle);
+        if (out.kind == GEOM_SHAPE_BOX) continue; /* a quarter turn drawn by chance */
+        CHECK(out.kind == GEOM_SHAPE_POLYGON && out.u.polygon.count == 4);
+        for (int i = 0; i < 50; i++) {
+            /* A point of the unturned box, turned, lies in the turned shape (shrunk by a hair). */
+            float px = harness_rng_range(&rng, -1.99f, 1.99f),
+                  py = harness_rng_range(&rng, -0.99f, 0.99f);
+            double c = cos(angle), s = sin(angle);
+            vec2 q = v2((float)(c * px - s * py), (float)(s * px + c * py));
+            CHECK_MSG(geom_shape_contains_point(&out, v2(0, 0), q), "angle %g point %g,%g",
+                      (double)angle, (double)px, (double)py);
+        }
+        aabb bb = geom_shape_aabb(&out, v2(0, 0));
+        float ext = sqrtf(5.0f) + 1e-4f;
+        CHECK(bb.max.x <= ext && bb.max.y <= ext && bb.min.x >= -ext && bb.min.y >= -ext);
+    }
+    geom_shape c = circle(3);
+    CHECK(geom_shape_rotate(&c, 0.7f, &out) == GEOM_OK && out.kind == GEOM_SHAPE_CIRCLE &&
+          out.u.radius == 3);
+    vec2 tri[3] = {{-2, 0}, {2, 0}, {0, 3}};
+    geom_shape t;
+    CHECK(geom_make_polygon(tri, 3, &t) == GEOM_OK);
+    CHECK(geom_shape_rotate(&t, 0.5f, &out) == GEOM_OK && out.kind == GEOM_SHAPE_POLYGON);
+    CHECK(geom_shape_rotate(&t, NAN, &out) == GEOM_ERR_NON_FINITE);
+    CHECK(geom_shape_rotate(&t, INFINITY, &out) == GEOM_ERR_NON_FINITE);
+}
+
+TEST_MAIN(TEST(test_shape_rotate), TEST(test_box_box_minkowski_difference),
+          TEST(test_penetration_each_axis), TEST(test_swept_box_stops_at_minkowski_edge),
+          TEST(test_sweep_start_contact), TEST(test_circle_examples), TEST(test_ray_cast_examples),
+          TEST(test_validation_reasons), TEST(test_hull), TEST(test_degenerate_inputs))

@@ -1335,9 +1335,34 @@ static void bits_to_ids(const world *w, const uint64_t *bits, world_body_id *out
     *count = n;
 }
 
-static int cmp_u32(const void *a, const void *b) {
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return (x > y) - (x < y);
+/* In-place heapsort of ids or slots: O(n log n), no allocation (glibc's qsort may malloc a
+ * merge buffer), the same result on every platform. */
+static void sort_u32(uint32_t *v, size_t n) {
+    if (n < 2) return;
+    for (size_t start = n / 2; start-- > 0;) {
+        for (size_t root = start;;) {
+            size_t child = 2 * root + 1;
+            if (child >= n) break;
+            if (child + 1 < n && v[child] < v[child + 1]) child++;
+            if (v[root] >= v[child]) break;
+            uint32_t t = v[root];
+            v[root] = v[child], v[child] = t;
+            root = child;
+        }
+    }
+    for (size_t end = n - 1; end > 0; end--) {
+        uint32_t t = v[0];
+        v[0] = v[end], v[end] = t;
+        for (size_t root = 0;;) {
+            size_t child = 2 * root + 1;
+            if (child >= end) break;
+            if (child + 1 < end && v[child] < v[child + 1]) child++;
+            if (v[root] >= v[child]) break;
+            t = v[root];
+            v[root] = v[child], v[child] = t;
+            root = child;
+        }
+    }
 }
 
 /* Reorders the dense mover array by 8x8 tiles of the finest static cells (a stable counting sort,
@@ -1564,7 +1589,7 @@ void world_step(world *w) {
     memcpy(w->despawned, w->pending_despawned, w->pending_despawned_count * sizeof *w->despawned);
     w->despawned_count = w->pending_despawned_count;
     w->pending_despawned_count = 0;
-    qsort(w->despawned, w->despawned_count, sizeof *w->despawned, cmp_u32);
+    sort_u32(w->despawned, w->despawned_count);
 }
 
 uint64_t world_tick(const world *w) { return w->tick; }
@@ -1661,7 +1686,7 @@ size_t world_query_aabb(const world *w, aabb box, unsigned kinds, world_body_id 
         grid_query(w, g, box, collect_mover, &c);
     }
     uint32_t *r = w->cache->results;
-    if (c.count > 1) qsort(r, c.count, sizeof *r, cmp_u32);
+    sort_u32(r, c.count);
     size_t unique = 0;
     for (uint32_t i = 0; i < c.count; i++) {
         if (unique > 0 && r[unique - 1] == r[i]) continue;

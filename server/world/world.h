@@ -5,7 +5,10 @@
  * Callers hold body ids, never pointers into world storage.
  *
  * Allocation happens in world_create() (capacity is fixed there) and in the loader; spawn, despawn,
- * intents, queries and world_step() do not allocate. */
+ * intents, queries and world_step() do not allocate.
+ *
+ * Not thread-safe, queries included: const queries share a lazily rebuilt mover index and a
+ * result buffer inside the world. Use one thread per world (the daemon's loop does). */
 #ifndef COLLIDE_WORLD_H
 #define COLLIDE_WORLD_H
 

@@ -282,6 +282,7 @@ static void test_static_despawn_keeps_grid(void) {
     world_body_id out[256];
     size_t n = world_query_aabb(w, aabb_make(v2(-20, -20), v2(20, 20)), 0, out, 256);
     CHECK(n == 200 - 67);
+    CHECK(ids_ascending(out, n)); /* sorted, whatever order the grid found them in */
     for (int i = 0; i < 200; i++) {
         world_body_info info;
         bool alive = world_body_get(w, ids[i], &info);

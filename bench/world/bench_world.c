@@ -127,11 +127,13 @@ int main(int argc, char **argv) {
         s1_result r = run_world(&layout, scenes[i].speed, scenes[i].collide, ticks, &st);
         char extra[400];
         snprintf(extra, sizeof extra,
-                 ",\"engine\":\"collide\",\"ticks\":%d,\"statics\":%zu,\"movers\":%zu%s,\"swept_"
+                 ",\"engine\":\"collide\",\"mover_overlaps\":%d,\"ticks\":%d,\"statics\":%zu,"
+                 "\"movers\":%zu%s,\"swept_"
                  "hits\":%llu,"
                  "\"separations\":%llu,\"jammed\":%llu",
-                 ticks, st.static_bodies, st.moving_bodies, mem, (unsigned long long)st.swept_hits,
-                 (unsigned long long)st.separations, (unsigned long long)st.jammed);
+                 r.mover_overlaps, ticks, st.static_bodies, st.moving_bodies, mem,
+                 (unsigned long long)st.swept_hits, (unsigned long long)st.separations,
+                 (unsigned long long)st.jammed);
         print_result(scenes[i].name, r, extra);
         product[i] = r.median_ms;
         bad |= r.overlaps || r.outside;

@@ -46,6 +46,41 @@ static inline world *s1_world_build(const s1_layout *l, uint32_t capacity, uint3
 }
 
 /* Invariant counters by brute force over each mover's neighbourhood, through the public API. */
+/* Mover pairs overlapping by more than 0.01 (I3's view of S1b), by brute force over the map's
+ * cells, independent of the world's own broad phase. Movers are 0.8 boxes: any pair that
+ * overlaps has its centres in the same or adjacent cells. */
+static inline int s1_mover_overlaps(const s1_world *s) {
+    static int head[S1_MAP * S1_MAP], next[S1_MOVERS];
+    static vec2 pos[S1_MOVERS];
+    for (int c = 0; c < S1_MAP * S1_MAP; c++)
+        head[c] = -1;
+    for (int i = 0; i < S1_MOVERS; i++) {
+        world_body_info info;
+        world_body_get(s->w, s->movers[i], &info);
+        pos[i] = info.position;
+        int cx = (int)pos[i].x, cy = (int)pos[i].y;
+        cx = cx < 0 ? 0 : cx >= S1_MAP ? S1_MAP - 1 : cx;
+        cy = cy < 0 ? 0 : cy >= S1_MAP ? S1_MAP - 1 : cy;
+        next[i] = head[cy * S1_MAP + cx];
+        head[cy * S1_MAP + cx] = i;
+    }
+    int count = 0;
+    for (int i = 0; i < S1_MOVERS; i++) {
+        int cx = (int)pos[i].x, cy = (int)pos[i].y;
+        for (int y = cy - 1; y <= cy + 1; y++)
+            for (int x = cx - 1; x <= cx + 1; x++) {
+                if (x < 0 || y < 0 || x >= S1_MAP || y >= S1_MAP) continue;
+                for (int j = head[y * S1_MAP + x]; j >= 0; j = next[j]) {
+                    if (j <= i) continue;
+                    float ox = 0.8f - fabsf(pos[i].x - pos[j].x),
+                          oy = 0.8f - fabsf(pos[i].y - pos[j].y);
+                    if (ox > 0.01f && oy > 0.01f) count++;
+                }
+            }
+    }
+    return count;
+}
+
 static inline void s1_world_check(const s1_world *s, int *overlaps, int *outside) {
     *overlaps = *outside = 0;
     world_body_id near[64];
@@ -79,7 +114,7 @@ static inline size_t s1_world_bytes(const s1_layout *l, uint32_t capacity, uint3
 
 static inline s1_result run_world(const s1_layout *l, float speed, int movers_collide, int ticks,
                                   world_stats *stats) {
-    s1_result r = {0, 0, 0, 0};
+    s1_result r = {0, 0, 0, 0, 0};
     s1_world *s = calloc(1, sizeof *s);
     double *times = calloc((size_t)ticks, sizeof *times);
     if (!s || !times || !(s->w = s1_world_build(l, S1_STATICS + S1_MOVERS, S1_MOVERS, s->movers))) {
@@ -106,6 +141,7 @@ static inline s1_result run_world(const s1_layout *l, float speed, int movers_co
         if (k >= S1_WARMUP) times[k - S1_WARMUP] = t1 - t0;
     }
     s1_world_check(s, &r.overlaps, &r.outside);
+    r.mover_overlaps = s1_mover_overlaps(s);
     qsort(times, (size_t)ticks, sizeof *times, s1_cmp_double);
     r.median_ms = times[ticks / 2];
     r.min_ms = times[0];

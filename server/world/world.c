@@ -41,6 +41,9 @@
 #define WORLD_PUSHED_ESCAPED 2u /* moved out of its grid box: on the unindexed list */
 /* More bodies than this off the grid and it is rebuilt. */
 #define WORLD_MAX_UNINDEXED 64u
+/* Movers off their expected path that later movers check by hand, per tick (more wait for the
+ * discrete pass). */
+#define WORLD_MAX_LATE 256u
 
 const char *world_status_str(world_status status) {
     switch (status) {
@@ -1202,18 +1205,41 @@ static bool pair_collect(const world *cw, uint32_t bi, void *vctx) {
 
 /* Pushes one overlapping pair apart along the MTV, half each; what a static stops one body from
  * taking goes to the other. Returns whether they overlapped. */
+/* Pushes a apart from b along n (from a towards b) by total, half each; what a static stops one
+ * body from taking goes to the other. Returns the fraction of total achieved. */
+static float push_apart(world *w, uint32_t ai, uint32_t bi, vec2 n, float total) {
+    float half = 0.5f * total;
+    float fa = safe_move(w, ai, v2_scale(n, -half));
+    float want_b = half + (1.0f - fa) * half;
+    float fb = safe_move(w, bi, v2_scale(n, want_b));
+    float rest = (1.0f - fb) * want_b;
+    float fa2 = rest > 0.0f ? safe_move(w, ai, v2_scale(n, -rest)) : 0.0f;
+    return (fa * half + fb * want_b + fa2 * rest) / total;
+}
+
 static bool pair_push(world *w, uint32_t ai, uint32_t bi) {
     world_mover *a = &w->movers[ai], *b = &w->movers[bi];
     body_view va = mover_view(a, a->position), vb = mover_view(b, b->position);
     geom_contact ct;
     if (!pair_overlap(w, &va, &vb, &ct) || !(ct.depth > 0.0f)) return false;
-    float half = 0.5f * (ct.depth + GEOM_SKIN);
-    float fa = safe_move(w, ai, v2_scale(ct.normal, -half));
-    float want_b = half + (1.0f - fa) * half;
-    float fb = safe_move(w, bi, v2_scale(ct.normal, want_b));
-    float rest = (1.0f - fb) * want_b;
-    if (rest > 0.0f) safe_move(w, ai, v2_scale(ct.normal, -rest));
     w->separations++;
+    if (push_apart(w, ai, bi, ct.normal, ct.depth + GEOM_SKIN) > 0.5f) return true;
+    /* Pinned along the MTV (two bodies in a one-cell corridor, stacked across it): part their
+     * boxes along the other axis instead, which the corridor may leave free. */
+    aabb ba = box_at(a->position, a->lo, a->hi), bb = box_at(b->position, b->lo, b->hi);
+    bool along_x = fabsf(ct.normal.y) > fabsf(ct.normal.x);
+    vec2 n;
+    float depth;
+    if (along_x) {
+        float ca = ba.min.x + ba.max.x, cb = bb.min.x + bb.max.x;
+        n = v2(cb >= ca ? 1.0f : -1.0f, 0.0f);
+        depth = n.x > 0.0f ? ba.max.x - bb.min.x : bb.max.x - ba.min.x;
+    } else {
+        float ca = ba.min.y + ba.max.y, cb = bb.min.y + bb.max.y;
+        n = v2(0.0f, cb >= ca ? 1.0f : -1.0f);
+        depth = n.y > 0.0f ? ba.max.y - bb.min.y : bb.max.y - ba.min.y;
+    }
+    if (depth > 0.0f) push_apart(w, ai, bi, n, depth + GEOM_SKIN);
     return true;
 }
 
@@ -1543,6 +1569,7 @@ void world_step(world *w) {
          * mover keeps its static-only slide unless a neighbour is in the way of it. */
         grid_pairs(w, g);
         mover_candidate cands[WORLD_MAX_MOVER_CANDIDATES];
+        uint32_t late[WORLD_MAX_LATE], late_count = 0;
         for (uint32_t i = 0; i < n; i++) {
             const world_mover *m = &w->movers[i];
             vec2 want = v2_scale(m->intent, dt);
@@ -1553,6 +1580,19 @@ void world_step(world *w) {
             cand_ctx c = {w, m->slot, i, reach, cands, 0, 0};
             for (uint32_t k = w->adj_start[i]; k < w->adj_start[i + 1]; k++)
                 cand_visit(w, w->adj[k], &c);
+            /* movers that ended outside their expected path: the grid does not know where they
+             * are, so every later mover looks at them where they ended */
+            for (uint32_t k = 0; k < late_count; k++) {
+                uint32_t j = late[k];
+                const world_mover *o = &w->movers[j];
+                if (!aabb_overlaps(box_at(w->p2[j], o->lo, o->hi), reach) ||
+                    c.count == WORLD_MAX_MOVER_CANDIDATES)
+                    continue;
+                c.out[c.count].view = mover_view(o, w->p2[j]);
+                c.out[c.count].d = v2(0.0f, 0.0f);
+                c.out[c.count].index = j;
+                c.count++;
+            }
             if (fast) {
                 /* a chord test along the static-only path: the path is nearly straight */
                 body_view a = mover_view(m, m->position);
@@ -1565,6 +1605,9 @@ void world_step(world *w) {
             }
             aabb unused;
             w->p2[i] = slide(w, i, m->position, want, cands, c.count, &unused);
+            if (late_count < WORLD_MAX_LATE &&
+                !aabb_contains(w->path[i], box_at(w->p2[i], m->lo, m->hi)))
+                late[late_count++] = i;
         }
     }
     if (!finished) {

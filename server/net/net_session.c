@@ -158,10 +158,10 @@ net_server *net_server_create(const net_config *cfg, world *w) {
      * how many entries one snapshot frame can hold. */
     srv->scratch_cap = cfg->max_frame / 4u + 1u;
     srv->query = malloc(srv->query_cap * sizeof *srv->query);
-    srv->pending = malloc(srv->scratch_cap * sizeof *srv->pending);
+    srv->query_tmp = malloc(srv->query_cap * sizeof *srv->query_tmp);
     srv->removed = malloc(srv->scratch_cap * sizeof *srv->removed);
     bool view_ok = net_view_init(&srv->view, w, cfg->view_radius);
-    if (!view_ok || !srv->query || !srv->pending || !srv->removed ||
+    if (!view_ok || !srv->query || !srv->query_tmp || !srv->removed ||
         !net_buf_reserve(&srv->snap, cfg->max_frame)) {
         net_server_destroy(srv);
         return NULL;
@@ -173,10 +173,10 @@ void net_server_destroy(net_server *srv) {
     if (!srv) return;
     free(srv->clients);
     free(srv->dirty);
-    free((void *)srv->query);
-    free(srv->pending);
+    free(srv->query);
+    free(srv->query_tmp);
     free(srv->removed);
-    net_known_scratch_free(&srv->known_scratch);
+    net_known_free(&srv->known_next);
     net_buf_free(&srv->snap);
     net_view_free(&srv->view);
     free(srv);
@@ -702,57 +702,49 @@ static size_t varint_size(uint64_t v) {
     return n;
 }
 
-/* Collects the ids in c's view into srv->query; returns the count (may hold duplicates when
- * several boxes overlap: the known-set stamp deduplicates). */
+/* Collects the bodies in c's view into srv->query, sorted by id, each once; returns the count. */
 static size_t collect_view(net_server *srv, net_client *c) {
-    if (c->has_view) {
-        return net_view_query(&srv->view, c->view, srv->query, srv->query_cap);
-    }
-    prune_owned(srv, c);
-    if (c->owned_count == 0) return 0;
-    float r = srv->cfg.view_radius;
-    aabb boxes[NET_MAX_VIEW_BOXES];
-    size_t nboxes = 0;
-    aabb all = {{0, 0}, {0, 0}};
-    for (uint32_t i = 0; i < c->owned_count; i++) {
-        world_body_info info;
-        if (!world_body_get(srv->world, c->owned[i], &info)) continue;
-        aabb box = aabb_make(v2(info.position.x - r, info.position.y - r),
-                             v2(info.position.x + r, info.position.y + r));
-        all = nboxes == 0 ? box : aabb_union(all, box);
-        if (nboxes < NET_MAX_VIEW_BOXES) boxes[nboxes] = box;
-        nboxes++;
-    }
-    if (nboxes > NET_MAX_VIEW_BOXES) {
-        /* Many bodies (an admin): one enclosing box keeps the query count bounded. */
-        boxes[0] = all;
-        nboxes = 1;
-    }
     size_t total = 0;
-    for (size_t b = 0; b < nboxes && total < srv->query_cap; b++) {
-        total += net_view_query(&srv->view, boxes[b], srv->query + total, srv->query_cap - total);
+    if (c->has_view) {
+        total = net_view_query(&srv->view, c->view, srv->query, srv->query_cap);
+    } else {
+        prune_owned(srv, c);
+        if (c->owned_count == 0) return 0;
+        float r = srv->cfg.view_radius;
+        aabb boxes[NET_MAX_VIEW_BOXES];
+        size_t nboxes = 0;
+        aabb all = {{0, 0}, {0, 0}};
+        for (uint32_t i = 0; i < c->owned_count; i++) {
+            world_body_info info;
+            if (!world_body_get(srv->world, c->owned[i], &info)) continue;
+            aabb box = aabb_make(v2(info.position.x - r, info.position.y - r),
+                                 v2(info.position.x + r, info.position.y + r));
+            all = nboxes == 0 ? box : aabb_union(all, box);
+            if (nboxes < NET_MAX_VIEW_BOXES) boxes[nboxes] = box;
+            nboxes++;
+        }
+        if (nboxes > NET_MAX_VIEW_BOXES) {
+            /* Many bodies (an admin): one enclosing box keeps the query count bounded. */
+            boxes[0] = all;
+            nboxes = 1;
+        }
+        for (size_t b = 0; b < nboxes && total < srv->query_cap; b++) {
+            total +=
+                net_view_query(&srv->view, boxes[b], srv->query + total, srv->query_cap - total);
+        }
     }
-    return total;
+    return net_view_sort_unique(srv->query, total, srv->query_tmp);
 }
 
-/* Packs one BodyState as a length-delimited field 2 of Snapshot into srv->snap, if it fits in
- * budget bytes. Stack-built message: no allocation. */
-static bool encode_body(net_server *srv, const net_view_item *it, bool is_new, size_t budget,
-                        uint64_t *changed_tick) {
-    if (!is_new) {
-        /* The hot path: the delta was encoded once for this tick by net_view_rebuild. */
-        size_t n = it->delta_len;
-        if (n == 0 || 1 + varint_size(n) + n > budget) return false;
-        srv->snap.data[srv->snap.len++] = 0x12; /* Snapshot.bodies */
-        put_varint(&srv->snap, n);
-        memcpy(srv->snap.data + srv->snap.len, it->delta, n);
-        srv->snap.len += n;
-        *changed_tick = it->changed_tick;
-        return true;
-    }
-    world_body_id id = it->id;
+/* Packs the full BodyState (shape, kind, owner) of a body new to the client as a Snapshot.bodies
+ * field into srv->snap, if it fits in budget bytes. Stack-built message: no allocation. New
+ * bodies are the rare case (they enter a view once); changed ones take the arena's records. */
+static bool encode_new_body(net_server *srv, world_body_id id, size_t budget,
+                            uint64_t *changed_tick) {
     world_body_info info;
-    if (!world_body_get(srv->world, id, &info)) return false;
+    geom_shape gs;
+    if (!world_body_get(srv->world, id, &info) || !world_body_shape(srv->world, id, &gs))
+        return false;
     Collide__V1__Vec2 pos = pb_vec2(info.position), vel = pb_vec2(info.velocity);
     Collide__V1__BodyState bs = COLLIDE__V1__BODY_STATE__INIT;
     bs.id = id;
@@ -765,39 +757,36 @@ static bool encode_body(net_server *srv, const net_view_item *it, bool is_new, s
     Collide__V1__Polygon poly = COLLIDE__V1__POLYGON__INIT;
     Collide__V1__Vec2 half, verts[GEOM_MAX_POLYGON_VERTICES];
     Collide__V1__Vec2 *vert_ptrs[GEOM_MAX_POLYGON_VERTICES];
-    geom_shape gs;
-    if (is_new && world_body_shape(srv->world, id, &gs)) {
-        bs.kind = info.kind == WORLD_BODY_STATIC ? COLLIDE__V1__BODY_KIND__BODY_KIND_STATIC
-                                                 : COLLIDE__V1__BODY_KIND__BODY_KIND_MOVING;
-        bs.owner = info.owner;
-        bs.shape = &shape;
-        switch (gs.kind) {
-        case GEOM_SHAPE_BOX:
-            half = pb_vec2(gs.u.half_extents);
-            box.half_extents = &half;
-            shape.kind_case = COLLIDE__V1__SHAPE__KIND_BOX;
-            shape.box = &box;
-            break;
-        case GEOM_SHAPE_CIRCLE:
-            circle.radius = gs.u.radius;
-            shape.kind_case = COLLIDE__V1__SHAPE__KIND_CIRCLE;
-            shape.circle = &circle;
-            break;
-        case GEOM_SHAPE_POLYGON: {
-            int n = gs.u.polygon.count;
-            if (n < 0) n = 0;
-            if (n > GEOM_MAX_POLYGON_VERTICES) n = GEOM_MAX_POLYGON_VERTICES;
-            for (int i = 0; i < n; i++) {
-                verts[i] = pb_vec2(gs.u.polygon.vertices[i]);
-                vert_ptrs[i] = &verts[i];
-            }
-            poly.n_vertices = (size_t)n;
-            poly.vertices = vert_ptrs;
-            shape.kind_case = COLLIDE__V1__SHAPE__KIND_POLYGON;
-            shape.polygon = &poly;
-            break;
+    bs.kind = info.kind == WORLD_BODY_STATIC ? COLLIDE__V1__BODY_KIND__BODY_KIND_STATIC
+                                             : COLLIDE__V1__BODY_KIND__BODY_KIND_MOVING;
+    bs.owner = info.owner;
+    bs.shape = &shape;
+    switch (gs.kind) {
+    case GEOM_SHAPE_BOX:
+        half = pb_vec2(gs.u.half_extents);
+        box.half_extents = &half;
+        shape.kind_case = COLLIDE__V1__SHAPE__KIND_BOX;
+        shape.box = &box;
+        break;
+    case GEOM_SHAPE_CIRCLE:
+        circle.radius = gs.u.radius;
+        shape.kind_case = COLLIDE__V1__SHAPE__KIND_CIRCLE;
+        shape.circle = &circle;
+        break;
+    case GEOM_SHAPE_POLYGON: {
+        int n = gs.u.polygon.count;
+        if (n < 0) n = 0;
+        if (n > GEOM_MAX_POLYGON_VERTICES) n = GEOM_MAX_POLYGON_VERTICES;
+        for (int i = 0; i < n; i++) {
+            verts[i] = pb_vec2(gs.u.polygon.vertices[i]);
+            vert_ptrs[i] = &verts[i];
         }
-        }
+        poly.n_vertices = (size_t)n;
+        poly.vertices = vert_ptrs;
+        shape.kind_case = COLLIDE__V1__SHAPE__KIND_POLYGON;
+        shape.polygon = &poly;
+        break;
+    }
     }
     size_t size = collide__v1__body_state__get_packed_size(&bs);
     size_t need = 1 + varint_size(size) + size;
@@ -826,77 +815,94 @@ void net_session_snapshot(net_server *srv, net_client *c) {
         return;
     }
     uint64_t tick = world_tick(srv->world);
-    uint32_t pass = ++c->snapshot_pass;
-    if (pass == NET_KNOWN_TOMB || pass == 0) pass = c->snapshot_pass = 1;
-
-    /* 1. Stamp what is in view; note what is new or changed. The set is reserved first so no
-     *    insert rehashes it and the entry pointers kept in pending stay valid. */
+    const net_view_entry *view = srv->query;
     size_t nview = collect_view(srv, c);
-    if (!net_known_reserve(&c->known, &srv->known_scratch, (uint32_t)nview)) {
+    const net_known_entry *known = c->known.entries;
+    size_t nknown = c->known.count;
+    /* The rewritten set holds at most every old entry plus every body in view. */
+    if (!net_known_reserve(&srv->known_next, (uint32_t)(nknown + nview))) {
         kill_client(srv, c, NET_DISC_OUT_OF_MEMORY);
         return;
     }
-    size_t npending = 0;
-    for (size_t i = 0; i < nview; i++) {
-        const net_view_item *it = srv->query[i];
-        net_known_entry *e = net_known_insert(&c->known, &srv->known_scratch, it->id);
-        if (!e) {
-            kill_client(srv, c, NET_DISC_OUT_OF_MEMORY);
-            return;
-        }
-        if (e->stamp == pass) continue; /* seen through another view box */
-        e->stamp = pass;
-        bool is_new = e->sent_tick == 0;
-        if ((is_new || it->changed_tick > e->sent_tick) && npending < srv->scratch_cap) {
-            srv->pending[npending].item = it;
-            srv->pending[npending].is_new = is_new;
-            srv->pending[npending].entry = e;
-            npending++;
-        }
-    }
 
-    /* 2. Known bodies not seen in view: removed (if the client was told of them). */
+    /* 1. Removed: known ids not in view, in id order, while they fit half a frame. Those that do
+     *    not fit stay known and go next time. Both lists are sorted: one merge. */
     size_t frame_budget = srv->cfg.max_frame - 16u; /* ServerMessage tag, length and slack */
     size_t removed_budget = frame_budget / 2u;
     size_t nremoved = 0, removed_bytes = 0;
-    for (uint32_t i = 0; i < c->known.cap; i++) {
-        net_known_entry *e = &c->known.slots[i];
-        if (e->id == 0 || e->stamp == pass) continue;
-        if (e->sent_tick == 0) {
-            net_known_delete(&c->known, e); /* never announced: nothing to retract */
-            continue;
+    for (size_t i = 0, j = 0; j < nknown;) {
+        if (i < nview && view[i].id < known[j].id) {
+            i++;
+        } else if (i < nview && view[i].id == known[j].id) {
+            i++;
+            j++;
+        } else {
+            size_t sz = varint_size(known[j].id);
+            if (removed_bytes + sz > removed_budget || nremoved >= srv->scratch_cap) break;
+            srv->removed[nremoved++] = known[j].id;
+            removed_bytes += sz;
+            j++;
         }
-        size_t sz = varint_size(e->id);
-        if (removed_bytes + sz > removed_budget || nremoved >= srv->scratch_cap)
-            continue; /* next time */
-        srv->removed[nremoved++] = e->id;
-        removed_bytes += sz;
-        net_known_delete(&c->known, e);
     }
 
-    /* 3. Encode: tick, bodies (while they fit), removed. */
+    /* 2. Merge view and known set again: new bodies in full, changed ones as their arena record,
+     *    while they fit; write the next known set as we go. Unchanged bodies cost the compare. */
     net_buf *s = &srv->snap;
     s->len = 0;
-    s->data[s->len++] = 0x08; /* field 1, varint */
+    s->data[s->len++] = 0x08; /* Snapshot.tick, varint */
     put_varint(s, tick);
     size_t removed_field = nremoved ? 1 + varint_size(removed_bytes) + removed_bytes : 0;
-    size_t body_budget = frame_budget - s->len - removed_field;
-    for (size_t i = 0; i < npending; i++) {
-        size_t used = s->len - (1 + varint_size(tick));
-        uint64_t changed_tick = 0;
-        if (used >= body_budget) break;
-        if (!encode_body(srv, srv->pending[i].item, srv->pending[i].is_new, body_budget - used,
-                         &changed_tick))
-            continue;
-        net_known_entry *e = srv->pending[i].entry;
-        e->sent_tick = tick > changed_tick ? tick : changed_tick;
+    size_t limit = frame_budget - removed_field; /* s->len may not pass this */
+    net_known_entry *next = srv->known_next.entries;
+    size_t nnext = 0, dropped = 0;
+    const uint8_t *arena = srv->view.arena;
+    for (size_t i = 0, j = 0; i < nview || j < nknown;) {
+        if (j == nknown || (i < nview && view[i].id < known[j].id)) {
+            /* In view, not known: announce it. What does not fit is retried next tick. */
+            uint64_t changed_tick = 0;
+            if (s->len < limit && encode_new_body(srv, view[i].id, limit - s->len, &changed_tick)) {
+                next[nnext].id = view[i].id;
+                next[nnext].pad = 0;
+                next[nnext].sent_tick = tick > changed_tick ? tick : changed_tick;
+                nnext++;
+            }
+            i++;
+        } else if (i == nview || known[j].id < view[i].id) {
+            /* Known, out of view: the first nremoved of these were listed in step 1. */
+            if (dropped < nremoved)
+                dropped++;
+            else
+                next[nnext++] = known[j];
+            j++;
+        } else {
+            net_known_entry e = known[j];
+            const net_view_entry *v = &view[i];
+            if (v->changed_tick > e.sent_tick && v->delta_off != NET_VIEW_NO_DELTA) {
+                const uint8_t *rec = arena + v->delta_off;
+                size_t n = (size_t)rec[1] + 2u;
+                if (s->len + n <= limit) {
+                    memcpy(s->data + s->len, rec, n);
+                    s->len += n;
+                    e.sent_tick = tick > v->changed_tick ? tick : v->changed_tick;
+                }
+            }
+            next[nnext++] = e;
+            i++;
+            j++;
+        }
     }
     if (nremoved) {
-        s->data[s->len++] = 0x1a; /* field 3, packed varints */
+        s->data[s->len++] = 0x1a; /* Snapshot.removed, packed varints */
         put_varint(s, removed_bytes);
         for (size_t i = 0; i < nremoved; i++)
             put_varint(s, srv->removed[i]);
     }
+    if (!net_known_reserve(&c->known, (uint32_t)nnext)) {
+        kill_client(srv, c, NET_DISC_OUT_OF_MEMORY);
+        return;
+    }
+    if (nnext) memcpy(c->known.entries, next, nnext * sizeof *next);
+    c->known.count = (uint32_t)nnext;
 
     /* ServerMessage { snapshot = 12 } around it, framed. */
     size_t msg_len = 1 + varint_size(s->len) + s->len;

@@ -76,18 +76,11 @@ typedef struct net_client {
     bool has_view;                /* SetView box in force instead of the default view */
     aabb view;                    /* the SetView box */
     net_known known;              /* bodies this client was told about */
-    uint32_t snapshot_pass;       /* stamp of the current snapshot pass (net_known_entry.stamp) */
     net_rate rate;                /* token bucket and abuse tracking */
     uint32_t index;               /* position in net_server.clients */
     uint32_t dirty_index;         /* position in net_server.dirty while dirty */
     void *conn;                   /* the I/O layer's connection; NULL in tests */
 } net_client;
-
-typedef struct net_pending_body {
-    const net_view_item *item; /* in view and new or changed */
-    bool is_new;               /* send shape, kind and owner */
-    net_known_entry *entry;    /* its known-set entry (stable: the set was reserved first) */
-} net_pending_body;
 
 typedef struct net_server {
     net_config cfg;                      /* settings */
@@ -104,12 +97,12 @@ typedef struct net_server {
     uint64_t now_us;                     /* monotonic clock, set by the caller before each call */
     uint64_t wall_us;                    /* wall clock for Pong.server_time_us */
     bool draining;                       /* shutdown started */
-    const net_view_item **query;         /* scratch: bodies in one client's view */
-    size_t query_cap;                    /* entries in query (the world's capacity) */
-    net_pending_body *pending;           /* scratch: bodies to put in one snapshot */
+    net_view_entry *query;               /* scratch: bodies in one client's view, by id */
+    net_view_entry *query_tmp;           /* scratch: the merge sort's second buffer */
+    size_t query_cap;                    /* entries in query and query_tmp (world capacity) */
     uint32_t *removed;                   /* scratch: ids for one snapshot's removed list */
-    size_t scratch_cap;                  /* entries in pending and removed */
-    net_known_scratch known_scratch;     /* scratch for rehashing known sets */
+    size_t scratch_cap;                  /* entries in removed */
+    net_known known_next;                /* scratch: a client's known set being rewritten */
     net_buf snap;                        /* scratch: one Snapshot's encoded body */
     net_view_index view;                 /* interest-management grid the views query */
 } net_server;

@@ -55,18 +55,6 @@ size_t net_view_encode_delta(const world_body_info *info, uint8_t *out) {
     return n;
 }
 
-static bool grow_u32(uint32_t **arr, uint32_t *cap, uint32_t need) {
-    if (need <= *cap) return true;
-    uint32_t n = *cap ? *cap : 64u;
-    while (n < need)
-        n *= 2u;
-    uint32_t *p = realloc(*arr, (size_t)n * sizeof *p);
-    if (!p) return false;
-    *arr = p;
-    *cap = n;
-    return true;
-}
-
 bool net_view_init(net_view_index *v, const world *w, float cell_hint) {
     memset(v, 0, sizeof *v);
     const world_config *cfg = world_get_config(w);
@@ -88,14 +76,16 @@ bool net_view_init(net_view_index *v, const world *w, float cell_hint) {
     world_get_stats(w, &st);
     v->ids_cap = st.capacity ? st.capacity : 1;
     v->ids = malloc(v->ids_cap * sizeof *v->ids);
+    v->ids_tmp = malloc(v->ids_cap * sizeof *v->ids_tmp);
     v->statics_dirty = true;
-    return v->statics.start && v->movers.start && v->ids;
+    return v->statics.start && v->movers.start && v->ids && v->ids_tmp;
 }
 
 static void grid_free(net_view_grid *g) {
-    free(g->bodies);
-    free(g->start);
     free(g->items);
+    free(g->start);
+    free(g->stage);
+    free(g->cell_of);
     free(g->big);
     memset(g, 0, sizeof *g);
 }
@@ -104,68 +94,120 @@ void net_view_free(net_view_index *v) {
     grid_free(&v->statics);
     grid_free(&v->movers);
     free(v->ids);
+    free(v->ids_tmp);
+    free(v->arena);
     memset(v, 0, sizeof *v);
 }
 
-static void cell_range(const net_view_index *v, aabb b, int32_t *x0, int32_t *y0, int32_t *x1,
-                       int32_t *y1) {
-    *x0 = cell_coord(b.min.x, v->origin.x, v->inv_cell, v->nx);
-    *y0 = cell_coord(b.min.y, v->origin.y, v->inv_cell, v->ny);
-    *x1 = cell_coord(b.max.x, v->origin.x, v->inv_cell, v->nx);
-    *y1 = cell_coord(b.max.y, v->origin.y, v->inv_cell, v->ny);
+static bool big_push(net_view_grid *g, const net_view_item *it) {
+    if (g->big_count == g->big_cap) {
+        uint32_t cap = g->big_cap ? g->big_cap * 2u : 16u;
+        net_view_item *p = realloc(g->big, (size_t)cap * sizeof *p);
+        if (!p) return false;
+        g->big = p;
+        g->big_cap = cap;
+    }
+    g->big[g->big_count++] = *it;
+    return true;
 }
 
-/* Counting sort of the bodies into cells (compressed rows): two passes, no per-body allocation. */
-static bool grid_build(net_view_index *v, net_view_grid *g, const world *w,
-                       const world_body_id *ids, size_t n) {
-    if (n > g->body_cap) {
-        net_view_item *p = realloc(g->bodies, n * sizeof *p);
-        if (!p) return false;
-        g->bodies = p;
-        g->body_cap = (uint32_t)n;
+/* The world lists ids in ascending slot order, which is ascending id order today; should that
+ * change, an LSD radix sort (three 11-bit digits) restores it: the grid's runs depend on it. */
+static void sort_ids(world_body_id *ids, world_body_id *tmp, size_t n) {
+    size_t i = 1;
+    while (i < n && ids[i - 1] < ids[i])
+        i++;
+    if (i >= n) return;
+    uint32_t count[2049];
+    world_body_id *src = ids, *dst = tmp;
+    for (int shift = 0; shift < 33; shift += 11) {
+        memset(count, 0, sizeof count);
+        for (size_t k = 0; k < n; k++)
+            count[((src[k] >> shift) & 0x7ffu) + 1u]++;
+        for (size_t k = 0; k < 2048u; k++)
+            count[k + 1] += count[k];
+        for (size_t k = 0; k < n; k++)
+            dst[count[(src[k] >> shift) & 0x7ffu]++] = src[k];
+        world_body_id *t = src;
+        src = dst;
+        dst = t;
     }
-    g->body_count = 0;
-    g->big_count = 0;
+    if (src != ids) memcpy(ids, src, n * sizeof *ids);
+}
+
+static bool grid_reserve(net_view_grid *g, size_t n) {
+    if (n <= g->cap) return true;
+    size_t cap = g->cap ? g->cap : 64u;
+    while (cap < n)
+        cap *= 2u;
+    net_view_item *items = realloc(g->items, cap * sizeof *items);
+    if (items) g->items = items;
+    net_view_item *stage = realloc(g->stage, cap * sizeof *stage);
+    if (stage) g->stage = stage;
+    uint32_t *cell_of = realloc(g->cell_of, cap * sizeof *cell_of);
+    if (cell_of) g->cell_of = cell_of;
+    if (!items || !stage || !cell_of) return false;
+    g->cap = (uint32_t)cap;
+    return true;
+}
+
+/* Counting sort of the bodies (given in ascending id order) into the cells of their min corners:
+ * stable, so each cell's items stay in id order. */
+static bool grid_build(net_view_index *v, net_view_grid *g, const world *w,
+                       const world_body_id *ids, size_t n, bool deltas) {
+    if (!grid_reserve(g, n)) return false;
+    if (deltas) {
+        if (n * NET_VIEW_RECORD_MAX > v->arena_cap) {
+            uint8_t *p = realloc(v->arena, n * NET_VIEW_RECORD_MAX);
+            if (!p) return false;
+            v->arena = p;
+            v->arena_cap = n * NET_VIEW_RECORD_MAX;
+        }
+        v->arena_len = 0;
+    }
     size_t ncells = (size_t)v->nx * (size_t)v->ny;
     memset(g->start, 0, (ncells + 1u) * sizeof *g->start);
-    uint32_t total = 0;
+    g->big_count = 0;
+    vec2 reach = v2(0.0f, 0.0f);
+    uint32_t staged = 0;
     for (size_t i = 0; i < n; i++) {
         world_body_info info;
         if (!world_body_get(w, ids[i], &info)) continue;
-        uint32_t bi = g->body_count++;
-        g->bodies[bi].id = ids[i];
-        g->bodies[bi].box = info.bounds;
-        g->bodies[bi].changed_tick = info.changed_tick;
-        int32_t x0, y0, x1, y1;
-        cell_range(v, info.bounds, &x0, &y0, &x1, &y1);
-        g->bodies[bi].cx = x0;
-        g->bodies[bi].cy = y0;
-        g->bodies[bi].delta_len = info.kind == WORLD_BODY_MOVING
-                                      ? (uint8_t)net_view_encode_delta(&info, g->bodies[bi].delta)
-                                      : 0;
-        uint64_t cells = (uint64_t)(x1 - x0 + 1) * (uint64_t)(y1 - y0 + 1);
-        if (cells > NET_VIEW_BIG_CELLS) {
-            if (!grow_u32(&g->big, &g->big_cap, g->big_count + 1u)) return false;
-            g->big[g->big_count++] = bi;
+        net_view_item it;
+        it.e.id = ids[i];
+        it.e.changed_tick = info.changed_tick;
+        it.e.delta_off = NET_VIEW_NO_DELTA;
+        it.box = info.bounds;
+        if (deltas && info.kind == WORLD_BODY_MOVING) {
+            uint8_t *rec = v->arena + v->arena_len;
+            size_t len = net_view_encode_delta(&info, rec + 2);
+            rec[0] = 0x12; /* Snapshot.bodies, length-delimited */
+            rec[1] = (uint8_t)len;
+            it.e.delta_off = (uint32_t)v->arena_len;
+            v->arena_len += len + 2u;
+        }
+        vec2 size = v2_sub(it.box.max, it.box.min);
+        if (size.x > v->cell || size.y > v->cell) {
+            /* Filing it under its min corner would make every query look a long way back. */
+            if (!big_push(g, &it)) return false;
             continue;
         }
-        for (int32_t y = y0; y <= y1; y++)
-            for (int32_t x = x0; x <= x1; x++)
-                g->start[(size_t)y * (size_t)v->nx + (size_t)x + 1u]++;
-        total += (uint32_t)cells;
+        if (size.x > reach.x) reach.x = size.x;
+        if (size.y > reach.y) reach.y = size.y;
+        int32_t cx = cell_coord(it.box.min.x, v->origin.x, v->inv_cell, v->nx);
+        int32_t cy = cell_coord(it.box.min.y, v->origin.y, v->inv_cell, v->ny);
+        uint32_t c = (uint32_t)cy * (uint32_t)v->nx + (uint32_t)cx;
+        g->cell_of[staged] = c;
+        g->start[c + 1u]++;
+        g->stage[staged++] = it;
     }
+    /* Rounding in max - min must not hide a body from a query that starts just past it. */
+    g->reach = v2(reach.x * 1.001f + 1e-3f, reach.y * 1.001f + 1e-3f);
     for (size_t c = 0; c < ncells; c++)
         g->start[c + 1] += g->start[c];
-    if (!grow_u32(&g->items, &g->item_cap, total)) return false;
-    /* Fill: start[c] walks forward as items are placed, then is shifted back by one cell. */
-    for (uint32_t bi = 0; bi < g->body_count; bi++) {
-        int32_t x0, y0, x1, y1;
-        cell_range(v, g->bodies[bi].box, &x0, &y0, &x1, &y1);
-        if ((uint64_t)(x1 - x0 + 1) * (uint64_t)(y1 - y0 + 1) > NET_VIEW_BIG_CELLS) continue;
-        for (int32_t y = y0; y <= y1; y++)
-            for (int32_t x = x0; x <= x1; x++)
-                g->items[g->start[(size_t)y * (size_t)v->nx + (size_t)x]++] = bi;
-    }
+    g->count = staged;
+    for (uint32_t i = 0; i < staged; i++)
+        g->items[g->start[g->cell_of[i]]++] = g->stage[i];
     for (size_t c = ncells; c > 0; c--)
         g->start[c] = g->start[c - 1];
     g->start[0] = 0;
@@ -178,46 +220,89 @@ bool net_view_rebuild(net_view_index *v, const world *w) {
     if (v->statics_dirty) {
         size_t n = world_query_aabb(w, all, 1u << WORLD_BODY_STATIC, v->ids, v->ids_cap);
         if (n > v->ids_cap) n = v->ids_cap;
-        if (!grid_build(v, &v->statics, w, v->ids, n)) return false;
+        sort_ids(v->ids, v->ids_tmp, n);
+        if (!grid_build(v, &v->statics, w, v->ids, n, false)) return false;
         v->statics_dirty = false;
     }
     size_t n = world_query_aabb(w, all, 1u << WORLD_BODY_MOVING, v->ids, v->ids_cap);
     if (n > v->ids_cap) n = v->ids_cap;
-    return grid_build(v, &v->movers, w, v->ids, n);
+    sort_ids(v->ids, v->ids_tmp, n);
+    return grid_build(v, &v->movers, w, v->ids, n, true);
 }
 
-static bool overlaps(aabb a, aabb b) {
+static inline bool overlaps(aabb a, aabb b) {
     return !(a.min.x > b.max.x || b.min.x > a.max.x || a.min.y > b.max.y || b.min.y > a.max.y);
 }
 
 static size_t grid_query(const net_view_index *v, const net_view_grid *g, aabb box,
-                         const net_view_item **out, size_t max) {
+                         net_view_entry *out, size_t max) {
     size_t n = 0;
-    int32_t x0, y0, x1, y1;
-    cell_range(v, box, &x0, &y0, &x1, &y1);
-    for (int32_t y = y0; y <= y1; y++)
-        for (int32_t x = x0; x <= x1; x++) {
-            size_t c = (size_t)y * (size_t)v->nx + (size_t)x;
-            for (uint32_t i = g->start[c]; i < g->start[c + 1]; i++) {
-                const net_view_item *it = &g->bodies[g->items[i]];
-                if (!overlaps(it->box, box)) continue;
-                /* Report from the first cell the body and the box share: once per body. */
-                if ((it->cx > x0 ? it->cx : x0) != x || (it->cy > y0 ? it->cy : y0) != y) continue;
-                if (n == max) return n;
-                out[n++] = it;
-            }
+    /* A body is filed under its min corner, at most reach before its max corner. */
+    int32_t x0 = cell_coord(box.min.x - g->reach.x, v->origin.x, v->inv_cell, v->nx);
+    int32_t y0 = cell_coord(box.min.y - g->reach.y, v->origin.y, v->inv_cell, v->ny);
+    int32_t x1 = cell_coord(box.max.x, v->origin.x, v->inv_cell, v->nx);
+    int32_t y1 = cell_coord(box.max.y, v->origin.y, v->inv_cell, v->ny);
+    for (int32_t y = y0; y <= y1; y++) {
+        size_t row = (size_t)y * (size_t)v->nx;
+        /* The cells of one row are adjacent in items: one contiguous span per row. */
+        const net_view_item *it = g->items + g->start[row + (size_t)x0];
+        const net_view_item *end = g->items + g->start[row + (size_t)x1 + 1u];
+        for (; it < end; it++) {
+            if (!overlaps(it->box, box)) continue;
+            if (n == max) return n;
+            out[n++] = it->e;
         }
+    }
     for (uint32_t i = 0; i < g->big_count; i++) {
-        const net_view_item *it = &g->bodies[g->big[i]];
+        const net_view_item *it = &g->big[i];
         if (!overlaps(it->box, box)) continue;
         if (n == max) return n;
-        out[n++] = it;
+        out[n++] = it->e;
     }
     return n;
 }
 
-size_t net_view_query(const net_view_index *v, aabb box, const net_view_item **out, size_t max) {
+size_t net_view_query(const net_view_index *v, aabb box, net_view_entry *out, size_t max) {
     if (!v2_is_finite(box.min) || !v2_is_finite(box.max)) return 0;
     size_t n = grid_query(v, &v->statics, box, out, max);
     return n + grid_query(v, &v->movers, box, out + n, max - n);
+}
+
+/* Length of the ascending run starting at i. */
+static size_t run_end(const net_view_entry *a, size_t i, size_t n) {
+    size_t j = i + 1;
+    while (j < n && a[j - 1].id <= a[j].id)
+        j++;
+    return j;
+}
+
+size_t net_view_sort_unique(net_view_entry *a, size_t n, net_view_entry *tmp) {
+    if (n < 2) return n;
+    /* Natural merge sort: a query yields one ascending run per cell row and grid, so a few passes
+     * of pairwise run merges sort it; an already sorted list costs one scan. */
+    net_view_entry *src = a, *dst = tmp;
+    while (run_end(src, 0, n) < n) {
+        size_t i = 0;
+        while (i < n) {
+            size_t m = run_end(src, i, n);
+            size_t e = m < n ? run_end(src, m, n) : n;
+            size_t p = i, q = m, o = i;
+            while (p < m && q < e)
+                dst[o++] = src[q].id < src[p].id ? src[q++] : src[p++];
+            while (p < m)
+                dst[o++] = src[p++];
+            while (q < e)
+                dst[o++] = src[q++];
+            i = e;
+        }
+        net_view_entry *t = src;
+        src = dst;
+        dst = t;
+    }
+    size_t k = 1;
+    for (size_t i = 1; i < n; i++) {
+        if (src[i].id != src[k - 1].id) src[k++] = src[i];
+    }
+    if (src != a) memcpy(a, src, k * sizeof *a);
+    return k;
 }

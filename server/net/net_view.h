@@ -4,6 +4,17 @@
  * clients cost ~90 ms a tick (measured, docs/perf/net.md). This index buckets bodies into cells
  * of about the view radius instead, so a view touches a handful of cells.
  *
+ * The per-client cost is per (client, body in view) pair, so the layout serves that loop:
+ *  - A body lives in one cell only (the cell of its AABB's min corner) as a compact 32-byte item,
+ *    stored contiguously with the other items of that cell, in ascending id order. A query widens
+ *    its box's low side by the grid's widest body instead of deduplicating items listed in several
+ *    cells; bodies wider or taller than a cell go to a short `big` list that every query scans.
+ *  - Each query result is a 16-byte entry (id, changed_tick, where its delta is), so snapshots
+ *    never touch the world or the grid again; net_view_sort_unique() turns the per-cell runs into
+ *    one id-ordered list, which the session merge-joins with the client's id-ordered known set.
+ *  - Every mover's delta BodyState is encoded once per tick, with its Snapshot.bodies tag and
+ *    length, into one arena: a snapshot carries it with one memcpy.
+ *
  * Two grids: movers, rebuilt every tick from one whole-world query (O(movers)), and statics,
  * rebuilt only when the set of statics changes (net spawns and despawns them, so it knows).
  * Allocation only while the arrays grow to their working size. */
@@ -17,58 +28,75 @@
 #include "world.h"
 
 #define NET_VIEW_MAX_DIM 256  /* cells per axis at most: the cell grows for huge worlds */
-#define NET_VIEW_BIG_CELLS 64 /* a body over more cells than this goes to the `big` list */
-
 #define NET_VIEW_DELTA_MAX 40 /* bytes of one encoded delta BodyState (at most 35) */
+/* One arena record: Snapshot.bodies tag, one length byte (a delta is < 128 bytes), the delta. */
+#define NET_VIEW_RECORD_MAX (2 + NET_VIEW_DELTA_MAX)
+#define NET_VIEW_NO_DELTA UINT32_MAX /* net_view_entry.delta_off of a static */
+
+typedef struct net_view_entry {
+    world_body_id id;      /* the body */
+    uint32_t delta_off;    /* its record in the arena (net_view_delta), or NET_VIEW_NO_DELTA */
+    uint64_t changed_tick; /* world_body_info.changed_tick when the grid was built */
+} net_view_entry;
 
 typedef struct net_view_item {
-    world_body_id id;      /* the body */
-    aabb box;              /* its AABB when the grid was built */
-    uint64_t changed_tick; /* world_body_info.changed_tick when the grid was built */
-    int32_t cx, cy;        /* its first cell (the query reports it from one cell only) */
-    uint8_t delta_len;     /* bytes in delta; 0 for statics (they never change) */
-    uint8_t delta[NET_VIEW_DELTA_MAX]; /* the body's delta BodyState, encoded once per tick */
+    net_view_entry e; /* what a query reports */
+    aabb box;         /* its AABB when the grid was built */
 } net_view_item;
 
 typedef struct net_view_grid {
-    net_view_item *bodies; /* indexed bodies */
-    uint32_t body_count;   /* entries in bodies */
-    uint32_t body_cap;     /* entries allocated */
-    uint32_t *start;       /* per cell: first index into items; ncells + 1 entries */
-    uint32_t *items;       /* body indices, grouped by cell */
-    uint32_t item_cap;     /* entries allocated in items */
-    uint32_t *big;         /* bodies covering more than NET_VIEW_BIG_CELLS cells */
-    uint32_t big_count;    /* entries in big */
-    uint32_t big_cap;      /* entries allocated */
+    net_view_item *items; /* grouped by cell, ascending id within a cell */
+    uint32_t count;       /* entries in items */
+    uint32_t cap;         /* entries allocated in items, stage and cell_of */
+    uint32_t *start;      /* per cell: first index into items; ncells + 1 entries */
+    net_view_item *stage; /* build scratch: the bodies in id order before the counting sort */
+    uint32_t *cell_of;    /* build scratch: each staged body's cell */
+    net_view_item *big;   /* bodies wider or taller than a cell, ascending id */
+    uint32_t big_count;   /* entries in big */
+    uint32_t big_cap;     /* entries allocated in big */
+    vec2 reach;           /* widest and tallest body in the cells: how far a query looks back */
 } net_view_grid;
 
 typedef struct net_view_index {
-    vec2 origin;           /* world bounds min */
-    float cell;            /* cell size */
-    float inv_cell;        /* 1 / cell */
-    int32_t nx, ny;        /* cells per axis */
-    net_view_grid statics; /* rebuilt when statics_dirty */
-    net_view_grid movers;  /* rebuilt every tick */
-    bool statics_dirty;    /* a static was spawned or despawned since the last build */
-    world_body_id *ids;    /* scratch for the whole-world query */
-    size_t ids_cap;        /* entries in ids */
+    vec2 origin;            /* world bounds min */
+    float cell;             /* cell size */
+    float inv_cell;         /* 1 / cell */
+    int32_t nx, ny;         /* cells per axis */
+    net_view_grid statics;  /* rebuilt when statics_dirty */
+    net_view_grid movers;   /* rebuilt every tick */
+    bool statics_dirty;     /* a static was spawned or despawned since the last build */
+    world_body_id *ids;     /* scratch for the whole-world query */
+    world_body_id *ids_tmp; /* scratch for sorting ids, when the world did not list them sorted */
+    size_t ids_cap;         /* entries in ids and ids_tmp */
+    uint8_t *arena;         /* this tick's delta records, one per mover */
+    size_t arena_len;       /* bytes used */
+    size_t arena_cap;       /* bytes allocated */
 } net_view_index;
 
 /* Sizes the grid for the world's bounds and cells of about cell_hint. False when out of memory. */
 bool net_view_init(net_view_index *v, const world *w, float cell_hint);
 void net_view_free(net_view_index *v);
-/* Rebuilds the movers (and, when dirty, the statics) from the world's current state. Each mover's
- * delta BodyState (id, position, velocity, last_input_seq) is encoded here, once per tick, and
- * copied into every snapshot that carries it: the per-client hot path neither reads the world
- * nor encodes. */
+/* Rebuilds the movers (and, when dirty, the statics) from the world's current state, encoding
+ * each mover's delta into the arena: the per-client hot path neither reads the world nor
+ * encodes. */
 bool net_view_rebuild(net_view_index *v, const world *w);
-/* Writes the indexed bodies whose AABB overlaps box (touching counts), each at most once per
- * call, at most max; returns how many were written. The pointers are valid until the next
- * rebuild. */
+
+/* Appends the entries of the indexed bodies whose AABB overlaps box (touching counts), each once
+ * per call, at most max; returns how many were written. Not sorted across cells: see
+ * net_view_sort_unique. */
+size_t net_view_query(const net_view_index *v, aabb box, net_view_entry *out, size_t max);
+
+/* Sorts n entries by id (they arrive as ascending runs, one per cell) and drops repeated ids
+ * (views of several boxes overlap); tmp has room for n entries. Returns the new count. */
+size_t net_view_sort_unique(net_view_entry *a, size_t n, net_view_entry *tmp);
+
+/* The arena record of an entry with a delta: tag, length, delta; its size is record[1] + 2. */
+static inline const uint8_t *net_view_record(const net_view_index *v, const net_view_entry *e) {
+    return v->arena + e->delta_off;
+}
+
 /* Encodes a delta BodyState (fields 1-4, zero values left out as proto3 does) into out, which has
  * room for NET_VIEW_DELTA_MAX bytes; returns its length. Exposed for the tests. */
 size_t net_view_encode_delta(const world_body_info *info, uint8_t *out);
-
-size_t net_view_query(const net_view_index *v, aabb box, const net_view_item **out, size_t max);
 
 #endif

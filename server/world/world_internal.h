@@ -129,6 +129,7 @@ struct world {
     int level_count;                      /* levels in use */
     int active_levels[WORLD_MAX_LEVELS];  /* levels holding statics, finest first */
     int active_level_count;               /* entries in active_levels */
+    bool statics_in_finest; /* every static sits in level 0 (slide_alone's condition) */
 
     /* per-step scratch, indexed by dense mover index */
     vec2 *p0;   /* position at the start of the step */

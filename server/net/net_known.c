@@ -17,16 +17,16 @@ bool net_known_reserve(net_known *set, uint32_t n) {
     return true;
 }
 
-const net_known_entry *net_known_find(const net_known *set, uint32_t id) {
+const net_known_entry *net_known_find(const net_known *set, uint64_t key) {
     uint32_t lo = 0, hi = set->count;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2u;
-        if (set->entries[mid].id < id)
+        if (net_known_key(&set->entries[mid]) < key)
             lo = mid + 1u;
         else
             hi = mid;
     }
-    return lo < set->count && set->entries[lo].id == id ? &set->entries[lo] : NULL;
+    return lo < set->count && net_known_key(&set->entries[lo]) == key ? &set->entries[lo] : NULL;
 }
 
 void net_known_free(net_known *set) {

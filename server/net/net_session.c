@@ -158,11 +158,11 @@ net_server *net_server_create(const net_config *cfg, world *w) {
      * how many entries one snapshot frame can hold. */
     srv->scratch_cap = cfg->max_frame / 4u + 1u;
     srv->query = malloc(srv->query_cap * sizeof *srv->query);
-    srv->query_tmp = malloc(srv->query_cap * sizeof *srv->query_tmp);
     srv->removed = malloc(srv->scratch_cap * sizeof *srv->removed);
     bool view_ok = net_view_init(&srv->view, w, cfg->view_radius);
-    if (!view_ok || !srv->query || !srv->query_tmp || !srv->removed ||
-        !net_buf_reserve(&srv->snap, cfg->max_frame)) {
+    bool marks_ok = net_view_marks_init(&srv->marks, w);
+    if (!view_ok || !marks_ok || !srv->query || !srv->removed ||
+        !net_buf_reserve(&srv->snap, cfg->max_frame + NET_VIEW_RECORD_COPY)) {
         net_server_destroy(srv);
         return NULL;
     }
@@ -174,7 +174,7 @@ void net_server_destroy(net_server *srv) {
     free(srv->clients);
     free(srv->dirty);
     free(srv->query);
-    free(srv->query_tmp);
+    net_view_marks_free(&srv->marks);
     free(srv->removed);
     net_known_free(&srv->known_next);
     net_buf_free(&srv->snap);
@@ -702,14 +702,12 @@ static size_t varint_size(uint64_t v) {
     return n;
 }
 
-/* Collects the bodies in c's view into srv->query, sorted by id, each once; returns the count. */
+/* Collects the bodies in c's view into srv->query, in key order, each once; returns the count. */
 static size_t collect_view(net_server *srv, net_client *c) {
-    size_t total = 0;
     if (c->has_view) {
-        total = net_view_query(&srv->view, c->view, srv->query, srv->query_cap);
+        net_view_mark(&srv->view, c->view, &srv->marks);
     } else {
         prune_owned(srv, c);
-        if (c->owned_count == 0) return 0;
         float r = srv->cfg.view_radius;
         aabb boxes[NET_MAX_VIEW_BOXES];
         size_t nboxes = 0;
@@ -728,12 +726,10 @@ static size_t collect_view(net_server *srv, net_client *c) {
             boxes[0] = all;
             nboxes = 1;
         }
-        for (size_t b = 0; b < nboxes && total < srv->query_cap; b++) {
-            total +=
-                net_view_query(&srv->view, boxes[b], srv->query + total, srv->query_cap - total);
-        }
+        for (size_t b = 0; b < nboxes; b++)
+            net_view_mark(&srv->view, boxes[b], &srv->marks);
     }
-    return net_view_sort_unique(srv->query, total, srv->query_tmp);
+    return net_view_take(&srv->view, &srv->marks, srv->query, srv->query_cap);
 }
 
 /* Packs the full BodyState (shape, kind, owner) of a body new to the client as a Snapshot.bodies
@@ -831,9 +827,10 @@ void net_session_snapshot(net_server *srv, net_client *c) {
     size_t removed_budget = frame_budget / 2u;
     size_t nremoved = 0, removed_bytes = 0;
     for (size_t i = 0, j = 0; j < nknown;) {
-        if (i < nview && view[i].id < known[j].id) {
+        uint64_t kk = net_known_key(&known[j]);
+        if (i < nview && net_view_key(&view[i]) < kk) {
             i++;
-        } else if (i < nview && view[i].id == known[j].id) {
+        } else if (i < nview && net_view_key(&view[i]) == kk) {
             i++;
             j++;
         } else {
@@ -857,17 +854,19 @@ void net_session_snapshot(net_server *srv, net_client *c) {
     size_t nnext = 0, dropped = 0;
     const uint8_t *arena = srv->view.arena;
     for (size_t i = 0, j = 0; i < nview || j < nknown;) {
-        if (j == nknown || (i < nview && view[i].id < known[j].id)) {
+        uint64_t vk = i < nview ? net_view_key(&view[i]) : UINT64_MAX;
+        uint64_t kk = j < nknown ? net_known_key(&known[j]) : UINT64_MAX;
+        if (vk < kk) {
             /* In view, not known: announce it. What does not fit is retried next tick. */
             uint64_t changed_tick = 0;
             if (s->len < limit && encode_new_body(srv, view[i].id, limit - s->len, &changed_tick)) {
                 next[nnext].id = view[i].id;
-                next[nnext].pad = 0;
+                next[nnext].moving = view[i].delta_off != NET_VIEW_NO_DELTA;
                 next[nnext].sent_tick = tick > changed_tick ? tick : changed_tick;
                 nnext++;
             }
             i++;
-        } else if (i == nview || known[j].id < view[i].id) {
+        } else if (kk < vk) {
             /* Known, out of view: the first nremoved of these were listed in step 1. */
             if (dropped < nremoved)
                 dropped++;
@@ -881,7 +880,7 @@ void net_session_snapshot(net_server *srv, net_client *c) {
                 const uint8_t *rec = arena + v->delta_off;
                 size_t n = (size_t)rec[1] + 2u;
                 if (s->len + n <= limit) {
-                    memcpy(s->data + s->len, rec, n);
+                    memcpy(s->data + s->len, rec, NET_VIEW_RECORD_COPY);
                     s->len += n;
                     e.sent_tick = tick > v->changed_tick ? tick : v->changed_tick;
                 }

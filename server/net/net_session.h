@@ -97,9 +97,9 @@ typedef struct net_server {
     uint64_t now_us;                     /* monotonic clock, set by the caller before each call */
     uint64_t wall_us;                    /* wall clock for Pong.server_time_us */
     bool draining;                       /* shutdown started */
-    net_view_entry *query;               /* scratch: bodies in one client's view, by id */
-    net_view_entry *query_tmp;           /* scratch: the merge sort's second buffer */
-    size_t query_cap;                    /* entries in query and query_tmp (world capacity) */
+    net_view_entry *query;               /* scratch: bodies in one client's view, in key order */
+    size_t query_cap;                    /* entries in query (the world's capacity) */
+    net_view_marks marks;                /* scratch: the ranks one client's view boxes select */
     uint32_t *removed;                   /* scratch: ids for one snapshot's removed list */
     size_t scratch_cap;                  /* entries in removed */
     net_known known_next;                /* scratch: a client's known set being rewritten */

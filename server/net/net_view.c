@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+_Static_assert(NET_VIEW_RECORD_COPY >= NET_VIEW_RECORD_MAX, "a record copy covers any record");
+
 static int32_t cell_coord(float x, float origin, float inv_cell, int32_t n) {
     float f = floorf((x - origin) * inv_cell);
     if (!(f >= 0.0f)) return 0; /* also NaN */
@@ -96,6 +98,7 @@ void net_view_free(net_view_index *v) {
     free(v->ids);
     free(v->ids_tmp);
     free(v->arena);
+    free(v->ranked);
     memset(v, 0, sizeof *v);
 }
 
@@ -151,41 +154,52 @@ static bool grid_reserve(net_view_grid *g, size_t n) {
     return true;
 }
 
-/* Counting sort of the bodies (given in ascending id order) into the cells of their min corners:
- * stable, so each cell's items stay in id order. */
+/* Counting sort of the bodies (given in ascending id order) into the cells of their min corners;
+ * their entries go to v->ranked from first_rank on, in the same id order. */
 static bool grid_build(net_view_index *v, net_view_grid *g, const world *w,
-                       const world_body_id *ids, size_t n, bool deltas) {
+                       const world_body_id *ids, size_t n, uint32_t first_rank, bool deltas) {
     if (!grid_reserve(g, n)) return false;
+    if (first_rank + n > v->ranked_cap) {
+        size_t cap = first_rank + n;
+        net_view_entry *p = realloc(v->ranked, cap * sizeof *p);
+        if (!p) return false;
+        v->ranked = p;
+        v->ranked_cap = cap;
+    }
     if (deltas) {
-        if (n * NET_VIEW_RECORD_MAX > v->arena_cap) {
-            uint8_t *p = realloc(v->arena, n * NET_VIEW_RECORD_MAX);
+        size_t need = n * NET_VIEW_RECORD_MAX + NET_VIEW_RECORD_COPY;
+        if (need > v->arena_cap) {
+            uint8_t *p = realloc(v->arena, need);
             if (!p) return false;
             v->arena = p;
-            v->arena_cap = n * NET_VIEW_RECORD_MAX;
+            v->arena_cap = need;
         }
         v->arena_len = 0;
     }
     size_t ncells = (size_t)v->nx * (size_t)v->ny;
     memset(g->start, 0, (ncells + 1u) * sizeof *g->start);
     g->big_count = 0;
+    g->first_rank = first_rank;
     vec2 reach = v2(0.0f, 0.0f);
-    uint32_t staged = 0;
+    uint32_t staged = 0, rank = first_rank;
     for (size_t i = 0; i < n; i++) {
         world_body_info info;
         if (!world_body_get(w, ids[i], &info)) continue;
-        net_view_item it;
-        it.e.id = ids[i];
-        it.e.changed_tick = info.changed_tick;
-        it.e.delta_off = NET_VIEW_NO_DELTA;
-        it.box = info.bounds;
+        net_view_entry *e = &v->ranked[rank];
+        e->id = ids[i];
+        e->changed_tick = info.changed_tick;
+        e->delta_off = NET_VIEW_NO_DELTA;
         if (deltas && info.kind == WORLD_BODY_MOVING) {
             uint8_t *rec = v->arena + v->arena_len;
             size_t len = net_view_encode_delta(&info, rec + 2);
             rec[0] = 0x12; /* Snapshot.bodies, length-delimited */
             rec[1] = (uint8_t)len;
-            it.e.delta_off = (uint32_t)v->arena_len;
+            e->delta_off = (uint32_t)v->arena_len;
             v->arena_len += len + 2u;
         }
+        net_view_item it;
+        it.box = info.bounds;
+        it.rank = rank++;
         vec2 size = v2_sub(it.box.max, it.box.min);
         if (size.x > v->cell || size.y > v->cell) {
             /* Filing it under its min corner would make every query look a long way back. */
@@ -201,6 +215,7 @@ static bool grid_build(net_view_index *v, net_view_grid *g, const world *w,
         g->start[c + 1u]++;
         g->stage[staged++] = it;
     }
+    g->ranks = rank - first_rank;
     /* Rounding in max - min must not hide a body from a query that starts just past it. */
     g->reach = v2(reach.x * 1.001f + 1e-3f, reach.y * 1.001f + 1e-3f);
     for (size_t c = 0; c < ncells; c++)
@@ -221,22 +236,50 @@ bool net_view_rebuild(net_view_index *v, const world *w) {
         size_t n = world_query_aabb(w, all, 1u << WORLD_BODY_STATIC, v->ids, v->ids_cap);
         if (n > v->ids_cap) n = v->ids_cap;
         sort_ids(v->ids, v->ids_tmp, n);
-        if (!grid_build(v, &v->statics, w, v->ids, n, false)) return false;
+        if (!grid_build(v, &v->statics, w, v->ids, n, 0, false)) return false;
         v->statics_dirty = false;
     }
     size_t n = world_query_aabb(w, all, 1u << WORLD_BODY_MOVING, v->ids, v->ids_cap);
     if (n > v->ids_cap) n = v->ids_cap;
     sort_ids(v->ids, v->ids_tmp, n);
-    return grid_build(v, &v->movers, w, v->ids, n, true);
+    return grid_build(v, &v->movers, w, v->ids, n, v->statics.ranks, true);
 }
 
-static inline bool overlaps(aabb a, aabb b) {
-    return !(a.min.x > b.max.x || b.min.x > a.max.x || a.min.y > b.max.y || b.min.y > a.max.y);
+bool net_view_marks_init(net_view_marks *m, const world *w) {
+    world_stats st;
+    world_get_stats(w, &st);
+    m->words = (st.capacity + 63u) / 64u + 1u;
+    m->bits = calloc(m->words, sizeof *m->bits);
+    m->lo = m->words;
+    m->hi = 0;
+    return m->bits != NULL;
 }
 
-static size_t grid_query(const net_view_index *v, const net_view_grid *g, aabb box,
-                         net_view_entry *out, size_t max) {
-    size_t n = 0;
+void net_view_marks_free(net_view_marks *m) {
+    free(m->bits);
+    memset(m, 0, sizeof *m);
+}
+
+/* Sets the bits of the items that overlap box: no branch per item, whether in view or not. */
+static void mark_items(const net_view_item *it, const net_view_item *end, aabb box,
+                       net_view_marks *m) {
+    uint64_t *bits = m->bits;
+    size_t lo = m->lo, hi = m->hi;
+    for (; it < end; it++) {
+        uint64_t in = (uint64_t)((it->box.min.x <= box.max.x) & (box.min.x <= it->box.max.x) &
+                                 (it->box.min.y <= box.max.y) & (box.min.y <= it->box.max.y));
+        size_t word = it->rank >> 6;
+        bits[word] |= in << (it->rank & 63u);
+        size_t w_lo = in ? word : lo, w_hi = in ? word + 1u : hi;
+        lo = w_lo < lo ? w_lo : lo;
+        hi = w_hi > hi ? w_hi : hi;
+    }
+    m->lo = lo;
+    m->hi = hi;
+}
+
+static void grid_mark(const net_view_index *v, const net_view_grid *g, aabb box,
+                      net_view_marks *m) {
     /* A body is filed under its min corner, at most reach before its max corner. */
     int32_t x0 = cell_coord(box.min.x - g->reach.x, v->origin.x, v->inv_cell, v->nx);
     int32_t y0 = cell_coord(box.min.y - g->reach.y, v->origin.y, v->inv_cell, v->ny);
@@ -245,64 +288,30 @@ static size_t grid_query(const net_view_index *v, const net_view_grid *g, aabb b
     for (int32_t y = y0; y <= y1; y++) {
         size_t row = (size_t)y * (size_t)v->nx;
         /* The cells of one row are adjacent in items: one contiguous span per row. */
-        const net_view_item *it = g->items + g->start[row + (size_t)x0];
-        const net_view_item *end = g->items + g->start[row + (size_t)x1 + 1u];
-        for (; it < end; it++) {
-            if (!overlaps(it->box, box)) continue;
-            if (n == max) return n;
-            out[n++] = it->e;
+        mark_items(g->items + g->start[row + (size_t)x0],
+                   g->items + g->start[row + (size_t)x1 + 1u], box, m);
+    }
+    mark_items(g->big, g->big + g->big_count, box, m);
+}
+
+void net_view_mark(const net_view_index *v, aabb box, net_view_marks *m) {
+    if (!v2_is_finite(box.min) || !v2_is_finite(box.max)) return;
+    grid_mark(v, &v->statics, box, m);
+    grid_mark(v, &v->movers, box, m);
+}
+
+size_t net_view_take(const net_view_index *v, net_view_marks *m, net_view_entry *out, size_t max) {
+    size_t n = 0;
+    for (size_t w = m->lo; w < m->hi; w++) {
+        uint64_t bits = m->bits[w];
+        m->bits[w] = 0;
+        while (bits && n < max) {
+            size_t rank = w * 64u + (size_t)__builtin_ctzll(bits);
+            bits &= bits - 1u;
+            out[n++] = v->ranked[rank];
         }
     }
-    for (uint32_t i = 0; i < g->big_count; i++) {
-        const net_view_item *it = &g->big[i];
-        if (!overlaps(it->box, box)) continue;
-        if (n == max) return n;
-        out[n++] = it->e;
-    }
+    m->lo = m->words;
+    m->hi = 0;
     return n;
-}
-
-size_t net_view_query(const net_view_index *v, aabb box, net_view_entry *out, size_t max) {
-    if (!v2_is_finite(box.min) || !v2_is_finite(box.max)) return 0;
-    size_t n = grid_query(v, &v->statics, box, out, max);
-    return n + grid_query(v, &v->movers, box, out + n, max - n);
-}
-
-/* Length of the ascending run starting at i. */
-static size_t run_end(const net_view_entry *a, size_t i, size_t n) {
-    size_t j = i + 1;
-    while (j < n && a[j - 1].id <= a[j].id)
-        j++;
-    return j;
-}
-
-size_t net_view_sort_unique(net_view_entry *a, size_t n, net_view_entry *tmp) {
-    if (n < 2) return n;
-    /* Natural merge sort: a query yields one ascending run per cell row and grid, so a few passes
-     * of pairwise run merges sort it; an already sorted list costs one scan. */
-    net_view_entry *src = a, *dst = tmp;
-    while (run_end(src, 0, n) < n) {
-        size_t i = 0;
-        while (i < n) {
-            size_t m = run_end(src, i, n);
-            size_t e = m < n ? run_end(src, m, n) : n;
-            size_t p = i, q = m, o = i;
-            while (p < m && q < e)
-                dst[o++] = src[q].id < src[p].id ? src[q++] : src[p++];
-            while (p < m)
-                dst[o++] = src[p++];
-            while (q < e)
-                dst[o++] = src[q++];
-            i = e;
-        }
-        net_view_entry *t = src;
-        src = dst;
-        dst = t;
-    }
-    size_t k = 1;
-    for (size_t i = 1; i < n; i++) {
-        if (src[i].id != src[k - 1].id) src[k++] = src[i];
-    }
-    if (src != a) memcpy(a, src, k * sizeof *a);
-    return k;
 }

@@ -556,18 +556,22 @@ static void test_known_find(void) {
     net_known set;
     memset(&set, 0, sizeof set);
     CHECK(net_known_find(&set, 5) == NULL);
+    /* Statics (moving 0) sort before movers, then by id. */
     CHECK(net_known_reserve(&set, 100));
     for (uint32_t i = 0; i < 100; i++) {
-        set.entries[i].id = 3u * i + 1u;
-        set.entries[i].pad = 0;
+        set.entries[i].id = 3u * (i % 50u) + 1u;
+        set.entries[i].moving = i >= 50u;
         set.entries[i].sent_tick = i;
     }
     set.count = 100;
-    for (uint32_t id = 0; id < 310; id++) {
-        const net_known_entry *e = net_known_find(&set, id);
-        CHECK((e != NULL) == (id % 3u == 1u && id < 300u));
-        if (e) CHECK(e->id == id && e->sent_tick == (id - 1u) / 3u);
-    }
+    for (uint32_t moving = 0; moving < 2; moving++)
+        for (uint32_t id = 0; id < 160; id++) {
+            const net_known_entry *e = net_known_find(&set, ((uint64_t)moving << 32) | id);
+            CHECK((e != NULL) == (id % 3u == 1u && id < 150u));
+            if (e)
+                CHECK(e->id == id && e->moving == moving &&
+                      e->sent_tick == (id - 1u) / 3u + 50u * moving);
+        }
     net_known_free(&set);
 }
 
@@ -598,24 +602,27 @@ static void test_view_grid_matches_world_query(void) {
     CHECK(net_view_init(&v, w, 80));
     CHECK(net_view_rebuild(&v, w));
     static world_body_id want[2048], got[2048];
-    static net_view_entry items[2048], tmp[2048];
+    static net_view_entry items[2048];
+    net_view_marks marks;
+    CHECK(net_view_marks_init(&marks, w));
     for (int q = 0; q < 300; q++) {
         vec2 c = v2(harness_rng_range(&rng, -600, 600), harness_rng_range(&rng, -600, 600));
         vec2 h = v2(harness_rng_range(&rng, 0, 200), harness_rng_range(&rng, 0, 200));
         aabb box = aabb_make(v2_sub(c, h), v2_add(c, h));
         size_t nw = world_query_aabb(w, box, 0, want, 2048);
-        size_t nq = net_view_query(&v, box, items, 2048);
-        /* The query lists each body once; the sort keeps them all, in id order. */
-        size_t ng = net_view_sort_unique(items, nq, tmp);
-        CHECK_MSG(ng == nq, "query %d: %zu listed, %zu distinct", q, nq, ng);
+        net_view_mark(&v, box, &marks);
+        if (q % 3 == 0) net_view_mark(&v, box, &marks); /* marking twice reports once */
+        size_t ng = net_view_take(&v, &marks, items, 2048);
         for (size_t i = 0; i < ng; i++) {
             got[i] = items[i].id;
-            if (i > 0) CHECK(got[i - 1] < got[i]);
+            if (i > 0) CHECK(net_view_key(&items[i - 1]) < net_view_key(&items[i]));
         }
         qsort(want, nw, sizeof *want, cmp_id);
+        qsort(got, ng, sizeof *got, cmp_id);
         CHECK_MSG(nw == ng, "query %d: world %zu, view grid %zu", q, nw, ng);
         CHECK_MSG(memcmp(want, got, nw * sizeof *want) == 0, "query %d: different ids", q);
     }
+    net_view_marks_free(&marks);
     net_view_free(&v);
     world_destroy(w);
 }

@@ -495,6 +495,162 @@ static void test_snapshot_new_changed_removed(void) {
     fx_free(&f);
 }
 
+/* What a client believes, built only from its snapshots. */
+typedef struct model_body {
+    uint32_t id; /* body id */
+    float x, y;  /* position last received */
+} model_body;
+
+static model_body *model_find(model_body *m, size_t n, uint32_t id) {
+    for (size_t i = 0; i < n; i++)
+        if (m[i].id == id) return &m[i];
+    return NULL;
+}
+
+/* Applies one snapshot to a client's model; false on a protocol rule 6 violation. */
+static bool model_apply(model_body *m, size_t *n, size_t cap, const Collide__V1__Snapshot *s) {
+    bool ok = true;
+    for (size_t i = 0; i < s->n_removed; i++) {
+        model_body *b = model_find(m, *n, s->removed[i]);
+        if (!b) ok = false; /* removed without having been announced */
+        if (b) *b = m[--*n];
+    }
+    for (size_t i = 0; i < s->n_bodies; i++) {
+        const Collide__V1__BodyState *bs = s->bodies[i];
+        model_body *b = model_find(m, *n, bs->id);
+        if (!b) {
+            if (!bs->shape || *n == cap) return false; /* new bodies come with their shape */
+            b = &m[(*n)++];
+            b->id = bs->id;
+        } else if (bs->shape) {
+            ok = false; /* announced twice */
+        }
+        b->x = bs->position ? bs->position->x : 0.0f;
+        b->y = bs->position ? bs->position->y : 0.0f;
+    }
+    return ok;
+}
+
+/* Random moves, spawns, despawns and views over many ticks: after every snapshot, what each client
+ * believes must be exactly the bodies in its view, at their current positions (rule 6). This is
+ * the check on the merge of the view with the known set. */
+static void test_snapshots_track_the_world(void) {
+    net_config cfg;
+    net_config_default(&cfg);
+    cfg.view_radius = 40.0f;
+    cfg.rate_limit = 100000;
+    fixture f;
+    fx_init(&f, &cfg);
+    world_config wc;
+    world_config_default(&wc);
+    harness_rng rng = {4242};
+    static model_body model[4][256];
+    size_t nmodel[4] = {0, 0, 0, 0};
+    uint32_t owned[3][8];
+    size_t nowned[3] = {0, 0, 0};
+    aabb view3 = aabb_make(v2(-100, -100), v2(100, 100));
+    for (int i = 0; i < 4; i++)
+        fx_welcome(&f, i, NULL);
+    uint32_t seq = 1;
+    bool all_ok = true;
+    for (int tick = 0; tick < 400 && all_ok; tick++) {
+        for (int ci = 0; ci < 3; ci++) {
+            net_client *c = &f.c[ci];
+            uint32_t r = harness_rng_next(&rng) % 100u;
+            if (nowned[ci] < 8 && (nowned[ci] < 3 || r < 5)) {
+                uint32_t id = fx_spawn(&f, c, harness_rng_range(&rng, -150, 150),
+                                       harness_rng_range(&rng, -150, 150));
+                if (id) owned[ci][nowned[ci]++] = id;
+            } else if (nowned[ci] > 0 && r < 8) {
+                size_t k = harness_rng_next(&rng) % nowned[ci];
+                Collide__V1__DespawnBody d = COLLIDE__V1__DESPAWN_BODY__INIT;
+                d.body_id = owned[ci][k];
+                tu_cmsg m = COLLIDE__V1__CLIENT_MESSAGE__INIT;
+                m.msg_case = COLLIDE__V1__CLIENT_MESSAGE__MSG_DESPAWN;
+                m.despawn = &d;
+                feed(&f, c, tu_frame(&m, f.buf, sizeof f.buf));
+                owned[ci][k] = owned[ci][--nowned[ci]];
+            }
+            for (size_t k = 0; k < nowned[ci]; k++) {
+                if (harness_rng_next(&rng) % 4u) continue;
+                float a = harness_rng_range(&rng, 0, 6.2831853f);
+                feed(&f, c,
+                     tu_move(0, owned[ci][k], ++seq, 300.0f * cosf(a), 300.0f * sinf(a), f.buf,
+                             sizeof f.buf));
+            }
+        }
+        if (tick % 7 == 0) {
+            /* Client 3 watches a box that jumps around and changes size. */
+            vec2 c = v2(harness_rng_range(&rng, -200, 200), harness_rng_range(&rng, -200, 200));
+            vec2 h = v2(harness_rng_range(&rng, 5, 150), harness_rng_range(&rng, 5, 150));
+            view3 = aabb_make(v2_sub(c, h), v2_add(c, h));
+            Collide__V1__Vec2 center = COLLIDE__V1__VEC2__INIT, half = COLLIDE__V1__VEC2__INIT;
+            center.x = c.x;
+            center.y = c.y;
+            half.x = h.x;
+            half.y = h.y;
+            Collide__V1__SetView sv = COLLIDE__V1__SET_VIEW__INIT;
+            sv.center = &center;
+            sv.half_extents = &half;
+            tu_cmsg m = COLLIDE__V1__CLIENT_MESSAGE__INIT;
+            m.msg_case = COLLIDE__V1__CLIENT_MESSAGE__MSG_SET_VIEW;
+            m.set_view = &sv;
+            feed(&f, &f.c[3], tu_frame(&m, f.buf, sizeof f.buf));
+        }
+        f.srv->now_us += 16667;
+        net_server_tick(f.srv, 1);
+        for (int ci = 0; ci < 4; ci++) {
+            tu_msgs msgs;
+            tu_take(&f.c[ci], &msgs);
+            bool one = msgs.count >= 1 && msgs.m[msgs.count - 1]->msg_case == S(SNAPSHOT);
+            CHECK_MSG(one, "tick %d client %d: no snapshot", tick, ci);
+            if (!one) {
+                all_ok = false;
+                tu_free(&msgs);
+                break;
+            }
+            bool ok = model_apply(model[ci], &nmodel[ci], 256, msgs.m[msgs.count - 1]->snapshot);
+            CHECK_MSG(ok, "tick %d client %d: snapshot breaks rule 6", tick, ci);
+            tu_free(&msgs);
+            /* The truth: bodies overlapping the client's view boxes now. */
+            static world_body_id want[256], in_boxes[256];
+            size_t nwant = 0;
+            aabb boxes[8];
+            size_t nboxes = 0;
+            if (ci == 3) {
+                boxes[nboxes++] = view3;
+            } else {
+                for (size_t k = 0; k < nowned[ci]; k++) {
+                    world_body_info info;
+                    if (!world_body_get(f.w, owned[ci][k], &info)) continue;
+                    vec2 r = v2(cfg.view_radius, cfg.view_radius);
+                    boxes[nboxes++] = aabb_make(v2_sub(info.position, r), v2_add(info.position, r));
+                }
+            }
+            for (size_t b = 0; b < nboxes; b++) {
+                size_t n = world_query_aabb(f.w, boxes[b], 0, in_boxes, 256);
+                for (size_t k = 0; k < n; k++) {
+                    bool dup = false;
+                    for (size_t q = 0; q < nwant; q++)
+                        dup |= want[q] == in_boxes[k];
+                    if (!dup) want[nwant++] = in_boxes[k];
+                }
+            }
+            bool same = nwant == nmodel[ci];
+            for (size_t k = 0; k < nwant && same; k++) {
+                model_body *b = model_find(model[ci], nmodel[ci], want[k]);
+                world_body_info info;
+                same = b && world_body_get(f.w, want[k], &info) && b->x == info.position.x &&
+                       b->y == info.position.y;
+            }
+            CHECK_MSG(same, "tick %d client %d: believes %zu bodies, %zu in view", tick, ci,
+                      nmodel[ci], nwant);
+            all_ok &= ok && same;
+        }
+    }
+    fx_free(&f);
+}
+
 static void test_slow_reader_drop_then_disconnect(void) {
     net_config cfg;
     net_config_default(&cfg);
@@ -689,7 +845,7 @@ TEST_MAIN(TEST(test_hello_welcome), TEST(test_partial_frames_byte_by_byte),
           TEST(test_rate_limited_not_fatal_then_fatal_when_sustained),
           TEST(test_bad_protobuf_after_hello_is_not_fatal), TEST(test_spawn_rules),
           TEST(test_move_rules_and_close_despawns), TEST(test_snapshot_new_changed_removed),
-          TEST(test_slow_reader_drop_then_disconnect), TEST(test_max_clients_refused),
-          TEST(test_hello_timeout), TEST(test_drain_sends_goodbye), TEST(test_known_find),
-          TEST(test_view_grid_matches_world_query), TEST(test_http_parse),
+          TEST(test_snapshots_track_the_world), TEST(test_slow_reader_drop_then_disconnect),
+          TEST(test_max_clients_refused), TEST(test_hello_timeout), TEST(test_drain_sends_goodbye),
+          TEST(test_known_find), TEST(test_view_grid_matches_world_query), TEST(test_http_parse),
           TEST(test_metrics_render), TEST(test_config_flags_and_env))

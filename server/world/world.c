@@ -502,9 +502,11 @@ static void grid_build(const world *w, world_grid *g, const aabb *boxes) {
     uint32_t hist[64] = {0};
     for (uint32_t i = 0; i < n; i++) {
         vec2 s = v2_sub(boxes[i].max, boxes[i].min);
-        int e;
-        frexpf(wmax(wmax(s.x, s.y), 1e-6f), &e);
-        e += 32;
+        /* frexpf's exponent straight from the bits (no libm call): size in [2^(e-1), 2^e) */
+        float size = wmax(wmax(s.x, s.y), 1e-6f);
+        uint32_t bits;
+        memcpy(&bits, &size, sizeof bits);
+        int e = (int)((bits >> 23) & 0xffu) - 126 + 32;
         hist[e < 0 ? 0 : e > 63 ? 63 : e]++;
     }
     int e = 32;
@@ -540,6 +542,9 @@ static void grid_build(const world *w, world_grid *g, const aabb *boxes) {
         int32_t x1 = grid_coord(b.max.x, g->origin.x, g->inv_cell, g->nx);
         int32_t y0 = grid_coord(b.min.y, g->origin.y, g->inv_cell, g->ny);
         int32_t y1 = grid_coord(b.max.y, g->origin.y, g->inv_cell, g->ny);
+        /* kept for the fill pass: coordinates fit 16 bits (at most 2^15 cells across) */
+        g->ranges[i] = (uint64_t)(uint16_t)x0 | (uint64_t)(uint16_t)x1 << 16 |
+                       (uint64_t)(uint16_t)y0 << 32 | (uint64_t)(uint16_t)y1 << 48;
         uint64_t cells = (uint64_t)(x1 - x0 + 1) * (uint64_t)(y1 - y0 + 1);
         if (cells > WORLD_GRID_MAX_CELLS_PER_ITEM || items + cells > g->item_cap) {
             g->big[g->big_count++] = i;
@@ -563,11 +568,9 @@ static void grid_build(const world *w, world_grid *g, const aabb *boxes) {
             big_i++;
             continue;
         }
-        aabb b = boxes[i];
-        int32_t x0 = grid_coord(b.min.x, g->origin.x, g->inv_cell, g->nx);
-        int32_t x1 = grid_coord(b.max.x, g->origin.x, g->inv_cell, g->nx);
-        int32_t y0 = grid_coord(b.min.y, g->origin.y, g->inv_cell, g->ny);
-        int32_t y1 = grid_coord(b.max.y, g->origin.y, g->inv_cell, g->ny);
+        uint64_t rg = g->ranges[i];
+        int32_t x0 = (int32_t)(rg & 0xffffu), x1 = (int32_t)(rg >> 16 & 0xffffu);
+        int32_t y0 = (int32_t)(rg >> 32 & 0xffffu), y1 = (int32_t)(rg >> 48 & 0xffffu);
         for (int32_t y = y0; y <= y1; y++)
             for (int32_t x = x0; x <= x1; x++)
                 g->items[g->start[grid_hash(g, x, y)]++] = i;
@@ -734,10 +737,11 @@ world *world_create(const world_config *cfg_in) {
         g->start = world_alloc(w, g->table_cap + 1, sizeof *g->start);
         g->items = world_alloc(w, g->item_cap, sizeof *g->items);
         g->big = world_alloc(w, mcap, sizeof *g->big);
+        g->ranges = world_alloc(w, mcap, sizeof *g->ranges);
         g->unindexed = world_alloc(w, mcap, sizeof *g->unindexed);
         w->cache->result_cap = cap + 2 * mcap;
         w->cache->results = world_alloc(w, w->cache->result_cap, sizeof *w->cache->results);
-        ok = g->start && g->items && g->big && g->unindexed && w->cache->results;
+        ok = g->start && g->items && g->big && g->ranges && g->unindexed && w->cache->results;
     }
     /* Static grid levels: finest cell = cell_size, or the power of two from 1 up that keeps the
      * finest level within 4 cells per body slot; then doubling up to twice the largest shape. */
@@ -799,6 +803,7 @@ void world_destroy(world *w) {
         free(g->start);
         free(g->items);
         free(g->big);
+        free(g->ranges);
         free(g->unindexed);
         free(w->cache->results);
         free(w->cache);
@@ -1661,7 +1666,8 @@ void world_step(world *w) {
                 if (!in_way) continue; /* p2 already holds the static-only slide */
             }
             aabb unused;
-            w->p2[i] = slide(w, i, m->position, want, cands, c.count, &unused);
+            w->p2[i] = c.count == 0 ? slide_alone(w, i, m->position, want)
+                                    : slide(w, i, m->position, want, cands, c.count, &unused);
             if (late_count < WORLD_MAX_LATE &&
                 !aabb_contains(w->path[i], box_at(w->p2[i], m->lo, m->hi)))
                 late[late_count++] = i;

@@ -74,21 +74,22 @@ typedef struct world_level {
 /* A spatial hash over moving bodies, rebuilt from scratch (counting sort) when needed: mover
  * boxes change every tick, so rebuilding beats updating. Items are dense mover indices. */
 typedef struct world_grid {
-    vec2 origin;              /* bounds min: cell coordinates count from here */
-    int32_t nx, ny;           /* cells across the bounds; coordinates are clamped to them */
-    uint32_t row;             /* nx: the row stride of the cell numbering */
-    float cell;               /* cell size, a power of two */
-    float inv_cell;           /* 1 / cell */
-    uint32_t mask;            /* table size - 1 for the current build */
-    uint32_t table_cap;       /* allocated table size (power of two) */
-    uint32_t *start;          /* table_cap + 1 bucket starts into items */
-    uint32_t *items;          /* slots, grouped by bucket */
-    uint32_t item_cap;        /* capacity of items */
-    uint32_t *big;            /* slots too large for the cells, checked by every query */
-    uint32_t big_count;       /* entries in big */
-    const aabb *boxes;        /* per dense index: the boxes built from (by reference) */
-    bool valid;               /* built for the current state (plus `slack` and `unindexed`) */
-    uint32_t *unindexed;      /* slots of movers spawned after the build */
+    vec2 origin;         /* bounds min: cell coordinates count from here */
+    int32_t nx, ny;      /* cells across the bounds; coordinates are clamped to them */
+    uint32_t row;        /* nx: the row stride of the cell numbering */
+    float cell;          /* cell size, a power of two */
+    float inv_cell;      /* 1 / cell */
+    uint32_t mask;       /* table size - 1 for the current build */
+    uint32_t table_cap;  /* allocated table size (power of two) */
+    uint32_t *start;     /* table_cap + 1 bucket starts into items */
+    uint32_t *items;     /* slots, grouped by bucket */
+    uint32_t item_cap;   /* capacity of items */
+    uint32_t *big;       /* slots too large for the cells, checked by every query */
+    uint64_t *ranges;    /* per item: its cell range, x0 x1 y0 y1 in 16 bits each (build scratch) */
+    uint32_t big_count;  /* entries in big */
+    const aabb *boxes;   /* per dense index: the boxes built from (by reference) */
+    bool valid;          /* built for the current state (plus `slack` and `unindexed`) */
+    uint32_t *unindexed; /* slots of movers spawned after the build */
     uint32_t unindexed_count; /* entries in unindexed */
 } world_grid;
 

@@ -57,9 +57,9 @@ typedef struct world_config {
                                  * bodies, so they cost little) */
     float max_shape_size;       /* largest half extent / radius / vertex distance; default 1000 */
     uint32_t max_moving_bodies; /* of max_bodies, how many may be moving; 0 = all of them (the
-                                 * default). Sizes the per-mover arrays: a world that is mostly
-                                 * map costs less per static (added after the first draft, last
-                                 * field, so existing initialisation keeps working) */
+                                 * default). Sizes the per-mover arrays, so a world that is mostly
+                                 * map costs less per static. Last field: code that fills a config
+                                 * from world_config_default() keeps working */
 } world_config;
 
 /* Fills the defaults documented above, with bounds [-500,500]^2. */

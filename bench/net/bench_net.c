@@ -4,7 +4,9 @@
  * (net_session_feed); each 60 Hz tick steps the world and builds every client's Snapshot. The
  * output buffers are emptied as if written. One JSON line per run.
  *
- * Usage: bench_net [clients (default 1000)] [timed_ticks (default 600)] */
+ * Usage: bench_net [clients (default 1000)] [timed_ticks (default 600)] [view_radius (default: the
+ * daemon's, 80)]. L2 has 5x L1's density in the same arena: "the same ~30 bodies in view" takes a
+ * radius of 80 / sqrt(5) ~ 36 (docs/perf/net.md). */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
@@ -61,6 +63,8 @@ int main(int argc, char **argv) {
     net_log_set_level(NET_LOG_ERROR);
     net_config cfg;
     net_config_default(&cfg);
+    if (argc > 3) cfg.view_radius = (float)atof(argv[3]);
+    if (!(cfg.view_radius > 0.0f)) return 2;
     cfg.rate_limit = 1000;
     world_config wc;
     world_config_default(&wc);
@@ -121,7 +125,7 @@ int main(int argc, char **argv) {
     double *step_ms = calloc((size_t)ticks, sizeof *step_ms);
     double *feed_ms = calloc((size_t)ticks, sizeof *feed_ms);
     double *snap_ms = calloc((size_t)ticks, sizeof *snap_ms);
-    uint64_t bytes = 0, frames = 0;
+    uint64_t bytes = 0, frames = 0, in_view = 0;
     uint32_t seq = 1;
     for (int t = -BENCH_WARMUP; t < ticks; t++) {
         srv->now_us += 16667;
@@ -152,6 +156,7 @@ int main(int argc, char **argv) {
         double t3 = now_ms();
         for (int i = 0; i < nclients; i++) {
             if (t >= 0) bytes += clients[i].out.len;
+            if (t >= 0) in_view += clients[i].known.count; /* bodies the client now knows of */
             clients[i].out.len = 0;
         }
         while (net_server_pop_dirty(srv)) {
@@ -168,13 +173,16 @@ int main(int argc, char **argv) {
     world_get_stats(w, &ws);
     double snap_bytes = (double)bytes / (double)frames;
     printf(
-        "{\"scene\":\"L1-inproc\",\"clients\":%d,\"ticks\":%d,\"statics\":%zu,\"tick_p50_ms\":%.3f,"
+        "{\"scene\":\"%s\",\"clients\":%d,\"bodies_in_view_avg\":%.1f,\"view_radius\":%.1f,"
+        "\"ticks\":%d,\"statics\":%zu,\"tick_p50_ms\":%.3f,"
         "\"tick_p99_ms\":%.3f,\"min_ms\":%.3f,\"median_ms\":%.3f,\"step_p50_ms\":%.3f,\"snapshots_"
         "p50_ms\":%.3f,"
         "\"intents_p50_ms\":%.3f,\"snapshot_bytes_avg\":%.1f,\"bytes_per_client_per_s\":%.0f}\n",
-        nclients, ticks, ws.static_bodies, pct(tick_ms, ticks, 0.5), pct(tick_ms, ticks, 0.99),
-        pct(tick_ms, ticks, 0.0), pct(tick_ms, ticks, 0.5), pct(step_ms, ticks, 0.5),
-        pct(snap_ms, ticks, 0.5), pct(feed_ms, ticks, 0.5), snap_bytes, snap_bytes * 60.0);
+        nclients >= 5000 ? "L2-inproc" : "L1-inproc", nclients, (double)in_view / (double)frames,
+        (double)cfg.view_radius, ticks, ws.static_bodies, pct(tick_ms, ticks, 0.5),
+        pct(tick_ms, ticks, 0.99), pct(tick_ms, ticks, 0.0), pct(tick_ms, ticks, 0.5),
+        pct(step_ms, ticks, 0.5), pct(snap_ms, ticks, 0.5), pct(feed_ms, ticks, 0.5), snap_bytes,
+        snap_bytes * 60.0);
     for (int i = 0; i < nclients; i++)
         net_client_release(srv, &clients[i]);
     net_server_destroy(srv);

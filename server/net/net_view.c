@@ -262,24 +262,17 @@ void net_view_marks_free(net_view_marks *m) {
 
 /* Sets the bits of the items that overlap box: no branch per item, whether in view or not. */
 static void mark_items(const net_view_item *it, const net_view_item *end, aabb box,
-                       net_view_marks *m) {
-    uint64_t *bits = m->bits;
-    size_t lo = m->lo, hi = m->hi;
+                       uint64_t *bits) {
     for (; it < end; it++) {
         uint64_t in = (uint64_t)((it->box.min.x <= box.max.x) & (box.min.x <= it->box.max.x) &
                                  (it->box.min.y <= box.max.y) & (box.min.y <= it->box.max.y));
-        size_t word = it->rank >> 6;
-        bits[word] |= in << (it->rank & 63u);
-        size_t w_lo = in ? word : lo, w_hi = in ? word + 1u : hi;
-        lo = w_lo < lo ? w_lo : lo;
-        hi = w_hi > hi ? w_hi : hi;
+        bits[it->rank >> 6] |= in << (it->rank & 63u);
     }
-    m->lo = lo;
-    m->hi = hi;
 }
 
 static void grid_mark(const net_view_index *v, const net_view_grid *g, aabb box,
                       net_view_marks *m) {
+    if (g->ranks == 0) return;
     /* A body is filed under its min corner, at most reach before its max corner. */
     int32_t x0 = cell_coord(box.min.x - g->reach.x, v->origin.x, v->inv_cell, v->nx);
     int32_t y0 = cell_coord(box.min.y - g->reach.y, v->origin.y, v->inv_cell, v->ny);
@@ -289,9 +282,14 @@ static void grid_mark(const net_view_index *v, const net_view_grid *g, aabb box,
         size_t row = (size_t)y * (size_t)v->nx;
         /* The cells of one row are adjacent in items: one contiguous span per row. */
         mark_items(g->items + g->start[row + (size_t)x0],
-                   g->items + g->start[row + (size_t)x1 + 1u], box, m);
+                   g->items + g->start[row + (size_t)x1 + 1u], box, m->bits);
     }
-    mark_items(g->big, g->big + g->big_count, box, m);
+    mark_items(g->big, g->big + g->big_count, box, m->bits);
+    /* The take scans this grid's whole span of words: cheaper than tracking the touched words
+     * per item in the loop above (measured), and the span is one bit per body. */
+    size_t lo = g->first_rank / 64u, hi = (g->first_rank + g->ranks + 63u) / 64u;
+    if (lo < m->lo) m->lo = lo;
+    if (hi > m->hi) m->hi = hi;
 }
 
 void net_view_mark(const net_view_index *v, aabb box, net_view_marks *m) {

@@ -197,9 +197,10 @@ static void watch_frame(cc_conn *c, const uint8_t *body, size_t len) {
         }
         break;
     case COLLIDE__V1__SERVER_MESSAGE__MSG_GOODBYE:
-        snprintf(x->message, sizeof x->message, "server said goodbye: %s",
-                 m->goodbye->reason ? m->goodbye->reason : "");
-        watch_finish(x, CC_EXIT_FAIL);
+        /* A graceful end of the server (a drain) ends the watch cleanly: only a refusal, a lost
+         * connection or a violation is a failure. */
+        printf("goodbye: %s\n", m->goodbye->reason ? m->goodbye->reason : "");
+        watch_finish(x, CC_EXIT_OK);
         break;
     default:
         break;
@@ -233,8 +234,9 @@ static void watch_usage(FILE *f) {
                "  --duration DURATION stop after this time (e.g. 10s)\n"
                "  --check             verify collision invariants on the stream\n"
                "  --check-tolerance U allowed overlap depth (default 0.01)\n" CC_COMMON_HELP
-               "Exit status: 0 when stopped by --count, --duration or Ctrl-C; 1 when the server "
-               "refused or dropped the connection or (with --check) a violation was seen.\n");
+               "Exit status: 0 when stopped by --count, --duration, Ctrl-C or the server's "
+               "Goodbye; 1 when the server refused or dropped the connection or (with --check) a "
+               "violation was seen.\n");
 }
 
 int cc_watch_main(int argc, char **argv) {

@@ -180,6 +180,24 @@ def case_watch_live(a):
           "the world's bodies are listed with --bodies")
 
 
+def case_watch_goodbye(a):
+    # A server that drains says Goodbye: the watch ends cleanly (exit 0) and says so.
+    with Daemon(a.daemon) as d:
+        p = subprocess.Popen([a.client, "watch", "--port", str(d.port)], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        try:
+            first = p.stdout.readline()
+            check(first.startswith("welcome:"), "the watcher is welcomed")
+            d.stop()
+            out, err = p.communicate(timeout=TIMEOUT)
+        finally:
+            if p.poll() is None:
+                p.kill()
+    sys.stdout.write(first + out + err)
+    check(p.returncode == 0, "a drained server's Goodbye ends the watch with exit 0")
+    check("goodbye:" in out, "the Goodbye is shown")
+
+
 def case_ping_dead(a):
     port = free_port()
     r = run([a.client, "ping", "--port", str(port), "--timeout-ms", "5000"])

@@ -161,8 +161,19 @@ int cc_resolve(const char *host, uint16_t port, struct sockaddr_storage *out) {
         memcpy(out, pick->ai_addr, pick->ai_addrlen);
         uv_freeaddrinfo(req.addrinfo);
     }
-    uv_loop_close(&loop);
+    if (!cc_loop_close(&loop, "resolve") && rc == 0) rc = UV_EBUSY;
     return rc;
+}
+
+static void cc_name_open_handle(uv_handle_t *h, void *arg) {
+    fprintf(stderr, "collide-client %s: internal error: a %s handle was left open\n",
+            (const char *)arg, uv_handle_type_name(uv_handle_get_type(h)));
+}
+
+bool cc_loop_close(uv_loop_t *loop, const char *cmd) {
+    if (uv_loop_close(loop) == 0) return true;
+    uv_walk(loop, cc_name_open_handle, (void *)cmd);
+    return false;
 }
 
 uint64_t cc_now_us(void) { return uv_hrtime() / 1000u; }

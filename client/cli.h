@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <uv.h>
 
 #define CC_EXIT_OK 0
 #define CC_EXIT_FAIL 1  /* thresholds crossed, server unreachable, ping failed */
@@ -56,6 +57,10 @@ bool cc_parse_floats(const char *cmd, const char *flag, const char *s, float *ou
 int cc_resolve(const char *host, uint16_t port, struct sockaddr_storage *out);
 
 /* Monotonic microseconds. */
+/* uv_loop_close, loudly: a handle still open at the end is a bug in the tool (every handle must be
+ * closed, STYLE.md), so it is named on stderr and false is returned for the caller to fail on. */
+bool cc_loop_close(uv_loop_t *loop, const char *cmd);
+
 uint64_t cc_now_us(void);
 /* Wall-clock microseconds since the epoch, for reports. */
 uint64_t cc_wall_us(void);

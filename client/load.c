@@ -1043,6 +1043,7 @@ int cc_load_main(int argc, char **argv) {
         }
     }
     uv_run(main_loop, UV_RUN_DEFAULT);
+    bool leaked_handles = false;
     cc_stats *total = malloc(sizeof *total);
     if (!total) return CC_EXIT_FAIL;
     cc_stats_init(total);
@@ -1050,11 +1051,11 @@ int cc_load_main(int argc, char **argv) {
         load_worker *w = &m.workers[t];
         pthread_join(w->thread, NULL);
         cc_stats_merge(total, &w->stats);
-        uv_loop_close(&w->loop);
+        if (!cc_loop_close(&w->loop, CMD)) leaked_handles = true;
         pthread_mutex_destroy(&w->progress_mu);
     }
     getrusage(RUSAGE_SELF, &ru1);
-    uv_loop_close(main_loop);
+    if (!cc_loop_close(main_loop, CMD)) leaked_handles = true;
 
     cc_report_meta meta = {
         .host = opts.common.host,
@@ -1091,6 +1092,7 @@ int cc_load_main(int argc, char **argv) {
         fprintf(stderr, "collide-client " CMD ": cannot write --json '%s'\n", opts.json_path);
         exit_code = CC_EXIT_FAIL;
     }
+    if (leaked_handles) exit_code = CC_EXIT_FAIL;
     free(total);
     free(players);
     free(due);

@@ -164,7 +164,7 @@ int cc_ping_main(int argc, char **argv) {
         ping_finish(&x, CC_EXIT_FAIL);
     }
     uv_run(&loop, UV_RUN_DEFAULT);
-    uv_loop_close(&loop);
+    if (!cc_loop_close(&loop, "ping")) x.result = CC_EXIT_FAIL;
     if (x.result != CC_EXIT_OK)
         fprintf(stderr, "collide-client ping: %s\n", x.message);
     else if (!quiet)

@@ -335,8 +335,8 @@ int cc_watch_main(int argc, char **argv) {
         watch_finish(&x, CC_EXIT_FAIL);
     }
     uv_run(&loop, UV_RUN_DEFAULT);
-    uv_loop_close(&loop);
-    int result = x.result < 0 ? CC_EXIT_FAIL : x.result;
+    bool closed = cc_loop_close(&loop, CMD);
+    int result = x.result < 0 || !closed ? CC_EXIT_FAIL : x.result;
     if (result != CC_EXIT_OK) fprintf(stderr, "collide-client " CMD ": %s\n", x.message);
     if (check && cc_check_total(&x.check_stats) > 0) {
         fprintf(stderr, "collide-client " CMD ": %llu invariant violations\n",

@@ -112,7 +112,9 @@ def measure_players(players, seconds, tick_rate, what):
     for i, p in enumerate(players):
         check(p.error is None, "%s: player %d failed: %s" % (what, i, p.error))
         rate = p.count_in_window / seconds
-        check(rate >= 0.5 * tick_rate,
+        # Generous on purpose: this asserts the others are still served (not starved by the
+        # flood or the slow reader), not a speed; CI runs it beside ASan builds on 2 cores.
+        check(rate >= 0.3 * tick_rate,
               "%s: player %d must keep receiving snapshots at about %d Hz, got %.1f Hz" % (
                   what, i, tick_rate, rate))
 

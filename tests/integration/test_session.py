@@ -361,7 +361,8 @@ def snapshot_every_tick_even_empty():
     elapsed = time.monotonic() - t0
     n = c.snapshots - n0
     expected = elapsed * w.tick_rate_hz
-    check(n >= 0.5 * expected, "expected ~%d snapshots in %.1fs at %d Hz, got %d" % (
+    # Wall-clock bound kept loose (a loaded CI machine); the exact rule is the per-tick check below.
+    check(n >= 0.3 * expected, "expected ~%d snapshots in %.1fs at %d Hz, got %d" % (
         expected, elapsed, w.tick_rate_hz, n))
     check(n <= 1.5 * expected + 5, "too many snapshots: %d for ~%d ticks" % (n, expected))
     check(empty >= n - 1, "a client with an empty view must still get (empty) snapshots: %d of %d"

@@ -208,6 +208,29 @@ static void test_i4_sliding_over_tiles(void) {
         }
 }
 
+/* I4 at a seam: a box spawned exactly touching the tiles (gap 0, not the slide's skin), with its
+ * leading edge exactly on a seam, touches two tiles' corners at once. Both gaps are zero there:
+ * the start-in-contact rule must take the floor's normal (ties go to y), not the next tile's side,
+ * or the body catches on the seam and never moves. (Pressed diagonally into the tiles it keeps
+ * that zero gap, and a later seam within GEOM_LINEAR_SLOP can still stop it: the slide's skin
+ * gap is what normally prevents that; not covered here.) */
+static void test_i4_exact_touch_at_seam(void) {
+    world *w = wt_world(200.0f, 512);
+    CHECK(w);
+    for (int i = 0; i < 40; i++)
+        CHECK(wt_spawn(w, WORLD_BODY_STATIC, wt_box(0.5f, 0.5f),
+                       v2(-20.0f + (float)i + 0.5f, -0.5f)));
+    /* box [-10,-9] x [0,1]: bottom on the tiles' tops, right edge on the seam x = -9 */
+    world_body_id id = wt_spawn(w, WORLD_BODY_MOVING, wt_box(0.5f, 0.5f), v2(-9.5f, 0.5f));
+    CHECK(id);
+    CHECK(world_set_intent(w, id, v2(12.0f, 0.0f), 1) == WORLD_OK);
+    for (int t = 0; t < 60; t++)
+        world_step(w);
+    float along = wt_pos(w, id).x + 9.5f;
+    CHECK_MSG(along >= 0.99f * 12.0f, "%g of 12", (double)along);
+    world_destroy(w);
+}
+
 /* I5: driven diagonally into an inner corner, a body comes to rest there without jitter. */
 static void test_i5_inner_corner_rest(void) {
     for (int mk = 0; mk < 3; mk++) {
@@ -399,6 +422,6 @@ static void test_spawn_onto_occupied_pushed_out(void) {
 }
 
 TEST_MAIN(TEST(test_i1_no_tunnelling), TEST(test_i2_statics_win), TEST(test_i3_crowd_in_pocket),
-          TEST(test_i4_sliding_over_tiles), TEST(test_i5_inner_corner_rest),
-          TEST(test_i6_determinism), TEST(test_i7_head_on_symmetry),
-          TEST(test_spawn_onto_occupied_pushed_out))
+          TEST(test_i4_sliding_over_tiles), TEST(test_i4_exact_touch_at_seam),
+          TEST(test_i5_inner_corner_rest), TEST(test_i6_determinism),
+          TEST(test_i7_head_on_symmetry), TEST(test_spawn_onto_occupied_pushed_out))

@@ -36,7 +36,8 @@ typedef enum world_status {
     WORLD_OK = 0,
     WORLD_STALE_INPUT,       /* intent ignored: its input_seq is not newer (not an error) */
     WORLD_ERR_INVALID_SHAPE, /* see the geom_shape_error for the reason */
-    WORLD_ERR_OUT_OF_BOUNDS, /* position (or the shape's box) outside the world bounds */
+    WORLD_ERR_OUT_OF_BOUNDS, /* position outside the bounds; a static (or any shape wider than the
+                              * world) must fit inside; a mover poking through is shifted in */
     WORLD_ERR_FULL,          /* no free body slot */
     WORLD_ERR_NOT_FOUND,     /* unknown or stale id */
     WORLD_ERR_NOT_FINITE,    /* NaN or Inf in a position or velocity */

@@ -62,6 +62,16 @@ static void test_spawn_validation(void) {
     CHECK(world_spawn(w, WORLD_BODY_STATIC, &s, v2(9.5f, 0), 0, &id, NULL) ==
           WORLD_ERR_OUT_OF_BOUNDS);
     CHECK(id == WORLD_NULL_BODY);
+    /* A mover whose position is inside but whose shape pokes through a wall is shifted inward. */
+    CHECK(world_spawn(w, WORLD_BODY_MOVING, &s, v2(9.5f, -9.8f), 0, &id, NULL) == WORLD_OK);
+    world_body_info edge;
+    CHECK(world_body_get(w, id, &edge) && edge.position.x == 9.0f && edge.position.y == -9.0f);
+    CHECK(world_despawn(w, id) == WORLD_OK);
+    CHECK(world_spawn(w, WORLD_BODY_MOVING, &s, v2(10.5f, 0), 0, &id, NULL) ==
+          WORLD_ERR_OUT_OF_BOUNDS);
+    geom_shape wide = wt_box(11, 1);
+    CHECK(world_spawn(w, WORLD_BODY_MOVING, &wide, v2(0, 0), 0, &id, NULL) ==
+          WORLD_ERR_OUT_OF_BOUNDS);
     CHECK(world_spawn(w, WORLD_BODY_MOVING, &s, v2(NAN, 0), 0, &id, NULL) == WORLD_ERR_NOT_FINITE);
     geom_shape bad = s;
     bad.u.half_extents.x = -1.0f;

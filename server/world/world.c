@@ -1055,18 +1055,23 @@ static vec2 slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candidate
     return pos;
 }
 
-/* The slide of a box mover that meets no other mover, moving less than a cell, among statics
- * that are all boxes in the finest level: the common case (S1a), without the bookkeeping the
- * general slide carries for candidates, path boxes and other shapes. A box among boxes only ever
- * slides along an axis, so the statics it can touch all lie in its box swept by r. Anything
- * else goes to slide(). */
-static vec2 slide_alone(world *w, uint32_t mi, vec2 pos, vec2 r) {
+/* The slide of a box mover moving less than a cell, among statics that are all boxes in the
+ * finest level and candidate movers that are all boxes: the common case (S1a, and most of S1b),
+ * without the bookkeeping the general slide carries for path boxes and other shapes. A box among
+ * boxes only ever slides along an axis (each response shrinks one component of the motion and
+ * never flips it), so the statics it can touch all lie in its box swept by r. Candidates move
+ * along their own displacement over the tick, as in slide(). Anything else goes to slide(). */
+static vec2 slide_box(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candidate *cands,
+                      uint32_t cand_count) {
     const world_mover *m = &w->movers[mi];
     const world_level *lv = &w->levels[0];
     aabb unused;
     if (!w->statics_in_finest || ref_kind(m->shape) != GEOM_SHAPE_BOX ||
         wmax(fabsf(r.x), fabsf(r.y)) > lv->cell)
-        return slide(w, mi, pos, r, NULL, 0, &unused);
+        return slide(w, mi, pos, r, cands, cand_count, &unused);
+    for (uint32_t c = 0; c < cand_count; c++)
+        if (ref_kind(cands[c].view.ref) != GEOM_SHAPE_BOX)
+            return slide(w, mi, pos, r, cands, cand_count, &unused);
     aabb box = box_at(pos, m->lo, m->hi);
     aabb region = aabb_inflate(aabb_sweep(box, r), WORLD_QUERY_MARGIN);
     aabb near[WORLD_NEAR_STATICS];
@@ -1095,32 +1100,45 @@ static vec2 slide_alone(world *w, uint32_t mi, vec2 pos, vec2 r) {
                     const world_static *st = &w->statics[s];
                     if (!aabb_overlaps(region, st->box)) continue;
                     if (ref_kind(st->shape) != GEOM_SHAPE_BOX || count == WORLD_NEAR_STATICS)
-                        return slide(w, mi, pos, r, NULL, 0, &unused);
+                        return slide(w, mi, pos, r, cands, cand_count, &unused);
                     near[count++] = st->box;
                 }
             }
     }
+    float tau = 0.0f; /* fraction of the tick used so far (candidates' clock) */
     for (int it = 0; it < w->cfg.slide_iterations; it++) {
         if (r.x == 0.0f && r.y == 0.0f) break;
         sweep_hit best = {WORLD_NO_HIT, {0, 0}, {0, 0}};
         if (check_bounds) sweep_bounds(w, box, r, &best);
+        for (uint32_t c = 0; c < cand_count; c++) {
+            const body_view *b = &cands[c].view;
+            vec2 db = v2_scale(cands[c].d, 1.0f - tau), rel = v2_sub(r, db);
+            geom_toi toi;
+            if (box_sweep(box, rel, recip(rel),
+                          box_at(v2_mul_add(b->pos, tau, cands[c].d), b->lo, b->hi), &toi))
+                hit_offer(&best, &toi, db);
+        }
         vec2 inv = count ? recip(r) : v2(0.0f, 0.0f);
         for (int k = 0; k < count; k++) {
             geom_toi toi;
             if (box_sweep(box, r, inv, near[k], &toi) && toi.t < best.t)
-                best.t = toi.t, best.normal = toi.normal;
+                best.t = toi.t, best.normal = toi.normal, best.other_d = v2(0.0f, 0.0f);
         }
         if (best.t > 1.0f) return v2_add(pos, r);
         w->swept_hits++;
-        float closing = v2_dot(r, best.normal);
+        vec2 n = best.normal;
+        float closing = v2_dot(v2_sub(r, best.other_d), n);
         float t = best.t;
         if (closing > 0.0f) t -= GEOM_SKIN / closing;
         if (t < 0.0f) t = 0.0f;
         pos = v2_mul_add(pos, t, r);
         box = box_at(pos, m->lo, m->hi);
+        tau += t * (1.0f - tau);
         vec2 rem = v2_scale(r, 1.0f - t);
-        float rn = v2_dot(rem, best.normal);
-        if (rn > 0.0f) rem = v2_mul_add(rem, -rn, best.normal);
+        /* Drop the component into the contact; against a mover keep what it moves away by. */
+        float allowed = wmax(0.0f, v2_dot(v2_scale(best.other_d, 1.0f - t), n));
+        float rn = v2_dot(rem, n);
+        if (rn > allowed) rem = v2_mul_add(rem, -(rn - allowed), n);
         r = rem;
     }
     return pos;
@@ -1140,20 +1158,20 @@ static bool cand_visit(const world *w, uint32_t i, void *vctx) {
     cand_ctx *c = vctx;
     if (i == c->self_index) return true;
     if (!aabb_overlaps(w->path[i], c->box)) return true;
+    const world_mover *m = &w->movers[i];
+    /* What the slide will see of it (its path box is grown by the push allowance, and a slow
+     * mover's holds its intent too): skip it when that misses this mover's reach. */
+    vec2 at = i < c->self_index ? w->p2[i] : w->p0[i];
+    vec2 d = i < c->self_index ? v2(0.0f, 0.0f) : w->d1[i];
+    if (!aabb_overlaps(aabb_sweep(box_at(at, m->lo, m->hi), d), c->box)) return true;
     if (c->count == WORLD_MAX_MOVER_CANDIDATES) {
         c->overflow++;
         return true;
     }
-    const world_mover *m = &w->movers[i];
-    if (i < c->self_index) {
-        /* already moved this pass: it stands where it ended */
-        c->out[c->count].view = mover_view(m, w->p2[i]);
-        c->out[c->count].d = v2(0.0f, 0.0f);
-    } else {
-        /* not yet: it moves along its expected displacement (relative motion) */
-        c->out[c->count].view = mover_view(m, w->p0[i]);
-        c->out[c->count].d = w->d1[i];
-    }
+    /* already moved this pass: it stands where it ended; not yet: it moves along its expected
+     * displacement (relative motion) */
+    c->out[c->count].view = mover_view(m, at);
+    c->out[c->count].d = d;
     c->out[c->count].index = i;
     c->count++;
     return true;
@@ -1549,7 +1567,7 @@ void world_step(world *w) {
         for (uint32_t i = 0; i < n; i++) {
             world_mover *m = &w->movers[i];
             vec2 start = m->position;
-            finish_mover(w, i, start, slide_alone(w, i, start, v2_scale(m->intent, dt)));
+            finish_mover(w, i, start, slide_box(w, i, start, v2_scale(m->intent, dt), NULL, 0));
         }
     } else if (!w->movers_collide || n < 2) {
         /* 1-2: every mover against statics and bounds */
@@ -1621,9 +1639,7 @@ void world_step(world *w) {
                 }
                 if (!in_way) continue; /* p2 already holds the static-only slide */
             }
-            aabb unused;
-            w->p2[i] = c.count == 0 ? slide_alone(w, i, m->position, want)
-                                    : slide(w, i, m->position, want, cands, c.count, &unused);
+            w->p2[i] = slide_box(w, i, m->position, want, cands, c.count);
             if (late_count < WORLD_MAX_LATE &&
                 !aabb_contains(w->path[i], box_at(w->p2[i], m->lo, m->hi)))
                 late[late_count++] = i;

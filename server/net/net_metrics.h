@@ -9,7 +9,7 @@
 #include "net_buf.h"
 
 #define NET_ERROR_CODE_COUNT 13  /* ErrorCode values 0..12 of PROTOCOL.md */
-#define NET_TICK_BUCKET_COUNT 10 /* finite buckets of the tick-duration histogram */
+#define NET_TICK_BUCKET_COUNT 17 /* finite buckets of the tick-duration histogram */
 
 typedef enum net_disconnect_reason {
     NET_DISC_CLIENT_CLOSED = 0, /* EOF from the peer */

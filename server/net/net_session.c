@@ -83,8 +83,24 @@ static void kill_client(net_server *srv, net_client *c, net_disconnect_reason re
     net_server_mark_dirty(srv, c);
 }
 
+/* The hard output limit, enforced where output is appended (Redis-style), not only once a tick: a
+ * client that pipelines requests and never reads cannot grow its buffer past the bound in between
+ * two ticks, whatever --rate-limit allows. True when the client is over it and now being closed. */
+static bool over_hard_limit(net_server *srv, net_client *c) {
+    size_t queued = net_client_queued(c);
+    if (queued <= srv->cfg.max_queued_bytes) return false;
+    if (!c->kill) {
+        srv->metrics.slow_client_disconnects_total++;
+        net_log(NET_LOG_WARN, "slow_client_disconnect", c->id, c->addr,
+                "%zu bytes queued, limit %zu", queued, srv->cfg.max_queued_bytes);
+        kill_client(srv, c, NET_DISC_SLOW_CLIENT);
+    }
+    return true;
+}
+
 /* Appends one framed ServerMessage. */
 static bool append_msg(net_server *srv, net_client *c, const server_msg *m) {
+    if (c->kill) return false; /* being closed: whatever it is owed will never be read */
     size_t size = collide__v1__server_message__get_packed_size(m);
     uint8_t prefix[FRAME_MAX_PREFIX];
     size_t plen = frame_write_prefix((uint32_t)size, prefix);
@@ -97,7 +113,7 @@ static bool append_msg(net_server *srv, net_client *c, const server_msg *m) {
     c->out.len += plen + size;
     srv->metrics.frames_out_total++;
     net_server_mark_dirty(srv, c);
-    return true;
+    return !over_hard_limit(srv, c);
 }
 
 static void enter_closing(net_server *srv, net_client *c, net_disconnect_reason reason) {
@@ -796,15 +812,8 @@ static bool encode_new_body(net_server *srv, world_body_id id, size_t budget,
 
 void net_session_snapshot(net_server *srv, net_client *c) {
     if (c->state != NET_CLIENT_ACTIVE || c->kill) return;
-    size_t queued = net_client_queued(c);
-    if (queued > srv->cfg.max_queued_bytes) {
-        srv->metrics.slow_client_disconnects_total++;
-        net_log(NET_LOG_WARN, "slow_client_disconnect", c->id, c->addr,
-                "%zu bytes queued, limit %zu", queued, srv->cfg.max_queued_bytes);
-        kill_client(srv, c, NET_DISC_SLOW_CLIENT);
-        return;
-    }
-    if (queued > srv->cfg.max_queued_bytes / 4u) {
+    if (over_hard_limit(srv, c)) return;
+    if (net_client_queued(c) > srv->cfg.max_queued_bytes / 4u) {
         /* Stale state is dropped, not queued: the next snapshot that goes out is computed against
          * what was actually sent, so it carries everything that changed meanwhile. */
         srv->metrics.slow_client_drops_total++;

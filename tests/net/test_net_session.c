@@ -669,6 +669,30 @@ static void test_slow_reader_drop_then_disconnect(void) {
     fx_free(&f);
 }
 
+/* Replies count against the hard limit as they are appended, not only at the next tick: a client
+ * that pipelines pings (the rate limit set high) and never reads is cut within one read. */
+static void test_hard_limit_enforced_where_replies_are_appended(void) {
+    net_config cfg;
+    net_config_default(&cfg);
+    cfg.max_queued_bytes = 4096;
+    cfg.rate_limit = 1000000;
+    fixture f;
+    fx_init(&f, &cfg);
+    net_client *c = fx_welcome(&f, 0, NULL);
+    size_t one = tu_ping(0, 123456789, f.buf, sizeof f.buf);
+    size_t n = one;
+    while (n + one <= sizeof f.buf) {
+        memcpy(f.buf + n, f.buf, one);
+        n += one;
+    }
+    for (int i = 0; i < 40 && !c->kill; i++)
+        feed(&f, c, n); /* never drained: the client does not read */
+    CHECK(c->kill && c->reason == NET_DISC_SLOW_CLIENT);
+    CHECK(f.srv->metrics.slow_client_disconnects_total == 1);
+    CHECK(c->out.len <= cfg.max_queued_bytes + 64); /* at most one reply past the bound */
+    fx_free(&f);
+}
+
 static void test_max_clients_refused(void) {
     net_config cfg;
     net_config_default(&cfg);
@@ -846,6 +870,7 @@ TEST_MAIN(TEST(test_hello_welcome), TEST(test_partial_frames_byte_by_byte),
           TEST(test_bad_protobuf_after_hello_is_not_fatal), TEST(test_spawn_rules),
           TEST(test_move_rules_and_close_despawns), TEST(test_snapshot_new_changed_removed),
           TEST(test_snapshots_track_the_world), TEST(test_slow_reader_drop_then_disconnect),
-          TEST(test_max_clients_refused), TEST(test_hello_timeout), TEST(test_drain_sends_goodbye),
-          TEST(test_known_find), TEST(test_view_grid_matches_world_query), TEST(test_http_parse),
+          TEST(test_hard_limit_enforced_where_replies_are_appended), TEST(test_max_clients_refused),
+          TEST(test_hello_timeout), TEST(test_drain_sends_goodbye), TEST(test_known_find),
+          TEST(test_view_grid_matches_world_query), TEST(test_http_parse),
           TEST(test_metrics_render), TEST(test_config_flags_and_env))

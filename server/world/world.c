@@ -1061,8 +1061,8 @@ static vec2 slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candidate
  * boxes only ever slides along an axis (each response shrinks one component of the motion and
  * never flips it), so the statics it can touch all lie in its box swept by r. Candidates move
  * along their own displacement over the tick, as in slide(). Anything else goes to slide(). */
-static vec2 slide_box(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candidate *cands,
-                      uint32_t cand_count) {
+WORLD_HOT vec2 slide_box_impl(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candidate *cands,
+                              uint32_t cand_count) {
     const world_mover *m = &w->movers[mi];
     const world_level *lv = &w->levels[0];
     aabb unused;
@@ -1127,21 +1127,34 @@ static vec2 slide_box(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candi
         if (best.t > 1.0f) return v2_add(pos, r);
         w->swept_hits++;
         vec2 n = best.normal;
-        float closing = v2_dot(v2_sub(r, best.other_d), n);
+        /* with no candidates other_d is 0: spelled out so the specialisation below (cand_count
+         * a constant 0) drops the arithmetic */
+        float closing = cand_count ? v2_dot(v2_sub(r, best.other_d), n) : v2_dot(r, n);
         float t = best.t;
         if (closing > 0.0f) t -= GEOM_SKIN / closing;
         if (t < 0.0f) t = 0.0f;
         pos = v2_mul_add(pos, t, r);
         box = box_at(pos, m->lo, m->hi);
-        tau += t * (1.0f - tau);
         vec2 rem = v2_scale(r, 1.0f - t);
         /* Drop the component into the contact; against a mover keep what it moves away by. */
-        float allowed = wmax(0.0f, v2_dot(v2_scale(best.other_d, 1.0f - t), n));
+        float allowed = 0.0f;
+        if (cand_count) {
+            tau += t * (1.0f - tau);
+            allowed = wmax(0.0f, v2_dot(v2_scale(best.other_d, 1.0f - t), n));
+        }
         float rn = v2_dot(rem, n);
         if (rn > allowed) rem = v2_mul_add(rem, -(rn - allowed), n);
         r = rem;
     }
     return pos;
+}
+
+/* slide_box_impl compiled twice: alone (S1a, and S1b movers with nobody near) and with
+ * candidates. */
+static vec2 slide_box(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candidate *cands,
+                      uint32_t cand_count) {
+    if (cand_count == 0) return slide_box_impl(w, mi, pos, r, NULL, 0);
+    return slide_box_impl(w, mi, pos, r, cands, cand_count);
 }
 
 typedef struct cand_ctx {

@@ -1744,12 +1744,25 @@ bool world_body_shape(const world *w, world_body_id id, geom_shape *out) {
 typedef struct collect_ctx {
     aabb box;       /* the query box */
     uint32_t count; /* slots collected */
+    bool exact;     /* world_query_box: the body's shape must overlap the box, not only its AABB */
+    geom_shape box_shape; /* exact: the query box as a shape centred on box_centre */
+    vec2 box_centre;      /* exact: centre of the query box */
 } collect_ctx;
+
+/* The exact test of world_query_box, after the AABB test passed. Boxes too go through
+ * geom_overlap, so the result is exactly what the header promises, rounding included. */
+static bool collect_exact(const world *w, const collect_ctx *c, uint32_t ref, vec2 pos, vec2 hi) {
+    if (!c->exact) return true;
+    geom_shape tmp;
+    return geom_overlap(ref_shape(w, ref, hi, &tmp), pos, &c->box_shape, c->box_centre, NULL);
+}
 
 static bool collect_static(const world *w, uint32_t si, void *vctx) {
     collect_ctx *c = vctx;
-    if (c->count < w->cache->result_cap && aabb_overlaps(w->statics[si].box, c->box))
-        w->cache->results[c->count++] = w->statics[si].slot;
+    const world_static *s = &w->statics[si];
+    if (c->count < w->cache->result_cap && aabb_overlaps(s->box, c->box) &&
+        collect_exact(w, c, s->shape, s->position, static_hi(s)))
+        w->cache->results[c->count++] = s->slot;
     return true;
 }
 
@@ -1757,7 +1770,9 @@ static bool collect_mover(const world *w, uint32_t i, void *vctx) {
     collect_ctx *c = vctx;
     if (i >= w->mover_count) return true;
     const world_mover *m = &w->movers[i];
-    if (c->count < w->cache->result_cap && aabb_overlaps(box_at(m->position, m->lo, m->hi), c->box))
+    if (c->count < w->cache->result_cap &&
+        aabb_overlaps(box_at(m->position, m->lo, m->hi), c->box) &&
+        collect_exact(w, c, m->shape, m->position, m->hi))
         w->cache->results[c->count++] = m->slot;
     return true;
 }
@@ -1766,10 +1781,10 @@ static void ensure_grid(const world *w) {
     if (!w->cache->grid.valid) grid_build_current(w, 0.0f);
 }
 
-size_t world_query_aabb(const world *w, aabb box, unsigned kinds, world_body_id *out, size_t max) {
-    if (!v2_is_finite(box.min) || !v2_is_finite(box.max)) return 0;
+static size_t query_collect(const world *w, collect_ctx c, unsigned kinds, world_body_id *out,
+                            size_t max) {
+    aabb box = c.box;
     if (kinds == 0) kinds = (1u << WORLD_BODY_STATIC) | (1u << WORLD_BODY_MOVING);
-    collect_ctx c = {box, 0};
     if (kinds & (1u << WORLD_BODY_STATIC)) static_query(w, box, collect_static, &c);
     if (kinds & (1u << WORLD_BODY_MOVING)) {
         ensure_grid(w);
@@ -1786,6 +1801,22 @@ size_t world_query_aabb(const world *w, aabb box, unsigned kinds, world_body_id 
     for (size_t i = 0; i < unique && i < max; i++)
         out[i] = slot_id(w, r[i]);
     return unique;
+}
+
+size_t world_query_aabb(const world *w, aabb box, unsigned kinds, world_body_id *out, size_t max) {
+    if (!v2_is_finite(box.min) || !v2_is_finite(box.max)) return 0;
+    collect_ctx c = {.box = box};
+    return query_collect(w, c, kinds, out, max);
+}
+
+size_t world_query_box(const world *w, aabb box, unsigned kinds, world_body_id *out, size_t max) {
+    if (!v2_is_finite(box.min) || !v2_is_finite(box.max)) return 0;
+    if (!(box.min.x < box.max.x) || !(box.min.y < box.max.y)) return 0; /* empty: nothing inside */
+    collect_ctx c = {.box = box, .exact = true};
+    c.box_shape.kind = GEOM_SHAPE_BOX;
+    c.box_shape.u.half_extents = v2_scale(v2_sub(box.max, box.min), 0.5f);
+    c.box_centre = v2_scale(v2_add(box.min, box.max), 0.5f);
+    return query_collect(w, c, kinds, out, max);
 }
 
 typedef struct ray_ctx {

@@ -274,6 +274,85 @@ static void test_queries(void) {
     world_destroy(w);
 }
 
+/* world_query_box against a brute-force scan: every live body, its shape through geom_overlap
+ * with the query box as a box shape. Random worlds of boxes, circles and polygons, static and
+ * moving (stepped a few ticks so the mover index is exercised), random query boxes. */
+static void test_query_box_exact(void) {
+    harness_rng rng = {0x5eed1234u};
+    size_t filtered = 0, found = 0;
+    for (int round = 0; round < 20; round++) {
+        world *w = wt_world(40.0f, 512);
+        CHECK(w);
+        world_body_id ids[300];
+        int n_ids = 0;
+        for (int i = 0; i < 300; i++) {
+            unsigned k = harness_rng_next(&rng) % 3;
+            geom_shape s = k == 0   ? wt_box(harness_rng_range(&rng, 0.2f, 3.0f),
+                                             harness_rng_range(&rng, 0.2f, 3.0f))
+                           : k == 1 ? wt_circle(harness_rng_range(&rng, 0.2f, 3.0f))
+                                    : wt_ngon(3 + (int)(harness_rng_next(&rng) % 6),
+                                              harness_rng_range(&rng, 0.3f, 3.0f),
+                                              harness_rng_range(&rng, 0.0f, 6.28f));
+            world_body_kind kind = i % 2 ? WORLD_BODY_MOVING : WORLD_BODY_STATIC;
+            vec2 p = v2(harness_rng_range(&rng, -35, 35), harness_rng_range(&rng, -35, 35));
+            world_body_id id = wt_spawn(w, kind, s, p);
+            if (id == WORLD_NULL_BODY) continue;
+            ids[n_ids++] = id;
+            if (kind == WORLD_BODY_MOVING)
+                CHECK(world_set_intent(
+                          w, id,
+                          v2(harness_rng_range(&rng, -20, 20), harness_rng_range(&rng, -20, 20)),
+                          1) == WORLD_OK);
+        }
+        for (int t = 0; t < 3; t++)
+            world_step(w);
+        for (int q = 0; q < 50; q++) {
+            vec2 a = v2(harness_rng_range(&rng, -45, 45), harness_rng_range(&rng, -45, 45));
+            vec2 size = v2(harness_rng_range(&rng, 0.05f, 12), harness_rng_range(&rng, 0.05f, 12));
+            aabb box = aabb_make(a, v2_add(a, size));
+            unsigned kinds = q % 3 == 0   ? 0u
+                             : q % 3 == 1 ? 1u << WORLD_BODY_STATIC
+                                          : 1u << WORLD_BODY_MOVING;
+            world_body_id out[300], broad[300];
+            size_t n = world_query_box(w, box, kinds, out, 300);
+            size_t nb = world_query_aabb(w, box, kinds, broad, 300);
+            CHECK(n <= nb && ids_ascending(out, n));
+            geom_shape qs = wt_box(size.x * 0.5f, size.y * 0.5f);
+            vec2 qc = v2_scale(v2_add(box.min, box.max), 0.5f);
+            size_t expect = 0;
+            for (int i = 0; i < n_ids; i++) {
+                world_body_info info;
+                geom_shape sh;
+                CHECK(world_body_get(w, ids[i], &info) && world_body_shape(w, ids[i], &sh));
+                if (kinds && !(kinds & (1u << info.kind))) continue;
+                bool hit = geom_overlap(&sh, info.position, &qs, qc, NULL);
+                CHECK_MSG(hit == ids_contain(out, n, ids[i]),
+                          "round %d query %d body %u: brute force %d", round, q, ids[i], hit);
+                expect += hit;
+            }
+            CHECK(n == expect);
+            filtered += nb - n;
+            found += n;
+        }
+        world_destroy(w);
+    }
+    /* the random scenes must exercise both sides: AABB hits the shape misses, and real hits */
+    CHECK_MSG(filtered > 50 && found > 500, "filtered %zu found %zu", filtered, found);
+    world *w = wt_world(10.0f, 8);
+    CHECK(w);
+    world_body_id c = wt_spawn(w, WORLD_BODY_STATIC, wt_circle(1), v2(0, 0));
+    world_body_id out[2];
+    /* the AABB corner of the circle: a broad hit, no shape hit */
+    CHECK(world_query_aabb(w, aabb_make(v2(0.8f, 0.8f), v2(2, 2)), 0, out, 2) == 1);
+    CHECK(world_query_box(w, aabb_make(v2(0.8f, 0.8f), v2(2, 2)), 0, out, 2) == 0);
+    /* touching is not overlap; an empty box holds nothing */
+    CHECK(world_query_box(w, aabb_make(v2(1, -1), v2(2, 1)), 0, out, 2) == 0);
+    CHECK(world_query_box(w, aabb_make(v2(0, 0), v2(0, 0)), 0, out, 2) == 0);
+    CHECK(world_query_box(w, aabb_make(v2(0.5f, -0.1f), v2(2, 0.1f)), 0, out, 2) == 1 &&
+          out[0] == c);
+    world_destroy(w);
+}
+
 /* Despawning statics keeps the grid consistent (swap-remove relinks the moved static). */
 static void test_static_despawn_keeps_grid(void) {
     world *w = wt_world(20.0f, 512);
@@ -309,4 +388,4 @@ static void test_static_despawn_keeps_grid(void) {
 
 TEST_MAIN(TEST(test_ids_never_zero_and_stale_detected), TEST(test_generation_wrap_retires_slot),
           TEST(test_spawn_validation), TEST(test_intents), TEST(test_change_tracking),
-          TEST(test_queries), TEST(test_static_despawn_keeps_grid))
+          TEST(test_queries), TEST(test_query_box_exact), TEST(test_static_despawn_keeps_grid))

@@ -91,6 +91,56 @@ static void test_i1_no_tunnelling(void) {
                 }
 }
 
+/* I1 against the bounds: bullets at 10^4 units/s at every wall and into every corner, straight and
+ * oblique, every mover shape, at two tick rates (a tick's motion, 167 or 667 units, is far longer
+ * than the distance to the wall). After every tick the body is inside the bounds; in the end it
+ * rests against the wall(s) it was fired at. */
+static void test_i1_bullets_at_bounds(void) {
+    const float rates[] = {60.0f, 15.0f};
+    const vec2 dirs[] = {{1, 0},
+                         {-1, 0},
+                         {0, 1},
+                         {0, -1},
+                         {0.7071068f, 0.7071068f},
+                         {-0.7071068f, 0.7071068f},
+                         {0.7071068f, -0.7071068f},
+                         {-0.7071068f, -0.7071068f},
+                         {0.9659258f, 0.2588190f},
+                         {-0.2588190f, -0.9659258f}};
+    const int ndirs = (int)(sizeof dirs / sizeof dirs[0]);
+    for (int ri = 0; ri < 2; ri++)
+        for (int mk = 0; mk < 3; mk++)
+            for (int di = 0; di < ndirs; di++) {
+                world_config cfg;
+                world_config_default(&cfg);
+                cfg.tick_rate_hz = rates[ri];
+                cfg.max_bodies = 4;
+                cfg.bounds = aabb_make(v2(-200, -150), v2(250, 100));
+                world *w = world_create(&cfg);
+                CHECK(w);
+                world_body_id id = wt_spawn(w, WORLD_BODY_MOVING, mover_shape(mk), v2(10, -20));
+                CHECK(id);
+                CHECK(world_set_intent(w, id, v2_scale(dirs[di], 1e4f), 1) == WORLD_OK);
+                world_body_info info;
+                for (int t = 0; t < 12; t++) {
+                    world_step(w);
+                    CHECK(world_body_get(w, id, &info));
+                    CHECK_MSG(aabb_contains(cfg.bounds, info.bounds),
+                              "rate %g mover %d dir %d tick %d: box (%g,%g)-(%g,%g) outside",
+                              (double)rates[ri], mk, di, t, (double)info.bounds.min.x,
+                              (double)info.bounds.min.y, (double)info.bounds.max.x,
+                              (double)info.bounds.max.y);
+                }
+                /* it reached the wall it was fired at (and slid into the corner when oblique) */
+                vec2 d = dirs[di];
+                if (d.x > 0) CHECK_NEAR(info.bounds.max.x, cfg.bounds.max.x, 0.01);
+                if (d.x < 0) CHECK_NEAR(info.bounds.min.x, cfg.bounds.min.x, 0.01);
+                if (d.y > 0) CHECK_NEAR(info.bounds.max.y, cfg.bounds.max.y, 0.01);
+                if (d.y < 0) CHECK_NEAR(info.bounds.min.y, cfg.bounds.min.y, 0.01);
+                world_destroy(w);
+            }
+}
+
 /* I2: movers driven into statics of every shape at speeds up to the max, every tick checked. */
 static void test_i2_statics_win(void) {
     world *w = wt_world(100.0f, 256);
@@ -421,7 +471,8 @@ static void test_spawn_onto_occupied_pushed_out(void) {
     world_destroy(w);
 }
 
-TEST_MAIN(TEST(test_i1_no_tunnelling), TEST(test_i2_statics_win), TEST(test_i3_crowd_in_pocket),
-          TEST(test_i4_sliding_over_tiles), TEST(test_i4_exact_touch_at_seam),
-          TEST(test_i5_inner_corner_rest), TEST(test_i6_determinism),
-          TEST(test_i7_head_on_symmetry), TEST(test_spawn_onto_occupied_pushed_out))
+TEST_MAIN(TEST(test_i1_no_tunnelling), TEST(test_i1_bullets_at_bounds), TEST(test_i2_statics_win),
+          TEST(test_i3_crowd_in_pocket), TEST(test_i4_sliding_over_tiles),
+          TEST(test_i4_exact_touch_at_seam), TEST(test_i5_inner_corner_rest),
+          TEST(test_i6_determinism), TEST(test_i7_head_on_symmetry),
+          TEST(test_spawn_onto_occupied_pushed_out))

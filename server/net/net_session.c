@@ -677,32 +677,7 @@ static size_t parse_frames(net_server *srv, net_client *c, const uint8_t *buf, s
     return accepts_input(c) ? off : len;
 }
 
-/* A request that arrives after the drain's Goodbye is not processed; the first one is answered
- * with Error{SHUTTING_DOWN} (its request_id echoed when the frame is whole and decodes), so a
- * client waiting on a reply learns why none comes. The connection is closing: that error is fatal.
- */
-static void refuse_during_shutdown(net_server *srv, net_client *c, const uint8_t *data,
-                                   size_t len) {
-    if (c->kill || c->told_shutting_down) return;
-    c->told_shutting_down = true;
-    uint32_t rid = 0;
-    size_t plen = 0, blen = 0;
-    if (frame_peek(data, len, srv->cfg.max_frame, &plen, &blen) == FRAME_OK) {
-        Collide__V1__ClientMessage *m =
-            collide__v1__client_message__unpack(srv->pb_alloc, blen, data + plen);
-        if (m) {
-            rid = m->request_id;
-            collide__v1__client_message__free_unpacked(m, srv->pb_alloc);
-        }
-    }
-    send_error(srv, c, rid, ERR(SHUTTING_DOWN), true, "server shutting down");
-}
-
 void net_session_feed(net_server *srv, net_client *c, const uint8_t *data, size_t len) {
-    if (len > 0 && c->state == NET_CLIENT_CLOSING && c->reason == NET_DISC_SHUTDOWN) {
-        refuse_during_shutdown(srv, c, data, len);
-        return;
-    }
     if (!accepts_input(c) || len == 0) return;
     if (c->in.len == 0) {
         /* The common case: whole frames straight from the read, no copy. */

@@ -62,7 +62,6 @@ typedef struct net_client {
     bool refused;                 /* over max clients: only the LIMIT_EXCEEDED error goes out */
     bool kill;                    /* close now, without flushing (hard limit, timeout, OOM) */
     bool dirty;                   /* in the server's dirty list */
-    bool told_shutting_down;      /* a request after the Goodbye got Error{SHUTTING_DOWN} */
     net_disconnect_reason reason; /* why it is closing, once CLOSING or kill */
     char addr[64];                /* peer "ip:port" for logs */
     char name[48];                /* Hello.name, sanitised, for logs */

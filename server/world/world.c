@@ -480,7 +480,7 @@ static void grid_build(const world *w, world_grid *g, const aabb *boxes) {
     g->ny = (int32_t)(ext.y * g->inv_cell) + 1;
     g->row = (uint32_t)g->nx;
     uint32_t table = 64;
-    while (table < 2 * n && table < g->table_cap)
+    while (table < n && table < g->table_cap)
         table <<= 1;
     g->mask = table - 1;
     g->boxes = boxes;
@@ -847,6 +847,7 @@ world_status world_spawn(world *w, world_body_kind kind, const geom_shape *shape
         st->shape = ref;
         st->spawn_tick = w->tick + 1 < UINT32_MAX ? (uint32_t)(w->tick + 1) : UINT32_MAX;
         s->index = i;
+        if (ref_kind(ref) != GEOM_SHAPE_BOX) w->nonbox_statics++;
         static_link(w, i);
     } else {
         uint32_t i = w->mover_count++;
@@ -880,6 +881,7 @@ world_status world_despawn(world *w, world_body_id id) {
     if (s->kind == WORLD_BODY_STATIC) {
         uint32_t i = s->index, last = w->static_count - 1;
         ref = w->statics[i].shape;
+        if (ref_kind(ref) != GEOM_SHAPE_BOX) w->nonbox_statics--;
         static_relink(w, i, w->statics[i].next);
         if (--w->levels[w->statics[i].level].count == 0) update_active_levels(w);
         if (i != last) {
@@ -1619,10 +1621,13 @@ void world_step(world *w) {
         grid_pairs(w, g);
         mover_candidate cands[WORLD_MAX_MOVER_CANDIDATES];
         uint32_t late[WORLD_MAX_LATE], late_count = 0;
+        bool boxes_only = w->nonbox_statics == 0;
         for (uint32_t i = 0; i < n; i++) {
             const world_mover *m = &w->movers[i];
             vec2 want = v2_scale(m->intent, dt);
             bool fast = wmax(fabsf(want.x), fabsf(want.y)) > cell;
+            bool pinned_box = boxes_only && ref_kind(m->shape) == GEOM_SHAPE_BOX &&
+                              w->d1[i].x == 0.0f && w->d1[i].y == 0.0f;
             aabb reach = fast ? w->path[i]
                               : aabb_inflate(aabb_sweep(box_at(m->position, m->lo, m->hi), want),
                                              WORLD_QUERY_MARGIN);
@@ -1641,6 +1646,16 @@ void world_step(world *w) {
                 c.out[c.count].d = v2(0.0f, 0.0f);
                 c.out[c.count].index = j;
                 c.count++;
+            }
+            if (fast && pinned_box) {
+                /* Its static-only slide left it where it was: every component of its motion
+                 * is stopped at once by statics or the bounds. Among boxes every contact normal
+                 * is an axis and each response only shrinks a component (never flips or adds
+                 * one), so mover contacts cannot free it either: p2 already holds the answer. */
+                bool all_boxes = true;
+                for (uint32_t k = 0; k < c.count && all_boxes; k++)
+                    all_boxes = ref_kind(cands[k].view.ref) == GEOM_SHAPE_BOX;
+                if (all_boxes) continue;
             }
             if (fast) {
                 /* a chord test along the static-only path: the path is nearly straight */

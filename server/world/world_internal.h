@@ -130,7 +130,9 @@ struct world {
     int level_count;                      /* levels in use */
     int active_levels[WORLD_MAX_LEVELS];  /* levels holding statics, finest first */
     int active_level_count;               /* entries in active_levels */
-    bool statics_in_finest; /* every static sits in level 0 (slide_alone's condition) */
+    bool statics_in_finest;  /* every static sits in level 0 (slide_alone's condition) */
+    uint32_t nonbox_statics; /* statics that are circles or polygons (a box among boxes only
+                              * ever meets axis normals: see the pinned skip in world_step) */
 
     /* per-step scratch, indexed by dense mover index */
     vec2 *p0;   /* position at the start of the step */

@@ -1626,8 +1626,6 @@ void world_step(world *w) {
             const world_mover *m = &w->movers[i];
             vec2 want = v2_scale(m->intent, dt);
             bool fast = wmax(fabsf(want.x), fabsf(want.y)) > cell;
-            bool pinned_box = boxes_only && ref_kind(m->shape) == GEOM_SHAPE_BOX &&
-                              w->d1[i].x == 0.0f && w->d1[i].y == 0.0f;
             aabb reach = fast ? w->path[i]
                               : aabb_inflate(aabb_sweep(box_at(m->position, m->lo, m->hi), want),
                                              WORLD_QUERY_MARGIN);
@@ -1647,17 +1645,18 @@ void world_step(world *w) {
                 c.out[c.count].index = j;
                 c.count++;
             }
-            if (fast && pinned_box) {
+            if (fast) {
                 /* Its static-only slide left it where it was: every component of its motion
                  * is stopped at once by statics or the bounds. Among boxes every contact normal
                  * is an axis and each response only shrinks a component (never flips or adds
                  * one), so mover contacts cannot free it either: p2 already holds the answer. */
-                bool all_boxes = true;
-                for (uint32_t k = 0; k < c.count && all_boxes; k++)
-                    all_boxes = ref_kind(cands[k].view.ref) == GEOM_SHAPE_BOX;
-                if (all_boxes) continue;
-            }
-            if (fast) {
+                if (boxes_only && ref_kind(m->shape) == GEOM_SHAPE_BOX && w->d1[i].x == 0.0f &&
+                    w->d1[i].y == 0.0f) {
+                    bool all_boxes = true;
+                    for (uint32_t k = 0; k < c.count && all_boxes; k++)
+                        all_boxes = ref_kind(cands[k].view.ref) == GEOM_SHAPE_BOX;
+                    if (all_boxes) continue;
+                }
                 /* a chord test along the static-only path: the path is nearly straight */
                 body_view a = mover_view(m, m->position);
                 bool in_way = false;

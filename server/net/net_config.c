@@ -26,6 +26,9 @@ void net_config_default(net_config *cfg) {
     cfg->max_queued_bytes = 1048576;
     cfg->hello_timeout_ms = 5000;
     cfg->view_radius = 80.0f;
+    cfg->http_max_connections = 32;
+    cfg->http_timeout_ms = 5000;
+    cfg->drain_timeout_ms = 3000;
 }
 
 const char *net_log_level_str(net_log_level level) {
@@ -100,6 +103,12 @@ static const opt_def opts[] = {
      "MS  time allowed before Hello (default 5000)"},
     {"view-radius", "COLLIDE_VIEW_RADIUS", OPT_FLOAT, F(view_radius), 0, 0, 1e7,
      "UNITS  default view half size around own bodies (default 80)"},
+    {"http-max-connections", "COLLIDE_HTTP_MAX_CONNECTIONS", OPT_U32, F(http_max_connections), 0, 1,
+     100000, "N  concurrent /metrics and /healthz connections (default 32)"},
+    {"http-timeout-ms", "COLLIDE_HTTP_TIMEOUT_MS", OPT_U32, F(http_timeout_ms), 0, 1, 3600000,
+     "MS  an HTTP request must arrive whole within this (default 5000)"},
+    {"drain-timeout-ms", "COLLIDE_DRAIN_TIMEOUT_MS", OPT_U32, F(drain_timeout_ms), 0, 0, 3600000,
+     "MS  on SIGTERM, clients not drained by then are cut (default 3000)"},
 };
 #undef F
 #define OPT_COUNT (sizeof opts / sizeof opts[0])

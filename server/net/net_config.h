@@ -36,6 +36,9 @@ typedef struct net_config {
     size_t max_queued_bytes;          /* hard limit of queued output; soft = a quarter */
     uint32_t hello_timeout_ms;        /* close a connection that has not said Hello by then */
     float view_radius;                /* default view: boxes of this half size around own bodies */
+    uint32_t http_max_connections;    /* concurrent /metrics and /healthz connections */
+    uint32_t http_timeout_ms;         /* an HTTP request must arrive whole within this */
+    uint32_t drain_timeout_ms;        /* on SIGTERM, clients not drained by then are cut */
 } net_config;
 
 void net_config_default(net_config *cfg);

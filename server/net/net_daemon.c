@@ -11,11 +11,8 @@
 #include "net_log.h"
 #include "net_session.h"
 
-#define NET_READ_CHUNK 65536u        /* one shared read buffer, handed to every read */
-#define NET_MAX_CATCHUP_STEPS 4u     /* world steps one late tick may run; the rest are skipped */
-#define NET_DRAIN_TIMEOUT_MS 3000u   /* clients that do not drain by then are cut */
-#define NET_MAX_HTTP_CONNS 32u       /* concurrent /metrics and /healthz requests */
-#define NET_HTTP_TIMEOUT_US 5000000u /* an HTTP request must arrive within this */
+#define NET_READ_CHUNK 65536u    /* one shared read buffer, handed to every read */
+#define NET_MAX_CATCHUP_STEPS 4u /* world steps one late tick may run; the rest are skipped */
 #define NET_OUT_KEEP_CAP                                                                           \
     (16u * 1024u) /* empty output buffers above this are released: a burst must not pin memory on  \
                      thousands of idle clients */
@@ -256,7 +253,8 @@ static void on_tick(uv_timer_t *t) {
 
         /* HTTP connections that never finish their request. */
         for (net_http_conn *h = d->http_conns; h; h = h->next) {
-            if (!h->closing && d->srv->now_us - h->start_us > NET_HTTP_TIMEOUT_US) {
+            if (!h->closing &&
+                d->srv->now_us - h->start_us > (uint64_t)d->srv->cfg.http_timeout_ms * 1000u) {
                 http_close(h);
             }
         }
@@ -395,7 +393,8 @@ static void on_http_connection(uv_stream_t *server, int status) {
     d->http_count++;
     set_clock(d);
     hc->start_us = d->srv->now_us;
-    if (uv_accept(server, (uv_stream_t *)&hc->tcp) != 0 || d->http_count > NET_MAX_HTTP_CONNS) {
+    if (uv_accept(server, (uv_stream_t *)&hc->tcp) != 0 ||
+        d->http_count > d->srv->cfg.http_max_connections) {
         http_close(hc);
         return;
     }
@@ -422,6 +421,9 @@ static void maybe_finish(net_daemon *d) {
 static void on_drain_timeout(uv_timer_t *t) {
     net_daemon *d = t->data;
     /* Clients that would not read their Goodbye: cut them now. */
+    if (d->srv->client_count > 0)
+        net_log(NET_LOG_WARN, "drain_timeout", 0, NULL, "%u clients not drained within %u ms: cut",
+                d->srv->client_count, d->srv->cfg.drain_timeout_ms);
     for (uint32_t i = d->srv->client_count; i > 0; i--) {
         net_client *c = d->srv->clients[i - 1];
         c->kill = true;
@@ -439,7 +441,7 @@ static void on_signal(uv_signal_t *s, int signum) {
     uv_timer_stop(&d->tick_timer);
     set_clock(d);
     net_server_drain(d->srv);
-    uv_timer_start(&d->drain_timer, on_drain_timeout, NET_DRAIN_TIMEOUT_MS, 0);
+    uv_timer_start(&d->drain_timer, on_drain_timeout, d->srv->cfg.drain_timeout_ms, 0);
     maybe_finish(d);
 }
 

@@ -147,6 +147,39 @@ def healthz_and_http_robustness():
     d.stop_and_check()
 
 
+@test
+def http_connection_and_timeout_bounds():
+    # --http-max-connections and --http-timeout-ms, crossed: a connection over the cap is closed
+    # unanswered, idle ones are closed at the timeout, and the endpoint serves again afterwards.
+    d = ct.Daemon(["--http-max-connections", "2", "--http-timeout-ms", "1500"], http=True,
+                  world=two_statics())
+    idle = [socket.create_connection(("127.0.0.1", d.http_port), timeout=10) for _ in range(2)]
+    time.sleep(0.3)  # both accepted
+    over = socket.create_connection(("127.0.0.1", d.http_port), timeout=10)
+    try:
+        over.sendall(b"GET /healthz HTTP/1.0\r\n\r\n")
+        got = over.recv(4096)
+    except OSError:
+        got = b""
+    over.close()
+    check(got == b"", "a third HTTP connection over --http-max-connections 2 must be closed "
+          "unanswered, got %r" % got[:80])
+    t0 = time.monotonic()
+    for s in idle:
+        try:
+            closed = s.recv(4096) == b""
+        except OSError:
+            closed = True
+        check(closed, "an idle HTTP connection must be closed by the server at the timeout")
+        s.close()
+    waited = time.monotonic() - t0
+    check(waited < 8, "idle HTTP connections must be closed near --http-timeout-ms 1500, took "
+          "%.1f s" % waited)
+    status, body = d.http_get("/healthz")
+    check(status == 200, "/healthz after the bounds were crossed must be 200, got %d" % status)
+    d.stop_and_check()
+
+
 REQUIRED = {
     "collide_tick_duration_seconds": "histogram",
     "collide_ticks_total": "counter",

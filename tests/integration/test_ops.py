@@ -180,6 +180,28 @@ def http_connection_and_timeout_bounds():
     d.stop_and_check()
 
 
+@test
+def raises_its_open_file_limit_to_fit_max_clients():
+    # Each client is a descriptor: started with a soft limit of 256, collided raises its own soft
+    # limit to --max-clients + 64 when the hard limit allows it.
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = 2000 + 64
+    if hard != resource.RLIM_INFINITY and hard < want:
+        print("SKIP-PART: hard open-file limit %d below %d" % (hard, want))
+        return
+    resource.setrlimit(resource.RLIMIT_NOFILE, (256, hard))
+    try:
+        d = ct.Daemon(["--max-clients", "2000"], world=two_statics())
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    limits = open("/proc/%d/limits" % d.proc.pid).read()
+    line = [l for l in limits.splitlines() if l.startswith("Max open files")][0]
+    check(int(line.split()[3]) >= want, "soft open-file limit must be raised to >= %d: %s" % (
+        want, line))
+    d.stop_and_check()
+
+
 REQUIRED = {
     "collide_tick_duration_seconds": "histogram",
     "collide_ticks_total": "counter",

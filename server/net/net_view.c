@@ -284,7 +284,8 @@ static void grid_mark(const net_view_index *v, const net_view_grid *g, aabb box,
         mark_items(g->items + g->start[row + (size_t)x0],
                    g->items + g->start[row + (size_t)x1 + 1u], box, m->bits);
     }
-    mark_items(g->big, g->big + g->big_count, box, m->bits);
+    if (g->big_count) /* g->big may be NULL: no pointer arithmetic on it then */
+        mark_items(g->big, g->big + g->big_count, box, m->bits);
     /* The take scans this grid's whole span of words: cheaper than tracking the touched words
      * per item in the loop above (measured), and the span is one bit per body. */
     size_t lo = g->first_rank / 64u, hi = (g->first_rank + g->ranks + 63u) / 64u;

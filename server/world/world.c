@@ -92,11 +92,7 @@ void world_config_default(world_config *cfg) {
 /* Plain compares: fminf/fmaxf carry NaN rules that make gcc call libm; our inputs are finite. */
 static inline float wmin(float a, float b) { return a < b ? a : b; }
 static inline float wmax(float a, float b) { return a > b ? a : b; }
-/* floor/ceil to int without a libm call (no SSE4.1 roundss at the baseline ISA). */
-static inline int32_t ifloor(float f) {
-    int32_t i = (int32_t)f;
-    return i - (f < (float)i);
-}
+/* ceil to int without a libm call (no SSE4.1 roundss at the baseline ISA). */
 static inline int32_t iceil(float f) {
     int32_t i = (int32_t)f;
     return i + (f > (float)i);

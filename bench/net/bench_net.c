@@ -18,6 +18,7 @@
 #include "frame.h"
 #include "net_log.h"
 #include "net_session.h"
+#include "net_test_util.h"
 #include "world_load.h"
 
 #define BENCH_WARMUP 60
@@ -42,13 +43,6 @@ static uint32_t rng_next(void) {
     return rng_state = x;
 }
 static float rng_unit(void) { return (float)(rng_next() >> 8) / 16777216.0f; }
-
-static size_t frame_msg(const Collide__V1__ClientMessage *m, uint8_t *out) {
-    size_t size = collide__v1__client_message__get_packed_size(m);
-    size_t p = frame_write_prefix((uint32_t)size, out);
-    collide__v1__client_message__pack(m, out + p);
-    return p + size;
-}
 
 static double pct(double *v, int n, double p) {
     qsort(v, (size_t)n, sizeof *v, cmp_double);
@@ -84,42 +78,20 @@ int main(int argc, char **argv) {
     for (int i = 0; i < nclients; i++) {
         net_client *c = &clients[i];
         net_client_open(srv, c, "bench");
-        Collide__V1__Hello h = COLLIDE__V1__HELLO__INIT;
-        h.protocol_version = 1;
-        Collide__V1__ClientMessage m = COLLIDE__V1__CLIENT_MESSAGE__INIT;
-        m.msg_case = COLLIDE__V1__CLIENT_MESSAGE__MSG_HELLO;
-        m.hello = &h;
-        net_session_feed(srv, c, buf, frame_msg(&m, buf));
-        Collide__V1__Vec2 half = {PROTOBUF_C_MESSAGE_INIT(&collide__v1__vec2__descriptor), 0.5f,
-                                  0.5f};
-        Collide__V1__Vec2 pos = {PROTOBUF_C_MESSAGE_INIT(&collide__v1__vec2__descriptor), 0, 0};
-        pos.x = b.min.x + 5.0f + rng_unit() * (b.max.x - b.min.x - 10.0f);
-        pos.y = b.min.y + 5.0f + rng_unit() * (b.max.y - b.min.y - 10.0f);
-        Collide__V1__Box box = COLLIDE__V1__BOX__INIT;
-        box.half_extents = &half;
-        Collide__V1__Shape shape = COLLIDE__V1__SHAPE__INIT;
-        shape.kind_case = COLLIDE__V1__SHAPE__KIND_BOX;
-        shape.box = &box;
-        Collide__V1__SpawnBody s = COLLIDE__V1__SPAWN_BODY__INIT;
-        s.kind = COLLIDE__V1__BODY_KIND__BODY_KIND_MOVING;
-        s.shape = &shape;
-        s.position = &pos;
-        m.msg_case = COLLIDE__V1__CLIENT_MESSAGE__MSG_SPAWN;
-        m.spawn = &s;
-        net_session_feed(srv, c, buf, frame_msg(&m, buf));
-        /* The reply is Spawned: read the id back from our own output. */
-        size_t pl, bl;
-        if (frame_peek(c->out.data, c->out.len, 1u << 20, &pl, &bl) == FRAME_OK) {
-            size_t off = pl + bl;
-            if (frame_peek(c->out.data + off, c->out.len - off, 1u << 20, &pl, &bl) == FRAME_OK) {
-                Collide__V1__ServerMessage *r =
-                    collide__v1__server_message__unpack(NULL, bl, c->out.data + off + pl);
-                if (r && r->msg_case == COLLIDE__V1__SERVER_MESSAGE__MSG_SPAWNED)
-                    body[i] = r->spawned->body_id;
-                if (r) collide__v1__server_message__free_unpacked(r, NULL);
-            }
-        }
-        c->out.len = 0;
+        net_session_feed(srv, c, buf, tu_hello(0, 1, NULL, buf, sizeof buf));
+        /* x before y: the random stream fixes the layout. */
+        float x = b.min.x + 5.0f + rng_unit() * (b.max.x - b.min.x - 10.0f);
+        float y = b.min.y + 5.0f + rng_unit() * (b.max.y - b.min.y - 10.0f);
+        net_session_feed(srv, c, buf,
+                         tu_spawn_box(0, COLLIDE__V1__BODY_KIND__BODY_KIND_MOVING, x, y, 0.5f, 0.5f,
+                                      buf, sizeof buf));
+        /* The replies are Welcome then Spawned: read the id back from our own output. */
+        tu_msgs replies;
+        tu_take(c, &replies);
+        if (replies.count >= 2 &&
+            replies.m[1]->msg_case == COLLIDE__V1__SERVER_MESSAGE__MSG_SPAWNED)
+            body[i] = replies.m[1]->spawned->body_id;
+        tu_free(&replies);
     }
     double *tick_ms = calloc((size_t)ticks, sizeof *tick_ms);
     double *step_ms = calloc((size_t)ticks, sizeof *step_ms);
@@ -134,19 +106,9 @@ int main(int argc, char **argv) {
             seq++;
             for (int i = 0; i < nclients; i++) {
                 float a = rng_unit() * 6.2831853f;
-                Collide__V1__Vec2 v = {PROTOBUF_C_MESSAGE_INIT(&collide__v1__vec2__descriptor), 0,
-                                       0};
-                v.x = 20.0f * cosf(a);
-                v.y = 20.0f * sinf(a);
-                Collide__V1__MoveIntent mv = COLLIDE__V1__MOVE_INTENT__INIT;
-                mv.body_id = body[i];
-                mv.input_seq = seq;
-                mv.velocity = &v;
-                Collide__V1__ClientMessage m = COLLIDE__V1__CLIENT_MESSAGE__INIT;
-                m.request_id = seq;
-                m.msg_case = COLLIDE__V1__CLIENT_MESSAGE__MSG_MOVE;
-                m.move = &mv;
-                net_session_feed(srv, &clients[i], buf, frame_msg(&m, buf));
+                net_session_feed(
+                    srv, &clients[i], buf,
+                    tu_move(seq, body[i], seq, 20.0f * cosf(a), 20.0f * sinf(a), buf, sizeof buf));
             }
         }
         double t1 = now_ms();

@@ -1562,6 +1562,112 @@ WORLD_HOT void finish_mover(world *w, uint32_t i, vec2 start, vec2 end) {
     }
 }
 
+/* The tick of movers that ignore each other when every static sits in the finest level (S1a):
+ * slide_box_impl's box-among-boxes path inlined into the mover loop, with the world's constants
+ * held in locals (the mover stores would otherwise force reloading them per mover), the
+ * occupancy bits read a row at a time, and a mover whose swept region meets no occupied cell
+ * done without the slide loop. The same arithmetic as slide_box_impl with no candidates, so the
+ * same results; anything it does not cover (other shapes, long moves, near the bounds, non-box
+ * or many statics) goes through slide_box. */
+static void step_alone(world *w) {
+    uint32_t n = w->mover_count;
+    float dt = w->dt;
+    const world_level *lv = &w->levels[0];
+    const vec2 o = w->cfg.bounds.min;
+    const float cell = lv->cell, inv_cell = lv->inv_cell;
+    const int32_t nx = lv->nx, extra = lv->extra;
+    const uint64_t *occ = lv->occupied;
+    const int32_t *heads = lv->heads;
+    const world_static *statics = w->statics;
+    const aabb inner = w->inner_bounds;
+    const bool fast_ok = w->statics_in_finest;
+    const bool any_statics = w->active_level_count > 0;
+    const int iterations = w->cfg.slide_iterations;
+    uint64_t hits = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        world_mover *m = &w->movers[i];
+        vec2 pos = m->position, start = pos;
+        vec2 r = v2_scale(m->intent, dt);
+        aabb box = box_at(pos, m->lo, m->hi);
+        aabb region = aabb_inflate(aabb_sweep(box, r), WORLD_QUERY_MARGIN);
+        if (!fast_ok || ref_kind(m->shape) != GEOM_SHAPE_BOX ||
+            wmax(fabsf(r.x), fabsf(r.y)) > cell || !aabb_contains(inner, region))
+            goto general;
+        aabb near[WORLD_NEAR_STATICS];
+        int count = 0;
+        if (any_statics) {
+            int32_t x0 = (int32_t)((region.min.x - o.x) * inv_cell) - extra;
+            int32_t y0 = (int32_t)((region.min.y - o.y) * inv_cell) - extra;
+            int32_t x1 = (int32_t)((region.max.x - o.x) * inv_cell);
+            int32_t y1 = (int32_t)((region.max.y - o.y) * inv_cell);
+            if (x0 < 0) x0 = 0;
+            if (y0 < 0) y0 = 0;
+            uint32_t len = (uint32_t)(x1 - x0 + 1);
+            if (len > 32) goto general;
+            uint64_t len_mask = (1ull << len) - 1;
+            for (int32_t cy = y0; cy <= y1; cy++) {
+                /* the row's cells x0..x1 as bits: one word, or the tail of one and head of the
+                 * next (x1 < nx, so the next word exists) */
+                uint32_t c0 = (uint32_t)(cy * nx + x0), sh = c0 & 63;
+                uint64_t bits = occ[c0 >> 6] >> sh;
+                if (sh + len > 64) bits |= occ[(c0 >> 6) + 1] << (64 - sh);
+                bits &= len_mask;
+                while (bits) {
+                    uint32_t c = c0 + (uint32_t)__builtin_ctzll(bits);
+                    bits &= bits - 1;
+                    for (int32_t s = heads[c]; s >= 0; s = statics[s].next) {
+                        const world_static *st = &statics[s];
+                        if (!aabb_overlaps(region, st->box)) continue;
+                        if (ref_kind(st->shape) != GEOM_SHAPE_BOX || count == WORLD_NEAR_STATICS)
+                            goto general;
+                        near[count++] = st->box;
+                    }
+                }
+            }
+        }
+        if (count == 0) {
+            /* nothing within reach: the slide is the whole move */
+            if (r.x != 0.0f || r.y != 0.0f) pos = v2_add(pos, r);
+        } else {
+            vec2 end = pos;
+            bool done = false;
+            for (int it = 0; it < iterations; it++) {
+                if (r.x == 0.0f && r.y == 0.0f) break;
+                float best_t = WORLD_NO_HIT;
+                vec2 best_n = v2(0.0f, 0.0f);
+                vec2 inv = recip(r);
+                for (int k = 0; k < count; k++) {
+                    geom_toi toi;
+                    if (box_sweep(box, r, inv, near[k], &toi) && toi.t < best_t)
+                        best_t = toi.t, best_n = toi.normal;
+                }
+                if (best_t > 1.0f) {
+                    end = v2_add(pos, r);
+                    done = true;
+                    break;
+                }
+                hits++;
+                float closing = v2_dot(r, best_n);
+                float t = best_t;
+                if (closing > 0.0f) t -= GEOM_SKIN / closing;
+                if (t < 0.0f) t = 0.0f;
+                pos = v2_mul_add(pos, t, r);
+                box = box_at(pos, m->lo, m->hi);
+                vec2 rem = v2_scale(r, 1.0f - t);
+                float rn = v2_dot(rem, best_n);
+                if (rn > 0.0f) rem = v2_mul_add(rem, -rn, best_n);
+                r = rem;
+            }
+            if (done) pos = end;
+        }
+        finish_mover(w, i, start, pos);
+        continue;
+    general:
+        finish_mover(w, i, start, slide_box(w, i, start, r, NULL, 0));
+    }
+    w->swept_hits += hits;
+}
+
 void world_step(world *w) {
     w->tick++;
     if (w->tick % WORLD_SORT_INTERVAL == 1) sort_movers(w);
@@ -1575,11 +1681,7 @@ void world_step(world *w) {
      * after its slide (one walk over the movers instead of three). */
     bool finished = (!w->movers_collide || n < 2) && !w->static_checks_pending;
     if (finished) {
-        for (uint32_t i = 0; i < n; i++) {
-            world_mover *m = &w->movers[i];
-            vec2 start = m->position;
-            finish_mover(w, i, start, slide_box(w, i, start, v2_scale(m->intent, dt), NULL, 0));
-        }
+        step_alone(w);
     } else if (!w->movers_collide || n < 2) {
         /* 1-2: every mover against statics and bounds */
         for (uint32_t i = 0; i < n; i++) {

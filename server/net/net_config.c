@@ -161,13 +161,10 @@ static bool apply(net_config *cfg, const opt_def *o, const char *value, const ch
     case OPT_PORT:
     case OPT_U32:
     case OPT_SIZE: {
-        if (value[0] == '-' || value[0] == '\0') {
-            snprintf(err, err_size, "%s: '%s' is not a whole number in [%.0f, %.0f]", source, value,
-                     o->min, o->max);
-            return false;
-        }
+        /* strtoull takes "-5" and negates it: refuse a sign; end == value refuses "". */
         unsigned long long v = strtoull(value, &end, 10);
-        if (*end || errno || (double)v < o->min || (double)v > o->max) {
+        if (value[0] == '-' || end == value || *end || errno || (double)v < o->min ||
+            (double)v > o->max) {
             snprintf(err, err_size, "%s: '%s' is not a whole number in [%.0f, %.0f]", source, value,
                      o->min, o->max);
             return false;

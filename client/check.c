@@ -105,15 +105,24 @@ static void project(const double *wx, const double *wy, unsigned n, double nx, d
     }
 }
 
+/* Unit normal of the edge from vertex i to the next; false for a zero-length edge. */
+static bool edge_normal(const double *wx, const double *wy, unsigned n, unsigned i, double *nx,
+                        double *ny) {
+    unsigned j = (i + 1) % n;
+    double ex = wx[j] - wx[i], ey = wy[j] - wy[i];
+    double len = sqrt(ex * ex + ey * ey);
+    if (len <= 0.0) return false;
+    *nx = ey / len;
+    *ny = -ex / len;
+    return true;
+}
+
 /* Smallest overlap over the edge normals of (ax, ay); updates *best. */
 static void sat_axes(const double *ax, const double *ay, unsigned an, const double *bx,
                      const double *by, unsigned bn, double *best) {
     for (unsigned i = 0; i < an; i++) {
-        unsigned j = (i + 1) % an;
-        double ex = ax[j] - ax[i], ey = ay[j] - ay[i];
-        double len = sqrt(ex * ex + ey * ey);
-        if (len <= 0.0) continue;
-        double nx = ey / len, ny = -ex / len;
+        double nx, ny;
+        if (!edge_normal(ax, ay, an, i, &nx, &ny)) continue;
         double alo, ahi, blo, bhi;
         project(ax, ay, an, nx, ny, &alo, &ahi);
         project(bx, by, bn, nx, ny, &blo, &bhi);
@@ -126,11 +135,8 @@ static double circle_poly_depth(double cx, double cy, double r, const double *wx
                                 unsigned n) {
     double best = INFINITY;
     for (unsigned i = 0; i < n; i++) {
-        unsigned j = (i + 1) % n;
-        double ex = wx[j] - wx[i], ey = wy[j] - wy[i];
-        double len = sqrt(ex * ex + ey * ey);
-        if (len <= 0.0) continue;
-        double nx = ey / len, ny = -ex / len;
+        double nx, ny;
+        if (!edge_normal(wx, wy, n, i, &nx, &ny)) continue;
         double lo, hi;
         project(wx, wy, n, nx, ny, &lo, &hi);
         double c = cx * nx + cy * ny;
@@ -190,11 +196,8 @@ static bool point_inside(const cc_shape *s, const double *wx, const double *wy, 
         return r > 0.0 && (px - cx) * (px - cx) + (py - cy) * (py - cy) < r * r;
     }
     for (unsigned i = 0; i < s->count; i++) {
-        unsigned j = (i + 1) % s->count;
-        double ex = wx[j] - wx[i], ey = wy[j] - wy[i];
-        double len = sqrt(ex * ex + ey * ey);
-        if (len <= 0.0) continue;
-        double nx = ey / len, ny = -ex / len;
+        double nx, ny;
+        if (!edge_normal(wx, wy, s->count, i, &nx, &ny)) continue;
         if ((px - wx[i]) * nx + (py - wy[i]) * ny > -margin) return false;
     }
     return true;
@@ -223,11 +226,8 @@ bool cc_segment_crosses(const cc_shape *s, float x, float y, float angle, float 
     /* Cyrus-Beck clipping against the edges moved inward by margin. */
     double t_enter = 0.0, t_leave = 1.0;
     for (unsigned i = 0; i < s->count; i++) {
-        unsigned j = (i + 1) % s->count;
-        double ex = wx[j] - wx[i], ey = wy[j] - wy[i];
-        double len = sqrt(ex * ex + ey * ey);
-        if (len <= 0.0) continue;
-        double nx = ey / len, ny = -ex / len;
+        double nx, ny;
+        if (!edge_normal(wx, wy, s->count, i, &nx, &ny)) continue;
         double plane = wx[i] * nx + wy[i] * ny - margin;
         double num = plane - (x0 * nx + y0 * ny);
         double den = dx * nx + dy * ny;

@@ -301,6 +301,7 @@ static void static_link(world *w, uint32_t index) {
     s->next = lv->heads[cell];
     lv->heads[cell] = (int32_t)index;
     lv->occupied[cell >> 6] |= 1ull << (cell & 63);
+    w->free_cells_stale = true;
     if (lv->count++ == 0) update_active_levels(w);
 }
 
@@ -655,6 +656,8 @@ world *world_create(const world_config *cfg_in) {
     w->d1 = world_alloc(w, mcap, sizeof *w->d1);
     w->path = world_alloc(w, mcap, sizeof *w->path);
     w->p2 = world_alloc(w, mcap, sizeof *w->p2);
+    w->free_cells = world_alloc(w, mcap, sizeof *w->free_cells);
+    w->free_cells_stale = true;
     size_t words = (cap + 63) / 64;
     w->moved_bits = world_alloc(w, words, sizeof *w->moved_bits);
     w->spawn_bits = world_alloc(w, words, sizeof *w->spawn_bits);
@@ -672,9 +675,10 @@ world *world_create(const world_config *cfg_in) {
     w->sort_tile_cap = mcap + 1024;
     w->sort_counts = world_alloc(w, w->sort_tile_cap + 1, sizeof *w->sort_counts);
     bool ok = w->slots && w->free_slots && w->statics && w->movers && w->polys && w->free_polys &&
-              w->p0 && w->d1 && w->path && w->p2 && w->moved_bits && w->spawn_bits && w->moved &&
-              w->spawned && w->despawned && w->pending_despawned && w->pending_spawned &&
-              w->cache && w->pairs && w->adj && w->adj_start && w->sort_counts && w->pushed;
+              w->p0 && w->d1 && w->path && w->p2 && w->free_cells && w->moved_bits &&
+              w->spawn_bits && w->moved && w->spawned && w->despawned && w->pending_despawned &&
+              w->pending_spawned && w->cache && w->pairs && w->adj && w->adj_start &&
+              w->sort_counts && w->pushed;
     if (ok) {
         world_grid *g = &w->cache->grid;
         g->table_cap = 64;
@@ -765,6 +769,7 @@ void world_destroy(world *w) {
     free(w->d1);
     free(w->path);
     free(w->p2);
+    free(w->free_cells);
     free(w->moved_bits);
     free(w->spawn_bits);
     free(w->moved);
@@ -1583,6 +1588,14 @@ static void step_alone(world *w) {
     const bool fast_ok = w->statics_in_finest;
     const bool any_statics = w->active_level_count > 0;
     const int iterations = w->cfg.slide_iterations;
+    uint64_t *free_cells = w->free_cells;
+    if (w->free_cells_stale) {
+        memset(free_cells, 0xff, w->mover_cap * sizeof *free_cells);
+        w->free_cells_stale = false;
+    }
+    /* cell coordinates fit the 16-bit fields, and 0xffff is never a cell (UINT64_MAX matches
+     * no range) */
+    const bool cache_cells = lv->nx < 0xffff && lv->ny < 0xffff;
     uint64_t hits = 0;
     for (uint32_t i = 0; i < n; i++) {
         world_mover *m = &w->movers[i];
@@ -1605,6 +1618,12 @@ static void step_alone(world *w) {
             uint32_t len = (uint32_t)(x1 - x0 + 1);
             if (len > 32) goto general;
             uint64_t len_mask = (1ull << len) - 1;
+            /* a range within one found empty before: nothing to walk */
+            uint64_t fc = free_cells[i];
+            if ((int32_t)(fc & 0xffff) <= x0 && (int32_t)(fc >> 16 & 0xffff) <= y0 &&
+                x1 <= (int32_t)(fc >> 32 & 0xffff) && y1 <= (int32_t)(fc >> 48))
+                goto walked;
+            uint64_t seen = 0; /* occupied cells met */
             for (int32_t cy = y0; cy <= y1; cy++) {
                 /* the row's cells x0..x1 as bits: one word, or the tail of one and head of the
                  * next (x1 < nx, so the next word exists) */
@@ -1612,6 +1631,7 @@ static void step_alone(world *w) {
                 uint64_t bits = occ[c0 >> 6] >> sh;
                 if (sh + len > 64) bits |= occ[(c0 >> 6) + 1] << (64 - sh);
                 bits &= len_mask;
+                seen |= bits;
                 while (bits) {
                     uint32_t c = c0 + (uint32_t)__builtin_ctzll(bits);
                     bits &= bits - 1;
@@ -1624,7 +1644,11 @@ static void step_alone(world *w) {
                     }
                 }
             }
+            if (!seen && cache_cells)
+                free_cells[i] =
+                    (uint64_t)x0 | (uint64_t)y0 << 16 | (uint64_t)x1 << 32 | (uint64_t)y1 << 48;
         }
+    walked:
         if (count == 0) {
             /* nothing within reach: the slide is the whole move */
             if (r.x != 0.0f || r.y != 0.0f) pos = v2_add(pos, r);
@@ -1635,7 +1659,8 @@ static void step_alone(world *w) {
                 if (r.x == 0.0f && r.y == 0.0f) break;
                 float best_t = WORLD_NO_HIT;
                 vec2 best_n = v2(0.0f, 0.0f);
-                vec2 inv = recip(r);
+                /* box_sweep reads inv.x only when r.x != 0 (same for y): no zero test */
+                vec2 inv = v2(1.0f / r.x, 1.0f / r.y);
                 for (int k = 0; k < count; k++) {
                     geom_toi toi;
                     if (box_sweep(box, r, inv, near[k], &toi) && toi.t < best_t)

@@ -135,10 +135,15 @@ struct world {
                               * ever meets axis normals: see the pinned skip in world_step) */
 
     /* per-step scratch, indexed by dense mover index */
-    vec2 *p0;   /* position at the start of the step */
-    vec2 *d1;   /* displacement after the static-only pass */
-    aabb *path; /* AABB of the static-only path */
-    vec2 *p2;   /* position after the mover pass */
+    vec2 *p0;              /* position at the start of the step */
+    vec2 *d1;              /* displacement after the static-only pass */
+    aabb *path;            /* AABB of the static-only path */
+    vec2 *p2;              /* position after the mover pass */
+    uint64_t *free_cells;  /* per dense mover index: a level-0 cell range (x0 y0 x1 y1, 16 bits
+                            * each) its last walk found without statics, UINT64_MAX for none; a
+                            * fact about cells (any mover may use any entry), void once a static
+                            * is linked */
+    bool free_cells_stale; /* a static was linked since free_cells was last cleared */
 
     /* change tracking */
     uint64_t *moved_bits; /* capacity bits, by slot */

@@ -165,6 +165,24 @@ int cc_resolve(const char *host, uint16_t port, struct sockaddr_storage *out) {
     return rc;
 }
 
+bool cc_no_operands(const char *cmd, int argc, char **argv, int first) {
+    if (first >= argc) return true;
+    fprintf(stderr, "collide-client %s: unexpected argument '%s'\n", cmd, argv[first]);
+    return false;
+}
+
+bool cc_resolve_common(const char *cmd, const cc_common_opts *o, struct sockaddr_storage *out) {
+    int rc = cc_resolve(o->host, o->port, out);
+    if (rc == 0) return true;
+    fprintf(stderr, "collide-client %s: cannot resolve '%s': %s\n", cmd, o->host, uv_strerror(rc));
+    return false;
+}
+
+void cc_connect_failure(char *msg, size_t msg_size, const cc_common_opts *o, int status) {
+    snprintf(msg, msg_size, "cannot connect to %s:%u: %s", o->host, (unsigned)o->port,
+             uv_strerror(status));
+}
+
 static void cc_name_open_handle(uv_handle_t *h, void *arg) {
     fprintf(stderr, "collide-client %s: internal error: a %s handle was left open\n",
             (const char *)arg, uv_handle_type_name(uv_handle_get_type(h)));

@@ -53,8 +53,16 @@ bool cc_parse_duration(const char *cmd, const char *flag, const char *s, double 
 /* n comma-separated finite numbers. */
 bool cc_parse_floats(const char *cmd, const char *flag, const char *s, float *out, int n);
 
+/* Refuses the words left after the options (none are taken): prints the first and returns false.
+ * first is getopt's optind. */
+bool cc_no_operands(const char *cmd, int argc, char **argv, int first);
+
 /* Resolves host:port (numeric or by name). Returns 0 or a uv error; prints nothing. */
 int cc_resolve(const char *host, uint16_t port, struct sockaddr_storage *out);
+/* cc_resolve of the common --host/--port; on failure says why on stderr and returns false. */
+bool cc_resolve_common(const char *cmd, const cc_common_opts *o, struct sockaddr_storage *out);
+/* Writes "cannot connect to HOST:PORT: why" for a failed connect (uv status) into msg. */
+void cc_connect_failure(char *msg, size_t msg_size, const cc_common_opts *o, int status);
 
 /* Monotonic microseconds. */
 /* uv_loop_close, loudly: a handle still open at the end is a bug in the tool (every handle must be

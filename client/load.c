@@ -930,10 +930,7 @@ static int load_parse(int argc, char **argv, load_opts *o) {
         }
         if (!ok) return CC_EXIT_USAGE;
     }
-    if (optind < argc) {
-        fprintf(stderr, "collide-client " CMD ": unexpected argument '%s'\n", argv[optind]);
-        return CC_EXIT_USAGE;
-    }
+    if (!cc_no_operands(CMD, argc, argv, optind)) return CC_EXIT_USAGE;
     if (o->ramp_s >= o->duration_s) {
         fprintf(stderr,
                 "collide-client " CMD ": --ramp (%g s) must be shorter than --duration (%g s), "
@@ -962,12 +959,7 @@ int cc_load_main(int argc, char **argv) {
     static load_run run;
     memset(&run, 0, sizeof run);
     run.opts = &opts;
-    rc = cc_resolve(opts.common.host, opts.common.port, &run.addr);
-    if (rc != 0) {
-        fprintf(stderr, "collide-client " CMD ": cannot resolve '%s': %s\n", opts.common.host,
-                uv_strerror(rc));
-        return CC_EXIT_FAIL;
-    }
+    if (!cc_resolve_common(CMD, &opts.common, &run.addr)) return CC_EXIT_FAIL;
 
     load_main_ctx m;
     memset(&m, 0, sizeof m);

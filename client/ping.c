@@ -35,8 +35,7 @@ static void ping_finish(ping_ctx *x, int result) {
 static void ping_connected(cc_conn *c, int status) {
     ping_ctx *x = c->user;
     if (status != 0) {
-        snprintf(x->message, sizeof x->message, "cannot connect to %s:%u: %s", x->o->host,
-                 (unsigned)x->o->port, uv_strerror(status));
+        cc_connect_failure(x->message, sizeof x->message, x->o, status);
         ping_finish(x, CC_EXIT_FAIL);
         return;
     }
@@ -135,17 +134,9 @@ int cc_ping_main(int argc, char **argv) {
             return CC_EXIT_USAGE;
         }
     }
-    if (optind < argc) {
-        fprintf(stderr, "collide-client " CMD ": unexpected argument '%s'\n", argv[optind]);
-        return CC_EXIT_USAGE;
-    }
+    if (!cc_no_operands(CMD, argc, argv, optind)) return CC_EXIT_USAGE;
     struct sockaddr_storage addr;
-    int rc = cc_resolve(o.host, o.port, &addr);
-    if (rc != 0) {
-        fprintf(stderr, "collide-client " CMD ": cannot resolve '%s': %s\n", o.host,
-                uv_strerror(rc));
-        return CC_EXIT_FAIL;
-    }
+    if (!cc_resolve_common(CMD, &o, &addr)) return CC_EXIT_FAIL;
     uv_loop_t loop;
     uv_loop_init(&loop);
     static ping_ctx x;
@@ -156,11 +147,10 @@ int cc_ping_main(int argc, char **argv) {
     uv_timer_init(&loop, &x.timeout);
     x.timeout.data = &x;
     uv_timer_start(&x.timeout, ping_timeout, timeout_ms, 0);
-    rc =
+    int rc =
         cc_conn_start(&x.conn, &loop, (const struct sockaddr *)&addr, &ping_hooks, &x, o.max_frame);
     if (rc != 0) {
-        snprintf(x.message, sizeof x.message, "cannot connect to %s:%u: %s", o.host,
-                 (unsigned)o.port, uv_strerror(rc));
+        cc_connect_failure(x.message, sizeof x.message, &o, rc);
         ping_finish(&x, CC_EXIT_FAIL);
     }
     uv_run(&loop, UV_RUN_DEFAULT);

@@ -67,8 +67,7 @@ static void watch_finish(watch_ctx *x, int result) {
 static void watch_connected(cc_conn *c, int status) {
     watch_ctx *x = c->user;
     if (status != 0) {
-        snprintf(x->message, sizeof x->message, "cannot connect to %s:%u: %s", x->o->host,
-                 (unsigned)x->o->port, uv_strerror(status));
+        cc_connect_failure(x->message, sizeof x->message, x->o, status);
         watch_finish(x, CC_EXIT_FAIL);
         return;
     }
@@ -297,17 +296,9 @@ int cc_watch_main(int argc, char **argv) {
         }
         if (!ok) return CC_EXIT_USAGE;
     }
-    if (optind < argc) {
-        fprintf(stderr, "collide-client " CMD ": unexpected argument '%s'\n", argv[optind]);
-        return CC_EXIT_USAGE;
-    }
+    if (!cc_no_operands(CMD, argc, argv, optind)) return CC_EXIT_USAGE;
     struct sockaddr_storage addr;
-    int rc = cc_resolve(o.host, o.port, &addr);
-    if (rc != 0) {
-        fprintf(stderr, "collide-client " CMD ": cannot resolve '%s': %s\n", o.host,
-                uv_strerror(rc));
-        return CC_EXIT_FAIL;
-    }
+    if (!cc_resolve_common(CMD, &o, &addr)) return CC_EXIT_FAIL;
     x.o = &o;
     x.result = -1;
     x.ids = calloc(WATCH_SET_SLOTS, sizeof *x.ids);
@@ -327,11 +318,10 @@ int cc_watch_main(int argc, char **argv) {
     uv_signal_init(&loop, &x.sigint);
     x.sigint.data = &x;
     uv_signal_start(&x.sigint, watch_signal, SIGINT);
-    rc = cc_conn_start(&x.conn, &loop, (const struct sockaddr *)&addr, &watch_hooks, &x,
-                       o.max_frame);
+    int rc = cc_conn_start(&x.conn, &loop, (const struct sockaddr *)&addr, &watch_hooks, &x,
+                           o.max_frame);
     if (rc != 0) {
-        snprintf(x.message, sizeof x.message, "cannot connect to %s:%u: %s", o.host,
-                 (unsigned)o.port, uv_strerror(rc));
+        cc_connect_failure(x.message, sizeof x.message, &o, rc);
         watch_finish(&x, CC_EXIT_FAIL);
     }
     uv_run(&loop, UV_RUN_DEFAULT);

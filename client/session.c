@@ -2,6 +2,13 @@
 
 #include <math.h>
 
+static Collide__V1__Vec2 session_vec2(float x, float y) {
+    Collide__V1__Vec2 v = COLLIDE__V1__VEC2__INIT;
+    v.x = x;
+    v.y = y;
+    return v;
+}
+
 bool cc_session_hello(cc_conn *c, uint32_t request_id, const char *name, const char *token) {
     Collide__V1__ClientMessage m = COLLIDE__V1__CLIENT_MESSAGE__INIT;
     Collide__V1__Hello h = COLLIDE__V1__HELLO__INIT;
@@ -27,11 +34,7 @@ bool cc_session_ping(cc_conn *c, uint32_t request_id, uint64_t client_time_us) {
 bool cc_session_set_view(cc_conn *c, uint32_t request_id, float cx, float cy, float hx, float hy) {
     Collide__V1__ClientMessage m = COLLIDE__V1__CLIENT_MESSAGE__INIT;
     Collide__V1__SetView v = COLLIDE__V1__SET_VIEW__INIT;
-    Collide__V1__Vec2 center = COLLIDE__V1__VEC2__INIT, half = COLLIDE__V1__VEC2__INIT;
-    center.x = cx;
-    center.y = cy;
-    half.x = hx;
-    half.y = hy;
+    Collide__V1__Vec2 center = session_vec2(cx, cy), half = session_vec2(hx, hy);
     v.center = &center;
     v.half_extents = &half;
     m.request_id = request_id;
@@ -43,9 +46,7 @@ bool cc_session_set_view(cc_conn *c, uint32_t request_id, float cx, float cy, fl
 bool cc_session_move(cc_conn *c, uint32_t body_id, uint32_t input_seq, float vx, float vy) {
     Collide__V1__ClientMessage m = COLLIDE__V1__CLIENT_MESSAGE__INIT;
     Collide__V1__MoveIntent mi = COLLIDE__V1__MOVE_INTENT__INIT;
-    Collide__V1__Vec2 v = COLLIDE__V1__VEC2__INIT;
-    v.x = vx;
-    v.y = vy;
+    Collide__V1__Vec2 v = session_vec2(vx, vy);
     mi.body_id = body_id;
     mi.input_seq = input_seq;
     mi.velocity = &v;
@@ -61,16 +62,14 @@ bool cc_session_spawn(cc_conn *c, uint32_t request_id, int shape, float size, fl
     Collide__V1__Box box = COLLIDE__V1__BOX__INIT;
     Collide__V1__Circle circle = COLLIDE__V1__CIRCLE__INIT;
     Collide__V1__Polygon poly = COLLIDE__V1__POLYGON__INIT;
-    Collide__V1__Vec2 half = COLLIDE__V1__VEC2__INIT, pos = COLLIDE__V1__VEC2__INIT;
+    Collide__V1__Vec2 half = session_vec2(size, size), pos = session_vec2(x, y);
     Collide__V1__Vec2 verts[6];
     Collide__V1__Vec2 *vert_ptrs[6];
     if (shape == 1) {
         /* A regular hexagon, counter-clockwise from angle 0. */
         for (int i = 0; i < 6; i++) {
-            collide__v1__vec2__init(&verts[i]);
             double a = (double)i * (2.0 * 3.14159265358979323846 / 6.0);
-            verts[i].x = (float)(size * cos(a));
-            verts[i].y = (float)(size * sin(a));
+            verts[i] = session_vec2((float)(size * cos(a)), (float)(size * sin(a)));
             vert_ptrs[i] = &verts[i];
         }
         poly.n_vertices = 6;
@@ -82,14 +81,10 @@ bool cc_session_spawn(cc_conn *c, uint32_t request_id, int shape, float size, fl
         sh.kind_case = COLLIDE__V1__SHAPE__KIND_CIRCLE;
         sh.circle = &circle;
     } else {
-        half.x = size;
-        half.y = size;
         box.half_extents = &half;
         sh.kind_case = COLLIDE__V1__SHAPE__KIND_BOX;
         sh.box = &box;
     }
-    pos.x = x;
-    pos.y = y;
     sb.kind = COLLIDE__V1__BODY_KIND__BODY_KIND_MOVING;
     sb.shape = &sh;
     sb.position = &pos;

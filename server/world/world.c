@@ -1601,11 +1601,11 @@ static void step_alone(world *w) {
         world_mover *m = &w->movers[i];
         vec2 pos = m->position, start = pos;
         vec2 r = v2_scale(m->intent, dt);
+        if (!fast_ok || ref_kind(m->shape) != GEOM_SHAPE_BOX || wmax(fabsf(r.x), fabsf(r.y)) > cell)
+            goto general_slide; /* what slide_box_impl would do first */
         aabb box = box_at(pos, m->lo, m->hi);
         aabb region = aabb_inflate(aabb_sweep(box, r), WORLD_QUERY_MARGIN);
-        if (!fast_ok || ref_kind(m->shape) != GEOM_SHAPE_BOX ||
-            wmax(fabsf(r.x), fabsf(r.y)) > cell || !aabb_contains(inner, region))
-            goto general;
+        if (!aabb_contains(inner, region)) goto general;
         aabb near[WORLD_NEAR_STATICS];
         int count = 0;
         if (any_statics) {
@@ -1689,6 +1689,10 @@ static void step_alone(world *w) {
         continue;
     general:
         finish_mover(w, i, start, slide_box(w, i, start, r, NULL, 0));
+        continue;
+    general_slide:;
+        aabb unused;
+        finish_mover(w, i, start, slide(w, i, start, r, NULL, 0, &unused));
     }
     w->swept_hits += hits;
 }

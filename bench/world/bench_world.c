@@ -130,10 +130,10 @@ int main(int argc, char **argv) {
                  ",\"engine\":\"collide\",\"mover_overlaps\":%d,\"ticks\":%d,\"statics\":%zu,"
                  "\"movers\":%zu%s,\"swept_"
                  "hits\":%llu,"
-                 "\"separations\":%llu,\"jammed\":%llu",
+                 "\"separations\":%llu,\"jammed\":%llu,\"state_hash\":\"%016llx\"",
                  r.mover_overlaps, ticks, st.static_bodies, st.moving_bodies, mem,
                  (unsigned long long)st.swept_hits, (unsigned long long)st.separations,
-                 (unsigned long long)st.jammed);
+                 (unsigned long long)st.jammed, r.state_hash);
         print_result(scenes[i].name, r, extra);
         product[i] = r.median_ms;
         bad |= r.overlaps || r.outside;

@@ -181,16 +181,18 @@ static inline void s1_plain_check(const s1_layout *l, const s1_plain *m, int *ov
 }
 
 typedef struct s1_result {
-    double median_ms, min_ms; /* per tick */
-    int overlaps, outside;    /* invariant counters */
-    int mover_overlaps;       /* mover pairs overlapping by more than 0.01 at the end (S1b) */
+    double median_ms, min_ms;      /* per tick */
+    int overlaps, outside;         /* invariant counters */
+    int mover_overlaps;            /* mover pairs overlapping by more than 0.01 at the end (S1b) */
+    unsigned long long state_hash; /* world_state_hash at the end (0 for other engines): equal
+                                    * hashes before and after a change mean the same results */
 } s1_result;
 
 /* Times a plain stepper on S1 with speed V: 10 warm-up and `ticks` timed ticks. */
 typedef void (*s1_plain_step_fn)(void *ctx, s1_plain *m, double dt);
 static inline s1_result s1_run_plain(const s1_layout *l, s1_plain_step_fn step, void *ctx,
                                      double speed, int ticks) {
-    s1_result r = {0, 0, 0, 0, 0};
+    s1_result r = {0, 0, 0, 0, 0, 0};
     s1_plain *m = calloc(1, sizeof *m);
     double *times = calloc((size_t)ticks, sizeof *times);
     if (!m || !times) exit(1);

@@ -114,7 +114,7 @@ static inline size_t s1_world_bytes(const s1_layout *l, uint32_t capacity, uint3
 
 static inline s1_result run_world(const s1_layout *l, float speed, int movers_collide, int ticks,
                                   world_stats *stats) {
-    s1_result r = {0, 0, 0, 0, 0};
+    s1_result r = {0, 0, 0, 0, 0, 0};
     s1_world *s = calloc(1, sizeof *s);
     double *times = calloc((size_t)ticks, sizeof *times);
     if (!s || !times || !(s->w = s1_world_build(l, S1_STATICS + S1_MOVERS, S1_MOVERS, s->movers))) {
@@ -142,6 +142,7 @@ static inline s1_result run_world(const s1_layout *l, float speed, int movers_co
     }
     s1_world_check(s, &r.overlaps, &r.outside);
     r.mover_overlaps = s1_mover_overlaps(s);
+    r.state_hash = world_state_hash(s->w);
     qsort(times, (size_t)ticks, sizeof *times, s1_cmp_double);
     r.median_ms = times[ticks / 2];
     r.min_ms = times[0];

@@ -301,7 +301,7 @@ static void static_link(world *w, uint32_t index) {
     s->next = lv->heads[cell];
     lv->heads[cell] = (int32_t)index;
     lv->occupied[cell >> 6] |= 1ull << (cell & 63);
-    w->free_cells_stale = true;
+    w->near_cache_stale = true;
     if (lv->count++ == 0) update_active_levels(w);
 }
 
@@ -317,6 +317,7 @@ static void static_relink(world *w, uint32_t from, int32_t to) {
     while (*link != (int32_t)from)
         link = &w->statics[*link].next;
     *link = to;
+    w->near_cache_stale = true; /* indices move, lists change */
     if (lv->heads[cell] < 0) lv->occupied[cell >> 6] &= ~(1ull << (cell & 63));
 }
 
@@ -656,8 +657,8 @@ world *world_create(const world_config *cfg_in) {
     w->d1 = world_alloc(w, mcap, sizeof *w->d1);
     w->path = world_alloc(w, mcap, sizeof *w->path);
     w->p2 = world_alloc(w, mcap, sizeof *w->p2);
-    w->free_cells = world_alloc(w, mcap, sizeof *w->free_cells);
-    w->free_cells_stale = true;
+    w->near_cache = world_alloc(w, mcap, sizeof *w->near_cache);
+    w->near_cache_stale = true;
     size_t words = (cap + 63) / 64;
     w->moved_bits = world_alloc(w, words, sizeof *w->moved_bits);
     w->spawn_bits = world_alloc(w, words, sizeof *w->spawn_bits);
@@ -675,7 +676,7 @@ world *world_create(const world_config *cfg_in) {
     w->sort_tile_cap = mcap + 1024;
     w->sort_counts = world_alloc(w, w->sort_tile_cap + 1, sizeof *w->sort_counts);
     bool ok = w->slots && w->free_slots && w->statics && w->movers && w->polys && w->free_polys &&
-              w->p0 && w->d1 && w->path && w->p2 && w->free_cells && w->moved_bits &&
+              w->p0 && w->d1 && w->path && w->p2 && w->near_cache && w->moved_bits &&
               w->spawn_bits && w->moved && w->spawned && w->despawned && w->pending_despawned &&
               w->pending_spawned && w->cache && w->pairs && w->adj && w->adj_start &&
               w->sort_counts && w->pushed;
@@ -769,7 +770,7 @@ void world_destroy(world *w) {
     free(w->d1);
     free(w->path);
     free(w->p2);
-    free(w->free_cells);
+    free(w->near_cache);
     free(w->moved_bits);
     free(w->spawn_bits);
     free(w->moved);
@@ -955,6 +956,8 @@ typedef struct near_static {
     uint32_t is_box; /* box shape: the AABB fast path applies */
 } near_static;
 #define WORLD_NEAR_STATICS 32
+/* Cells a remembered walk reaches past the swept region in the direction of motion. */
+#define WORLD_NEAR_GROW 1
 
 /* Statics overlapping region, into out (at most WORLD_NEAR_STATICS); -1 when there are more. */
 static int gather_statics(const world *w, aabb region, near_static *out) {
@@ -1567,6 +1570,29 @@ WORLD_HOT void finish_mover(world *w, uint32_t i, vec2 start, vec2 end) {
     }
 }
 
+/* A float v from which on every coordinate's level-0 cell, computed as step_alone computes it,
+ * is at least c: cells grow with v, so checking v itself suffices. It starts at the cell's edge
+ * and steps up by a doubling step (the origin's rounding may need many ulps of v), so it may lie
+ * a little inside the cell: the remembered area is then a little smaller, never wrong. */
+static float cell_edge_lo(float o, float cell, float inv_cell, int32_t c) {
+    float v = o + (float)c * cell, step = 0.0f;
+    for (int k = 0; k < 64 && (int32_t)((v - o) * inv_cell) < c; k++) {
+        step = wmax(step * 2.0f, nextafterf(v, INFINITY) - v);
+        v += step;
+    }
+    return (int32_t)((v - o) * inv_cell) < c ? INFINITY : v;
+}
+
+/* A float v up to which every coordinate's level-0 cell is at most c (as cell_edge_lo). */
+static float cell_edge_hi(float o, float cell, float inv_cell, int32_t c) {
+    float v = o + (float)(c + 1) * cell, step = 0.0f;
+    for (int k = 0; k < 64 && (int32_t)((v - o) * inv_cell) > c; k++) {
+        step = wmax(step * 2.0f, v - nextafterf(v, -INFINITY));
+        v -= step;
+    }
+    return (int32_t)((v - o) * inv_cell) > c ? -INFINITY : v;
+}
+
 /* The tick of movers that ignore each other when every static sits in the finest level (S1a):
  * slide_box_impl's box-among-boxes path inlined into the mover loop, with the world's constants
  * held in locals (the mover stores would otherwise force reloading them per mover), the
@@ -1588,14 +1614,16 @@ static void step_alone(world *w) {
     const bool fast_ok = w->statics_in_finest;
     const bool any_statics = w->active_level_count > 0;
     const int iterations = w->cfg.slide_iterations;
-    uint64_t *free_cells = w->free_cells;
-    if (w->free_cells_stale) {
-        memset(free_cells, 0xff, w->mover_cap * sizeof *free_cells);
-        w->free_cells_stale = false;
+    const int32_t ny = lv->ny;
+    world_near_cache *near_cache = w->near_cache;
+    if (w->near_cache_stale) {
+        memset(near_cache, 0xff, w->mover_cap * sizeof *near_cache);
+        w->near_cache_stale = false;
     }
-    /* cell coordinates fit the 16-bit fields, and 0xffff is never a cell (UINT64_MAX matches
-     * no range) */
-    const bool cache_cells = lv->nx < 0xffff && lv->ny < 0xffff;
+    /* with a circle or polygon among the statics the walk decides whether to leave
+     * the fast path, so it is always done */
+    const bool use_cache = w->nonbox_statics == 0;
+    const aabb no_area = {{NAN, NAN}, {NAN, NAN}};
     uint64_t hits = 0;
     for (uint32_t i = 0; i < n; i++) {
         world_mover *m = &w->movers[i];
@@ -1605,9 +1633,20 @@ static void step_alone(world *w) {
             goto general_slide; /* what slide_box_impl would do first */
         aabb box = box_at(pos, m->lo, m->hi);
         aabb region = aabb_inflate(aabb_sweep(box, r), WORLD_QUERY_MARGIN);
-        if (!aabb_contains(inner, region)) goto general;
         aabb near[WORLD_NEAR_STATICS];
         int count = 0;
+        world_near_cache *nc = &near_cache[i];
+        /* a region inside the cells walked last: their statics, filtered as the walk would
+         * (the area lies inside the inner bounds, so no bounds test either; NaN fails) */
+        if (nc->area.min.x <= region.min.x && nc->area.min.y <= region.min.y &&
+            region.max.x <= nc->area.max.x && region.max.y <= nc->area.max.y) {
+            for (uint32_t k = 0; k < nc->count; k++) {
+                const world_static *st = &statics[nc->statics[k]];
+                if (aabb_overlaps(region, st->box)) near[count++] = st->box;
+            }
+            goto walked;
+        }
+        if (!aabb_contains(inner, region)) goto general;
         if (any_statics) {
             int32_t x0 = (int32_t)((region.min.x - o.x) * inv_cell) - extra;
             int32_t y0 = (int32_t)((region.min.y - o.y) * inv_cell) - extra;
@@ -1617,25 +1656,33 @@ static void step_alone(world *w) {
             if (y0 < 0) y0 = 0;
             uint32_t len = (uint32_t)(x1 - x0 + 1);
             if (len > 32) goto general;
+            /* Walk a range grown ahead of the motion, so the next ticks find it remembered.
+             * Statics outside the region's own cells cannot overlap the region, so the filter
+             * below keeps exactly what a walk of those cells would keep, in the same order. */
+            int32_t gx0 = x0, gy0 = y0, gx1 = x1, gy1 = y1;
+            if (use_cache) {
+                nc->area = no_area; /* void while it is refilled (the walk may leave) */
+                if (r.x > 0.0f) gx1 = x1 + WORLD_NEAR_GROW < nx ? x1 + WORLD_NEAR_GROW : nx - 1;
+                if (r.x < 0.0f) gx0 = x0 > WORLD_NEAR_GROW ? x0 - WORLD_NEAR_GROW : 0;
+                if (r.y > 0.0f) gy1 = y1 + WORLD_NEAR_GROW < ny ? y1 + WORLD_NEAR_GROW : ny - 1;
+                if (r.y < 0.0f) gy0 = y0 > WORLD_NEAR_GROW ? y0 - WORLD_NEAR_GROW : 0;
+                len = (uint32_t)(gx1 - gx0 + 1);
+            }
             uint64_t len_mask = (1ull << len) - 1;
-            /* a range within one found empty before: nothing to walk */
-            uint64_t fc = free_cells[i];
-            if ((int32_t)(fc & 0xffff) <= x0 && (int32_t)(fc >> 16 & 0xffff) <= y0 &&
-                x1 <= (int32_t)(fc >> 32 & 0xffff) && y1 <= (int32_t)(fc >> 48))
-                goto walked;
-            uint64_t seen = 0; /* occupied cells met */
-            for (int32_t cy = y0; cy <= y1; cy++) {
-                /* the row's cells x0..x1 as bits: one word, or the tail of one and head of the
-                 * next (x1 < nx, so the next word exists) */
-                uint32_t c0 = (uint32_t)(cy * nx + x0), sh = c0 & 63;
+            uint32_t found = 0; /* statics in the walked cells */
+            for (int32_t cy = gy0; cy <= gy1; cy++) {
+                /* the row's cells gx0..gx1 as bits: one word, or the tail of one and head of the
+                 * next (gx1 < nx, so the next word exists) */
+                uint32_t c0 = (uint32_t)(cy * nx + gx0), sh = c0 & 63;
                 uint64_t bits = occ[c0 >> 6] >> sh;
                 if (sh + len > 64) bits |= occ[(c0 >> 6) + 1] << (64 - sh);
                 bits &= len_mask;
-                seen |= bits;
                 while (bits) {
                     uint32_t c = c0 + (uint32_t)__builtin_ctzll(bits);
                     bits &= bits - 1;
                     for (int32_t s = heads[c]; s >= 0; s = statics[s].next) {
+                        if (found < WORLD_NEAR_CACHE) nc->statics[found] = s;
+                        found++;
                         const world_static *st = &statics[s];
                         if (!aabb_overlaps(region, st->box)) continue;
                         if (ref_kind(st->shape) != GEOM_SHAPE_BOX || count == WORLD_NEAR_STATICS)
@@ -1644,9 +1691,18 @@ static void step_alone(world *w) {
                     }
                 }
             }
-            if (!seen && cache_cells)
-                free_cells[i] =
-                    (uint64_t)x0 | (uint64_t)y0 << 16 | (uint64_t)x1 << 32 | (uint64_t)y1 << 48;
+            if (use_cache && found <= WORLD_NEAR_CACHE && len <= 32) {
+                nc->count = found;
+                /* x0 >= gx0 needs a home cell >= gx0 + extra (none below 0: x0 is clamped) */
+                nc->area.min.x =
+                    gx0 > 0 ? cell_edge_lo(o.x, cell, inv_cell, gx0 + extra) : -INFINITY;
+                nc->area.min.y =
+                    gy0 > 0 ? cell_edge_lo(o.y, cell, inv_cell, gy0 + extra) : -INFINITY;
+                nc->area.max.x = cell_edge_hi(o.x, cell, inv_cell, gx1);
+                nc->area.max.y = cell_edge_hi(o.y, cell, inv_cell, gy1);
+                nc->area.min = v2_max(nc->area.min, inner.min);
+                nc->area.max = v2_min(nc->area.max, inner.max);
+            }
         }
     walked:
         if (count == 0) {

@@ -44,6 +44,20 @@ typedef struct world_static {
     uint32_t level;      /* grid level it lives in */
 } world_static;
 
+/* Most statics one near-cache entry remembers: a walk that finds more is not remembered. */
+#define WORLD_NEAR_CACHE 7
+
+/* What a mover's last walk of the level-0 cells found (step_alone): every static whose home cell
+ * lies in a cell range, in walk order (row-major, then list order), so a later region whose cells
+ * lie inside the range takes its near statics from here, in the order a walk would give them.
+ * The range is kept as `area`, the floats whose cells lie in it (and inside the world's inner
+ * bounds): a region inside `area` needs neither its cell coordinates nor the bounds test. */
+typedef struct world_near_cache {
+    aabb area;                         /* regions inside it: cells remembered (NaN for none) */
+    uint32_t count;                    /* statics in the range (<= WORLD_NEAR_CACHE) */
+    int32_t statics[WORLD_NEAR_CACHE]; /* their indices into statics[] */
+} world_near_cache;
+
 typedef struct world_mover {
     vec2 position;         /* current position */
     vec2 lo, hi;           /* AABB = position + [lo, hi] */
@@ -135,15 +149,15 @@ struct world {
                               * ever meets axis normals: see the pinned skip in world_step) */
 
     /* per-step scratch, indexed by dense mover index */
-    vec2 *p0;              /* position at the start of the step */
-    vec2 *d1;              /* displacement after the static-only pass */
-    aabb *path;            /* AABB of the static-only path */
-    vec2 *p2;              /* position after the mover pass */
-    uint64_t *free_cells;  /* per dense mover index: a level-0 cell range (x0 y0 x1 y1, 16 bits
-                            * each) its last walk found without statics, UINT64_MAX for none; a
-                            * fact about cells (any mover may use any entry), void once a static
-                            * is linked */
-    bool free_cells_stale; /* a static was linked since free_cells was last cleared */
+    vec2 *p0;                     /* position at the start of the step */
+    vec2 *d1;                     /* displacement after the static-only pass */
+    aabb *path;                   /* AABB of the static-only path */
+    vec2 *p2;                     /* position after the mover pass */
+    world_near_cache *near_cache; /* per dense mover index: the statics of a level-0 cell range
+                                   * its last walk found; a fact about cells (any mover may use
+                                   * any entry), void once a static is linked or unlinked */
+    bool near_cache_stale;        /* a static was linked or unlinked since near_cache was last
+                                   * cleared */
 
     /* change tracking */
     uint64_t *moved_bits; /* capacity bits, by slot */

@@ -386,6 +386,64 @@ static void test_static_despawn_keeps_grid(void) {
     world_destroy(w);
 }
 
+/* Movers that ignore each other remember the statics near them between steps: a static
+ * despawned in front of a mover pressed against it must free it, one spawned ahead of a moving
+ * mover must stop it, and a static moved to another index by a despawn must still block. */
+static void test_remembered_statics_follow_changes(void) {
+    world_config cfg;
+    world_config_default(&cfg);
+    cfg.bounds = aabb_make(v2(-20.0f, -20.0f), v2(20.0f, 20.0f));
+    cfg.max_bodies = 64;
+    cfg.cell_size = 1.0f; /* cells of the statics' size, as in S1 */
+    world *w = world_create(&cfg);
+    CHECK(w);
+    world_set_mover_collisions(w, false);
+    world_body_id wall[7];
+    for (int i = 0; i < 7; i++) {
+        wall[i] = wt_spawn(w, WORLD_BODY_STATIC, wt_box(0.5f, 0.5f), v2(3.5f, (float)(i - 3)));
+        CHECK(wall[i]);
+    }
+    world_body_id a = wt_spawn(w, WORLD_BODY_MOVING, wt_box(0.4f, 0.4f), v2(1.0f, 0.0f));
+    world_body_id b = wt_spawn(w, WORLD_BODY_MOVING, wt_box(0.4f, 0.4f), v2(1.0f, 3.0f));
+    CHECK(a && b);
+    CHECK(world_set_intent(w, a, v2(3.0f, 0.0f), 1) == WORLD_OK);
+    CHECK(world_set_intent(w, b, v2(3.0f, 0.0f), 1) == WORLD_OK);
+    for (int k = 0; k < 60; k++)
+        world_step(w);
+    CHECK(wt_pos(w, a).x > 2.5f && wt_pos(w, a).x <= 2.6f);
+    CHECK(wt_pos(w, b).x > 2.5f && wt_pos(w, b).x <= 2.6f);
+    /* the last static (in front of b) takes the despawned one's place */
+    CHECK(world_despawn(w, wall[3]) == WORLD_OK);
+    for (int k = 0; k < 30; k++)
+        world_step(w);
+    CHECK_MSG(wt_pos(w, a).x > 3.5f, "a stayed at %f after its wall went", (double)wt_pos(w, a).x);
+    CHECK(wt_pos(w, b).x <= 2.6f);
+    CHECK(wt_pos(w, b).x <= 2.6f);
+    world_destroy(w);
+
+    /* A static spawned in the cell just ahead of a moving mover, a cell its last look at the
+     * grid already covered (it looks one cell ahead of its motion). */
+    w = world_create(&cfg);
+    CHECK(w);
+    world_set_mover_collisions(w, false);
+    /* a static far away, so the grid is looked at */
+    CHECK(wt_spawn(w, WORLD_BODY_STATIC, wt_box(0.5f, 0.5f), v2(-15.5f, -15.5f)));
+    world_body_id c = wt_spawn(w, WORLD_BODY_MOVING, wt_box(0.4f, 0.4f), v2(1.0f, 0.0f));
+    CHECK(c);
+    CHECK(world_set_intent(w, c, v2(3.0f, 0.0f), 1) == WORLD_OK);
+    world_step(w);
+    world_step(w);
+    CHECK(wt_pos(w, c).x < 1.55f); /* clear of the cell [2, 3] */
+    world_body_id ahead = wt_spawn(w, WORLD_BODY_STATIC, wt_box(0.5f, 0.5f), v2(2.5f, 0.0f));
+    CHECK(ahead);
+    for (int k = 0; k < 60; k++)
+        world_step(w);
+    CHECK_MSG(wt_pos(w, c).x <= 1.6f, "c at %f went into the new static", (double)wt_pos(w, c).x);
+    CHECK(wt_depth(w, c, ahead) == 0.0f);
+    world_destroy(w);
+}
+
 TEST_MAIN(TEST(test_ids_never_zero_and_stale_detected), TEST(test_generation_wrap_retires_slot),
           TEST(test_spawn_validation), TEST(test_intents), TEST(test_change_tracking),
-          TEST(test_queries), TEST(test_query_box_exact), TEST(test_static_despawn_keeps_grid))
+          TEST(test_queries), TEST(test_query_box_exact), TEST(test_static_despawn_keeps_grid),
+          TEST(test_remembered_statics_follow_changes))

@@ -1570,24 +1570,38 @@ WORLD_HOT void finish_mover(world *w, uint32_t i, vec2 start, vec2 end) {
     }
 }
 
+/* The float next to v towards +inf / -inf, for finite nonzero v (the callers fall back to
+ * nextafterf otherwise): one integer step on the bits, no libm call. */
+static inline float float_up(float v) {
+    uint32_t b;
+    memcpy(&b, &v, sizeof b);
+    b = v > 0.0f ? b + 1u : b - 1u;
+    memcpy(&v, &b, sizeof v);
+    return v;
+}
+static inline float float_down(float v) { return -float_up(-v); }
+
 /* A float v from which on every coordinate's level-0 cell, computed as step_alone computes it,
  * is at least c: cells grow with v, so checking v itself suffices. It starts at the cell's edge
  * and steps up by a doubling step (the origin's rounding may need many ulps of v), so it may lie
  * a little inside the cell: the remembered area is then a little smaller, never wrong. */
-static float cell_edge_lo(float o, float cell, float inv_cell, int32_t c) {
+static inline float cell_edge_lo(float o, float cell, float inv_cell, int32_t c) {
     float v = o + (float)c * cell, step = 0.0f;
     for (int k = 0; k < 64 && (int32_t)((v - o) * inv_cell) < c; k++) {
-        step = wmax(step * 2.0f, nextafterf(v, INFINITY) - v);
+        float up = v != 0.0f && isfinite(v) ? float_up(v) : nextafterf(v, INFINITY);
+        step = wmax(step * 2.0f, up - v);
         v += step;
     }
     return (int32_t)((v - o) * inv_cell) < c ? INFINITY : v;
 }
 
-/* A float v up to which every coordinate's level-0 cell is at most c (as cell_edge_lo). */
-static float cell_edge_hi(float o, float cell, float inv_cell, int32_t c) {
+/* A float v up to which every coordinate's level-0 cell is at most c (as cell_edge_lo; the
+ * cell's far edge itself belongs to the next cell, so it always steps at least once). */
+static inline float cell_edge_hi(float o, float cell, float inv_cell, int32_t c) {
     float v = o + (float)(c + 1) * cell, step = 0.0f;
     for (int k = 0; k < 64 && (int32_t)((v - o) * inv_cell) > c; k++) {
-        step = wmax(step * 2.0f, v - nextafterf(v, -INFINITY));
+        float down = v != 0.0f && isfinite(v) ? float_down(v) : nextafterf(v, -INFINITY);
+        step = wmax(step * 2.0f, v - down);
         v -= step;
     }
     return (int32_t)((v - o) * inv_cell) > c ? -INFINITY : v;

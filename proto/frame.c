@@ -1,5 +1,7 @@
 #include "frame.h"
 
+#include "varint.h"
+
 frame_status frame_peek(const uint8_t *buf, size_t len, uint32_t max_size, size_t *prefix_len,
                         size_t *body_len) {
     uint64_t value = 0;
@@ -23,20 +25,7 @@ frame_status frame_peek(const uint8_t *buf, size_t len, uint32_t max_size, size_
 }
 
 size_t frame_write_prefix(uint32_t body_len, uint8_t out[FRAME_MAX_PREFIX]) {
-    size_t n = 0;
-    while (body_len >= 0x80u) {
-        out[n++] = (uint8_t)(body_len | 0x80u);
-        body_len >>= 7;
-    }
-    out[n++] = (uint8_t)body_len;
-    return n;
+    return varint_write(out, body_len);
 }
 
-size_t frame_prefix_size(uint32_t body_len) {
-    size_t n = 1;
-    while (body_len >= 0x80u) {
-        body_len >>= 7;
-        n++;
-    }
-    return n;
-}
+size_t frame_prefix_size(uint32_t body_len) { return varint_size(body_len); }

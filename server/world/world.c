@@ -988,6 +988,31 @@ static int gather_statics(const world *w, aabb region, near_static *out) {
     return n;
 }
 
+/* The contact response every slide shares (slide, slide_box_impl, step_alone): stop GEOM_SKIN
+ * short of the contact along the closing speed (never before the start), advance *pos, and keep of
+ * the remaining motion all but its component into the normal n, less what the other body moves
+ * away by. other_d is the other body's displacement over the rest of the tick; with_mover must be
+ * a compile-time constant (false: a static or the bounds, other_d unread) so the inlined copy
+ * carries no mover arithmetic (0 * x is not folded for floats). Returns the fraction t of *r
+ * used; *r becomes the remaining motion. */
+WORLD_HOT float slide_respond(vec2 *pos, vec2 *r, float t, vec2 n, bool with_mover, vec2 other_d) {
+    vec2 d = *r;
+    float closing = with_mover ? v2_dot(v2_sub(d, other_d), n) : v2_dot(d, n);
+    if (closing > 0.0f) t -= GEOM_SKIN / closing;
+    if (t < 0.0f) t = 0.0f;
+    *pos = v2_mul_add(*pos, t, d);
+    vec2 rem = v2_scale(d, 1.0f - t);
+    float rn = v2_dot(rem, n);
+    if (with_mover) {
+        float allowed = wmax(0.0f, v2_dot(v2_scale(other_d, 1.0f - t), n));
+        if (rn > allowed) rem = v2_mul_add(rem, -(rn - allowed), n);
+    } else if (rn > 0.0f) {
+        rem = v2_mul_add(rem, -rn, n);
+    }
+    *r = rem;
+    return t;
+}
+
 /* Collide-and-slide of one mover from pos by r (COLLISION.md step 2). Candidates move along their
  * own displacement over the same tick (relative motion). Returns the end position and grows
  * *path by every point the body passes. */
@@ -1042,20 +1067,10 @@ static vec2 slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candidate
             break;
         }
         w->swept_hits++;
-        vec2 n = best.normal;
-        float closing = v2_dot(v2_sub(r, best.other_d), n);
-        float t = best.t;
-        if (closing > 0.0f) t -= GEOM_SKIN / closing;
-        if (t < 0.0f) t = 0.0f;
-        pos = v2_mul_add(pos, t, r);
+        /* a static or the bounds leave other_d 0, and r - 0 is r: one response for every hit */
+        float t = slide_respond(&pos, &r, best.t, best.normal, true, best.other_d);
         pbox = aabb_union(pbox, box_at(pos, m->lo, m->hi));
         tau += t * (1.0f - tau);
-        vec2 rem = v2_scale(r, 1.0f - t);
-        /* Drop the component into the contact; against a mover keep what it moves away by. */
-        float allowed = wmax(0.0f, v2_dot(v2_scale(best.other_d, 1.0f - t), n));
-        float rn = v2_dot(rem, n);
-        if (rn > allowed) rem = v2_mul_add(rem, -(rn - allowed), n);
-        r = rem;
     }
     *path = pbox;
     return pos;
@@ -1132,25 +1147,11 @@ WORLD_HOT vec2 slide_box_impl(world *w, uint32_t mi, vec2 pos, vec2 r, const mov
         }
         if (best.t > 1.0f) return v2_add(pos, r);
         w->swept_hits++;
-        vec2 n = best.normal;
-        /* with no candidates other_d is 0: spelled out so the specialisation below (cand_count
-         * a constant 0) drops the arithmetic */
-        float closing = cand_count ? v2_dot(v2_sub(r, best.other_d), n) : v2_dot(r, n);
-        float t = best.t;
-        if (closing > 0.0f) t -= GEOM_SKIN / closing;
-        if (t < 0.0f) t = 0.0f;
-        pos = v2_mul_add(pos, t, r);
+        /* with no candidates other_d is 0: cand_count != 0 is a constant in the specialisation
+         * below (cand_count a constant 0), which so drops the mover arithmetic */
+        float t = slide_respond(&pos, &r, best.t, best.normal, cand_count != 0, best.other_d);
         box = box_at(pos, m->lo, m->hi);
-        vec2 rem = v2_scale(r, 1.0f - t);
-        /* Drop the component into the contact; against a mover keep what it moves away by. */
-        float allowed = 0.0f;
-        if (cand_count) {
-            tau += t * (1.0f - tau);
-            allowed = wmax(0.0f, v2_dot(v2_scale(best.other_d, 1.0f - t), n));
-        }
-        float rn = v2_dot(rem, n);
-        if (rn > allowed) rem = v2_mul_add(rem, -(rn - allowed), n);
-        r = rem;
+        if (cand_count) tau += t * (1.0f - tau);
     }
     return pos;
 }
@@ -1742,16 +1743,8 @@ static void step_alone(world *w) {
                     break;
                 }
                 hits++;
-                float closing = v2_dot(r, best_n);
-                float t = best_t;
-                if (closing > 0.0f) t -= GEOM_SKIN / closing;
-                if (t < 0.0f) t = 0.0f;
-                pos = v2_mul_add(pos, t, r);
+                slide_respond(&pos, &r, best_t, best_n, false, v2(0.0f, 0.0f));
                 box = box_at(pos, m->lo, m->hi);
-                vec2 rem = v2_scale(r, 1.0f - t);
-                float rn = v2_dot(rem, best_n);
-                if (rn > 0.0f) rem = v2_mul_add(rem, -rn, best_n);
-                r = rem;
             }
             if (done) pos = end;
         }

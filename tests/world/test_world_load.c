@@ -154,6 +154,63 @@ static void test_errors_name_place_and_reason(void) {
     CHECK(fails_at("[1, 2]", 1, 1, "must be a JSON object"));
 }
 
+/* The limits bad input could try to get around: each is refused with its place and reason. */
+static void test_limits_refused(void) {
+    const char *b = "{\"bounds\": {\"min\": [0, 0], \"max\": [10, 10]},\n";
+    char json[4096];
+    /* a polygon past GEOM_MAX_POLYGON_VERTICES (read into a fixed array: must stop first) */
+    int used = snprintf(json, sizeof json,
+                        "%s\"statics\": [{\"position\": [5, 5], \"polygon\": {\"vertices\": [", b);
+    for (int i = 0; i <= GEOM_MAX_POLYGON_VERTICES; i++)
+        used += snprintf(json + used, sizeof json - (size_t)used, "%s[%d, 0]", i ? ", " : "", i);
+    snprintf(json + used, sizeof json - (size_t)used, "]}}]}");
+    CHECK(fails_at(json, 2, 58, "at most 16 allowed"));
+    /* spawn points past WORLD_MAX_SPAWN_POINTS (copied into a fixed array) */
+    static char big[16 * (WORLD_MAX_SPAWN_POINTS + 2)];
+    used = snprintf(big, sizeof big, "%s\"spawn_points\": [", b);
+    for (int i = 0; i <= WORLD_MAX_SPAWN_POINTS; i++)
+        used += snprintf(big + used, sizeof big - (size_t)used, "%s[1, 1]", i ? ", " : "");
+    snprintf(big + used, sizeof big - (size_t)used, "]}");
+    CHECK(fails_at(big, 2, 17, "at most 1024 allowed"));
+    /* more statics than max_bodies */
+    world_config cfg;
+    world_config_default(&cfg);
+    cfg.max_bodies = 2;
+    char err[256];
+    world *w = world_load_json("{\"bounds\": {\"min\": [0, 0], \"max\": [10, 10]}, \"statics\": "
+                               "[{\"position\": [2, 2], \"circle\": {\"radius\": 1}}, "
+                               "{\"position\": [6, 6], \"circle\": {\"radius\": 1}}]}",
+                               "test.json", &cfg, NULL, err, sizeof err);
+    CHECK_MSG(!w && strstr(err, "do not fit in max_bodies 2"), "%s", err);
+    world_destroy(w);
+    /* numbers past the float range, as a coordinate and as a radius */
+    snprintf(json, sizeof json,
+             "%s\"statics\": [{\"position\": [1e39, 5], \"box\": "
+             "{\"half_extents\": [1, 1]}}]}",
+             b);
+    CHECK(fails_at(json, 2, 26, "out of the float range"));
+    snprintf(json, sizeof json,
+             "%s\"statics\": [{\"position\": [5, 5], \"circle\": "
+             "{\"radius\": 1e39}}]}",
+             b);
+    CHECK(fails_at(json, 2, 44, "invalid circle"));
+    /* wrong types where an array or a number is wanted */
+    snprintf(json, sizeof json, "%s\"statics\": {}}", b);
+    CHECK(fails_at(json, 2, 12, "must be an array"));
+    snprintf(json, sizeof json, "%s\"spawn_points\": 3}", b);
+    CHECK(fails_at(json, 2, 17, "must be an array"));
+    snprintf(json, sizeof json,
+             "%s\"statics\": [{\"position\": [5, 5], \"circle\": "
+             "{\"radius\": \"1\"}}]}",
+             b);
+    CHECK(fails_at(json, 2, 55, "circle.radius must be a number"));
+    snprintf(json, sizeof json,
+             "%s\"statics\": [{\"position\": [5, 5], \"polygon\": "
+             "{\"vertices\": []}}]}",
+             b);
+    CHECK(fails_at(json, 2, 45, "invalid polygon"));
+}
+
 static void test_load_file(void) {
     char path[] = "/tmp/collide_world_test_XXXXXX";
     int fd = mkstemp(path);
@@ -179,6 +236,13 @@ static void test_load_file(void) {
     w = world_load_file(path, NULL, NULL, err, sizeof err);
     CHECK_MSG(w, "%s", err);
     world_destroy(w);
+    /* a NUL byte would cut the text short for the parser: refused */
+    f = fopen(path, "wb");
+    CHECK(f);
+    fwrite("{\"bounds\": {}}\0{}", 1, 18, f);
+    fclose(f);
+    w = world_load_file(path, NULL, NULL, err, sizeof err);
+    CHECK_MSG(!w && strstr(err, "contains a NUL byte"), "%s", err);
     unlink(path);
     w = world_load_file(path, NULL, NULL, err, sizeof err);
     CHECK(!w && strstr(err, "cannot open") && strstr(err, path));
@@ -186,4 +250,4 @@ static void test_load_file(void) {
 
 TEST_MAIN(TEST(test_default_arena_loads), TEST(test_default_arena_is_deterministic),
           TEST(test_small_file_loads), TEST(test_errors_name_place_and_reason),
-          TEST(test_load_file))
+          TEST(test_limits_refused), TEST(test_load_file))

@@ -677,25 +677,43 @@ static size_t parse_frames(net_server *srv, net_client *c, const uint8_t *buf, s
     return accepts_input(c) ? off : len;
 }
 
+/* Bytes still missing from the partial frame in c->in: the rest of its body once the prefix is
+ * whole, one byte while the prefix itself is incomplete (at most FRAME_MAX_PREFIX times), 0 when
+ * c->in already holds a whole frame or a refused prefix that parse_frames must see. */
+static size_t pending_need(const net_server *srv, const net_client *c) {
+    size_t plen = 0, blen = 0;
+    frame_status st = frame_peek(c->in.data, c->in.len, srv->cfg.max_frame, &plen, &blen);
+    if (st != FRAME_NEED_MORE) return 0;
+    return plen == 0 ? 1u : plen + blen - c->in.len;
+}
+
 void net_session_feed(net_server *srv, net_client *c, const uint8_t *data, size_t len) {
     if (!accepts_input(c) || len == 0) return;
-    if (c->in.len == 0) {
-        /* The common case: whole frames straight from the read, no copy. */
-        size_t used = parse_frames(srv, c, data, len);
-        if (used < len && accepts_input(c) && !net_buf_append(&c->in, data + used, len - used)) {
-            kill_client(srv, c, NET_DISC_OUT_OF_MEMORY);
+    /* A partial frame is waiting: move over only the bytes that complete it, then parse the rest
+     * straight from the read. c->in so never holds more than one frame (at most max_frame plus
+     * its prefix), and the whole frames after it are not copied. */
+    while (c->in.len > 0) {
+        size_t need = pending_need(srv, c);
+        if (need > 0) {
+            size_t n = need < len ? need : len;
+            if (!net_buf_append(&c->in, data, n)) {
+                kill_client(srv, c, NET_DISC_OUT_OF_MEMORY);
+                return;
+            }
+            data += n;
+            len -= n;
+            if (n < need) return; /* still partial; the read is used up */
+            continue;
         }
-        return;
+        net_buf_consume(&c->in, parse_frames(srv, c, c->in.data, c->in.len));
+        net_buf_trim(&c->in, 4096);
+        if (!accepts_input(c)) return;
     }
-    /* A partial frame is waiting. frame_peek has already checked its declared size, so the buffer
-     * holds at most one bounded frame plus this read. */
-    if (!net_buf_append(&c->in, data, len)) {
+    if (len == 0) return;
+    /* The common case: whole frames straight from the read, no copy. */
+    size_t used = parse_frames(srv, c, data, len);
+    if (used < len && accepts_input(c) && !net_buf_append(&c->in, data + used, len - used))
         kill_client(srv, c, NET_DISC_OUT_OF_MEMORY);
-        return;
-    }
-    size_t used = parse_frames(srv, c, c->in.data, c->in.len);
-    net_buf_consume(&c->in, used);
-    net_buf_trim(&c->in, 4096);
 }
 
 /* ---- Snapshots ---------------------------------------------------------------------------------

@@ -166,6 +166,50 @@ static int first_error(net_client *c, uint32_t *rid, bool *fatal) {
     return code;
 }
 
+/* A read that completes a partial frame and carries more whole frames after it: only the bytes
+ * that complete the partial one are buffered, the rest is parsed straight from the read. */
+static void test_partial_buffer_holds_one_frame(void) {
+    fixture f;
+    fx_init(&f, NULL);
+    net_client *c = fx_welcome(&f, 0, NULL);
+    static uint8_t chunk[40000];
+    size_t a = tu_ping(1, 1, chunk, sizeof chunk);
+    /* B: a Ping carrying a 30,000-byte unknown field (ClientMessage field 100). */
+    uint8_t body[64];
+    size_t blen = tu_ping(2, 2, body, sizeof body);
+    size_t bp = 0, bl = 0;
+    CHECK(frame_peek(body, blen, 1u << 20, &bp, &bl) == FRAME_OK);
+    const size_t pad = 30000;
+    /* Key of field 100, length-delimited (varint 802), then the length varint. */
+    uint8_t pad_key[2 + FRAME_MAX_PREFIX] = {0xa2, 0x06};
+    size_t pad_head = 2 + frame_write_prefix((uint32_t)pad, pad_key + 2);
+    size_t b_body = bl + pad_head + pad;
+    size_t off = a + frame_write_prefix((uint32_t)b_body, chunk + a);
+    memcpy(chunk + off, body + bp, bl);
+    memcpy(chunk + off + bl, pad_key, pad_head);
+    memset(chunk + off + bl + pad_head, 0, pad);
+    off += b_body;
+    size_t cstart = off;
+    off += tu_ping(3, 3, chunk + off, sizeof chunk - off);
+
+    net_session_feed(f.srv, c, chunk, 1);          /* A's first byte only */
+    net_session_feed(f.srv, c, chunk + 1, cstart); /* rest of A, all of B, C's first byte */
+    tu_msgs msgs;
+    tu_take(c, &msgs);
+    CHECK(msgs.count == 2 && msgs.m[0]->msg_case == S(PONG) && msgs.m[1]->msg_case == S(PONG));
+    CHECK(msgs.count == 2 && msgs.m[0]->request_id == 1 && msgs.m[1]->request_id == 2);
+    tu_free(&msgs);
+    CHECK(c->in.len == 1);
+    CHECK_MSG(c->in.cap < pad, "partial-frame buffer grew to %zu bytes", c->in.cap);
+    net_session_feed(f.srv, c, chunk + cstart + 1, off - cstart - 1);
+    tu_take(c, &msgs);
+    CHECK(msgs.count == 1 && msgs.m[0]->msg_case == S(PONG) && msgs.m[0]->request_id == 3);
+    tu_free(&msgs);
+    CHECK(c->in.len == 0);
+    CHECK(live_allocs == 0);
+    fx_free(&f);
+}
+
 static void test_oversized_prefix_is_fatal_without_buffering(void) {
     fixture f;
     fx_init(&f, NULL);
@@ -863,7 +907,8 @@ static void test_config_flags_and_env(void) {
 }
 
 TEST_MAIN(TEST(test_hello_welcome), TEST(test_partial_frames_byte_by_byte),
-          TEST(test_split_at_every_point), TEST(test_oversized_prefix_is_fatal_without_buffering),
+          TEST(test_split_at_every_point), TEST(test_partial_buffer_holds_one_frame),
+          TEST(test_oversized_prefix_is_fatal_without_buffering),
           TEST(test_first_message_must_be_hello), TEST(test_version_mismatch), TEST(test_tokens),
           TEST(test_secret_equal), TEST(test_rate_bucket),
           TEST(test_rate_limited_not_fatal_then_fatal_when_sustained),

@@ -294,8 +294,7 @@ static void on_spawned(load_player *p, const Collide__V1__Spawned *sp, uint64_t 
     w->due_us[p->slot] = p->next_intent_us < p->next_ping_us ? p->next_intent_us : p->next_ping_us;
 }
 
-static void on_snapshot(load_player *p, const uint8_t *frame, size_t frame_len,
-                        const cc_wire_envelope *env, uint64_t now) {
+static void on_snapshot(load_player *p, const cc_wire_envelope *env, uint64_t now) {
     load_worker *w = p->w;
     cc_wire_snapshot_scan scan;
     if (!cc_wire_snapshot_scan_for(env->inner, env->inner_len, p->body_id, &scan)) {
@@ -328,10 +327,15 @@ static void on_snapshot(load_player *p, const uint8_t *frame, size_t frame_len,
         if (acked > p->acked_seq) p->acked_seq = acked;
     }
     if (p->check) {
-        Collide__V1__ServerMessage *m = collide__v1__server_message__unpack(NULL, frame_len, frame);
-        if (m && m->msg_case == COLLIDE__V1__SERVER_MESSAGE__MSG_SNAPSHOT && m->snapshot)
-            cc_check_snapshot(p->check, m->snapshot, &w->stats.check);
-        if (m) collide__v1__server_message__free_unpacked(m, NULL);
+        /* The envelope was already walked: unpack only the Snapshot it located. */
+        Collide__V1__Snapshot *snap =
+            collide__v1__snapshot__unpack(NULL, env->inner_len, env->inner);
+        if (snap) {
+            cc_check_snapshot(p->check, snap, &w->stats.check);
+            collide__v1__snapshot__free_unpacked(snap, NULL);
+        } else {
+            w->stats.malformed++;
+        }
     }
 }
 
@@ -347,7 +351,7 @@ static void player_hook_frame(cc_conn *c, const uint8_t *body, size_t len) {
         return;
     }
     if (env.kind == CC_MSG_SNAPSHOT) {
-        on_snapshot(p, body, len, &env, now);
+        on_snapshot(p, &env, now);
         return;
     }
     if (env.kind == CC_MSG_PONG) {

@@ -286,14 +286,17 @@ static bool scan_varint(const uint8_t **p, const uint8_t *end, uint64_t *out) {
     return false;
 }
 
-/* Finds the last occurrence of length-delimited field `field` in a message's bytes. */
-static bool scan_bytes_field(const uint8_t *buf, size_t len, uint32_t field, const uint8_t **out,
-                             size_t *out_len) {
+/* Finds the last occurrence of field `field` with wire type `wire_type` (0 varint, 2 length-
+ * delimited) in a message's bytes. *value gets a varint's value or a length-delimited field's
+ * length, *out (wire type 2 only) its first byte. False when absent or malformed. */
+static bool scan_field(const uint8_t *buf, size_t len, uint32_t field, unsigned wire_type,
+                       const uint8_t **out, uint64_t *value) {
     const uint8_t *p = buf, *end = buf + len;
     bool found = false;
     while (p < end) {
-        uint64_t key, n;
+        uint64_t key, n = 0;
         if (!scan_varint(&p, end, &key)) return false;
+        bool match = (key >> 3) == field && (key & 7u) == wire_type;
         switch (key & 7u) {
         case 0:
             if (!scan_varint(&p, end, &n)) return false;
@@ -308,15 +311,15 @@ static bool scan_bytes_field(const uint8_t *buf, size_t len, uint32_t field, con
             break;
         case 2:
             if (!scan_varint(&p, end, &n) || n > (uint64_t)(end - p)) return false;
-            if ((key >> 3) == field) {
-                *out = p;
-                *out_len = (size_t)n;
-                found = true;
-            }
+            if (match) *out = p;
             p += n;
             break;
         default:
             return false;
+        }
+        if (match) {
+            *value = n;
+            found = true;
         }
     }
     return found;
@@ -332,10 +335,13 @@ static void hello_token_raw(const uint8_t *frame, size_t len, const uint8_t **to
     size_t hello_len = 0;
     *tok = (const uint8_t *)"";
     *tok_len = 0;
-    if (!scan_bytes_field(frame, len, 10, &hello, &hello_len)) return;
-    if (!scan_bytes_field(hello, hello_len, 3, tok, tok_len)) {
-        *tok = (const uint8_t *)"";
-        *tok_len = 0;
+    const uint8_t *raw = NULL;
+    uint64_t n = 0;
+    if (!scan_field(frame, len, 10, 2, &hello, &n)) return;
+    hello_len = (size_t)n;
+    if (scan_field(hello, hello_len, 3, 2, &raw, &n)) {
+        *tok = raw;
+        *tok_len = (size_t)n;
     }
 }
 
@@ -611,14 +617,20 @@ static void on_set_view(net_server *srv, net_client *c, uint32_t rid,
 
 static void dispatch(net_server *srv, net_client *c, const uint8_t *body, size_t len) {
     srv->metrics.frames_in_total++;
-    client_msg *msg = collide__v1__client_message__unpack(srv->pb_alloc, len, body);
-    uint32_t rid = msg ? msg->request_id : 0;
+    /* The bucket is consulted before the unpack: a dropped frame costs a field scan for its
+     * request_id, not a parse and its allocations, so a flood pays for nothing it is refused. */
     if (!net_rate_take(&c->rate, srv->cfg.rate_limit, srv->now_us)) {
+        uint64_t rid = 0;
+        if (!scan_field(body, len, 1, 0, NULL, &rid) || rid > UINT32_MAX) rid = 0;
         bool abusive = rate_note_drop(&c->rate, srv->cfg.rate_limit, srv->now_us);
-        send_error(srv, c, rid, ERR(RATE_LIMITED), abusive,
+        send_error(srv, c, (uint32_t)rid, ERR(RATE_LIMITED), abusive,
                    abusive ? "sustained flood: disconnected" : "over %g messages per second",
                    (double)srv->cfg.rate_limit);
-    } else if (!msg) {
+        return;
+    }
+    client_msg *msg = collide__v1__client_message__unpack(srv->pb_alloc, len, body);
+    uint32_t rid = msg ? msg->request_id : 0;
+    if (!msg) {
         if (c->state == NET_CLIENT_AWAIT_HELLO)
             send_error(srv, c, 0, ERR(UNAUTHENTICATED), true, "first message must be Hello");
         else

@@ -15,9 +15,11 @@
 
 /* Counts protobuf-c allocations so a test can assert every __unpack was freed. */
 static long live_allocs;
+static long total_allocs; /* every allocation since the process started */
 static void *count_alloc(void *data, size_t size) {
     (void)data;
     live_allocs++;
+    total_allocs++;
     return malloc(size);
 }
 static void count_free(void *data, void *p) {
@@ -353,6 +355,15 @@ static void test_rate_limited_not_fatal_then_fatal_when_sustained(void) {
     tu_free(&msgs);
     CHECK(pongs == 19 && limited == 6);
     CHECK(c->state == NET_CLIENT_ACTIVE);
+    /* A dropped frame is refused before it is unpacked: no allocation, and its request_id is
+     * still echoed (read from the raw bytes). */
+    long allocs_before = total_allocs;
+    feed(&f, c, tu_ping(999, 1, f.buf, sizeof f.buf));
+    CHECK(total_allocs == allocs_before);
+    tu_take(c, &msgs);
+    CHECK(msgs.count == 1 && msgs.m[0]->msg_case == S(ERROR) &&
+          msgs.m[0]->error->code == E(RATE_LIMITED) && msgs.m[0]->request_id == 999);
+    tu_free(&msgs);
     /* Keep flooding for NET_ABUSE_SECONDS seconds: fatal. */
     for (int s = 1; s <= NET_ABUSE_SECONDS && c->state == NET_CLIENT_ACTIVE; s++) {
         f.srv->now_us += 1000000;

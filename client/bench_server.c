@@ -27,6 +27,7 @@
 
 #include "collide.pb-c.h"
 #include "frame.h"
+#include "varint.h"
 
 #define BS_MAX_FD 65536
 #define BS_OUT_CAP 16384u /* per-connection output; a snapshot that does not fit is dropped */
@@ -47,16 +48,6 @@ static bs_conn *conns;
 static int ep;
 static volatile sig_atomic_t stop;
 static uint64_t snapshots_sent, snapshots_dropped, frames_in;
-
-static size_t put_varint(uint8_t *p, uint64_t v) {
-    size_t n = 0;
-    while (v >= 0x80) {
-        p[n++] = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    p[n++] = (uint8_t)v;
-    return n;
-}
 
 static void conn_close(int fd) {
     conns[fd].open = false;
@@ -192,7 +183,7 @@ static void build_others(uint32_t count) {
         uint8_t tmp[256];
         size_t n = collide__v1__body_state__pack(&b, tmp);
         others[others_len++] = (2u << 3) | 2u;
-        others_len += put_varint(others + others_len, n);
+        others_len += varint_write(others + others_len, n);
         memcpy(others + others_len, tmp, n);
         others_len += n;
     }
@@ -207,7 +198,7 @@ static void send_snapshots(void) {
         uint8_t own[64], snap_head[16], msg_head[16];
         size_t ob = 0;
         own[ob++] = (1u << 3) | 0u;
-        ob += put_varint(own + ob, c->body_id);
+        ob += varint_write(own + ob, c->body_id);
         own[ob++] = (2u << 3) | 2u;
         own[ob++] = 10; /* Vec2 {x, y} as two fixed32 */
         own[ob++] = (1u << 3) | 5u;
@@ -215,20 +206,20 @@ static void send_snapshots(void) {
         own[ob++] = (2u << 3) | 5u;
         memset(own + ob, 0, 4), ob += 4;
         own[ob++] = (4u << 3) | 0u;
-        ob += put_varint(own + ob, c->last_seq);
+        ob += varint_write(own + ob, c->last_seq);
         uint8_t own_entry[80];
         size_t oe = 0;
         own_entry[oe++] = (2u << 3) | 2u;
-        oe += put_varint(own_entry + oe, ob);
+        oe += varint_write(own_entry + oe, ob);
         memcpy(own_entry + oe, own, ob);
         oe += ob;
         size_t sh = 0;
         snap_head[sh++] = (1u << 3) | 0u;
-        sh += put_varint(snap_head + sh, tick);
+        sh += varint_write(snap_head + sh, tick);
         size_t snap_len = sh + others_len + oe;
         size_t mh = 0;
         msg_head[mh++] = (12u << 3) | 2u;
-        mh += put_varint(msg_head + mh, snap_len);
+        mh += varint_write(msg_head + mh, snap_len);
         size_t body = mh + snap_len;
         if (c->out_len + body + FRAME_MAX_PREFIX > BS_OUT_CAP) {
             snapshots_dropped++;

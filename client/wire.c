@@ -2,24 +2,14 @@
 
 #include <string.h>
 
+#include "varint.h"
+
 typedef struct wire_reader {
     const uint8_t *p;   /* next byte */
     const uint8_t *end; /* one past the last byte */
 } wire_reader;
 
-static bool wire_varint(wire_reader *r, uint64_t *out) {
-    uint64_t v = 0;
-    for (unsigned shift = 0; shift < 64; shift += 7) {
-        if (r->p >= r->end) return false;
-        uint8_t b = *r->p++;
-        v |= (uint64_t)(b & 0x7fu) << shift;
-        if (!(b & 0x80u)) {
-            *out = v;
-            return true;
-        }
-    }
-    return false;
-}
+static bool wire_varint(wire_reader *r, uint64_t *out) { return varint_read(&r->p, r->end, out); }
 
 /* Reads a field key; wire type in *type, number in *field. */
 static bool wire_key(wire_reader *r, uint32_t *field, unsigned *type) {

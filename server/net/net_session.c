@@ -9,6 +9,7 @@
 #include "collide.pb-c.h"
 #include "frame.h"
 #include "net_log.h"
+#include "varint.h"
 
 typedef Collide__V1__ClientMessage client_msg;
 typedef Collide__V1__ServerMessage server_msg;
@@ -272,20 +273,6 @@ void net_client_release(net_server *srv, net_client *c) {
 /* ---- Raw field scan ---------------------------------------------------------------------------
  */
 
-/* Reads a varint at *p (bounded by end); false when truncated or over 10 bytes. */
-static bool scan_varint(const uint8_t **p, const uint8_t *end, uint64_t *out) {
-    uint64_t v = 0;
-    for (int shift = 0; shift < 64 && *p < end; shift += 7) {
-        uint8_t b = *(*p)++;
-        v |= (uint64_t)(b & 0x7fu) << shift;
-        if (!(b & 0x80u)) {
-            *out = v;
-            return true;
-        }
-    }
-    return false;
-}
-
 /* Finds the last occurrence of field `field` with wire type `wire_type` (0 varint, 2 length-
  * delimited) in a message's bytes. *value gets a varint's value or a length-delimited field's
  * length, *out (wire type 2 only) its first byte. False when absent or malformed. */
@@ -295,11 +282,11 @@ static bool scan_field(const uint8_t *buf, size_t len, uint32_t field, unsigned 
     bool found = false;
     while (p < end) {
         uint64_t key, n = 0;
-        if (!scan_varint(&p, end, &key)) return false;
+        if (!varint_read(&p, end, &key)) return false;
         bool match = (key >> 3) == field && (key & 7u) == wire_type;
         switch (key & 7u) {
         case 0:
-            if (!scan_varint(&p, end, &n)) return false;
+            if (!varint_read(&p, end, &n)) return false;
             break;
         case 1:
             if (end - p < 8) return false;
@@ -310,7 +297,7 @@ static bool scan_field(const uint8_t *buf, size_t len, uint32_t field, unsigned 
             p += 4;
             break;
         case 2:
-            if (!scan_varint(&p, end, &n) || n > (uint64_t)(end - p)) return false;
+            if (!varint_read(&p, end, &n) || n > (uint64_t)(end - p)) return false;
             if (match) *out = p;
             p += n;
             break;
@@ -731,22 +718,8 @@ void net_session_feed(net_server *srv, net_client *c, const uint8_t *data, size_
 /* ---- Snapshots ---------------------------------------------------------------------------------
  */
 
-static void put_varint(net_buf *b, uint64_t v) {
-    while (v >= 0x80u) {
-        b->data[b->len++] = (uint8_t)(v | 0x80u);
-        v >>= 7;
-    }
-    b->data[b->len++] = (uint8_t)v;
-}
-
-static size_t varint_size(uint64_t v) {
-    size_t n = 1;
-    while (v >= 0x80u) {
-        v >>= 7;
-        n++;
-    }
-    return n;
-}
+/* Appends v to b; the caller has reserved room (net_buf_reserve). */
+static void put_varint(net_buf *b, uint64_t v) { b->len += varint_write(b->data + b->len, v); }
 
 /* Collects the bodies in c's view into srv->query, in key order, each once; returns the count. */
 static size_t collect_view(net_server *srv, net_client *c) {

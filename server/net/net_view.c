@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "varint.h"
+
 _Static_assert(NET_VIEW_RECORD_COPY >= NET_VIEW_RECORD_MAX, "a record copy covers any record");
 
 static int32_t cell_coord(float x, float origin, float inv_cell, int32_t n) {
@@ -11,16 +13,6 @@ static int32_t cell_coord(float x, float origin, float inv_cell, int32_t n) {
     if (!(f >= 0.0f)) return 0; /* also NaN */
     if (f >= (float)(n - 1)) return n - 1;
     return (int32_t)f;
-}
-
-static size_t raw_varint(uint8_t *out, uint64_t v) {
-    size_t n = 0;
-    while (v >= 0x80u) {
-        out[n++] = (uint8_t)(v | 0x80u);
-        v >>= 7;
-    }
-    out[n++] = (uint8_t)v;
-    return n;
 }
 
 static size_t raw_float(uint8_t *out, uint8_t tag, float f) {
@@ -47,12 +39,12 @@ static size_t raw_vec2_field(uint8_t *out, uint8_t tag, vec2 v) {
 size_t net_view_encode_delta(const world_body_info *info, uint8_t *out) {
     size_t n = 0;
     out[n++] = 0x08; /* id */
-    n += raw_varint(out + n, info->id);
+    n += varint_write(out + n, info->id);
     n += raw_vec2_field(out + n, 0x12, info->position);
     n += raw_vec2_field(out + n, 0x1a, info->velocity);
     if (info->last_input_seq) {
         out[n++] = 0x20;
-        n += raw_varint(out + n, info->last_input_seq);
+        n += varint_write(out + n, info->last_input_seq);
     }
     return n;
 }

@@ -286,10 +286,11 @@ bool geom_shape_contains_point(const geom_shape *shape, vec2 position, vec2 poin
  * entering face. Divisions only happen once the quotient is known to lie in the current
  * interval, so tiny denominators cannot overflow. */
 typedef struct ray_clip {
-    float t0;    /* latest entry so far */
-    float t1;    /* earliest exit so far */
-    vec2 normal; /* face of the latest entry */
-    bool miss;   /* the segment cannot reach the inside */
+    float t0;     /* latest entry so far */
+    float t1;     /* earliest exit so far */
+    vec2 normal;  /* face of the latest entry */
+    bool miss;    /* the segment cannot reach the inside */
+    bool entered; /* some face was crossed inwards: else the origin is on the boundary or inside */
 } ray_clip;
 
 static inline void ray_clip_face(ray_clip *c, vec2 n, float k, vec2 o, vec2 d) {
@@ -299,6 +300,7 @@ static inline void ray_clip_face(ray_clip *c, vec2 n, float k, vec2 o, vec2 d) {
         if (num < c->t0 * den) {
             c->t0 = num / den;
             c->normal = n;
+            c->entered = true;
         }
     } else if (den > 0.0f) {
         if (num < c->t1 * den) c->t1 = num / den;
@@ -322,7 +324,7 @@ bool geom_ray_cast(const geom_shape *shape, vec2 position, vec2 origin, vec2 dis
         }
         return true;
     }
-    ray_clip c = {0.0f, 1.0f, v2(0.0f, 1.0f), false};
+    ray_clip c = {0.0f, 1.0f, v2(0.0f, 1.0f), false, false};
     if (shape->kind == GEOM_SHAPE_BOX) {
         vec2 h = shape->u.half_extents;
         ray_clip_face(&c, v2(1.0f, 0.0f), h.x, o, d);
@@ -336,7 +338,10 @@ bool geom_ray_cast(const geom_shape *shape, vec2 position, vec2 origin, vec2 dis
     } else {
         return false;
     }
-    if (c.miss || c.t0 > c.t1) return false;
+    /* No face entered: by the clip's own rounding the origin is on the boundary (a point within
+     * an ulp of a polygon face can test outside in geom_shape_contains_point and inside here),
+     * and a ray from the boundary reports no hit, rather than t = 0 with no face's normal. */
+    if (c.miss || !c.entered || c.t0 > c.t1) return false;
     if (out) {
         out->t = c.t0;
         out->normal = c.normal;

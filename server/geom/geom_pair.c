@@ -337,7 +337,16 @@ static inline poly_view polygon_view(const geom_polygon *p) {
 }
 
 /* Signed distance from point c to the polygon (negative inside) and the outward unit normal of
- * the closest feature (inside: the face of least penetration). */
+ * the closest feature (inside: the face of least penetration).
+ *
+ * Outside, the closest feature is found by Voronoi region, not by the direction of the difference
+ * between c and its closest point: when c lies within a few ulps of a face, that difference is a
+ * cancellation of nearly equal floats and its direction is noise (it was up to 1.5 rad off). So a
+ * point over an edge takes the edge's stored normal and its plane distance, both accurate at any
+ * gap; only a point in a vertex's region takes the direction c - v, computed from one exact-ish
+ * subtraction and then kept inside the vertex's normal cone. Every region test measures from the
+ * nearer end of the edge (c - a for a's side, c - b for b's side), so its rounding is relative to
+ * how close c is to that vertex, not to the edge's length. */
 static float point_polygon_distance(poly_view p, vec2 c, vec2 *n_out) {
     float best = -FLT_MAX;
     int bi = 0;
@@ -350,30 +359,49 @@ static float point_polygon_distance(poly_view p, vec2 c, vec2 *n_out) {
     }
     *n_out = p.n[bi];
     if (best <= 0.0f) return best;
-    /* Outside: the closest point may be a vertex, so clamp onto every edge. */
-    float best_sq = FLT_MAX;
-    vec2 best_diff = v2(0.0f, 0.0f);
+    /* Outside. An edge whose open half-plane holds c and whose slab (between the lines through
+     * its ends, perpendicular to it) holds c is the closest feature: the distance is its plane
+     * distance. Of several (possible only by rounding at a region boundary) the largest is the
+     * true distance, since every plane distance is a lower bound. */
+    float face_best = -FLT_MAX;
+    int face_i = -1;
     for (int i = 0; i < p.count; i++) {
         vec2 a = p.v[i], b = p.v[i + 1 < p.count ? i + 1 : 0];
-        vec2 e = v2_sub(b, a), ca = v2_sub(c, a);
-        float u = v2_dot(ca, e), ee = v2_dot(e, e);
-        vec2 diff;
-        if (u <= 0.0f)
-            diff = ca;
-        else if (u >= ee)
-            diff = v2_sub(c, b);
-        else
-            diff = v2_sub(ca, v2_scale(e, u / ee));
-        float dsq = v2_len_sq(diff);
+        float s = v2_dot(p.n[i], v2_sub(c, a));
+        if (!(s > 0.0f) || !(s > face_best)) continue;
+        vec2 e = v2_sub(b, a);
+        if (v2_dot(v2_sub(c, a), e) >= 0.0f && v2_dot(v2_sub(c, b), e) <= 0.0f) {
+            face_best = s;
+            face_i = i;
+        }
+    }
+    if (face_i >= 0) {
+        *n_out = p.n[face_i];
+        return face_best;
+    }
+    /* In a vertex's region: the nearest vertex. */
+    int vi = 0;
+    float best_sq = FLT_MAX;
+    for (int i = 0; i < p.count; i++) {
+        float dsq = v2_len_sq(v2_sub(c, p.v[i]));
         if (dsq < best_sq) {
             best_sq = dsq;
-            best_diff = diff;
+            vi = i;
         }
     }
     float dist = sqrtf(best_sq);
     /* The face gap is a lower bound of the distance; below float resolution keep the face. */
     if (!(dist > best)) return best;
-    *n_out = v2_scale(best_diff, 1.0f / dist);
+    vec2 diff = v2_sub(c, p.v[vi]);
+    int prev = vi > 0 ? vi - 1 : p.count - 1, next = vi + 1 < p.count ? vi + 1 : 0;
+    /* The direction must lie in the vertex's normal cone, between the normals of its two edges;
+     * a rounding step outside it (c at a region boundary) means the adjacent face. */
+    if (v2_dot(diff, v2_sub(p.v[next], p.v[vi])) > 0.0f)
+        *n_out = p.n[vi];
+    else if (v2_dot(diff, v2_sub(p.v[vi], p.v[prev])) < 0.0f)
+        *n_out = p.n[prev];
+    else
+        *n_out = v2_scale(diff, 1.0f / dist);
     return dist;
 }
 
@@ -436,24 +464,41 @@ static inline bool touching_start(vec2 n, vec2 d, geom_toi *out) {
     return true;
 }
 
+/* What ray_rounded_polygon found. */
+typedef enum rounded_ray {
+    ROUNDED_MISS,
+    ROUNDED_HIT,
+    ROUNDED_INSIDE /* o lies in the inflated polygon: the caller's start rule decides */
+} rounded_ray;
+
 /* Ray from o along d against polygon p inflated by radius: the union of the polygon, one
  * rectangle per edge and one disc per vertex, so the first entry is the earliest hit among the
- * offset edges and the vertex circles. o must be outside. Returns the outward normal. */
-static bool ray_rounded_polygon(poly_view p, float radius, vec2 o, vec2 d, float *t_out,
-                                vec2 *n_out) {
+ * offset edges and the vertex circles. Sets the outward normal on a hit.
+ *
+ * The caller has found o outside by more than the slop, but in float: with a radius or an
+ * offset of 1e3 that gap is only good to ~1e-4, and o may lie inside here, in double. Then no
+ * entry exists; searching for one would find a far side (a late hit with a sideways normal), so
+ * that case is returned as ROUNDED_INSIDE. */
+static rounded_ray ray_rounded_polygon(poly_view p, float radius, vec2 o, vec2 d, float *t_out,
+                                       vec2 *n_out) {
     /* Double precision, like geom_ray_circle: where a face hit and a vertex-circle hit are a
      * rounding error apart, float could pick the vertex and tilt the normal. */
     double best_t = 2.0, dx = d.x, dy = d.y;
     vec2 best_n = v2(0.0f, 1.0f);
     for (int i = 0; i < p.count; i++) {
         vec2 n = p.n[i], a = p.v[i], b = p.v[i + 1 < p.count ? i + 1 : 0];
-        double den = (double)n.x * dx + (double)n.y * dy;
-        if (!(den < 0.0)) continue;
         double ox = (double)o.x - a.x, oy = (double)o.y - a.y;
-        double num = (double)n.x * ox + (double)n.y * oy - radius; /* gap to the offset edge */
-        if (num < 0.0 || num > -den * (best_t < 1.0 ? best_t : 1.0)) continue;
-        double t = num / -den;
         double ex = (double)b.x - a.x, ey = (double)b.y - a.y;
+        double num = (double)n.x * ox + (double)n.y * oy - radius; /* gap to the offset edge */
+        if (num < 0.0) {
+            /* Closer than the radius in front of the edge, within its slab: in its rectangle. */
+            double u0 = ox * ex + oy * ey;
+            if (num + radius >= 0.0 && u0 >= 0.0 && u0 <= ex * ex + ey * ey) return ROUNDED_INSIDE;
+            continue;
+        }
+        double den = (double)n.x * dx + (double)n.y * dy;
+        if (!(den < 0.0) || num > -den * (best_t < 1.0 ? best_t : 1.0)) continue;
+        double t = num / -den;
         double u = (ox + t * dx) * ex + (oy + t * dy) * ey;
         if (u < 0.0 || u > ex * ex + ey * ey) continue; /* beyond the edge: a vertex's job */
         if (t < best_t) {
@@ -464,9 +509,9 @@ static bool ray_rounded_polygon(poly_view p, float radius, vec2 o, vec2 d, float
     for (int i = 0; i < p.count; i++) {
         double t;
         vec2 n, v = p.v[i];
-        if (!geom_ray_circle_d((double)o.x - v.x, (double)o.y - v.y, dx, dy, radius, &t, &n) ||
-            !(t < best_t))
-            continue;
+        double ox = (double)o.x - v.x, oy = (double)o.y - v.y;
+        if (ox * ox + oy * oy <= (double)radius * radius) return ROUNDED_INSIDE;
+        if (!geom_ray_circle_d(ox, oy, dx, dy, radius, &t, &n) || !(t < best_t)) continue;
         /* Stored normals are float, so a face and its end vertex can swap order by a rounding
          * error when the hit is near their boundary. A vertex hit whose centre lies over an
          * adjacent edge takes that edge's normal: the same time, the exact face normal. */
@@ -479,10 +524,10 @@ static bool ray_rounded_polygon(poly_view p, float radius, vec2 o, vec2 d, float
         best_t = t;
         best_n = n;
     }
-    if (!(best_t <= 1.0)) return false;
+    if (!(best_t <= 1.0)) return ROUNDED_MISS;
     *t_out = (float)best_t;
     *n_out = best_n;
-    return true;
+    return ROUNDED_HIT;
 }
 
 static bool circle_poly_sweep(poly_view y, float radius, float gap, vec2 n_xy, vec2 r, vec2 d,
@@ -490,7 +535,9 @@ static bool circle_poly_sweep(poly_view y, float radius, float gap, vec2 n_xy, v
     if (gap <= GEOM_LINEAR_SLOP) return touching_start(n_xy, d, out);
     float t;
     vec2 n_out;
-    if (!ray_rounded_polygon(y, radius, v2_neg(r), d, &t, &n_out)) return false;
+    rounded_ray got = ray_rounded_polygon(y, radius, v2_neg(r), d, &t, &n_out);
+    if (got == ROUNDED_INSIDE) return touching_start(n_xy, d, out);
+    if (got == ROUNDED_MISS) return false;
     if (out) {
         out->t = t;
         out->normal = v2_neg(n_out);

@@ -159,7 +159,8 @@ void world_get_stats(const world *w, world_stats *out);
  * than GEOM_SKIN when the discrete pass ran out of passes (statics pin them, I3), each counted once
  * in world_stats.jammed. Each pair is written as {lower id, higher id}, in the order the pass
  * found them. Writes at most max pairs (the world keeps at most WORLD_MAX_JAM_REPORT of them) and
- * returns how many the step jammed in all, so a return > max means out was truncated. */
+ * returns how many the step jammed in all, so a return > max means out was truncated (out may be
+ * NULL when max is 0). */
 #define WORLD_MAX_JAM_REPORT 256
 size_t world_last_jams(const world *w, world_body_id (*out)[2], size_t max);
 

@@ -451,6 +451,100 @@ static void test_i7_head_on_symmetry(void) {
             }
 }
 
+/* The skin (GEOM_SKIN, geom.h: "Gap the tick leaves between a stopped body and what it hit";
+ * COLLISION.md step 2: "stop just short of the first hit (a small skin)") bounds rest gaps from
+ * both sides: a body driven straight into a wall comes to rest with the wall a skin away, not
+ * touching it and not a visible gap short of it. Every mover shape against a box wall, a tilted
+ * polygon slab, a circle pillar, the world bounds and a standing mover, slow (many ticks to get
+ * there) and fast (one tick), and a body spawned into a static and pushed out by the discrete
+ * pass. The gap is the oracle's exact distance between the shapes. */
+#define REST_GAP_EPS 0.01 /* relative: the stop is computed in float along the closing speed */
+#define REST_GAP_TOL 2e-5 /* absolute: float positions near 10 are good to about 1e-6 */
+
+static bool rest_gap_ok(double gap) {
+    return gap >= GEOM_SKIN * (1.0 - REST_GAP_EPS) - REST_GAP_TOL &&
+           gap <= GEOM_SKIN + REST_GAP_TOL;
+}
+
+/* The movers: symmetric about the x axis (the hexagon leads with a vertex), so one driven along x
+ * at a pillar's centre meets it head-on and rests instead of sliding round it. */
+static geom_shape rest_mover_shape(int kind) {
+    return kind == 0 ? wt_box(0.5f, 0.4f) : kind == 1 ? wt_circle(0.45f) : wt_ngon(6, 0.55f, 0.0f);
+}
+
+static void test_rest_gap_is_the_skin(void) {
+    const float speeds[] = {20.0f, 3000.0f};
+    for (int mk = 0; mk < 3; mk++)
+        for (int wk = 0; wk < 5; wk++)
+            for (int si = 0; si < 2; si++) {
+                world *w = wt_world(20.0f, 16);
+                CHECK(w);
+                /* the wall's face the mover meets, and the direction it is driven in */
+                vec2 dir = v2(1.0f, 0.0f);
+                world_body_id wall = WORLD_NULL_BODY;
+                vec2 start = v2(5.0f, 0.0f);
+                if (wk == 0) {
+                    wall = wt_spawn(w, WORLD_BODY_STATIC, wt_box(1.0f, 6.0f), v2(10.0f, 0.0f));
+                } else if (wk == 1) {
+                    /* a slab 1 thick, its face turned 30 degrees: driven along its normal */
+                    const double a = 0.52359877559829887; /* 30 degrees */
+                    double c = cos(a), sn = sin(a);
+                    vec2 q[4];
+                    const double lx[4] = {-0.5, 0.5, 0.5, -0.5}, ly[4] = {-6, -6, 6, 6};
+                    for (int i = 0; i < 4; i++)
+                        q[i] = v2((float)(c * lx[i] - sn * ly[i]), (float)(sn * lx[i] + c * ly[i]));
+                    wall = wt_spawn(w, WORLD_BODY_STATIC, wt_quad(q[0], q[1], q[2], q[3]),
+                                    v2(10.0f, 2.0f));
+                    dir = v2((float)c, (float)sn);
+                    start = v2_mul_add(v2(10.0f, 2.0f), -5.0f, dir);
+                } else if (wk == 2) {
+                    wall = wt_spawn(w, WORLD_BODY_STATIC, wt_circle(1.0f), v2(10.0f, 0.0f));
+                } else if (wk == 3) {
+                    start = v2(15.0f, 3.0f); /* towards the bounds at x = 20 */
+                } else {
+                    wall = wt_spawn(w, WORLD_BODY_MOVING, wt_box(0.5f, 0.5f), v2(10.0f, 0.0f));
+                }
+                CHECK(wk == 3 || wall);
+                world_body_id id = wt_spawn(w, WORLD_BODY_MOVING, rest_mover_shape(mk), start);
+                CHECK(id);
+                CHECK(world_set_intent(w, id, v2_scale(dir, speeds[si]), 1) == WORLD_OK);
+                for (int t = 0; t < 60; t++)
+                    world_step(w);
+                world_body_info info;
+                CHECK(world_body_get(w, id, &info));
+                CHECK_MSG(info.velocity.x == 0.0f && info.velocity.y == 0.0f,
+                          "mover %d wall %d speed %g: not at rest", mk, wk, (double)speeds[si]);
+                double gap;
+                if (wk == 3) {
+                    wo_body body;
+                    CHECK(wt_body(w, id, &body));
+                    gap = world_get_config(w)->bounds.max.x - body.maxx;
+                } else {
+                    gap = wt_gap(w, id, wall);
+                }
+                CHECK_MSG(rest_gap_ok(gap), "mover %d wall %d speed %g: rest gap %.9g, skin %g", mk,
+                          wk, (double)speeds[si], gap, (double)GEOM_SKIN);
+                /* a standing mover is not shoved: it is where it was spawned */
+                if (wk == 4) CHECK(wt_pos(w, wall).x == 10.0f && wt_pos(w, wall).y == 0.0f);
+                world_destroy(w);
+            }
+    /* spawned half a unit into a box wall: the discrete pass takes it out along the MTV, and a
+     * skin further */
+    for (int mk = 0; mk < 3; mk++) {
+        world *w = wt_world(20.0f, 16);
+        CHECK(w);
+        world_body_id wall = wt_spawn(w, WORLD_BODY_STATIC, wt_box(1.0f, 6.0f), v2(10.0f, 0.0f));
+        world_body_id id = wt_spawn(w, WORLD_BODY_MOVING, rest_mover_shape(mk), v2(8.8f, 0.5f));
+        CHECK(wall && id);
+        CHECK(wt_depth(w, id, wall) > 0.2f);
+        world_step(w);
+        double gap = wt_gap(w, id, wall);
+        CHECK_MSG(rest_gap_ok(gap), "mover %d pushed out of a wall: gap %.9g, skin %g", mk, gap,
+                  (double)GEOM_SKIN);
+        world_destroy(w);
+    }
+}
+
 /* A spawn onto occupied space is pushed out by the next tick: off a static (all of it), and off
  * another mover (half each), even from the very same position. */
 static void test_spawn_onto_occupied_pushed_out(void) {
@@ -482,4 +576,4 @@ TEST_MAIN(TEST(test_i1_no_tunnelling), TEST(test_i1_bullets_at_bounds), TEST(tes
           TEST(test_i3_crowd_in_pocket), TEST(test_i4_sliding_over_tiles),
           TEST(test_i4_exact_touch_at_seam), TEST(test_i5_inner_corner_rest),
           TEST(test_i6_determinism), TEST(test_i7_head_on_symmetry),
-          TEST(test_spawn_onto_occupied_pushed_out))
+          TEST(test_spawn_onto_occupied_pushed_out), TEST(test_rest_gap_is_the_skin))

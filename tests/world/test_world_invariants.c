@@ -252,8 +252,17 @@ static void test_i4_sliding_over_tiles(void) {
             vec2 v = vertical ? v2(4.0f, 12.0f) : v2(12.0f, -4.0f); /* along it, pressing into it */
             CHECK(world_set_intent(w, id, v, 1) == WORLD_OK);
             int ticks = 600;
-            for (int t = 0; t < ticks; t++)
+            for (int t = 0; t < ticks; t++) {
                 world_step(w);
+                /* pressed into the tiles all along (it starts 0.01 off them and closes that in
+                 * the first tick): never into them (their face is x = 0 or y = 0), never lifted
+                 * off by more than a skin or two (no hopping over seams) */
+                wo_body body;
+                CHECK(wt_body(w, id, &body));
+                double gap = vertical ? -body.maxx : body.miny;
+                CHECK_MSG(gap >= -GEOM_SKIN && gap <= 2.0 * GEOM_SKIN,
+                          "mover %d vertical %d tick %d: gap %g", mk, vertical, t, gap);
+            }
             vec2 end = wt_pos(w, id);
             float along = vertical ? end.y - start.y : end.x - start.x;
             float free_distance = 12.0f * (float)ticks / 60.0f;

@@ -1388,7 +1388,14 @@ static void separate(world *w) {
                 world_mover *a = &w->movers[w->pairs[k][0]], *b = &w->movers[w->pairs[k][1]];
                 body_view va = mover_view(a, a->position), vb = mover_view(b, b->position);
                 geom_contact ct;
-                if (pair_overlap(w, &va, &vb, &ct) && ct.depth > GEOM_SKIN) w->jammed++;
+                if (!(pair_overlap(w, &va, &vb, &ct) && ct.depth > GEOM_SKIN)) continue;
+                w->jammed++;
+                if (w->jam_count < WORLD_MAX_JAM_REPORT) {
+                    world_body_id ia = slot_id(w, a->slot), ib = slot_id(w, b->slot);
+                    w->jams[w->jam_count][0] = ia < ib ? ia : ib;
+                    w->jams[w->jam_count][1] = ia < ib ? ib : ia;
+                }
+                w->jam_count++;
             }
             break;
         }
@@ -1762,6 +1769,7 @@ static void step_alone(world *w) {
 
 void world_step(world *w) {
     w->tick++;
+    w->jam_count = 0;
     if (w->tick % WORLD_SORT_INTERVAL == 1) sort_movers(w);
     uint32_t n = w->mover_count;
     float dt = w->dt;
@@ -2113,6 +2121,15 @@ void world_get_stats(const world *w, world_stats *out) {
     out->separations = w->separations;
     out->jammed = w->jammed;
     out->bytes = w->bytes;
+}
+
+size_t world_last_jams(const world *w, world_body_id (*out)[2], size_t max) {
+    size_t stored = w->jam_count < WORLD_MAX_JAM_REPORT ? w->jam_count : WORLD_MAX_JAM_REPORT;
+    for (size_t k = 0; k < stored && k < max; k++) {
+        out[k][0] = w->jams[k][0];
+        out[k][1] = w->jams[k][1];
+    }
+    return w->jam_count;
 }
 
 /* FNV-1a over the state in slot order. */

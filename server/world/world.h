@@ -155,6 +155,15 @@ typedef struct world_stats {
 } world_stats;
 void world_get_stats(const world *w, world_stats *out);
 
+/* The pairs the most recent world_step() left jammed: moving bodies still overlapping by more
+ * than GEOM_SKIN when the discrete pass ran out of passes (statics pin them, I3), each counted once
+ * in world_stats.jammed. Each pair is written as {lower id, higher id}, in the order the pass
+ * found them. Writes at most max pairs (the world keeps at most WORLD_MAX_JAM_REPORT of them) and
+ * returns how many the step jammed in all, so a return > max means out was truncated (out may be
+ * NULL when max is 0). */
+#define WORLD_MAX_JAM_REPORT 256
+size_t world_last_jams(const world *w, world_body_id (*out)[2], size_t max);
+
 /* A hash of the full simulation state (ids, positions, velocities, intents, sequences, tick);
  * bit-identical states give equal hashes (I6). */
 uint64_t world_state_hash(const world *w);

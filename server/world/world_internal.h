@@ -182,7 +182,10 @@ struct world {
     uint32_t sort_tile_cap; /* tiles sort_counts holds (a finer grid is not sorted) */
 
     uint64_t swept_hits, separations, jammed; /* world_stats counters */
-    size_t bytes;                             /* memory owned */
+    world_body_id jams[WORLD_MAX_JAM_REPORT]
+                      [2]; /* the last step's jammed pairs (world_last_jams) */
+    uint32_t jam_count;    /* pairs the last step jammed, stored or not */
+    size_t bytes;          /* memory owned */
 };
 
 #endif

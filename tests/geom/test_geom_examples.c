@@ -384,7 +384,81 @@ static void test_shape_rotate(void) {
     CHECK(geom_shape_rotate(&t, INFINITY, &out) == GEOM_ERR_NON_FINITE);
 }
 
-TEST_MAIN(TEST(test_shape_rotate), TEST(test_box_box_minkowski_difference),
-          TEST(test_penetration_each_axis), TEST(test_swept_box_stops_at_minkowski_edge),
-          TEST(test_sweep_start_contact), TEST(test_circle_examples), TEST(test_ray_cast_examples),
-          TEST(test_validation_reasons), TEST(test_hull), TEST(test_degenerate_inputs))
+/* The vertices geom_shape_rotate produces, against the originals turned here independently (in
+ * double, the standard counter-clockwise rotation x' = x cos a - y sin a, y' = x sin a + y cos a):
+ * asymmetric polygons (so a turn the wrong way, or a mirror, cannot match) and boxes, at many
+ * angles. The output keeps the counter-clockwise order; it may start at another vertex, so the
+ * expected cycle is matched at any rotation of the indices. A box turned by a quarter turn stays
+ * a box whose extents are those of the turned corners. */
+static bool rotated_vertices_match(const vec2 *src, int n, double angle, const geom_shape *out,
+                                   double *worst) {
+    double c = cos(angle), s = sin(angle);
+    double ex[GEOM_MAX_POLYGON_VERTICES], ey[GEOM_MAX_POLYGON_VERTICES];
+    for (int i = 0; i < n; i++) {
+        ex[i] = c * src[i].x - s * src[i].y;
+        ey[i] = s * src[i].x + c * src[i].y;
+    }
+    if (out->kind == GEOM_SHAPE_BOX) {
+        double mx = 0, my = 0;
+        for (int i = 0; i < n; i++) {
+            mx = fmax(mx, fabs(ex[i]));
+            my = fmax(my, fabs(ey[i]));
+        }
+        *worst = fmax(fabs(out->u.half_extents.x - mx), fabs(out->u.half_extents.y - my));
+        return *worst <= 1e-5 * fmax(1.0, fmax(mx, my));
+    }
+    if (out->kind != GEOM_SHAPE_POLYGON || out->u.polygon.count != n) return false;
+    const vec2 *v = out->u.polygon.vertices;
+    for (int shift = 0; shift < n; shift++) {
+        double err = 0.0, scale = 1.0;
+        for (int i = 0; i < n; i++) {
+            vec2 got = v[(shift + i) % n];
+            err = fmax(err, fmax(fabs(got.x - ex[i]), fabs(got.y - ey[i])));
+            scale = fmax(scale, fmax(fabs(ex[i]), fabs(ey[i])));
+        }
+        if (err <= 1e-6 * scale) {
+            *worst = err;
+            return true;
+        }
+        if (shift == 0 || err < *worst) *worst = err;
+    }
+    return false;
+}
+
+static void test_shape_rotate_vertices_exact(void) {
+    const vec2 tri[3] = {{-2.0f, -0.5f}, {3.0f, 0.25f}, {0.5f, 1.75f}};
+    const vec2 penta[5] = {{1.0f, -1.0f}, {4.0f, 0.0f}, {3.5f, 2.0f}, {1.5f, 3.0f}, {0.2f, 1.0f}};
+    geom_shape shapes[3];
+    CHECK(geom_make_polygon(tri, 3, &shapes[0]) == GEOM_OK);
+    CHECK(geom_make_polygon(penta, 5, &shapes[1]) == GEOM_OK);
+    shapes[2] = box(2.5f, 0.75f);
+    const vec2 box_corners[4] = {{-2.5f, -0.75f}, {2.5f, -0.75f}, {2.5f, 0.75f}, {-2.5f, 0.75f}};
+    const vec2 *srcs[3] = {tri, penta, box_corners};
+    const int counts[3] = {3, 5, 4};
+    harness_rng rng = {4711};
+    int boxes_kept = 0;
+    for (int k = 0; k < 400; k++) {
+        /* a sweep over [-2pi, 2pi] that hits the quarter turns exactly, then random angles */
+        float angle = k < 65 ? (float)((k - 32) * (3.14159265358979323846 / 16.0))
+                             : harness_rng_range(&rng, -20.0f, 20.0f);
+        for (int si = 0; si < 3; si++) {
+            geom_shape out;
+            CHECK_MSG(geom_shape_rotate(&shapes[si], angle, &out) == GEOM_OK, "shape %d angle %.9g",
+                      si, (double)angle);
+            double worst = 0.0;
+            CHECK_MSG(rotated_vertices_match(srcs[si], counts[si], (double)angle, &out, &worst),
+                      "shape %d angle %.9g: vertices off by %g", si, (double)angle, worst);
+            if (si == 2 && out.kind == GEOM_SHAPE_BOX) boxes_kept++;
+            /* the turned polygon is valid in its own right (normals computed for its vertices) */
+            CHECK(geom_shape_validate(&out) == GEOM_OK);
+        }
+    }
+    /* the quarter turns of the sweep (k = 0, 8, ..., 64: nine of them) stayed boxes */
+    CHECK_MSG(boxes_kept >= 9, "%d boxes kept", boxes_kept);
+}
+
+TEST_MAIN(TEST(test_shape_rotate), TEST(test_shape_rotate_vertices_exact),
+          TEST(test_box_box_minkowski_difference), TEST(test_penetration_each_axis),
+          TEST(test_swept_box_stops_at_minkowski_edge), TEST(test_sweep_start_contact),
+          TEST(test_circle_examples), TEST(test_ray_cast_examples), TEST(test_validation_reasons),
+          TEST(test_hull), TEST(test_degenerate_inputs))

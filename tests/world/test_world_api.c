@@ -221,6 +221,63 @@ static void test_change_tracking(void) {
     world_destroy(w);
 }
 
+/* A body that stops against a wall with its intent unchanged: in the tick it stops, its velocity
+ * drops to zero while its position and input sequence stay as they were, and that alone is a
+ * change. It must be in the moved list, with changed_tick set and the achieved (zero) velocity,
+ * or a snapshot would keep showing it moving. Every shape, against a static and against the
+ * bounds. */
+static void test_stop_against_wall_is_a_change(void) {
+    for (int shape = 0; shape < 3; shape++)
+        for (int against_bounds = 0; against_bounds < 2; against_bounds++) {
+            world *w = wt_world(20.0f, 16);
+            CHECK(w);
+            geom_shape s = shape == 0   ? wt_box(0.5f, 0.5f)
+                           : shape == 1 ? wt_circle(0.5f)
+                                        : wt_ngon(5, 0.6f, 0.3f);
+            if (!against_bounds) CHECK(wt_spawn(w, WORLD_BODY_STATIC, wt_box(1, 10), v2(5, 0)));
+            world_body_id id = wt_spawn(w, WORLD_BODY_MOVING, s, v2(0.0f, 0.0f));
+            CHECK(id);
+            /* 7 units/s at 60 Hz: the wall is not a whole number of ticks away */
+            CHECK(world_set_intent(w, id, v2(7.0f, 0.0f), 1) == WORLD_OK);
+            bool moving = false, stopped = false;
+            for (int t = 0; t < 60 * 4 && !stopped; t++) {
+                world_body_info before, after;
+                CHECK(world_body_get(w, id, &before));
+                world_step(w);
+                CHECK(world_body_get(w, id, &after));
+                world_changes ch;
+                world_last_changes(w, &ch);
+                bool listed = ids_contain(ch.moved, ch.moved_count, id);
+                if (after.position.x != before.position.x) {
+                    moving = true;
+                    CHECK(listed && after.changed_tick == world_tick(w));
+                } else if (moving) {
+                    /* the first tick with no motion: velocity now zero, and reported */
+                    stopped = true;
+                    CHECK_MSG(after.velocity.x == 0.0f && after.velocity.y == 0.0f,
+                              "shape %d bounds %d: velocity %g,%g", shape, against_bounds,
+                              (double)after.velocity.x, (double)after.velocity.y);
+                    CHECK_MSG(before.velocity.x > 0.0f, "shape %d bounds %d", shape,
+                              against_bounds);
+                    CHECK_MSG(listed, "shape %d bounds %d tick %d: stop not in the moved list",
+                              shape, against_bounds, t);
+                    CHECK_MSG(after.changed_tick == world_tick(w),
+                              "shape %d bounds %d: changed_tick %llu, tick %llu", shape,
+                              against_bounds, (unsigned long long)after.changed_tick,
+                              (unsigned long long)world_tick(w));
+                    CHECK(after.intent.x == 7.0f && after.last_input_seq == 1);
+                }
+            }
+            CHECK_MSG(stopped, "shape %d bounds %d: never stopped", shape, against_bounds);
+            /* at rest against it, pressing on: quiet from now on */
+            world_step(w);
+            world_changes ch;
+            world_last_changes(w, &ch);
+            CHECK(!ids_contain(ch.moved, ch.moved_count, id));
+            world_destroy(w);
+        }
+}
+
 static void test_queries(void) {
     world *w = wt_world(50.0f, 64);
     CHECK(w);
@@ -445,5 +502,5 @@ static void test_remembered_statics_follow_changes(void) {
 
 TEST_MAIN(TEST(test_ids_never_zero_and_stale_detected), TEST(test_generation_wrap_retires_slot),
           TEST(test_spawn_validation), TEST(test_intents), TEST(test_change_tracking),
-          TEST(test_queries), TEST(test_query_box_exact), TEST(test_static_despawn_keeps_grid),
-          TEST(test_remembered_statics_follow_changes))
+          TEST(test_stop_against_wall_is_a_change), TEST(test_queries), TEST(test_query_box_exact),
+          TEST(test_static_despawn_keeps_grid), TEST(test_remembered_statics_follow_changes))

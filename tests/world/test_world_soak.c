@@ -1,8 +1,10 @@
 /* Randomized soak: random worlds (boxes, polygons, circles), random intents up to the max speed,
  * random spawns and despawns, thousands of ticks in all; after every tick a brute-force scan of
  * every pair checks I1/I2 (no mover in a static beyond the skin, none outside the bounds) and I3
- * (mover pairs within tolerance unless the world reported a jam), and I1 along the way: each
- * mover's straight chord through the tick must not cross a static's interior. */
+ * (mover pairs within tolerance unless the world reported that very pair jammed), and I1 along
+ * the way: each mover's straight chord through the tick must not cross a static's interior.
+ * Every measurement is world_oracle.h's (double precision, no geom query), so a geom bug that the
+ * world inherits shows up here instead of being measured away. */
 #include "world_test_util.h"
 
 #define SOAK_WORLDS 12
@@ -32,12 +34,10 @@ static bool free_spot(const world *w, const geom_shape *s, const world_body_id *
         vec2 p = v2(harness_rng_range(rng, -half + 2, half - 2),
                     harness_rng_range(rng, -half + 2, half - 2));
         bool ok = true;
+        wo_body body = wo_make(s, p);
         for (int k = 0; k < ns && ok; k++) {
-            geom_shape ss;
-            world_body_info si;
-            world_body_shape(w, statics[k], &ss);
-            world_body_get(w, statics[k], &si);
-            if (geom_overlap(s, p, &ss, si.position, NULL)) ok = false;
+            wo_body st;
+            if (!wt_body(w, statics[k], &st) || wo_depth(&body, &st) > 0.0) ok = false;
         }
         if (ok) {
             *out = p;
@@ -47,25 +47,14 @@ static bool free_spot(const world *w, const geom_shape *s, const world_body_id *
     return false;
 }
 
-/* The deepest a body of shape s went into a static along the straight chord from p0 to p1: the
- * chord's overlap with the static is one interval (both convex), found by sweeping forwards from
- * p0 and backwards from p1; the depth is sampled at its middle. 0 when the chord only touches or
- * only enters at its end (the end-of-tick scan judges that). A body that tunnelled through a thin
- * static within one tick ends clear of it, so only this check sees it. */
-static float chord_depth(const geom_shape *s, vec2 p0, vec2 p1, const geom_shape *st, vec2 ps) {
-    vec2 d = v2_sub(p1, p0);
-    geom_toi in, out;
-    if (!geom_sweep(s, p0, d, st, ps, v2(0, 0), &in)) return 0.0f;
-    if (!geom_sweep(s, p1, v2_neg(d), st, ps, v2(0, 0), &out)) return 0.0f;
-    float t_exit = 1.0f - out.t;
-    if (!(t_exit > in.t)) return 0.0f;
-    geom_contact c;
-    vec2 mid = v2_mul_add(p0, 0.5f * (in.t + t_exit), d);
-    return geom_overlap(s, mid, st, ps, &c) ? c.depth : 0.0f;
-}
+/* Chords are sampled this far apart: well under the thinnest static (0.2 across) plus the
+ * thinnest mover (0.24), so a tunnelling chord has dozens of samples deep inside the static. */
+#define SOAK_CHORD_STEP 0.01
 
 static void test_soak_random_worlds(void) {
     int total_ticks = 0, jam_ticks = 0;
+    long mover_ticks = 0;    /* movers scanned, summed over the ticks */
+    long jams_reported = 0;  /* pairs world_last_jams() named */
     long chords_checked = 0; /* mover-static chords that came near enough to be swept */
     long straight = 0;       /* mover ticks that moved their whole intent (chord-checked) */
     float worst_jam = 0.0f;
@@ -95,12 +84,14 @@ static void test_soak_random_worlds(void) {
         geom_shape static_shapes[SOAK_MAX_STATICS];
         vec2 static_pos[SOAK_MAX_STATICS];
         aabb static_bounds[SOAK_MAX_STATICS];
+        wo_body static_body[SOAK_MAX_STATICS];
         for (int k = 0; k < ns; k++) {
             world_body_info si;
             CHECK(world_body_shape(w, statics[k], &static_shapes[k]) &&
                   world_body_get(w, statics[k], &si));
             static_pos[k] = si.position;
             static_bounds[k] = si.bounds;
+            static_body[k] = wo_make(&static_shapes[k], static_pos[k]);
         }
         uint32_t seq = 0;
         for (int t = 0; t < SOAK_TICKS; t++) {
@@ -166,8 +157,8 @@ static void test_soak_random_worlds(void) {
                     if (!(path.min.x <= grown.max.x && grown.min.x <= path.max.x &&
                           path.min.y <= grown.max.y && grown.min.y <= path.max.y))
                         continue;
-                    float depth =
-                        chord_depth(&ms, p_before[i], p_after, &static_shapes[k], static_pos[k]);
+                    float depth = (float)wo_chord_depth(&ms, p_before[i], p_after, &static_body[k],
+                                                        SOAK_CHORD_STEP);
                     chords_checked++;
                     CHECK_MSG(depth <= GEOM_SKIN,
                               "seed %u tick %d: mover %u's chord (%g,%g)->(%g,%g) crosses static "
@@ -183,23 +174,43 @@ static void test_soak_random_worlds(void) {
             CHECK_MSG(s.static_depth <= GEOM_SKIN, "seed %u tick %d: mover in a static by %g", seed,
                       t, (double)s.static_depth);
             CHECK_MSG(s.outside == 0, "seed %u tick %d: %d outside", seed, t, s.outside);
+            mover_ticks += nm;
+            size_t jams = world_last_jams(w, NULL, 0);
+            CHECK(jams == after.jammed - before.jammed);
+            jams_reported += (long)jams;
             if (seed % 4 != 0) {
-                CHECK_MSG(s.mover_depth <= SOAK_I3_TOLERANCE || after.jammed > before.jammed,
-                          "seed %u tick %d: movers overlap by %g, no jam reported", seed, t,
-                          (double)s.mover_depth);
+                /* an overlap is excused only for the very pair reported jammed */
+                world_body_id ja = 0, jb = 0;
+                bool bogus;
+                float unexcused =
+                    wt_unexcused_mover_depth(w, movers, nm, SOAK_I3_TOLERANCE, &ja, &jb, &bogus);
+                CHECK_MSG(unexcused == 0.0f,
+                          "seed %u tick %d: movers %u and %u overlap by %g, not reported jammed",
+                          seed, t, ja, jb, (double)unexcused);
+                CHECK_MSG(!bogus, "seed %u tick %d: a reported jam that does not overlap", seed, t);
                 if (s.mover_depth > SOAK_I3_TOLERANCE) {
                     jam_ticks++;
                     if (s.mover_depth > worst_jam) worst_jam = s.mover_depth;
                 }
             }
         }
+        CHECK_MSG(world_tick(w) == SOAK_TICKS, "seed %u: %llu ticks stepped", seed,
+                  (unsigned long long)world_tick(w));
         world_destroy(w);
     }
-    CHECK(total_ticks == SOAK_WORLDS * SOAK_TICKS);
-    printf("soak: %d ticks, %d with a reported jam above tolerance, worst %g, %ld unobstructed "
-           "paths, %ld chords swept\n",
-           total_ticks, jam_ticks, (double)worst_jam, straight, chords_checked);
-    CHECK(chords_checked > 1000 && straight > 10000); /* the chord check did run near statics */
+    printf("soak: %d ticks, %ld mover ticks, %d with a reported jam above tolerance, worst %g, "
+           "%ld jammed pairs reported, %ld unobstructed paths, %ld chords sampled\n",
+           total_ticks, mover_ticks, jam_ticks, (double)worst_jam, jams_reported, straight,
+           chords_checked);
+    /* The checks above ran on a real population, not on empty worlds (the churn fills them to
+     * about half of SOAK_MAX_MOVERS), and near statics. */
+    CHECK_MSG(mover_ticks > (long)total_ticks * SOAK_MAX_MOVERS / 4, "%ld mover ticks",
+              mover_ticks);
+    CHECK(chords_checked > 1000 && straight > 10000);
+    /* The per-pair excuse was exercised: some pairs were reported jammed and excused (if the world
+     * ever stops jamming at all here, this scene no longer tests the excuse: make it denser). */
+    CHECK_MSG(jams_reported > 0 && jam_ticks > 0, "%ld jams, %d jammed ticks", jams_reported,
+              jam_ticks);
     /* Jams are reported, but must stay rare and shallow: the discrete pass does converge. */
     CHECK_MSG(jam_ticks * 20 <= total_ticks, "%d of %d ticks jammed", jam_ticks, total_ticks);
     CHECK_MSG(worst_jam <= 0.25f, "worst jammed overlap %g", (double)worst_jam);

@@ -1,5 +1,6 @@
 /* Helpers shared by the world tests: shapes, and brute-force invariant checks that look at every
- * pair (no broad phase), so they check the world's broad phase too. */
+ * pair (no broad phase), so they check the world's broad phase too. Depths and bounds are measured
+ * by world_oracle.h, never by geom's own queries, so a geom bug cannot hide in the world tests. */
 #ifndef COLLIDE_WORLD_TEST_UTIL_H
 #define COLLIDE_WORLD_TEST_UTIL_H
 
@@ -8,6 +9,7 @@
 
 #include "harness.h"
 #include "world.h"
+#include "world_oracle.h"
 
 static inline geom_shape wt_box(float hx, float hy) {
     geom_shape s;
@@ -59,16 +61,27 @@ static inline vec2 wt_pos(const world *w, world_body_id id) {
     return info.position;
 }
 
-/* Penetration depth of two bodies (0 when apart). */
+/* A body as the oracle sees it: its shape at its position, as the world reports them. */
+static inline bool wt_body(const world *w, world_body_id id, wo_body *out) {
+    geom_shape s;
+    world_body_info info;
+    if (!world_body_shape(w, id, &s) || !world_body_get(w, id, &info)) return false;
+    *out = wo_make(&s, info.position);
+    return true;
+}
+
+/* Penetration depth of two bodies (0 when apart), by the oracle. */
 static inline float wt_depth(const world *w, world_body_id a, world_body_id b) {
-    geom_shape sa, sb;
-    world_body_info ia, ib;
-    if (!world_body_shape(w, a, &sa) || !world_body_shape(w, b, &sb) ||
-        !world_body_get(w, a, &ia) || !world_body_get(w, b, &ib))
-        return INFINITY;
-    geom_contact c;
-    if (!geom_overlap(&sa, ia.position, &sb, ib.position, &c)) return 0.0f;
-    return c.depth;
+    wo_body ba, bb;
+    if (!wt_body(w, a, &ba) || !wt_body(w, b, &bb)) return INFINITY;
+    return (float)wo_depth(&ba, &bb);
+}
+
+/* Distance between two bodies (> 0 apart, minus the depth when overlapping), by the oracle. */
+static inline double wt_gap(const world *w, world_body_id a, world_body_id b) {
+    wo_body ba, bb;
+    if (!wt_body(w, a, &ba) || !wt_body(w, b, &bb)) return -INFINITY;
+    return wo_gap(&ba, &bb);
 }
 
 /* The deepest overlap of any mover in movers[] with any static in statics[], and of any two
@@ -85,9 +98,8 @@ static inline wt_scan wt_scan_all(const world *w, const world_body_id *movers, i
     aabb bounds = world_get_config(w)->bounds;
     for (int i = 0; i < mover_count; i++) {
         if (!world_body_alive(w, movers[i])) continue;
-        world_body_info info;
-        world_body_get(w, movers[i], &info);
-        if (!aabb_contains(bounds, info.bounds)) r.outside++;
+        wo_body body;
+        if (!wt_body(w, movers[i], &body) || wo_bounds_gap(&body, bounds) < 0.0) r.outside++;
         for (int k = 0; k < static_count; k++) {
             float d = wt_depth(w, movers[i], statics[k]);
             if (d > r.static_depth) r.static_depth = d;
@@ -99,6 +111,40 @@ static inline wt_scan wt_scan_all(const world *w, const world_body_id *movers, i
         }
     }
     return r;
+}
+
+/* I3's excuse, pair by pair: the deepest mover-mover overlap beyond tol whose pair the last step
+ * did not name in world_last_jams() (0 when every such overlap was reported), with that pair in
+ * *a, *b. Also checks the report itself: a named pair must really overlap by more than the skin
+ * (the world's threshold; the oracle may differ from geom by rounding only), else *bogus is set. */
+static inline float wt_unexcused_mover_depth(const world *w, const world_body_id *movers,
+                                             int mover_count, float tol, world_body_id *a,
+                                             world_body_id *b, bool *bogus) {
+    world_body_id jams[WORLD_MAX_JAM_REPORT][2];
+    size_t jam_count = world_last_jams(w, jams, WORLD_MAX_JAM_REPORT);
+    if (jam_count > WORLD_MAX_JAM_REPORT) jam_count = WORLD_MAX_JAM_REPORT;
+    *bogus = false;
+    for (size_t k = 0; k < jam_count; k++)
+        if (!(jams[k][0] < jams[k][1]) ||
+            !(wt_depth(w, jams[k][0], jams[k][1]) > GEOM_SKIN - 1e-5f))
+            *bogus = true;
+    float worst = 0.0f;
+    for (int i = 0; i < mover_count; i++) {
+        if (!world_body_alive(w, movers[i])) continue;
+        for (int k = i + 1; k < mover_count; k++) {
+            if (!world_body_alive(w, movers[k])) continue;
+            float d = wt_depth(w, movers[i], movers[k]);
+            if (!(d > tol) || !(d > worst)) continue;
+            world_body_id lo = movers[i] < movers[k] ? movers[i] : movers[k];
+            world_body_id hi = movers[i] < movers[k] ? movers[k] : movers[i];
+            bool reported = false;
+            for (size_t j = 0; j < jam_count && !reported; j++)
+                reported = jams[j][0] == lo && jams[j][1] == hi;
+            if (reported) continue;
+            worst = d, *a = lo, *b = hi;
+        }
+    }
+    return worst;
 }
 
 #endif

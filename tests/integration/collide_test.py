@@ -361,9 +361,9 @@ class Daemon:
                 pass
 
     # HTTP -----------------------------------------------------------------------------------
-    def http_get(self, path, timeout=REPLY_TIMEOUT):
-        """Returns (status, body text)."""
-        url = "http://127.0.0.1:%d%s" % (self.http_port, path)
+    def http_get(self, path, timeout=REPLY_TIMEOUT, host="127.0.0.1"):
+        """Returns (status, body text). host: an IPv4 or IPv6 literal."""
+        url = "http://%s:%d%s" % ("[%s]" % host if ":" in host else host, self.http_port, path)
         opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
         try:
             with opener.open(url, timeout=timeout) as r:
@@ -371,8 +371,8 @@ class Daemon:
         except urllib.error.HTTPError as e:
             return e.code, e.read().decode("utf-8", "replace")
 
-    def metrics(self):
-        status, text = self.http_get("/metrics")
+    def metrics(self, host="127.0.0.1"):
+        status, text = self.http_get("/metrics", host=host)
         check(status == 200, "GET /metrics must be 200, got %d" % status)
         return parse_prometheus(text)
 

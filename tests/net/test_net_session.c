@@ -379,6 +379,106 @@ static void test_rate_limited_not_fatal_then_fatal_when_sustained(void) {
     fx_free(&f);
 }
 
+/* Feeds n pings at the current clock; counts the Pongs and the RATE_LIMITED errors, non-fatal
+ * and fatal. */
+typedef struct flood_result {
+    int pongs, limited, fatal;
+} flood_result;
+
+static flood_result flood_pings(fixture *f, net_client *c, int n) {
+    flood_result r = {0, 0, 0};
+    size_t len = 0;
+    for (int i = 0; i < n; i++)
+        len += tu_ping((uint32_t)i + 1u, 1, f->buf + len, sizeof f->buf - len);
+    feed(f, c, len);
+    tu_msgs msgs;
+    tu_take(c, &msgs);
+    for (size_t i = 0; i < msgs.count; i++) {
+        if (msgs.m[i]->msg_case == S(PONG)) r.pongs++;
+        if (msgs.m[i]->msg_case == S(ERROR) && msgs.m[i]->error->code == E(RATE_LIMITED)) {
+            if (msgs.m[i]->error->fatal)
+                r.fatal++;
+            else
+                r.limited++;
+        }
+    }
+    tu_free(&msgs);
+    return r;
+}
+
+/* The documented cut (docs/operations.md, docs/protocol.md): drops in 5 consecutive seconds. Drops
+ * in 4 consecutive seconds leave the client open; the first drop of the 5th second is fatal. A
+ * second without drops starts the count again. Literal 5, not NET_ABUSE_SECONDS: the test pins the
+ * documented value, not whatever the header says. */
+static void test_abuse_cut_in_the_fifth_consecutive_second(void) {
+    net_config cfg;
+    net_config_default(&cfg);
+    cfg.rate_limit = 10; /* burst 20; 10 tokens a second */
+    fixture f;
+    fx_init(&f, &cfg);
+    net_client *c = fx_welcome(&f, 0, NULL); /* Hello took 1 token */
+    flood_result r = flood_pings(&f, c, 25);
+    CHECK_MSG(r.pongs == 19 && r.limited == 6 && r.fatal == 0, "second 1: %d %d %d", r.pongs,
+              r.limited, r.fatal);
+    for (int s = 2; s <= 4; s++) {
+        f.srv->now_us += 1000000;
+        r = flood_pings(&f, c, 25);
+        CHECK_MSG(r.pongs == 10 && r.limited == 15 && r.fatal == 0, "second %d: %d %d %d", s,
+                  r.pongs, r.limited, r.fatal);
+        CHECK(c->state == NET_CLIENT_ACTIVE);
+    }
+    /* One quiet second: the run of seconds with drops is broken. */
+    f.srv->now_us += 2000000;
+    for (int s = 1; s <= 4; s++) {
+        r = flood_pings(&f, c, 25);
+        CHECK_MSG(r.fatal == 0 && r.limited > 0 && c->state == NET_CLIENT_ACTIVE,
+                  "after the quiet second, second %d of drops: %d %d %d", s, r.pongs, r.limited,
+                  r.fatal);
+        f.srv->now_us += 1000000;
+    }
+    /* The 5th consecutive second with drops: served while tokens last, then the first drop is
+     * fatal and nothing more is read. */
+    r = flood_pings(&f, c, 25);
+    CHECK_MSG(r.pongs == 10 && r.limited == 0 && r.fatal == 1, "fifth second: %d %d %d", r.pongs,
+              r.limited, r.fatal);
+    CHECK(c->state == NET_CLIENT_CLOSING);
+    fx_free(&f);
+}
+
+/* The other documented cut: more than 4 bursts' worth of drops in one second. At --rate-limit 10
+ * (burst 20) 80 drops in one second leave the client open, the 81st is fatal. */
+static void test_abuse_cut_past_four_bursts_in_one_second(void) {
+    net_config cfg;
+    net_config_default(&cfg);
+    cfg.rate_limit = 10;
+    fixture f;
+    fx_init(&f, &cfg);
+    net_client *c = fx_welcome(&f, 0, NULL);
+    flood_result r = flood_pings(&f, c, 19 + 80);
+    CHECK_MSG(r.pongs == 19 && r.limited == 80 && r.fatal == 0, "%d %d %d", r.pongs, r.limited,
+              r.fatal);
+    CHECK(c->state == NET_CLIENT_ACTIVE);
+    f.srv->now_us += 999999; /* still the same second; 9.99999 tokens refilled, used first */
+    r = flood_pings(&f, c, 9 + 1);
+    CHECK_MSG(r.pongs == 9 && r.limited == 0 && r.fatal == 1, "%d %d %d", r.pongs, r.limited,
+              r.fatal);
+    CHECK(c->state == NET_CLIENT_CLOSING);
+    fx_free(&f);
+}
+
+/* The defaults the documentation promises (README "Configuration", docs/operations.md). */
+static void test_config_documented_defaults(void) {
+    net_config cfg;
+    net_config_default(&cfg);
+    CHECK(cfg.hello_timeout_ms == 5000);
+    CHECK(cfg.rate_limit == 200.0f);
+    CHECK(cfg.max_queued_bytes == 1048576);
+    CHECK(cfg.max_clients == 10000);
+    CHECK(cfg.max_frame == 65536);
+    CHECK(cfg.drain_timeout_ms == 3000);
+    CHECK(strcmp(cfg.bind, "0.0.0.0") == 0);
+}
+
 static void test_bad_protobuf_after_hello_is_not_fatal(void) {
     fixture f;
     fx_init(&f, NULL);
@@ -706,6 +806,9 @@ static void test_snapshots_track_the_world(void) {
     fx_free(&f);
 }
 
+/* The output limits exactly at their values (README, docs/operations.md): a snapshot is skipped
+ * only once the queue is past a quarter of --max-queued-bytes, and the client is cut only once it
+ * is past all of it. 8192 bytes: the soft limit is 2048. */
 static void test_slow_reader_drop_then_disconnect(void) {
     net_config cfg;
     net_config_default(&cfg);
@@ -713,11 +816,44 @@ static void test_slow_reader_drop_then_disconnect(void) {
     fixture f;
     fx_init(&f, &cfg);
     net_client *c = fx_welcome(&f, 0, NULL);
-    c->inflight = 3000; /* over the soft limit (2048): snapshots are skipped */
+    c->inflight = 2048; /* at the soft limit, not past it: the snapshot goes out */
+    net_server_tick(f.srv, 1);
+    CHECK(c->out.len > 0 && f.srv->metrics.slow_client_drops_total == 0);
+    c->out.len = 0;
+    c->inflight = 2049; /* one byte past the quarter: skipped */
     net_server_tick(f.srv, 1);
     CHECK(c->out.len == 0 && f.srv->metrics.slow_client_drops_total == 1);
-    c->inflight = 9000; /* over the hard limit */
+    c->inflight = 8192; /* at the hard limit: still dropping, not cut */
     net_server_tick(f.srv, 1);
+    CHECK(!c->kill && c->out.len == 0 && f.srv->metrics.slow_client_drops_total == 2);
+    c->inflight = 8193; /* one byte over: cut */
+    net_server_tick(f.srv, 1);
+    CHECK(c->kill && c->reason == NET_DISC_SLOW_CLIENT);
+    CHECK(f.srv->metrics.slow_client_disconnects_total == 1);
+    c->inflight = 0;
+    fx_free(&f);
+}
+
+/* The hard limit where a reply is appended, to the byte: a reply that brings the queue exactly to
+ * --max-queued-bytes is kept, one that brings it one byte past cuts the client. */
+static void test_hard_limit_exact_on_append(void) {
+    net_config cfg;
+    net_config_default(&cfg);
+    cfg.max_queued_bytes = 4096;
+    fixture f;
+    fx_init(&f, &cfg);
+    net_client *c = fx_welcome(&f, 0, NULL);
+    feed(&f, c, tu_ping(7, 123456, f.buf, sizeof f.buf));
+    size_t pong = c->out.len; /* the framed Pong's size */
+    CHECK(pong > 0);
+    c->out.len = 0;
+    c->inflight = cfg.max_queued_bytes - pong;
+    feed(&f, c, tu_ping(7, 123456, f.buf, sizeof f.buf));
+    CHECK(c->out.len == pong && !c->kill);
+    CHECK(f.srv->metrics.slow_client_disconnects_total == 0);
+    c->out.len = 0;
+    c->inflight = cfg.max_queued_bytes - pong + 1;
+    feed(&f, c, tu_ping(7, 123456, f.buf, sizeof f.buf));
     CHECK(c->kill && c->reason == NET_DISC_SLOW_CLIENT);
     CHECK(f.srv->metrics.slow_client_disconnects_total == 1);
     c->inflight = 0;
@@ -761,16 +897,34 @@ static void test_max_clients_refused(void) {
     fx_free(&f);
 }
 
+/* The default hello timeout is 5 s (README, docs/protocol.md): open at 5 s minus 1 us, cut at
+ * 5 s plus 1 us. Then the same edges for a configured value. */
 static void test_hello_timeout(void) {
     fixture f;
     fx_init(&f, NULL);
+    CHECK(f.srv->cfg.hello_timeout_ms == 5000);
     net_client *c = fx_open(&f, 0);
-    f.srv->now_us += 4000000;
+    f.srv->now_us += 5000000 - 1;
     net_server_tick(f.srv, 1);
     CHECK(!c->kill);
-    f.srv->now_us += 1000001;
+    f.srv->now_us += 2;
     net_server_tick(f.srv, 1);
     CHECK(c->kill && c->reason == NET_DISC_HELLO_TIMEOUT);
+    fx_free(&f);
+
+    net_config cfg;
+    net_config_default(&cfg);
+    cfg.hello_timeout_ms = 300;
+    fx_init(&f, &cfg);
+    c = fx_open(&f, 0);
+    net_client *welcomed = fx_welcome(&f, 1, NULL);
+    f.srv->now_us += 300000 - 1;
+    net_server_tick(f.srv, 1);
+    CHECK(!c->kill);
+    f.srv->now_us += 2;
+    net_server_tick(f.srv, 1);
+    CHECK(c->kill && c->reason == NET_DISC_HELLO_TIMEOUT);
+    CHECK(!welcomed->kill); /* said Hello in time: not subject to it */
     fx_free(&f);
 }
 
@@ -923,10 +1077,14 @@ TEST_MAIN(TEST(test_hello_welcome), TEST(test_partial_frames_byte_by_byte),
           TEST(test_first_message_must_be_hello), TEST(test_version_mismatch), TEST(test_tokens),
           TEST(test_secret_equal), TEST(test_rate_bucket),
           TEST(test_rate_limited_not_fatal_then_fatal_when_sustained),
-          TEST(test_bad_protobuf_after_hello_is_not_fatal), TEST(test_spawn_rules),
-          TEST(test_move_rules_and_close_despawns), TEST(test_snapshot_new_changed_removed),
-          TEST(test_snapshots_track_the_world), TEST(test_slow_reader_drop_then_disconnect),
-          TEST(test_hard_limit_enforced_where_replies_are_appended), TEST(test_max_clients_refused),
+          TEST(test_abuse_cut_in_the_fifth_consecutive_second),
+          TEST(test_abuse_cut_past_four_bursts_in_one_second),
+          TEST(test_config_documented_defaults), TEST(test_bad_protobuf_after_hello_is_not_fatal),
+          TEST(test_spawn_rules), TEST(test_move_rules_and_close_despawns),
+          TEST(test_snapshot_new_changed_removed), TEST(test_snapshots_track_the_world),
+          TEST(test_slow_reader_drop_then_disconnect),
+          TEST(test_hard_limit_enforced_where_replies_are_appended),
+          TEST(test_hard_limit_exact_on_append), TEST(test_max_clients_refused),
           TEST(test_hello_timeout), TEST(test_drain_sends_goodbye), TEST(test_known_find),
           TEST(test_view_grid_matches_world_query), TEST(test_http_parse),
           TEST(test_metrics_render), TEST(test_config_flags_and_env))

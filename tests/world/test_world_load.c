@@ -248,6 +248,69 @@ static void test_load_file(void) {
     CHECK(!w && strstr(err, "cannot open") && strstr(err, path));
 }
 
+/* "statics" may be left out (a world of bounds only), and statics may overlap each other: both
+ * are accepted, every static kept where the file puts it. */
+static void test_statics_optional_and_may_overlap(void) {
+    char err[256];
+    world *w = load("{\"bounds\": {\"min\": [0, 0], \"max\": [10, 10]}}", err, sizeof err, NULL);
+    CHECK_MSG(w, "no statics key: %s", err);
+    world_stats st;
+    world_get_stats(w, &st);
+    CHECK(st.static_bodies == 0);
+    world_destroy(w);
+    w = load("{\"bounds\": {\"min\": [0, 0], \"max\": [10, 10]}, \"statics\": [\n"
+             "{\"position\": [5, 5], \"box\": {\"half_extents\": [2, 1]}},\n"
+             "{\"position\": [6, 5], \"box\": {\"half_extents\": [2, 1]}},\n"
+             "{\"position\": [5, 5], \"circle\": {\"radius\": 1}}]}",
+             err, sizeof err, NULL);
+    CHECK_MSG(w, "overlapping statics: %s", err);
+    world_get_stats(w, &st);
+    CHECK(st.static_bodies == 3);
+    world_body_id ids[4];
+    CHECK(world_query_aabb(w, aabb_make(v2(4.9f, 4.9f), v2(5.1f, 5.1f)), 0, ids, 4) == 3);
+    world_destroy(w);
+}
+
+/* world_load.c refuses a file larger than 64 MiB from its size, before reading it. Exactly 64 MiB
+ * of valid JSON (padded with spaces) loads; one byte more is refused with the file and the limit.
+ */
+static void test_file_size_limit_exact(void) {
+    const size_t limit = 64u * 1024u * 1024u;
+    const char *doc = "{\"bounds\": {\"min\": [0, 0], \"max\": [10, 10]}, \"statics\": "
+                      "[{\"position\": [5, 5], \"circle\": {\"radius\": 1}}]}";
+    char path[] = "/tmp/collide_world_size_XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    CHECK(f);
+    static char spaces[1 << 16];
+    memset(spaces, ' ', sizeof spaces);
+    size_t written = fwrite(doc, 1, strlen(doc), f);
+    while (written < limit) {
+        size_t n = limit - written < sizeof spaces ? limit - written : sizeof spaces;
+        written += fwrite(spaces, 1, n, f);
+    }
+    CHECK(fclose(f) == 0 && written == limit);
+    char err[512];
+    world *w = world_load_file(path, NULL, NULL, err, sizeof err);
+    if (!w) unlink(path); /* 64 MiB is not left behind by a failure */
+    CHECK_MSG(w, "exactly 64 MiB must load: %s", err);
+    world_stats st;
+    world_get_stats(w, &st);
+    CHECK(st.static_bodies == 1);
+    world_destroy(w);
+    f = fopen(path, "a");
+    CHECK(f);
+    fputc(' ', f);
+    fclose(f);
+    w = world_load_file(path, NULL, NULL, err, sizeof err);
+    char want[600];
+    snprintf(want, sizeof want, "%s:0:0: larger than 67108864 bytes", path);
+    unlink(path);
+    CHECK_MSG(!w && strcmp(err, want) == 0, "64 MiB + 1: \"%s\"", err);
+}
+
 TEST_MAIN(TEST(test_default_arena_loads), TEST(test_default_arena_is_deterministic),
           TEST(test_small_file_loads), TEST(test_errors_name_place_and_reason),
-          TEST(test_limits_refused), TEST(test_load_file))
+          TEST(test_limits_refused), TEST(test_load_file),
+          TEST(test_statics_optional_and_may_overlap), TEST(test_file_size_limit_exact))

@@ -96,8 +96,8 @@ static inline size_t tu_despawn(uint32_t rid, uint32_t body, uint8_t *out, size_
 }
 
 /* SetView of the box centred on (cx, cy) with half extents (hx, hy); (0, 0) = default view. */
-static inline size_t tu_set_view(uint32_t rid, float cx, float cy, float hx, float hy,
-                                 uint8_t *out, size_t cap) {
+static inline size_t tu_set_view(uint32_t rid, float cx, float cy, float hx, float hy, uint8_t *out,
+                                 size_t cap) {
     Collide__V1__Vec2 center = COLLIDE__V1__VEC2__INIT, half = COLLIDE__V1__VEC2__INIT;
     center.x = cx;
     center.y = cy;

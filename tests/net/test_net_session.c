@@ -617,15 +617,7 @@ static void test_snapshot_new_changed_removed(void) {
     tu_free(&msgs);
 
     /* SetView over the whole world: the far body appears in full. */
-    Collide__V1__Vec2 center = COLLIDE__V1__VEC2__INIT, half = COLLIDE__V1__VEC2__INIT;
-    half.x = half.y = 1000;
-    Collide__V1__SetView sv = COLLIDE__V1__SET_VIEW__INIT;
-    sv.center = &center;
-    sv.half_extents = &half;
-    tu_cmsg m = COLLIDE__V1__CLIENT_MESSAGE__INIT;
-    m.msg_case = COLLIDE__V1__CLIENT_MESSAGE__MSG_SET_VIEW;
-    m.set_view = &sv;
-    feed(&f, a, tu_frame(&m, f.buf, sizeof f.buf));
+    feed(&f, a, tu_set_view(0, 0, 0, 1000, 1000, f.buf, sizeof f.buf));
     net_server_tick(f.srv, 1);
     tu_take(a, &msgs);
     bs = find_body(msgs.m[0]->snapshot, far_id);
@@ -641,49 +633,12 @@ static void test_snapshot_new_changed_removed(void) {
     tu_free(&msgs);
 
     /* Back to the default view: the statics/far area leave the view. */
-    half.x = half.y = 0;
-    feed(&f, a, tu_frame(&m, f.buf, sizeof f.buf));
+    feed(&f, a, tu_set_view(0, 0, 0, 0, 0, f.buf, sizeof f.buf));
     net_server_tick(f.srv, 1);
     tu_take(a, &msgs);
     CHECK(msgs.count == 1 && !has_removed(msgs.m[0]->snapshot, id));
     tu_free(&msgs);
     fx_free(&f);
-}
-
-/* What a client believes, built only from its snapshots. */
-typedef struct model_body {
-    uint32_t id; /* body id */
-    float x, y;  /* position last received */
-} model_body;
-
-static model_body *model_find(model_body *m, size_t n, uint32_t id) {
-    for (size_t i = 0; i < n; i++)
-        if (m[i].id == id) return &m[i];
-    return NULL;
-}
-
-/* Applies one snapshot to a client's model; false on a protocol rule 6 violation. */
-static bool model_apply(model_body *m, size_t *n, size_t cap, const Collide__V1__Snapshot *s) {
-    bool ok = true;
-    for (size_t i = 0; i < s->n_removed; i++) {
-        model_body *b = model_find(m, *n, s->removed[i]);
-        if (!b) ok = false; /* removed without having been announced */
-        if (b) *b = m[--*n];
-    }
-    for (size_t i = 0; i < s->n_bodies; i++) {
-        const Collide__V1__BodyState *bs = s->bodies[i];
-        model_body *b = model_find(m, *n, bs->id);
-        if (!b) {
-            if (!bs->shape || *n == cap) return false; /* new bodies come with their shape */
-            b = &m[(*n)++];
-            b->id = bs->id;
-        } else if (bs->shape) {
-            ok = false; /* announced twice */
-        }
-        b->x = bs->position ? bs->position->x : 0.0f;
-        b->y = bs->position ? bs->position->y : 0.0f;
-    }
-    return ok;
 }
 
 /* Random moves, spawns, despawns and views over many ticks: after every snapshot, what each client
@@ -699,8 +654,9 @@ static void test_snapshots_track_the_world(void) {
     world_config wc;
     world_config_default(&wc);
     harness_rng rng = {4242};
-    static model_body model[4][256];
-    size_t nmodel[4] = {0, 0, 0, 0};
+    tu_view model[4];
+    for (int i = 0; i < 4; i++)
+        CHECK(tu_view_init(&model[i], 256));
     uint32_t owned[3][8];
     size_t nowned[3] = {0, 0, 0};
     aabb view3 = aabb_make(v2(-100, -100), v2(100, 100));
@@ -718,12 +674,7 @@ static void test_snapshots_track_the_world(void) {
                 if (id) owned[ci][nowned[ci]++] = id;
             } else if (nowned[ci] > 0 && r < 8) {
                 size_t k = harness_rng_next(&rng) % nowned[ci];
-                Collide__V1__DespawnBody d = COLLIDE__V1__DESPAWN_BODY__INIT;
-                d.body_id = owned[ci][k];
-                tu_cmsg m = COLLIDE__V1__CLIENT_MESSAGE__INIT;
-                m.msg_case = COLLIDE__V1__CLIENT_MESSAGE__MSG_DESPAWN;
-                m.despawn = &d;
-                feed(&f, c, tu_frame(&m, f.buf, sizeof f.buf));
+                feed(&f, c, tu_despawn(0, owned[ci][k], f.buf, sizeof f.buf));
                 owned[ci][k] = owned[ci][--nowned[ci]];
             }
             for (size_t k = 0; k < nowned[ci]; k++) {
@@ -739,18 +690,7 @@ static void test_snapshots_track_the_world(void) {
             vec2 c = v2(harness_rng_range(&rng, -200, 200), harness_rng_range(&rng, -200, 200));
             vec2 h = v2(harness_rng_range(&rng, 5, 150), harness_rng_range(&rng, 5, 150));
             view3 = aabb_make(v2_sub(c, h), v2_add(c, h));
-            Collide__V1__Vec2 center = COLLIDE__V1__VEC2__INIT, half = COLLIDE__V1__VEC2__INIT;
-            center.x = c.x;
-            center.y = c.y;
-            half.x = h.x;
-            half.y = h.y;
-            Collide__V1__SetView sv = COLLIDE__V1__SET_VIEW__INIT;
-            sv.center = &center;
-            sv.half_extents = &half;
-            tu_cmsg m = COLLIDE__V1__CLIENT_MESSAGE__INIT;
-            m.msg_case = COLLIDE__V1__CLIENT_MESSAGE__MSG_SET_VIEW;
-            m.set_view = &sv;
-            feed(&f, &f.c[3], tu_frame(&m, f.buf, sizeof f.buf));
+            feed(&f, &f.c[3], tu_set_view(0, c.x, c.y, h.x, h.y, f.buf, sizeof f.buf));
         }
         f.srv->now_us += 16667;
         net_server_tick(f.srv, 1);
@@ -764,7 +704,7 @@ static void test_snapshots_track_the_world(void) {
                 tu_free(&msgs);
                 break;
             }
-            bool ok = model_apply(model[ci], &nmodel[ci], 256, msgs.m[msgs.count - 1]->snapshot);
+            bool ok = tu_view_apply(&model[ci], msgs.m[msgs.count - 1]->snapshot);
             CHECK_MSG(ok, "tick %d client %d: snapshot breaks rule 6", tick, ci);
             tu_free(&msgs);
             /* The truth: bodies overlapping the client's view boxes now. */
@@ -791,18 +731,20 @@ static void test_snapshots_track_the_world(void) {
                     if (!dup) want[nwant++] = in_boxes[k];
                 }
             }
-            bool same = nwant == nmodel[ci];
+            bool same = nwant == model[ci].count;
             for (size_t k = 0; k < nwant && same; k++) {
-                model_body *b = model_find(model[ci], nmodel[ci], want[k]);
+                const tu_body *b = tu_view_find(&model[ci], want[k]);
                 world_body_info info;
-                same = b && world_body_get(f.w, want[k], &info) && b->x == info.position.x &&
-                       b->y == info.position.y;
+                same = b && world_body_get(f.w, want[k], &info) && b->px == info.position.x &&
+                       b->py == info.position.y;
             }
             CHECK_MSG(same, "tick %d client %d: believes %zu bodies, %zu in view", tick, ci,
-                      nmodel[ci], nwant);
+                      model[ci].count, nwant);
             all_ok &= ok && same;
         }
     }
+    for (int i = 0; i < 4; i++)
+        tu_view_free(&model[i]);
     fx_free(&f);
 }
 

@@ -21,6 +21,10 @@ typedef struct net_known_entry {
     uint64_t sent_tick; /* world tick of the state last sent */
 } net_known_entry;
 
+/* sent_tick of an entry held in place while a snapshot is written, not (yet) sent; never left
+ * in a client's set. */
+#define NET_KNOWN_UNSENT UINT64_MAX
+
 /* The sort key: (moving << 32) | id. */
 static inline uint64_t net_known_key(const net_known_entry *e) {
     return ((uint64_t)e->moving << 32) | e->id;

@@ -176,9 +176,10 @@ net_server *net_server_create(const net_config *cfg, world *w) {
     srv->scratch_cap = cfg->max_frame / 4u + 1u;
     srv->query = malloc(srv->query_cap * sizeof *srv->query);
     srv->removed = malloc(srv->scratch_cap * sizeof *srv->removed);
+    srv->deferred = malloc(2 * srv->query_cap * sizeof *srv->deferred);
     bool view_ok = net_view_init(&srv->view, w, cfg->view_radius);
     bool marks_ok = net_view_marks_init(&srv->marks, w);
-    if (!view_ok || !marks_ok || !srv->query || !srv->removed ||
+    if (!view_ok || !marks_ok || !srv->query || !srv->removed || !srv->deferred ||
         !net_buf_reserve(&srv->snap, cfg->max_frame + NET_VIEW_RECORD_COPY)) {
         net_server_destroy(srv);
         return NULL;
@@ -193,6 +194,7 @@ void net_server_destroy(net_server *srv) {
     free(srv->query);
     net_view_marks_free(&srv->marks);
     free(srv->removed);
+    free(srv->deferred);
     net_known_free(&srv->known_next);
     net_buf_free(&srv->snap);
     net_view_free(&srv->view);
@@ -855,7 +857,11 @@ void net_session_snapshot(net_server *srv, net_client *c) {
     }
 
     /* 2. Merge view and known set again: new bodies in full, changed ones as their arena record,
-     *    while they fit; write the next known set as we go. Unchanged bodies cost the compare. */
+     *    while they fit; write the next known set as we go. Unchanged bodies cost the compare.
+     *    Round robin: when the last snapshot ran out of room, this one serves the bodies from
+     *    where it stopped (c->resume_key) first and those before it afterwards, from what room is
+     *    left. Filling every frame from the lowest key instead starved the highest keys for as
+     *    long as the low ones kept changing (seconds, under churn in a crowded view). */
     net_buf *s = &srv->snap;
     s->len = 0;
     s->data[s->len++] = 0x08; /* Snapshot.tick, varint */
@@ -863,19 +869,34 @@ void net_session_snapshot(net_server *srv, net_client *c) {
     size_t removed_field = nremoved ? 1 + varint_size(removed_bytes) + removed_bytes : 0;
     size_t limit = frame_budget - removed_field; /* s->len may not pass this */
     net_known_entry *next = srv->known_next.entries;
-    size_t nnext = 0, dropped = 0;
+    size_t nnext = 0, dropped = 0, ndeferred = 0;
     const uint8_t *arena = srv->view.arena;
+    uint64_t resume = c->resume_key, stop_key = 0;
+    bool stopped = false; /* something had no room: stop_key is the first such key */
     for (size_t i = 0, j = 0; i < nview || j < nknown;) {
         uint64_t vk = i < nview ? net_view_key(&view[i]) : UINT64_MAX;
         uint64_t kk = j < nknown ? net_known_key(&known[j]) : UINT64_MAX;
         if (vk < kk) {
             /* In view, not known: announce it. What does not fit is retried next tick. */
             uint64_t changed_tick = 0;
-            if (s->len < limit && encode_new_body(srv, view[i].id, limit - s->len, &changed_tick)) {
+            if (vk < resume) {
+                /* Its turn comes after the bodies from resume on: held in place, unsent. */
+                srv->deferred[2 * ndeferred] = (uint32_t)i;
+                srv->deferred[2 * ndeferred + 1] = (uint32_t)nnext;
+                ndeferred++;
+                next[nnext].id = view[i].id;
+                next[nnext].moving = view[i].delta_off != NET_VIEW_NO_DELTA;
+                next[nnext].sent_tick = NET_KNOWN_UNSENT;
+                nnext++;
+            } else if (s->len < limit &&
+                       encode_new_body(srv, view[i].id, limit - s->len, &changed_tick)) {
                 next[nnext].id = view[i].id;
                 next[nnext].moving = view[i].delta_off != NET_VIEW_NO_DELTA;
                 next[nnext].sent_tick = tick > changed_tick ? tick : changed_tick;
                 nnext++;
+            } else if (!stopped) {
+                stopped = true;
+                stop_key = vk;
             }
             i++;
         } else if (kk < vk) {
@@ -891,10 +912,17 @@ void net_session_snapshot(net_server *srv, net_client *c) {
             if (v->changed_tick > e.sent_tick && v->delta_off != NET_VIEW_NO_DELTA) {
                 const uint8_t *rec = arena + v->delta_off;
                 size_t n = (size_t)rec[1] + 2u;
-                if (s->len + n <= limit) {
+                if (vk < resume) {
+                    srv->deferred[2 * ndeferred] = (uint32_t)i;
+                    srv->deferred[2 * ndeferred + 1] = (uint32_t)nnext;
+                    ndeferred++;
+                } else if (s->len + n <= limit) {
                     memcpy(s->data + s->len, rec, NET_VIEW_RECORD_COPY);
                     s->len += n;
                     e.sent_tick = tick > v->changed_tick ? tick : v->changed_tick;
+                } else if (!stopped) {
+                    stopped = true;
+                    stop_key = vk;
                 }
             }
             next[nnext++] = e;
@@ -902,6 +930,42 @@ void net_session_snapshot(net_server *srv, net_client *c) {
             j++;
         }
     }
+    /* The bodies before resume, in key order, from the room left. A new body with no room is
+     * taken out of the next known set again (it was held there to keep the set in order). */
+    size_t unsent_new = 0;
+    for (size_t d = 0; d < ndeferred; d++) {
+        const net_view_entry *v = &view[srv->deferred[2 * d]];
+        net_known_entry *e = &next[srv->deferred[2 * d + 1]];
+        bool sent = false;
+        if (e->sent_tick == NET_KNOWN_UNSENT) {
+            uint64_t changed_tick = 0;
+            sent = s->len < limit && encode_new_body(srv, v->id, limit - s->len, &changed_tick);
+            if (sent)
+                e->sent_tick = tick > changed_tick ? tick : changed_tick;
+            else
+                unsent_new++;
+        } else {
+            const uint8_t *rec = arena + v->delta_off;
+            size_t n = (size_t)rec[1] + 2u;
+            sent = s->len + n <= limit;
+            if (sent) {
+                memcpy(s->data + s->len, rec, NET_VIEW_RECORD_COPY);
+                s->len += n;
+                e->sent_tick = tick > v->changed_tick ? tick : v->changed_tick;
+            }
+        }
+        if (!sent && !stopped) {
+            stopped = true;
+            stop_key = net_view_key(v);
+        }
+    }
+    if (unsent_new) {
+        size_t kept = 0;
+        for (size_t k = 0; k < nnext; k++)
+            if (next[k].sent_tick != NET_KNOWN_UNSENT) next[kept++] = next[k];
+        nnext = kept;
+    }
+    c->resume_key = stopped ? stop_key : 0;
     if (nremoved) {
         s->data[s->len++] = 0x1a; /* Snapshot.removed, packed varints */
         put_varint(s, removed_bytes);

@@ -76,6 +76,8 @@ typedef struct net_client {
     bool has_view;                /* SetView box in force instead of the default view */
     aabb view;                    /* the SetView box */
     net_known known;              /* bodies this client was told about */
+    uint64_t resume_key;          /* view key of the first body the last snapshot had no room for:
+                                     the next one starts there (0: from the start) */
     net_rate rate;                /* token bucket and abuse tracking */
     uint32_t index;               /* position in net_server.clients */
     uint32_t dirty_index;         /* position in net_server.dirty while dirty */
@@ -102,6 +104,9 @@ typedef struct net_server {
     net_view_marks marks;                /* scratch: the ranks one client's view boxes select */
     uint32_t *removed;                   /* scratch: ids for one snapshot's removed list */
     size_t scratch_cap;                  /* entries in removed */
+    uint32_t *deferred;                  /* scratch: bodies before a client's resume_key waiting
+                                            for room, as pairs (index in query, index in the
+                                            known set being written); 2 * query_cap entries */
     net_known known_next;                /* scratch: a client's known set being rewritten */
     net_buf snap;                        /* scratch: one Snapshot's encoded body */
     net_view_index view;                 /* interest-management grid the views query */

@@ -10,9 +10,10 @@
  *    owed need at the frame budget, and stays exact.
  * The run must also exercise all three overflow paths of the writer (new bodies deferred, deltas
  * deferred, `removed` cut short): the counts are checked at the end.
- * No per-body bound is asserted during the churn: the writer fills each frame in key order
- * (statics, then ascending id), so while the changes in view exceed a frame every tick, the
- * highest ids wait until the churn ends (the run prints the longest wait; about 330 ticks here). */
+ * During the churn each body's wait is bounded too: the writer serves the view round robin
+ * (each snapshot starts where the last one ran out of room), so a body waits at most one turn of
+ * the whole view through the frame budget. A writer that filled every frame from the lowest key
+ * starved the highest ids until the churn ended (about 330 ticks here; the bound is ~100). */
 #include <math.h>
 #include <stdio.h>
 
@@ -74,6 +75,7 @@ typedef struct budget_counts {
     unsigned near_full;      /* frames within FRAME_SLACK + the largest record of MAX_FRAME */
     unsigned max_lag;        /* the longest a client's belief stayed inexact, in ticks */
     unsigned max_body_wait;  /* the longest one body's belief stayed inexact, in ticks */
+    unsigned max_turn;       /* the largest round-robin turn of any view, in ticks */
 } budget_counts;
 
 static void feed(model_fixture *f, int ci, size_t n) {
@@ -223,6 +225,7 @@ typedef struct owed {
     size_t min_record;            /* the smallest of those records (0 when none) */
     size_t removed_bytes;         /* varints the extra ids need */
     size_t max_removed_varint;    /* the largest of those */
+    size_t view_bytes;            /* records every body in view would need if all had changed */
 } owed;
 
 /* Also records, when tick >= 0, how long each inexact body has waited (f->pending). */
@@ -259,6 +262,7 @@ static owed compute_owed(model_fixture *f, int ci, const world_body_id *truth, s
             o.body_bytes += rec;
             if (o.min_record == 0 || rec < o.min_record) o.min_record = rec;
         }
+        if (t <= b && t != UINT32_MAX) o.view_bytes += rec ? rec : record_size(f->w, t, t < b);
         uint32_t id = t < b ? t : b;
         bool pend = rec || b < t;
         if (tick >= 0 && pend) {
@@ -288,6 +292,14 @@ static unsigned ticks_for(const owed *o) {
     size_t removed_rate = (MAX_FRAME - FRAME_SLACK) / 2 - 5;
     return (unsigned)((o->body_bytes + body_rate - 1) / body_rate +
                       (o->removed_bytes + removed_rate - 1) / removed_rate + 1);
+}
+
+/* Ticks for one round-robin turn of a whole view: every body in it sent once, at the rate the
+ * bodies get at least (as in ticks_for), plus one tick for the turn's start and one for rounding. */
+static unsigned turn_ticks(const owed *o) {
+    const size_t largest_record = 64;
+    size_t body_rate = (MAX_FRAME - FRAME_SLACK) / 2 - largest_record;
+    return (unsigned)((o->view_bytes + body_rate - 1) / body_rate + 2);
 }
 
 /* Takes client ci's output after a tick, applies its snapshot and checks it against the world.
@@ -350,6 +362,8 @@ static bool check_client(model_fixture *f, int ci, int tick, world_body_id *trut
         removed_bytes += varint_size(snap->removed[k]);
     owed o = compute_owed(f, ci, truth, ntruth, tick, counts);
     *out_owed = o;
+    unsigned turn = turn_ticks(&o);
+    if (turn > counts->max_turn) counts->max_turn = turn;
     if (o.missing || o.stale) {
         /* Left out only for want of room: not even the smallest pending record fit. */
         if (snap_len + o.min_record <= MAX_FRAME - FRAME_SLACK) {
@@ -543,10 +557,15 @@ static void test_snapshot_budget_model(void) {
         }
     }
     printf("rest at tick %d; snapshots left short: %u (new %u, delta %u, removed %u); longest "
-           "lag %u ticks, longest wait of one body %u ticks; deadline at rest %u ticks\n",
+           "lag %u ticks, longest wait of one body %u ticks (a view's longest turn %u); deadline "
+           "at rest %u ticks\n",
            rest_tick, counts.near_full, counts.new_deferred, counts.delta_deferred,
-           counts.removed_cut, counts.max_lag, counts.max_body_wait, worst_deadline);
+           counts.removed_cut, counts.max_lag, counts.max_body_wait, counts.max_turn,
+           worst_deadline);
     CHECK_MSG(ok, "convergence failed at tick %d", tick - 1);
+    /* No body waited longer than one round-robin turn of the largest view. */
+    CHECK_MSG(counts.max_body_wait <= counts.max_turn, "a body waited %u ticks, a turn is %u",
+              counts.max_body_wait, counts.max_turn);
     /* Every overflow path of the writer ran, several times. */
     CHECK(counts.new_deferred >= 10);
     CHECK(counts.delta_deferred >= 10);

@@ -464,41 +464,41 @@ static inline bool touching_start(vec2 n, vec2 d, geom_toi *out) {
     return true;
 }
 
-/* What ray_rounded_polygon found. */
-typedef enum rounded_ray {
-    ROUNDED_MISS,
-    ROUNDED_HIT,
-    ROUNDED_INSIDE /* o lies in the inflated polygon: the caller's start rule decides */
-} rounded_ray;
+/* Whether o lies in polygon p inflated by radius (within radius of an edge or a vertex, or
+ * inside), in double: a check of the float start gap where that gap is within its own rounding. */
+static bool rounded_polygon_contains_d(poly_view p, float radius, vec2 o) {
+    double r = radius, outside = -INFINITY;
+    for (int i = 0; i < p.count; i++) {
+        vec2 n = p.n[i], a = p.v[i], b = p.v[i + 1 < p.count ? i + 1 : 0];
+        double ox = (double)o.x - a.x, oy = (double)o.y - a.y;
+        double ex = (double)b.x - a.x, ey = (double)b.y - a.y;
+        double s = (double)n.x * ox + (double)n.y * oy;
+        if (s > outside) outside = s;
+        double u = ox * ex + oy * ey;
+        if (s >= 0.0 && s <= r && u >= 0.0 && u <= ex * ex + ey * ey) return true; /* edge band */
+        if (ox * ox + oy * oy <= r * r) return true;                               /* vertex disc */
+    }
+    return outside <= 0.0; /* inside the polygon itself */
+}
 
 /* Ray from o along d against polygon p inflated by radius: the union of the polygon, one
  * rectangle per edge and one disc per vertex, so the first entry is the earliest hit among the
- * offset edges and the vertex circles. Sets the outward normal on a hit.
- *
- * The caller has found o outside by more than the slop, but in float: with a radius or an
- * offset of 1e3 that gap is only good to ~1e-4, and o may lie inside here, in double. Then no
- * entry exists; searching for one would find a far side (a late hit with a sideways normal), so
- * that case is returned as ROUNDED_INSIDE. */
-static rounded_ray ray_rounded_polygon(poly_view p, float radius, vec2 o, vec2 d, float *t_out,
-                                       vec2 *n_out) {
+ * offset edges and the vertex circles. o must be outside. Returns the outward normal. */
+static bool ray_rounded_polygon(poly_view p, float radius, vec2 o, vec2 d, float *t_out,
+                                vec2 *n_out) {
     /* Double precision, like geom_ray_circle: where a face hit and a vertex-circle hit are a
      * rounding error apart, float could pick the vertex and tilt the normal. */
     double best_t = 2.0, dx = d.x, dy = d.y;
     vec2 best_n = v2(0.0f, 1.0f);
     for (int i = 0; i < p.count; i++) {
         vec2 n = p.n[i], a = p.v[i], b = p.v[i + 1 < p.count ? i + 1 : 0];
-        double ox = (double)o.x - a.x, oy = (double)o.y - a.y;
-        double ex = (double)b.x - a.x, ey = (double)b.y - a.y;
-        double num = (double)n.x * ox + (double)n.y * oy - radius; /* gap to the offset edge */
-        if (num < 0.0) {
-            /* Closer than the radius in front of the edge, within its slab: in its rectangle. */
-            double u0 = ox * ex + oy * ey;
-            if (num + radius >= 0.0 && u0 >= 0.0 && u0 <= ex * ex + ey * ey) return ROUNDED_INSIDE;
-            continue;
-        }
         double den = (double)n.x * dx + (double)n.y * dy;
-        if (!(den < 0.0) || num > -den * (best_t < 1.0 ? best_t : 1.0)) continue;
+        if (!(den < 0.0)) continue;
+        double ox = (double)o.x - a.x, oy = (double)o.y - a.y;
+        double num = (double)n.x * ox + (double)n.y * oy - radius; /* gap to the offset edge */
+        if (num < 0.0 || num > -den * (best_t < 1.0 ? best_t : 1.0)) continue;
         double t = num / -den;
+        double ex = (double)b.x - a.x, ey = (double)b.y - a.y;
         double u = (ox + t * dx) * ex + (oy + t * dy) * ey;
         if (u < 0.0 || u > ex * ex + ey * ey) continue; /* beyond the edge: a vertex's job */
         if (t < best_t) {
@@ -509,9 +509,9 @@ static rounded_ray ray_rounded_polygon(poly_view p, float radius, vec2 o, vec2 d
     for (int i = 0; i < p.count; i++) {
         double t;
         vec2 n, v = p.v[i];
-        double ox = (double)o.x - v.x, oy = (double)o.y - v.y;
-        if (ox * ox + oy * oy <= (double)radius * radius) return ROUNDED_INSIDE;
-        if (!geom_ray_circle_d(ox, oy, dx, dy, radius, &t, &n) || !(t < best_t)) continue;
+        if (!geom_ray_circle_d((double)o.x - v.x, (double)o.y - v.y, dx, dy, radius, &t, &n) ||
+            !(t < best_t))
+            continue;
         /* Stored normals are float, so a face and its end vertex can swap order by a rounding
          * error when the hit is near their boundary. A vertex hit whose centre lies over an
          * adjacent edge takes that edge's normal: the same time, the exact face normal. */
@@ -524,20 +524,25 @@ static rounded_ray ray_rounded_polygon(poly_view p, float radius, vec2 o, vec2 d
         best_t = t;
         best_n = n;
     }
-    if (!(best_t <= 1.0)) return ROUNDED_MISS;
+    if (!(best_t <= 1.0)) return false;
     *t_out = (float)best_t;
     *n_out = best_n;
-    return ROUNDED_HIT;
+    return true;
 }
 
 static bool circle_poly_sweep(poly_view y, float radius, float gap, vec2 n_xy, vec2 r, vec2 d,
                               geom_toi *out) {
     if (gap <= GEOM_LINEAR_SLOP) return touching_start(n_xy, d, out);
+    /* The float gap is good to a few ulps of the offset and the radius: with either ~1e3 that is
+     * ~1e-4, over the slop. Where the gap is that close, ask in double whether the start really
+     * is separated: the ray below assumes so, and from inside it finds a far side's entry (a late
+     * hit with a sideways normal). */
+    float err = 8.0f * FLT_EPSILON * (fabsf(r.x) + fabsf(r.y) + radius);
+    if (gap <= GEOM_LINEAR_SLOP + err && rounded_polygon_contains_d(y, radius, v2_neg(r)))
+        return touching_start(n_xy, d, out);
     float t;
     vec2 n_out;
-    rounded_ray got = ray_rounded_polygon(y, radius, v2_neg(r), d, &t, &n_out);
-    if (got == ROUNDED_INSIDE) return touching_start(n_xy, d, out);
-    if (got == ROUNDED_MISS) return false;
+    if (!ray_rounded_polygon(y, radius, v2_neg(r), d, &t, &n_out)) return false;
     if (out) {
         out->t = t;
         out->normal = v2_neg(n_out);

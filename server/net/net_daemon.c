@@ -65,6 +65,9 @@ struct net_daemon {
     uint64_t next_tick_ns;              /* uv_hrtime() at which the next step is due */
     uint32_t conn_count;                /* game connections not yet freed */
     uint32_t http_count;                /* HTTP connections not yet freed */
+    uint32_t http_open;                 /* of those, not closing: what --http-max-connections caps
+                                           (a closed slot is free at once, not after uv_close's
+                                           callback one loop turn later) */
     net_http_conn *http_conns;          /* open HTTP connections */
     bool draining;                      /* shutdown started */
     bool finished;                      /* every long-lived handle is closing */
@@ -290,6 +293,7 @@ static void on_http_closed(uv_handle_t *h) {
 static void http_close(net_http_conn *hc) {
     if (hc->closing) return;
     hc->closing = true;
+    hc->d->http_open--;
     uv_close((uv_handle_t *)&hc->tcp, on_http_closed);
 }
 
@@ -391,10 +395,11 @@ static void on_http_connection(uv_stream_t *server, int status) {
     if (hc->next) hc->next->prev = hc;
     d->http_conns = hc;
     d->http_count++;
+    d->http_open++;
     set_clock(d);
     hc->start_us = d->srv->now_us;
     if (uv_accept(server, (uv_stream_t *)&hc->tcp) != 0 ||
-        d->http_count > d->srv->cfg.http_max_connections) {
+        d->http_open > d->srv->cfg.http_max_connections) {
         http_close(hc);
         return;
     }

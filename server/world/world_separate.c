@@ -226,4 +226,10 @@ void world_separate(world *w) {
             world_grid_query(w, g, c.box, pair_collect, &c);
         }
     }
+    /* A body pushed a second time in the pass that first pushed it was noted after its first push
+     * only: note every body once more, so the queries after the step (the grid stays valid for
+     * them) find it wherever it ended. Noting it at its second push would be the whole fix, but
+     * would let the later passes of this step find more pairs, which changes the step's results. */
+    for (uint32_t i = 0; i < w->mover_count; i++)
+        grid_note_moved(w, g, i);
 }

@@ -575,16 +575,23 @@ const char *world_validate(const world *w) {
     /* free lists: every free slot once, none live or retired; the rest are live or retired */
     if (w->free_count + statics + movers + retired != w->capacity)
         return "free slots: live + free + retired is not the capacity";
-    for (uint32_t k = 0; k < w->free_count; k++) {
+    uint64_t *seen = calloc((w->capacity + 63) / 64, sizeof *seen);
+    if (!seen) return "out of memory (validate)";
+    const char *bad = NULL;
+    for (uint32_t k = 0; k < w->free_count && !bad; k++) {
         uint32_t slot = w->free_slots[k];
-        if (slot >= w->capacity) return "free slots: slot out of range";
+        if (slot >= w->capacity) {
+            bad = "free slots: slot out of range";
+            break;
+        }
         const world_slot *s = &w->slots[slot];
-        if (s->kind != 0 || (s->flags & WORLD_SLOT_RETIRED) || (s->flags & 0x80u))
-            return "free slots: a live, retired or repeated slot";
-        ((world_slot *)s)->flags |= 0x80u; /* seen (cleared below) */
+        if (s->kind != 0 || (s->flags & WORLD_SLOT_RETIRED) ||
+            (seen[slot >> 6] >> (slot & 63) & 1u))
+            bad = "free slots: a live, retired or repeated slot";
+        seen[slot >> 6] |= 1ull << (slot & 63);
     }
-    for (uint32_t k = 0; k < w->free_count; k++)
-        ((world_slot *)&w->slots[w->free_slots[k]])->flags &= (uint8_t)~0x80u;
+    free(seen);
+    if (bad) return bad;
     /* the polygon pool: pool entries in use by polygon shapes plus free entries fill it */
     uint32_t polys = 0;
     for (uint32_t i = 0; i < w->static_count; i++)

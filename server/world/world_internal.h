@@ -313,6 +313,8 @@ static inline uint32_t id_slot(const world *w, world_body_id id) {
     if (gen == 0 || slot >= w->capacity) return UINT32_MAX;
     const world_slot *s = &w->slots[slot];
     if (s->kind == 0 || s->gen != gen) return UINT32_MAX;
+    /* a live id names a body in the dense arrays */
+    WORLD_ASSERT(s->index < (s->kind == WORLD_BODY_STATIC ? w->static_count : w->mover_count));
     return slot;
 }
 

@@ -6,6 +6,8 @@
  * box-among-boxes slide, the S1a loop and its remembered statics, the gathered statics of a short
  * slide and the bounds skip compiled out; WORLD_ASSERT on).
  * compare_fastpaths.cmake runs both and requires the two outputs to be identical line for line.
+ * world_validate() runs after every step: statics come and go here, so it checks the static grid's
+ * links, which the soak test (movers only) does not.
  *
  * Usage: test_world_fastpaths_{product,reference} [scene_count]. */
 #include "world_test_util.h"
@@ -144,6 +146,11 @@ static bool fp_run(int k) {
             s->statics[i] = s->statics[--s->ns];
         }
         world_step(s->w);
+        const char *broken = world_validate(s->w);
+        if (broken) {
+            fprintf(stderr, "scene %d tick %d: %s\n", k, t, broken);
+            exit(1);
+        }
         if (t % FP_CHECK_EVERY == 0) printf(" %016llx", (unsigned long long)world_state_hash(s->w));
     }
     world_stats st;

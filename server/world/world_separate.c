@@ -190,7 +190,10 @@ void world_separate(world *w) {
             uint32_t ab[2] = {w->scratch.pairs[k][0], w->scratch.pairs[k][1]};
             if (!pair_push(w, ab[0], ab[1])) continue;
             for (int q = 0; q < 2; q++) {
-                if (w->scratch.pushed[ab[q]] & WORLD_PUSHED_NOW) continue;
+                if (w->scratch.pushed[ab[q]] & WORLD_PUSHED_NOW) {
+                    w->scratch.pushed[ab[q]] |= WORLD_PUSHED_AGAIN;
+                    continue;
+                }
                 w->scratch.pushed[ab[q]] |= WORLD_PUSHED_NOW;
                 moved[moved_count++] = ab[q];
                 grid_note_moved(w, g, ab[q]);
@@ -227,9 +230,9 @@ void world_separate(world *w) {
         }
     }
     /* A body pushed a second time in the pass that first pushed it was noted after its first push
-     * only: note every body once more, so the queries after the step (the grid stays valid for
-     * them) find it wherever it ended. Noting it at its second push would be the whole fix, but
-     * would let the later passes of this step find more pairs, which changes the step's results. */
+     * only: note it again, so the queries after the step (the grid stays valid for them) find it
+     * wherever it ended. Noting it at its second push would be the whole fix, but would let the
+     * later passes of this step find more pairs, which changes the step's results. */
     for (uint32_t i = 0; i < w->mover_count; i++)
-        grid_note_moved(w, g, i);
+        if (w->scratch.pushed[i] & WORLD_PUSHED_AGAIN) grid_note_moved(w, g, i);
 }

@@ -275,6 +275,7 @@ vec2 world_slide_box(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candid
     return slide_box_impl(w, mi, pos, r, cands, cand_count);
 }
 
+#if WORLD_FAST_PATHS /* the S1a loop's helpers */
 /* The float next to v towards +inf / -inf, for finite nonzero v (the callers fall back to
  * nextafterf otherwise): one integer step on the bits, no libm call. */
 static inline float float_up(float v) {
@@ -311,6 +312,8 @@ static inline float cell_edge_hi(float o, float cell, float inv_cell, int32_t c)
     }
     return (int32_t)((v - o) * inv_cell) > c ? -INFINITY : v;
 }
+
+#endif
 
 /* The tick of movers that ignore each other when every static sits in the finest level (S1a):
  * slide_box_impl's box-among-boxes path inlined into the mover loop, with the world's constants

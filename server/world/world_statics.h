@@ -57,9 +57,9 @@ WORLD_HOT bool cell_occupied(const world_level *lv, uint32_t cell) {
  * occupancy bit). The body may `continue` (next static), `break` (next cell) or return. */
 #define WORLD_FOR_STATICS_IN_CELLS(w, lv, cr, s)                                                   \
     for (int32_t cy_ = (cr).y0; cy_ <= (cr).y1; cy_++)                                             \
-        for (int32_t cx_ = (cr).x0, cell_ = cy_ * (lv)->nx + cx_; cx_ <= (cr).x1; cx_++, cell_++)  \
-            if (cell_occupied((lv), (uint32_t)cell_))                                              \
-                for (int32_t s = (lv)->heads[cell_], next_##s;                                     \
+        for (int32_t cx_ = (cr).x0; cx_ <= (cr).x1; cx_++)                                         \
+            if (cell_occupied((lv), (uint32_t)(cy_ * (lv)->nx + cx_)))                             \
+                for (int32_t s = (lv)->heads[cy_ * (lv)->nx + cx_], next_##s;                      \
                      s >= 0 && ((next_##s = (w)->statics[s].next), 1); s = next_##s)
 
 /* The cell (x, y) of the walk in progress (inside WORLD_FOR_STATICS_IN_CELLS). */

@@ -11,7 +11,31 @@
  *   world_separate.c  the discrete pass (I2, I3)
  *   world_step.c      the tick: the mover pass, change tracking
  *   world_query.c     AABB/box queries and ray casts
- *   world_load.c      the JSON world file loader (links jansson; the only file reader) */
+ *   world_load.c      the JSON world file loader (links jansson; the only file reader)
+ *
+ * Layout, and why:
+ *   - Statics are stored once, compactly (44 bytes), in a multi-level grid: a static lives in the
+ *     one cell holding its AABB min corner, at the level whose cells are at least its size. A
+ *     query reaches back `extra` cells on the min side. No per-cell entry pool to run out of, and
+ *     a 1x1 tile on a cell-1 grid costs one list link.
+ *   - A sweep walks its path in chunks of one cell length (a DDA over the swept footprint), and
+ *     stops as soon as the best hit lies before the next chunk; cells already seen in the previous
+ *     chunk are skipped. Fast bodies therefore visit only cells along their path.
+ *   - A short move (under a cell) gathers its few statics once for all its slide iterations.
+ *   - Boxes (the common case) take an AABB fast path; every other pair goes through geom.
+ *   - Movers that collide: a spatial hash (row-major cell numbering, counting-sort rebuild each
+ *     tick, dense mover indices) over each mover's expected path. Each mover then slides once,
+ *     in order, against statics, bounds and the movers near its path: those already moved stand
+ *     where they ended, the others move along their expected displacement, so two bodies meeting
+ *     head-on meet in the middle whatever their order (relative motion, I7). Expected path: a
+ *     slow mover's intent if new, else its last achieved velocity; a fast mover's slide against
+ *     statics alone (kept as its result unless a neighbour is in its way).
+ *   - A discrete pass then separates what still overlaps (pairs from the mover pass), pushing
+ *     with collide-and-slide against statics so a push never goes through one (I2); what cannot
+ *     be separated in the allotted passes is pinned, and is reported as jammed (I3).
+ *   - Movers are re-sorted by space every few ticks (stable counting sort): neighbours in space
+ *     are neighbours in memory, which keeps every walk over them cache-friendly.
+ *   - Everything is float32 and processed in a deterministic order (I6). */
 #ifndef COLLIDE_WORLD_INTERNAL_H
 #define COLLIDE_WORLD_INTERNAL_H
 

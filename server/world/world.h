@@ -168,6 +168,11 @@ size_t world_last_jams(const world *w, world_body_id (*out)[2], size_t max);
  * bit-identical states give equal hashes (I6). */
 uint64_t world_state_hash(const world *w);
 
+/* Checks the world's internal consistency (id slots against the dense body arrays, free lists,
+ * the polygon pool, the static grid's links, the mover grid): NULL when consistent, else the first
+ * broken invariant. O(capacity): for tests and debugging (the soak test calls it every tick). */
+const char *world_validate(const world *w);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,9 +1,73 @@
-/* world_internal: the world's private layout, shared by world.c and the white-box tests.
- * Nothing outside server/world and tests/world includes this. */
+/* world_internal: the world's private layout and the helpers every world_*.c file shares: the
+ * struct, the id-slot and shape-reference helpers, the per-step scratch arrays and who owns them,
+ * and WORLD_ASSERT. Nothing outside server/world includes this.
+ *
+ * One mechanism per file (COLLISION.md describes the tick):
+ *   world.c           create/destroy, spawn/despawn/intent, getters, stats, state hash, validate
+ *   world_statics.c   the static grid (multi-level, one cell list per static) and its cell walk
+ *   world_movers.c    the mover hash (rebuilt per tick), its pairs, the spatial sort of movers
+ *   world_pair.h      narrow-phase dispatch: the box fast path, else geom
+ *   world_slide.c     collide-and-slide: the general slide and its fast paths, side by side
+ *   world_separate.c  the discrete pass (I2, I3)
+ *   world_step.c      the tick: the mover pass, change tracking
+ *   world_query.c     AABB/box queries and ray casts
+ *   world_load.c      the JSON world file loader (links jansson; the only file reader)
+ *
+ * Layout, and why:
+ *   - Statics are stored once, compactly (44 bytes), in a multi-level grid: a static lives in the
+ *     one cell holding its AABB min corner, at the level whose cells are at least its size. A
+ *     query reaches back `extra` cells on the min side. No per-cell entry pool to run out of, and
+ *     a 1x1 tile on a cell-1 grid costs one list link.
+ *   - A sweep walks its path in chunks of one cell length (a DDA over the swept footprint), and
+ *     stops as soon as the best hit lies before the next chunk; cells already seen in the previous
+ *     chunk are skipped. Fast bodies therefore visit only cells along their path.
+ *   - A short move (under a cell) gathers its few statics once for all its slide iterations.
+ *   - Boxes (the common case) take an AABB fast path; every other pair goes through geom.
+ *   - Movers that collide: a spatial hash (row-major cell numbering, counting-sort rebuild each
+ *     tick, dense mover indices) over each mover's expected path. Each mover then slides once,
+ *     in order, against statics, bounds and the movers near its path: those already moved stand
+ *     where they ended, the others move along their expected displacement, so two bodies meeting
+ *     head-on meet in the middle whatever their order (relative motion, I7). Expected path: a
+ *     slow mover's intent if new, else its last achieved velocity; a fast mover's slide against
+ *     statics alone (kept as its result unless a neighbour is in its way).
+ *   - A discrete pass then separates what still overlaps (pairs from the mover pass), pushing
+ *     with collide-and-slide against statics so a push never goes through one (I2); what cannot
+ *     be separated in the allotted passes is pinned, and is reported as jammed (I3).
+ *   - Movers are re-sorted by space every few ticks (stable counting sort): neighbours in space
+ *     are neighbours in memory, which keeps every walk over them cache-friendly.
+ *   - Everything is float32 and processed in a deterministic order (I6). */
 #ifndef COLLIDE_WORLD_INTERNAL_H
 #define COLLIDE_WORLD_INTERNAL_H
 
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "world.h"
+
+/* WORLD_ASSERT: a cross-module invariant (grid links, the dense index, ids, scratch ownership).
+ * On when COLLIDE_ASSERTS is defined non-zero: Debug and Asan builds, and the fast-paths-off
+ * library the equality test runs (so Release CI runs them too). Off in the Release daemon, whose
+ * hot loops must not pay for them. At an API edge an assert is paired with a safe return, as in
+ * Box2D: a broken invariant aborts in a checked build and is refused in Release. */
+#if defined(COLLIDE_ASSERTS) && COLLIDE_ASSERTS
+#define WORLD_ASSERT(cond) ((cond) ? (void)0 : world_assert_fail(#cond, __FILE__, __LINE__))
+_Noreturn static inline void world_assert_fail(const char *cond, const char *file, int line) {
+    fprintf(stderr, "%s:%d: world assertion failed: %s\n", file, line, cond);
+    abort();
+}
+#else
+#define WORLD_ASSERT(cond) ((void)0)
+#endif
+
+/* WORLD_FAST_PATHS: 1 (the default) takes the specialised paths that must give bit-identical
+ * results to the general code (the box-among-boxes slide, the S1a loop with its remembered
+ * statics, the gathered statics of a short slide, the bounds skip). 0
+ * compiles them out: the library test_world_fastpaths runs against the default one, over random
+ * scenes, and the state hashes must be equal. */
+#ifndef WORLD_FAST_PATHS
+#define WORLD_FAST_PATHS 1
+#endif
 
 /* A shape reference: the kind in the top two bits, a polygon pool index below (boxes and circles
  * need no pool entry: their AABB offsets say everything). */
@@ -114,6 +178,49 @@ typedef struct world_cache {
     uint32_t result_cap; /* capacity of results */
 } world_cache;
 
+/* The per-step scratch arrays (dense mover index unless said), and which phase owns which:
+ * several change meaning from phase to phase, so each use names its owner and, with asserts on,
+ * checks that no other phase holds it.
+ *   p0, d1, p2       the mover pass: start, expected displacement, end of its slide; p2 is read by
+ *                    the separation of the same step, p0 by step 4
+ *   path             boxes the mover grid is built from, kept by reference (world_grid.boxes):
+ *                    the mover pass's expected paths, or the current boxes (a query's grid, the
+ *                    discrete pass's rebuild). Written only while the grid is not valid over it.
+ *   pairs            WORLD_OWNER_SORT: keys and the permutation of the spatial sort;
+ *                    WORLD_OWNER_PAIRS: mover pairs, from the mover pass through the discrete pass
+ *   adj, adj_start   WORLD_OWNER_PAIRS: the mover pass's adjacency lists; then
+ *                    WORLD_OWNER_SEPARATE: the discrete pass's list of bodies pushed in a pass
+ *   pushed           the discrete pass: per body, WORLD_PUSHED_* bits
+ *   sort_counts      the spatial sort: tile counts */
+typedef enum world_owner {
+    WORLD_OWNER_FREE = 0,
+    WORLD_OWNER_SORT,     /* sort_movers */
+    WORLD_OWNER_PAIRS,    /* the pair list and adjacency of this step's mover grid */
+    WORLD_OWNER_SEPARATE, /* the discrete pass */
+} world_owner;
+
+typedef enum world_scratch_array {
+    WORLD_SCRATCH_PAIRS,
+    WORLD_SCRATCH_ADJ,
+    WORLD_SCRATCH_COUNT,
+} world_scratch_array;
+
+typedef struct world_scratch {
+    vec2 *p0;               /* position at the start of the step */
+    vec2 *d1;               /* displacement after the static-only pass */
+    aabb *path;             /* AABB of the static-only path (see above) */
+    vec2 *p2;               /* position after the mover pass */
+    uint32_t (*pairs)[2];   /* mover pairs (dense indices) for the mover and discrete passes */
+    uint32_t pair_count;    /* entries in pairs */
+    uint32_t pair_cap;      /* capacity of pairs (4 per mover) */
+    uint32_t *adj;          /* mover pass: the pair partners of each mover, grouped by mover */
+    uint32_t *adj_start;    /* mover_cap + 1 starts into adj */
+    uint8_t *pushed;        /* discrete pass: per dense index, pushed in this pass */
+    uint32_t *sort_counts;  /* spatial sort of movers: tile counts */
+    uint32_t sort_tile_cap; /* tiles sort_counts holds (a finer grid is not sorted) */
+    uint8_t owner[WORLD_SCRATCH_COUNT]; /* world_owner of each shared array (asserts only) */
+} world_scratch;
+
 struct world {
     world_config cfg;   /* validated configuration */
     float dt;           /* 1 / tick_rate_hz */
@@ -148,11 +255,6 @@ struct world {
     uint32_t nonbox_statics; /* statics that are circles or polygons (a box among boxes only
                               * ever meets axis normals: see the pinned skip in world_step) */
 
-    /* per-step scratch, indexed by dense mover index */
-    vec2 *p0;                     /* position at the start of the step */
-    vec2 *d1;                     /* displacement after the static-only pass */
-    aabb *path;                   /* AABB of the static-only path */
-    vec2 *p2;                     /* position after the mover pass */
     world_near_cache *near_cache; /* per dense mover index: the statics of a level-0 cell range
                                    * its last walk found; a fact about cells (any mover may use
                                    * any entry), void once a static is linked or unlinked */
@@ -171,21 +273,140 @@ struct world {
     uint32_t *pending_spawned;        /* slots spawned since the last step */
     size_t pending_spawned_count;     /* entries in pending_spawned */
 
-    world_cache *cache;     /* mutable from const queries */
-    uint32_t (*pairs)[2];   /* mover pairs (dense indices) for the mover and discrete passes */
-    uint32_t pair_count;    /* entries in pairs */
-    uint32_t pair_cap;      /* capacity of pairs (4 per mover) */
-    uint32_t *adj;          /* mover pass: the pair partners of each mover, grouped by mover */
-    uint32_t *adj_start;    /* mover_cap + 1 starts into adj */
-    uint8_t *pushed;        /* discrete pass: per dense index, pushed in this pass */
-    uint32_t *sort_counts;  /* spatial sort of movers: tile counts */
-    uint32_t sort_tile_cap; /* tiles sort_counts holds (a finer grid is not sorted) */
-
+    world_cache *cache;    /* mutable from const queries */
+    world_scratch scratch; /* per-step arrays, and which phase owns each (world_scratch) */
     uint64_t swept_hits, separations, jammed; /* world_stats counters */
     world_body_id jams[WORLD_MAX_JAM_REPORT]
                       [2]; /* the last step's jammed pairs (world_last_jams) */
     uint32_t jam_count;    /* pairs the last step jammed, stored or not */
     size_t bytes;          /* memory owned */
 };
+
+/* ---- constants the files share ----------------------------------------------------------- */
+
+/* Query boxes grow by this so contacts at exactly a cell border or within the skin are seen. */
+#define WORLD_QUERY_MARGIN (4.0f * GEOM_SKIN)
+#define WORLD_NO_HIT 2.0f
+/* Mover pairs closer than this are checked by the discrete pass (pushes move bodies a little). */
+#define WORLD_PAIR_MARGIN 0.05f
+/* Ticks between spatial re-sorts of the mover array. */
+#define WORLD_SORT_INTERVAL 16
+/* The discrete pass's grid holds each box grown by this, so small pushes keep bodies findable. */
+#define WORLD_PUSH_ALLOWANCE 0.1f
+#define WORLD_PUSHED_NOW 1u     /* pushed in the current pass */
+#define WORLD_PUSHED_ESCAPED 2u /* moved out of its grid box: on the unindexed list */
+#define WORLD_PUSHED_AGAIN 4u   /* pushed again in a pass after it was noted (see world_separate) */
+/* More bodies than this off the grid and it is rebuilt. */
+#define WORLD_MAX_UNINDEXED 64u
+/* Movers off their expected path that later movers check by hand, per tick (more wait for the
+ * discrete pass). */
+#define WORLD_MAX_LATE 256u
+
+/* ---- small helpers ----------------------------------------------------------------------- */
+
+/* Small functions of the per-body loop: inlined whatever the compiler's budget says. */
+#if defined(__GNUC__)
+#define WORLD_HOT static inline __attribute__((always_inline))
+#else
+#define WORLD_HOT static inline
+#endif
+
+/* Plain compares: fminf/fmaxf carry NaN rules that make gcc call libm; our inputs are finite. */
+static inline float wmin(float a, float b) { return a < b ? a : b; }
+static inline float wmax(float a, float b) { return a > b ? a : b; }
+/* ceil to int without a libm call (no SSE4.1 roundss at the baseline ISA). */
+static inline int32_t iceil(float f) {
+    int32_t i = (int32_t)f;
+    return i + (f > (float)i);
+}
+
+static inline uint32_t ref_kind(uint32_t ref) { return ref >> WORLD_REF_KIND_SHIFT; }
+static inline uint32_t ref_index(uint32_t ref) { return ref & WORLD_REF_INDEX_MASK; }
+static inline aabb box_at(vec2 p, vec2 lo, vec2 hi) {
+    return aabb_make(v2_add(p, lo), v2_add(p, hi));
+}
+static inline bool vec_eq(vec2 a, vec2 b) { return memcmp(&a, &b, sizeof a) == 0; }
+
+static inline world_body_id make_id(const world *w, uint32_t slot, uint32_t gen) {
+    return (slot << w->gen_bits) | gen;
+}
+
+/* The slot of a live id, or UINT32_MAX. */
+static inline uint32_t id_slot(const world *w, world_body_id id) {
+    uint32_t gen = id & w->gen_max;
+    uint32_t slot = (uint32_t)((uint64_t)id >> w->gen_bits);
+    if (gen == 0 || slot >= w->capacity) return UINT32_MAX;
+    const world_slot *s = &w->slots[slot];
+    if (s->kind == 0 || s->gen != gen) return UINT32_MAX;
+    /* a live id names a body in the dense arrays */
+    WORLD_ASSERT(s->index < (s->kind == WORLD_BODY_STATIC ? w->static_count : w->mover_count));
+    return slot;
+}
+
+static inline world_body_id slot_id(const world *w, uint32_t slot) {
+    return make_id(w, slot, w->slots[slot].gen);
+}
+
+/* Builds a geom_shape for a reference; boxes and circles into tmp, polygons from the pool. */
+static inline const geom_shape *ref_shape(const world *w, uint32_t ref, vec2 hi, geom_shape *tmp) {
+    switch (ref_kind(ref)) {
+    case GEOM_SHAPE_BOX:
+        tmp->kind = GEOM_SHAPE_BOX;
+        tmp->u.half_extents = hi;
+        return tmp;
+    case GEOM_SHAPE_CIRCLE:
+        tmp->kind = GEOM_SHAPE_CIRCLE;
+        tmp->u.radius = hi.x;
+        return tmp;
+    default:
+        return &w->polys[ref_index(ref)];
+    }
+}
+
+static inline vec2 static_hi(const world_static *s) { return v2_sub(s->box.max, s->position); }
+
+/* Step 4 for one mover: its new position, achieved velocity, applied sequence, change bit. */
+WORLD_HOT void finish_mover(world *w, uint32_t i, vec2 start, vec2 end) {
+    world_mover *m = &w->movers[i];
+    vec2 vel = v2_scale(v2_sub(end, start), w->cfg.tick_rate_hz);
+    bool changed =
+        !vec_eq(end, start) || !vec_eq(vel, m->velocity) || m->applied_seq != m->pending_seq;
+    m->position = end;
+    m->velocity = vel;
+    m->applied_seq = m->pending_seq;
+    if (changed) {
+        m->changed_tick = w->tick;
+        w->moved_bits[m->slot >> 6] |= 1ull << (m->slot & 63);
+    }
+}
+
+/* ---- scratch ownership (see world_scratch) ----------------------------------------------- */
+
+/* Phase `to` takes array a, which must be free or already held by `from`. */
+static inline void scratch_take(world *w, world_scratch_array a, world_owner from, world_owner to) {
+    WORLD_ASSERT(w->scratch.owner[a] == WORLD_OWNER_FREE || w->scratch.owner[a] == from);
+#if defined(COLLIDE_ASSERTS) && COLLIDE_ASSERTS
+    w->scratch.owner[a] = (uint8_t)to;
+#else
+    (void)w, (void)a, (void)from, (void)to;
+#endif
+}
+/* Checks that phase `who` holds array a. */
+static inline void scratch_held(const world *w, world_scratch_array a, world_owner who) {
+    WORLD_ASSERT(w->scratch.owner[a] == who);
+    (void)w, (void)a, (void)who;
+}
+/* Phase `who` gives array a back. */
+static inline void scratch_give(world *w, world_scratch_array a, world_owner who) {
+    scratch_held(w, a, who);
+#if defined(COLLIDE_ASSERTS) && COLLIDE_ASSERTS
+    w->scratch.owner[a] = WORLD_OWNER_FREE;
+#endif
+}
+
+/* ---- shared between the world_*.c files -------------------------------------------------- */
+
+/* In-place heapsort of ids or slots (world.c). */
+void world_sort_u32(uint32_t *v, size_t n);
 
 #endif

@@ -25,7 +25,7 @@ world *world_load_file(const char *path, const world_config *base, world_spawn_p
 world *world_load_json(const char *json, const char *name, const world_config *base,
                        world_spawn_points *spawn_points, char *err, size_t err_size);
 /* The embedded default arena (a bounded map of boxes, polygons and circles with room for thousands
- * of players), as JSON. */
+ * of players), as JSON: examples/worlds/arena.json, compiled in at build time. */
 extern const char world_default_arena_json[];
 
 #ifdef __cplusplus

@@ -74,6 +74,22 @@ static void test_default_arena_is_deterministic(void) {
     world_destroy(b);
 }
 
+/* The default arena is examples/worlds/arena.json, embedded at build time: the file loads through
+ * world_load_file into the same world, and that world is the arena as it was when it was generated
+ * into C (its state hash, pinned: an edit of the example file changes the default world). */
+static void test_example_file_is_the_default_arena(void) {
+    char err[256];
+    world *embedded = load(world_default_arena_json, err, sizeof err, NULL);
+    CHECK_MSG(embedded, "%s", err);
+    world *file = world_load_file(COLLIDE_EXAMPLE_ARENA, NULL, NULL, err, sizeof err);
+    CHECK_MSG(file, "%s", err);
+    CHECK(world_state_hash(file) == world_state_hash(embedded));
+    CHECK_MSG(world_state_hash(embedded) == 0x7bc8f3a63a8bbb8cull, "arena hash %016llx",
+              (unsigned long long)world_state_hash(embedded));
+    world_destroy(embedded);
+    world_destroy(file);
+}
+
 static void test_small_file_loads(void) {
     const char *json =
         "{ \"bounds\": { \"min\": [-500, -500], \"max\": [500, 500] },\n"
@@ -311,6 +327,6 @@ static void test_file_size_limit_exact(void) {
 }
 
 TEST_MAIN(TEST(test_default_arena_loads), TEST(test_default_arena_is_deterministic),
-          TEST(test_small_file_loads), TEST(test_errors_name_place_and_reason),
-          TEST(test_limits_refused), TEST(test_load_file),
+          TEST(test_example_file_is_the_default_arena), TEST(test_small_file_loads),
+          TEST(test_errors_name_place_and_reason), TEST(test_limits_refused), TEST(test_load_file),
           TEST(test_statics_optional_and_may_overlap), TEST(test_file_size_limit_exact))

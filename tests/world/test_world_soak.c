@@ -3,8 +3,10 @@
  * every pair checks I1/I2 (no mover in a static beyond the skin, none outside the bounds) and I3
  * (mover pairs within tolerance unless the world reported that very pair jammed), and I1 along
  * the way: each mover's straight chord through the tick must not cross a static's interior.
- * Every measurement is world_oracle.h's (double precision, no geom query), so a geom bug that the
- * world inherits shows up here instead of being measured away. */
+ * world_validate() checks the world's own bookkeeping (slots, dense index, free lists, grid links)
+ * before and after every step, and a point query inside each mover must find it. Every measurement
+ * is world_oracle.h's (double precision, no geom query), so a geom bug that the world inherits
+ * shows up here instead of being measured away. */
 #include "world_test_util.h"
 
 #define SOAK_WORLDS 12
@@ -131,7 +133,28 @@ static void test_soak_random_worlds(void) {
             }
             world_stats before;
             world_get_stats(w, &before);
+            const char *broken = world_validate(w);
+            CHECK_MSG(!broken, "seed %u tick %d, before the step: %s", seed, t, broken);
             world_step(w);
+            broken = world_validate(w);
+            CHECK_MSG(!broken, "seed %u tick %d: %s", seed, t, broken);
+            /* a query at a point inside a mover finds it (a corner a little inside its box, a
+             * different corner each tick) */
+            for (int i = 0; i < nm; i++) {
+                world_body_info bi;
+                CHECK(world_body_get(w, movers[i], &bi));
+                int corner = (t + i) % 4;
+                vec2 c = v2(corner & 1 ? bi.bounds.max.x - 1e-3f : bi.bounds.min.x + 1e-3f,
+                            corner & 2 ? bi.bounds.max.y - 1e-3f : bi.bounds.min.y + 1e-3f);
+                world_body_id found[SOAK_MAX_STATICS + SOAK_MAX_MOVERS];
+                size_t nf = world_query_aabb(w, aabb_make(c, c), 0, found,
+                                             SOAK_MAX_STATICS + SOAK_MAX_MOVERS);
+                bool hit = false;
+                for (size_t q = 0; q < nf; q++)
+                    hit |= found[q] == movers[i];
+                CHECK_MSG(hit, "seed %u tick %d: a query at (%g, %g) misses mover %u", seed, t,
+                          (double)c.x, (double)c.y, movers[i]);
+            }
             for (int i = 0; i < nm; i++) {
                 geom_shape ms;
                 CHECK(world_body_shape(w, movers[i], &ms));

@@ -1,0 +1,478 @@
+/* world_slide: collide-and-slide, the general slide and its fast paths side by side.
+ *
+ *   world_slide      the general slide: any shapes, candidates with relative motion; a sweep
+ *                    walks its path chunk by chunk over the static grid (sweep_statics), a short
+ *                    move gathers its statics once for all its iterations (gather_statics)
+ *   slide_box_impl   a box among boxes moving less than a cell: statics of its swept region
+ *                    gathered from level 0, box sweeps only (the common case)
+ *   world_step_alone the S1a tick: slide_box_impl's path inlined in the mover loop, with the
+ *                    occupancy bits read a row-word at a time and each mover's near statics
+ *                    remembered between ticks (world_near_cache)
+ * Each fast path must give bit-identical results to the general slide: WORLD_FAST_PATHS=0
+ * compiles them out, and test_world_fastpaths compares the state hashes over random scenes. */
+#include "world_slide.h"
+#include "world_statics.h"
+
+/* A static near a short sweep, copied so the slide's iterations loop over a small array. */
+typedef struct near_static {
+    aabb box;        /* its AABB */
+    uint32_t index;  /* into statics */
+    uint32_t is_box; /* box shape: the AABB fast path applies */
+} near_static;
+#define WORLD_NEAR_STATICS 32
+/* Cells a remembered walk reaches past the swept region in the direction of motion. */
+#define WORLD_NEAR_GROW 1
+
+/* Statics overlapping region, into out (at most WORLD_NEAR_STATICS); -1 when there are more. */
+static int gather_statics(const world *w, aabb region, near_static *out) {
+    int n = 0;
+    for (int al = 0; al < w->active_level_count; al++) {
+        const world_level *lv = &w->levels[w->active_levels[al]];
+        cell_range cr = level_range(w, lv, region);
+        WORLD_FOR_STATICS_IN_CELLS(w, lv, cr, s) {
+            const world_static *st = &w->statics[s];
+            if (!aabb_overlaps(region, st->box)) continue;
+            if (n == WORLD_NEAR_STATICS) return -1;
+            out[n].box = st->box;
+            out[n].index = (uint32_t)s;
+            out[n].is_box = ref_kind(st->shape) == GEOM_SHAPE_BOX;
+            n++;
+        }
+    }
+    return n;
+}
+
+/* Sweeps body a (at a->pos, AABB box) by r against every static, walking each level's cells
+ * along the path chunk by chunk; keeps the earliest hit in best. */
+static void sweep_statics(const world *w, const body_view *a, aabb box, vec2 r, sweep_hit *best) {
+    bool a_box = ref_kind(a->ref) == GEOM_SHAPE_BOX;
+    vec2 inv = recip(r);
+    float len = wmax(fabsf(r.x), fabsf(r.y));
+    /* The filter is the whole sweep's box, not the chunk's: a static is tested from its one home
+     * cell, which may lie in an earlier chunk than the part of the path it reaches. */
+    aabb swept = aabb_inflate(aabb_sweep(box, r), WORLD_QUERY_MARGIN);
+    for (int al = 0; al < w->active_level_count; al++) {
+        const world_level *lv = &w->levels[w->active_levels[al]];
+        float chunks_f = len * lv->inv_cell;
+        int32_t chunks = chunks_f <= 1.0f ? 1 : chunks_f > 1e6f ? 1000000 : iceil(chunks_f);
+        float inv_chunks = 1.0f / (float)chunks;
+        int32_t px0 = 1, px1 = 0, py0 = 1, py1 = 0; /* previous chunk's cells (none yet) */
+        for (int32_t k = 0; k < chunks; k++) {
+            float ts = (float)k * inv_chunks;
+            if (ts >= best->t) break;
+            float te = k + 1 == chunks ? 1.0f : (float)(k + 1) * inv_chunks;
+            aabb cb = aabb_union(aabb_translate(box, v2_scale(r, ts)),
+                                 aabb_translate(box, v2_scale(r, te)));
+            cb = aabb_inflate(cb, WORLD_QUERY_MARGIN);
+            cell_range cr = level_range(w, lv, cb);
+            WORLD_FOR_STATICS_IN_CELLS(w, lv, cr, s) {
+                /* cells the previous chunk walked: their statics were tested already */
+                if (WORLD_WALK_CELL_Y >= py0 && WORLD_WALK_CELL_Y <= py1 &&
+                    WORLD_WALK_CELL_X >= px0 && WORLD_WALK_CELL_X <= px1)
+                    break;
+                const world_static *st = &w->statics[s];
+                if (!aabb_overlaps(swept, st->box)) continue;
+                geom_toi toi;
+                bool hit;
+                if (a_box && ref_kind(st->shape) == GEOM_SHAPE_BOX) {
+                    hit = box_sweep(box, r, inv, st->box, &toi);
+                } else {
+                    body_view b = static_view(st);
+                    hit = pair_sweep(w, a, r, &b, v2(0.0f, 0.0f), &toi);
+                }
+                if (hit) hit_offer(best, &toi, v2(0.0f, 0.0f));
+            }
+            px0 = cr.x0, px1 = cr.x1, py0 = cr.y0, py1 = cr.y1;
+        }
+    }
+}
+
+/* The bounds as four walls: the AABB must stay inside. A motion that would end within half a skin
+ * of a wall counts as reaching it, so the stop keeps a gap and rounding (position + offset) never
+ * puts a box an ulp outside. */
+WORLD_HOT void sweep_bounds(const world *w, aabb box, vec2 r, sweep_hit *best) {
+    const aabb *b = &w->cfg.bounds;
+    const float near = 0.5f * GEOM_SKIN;
+    geom_toi toi;
+    if (r.x > 0.0f && box.max.x + r.x > b->max.x - near) {
+        toi.t = wmin(1.0f, wmax(0.0f, (b->max.x - box.max.x) / r.x)), toi.normal = v2(1.0f, 0.0f);
+        hit_offer(best, &toi, v2(0.0f, 0.0f));
+    } else if (r.x < 0.0f && box.min.x + r.x < b->min.x + near) {
+        toi.t = wmin(1.0f, wmax(0.0f, (b->min.x - box.min.x) / r.x)), toi.normal = v2(-1.0f, 0.0f);
+        hit_offer(best, &toi, v2(0.0f, 0.0f));
+    }
+    if (r.y > 0.0f && box.max.y + r.y > b->max.y - near) {
+        toi.t = wmin(1.0f, wmax(0.0f, (b->max.y - box.max.y) / r.y)), toi.normal = v2(0.0f, 1.0f);
+        hit_offer(best, &toi, v2(0.0f, 0.0f));
+    } else if (r.y < 0.0f && box.min.y + r.y < b->min.y + near) {
+        toi.t = wmin(1.0f, wmax(0.0f, (b->min.y - box.min.y) / r.y)), toi.normal = v2(0.0f, -1.0f);
+        hit_offer(best, &toi, v2(0.0f, 0.0f));
+    }
+}
+
+/* The contact response every slide shares (slide, slide_box_impl, world_step_alone): stop GEOM_SKIN
+ * short of the contact along the closing speed (never before the start), advance *pos, and keep of
+ * the remaining motion all but its component into the normal n, less what the other body moves
+ * away by. other_d is the other body's displacement over the rest of the tick; with_mover must be
+ * a compile-time constant (false: a static or the bounds, other_d unread) so the inlined copy
+ * carries no mover arithmetic (0 * x is not folded for floats). Returns the fraction t of *r
+ * used; *r becomes the remaining motion. */
+WORLD_HOT float slide_respond(vec2 *pos, vec2 *r, float t, vec2 n, bool with_mover, vec2 other_d) {
+    vec2 d = *r;
+    float closing = with_mover ? v2_dot(v2_sub(d, other_d), n) : v2_dot(d, n);
+    if (closing > 0.0f) t -= GEOM_SKIN / closing;
+    if (t < 0.0f) t = 0.0f;
+    *pos = v2_mul_add(*pos, t, d);
+    vec2 rem = v2_scale(d, 1.0f - t);
+    float rn = v2_dot(rem, n);
+    if (with_mover) {
+        float allowed = wmax(0.0f, v2_dot(v2_scale(other_d, 1.0f - t), n));
+        if (rn > allowed) rem = v2_mul_add(rem, -(rn - allowed), n);
+    } else if (rn > 0.0f) {
+        rem = v2_mul_add(rem, -rn, n);
+    }
+    *r = rem;
+    return t;
+}
+
+/* Collide-and-slide of one mover from pos by r (COLLISION.md step 2). Candidates move along their
+ * own displacement over the same tick (relative motion). Returns the end position and grows
+ * *path by every point the body passes. */
+vec2 world_slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candidate *cands,
+                 uint32_t cand_count, aabb *path) {
+    const world_mover *m = &w->movers[mi];
+    body_view a = mover_view(m, pos);
+    float tau = 0.0f; /* fraction of the tick used so far */
+    aabb pbox = box_at(pos, m->lo, m->hi);
+    /* A short move (within one fine cell) gathers its statics once: every iteration stays within
+     * the start box grown by the L1 length of r, since sliding never lengthens the motion. */
+    near_static near[WORLD_NEAR_STATICS];
+    int near_count = -1;
+    float reach = fabsf(r.x) + fabsf(r.y);
+    if (WORLD_FAST_PATHS && reach <= w->levels[0].cell)
+        near_count = gather_statics(w, aabb_inflate(pbox, reach + WORLD_QUERY_MARGIN), near);
+    bool a_box = ref_kind(m->shape) == GEOM_SHAPE_BOX;
+    /* far from the bounds (the whole slide stays a skin inside them): no need to sweep them */
+    bool check_bounds =
+        !WORLD_FAST_PATHS || !aabb_contains(w->inner_bounds, aabb_inflate(pbox, reach));
+    for (int it = 0; it < w->cfg.slide_iterations; it++) {
+        if (r.x == 0.0f && r.y == 0.0f) break;
+        a.pos = pos;
+        aabb box = box_at(pos, m->lo, m->hi);
+        sweep_hit best = {WORLD_NO_HIT, {0, 0}, {0, 0}};
+        if (check_bounds) sweep_bounds(w, box, r, &best);
+        vec2 inv = near_count > 0 ? recip(r) : v2(0.0f, 0.0f);
+        for (uint32_t c = 0; c < cand_count; c++) {
+            body_view b = cands[c].view;
+            b.pos = v2_mul_add(b.pos, tau, cands[c].d);
+            vec2 db = v2_scale(cands[c].d, 1.0f - tau);
+            geom_toi toi;
+            if (pair_sweep(w, &a, r, &b, db, &toi)) hit_offer(&best, &toi, db);
+        }
+        if (near_count >= 0) {
+            for (int k = 0; k < near_count; k++) {
+                geom_toi toi;
+                bool hit;
+                if (a_box && near[k].is_box) {
+                    hit = box_sweep(box, r, inv, near[k].box, &toi);
+                } else {
+                    body_view b = static_view(&w->statics[near[k].index]);
+                    hit = pair_sweep(w, &a, r, &b, v2(0.0f, 0.0f), &toi);
+                }
+                if (hit) hit_offer(&best, &toi, v2(0.0f, 0.0f));
+            }
+        } else {
+            sweep_statics(w, &a, box, r, &best);
+        }
+        if (best.t > 1.0f) {
+            pos = v2_add(pos, r);
+            pbox = aabb_union(pbox, box_at(pos, m->lo, m->hi));
+            break;
+        }
+        w->swept_hits++;
+        /* a static or the bounds leave other_d 0, and r - 0 is r: one response for every hit */
+        float t = slide_respond(&pos, &r, best.t, best.normal, true, best.other_d);
+        pbox = aabb_union(pbox, box_at(pos, m->lo, m->hi));
+        tau += t * (1.0f - tau);
+    }
+    *path = pbox;
+    return pos;
+}
+
+/* The slide of a box mover moving less than a cell, among statics that are all boxes in the
+ * finest level and candidate movers that are all boxes: the common case (S1a, and most of S1b),
+ * without the bookkeeping the general slide carries for path boxes and other shapes. A box among
+ * boxes only ever slides along an axis (each response shrinks one component of the motion and
+ * never flips it), so the statics it can touch all lie in its box swept by r. Candidates move
+ * along their own displacement over the tick, as in slide(). Anything else goes to slide(). */
+WORLD_HOT vec2 slide_box_impl(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candidate *cands,
+                              uint32_t cand_count) {
+    const world_mover *m = &w->movers[mi];
+    const world_level *lv = &w->levels[0];
+    aabb unused;
+    if (!w->statics_in_finest || ref_kind(m->shape) != GEOM_SHAPE_BOX ||
+        wmax(fabsf(r.x), fabsf(r.y)) > lv->cell)
+        return world_slide(w, mi, pos, r, cands, cand_count, &unused);
+    for (uint32_t c = 0; c < cand_count; c++)
+        if (ref_kind(cands[c].view.ref) != GEOM_SHAPE_BOX)
+            return world_slide(w, mi, pos, r, cands, cand_count, &unused);
+    aabb box = box_at(pos, m->lo, m->hi);
+    aabb region = aabb_inflate(aabb_sweep(box, r), WORLD_QUERY_MARGIN);
+    aabb near[WORLD_NEAR_STATICS];
+    int count = 0;
+    /* inside the bounds by a skin: no bounds sweep, and cell coordinates need no clamping */
+    bool check_bounds = !aabb_contains(w->inner_bounds, region);
+    if (w->active_level_count) {
+        cell_range cr =
+            check_bounds ? level_range(w, lv, region) : level_range_inside(w, lv, region);
+        WORLD_FOR_STATICS_IN_CELLS(w, lv, cr, s) {
+            const world_static *st = &w->statics[s];
+            if (!aabb_overlaps(region, st->box)) continue;
+            if (ref_kind(st->shape) != GEOM_SHAPE_BOX || count == WORLD_NEAR_STATICS)
+                return world_slide(w, mi, pos, r, cands, cand_count, &unused);
+            near[count++] = st->box;
+        }
+    }
+    float tau = 0.0f; /* fraction of the tick used so far (candidates' clock) */
+    for (int it = 0; it < w->cfg.slide_iterations; it++) {
+        if (r.x == 0.0f && r.y == 0.0f) break;
+        sweep_hit best = {WORLD_NO_HIT, {0, 0}, {0, 0}};
+        if (check_bounds) sweep_bounds(w, box, r, &best);
+        for (uint32_t c = 0; c < cand_count; c++) {
+            const body_view *b = &cands[c].view;
+            vec2 db = v2_scale(cands[c].d, 1.0f - tau), rel = v2_sub(r, db);
+            geom_toi toi;
+            if (box_sweep(box, rel, recip(rel),
+                          box_at(v2_mul_add(b->pos, tau, cands[c].d), b->lo, b->hi), &toi))
+                hit_offer(&best, &toi, db);
+        }
+        vec2 inv = count ? recip(r) : v2(0.0f, 0.0f);
+        for (int k = 0; k < count; k++) {
+            geom_toi toi;
+            if (box_sweep(box, r, inv, near[k], &toi) && toi.t < best.t)
+                best.t = toi.t, best.normal = toi.normal, best.other_d = v2(0.0f, 0.0f);
+        }
+        if (best.t > 1.0f) return v2_add(pos, r);
+        w->swept_hits++;
+        /* with no candidates other_d is 0: cand_count != 0 is a constant in the specialisation
+         * below (cand_count a constant 0), which so drops the mover arithmetic */
+        float t = slide_respond(&pos, &r, best.t, best.normal, cand_count != 0, best.other_d);
+        box = box_at(pos, m->lo, m->hi);
+        if (cand_count) tau += t * (1.0f - tau);
+    }
+    return pos;
+}
+
+/* slide_box_impl compiled twice: alone (S1a, and S1b movers with nobody near) and with
+ * candidates. */
+vec2 world_slide_box(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candidate *cands,
+                     uint32_t cand_count) {
+    if (!WORLD_FAST_PATHS) {
+        aabb unused;
+        return world_slide(w, mi, pos, r, cands, cand_count, &unused);
+    }
+    if (cand_count == 0) return slide_box_impl(w, mi, pos, r, NULL, 0);
+    return slide_box_impl(w, mi, pos, r, cands, cand_count);
+}
+
+#if WORLD_FAST_PATHS /* the S1a loop's helpers */
+/* The float next to v towards +inf / -inf, for finite nonzero v (the callers fall back to
+ * nextafterf otherwise): one integer step on the bits, no libm call. */
+static inline float float_up(float v) {
+    uint32_t b;
+    memcpy(&b, &v, sizeof b);
+    b = v > 0.0f ? b + 1u : b - 1u;
+    memcpy(&v, &b, sizeof v);
+    return v;
+}
+static inline float float_down(float v) { return -float_up(-v); }
+
+/* A float v from which on every coordinate's level-0 cell, computed as world_step_alone computes
+ * it, is at least c: cells grow with v, so checking v itself suffices. It starts at the cell's edge
+ * and steps up by a doubling step (the origin's rounding may need many ulps of v), so it may lie
+ * a little inside the cell: the remembered area is then a little smaller, never wrong. */
+static inline float cell_edge_lo(float o, float cell, float inv_cell, int32_t c) {
+    float v = o + (float)c * cell, step = 0.0f;
+    for (int k = 0; k < 64 && (int32_t)((v - o) * inv_cell) < c; k++) {
+        float up = v != 0.0f && isfinite(v) ? float_up(v) : nextafterf(v, INFINITY);
+        step = wmax(step * 2.0f, up - v);
+        v += step;
+    }
+    return (int32_t)((v - o) * inv_cell) < c ? INFINITY : v;
+}
+
+/* A float v up to which every coordinate's level-0 cell is at most c (as cell_edge_lo; the
+ * cell's far edge itself belongs to the next cell, so it always steps at least once). */
+static inline float cell_edge_hi(float o, float cell, float inv_cell, int32_t c) {
+    float v = o + (float)(c + 1) * cell, step = 0.0f;
+    for (int k = 0; k < 64 && (int32_t)((v - o) * inv_cell) > c; k++) {
+        float down = v != 0.0f && isfinite(v) ? float_down(v) : nextafterf(v, -INFINITY);
+        step = wmax(step * 2.0f, v - down);
+        v -= step;
+    }
+    return (int32_t)((v - o) * inv_cell) > c ? -INFINITY : v;
+}
+
+#endif
+
+/* The tick of movers that ignore each other when every static sits in the finest level (S1a):
+ * slide_box_impl's box-among-boxes path inlined into the mover loop, with the world's constants
+ * held in locals (the mover stores would otherwise force reloading them per mover), the
+ * occupancy bits read a row at a time, and a mover whose swept region meets no occupied cell
+ * done without the slide loop. The same arithmetic as slide_box_impl with no candidates, so the
+ * same results; anything it does not cover (other shapes, long moves, near the bounds, non-box
+ * or many statics) goes through world_slide_box. */
+void world_step_alone(world *w) {
+#if !WORLD_FAST_PATHS
+    for (uint32_t i = 0; i < w->mover_count; i++) {
+        const world_mover *m = &w->movers[i];
+        vec2 start = m->position;
+        aabb unused;
+        finish_mover(w, i, start,
+                     world_slide(w, i, start, v2_scale(m->intent, w->dt), NULL, 0, &unused));
+    }
+#else
+    uint32_t n = w->mover_count;
+    float dt = w->dt;
+    const world_level *lv = &w->levels[0];
+    const vec2 o = w->cfg.bounds.min;
+    const float cell = lv->cell, inv_cell = lv->inv_cell;
+    const int32_t nx = lv->nx, extra = lv->extra;
+    const uint64_t *occ = lv->occupied;
+    const int32_t *heads = lv->heads;
+    const world_static *statics = w->statics;
+    const aabb inner = w->inner_bounds;
+    const bool fast_ok = w->statics_in_finest;
+    const bool any_statics = w->active_level_count > 0;
+    const int iterations = w->cfg.slide_iterations;
+    const int32_t ny = lv->ny;
+    world_near_cache *near_cache = w->near_cache;
+    if (w->near_cache_stale) {
+        memset(near_cache, 0xff, w->mover_cap * sizeof *near_cache);
+        w->near_cache_stale = false;
+    }
+    /* with a circle or polygon among the statics the walk decides whether to leave
+     * the fast path, so it is always done */
+    const bool use_cache = w->nonbox_statics == 0;
+    const aabb no_area = {{NAN, NAN}, {NAN, NAN}};
+    uint64_t hits = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        world_mover *m = &w->movers[i];
+        vec2 pos = m->position, start = pos;
+        vec2 r = v2_scale(m->intent, dt);
+        if (!fast_ok || ref_kind(m->shape) != GEOM_SHAPE_BOX || wmax(fabsf(r.x), fabsf(r.y)) > cell)
+            goto general_slide; /* what slide_box_impl would do first */
+        aabb box = box_at(pos, m->lo, m->hi);
+        aabb region = aabb_inflate(aabb_sweep(box, r), WORLD_QUERY_MARGIN);
+        aabb near[WORLD_NEAR_STATICS];
+        int count = 0;
+        world_near_cache *nc = &near_cache[i];
+        /* a region inside the cells walked last: their statics, filtered as the walk would
+         * (the area lies inside the inner bounds, so no bounds test either; NaN fails) */
+        if (nc->area.min.x <= region.min.x && nc->area.min.y <= region.min.y &&
+            region.max.x <= nc->area.max.x && region.max.y <= nc->area.max.y) {
+            for (uint32_t k = 0; k < nc->count; k++) {
+                const world_static *st = &statics[nc->statics[k]];
+                if (aabb_overlaps(region, st->box)) near[count++] = st->box;
+            }
+            goto walked;
+        }
+        if (!aabb_contains(inner, region)) goto general;
+        if (any_statics) {
+            int32_t x0 = (int32_t)((region.min.x - o.x) * inv_cell) - extra;
+            int32_t y0 = (int32_t)((region.min.y - o.y) * inv_cell) - extra;
+            int32_t x1 = (int32_t)((region.max.x - o.x) * inv_cell);
+            int32_t y1 = (int32_t)((region.max.y - o.y) * inv_cell);
+            if (x0 < 0) x0 = 0;
+            if (y0 < 0) y0 = 0;
+            uint32_t len = (uint32_t)(x1 - x0 + 1);
+            if (len > 32) goto general;
+            /* Walk a range grown ahead of the motion, so the next ticks find it remembered.
+             * Statics outside the region's own cells cannot overlap the region, so the filter
+             * below keeps exactly what a walk of those cells would keep, in the same order. */
+            int32_t gx0 = x0, gy0 = y0, gx1 = x1, gy1 = y1;
+            if (use_cache) {
+                nc->area = no_area; /* void while it is refilled (the walk may leave) */
+                if (r.x > 0.0f) gx1 = x1 + WORLD_NEAR_GROW < nx ? x1 + WORLD_NEAR_GROW : nx - 1;
+                if (r.x < 0.0f) gx0 = x0 > WORLD_NEAR_GROW ? x0 - WORLD_NEAR_GROW : 0;
+                if (r.y > 0.0f) gy1 = y1 + WORLD_NEAR_GROW < ny ? y1 + WORLD_NEAR_GROW : ny - 1;
+                if (r.y < 0.0f) gy0 = y0 > WORLD_NEAR_GROW ? y0 - WORLD_NEAR_GROW : 0;
+                len = (uint32_t)(gx1 - gx0 + 1);
+            }
+            uint64_t len_mask = (1ull << len) - 1;
+            uint32_t found = 0; /* statics in the walked cells */
+            for (int32_t cy = gy0; cy <= gy1; cy++) {
+                /* the row's cells gx0..gx1 as bits: one word, or the tail of one and head of the
+                 * next (gx1 < nx, so the next word exists) */
+                uint32_t c0 = (uint32_t)(cy * nx + gx0), sh = c0 & 63;
+                uint64_t bits = occ[c0 >> 6] >> sh;
+                if (sh + len > 64) bits |= occ[(c0 >> 6) + 1] << (64 - sh);
+                bits &= len_mask;
+                while (bits) {
+                    uint32_t c = c0 + (uint32_t)__builtin_ctzll(bits);
+                    bits &= bits - 1;
+                    for (int32_t s = heads[c]; s >= 0; s = statics[s].next) {
+                        if (found < WORLD_NEAR_CACHE) nc->statics[found] = s;
+                        found++;
+                        const world_static *st = &statics[s];
+                        if (!aabb_overlaps(region, st->box)) continue;
+                        if (ref_kind(st->shape) != GEOM_SHAPE_BOX || count == WORLD_NEAR_STATICS)
+                            goto general;
+                        near[count++] = st->box;
+                    }
+                }
+            }
+            if (use_cache && found <= WORLD_NEAR_CACHE && len <= 32) {
+                nc->count = found;
+                /* x0 >= gx0 needs a home cell >= gx0 + extra (none below 0: x0 is clamped) */
+                nc->area.min.x =
+                    gx0 > 0 ? cell_edge_lo(o.x, cell, inv_cell, gx0 + extra) : -INFINITY;
+                nc->area.min.y =
+                    gy0 > 0 ? cell_edge_lo(o.y, cell, inv_cell, gy0 + extra) : -INFINITY;
+                nc->area.max.x = cell_edge_hi(o.x, cell, inv_cell, gx1);
+                nc->area.max.y = cell_edge_hi(o.y, cell, inv_cell, gy1);
+                nc->area.min = v2_max(nc->area.min, inner.min);
+                nc->area.max = v2_min(nc->area.max, inner.max);
+            }
+        }
+    walked:
+        if (count == 0) {
+            /* nothing within reach: the slide is the whole move */
+            if (r.x != 0.0f || r.y != 0.0f) pos = v2_add(pos, r);
+        } else {
+            vec2 end = pos;
+            bool done = false;
+            for (int it = 0; it < iterations; it++) {
+                if (r.x == 0.0f && r.y == 0.0f) break;
+                float best_t = WORLD_NO_HIT;
+                vec2 best_n = v2(0.0f, 0.0f);
+                /* box_sweep reads inv.x only when r.x != 0 (same for y): no zero test */
+                vec2 inv = v2(1.0f / r.x, 1.0f / r.y);
+                for (int k = 0; k < count; k++) {
+                    geom_toi toi;
+                    if (box_sweep(box, r, inv, near[k], &toi) && toi.t < best_t)
+                        best_t = toi.t, best_n = toi.normal;
+                }
+                if (best_t > 1.0f) {
+                    end = v2_add(pos, r);
+                    done = true;
+                    break;
+                }
+                hits++;
+                slide_respond(&pos, &r, best_t, best_n, false, v2(0.0f, 0.0f));
+                box = box_at(pos, m->lo, m->hi);
+            }
+            if (done) pos = end;
+        }
+        finish_mover(w, i, start, pos);
+        continue;
+    general:
+        finish_mover(w, i, start, world_slide_box(w, i, start, r, NULL, 0));
+        continue;
+    general_slide:;
+        aabb unused;
+        finish_mover(w, i, start, world_slide(w, i, start, r, NULL, 0, &unused));
+    }
+    w->swept_hits += hits;
+#endif
+}

@@ -1,0 +1,215 @@
+/* world_step: the tick (COLLISION.md "One tick"). 1: each mover's expected path; 2: one
+ * collide-and-slide per mover, in order, against statics, bounds and the movers near its path
+ * (relative motion, I7); 3: the discrete pass (world_separate.c); 4: velocities, sequences and
+ * change tracking. Movers that ignore each other take world_step_alone (world_slide.c). Everything
+ * runs in a deterministic order (I6). */
+#include "world_movers.h"
+#include "world_separate.h"
+#include "world_slide.h"
+#include "world_statics.h"
+
+/* The end of a step: the pair list and adjacency lists are free again, whoever held them. */
+static void scratch_close_step(world *w) {
+    WORLD_ASSERT(w->scratch.owner[WORLD_SCRATCH_PAIRS] == WORLD_OWNER_FREE ||
+                 w->scratch.owner[WORLD_SCRATCH_PAIRS] == WORLD_OWNER_PAIRS);
+    WORLD_ASSERT(w->scratch.owner[WORLD_SCRATCH_ADJ] == WORLD_OWNER_FREE ||
+                 w->scratch.owner[WORLD_SCRATCH_ADJ] == WORLD_OWNER_PAIRS ||
+                 w->scratch.owner[WORLD_SCRATCH_ADJ] == WORLD_OWNER_SEPARATE);
+    memset(w->scratch.owner, WORLD_OWNER_FREE, sizeof w->scratch.owner);
+}
+
+typedef struct cand_ctx {
+    const world *w;       /* the world */
+    uint32_t self;        /* the querying mover's slot */
+    uint32_t self_index;  /* its dense index: lower ones already stand where they end */
+    aabb box;             /* its path box */
+    mover_candidate *out; /* candidates */
+    uint32_t count;       /* found */
+    uint32_t overflow;    /* not kept */
+} cand_ctx;
+
+static bool cand_visit(const world *w, uint32_t i, void *vctx) {
+    cand_ctx *c = vctx;
+    if (i == c->self_index) return true;
+    if (!aabb_overlaps(w->scratch.path[i], c->box)) return true;
+    const world_mover *m = &w->movers[i];
+    /* What the slide will see of it (its path box is grown by the push allowance, and a slow
+     * mover's holds its intent too): skip it when that misses this mover's reach. */
+    vec2 at = i < c->self_index ? w->scratch.p2[i] : w->scratch.p0[i];
+    vec2 d = i < c->self_index ? v2(0.0f, 0.0f) : w->scratch.d1[i];
+    if (!aabb_overlaps(aabb_sweep(box_at(at, m->lo, m->hi), d), c->box)) return true;
+    if (c->count == WORLD_MAX_MOVER_CANDIDATES) {
+        c->overflow++;
+        return true;
+    }
+    /* already moved this pass: it stands where it ended; not yet: it moves along its expected
+     * displacement (relative motion) */
+    c->out[c->count].view = mover_view(m, at);
+    c->out[c->count].d = d;
+    c->out[c->count].index = i;
+    c->count++;
+    return true;
+}
+
+static void bits_to_ids(const world *w, const uint64_t *bits, world_body_id *out, size_t *count) {
+    size_t n = 0, words = (w->capacity + 63) / 64;
+    for (size_t k = 0; k < words; k++) {
+        uint64_t b = bits[k];
+        while (b) {
+            int bit = __builtin_ctzll(b);
+            b &= b - 1;
+            uint32_t slot = (uint32_t)(k * 64 + (size_t)bit);
+            out[n++] = slot_id(w, slot);
+        }
+    }
+    *count = n;
+}
+
+void world_step(world *w) {
+    w->tick++;
+    w->jam_count = 0;
+    if (w->tick % WORLD_SORT_INTERVAL == 1) world_sort_movers(w);
+    uint32_t n = w->mover_count;
+    float dt = w->dt;
+    world_grid *g = &w->cache->grid;
+    g->valid = false;
+    memset(w->moved_bits, 0, ((w->capacity + 63) / 64) * sizeof *w->moved_bits);
+
+    /* Movers that ignore each other, none waiting for a push out of a static: each is done
+     * after its slide (one walk over the movers instead of three). */
+    bool finished = (!w->movers_collide || n < 2) && !w->static_checks_pending;
+    if (finished) {
+        world_step_alone(w);
+    } else if (!w->movers_collide || n < 2) {
+        /* 1-2: every mover against statics and bounds */
+        for (uint32_t i = 0; i < n; i++) {
+            world_mover *m = &w->movers[i];
+            aabb unused;
+            w->scratch.p0[i] = m->position;
+            w->scratch.p2[i] =
+                world_slide(w, i, m->position, v2_scale(m->intent, dt), NULL, 0, &unused);
+        }
+    } else {
+        /* 1: where each mover is expected to go. A slow one (moving less than a cell): its
+         * intent if new, else what it achieved last tick (a body pressed against a wall keeps
+         * pressing and stays put). A fast one: its slide against statics and bounds alone, so its
+         * expected path stops at walls instead of crossing the map. The grid holds each expected
+         * path's box, grown by an allowance for the small moves of the passes. */
+        float cell = w->levels[0].cell;
+        WORLD_ASSERT(!g->valid); /* the grid reads scratch.path by reference */
+        for (uint32_t i = 0; i < n; i++) {
+            const world_mover *m = &w->movers[i];
+            vec2 want = v2_scale(m->intent, dt);
+            aabb box = box_at(m->position, m->lo, m->hi);
+            w->scratch.p0[i] = m->position;
+            if (wmax(fabsf(want.x), fabsf(want.y)) > cell) {
+                w->scratch.p2[i] =
+                    world_slide(w, i, m->position, want, NULL, 0, &w->scratch.path[i]);
+                w->scratch.d1[i] = v2_sub(w->scratch.p2[i], m->position);
+            } else {
+                w->scratch.d1[i] =
+                    m->applied_seq != m->pending_seq ? want : v2_scale(m->velocity, dt);
+                w->scratch.path[i] =
+                    aabb_union(aabb_sweep(box, want), aabb_sweep(box, w->scratch.d1[i]));
+            }
+            w->scratch.path[i] = aabb_inflate(w->scratch.path[i], WORLD_PUSH_ALLOWANCE);
+        }
+        world_grid_build(w, g, w->scratch.path);
+        /* 2: one collide-and-slide per mover, in order, against statics, bounds and the movers
+         * near its path: those already moved stand where they ended, the others move along their
+         * expected displacement (relative motion: head-on bodies meet in the middle, I7). A fast
+         * mover keeps its static-only slide unless a neighbour is in the way of it. */
+        world_grid_pairs(w, g);
+        mover_candidate cands[WORLD_MAX_MOVER_CANDIDATES];
+        uint32_t late[WORLD_MAX_LATE], late_count = 0;
+        bool boxes_only = w->nonbox_statics == 0;
+        for (uint32_t i = 0; i < n; i++) {
+            const world_mover *m = &w->movers[i];
+            vec2 want = v2_scale(m->intent, dt);
+            bool fast = wmax(fabsf(want.x), fabsf(want.y)) > cell;
+            aabb reach = fast ? w->scratch.path[i]
+                              : aabb_inflate(aabb_sweep(box_at(m->position, m->lo, m->hi), want),
+                                             WORLD_QUERY_MARGIN);
+            cand_ctx c = {w, m->slot, i, reach, cands, 0, 0};
+            for (uint32_t k = w->scratch.adj_start[i]; k < w->scratch.adj_start[i + 1]; k++)
+                cand_visit(w, w->scratch.adj[k], &c);
+            /* movers that ended outside their expected path: the grid does not know where they
+             * are, so every later mover looks at them where they ended */
+            for (uint32_t k = 0; k < late_count; k++) {
+                uint32_t j = late[k];
+                const world_mover *o = &w->movers[j];
+                if (!aabb_overlaps(box_at(w->scratch.p2[j], o->lo, o->hi), reach) ||
+                    c.count == WORLD_MAX_MOVER_CANDIDATES)
+                    continue;
+                c.out[c.count].view = mover_view(o, w->scratch.p2[j]);
+                c.out[c.count].d = v2(0.0f, 0.0f);
+                c.out[c.count].index = j;
+                c.count++;
+            }
+            if (fast) {
+                /* Its static-only slide left it where it was: every component of its motion
+                 * is stopped at once by statics or the bounds. Among boxes every contact normal
+                 * is an axis and each response only shrinks a component (never flips or adds
+                 * one), so mover contacts cannot free it: it keeps p2. Not a fast path of the
+                 * slide (test_world_fastpaths found it): a candidate closing faster than the
+                 * wall is hit at an earlier t, and the full slide would then advance the body by
+                 * up to a skin toward the wall it is pressed against (1.4e-6 units in the scene
+                 * found). A rule of the mover pass, kept as it is. */
+                if (boxes_only && ref_kind(m->shape) == GEOM_SHAPE_BOX &&
+                    w->scratch.d1[i].x == 0.0f && w->scratch.d1[i].y == 0.0f) {
+                    bool all_boxes = true;
+                    for (uint32_t k = 0; k < c.count && all_boxes; k++)
+                        all_boxes = ref_kind(cands[k].view.ref) == GEOM_SHAPE_BOX;
+                    if (all_boxes) continue;
+                }
+                /* a chord test along the static-only path: the path is nearly straight */
+                body_view a = mover_view(m, m->position);
+                bool in_way = false;
+                for (uint32_t k = 0; k < c.count && !in_way; k++) {
+                    geom_toi toi;
+                    in_way = pair_sweep(w, &a, w->scratch.d1[i], &cands[k].view, cands[k].d, &toi);
+                }
+                if (!in_way) continue; /* p2 already holds the static-only slide */
+            }
+            w->scratch.p2[i] = world_slide_box(w, i, m->position, want, cands, c.count);
+            if (late_count < WORLD_MAX_LATE &&
+                !aabb_contains(w->scratch.path[i], box_at(w->scratch.p2[i], m->lo, m->hi)))
+                late[late_count++] = i;
+        }
+    }
+    if (!finished) {
+        for (uint32_t i = 0; i < n; i++)
+            w->movers[i].position = w->scratch.p2[i];
+        /* 3: discrete separation */
+        world_separate(w);
+    }
+    scratch_close_step(w);
+    /* 4: velocities, sequences, change tracking */
+    if (!finished)
+        for (uint32_t i = 0; i < n; i++)
+            finish_mover(w, i, w->scratch.p0[i], w->movers[i].position);
+    bits_to_ids(w, w->moved_bits, w->moved, &w->moved_count);
+    memset(w->spawn_bits, 0, ((w->capacity + 63) / 64) * sizeof *w->spawn_bits);
+    for (size_t k = 0; k < w->pending_spawned_count; k++) {
+        uint32_t slot = w->pending_spawned[k];
+        w->slots[slot].flags &= (uint8_t)~WORLD_SLOT_SPAWNED;
+        w->spawn_bits[slot >> 6] |= 1ull << (slot & 63);
+    }
+    w->pending_spawned_count = 0;
+    bits_to_ids(w, w->spawn_bits, w->spawned, &w->spawned_count);
+    memcpy(w->despawned, w->pending_despawned, w->pending_despawned_count * sizeof *w->despawned);
+    w->despawned_count = w->pending_despawned_count;
+    w->pending_despawned_count = 0;
+    world_sort_u32(w->despawned, w->despawned_count);
+}
+
+uint64_t world_tick(const world *w) { return w->tick; }
+
+void world_last_changes(const world *w, world_changes *out) {
+    out->moved = w->moved;
+    out->moved_count = w->moved_count;
+    out->spawned = w->spawned;
+    out->spawned_count = w->spawned_count;
+    out->despawned = w->despawned;
+    out->despawned_count = w->despawned_count;
+}

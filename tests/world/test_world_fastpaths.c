@@ -1,0 +1,173 @@
+/* The world's fast paths against the general code: random scenes (tile maps of unit boxes, mixed
+ * boxes, circles and polygons, large statics on coarser levels, movers slow and fast, colliding or
+ * not, spawns and despawns of movers and statics along the way) run for a few hundred ticks, and
+ * the state hash is printed at checkpoints. This source is built twice: against collide_world (the
+ * product, every fast path on) and against collide_world_reference (WORLD_FAST_PATHS=0: the
+ * box-among-boxes slide, the S1a loop and its remembered statics, the gathered statics of a short
+ * slide and the bounds skip compiled out; WORLD_ASSERT on).
+ * compare_fastpaths.cmake runs both and requires the two outputs to be identical line for line.
+ * world_validate() runs after every step: statics come and go here, so it checks the static grid's
+ * links, which the soak test (movers only) does not.
+ *
+ * Usage: test_world_fastpaths_{product,reference} [scene_count]. */
+#include "world_test_util.h"
+
+#define FP_SCENES 40
+#define FP_TICKS 240
+#define FP_CHECK_EVERY 40
+#define FP_MAX_BODIES 1024
+
+typedef struct fp_scene {
+    world *w;
+    world_body_id movers[FP_MAX_BODIES];
+    int nm;
+    world_body_id statics[FP_MAX_BODIES];
+    int ns;
+    harness_rng rng;
+    float half;       /* bounds are [-half, half]^2 */
+    int style;        /* 0 tile map (unit boxes), 1 mixed shapes, 2 big boxes on coarse levels */
+    bool boxes;       /* movers are boxes only */
+    bool round_tiles; /* style 0: a fifth of the tiles are circles (no remembered statics) */
+    float fast;       /* share of fast intents */
+    uint32_t seq;     /* input sequence */
+} fp_scene;
+
+static geom_shape fp_shape(fp_scene *s, float scale, bool boxes_only) {
+    harness_rng *rng = &s->rng;
+    unsigned k = boxes_only ? 0 : harness_rng_next(rng) % 3;
+    if (k == 0)
+        return wt_box(scale * harness_rng_range(rng, 0.2f, 0.6f),
+                      scale * harness_rng_range(rng, 0.2f, 0.6f));
+    if (k == 1) return wt_circle(scale * harness_rng_range(rng, 0.2f, 0.6f));
+    return wt_ngon(3 + (int)(harness_rng_next(rng) % 6), scale * harness_rng_range(rng, 0.3f, 0.7f),
+                   harness_rng_range(rng, 0, 6.28f));
+}
+
+static void fp_static(fp_scene *s) {
+    if (s->ns == FP_MAX_BODIES / 2) return;
+    harness_rng *rng = &s->rng;
+    geom_shape shape;
+    vec2 p;
+    if (s->style == 0) {
+        /* a unit tile on integer coordinates: the S1 case (seams, all in the finest level) */
+        shape =
+            s->round_tiles && harness_rng_unit(rng) < 0.2f ? wt_circle(0.5f) : wt_box(0.5f, 0.5f);
+        p = v2((float)(int)harness_rng_range(rng, -s->half + 1, s->half - 1) + 0.5f,
+               (float)(int)harness_rng_range(rng, -s->half + 1, s->half - 1) + 0.5f);
+    } else if (s->style == 1) {
+        shape = fp_shape(s, harness_rng_range(rng, 1.0f, 3.0f), harness_rng_unit(rng) < 0.5f);
+        p = v2(harness_rng_range(rng, -s->half + 4, s->half - 4),
+               harness_rng_range(rng, -s->half + 4, s->half - 4));
+    } else {
+        /* boxes from a cell to many cells: several levels of the static grid */
+        float size = harness_rng_unit(rng) < 0.3f ? harness_rng_range(rng, 3.0f, 9.0f) : 0.5f;
+        shape = wt_box(size * harness_rng_range(rng, 0.3f, 1.0f), size);
+        p = v2(harness_rng_range(rng, -s->half + 10, s->half - 10),
+               harness_rng_range(rng, -s->half + 10, s->half - 10));
+    }
+    world_body_id id = wt_spawn(s->w, WORLD_BODY_STATIC, shape, p);
+    if (id) s->statics[s->ns++] = id;
+}
+
+static void fp_mover(fp_scene *s) {
+    if (s->nm == FP_MAX_BODIES / 2) return;
+    harness_rng *rng = &s->rng;
+    geom_shape shape = fp_shape(s, harness_rng_range(rng, 0.8f, 1.6f), s->boxes);
+    /* anywhere inside, statics included (the next tick pushes it out), some against the bounds */
+    float edge = harness_rng_unit(rng) < 0.1f ? s->half - 0.3f : s->half - 1.0f;
+    vec2 p = v2(harness_rng_range(rng, -edge, edge), harness_rng_range(rng, -edge, edge));
+    world_body_id id = wt_spawn(s->w, WORLD_BODY_MOVING, shape, p);
+    if (id) s->movers[s->nm++] = id;
+}
+
+static void fp_intent(fp_scene *s, int i) {
+    harness_rng *rng = &s->rng;
+    float u = harness_rng_unit(rng);
+    float speed =
+        u < s->fast ? harness_rng_range(rng, 100.0f, 900.0f) : harness_rng_range(rng, 0.0f, 8.0f);
+    vec2 v;
+    if (harness_rng_unit(rng) < 0.4f) {
+        /* along an axis: sliding along walls and seams, the pinned cases */
+        float sign = harness_rng_unit(rng) < 0.5f ? -1.0f : 1.0f;
+        v = harness_rng_unit(rng) < 0.5f ? v2(sign * speed, 0) : v2(0, sign * speed);
+    } else {
+        float a = harness_rng_range(rng, 0, 6.2831853f);
+        v = v2(speed * cosf(a), speed * sinf(a));
+    }
+    world_set_intent(s->w, s->movers[i], v, ++s->seq);
+}
+
+/* Runs scene k and prints its checkpoints; false when the world could not be built. */
+static bool fp_run(int k) {
+    fp_scene *s = calloc(1, sizeof *s);
+    if (!s) return false;
+    s->rng.state = 0x9e3779b9u * (unsigned)(k + 1);
+    s->style = k % 3;
+    s->boxes = s->style != 1 || (k / 2) % 2 == 0;
+    s->round_tiles = (k / 2) % 2 == 1;
+    s->fast = (k / 6) % 3 == 0 ? 0.0f : (k / 6) % 3 == 1 ? 0.05f : 0.3f;
+    s->half = harness_rng_range(&s->rng, 12.0f, 40.0f);
+    world_config cfg;
+    world_config_default(&cfg);
+    cfg.bounds = aabb_make(v2(-s->half, -s->half), v2(s->half, s->half));
+    cfg.max_bodies = FP_MAX_BODIES;
+    cfg.tick_rate_hz = k % 5 == 4 ? 20.0f : 60.0f;
+    cfg.cell_size = k % 7 == 3 ? 2.0f : k % 7 == 5 ? 0.5f : 0.0f;
+    s->w = world_create(&cfg);
+    if (!s->w) {
+        free(s);
+        return false;
+    }
+    /* collisions off in half of the scenes (every style): world_step_alone, the S1a loop */
+    bool collide = k % 2 == 0;
+    world_set_mover_collisions(s->w, collide);
+    int statics = (int)(s->half * s->half * (s->style == 0 ? 0.25f : 0.03f));
+    for (int i = 0; i < statics; i++)
+        fp_static(s);
+    int movers = 20 + (int)(harness_rng_next(&s->rng) % 120);
+    for (int i = 0; i < movers; i++)
+        fp_mover(s);
+    printf("scene %d (style %d, %s, fast %.2f, %d statics, %d movers):", k, s->style,
+           collide ? "colliding" : "alone", (double)s->fast, s->ns, s->nm);
+    for (int t = 1; t <= FP_TICKS; t++) {
+        for (int i = 0; i < s->nm; i++)
+            if (t == 1 || harness_rng_unit(&s->rng) < 0.08f) fp_intent(s, i);
+        /* churn: movers come and go; now and then a static (the remembered statics go stale) */
+        if (harness_rng_unit(&s->rng) < 0.2f) fp_mover(s);
+        if (s->nm > 2 && harness_rng_unit(&s->rng) < 0.15f) {
+            int i = (int)(harness_rng_next(&s->rng) % (unsigned)s->nm);
+            world_despawn(s->w, s->movers[i]);
+            s->movers[i] = s->movers[--s->nm];
+        }
+        if (t % 50 == 25) fp_static(s);
+        if (t % 50 == 0 && s->ns > 1) {
+            int i = (int)(harness_rng_next(&s->rng) % (unsigned)s->ns);
+            world_despawn(s->w, s->statics[i]);
+            s->statics[i] = s->statics[--s->ns];
+        }
+        world_step(s->w);
+        const char *broken = world_validate(s->w);
+        if (broken) {
+            fprintf(stderr, "scene %d tick %d: %s\n", k, t, broken);
+            exit(1);
+        }
+        if (t % FP_CHECK_EVERY == 0) printf(" %016llx", (unsigned long long)world_state_hash(s->w));
+    }
+    world_stats st;
+    world_get_stats(s->w, &st);
+    printf(" separations %llu jammed %llu\n", (unsigned long long)st.separations,
+           (unsigned long long)st.jammed);
+    world_destroy(s->w);
+    free(s);
+    return true;
+}
+
+int main(int argc, char **argv) {
+    int scenes = argc > 1 ? atoi(argv[1]) : FP_SCENES;
+    for (int k = 0; k < scenes; k++)
+        if (!fp_run(k)) {
+            fprintf(stderr, "scene %d: world_create failed\n", k);
+            return 1;
+        }
+    return 0;
+}

@@ -286,6 +286,9 @@ struct world {
 
 /* Query boxes grow by this so contacts at exactly a cell border or within the skin are seen. */
 #define WORLD_QUERY_MARGIN (4.0f * GEOM_SKIN)
+/* A contact gap short of the skin by more than this is restored by the slide (slide_respond):
+ * far above the float rounding of positions up to ~100 (1e-5), far below the skin. */
+#define WORLD_SKIN_RESTORE (0.01f * GEOM_SKIN)
 #define WORLD_NO_HIT 2.0f
 /* Mover pairs closer than this are checked by the discrete pass (pushes move bodies a little). */
 #define WORLD_PAIR_MARGIN 0.05f

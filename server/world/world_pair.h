@@ -110,13 +110,26 @@ typedef struct sweep_hit {
     float t;      /* fraction of the displacement; WORLD_NO_HIT when nothing */
     vec2 normal;  /* from the body towards what it hit */
     vec2 other_d; /* the other body's displacement over the remaining time (movers) */
+    bool mover;   /* the hit is a moving body (else a static or the bounds) */
 } sweep_hit;
 
+/* Keeps the earlier hit: a static or the bounds (other_d is then zero). */
 WORLD_HOT void hit_offer(sweep_hit *best, const geom_toi *toi, vec2 other_d) {
     if (toi->t < best->t) {
         best->t = toi->t;
         best->normal = toi->normal;
         best->other_d = other_d;
+        best->mover = false;
+    }
+}
+
+/* Keeps the earlier hit: a moving body displaced by other_d over the remaining time. */
+WORLD_HOT void hit_offer_mover(sweep_hit *best, const geom_toi *toi, vec2 other_d) {
+    if (toi->t < best->t) {
+        best->t = toi->t;
+        best->normal = toi->normal;
+        best->other_d = other_d;
+        best->mover = true;
     }
 }
 

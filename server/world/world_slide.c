@@ -115,12 +115,32 @@ WORLD_HOT void sweep_bounds(const world *w, aabb box, vec2 r, sweep_hit *best) {
  * the remaining motion all but its component into the normal n, less what the other body moves
  * away by. other_d is the other body's displacement over the rest of the tick; with_mover must be
  * a compile-time constant (false: a static or the bounds, other_d unread) so the inlined copy
- * carries no mover arithmetic (0 * x is not folded for floats). Returns the fraction t of *r
- * used; *r becomes the remaining motion. */
-WORLD_HOT float slide_respond(vec2 *pos, vec2 *r, float t, vec2 n, bool with_mover, vec2 other_d) {
+ * carries no mover arithmetic (0 * x is not folded for floats). solid: what was hit does not
+ * move (a static or the bounds). first is the motion the slide started with this tick. Returns
+ * the fraction t of *r used; *r becomes the remaining motion.
+ *
+ * Two rules keep a body sliding along a slope honest (issue 10's world tests), against solid
+ * things only (between movers the relative motion decides, and I7's symmetry with it):
+ *  - Crease: a remainder that turns against the tick's first motion is dropped. Sliding down one
+ *    flank of a V into the other would otherwise be sent up that flank, and back the next tick,
+ *    forever (~0.016 a tick in a V of 30-degree flanks).
+ *  - Skin restored: a start closer than the skin by more than WORLD_SKIN_RESTORE (the gap the
+ *    sweep saw is its touching time times the closing speed) adds the missing gap to a sliding
+ *    remainder, as motion straight out along the normal, swept like the rest in the next
+ *    iteration so it cannot push into something else. Without it a body pressed along a sloped
+ *    face crept into it: each slide rounds its position to float, a rounding towards the face was
+ *    never undone (the stop clamps at t = 0), and the gap ratcheted down, 0.027 deep after 13,000
+ *    ticks on a 30-degree slab. A body pressed still does not round its way in; restoring its gap
+ *    would cost a sweep every tick (S1a-fast +5% instructions), so it is left. */
+WORLD_HOT float slide_respond(vec2 *pos, vec2 *r, float t, vec2 n, bool with_mover, vec2 other_d,
+                              bool solid, vec2 first) {
     vec2 d = *r;
     float closing = with_mover ? v2_dot(v2_sub(d, other_d), n) : v2_dot(d, n);
-    if (closing > 0.0f) t -= GEOM_SKIN / closing;
+    float deficit = 0.0f;
+    if (closing > 0.0f) {
+        deficit = GEOM_SKIN - t * closing;
+        t -= GEOM_SKIN / closing;
+    }
     if (t < 0.0f) t = 0.0f;
     *pos = v2_mul_add(*pos, t, d);
     vec2 rem = v2_scale(d, 1.0f - t);
@@ -130,6 +150,11 @@ WORLD_HOT float slide_respond(vec2 *pos, vec2 *r, float t, vec2 n, bool with_mov
         if (rn > allowed) rem = v2_mul_add(rem, -(rn - allowed), n);
     } else if (rn > 0.0f) {
         rem = v2_mul_add(rem, -rn, n);
+    }
+    if (!with_mover || solid) {
+        if (v2_dot(rem, first) <= 0.0f) rem = v2(0.0f, 0.0f);
+        if (deficit > WORLD_SKIN_RESTORE && (rem.x != 0.0f || rem.y != 0.0f))
+            rem = v2_mul_add(rem, -deficit, n);
     }
     *r = rem;
     return t;
@@ -155,11 +180,12 @@ vec2 world_slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candidate 
     /* far from the bounds (the whole slide stays a skin inside them): no need to sweep them */
     bool check_bounds =
         !WORLD_FAST_PATHS || !aabb_contains(w->inner_bounds, aabb_inflate(pbox, reach));
+    vec2 first = r;
     for (int it = 0; it < w->cfg.slide_iterations; it++) {
         if (r.x == 0.0f && r.y == 0.0f) break;
         a.pos = pos;
         aabb box = box_at(pos, m->lo, m->hi);
-        sweep_hit best = {WORLD_NO_HIT, {0, 0}, {0, 0}};
+        sweep_hit best = {WORLD_NO_HIT, {0, 0}, {0, 0}, false};
         if (check_bounds) sweep_bounds(w, box, r, &best);
         vec2 inv = near_count > 0 ? recip(r) : v2(0.0f, 0.0f);
         for (uint32_t c = 0; c < cand_count; c++) {
@@ -167,7 +193,7 @@ vec2 world_slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candidate 
             b.pos = v2_mul_add(b.pos, tau, cands[c].d);
             vec2 db = v2_scale(cands[c].d, 1.0f - tau);
             geom_toi toi;
-            if (pair_sweep(w, &a, r, &b, db, &toi)) hit_offer(&best, &toi, db);
+            if (pair_sweep(w, &a, r, &b, db, &toi)) hit_offer_mover(&best, &toi, db);
         }
         if (near_count >= 0) {
             for (int k = 0; k < near_count; k++) {
@@ -191,7 +217,8 @@ vec2 world_slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candidate 
         }
         w->swept_hits++;
         /* a static or the bounds leave other_d 0, and r - 0 is r: one response for every hit */
-        float t = slide_respond(&pos, &r, best.t, best.normal, true, best.other_d);
+        float t =
+            slide_respond(&pos, &r, best.t, best.normal, true, best.other_d, !best.mover, first);
         pbox = aabb_union(pbox, box_at(pos, m->lo, m->hi));
         tau += t * (1.0f - tau);
     }
@@ -234,9 +261,10 @@ WORLD_HOT vec2 slide_box_impl(world *w, uint32_t mi, vec2 pos, vec2 r, const mov
         }
     }
     float tau = 0.0f; /* fraction of the tick used so far (candidates' clock) */
+    vec2 first = r;
     for (int it = 0; it < w->cfg.slide_iterations; it++) {
         if (r.x == 0.0f && r.y == 0.0f) break;
-        sweep_hit best = {WORLD_NO_HIT, {0, 0}, {0, 0}};
+        sweep_hit best = {WORLD_NO_HIT, {0, 0}, {0, 0}, false};
         if (check_bounds) sweep_bounds(w, box, r, &best);
         for (uint32_t c = 0; c < cand_count; c++) {
             const body_view *b = &cands[c].view;
@@ -244,19 +272,21 @@ WORLD_HOT vec2 slide_box_impl(world *w, uint32_t mi, vec2 pos, vec2 r, const mov
             geom_toi toi;
             if (box_sweep(box, rel, recip(rel),
                           box_at(v2_mul_add(b->pos, tau, cands[c].d), b->lo, b->hi), &toi))
-                hit_offer(&best, &toi, db);
+                hit_offer_mover(&best, &toi, db);
         }
         vec2 inv = count ? recip(r) : v2(0.0f, 0.0f);
         for (int k = 0; k < count; k++) {
             geom_toi toi;
             if (box_sweep(box, r, inv, near[k], &toi) && toi.t < best.t)
-                best.t = toi.t, best.normal = toi.normal, best.other_d = v2(0.0f, 0.0f);
+                best.t = toi.t, best.normal = toi.normal, best.other_d = v2(0.0f, 0.0f),
+                best.mover = false;
         }
         if (best.t > 1.0f) return v2_add(pos, r);
         w->swept_hits++;
         /* with no candidates other_d is 0: cand_count != 0 is a constant in the specialisation
          * below (cand_count a constant 0), which so drops the mover arithmetic */
-        float t = slide_respond(&pos, &r, best.t, best.normal, cand_count != 0, best.other_d);
+        float t = slide_respond(&pos, &r, best.t, best.normal, cand_count != 0, best.other_d,
+                                !best.mover, first);
         box = box_at(pos, m->lo, m->hi);
         if (cand_count) tau += t * (1.0f - tau);
     }
@@ -442,6 +472,7 @@ void world_step_alone(world *w) {
         } else {
             vec2 end = pos;
             bool done = false;
+            vec2 first = r;
             for (int it = 0; it < iterations; it++) {
                 if (r.x == 0.0f && r.y == 0.0f) break;
                 float best_t = WORLD_NO_HIT;
@@ -459,7 +490,7 @@ void world_step_alone(world *w) {
                     break;
                 }
                 hits++;
-                slide_respond(&pos, &r, best_t, best_n, false, v2(0.0f, 0.0f));
+                slide_respond(&pos, &r, best_t, best_n, false, v2(0.0f, 0.0f), true, first);
                 box = box_at(pos, m->lo, m->hi);
             }
             if (done) pos = end;

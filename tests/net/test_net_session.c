@@ -931,7 +931,7 @@ static void test_view_grid_matches_world_query(void) {
     world_step(w);
     net_view_index v;
     CHECK(net_view_init(&v, w, 80));
-    CHECK(net_view_rebuild(&v, w));
+    CHECK(net_view_rebuild(&v, w, NULL));
     static world_body_id want[2048], got[2048];
     static net_view_entry items[2048];
     net_view_marks marks;

@@ -398,6 +398,7 @@ static size_t parse_frames(net_server *srv, net_client *c, const uint8_t *buf, s
         }
         dispatch(srv, c, buf + off + plen, blen);
         off += plen + blen;
+        NET_ASSERT(off <= len);
     }
     return net_client_accepts_input(c) ? off : len;
 }

@@ -340,6 +340,7 @@ void net_session_snapshot(net_server *srv, net_client *c) {
             if (next[k].sent_tick != NET_KNOWN_UNSENT) next[kept++] = next[k];
         nnext = kept;
     }
+    NET_ASSERT(s->len <= limit && nnext <= nknown + nview);
     c->resume_key = stopped ? stop_key : 0;
     if (nremoved) {
         s->len += wire_put_key(s->data + s->len, WIRE_SNAPSHOT_REMOVED, WIRE_LEN); /* packed */

@@ -13,23 +13,6 @@ bool net_secret_equal(const char *a, size_t a_len, const char *b, size_t b_len) 
     return diff == 0;
 }
 
-bool net_rate_take(net_rate *r, double rate_per_s, uint64_t now_us) {
-    double burst = 2.0 * rate_per_s;
-    if (r->last_us == 0) {
-        r->tokens = burst;
-        r->last_us = now_us;
-    } else if (now_us > r->last_us) {
-        r->tokens += (double)(now_us - r->last_us) * 1e-6 * rate_per_s;
-        if (r->tokens > burst) r->tokens = burst;
-        r->last_us = now_us;
-    }
-    if (r->tokens >= 1.0 - 1e-9) { /* tolerance: refills summed from parts must make a whole */
-        r->tokens -= 1.0;
-        return true;
-    }
-    return false;
-}
-
 bool net_rate_note_drop(net_rate *r, double rate_per_s, uint64_t now_us) {
     if (r->window_drops == 0 || now_us - r->window_start_us >= 1000000u) {
         /* A new one-second window: consecutive only if the previous window directly precedes. */

@@ -19,8 +19,25 @@ typedef struct net_rate {
     uint32_t abusive_windows; /* consecutive windows (seconds) with drops */
 } net_rate;
 
-/* Token bucket of rate_per_s, burst 2 s worth: true when a message may pass at now_us. */
-bool net_rate_take(net_rate *r, double rate_per_s, uint64_t now_us);
+/* Token bucket of rate_per_s, burst 2 s worth: true when a message may pass at now_us. Inline:
+ * it runs once per frame read; out of line it cost bench_net 1000 ~8% of its intents phase. */
+static inline bool net_rate_take(net_rate *r, double rate_per_s, uint64_t now_us) {
+    double burst = 2.0 * rate_per_s;
+    if (r->last_us == 0) {
+        r->tokens = burst;
+        r->last_us = now_us;
+    } else if (now_us > r->last_us) {
+        r->tokens += (double)(now_us - r->last_us) * 1e-6 * rate_per_s;
+        if (r->tokens > burst) r->tokens = burst;
+        r->last_us = now_us;
+    }
+    if (r->tokens >= 1.0 - 1e-9) { /* tolerance: refills summed from parts must make a whole */
+        r->tokens -= 1.0;
+        return true;
+    }
+    return false;
+}
+
 /* Records a dropped message; true when the client has crossed into sustained abuse: drops in
  * NET_ABUSE_SECONDS consecutive seconds, or more than NET_ABUSE_BURSTS bursts' worth of drops
  * within one second. */

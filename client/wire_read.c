@@ -10,6 +10,7 @@ static bool wire_key(wire_reader *r, uint32_t *field, unsigned *type) {
 }
 
 bool cc_wire_envelope_read(const uint8_t *buf, size_t len, cc_wire_envelope *out) {
+    if (buf == NULL && len > 0) return false; /* wire_reader_of asserts it */
     wire_reader r = wire_reader_of(buf, len);
     memset(out, 0, sizeof *out);
     while (r.p < r.end) {
@@ -90,6 +91,7 @@ static bool wire_body(const uint8_t *buf, size_t len, uint32_t want, cc_wire_bod
 
 bool cc_wire_snapshot_scan_for(const uint8_t *buf, size_t len, uint32_t body_id,
                                cc_wire_snapshot_scan *out) {
+    if (buf == NULL && len > 0) return false; /* wire_reader_of asserts it */
     wire_reader r = wire_reader_of(buf, len);
     memset(out, 0, sizeof *out);
     while (r.p < r.end) {

@@ -85,6 +85,7 @@ typedef struct wire_reader {
 } wire_reader;
 
 static inline wire_reader wire_reader_of(const uint8_t *buf, size_t len) {
+    WIRE_ASSERT(buf != NULL || len == 0);
     wire_reader r = {buf, buf + len};
     return r;
 }

@@ -1,6 +1,7 @@
 #include "net_daemon.h"
 
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,6 +97,11 @@ static void addr_str(const struct sockaddr_storage *ss, char *out, size_t size) 
     }
 }
 
+/* The connection a client is embedded in: the server hands back the net_client it was given. */
+static net_conn *conn_of(net_client *c) {
+    return (net_conn *)(void *)((char *)c - offsetof(net_conn, client));
+}
+
 static void maybe_finish(net_daemon *d);
 static void http_close(net_http_conn *hc);
 
@@ -158,7 +164,7 @@ static void on_write(uv_write_t *req, int status) {
 /* One uv_write per client per loop iteration: everything appended since the last one goes out
  * together, in append (= request) order. */
 static void flush_client(net_daemon *d, net_client *c) {
-    net_conn *conn = c->conn;
+    net_conn *conn = conn_of(c);
     if (conn->closing) return;
     net_io io = net_client_next_io(c);
     if (io == NET_IO_CUT) {
@@ -218,7 +224,6 @@ static void on_connection(uv_stream_t *server, int status) {
     if (uv_tcp_getpeername(&conn->tcp, (struct sockaddr *)&ss, &len) == 0)
         addr_str(&ss, addr, sizeof addr);
     set_clock(d);
-    conn->client.conn = conn;
     if (!net_client_open(d->srv, &conn->client, addr)) { /* not registered */
         conn->closing = true;
         uv_close((uv_handle_t *)&conn->tcp, on_conn_closed);

@@ -28,10 +28,11 @@
 struct ProtobufCAllocator;
 
 #define NET_PROTOCOL_VERSION 1
-#define NET_CLOSING_TIMEOUT_US 2000000u /* a CLOSING client that does not drain is cut after this  \
-                                         */
-#define NET_MAX_VIEW_BOXES 8            /* more own bodies than this: one enclosing view box */
-#define NET_MAX_REFUSING 64             /* refused connections waiting for their Error to flush */
+#define NET_CLOSING_TIMEOUT_US                                                                     \
+    2000000u                 /* a CLOSING client that does not drain is cut after this             \
+                              */
+#define NET_MAX_VIEW_BOXES 8 /* more own bodies than this: one enclosing view box */
+#define NET_MAX_REFUSING 64  /* refused connections waiting for their Error to flush */
 
 typedef enum net_client_state {
     NET_CLIENT_AWAIT_HELLO = 0, /* connected; only Hello is accepted */
@@ -65,7 +66,6 @@ typedef struct net_client {
     net_rate rate;                /* token bucket and abuse tracking */
     uint32_t index;               /* position in net_server.clients; UINT32_MAX: not registered */
     uint32_t dirty_index;         /* position in net_server.dirty while dirty */
-    void *conn;                   /* the I/O layer's connection; NULL in tests */
 } net_client;
 
 typedef struct net_server {

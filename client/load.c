@@ -16,7 +16,7 @@
 #include "conn.h"
 #include "report.h"
 #include "session.h"
-#include "wire.h"
+#include "wire_read.h"
 
 #define CMD "load"
 #define CC_ACK_RING 256u /* outstanding input_seq values remembered per player */

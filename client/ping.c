@@ -10,7 +10,7 @@
 #include "cli.h"
 #include "conn.h"
 #include "session.h"
-#include "wire.h"
+#include "wire_read.h"
 
 #define CMD "ping"
 

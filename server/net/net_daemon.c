@@ -1,6 +1,7 @@
 #include "net_daemon.h"
 
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,10 +76,10 @@ struct net_daemon {
 };
 
 static void set_clock(net_daemon *d) {
-    d->srv->now_us = uv_hrtime() / 1000u;
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    d->srv->wall_us = (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+    net_server_set_clock(d->srv, uv_hrtime() / 1000u,
+                         (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u);
 }
 
 static void addr_str(const struct sockaddr_storage *ss, char *out, size_t size) {
@@ -99,6 +100,11 @@ static void addr_str(const struct sockaddr_storage *ss, char *out, size_t size) 
     }
 }
 
+/* The connection a client is embedded in: the server hands back the net_client it was given. */
+static net_conn *conn_of(net_client *c) {
+    return (net_conn *)(void *)((char *)c - offsetof(net_conn, client));
+}
+
 static void maybe_finish(net_daemon *d);
 static void http_close(net_http_conn *hc);
 
@@ -113,13 +119,12 @@ static void on_conn_closed(uv_handle_t *h) {
     maybe_finish(d);
 }
 
-/* The one close path: idempotent; memory is freed in the close callback. */
+/* The one close path: idempotent; memory is freed in the close callback. reason counts only when
+ * the server had not decided on the close itself (net_client_close). */
 static void conn_close(net_conn *conn, net_disconnect_reason reason) {
     if (conn->closing) return;
     conn->closing = true;
-    net_client *c = &conn->client;
-    if (!c->kill && c->state != NET_CLIENT_CLOSING) c->reason = reason;
-    net_client_release(conn->d->srv, c);
+    net_client_close(conn->d->srv, &conn->client, reason);
     uv_close((uv_handle_t *)&conn->tcp, on_conn_closed);
 }
 
@@ -139,11 +144,10 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
         return;
     }
     if (nread == 0) return;
-    d->srv->metrics.bytes_in_total += (uint64_t)nread;
     set_clock(d);
     net_client *c = &conn->client;
     net_session_feed(d->srv, c, (const uint8_t *)buf->base, (size_t)nread);
-    if (c->kill || c->state == NET_CLIENT_CLOSING) uv_read_stop(s); /* nothing more is read */
+    if (!net_client_accepts_input(c)) uv_read_stop(s); /* nothing more is read */
 }
 
 static void on_write(uv_write_t *req, int status) {
@@ -155,32 +159,27 @@ static void on_write(uv_write_t *req, int status) {
         conn_close(conn, NET_DISC_WRITE_ERROR);
         return;
     }
-    conn->d->srv->metrics.bytes_out_total += conn->inflight.len;
     conn->inflight.len = 0;
-    c->inflight = 0;
     net_buf_trim(&conn->inflight, NET_OUT_KEEP_CAP);
-    if (c->out.len > 0 || c->state == NET_CLIENT_CLOSING || c->kill)
-        net_server_mark_dirty(conn->d->srv, c);
+    net_client_written(conn->d->srv, c);
 }
 
 /* One uv_write per client per loop iteration: everything appended since the last one goes out
  * together, in append (= request) order. */
 static void flush_client(net_daemon *d, net_client *c) {
-    net_conn *conn = c->conn;
+    net_conn *conn = conn_of(c);
     if (conn->closing) return;
-    if (c->kill) {
-        conn_close(conn, c->reason);
+    net_io io = net_client_next_io(c);
+    if (io == NET_IO_CUT) {
+        conn_close(conn, net_client_reason(c));
         return;
     }
-    if (conn->writing) return; /* on_write marks it dirty again */
-    if (c->out.len == 0) {
-        if (c->state == NET_CLIENT_CLOSING) conn_close(conn, c->reason); /* fatal error flushed */
+    if (conn->writing || io == NET_IO_NONE) return; /* on_write marks it dirty again */
+    if (io == NET_IO_CLOSE) {
+        conn_close(conn, net_client_reason(c)); /* fatal error or Goodbye flushed */
         return;
     }
-    net_buf tmp = conn->inflight; /* empty: swap buffers, no copy */
-    conn->inflight = c->out;
-    c->out = tmp;
-    c->inflight = conn->inflight.len;
+    net_client_take_output(c, &conn->inflight);
     uv_buf_t b = uv_buf_init((char *)conn->inflight.data, (unsigned)conn->inflight.len);
     conn->wreq.data = conn;
     int rc = uv_write(&conn->wreq, (uv_stream_t *)&conn->tcp, &b, 1, on_write);
@@ -228,14 +227,13 @@ static void on_connection(uv_stream_t *server, int status) {
     if (uv_tcp_getpeername(&conn->tcp, (struct sockaddr *)&ss, &len) == 0)
         addr_str(&ss, addr, sizeof addr);
     set_clock(d);
-    conn->client.conn = conn;
-    if (!net_client_open(d->srv, &conn->client, addr)) {
-        conn->client.index = UINT32_MAX; /* never registered: release is a no-op */
+    if (!net_client_open(d->srv, &conn->client, addr)) { /* not registered */
         conn->closing = true;
         uv_close((uv_handle_t *)&conn->tcp, on_conn_closed);
         return;
     }
-    if (!conn->client.refused) uv_read_start((uv_stream_t *)&conn->tcp, on_alloc, on_read);
+    if (!net_client_refused(&conn->client))
+        uv_read_start((uv_stream_t *)&conn->tcp, on_alloc, on_read);
 }
 
 /* ---- The tick -------------------------------------------------------------------------------- */
@@ -247,17 +245,17 @@ static void on_tick(uv_timer_t *t) {
         uint64_t due = (now - d->next_tick_ns) / d->tick_period_ns + 1u;
         uint64_t run = due < NET_MAX_CATCHUP_STEPS ? due : NET_MAX_CATCHUP_STEPS;
         /* Falling behind drops steps instead of queueing them: no spiral of death. */
-        d->srv->metrics.ticks_skipped_total += due - run;
+        uint64_t skipped = due - run;
         d->next_tick_ns += due * d->tick_period_ns;
         set_clock(d);
         uint64_t t0 = uv_hrtime();
         net_server_tick(d->srv, (unsigned)run);
-        net_metrics_observe_tick(&d->srv->metrics, (double)(uv_hrtime() - t0) * 1e-9);
+        net_server_note_tick(d->srv, skipped, (double)(uv_hrtime() - t0) * 1e-9);
 
         /* HTTP connections that never finish their request. */
         for (net_http_conn *h = d->http_conns; h; h = h->next) {
-            if (!h->closing &&
-                d->srv->now_us - h->start_us > (uint64_t)d->srv->cfg.http_timeout_ms * 1000u) {
+            if (!h->closing && net_server_now_us(d->srv) - h->start_us >
+                                   (uint64_t)net_server_config(d->srv)->http_timeout_ms * 1000u) {
                 http_close(h);
             }
         }
@@ -369,11 +367,7 @@ static void http_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
         else
             http_text(hc, 200, "OK", "ok\n", head);
     } else if (strcmp(path, "/metrics") == 0) {
-        world_stats ws;
-        world_get_stats(d->srv->world, &ws);
-        net_gauges g = {d->srv->client_count, ws.static_bodies, ws.moving_bodies};
-        hc->body.len = 0;
-        if (!net_metrics_render(&d->srv->metrics, &g, &hc->body)) {
+        if (!net_server_render_metrics(d->srv, &hc->body)) {
             http_close(hc);
             return;
         }
@@ -397,9 +391,9 @@ static void on_http_connection(uv_stream_t *server, int status) {
     d->http_count++;
     d->http_open++;
     set_clock(d);
-    hc->start_us = d->srv->now_us;
+    hc->start_us = net_server_now_us(d->srv);
     if (uv_accept(server, (uv_stream_t *)&hc->tcp) != 0 ||
-        d->http_open > d->srv->cfg.http_max_connections) {
+        d->http_open > net_server_config(d->srv)->http_max_connections) {
         http_close(hc);
         return;
     }
@@ -426,14 +420,11 @@ static void maybe_finish(net_daemon *d) {
 static void on_drain_timeout(uv_timer_t *t) {
     net_daemon *d = t->data;
     /* Clients that would not read their Goodbye: cut them now. */
-    if (d->srv->client_count > 0)
+    uint32_t left = net_server_client_count(d->srv);
+    if (left > 0)
         net_log(NET_LOG_WARN, "drain_timeout", 0, NULL, "%u clients not drained within %u ms: cut",
-                d->srv->client_count, d->srv->cfg.drain_timeout_ms);
-    for (uint32_t i = d->srv->client_count; i > 0; i--) {
-        net_client *c = d->srv->clients[i - 1];
-        c->kill = true;
-        net_server_mark_dirty(d->srv, c);
-    }
+                left, net_server_config(d->srv)->drain_timeout_ms);
+    net_server_kill_all(d->srv);
 }
 
 static void on_signal(uv_signal_t *s, int signum) {
@@ -441,12 +432,13 @@ static void on_signal(uv_signal_t *s, int signum) {
     if (d->draining) return;
     d->draining = true;
     net_log(NET_LOG_INFO, "shutdown", 0, NULL, "signal %d: draining %u clients", signum,
-            d->srv->client_count);
+            net_server_client_count(d->srv));
     uv_close((uv_handle_t *)&d->listener, NULL); /* stop accepting */
     uv_timer_stop(&d->tick_timer);
     set_clock(d);
     net_server_drain(d->srv);
-    uv_timer_start(&d->drain_timer, on_drain_timeout, d->srv->cfg.drain_timeout_ms, 0);
+    uv_timer_start(&d->drain_timer, on_drain_timeout, net_server_config(d->srv)->drain_timeout_ms,
+                   0);
     maybe_finish(d);
 }
 

@@ -5,7 +5,7 @@
  *
  * An array sorted by key (statics before movers, then id: the view index's rank order, see
  * net_view.h), rewritten once per snapshot by a merge-join with the view, in the same order
- * (net_session.c): each (client, body in view) pair then costs a sequential compare instead of a
+ * (net_snapshot.c): each (client, body in view) pair then costs a sequential compare instead of a
  * hash probe that missed the cache (docs/perf/net.md). Empty until something is in view, so an
  * idle connection holds nothing. */
 #ifndef COLLIDE_NET_KNOWN_H

@@ -4,49 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "varint.h"
-
-_Static_assert(NET_VIEW_RECORD_COPY >= NET_VIEW_RECORD_MAX, "a record copy covers any record");
+#include "net_assert.h"
 
 static int32_t cell_coord(float x, float origin, float inv_cell, int32_t n) {
     float f = floorf((x - origin) * inv_cell);
     if (!(f >= 0.0f)) return 0; /* also NaN */
     if (f >= (float)(n - 1)) return n - 1;
     return (int32_t)f;
-}
-
-static size_t raw_float(uint8_t *out, uint8_t tag, float f) {
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    out[0] = tag;
-    for (int i = 0; i < 4; i++)
-        out[1 + i] = (uint8_t)(u >> (8 * i)); /* fixed32 is little-endian */
-    return 5;
-}
-
-/* A Vec2 as a length-delimited field; zero components are left out, as proto3 does. */
-static size_t raw_vec2_field(uint8_t *out, uint8_t tag, vec2 v) {
-    size_t n = 2;
-    if (v.x != 0.0f) n += raw_float(out + n, 0x0d, v.x);
-    if (v.y != 0.0f) n += raw_float(out + n, 0x15, v.y);
-    out[0] = tag;
-    out[1] = (uint8_t)(n - 2);
-    return n;
-}
-
-/* Hand-encoded: the same bytes protobuf-c writes for these four fields of BodyState, without its
- * descriptor walk; the unit tests decode them with protobuf-c. */
-size_t net_view_encode_delta(const world_body_info *info, uint8_t *out) {
-    size_t n = 0;
-    out[n++] = 0x08; /* id */
-    n += varint_write(out + n, info->id);
-    n += raw_vec2_field(out + n, 0x12, info->position);
-    n += raw_vec2_field(out + n, 0x1a, info->velocity);
-    if (info->last_input_seq) {
-        out[n++] = 0x20;
-        n += varint_write(out + n, info->last_input_seq);
-    }
-    return n;
 }
 
 bool net_view_init(net_view_index *v, const world *w, float cell_hint) {
@@ -89,7 +53,6 @@ void net_view_free(net_view_index *v) {
     grid_free(&v->movers);
     free(v->ids);
     free(v->ids_tmp);
-    free(v->arena);
     free(v->ranked);
     memset(v, 0, sizeof *v);
 }
@@ -149,7 +112,8 @@ static bool grid_reserve(net_view_grid *g, size_t n) {
 /* Counting sort of the bodies (given in ascending id order) into the cells of their min corners;
  * their entries go to v->ranked from first_rank on, in the same id order. */
 static bool grid_build(net_view_index *v, net_view_grid *g, const world *w,
-                       const world_body_id *ids, size_t n, uint32_t first_rank, bool deltas) {
+                       const world_body_id *ids, size_t n, uint32_t first_rank, bool movers,
+                       const net_view_movers_hook *hook) {
     if (!grid_reserve(g, n)) return false;
     if (first_rank + n > v->ranked_cap) {
         size_t cap = first_rank + n;
@@ -158,16 +122,7 @@ static bool grid_build(net_view_index *v, net_view_grid *g, const world *w,
         v->ranked = p;
         v->ranked_cap = cap;
     }
-    if (deltas) {
-        size_t need = n * NET_VIEW_RECORD_MAX + NET_VIEW_RECORD_COPY;
-        if (need > v->arena_cap) {
-            uint8_t *p = realloc(v->arena, need);
-            if (!p) return false;
-            v->arena = p;
-            v->arena_cap = need;
-        }
-        v->arena_len = 0;
-    }
+    if (movers && hook && !hook->reserve(hook->ctx, n)) return false;
     size_t ncells = (size_t)v->nx * (size_t)v->ny;
     memset(g->start, 0, (ncells + 1u) * sizeof *g->start);
     g->big_count = 0;
@@ -181,13 +136,9 @@ static bool grid_build(net_view_index *v, net_view_grid *g, const world *w,
         e->id = ids[i];
         e->changed_tick = info.changed_tick;
         e->delta_off = NET_VIEW_NO_DELTA;
-        if (deltas && info.kind == WORLD_BODY_MOVING) {
-            uint8_t *rec = v->arena + v->arena_len;
-            size_t len = net_view_encode_delta(&info, rec + 2);
-            rec[0] = 0x12; /* Snapshot.bodies, length-delimited */
-            rec[1] = (uint8_t)len;
-            e->delta_off = (uint32_t)v->arena_len;
-            v->arena_len += len + 2u;
+        if (movers && info.kind == WORLD_BODY_MOVING) {
+            e->delta_off = hook ? hook->record(hook->ctx, &info) : 0u;
+            NET_ASSERT(e->delta_off != NET_VIEW_NO_DELTA);
         }
         net_view_item it;
         it.box = info.bounds;
@@ -221,20 +172,20 @@ static bool grid_build(net_view_index *v, net_view_grid *g, const world *w,
     return true;
 }
 
-bool net_view_rebuild(net_view_index *v, const world *w) {
+bool net_view_rebuild(net_view_index *v, const world *w, const net_view_movers_hook *hook) {
     const world_config *cfg = world_get_config(w);
     aabb all = aabb_inflate(cfg->bounds, 1.0f);
     if (v->statics_dirty) {
         size_t n = world_query_aabb(w, all, 1u << WORLD_BODY_STATIC, v->ids, v->ids_cap);
         if (n > v->ids_cap) n = v->ids_cap;
         sort_ids(v->ids, v->ids_tmp, n);
-        if (!grid_build(v, &v->statics, w, v->ids, n, 0, false)) return false;
+        if (!grid_build(v, &v->statics, w, v->ids, n, 0, false, NULL)) return false;
         v->statics_dirty = false;
     }
     size_t n = world_query_aabb(w, all, 1u << WORLD_BODY_MOVING, v->ids, v->ids_cap);
     if (n > v->ids_cap) n = v->ids_cap;
     sort_ids(v->ids, v->ids_tmp, n);
-    return grid_build(v, &v->movers, w, v->ids, n, v->statics.ranks, true);
+    return grid_build(v, &v->movers, w, v->ids, n, v->statics.ranks, true, hook);
 }
 
 bool net_view_marks_init(net_view_marks *m, const world *w) {

@@ -6,8 +6,7 @@
  *
  * The per-client cost is per (client, body in view) pair, so the layout serves that loop:
  *  - Every indexed body has a rank: statics in ascending id order, then movers in ascending id
- *    order. `ranked` holds each body's 16-byte entry (id, changed_tick, where its delta is) by
- * rank.
+ *    order. `ranked` holds each body's 16-byte entry (id, changed_tick, delta handle) by rank.
  *  - A body lives in one cell only (the cell of its AABB's min corner) as a compact 20-byte item
  *    (box, rank), stored contiguously with the other items of that cell. A query widens its box's
  *    low side by the grid's widest body instead of deduplicating items listed in several cells;
@@ -16,8 +15,9 @@
  *    reads the bits in order and yields the entries in rank order, each once, however many boxes
  *    overlapped. The session merge-joins that list with the client's known set, kept in the same
  *    order: a comparison sort of each view cost more than the rest of the pass (measured).
- *  - Every mover's delta BodyState is encoded once per tick, with its Snapshot.bodies tag and
- *    length, into one arena: a snapshot carries it with one memcpy.
+ *  - No encoding here: each mover's entry carries a 32-bit handle (delta_off) that a hook of the
+ *    caller's returns while the movers are indexed, from the body state the grid reads anyway
+ *    (net_snapshot.c keeps its delta record there). One world read per mover per tick.
  *
  * Two grids: movers, rebuilt every tick from one whole-world query (O(movers)), and statics,
  * rebuilt only when the set of statics changes (net spawns and despawns them, so it knows).
@@ -31,19 +31,13 @@
 
 #include "world.h"
 
-#define NET_VIEW_MAX_DIM 256  /* cells per axis at most: the cell grows for huge worlds */
-#define NET_VIEW_DELTA_MAX 40 /* bytes of one encoded delta BodyState (at most 35) */
-/* One arena record: Snapshot.bodies tag, one length byte (a delta is < 128 bytes), the delta. */
-#define NET_VIEW_RECORD_MAX (2 + NET_VIEW_DELTA_MAX)
+#define NET_VIEW_MAX_DIM 256         /* cells per axis at most: the cell grows for huge worlds */
 #define NET_VIEW_NO_DELTA UINT32_MAX /* net_view_entry.delta_off of a static */
-/* Records are copied as this many bytes whatever their length (the arena and the snapshot buffer
- * have that much slack): a fixed-size memcpy is a few vector moves, a variable one became a
- * `rep movsq` that cost half the snapshot pass (measured, docs/perf/net.md). */
-#define NET_VIEW_RECORD_COPY 48
 
 typedef struct net_view_entry {
     world_body_id id;      /* the body */
-    uint32_t delta_off;    /* its record in the arena (net_view_delta), or NET_VIEW_NO_DELTA */
+    uint32_t delta_off;    /* a mover's handle from the hook (never NET_VIEW_NO_DELTA);
+                              NET_VIEW_NO_DELTA for a static */
     uint64_t changed_tick; /* world_body_info.changed_tick when the grid was built */
 } net_view_entry;
 
@@ -85,18 +79,24 @@ typedef struct net_view_index {
     world_body_id *ids;     /* scratch for the whole-world query */
     world_body_id *ids_tmp; /* scratch for sorting ids, when the world did not list them sorted */
     size_t ids_cap;         /* entries in ids and ids_tmp */
-    uint8_t *arena;         /* this tick's delta records, one per mover */
-    size_t arena_len;       /* bytes used */
-    size_t arena_cap;       /* bytes allocated */
 } net_view_index;
+
+/* What net_view_rebuild calls for the movers: reserve once with their count (false: out of
+ * memory), then record once per mover with its current state; record's result becomes the entry's
+ * delta_off. */
+typedef struct net_view_movers_hook {
+    bool (*reserve)(void *ctx, size_t movers);
+    uint32_t (*record)(void *ctx, const world_body_info *info);
+    void *ctx;
+} net_view_movers_hook;
 
 /* Sizes the grid for the world's bounds and cells of about cell_hint. False when out of memory. */
 bool net_view_init(net_view_index *v, const world *w, float cell_hint);
 void net_view_free(net_view_index *v);
-/* Rebuilds the movers (and, when dirty, the statics) from the world's current state, encoding
- * each mover's delta into the arena: the per-client hot path neither reads the world nor
- * encodes. */
-bool net_view_rebuild(net_view_index *v, const world *w);
+/* Rebuilds the movers (and, when dirty, the statics) from the world's current state, handing
+ * each mover's state to the hook (NULL: every mover's handle is 0): the per-client hot path never
+ * reads the world. */
+bool net_view_rebuild(net_view_index *v, const world *w, const net_view_movers_hook *hook);
 
 /* The ranks a set of view boxes selected: one bit per rank, and the span of words touched. */
 typedef struct net_view_marks {
@@ -114,14 +114,5 @@ void net_view_mark(const net_view_index *v, aabb box, net_view_marks *m);
 /* Writes the marked bodies' entries in rank order (net_view_key ascending), at most max, and
  * clears the marks; returns how many were written. Valid until the next rebuild. */
 size_t net_view_take(const net_view_index *v, net_view_marks *m, net_view_entry *out, size_t max);
-
-/* The arena record of an entry with a delta: tag, length, delta; its size is record[1] + 2. */
-static inline const uint8_t *net_view_record(const net_view_index *v, const net_view_entry *e) {
-    return v->arena + e->delta_off;
-}
-
-/* Encodes a delta BodyState (fields 1-4, zero values left out as proto3 does) into out, which has
- * room for NET_VIEW_DELTA_MAX bytes; returns its length. Exposed for the tests. */
-size_t net_view_encode_delta(const world_body_info *info, uint8_t *out);
 
 #endif

@@ -7,7 +7,7 @@
 #include "collide.pb-c.h"
 #include "harness.h"
 #include "hist.h"
-#include "wire.h"
+#include "wire_read.h"
 
 static int cmp_u64(const void *a, const void *b) {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;

@@ -883,6 +883,55 @@ static void test_drain_sends_goodbye(void) {
     fx_free(&f);
 }
 
+/* The I/O layer's contract (net_daemon.c drives only these): what a dirty client needs, the
+ * output handed over without a copy and counted once written, and whose reason a close keeps. */
+static void test_io_contract(void) {
+    fixture f;
+    fx_init(&f, NULL);
+    net_client *c = fx_welcome(&f, 0, NULL);
+    net_client *d = fx_welcome(&f, 1, NULL);
+    while (net_server_pop_dirty(f.srv)) {
+    }
+    CHECK(net_client_next_io(c) == NET_IO_NONE);
+    feed(&f, c, tu_ping(5, 1, f.buf, sizeof f.buf));
+    CHECK(net_server_pop_dirty(f.srv) == c && net_server_pop_dirty(f.srv) == NULL);
+    CHECK(net_client_next_io(c) == NET_IO_WRITE);
+    size_t pending = c->out.len;
+    net_buf wire = {0};
+    net_client_take_output(c, &wire);
+    CHECK(wire.len == pending && c->out.len == 0 && net_client_queued(c) == pending);
+    CHECK(net_client_next_io(c) == NET_IO_NONE);
+    uint64_t out0 = f.srv->metrics.bytes_out_total;
+    net_client_written(f.srv, c);
+    CHECK(f.srv->metrics.bytes_out_total == out0 + pending && net_client_queued(c) == 0);
+    CHECK(net_server_pop_dirty(f.srv) == NULL); /* nothing more to do: not marked again */
+    net_buf_free(&wire);
+
+    /* A drain: Goodbye queued, CLOSING; once flushed, a close that keeps SHUTDOWN. */
+    net_server_drain(f.srv);
+    CHECK(net_client_next_io(c) == NET_IO_WRITE && !net_client_accepts_input(c));
+    c->out.len = 0; /* as if written */
+    CHECK(net_client_next_io(c) == NET_IO_CLOSE);
+    /* The drain timeout: every client killed, each for the reason it is closing for. */
+    net_server_kill_all(f.srv);
+    CHECK(net_client_next_io(c) == NET_IO_CUT && net_client_reason(c) == NET_DISC_SHUTDOWN);
+    CHECK(net_client_next_io(d) == NET_IO_CUT && net_client_reason(d) == NET_DISC_SHUTDOWN);
+    /* The socket's own reason does not override the server's. */
+    uint64_t shut0 = f.srv->metrics.disconnects_total[NET_DISC_SHUTDOWN];
+    net_client_close(f.srv, c, NET_DISC_READ_ERROR);
+    CHECK(f.srv->metrics.disconnects_total[NET_DISC_SHUTDOWN] == shut0 + 1);
+    CHECK(f.srv->metrics.disconnects_total[NET_DISC_READ_ERROR] == 0);
+    net_client_close(f.srv, c, NET_DISC_READ_ERROR); /* idempotent */
+    CHECK(f.srv->metrics.disconnects_total[NET_DISC_READ_ERROR] == 0);
+    /* A client the server had no reason to close: the socket's reason counts. */
+    net_client *e = fx_welcome(&f, 2, NULL);
+    net_client_close(f.srv, e, NET_DISC_CLIENT_CLOSED);
+    CHECK(f.srv->metrics.disconnects_total[NET_DISC_CLIENT_CLOSED] == 1);
+    memset(c, 0, sizeof *c); /* released: fx_free skips it */
+    memset(e, 0, sizeof *e);
+    fx_free(&f);
+}
+
 static void test_known_find(void) {
     net_known set;
     memset(&set, 0, sizeof set);
@@ -931,7 +980,7 @@ static void test_view_grid_matches_world_query(void) {
     world_step(w);
     net_view_index v;
     CHECK(net_view_init(&v, w, 80));
-    CHECK(net_view_rebuild(&v, w));
+    CHECK(net_view_rebuild(&v, w, NULL));
     static world_body_id want[2048], got[2048];
     static net_view_entry items[2048];
     net_view_marks marks;
@@ -1027,6 +1076,6 @@ TEST_MAIN(TEST(test_hello_welcome), TEST(test_partial_frames_byte_by_byte),
           TEST(test_slow_reader_drop_then_disconnect),
           TEST(test_hard_limit_enforced_where_replies_are_appended),
           TEST(test_hard_limit_exact_on_append), TEST(test_max_clients_refused),
-          TEST(test_hello_timeout), TEST(test_drain_sends_goodbye), TEST(test_known_find),
-          TEST(test_view_grid_matches_world_query), TEST(test_http_parse),
+          TEST(test_hello_timeout), TEST(test_drain_sends_goodbye), TEST(test_io_contract),
+          TEST(test_known_find), TEST(test_view_grid_matches_world_query), TEST(test_http_parse),
           TEST(test_metrics_render), TEST(test_config_flags_and_env))

@@ -3,16 +3,16 @@
 # the daemon's side: CPU (from /proc), tick duration quantiles (from /metrics, bucket bounds),
 # skipped ticks and slow-client drops.
 #
-#   client/bench_load.sh BUILD_DIR CLIENTS DURATION RAMP [collide-client load options...]
-#   DAEMON_ARGS="--view-radius 40" client/bench_load.sh build/client-rel 1000 60 5
-#   SERVER=bench client/bench_load.sh build/client-rel 5000 30 10   # the do-little stand-in server
+#   bench/client/bench_load.sh BUILD_DIR CLIENTS DURATION RAMP [collide-client load options...]
+#   DAEMON_ARGS="--view-radius 40" bench/client/bench_load.sh build/client-rel 1000 60 5
+#   SERVER=bench bench/client/bench_load.sh build/client-rel 5000 30 10   # the do-little stand-in server
 set -euo pipefail
 B=$1 N=$2 D=$3 R=$4
 shift 4
 out=$(mktemp -d)
 hp=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 if [[ ${SERVER:-collided} == bench ]]; then
-  "$B/client/collide-client-bench-server" >"$out/server.log" 2>&1 &
+  "$B/bench/client/collide-client-bench-server" >"$out/server.log" 2>&1 &
   sp=$!
   for _ in $(seq 100); do grep -q '^port=' "$out/server.log" 2>/dev/null && break; sleep 0.05; done
   gp=$(sed -n 's/^port=//p' "$out/server.log")

@@ -1,26 +1,28 @@
-/* cc_wire: a minimal reader of protobuf wire format for the load generator's hot path.
+/* cc_wire: the load generator's in-place reader of ServerMessages, on proto/wire.h.
  *
  * Why not protobuf-c's unpack: a load run receives hundreds of thousands of snapshots a second and
  * needs two numbers from each (its own body's last_input_seq and position). Unpacking allocates
  * every BodyState; this walks the bytes in place, allocates nothing, and skips the bodies that are
  * not the player's. Rare messages (Welcome, Spawned, Error, Goodbye) still go through protobuf-c.
  */
-#ifndef COLLIDE_CLIENT_WIRE_H
-#define COLLIDE_CLIENT_WIRE_H
+#ifndef COLLIDE_CLIENT_WIRE_READ_H
+#define COLLIDE_CLIENT_WIRE_READ_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-/* ServerMessage oneof field numbers (PROTOCOL.md). */
+#include "wire.h" /* proto/wire.h: the field numbers and the readers */
+
+/* ServerMessage oneof field numbers: cc_wire_envelope.kind. */
 enum {
     CC_MSG_NONE = 0,
-    CC_MSG_WELCOME = 10,
-    CC_MSG_SPAWNED = 11,
-    CC_MSG_SNAPSHOT = 12,
-    CC_MSG_PONG = 13,
-    CC_MSG_ERROR = 14,
-    CC_MSG_GOODBYE = 15,
+    CC_MSG_WELCOME = WIRE_SERVER_WELCOME,
+    CC_MSG_SPAWNED = WIRE_SERVER_SPAWNED,
+    CC_MSG_SNAPSHOT = WIRE_SERVER_SNAPSHOT,
+    CC_MSG_PONG = WIRE_SERVER_PONG,
+    CC_MSG_ERROR = WIRE_SERVER_ERROR,
+    CC_MSG_GOODBYE = WIRE_SERVER_GOODBYE,
 };
 
 typedef struct cc_wire_envelope {

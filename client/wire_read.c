@@ -1,85 +1,29 @@
-#include "wire.h"
+#include "wire_read.h"
 
 #include <string.h>
 
-#include "varint.h"
+#include "wire.h"
 
-typedef struct wire_reader {
-    const uint8_t *p;   /* next byte */
-    const uint8_t *end; /* one past the last byte */
-} wire_reader;
-
-static bool wire_varint(wire_reader *r, uint64_t *out) { return varint_read(&r->p, r->end, out); }
-
-/* Reads a field key; wire type in *type, number in *field. */
+/* Reads a field key; field 0 is malformed (protobuf never writes it). */
 static bool wire_key(wire_reader *r, uint32_t *field, unsigned *type) {
-    uint64_t key;
-    if (!wire_varint(r, &key)) return false;
-    *field = (uint32_t)(key >> 3);
-    *type = (unsigned)(key & 7u);
-    return *field != 0;
-}
-
-static bool wire_len(wire_reader *r, const uint8_t **data, size_t *len) {
-    uint64_t n;
-    if (!wire_varint(r, &n)) return false;
-    if (n > (uint64_t)(r->end - r->p)) return false;
-    *data = r->p;
-    *len = (size_t)n;
-    r->p += n;
-    return true;
-}
-
-static bool wire_fixed32(wire_reader *r, uint32_t *out) {
-    if (r->end - r->p < 4) return false;
-    *out = (uint32_t)r->p[0] | (uint32_t)r->p[1] << 8 | (uint32_t)r->p[2] << 16 |
-           (uint32_t)r->p[3] << 24;
-    r->p += 4;
-    return true;
-}
-
-static bool wire_skip(wire_reader *r, unsigned type) {
-    uint64_t v;
-    const uint8_t *d;
-    size_t n;
-    switch (type) {
-    case 0:
-        return wire_varint(r, &v);
-    case 1:
-        if (r->end - r->p < 8) return false;
-        r->p += 8;
-        return true;
-    case 2:
-        return wire_len(r, &d, &n);
-    case 5:
-        if (r->end - r->p < 4) return false;
-        r->p += 4;
-        return true;
-    default:
-        return false; /* groups are not used by proto3 */
-    }
-}
-
-static float wire_float(uint32_t bits) {
-    float f;
-    memcpy(&f, &bits, sizeof f);
-    return f;
+    return wire_read_key(r, field, type) && *field != 0;
 }
 
 bool cc_wire_envelope_read(const uint8_t *buf, size_t len, cc_wire_envelope *out) {
-    wire_reader r = {buf, buf + len};
+    if (buf == NULL && len > 0) return false; /* wire_reader_of asserts it */
+    wire_reader r = wire_reader_of(buf, len);
     memset(out, 0, sizeof *out);
     while (r.p < r.end) {
         uint32_t field;
         unsigned type;
         if (!wire_key(&r, &field, &type)) return false;
-        if (field == 1 && type == 0) {
+        if (field == WIRE_SERVER_REQUEST_ID && type == WIRE_VARINT) {
             uint64_t v;
-            if (!wire_varint(&r, &v)) return false;
+            if (!wire_read_varint(&r, &v)) return false;
             out->request_id = (uint32_t)v;
-        } else if (field >= CC_MSG_WELCOME && field <= CC_MSG_GOODBYE && type == 2) {
+        } else if (field >= CC_MSG_WELCOME && field <= CC_MSG_GOODBYE && type == WIRE_LEN) {
             /* Last one wins, as protobuf parses a repeated oneof. */
-            if (!wire_len(&r, &out->inner, &out->inner_len)) return false;
+            if (!wire_read_len(&r, &out->inner, &out->inner_len)) return false;
             out->kind = (int)field;
         } else if (!wire_skip(&r, type)) {
             return false;
@@ -89,16 +33,16 @@ bool cc_wire_envelope_read(const uint8_t *buf, size_t len, cc_wire_envelope *out
 }
 
 static bool wire_vec2(const uint8_t *buf, size_t len, float *x, float *y) {
-    wire_reader r = {buf, buf + len};
+    wire_reader r = wire_reader_of(buf, len);
     *x = 0.0f;
     *y = 0.0f;
     while (r.p < r.end) {
         uint32_t field, bits;
         unsigned type;
         if (!wire_key(&r, &field, &type)) return false;
-        if ((field == 1 || field == 2) && type == 5) {
-            if (!wire_fixed32(&r, &bits)) return false;
-            *(field == 1 ? x : y) = wire_float(bits);
+        if ((field == WIRE_VEC2_X || field == WIRE_VEC2_Y) && type == WIRE_I32) {
+            if (!wire_read_fixed32(&r, &bits)) return false;
+            *(field == WIRE_VEC2_X ? x : y) = wire_float_of_bits(bits);
         } else if (!wire_skip(&r, type)) {
             return false;
         }
@@ -109,16 +53,16 @@ static bool wire_vec2(const uint8_t *buf, size_t len, float *x, float *y) {
 /* Reads the id of a BodyState and, when it is the wanted one, the rest of what the load needs. */
 static bool wire_body(const uint8_t *buf, size_t len, uint32_t want, cc_wire_body *out,
                       bool *match) {
-    wire_reader r = {buf, buf + len};
+    wire_reader r = wire_reader_of(buf, len);
     cc_wire_body b = {0};
     bool have_id = false;
     while (r.p < r.end) {
         uint32_t field;
         unsigned type;
         if (!wire_key(&r, &field, &type)) return false;
-        if (field == 1 && type == 0) {
+        if (field == WIRE_BODY_ID && type == WIRE_VARINT) {
             uint64_t v;
-            if (!wire_varint(&r, &v)) return false;
+            if (!wire_read_varint(&r, &v)) return false;
             b.id = (uint32_t)v;
             have_id = true;
             /* Fields come in number order from every encoder we know, so a foreign body is
@@ -127,14 +71,14 @@ static bool wire_body(const uint8_t *buf, size_t len, uint32_t want, cc_wire_bod
                 *match = false;
                 return true;
             }
-        } else if (field == 2 && type == 2) {
+        } else if (field == WIRE_BODY_POSITION && type == WIRE_LEN) {
             const uint8_t *d;
             size_t n;
-            if (!wire_len(&r, &d, &n) || !wire_vec2(d, n, &b.x, &b.y)) return false;
+            if (!wire_read_len(&r, &d, &n) || !wire_vec2(d, n, &b.x, &b.y)) return false;
             b.has_position = true;
-        } else if (field == 4 && type == 0) {
+        } else if (field == WIRE_BODY_LAST_INPUT_SEQ && type == WIRE_VARINT) {
             uint64_t v;
-            if (!wire_varint(&r, &v)) return false;
+            if (!wire_read_varint(&r, &v)) return false;
             b.last_input_seq = (uint32_t)v;
         } else if (!wire_skip(&r, type)) {
             return false;
@@ -147,37 +91,38 @@ static bool wire_body(const uint8_t *buf, size_t len, uint32_t want, cc_wire_bod
 
 bool cc_wire_snapshot_scan_for(const uint8_t *buf, size_t len, uint32_t body_id,
                                cc_wire_snapshot_scan *out) {
-    wire_reader r = {buf, buf + len};
+    if (buf == NULL && len > 0) return false; /* wire_reader_of asserts it */
+    wire_reader r = wire_reader_of(buf, len);
     memset(out, 0, sizeof *out);
     while (r.p < r.end) {
         uint32_t field;
         unsigned type;
         if (!wire_key(&r, &field, &type)) return false;
-        if (field == 1 && type == 0) {
-            if (!wire_varint(&r, &out->tick)) return false;
-        } else if (field == 2 && type == 2) {
+        if (field == WIRE_SNAPSHOT_TICK && type == WIRE_VARINT) {
+            if (!wire_read_varint(&r, &out->tick)) return false;
+        } else if (field == WIRE_SNAPSHOT_BODIES && type == WIRE_LEN) {
             const uint8_t *d;
             size_t n;
-            if (!wire_len(&r, &d, &n)) return false;
+            if (!wire_read_len(&r, &d, &n)) return false;
             out->bodies++;
             if (!out->found) {
                 bool match = false;
                 if (!wire_body(d, n, body_id, &out->body, &match)) return false;
                 out->found = match;
             }
-        } else if (field == 3 && type == 2) { /* packed removed ids */
+        } else if (field == WIRE_SNAPSHOT_REMOVED && type == WIRE_LEN) { /* packed removed ids */
             const uint8_t *d;
             size_t n;
-            if (!wire_len(&r, &d, &n)) return false;
-            wire_reader pr = {d, d + n};
+            if (!wire_read_len(&r, &d, &n)) return false;
+            wire_reader pr = wire_reader_of(d, n);
             uint64_t v;
             while (pr.p < pr.end) {
-                if (!wire_varint(&pr, &v)) return false;
+                if (!wire_read_varint(&pr, &v)) return false;
                 out->removed++;
             }
-        } else if (field == 3 && type == 0) { /* unpacked removed id */
+        } else if (field == WIRE_SNAPSHOT_REMOVED && type == WIRE_VARINT) { /* unpacked */
             uint64_t v;
-            if (!wire_varint(&r, &v)) return false;
+            if (!wire_read_varint(&r, &v)) return false;
             out->removed++;
         } else if (!wire_skip(&r, type)) {
             return false;
@@ -187,17 +132,17 @@ bool cc_wire_snapshot_scan_for(const uint8_t *buf, size_t len, uint32_t body_id,
 }
 
 bool cc_wire_pong_read(const uint8_t *buf, size_t len, uint64_t *client_time_us, uint64_t *tick) {
-    wire_reader r = {buf, buf + len};
+    wire_reader r = wire_reader_of(buf, len);
     *client_time_us = 0;
     *tick = 0;
     while (r.p < r.end) {
         uint32_t field;
         unsigned type;
         if (!wire_key(&r, &field, &type)) return false;
-        if (field == 1 && type == 0) {
-            if (!wire_varint(&r, client_time_us)) return false;
-        } else if (field == 3 && type == 0) {
-            if (!wire_varint(&r, tick)) return false;
+        if (field == WIRE_PONG_CLIENT_TIME_US && type == WIRE_VARINT) {
+            if (!wire_read_varint(&r, client_time_us)) return false;
+        } else if (field == WIRE_PONG_TICK && type == WIRE_VARINT) {
+            if (!wire_read_varint(&r, tick)) return false;
         } else if (!wire_skip(&r, type)) {
             return false;
         }

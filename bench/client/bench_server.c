@@ -28,6 +28,7 @@
 #include "collide.pb-c.h"
 #include "frame.h"
 #include "varint.h"
+#include "wire.h"
 
 #define BS_MAX_FD 65536
 #define BS_OUT_CAP 16384u /* per-connection output; a snapshot that does not fit is dropped */
@@ -182,7 +183,7 @@ static void build_others(uint32_t count) {
         b.last_input_seq = 1000 + i;
         uint8_t tmp[256];
         size_t n = collide__v1__body_state__pack(&b, tmp);
-        others[others_len++] = (2u << 3) | 2u;
+        others[others_len++] = WIRE_KEY(WIRE_SNAPSHOT_BODIES, WIRE_LEN);
         others_len += varint_write(others + others_len, n);
         memcpy(others + others_len, tmp, n);
         others_len += n;
@@ -197,28 +198,28 @@ static void send_snapshots(void) {
         /* own body: id, position, last_input_seq */
         uint8_t own[64], snap_head[16], msg_head[16];
         size_t ob = 0;
-        own[ob++] = (1u << 3) | 0u;
+        own[ob++] = WIRE_KEY(WIRE_BODY_ID, WIRE_VARINT);
         ob += varint_write(own + ob, c->body_id);
-        own[ob++] = (2u << 3) | 2u;
+        own[ob++] = WIRE_KEY(WIRE_BODY_POSITION, WIRE_LEN);
         own[ob++] = 10; /* Vec2 {x, y} as two fixed32 */
-        own[ob++] = (1u << 3) | 5u;
+        own[ob++] = WIRE_KEY(WIRE_VEC2_X, WIRE_I32);
         memset(own + ob, 0, 4), ob += 4;
-        own[ob++] = (2u << 3) | 5u;
+        own[ob++] = WIRE_KEY(WIRE_VEC2_Y, WIRE_I32);
         memset(own + ob, 0, 4), ob += 4;
-        own[ob++] = (4u << 3) | 0u;
+        own[ob++] = WIRE_KEY(WIRE_BODY_LAST_INPUT_SEQ, WIRE_VARINT);
         ob += varint_write(own + ob, c->last_seq);
         uint8_t own_entry[80];
         size_t oe = 0;
-        own_entry[oe++] = (2u << 3) | 2u;
+        own_entry[oe++] = WIRE_KEY(WIRE_SNAPSHOT_BODIES, WIRE_LEN);
         oe += varint_write(own_entry + oe, ob);
         memcpy(own_entry + oe, own, ob);
         oe += ob;
         size_t sh = 0;
-        snap_head[sh++] = (1u << 3) | 0u;
+        snap_head[sh++] = WIRE_KEY(WIRE_SNAPSHOT_TICK, WIRE_VARINT);
         sh += varint_write(snap_head + sh, tick);
         size_t snap_len = sh + others_len + oe;
         size_t mh = 0;
-        msg_head[mh++] = (12u << 3) | 2u;
+        msg_head[mh++] = WIRE_KEY(WIRE_SERVER_SNAPSHOT, WIRE_LEN);
         mh += varint_write(msg_head + mh, snap_len);
         size_t body = mh + snap_len;
         if (c->out_len + body + FRAME_MAX_PREFIX > BS_OUT_CAP) {

@@ -1,0 +1,37 @@
+/* What net_server.c, net_session.c and net_snapshot.c share and nothing outside server/net may
+ * call: the output append, errors, state changes. Private: this folder is on collide_net's
+ * PRIVATE include path only. */
+#ifndef COLLIDE_NET_INTERNAL_H
+#define COLLIDE_NET_INTERNAL_H
+
+#include "collide.pb-c.h"
+#include "net_assert.h"
+#include "net_server.h"
+
+typedef Collide__V1__ClientMessage net_client_msg;
+typedef Collide__V1__ServerMessage net_server_msg;
+
+#define NET_ERR(name) COLLIDE__V1__ERROR_CODE__ERROR_CODE_##name
+
+/* Appends one framed ServerMessage to c's output. False when c is (now) being killed: over the
+ * hard limit, or out of memory. */
+bool net_server_append(net_server *srv, net_client *c, const net_server_msg *m);
+/* True when c is over the hard output limit, and from now on killed for it. */
+bool net_server_over_hard_limit(net_server *srv, net_client *c);
+/* Appends Error{code, message, fatal}; a fatal one makes c CLOSING. */
+void net_server_send_error(net_server *srv, net_client *c, uint32_t request_id,
+                           Collide__V1__ErrorCode code, bool fatal, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+/* CLOSING for reason: nothing more is read; closed once its output is flushed. */
+void net_server_enter_closing(net_server *srv, net_client *c, net_disconnect_reason reason);
+/* Drops ids of bodies that are gone (despawned by an admin) so the count is of live bodies. */
+void net_client_prune_owned(net_server *srv, net_client *c);
+
+static inline Collide__V1__Vec2 net_pb_vec2(vec2 v) {
+    Collide__V1__Vec2 r = COLLIDE__V1__VEC2__INIT;
+    r.x = v.x;
+    r.y = v.y;
+    return r;
+}
+
+#endif

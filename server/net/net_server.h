@@ -1,0 +1,156 @@
+/* net_server: the registry of connections and everything the I/O layer (net_daemon.c) asks of it,
+ * free of sockets and of libuv: clients opened and released, the dirty list of clients needing a
+ * flush or a close, output appended in request order under the hard limit, kills with a reason,
+ * the clock, the tick (timeouts, world steps, snapshots) and the drain. The daemon calls these
+ * functions and never writes a field; the unit tests and the fuzz target drive the same ones.
+ *
+ * Decisions (see docs/net-design.md):
+ *  - Fatal errors set state CLOSING: nothing more is read, the output is flushed, then closed.
+ *    A kill (hard limit, timeout, out of memory) closes at once, without flushing.
+ *  - Replies are appended in request order to one output buffer, flushed once per loop iteration.
+ *  - The hard output limit is enforced where output is appended (Redis-style), not only once a
+ *    tick: a client that pipelines requests and never reads cannot grow its buffer past it. */
+#ifndef COLLIDE_NET_SERVER_H
+#define COLLIDE_NET_SERVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "net_buf.h"
+#include "net_config.h"
+#include "net_known.h"
+#include "net_metrics.h"
+#include "net_rate.h"
+#include "net_snapshot.h"
+#include "world.h"
+
+struct ProtobufCAllocator;
+
+#define NET_PROTOCOL_VERSION 1
+#define NET_CLOSING_TIMEOUT_US                                                                     \
+    2000000u                 /* a CLOSING client that does not drain is cut after this             \
+                              */
+#define NET_MAX_VIEW_BOXES 8 /* more own bodies than this: one enclosing view box */
+#define NET_MAX_REFUSING 64  /* refused connections waiting for their Error to flush */
+
+typedef enum net_client_state {
+    NET_CLIENT_AWAIT_HELLO = 0, /* connected; only Hello is accepted */
+    NET_CLIENT_ACTIVE = 1,      /* welcomed: requests and snapshots */
+    NET_CLIENT_CLOSING = 2, /* fatal error or Goodbye queued: flush, then close; input ignored */
+} net_client_state;
+
+typedef struct net_client {
+    uint32_t id;                  /* Welcome.client_id and owner of its bodies; never 0 */
+    net_client_state state;       /* protocol state */
+    bool admin;                   /* presented the admin token */
+    bool refused;                 /* over max clients: only the LIMIT_EXCEEDED error goes out */
+    bool kill;                    /* close now, without flushing (net_server_kill) */
+    bool dirty;                   /* in the server's dirty list */
+    net_disconnect_reason reason; /* why it is closing, once CLOSING or kill */
+    char addr[64];                /* peer "ip:port" for logs */
+    char name[48];                /* Hello.name, sanitised, for logs */
+    uint64_t connected_us;        /* monotonic accept time (hello timeout) */
+    uint64_t closing_us;          /* monotonic time CLOSING was entered */
+    net_buf in;                   /* bytes of a partial frame kept across reads */
+    net_buf out;                  /* encoded frames not yet handed to the socket */
+    size_t inflight;              /* bytes handed to the socket and not yet confirmed written */
+    world_body_id *owned;         /* moving bodies it spawned (may hold stale ids, pruned lazily) */
+    uint32_t owned_count;         /* entries in owned */
+    uint32_t owned_cap;           /* entries allocated */
+    bool has_view;                /* SetView box in force instead of the default view */
+    aabb view;                    /* the SetView box */
+    net_known known;              /* bodies this client was told about */
+    uint64_t resume_key;          /* view key of the first body the last snapshot had no room for:
+                                     the next one starts there (0: from the start) */
+    net_rate rate;                /* token bucket and abuse tracking */
+    uint32_t index;               /* position in net_server.clients; UINT32_MAX: not registered */
+    uint32_t dirty_index;         /* position in net_server.dirty while dirty */
+} net_client;
+
+typedef struct net_server {
+    net_config cfg;                      /* settings */
+    world *world;                        /* the simulation (borrowed) */
+    net_metrics metrics;                 /* counters for /metrics */
+    struct ProtobufCAllocator *pb_alloc; /* allocator for __unpack; NULL = malloc (tests count) */
+    net_client **clients;                /* every registered connection */
+    uint32_t client_count;               /* entries in clients */
+    uint32_t client_cap;                 /* entries allocated */
+    uint32_t refusing;                   /* registered connections that were refused */
+    net_client **dirty;                  /* clients with output to flush or a close to carry out */
+    uint32_t dirty_count;                /* entries in dirty (capacity is client_cap) */
+    uint32_t next_client_id;             /* next Welcome.client_id */
+    uint64_t now_us;                     /* monotonic clock, set by the caller before each call */
+    uint64_t wall_us;                    /* wall clock for Pong.server_time_us */
+    bool draining;                       /* shutdown started */
+    net_snapshot_writer snapshot;        /* the snapshot writer's index and scratch */
+} net_server;
+
+/* cfg is copied; w is borrowed and must outlive the server. NULL when out of memory. */
+net_server *net_server_create(const net_config *cfg, world *w);
+/* Every client must have been released first. */
+void net_server_destroy(net_server *srv);
+
+/* The clock every following call sees: monotonic now_us, wall clock wall_us (Pong). */
+void net_server_set_clock(net_server *srv, uint64_t now_us, uint64_t wall_us);
+uint64_t net_server_now_us(const net_server *srv);
+const net_config *net_server_config(const net_server *srv);
+uint32_t net_server_client_count(const net_server *srv);
+
+/* Registers a new connection (zeroed *c). A server at max clients refuses it: the client gets
+ * Error{LIMIT_EXCEEDED, fatal} queued and is CLOSING (or killed when too many are being refused).
+ * False only when out of memory; c is then not registered (release is a no-op). */
+bool net_client_open(net_server *srv, net_client *c, const char *addr);
+/* Unregisters and frees what the client owns; its moving bodies are despawned. Idempotent. */
+void net_client_release(net_server *srv, net_client *c);
+/* The connection is gone for `reason` (EOF, a socket error): counted under that reason unless
+ * the server had already decided to close it (a kill or CLOSING keeps its own), then released. */
+void net_client_close(net_server *srv, net_client *c, net_disconnect_reason reason);
+
+/* Closes the client now, without flushing: the I/O layer cuts it at its next flush. The first
+ * reason given stands. */
+void net_server_kill(net_server *srv, net_client *c, net_disconnect_reason reason);
+/* Kills every client, each for the reason it is closing (a drain that ran out of time). */
+void net_server_kill_all(net_server *srv);
+
+/* Steps the world `steps` times (0 allowed), then appends one Snapshot to every welcomed client,
+ * applies hello and closing timeouts and the slow-reader limits. */
+void net_server_tick(net_server *srv, unsigned steps);
+/* Counts what the I/O layer measured of one tick: steps skipped to catch up, and its duration. */
+void net_server_note_tick(net_server *srv, uint64_t skipped_steps, double seconds);
+/* Shutdown: Goodbye to every client; each becomes CLOSING. */
+void net_server_drain(net_server *srv);
+/* Renders /metrics into out; false when out of memory. */
+bool net_server_render_metrics(const net_server *srv, net_buf *out);
+
+/* ---- The I/O layer's side of one client ---------------------------------------------------- */
+
+/* What a dirty client needs from the I/O layer. */
+typedef enum net_io {
+    NET_IO_NONE = 0,  /* nothing (yet): wait for the write in flight, or for more output */
+    NET_IO_WRITE = 1, /* output waiting: net_client_take_output, then write it */
+    NET_IO_CLOSE = 2, /* CLOSING and flushed: close once no write is in flight */
+    NET_IO_CUT = 3,   /* killed: close now, whatever is in flight */
+} net_io;
+
+/* Pops the next client needing I/O attention (flush or close); NULL when none. */
+net_client *net_server_pop_dirty(net_server *srv);
+void net_server_mark_dirty(net_server *srv, net_client *c);
+net_io net_client_next_io(const net_client *c);
+/* Moves the pending output into `into` (which must be empty: the buffers are swapped, no copy);
+ * it counts as in flight until net_client_written. */
+void net_client_take_output(net_client *c, net_buf *into);
+/* The write of what net_client_take_output gave has completed. */
+void net_client_written(net_server *srv, net_client *c);
+/* Whether bytes read from the client are still wanted (neither killed nor CLOSING). */
+static inline bool net_client_accepts_input(const net_client *c) {
+    return !c->kill && (c->state == NET_CLIENT_AWAIT_HELLO || c->state == NET_CLIENT_ACTIVE);
+}
+/* Refused at max clients: its one Error goes out, nothing is read. */
+static inline bool net_client_refused(const net_client *c) { return c->refused; }
+static inline net_disconnect_reason net_client_reason(const net_client *c) { return c->reason; }
+
+/* Bytes queued for the client: not yet written plus in flight. */
+static inline size_t net_client_queued(const net_client *c) { return c->out.len + c->inflight; }
+
+#endif

@@ -1,0 +1,388 @@
+#include "net_snapshot.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "frame.h"
+#include "net_internal.h"
+#include "net_log.h"
+#include "varint.h"
+#include "wire.h"
+
+_Static_assert(NET_SNAPSHOT_RECORD_COPY >= NET_SNAPSHOT_RECORD_MAX,
+               "a record copy covers any record");
+
+/* ---- The writer's memory ------------------------------------------------------------------- */
+
+bool net_snapshot_writer_init(net_snapshot_writer *sw, const net_config *cfg, const world *w) {
+    memset(sw, 0, sizeof *sw);
+    world_stats stats;
+    world_get_stats(w, &stats);
+    sw->query_cap = stats.capacity ? stats.capacity : 1;
+    /* A BodyState takes at least 4 bytes on the wire, and a removed id at least 1: these bound
+     * how many entries one snapshot frame can hold. */
+    sw->removed_cap = cfg->max_frame / 4u + 1u;
+    sw->query = malloc(sw->query_cap * sizeof *sw->query);
+    sw->removed = malloc(sw->removed_cap * sizeof *sw->removed);
+    sw->deferred = malloc(2 * sw->query_cap * sizeof *sw->deferred);
+    bool view_ok = net_view_init(&sw->view, w, cfg->view_radius);
+    bool marks_ok = net_view_marks_init(&sw->marks, w);
+    return view_ok && marks_ok && sw->query && sw->removed && sw->deferred &&
+           net_buf_reserve(&sw->body, cfg->max_frame + NET_SNAPSHOT_RECORD_COPY);
+}
+
+void net_snapshot_writer_free(net_snapshot_writer *sw) {
+    free(sw->query);
+    net_view_marks_free(&sw->marks);
+    free(sw->removed);
+    free(sw->deferred);
+    net_known_free(&sw->known_next);
+    net_buf_free(&sw->body);
+    net_buf_free(&sw->deltas);
+    net_view_free(&sw->view);
+}
+
+/* ---- Delta records ------------------------------------------------------------------------- */
+
+/* A Vec2 as a length-delimited field; zero components are left out, as proto3 does. */
+static size_t put_vec2_field(uint8_t *out, uint32_t field, vec2 v) {
+    size_t n = 2;
+    if (v.x != 0.0f) n += wire_put_float(out + n, WIRE_VEC2_X, v.x);
+    if (v.y != 0.0f) n += wire_put_float(out + n, WIRE_VEC2_Y, v.y);
+    out[0] = WIRE_KEY(field, WIRE_LEN);
+    out[1] = (uint8_t)(n - 2);
+    return n;
+}
+
+/* Hand-encoded: the same bytes protobuf-c writes for these four fields of BodyState, without its
+ * descriptor walk; the unit tests decode every snapshot with protobuf-c. */
+size_t net_snapshot_encode_delta(const world_body_info *info, uint8_t *out) {
+    size_t n = 0;
+    out[n++] = WIRE_KEY(WIRE_BODY_ID, WIRE_VARINT);
+    n += varint_write(out + n, info->id);
+    n += put_vec2_field(out + n, WIRE_BODY_POSITION, info->position);
+    n += put_vec2_field(out + n, WIRE_BODY_VELOCITY, info->velocity);
+    if (info->last_input_seq) {
+        out[n++] = WIRE_KEY(WIRE_BODY_LAST_INPUT_SEQ, WIRE_VARINT);
+        n += varint_write(out + n, info->last_input_seq);
+    }
+    NET_ASSERT(n <= NET_SNAPSHOT_DELTA_MAX);
+    return n;
+}
+
+/* net_view's hook: room for every mover's record, then one record per mover, each a whole
+ * Snapshot.bodies field that a snapshot carries with one fixed-size copy. */
+static bool reserve_deltas(void *ctx, size_t movers) {
+    net_snapshot_writer *sw = ctx;
+    sw->deltas.len = 0;
+    return net_buf_reserve(&sw->deltas,
+                           movers * NET_SNAPSHOT_RECORD_MAX + NET_SNAPSHOT_RECORD_COPY);
+}
+
+static uint32_t record_delta(void *ctx, const world_body_info *info) {
+    net_snapshot_writer *sw = ctx;
+    uint8_t *rec = sw->deltas.data + sw->deltas.len;
+    size_t len = net_snapshot_encode_delta(info, rec + 2);
+    rec[0] = WIRE_KEY(WIRE_SNAPSHOT_BODIES, WIRE_LEN);
+    rec[1] = (uint8_t)len;
+    uint32_t off = (uint32_t)sw->deltas.len;
+    sw->deltas.len += len + 2u;
+    return off;
+}
+
+/* ---- One client's snapshot ----------------------------------------------------------------- */
+
+/* Appends v to b; the caller has reserved room (net_buf_reserve). */
+static void put_varint(net_buf *b, uint64_t v) { b->len += varint_write(b->data + b->len, v); }
+
+/* Collects the bodies in c's view into sw->query, in key order, each once; returns the count. */
+static size_t collect_view(net_server *srv, net_client *c) {
+    net_snapshot_writer *sw = &srv->snapshot;
+    if (c->has_view) {
+        net_view_mark(&sw->view, c->view, &sw->marks);
+    } else {
+        net_client_prune_owned(srv, c);
+        float r = srv->cfg.view_radius;
+        aabb boxes[NET_MAX_VIEW_BOXES];
+        size_t nboxes = 0;
+        aabb all = {{0, 0}, {0, 0}};
+        for (uint32_t i = 0; i < c->owned_count; i++) {
+            world_body_info info;
+            if (!world_body_get(srv->world, c->owned[i], &info)) continue;
+            aabb box = aabb_make(v2(info.position.x - r, info.position.y - r),
+                                 v2(info.position.x + r, info.position.y + r));
+            all = nboxes == 0 ? box : aabb_union(all, box);
+            if (nboxes < NET_MAX_VIEW_BOXES) boxes[nboxes] = box;
+            nboxes++;
+        }
+        if (nboxes > NET_MAX_VIEW_BOXES) {
+            /* Many bodies (an admin): one enclosing box keeps the query count bounded. */
+            boxes[0] = all;
+            nboxes = 1;
+        }
+        for (size_t b = 0; b < nboxes; b++)
+            net_view_mark(&sw->view, boxes[b], &sw->marks);
+    }
+    return net_view_take(&sw->view, &sw->marks, sw->query, sw->query_cap);
+}
+
+/* Packs the full BodyState (shape, kind, owner) of a body new to the client as a Snapshot.bodies
+ * field into sw->body, if it fits in budget bytes. Stack-built message: no allocation. New
+ * bodies are the rare case (they enter a view once); changed ones take the arena's records. */
+static bool encode_new_body(net_server *srv, world_body_id id, size_t budget,
+                            uint64_t *changed_tick) {
+    net_snapshot_writer *sw = &srv->snapshot;
+    world_body_info info;
+    geom_shape gs;
+    if (!world_body_get(srv->world, id, &info) || !world_body_shape(srv->world, id, &gs))
+        return false;
+    Collide__V1__Vec2 pos = net_pb_vec2(info.position), vel = net_pb_vec2(info.velocity);
+    Collide__V1__BodyState bs = COLLIDE__V1__BODY_STATE__INIT;
+    bs.id = id;
+    bs.position = &pos;
+    bs.velocity = &vel;
+    bs.last_input_seq = info.last_input_seq;
+    Collide__V1__Shape shape = COLLIDE__V1__SHAPE__INIT;
+    Collide__V1__Box box = COLLIDE__V1__BOX__INIT;
+    Collide__V1__Circle circle = COLLIDE__V1__CIRCLE__INIT;
+    Collide__V1__Polygon poly = COLLIDE__V1__POLYGON__INIT;
+    Collide__V1__Vec2 half, verts[GEOM_MAX_POLYGON_VERTICES];
+    Collide__V1__Vec2 *vert_ptrs[GEOM_MAX_POLYGON_VERTICES];
+    bs.kind = info.kind == WORLD_BODY_STATIC ? COLLIDE__V1__BODY_KIND__BODY_KIND_STATIC
+                                             : COLLIDE__V1__BODY_KIND__BODY_KIND_MOVING;
+    bs.owner = info.owner;
+    bs.shape = &shape;
+    switch (gs.kind) {
+    case GEOM_SHAPE_BOX:
+        half = net_pb_vec2(gs.u.half_extents);
+        box.half_extents = &half;
+        shape.kind_case = COLLIDE__V1__SHAPE__KIND_BOX;
+        shape.box = &box;
+        break;
+    case GEOM_SHAPE_CIRCLE:
+        circle.radius = gs.u.radius;
+        shape.kind_case = COLLIDE__V1__SHAPE__KIND_CIRCLE;
+        shape.circle = &circle;
+        break;
+    case GEOM_SHAPE_POLYGON: {
+        int n = gs.u.polygon.count;
+        if (n < 0) n = 0;
+        if (n > GEOM_MAX_POLYGON_VERTICES) n = GEOM_MAX_POLYGON_VERTICES;
+        for (int i = 0; i < n; i++) {
+            verts[i] = net_pb_vec2(gs.u.polygon.vertices[i]);
+            vert_ptrs[i] = &verts[i];
+        }
+        poly.n_vertices = (size_t)n;
+        poly.vertices = vert_ptrs;
+        shape.kind_case = COLLIDE__V1__SHAPE__KIND_POLYGON;
+        shape.polygon = &poly;
+        break;
+    }
+    }
+    size_t size = collide__v1__body_state__get_packed_size(&bs);
+    size_t need = 1 + varint_size(size) + size;
+    if (need > budget) return false;
+    sw->body.len += wire_put_key(sw->body.data + sw->body.len, WIRE_SNAPSHOT_BODIES, WIRE_LEN);
+    put_varint(&sw->body, size);
+    sw->body.len += collide__v1__body_state__pack(&bs, sw->body.data + sw->body.len);
+    *changed_tick = info.changed_tick;
+    return true;
+}
+
+void net_session_snapshot(net_server *srv, net_client *c) {
+    net_snapshot_writer *sw = &srv->snapshot;
+    if (c->state != NET_CLIENT_ACTIVE || c->kill) return;
+    if (net_server_over_hard_limit(srv, c)) return;
+    if (net_client_queued(c) > srv->cfg.max_queued_bytes / 4u) {
+        /* Stale state is dropped, not queued: the next snapshot that goes out is computed against
+         * what was actually sent, so it carries everything that changed meanwhile. */
+        srv->metrics.slow_client_drops_total++;
+        return;
+    }
+    uint64_t tick = world_tick(srv->world);
+    const net_view_entry *view = sw->query;
+    size_t nview = collect_view(srv, c);
+    const net_known_entry *known = c->known.entries;
+    size_t nknown = c->known.count;
+    /* The rewritten set holds at most every old entry plus every body in view. */
+    if (!net_known_reserve(&sw->known_next, (uint32_t)(nknown + nview))) {
+        net_server_kill(srv, c, NET_DISC_OUT_OF_MEMORY);
+        return;
+    }
+
+    /* 1. Removed: known ids not in view, in id order, while they fit half a frame. Those that do
+     *    not fit stay known and go next time. Both lists are sorted: one merge. */
+    size_t frame_budget = srv->cfg.max_frame - 16u; /* ServerMessage tag, length and slack */
+    size_t removed_budget = frame_budget / 2u;
+    size_t nremoved = 0, removed_bytes = 0;
+    for (size_t i = 0, j = 0; j < nknown;) {
+        uint64_t kk = net_known_key(&known[j]);
+        if (i < nview && net_view_key(&view[i]) < kk) {
+            i++;
+        } else if (i < nview && net_view_key(&view[i]) == kk) {
+            i++;
+            j++;
+        } else {
+            size_t sz = varint_size(known[j].id);
+            if (removed_bytes + sz > removed_budget || nremoved >= sw->removed_cap) break;
+            sw->removed[nremoved++] = known[j].id;
+            removed_bytes += sz;
+            j++;
+        }
+    }
+
+    /* 2. Merge view and known set again: new bodies in full, changed ones as their arena record,
+     *    while they fit; write the next known set as we go. Unchanged bodies cost the compare.
+     *    Round robin: when the last snapshot ran out of room, this one serves the bodies from
+     *    where it stopped (c->resume_key) first and those before it afterwards, from what room is
+     *    left. Filling every frame from the lowest key instead starved the highest keys for as
+     *    long as the low ones kept changing (seconds, under churn in a crowded view). */
+    net_buf *s = &sw->body;
+    s->len = 0;
+    s->len += wire_put_key(s->data + s->len, WIRE_SNAPSHOT_TICK, WIRE_VARINT);
+    put_varint(s, tick);
+    size_t removed_field = nremoved ? 1 + varint_size(removed_bytes) + removed_bytes : 0;
+    size_t limit = frame_budget - removed_field; /* s->len may not pass this */
+    net_known_entry *next = sw->known_next.entries;
+    size_t nnext = 0, dropped = 0, ndeferred = 0;
+    const uint8_t *arena = sw->deltas.data;
+    uint64_t resume = c->resume_key, stop_key = 0;
+    bool stopped = false; /* something had no room: stop_key is the first such key */
+    for (size_t i = 0, j = 0; i < nview || j < nknown;) {
+        uint64_t vk = i < nview ? net_view_key(&view[i]) : UINT64_MAX;
+        uint64_t kk = j < nknown ? net_known_key(&known[j]) : UINT64_MAX;
+        if (vk < kk) {
+            /* In view, not known: announce it. What does not fit is retried next tick. */
+            uint64_t changed_tick = 0;
+            if (vk < resume) {
+                /* Its turn comes after the bodies from resume on: held in place, unsent. */
+                sw->deferred[2 * ndeferred] = (uint32_t)i;
+                sw->deferred[2 * ndeferred + 1] = (uint32_t)nnext;
+                ndeferred++;
+                next[nnext].id = view[i].id;
+                next[nnext].moving = view[i].delta_off != NET_VIEW_NO_DELTA;
+                next[nnext].sent_tick = NET_KNOWN_UNSENT;
+                nnext++;
+            } else if (s->len < limit &&
+                       encode_new_body(srv, view[i].id, limit - s->len, &changed_tick)) {
+                next[nnext].id = view[i].id;
+                next[nnext].moving = view[i].delta_off != NET_VIEW_NO_DELTA;
+                next[nnext].sent_tick = tick > changed_tick ? tick : changed_tick;
+                nnext++;
+            } else if (!stopped) {
+                stopped = true;
+                stop_key = vk;
+            }
+            i++;
+        } else if (kk < vk) {
+            /* Known, out of view: the first nremoved of these were listed in step 1. */
+            if (dropped < nremoved)
+                dropped++;
+            else
+                next[nnext++] = known[j];
+            j++;
+        } else {
+            net_known_entry e = known[j];
+            const net_view_entry *v = &view[i];
+            if (v->changed_tick > e.sent_tick && v->delta_off != NET_VIEW_NO_DELTA) {
+                const uint8_t *rec = arena + v->delta_off;
+                size_t n = (size_t)rec[1] + 2u;
+                if (vk < resume) {
+                    sw->deferred[2 * ndeferred] = (uint32_t)i;
+                    sw->deferred[2 * ndeferred + 1] = (uint32_t)nnext;
+                    ndeferred++;
+                } else if (s->len + n <= limit) {
+                    memcpy(s->data + s->len, rec, NET_SNAPSHOT_RECORD_COPY);
+                    s->len += n;
+                    e.sent_tick = tick > v->changed_tick ? tick : v->changed_tick;
+                } else if (!stopped) {
+                    stopped = true;
+                    stop_key = vk;
+                }
+            }
+            next[nnext++] = e;
+            i++;
+            j++;
+        }
+    }
+    /* The bodies before resume, in key order, from the room left. A new body with no room is
+     * taken out of the next known set again (it was held there to keep the set in order). */
+    size_t unsent_new = 0;
+    for (size_t d = 0; d < ndeferred; d++) {
+        const net_view_entry *v = &view[sw->deferred[2 * d]];
+        net_known_entry *e = &next[sw->deferred[2 * d + 1]];
+        bool sent = false;
+        if (e->sent_tick == NET_KNOWN_UNSENT) {
+            uint64_t changed_tick = 0;
+            sent = s->len < limit && encode_new_body(srv, v->id, limit - s->len, &changed_tick);
+            if (sent)
+                e->sent_tick = tick > changed_tick ? tick : changed_tick;
+            else
+                unsent_new++;
+        } else {
+            const uint8_t *rec = arena + v->delta_off;
+            size_t n = (size_t)rec[1] + 2u;
+            sent = s->len + n <= limit;
+            if (sent) {
+                memcpy(s->data + s->len, rec, NET_SNAPSHOT_RECORD_COPY);
+                s->len += n;
+                e->sent_tick = tick > v->changed_tick ? tick : v->changed_tick;
+            }
+        }
+        if (!sent && !stopped) {
+            stopped = true;
+            stop_key = net_view_key(v);
+        }
+    }
+    if (unsent_new) {
+        size_t kept = 0;
+        for (size_t k = 0; k < nnext; k++)
+            if (next[k].sent_tick != NET_KNOWN_UNSENT) next[kept++] = next[k];
+        nnext = kept;
+    }
+    NET_ASSERT(s->len <= limit && nnext <= nknown + nview);
+    c->resume_key = stopped ? stop_key : 0;
+    if (nremoved) {
+        s->len += wire_put_key(s->data + s->len, WIRE_SNAPSHOT_REMOVED, WIRE_LEN); /* packed */
+        put_varint(s, removed_bytes);
+        for (size_t i = 0; i < nremoved; i++)
+            put_varint(s, sw->removed[i]);
+    }
+    if (!net_known_reserve(&c->known, (uint32_t)nnext)) {
+        net_server_kill(srv, c, NET_DISC_OUT_OF_MEMORY);
+        return;
+    }
+    if (nnext) memcpy(c->known.entries, next, nnext * sizeof *next);
+    c->known.count = (uint32_t)nnext;
+
+    /* ServerMessage { snapshot } around it, framed. */
+    size_t msg_len = 1 + varint_size(s->len) + s->len;
+    uint8_t prefix[FRAME_MAX_PREFIX];
+    size_t plen = frame_write_prefix((uint32_t)msg_len, prefix);
+    if (!net_buf_reserve(&c->out, plen + msg_len)) {
+        net_server_kill(srv, c, NET_DISC_OUT_OF_MEMORY);
+        return;
+    }
+    memcpy(c->out.data + c->out.len, prefix, plen);
+    c->out.len += plen;
+    c->out.len += wire_put_key(c->out.data + c->out.len, WIRE_SERVER_SNAPSHOT, WIRE_LEN);
+    put_varint(&c->out, s->len);
+    memcpy(c->out.data + c->out.len, s->data, s->len);
+    c->out.len += s->len;
+    srv->metrics.frames_out_total++;
+    net_server_mark_dirty(srv, c);
+}
+
+void net_server_snapshots(net_server *srv) {
+    net_snapshot_writer *sw = &srv->snapshot;
+    net_view_movers_hook hook = {reserve_deltas, record_delta, sw};
+    if (!net_view_rebuild(&sw->view, srv->world, &hook)) {
+        net_log(NET_LOG_ERROR, "out_of_memory", 0, NULL,
+                "view index rebuild failed: snapshots skipped this tick");
+        return;
+    }
+    for (uint32_t i = 0; i < srv->client_count; i++) {
+        net_client *c = srv->clients[i];
+        if (c->state == NET_CLIENT_ACTIVE && !c->kill) net_session_snapshot(srv, c);
+    }
+}

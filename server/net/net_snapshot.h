@@ -1,0 +1,64 @@
+/* net_snapshot: the per-tick Snapshot writer (PROTOCOL.md "Snapshots"). Once a tick it rebuilds
+ * the interest index (net_view) and encodes every mover's delta BodyState once, into an arena of
+ * records; then for each welcomed client it merge-joins the bodies in its view with what it was
+ * told before (net_known) and appends one Snapshot: removed ids, new bodies in full, changed ones
+ * as a copy of their record, round robin when a frame runs out of room. The hot loop neither
+ * reads the world nor encodes (docs/perf/net.md). */
+#ifndef COLLIDE_NET_SNAPSHOT_H
+#define COLLIDE_NET_SNAPSHOT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "net_buf.h"
+#include "net_config.h"
+#include "net_known.h"
+#include "net_view.h"
+#include "world.h"
+
+#define NET_SNAPSHOT_DELTA_MAX 40 /* bytes of one encoded delta BodyState (at most 35) */
+/* One record: Snapshot.bodies key, one length byte (a delta is < 128 bytes), the delta. */
+#define NET_SNAPSHOT_RECORD_MAX (2 + NET_SNAPSHOT_DELTA_MAX)
+/* Records are copied as this many bytes whatever their length (the arena and the snapshot buffer
+ * have that much slack): a fixed-size memcpy is a few vector moves, a variable one became a
+ * `rep movsq` that cost half the snapshot pass (measured, docs/perf/net.md). */
+#define NET_SNAPSHOT_RECORD_COPY 48
+
+typedef struct net_snapshot_writer {
+    net_view_index view;   /* interest-management grid the views query */
+    net_buf deltas;        /* this tick's delta records, one per mover (net_view_entry.delta_off) */
+    net_view_entry *query; /* scratch: bodies in one client's view, in key order */
+    size_t query_cap;      /* entries in query (the world's capacity) */
+    net_view_marks marks;  /* scratch: the ranks one client's view boxes select */
+    uint32_t *removed;     /* scratch: ids for one snapshot's removed list */
+    size_t removed_cap;    /* entries in removed */
+    uint32_t *deferred;    /* scratch: bodies before a client's resume_key waiting for room, as
+                              pairs (index in query, index in the known set being written);
+                              2 * query_cap entries */
+    net_known known_next;  /* scratch: a client's known set being rewritten */
+    net_buf body;          /* scratch: one Snapshot's encoded body */
+} net_snapshot_writer;
+
+struct net_server;
+struct net_client;
+
+/* Sized for the world's capacity and cfg->max_frame. False when out of memory (then free it). */
+bool net_snapshot_writer_init(net_snapshot_writer *s, const net_config *cfg, const world *w);
+void net_snapshot_writer_free(net_snapshot_writer *s);
+/* A static body was spawned or despawned: the statics' grid is rebuilt at the next snapshots. */
+static inline void net_snapshot_statics_changed(net_snapshot_writer *s) {
+    s->view.statics_dirty = true;
+}
+
+/* Rebuilds the view index and the delta records, and appends a Snapshot to every welcomed client
+ * (net_server_tick does this after its steps). */
+void net_server_snapshots(struct net_server *srv);
+/* Snapshot for one client; the index and records must be current (net_server_snapshots). */
+void net_session_snapshot(struct net_server *srv, struct net_client *c);
+
+/* Encodes a delta BodyState (fields 1-4, zero values left out as proto3 does) into out, which has
+ * room for NET_SNAPSHOT_DELTA_MAX bytes; returns its length. */
+size_t net_snapshot_encode_delta(const world_body_info *info, uint8_t *out);
+
+#endif

@@ -227,6 +227,37 @@ def speed_clamped_to_max_speed():
 
 
 @test
+def speed_just_above_max_speed_is_clamped():
+    # Rule 4 at the edge: any speed above max_speed is clamped to it, not only a far higher one
+    # (a clamp that let through up to twice max_speed passed the test above); under it, the intent
+    # is kept. The snapshot's velocity is what the body achieved in the tick.
+    d = ct.Daemon(["--max-speed", "100"], world=open_world())
+    c = d.client()
+    w = c.hello()
+    check(w.max_speed == 100, "Welcome.max_speed must be 100")
+    bid = c.spawn_ok(ct.circle(1), 0, 0)
+    for seq, (vx, vy, want) in enumerate(((90, 120, 100), (-150, 0, 100), (0, 101, 100),
+                                          (-60.6, -80.8, 100), (59.4, -79.2, 99)), 1):
+        c.move(bid, vx, vy, seq=seq)
+        c.recv_until(lambda m: snap(m) and c.view.get(bid, {}).get("seq") == seq,
+                     what="seq %d acked" % seq)
+        c.recv_until(snap, what="one more snapshot")
+        st = c.view[bid]
+        speed = math.hypot(st["vx"], st["vy"])
+        # float velocities of a body near the origin: good to 1e-4 relative
+        check(abs(speed - want) <= 1e-4 * want,
+              "intent (%g, %g) with max_speed 100: the body's speed must be %g, observed %.7g" % (
+                  vx, vy, want, speed))
+        given = math.hypot(vx, vy)
+        check(abs(st["vx"] / speed - vx / given) < 1e-4 and
+              abs(st["vy"] / speed - vy / given) < 1e-4,
+              "the clamped velocity (%g, %g) must keep the intent's direction (%g, %g)" % (
+                  st["vx"], st["vy"], vx, vy))
+    c.close()
+    d.stop_and_check()
+
+
+@test
 def ping_pong_echoes_time():
     d = ct.Daemon()
     c = d.client()

@@ -49,10 +49,12 @@ int main(int argc, char **argv) {
     wc.max_speed = cfg.max_speed;
     wc.max_bodies = cfg.max_bodies;
     world *w;
+    /* static: 8 KiB, and it must outlive the daemon, which borrows the points */
+    static world_spawn_points spawn_points;
     if (cfg.world_path[0]) {
-        w = world_load_file(cfg.world_path, &wc, NULL, err, sizeof err);
+        w = world_load_file(cfg.world_path, &wc, &spawn_points, err, sizeof err);
     } else {
-        w = world_load_json(world_default_arena_json, "<embedded arena>", &wc, NULL, err,
+        w = world_load_json(world_default_arena_json, "<embedded arena>", &wc, &spawn_points, err,
                             sizeof err);
     }
     if (!w) {
@@ -60,7 +62,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "collided: %s\n", err);
         return 1;
     }
-    int rc = net_daemon_run(&cfg, w);
+    int rc = net_daemon_run(&cfg, w, spawn_points.points, spawn_points.count);
     world_destroy(w);
     net_log(NET_LOG_INFO, "exit", 0, NULL, "exit code %d", rc);
     return rc;

@@ -468,7 +468,8 @@ static int listen_on(net_daemon *d, uv_tcp_t *tcp, const char *bind, uint16_t po
     return 0;
 }
 
-int net_daemon_run(const net_config *cfg, world *w) {
+int net_daemon_run(const net_config *cfg, world *w, const vec2 *spawn_points,
+                   size_t spawn_point_count) {
     net_daemon *d = calloc(1, sizeof *d);
     if (!d) return 1;
     int exit_code = 0;
@@ -478,6 +479,7 @@ int net_daemon_run(const net_config *cfg, world *w) {
         free(d);
         return 1;
     }
+    net_server_set_spawn_points(d->srv, spawn_points, spawn_point_count);
     d->loop.data = d;
     uint16_t game_port = 0, http_port = 0;
     bool listening =

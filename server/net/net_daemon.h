@@ -8,8 +8,11 @@
 #include "net_config.h"
 #include "world.h"
 
-/* Runs the daemon until SIGTERM/SIGINT and the drain complete. Returns the process exit code:
- * 0 after a clean drain, 1 when a listener cannot be bound or the loop fails to close. */
-int net_daemon_run(const net_config *cfg, world *w);
+/* Runs the daemon until SIGTERM/SIGINT and the drain complete, placing spawns without a position
+ * at the world's spawn points (count 0: none; see net_server_set_spawn_points). Returns the
+ * process exit code: 0 after a clean drain, 1 when a listener cannot be bound or the loop fails to
+ * close. */
+int net_daemon_run(const net_config *cfg, world *w, const vec2 *spawn_points,
+                   size_t spawn_point_count);
 
 #endif

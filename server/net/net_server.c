@@ -35,6 +35,13 @@ void net_server_destroy(net_server *srv) {
     free(srv);
 }
 
+void net_server_set_spawn_points(net_server *srv, const vec2 *points, size_t count) {
+    NET_ASSERT(points != NULL || count == 0);
+    srv->spawn_points = count ? points : NULL;
+    srv->spawn_point_count = points ? count : 0;
+    srv->next_spawn_point = 0;
+}
+
 void net_server_set_clock(net_server *srv, uint64_t now_us, uint64_t wall_us) {
     srv->now_us = now_us;
     srv->wall_us = wall_us;

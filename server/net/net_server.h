@@ -84,12 +84,19 @@ typedef struct net_server {
     uint64_t wall_us;                    /* wall clock for Pong.server_time_us */
     bool draining;                       /* shutdown started */
     net_snapshot_writer snapshot;        /* the snapshot writer's index and scratch */
+    const vec2 *spawn_points;            /* the world file's (borrowed; NULL: none) */
+    size_t spawn_point_count;            /* entries in spawn_points */
+    size_t next_spawn_point;             /* where the round robin looks first */
 } net_server;
 
 /* cfg is copied; w is borrowed and must outlive the server. NULL when out of memory. */
 net_server *net_server_create(const net_config *cfg, world *w);
 /* Every client must have been released first. */
 void net_server_destroy(net_server *srv);
+/* The world file's spawn points, where a moving body spawned without a position is placed
+ * (net_session.c). Borrowed: they must outlive the server. count 0 (the default): none, and a
+ * spawn without a position is at the origin. */
+void net_server_set_spawn_points(net_server *srv, const vec2 *points, size_t count);
 
 /* The clock every following call sees: monotonic now_us, wall clock wall_us (Pong). */
 void net_server_set_clock(net_server *srv, uint64_t now_us, uint64_t wall_us);

@@ -147,6 +147,42 @@ static geom_shape_error shape_from_pb(const Collide__V1__Shape *s, geom_shape *o
     }
 }
 
+/* True when shape at p overlaps a body of the world (touching is not overlap). A crowd too large
+ * to list counts as overlap: such a point is not free anyway. */
+static bool spawn_point_taken(const world *w, const geom_shape *shape, vec2 p) {
+    world_body_id near[64];
+    size_t n = world_query_aabb(w, geom_shape_aabb(shape, p), 0, near, 64);
+    if (n > 64) return true;
+    for (size_t i = 0; i < n; i++) {
+        world_body_info info;
+        geom_shape other;
+        if (world_body_get(w, near[i], &info) && world_body_shape(w, near[i], &other) &&
+            geom_overlap(shape, p, &other, info.position, NULL))
+            return true;
+    }
+    return false;
+}
+
+/* Where a moving body spawned without a position goes: the world file's spawn points in turn
+ * (round robin), skipping those where it would overlap a static or another body; when every one
+ * is taken, the next in turn anyway (the next tick's discrete pass pushes it out, as for any spawn
+ * onto occupied space). With no spawn points: the origin, where an absent Vec2 has always put it
+ * (docs/protocol.md). */
+static vec2 spawn_point_for(net_server *srv, const geom_shape *shape) {
+    size_t n = srv->spawn_point_count;
+    if (n == 0) return v2(0.0f, 0.0f);
+    size_t first = srv->next_spawn_point % n, pick = first;
+    for (size_t k = 0; k < n; k++) {
+        size_t i = (first + k) % n;
+        if (!spawn_point_taken(srv->world, shape, srv->spawn_points[i])) {
+            pick = i;
+            break;
+        }
+    }
+    srv->next_spawn_point = (pick + 1) % n;
+    return srv->spawn_points[pick];
+}
+
 static void on_spawn(net_server *srv, net_client *c, uint32_t rid,
                      const Collide__V1__SpawnBody *s) {
     world_body_kind kind;
@@ -183,6 +219,9 @@ static void on_spawn(net_server *srv, net_client *c, uint32_t rid,
                               s->shape ? geom_shape_error_str(serr) : "shape missing");
         return;
     }
+    /* proto3 tells an absent message field from a zero one: a moving body spawned without a
+     * position goes to a spawn point (chosen after the checks below, which do not depend on it) */
+    bool at_spawn_point = kind == WORLD_BODY_MOVING && !s->position;
     vec2 pos = vec2_of(s->position);
     if (!v2_is_finite(pos) || !isfinite(s->angle)) {
         net_server_send_error(srv, c, rid, NET_ERR(BAD_REQUEST), false,
@@ -205,6 +244,7 @@ static void on_spawn(net_server *srv, net_client *c, uint32_t rid,
             c->owned_cap = cap;
         }
     }
+    if (at_spawn_point) pos = spawn_point_for(srv, &shape);
     world_body_id id = WORLD_NULL_BODY;
     geom_shape_error werr = GEOM_OK;
     world_status st = world_spawn(srv->world, kind, &shape, pos, c->id, &id, &werr);

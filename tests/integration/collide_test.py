@@ -672,6 +672,16 @@ class Client:
         return self.non_snapshots(seconds)
 
 
+def daemon_with_admin(extra_args=(), world=None):
+    """A daemon (on an empty world unless given one) and a client welcomed with its admin token
+    (admins spawn statics)."""
+    d = Daemon(["--admin-token", "adm1n", *extra_args],
+               world=write_world() if world is None else world)
+    admin = d.client()
+    admin.hello(token="adm1n")
+    return d, admin
+
+
 def full_session(daemon, what="fresh client", token=None):
     """A complete session from a fresh client: Hello, spawn, move, observe motion, ping, despawn.
     Proves the daemon still serves after whatever the test did before."""

@@ -46,17 +46,9 @@ def watch(client, ids, seconds, on_state):
             raise ct.TestFailure("unexpected %s" % describe(m))
 
 
-def daemon_with_admin(extra_args=()):
-    """An empty-world daemon and a client welcomed with its admin token (admins spawn statics)."""
-    d = ct.Daemon(["--admin-token", "adm1n", *extra_args], world=ct.write_world())
-    admin = d.client()
-    admin.hello(token="adm1n")
-    return d, admin
-
-
 @test
 def no_tunnelling_through_admin_wall_or_bounds():
-    d, admin = daemon_with_admin(["--tick-rate", "30"])
+    d, admin = ct.daemon_with_admin(["--tick-rate", "30"])
     wall_x, wall_hx = 300.0, 0.5
     admin.spawn_ok(ct.box(wall_hx, 200), wall_x, 0, kind=ct.pb.BODY_KIND_STATIC)
     player = d.client()
@@ -116,7 +108,7 @@ def no_tunnelling_through_admin_wall_or_bounds():
 
 @test
 def thin_static_polygon_and_circle_walls():
-    d, admin = daemon_with_admin()
+    d, admin = ct.daemon_with_admin()
     # A thin polygon wall (a sliver 0.5 wide) and a circle post, each in its own lane.
     admin.spawn_ok(ct.polygon([(-0.25, -30), (0.25, -30), (0.25, 30), (-0.25, 30)]), 200, 0,
                    kind=ct.pb.BODY_KIND_STATIC)
@@ -212,7 +204,7 @@ def head_on_polygons_two_clients():
 def spawn_onto_occupied_space_is_pushed_out():
     # Rule 3 / COLLISION.md step 3: accepted, then separated by the next tick's discrete pass: a
     # moving body takes all of it against a static, two moving bodies half each.
-    d, admin = daemon_with_admin()
+    d, admin = ct.daemon_with_admin()
     admin.spawn_ok(ct.box(10, 10), 0, 0, kind=ct.pb.BODY_KIND_STATIC)
     c = d.client()
     c.hello()
@@ -241,7 +233,7 @@ def spawn_onto_occupied_space_is_pushed_out():
 @test
 def sliding_along_a_tiled_floor():
     # I4: a body pressed into a floor of adjacent tiles keeps its motion along it (>= 99%).
-    d, admin = daemon_with_admin()
+    d, admin = ct.daemon_with_admin()
     for i in range(30):
         admin.spawn_ok(ct.box(5, 5), -150 + 10 * i, -10, kind=ct.pb.BODY_KIND_STATIC)
     c = d.client()

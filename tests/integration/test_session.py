@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """A full protocol v1 session over real sockets (PROTOCOL.md "Session", rules 1-10)."""
 
+import json
 import math
 import os
 import sys
@@ -222,6 +223,115 @@ def speed_clamped_to_max_speed():
     check(speed >= 300 * 0.98, "free body must move at the clamped speed 300, observed %g" % speed)
     check(abs(st["vx"] / speed - 0.6) < 0.01 and abs(st["vy"] / speed - 0.8) < 0.01,
           "clamping must keep the direction (0.6,0.8), got (%g,%g)" % (st["vx"], st["vy"]))
+    c.close()
+    d.stop_and_check()
+
+
+@test
+def speed_just_above_max_speed_is_clamped():
+    # Rule 4 at the edge: any speed above max_speed is clamped to it, not only a far higher one
+    # (a clamp that let through up to twice max_speed passed the test above); under it, the intent
+    # is kept. The snapshot's velocity is what the body achieved in the tick.
+    d = ct.Daemon(["--max-speed", "100"], world=open_world())
+    c = d.client()
+    w = c.hello()
+    check(w.max_speed == 100, "Welcome.max_speed must be 100")
+    bid = c.spawn_ok(ct.circle(1), 0, 0)
+    for seq, (vx, vy, want) in enumerate(((90, 120, 100), (-150, 0, 100), (0, 101, 100),
+                                          (-60.6, -80.8, 100), (59.4, -79.2, 99)), 1):
+        c.move(bid, vx, vy, seq=seq)
+        c.recv_until(lambda m: snap(m) and c.view.get(bid, {}).get("seq") == seq,
+                     what="seq %d acked" % seq)
+        c.recv_until(snap, what="one more snapshot")
+        st = c.view[bid]
+        speed = math.hypot(st["vx"], st["vy"])
+        # float velocities of a body near the origin: good to 1e-4 relative
+        check(abs(speed - want) <= 1e-4 * want,
+              "intent (%g, %g) with max_speed 100: the body's speed must be %g, observed %.7g" % (
+                  vx, vy, want, speed))
+        given = math.hypot(vx, vy)
+        check(abs(st["vx"] / speed - vx / given) < 1e-4 and
+              abs(st["vy"] / speed - vy / given) < 1e-4,
+              "the clamped velocity (%g, %g) must keep the intent's direction (%g, %g)" % (
+                  st["vx"], st["vy"], vx, vy))
+    c.close()
+    d.stop_and_check()
+
+
+def spawn_without_position(c, shape):
+    """SpawnBody{MOVING, shape} with the position field absent (not (0, 0): unset); returns the
+    reply."""
+    rid = c.rid()
+    m = ct.pb.ClientMessage(request_id=rid)
+    m.spawn.kind = ct.pb.BODY_KIND_MOVING
+    m.spawn.shape.CopyFrom(shape)
+    check(not m.spawn.HasField("position"), "the request must carry no position")
+    c.send(m)
+    return c.reply(rid)
+
+
+def spawned_at(sm, what):
+    check(kind_of(sm) == "spawned", "%s: must be answered by Spawned, got %s" % (what, describe(sm)))
+    check(sm.spawned.HasField("position"), "%s: Spawned.position must be set" % what)
+    return sm.spawned.body_id, (sm.spawned.position.x, sm.spawned.position.y)
+
+
+@test
+def spawn_without_position_goes_to_spawn_points_in_turn():
+    # docs/protocol.md: a moving body spawned without a position goes to the world file's spawn
+    # points in turn, skipping taken ones (none free: the next in turn), and Spawned.position
+    # says where; the snapshot shows it there.
+    points = [(-50.0, 20.0), (60.0, -30.0)]
+    d = ct.Daemon(world=ct.write_world(spawn_points=points))
+    c = d.client()
+    c.hello()
+    a, at_a = spawned_at(spawn_without_position(c, ct.circle(1)), "first spawn")
+    b, at_b = spawned_at(spawn_without_position(c, ct.circle(1)), "second spawn")
+    check(at_a in points and at_b in points and at_a != at_b,
+          "two spawns without a position must go to the two spawn points %s, went to %s and %s"
+          % (points, at_a, at_b))
+    check(at_a == points[0], "the round robin starts at the first spawn point %s, went to %s" % (
+        points[0], at_a))
+    c.sync()
+    for bid, at in ((a, at_a), (b, at_b)):
+        check((c.view[bid]["x"], c.view[bid]["y"]) == at,
+              "body %d must be where Spawned said, %s, the snapshot has (%g, %g)" % (
+                  bid, at, c.view[bid]["x"], c.view[bid]["y"]))
+    # both taken: the next in turn, the first, anyway; the discrete pass then pushes them apart
+    e, at_e = spawned_at(spawn_without_position(c, ct.circle(1)), "third spawn")
+    check(at_e == points[0], "a third spawn goes round to the first spawn point %s, went to %s" % (
+        points[0], at_e))
+    c.sync()
+    c.sync()
+    gap = math.hypot(c.view[e]["x"] - c.view[a]["x"], c.view[e]["y"] - c.view[a]["y"])
+    check(gap >= 2.0 - 0.1, "the third body must be pushed out of the first (centres %g apart, "
+          "radii 1 + 1)" % gap)
+    # a spawn point freed is taken again in turn: the second point is next, and free once b goes
+    c.send(ct.msg_despawn(0, b))
+    c.recv_until(lambda m: snap(m) and b in m.snapshot.removed, what="b despawned")
+    _, at_f = spawned_at(spawn_without_position(c, ct.circle(1)), "fourth spawn")
+    check(at_f == points[1], "the fourth spawn goes to the freed second point %s, went to %s" % (
+        points[1], at_f))
+    c.close()
+    d.stop_and_check()
+
+
+@test
+def embedded_arena_has_spawn_points():
+    # The default world (no --world) is examples/worlds/arena.json compiled in, spawn points
+    # included: spawns without a position go to its first points in turn.
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples",
+                        "worlds", "arena.json")
+    with open(path) as f:
+        points = [tuple(p) for p in json.load(f)["spawn_points"]]
+    check(len(points) >= 2, "the arena must list spawn points")
+    d = ct.Daemon()
+    c = d.client()
+    c.hello()
+    got = [spawned_at(spawn_without_position(c, ct.circle(1)), "spawn %d" % i)[1]
+           for i in range(3)]
+    check(got == points[:3], "spawns without a position in the default arena must go to its "
+          "spawn points %s in turn, went to %s" % (points[:3], got))
     c.close()
     d.stop_and_check()
 

@@ -534,6 +534,102 @@ static void test_spawn_rules(void) {
     fx_free(&f);
 }
 
+/* SpawnBody{kind, circle(radius)} with no position at all (the message field unset). Returns the
+ * Spawned's body id (0 on anything else) and its position in *at. */
+static uint32_t spawn_without_position(fixture *f, net_client *c, uint32_t rid,
+                                       Collide__V1__BodyKind kind, float radius, vec2 *at) {
+    Collide__V1__Circle circle = COLLIDE__V1__CIRCLE__INIT;
+    circle.radius = radius;
+    Collide__V1__Shape shape = COLLIDE__V1__SHAPE__INIT;
+    shape.kind_case = COLLIDE__V1__SHAPE__KIND_CIRCLE;
+    shape.circle = &circle;
+    Collide__V1__SpawnBody sb = COLLIDE__V1__SPAWN_BODY__INIT;
+    sb.kind = kind;
+    sb.shape = &shape;
+    tu_cmsg m = COLLIDE__V1__CLIENT_MESSAGE__INIT;
+    m.request_id = rid;
+    m.msg_case = COLLIDE__V1__CLIENT_MESSAGE__MSG_SPAWN;
+    m.spawn = &sb;
+    feed(f, c, tu_frame(&m, f->buf, sizeof f->buf));
+    tu_msgs msgs;
+    tu_take(c, &msgs);
+    uint32_t id = 0;
+    *at = v2(NAN, NAN);
+    if (msgs.count == 1 && msgs.m[0]->msg_case == S(SPAWNED) && msgs.m[0]->request_id == rid &&
+        msgs.m[0]->spawned->position) {
+        id = msgs.m[0]->spawned->body_id;
+        *at = v2(msgs.m[0]->spawned->position->x, msgs.m[0]->spawned->position->y);
+    }
+    tu_free(&msgs);
+    return id;
+}
+
+static bool at_point(const world *w, uint32_t id, vec2 reported, vec2 p) {
+    world_body_info info;
+    return id != 0 && reported.x == p.x && reported.y == p.y && world_body_get(w, id, &info) &&
+           info.position.x == p.x && info.position.y == p.y;
+}
+
+/* A moving body spawned without a position goes to the world's spawn points in turn, skipping
+ * those where it would overlap a static or another body, and to the next in turn when none is
+ * free; Spawned.position says where. A position given (even (0, 0)) is used as given, and a
+ * static without one, or any body in a world without spawn points, goes to the origin. */
+static void test_spawn_points(void) {
+    net_config cfg;
+    net_config_default(&cfg);
+    strcpy(cfg.admin_token, "root!");
+    cfg.admin_token_len = 5;
+    fixture f;
+    fx_init(&f, &cfg);
+    const vec2 points[3] = {{100.0f, 100.0f}, {-100.0f, 50.0f}, {30.0f, -200.0f}};
+    net_server_set_spawn_points(f.srv, points, 3);
+    /* a static box over the second point */
+    geom_shape box;
+    CHECK(geom_make_box(v2(5.0f, 5.0f), &box) == GEOM_OK);
+    CHECK(world_spawn(f.w, WORLD_BODY_STATIC, &box, v2(-102.0f, 50.0f), 0, NULL, NULL) == WORLD_OK);
+    net_client *c = fx_welcome(&f, 0, NULL);
+    vec2 at;
+    uint32_t a = spawn_without_position(&f, c, 21, MOVING, 1.0f, &at);
+    CHECK_MSG(at_point(f.w, a, at, points[0]), "first: at (%g, %g)", (double)at.x, (double)at.y);
+    /* the first point holds a, the second the static: the third */
+    uint32_t b = spawn_without_position(&f, c, 22, MOVING, 1.0f, &at);
+    CHECK_MSG(at_point(f.w, b, at, points[2]), "second: at (%g, %g)", (double)at.x, (double)at.y);
+    /* none free: the next in turn, the first, anyway (the discrete pass will push it out) */
+    uint32_t d = spawn_without_position(&f, c, 23, MOVING, 1.0f, &at);
+    CHECK_MSG(at_point(f.w, d, at, points[0]), "third: at (%g, %g)", (double)at.x, (double)at.y);
+    /* a position given is used as given, (0, 0) included, and does not take a turn */
+    feed(&f, c, tu_spawn_box(24, MOVING, 0, 0, 1, 1, f.buf, sizeof f.buf));
+    tu_msgs msgs;
+    tu_take(c, &msgs);
+    CHECK(msgs.count == 1 && msgs.m[0]->msg_case == S(SPAWNED) && msgs.m[0]->spawned->position &&
+          msgs.m[0]->spawned->position->x == 0.0f && msgs.m[0]->spawned->position->y == 0.0f);
+    tu_free(&msgs);
+    /* the bodies leave: the round robin goes on from where it was (the second point, still under
+     * the static, then the third) */
+    CHECK(world_despawn(f.w, a) == WORLD_OK && world_despawn(f.w, b) == WORLD_OK &&
+          world_despawn(f.w, d) == WORLD_OK);
+    uint32_t e = spawn_without_position(&f, c, 25, MOVING, 1.0f, &at);
+    CHECK_MSG(at_point(f.w, e, at, points[2]), "fourth: at (%g, %g)", (double)at.x, (double)at.y);
+    uint32_t g = spawn_without_position(&f, c, 26, MOVING, 1.0f, &at);
+    CHECK_MSG(at_point(f.w, g, at, points[0]), "fifth: at (%g, %g)", (double)at.x, (double)at.y);
+    /* the spawn points are for moving bodies: an admin's static without a position goes to the
+     * origin */
+    net_client *admin = fx_welcome(&f, 1, "root!");
+    uint32_t s = spawn_without_position(&f, admin, 27, STATIC, 1.0f, &at);
+    CHECK(s != 0 && at.x == 0.0f && at.y == 0.0f);
+    CHECK(live_allocs == 0);
+    fx_free(&f);
+
+    /* no spawn points: an absent position is the origin, as it always was */
+    fx_init(&f, NULL);
+    c = fx_welcome(&f, 0, NULL);
+    a = spawn_without_position(&f, c, 31, MOVING, 1.0f, &at);
+    CHECK(at_point(f.w, a, at, v2(0.0f, 0.0f)));
+    b = spawn_without_position(&f, c, 32, MOVING, 1.0f, &at);
+    CHECK(at_point(f.w, b, at, v2(0.0f, 0.0f)));
+    fx_free(&f);
+}
+
 static void test_move_rules_and_close_despawns(void) {
     fixture f;
     fx_init(&f, NULL);
@@ -1071,7 +1167,7 @@ TEST_MAIN(TEST(test_hello_welcome), TEST(test_partial_frames_byte_by_byte),
           TEST(test_abuse_cut_in_the_fifth_consecutive_second),
           TEST(test_abuse_cut_past_four_bursts_in_one_second),
           TEST(test_config_documented_defaults), TEST(test_bad_protobuf_after_hello_is_not_fatal),
-          TEST(test_spawn_rules), TEST(test_move_rules_and_close_despawns),
+          TEST(test_spawn_rules), TEST(test_spawn_points), TEST(test_move_rules_and_close_despawns),
           TEST(test_snapshot_new_changed_removed), TEST(test_snapshots_track_the_world),
           TEST(test_slow_reader_drop_then_disconnect),
           TEST(test_hard_limit_enforced_where_replies_are_appended),

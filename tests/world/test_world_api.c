@@ -150,6 +150,49 @@ static void test_intents(void) {
     world_destroy(w);
 }
 
+/* An intent above max_speed is clamped to it along its own direction, however little above; at or
+ * under it, it is kept as given. Checked on what the world does with it (the body's achieved
+ * velocity and displacement in a free step), not only on the stored intent. */
+static void test_intent_clamped_to_max_speed(void) {
+    world_config cfg;
+    world_config_default(&cfg);
+    cfg.max_speed = 100.0f;
+    cfg.max_bodies = 8;
+    world *w = world_create(&cfg);
+    CHECK(w);
+    const double factors[] = {1.5, 1.01, 1.0001, 0.99};
+    const double angle = 0.3; /* neither axis: both components are scaled */
+    for (size_t k = 0; k < sizeof factors / sizeof factors[0]; k++) {
+        world_body_id m = wt_spawn(w, WORLD_BODY_MOVING, wt_circle(1), v2(0, 0));
+        CHECK(m);
+        double speed = factors[k] * cfg.max_speed;
+        vec2 intent = v2((float)(speed * cos(angle)), (float)(speed * sin(angle)));
+        double given = sqrt((double)intent.x * intent.x + (double)intent.y * intent.y);
+        CHECK(world_set_intent(w, m, intent, 1) == WORLD_OK);
+        world_step(w);
+        world_body_info info;
+        CHECK(world_body_get(w, m, &info));
+        double vx = info.velocity.x, vy = info.velocity.y, got = sqrt(vx * vx + vy * vy);
+        /* float components of a speed near 100: good to 1e-5 relative */
+        double want = given > cfg.max_speed ? cfg.max_speed : given;
+        CHECK_MSG(fabs(got - want) <= 1e-5 * want,
+                  "intent at %g x max_speed: achieved speed %.9g, want %.9g", factors[k], got,
+                  want);
+        /* along the intent's direction: no sideways part */
+        CHECK_MSG(fabs(vx * intent.y - vy * intent.x) <= 1e-5 * got * given,
+                  "intent at %g x max_speed: velocity (%g, %g) turned from the intent (%g, %g)",
+                  factors[k], vx, vy, (double)intent.x, (double)intent.y);
+        CHECK(vx * intent.x + vy * intent.y > 0.0);
+        /* the step moved it by that velocity */
+        CHECK_NEAR(info.position.x, vx / cfg.tick_rate_hz, 1e-5);
+        CHECK_NEAR(info.position.y, vy / cfg.tick_rate_hz, 1e-5);
+        if (given <= cfg.max_speed) /* under the limit: the intent exactly as given */
+            CHECK(info.intent.x == intent.x && info.intent.y == intent.y);
+        CHECK(world_despawn(w, m) == WORLD_OK);
+    }
+    world_destroy(w);
+}
+
 static bool ids_contain(const world_body_id *ids, size_t n, world_body_id id) {
     for (size_t i = 0; i < n; i++)
         if (ids[i] == id) return true;
@@ -501,6 +544,7 @@ static void test_remembered_statics_follow_changes(void) {
 }
 
 TEST_MAIN(TEST(test_ids_never_zero_and_stale_detected), TEST(test_generation_wrap_retires_slot),
-          TEST(test_spawn_validation), TEST(test_intents), TEST(test_change_tracking),
-          TEST(test_stop_against_wall_is_a_change), TEST(test_queries), TEST(test_query_box_exact),
-          TEST(test_static_despawn_keeps_grid), TEST(test_remembered_statics_follow_changes))
+          TEST(test_spawn_validation), TEST(test_intents), TEST(test_intent_clamped_to_max_speed),
+          TEST(test_change_tracking), TEST(test_stop_against_wall_is_a_change), TEST(test_queries),
+          TEST(test_query_box_exact), TEST(test_static_despawn_keeps_grid),
+          TEST(test_remembered_statics_follow_changes))

@@ -107,10 +107,8 @@ world *world_create(const world_config *cfg_in) {
     size_t words = (cap + 63) / 64;
     w->moved_bits = world_alloc(w, words, sizeof *w->moved_bits);
     w->spawn_bits = world_alloc(w, words, sizeof *w->spawn_bits);
-    w->moved = world_alloc(w, mcap, sizeof *w->moved);
-    w->spawned = world_alloc(w, cap, sizeof *w->spawned);
-    w->despawned = world_alloc(w, cap, sizeof *w->despawned);
-    w->pending_despawned = world_alloc(w, cap, sizeof *w->pending_despawned);
+    w->despawn_bits = world_alloc(w, words, sizeof *w->despawn_bits);
+    w->pending_despawn_bits = world_alloc(w, words, sizeof *w->pending_despawn_bits);
     w->pending_spawned = world_alloc(w, cap, sizeof *w->pending_spawned);
     w->cache = world_alloc(w, 1, sizeof *w->cache);
     w->scratch.pair_cap = 4 * mcap;
@@ -123,8 +121,8 @@ world *world_create(const world_config *cfg_in) {
         world_alloc(w, w->scratch.sort_tile_cap + 1, sizeof *w->scratch.sort_counts);
     bool ok = w->slots && w->free_slots && w->statics && w->movers && w->polys && w->free_polys &&
               w->scratch.p0 && w->scratch.d1 && w->scratch.path && w->scratch.p2 && w->near_cache &&
-              w->moved_bits && w->spawn_bits && w->moved && w->spawned && w->despawned &&
-              w->pending_despawned && w->pending_spawned && w->cache && w->scratch.pairs &&
+              w->moved_bits && w->spawn_bits && w->despawn_bits && w->pending_despawn_bits &&
+              w->pending_spawned && w->cache && w->scratch.pairs &&
               w->scratch.adj && w->scratch.adj_start && w->scratch.sort_counts && w->scratch.pushed;
     if (ok) {
         world_grid *g = &w->cache->grid;
@@ -204,6 +202,7 @@ void world_destroy(world *w) {
         free(g->ranges);
         free(g->unindexed);
         free(w->cache->results);
+        free(w->cache->rows);
         free(w->cache);
     }
     free(w->slots);
@@ -219,10 +218,8 @@ void world_destroy(world *w) {
     free(w->near_cache);
     free(w->moved_bits);
     free(w->spawn_bits);
-    free(w->moved);
-    free(w->spawned);
-    free(w->despawned);
-    free(w->pending_despawned);
+    free(w->despawn_bits);
+    free(w->pending_despawn_bits);
     free(w->pending_spawned);
     free(w->scratch.pairs);
     free(w->scratch.adj);
@@ -325,6 +322,9 @@ world_status world_spawn(world *w, world_body_kind kind, const geom_shape *shape
 world_status world_despawn(world *w, world_body_id id) {
     uint32_t slot = id_slot(w, id);
     if (slot == UINT32_MAX) return WORLD_ERR_NOT_FOUND;
+    /* The last step's table, if anyone reads it, is fixed before the body goes: its rows stay
+     * what the step left (world_body_table). */
+    if (w->cache->rows && !w->cache->rows_built) world_table_build(w);
     world_slot *s = &w->slots[slot];
     uint32_t ref;
     /* the dense index: a slot names its body's record, and the record names the slot back */
@@ -365,7 +365,10 @@ world_status world_despawn(world *w, world_body_id id) {
                 break;
             }
     } else {
-        w->pending_despawned[w->pending_despawned_count++] = id;
+        /* one per slot per interval: a body spawned into the slot since is never reported */
+        w->pending_despawn_bits[slot >> 6] |= 1ull << (slot & 63);
+        s->dead_gen = s->gen;
+        s->dead_kind = s->kind;
     }
     s->kind = 0;
     s->flags = 0;
@@ -479,6 +482,7 @@ void world_get_stats(const world *w, world_stats *out) {
     out->separations = w->separations;
     out->jammed = w->jammed;
     out->bytes = w->bytes;
+    if (w->cache->rows) out->bytes += 2 * (size_t)w->capacity * sizeof *w->cache->rows;
 }
 
 size_t world_last_jams(const world *w, world_body_id (*out)[2], size_t max) {

@@ -131,18 +131,40 @@ typedef struct world_ray_result {
 bool world_ray_cast(const world *w, vec2 origin, vec2 displacement, world_body_id ignore,
                     world_ray_result *out);
 
-/* What changed in the most recent world_step(), plus spawns and despawns made since the step
- * before it. Pointers stay valid until the next world_step(). Each list is in ascending id order
- * and holds an id at most once. */
-typedef struct world_changes {
-    const world_body_id *moved; /* position, velocity or last_input_seq changed */
-    size_t moved_count;
-    const world_body_id *spawned; /* still alive at the end of the step */
-    size_t spawned_count;
-    const world_body_id *despawned; /* now stale */
-    size_t despawned_count;
-} world_changes;
-void world_last_changes(const world *w, world_changes *out);
+/* The body table: one row per body the most recent world_step() changed, spawned or despawned,
+ * in ascending id order, each id at most once (Box2D's move events, as one dense array). A body
+ * spawned and despawned between two steps never appears. Spawns and despawns made between steps
+ * appear in the next step's table, as the world_body_info.changed_tick of a new body says.
+ *
+ * Rows of live bodies (SPAWNED, MOVED) hold the body's state at the end of the step, the same
+ * fields world_body_get gives; a MOVED row is a mover whose changed_tick is this step. A
+ * DESPAWNED row holds the id and kind only (the rest is zero); a slot reused within one interval
+ * gives two rows, the despawned id first (its generation is lower). */
+#define WORLD_ROW_SPAWNED 1u   /* new since the step before: alive at the end of this one */
+#define WORLD_ROW_DESPAWNED 2u /* despawned since the step before: the id is now stale */
+#define WORLD_ROW_MOVED 4u     /* a mover whose position, velocity or last_input_seq changed */
+typedef struct world_body_row {
+    world_body_id id;
+    uint8_t kind;            /* world_body_kind */
+    uint8_t flags;           /* WORLD_ROW_* (SPAWNED and MOVED may come together) */
+    uint32_t owner;          /* as world_body_info */
+    uint32_t last_input_seq; /* as world_body_info */
+    vec2 position;           /* as world_body_info */
+    vec2 velocity;           /* as world_body_info */
+    aabb bounds;             /* as world_body_info */
+    uint64_t changed_tick;   /* as world_body_info */
+} world_body_row;
+
+/* Points *rows at the most recent step's table and returns its row count (0 before the first
+ * step). Built on the first call after the step, from what the step marked, so a step whose table
+ * nobody reads costs no more than its marks. The rows stay valid and unchanged until the next
+ * world_step(), whatever is spawned or despawned meanwhile.
+ *
+ * The first call allocates the rows, 2 x max_bodies of them (counted in world_stats.bytes): a
+ * world that never reads its table (a client's prediction) does not pay for them. If that fails,
+ * *rows is NULL and 0 is returned. A first call made after a despawn that followed the step leaves
+ * that body out (later calls are exact: a despawn fixes the table first). */
+size_t world_body_table(const world *w, const world_body_row **rows);
 
 typedef struct world_stats {
     size_t static_bodies;

@@ -9,7 +9,7 @@
  *   world_pair.h      narrow-phase dispatch: the box fast path, else geom
  *   world_slide.c     collide-and-slide: the general slide and its fast paths, side by side
  *   world_separate.c  the discrete pass (I2, I3)
- *   world_step.c      the tick: the mover pass, change tracking
+ *   world_step.c      the tick: the mover pass, change tracking and the body table
  *   world_query.c     AABB/box queries and ray casts
  *   world_load.c      the JSON world file loader (links jansson; the only file reader)
  *
@@ -76,7 +76,7 @@ _Noreturn static inline void world_assert_fail(const char *cond, const char *fil
 #define WORLD_REF_NONE 0xffffffffu
 
 /* Slot flags. */
-#define WORLD_SLOT_SPAWNED 1u /* spawned since the last step: reported in the next changes */
+#define WORLD_SLOT_SPAWNED 1u /* spawned since the last step: reported in the next table */
 #define WORLD_SLOT_RETIRED 2u /* generation exhausted: never handed out again */
 
 /* Mover flags. */
@@ -94,6 +94,8 @@ typedef struct world_slot {
     uint32_t index; /* index into statics[] or movers[] while alive */
     uint8_t kind;   /* 0 free, else a world_body_kind */
     uint8_t flags;  /* WORLD_SLOT_* */
+    uint8_t dead_kind; /* kind of the body despawned from it since the last step (table row) */
+    uint32_t dead_gen; /* its generation: the id the table reports despawned */
 } world_slot;
 
 /* A static body: 44 bytes, the grid links through `next` so a static costs no extra entry. */
@@ -176,6 +178,10 @@ typedef struct world_cache {
     world_grid grid;     /* mover grid (see world_grid) */
     uint32_t *results;   /* query results (slots) before sorting and deduplication */
     uint32_t result_cap; /* capacity of results */
+    world_body_row *rows; /* the body table, allocated by its first read (2 x capacity rows: each
+                           * slot may hold a live body and name one despawned since the step) */
+    size_t row_count;     /* rows of the last step's table, once built */
+    bool rows_built;      /* rows describe the last step (cleared by world_step) */
 } world_cache;
 
 /* The per-step scratch arrays (dense mover index unless said), and which phase owns which:
@@ -261,17 +267,13 @@ struct world {
     bool near_cache_stale;        /* a static was linked or unlinked since near_cache was last
                                    * cleared */
 
-    /* change tracking */
-    uint64_t *moved_bits; /* capacity bits, by slot */
-    uint64_t *spawn_bits; /* capacity bits, by slot: filled when the step closes */
-    world_body_id *moved; /* lists handed out by world_last_changes */
-    world_body_id *spawned;
-    world_body_id *despawned;
-    size_t moved_count, spawned_count, despawned_count; /* lengths of the lists above */
-    world_body_id *pending_despawned; /* despawns since the last step (of bodies that existed) */
-    size_t pending_despawned_count;   /* entries in pending_despawned */
-    uint32_t *pending_spawned;        /* slots spawned since the last step */
-    size_t pending_spawned_count;     /* entries in pending_spawned */
+    /* change tracking: what the body table (world_body_table) is built from, a bit per slot */
+    uint64_t *moved_bits;           /* movers the last step changed */
+    uint64_t *spawn_bits;           /* bodies the last step showed first (filled as it closes) */
+    uint64_t *despawn_bits;         /* bodies despawned before the last step (slot dead_gen) */
+    uint64_t *pending_despawn_bits; /* despawned since the last step, of bodies a step showed */
+    uint32_t *pending_spawned;      /* slots spawned since the last step */
+    size_t pending_spawned_count;   /* entries in pending_spawned */
 
     world_cache *cache;    /* mutable from const queries */
     world_scratch scratch; /* per-step arrays, and which phase owns each (world_scratch) */
@@ -411,5 +413,7 @@ static inline void scratch_give(world *w, world_scratch_array a, world_owner who
 
 /* In-place heapsort of ids or slots (world.c). */
 void world_sort_u32(uint32_t *v, size_t n);
+/* Builds the last step's body table into cache->rows, which must be allocated (world_step.c). */
+void world_table_build(const world *w);
 
 #endif

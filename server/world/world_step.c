@@ -51,20 +51,6 @@ static bool cand_visit(const world *w, uint32_t i, void *vctx) {
     return true;
 }
 
-static void bits_to_ids(const world *w, const uint64_t *bits, world_body_id *out, size_t *count) {
-    size_t n = 0, words = (w->capacity + 63) / 64;
-    for (size_t k = 0; k < words; k++) {
-        uint64_t b = bits[k];
-        while (b) {
-            int bit = __builtin_ctzll(b);
-            b &= b - 1;
-            uint32_t slot = (uint32_t)(k * 64 + (size_t)bit);
-            out[n++] = slot_id(w, slot);
-        }
-    }
-    *count = n;
-}
-
 void world_step(world *w) {
     w->tick++;
     w->jam_count = 0;
@@ -188,28 +174,96 @@ void world_step(world *w) {
     if (!finished)
         for (uint32_t i = 0; i < n; i++)
             finish_mover(w, i, w->scratch.p0[i], w->movers[i].position);
-    bits_to_ids(w, w->moved_bits, w->moved, &w->moved_count);
-    memset(w->spawn_bits, 0, ((w->capacity + 63) / 64) * sizeof *w->spawn_bits);
+    /* The body table is built from these bits by its first read (world_body_table). */
+    size_t words = (w->capacity + 63) / 64;
+    memset(w->spawn_bits, 0, words * sizeof *w->spawn_bits);
     for (size_t k = 0; k < w->pending_spawned_count; k++) {
         uint32_t slot = w->pending_spawned[k];
         w->slots[slot].flags &= (uint8_t)~WORLD_SLOT_SPAWNED;
         w->spawn_bits[slot >> 6] |= 1ull << (slot & 63);
     }
     w->pending_spawned_count = 0;
-    bits_to_ids(w, w->spawn_bits, w->spawned, &w->spawned_count);
-    memcpy(w->despawned, w->pending_despawned, w->pending_despawned_count * sizeof *w->despawned);
-    w->despawned_count = w->pending_despawned_count;
-    w->pending_despawned_count = 0;
-    world_sort_u32(w->despawned, w->despawned_count);
+    uint64_t *despawned = w->despawn_bits;
+    w->despawn_bits = w->pending_despawn_bits;
+    w->pending_despawn_bits = despawned;
+    memset(w->pending_despawn_bits, 0, words * sizeof *w->pending_despawn_bits);
+    w->cache->rows_built = false;
 }
 
 uint64_t world_tick(const world *w) { return w->tick; }
 
-void world_last_changes(const world *w, world_changes *out) {
-    out->moved = w->moved;
-    out->moved_count = w->moved_count;
-    out->spawned = w->spawned;
-    out->spawned_count = w->spawned_count;
-    out->despawned = w->despawned;
-    out->despawned_count = w->despawned_count;
+/* ---- the body table ------------------------------------------------------------------------ */
+
+static void row_of_body(const world *w, uint32_t slot, world_body_row *r) {
+    const world_slot *s = &w->slots[slot];
+    memset(r, 0, sizeof *r);
+    r->id = make_id(w, slot, s->gen);
+    r->kind = s->kind;
+    if (s->kind == WORLD_BODY_STATIC) {
+        const world_static *st = &w->statics[s->index];
+        r->position = st->position;
+        r->bounds = st->box;
+        r->changed_tick = st->spawn_tick;
+    } else {
+        const world_mover *m = &w->movers[s->index];
+        r->owner = m->owner;
+        r->position = m->position;
+        r->velocity = m->velocity;
+        r->last_input_seq = m->applied_seq;
+        r->changed_tick = m->changed_tick;
+        r->bounds = box_at(m->position, m->lo, m->hi);
+    }
+}
+
+/* One walk over the slots the step marked, in slot order: ids ascend with their slot, and within
+ * a slot the despawned generation comes before the live one. */
+void world_table_build(const world *w) {
+    world_cache *cache = w->cache;
+    WORLD_ASSERT(cache->rows);
+    size_t n = 0, words = (w->capacity + 63) / 64;
+    for (size_t k = 0; k < words; k++) {
+        uint64_t moved = w->moved_bits[k], spawned = w->spawn_bits[k], dead = w->despawn_bits[k];
+        /* A body despawned since the step is not the one the step marked (a table read only
+         * after the despawn; world_despawn builds the table first once it has been read). */
+        uint64_t live = (moved | spawned) & ~w->pending_despawn_bits[k];
+        uint64_t b = live | dead;
+        while (b) {
+            int bit = __builtin_ctzll(b);
+            uint64_t one = 1ull << bit;
+            b &= b - 1;
+            uint32_t slot = (uint32_t)(k * 64 + (size_t)bit);
+            if (dead & one) {
+                world_body_row *r = &cache->rows[n++];
+                const world_slot *s = &w->slots[slot];
+                memset(r, 0, sizeof *r);
+                r->id = make_id(w, slot, s->dead_gen);
+                r->kind = s->dead_kind;
+                r->flags = WORLD_ROW_DESPAWNED;
+            }
+            if (live & one) {
+                world_body_row *r = &cache->rows[n++];
+                WORLD_ASSERT(w->slots[slot].kind != 0);
+                row_of_body(w, slot, r);
+                r->flags = (uint8_t)(((spawned & one) ? WORLD_ROW_SPAWNED : 0u) |
+                                     ((moved & one) ? WORLD_ROW_MOVED : 0u));
+            }
+        }
+    }
+    WORLD_ASSERT(n <= 2 * (size_t)w->capacity);
+    cache->row_count = n;
+    cache->rows_built = true;
+}
+
+size_t world_body_table(const world *w, const world_body_row **rows) {
+    world_cache *cache = w->cache;
+    *rows = NULL;
+    if (w->tick == 0) return 0;
+    if (!cache->rows) {
+        /* The bound, allocated once: no later read or despawn allocates. */
+        cache->rows = malloc(2 * (size_t)w->capacity * sizeof *cache->rows);
+        if (!cache->rows) return 0;
+    }
+    if (!cache->rows_built) world_table_build(w);
+    *rows = cache->rows;
+    return cache->row_count;
 }

@@ -264,10 +264,7 @@ static void on_spawn(net_server *srv, net_client *c, uint32_t rid,
         send_world_error(srv, c, rid, st, text);
         return;
     }
-    if (kind == WORLD_BODY_MOVING)
-        c->owned[c->owned_count++] = id;
-    else
-        net_snapshot_statics_changed(&srv->snapshot);
+    if (kind == WORLD_BODY_MOVING) c->owned[c->owned_count++] = id;
     world_body_info info;
     vec2 at = world_body_get(srv->world, id, &info) ? info.position : pos;
     Collide__V1__Vec2 pv = net_pb_vec2(at);
@@ -328,7 +325,6 @@ static void on_despawn(net_server *srv, net_client *c, uint32_t rid,
         send_world_error(srv, c, rid, st, text);
         return;
     }
-    if (info.kind == WORLD_BODY_STATIC) net_snapshot_statics_changed(&srv->snapshot);
     for (uint32_t i = 0; i < c->owned_count; i++) {
         if (c->owned[i] == d->body_id) {
             c->owned[i] = c->owned[--c->owned_count];

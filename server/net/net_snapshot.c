@@ -39,6 +39,7 @@ void net_snapshot_writer_free(net_snapshot_writer *sw) {
     net_known_free(&sw->known_next);
     net_buf_free(&sw->body);
     net_buf_free(&sw->deltas);
+    free(sw->free_records);
     net_view_free(&sw->view);
 }
 
@@ -70,24 +71,66 @@ size_t net_snapshot_encode_delta(const world_body_info *info, uint8_t *out) {
     return n;
 }
 
-/* net_view's hook: room for every mover's record, then one record per mover, each a whole
- * Snapshot.bodies field that a snapshot carries with one fixed-size copy. */
+/* net_view's hook: one fixed slot of NET_SNAPSHOT_RECORD_COPY bytes per mover in the arena, each
+ * a whole Snapshot.bodies field that a snapshot carries with one fixed-size copy. A changed mover
+ * is re-encoded in its slot; a despawned one's slot goes to a free stack for the next new one. */
 static bool reserve_deltas(void *ctx, size_t movers) {
     net_snapshot_writer *sw = ctx;
-    sw->deltas.len = 0;
-    return net_buf_reserve(&sw->deltas,
-                           movers * NET_SNAPSHOT_RECORD_MAX + NET_SNAPSHOT_RECORD_COPY);
+    size_t need = movers * NET_SNAPSHOT_RECORD_COPY;
+    if (need > sw->deltas.len && !net_buf_reserve(&sw->deltas, need - sw->deltas.len))
+        return false;
+    if (movers > sw->free_cap) {
+        uint32_t *p = realloc(sw->free_records, movers * sizeof *p);
+        if (!p) return false;
+        sw->free_records = p;
+        sw->free_cap = movers;
+    }
+    return true;
 }
 
-static uint32_t record_delta(void *ctx, const world_body_info *info) {
+static uint32_t record_delta(void *ctx, const world_body_row *row, uint32_t handle) {
     net_snapshot_writer *sw = ctx;
-    uint8_t *rec = sw->deltas.data + sw->deltas.len;
-    size_t len = net_snapshot_encode_delta(info, rec + 2);
+    if (handle == NET_VIEW_NO_DELTA) {
+        size_t slot = sw->free_count ? sw->free_records[--sw->free_count] : sw->record_slots++;
+        NET_ASSERT((slot + 1u) * NET_SNAPSHOT_RECORD_COPY <= sw->deltas.cap);
+        handle = (uint32_t)(slot * NET_SNAPSHOT_RECORD_COPY);
+        if (sw->deltas.len < handle + NET_SNAPSHOT_RECORD_COPY)
+            sw->deltas.len = handle + NET_SNAPSHOT_RECORD_COPY;
+    }
+    uint8_t *rec = sw->deltas.data + handle;
+    world_body_info info;
+    memset(&info, 0, sizeof info);
+    info.id = row->id;
+    info.position = row->position;
+    info.velocity = row->velocity;
+    info.last_input_seq = row->last_input_seq;
+    size_t len = net_snapshot_encode_delta(&info, rec + 2);
     rec[0] = WIRE_KEY(WIRE_SNAPSHOT_BODIES, WIRE_LEN);
     rec[1] = (uint8_t)len;
-    uint32_t off = (uint32_t)sw->deltas.len;
-    sw->deltas.len += len + 2u;
-    return off;
+    return handle;
+}
+
+static void release_delta(void *ctx, uint32_t handle) {
+    net_snapshot_writer *sw = ctx;
+    NET_ASSERT(sw->free_count < sw->free_cap);
+    sw->free_records[sw->free_count++] = handle / NET_SNAPSHOT_RECORD_COPY;
+}
+
+static void clear_deltas(void *ctx) {
+    net_snapshot_writer *sw = ctx;
+    sw->deltas.len = 0;
+    sw->free_count = 0;
+    sw->record_slots = 0;
+}
+
+static net_view_movers_hook deltas_hook(net_snapshot_writer *sw) {
+    net_view_movers_hook hook = {reserve_deltas, record_delta, release_delta, clear_deltas, sw};
+    return hook;
+}
+
+bool net_snapshot_observe(net_snapshot_writer *sw, const world *w) {
+    net_view_movers_hook hook = deltas_hook(sw);
+    return net_view_update(&sw->view, w, &hook);
 }
 
 /* ---- One client's snapshot ----------------------------------------------------------------- */
@@ -375,7 +418,7 @@ void net_session_snapshot(net_server *srv, net_client *c) {
 
 void net_server_snapshots(net_server *srv) {
     net_snapshot_writer *sw = &srv->snapshot;
-    net_view_movers_hook hook = {reserve_deltas, record_delta, sw};
+    net_view_movers_hook hook = deltas_hook(sw);
     if (!net_view_rebuild(&sw->view, srv->world, &hook)) {
         net_log(NET_LOG_ERROR, "out_of_memory", 0, NULL,
                 "view index rebuild failed: snapshots skipped this tick");

@@ -1,6 +1,6 @@
-/* net_snapshot: the per-tick Snapshot writer (PROTOCOL.md "Snapshots"). Once a tick it rebuilds
- * the interest index (net_view) and encodes every mover's delta BodyState once, into an arena of
- * records; then for each welcomed client it merge-joins the bodies in its view with what it was
+/* net_snapshot: the per-tick Snapshot writer (PROTOCOL.md "Snapshots"). Once a tick it brings
+ * the interest index (net_view) up to the world's body table and re-encodes the delta BodyState
+ * of each mover that changed, in place in an arena of records (one slot per mover); then for each welcomed client it merge-joins the bodies in its view with what it was
  * told before (net_known) and appends one Snapshot: removed ids, new bodies in full, changed ones
  * as a copy of their record, round robin when a frame runs out of room. The hot loop neither
  * reads the world nor encodes (docs/perf/net.md). */
@@ -27,7 +27,12 @@
 
 typedef struct net_snapshot_writer {
     net_view_index view;   /* interest-management grid the views query */
-    net_buf deltas;        /* this tick's delta records, one per mover (net_view_entry.delta_off) */
+    net_buf deltas;        /* every mover's delta record, NET_SNAPSHOT_RECORD_COPY bytes apart
+                              (net_view_entry.delta_off), re-encoded when the mover changes */
+    uint32_t *free_records; /* record slots given back by despawned movers (a stack) */
+    size_t free_count;      /* entries in free_records */
+    size_t record_slots;    /* slots handed out so far (used or free) */
+    size_t free_cap;        /* entries allocated in free_records */
     net_view_entry *query; /* scratch: bodies in one client's view, in key order */
     size_t query_cap;      /* entries in query (the world's capacity) */
     net_view_marks marks;  /* scratch: the ranks one client's view boxes select */
@@ -46,10 +51,10 @@ struct net_client;
 /* Sized for the world's capacity and cfg->max_frame. False when out of memory (then free it). */
 bool net_snapshot_writer_init(net_snapshot_writer *s, const net_config *cfg, const world *w);
 void net_snapshot_writer_free(net_snapshot_writer *s);
-/* A static body was spawned or despawned: the statics' grid is rebuilt at the next snapshots. */
-static inline void net_snapshot_statics_changed(net_snapshot_writer *s) {
-    s->view.statics_dirty = true;
-}
+/* Brings the view index's mover mirror and the delta records to the world's last step (its body
+ * table): net_server_tick calls it after each step of a tick that steps more than once, so the
+ * snapshots that follow miss no step's changes. False when out of memory. */
+bool net_snapshot_observe(net_snapshot_writer *s, const world *w);
 
 /* Rebuilds the view index and the delta records, and appends a Snapshot to every welcomed client
  * (net_server_tick does this after its steps). */

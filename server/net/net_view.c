@@ -35,8 +35,12 @@ bool net_view_init(net_view_index *v, const world *w, float cell_hint) {
     v->ids_cap = st.capacity ? st.capacity : 1;
     v->ids = malloc(v->ids_cap * sizeof *v->ids);
     v->ids_tmp = malloc(v->ids_cap * sizeof *v->ids_tmp);
+    v->stage_entries = malloc(v->ids_cap * sizeof *v->stage_entries);
+    v->stage_boxes = malloc(v->ids_cap * sizeof *v->stage_boxes);
     v->statics_dirty = true;
-    return v->statics.start && v->movers.start && v->ids && v->ids_tmp;
+    v->movers_dirty = true;
+    return v->statics.start && v->movers.start && v->ids && v->ids_tmp && v->stage_entries &&
+           v->stage_boxes;
 }
 
 static void grid_free(net_view_grid *g) {
@@ -53,6 +57,12 @@ void net_view_free(net_view_index *v) {
     grid_free(&v->movers);
     free(v->ids);
     free(v->ids_tmp);
+    free(v->stage_entries);
+    free(v->stage_boxes);
+    free(v->mirror);
+    free(v->mirror_box);
+    free(v->mirror_next);
+    free(v->mirror_box_next);
     free(v->ranked);
     memset(v, 0, sizeof *v);
 }
@@ -109,11 +119,15 @@ static bool grid_reserve(net_view_grid *g, size_t n) {
     return true;
 }
 
+/* memcpy of n entries, none read when n is 0 (src may then be NULL) */
+static void copy_run(void *dst, const void *src, size_t n, size_t size) {
+    if (n) memcpy(dst, src, n * size);
+}
+
 /* Counting sort of the bodies (given in ascending id order) into the cells of their min corners;
  * their entries go to v->ranked from first_rank on, in the same id order. */
-static bool grid_build(net_view_index *v, net_view_grid *g, const world *w,
-                       const world_body_id *ids, size_t n, uint32_t first_rank, bool movers,
-                       const net_view_movers_hook *hook) {
+static bool grid_build(net_view_index *v, net_view_grid *g, const net_view_entry *entries,
+                       const aabb *boxes, size_t n, uint32_t first_rank) {
     if (!grid_reserve(g, n)) return false;
     if (first_rank + n > v->ranked_cap) {
         size_t cap = first_rank + n;
@@ -122,27 +136,17 @@ static bool grid_build(net_view_index *v, net_view_grid *g, const world *w,
         v->ranked = p;
         v->ranked_cap = cap;
     }
-    if (movers && hook && !hook->reserve(hook->ctx, n)) return false;
     size_t ncells = (size_t)v->nx * (size_t)v->ny;
     memset(g->start, 0, (ncells + 1u) * sizeof *g->start);
     g->big_count = 0;
     g->first_rank = first_rank;
+    copy_run(v->ranked + first_rank, entries, n, sizeof *entries);
     vec2 reach = v2(0.0f, 0.0f);
-    uint32_t staged = 0, rank = first_rank;
+    uint32_t staged = 0;
     for (size_t i = 0; i < n; i++) {
-        world_body_info info;
-        if (!world_body_get(w, ids[i], &info)) continue;
-        net_view_entry *e = &v->ranked[rank];
-        e->id = ids[i];
-        e->changed_tick = info.changed_tick;
-        e->delta_off = NET_VIEW_NO_DELTA;
-        if (movers && info.kind == WORLD_BODY_MOVING) {
-            e->delta_off = hook ? hook->record(hook->ctx, &info) : 0u;
-            NET_ASSERT(e->delta_off != NET_VIEW_NO_DELTA);
-        }
         net_view_item it;
-        it.box = info.bounds;
-        it.rank = rank++;
+        it.box = boxes[i];
+        it.rank = first_rank + (uint32_t)i;
         vec2 size = v2_sub(it.box.max, it.box.min);
         if (size.x > v->cell || size.y > v->cell) {
             /* Filing it under its min corner would make every query look a long way back. */
@@ -158,7 +162,7 @@ static bool grid_build(net_view_index *v, net_view_grid *g, const world *w,
         g->start[c + 1u]++;
         g->stage[staged++] = it;
     }
-    g->ranks = rank - first_rank;
+    g->ranks = (uint32_t)n;
     /* Rounding in max - min must not hide a body from a query that starts just past it. */
     g->reach = v2(reach.x * 1.001f + 1e-3f, reach.y * 1.001f + 1e-3f);
     for (size_t c = 0; c < ncells; c++)
@@ -172,20 +176,200 @@ static bool grid_build(net_view_index *v, net_view_grid *g, const world *w,
     return true;
 }
 
-bool net_view_rebuild(net_view_index *v, const world *w, const net_view_movers_hook *hook) {
-    const world_config *cfg = world_get_config(w);
-    aabb all = aabb_inflate(cfg->bounds, 1.0f);
-    if (v->statics_dirty) {
-        size_t n = world_query_aabb(w, all, 1u << WORLD_BODY_STATIC, v->ids, v->ids_cap);
-        if (n > v->ids_cap) n = v->ids_cap;
-        sort_ids(v->ids, v->ids_tmp, n);
-        if (!grid_build(v, &v->statics, w, v->ids, n, 0, false, NULL)) return false;
-        v->statics_dirty = false;
-    }
-    size_t n = world_query_aabb(w, all, 1u << WORLD_BODY_MOVING, v->ids, v->ids_cap);
+/* Every body of the kind the world holds, ascending id, into v->ids; returns the count. */
+static size_t query_all(net_view_index *v, const world *w, world_body_kind kind) {
+    aabb all = aabb_inflate(world_get_config(w)->bounds, 1.0f);
+    size_t n = world_query_aabb(w, all, 1u << kind, v->ids, v->ids_cap);
     if (n > v->ids_cap) n = v->ids_cap;
     sort_ids(v->ids, v->ids_tmp, n);
-    return grid_build(v, &v->movers, w, v->ids, n, v->statics.ranks, true, hook);
+    return n;
+}
+
+static world_body_row row_of_info(const world_body_info *info) {
+    world_body_row r;
+    memset(&r, 0, sizeof r);
+    r.id = info->id;
+    r.kind = (uint8_t)info->kind;
+    r.owner = info->owner;
+    r.last_input_seq = info->last_input_seq;
+    r.position = info->position;
+    r.velocity = info->velocity;
+    r.bounds = info->bounds;
+    r.changed_tick = info->changed_tick;
+    return r;
+}
+
+static bool mirror_reserve(net_view_index *v, size_t n) {
+    if (n <= v->mirror_cap) return true;
+    size_t cap = v->mirror_cap ? v->mirror_cap : 64u;
+    while (cap < n)
+        cap *= 2u;
+    net_view_entry *e = realloc(v->mirror, cap * sizeof *e);
+    if (e) v->mirror = e;
+    aabb *b = realloc(v->mirror_box, cap * sizeof *b);
+    if (b) v->mirror_box = b;
+    net_view_entry *en = realloc(v->mirror_next, cap * sizeof *en);
+    if (en) v->mirror_next = en;
+    aabb *bn = realloc(v->mirror_box_next, cap * sizeof *bn);
+    if (bn) v->mirror_box_next = bn;
+    if (!e || !b || !en || !bn) return false;
+    v->mirror_cap = cap;
+    return true;
+}
+
+/* The mirror's entry for a mover's row: its handle recorded (kept when it had one). */
+static void mirror_set(net_view_entry *e, aabb *box, const world_body_row *r, uint32_t handle,
+                       const net_view_movers_hook *hook) {
+    e->id = r->id;
+    e->changed_tick = r->changed_tick;
+    e->delta_off = hook ? hook->record(hook->ctx, r, handle) : 0u;
+    NET_ASSERT(e->delta_off != NET_VIEW_NO_DELTA);
+    *box = r->bounds;
+}
+
+/* The mirror read anew from the whole world (the first update, or a step it did not see). */
+static bool mirror_resync(net_view_index *v, const world *w, const net_view_movers_hook *hook) {
+    v->synced = false;
+    v->mirror_count = 0;
+    if (hook) hook->clear(hook->ctx);
+    size_t n = query_all(v, w, WORLD_BODY_MOVING);
+    if (!mirror_reserve(v, n) || (hook && !hook->reserve(hook->ctx, n))) return false;
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        world_body_info info;
+        if (!world_body_get(w, v->ids[i], &info)) continue;
+        world_body_row r = row_of_info(&info);
+        mirror_set(&v->mirror[m], &v->mirror_box[m], &r, NET_VIEW_NO_DELTA, hook);
+        m++;
+    }
+    v->mirror_count = m;
+    v->statics_dirty = true;
+    v->movers_dirty = true;
+    v->synced = true;
+    return true;
+}
+
+/* One step's rows applied to the mirror: a merge of two id-ordered lists. False when a row
+ * contradicts the mirror (then the caller reads the whole world) or memory runs out. */
+static bool mirror_apply(net_view_index *v, const world_body_row *rows, size_t nrows,
+                         const net_view_movers_hook *hook) {
+    size_t inserts = 0, removals = 0, movers = 0;
+    for (size_t k = 0; k < nrows; k++) {
+        const world_body_row *r = &rows[k];
+        if (r->kind == WORLD_BODY_STATIC) {
+            if (r->flags & (WORLD_ROW_SPAWNED | WORLD_ROW_DESPAWNED)) v->statics_dirty = true;
+            continue;
+        }
+        movers++;
+        if (r->flags & WORLD_ROW_DESPAWNED)
+            removals++;
+        else if (r->flags & WORLD_ROW_SPAWNED)
+            inserts++;
+    }
+    if (movers == 0) return true;
+    v->movers_dirty = true;
+    net_view_entry *mir = v->mirror;
+    aabb *box = v->mirror_box;
+    size_t count = v->mirror_count, i = 0;
+    if (inserts == 0 && removals == 0) {
+        /* Changes only: updated in place. */
+        for (size_t k = 0; k < nrows; k++) {
+            const world_body_row *r = &rows[k];
+            if (r->kind != WORLD_BODY_MOVING) continue;
+            while (i < count && mir[i].id < r->id)
+                i++;
+            if (i == count || mir[i].id != r->id) return false;
+            mirror_set(&mir[i], &box[i], r, mir[i].delta_off, hook);
+            i++;
+        }
+        return true;
+    }
+    if (!mirror_reserve(v, count + inserts) ||
+        (hook && !hook->reserve(hook->ctx, count + inserts)))
+        return false;
+    mir = v->mirror;
+    box = v->mirror_box;
+    net_view_entry *out = v->mirror_next;
+    aabb *out_box = v->mirror_box_next;
+    size_t o = 0;
+    for (size_t k = 0; k < nrows; k++) {
+        const world_body_row *r = &rows[k];
+        if (r->kind != WORLD_BODY_MOVING) continue;
+        size_t run = i;
+        while (i < count && mir[i].id < r->id)
+            i++;
+        /* Unchanged movers between rows: copied as they are. */
+        copy_run(out + o, mir + run, i - run, sizeof *out);
+        copy_run(out_box + o, box + run, i - run, sizeof *out_box);
+        o += i - run;
+        bool known = i < count && mir[i].id == r->id;
+        if (r->flags & WORLD_ROW_DESPAWNED) {
+            if (!known) return false;
+            if (hook) hook->release(hook->ctx, mir[i].delta_off);
+            i++;
+        } else if (known) {
+            if (r->flags & WORLD_ROW_SPAWNED) return false;
+            mirror_set(&out[o], &out_box[o], r, mir[i].delta_off, hook);
+            o++;
+            i++;
+        } else {
+            if (!(r->flags & WORLD_ROW_SPAWNED)) return false;
+            mirror_set(&out[o], &out_box[o], r, NET_VIEW_NO_DELTA, hook);
+            o++;
+        }
+    }
+    copy_run(out + o, mir + i, count - i, sizeof *out);
+    copy_run(out_box + o, box + i, count - i, sizeof *out_box);
+    o += count - i;
+    v->mirror = out;
+    v->mirror_box = out_box;
+    v->mirror_next = mir;
+    v->mirror_box_next = box;
+    v->mirror_count = o;
+    return true;
+}
+
+bool net_view_update(net_view_index *v, const world *w, const net_view_movers_hook *hook) {
+    uint64_t tick = world_tick(w);
+    if (v->synced && v->tick == tick) return true;
+    bool ok;
+    if (v->synced && v->tick + 1u == tick) {
+        const world_body_row *rows;
+        size_t n = world_body_table(w, &rows);
+        ok = rows && mirror_apply(v, rows, n, hook);
+        /* A contradiction (or a failed allocation half way): the whole world again. */
+        if (!ok) ok = mirror_resync(v, w, hook);
+    } else {
+        ok = mirror_resync(v, w, hook);
+    }
+    v->tick = tick;
+    if (!ok) v->synced = false;
+    return ok;
+}
+
+bool net_view_rebuild(net_view_index *v, const world *w, const net_view_movers_hook *hook) {
+    if (!net_view_update(v, w, hook)) return false;
+    if (v->statics_dirty) {
+        size_t n = query_all(v, w, WORLD_BODY_STATIC), m = 0;
+        for (size_t i = 0; i < n; i++) {
+            world_body_info info;
+            if (!world_body_get(w, v->ids[i], &info)) continue;
+            v->stage_entries[m].id = info.id;
+            v->stage_entries[m].delta_off = NET_VIEW_NO_DELTA;
+            v->stage_entries[m].changed_tick = info.changed_tick;
+            v->stage_boxes[m++] = info.bounds;
+        }
+        if (!grid_build(v, &v->statics, v->stage_entries, v->stage_boxes, m, 0)) return false;
+        v->statics_dirty = false;
+        v->movers_dirty = true; /* the movers' first rank moved */
+    }
+    if (v->movers_dirty) {
+        if (!grid_build(v, &v->movers, v->mirror, v->mirror_box, v->mirror_count,
+                        v->statics.ranks))
+            return false;
+        v->movers_dirty = false;
+    }
+    return true;
 }
 
 bool net_view_marks_init(net_view_marks *m, const world *w) {

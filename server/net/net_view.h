@@ -16,12 +16,17 @@
  *    overlapped. The session merge-joins that list with the client's known set, kept in the same
  *    order: a comparison sort of each view cost more than the rest of the pass (measured).
  *  - No encoding here: each mover's entry carries a 32-bit handle (delta_off) that a hook of the
- *    caller's returns while the movers are indexed, from the body state the grid reads anyway
- *    (net_snapshot.c keeps its delta record there). One world read per mover per tick.
+ *    caller's returns when the mover is new or changed (net_snapshot.c keeps its delta record
+ *    there, re-encoded only for the movers that changed).
  *
- * Two grids: movers, rebuilt every tick from one whole-world query (O(movers)), and statics,
- * rebuilt only when the set of statics changes (net spawns and despawns them, so it knows).
- * Allocation only while the arrays grow to their working size. */
+ * The movers are a mirror kept from the world's body table (world_body_table): every mover's
+ * entry and box in id order, to which each step's rows are applied (changed ones updated, new ones
+ * inserted, despawned ones dropped), so a tick reads the world once per changed body, not once
+ * per body. The mirror follows the world step by step: a step it did not see (net_view_update not
+ * called after it) makes the next update read the whole world again. Two grids: movers, rebuilt
+ * from the mirror every tick something changed (a counting sort, no world calls), and statics,
+ * rebuilt only when the table shows a static spawned or despawned. Allocation only while the
+ * arrays grow to their working size. */
 #ifndef COLLIDE_NET_VIEW_H
 #define COLLIDE_NET_VIEW_H
 
@@ -72,30 +77,50 @@ typedef struct net_view_index {
     float inv_cell;         /* 1 / cell */
     int32_t nx, ny;         /* cells per axis */
     net_view_grid statics;  /* rebuilt when statics_dirty */
-    net_view_grid movers;   /* rebuilt every tick */
+    net_view_grid movers;   /* rebuilt from the mirror when movers_dirty */
     net_view_entry *ranked; /* every indexed body by rank: statics, then movers */
     size_t ranked_cap;      /* entries allocated in ranked */
-    bool statics_dirty;     /* a static was spawned or despawned since the last build */
-    world_body_id *ids;     /* scratch for the whole-world query */
+    bool statics_dirty;     /* the statics grid is not the world's: rebuilt at the next build */
+    bool movers_dirty;      /* the mirror changed since the movers grid was built */
+    bool synced;            /* the mirror is the world's movers as of step `tick` */
+    uint64_t tick;          /* the world step the mirror reflects */
+    net_view_entry *mirror; /* every mover's entry, ascending id */
+    aabb *mirror_box;       /* and its AABB, at the same index */
+    net_view_entry *mirror_next; /* scratch: the mirror being rewritten by a step's rows */
+    aabb *mirror_box_next;       /* scratch: its boxes */
+    size_t mirror_count;         /* movers in the mirror */
+    size_t mirror_cap;           /* entries allocated in each mirror array */
+    world_body_id *ids;          /* scratch for the whole-world query */
     world_body_id *ids_tmp; /* scratch for sorting ids, when the world did not list them sorted */
-    size_t ids_cap;         /* entries in ids and ids_tmp */
+    net_view_entry *stage_entries; /* scratch: the statics' entries for their grid */
+    aabb *stage_boxes;             /* scratch: and their boxes */
+    size_t ids_cap;         /* entries in ids, ids_tmp, stage_entries and stage_boxes */
 } net_view_index;
 
-/* What net_view_rebuild calls for the movers: reserve once with their count (false: out of
- * memory), then record once per mover with its current state; record's result becomes the entry's
- * delta_off. */
+/* What the mirror calls for the movers' handles (delta_off): reserve before new movers arrive,
+ * with the count the mirror will then hold (false: out of memory); record with a mover's row when
+ * it is new (handle NET_VIEW_NO_DELTA) or changed (its handle), returning its handle from then on;
+ * release a despawned mover's handle; clear every handle before the mirror is read anew from the
+ * whole world. */
 typedef struct net_view_movers_hook {
     bool (*reserve)(void *ctx, size_t movers);
-    uint32_t (*record)(void *ctx, const world_body_info *info);
+    uint32_t (*record)(void *ctx, const world_body_row *row, uint32_t handle);
+    void (*release)(void *ctx, uint32_t handle);
+    void (*clear)(void *ctx);
     void *ctx;
 } net_view_movers_hook;
 
 /* Sizes the grid for the world's bounds and cells of about cell_hint. False when out of memory. */
 bool net_view_init(net_view_index *v, const world *w, float cell_hint);
 void net_view_free(net_view_index *v);
-/* Rebuilds the movers (and, when dirty, the statics) from the world's current state, handing
- * each mover's state to the hook (NULL: every mover's handle is 0): the per-client hot path never
- * reads the world. */
+/* Brings the mover mirror to the world's last step: that step's table when the mirror holds the
+ * step before, else the whole world (world_query_aabb and world_body_get per mover). Handles come
+ * from the hook (NULL: every mover's handle is 0). Call it after every step whose changes the
+ * views must not miss; a second call for the same step does nothing. False when out of memory
+ * (the next call reads the whole world). */
+bool net_view_update(net_view_index *v, const world *w, const net_view_movers_hook *hook);
+/* net_view_update, then the grids: the movers' from the mirror (when it changed), the statics'
+ * when a static came or went. The per-client hot path never reads the world. */
 bool net_view_rebuild(net_view_index *v, const world *w, const net_view_movers_hook *hook);
 
 /* The ranks a set of view boxes selected: one bit per rank, and the span of words touched. */

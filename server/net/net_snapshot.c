@@ -77,8 +77,7 @@ size_t net_snapshot_encode_delta(const world_body_info *info, uint8_t *out) {
 static bool reserve_deltas(void *ctx, size_t movers) {
     net_snapshot_writer *sw = ctx;
     size_t need = movers * NET_SNAPSHOT_RECORD_COPY;
-    if (need > sw->deltas.len && !net_buf_reserve(&sw->deltas, need - sw->deltas.len))
-        return false;
+    if (need > sw->deltas.len && !net_buf_reserve(&sw->deltas, need - sw->deltas.len)) return false;
     if (movers > sw->free_cap) {
         uint32_t *p = realloc(sw->free_records, movers * sizeof *p);
         if (!p) return false;

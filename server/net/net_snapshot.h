@@ -1,9 +1,10 @@
 /* net_snapshot: the per-tick Snapshot writer (PROTOCOL.md "Snapshots"). Once a tick it brings
  * the interest index (net_view) up to the world's body table and re-encodes the delta BodyState
- * of each mover that changed, in place in an arena of records (one slot per mover); then for each welcomed client it merge-joins the bodies in its view with what it was
- * told before (net_known) and appends one Snapshot: removed ids, new bodies in full, changed ones
- * as a copy of their record, round robin when a frame runs out of room. The hot loop neither
- * reads the world nor encodes (docs/perf/net.md). */
+ * of each mover that changed, in place in an arena of records (one slot per mover); then for each
+ * welcomed client it merge-joins the bodies in its view with what it was told before (net_known)
+ * and appends one Snapshot: removed ids, new bodies in full, changed ones as a copy of their
+ * record, round robin when a frame runs out of room. The hot loop neither reads the world nor
+ * encodes (docs/perf/net.md). */
 #ifndef COLLIDE_NET_SNAPSHOT_H
 #define COLLIDE_NET_SNAPSHOT_H
 
@@ -26,23 +27,23 @@
 #define NET_SNAPSHOT_RECORD_COPY 48
 
 typedef struct net_snapshot_writer {
-    net_view_index view;   /* interest-management grid the views query */
-    net_buf deltas;        /* every mover's delta record, NET_SNAPSHOT_RECORD_COPY bytes apart
-                              (net_view_entry.delta_off), re-encoded when the mover changes */
+    net_view_index view;    /* interest-management grid the views query */
+    net_buf deltas;         /* every mover's delta record, NET_SNAPSHOT_RECORD_COPY bytes apart
+                               (net_view_entry.delta_off), re-encoded when the mover changes */
     uint32_t *free_records; /* record slots given back by despawned movers (a stack) */
     size_t free_count;      /* entries in free_records */
     size_t record_slots;    /* slots handed out so far (used or free) */
     size_t free_cap;        /* entries allocated in free_records */
-    net_view_entry *query; /* scratch: bodies in one client's view, in key order */
-    size_t query_cap;      /* entries in query (the world's capacity) */
-    net_view_marks marks;  /* scratch: the ranks one client's view boxes select */
-    uint32_t *removed;     /* scratch: ids for one snapshot's removed list */
-    size_t removed_cap;    /* entries in removed */
-    uint32_t *deferred;    /* scratch: bodies before a client's resume_key waiting for room, as
-                              pairs (index in query, index in the known set being written);
-                              2 * query_cap entries */
-    net_known known_next;  /* scratch: a client's known set being rewritten */
-    net_buf body;          /* scratch: one Snapshot's encoded body */
+    net_view_entry *query;  /* scratch: bodies in one client's view, in key order */
+    size_t query_cap;       /* entries in query (the world's capacity) */
+    net_view_marks marks;   /* scratch: the ranks one client's view boxes select */
+    uint32_t *removed;      /* scratch: ids for one snapshot's removed list */
+    size_t removed_cap;     /* entries in removed */
+    uint32_t *deferred;     /* scratch: bodies before a client's resume_key waiting for room, as
+                               pairs (index in query, index in the known set being written);
+                               2 * query_cap entries */
+    net_known known_next;   /* scratch: a client's known set being rewritten */
+    net_buf body;           /* scratch: one Snapshot's encoded body */
 } net_snapshot_writer;
 
 struct net_server;

@@ -284,8 +284,7 @@ static bool mirror_apply(net_view_index *v, const world_body_row *rows, size_t n
         }
         return true;
     }
-    if (!mirror_reserve(v, count + inserts) ||
-        (hook && !hook->reserve(hook->ctx, count + inserts)))
+    if (!mirror_reserve(v, count + inserts) || (hook && !hook->reserve(hook->ctx, count + inserts)))
         return false;
     mir = v->mirror;
     box = v->mirror_box;
@@ -364,8 +363,7 @@ bool net_view_rebuild(net_view_index *v, const world *w, const net_view_movers_h
         v->movers_dirty = true; /* the movers' first rank moved */
     }
     if (v->movers_dirty) {
-        if (!grid_build(v, &v->movers, v->mirror, v->mirror_box, v->mirror_count,
-                        v->statics.ranks))
+        if (!grid_build(v, &v->movers, v->mirror, v->mirror_box, v->mirror_count, v->statics.ranks))
             return false;
         v->movers_dirty = false;
     }

@@ -94,7 +94,7 @@ typedef struct net_view_index {
     world_body_id *ids_tmp; /* scratch for sorting ids, when the world did not list them sorted */
     net_view_entry *stage_entries; /* scratch: the statics' entries for their grid */
     aabb *stage_boxes;             /* scratch: and their boxes */
-    size_t ids_cap;         /* entries in ids, ids_tmp, stage_entries and stage_boxes */
+    size_t ids_cap;                /* entries in ids, ids_tmp, stage_entries and stage_boxes */
 } net_view_index;
 
 /* What the mirror calls for the movers' handles (delta_off): reserve before new movers arrive,

@@ -122,8 +122,8 @@ world *world_create(const world_config *cfg_in) {
     bool ok = w->slots && w->free_slots && w->statics && w->movers && w->polys && w->free_polys &&
               w->scratch.p0 && w->scratch.d1 && w->scratch.path && w->scratch.p2 && w->near_cache &&
               w->moved_bits && w->spawn_bits && w->despawn_bits && w->pending_despawn_bits &&
-              w->pending_spawned && w->cache && w->scratch.pairs &&
-              w->scratch.adj && w->scratch.adj_start && w->scratch.sort_counts && w->scratch.pushed;
+              w->pending_spawned && w->cache && w->scratch.pairs && w->scratch.adj &&
+              w->scratch.adj_start && w->scratch.sort_counts && w->scratch.pushed;
     if (ok) {
         world_grid *g = &w->cache->grid;
         g->table_cap = 64;

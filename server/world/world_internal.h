@@ -90,10 +90,10 @@ _Noreturn static inline void world_assert_fail(const char *cond, const char *fil
 #define WORLD_MAX_LEVELS 24
 
 typedef struct world_slot {
-    uint32_t gen;   /* current generation (1..gen_max); the live id carries it */
-    uint32_t index; /* index into statics[] or movers[] while alive */
-    uint8_t kind;   /* 0 free, else a world_body_kind */
-    uint8_t flags;  /* WORLD_SLOT_* */
+    uint32_t gen;      /* current generation (1..gen_max); the live id carries it */
+    uint32_t index;    /* index into statics[] or movers[] while alive */
+    uint8_t kind;      /* 0 free, else a world_body_kind */
+    uint8_t flags;     /* WORLD_SLOT_* */
     uint8_t dead_kind; /* kind of the body despawned from it since the last step (table row) */
     uint32_t dead_gen; /* its generation: the id the table reports despawned */
 } world_slot;
@@ -175,9 +175,9 @@ typedef struct world_grid {
 
 /* Mutable state that const queries may use: the lazily built mover grid and a result buffer. */
 typedef struct world_cache {
-    world_grid grid;     /* mover grid (see world_grid) */
-    uint32_t *results;   /* query results (slots) before sorting and deduplication */
-    uint32_t result_cap; /* capacity of results */
+    world_grid grid;      /* mover grid (see world_grid) */
+    uint32_t *results;    /* query results (slots) before sorting and deduplication */
+    uint32_t result_cap;  /* capacity of results */
     world_body_row *rows; /* the body table, allocated by its first read (2 x capacity rows: each
                            * slot may hold a live body and name one despawned since the step) */
     size_t row_count;     /* rows of the last step's table, once built */

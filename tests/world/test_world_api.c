@@ -284,6 +284,150 @@ static void test_change_tracking(void) {
     world_destroy(w);
 }
 
+/* The table against the world itself, over random churn with a fixed seed: every row of a live
+ * body equals world_body_get; the rows are exactly the bodies new since the step before, those
+ * gone since (with the id and kind they had), and the movers whose changed_tick is this step; ids
+ * ascend. The churn spawns and despawns movers and statics, spawns and despawns a body between
+ * two steps (never listed), and reuses slots with a new generation (a small capacity). After each
+ * read, despawns and spawns leave the rows as they were until the next step. */
+#define TABLE_CAP 40
+typedef struct table_body {
+    world_body_id id;
+    uint8_t kind;
+} table_body;
+
+static const table_body *find_body(const table_body *set, size_t n, world_body_id id) {
+    for (size_t i = 0; i < n; i++)
+        if (set[i].id == id) return &set[i];
+    return NULL;
+}
+
+static void test_body_table_matches_world(void) {
+    world *w = wt_world(30.0f, TABLE_CAP);
+    CHECK(w);
+    harness_rng rng = {4242};
+    table_body alive[TABLE_CAP], before[TABLE_CAP];
+    size_t nalive = 0, nbefore = 0;
+    const world_body_row *rows;
+    CHECK(world_body_table(w, &rows) == 0); /* no step yet */
+    size_t spawns = 0, static_despawns = 0, rows_seen = 0;
+    for (int t = 0; t < 400; t++) {
+        /* churn between steps */
+        int ops = (int)(harness_rng_next(&rng) % 6u);
+        for (int k = 0; k < ops; k++) {
+            unsigned op = harness_rng_next(&rng) % 8u;
+            if (op < 3 && nalive < TABLE_CAP) {
+                bool st = op == 0;
+                vec2 p = v2(harness_rng_range(&rng, -25, 25), harness_rng_range(&rng, -25, 25));
+                world_body_id id =
+                    wt_spawn(w, st ? WORLD_BODY_STATIC : WORLD_BODY_MOVING, wt_box(0.5f, 0.5f), p);
+                if (!id) continue;
+                spawns++; /* more than TABLE_CAP: slots came back with a new generation */
+                if (op == 2) {
+                    CHECK(world_despawn(w, id) == WORLD_OK); /* gone before any step saw it */
+                    continue;
+                }
+                alive[nalive].id = id;
+                alive[nalive].kind = (uint8_t)(st ? WORLD_BODY_STATIC : WORLD_BODY_MOVING);
+                nalive++;
+            } else if (op < 5 && nalive > 0) {
+                size_t i = harness_rng_next(&rng) % nalive;
+                if (alive[i].kind == WORLD_BODY_STATIC) static_despawns++;
+                CHECK(world_despawn(w, alive[i].id) == WORLD_OK);
+                alive[i] = alive[--nalive];
+            } else if (nalive > 0) {
+                size_t i = harness_rng_next(&rng) % nalive;
+                if (alive[i].kind != WORLD_BODY_MOVING) continue;
+                vec2 v = (harness_rng_next(&rng) & 1u) ? v2(0, 0)
+                                                       : v2(harness_rng_range(&rng, -20, 20),
+                                                            harness_rng_range(&rng, -20, 20));
+                world_set_intent(w, alive[i].id, v, (uint32_t)t + 1u);
+            }
+        }
+        world_step(w);
+        uint64_t tick = world_tick(w);
+        table_body seen[TABLE_CAP]; /* what this step saw */
+        size_t nseen = nalive;
+        memcpy(seen, alive, nalive * sizeof *alive);
+        /* Now and then a body goes before the table is read: the table still shows the step. */
+        world_body_id gone_early = WORLD_NULL_BODY;
+        world_body_info gone_info;
+        if (t % 5 == 1 && nalive > 0) {
+            size_t i = harness_rng_next(&rng) % nalive;
+            gone_early = alive[i].id;
+            CHECK(world_body_get(w, gone_early, &gone_info));
+            CHECK(world_despawn(w, gone_early) == WORLD_OK);
+            alive[i] = alive[--nalive];
+        }
+        size_t n = world_body_table(w, &rows);
+        rows_seen += n;
+        CHECK(n == 0 || rows);
+        size_t expect = 0;
+        for (size_t i = 0; i < n; i++) {
+            const world_body_row *r = &rows[i];
+            if (i > 0)
+                CHECK_MSG(rows[i - 1].id < r->id, "tick %llu: rows out of order",
+                          (unsigned long long)tick);
+            const table_body *now = find_body(seen, nseen, r->id);
+            const table_body *was = find_body(before, nbefore, r->id);
+            if (r->flags & WORLD_ROW_DESPAWNED) {
+                CHECK_MSG(r->flags == WORLD_ROW_DESPAWNED && was && !now && r->kind == was->kind,
+                          "tick %llu: despawned row %u", (unsigned long long)tick, r->id);
+                CHECK(!world_body_alive(w, r->id));
+                continue;
+            }
+            world_body_info info = gone_info;
+            CHECK_MSG(now && (r->id == gone_early || world_body_get(w, r->id, &info)),
+                      "tick %llu: row %u not alive", (unsigned long long)tick, r->id);
+            if (!now) continue;
+            CHECK(r->kind == (uint8_t)info.kind && r->owner == info.owner &&
+                  r->last_input_seq == info.last_input_seq && r->changed_tick == info.changed_tick);
+            CHECK(memcmp(&r->position, &info.position, sizeof info.position) == 0 &&
+                  memcmp(&r->velocity, &info.velocity, sizeof info.velocity) == 0 &&
+                  memcmp(&r->bounds, &info.bounds, sizeof info.bounds) == 0);
+            CHECK_MSG(((r->flags & WORLD_ROW_SPAWNED) != 0) == (was == NULL),
+                      "tick %llu: row %u spawned flag %u", (unsigned long long)tick, r->id,
+                      r->flags);
+            if (r->flags & WORLD_ROW_MOVED)
+                CHECK(info.changed_tick == tick && info.kind == WORLD_BODY_MOVING);
+            if (was) CHECK(r->flags == WORLD_ROW_MOVED);
+        }
+        /* every body that should be listed is: new ones, gone ones, changed movers */
+        for (size_t i = 0; i < nseen; i++) {
+            world_body_info info = gone_info;
+            CHECK(seen[i].id == gone_early || world_body_get(w, seen[i].id, &info));
+            if (!find_body(before, nbefore, seen[i].id) || info.changed_tick == tick) expect++;
+        }
+        for (size_t i = 0; i < nbefore; i++)
+            if (!find_body(seen, nseen, before[i].id)) expect++;
+        CHECK_MSG(n == expect, "tick %llu: %zu rows, expected %zu", (unsigned long long)tick, n,
+                  expect);
+        memcpy(before, seen, nseen * sizeof *seen);
+        nbefore = nseen;
+        /* the rows hold until the next step, whatever comes and goes meanwhile */
+        if (t % 7 == 3 && n > 0 && nalive > 0) {
+            static world_body_row copy[2 * TABLE_CAP];
+            memcpy(copy, rows, n * sizeof *rows);
+            size_t i = harness_rng_next(&rng) % nalive;
+            world_body_id gone = alive[i].id;
+            CHECK(world_despawn(w, gone) == WORLD_OK);
+            alive[i] = alive[--nalive];
+            world_body_id fresh = wt_spawn(w, WORLD_BODY_MOVING, wt_box(0.5f, 0.5f), v2(0, 0));
+            if (fresh) {
+                alive[nalive].id = fresh;
+                alive[nalive++].kind = WORLD_BODY_MOVING;
+            }
+            const world_body_row *again;
+            CHECK(world_body_table(w, &again) == n && again == rows);
+            CHECK(memcmp(copy, again, n * sizeof *again) == 0);
+        }
+    }
+    /* the churn did what it is there for */
+    CHECK_MSG(spawns > 2 * TABLE_CAP && static_despawns > 0 && rows_seen > 400,
+              "spawns %zu, static despawns %zu, rows %zu", spawns, static_despawns, rows_seen);
+    world_destroy(w);
+}
+
 /* A body that stops against a wall with its intent unchanged: in the tick it stops, its velocity
  * drops to zero while its position and input sequence stay as they were, and that alone is a
  * change. It must be in the moved list, with changed_tick set and the achieved (zero) velocity,
@@ -565,6 +709,7 @@ static void test_remembered_statics_follow_changes(void) {
 
 TEST_MAIN(TEST(test_ids_never_zero_and_stale_detected), TEST(test_generation_wrap_retires_slot),
           TEST(test_spawn_validation), TEST(test_intents), TEST(test_intent_clamped_to_max_speed),
-          TEST(test_change_tracking), TEST(test_stop_against_wall_is_a_change), TEST(test_queries),
-          TEST(test_query_box_exact), TEST(test_static_despawn_keeps_grid),
+          TEST(test_change_tracking), TEST(test_body_table_matches_world),
+          TEST(test_stop_against_wall_is_a_change), TEST(test_queries), TEST(test_query_box_exact),
+          TEST(test_static_despawn_keeps_grid),
           TEST(test_remembered_statics_follow_changes))

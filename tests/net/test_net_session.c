@@ -1103,6 +1103,153 @@ static void test_view_grid_matches_world_query(void) {
     world_destroy(w);
 }
 
+/* A handle allocator standing in for the snapshot writer's records: it checks that the mirror
+ * asks for a new handle only for a new mover, re-records a changed one under its own handle and
+ * gives back a despawned one's, and keeps the last row each handle was recorded with. */
+#define MIRROR_CAP 512
+typedef struct mirror_hook_state {
+    world_body_row last[MIRROR_CAP];
+    bool live[MIRROR_CAP];
+    uint32_t free_list[MIRROR_CAP];
+    uint32_t nfree, next;
+    size_t reserved;
+    bool ok;
+} mirror_hook_state;
+
+static bool mh_reserve(void *ctx, size_t movers) {
+    mirror_hook_state *h = ctx;
+    if (movers > h->reserved) h->reserved = movers; /* room never shrinks (as the writer's) */
+    return movers <= MIRROR_CAP;
+}
+static uint32_t mh_record(void *ctx, const world_body_row *row, uint32_t handle) {
+    mirror_hook_state *h = ctx;
+    if (handle == NET_VIEW_NO_DELTA) {
+        handle = h->nfree ? h->free_list[--h->nfree] : h->next++;
+        if (handle >= h->reserved || h->live[handle]) h->ok = false;
+        h->live[handle] = true;
+    } else if (handle >= MIRROR_CAP || !h->live[handle] || h->last[handle].id != row->id) {
+        h->ok = false; /* a changed mover must keep its own handle */
+        return 0;
+    }
+    h->last[handle] = *row;
+    return handle;
+}
+static void mh_release(void *ctx, uint32_t handle) {
+    mirror_hook_state *h = ctx;
+    if (handle >= MIRROR_CAP || !h->live[handle]) h->ok = false;
+    h->live[handle] = false;
+    h->free_list[h->nfree++] = handle;
+}
+static void mh_clear(void *ctx) {
+    mirror_hook_state *h = ctx;
+    memset(h->live, 0, sizeof h->live);
+    h->nfree = h->next = 0;
+}
+
+/* The mover mirror, kept step by step from the body table under random churn (movers and statics
+ * spawned and despawned, slots reused, steps the index does not see), must stay the world's: every
+ * mover once, with its current box and changed_tick and a handle last recorded with its current
+ * state, and every view query must answer as an index built from scratch does. */
+static void test_view_mirror_follows_table(void) {
+    world_config wc;
+    world_config_default(&wc);
+    wc.max_bodies = MIRROR_CAP;
+    world *w = world_create(&wc);
+    CHECK(w);
+    harness_rng rng = {9090};
+    static world_body_id bodies[MIRROR_CAP];
+    size_t nbodies = 0;
+    static mirror_hook_state hs;
+    memset(&hs, 0, sizeof hs);
+    hs.ok = true;
+    net_view_movers_hook hook = {mh_reserve, mh_record, mh_release, mh_clear, &hs};
+    net_view_index v;
+    CHECK(net_view_init(&v, w, 60));
+    net_view_marks marks;
+    CHECK(net_view_marks_init(&marks, w));
+    static net_view_entry got[MIRROR_CAP], want[MIRROR_CAP];
+    size_t resyncs = 0;
+    for (int t = 0; t < 300; t++) {
+        int ops = t == 0 ? 200 : (int)(harness_rng_next(&rng) % 12u);
+        for (int k = 0; k < ops; k++) {
+            unsigned op = harness_rng_next(&rng) % 10u;
+            if (op < 4 && nbodies < MIRROR_CAP - 8) {
+                geom_shape s;
+                float size = (k % 40 == 0) ? 90.0f : harness_rng_range(&rng, 0.3f, 4.0f);
+                geom_make_box(v2(size, harness_rng_range(&rng, 0.3f, 4.0f)), &s);
+                vec2 p = v2(harness_rng_range(&rng, -450, 450), harness_rng_range(&rng, -450, 450));
+                world_body_id id;
+                if (world_spawn(w, op == 0 ? WORLD_BODY_STATIC : WORLD_BODY_MOVING, &s, p, 1, &id,
+                                NULL) == WORLD_OK)
+                    bodies[nbodies++] = id;
+            } else if (op < 6 && nbodies > 0) {
+                size_t i = harness_rng_next(&rng) % nbodies;
+                CHECK(world_despawn(w, bodies[i]) == WORLD_OK);
+                bodies[i] = bodies[--nbodies];
+            } else if (nbodies > 0) {
+                size_t i = harness_rng_next(&rng) % nbodies;
+                vec2 vel =
+                    v2(harness_rng_range(&rng, -300, 300), harness_rng_range(&rng, -300, 300));
+                world_set_intent(w, bodies[i], vel, (uint32_t)t + 1u);
+            }
+        }
+        world_step(w);
+        if (t % 23 == 11) {
+            world_step(w); /* a step the index does not see: it reads the whole world again */
+            resyncs++;
+        }
+        CHECK(net_view_rebuild(&v, w, &hook));
+        CHECK_MSG(hs.ok, "tick %d: the mirror misused a handle", t);
+        /* the mirror, mover by mover */
+        world_stats st;
+        world_get_stats(w, &st);
+        CHECK_MSG(v.mirror_count == st.moving_bodies, "tick %d: mirror %zu, world %zu", t,
+                  v.mirror_count, st.moving_bodies);
+        for (size_t i = 0; i < v.mirror_count; i++) {
+            const net_view_entry *e = &v.mirror[i];
+            world_body_info info;
+            CHECK_MSG(world_body_get(w, e->id, &info), "tick %d: mirror holds dead %u", t, e->id);
+            CHECK(i == 0 || v.mirror[i - 1].id < e->id);
+            CHECK_MSG(e->changed_tick == info.changed_tick &&
+                          memcmp(&v.mirror_box[i], &info.bounds, sizeof info.bounds) == 0,
+                      "tick %d: mirror entry %u is stale", t, e->id);
+            CHECK(e->delta_off < MIRROR_CAP && hs.live[e->delta_off]);
+            const world_body_row *r = &hs.last[e->delta_off];
+            CHECK_MSG(r->id == e->id && memcmp(&r->position, &info.position, sizeof(vec2)) == 0 &&
+                          memcmp(&r->velocity, &info.velocity, sizeof(vec2)) == 0 &&
+                          r->last_input_seq == info.last_input_seq,
+                      "tick %d: handle of %u not recorded with its state", t, e->id);
+        }
+        /* the queries, against an index built from scratch */
+        if (t % 10 == 0) {
+            net_view_index fresh;
+            CHECK(net_view_init(&fresh, w, 60));
+            CHECK(net_view_rebuild(&fresh, w, NULL));
+            for (int q = 0; q < 20; q++) {
+                vec2 c = v2(harness_rng_range(&rng, -500, 500), harness_rng_range(&rng, -500, 500));
+                vec2 h = v2(harness_rng_range(&rng, 0, 150), harness_rng_range(&rng, 0, 150));
+                aabb box = aabb_make(v2_sub(c, h), v2_add(c, h));
+                net_view_mark(&v, box, &marks);
+                size_t ng = net_view_take(&v, &marks, got, MIRROR_CAP);
+                net_view_mark(&fresh, box, &marks);
+                size_t nw = net_view_take(&fresh, &marks, want, MIRROR_CAP);
+                CHECK_MSG(ng == nw, "tick %d query %d: kept %zu, fresh %zu", t, q, ng, nw);
+                for (size_t i = 0; i < ng && i < nw; i++)
+                    CHECK_MSG(got[i].id == want[i].id &&
+                                  got[i].changed_tick == want[i].changed_tick &&
+                                  (got[i].delta_off == NET_VIEW_NO_DELTA) ==
+                                      (want[i].delta_off == NET_VIEW_NO_DELTA),
+                              "tick %d query %d: entry %zu differs", t, q, i);
+            }
+            net_view_free(&fresh);
+        }
+    }
+    CHECK(resyncs > 5);
+    net_view_marks_free(&marks);
+    net_view_free(&v);
+    world_destroy(w);
+}
+
 static void test_http_parse(void) {
     char path[NET_HTTP_MAX_PATH];
     int head = 0;
@@ -1173,5 +1320,6 @@ TEST_MAIN(TEST(test_hello_welcome), TEST(test_partial_frames_byte_by_byte),
           TEST(test_hard_limit_enforced_where_replies_are_appended),
           TEST(test_hard_limit_exact_on_append), TEST(test_max_clients_refused),
           TEST(test_hello_timeout), TEST(test_drain_sends_goodbye), TEST(test_io_contract),
-          TEST(test_known_find), TEST(test_view_grid_matches_world_query), TEST(test_http_parse),
-          TEST(test_metrics_render), TEST(test_config_flags_and_env))
+          TEST(test_known_find), TEST(test_view_grid_matches_world_query),
+          TEST(test_view_mirror_follows_table), TEST(test_http_parse), TEST(test_metrics_render),
+          TEST(test_config_flags_and_env))

@@ -140,7 +140,7 @@ static bool grid_build(net_view_index *v, net_view_grid *g, const net_view_entry
     memset(g->start, 0, (ncells + 1u) * sizeof *g->start);
     g->big_count = 0;
     g->first_rank = first_rank;
-    copy_run(v->ranked + first_rank, entries, n, sizeof *entries);
+    if (n) memcpy(v->ranked + first_rank, entries, n * sizeof *entries); /* ranked: NULL if empty */
     vec2 reach = v2(0.0f, 0.0f);
     uint32_t staged = 0;
     for (size_t i = 0; i < n; i++) {

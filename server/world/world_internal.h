@@ -35,7 +35,15 @@
  *     be separated in the allotted passes is pinned, and is reported as jammed (I3).
  *   - Movers are re-sorted by space every few ticks (stable counting sort): neighbours in space
  *     are neighbours in memory, which keeps every walk over them cache-friendly.
- *   - Everything is float32 and processed in a deterministic order (I6). */
+ *   - Everything is float32 and processed in a deterministic order (I6).
+ *   - What changed goes out through one mechanism, the body table (world_body_table, Box2D's move
+ *     events as one dense array): the step only marks bits by slot (moved_bits as movers finish,
+ *     spawn_bits and despawn_bits as it closes, the despawned generation and kind kept in the
+ *     slot), and the first read walks those bits once, in slot order, which is id order, into
+ *     rows. A step nobody reads the table of costs its marks alone (bench_world never reads it);
+ *     the reader pays O(words + rows). The rows are allocated by the first read, not by
+ *     world_create: 2 x capacity rows of 56 bytes would break the bytes-per-static budget of a
+ *     world that never reads them. */
 #ifndef COLLIDE_WORLD_INTERNAL_H
 #define COLLIDE_WORLD_INTERNAL_H
 

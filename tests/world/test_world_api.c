@@ -711,5 +711,4 @@ TEST_MAIN(TEST(test_ids_never_zero_and_stale_detected), TEST(test_generation_wra
           TEST(test_spawn_validation), TEST(test_intents), TEST(test_intent_clamped_to_max_speed),
           TEST(test_change_tracking), TEST(test_body_table_matches_world),
           TEST(test_stop_against_wall_is_a_change), TEST(test_queries), TEST(test_query_box_exact),
-          TEST(test_static_despawn_keeps_grid),
-          TEST(test_remembered_statics_follow_changes))
+          TEST(test_static_despawn_keeps_grid), TEST(test_remembered_statics_follow_changes))

@@ -1028,7 +1028,7 @@ static void test_metrics_render(void) {
     memset(&m, 0, sizeof m);
     net_metrics_observe_tick(&m, 0.0015);
     m.errors_total[E(RATE_LIMITED)] = 3;
-    net_gauges g = {2, 10, 5};
+    net_gauges g = {2, 10, 5, 7, 1, 4294901760ull};
     net_buf out = {0};
     CHECK(net_metrics_render(&m, &g, &out));
     CHECK(net_buf_append(&out, "", 1));
@@ -1039,6 +1039,10 @@ static void test_metrics_render(void) {
     CHECK(strstr(t, "collide_bodies{kind=\"static\"} 10\n"));
     CHECK(strstr(t, "collide_clients 2\n"));
     CHECK(strstr(t, "collide_slow_client_drops_total 0\n"));
+    CHECK(strstr(t, "# TYPE collide_log_lines_dropped_total counter\n"
+                    "collide_log_lines_dropped_total 7\n"));
+    CHECK(strstr(t, "# TYPE collide_body_slots_retired gauge\ncollide_body_slots_retired 1\n"));
+    CHECK(strstr(t, "# TYPE collide_body_ids_left gauge\ncollide_body_ids_left 4294901760\n"));
     net_buf_free(&out);
 }
 

@@ -476,6 +476,7 @@ static void test_config_documented_defaults(void) {
     CHECK(cfg.max_clients == 10000);
     CHECK(cfg.max_frame == 65536);
     CHECK(cfg.drain_timeout_ms == 3000);
+    CHECK(cfg.log_buffer_bytes == 1048576);
     CHECK(strcmp(cfg.bind, "0.0.0.0") == 0);
 }
 
@@ -1064,6 +1065,18 @@ static void test_config_flags_and_env(void) {
     CHECK(net_config_parse(&cfg, 2, unknown, err, sizeof err, NULL) == NET_CONFIG_ERROR);
     unsetenv("COLLIDE_PORT");
     unsetenv("COLLIDE_VIEW_RADIUS");
+    /* --log-buffer-bytes: from the environment, a flag wins, at least 4096 (a few lines) */
+    net_config_default(&cfg);
+    setenv("COLLIDE_LOG_BUFFER_BYTES", "65536", 1);
+    char *none[] = {"collided", NULL};
+    CHECK(net_config_parse(&cfg, 1, none, err, sizeof err, NULL) == NET_CONFIG_OK);
+    CHECK(cfg.log_buffer_bytes == 65536);
+    char *lb[] = {"collided", "--log-buffer-bytes", "4096", NULL};
+    CHECK(net_config_parse(&cfg, 3, lb, err, sizeof err, NULL) == NET_CONFIG_OK);
+    CHECK(cfg.log_buffer_bytes == 4096);
+    char *lb_small[] = {"collided", "--log-buffer-bytes", "4095", NULL};
+    CHECK(net_config_parse(&cfg, 3, lb_small, err, sizeof err, NULL) == NET_CONFIG_ERROR);
+    unsetenv("COLLIDE_LOG_BUFFER_BYTES");
 }
 
 TEST_MAIN(TEST(test_hello_welcome), TEST(test_partial_frames_byte_by_byte),

@@ -4,6 +4,7 @@ collided keeps ticking and serving; the log lines that do not fit in --log-buffe
 dropped, counted in collide_log_lines_dropped_total and reported once the reader is back."""
 
 import os
+import signal
 import socket
 import sys
 import threading
@@ -72,6 +73,18 @@ def stalled_log_pipe_does_not_stall_the_tick():
           % d.log_tail())
     c.close()
     ct.full_session(d, "after the stall")
+    # Stalled again at the exit: the lines still buffered are flushed within the bounded wait
+    # (2 s) once the reader is back, the last one being event=exit.
+    d.pause_log()
+    stop.clear()
+    t = threading.Thread(target=churn, args=(d.game_port, stop, made), daemon=True)
+    t.start()
+    time.sleep(1.0)
+    stop.set()
+    t.join(5)
+    d.proc.send_signal(signal.SIGTERM)
+    time.sleep(0.5)
+    d.resume_log()
     d.stop_and_check()
     check(d.wait_log(r"\bevent=exit\b", timeout=1) is not None,
           "the last line (event=exit) must be flushed before the exit\n%s" % d.log_tail())

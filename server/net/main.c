@@ -28,6 +28,8 @@ static void raise_fd_limit(uint32_t max_clients) {
                 (unsigned long long)rl.rlim_cur, max_clients);
 }
 
+#define NET_LOG_FLUSH_TIMEOUT_MS 2000u /* at exit, for the log lines still in the buffer */
+
 int main(int argc, char **argv) {
     net_config cfg;
     net_config_default(&cfg);
@@ -39,6 +41,10 @@ int main(int argc, char **argv) {
         return 2;
     }
     net_log_set_level(cfg.log_level);
+    /* From here on a stalled reader of stderr costs log lines, never ticks (issue 12). */
+    if (!net_log_start(cfg.log_buffer_bytes))
+        net_log(NET_LOG_WARN, "log_sync", 0, NULL,
+                "no log writer thread: stderr is written from the event loop");
     /* A peer that resets mid-write must cost an EPIPE, not the process. */
     signal(SIGPIPE, SIG_IGN);
     raise_fd_limit(cfg.max_clients);
@@ -59,11 +65,15 @@ int main(int argc, char **argv) {
     }
     if (!w) {
         net_log(NET_LOG_ERROR, "world_error", 0, NULL, "%s", err);
+        net_log_stop(NET_LOG_FLUSH_TIMEOUT_MS);
         fprintf(stderr, "collided: %s\n", err);
         return 1;
     }
     int rc = net_daemon_run(&cfg, w, spawn_points.points, spawn_points.count);
     world_destroy(w);
     net_log(NET_LOG_INFO, "exit", 0, NULL, "exit code %d", rc);
+    /* Bounded: a reader that never comes back must not keep a drained daemon from exiting (and
+     * nothing is written after a timeout: that write would block too). */
+    net_log_stop(NET_LOG_FLUSH_TIMEOUT_MS);
     return rc;
 }

@@ -29,6 +29,7 @@ void net_config_default(net_config *cfg) {
     cfg->http_max_connections = 32;
     cfg->http_timeout_ms = 5000;
     cfg->drain_timeout_ms = 3000;
+    cfg->log_buffer_bytes = 1048576;
 }
 
 const char *net_log_level_str(net_log_level level) {
@@ -109,6 +110,10 @@ static const opt_def opts[] = {
      "MS  an HTTP request must arrive whole within this (default 5000)"},
     {"drain-timeout-ms", "COLLIDE_DRAIN_TIMEOUT_MS", OPT_U32, F(drain_timeout_ms), 0, 0, 3600000,
      "MS  on SIGTERM, clients not drained by then are cut (default 3000)"},
+    {"log-buffer-bytes", "COLLIDE_LOG_BUFFER_BYTES", OPT_SIZE, F(log_buffer_bytes), 0, 4096,
+     1073741824.0,
+     "BYTES  log lines waiting for a slow stderr reader; past it lines are dropped and counted "
+     "(default 1048576)"},
 };
 #undef F
 #define OPT_COUNT (sizeof opts / sizeof opts[0])

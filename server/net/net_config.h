@@ -39,6 +39,7 @@ typedef struct net_config {
     uint32_t http_max_connections;    /* concurrent /metrics and /healthz connections */
     uint32_t http_timeout_ms;         /* an HTTP request must arrive whole within this */
     uint32_t drain_timeout_ms;        /* on SIGTERM, clients not drained by then are cut */
+    size_t log_buffer_bytes;          /* log lines waiting for stderr; more are dropped, counted */
 } net_config;
 
 void net_config_default(net_config *cfg);

@@ -11,6 +11,24 @@
 #include "net_config.h"
 
 void net_log_set_level(net_log_level level);
+
+/* Moves the writing off the calling thread: lines go to a ring of buffer_bytes (at least one
+ * line) that a writer thread drains to stderr with blocking writes, so a reader of stderr that
+ * stalls never stalls the event loop. A line that does not fit is dropped and counted
+ * (net_log_dropped_total); once the writer catches up it writes one event=log_dropped line with
+ * the number missed. Without it (tests, tools) each line is one synchronous write. We do not set
+ * O_NONBLOCK on stderr instead: the flag belongs to the open file description, which a shell,
+ * a supervisor or docker shares with us, and would make their own writes fail with EAGAIN.
+ * False if the thread or the ring cannot be made (logging stays synchronous). */
+bool net_log_start(size_t buffer_bytes);
+
+/* Waits up to timeout_ms for the ring to be written, then stops the writer; later lines are
+ * synchronous again. False if the ring was not emptied in time (stderr still stalled): the rest
+ * is left behind rather than the exit held up. */
+bool net_log_stop(uint32_t timeout_ms);
+
+/* Lines dropped because the ring was full, since the start. Any thread. */
+uint64_t net_log_dropped_total(void);
 bool net_log_enabled(net_log_level level);
 
 #if defined(__GNUC__)

@@ -101,5 +101,16 @@ bool net_metrics_render(const net_metrics *m, const net_gauges *g, net_buf *out)
                   m->slow_client_drops_total);
     ok &= counter(out, "collide_slow_client_disconnects_total",
                   "Slow readers disconnected at the hard limit.", m->slow_client_disconnects_total);
+    ok &=
+        counter(out, "collide_log_lines_dropped_total",
+                "Log lines dropped because stderr was not read fast enough.", g->log_lines_dropped);
+    ok &= put(out,
+              "# HELP collide_body_slots_retired Body slots whose id generations ran out: never "
+              "reused.\n# TYPE collide_body_slots_retired gauge\ncollide_body_slots_retired %llu\n",
+              (unsigned long long)g->body_slots_retired);
+    ok &= put(out,
+              "# HELP collide_body_ids_left Spawns the body-id space still allows in this "
+              "process.\n# TYPE collide_body_ids_left gauge\ncollide_body_ids_left %llu\n",
+              (unsigned long long)g->body_ids_left);
     return ok;
 }

@@ -49,9 +49,12 @@ extern const double net_tick_bucket_bounds[NET_TICK_BUCKET_COUNT];
 void net_metrics_observe_tick(net_metrics *m, double seconds);
 
 typedef struct net_gauges {
-    uint32_t clients;     /* connections open now */
-    size_t static_bodies; /* world statics */
-    size_t moving_bodies; /* world moving bodies */
+    uint32_t clients;            /* connections open now */
+    size_t static_bodies;        /* world statics */
+    size_t moving_bodies;        /* world moving bodies */
+    uint64_t log_lines_dropped;  /* log lines dropped because stderr was not read (net_log) */
+    uint64_t body_slots_retired; /* world slots whose id generations ran out */
+    uint64_t body_ids_left;      /* spawns the body-id space still allows */
 } net_gauges;
 
 /* Appends the Prometheus text exposition; false on out of memory. */

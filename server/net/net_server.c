@@ -61,7 +61,8 @@ void net_server_note_tick(net_server *srv, uint64_t skipped_steps, double second
 bool net_server_render_metrics(const net_server *srv, net_buf *out) {
     world_stats ws;
     world_get_stats(srv->world, &ws);
-    net_gauges g = {srv->client_count, ws.static_bodies, ws.moving_bodies};
+    net_gauges g = {srv->client_count,       ws.static_bodies, ws.moving_bodies,
+                    net_log_dropped_total(), ws.slots_retired, ws.ids_left};
     out->len = 0;
     return net_metrics_render(&srv->metrics, &g, out);
 }

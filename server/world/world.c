@@ -281,6 +281,7 @@ world_status world_spawn(world *w, world_body_kind kind, const geom_shape *shape
     world_slot *s = &w->slots[slot];
     WORLD_ASSERT(slot < w->capacity && s->kind == 0 && !(s->flags & WORLD_SLOT_RETIRED));
     s->gen++;
+    w->spawns++;
     s->kind = (uint8_t)kind;
     s->flags = WORLD_SLOT_SPAWNED;
     w->pending_spawned[w->pending_spawned_count++] = slot;
@@ -372,11 +373,20 @@ world_status world_despawn(world *w, world_body_id id) {
     }
     s->kind = 0;
     s->flags = 0;
-    if (s->gen >= w->gen_max)
+    if (s->gen >= w->gen_max) {
         s->flags = WORLD_SLOT_RETIRED; /* its ids would wrap: never reuse it */
-    else
+        w->slots_retired++;
+    } else {
         w->free_slots[w->free_count++] = slot;
+    }
     return WORLD_OK;
+}
+
+/* Serial-number arithmetic (RFC 1982) on the 32-bit input_seq, so a client's counter may wrap
+ * from 2^32 - 1 to 0: seq is newer than last when it is 1 .. 2^31 - 1 ahead of it, modulo 2^32.
+ * One 2^31 or more ahead reads as behind. */
+static bool input_seq_newer(uint32_t seq, uint32_t last) {
+    return seq != last && seq - last < 0x80000000u;
 }
 
 world_status world_set_intent(world *w, world_body_id id, vec2 velocity, uint32_t input_seq) {
@@ -385,7 +395,11 @@ world_status world_set_intent(world *w, world_body_id id, vec2 velocity, uint32_
     if (w->slots[slot].kind != WORLD_BODY_MOVING) return WORLD_ERR_NOT_MOVING;
     if (!v2_is_finite(velocity)) return WORLD_ERR_NOT_FINITE;
     world_mover *m = &w->movers[w->slots[slot].index];
-    if (input_seq <= m->pending_seq) return WORLD_STALE_INPUT;
+    /* A body's first intent has nothing to be newer than: any input_seq but 0 (the "none yet" of
+     * last_input_seq) starts it, so a client may number from anywhere. */
+    bool first = !(m->flags & WORLD_MOVER_HAS_INPUT);
+    if (first ? input_seq == 0 : !input_seq_newer(input_seq, m->pending_seq))
+        return WORLD_STALE_INPUT;
     /* in double: a finite float32 squared may overflow float */
     double len = sqrt((double)velocity.x * velocity.x + (double)velocity.y * velocity.y);
     if (len > (double)w->cfg.max_speed)
@@ -393,6 +407,7 @@ world_status world_set_intent(world *w, world_body_id id, vec2 velocity, uint32_
                       (float)(velocity.y * (w->cfg.max_speed / len)));
     m->intent = velocity;
     m->pending_seq = input_seq;
+    m->flags |= WORLD_MOVER_HAS_INPUT;
     return WORLD_OK;
 }
 
@@ -483,6 +498,10 @@ void world_get_stats(const world *w, world_stats *out) {
     out->jammed = w->jammed;
     out->bytes = w->bytes;
     if (w->cache->rows) out->bytes += 2 * (size_t)w->capacity * sizeof *w->cache->rows;
+    out->slots_retired = w->slots_retired;
+    /* every spawn used one generation of one slot; a retired slot has used all of its own */
+    uint64_t ids = (uint64_t)w->capacity * w->gen_max;
+    out->ids_left = w->spawns < ids ? ids - w->spawns : 0;
 }
 
 size_t world_last_jams(const world *w, world_body_id (*out)[2], size_t max) {
@@ -531,8 +550,10 @@ const char *world_validate(const world *w) {
     if (!w) return "no world";
     /* slots against the dense index */
     uint32_t statics = 0, movers = 0, retired = 0;
+    uint64_t gens = 0;
     for (uint32_t slot = 0; slot < w->capacity; slot++) {
         const world_slot *s = &w->slots[slot];
+        gens += s->gen;
         if (s->kind == 0) {
             retired += (s->flags & WORLD_SLOT_RETIRED) != 0;
             continue;
@@ -552,6 +573,9 @@ const char *world_validate(const world *w) {
     }
     if (statics != w->static_count || movers != w->mover_count)
         return "slots: live slots and dense arrays differ in number";
+    /* the id space's accounting (world_stats): a spawn takes the slot's next generation */
+    if (retired != w->slots_retired) return "slots: retired slots and their count differ";
+    if (gens != w->spawns) return "slots: generations used and spawns differ";
     /* free lists: every free slot once, none live or retired; the rest are live or retired */
     if (w->free_count + statics + movers + retired != w->capacity)
         return "free slots: live + free + retired is not the capacity";

@@ -174,6 +174,11 @@ typedef struct world_stats {
     uint64_t separations; /* overlaps fixed by the discrete pass, cumulative */
     uint64_t jammed;      /* moving pairs left overlapping because statics pin them (I3) */
     size_t bytes;         /* memory the world owns */
+    /* The body-id space: a slot whose generation would wrap is retired for good (world_body_id),
+     * so a process can spawn only so many bodies in its life; these say how far along it is. */
+    uint64_t slots_retired; /* slots never handed out again */
+    uint64_t ids_left;      /* spawns the id space still allows (capacity x generations, less
+                             * the spawns so far) */
 } world_stats;
 void world_get_stats(const world *w, world_stats *out);
 

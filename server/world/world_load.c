@@ -5,11 +5,14 @@
  * in the text with a small scanner over the (already valid) JSON, so every error reads
  * "FILE:LINE:COLUMN: reason". */
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "world_load.h"
 
@@ -383,10 +386,35 @@ world *world_load_json(const char *json, const char *name, const world_config *b
 world *world_load_file(const char *path, const world_config *base, world_spawn_points *spawn_points,
                        char *err, size_t err_size) {
     if (err && err_size) err[0] = '\0';
-    FILE *f = fopen(path, "rb");
+    /* O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, silently, before
+     * fstat could tell us it is not a file. A regular file ignores the flag. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        if (err && err_size)
+            snprintf(err, err_size, "%s:0:0: cannot open: %s", path, strerror(errno));
+        if (fd >= 0) close(fd);
+        return NULL;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        if (err && err_size) {
+            if (S_ISDIR(st.st_mode))
+                snprintf(err, err_size, "%s:0:0: is a directory", path);
+            else
+                snprintf(err, err_size, "%s:0:0: not a regular file (%s)", path,
+                         S_ISFIFO(st.st_mode)                         ? "a FIFO"
+                         : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
+                         : S_ISSOCK(st.st_mode)                       ? "a socket"
+                                                                      : "unknown type");
+        }
+        close(fd);
+        return NULL;
+    }
+    FILE *f = fdopen(fd, "rb");
     if (!f) {
         if (err && err_size)
             snprintf(err, err_size, "%s:0:0: cannot open: %s", path, strerror(errno));
+        close(fd);
         return NULL;
     }
     /* size first, so the buffer is exactly what the file needs (bounded) */

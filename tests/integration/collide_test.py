@@ -255,6 +255,8 @@ class Daemon:
         self.log_lines = []
         self.lock = threading.Lock()
         self.listening = threading.Event()
+        self.log_reading = threading.Event()  # cleared by pause_log: stderr is left unread
+        self.log_reading.set()
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.PIPE, env=env)
         _DAEMONS.append(self)
@@ -273,7 +275,13 @@ class Daemon:
             self.listening.wait(0.05)
 
     def _drain(self):
-        for raw in self.proc.stderr:
+        # One line at a time, waiting while paused: the pipe is then left unread (beyond what the
+        # file object already buffered) until resume_log.
+        while True:
+            self.log_reading.wait()
+            raw = self.proc.stderr.readline()
+            if not raw:
+                break
             line = raw.decode("utf-8", "replace").rstrip("\n")
             with self.lock:
                 self.log_lines.append(line)
@@ -285,6 +293,13 @@ class Daemon:
                     if h:
                         self.logged_http_port = int(h.group(1))
                     self.listening.set()
+
+    def pause_log(self):
+        """Stops reading the daemon's stderr (a stalled log pipe) until resume_log."""
+        self.log_reading.clear()
+
+    def resume_log(self):
+        self.log_reading.set()
 
     def log_tail(self, n=40):
         with self.lock:
@@ -330,6 +345,7 @@ class Daemon:
     def terminate(self, sig=signal.SIGTERM, timeout=EXIT_TIMEOUT):
         """Sends sig and waits for the exit; returns the exit status (None if it had to be
         killed)."""
+        self.log_reading.set()
         if self.proc.poll() is None:
             try:
                 self.proc.send_signal(sig)
@@ -353,6 +369,7 @@ class Daemon:
         check(not reports, "sanitizer reports:\n%s" % "\n".join(reports[:20]))
 
     def kill(self):
+        self.log_reading.set()
         if self.proc.poll() is None:
             self.proc.kill()
             try:

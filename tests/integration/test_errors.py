@@ -543,6 +543,36 @@ def bad_request_non_finite_velocity():
 
 
 @test
+def input_seq_wraps_past_2_to_the_32():
+    """input_seq is compared as a serial number (docs/protocol.md): after 2^32 - 1 come 0, 1, ...;
+    compared as plain integers the body would freeze at 2^32 - 1 for good."""
+    top = 2 ** 32 - 1
+    d = ct.Daemon(world=world_one_static())
+    c = d.client()
+    c.hello()
+    bid = c.spawn_ok(ct.box(1, 1), 0, 0)
+    c.move(bid, 5, 0, seq=top)
+    c.recv_until(lambda m: snap(m) and c.view.get(bid, {}).get("seq") == top
+                 and c.view[bid]["vx"] > 4, what="seq 2^32 - 1 applied")
+    c.move(bid, 0, 5, seq=0)
+    c.recv_until(lambda m: snap(m) and c.view[bid]["seq"] == 0 and c.view[bid]["vy"] > 4,
+                 what="seq 0 after 2^32 - 1 applied (the body must not freeze)")
+    c.move(bid, -5, 0, seq=1)
+    c.recv_until(lambda m: snap(m) and c.view[bid]["seq"] == 1 and c.view[bid]["vx"] < -4,
+                 what="seq 1 applied")
+    # 2^32 - 1 is now behind: ignored, the body keeps going -x.
+    c.move(bid, 0, -5, seq=top)
+    c.sync()
+    c.sync()
+    st = c.view[bid]
+    check(st["seq"] == 1 and st["vx"] < -4,
+          "an input_seq from before the wrap must be ignored: seq %d v (%g,%g)"
+          % (st["seq"], st["vx"], st["vy"]))
+    c.close()
+    d.stop_and_check()
+
+
+@test
 def bad_request_undecodable_protobuf():
     d = ct.Daemon(world=world_one_static())
     garbage = [b"\xff\xff\xff\xff", b"\x0f", b"\x52\x05\x08", b"\x08\x80\x80\x80\x80\x80\x80\x80"

@@ -221,6 +221,9 @@ REQUIRED = {
     "collide_errors_total": "counter",
     "collide_slow_client_drops_total": "counter",
     "collide_slow_client_disconnects_total": "counter",
+    "collide_log_lines_dropped_total": "counter",
+    "collide_body_slots_retired": "gauge",
+    "collide_body_ids_left": "gauge",
 }
 
 
@@ -249,6 +252,13 @@ def metrics_names_parse_and_move():
           ct.metric(m0, "collide_bodies", kind="static"))
     check(ct.metric(m0, "collide_bodies", kind="moving") == 0, "no moving bodies yet")
     check(ct.metric(m0, "collide_clients") == 0, "no clients yet")
+    # The body-id space of the default 65536 bodies: 16 bits of slot, generations 1..65535, less
+    # the 2 statics' spawns.
+    check(ct.metric(m0, "collide_body_slots_retired") == 0, "no slot retired yet")
+    check(ct.metric(m0, "collide_body_ids_left") == 65536 * 65535 - 2,
+          "collide_body_ids_left must be 65536 x 65535 - 2 statics, got %s"
+          % ct.metric(m0, "collide_body_ids_left"))
+    check(ct.metric(m0, "collide_log_lines_dropped_total") == 0, "no log line dropped")
     # Histogram: cumulative buckets ending in +Inf equal to _count, and a _sum.
     buckets = [(l["le"], v) for n, l, v in m0["samples"]
                if n == "collide_tick_duration_seconds_bucket"]
@@ -293,6 +303,9 @@ def metrics_names_parse_and_move():
     a.sync()
     time.sleep(0.5)
     m1 = d.metrics()
+    check(ct.metric(m1, "collide_body_ids_left") == ct.metric(m0, "collide_body_ids_left") - 1,
+          "one spawn must use one id: collide_body_ids_left %s then %s"
+          % (ct.metric(m0, "collide_body_ids_left"), ct.metric(m1, "collide_body_ids_left")))
 
     def delta(name, **labels):
         return (ct.metric(m1, name, **labels) or 0) - (ct.metric(m0, name, **labels) or 0)

@@ -476,6 +476,7 @@ static void test_config_documented_defaults(void) {
     CHECK(cfg.max_clients == 10000);
     CHECK(cfg.max_frame == 65536);
     CHECK(cfg.drain_timeout_ms == 3000);
+    CHECK(cfg.log_buffer_bytes == 1048576);
     CHECK(strcmp(cfg.bind, "0.0.0.0") == 0);
 }
 
@@ -1271,7 +1272,7 @@ static void test_metrics_render(void) {
     memset(&m, 0, sizeof m);
     net_metrics_observe_tick(&m, 0.0015);
     m.errors_total[E(RATE_LIMITED)] = 3;
-    net_gauges g = {2, 10, 5};
+    net_gauges g = {2, 10, 5, 7, 1, 4294901760ull};
     net_buf out = {0};
     CHECK(net_metrics_render(&m, &g, &out));
     CHECK(net_buf_append(&out, "", 1));
@@ -1282,6 +1283,10 @@ static void test_metrics_render(void) {
     CHECK(strstr(t, "collide_bodies{kind=\"static\"} 10\n"));
     CHECK(strstr(t, "collide_clients 2\n"));
     CHECK(strstr(t, "collide_slow_client_drops_total 0\n"));
+    CHECK(strstr(t, "# TYPE collide_log_lines_dropped_total counter\n"
+                    "collide_log_lines_dropped_total 7\n"));
+    CHECK(strstr(t, "# TYPE collide_body_slots_retired gauge\ncollide_body_slots_retired 1\n"));
+    CHECK(strstr(t, "# TYPE collide_body_ids_left gauge\ncollide_body_ids_left 4294901760\n"));
     net_buf_free(&out);
 }
 
@@ -1303,6 +1308,18 @@ static void test_config_flags_and_env(void) {
     CHECK(net_config_parse(&cfg, 2, unknown, err, sizeof err, NULL) == NET_CONFIG_ERROR);
     unsetenv("COLLIDE_PORT");
     unsetenv("COLLIDE_VIEW_RADIUS");
+    /* --log-buffer-bytes: from the environment, a flag wins, at least 4096 (a few lines) */
+    net_config_default(&cfg);
+    setenv("COLLIDE_LOG_BUFFER_BYTES", "65536", 1);
+    char *none[] = {"collided", NULL};
+    CHECK(net_config_parse(&cfg, 1, none, err, sizeof err, NULL) == NET_CONFIG_OK);
+    CHECK(cfg.log_buffer_bytes == 65536);
+    char *lb[] = {"collided", "--log-buffer-bytes", "4096", NULL};
+    CHECK(net_config_parse(&cfg, 3, lb, err, sizeof err, NULL) == NET_CONFIG_OK);
+    CHECK(cfg.log_buffer_bytes == 4096);
+    char *lb_small[] = {"collided", "--log-buffer-bytes", "4095", NULL};
+    CHECK(net_config_parse(&cfg, 3, lb_small, err, sizeof err, NULL) == NET_CONFIG_ERROR);
+    unsetenv("COLLIDE_LOG_BUFFER_BYTES");
 }
 
 TEST_MAIN(TEST(test_hello_welcome), TEST(test_partial_frames_byte_by_byte),

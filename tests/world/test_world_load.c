@@ -1,6 +1,8 @@
 /* The world file loader: the default arena, and errors that name the file, the place (line and
  * column) and the reason. */
+#include <signal.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "world_load.h"
@@ -326,7 +328,34 @@ static void test_file_size_limit_exact(void) {
     CHECK_MSG(!w && strcmp(err, want) == 0, "64 MiB + 1: \"%s\"", err);
 }
 
+/* Only a regular file is a world file (issue 12, finding 9). A FIFO used to hang fopen until a
+ * writer came, with nothing logged, and a directory was reported as larger than the size limit.
+ * Both are refused at once, saying what the path is. alarm() turns a hang into a failure. */
+static void test_refuses_what_is_not_a_regular_file(void) {
+    char dir[] = "/tmp/collide_world_dir_XXXXXX";
+    CHECK(mkdtemp(dir));
+    char fifo[600];
+    snprintf(fifo, sizeof fifo, "%s/world.fifo", dir);
+    CHECK(mkfifo(fifo, 0600) == 0);
+    char err[1024];
+    alarm(10); /* default SIGALRM action: the test process dies, reported as a failure */
+    world *w = world_load_file(fifo, NULL, NULL, err, sizeof err);
+    alarm(0);
+    char want[1100];
+    snprintf(want, sizeof want, "%s:0:0: not a regular file (a FIFO)", fifo);
+    CHECK_MSG(!w && strcmp(err, want) == 0, "FIFO: \"%s\"", err);
+    unlink(fifo);
+    w = world_load_file(dir, NULL, NULL, err, sizeof err);
+    snprintf(want, sizeof want, "%s:0:0: is a directory", dir);
+    CHECK_MSG(!w && strcmp(err, want) == 0, "directory: \"%s\"", err);
+    rmdir(dir);
+    w = world_load_file("/dev/null", NULL, NULL, err, sizeof err);
+    CHECK_MSG(!w && strcmp(err, "/dev/null:0:0: not a regular file (a device)") == 0,
+              "device: \"%s\"", err);
+}
+
 TEST_MAIN(TEST(test_default_arena_loads), TEST(test_default_arena_is_deterministic),
           TEST(test_example_file_is_the_default_arena), TEST(test_small_file_loads),
           TEST(test_errors_name_place_and_reason), TEST(test_limits_refused), TEST(test_load_file),
-          TEST(test_statics_optional_and_may_overlap), TEST(test_file_size_limit_exact))
+          TEST(test_statics_optional_and_may_overlap), TEST(test_file_size_limit_exact),
+          TEST(test_refuses_what_is_not_a_regular_file))

@@ -379,26 +379,32 @@ static float point_polygon_distance(poly_view p, vec2 c, vec2 *n_out) {
         *n_out = p.n[face_i];
         return face_best;
     }
-    /* In a vertex's region: the nearest vertex. */
+    /* In a vertex's region: the nearest vertex, by squared distances in double. In float they
+     * are good to an ulp of the square, which for a polygon 1e-2 across seen from 1e3 away is
+     * more than the difference between its vertices: the wrong vertex, then a neighbouring
+     * face's normal, 4 degrees off (the x30 audit). */
     int vi = 0;
-    float best_sq = FLT_MAX;
+    double best_sq = DBL_MAX;
     for (int i = 0; i < p.count; i++) {
-        float dsq = v2_len_sq(v2_sub(c, p.v[i]));
+        double dx = (double)c.x - p.v[i].x, dy = (double)c.y - p.v[i].y;
+        double dsq = dx * dx + dy * dy;
         if (dsq < best_sq) {
             best_sq = dsq;
             vi = i;
         }
     }
-    float dist = sqrtf(best_sq);
+    float dist = (float)sqrt(best_sq);
     /* The face gap is a lower bound of the distance; below float resolution keep the face. */
     if (!(dist > best)) return best;
     vec2 diff = v2_sub(c, p.v[vi]);
     int prev = vi > 0 ? vi - 1 : p.count - 1, next = vi + 1 < p.count ? vi + 1 : 0;
     /* The direction must lie in the vertex's normal cone, between the normals of its two edges;
-     * a rounding step outside it (c at a region boundary) means the adjacent face. */
-    if (v2_dot(diff, v2_sub(p.v[next], p.v[vi])) > 0.0f)
+     * a rounding step outside it (c at a region boundary) means the adjacent face, if c is in
+     * front of that face (c can also be past the vertex along an edge and behind its line: then
+     * the direction stands, as the x30 audit showed for a tiny polygon far from a huge circle). */
+    if (v2_dot(diff, v2_sub(p.v[next], p.v[vi])) > 0.0f && v2_dot(diff, p.n[vi]) > 0.0f)
         *n_out = p.n[vi];
-    else if (v2_dot(diff, v2_sub(p.v[vi], p.v[prev])) < 0.0f)
+    else if (v2_dot(diff, v2_sub(p.v[vi], p.v[prev])) < 0.0f && v2_dot(diff, p.n[prev]) > 0.0f)
         *n_out = p.n[prev];
     else
         *n_out = v2_scale(diff, 1.0f / dist);
@@ -517,9 +523,14 @@ static bool ray_rounded_polygon(poly_view p, float radius, vec2 o, vec2 d, float
          * adjacent edge takes that edge's normal: the same time, the exact face normal. */
         int prev = i > 0 ? i - 1 : p.count - 1, next = i + 1 < p.count ? i + 1 : 0;
         double hx = (double)o.x - v.x + t * dx, hy = (double)o.y - v.y + t * dy;
-        if (hx * ((double)p.v[next].x - v.x) + hy * ((double)p.v[next].y - v.y) > 0.0)
+        /* Only a face the ray approaches: at a sliver's acute vertex the adjacent edge runs back
+         * almost along the other one, and its normal may face away from the motion (seen in the
+         * x30 audit: a 1,200-long sliver against a 0.014 circle, normal 92 degrees off). */
+        if (hx * ((double)p.v[next].x - v.x) + hy * ((double)p.v[next].y - v.y) > 0.0 &&
+            (double)p.n[i].x * dx + (double)p.n[i].y * dy < 0.0)
             n = p.n[i];
-        else if (hx * ((double)v.x - p.v[prev].x) + hy * ((double)v.y - p.v[prev].y) < 0.0)
+        else if (hx * ((double)v.x - p.v[prev].x) + hy * ((double)v.y - p.v[prev].y) < 0.0 &&
+                 (double)p.n[prev].x * dx + (double)p.n[prev].y * dy < 0.0)
             n = p.n[prev];
         best_t = t;
         best_n = n;

@@ -662,6 +662,46 @@ static void test_issue10_tiny_circle_long_polygon(void) {
     check_overlap_exact(&a, v2(10.880106f, -18.3248119f), &b, v2(10.8796101f, -18.3247375f));
 }
 
-TEST_MAIN(TEST(test_issue10_circle_near_sloped_face), TEST(test_issue10_random_polygon_circle),
+/* Found by the x30 audit of these generators, kept by name. A polygon 1e-2 across against a
+ * circle of radius 1873 whose centre is in a vertex's region: the nearest vertex was picked in
+ * float, wrongly, and the normal came out 4 degrees off. */
+static void test_audit_tiny_polygon_far_circle(void) {
+    vec2 v[6] = {{-0.00587154226f, -0.00889112335f}, {0.00464162324f, -0.00109298609f},
+                 {0.00714939367f, 0.00575063238f},   {0.00624311063f, 0.00688747503f},
+                 {-0.00247993902f, 0.00301606255f},  {-0.00839855243f, -0.00709163724f}};
+    geom_shape poly;
+    CHECK(geom_make_polygon(v, 6, &poly) == GEOM_OK);
+    geom_shape c = circle_of(1873.41321f);
+    vec2 pc = v2(885.199524f, 1481.9126f), pp = v2(-494.032532f, 214.096176f);
+    geom_contact ct;
+    CHECK(geom_overlap(&c, pc, &poly, pp, &ct));
+    double g = oracle_gap(&c, to_d(pc), &poly, to_d(pp), NULL);
+    /* positions ~1e3: float rounding of the offset alone is ~1e-4 */
+    CHECK_NEAR(oracle_gap_dir(&c, to_d(pc), &poly, to_d(pp), to_d(ct.normal)), g, 1e-3);
+    CHECK_NEAR(ct.depth, -g, 1e-3);
+}
+
+/* The same audit: a sliver 1,200 long swept against a circle of radius 0.014 near its acute
+ * vertex. A vertex-circle hit was snapped to the adjacent edge's normal, which faced away from
+ * the motion. */
+static void test_audit_sliver_acute_vertex_sweep(void) {
+    geom_shape sliver = polygon3(v2(-605.625671f, -208.828217f), v2(451.870972f, 150.332611f),
+                                 v2(605.625671f, 208.828217f));
+    geom_shape c = circle_of(0.01433546f);
+    vec2 pa = v2(3862.55078f, -739.161499f), pb = v2(3256.92017f, -947.976074f);
+    vec2 da = v2(-0.113232732f, -0.00193676678f);
+    geom_toi t;
+    if (geom_sweep(&sliver, pa, da, &c, pb, v2(0, 0), &t)) {
+        CHECK_MSG(v2_dot(t.normal, da) > 0, "normal %g %g", t.normal.x, t.normal.y);
+        dvec qa = at_time(pa, da, t.t);
+        CHECK(fabs(oracle_gap(&sliver, qa, &c, to_d(pb), NULL)) <= 2e-3);
+    }
+    if (geom_sweep(&c, pb, v2(0, 0), &sliver, pa, da, &t))
+        CHECK_MSG(v2_dot(t.normal, v2_neg(da)) > 0, "mirrored normal %g %g", t.normal.x,
+                  t.normal.y);
+}
+
+TEST_MAIN(TEST(test_audit_tiny_polygon_far_circle), TEST(test_audit_sliver_acute_vertex_sweep),
+          TEST(test_issue10_circle_near_sloped_face), TEST(test_issue10_random_polygon_circle),
           TEST(test_issue10_tiny_circle_long_polygon), TEST(test_adversarial_every_pair),
           TEST(test_adversarial_rays))

@@ -25,6 +25,8 @@ void net_config_default(net_config *cfg) {
     cfg->rate_limit = 200.0f;
     cfg->max_queued_bytes = 1048576;
     cfg->hello_timeout_ms = 5000;
+    cfg->max_snapshot_lag_ms = 2000;
+    cfg->frame_timeout_ms = 10000;
     cfg->view_radius = 80.0f;
     cfg->http_max_connections = 32;
     cfg->http_timeout_ms = 5000;
@@ -102,6 +104,10 @@ static const opt_def opts[] = {
      "1048576)"},
     {"hello-timeout-ms", "COLLIDE_HELLO_TIMEOUT_MS", OPT_U32, F(hello_timeout_ms), 0, 1, 3600000,
      "MS  time allowed before Hello (default 5000)"},
+    {"max-snapshot-lag-ms", "COLLIDE_MAX_SNAPSHOT_LAG_MS", OPT_U32, F(max_snapshot_lag_ms), 0, 1,
+     3600000, "MS  a client whose oldest unsent output is older than this is cut (default 2000)"},
+    {"frame-timeout-ms", "COLLIDE_FRAME_TIMEOUT_MS", OPT_U32, F(frame_timeout_ms), 0, 1, 3600000,
+     "MS  a frame begun must arrive whole within this (default 10000)"},
     {"view-radius", "COLLIDE_VIEW_RADIUS", OPT_FLOAT, F(view_radius), 0, 0, 1e7,
      "UNITS  default view half size around own bodies (default 80)"},
     {"http-max-connections", "COLLIDE_HTTP_MAX_CONNECTIONS", OPT_U32, F(http_max_connections), 0, 1,

@@ -35,6 +35,8 @@ typedef struct net_config {
     float rate_limit;                 /* messages per second per client; burst = 2 s worth */
     size_t max_queued_bytes;          /* hard limit of queued output; soft = a quarter */
     uint32_t hello_timeout_ms;        /* close a connection that has not said Hello by then */
+    uint32_t max_snapshot_lag_ms;     /* cut a client whose oldest queued output is older */
+    uint32_t frame_timeout_ms;        /* cut a client holding a partial frame longer than this */
     float view_radius;                /* default view: boxes of this half size around own bodies */
     uint32_t http_max_connections;    /* concurrent /metrics and /healthz connections */
     uint32_t http_timeout_ms;         /* an HTTP request must arrive whole within this */

@@ -15,8 +15,9 @@ const double net_tick_bucket_bounds[NET_TICK_BUCKET_COUNT] = {
 
 const char *net_disconnect_reason_str(net_disconnect_reason reason) {
     static const char *names[NET_DISC_REASON_COUNT] = {
-        "client_closed", "read_error",  "write_error", "fatal_error",  "hello_timeout",
-        "slow_client",   "server_full", "shutdown",    "out_of_memory"};
+        "client_closed", "read_error",   "write_error",  "fatal_error",
+        "hello_timeout", "slow_client",  "server_full",  "shutdown",
+        "out_of_memory", "snapshot_lag", "frame_timeout"};
     return (unsigned)reason < NET_DISC_REASON_COUNT ? names[reason] : "unknown";
 }
 

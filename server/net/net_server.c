@@ -131,6 +131,7 @@ bool net_server_append(net_server *srv, net_client *c, const net_server_msg *m) 
         net_server_kill(srv, c, NET_DISC_OUT_OF_MEMORY);
         return false;
     }
+    net_client_note_queue_start(srv, c);
     memcpy(c->out.data + c->out.len, prefix, plen);
     size_t packed = collide__v1__server_message__pack(m, c->out.data + c->out.len + plen);
     NET_ASSERT(packed == size);
@@ -173,6 +174,7 @@ void net_client_take_output(net_client *c, net_buf *into) {
     *into = c->out;
     c->out = tmp;
     c->inflight = into->len;
+    c->inflight_since_us = c->out_since_us;
 }
 
 void net_client_written(net_server *srv, net_client *c) {
@@ -292,6 +294,20 @@ void net_server_tick(net_server *srv, unsigned steps) {
             net_log(NET_LOG_INFO, "hello_timeout", c->id, c->addr, "no Hello within %u ms",
                     srv->cfg.hello_timeout_ms);
             net_server_kill(srv, c, NET_DISC_HELLO_TIMEOUT);
+        } else if (net_client_accepts_input(c) && c->in.len > 0 &&
+                   srv->now_us - c->in_since_us > (uint64_t)srv->cfg.frame_timeout_ms * 1000u) {
+            net_log(NET_LOG_WARN, "frame_timeout", c->id, c->addr,
+                    "partial frame (%zu bytes) not completed within %u ms", c->in.len,
+                    srv->cfg.frame_timeout_ms);
+            net_server_kill(srv, c, NET_DISC_FRAME_TIMEOUT);
+        } else if (c->state == NET_CLIENT_ACTIVE &&
+                   net_client_lag_us(c, srv->now_us) >
+                       (uint64_t)srv->cfg.max_snapshot_lag_ms * 1000u) {
+            net_log(NET_LOG_WARN, "snapshot_lag", c->id, c->addr,
+                    "oldest queued output %llu ms old (%zu bytes queued), limit %u ms",
+                    (unsigned long long)(net_client_lag_us(c, srv->now_us) / 1000u),
+                    net_client_queued(c), srv->cfg.max_snapshot_lag_ms);
+            net_server_kill(srv, c, NET_DISC_SNAPSHOT_LAG);
         } else if (c->state == NET_CLIENT_CLOSING) {
             if (srv->now_us - c->closing_us >= NET_CLOSING_TIMEOUT_US ||
                 net_client_queued(c) > srv->cfg.max_queued_bytes) {

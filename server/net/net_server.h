@@ -53,8 +53,11 @@ typedef struct net_client {
     uint64_t connected_us;        /* monotonic accept time (hello timeout) */
     uint64_t closing_us;          /* monotonic time CLOSING was entered */
     net_buf in;                   /* bytes of a partial frame kept across reads */
+    uint64_t in_since_us;         /* monotonic time the partial frame in `in` began */
     net_buf out;                  /* encoded frames not yet handed to the socket */
+    uint64_t out_since_us;        /* monotonic time the oldest byte in `out` was queued */
     size_t inflight;              /* bytes handed to the socket and not yet confirmed written */
+    uint64_t inflight_since_us;   /* monotonic time the oldest in-flight byte was queued */
     world_body_id *owned;         /* moving bodies it spawned (may hold stale ids, pruned lazily) */
     uint32_t owned_count;         /* entries in owned */
     uint32_t owned_cap;           /* entries allocated */
@@ -159,5 +162,17 @@ static inline net_disconnect_reason net_client_reason(const net_client *c) { ret
 
 /* Bytes queued for the client: not yet written plus in flight. */
 static inline size_t net_client_queued(const net_client *c) { return c->out.len + c->inflight; }
+
+/* How far behind the client is (--max-snapshot-lag-ms): the age of the oldest byte queued for it
+ * that the kernel has not yet taken, in flight or not yet written; 0 when nothing is queued. A
+ * reader that stops or reads slower than its output is produced cannot bring this down: a write
+ * completes only once the kernel took all of it, and the next one starts with what was queued
+ * meanwhile. A reader that keeps up empties its queue every loop iteration. */
+static inline uint64_t net_client_lag_us(const net_client *c, uint64_t now_us) {
+    uint64_t since = c->inflight > 0  ? c->inflight_since_us
+                     : c->out.len > 0 ? c->out_since_us
+                                      : now_us;
+    return now_us > since ? now_us - since : 0;
+}
 
 #endif

@@ -476,7 +476,12 @@ void net_session_feed(net_server *srv, net_client *c, const uint8_t *data, size_
     if (len == 0) return;
     /* The common case: whole frames straight from the read, no copy. */
     size_t used = parse_frames(srv, c, data, len);
-    if (used < len && net_client_accepts_input(c) &&
-        !net_buf_append(&c->in, data + used, len - used))
-        net_server_kill(srv, c, NET_DISC_OUT_OF_MEMORY);
+    if (used < len && net_client_accepts_input(c)) {
+        /* c->in was empty: a new partial frame begins now (--frame-timeout-ms). It is timed from
+         * its first byte, not its latest, so trickling it in a byte at a time does not extend it.
+         */
+        c->in_since_us = srv->now_us;
+        if (!net_buf_append(&c->in, data + used, len - used))
+            net_server_kill(srv, c, NET_DISC_OUT_OF_MEMORY);
+    }
 }

@@ -405,6 +405,7 @@ void net_session_snapshot(net_server *srv, net_client *c) {
         net_server_kill(srv, c, NET_DISC_OUT_OF_MEMORY);
         return;
     }
+    net_client_note_queue_start(srv, c);
     memcpy(c->out.data + c->out.len, prefix, plen);
     c->out.len += plen;
     c->out.len += wire_put_key(c->out.data + c->out.len, WIRE_SERVER_SNAPSHOT, WIRE_LEN);

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Documented limits, each checked on both sides of its value over the wire, and the start-up and
-shutdown edges: the hello timeout, the abuse cuts of the rate limit, --max-clients, IPv6 (game and
-HTTP), a bad --bind and a port in use, a second signal during a drain, and world files (no statics,
-overlapping statics, past the size limit).
+shutdown edges: the hello timeout, the snapshot lag and the partial-frame timeout, the abuse cuts
+of the rate limit, --max-clients, IPv6 (game and HTTP), a bad --bind and a port in use, a second
+signal during a drain, and world files (no statics, overlapping statics, past the size limit).
 
 Values come from README.md, docs/operations.md, docs/protocol.md and shared/design/PROTOCOL.md.
 The exact byte edges of the output queue are pinned in tests/net (in-process, to the byte); the
@@ -75,6 +75,130 @@ def hello_timeout_not_before_its_value_and_soon_after():
     late.assert_open("a client that said Hello at 0.8x the hello timeout, at 1.5x")
     silent.close()
     late.close()
+    d.stop_and_check()
+
+
+# ---------------------------------------------------------------------------------------------
+# Time limits on a welcomed client (docs/operations.md "Limits"): --max-snapshot-lag-ms (a reader
+# whose oldest queued output is older than this is cut) and --frame-timeout-ms (a partial frame
+# held longer than this is cut). Both pinned to the microsecond in tests/net.
+
+
+def disconnects(d, reason):
+    return ct.metric(d.metrics(), "collide_disconnects_total", reason=reason) or 0
+
+
+def wait_disconnect_counted(d, reason, deadline):
+    """Polls /metrics until collide_disconnects_total{reason} is 1; returns the time it was seen,
+    or None at the deadline."""
+    while time.monotonic() < deadline:
+        n = disconnects(d, reason)
+        if n:
+            check(n == 1, "exactly one %s disconnect, got %g" % (reason, n))
+            return time.monotonic()
+        time.sleep(0.05)
+    return None
+
+
+MOVERS = 100
+
+
+@test
+def stalled_reader_of_many_movers_is_cut_after_the_default_snapshot_lag():
+    # The default --max-snapshot-lag-ms (2000): not passed on purpose, so this pins it.
+    lag_s = 2.0
+    d = ct.Daemon(["--max-bodies-per-client", str(MOVERS), "--rate-limit", "2000"], http=True,
+                  world=open_world())
+    mover = d.client()
+    mover.hello(name="mover")
+    # The mover's own view is an empty corner: its few bytes a tick never back up.
+    mover.send(ct.msg_set_view(mover.rid(), -990, -990, 1, 1))
+    rids = [mover.rid() for _ in range(MOVERS)]
+    mover.send(*[ct.msg_spawn(r, ct.box(1, 1), -400 + 8 * (i % 100), -400 + 8 * (i // 100))
+                 for i, r in enumerate(rids)])
+    ids = [mover.reply(r).spawned.body_id for r in rids]
+    check(all(ids), "the %d movers must spawn" % MOVERS)
+    mover.send(*[ct.msg_move(0, b, 1, 3, 2) for b in ids])  # every body changes every tick
+    reader = d.client(rcvbuf=4096)
+    reader.hello(name="reader")
+    reader.send(ct.msg_set_view(reader.rid(), 0, 0, 1000, 1000))
+    # Healthy for 1.5x the lag: it drains its socket (raw bytes, no parse, so a loaded machine
+    # cannot make the test itself the slow reader) and is not cut.
+    got = 0
+    end = time.monotonic() + 1.5 * lag_s
+    reader.sock.settimeout(0.2)
+    while time.monotonic() < end:
+        try:
+            data = reader.sock.recv(1 << 16)
+        except socket.timeout:
+            continue
+        check(data, "a reader that keeps up must not be cut (EOF after %d bytes)" % got)
+        got += len(data)
+    check(got > 100 * 1000, "the whole-world view of %d movers must stream snapshots, got %d bytes "
+          "in %.1f s" % (MOVERS, got, 1.5 * lag_s))
+    check(disconnects(d, "snapshot_lag") == 0, "a reader that keeps up must not count as lagging")
+    # Then it stops reading. The kernel buffers fill within about a second (~3 kB a tick), then
+    # the daemon's own queue ages: cut once its oldest byte is past the lag, not before.
+    t_stop = time.monotonic()
+    seen = wait_disconnect_counted(d, "snapshot_lag", t_stop + lag_s + 8.0)
+    check(seen is not None, "a reader that stopped reading %d movers must be cut within %.1f s "
+          "(the lag plus the kernel buffers' fill); collide_slow_client_drops_total %g" % (
+              MOVERS, lag_s + 8.0,
+              ct.metric(d.metrics(), "collide_slow_client_drops_total") or 0))
+    check(seen - t_stop >= 0.9 * lag_s, "cut %.2f s after it stopped reading, before the %.1f s "
+          "lag" % (seen - t_stop, lag_s))
+    check(d.wait_log(r"(?=.*\bevent=snapshot_lag\b)(?=.*\bclient=%d\b)" % reader.client_id),
+          "the cut must be logged as event=snapshot_lag with the client id")
+    reader.sock.settimeout(ct.REPLY_TIMEOUT)
+    deadline = time.monotonic() + ct.REPLY_TIMEOUT
+    closed = False
+    try:
+        while not closed and time.monotonic() < deadline:
+            closed = not reader.sock.recv(1 << 16)  # what was queued, then EOF
+    except (ConnectionResetError, ConnectionAbortedError):
+        closed = True
+    except socket.timeout:
+        pass
+    check(closed, "the lagging reader's socket must be closed")
+    mover.assert_open("the mover, while a reader of its bodies was cut")
+    mover.close()
+    reader.close()
+    d.stop_and_check()
+
+
+@test
+def partial_frame_cut_after_frame_timeout_not_before():
+    timeout_s = 1.0
+    d = ct.Daemon(["--frame-timeout-ms", "1000"], http=True, world=open_world())
+    slow = d.client()
+    slow.hello(name="slow")
+    held = d.client()
+    held.hello(name="held")
+    ping = ct.encode(ct.msg_ping(77, 4242))
+    # slow: completes its frame at 0.8x the timeout, then a whole one: both served, never cut.
+    t0 = time.monotonic()
+    slow.send_raw(ping[:3])
+    # held: a length prefix and part of the body, then nothing.
+    held.send_raw(ping[:3])
+    time.sleep(max(0.0, t0 + 0.8 * timeout_s - time.monotonic()))
+    slow.send_raw(ping[3:])
+    sm = slow.reply(77)
+    check(kind_of(sm) == "pong", "a frame completed at 0.8x --frame-timeout-ms must be served, "
+          "got %s" % describe(sm))
+    seen = wait_disconnect_counted(d, "frame_timeout", t0 + timeout_s + 4.0)
+    check(seen is not None, "a partial frame held past --frame-timeout-ms 1000 must be cut")
+    check(seen - t0 >= 0.99 * timeout_s, "cut %.2f s after the partial frame, before the timeout"
+          % (seen - t0))
+    msgs = held.wait_closed()
+    check(not [m for m in msgs if not snap(m)], "the frame timeout closes without a message, got "
+          "%s" % [describe(m) for m in msgs if not snap(m)])
+    check(d.wait_log(r"(?=.*\bevent=frame_timeout\b)(?=.*\bclient=%d\b)" % held.client_id),
+          "the cut must be logged as event=frame_timeout with the client id")
+    time.sleep(max(0.0, t0 + 1.5 * timeout_s - time.monotonic()))
+    slow.assert_open("a client whose frame was whole at 0.8x the frame timeout, at 1.5x")
+    check(disconnects(d, "frame_timeout") == 1, "only the held partial frame is cut")
+    slow.close()
+    held.close()
     d.stop_and_check()
 
 

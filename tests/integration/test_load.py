@@ -155,9 +155,12 @@ CROWD_ARGS = ["--max-bodies-per-client", "64", "--rate-limit", "2000"]
 
 def crowd_and_never_reader(extra_args):
     """A daemon with the crowd (4 players x 64 bodies, started) and a client with a tiny receive
-    buffer viewing the whole world that never reads; returns (daemon, reader, players)."""
-    d = ct.Daemon(CROWD_ARGS + extra_args, http=True, world=busy_world(),
-                  env_extra=SMALL_QUARANTINE)
+    buffer viewing the whole world that never reads; returns (daemon, reader, players).
+    These tests are about the byte limits and the drain, so the time limit on a reader that falls
+    behind (--max-snapshot-lag-ms, which would cut this reader 2 s in) is set to its maximum; it
+    has its own tests in test_limits.py."""
+    d = ct.Daemon(CROWD_ARGS + ["--max-snapshot-lag-ms", "3600000"] + extra_args, http=True,
+                  world=busy_world(), env_extra=SMALL_QUARANTINE)
     reader = d.client(rcvbuf=4096)
     reader.hello(name="never-reads")
     reader.send(ct.msg_set_view(reader.rid(), 0, 0, 1000, 1000))

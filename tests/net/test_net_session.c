@@ -477,6 +477,8 @@ static void test_config_documented_defaults(void) {
     CHECK(cfg.max_frame == 65536);
     CHECK(cfg.drain_timeout_ms == 3000);
     CHECK(cfg.log_buffer_bytes == 1048576);
+    CHECK(cfg.max_snapshot_lag_ms == 2000);
+    CHECK(cfg.frame_timeout_ms == 10000);
     CHECK(strcmp(cfg.bind, "0.0.0.0") == 0);
 }
 
@@ -967,6 +969,115 @@ static void test_hello_timeout(void) {
     fx_free(&f);
 }
 
+/* --max-snapshot-lag-ms to the microsecond: "behind" is the age of the oldest byte queued and not
+ * yet taken by the kernel (net_client_lag_us). A write that never completes ages from when its
+ * oldest byte was queued; the next write starts from the oldest byte queued while it was in flight,
+ * so a reader cannot reset the clock by taking a little. A reader that is written every tick is
+ * never behind, however long it runs. */
+static void test_snapshot_lag_exact(void) {
+    net_config cfg;
+    net_config_default(&cfg);
+    cfg.max_snapshot_lag_ms = 500;
+    fixture f;
+    fx_init(&f, &cfg);
+    net_client *c = fx_welcome(&f, 0, NULL);
+    net_client *healthy = fx_welcome(&f, 1, NULL);
+    net_buf wire = {0}, wire2 = {0};
+    uint64_t t0 = f.srv->now_us;
+    net_server_tick(f.srv, 1); /* a snapshot queued at t0 ... */
+    CHECK(c->out.len > 0);
+    net_client_take_output(c, &wire); /* ... handed to the socket, never confirmed written */
+    f.srv->now_us = t0 + 100000;
+    net_server_tick(f.srv, 1); /* queued at t0 + 100 ms while the first write is in flight */
+    CHECK(c->out.len > 0 && net_client_lag_us(c, f.srv->now_us) == 100000);
+    f.srv->now_us = t0 + 300000;
+    net_server_tick(f.srv, 1); /* a later snapshot behind it does not make the queue younger */
+    f.srv->now_us = t0 + 400000;
+    net_client_written(f.srv, c); /* the first write completes: the second carries t0 + 100 ms */
+    net_client_take_output(c, &wire2);
+    CHECK(net_client_lag_us(c, f.srv->now_us) == 300000);
+    /* The healthy one is written after every tick, 10 ms apart, well past the lag. */
+    for (uint64_t t = t0; t <= t0 + 2000000; t += 10000) {
+        f.srv->now_us = t;
+        if (t == t0 + 600000 || t == t0 + 600000 + 10000) continue;
+        net_server_tick(f.srv, 1);
+        if (t < t0 + 600000) CHECK(!c->kill);
+        net_buf out = {0};
+        if (healthy->out.len > 0) {
+            net_client_take_output(healthy, &out);
+            net_client_written(f.srv, healthy);
+        }
+        net_buf_free(&out);
+        CHECK(!healthy->kill);
+        if (t == t0 + 590000) {
+            f.srv->now_us = t0 + 600000; /* exactly the lag behind: kept */
+            net_server_tick(f.srv, 1);
+            CHECK(!c->kill);
+            f.srv->now_us = t0 + 600001; /* one microsecond more: cut */
+            net_server_tick(f.srv, 1);
+            CHECK(c->kill && c->reason == NET_DISC_SNAPSHOT_LAG);
+        }
+    }
+    CHECK(c->kill && !healthy->kill);
+    c->inflight = 0;
+    net_client_release(f.srv, c);
+    CHECK(f.srv->metrics.disconnects_total[NET_DISC_SNAPSHOT_LAG] == 1);
+    memset(c, 0, sizeof *c);
+    net_buf_free(&wire);
+    net_buf_free(&wire2);
+    fx_free(&f);
+}
+
+/* --frame-timeout-ms to the microsecond, timed from the partial frame's first byte: trickling
+ * more of it does not extend it; a frame completed in time clears it, and the next partial frame
+ * is timed from its own first byte. */
+static void test_frame_timeout_exact(void) {
+    net_config cfg;
+    net_config_default(&cfg);
+    cfg.frame_timeout_ms = 300;
+    fixture f;
+    fx_init(&f, &cfg);
+    net_client *c = fx_welcome(&f, 0, NULL);
+    uint8_t ping[64];
+    size_t n = tu_ping(9, 1, ping, sizeof ping);
+    CHECK(n > 4);
+    uint64_t t0 = f.srv->now_us;
+    net_session_feed(f.srv, c, ping, 3); /* prefix and part of the body */
+    f.srv->now_us = t0 + 200000;
+    net_session_feed(f.srv, c, ping + 3, 1); /* a byte more: still partial */
+    f.srv->now_us = t0 + 300000;
+    net_server_tick(f.srv, 1);
+    CHECK(!c->kill);
+    f.srv->now_us = t0 + 300001;
+    net_server_tick(f.srv, 1);
+    CHECK(c->kill && c->reason == NET_DISC_FRAME_TIMEOUT);
+    net_client_release(f.srv, c);
+    CHECK(f.srv->metrics.disconnects_total[NET_DISC_FRAME_TIMEOUT] == 1);
+    memset(c, 0, sizeof *c);
+
+    c = fx_welcome(&f, 1, NULL);
+    uint64_t t1 = f.srv->now_us;
+    net_session_feed(f.srv, c, ping, 3);
+    f.srv->now_us = t1 + 250000;
+    net_session_feed(f.srv, c, ping + 3, n - 3); /* whole in time: served */
+    tu_msgs msgs;
+    tu_take(c, &msgs);
+    CHECK(msgs.count == 1 && msgs.m[0]->msg_case == S(PONG));
+    tu_free(&msgs);
+    f.srv->now_us = t1 + 5000000;
+    net_server_tick(f.srv, 1);
+    CHECK(!c->kill); /* nothing partial held */
+    uint64_t t2 = f.srv->now_us;
+    net_session_feed(f.srv, c, ping, 2);
+    f.srv->now_us = t2 + 300000;
+    net_server_tick(f.srv, 1);
+    CHECK(!c->kill); /* timed from t2, not from the earlier frame */
+    f.srv->now_us = t2 + 300001;
+    net_server_tick(f.srv, 1);
+    CHECK(c->kill && c->reason == NET_DISC_FRAME_TIMEOUT);
+    fx_free(&f);
+}
+
 static void test_drain_sends_goodbye(void) {
     fixture f;
     fx_init(&f, NULL);
@@ -1283,6 +1394,8 @@ static void test_metrics_render(void) {
     CHECK(strstr(t, "collide_bodies{kind=\"static\"} 10\n"));
     CHECK(strstr(t, "collide_clients 2\n"));
     CHECK(strstr(t, "collide_slow_client_drops_total 0\n"));
+    CHECK(strstr(t, "collide_disconnects_total{reason=\"snapshot_lag\"} 0\n"));
+    CHECK(strstr(t, "collide_disconnects_total{reason=\"frame_timeout\"} 0\n"));
     CHECK(strstr(t, "# TYPE collide_log_lines_dropped_total counter\n"
                     "collide_log_lines_dropped_total 7\n"));
     CHECK(strstr(t, "# TYPE collide_body_slots_retired gauge\ncollide_body_slots_retired 1\n"));
@@ -1320,6 +1433,19 @@ static void test_config_flags_and_env(void) {
     char *lb_small[] = {"collided", "--log-buffer-bytes", "4095", NULL};
     CHECK(net_config_parse(&cfg, 3, lb_small, err, sizeof err, NULL) == NET_CONFIG_ERROR);
     unsetenv("COLLIDE_LOG_BUFFER_BYTES");
+    /* the time limits: from the environment, a flag wins, at least 1 ms */
+    net_config_default(&cfg);
+    setenv("COLLIDE_FRAME_TIMEOUT_MS", "1234", 1);
+    setenv("COLLIDE_MAX_SNAPSHOT_LAG_MS", "777", 1);
+    CHECK(net_config_parse(&cfg, 1, none, err, sizeof err, NULL) == NET_CONFIG_OK);
+    CHECK(cfg.frame_timeout_ms == 1234 && cfg.max_snapshot_lag_ms == 777);
+    char *tl[] = {"collided", "--max-snapshot-lag-ms", "5", "--frame-timeout-ms=6", NULL};
+    CHECK(net_config_parse(&cfg, 4, tl, err, sizeof err, NULL) == NET_CONFIG_OK);
+    CHECK(cfg.max_snapshot_lag_ms == 5 && cfg.frame_timeout_ms == 6);
+    char *tl_zero[] = {"collided", "--frame-timeout-ms", "0", NULL};
+    CHECK(net_config_parse(&cfg, 3, tl_zero, err, sizeof err, NULL) == NET_CONFIG_ERROR);
+    unsetenv("COLLIDE_FRAME_TIMEOUT_MS");
+    unsetenv("COLLIDE_MAX_SNAPSHOT_LAG_MS");
 }
 
 TEST_MAIN(TEST(test_hello_welcome), TEST(test_partial_frames_byte_by_byte),
@@ -1336,7 +1462,7 @@ TEST_MAIN(TEST(test_hello_welcome), TEST(test_partial_frames_byte_by_byte),
           TEST(test_slow_reader_drop_then_disconnect),
           TEST(test_hard_limit_enforced_where_replies_are_appended),
           TEST(test_hard_limit_exact_on_append), TEST(test_max_clients_refused),
-          TEST(test_hello_timeout), TEST(test_drain_sends_goodbye), TEST(test_io_contract),
-          TEST(test_known_find), TEST(test_view_grid_matches_world_query),
-          TEST(test_view_mirror_follows_table), TEST(test_http_parse), TEST(test_metrics_render),
-          TEST(test_config_flags_and_env))
+          TEST(test_hello_timeout), TEST(test_snapshot_lag_exact), TEST(test_frame_timeout_exact),
+          TEST(test_drain_sends_goodbye), TEST(test_io_contract), TEST(test_known_find),
+          TEST(test_view_grid_matches_world_query), TEST(test_view_mirror_follows_table),
+          TEST(test_http_parse), TEST(test_metrics_render), TEST(test_config_flags_and_env))

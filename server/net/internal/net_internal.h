@@ -16,6 +16,10 @@ typedef Collide__V1__ServerMessage net_server_msg;
 /* Appends one framed ServerMessage to c's output. False when c is (now) being killed: over the
  * hard limit, or out of memory. */
 bool net_server_append(net_server *srv, net_client *c, const net_server_msg *m);
+/* Call before appending to c->out: an empty queue starts aging now (net_client_lag_us). */
+static inline void net_client_note_queue_start(const net_server *srv, net_client *c) {
+    if (c->out.len == 0) c->out_since_us = srv->now_us;
+}
 /* True when c is over the hard output limit, and from now on killed for it. */
 bool net_server_over_hard_limit(net_server *srv, net_client *c);
 /* Appends Error{code, message, fatal}; a fatal one makes c CLOSING. */

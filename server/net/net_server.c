@@ -286,9 +286,16 @@ void net_server_tick(net_server *srv, unsigned steps) {
         if (i + 1 < steps) (void)net_snapshot_observe(&srv->snapshot, srv->world);
     }
     srv->metrics.ticks_total += steps;
+    uint64_t max_lag_us = (uint64_t)srv->cfg.max_snapshot_lag_ms * 1000u;
     for (uint32_t i = 0; i < srv->client_count; i++) {
         net_client *c = srv->clients[i];
         if (c->kill) continue;
+        /* Over the lag at two ticks in a row, not one: after the daemon itself stalled (a frozen
+         * container, a debugger) the first tick runs before the loop has reported the writes
+         * that completed meanwhile, and every client would look behind by the stall. */
+        bool was_over = c->lag_over;
+        c->lag_over =
+            c->state == NET_CLIENT_ACTIVE && net_client_lag_us(c, srv->now_us) > max_lag_us;
         if (c->state == NET_CLIENT_AWAIT_HELLO &&
             srv->now_us - c->connected_us >= (uint64_t)srv->cfg.hello_timeout_ms * 1000u) {
             net_log(NET_LOG_INFO, "hello_timeout", c->id, c->addr, "no Hello within %u ms",
@@ -300,9 +307,7 @@ void net_server_tick(net_server *srv, unsigned steps) {
                     "partial frame (%zu bytes) not completed within %u ms", c->in.len,
                     srv->cfg.frame_timeout_ms);
             net_server_kill(srv, c, NET_DISC_FRAME_TIMEOUT);
-        } else if (c->state == NET_CLIENT_ACTIVE &&
-                   net_client_lag_us(c, srv->now_us) >
-                       (uint64_t)srv->cfg.max_snapshot_lag_ms * 1000u) {
+        } else if (c->lag_over && was_over) {
             net_log(NET_LOG_WARN, "snapshot_lag", c->id, c->addr,
                     "oldest queued output %llu ms old (%zu bytes queued), limit %u ms",
                     (unsigned long long)(net_client_lag_us(c, srv->now_us) / 1000u),

@@ -58,6 +58,7 @@ typedef struct net_client {
     uint64_t out_since_us;        /* monotonic time the oldest byte in `out` was queued */
     size_t inflight;              /* bytes handed to the socket and not yet confirmed written */
     uint64_t inflight_since_us;   /* monotonic time the oldest in-flight byte was queued */
+    bool lag_over;                /* the last tick found it over --max-snapshot-lag-ms */
     world_body_id *owned;         /* moving bodies it spawned (may hold stale ids, pruned lazily) */
     uint32_t owned_count;         /* entries in owned */
     uint32_t owned_cap;           /* entries allocated */

@@ -532,8 +532,8 @@ int net_daemon_run(const net_config *cfg, world *w, const vec2 *spawn_points,
         listen_on(d, &d->listener, cfg->bind, cfg->port, on_connection, &game_port) == 0;
     if (listening && cfg->http_port) {
         d->http_on = true;
-        listening = listen_on(d, &d->http_listener, http_bind, cfg->http_port,
-                              on_http_connection, &http_port) == 0;
+        listening = listen_on(d, &d->http_listener, http_bind, cfg->http_port, on_http_connection,
+                              &http_port) == 0;
     }
     uv_timer_init(&d->loop, &d->tick_timer);
     uv_timer_init(&d->loop, &d->drain_timer);

@@ -111,8 +111,8 @@ static const opt_def opts[] = {
      100000,
      "N  concurrent /metrics and /healthz connections; at the cap a newcomer evicts the oldest "
      "that has not sent its request (default 32)"},
-    {"http-max-per-address", "COLLIDE_HTTP_MAX_PER_ADDRESS", OPT_U32, F(http_max_per_address), 0,
-     1, 100000, "N  of those, from one remote address (default 16)"},
+    {"http-max-per-address", "COLLIDE_HTTP_MAX_PER_ADDRESS", OPT_U32, F(http_max_per_address), 0, 1,
+     100000, "N  of those, from one remote address (default 16)"},
     {"http-timeout-ms", "COLLIDE_HTTP_TIMEOUT_MS", OPT_U32, F(http_timeout_ms), 0, 1, 3600000,
      "MS  an HTTP request must arrive whole within this (default 2000)"},
     {"drain-timeout-ms", "COLLIDE_DRAIN_TIMEOUT_MS", OPT_U32, F(drain_timeout_ms), 0, 0, 3600000,

@@ -7,6 +7,7 @@ import errno
 import os
 import selectors
 import socket
+import subprocess
 import sys
 import time
 
@@ -190,6 +191,31 @@ def http_bind_puts_the_ops_port_on_its_own_address():
     d = ct.Daemon(http=True, bind="127.0.0.2")
     status, _ = d.http_get("/healthz", host="127.0.0.2")
     check(status == 200, "without --http-bind, HTTP must listen on --bind, got %d" % status)
+    d.stop_and_check()
+
+
+@test
+def default_request_timeout_is_two_seconds():
+    # The default --http-timeout-ms is 2000: a silent connection is still open at 1.4 s (0.7x) and
+    # closed by 3.0 s (1.5x). COLLIDE_HTTP_MAX_PER_ADDRESS from the environment is crossed on the
+    # way: with it at 1, a second silent socket from the same address evicts the first.
+    d = ct.Daemon(http=True, env_extra={"COLLIDE_HTTP_MAX_PER_ADDRESS": "1"})
+    first = idle_from(d.http_port, "127.0.0.1")
+    time.sleep(0.2)
+    t0 = time.monotonic()
+    s = idle_from(d.http_port, "127.0.0.1")
+    check(closed_by_server(first, 1.0), "COLLIDE_HTTP_MAX_PER_ADDRESS=1: the first silent "
+          "connection must be evicted by the second")
+    first.close()
+    check(not closed_by_server(s, max(0.0, 1.4 - (time.monotonic() - t0))),
+          "a silent HTTP connection must not be closed before 0.7x the default 2 s timeout")
+    check(closed_by_server(s, max(0.0, 3.0 - (time.monotonic() - t0))),
+          "a silent HTTP connection must be closed by 1.5x the default 2 s timeout")
+    s.close()
+    r = subprocess.run([ct.OPTS.collided, "--http-max-per-address", "0", "--port", "0",
+                        "--http-port", "0"], capture_output=True, text=True,
+                       timeout=ct.START_TIMEOUT)
+    check(r.returncode != 0, "--http-max-per-address 0 must be refused at start")
     d.stop_and_check()
 
 

@@ -29,7 +29,8 @@ void net_config_default(net_config *cfg) {
     cfg->frame_timeout_ms = 10000;
     cfg->view_radius = 80.0f;
     cfg->http_max_connections = 32;
-    cfg->http_timeout_ms = 5000;
+    cfg->http_max_per_address = 16;
+    cfg->http_timeout_ms = 2000;
     cfg->drain_timeout_ms = 3000;
     cfg->log_buffer_bytes = 1048576;
 }
@@ -74,6 +75,8 @@ static const opt_def opts[] = {
      "ADDR  IPv4 or IPv6 address to listen on (default 0.0.0.0)"},
     {"port", "COLLIDE_PORT", OPT_PORT, F(port), 0, 0, 65535,
      "N  game port, 0 = any free port (default 7777)"},
+    {"http-bind", "COLLIDE_HTTP_BIND", OPT_STRING, F(http_bind), 0, 0, 0,
+     "ADDR  address of the /metrics and /healthz listener (default: the --bind address)"},
     {"http-port", "COLLIDE_HTTP_PORT", OPT_PORT, F(http_port), 0, 0, 65535,
      "N  /metrics and /healthz port, 0 = off (default 9100)"},
     {"world", "COLLIDE_WORLD", OPT_STRING, F(world_path), 0, 0, 0,
@@ -111,9 +114,13 @@ static const opt_def opts[] = {
     {"view-radius", "COLLIDE_VIEW_RADIUS", OPT_FLOAT, F(view_radius), 0, 0, 1e7,
      "UNITS  default view half size around own bodies (default 80)"},
     {"http-max-connections", "COLLIDE_HTTP_MAX_CONNECTIONS", OPT_U32, F(http_max_connections), 0, 1,
-     100000, "N  concurrent /metrics and /healthz connections (default 32)"},
+     100000,
+     "N  concurrent /metrics and /healthz connections; at the cap a newcomer evicts the oldest "
+     "that has not sent its request (default 32)"},
+    {"http-max-per-address", "COLLIDE_HTTP_MAX_PER_ADDRESS", OPT_U32, F(http_max_per_address), 0, 1,
+     100000, "N  of those, from one remote address (default 16)"},
     {"http-timeout-ms", "COLLIDE_HTTP_TIMEOUT_MS", OPT_U32, F(http_timeout_ms), 0, 1, 3600000,
-     "MS  an HTTP request must arrive whole within this (default 5000)"},
+     "MS  an HTTP request must arrive whole within this (default 2000)"},
     {"drain-timeout-ms", "COLLIDE_DRAIN_TIMEOUT_MS", OPT_U32, F(drain_timeout_ms), 0, 0, 3600000,
      "MS  on SIGTERM, clients not drained by then are cut (default 3000)"},
     {"log-buffer-bytes", "COLLIDE_LOG_BUFFER_BYTES", OPT_SIZE, F(log_buffer_bytes), 0, 4096,
@@ -131,8 +138,9 @@ static bool apply(net_config *cfg, const opt_def *o, const char *value, const ch
     errno = 0;
     switch (o->kind) {
     case OPT_STRING: {
-        size_t cap =
-            o->offset == offsetof(net_config, bind) ? sizeof cfg->bind : sizeof cfg->world_path;
+        size_t cap = o->offset == offsetof(net_config, bind)        ? sizeof cfg->bind
+                     : o->offset == offsetof(net_config, http_bind) ? sizeof cfg->http_bind
+                                                                    : sizeof cfg->world_path;
         if (strlen(value) >= cap) {
             snprintf(err, err_size, "%s: value too long", source);
             return false;

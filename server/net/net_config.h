@@ -18,6 +18,7 @@ typedef enum net_log_level {
 
 typedef struct net_config {
     char bind[64];                    /* IPv4 or IPv6 literal to listen on */
+    char http_bind[64];               /* the HTTP listener's address; "" = bind */
     uint16_t port;                    /* game port; 0 = any free port */
     uint16_t http_port;               /* metrics/health port; 0 = off */
     char world_path[1024];            /* JSON world file; empty = the embedded arena */
@@ -39,6 +40,7 @@ typedef struct net_config {
     uint32_t frame_timeout_ms;        /* cut a client holding a partial frame longer than this */
     float view_radius;                /* default view: boxes of this half size around own bodies */
     uint32_t http_max_connections;    /* concurrent /metrics and /healthz connections */
+    uint32_t http_max_per_address;    /* of those, from one remote address */
     uint32_t http_timeout_ms;         /* an HTTP request must arrive whole within this */
     uint32_t drain_timeout_ms;        /* on SIGTERM, clients not drained by then are cut */
     size_t log_buffer_bytes;          /* log lines waiting for stderr; more are dropped, counted */

@@ -45,6 +45,7 @@ typedef struct net_http_conn {
     char head[256];                    /* response status line and headers */
     net_buf body;                      /* response body */
     uint64_t start_us;                 /* accept time, for the timeout */
+    struct sockaddr_storage peer;      /* remote address (port ignored), for the per-address cap */
     bool responded;                    /* a response was written: ignore further input */
     bool closing;                      /* uv_close called */
     net_daemon *d;                     /* owner */
@@ -377,6 +378,33 @@ static void http_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
     }
 }
 
+/* Same remote address, port ignored. */
+static bool same_host(const struct sockaddr_storage *a, const struct sockaddr_storage *b) {
+    if (a->ss_family != b->ss_family) return false;
+    if (a->ss_family == AF_INET)
+        return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+               ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+    if (a->ss_family == AF_INET6)
+        return memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+                      &((const struct sockaddr_in6 *)b)->sin6_addr, sizeof(struct in6_addr)) == 0;
+    return false;
+}
+
+/* Makes room for one more connection (from `from`, or any address when NULL) by closing the
+ * oldest open one that has not sent a whole request yet. A socket that holds a slot without
+ * asking anything is the cheapest to drop and the likeliest attacker; one already being answered
+ * is kept, so a flood cannot cut a scrape mid-response. False when every slot is answering. */
+static bool http_evict_oldest_idle(net_daemon *d, const net_http_conn *except,
+                                   const struct sockaddr_storage *from) {
+    net_http_conn *oldest = NULL; /* the list is newest first: the last match is the oldest */
+    for (net_http_conn *h = d->http_conns; h; h = h->next)
+        if (h != except && !h->closing && !h->responded && (!from || same_host(&h->peer, from)))
+            oldest = h;
+    if (!oldest) return false;
+    http_close(oldest);
+    return true;
+}
+
 static void on_http_connection(uv_stream_t *server, int status) {
     net_daemon *d = server->data;
     if (status < 0) return;
@@ -392,8 +420,25 @@ static void on_http_connection(uv_stream_t *server, int status) {
     d->http_open++;
     set_clock(d);
     hc->start_us = net_server_now_us(d->srv);
-    if (uv_accept(server, (uv_stream_t *)&hc->tcp) != 0 ||
-        d->http_open > net_server_config(d->srv)->http_max_connections) {
+    if (uv_accept(server, (uv_stream_t *)&hc->tcp) != 0) {
+        http_close(hc);
+        return;
+    }
+    int len = sizeof hc->peer;
+    uv_tcp_getpeername(&hc->tcp, (struct sockaddr *)&hc->peer, &len);
+    const net_config *cfg = net_server_config(d->srv);
+    /* At a cap, the newcomer is admitted and the oldest silent connection goes, rather than the
+     * newcomer being refused: otherwise sockets that connect and never ask (reconnecting when
+     * cut) hold every slot and /healthz goes unanswered. The per-address cap evicts within the
+     * address first, so one host cannot push out everyone else's connections either. */
+    uint32_t same = 0;
+    for (net_http_conn *h = d->http_conns; h; h = h->next)
+        if (h != hc && !h->closing && same_host(&h->peer, &hc->peer)) same++;
+    if (same >= cfg->http_max_per_address && !http_evict_oldest_idle(d, hc, &hc->peer)) {
+        http_close(hc);
+        return;
+    }
+    if (d->http_open > cfg->http_max_connections && !http_evict_oldest_idle(d, hc, NULL)) {
         http_close(hc);
         return;
     }
@@ -482,11 +527,12 @@ int net_daemon_run(const net_config *cfg, world *w, const vec2 *spawn_points,
     net_server_set_spawn_points(d->srv, spawn_points, spawn_point_count);
     d->loop.data = d;
     uint16_t game_port = 0, http_port = 0;
+    const char *http_bind = cfg->http_bind[0] ? cfg->http_bind : cfg->bind; /* default: --bind */
     bool listening =
         listen_on(d, &d->listener, cfg->bind, cfg->port, on_connection, &game_port) == 0;
     if (listening && cfg->http_port) {
         d->http_on = true;
-        listening = listen_on(d, &d->http_listener, cfg->bind, cfg->http_port, on_http_connection,
+        listening = listen_on(d, &d->http_listener, http_bind, cfg->http_port, on_http_connection,
                               &http_port) == 0;
     }
     uv_timer_init(&d->loop, &d->tick_timer);
@@ -509,9 +555,9 @@ int net_daemon_run(const net_config *cfg, world *w, const vec2 *spawn_points,
         uv_signal_start(&d->sigint, on_signal, SIGINT);
         world_stats ws;
         world_get_stats(w, &ws);
-        char kv[160];
-        snprintf(kv, sizeof kv, "bind=%s game_port=%u http_port=%u", cfg->bind, game_port,
-                 http_port);
+        char kv[224];
+        snprintf(kv, sizeof kv, "bind=%s game_port=%u http_bind=%s http_port=%u", cfg->bind,
+                 game_port, http_bind, http_port);
         net_log_kv(NET_LOG_INFO, "listening", kv,
                    "tick_rate=%g statics=%zu capacity=%zu version=%s", (double)cfg->tick_rate_hz,
                    ws.static_bodies, ws.capacity, COLLIDE_VERSION);

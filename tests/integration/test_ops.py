@@ -149,9 +149,10 @@ def healthz_and_http_robustness():
 
 @test
 def http_connection_and_timeout_bounds():
-    # --http-max-connections and --http-timeout-ms, crossed: a connection over the cap is closed
-    # unanswered, idle ones are closed at the timeout, and the endpoint serves again afterwards.
-    d = ct.Daemon(["--http-max-connections", "2", "--http-timeout-ms", "1500"], http=True,
+    # --http-max-connections and --http-timeout-ms, crossed: a connection over the cap is admitted
+    # and answered, the oldest silent one is evicted for it, the rest are closed at the timeout,
+    # and the endpoint serves again afterwards.
+    d = ct.Daemon(["--http-max-connections", "2", "--http-timeout-ms", "3000"], http=True,
                   world=two_statics())
     idle = [socket.create_connection(("127.0.0.1", d.http_port), timeout=10) for _ in range(2)]
     time.sleep(0.3)  # both accepted
@@ -159,13 +160,21 @@ def http_connection_and_timeout_bounds():
     try:
         over.sendall(b"GET /healthz HTTP/1.0\r\n\r\n")
         got = over.recv(4096)
-    except (ConnectionResetError, ConnectionAbortedError, BrokenPipeError):
-        got = b""  # a reset is a close too
-    except socket.timeout:
-        got = None  # left open: not what the cap promises
+    except (ConnectionResetError, ConnectionAbortedError, BrokenPipeError, socket.timeout):
+        got = b""
     over.close()
-    check(got == b"", "a third HTTP connection over --http-max-connections 2 must be closed "
-          "unanswered, got %r" % ("no close within 10 s" if got is None else got[:80]))
+    check(got.startswith(b"HTTP/1.1 200"), "a third HTTP connection over --http-max-connections 2 "
+          "must be admitted and answered, got %r" % got[:80])
+    oldest = idle.pop(0)
+    oldest.settimeout(1.0)  # well inside the 3 s timeout: only the eviction can have closed it
+    try:
+        evicted = oldest.recv(4096) == b""
+    except (ConnectionResetError, ConnectionAbortedError):
+        evicted = True
+    except socket.timeout:
+        evicted = False
+    oldest.close()
+    check(evicted, "the oldest silent HTTP connection must be evicted for the newcomer")
     t0 = time.monotonic()
     for s in idle:
         try:
@@ -177,7 +186,7 @@ def http_connection_and_timeout_bounds():
         check(closed, "an idle HTTP connection must be closed by the server at the timeout")
         s.close()
     waited = time.monotonic() - t0
-    check(waited < 8, "idle HTTP connections must be closed near --http-timeout-ms 1500, took "
+    check(waited < 8, "idle HTTP connections must be closed near --http-timeout-ms 3000, took "
           "%.1f s" % waited)
     status, body = d.http_get("/healthz")
     check(status == 200, "/healthz after the bounds were crossed must be 200, got %d" % status)
@@ -375,7 +384,9 @@ def help_version_and_bad_configuration():
                       ("--max-bodies", "COLLIDE_MAX_BODIES"), ("--rate-limit", "COLLIDE_RATE_LIMIT"),
                       ("--max-queued-bytes", "COLLIDE_MAX_QUEUED_BYTES"),
                       ("--hello-timeout-ms", "COLLIDE_HELLO_TIMEOUT_MS"),
-                      ("--view-radius", "COLLIDE_VIEW_RADIUS")):
+                      ("--view-radius", "COLLIDE_VIEW_RADIUS"),
+                      ("--http-bind", "COLLIDE_HTTP_BIND"),
+                      ("--http-max-per-address", "COLLIDE_HTTP_MAX_PER_ADDRESS")):
         check(flag in text and env in text, "--help must document %s (%s)" % (flag, env))
     r = run_collided(["--version"])
     check(r.returncode == 0 and "0.1.0" in r.stdout + r.stderr,

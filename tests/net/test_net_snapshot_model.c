@@ -295,7 +295,8 @@ static unsigned ticks_for(const owed *o) {
 }
 
 /* Ticks for one round-robin turn of a whole view: every body in it sent once, at the rate the
- * bodies get at least (as in ticks_for), plus one tick for the turn's start and one for rounding. */
+ * bodies get at least (as in ticks_for), plus one tick for the turn's start and one for rounding.
+ */
 static unsigned turn_ticks(const owed *o) {
     const size_t largest_record = 64;
     size_t body_rate = (MAX_FRAME - FRAME_SLACK) / 2 - largest_record;

@@ -89,7 +89,7 @@ _Noreturn static inline void world_assert_fail(const char *cond, const char *fil
 
 /* Mover flags. */
 #define WORLD_MOVER_CHECK_STATICS 1u /* spawned: may overlap a static, the discrete pass looks */
-#define WORLD_MOVER_HAS_INPUT 2u /* an intent was accepted: pending_seq is a real input_seq */
+#define WORLD_MOVER_HAS_INPUT 2u     /* an intent was accepted: pending_seq is a real input_seq */
 
 /* Most candidate movers one body considers in a tick's mover sweep; more are left to the
  * discrete pass (counted in world_stats.separations when they do overlap). */
@@ -237,16 +237,16 @@ typedef struct world_scratch {
 } world_scratch;
 
 struct world {
-    world_config cfg;   /* validated configuration */
-    float dt;           /* 1 / tick_rate_hz */
-    aabb inner_bounds;  /* bounds shrunk by the skin: a slide inside needs no bounds sweep */
-    uint32_t capacity;  /* max bodies */
-    uint32_t mover_cap; /* max moving bodies (<= capacity): sizes the mover arrays */
-    uint32_t gen_bits;  /* id = slot << gen_bits | gen */
-    uint32_t gen_max;   /* largest generation */
+    world_config cfg;       /* validated configuration */
+    float dt;               /* 1 / tick_rate_hz */
+    aabb inner_bounds;      /* bounds shrunk by the skin: a slide inside needs no bounds sweep */
+    uint32_t capacity;      /* max bodies */
+    uint32_t mover_cap;     /* max moving bodies (<= capacity): sizes the mover arrays */
+    uint32_t gen_bits;      /* id = slot << gen_bits | gen */
+    uint32_t gen_max;       /* largest generation */
     uint64_t spawns;        /* bodies ever spawned: each took one generation of one slot */
     uint32_t slots_retired; /* slots whose generation ran out (WORLD_SLOT_RETIRED) */
-    uint64_t tick;      /* steps so far */
+    uint64_t tick;          /* steps so far */
     bool static_checks_pending; /* a spawned mover still needs its push out of statics */
     bool movers_collide;        /* movers block each other (default true) */
 

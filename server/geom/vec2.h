@@ -40,6 +40,10 @@ static inline aabb aabb_make(vec2 min, vec2 max) { aabb r = {min, max}; return r
 static inline bool aabb_overlaps(aabb a, aabb b) {
     return a.min.x < b.max.x && b.min.x < a.max.x && a.min.y < b.max.y && b.min.y < a.max.y;
 }
+/* Like aabb_overlaps, touching included: what a query that must not miss a neighbour wants. */
+static inline bool aabb_meets(aabb a, aabb b) {
+    return a.min.x <= b.max.x && b.min.x <= a.max.x && a.min.y <= b.max.y && b.min.y <= a.max.y;
+}
 static inline bool aabb_contains(aabb outer, aabb inner) {
     return outer.min.x <= inner.min.x && outer.min.y <= inner.min.y && inner.max.x <= outer.max.x &&
            inner.max.y <= outer.max.y;

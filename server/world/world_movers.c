@@ -123,9 +123,7 @@ void world_grid_query(const world *w, const world_grid *g, aabb box, mover_visit
             for (uint32_t i = g->start[h]; i < g->start[h + 1]; i++) {
                 uint32_t item = g->items[i];
                 const aabb *b = &g->boxes[item];
-                if (b->min.x > box.max.x || box.min.x > b->max.x || b->min.y > box.max.y ||
-                    box.min.y > b->max.y)
-                    continue;
+                if (!aabb_meets(*b, box)) continue;
                 int32_t fx = grid_coord(wmax(b->min.x, box.min.x), g->origin.x, g->inv_cell, g->nx);
                 int32_t fy = grid_coord(wmax(b->min.y, box.min.y), g->origin.y, g->inv_cell, g->ny);
                 if (grid_hash(g, fx, fy) != h) continue;
@@ -139,9 +137,7 @@ void world_grid_query(const world *w, const world_grid *g, aabb box, mover_visit
                 for (uint32_t i = g->start[h]; i < g->start[h + 1]; i++) {
                     uint32_t item = g->items[i];
                     const aabb *b = &g->boxes[item];
-                    if (b->min.x > box.max.x || box.min.x > b->max.x || b->min.y > box.max.y ||
-                        box.min.y > b->max.y)
-                        continue;
+                    if (!aabb_meets(*b, box)) continue;
                     /* visit from the first cell both boxes share: once per mover */
                     int32_t fx = grid_coord(b->min.x, g->origin.x, g->inv_cell, g->nx);
                     int32_t fy = grid_coord(b->min.y, g->origin.y, g->inv_cell, g->ny);

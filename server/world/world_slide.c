@@ -80,7 +80,7 @@ static void sweep_statics(const world *w, const body_view *a, aabb box, vec2 r, 
                     body_view b = static_view(st);
                     hit = pair_sweep(w, a, r, &b, v2(0.0f, 0.0f), &toi);
                 }
-                if (hit) hit_offer(best, &toi, v2(0.0f, 0.0f));
+                if (hit) hit_offer(best, &toi, v2(0.0f, 0.0f), false);
             }
             px0 = cr.x0, px1 = cr.x1, py0 = cr.y0, py1 = cr.y1;
         }
@@ -96,17 +96,17 @@ WORLD_HOT void sweep_bounds(const world *w, aabb box, vec2 r, sweep_hit *best) {
     geom_toi toi;
     if (r.x > 0.0f && box.max.x + r.x > b->max.x - near) {
         toi.t = wmin(1.0f, wmax(0.0f, (b->max.x - box.max.x) / r.x)), toi.normal = v2(1.0f, 0.0f);
-        hit_offer(best, &toi, v2(0.0f, 0.0f));
+        hit_offer(best, &toi, v2(0.0f, 0.0f), false);
     } else if (r.x < 0.0f && box.min.x + r.x < b->min.x + near) {
         toi.t = wmin(1.0f, wmax(0.0f, (b->min.x - box.min.x) / r.x)), toi.normal = v2(-1.0f, 0.0f);
-        hit_offer(best, &toi, v2(0.0f, 0.0f));
+        hit_offer(best, &toi, v2(0.0f, 0.0f), false);
     }
     if (r.y > 0.0f && box.max.y + r.y > b->max.y - near) {
         toi.t = wmin(1.0f, wmax(0.0f, (b->max.y - box.max.y) / r.y)), toi.normal = v2(0.0f, 1.0f);
-        hit_offer(best, &toi, v2(0.0f, 0.0f));
+        hit_offer(best, &toi, v2(0.0f, 0.0f), false);
     } else if (r.y < 0.0f && box.min.y + r.y < b->min.y + near) {
         toi.t = wmin(1.0f, wmax(0.0f, (b->min.y - box.min.y) / r.y)), toi.normal = v2(0.0f, -1.0f);
-        hit_offer(best, &toi, v2(0.0f, 0.0f));
+        hit_offer(best, &toi, v2(0.0f, 0.0f), false);
     }
 }
 
@@ -198,7 +198,7 @@ vec2 world_slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candidate 
             b.pos = v2_mul_add(b.pos, tau, cands[c].d);
             vec2 db = v2_scale(cands[c].d, 1.0f - tau);
             geom_toi toi;
-            if (pair_sweep(w, &a, r, &b, db, &toi)) hit_offer_mover(&best, &toi, db);
+            if (pair_sweep(w, &a, r, &b, db, &toi)) hit_offer(&best, &toi, db, true);
         }
         if (near_count >= 0) {
             for (int k = 0; k < near_count; k++) {
@@ -210,7 +210,7 @@ vec2 world_slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candidate 
                     body_view b = static_view(&w->statics[near[k].index]);
                     hit = pair_sweep(w, &a, r, &b, v2(0.0f, 0.0f), &toi);
                 }
-                if (hit) hit_offer(&best, &toi, v2(0.0f, 0.0f));
+                if (hit) hit_offer(&best, &toi, v2(0.0f, 0.0f), false);
             }
         } else {
             sweep_statics(w, &a, box, r, &best);
@@ -277,14 +277,13 @@ WORLD_HOT vec2 slide_box_impl(world *w, uint32_t mi, vec2 pos, vec2 r, const mov
             geom_toi toi;
             if (box_sweep(box, rel, recip(rel),
                           box_at(v2_mul_add(b->pos, tau, cands[c].d), b->lo, b->hi), &toi))
-                hit_offer_mover(&best, &toi, db);
+                hit_offer(&best, &toi, db, true);
         }
         vec2 inv = count ? recip(r) : v2(0.0f, 0.0f);
         for (int k = 0; k < count; k++) {
             geom_toi toi;
-            if (box_sweep(box, r, inv, near[k], &toi) && toi.t < best.t)
-                best.t = toi.t, best.normal = toi.normal, best.other_d = v2(0.0f, 0.0f),
-                best.mover = false;
+            if (box_sweep(box, r, inv, near[k], &toi))
+                hit_offer(&best, &toi, v2(0.0f, 0.0f), false);
         }
         if (best.t > 1.0f) return v2_add(pos, r);
         w->swept_hits++;

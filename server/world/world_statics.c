@@ -73,9 +73,7 @@ void world_static_query(const world *w, aabb box, static_visit_fn visit, void *c
         cell_range cr = level_range(w, lv, box);
         WORLD_FOR_STATICS_IN_CELLS(w, lv, cr, s) {
             const aabb *b = &w->statics[s].box;
-            if (b->min.x > box.max.x || box.min.x > b->max.x || b->min.y > box.max.y ||
-                box.min.y > b->max.y)
-                continue;
+            if (!aabb_meets(*b, box)) continue;
             if (!visit(w, (uint32_t)s, ctx)) return;
         }
     }

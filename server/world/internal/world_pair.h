@@ -113,23 +113,14 @@ typedef struct sweep_hit {
     bool mover;   /* the hit is a moving body (else a static or the bounds) */
 } sweep_hit;
 
-/* Keeps the earlier hit: a static or the bounds (other_d is then zero). */
-WORLD_HOT void hit_offer(sweep_hit *best, const geom_toi *toi, vec2 other_d) {
+/* Keeps the earlier hit: a moving body displaced by other_d over the remaining time (mover), or
+ * a static or the bounds (other_d zero). */
+WORLD_HOT void hit_offer(sweep_hit *best, const geom_toi *toi, vec2 other_d, bool mover) {
     if (toi->t < best->t) {
         best->t = toi->t;
         best->normal = toi->normal;
         best->other_d = other_d;
-        best->mover = false;
-    }
-}
-
-/* Keeps the earlier hit: a moving body displaced by other_d over the remaining time. */
-WORLD_HOT void hit_offer_mover(sweep_hit *best, const geom_toi *toi, vec2 other_d) {
-    if (toi->t < best->t) {
-        best->t = toi->t;
-        best->normal = toi->normal;
-        best->other_d = other_d;
-        best->mover = true;
+        best->mover = mover;
     }
 }
 

@@ -103,11 +103,18 @@ static void sort_ids(world_body_id *ids, world_body_id *tmp, size_t n) {
     if (src != ids) memcpy(ids, src, n * sizeof *ids);
 }
 
-static bool grid_reserve(net_view_grid *g, size_t n) {
-    if (n <= g->cap) return true;
-    size_t cap = g->cap ? g->cap : 64u;
+/* The capacity to grow an array of cap entries to for n: doubling from 64, so a steady load
+ * stops allocating. */
+static size_t grown_cap(size_t cap, size_t n) {
+    if (cap == 0) cap = 64u;
     while (cap < n)
         cap *= 2u;
+    return cap;
+}
+
+static bool grid_reserve(net_view_grid *g, size_t n) {
+    if (n <= g->cap) return true;
+    size_t cap = grown_cap(g->cap, n);
     net_view_item *items = realloc(g->items, cap * sizeof *items);
     if (items) g->items = items;
     net_view_item *stage = realloc(g->stage, cap * sizeof *stage);
@@ -201,9 +208,7 @@ static world_body_row row_of_info(const world_body_info *info) {
 
 static bool mirror_reserve(net_view_index *v, size_t n) {
     if (n <= v->mirror_cap) return true;
-    size_t cap = v->mirror_cap ? v->mirror_cap : 64u;
-    while (cap < n)
-        cap *= 2u;
+    size_t cap = grown_cap(v->mirror_cap, n);
     net_view_entry *e = realloc(v->mirror, cap * sizeof *e);
     if (e) v->mirror = e;
     aabb *b = realloc(v->mirror_box, cap * sizeof *b);

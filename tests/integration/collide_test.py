@@ -44,6 +44,19 @@ class ConnectionClosed(Exception):
     """The daemon closed the connection (EOF or reset)."""
 
 
+def ipv6_loopback_available():
+    """Whether this machine can bind ::1 (a container or kernel without IPv6 cannot)."""
+    if not socket.has_ipv6:
+        return False
+    try:
+        s = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+        s.bind(("::1", 0))
+        s.close()
+        return True
+    except OSError:
+        return False
+
+
 def check(cond, msg):
     if not cond:
         raise TestFailure(msg)

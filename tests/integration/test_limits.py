@@ -363,19 +363,9 @@ def max_clients_counts_connections_before_hello():
 # IPv6 and binding
 
 
-def ipv6_loopback_available():
-    try:
-        s = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
-        s.bind(("::1", 0))
-        s.close()
-        return True
-    except OSError:
-        return False
-
-
 @test
 def ipv6_any_serves_game_and_http_on_loopback():
-    if not ipv6_loopback_available():
+    if not ct.ipv6_loopback_available():
         print("NOTE ipv6_any_serves_game_and_http_on_loopback: no IPv6 loopback; checked nothing")
         return
     d = ct.Daemon(bind="::", http=True, world=open_world())

@@ -432,21 +432,9 @@ def configuration_from_environment():
     d.stop_and_check()
 
 
-def ipv6_loopback_available():
-    if not socket.has_ipv6:
-        return False
-    try:
-        s = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
-        s.bind(("::1", 0))
-        s.close()
-        return True
-    except OSError:
-        return False
-
-
 @test
 def ipv6_listener():
-    if not ipv6_loopback_available():
+    if not ct.ipv6_loopback_available():
         print("NOTE ipv6_listener: no IPv6 loopback on this machine; checked nothing")
         return
     d = ct.Daemon(bind="::1", world=two_statics())

@@ -283,25 +283,24 @@ static owed compute_owed(model_fixture *f, int ci, const world_body_id *truth, s
     return o;
 }
 
-/* Ticks that a fair writer needs for what is owed: the bodies get at least half a frame less one
- * record (removed takes at most the other half; the record that did not fit wastes the rest), and
- * removed at least half a frame less the envelope. One more tick for rounding. */
-static unsigned ticks_for(const owed *o) {
-    const size_t largest_record = 64; /* a box BodyState in full is about 50 bytes */
-    size_t body_rate = (MAX_FRAME - FRAME_SLACK) / 2 - largest_record;
-    size_t removed_rate = (MAX_FRAME - FRAME_SLACK) / 2 - 5;
-    return (unsigned)((o->body_bytes + body_rate - 1) / body_rate +
-                      (o->removed_bytes + removed_rate - 1) / removed_rate + 1);
+/* Bytes a snapshot gives the bodies at least: half a frame (removed takes at most the other
+ * half) less one record (the record that did not fit wastes the rest; a box BodyState in full is
+ * about 50 bytes). And what it gives removed at least: half a frame less the envelope. */
+#define BODY_RATE ((MAX_FRAME - FRAME_SLACK) / 2 - 64)
+#define REMOVED_RATE ((MAX_FRAME - FRAME_SLACK) / 2 - 5)
+
+static unsigned ticks_at(size_t bytes, size_t rate) {
+    return (unsigned)((bytes + rate - 1) / rate);
 }
 
-/* Ticks for one round-robin turn of a whole view: every body in it sent once, at the rate the
- * bodies get at least (as in ticks_for), plus one tick for the turn's start and one for rounding.
- */
-static unsigned turn_ticks(const owed *o) {
-    const size_t largest_record = 64;
-    size_t body_rate = (MAX_FRAME - FRAME_SLACK) / 2 - largest_record;
-    return (unsigned)((o->view_bytes + body_rate - 1) / body_rate + 2);
+/* Ticks that a fair writer needs for what is owed, plus one for rounding. */
+static unsigned ticks_for(const owed *o) {
+    return ticks_at(o->body_bytes, BODY_RATE) + ticks_at(o->removed_bytes, REMOVED_RATE) + 1;
 }
+
+/* Ticks for one round-robin turn of a whole view: every body in it sent once, plus one tick for
+ * the turn's start and one for rounding. */
+static unsigned turn_ticks(const owed *o) { return ticks_at(o->view_bytes, BODY_RATE) + 2; }
 
 /* Takes client ci's output after a tick, applies its snapshot and checks it against the world.
  * Returns false (with a message) on a violation; lag[ci] counts consecutive inexact ticks. */

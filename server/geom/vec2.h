@@ -15,7 +15,10 @@ typedef struct aabb {
     vec2 min, max;
 } aabb;
 
-static inline vec2 v2(float x, float y) { vec2 r = {x, y}; return r; }
+static inline vec2 v2(float x, float y) {
+    vec2 r = {x, y};
+    return r;
+}
 static inline vec2 v2_add(vec2 a, vec2 b) { return v2(a.x + b.x, a.y + b.y); }
 static inline vec2 v2_sub(vec2 a, vec2 b) { return v2(a.x - b.x, a.y - b.y); }
 static inline vec2 v2_neg(vec2 a) { return v2(-a.x, -a.y); }
@@ -24,11 +27,17 @@ static inline vec2 v2_mul_add(vec2 a, float s, vec2 b) { return v2(a.x + s * b.x
 static inline float v2_dot(vec2 a, vec2 b) { return a.x * b.x + a.y * b.y; }
 static inline float v2_cross(vec2 a, vec2 b) { return a.x * b.y - a.y * b.x; }
 static inline vec2 v2_perp(vec2 a) { return v2(-a.y, a.x); } /* CCW quarter turn */
-static inline vec2 v2_right_perp(vec2 a) { return v2(a.y, -a.x); } /* outward normal of a CCW edge */
+static inline vec2 v2_right_perp(vec2 a) {
+    return v2(a.y, -a.x);
+} /* outward normal of a CCW edge */
 static inline float v2_len_sq(vec2 a) { return v2_dot(a, a); }
 static inline float v2_len(vec2 a) { return sqrtf(v2_dot(a, a)); }
-static inline vec2 v2_min(vec2 a, vec2 b) { return v2(a.x < b.x ? a.x : b.x, a.y < b.y ? a.y : b.y); }
-static inline vec2 v2_max(vec2 a, vec2 b) { return v2(a.x > b.x ? a.x : b.x, a.y > b.y ? a.y : b.y); }
+static inline vec2 v2_min(vec2 a, vec2 b) {
+    return v2(a.x < b.x ? a.x : b.x, a.y < b.y ? a.y : b.y);
+}
+static inline vec2 v2_max(vec2 a, vec2 b) {
+    return v2(a.x > b.x ? a.x : b.x, a.y > b.y ? a.y : b.y);
+}
 static inline bool v2_is_finite(vec2 a) { return isfinite(a.x) && isfinite(a.y); }
 static inline vec2 v2_normalize(vec2 a) {
     float len = v2_len(a);
@@ -36,7 +45,10 @@ static inline vec2 v2_normalize(vec2 a) {
     return v2_scale(a, 1.0f / len);
 }
 
-static inline aabb aabb_make(vec2 min, vec2 max) { aabb r = {min, max}; return r; }
+static inline aabb aabb_make(vec2 min, vec2 max) {
+    aabb r = {min, max};
+    return r;
+}
 static inline bool aabb_overlaps(aabb a, aabb b) {
     return a.min.x < b.max.x && b.min.x < a.max.x && a.min.y < b.max.y && b.min.y < a.max.y;
 }
@@ -48,8 +60,12 @@ static inline bool aabb_contains(aabb outer, aabb inner) {
     return outer.min.x <= inner.min.x && outer.min.y <= inner.min.y && inner.max.x <= outer.max.x &&
            inner.max.y <= outer.max.y;
 }
-static inline aabb aabb_union(aabb a, aabb b) { return aabb_make(v2_min(a.min, b.min), v2_max(a.max, b.max)); }
-static inline aabb aabb_translate(aabb a, vec2 d) { return aabb_make(v2_add(a.min, d), v2_add(a.max, d)); }
+static inline aabb aabb_union(aabb a, aabb b) {
+    return aabb_make(v2_min(a.min, b.min), v2_max(a.max, b.max));
+}
+static inline aabb aabb_translate(aabb a, vec2 d) {
+    return aabb_make(v2_add(a.min, d), v2_add(a.max, d));
+}
 static inline aabb aabb_inflate(aabb a, float r) {
     return aabb_make(v2(a.min.x - r, a.min.y - r), v2(a.max.x + r, a.max.y + r));
 }

@@ -22,6 +22,7 @@ void net_config_default(net_config *cfg) {
     cfg->max_frame = 65536;
     cfg->max_bodies_per_client = 8;
     cfg->max_bodies = 65536;
+    cfg->admin_reserved_bodies = 1024;
     cfg->rate_limit = 200.0f;
     cfg->max_queued_bytes = 1048576;
     cfg->hello_timeout_ms = 5000;
@@ -99,6 +100,10 @@ static const opt_def opts[] = {
      0, 1000000, "N  moving bodies per non-admin client (default 8)"},
     {"max-bodies", "COLLIDE_MAX_BODIES", OPT_U32, F(max_bodies), 0, 1, 16777216,
      "N  world capacity, statics included (default 65536)"},
+    {"admin-reserved-bodies", "COLLIDE_ADMIN_RESERVED_BODIES", OPT_U32, F(admin_reserved_bodies), 0,
+     0, 16777216,
+     "N  world slots players may not fill, kept for admins' spawns; at most half of --max-bodies "
+     "(default 1024)"},
     {"rate-limit", "COLLIDE_RATE_LIMIT", OPT_FLOAT, F(rate_limit), 0, 1, 1e7,
      "MSGS_PER_S  per-client token bucket, burst 2 s worth (default 200)"},
     {"max-queued-bytes", "COLLIDE_MAX_QUEUED_BYTES", OPT_SIZE, F(max_queued_bytes), 0, 4096,

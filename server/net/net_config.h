@@ -33,6 +33,7 @@ typedef struct net_config {
     uint32_t max_frame;               /* largest frame body accepted or sent */
     uint32_t max_bodies_per_client;   /* moving bodies a non-admin client may own */
     uint32_t max_bodies;              /* world capacity, statics included */
+    uint32_t admin_reserved_bodies;   /* of max_bodies, slots non-admin spawns may not take */
     float rate_limit;                 /* messages per second per client; burst = 2 s worth */
     size_t max_queued_bytes;          /* hard limit of queued output; soft = a quarter */
     uint32_t hello_timeout_ms;        /* close a connection that has not said Hello by then */

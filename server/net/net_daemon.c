@@ -257,6 +257,7 @@ static void on_tick(uv_timer_t *t) {
         for (net_http_conn *h = d->http_conns; h; h = h->next) {
             if (!h->closing && net_server_now_us(d->srv) - h->start_us >
                                    (uint64_t)net_server_config(d->srv)->http_timeout_ms * 1000u) {
+                if (!h->responded) net_server_note_http_close(d->srv, NET_HTTP_TIMEOUT);
                 http_close(h);
             }
         }
@@ -401,6 +402,7 @@ static bool http_evict_oldest_idle(net_daemon *d, const net_http_conn *except,
         if (h != except && !h->closing && !h->responded && (!from || same_host(&h->peer, from)))
             oldest = h;
     if (!oldest) return false;
+    net_server_note_http_close(d->srv, NET_HTTP_EVICTED);
     http_close(oldest);
     return true;
 }
@@ -435,10 +437,12 @@ static void on_http_connection(uv_stream_t *server, int status) {
     for (net_http_conn *h = d->http_conns; h; h = h->next)
         if (h != hc && !h->closing && same_host(&h->peer, &hc->peer)) same++;
     if (same >= cfg->http_max_per_address && !http_evict_oldest_idle(d, hc, &hc->peer)) {
+        net_server_note_http_close(d->srv, NET_HTTP_REFUSED);
         http_close(hc);
         return;
     }
     if (d->http_open > cfg->http_max_connections && !http_evict_oldest_idle(d, hc, NULL)) {
+        net_server_note_http_close(d->srv, NET_HTTP_REFUSED);
         http_close(hc);
         return;
     }

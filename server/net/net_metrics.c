@@ -21,6 +21,11 @@ const char *net_disconnect_reason_str(net_disconnect_reason reason) {
     return (unsigned)reason < NET_DISC_REASON_COUNT ? names[reason] : "unknown";
 }
 
+const char *net_http_close_reason_str(net_http_close_reason reason) {
+    static const char *names[NET_HTTP_CLOSE_REASON_COUNT] = {"evicted", "timeout", "refused"};
+    return (unsigned)reason < NET_HTTP_CLOSE_REASON_COUNT ? names[reason] : "unknown";
+}
+
 void net_metrics_observe_tick(net_metrics *m, double seconds) {
     m->tick_count++;
     m->tick_sum_seconds += seconds;
@@ -102,6 +107,13 @@ bool net_metrics_render(const net_metrics *m, const net_gauges *g, net_buf *out)
                   m->slow_client_drops_total);
     ok &= counter(out, "collide_slow_client_disconnects_total",
                   "Slow readers disconnected at the hard limit.", m->slow_client_disconnects_total);
+    ok &= put(out, "# HELP collide_http_closed_total Ops-port connections closed before they were "
+                   "answered, by reason.\n# TYPE collide_http_closed_total counter\n");
+    for (int r = 0; r < NET_HTTP_CLOSE_REASON_COUNT; r++) {
+        ok &= put(out, "collide_http_closed_total{reason=\"%s\"} %llu\n",
+                  net_http_close_reason_str((net_http_close_reason)r),
+                  (unsigned long long)m->http_closed_total[r]);
+    }
     ok &=
         counter(out, "collide_log_lines_dropped_total",
                 "Log lines dropped because stderr was not read fast enough.", g->log_lines_dropped);

@@ -28,6 +28,16 @@ typedef enum net_disconnect_reason {
 
 const char *net_disconnect_reason_str(net_disconnect_reason reason);
 
+/* Why the ops port closed a connection before answering it (collide_http_closed_total). */
+typedef enum net_http_close_reason {
+    NET_HTTP_EVICTED = 0, /* made room for a newcomer at --http-max-connections / -per-address */
+    NET_HTTP_TIMEOUT,     /* its request was not whole within --http-timeout-ms */
+    NET_HTTP_REFUSED,     /* over a cap while every other slot was being answered */
+    NET_HTTP_CLOSE_REASON_COUNT
+} net_http_close_reason;
+
+const char *net_http_close_reason_str(net_http_close_reason reason);
+
 typedef struct net_metrics {
     uint64_t ticks_total;                              /* world steps run */
     uint64_t ticks_skipped_total;                      /* steps dropped by the bounded catch-up */
@@ -43,6 +53,7 @@ typedef struct net_metrics {
     uint64_t errors_total[NET_ERROR_CODE_COUNT];       /* Error messages sent, by code */
     uint64_t slow_client_drops_total;                  /* snapshots skipped for slow readers */
     uint64_t slow_client_disconnects_total;            /* slow readers cut at the hard limit */
+    uint64_t http_closed_total[NET_HTTP_CLOSE_REASON_COUNT]; /* ops connections cut unanswered */
 } net_metrics;
 
 /* Upper bounds (seconds) of the finite tick-duration buckets. */

@@ -58,6 +58,10 @@ void net_server_note_tick(net_server *srv, uint64_t skipped_steps, double second
     net_metrics_observe_tick(&srv->metrics, seconds);
 }
 
+void net_server_note_http_close(net_server *srv, net_http_close_reason reason) {
+    if ((unsigned)reason < NET_HTTP_CLOSE_REASON_COUNT) srv->metrics.http_closed_total[reason]++;
+}
+
 bool net_server_render_metrics(const net_server *srv, net_buf *out) {
     world_stats ws;
     world_get_stats(srv->world, &ws);

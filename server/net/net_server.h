@@ -129,6 +129,8 @@ void net_server_kill_all(net_server *srv);
 void net_server_tick(net_server *srv, unsigned steps);
 /* Counts what the I/O layer measured of one tick: steps skipped to catch up, and its duration. */
 void net_server_note_tick(net_server *srv, uint64_t skipped_steps, double seconds);
+/* Counts an ops-port connection the I/O layer closed before answering it. */
+void net_server_note_http_close(net_server *srv, net_http_close_reason reason);
 /* Shutdown: Goodbye to every client; each becomes CLOSING. */
 void net_server_drain(net_server *srv);
 /* Renders /metrics into out; false when out of memory. */

@@ -183,6 +183,23 @@ static vec2 spawn_point_for(net_server *srv, const geom_shape *shape) {
     return srv->spawn_points[pick];
 }
 
+/* The world slots players may not take (--admin-reserved-bodies), so that players alone cannot
+ * fill the world and lock its admins out (PROTOCOL.md 3: admins are bounded only by the world's
+ * capacity). At most half the capacity, so a small world still takes players. */
+static uint32_t player_reserve(const net_server *srv) {
+    size_t capacity = world_get_config(srv->world)->max_bodies;
+    size_t half = capacity / 2;
+    return (uint32_t)(srv->cfg.admin_reserved_bodies < half ? srv->cfg.admin_reserved_bodies
+                                                            : half);
+}
+
+/* Whether a player's spawn leaves the reserve intact. */
+static bool player_slot_left(const net_server *srv, uint32_t reserved) {
+    world_stats ws;
+    world_get_stats(srv->world, &ws);
+    return ws.static_bodies + ws.moving_bodies + reserved < ws.capacity;
+}
+
 static void on_spawn(net_server *srv, net_client *c, uint32_t rid,
                      const Collide__V1__SpawnBody *s) {
     world_body_kind kind;
@@ -205,6 +222,12 @@ static void on_spawn(net_server *srv, net_client *c, uint32_t rid,
         if (c->owned_count >= srv->cfg.max_bodies_per_client) {
             net_server_send_error(srv, c, rid, NET_ERR(LIMIT_EXCEEDED), false,
                                   "at most %u bodies per client", srv->cfg.max_bodies_per_client);
+            return;
+        }
+        uint32_t reserved = player_reserve(srv);
+        if (reserved > 0 && !player_slot_left(srv, reserved)) {
+            net_server_send_error(srv, c, rid, NET_ERR(LIMIT_EXCEEDED), false,
+                                  "world is full for players (%u slots kept for admins)", reserved);
             return;
         }
     }

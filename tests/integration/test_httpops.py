@@ -141,6 +141,23 @@ def closed_by_server(s, wait):
         return False
 
 
+def closed_counts(port, source):
+    """collide_http_closed_total by reason, scraped from its own source address (so the scrape
+    itself evicts nobody from the addresses under test)."""
+    s = idle_from(port, source)
+    s.sendall(b"GET /metrics HTTP/1.0\r\n\r\n")
+    data = b""
+    while True:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    s.close()
+    parsed = ct.parse_prometheus(data.split(b"\r\n\r\n", 1)[1].decode())
+    return {r: ct.metric(parsed, "collide_http_closed_total", reason=r)
+            for r in ("evicted", "timeout", "refused")}
+
+
 @test
 def per_address_cap_evicts_within_the_address():
     # --http-max-per-address 2, crossed: a third silent connection from 127.0.0.2 evicts the
@@ -161,6 +178,9 @@ def per_address_cap_evicts_within_the_address():
     a[2].sendall(b"GET /healthz HTTP/1.0\r\n\r\n")
     a[2].settimeout(5)
     check(a[2].recv(4096).startswith(b"HTTP/1.1 200"), "the admitted newcomer must be answered")
+    counts = closed_counts(d.http_port, "127.0.0.3")
+    check(counts == {"evicted": 1, "timeout": 0, "refused": 0},
+          "one eviction must be counted in collide_http_closed_total, got %s" % counts)
     for s in a + b:
         s.close()
     d.stop_and_check()
@@ -212,6 +232,9 @@ def default_request_timeout_is_two_seconds():
     check(closed_by_server(s, max(0.0, 3.0 - (time.monotonic() - t0))),
           "a silent HTTP connection must be closed by 1.5x the default 2 s timeout")
     s.close()
+    counts = closed_counts(d.http_port, "127.0.0.3")
+    check(counts == {"evicted": 1, "timeout": 1, "refused": 0},
+          "collide_http_closed_total must count the eviction and the timeout, got %s" % counts)
     r = subprocess.run([ct.OPTS.collided, "--http-max-per-address", "0", "--port", "0",
                         "--http-port", "0"], capture_output=True, text=True,
                        timeout=ct.START_TIMEOUT)

@@ -360,6 +360,38 @@ def max_clients_counts_connections_before_hello():
 
 
 # ---------------------------------------------------------------------------------------------
+# --admin-reserved-bodies
+
+
+@test
+def players_cannot_fill_the_slots_kept_for_admins():
+    # Issue 12: players alone filled the world's capacity, and an admin's static spawn was then
+    # refused. With --max-bodies 40 and --admin-reserved-bodies 8, players stop at 32 bodies with a
+    # non-fatal LIMIT_EXCEEDED; the admin then spawns the last 8, and meets the capacity itself.
+    d, admin = ct.daemon_with_admin(["--max-bodies", "40", "--admin-reserved-bodies", "8",
+                                     "--max-bodies-per-client", "100"])
+    player = d.client()
+    player.hello()
+    for i in range(32):
+        player.spawn_ok(ct.box(1, 1), -300 + 4 * i, 0)
+    rid = player.rid()
+    player.send(ct.msg_spawn(rid, ct.box(1, 1), 0, 50))
+    sm = player.expect_error(rid, "LIMIT_EXCEEDED", "a player's spawn into the admins' reserve",
+                             fatal=False)
+    check("admin" in sm.error.message, "the refusal must say the slots are kept for admins: %r"
+          % sm.error.message)
+    for i in range(8):
+        admin.spawn_ok(ct.box(1, 1), -300 + 4 * i, 100, kind=ct.pb.BODY_KIND_STATIC)
+    rid = admin.rid()
+    admin.send(ct.msg_spawn(rid, ct.box(1, 1), 0, 200, kind=ct.pb.BODY_KIND_STATIC))
+    admin.expect_error(rid, "LIMIT_EXCEEDED", "an admin's spawn past the world's capacity",
+                       fatal=False)
+    player.close()
+    admin.close()
+    d.stop_and_check()
+
+
+# ---------------------------------------------------------------------------------------------
 # IPv6 and binding
 
 

@@ -267,6 +267,61 @@ static void test_version_mismatch(void) {
     fx_free(&f);
 }
 
+/* Issue 12: players alone could fill the world, and an admin's static spawn was then refused.
+ * Players stop --admin-reserved-bodies short of the capacity; an admin still spawns. */
+static void test_players_leave_admin_reserve(void) {
+    net_config cfg;
+    net_config_default(&cfg);
+    strcpy(cfg.admin_token, "root!");
+    cfg.admin_token_len = 5;
+    cfg.max_bodies_per_client = 1000;
+    cfg.admin_reserved_bodies = 16;
+    fixture f;
+    fx_init(&f, &cfg); /* capacity 256 */
+    net_client *player = fx_welcome(&f, 0, NULL);
+    uint32_t spawned = 0;
+    for (int i = 0; i < 300; i++) {
+        if (fx_spawn(&f, player, -480.0f + 3.0f * (float)(i % 300), (float)(i / 300) * 3.0f))
+            spawned++;
+    }
+    CHECK_MSG(spawned == 256u - 16u, "players spawned %u", spawned);
+    feed(&f, player, tu_spawn_box(9, MOVING, 0, 100, 1, 1, f.buf, sizeof f.buf));
+    uint32_t rid = 0;
+    bool fatal = true;
+    CHECK(first_error(player, &rid, &fatal) == E(LIMIT_EXCEEDED) && !fatal && rid == 9);
+    net_client *admin = fx_welcome(&f, 1, "root!");
+    CHECK(admin->admin);
+    for (int i = 0; i < 16; i++) {
+        feed(&f, admin, tu_spawn_box(100u + (uint32_t)i, STATIC, 3.0f * (float)i, 200, 1, 1, f.buf,
+                                     sizeof f.buf));
+        tu_msgs msgs;
+        tu_take(admin, &msgs);
+        CHECK(msgs.count == 1 && msgs.m[0]->msg_case == S(SPAWNED));
+        tu_free(&msgs);
+    }
+    /* Now the world itself is full: the admin meets its capacity (PROTOCOL.md 3). */
+    feed(&f, admin, tu_spawn_box(200, STATIC, 0, 300, 1, 1, f.buf, sizeof f.buf));
+    CHECK(first_error(admin, &rid, &fatal) == E(LIMIT_EXCEEDED) && !fatal && rid == 200);
+    fx_free(&f);
+}
+
+/* The reserve is at most half the capacity: a small world with the default reserve still takes
+ * players. */
+static void test_admin_reserve_capped_at_half(void) {
+    net_config cfg;
+    net_config_default(&cfg); /* reserve 1024 > capacity 256 */
+    cfg.max_bodies_per_client = 1000;
+    fixture f;
+    fx_init(&f, &cfg);
+    net_client *player = fx_welcome(&f, 0, NULL);
+    uint32_t spawned = 0;
+    for (int i = 0; i < 200; i++) {
+        if (fx_spawn(&f, player, -480.0f + 3.0f * (float)i, 0)) spawned++;
+    }
+    CHECK_MSG(spawned == 128u, "players spawned %u", spawned);
+    fx_free(&f);
+}
+
 static void test_tokens(void) {
     net_config cfg;
     net_config_default(&cfg);
@@ -1492,7 +1547,8 @@ TEST_MAIN(TEST(test_hello_welcome), TEST(test_partial_frames_byte_by_byte),
           TEST(test_slow_reader_drop_then_disconnect),
           TEST(test_hard_limit_enforced_where_replies_are_appended),
           TEST(test_hard_limit_exact_on_append), TEST(test_max_clients_refused),
-          TEST(test_hello_timeout), TEST(test_snapshot_lag_exact),
+          TEST(test_hello_timeout), TEST(test_players_leave_admin_reserve),
+          TEST(test_admin_reserve_capped_at_half), TEST(test_snapshot_lag_exact),
           TEST(test_snapshot_lag_ignores_a_daemon_stall), TEST(test_frame_timeout_exact),
           TEST(test_drain_sends_goodbye), TEST(test_io_contract), TEST(test_known_find),
           TEST(test_view_grid_matches_world_query), TEST(test_view_mirror_follows_table),

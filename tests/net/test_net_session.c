@@ -13,19 +13,29 @@
 #define MOVING COLLIDE__V1__BODY_KIND__BODY_KIND_MOVING
 #define STATIC COLLIDE__V1__BODY_KIND__BODY_KIND_STATIC
 
-/* Counts protobuf-c allocations so a test can assert every __unpack was freed. */
+/* Counts protobuf-c allocations so a test can assert every __unpack was freed, and passes each on
+ * to the server's own allocator (its parse arena, allocator_data), noting any block the arena did
+ * not hand out: the read path must not malloc. */
 static long live_allocs;
-static long total_allocs; /* every allocation since the process started */
+static long total_allocs;     /* every allocation since the process started */
+static long allocs_not_arena; /* allocations served from outside the server's arena */
+static net_server *counted_srv;
 static void *count_alloc(void *data, size_t size) {
-    (void)data;
+    ProtobufCAllocator *inner = data;
+    void *p = inner ? inner->alloc(inner->allocator_data, size) : malloc(size);
+    if (!p) return NULL;
     live_allocs++;
     total_allocs++;
-    return malloc(size);
+    if (!net_arena_owns(&counted_srv->arena, p)) allocs_not_arena++;
+    return p;
 }
 static void count_free(void *data, void *p) {
-    (void)data;
+    ProtobufCAllocator *inner = data;
     if (p) live_allocs--;
-    free(p);
+    if (inner)
+        inner->free(inner->allocator_data, p);
+    else
+        free(p);
 }
 static ProtobufCAllocator counting = {count_alloc, count_free, NULL};
 
@@ -49,6 +59,8 @@ static void fx_init(fixture *f, net_config *cfg_in) {
     wc.max_bodies = 256;
     f->w = world_create(&wc);
     f->srv = net_server_create(&cfg, f->w);
+    counting.allocator_data = f->srv->pb_alloc;
+    counted_srv = f->srv;
     f->srv->pb_alloc = &counting;
     f->srv->now_us = 1000000;
     live_allocs = 0;

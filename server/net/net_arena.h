@@ -16,24 +16,24 @@
  * a ClientMessage is Polygon.vertices, at most GEOM_MAX_POLYGON_VERTICES (16) of them (counted
  * before the unpack, net_session.c), so the structs of an accepted message are a fixed set whose
  * largest case (a SpawnBody of 16 vertices with position: 20 structs, their pointer array and
- * protobuf-c's scan slab) took 880 bytes when measured, a 1024-byte Hello 1,072: NET_ARENA_BASE covers either four times over. What
- * grows with the frame is then only copied bytes (Hello's strings, an unknown field's payload from a
- * newer client), one arena byte per wire byte plus one alignment unit each: well inside 8 per byte.
- * What does not fit is a frame of many tiny elements (empty sub-messages or unknown fields, 2 wire
- * bytes each) at 50-60 arena bytes per wire byte. tests/net checks the largest legitimate messages
- * use under half their budget. */
+ * protobuf-c's scan slab) took 880 bytes when measured, a 1024-byte Hello 1,072: NET_ARENA_BASE
+ * covers either four times over. What grows with the frame is then only copied bytes (Hello's
+ * strings, an unknown field's payload from a newer client), one arena byte per wire byte plus one
+ * alignment unit each: well inside 8 per byte. What does not fit is a frame of many tiny elements
+ * (empty sub-messages or unknown fields, 2 wire bytes each) at 50-60 arena bytes per wire byte.
+ * tests/net checks the largest legitimate messages use under half their budget. */
 #define NET_ARENA_PER_BYTE 8u
 #define NET_ARENA_BASE 4096u
 #define NET_ARENA_ALIGN 16u /* max_align_t on the targets we build for */
 
 typedef struct net_arena {
-    uint8_t *base;              /* the block (one malloc, at init) */
-    size_t cap;                 /* bytes in the block: the budget of a max-frame frame */
-    size_t limit;               /* the current frame's budget (<= cap) */
-    size_t used;                /* bytes handed out for the current frame */
-    size_t high_water;          /* most bytes one frame has used, for tests and the benchmark */
-    bool over;                  /* an allocation of the current frame was refused */
-    ProtobufCAllocator pb;      /* alloc/free over this arena, allocator_data = the arena */
+    uint8_t *base;         /* the block (one malloc, at init) */
+    size_t cap;            /* bytes in the block: the budget of a max-frame frame */
+    size_t limit;          /* the current frame's budget (<= cap) */
+    size_t used;           /* bytes handed out for the current frame */
+    size_t high_water;     /* most bytes one frame has used, for tests and the benchmark */
+    bool over;             /* an allocation of the current frame was refused */
+    ProtobufCAllocator pb; /* alloc/free over this arena, allocator_data = the arena */
 } net_arena;
 
 /* The budget of a frame of frame_len bytes. */

@@ -31,7 +31,7 @@ typedef struct net_config {
     uint32_t max_clients;             /* connections at once (awaiting Hello included) */
     net_log_level log_level;          /* lowest level written to stderr */
     uint32_t max_frame;               /* largest frame body accepted or sent */
-    uint32_t max_hello_frame;         /* largest frame accepted before Hello (capped by max_frame) */
+    uint32_t max_hello_frame;         /* largest frame accepted before Hello (<= max_frame) */
     uint32_t max_bodies_per_client;   /* moving bodies a non-admin client may own */
     uint32_t max_bodies;              /* world capacity, statics included */
     float rate_limit;                 /* messages per second per client; burst = 2 s worth */

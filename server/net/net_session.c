@@ -433,8 +433,7 @@ static void dispatch(net_server *srv, net_client *c, const uint8_t *body, size_t
                                   "first message must be Hello");
         else if (srv->arena.over)
             net_server_send_error(srv, c, request_id_raw(body, len), NET_ERR(BAD_REQUEST), false,
-                                  "frame needs more than %zu bytes to unpack",
-                                  srv->arena.limit);
+                                  "frame needs more than %zu bytes to unpack", srv->arena.limit);
         else
             net_server_send_error(srv, c, 0, NET_ERR(BAD_REQUEST), false,
                                   "frame is not a valid ClientMessage");
@@ -493,8 +492,9 @@ static size_t parse_frames(net_server *srv, net_client *c, const uint8_t *buf, s
         frame_status st = frame_peek(buf + off, len - off, max, &plen, &blen);
         if (st == FRAME_NEED_MORE) break;
         if (st == FRAME_TOO_LARGE) {
-            net_server_send_error(srv, c, 0, NET_ERR(FRAME_TOO_LARGE), true, "frame over %u bytes%s",
-                                  max, c->state == NET_CLIENT_AWAIT_HELLO ? " before Hello" : "");
+            net_server_send_error(srv, c, 0, NET_ERR(FRAME_TOO_LARGE), true,
+                                  "frame over %u bytes%s", max,
+                                  c->state == NET_CLIENT_AWAIT_HELLO ? " before Hello" : "");
             return len;
         }
         dispatch(srv, c, buf + off + plen, blen);

@@ -1518,7 +1518,8 @@ static size_t put_len_hdr(uint8_t *o, uint32_t field, size_t n) {
 static size_t raw_polygon_spawn(uint32_t rid, size_t count, uint8_t *out) {
     size_t poly = 2 * count, shape = put_len_hdr((uint8_t[8]){0}, WIRE_SHAPE_POLYGON, poly) + poly;
     size_t spawn = 2 + put_len_hdr((uint8_t[8]){0}, WIRE_SPAWN_SHAPE, shape) + shape;
-    size_t body = 1 + varint_size(rid) + put_len_hdr((uint8_t[8]){0}, WIRE_CLIENT_SPAWN, spawn) + spawn;
+    size_t body =
+        1 + varint_size(rid) + put_len_hdr((uint8_t[8]){0}, WIRE_CLIENT_SPAWN, spawn) + spawn;
     size_t n = frame_write_prefix((uint32_t)body, out);
     out[n++] = WIRE_KEY(WIRE_CLIENT_REQUEST_ID, WIRE_VARINT);
     n += varint_write(out + n, rid);

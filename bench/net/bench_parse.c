@@ -10,9 +10,10 @@
  * fields, one 60,000-byte unknown field, a 60,000-byte Hello.name and a run of start-group tags
  * (protobuf-c refuses groups). Both buckets are set out of reach so every frame is parsed.
  *
- * Usage: bench_parse [frames_per_run (default 2000)] [runs (default 5)] [malloc]
+ * Usage: bench_parse [frames_per_run (default 2000)] [runs (default 5)] [arena|malloc] [KIND]
  * "malloc" unpacks with protobuf-c's default allocator instead of the parse arena (no budget), as
- * before the arena, for comparison. One JSON line per kind. */
+ * before the arena, for comparison. KIND: only the kinds whose name contains it. One JSON line per
+ * kind. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,6 +92,7 @@ int main(int argc, char **argv) {
     int per_run = argc > 1 ? atoi(argv[1]) : 2000;
     int runs = argc > 2 ? atoi(argv[2]) : 5;
     bool use_malloc = argc > 3 && strcmp(argv[3], "malloc") == 0;
+    const char *only = argc > 4 ? argv[4] : NULL;
     if (per_run < 1 || runs < 1) return 2;
     net_log_set_level(NET_LOG_ERROR);
     net_config cfg;
@@ -206,6 +208,7 @@ int main(int argc, char **argv) {
     double *ns = calloc((size_t)runs, sizeof *ns);
     for (int k = 0; k < nk; k++) {
         const frame_buf *f = &kinds[k].frame;
+        if (only && !strstr(kinds[k].name, only)) continue;
         /* how it is answered: one frame, its reply */
         net_session_feed(srv, &c, f->data, f->len);
         char answer[96] = "no reply";

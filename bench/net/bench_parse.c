@@ -45,8 +45,7 @@ static size_t put_len_hdr(uint8_t *o, uint32_t field, size_t n) {
     return 1 + varint_write(o + 1, n);
 }
 
-/* A frame whose body is key(outer) LEN { prefix_bytes, count x elem } after request_id 7; the
- * nesting is given as a path of LEN fields from the ClientMessage down. */
+/* One framed ClientMessage. */
 typedef struct frame_buf {
     uint8_t data[MAX_BODY + 64];
     size_t len;
@@ -110,9 +109,9 @@ int main(int argc, char **argv) {
     net_client_open(srv, &c, "bench");
     uint8_t buf[256];
     net_session_feed(srv, &c, buf, tu_hello(1, 1, NULL, buf, sizeof buf));
-    net_session_feed(srv, &c, buf,
-                     tu_spawn_box(2, COLLIDE__V1__BODY_KIND__BODY_KIND_MOVING, 0, 0, 1, 1, buf,
-                                  sizeof buf));
+    net_session_feed(
+        srv, &c, buf,
+        tu_spawn_box(2, COLLIDE__V1__BODY_KIND__BODY_KIND_MOVING, 0, 0, 1, 1, buf, sizeof buf));
     uint32_t body = 0;
     {
         tu_msgs m;
@@ -134,7 +133,8 @@ int main(int argc, char **argv) {
     memset(filler, 'x', sizeof filler);
 
     kinds[nk].name = "move_intent";
-    kinds[nk].frame.len = tu_move(7, body, 1, 1, 0, kinds[nk].frame.data, sizeof kinds[nk].frame.data);
+    kinds[nk].frame.len =
+        tu_move(7, body, 1, 1, 0, kinds[nk].frame.data, sizeof kinds[nk].frame.data);
     nk++;
     {
         /* spawn { kind, shape { polygon { 21000 x vertices {} } } } */
@@ -143,7 +143,7 @@ int main(int argc, char **argv) {
         memcpy(inner, spawn_lead, 2);
         n = 2;
         size_t poly = 2 * 21000;
-        size_t shape = put_len_hdr(inner + n + 16, WIRE_SHAPE_POLYGON, poly) + poly; /* size */
+        size_t shape = 1 + varint_size(poly) + poly; /* polygon's key, length, vertices */
         n += put_len_hdr(inner + n, WIRE_SPAWN_SHAPE, shape);
         n += put_len_hdr(inner + n, WIRE_SHAPE_POLYGON, poly);
         const uint32_t path[] = {WIRE_CLIENT_SPAWN};

@@ -17,15 +17,18 @@
 #include "net_test_util.h"
 
 static long fuzz_live_allocs; /* protobuf-c allocations not yet freed */
+/* Counts, then passes on to the server's own allocator (its parse arena), so the fuzzer runs the
+ * daemon's allocation path. */
 static void *fuzz_alloc(void *d, size_t n) {
-    (void)d;
-    fuzz_live_allocs++;
-    return malloc(n);
+    ProtobufCAllocator *inner = d;
+    void *p = inner->alloc(inner->allocator_data, n);
+    if (p) fuzz_live_allocs++;
+    return p;
 }
 static void fuzz_free(void *d, void *p) {
-    (void)d;
+    ProtobufCAllocator *inner = d;
     if (p) fuzz_live_allocs--;
-    free(p);
+    inner->free(inner->allocator_data, p);
 }
 static ProtobufCAllocator fuzz_allocator = {fuzz_alloc, fuzz_free, NULL};
 
@@ -84,6 +87,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     world_spawn(w, WORLD_BODY_STATIC, &wall, v2(0, -5), 0, NULL, NULL);
     net_server *srv = net_server_create(&cfg, w);
     if (!srv) abort();
+    fuzz_allocator.allocator_data = srv->pb_alloc;
     srv->pb_alloc = &fuzz_allocator;
     srv->now_us = 1000000;
     srv->wall_us = 1;

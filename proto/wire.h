@@ -53,6 +53,11 @@ enum wire_field {
     /* ClientMessage */
     WIRE_CLIENT_REQUEST_ID = 1,
     WIRE_CLIENT_HELLO = 10,
+    WIRE_CLIENT_SPAWN = 11,
+    /* SpawnBody, Shape, Polygon: the way to Polygon.vertices, counted before unpack */
+    WIRE_SPAWN_SHAPE = 2,
+    WIRE_SHAPE_POLYGON = 2,
+    WIRE_POLYGON_VERTICES = 1,
     /* Hello */
     WIRE_HELLO_TOKEN = 3,
     /* ServerMessage: request_id and the oneof msg */
@@ -148,6 +153,20 @@ static inline float wire_float_of_bits(uint32_t bits) {
     float f;
     memcpy(&f, &bits, sizeof f);
     return f;
+}
+
+/* Moves r to the next length-delimited field number `field` and points *data, *len at its bytes,
+ * skipping every other field. False at the end of the message or when it is malformed. */
+static inline bool wire_next_len(wire_reader *r, uint32_t field, const uint8_t **data,
+                                 size_t *len) {
+    while (r->p < r->end) {
+        uint32_t f;
+        unsigned t;
+        if (!wire_read_key(r, &f, &t)) return false;
+        if (f == field && t == WIRE_LEN) return wire_read_len(r, data, len);
+        if (!wire_skip(r, t)) return false;
+    }
+    return false;
 }
 
 /* Finds the last occurrence of field `field` with wire type `type` (WIRE_VARINT or WIRE_LEN) in

@@ -20,10 +20,12 @@ void net_config_default(net_config *cfg) {
     cfg->max_clients = 10000;
     cfg->log_level = NET_LOG_INFO;
     cfg->max_frame = 65536;
+    cfg->max_hello_frame = 1024;
     cfg->max_bodies_per_client = 8;
     cfg->max_bodies = 65536;
     cfg->admin_reserved_bodies = 1024;
     cfg->rate_limit = 200.0f;
+    cfg->rate_limit_bytes = 65536.0f;
     cfg->max_queued_bytes = 1048576;
     cfg->hello_timeout_ms = 5000;
     cfg->max_snapshot_lag_ms = 2000;
@@ -96,6 +98,8 @@ static const opt_def opts[] = {
      "LEVEL  debug, info, warn or error (default info)"},
     {"max-frame", "COLLIDE_MAX_FRAME", OPT_U32, F(max_frame), 0, 256, 16777216,
      "BYTES  largest frame accepted or sent (default 65536)"},
+    {"max-hello-frame", "COLLIDE_MAX_HELLO_FRAME", OPT_U32, F(max_hello_frame), 0, 64, 16777216,
+     "BYTES  largest frame accepted before Hello; --max-frame caps it (default 1024)"},
     {"max-bodies-per-client", "COLLIDE_MAX_BODIES_PER_CLIENT", OPT_U32, F(max_bodies_per_client), 0,
      0, 1000000, "N  moving bodies per non-admin client (default 8)"},
     {"max-bodies", "COLLIDE_MAX_BODIES", OPT_U32, F(max_bodies), 0, 1, 16777216,
@@ -106,6 +110,9 @@ static const opt_def opts[] = {
      "(default 1024)"},
     {"rate-limit", "COLLIDE_RATE_LIMIT", OPT_FLOAT, F(rate_limit), 0, 1, 1e7,
      "MSGS_PER_S  per-client token bucket, burst 2 s worth (default 200)"},
+    {"rate-limit-bytes", "COLLIDE_RATE_LIMIT_BYTES", OPT_FLOAT, F(rate_limit_bytes), 0, 64, 1e10,
+     "BYTES_PER_S  per-client token bucket of frame bytes, burst 2 s worth or one --max-frame "
+     "frame if larger (default 65536)"},
     {"max-queued-bytes", "COLLIDE_MAX_QUEUED_BYTES", OPT_SIZE, F(max_queued_bytes), 0, 4096,
      1073741824.0,
      "BYTES  output queued per client before disconnect; snapshots dropped past a quarter (default "

@@ -31,10 +31,12 @@ typedef struct net_config {
     uint32_t max_clients;             /* connections at once (awaiting Hello included) */
     net_log_level log_level;          /* lowest level written to stderr */
     uint32_t max_frame;               /* largest frame body accepted or sent */
+    uint32_t max_hello_frame;         /* largest frame accepted before Hello (<= max_frame) */
     uint32_t max_bodies_per_client;   /* moving bodies a non-admin client may own */
     uint32_t max_bodies;              /* world capacity, statics included */
     uint32_t admin_reserved_bodies;   /* of max_bodies, slots non-admin spawns may not take */
     float rate_limit;                 /* messages per second per client; burst = 2 s worth */
+    float rate_limit_bytes;           /* frame bytes per second per client; burst = 2 s worth */
     size_t max_queued_bytes;          /* hard limit of queued output; soft = a quarter */
     uint32_t hello_timeout_ms;        /* close a connection that has not said Hello by then */
     uint32_t max_snapshot_lag_ms;     /* cut a client whose oldest queued output is older */

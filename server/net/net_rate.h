@@ -17,6 +17,8 @@ typedef struct net_rate {
     uint64_t window_start_us; /* start of the current one-second abuse window */
     uint32_t window_drops;    /* messages dropped in the current window */
     uint32_t abusive_windows; /* consecutive windows (seconds) with drops */
+    double byte_tokens;       /* frame bytes still allowed now (--rate-limit-bytes) */
+    uint64_t byte_last_us;    /* monotonic time of the last refill of byte_tokens */
 } net_rate;
 
 /* Token bucket of rate_per_s, burst 2 s worth: true when a message may pass at now_us. Inline:
@@ -33,6 +35,28 @@ static inline bool net_rate_take(net_rate *r, double rate_per_s, uint64_t now_us
     }
     if (r->tokens >= 1.0 - 1e-9) { /* tolerance: refills summed from parts must make a whole */
         r->tokens -= 1.0;
+        return true;
+    }
+    return false;
+}
+
+/* The byte bucket: bytes_per_s, burst 2 s worth or `largest` (one max frame) if that is more, so
+ * a frame the server accepts can always pass a full bucket. True when a frame of n bytes may pass
+ * at now_us; it is then charged. Inline for the same reason as net_rate_take. */
+static inline bool net_rate_take_bytes(net_rate *r, double bytes_per_s, double largest, size_t n,
+                                       uint64_t now_us) {
+    double burst = 2.0 * bytes_per_s;
+    if (burst < largest) burst = largest;
+    if (r->byte_last_us == 0) {
+        r->byte_tokens = burst;
+        r->byte_last_us = now_us;
+    } else if (now_us > r->byte_last_us) {
+        r->byte_tokens += (double)(now_us - r->byte_last_us) * 1e-6 * bytes_per_s;
+        if (r->byte_tokens > burst) r->byte_tokens = burst;
+        r->byte_last_us = now_us;
+    }
+    if (r->byte_tokens >= (double)n - 1e-6) {
+        r->byte_tokens -= (double)n;
         return true;
     }
     return false;

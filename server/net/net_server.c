@@ -19,10 +19,12 @@ net_server *net_server_create(const net_config *cfg, world *w) {
     srv->cfg = *cfg;
     srv->world = w;
     srv->next_client_id = 1;
-    if (!net_snapshot_writer_init(&srv->snapshot, cfg, w)) {
+    if (!net_snapshot_writer_init(&srv->snapshot, cfg, w) ||
+        !net_arena_init(&srv->arena, cfg->max_frame)) {
         net_server_destroy(srv);
         return NULL;
     }
+    srv->pb_alloc = &srv->arena.pb;
     return srv;
 }
 
@@ -32,6 +34,7 @@ void net_server_destroy(net_server *srv) {
     free(srv->clients);
     free(srv->dirty);
     net_snapshot_writer_free(&srv->snapshot);
+    net_arena_free(&srv->arena);
     free(srv);
 }
 

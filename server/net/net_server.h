@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "net_arena.h"
 #include "net_buf.h"
 #include "net_config.h"
 #include "net_known.h"
@@ -76,7 +77,8 @@ typedef struct net_server {
     net_config cfg;                      /* settings */
     world *world;                        /* the simulation (borrowed) */
     net_metrics metrics;                 /* counters for /metrics */
-    struct ProtobufCAllocator *pb_alloc; /* allocator for __unpack; NULL = malloc (tests count) */
+    struct ProtobufCAllocator *pb_alloc; /* allocator for __unpack: &arena.pb (tests wrap it) */
+    net_arena arena;                     /* every frame is unpacked into it (net_arena.h) */
     net_client **clients;                /* every registered connection */
     uint32_t client_count;               /* entries in clients */
     uint32_t client_cap;                 /* entries allocated */

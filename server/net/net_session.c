@@ -384,28 +384,79 @@ static void on_set_view(net_server *srv, net_client *c, uint32_t rid,
     c->view = aabb_make(v2_sub(center, half), v2_add(center, half));
 }
 
+/* The request_id of a frame that is not unpacked (refused by a limit), 0 when unreadable. */
+static uint32_t request_id_raw(const uint8_t *body, size_t len) {
+    uint64_t rid = 0;
+    if (!wire_scan(body, len, WIRE_CLIENT_REQUEST_ID, WIRE_VARINT, NULL, &rid) || rid > UINT32_MAX)
+        return 0;
+    return (uint32_t)rid;
+}
+
+/* True when the frame's SpawnBody polygons hold more than GEOM_MAX_POLYGON_VERTICES vertices.
+ * Every occurrence is counted (protobuf merges repeated sub-messages and concatenates their
+ * repeated fields), so the sum bounds what unpack would build; the walk stops at the first vertex
+ * over. A malformed frame is left to the unpack, which refuses it. */
+static bool spawn_vertices_over(const uint8_t *body, size_t len) {
+    unsigned n = 0;
+    const uint8_t *sp, *sh, *pg, *v;
+    size_t spn, shn, pgn, vn;
+    wire_reader msg = wire_reader_of(body, len);
+    while (wire_next_len(&msg, WIRE_CLIENT_SPAWN, &sp, &spn)) {
+        wire_reader spawn = wire_reader_of(sp, spn);
+        while (wire_next_len(&spawn, WIRE_SPAWN_SHAPE, &sh, &shn)) {
+            wire_reader shape = wire_reader_of(sh, shn);
+            while (wire_next_len(&shape, WIRE_SHAPE_POLYGON, &pg, &pgn)) {
+                wire_reader poly = wire_reader_of(pg, pgn);
+                while (wire_next_len(&poly, WIRE_POLYGON_VERTICES, &v, &vn))
+                    if (++n > GEOM_MAX_POLYGON_VERTICES) return true;
+            }
+        }
+    }
+    return false;
+}
+
 static void dispatch(net_server *srv, net_client *c, const uint8_t *body, size_t len) {
     srv->metrics.frames_in_total++;
     /* The bucket is consulted before the unpack: a dropped frame costs a field scan for its
      * request_id, not a parse and its allocations, so a flood pays for nothing it is refused. */
-    if (!net_rate_take(&c->rate, srv->cfg.rate_limit, srv->now_us)) {
-        uint64_t rid = 0;
-        if (!wire_scan(body, len, WIRE_CLIENT_REQUEST_ID, WIRE_VARINT, NULL, &rid) ||
-            rid > UINT32_MAX)
-            rid = 0;
+    /* The byte bucket too (--rate-limit-bytes): a message's cost grows with its size, so a
+     * client within the message rate cannot send max frames back to back. */
+    size_t wire_len = len + frame_prefix_size((uint32_t)len);
+    bool over_msgs = !net_rate_take(&c->rate, srv->cfg.rate_limit, srv->now_us);
+    if (over_msgs || !net_rate_take_bytes(&c->rate, srv->cfg.rate_limit_bytes,
+                                          (double)srv->cfg.max_frame + FRAME_MAX_PREFIX, wire_len,
+                                          srv->now_us)) {
+        uint32_t rid = request_id_raw(body, len);
         bool abusive = net_rate_note_drop(&c->rate, srv->cfg.rate_limit, srv->now_us);
-        net_server_send_error(srv, c, (uint32_t)rid, NET_ERR(RATE_LIMITED), abusive,
-                              abusive ? "sustained flood: disconnected"
-                                      : "over %g messages per second",
-                              (double)srv->cfg.rate_limit);
+        if (abusive)
+            net_server_send_error(srv, c, rid, NET_ERR(RATE_LIMITED), true,
+                                  "sustained flood: disconnected");
+        else if (over_msgs)
+            net_server_send_error(srv, c, rid, NET_ERR(RATE_LIMITED), false,
+                                  "over %g messages per second", (double)srv->cfg.rate_limit);
+        else
+            net_server_send_error(srv, c, rid, NET_ERR(RATE_LIMITED), false,
+                                  "over %g bytes per second", (double)srv->cfg.rate_limit_bytes);
         return;
     }
+    /* The one repeated field a client sends is bounded before anything is allocated for it: a
+     * count of the raw bytes keeps the clear INVALID_SHAPE of on_spawn for a polygon too large. */
+    if (c->state == NET_CLIENT_ACTIVE && spawn_vertices_over(body, len)) {
+        net_server_send_error(srv, c, request_id_raw(body, len), NET_ERR(INVALID_SHAPE), false,
+                              "invalid shape: %s",
+                              geom_shape_error_str(GEOM_ERR_TOO_MANY_VERTICES));
+        return;
+    }
+    net_arena_begin(&srv->arena, len);
     net_client_msg *msg = collide__v1__client_message__unpack(srv->pb_alloc, len, body);
     uint32_t rid = msg ? msg->request_id : 0;
     if (!msg) {
         if (c->state == NET_CLIENT_AWAIT_HELLO)
             net_server_send_error(srv, c, 0, NET_ERR(UNAUTHENTICATED), true,
                                   "first message must be Hello");
+        else if (srv->arena.over)
+            net_server_send_error(srv, c, request_id_raw(body, len), NET_ERR(BAD_REQUEST), false,
+                                  "frame needs more than %zu bytes to unpack", srv->arena.limit);
         else
             net_server_send_error(srv, c, 0, NET_ERR(BAD_REQUEST), false,
                                   "frame is not a valid ClientMessage");
@@ -439,8 +490,20 @@ static void dispatch(net_server *srv, net_client *c, const uint8_t *body, size_t
             break;
         }
     }
-    /* No pointer into msg survives this call. */
-    if (msg) collide__v1__client_message__free_unpacked(msg, srv->pb_alloc);
+    /* No pointer into msg survives this call. With the server's own arena the walk of
+     * free_unpacked is skipped: net_arena_end takes everything back at once. */
+    if (msg && srv->pb_alloc != &srv->arena.pb)
+        collide__v1__client_message__free_unpacked(msg, srv->pb_alloc);
+    net_arena_end(&srv->arena);
+}
+
+/* The largest frame c may send now: before Hello only --max-hello-frame (a Hello is small, and an
+ * unauthenticated peer gets no more to parse than that), after it --max-frame. */
+static uint32_t frame_limit(const net_server *srv, const net_client *c) {
+    uint32_t max = srv->cfg.max_frame;
+    if (c->state == NET_CLIENT_AWAIT_HELLO && srv->cfg.max_hello_frame < max)
+        max = srv->cfg.max_hello_frame;
+    return max;
 }
 
 /* Dispatches every whole frame at the start of buf; returns the bytes consumed. */
@@ -448,11 +511,13 @@ static size_t parse_frames(net_server *srv, net_client *c, const uint8_t *buf, s
     size_t off = 0;
     while (off < len && net_client_accepts_input(c)) {
         size_t plen = 0, blen = 0;
-        frame_status st = frame_peek(buf + off, len - off, srv->cfg.max_frame, &plen, &blen);
+        uint32_t max = frame_limit(srv, c);
+        frame_status st = frame_peek(buf + off, len - off, max, &plen, &blen);
         if (st == FRAME_NEED_MORE) break;
         if (st == FRAME_TOO_LARGE) {
-            net_server_send_error(srv, c, 0, NET_ERR(FRAME_TOO_LARGE), true, "frame over %u bytes",
-                                  srv->cfg.max_frame);
+            net_server_send_error(srv, c, 0, NET_ERR(FRAME_TOO_LARGE), true,
+                                  "frame over %u bytes%s", max,
+                                  c->state == NET_CLIENT_AWAIT_HELLO ? " before Hello" : "");
             return len;
         }
         dispatch(srv, c, buf + off + plen, blen);
@@ -467,7 +532,7 @@ static size_t parse_frames(net_server *srv, net_client *c, const uint8_t *buf, s
  * c->in already holds a whole frame or a refused prefix that parse_frames must see. */
 static size_t pending_need(const net_server *srv, const net_client *c) {
     size_t plen = 0, blen = 0;
-    frame_status st = frame_peek(c->in.data, c->in.len, srv->cfg.max_frame, &plen, &blen);
+    frame_status st = frame_peek(c->in.data, c->in.len, frame_limit(srv, c), &plen, &blen);
     if (st != FRAME_NEED_MORE) return 0;
     return plen == 0 ? 1u : plen + blen - c->in.len;
 }

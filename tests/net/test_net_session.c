@@ -7,25 +7,36 @@
 #include "net_http.h"
 #include "net_log.h"
 #include "net_test_util.h"
+#include "wire.h"
 
 #define S(name) COLLIDE__V1__SERVER_MESSAGE__MSG_##name
 #define E(name) COLLIDE__V1__ERROR_CODE__ERROR_CODE_##name
 #define MOVING COLLIDE__V1__BODY_KIND__BODY_KIND_MOVING
 #define STATIC COLLIDE__V1__BODY_KIND__BODY_KIND_STATIC
 
-/* Counts protobuf-c allocations so a test can assert every __unpack was freed. */
+/* Counts protobuf-c allocations so a test can assert every __unpack was freed, and passes each on
+ * to the server's own allocator (its parse arena, allocator_data), noting any block the arena did
+ * not hand out: the read path must not malloc. */
 static long live_allocs;
-static long total_allocs; /* every allocation since the process started */
+static long total_allocs;     /* every allocation since the process started */
+static long allocs_not_arena; /* allocations served from outside the server's arena */
+static net_server *counted_srv;
 static void *count_alloc(void *data, size_t size) {
-    (void)data;
+    ProtobufCAllocator *inner = data;
+    void *p = inner ? inner->alloc(inner->allocator_data, size) : malloc(size);
+    if (!p) return NULL;
     live_allocs++;
     total_allocs++;
-    return malloc(size);
+    if (!net_arena_owns(&counted_srv->arena, p)) allocs_not_arena++;
+    return p;
 }
 static void count_free(void *data, void *p) {
-    (void)data;
+    ProtobufCAllocator *inner = data;
     if (p) live_allocs--;
-    free(p);
+    if (inner)
+        inner->free(inner->allocator_data, p);
+    else
+        free(p);
 }
 static ProtobufCAllocator counting = {count_alloc, count_free, NULL};
 
@@ -49,6 +60,8 @@ static void fx_init(fixture *f, net_config *cfg_in) {
     wc.max_bodies = 256;
     f->w = world_create(&wc);
     f->srv = net_server_create(&cfg, f->w);
+    counting.allocator_data = f->srv->pb_alloc;
+    counted_srv = f->srv;
     f->srv->pb_alloc = &counting;
     f->srv->now_us = 1000000;
     live_allocs = 0;
@@ -530,6 +543,8 @@ static void test_config_documented_defaults(void) {
     CHECK(cfg.max_queued_bytes == 1048576);
     CHECK(cfg.max_clients == 10000);
     CHECK(cfg.max_frame == 65536);
+    CHECK(cfg.max_hello_frame == 1024);
+    CHECK(cfg.rate_limit_bytes == 65536.0f);
     CHECK(cfg.drain_timeout_ms == 3000);
     CHECK(cfg.log_buffer_bytes == 1048576);
     CHECK(cfg.max_snapshot_lag_ms == 2000);
@@ -1531,9 +1546,383 @@ static void test_config_flags_and_env(void) {
     CHECK(net_config_parse(&cfg, 3, tl_zero, err, sizeof err, NULL) == NET_CONFIG_ERROR);
     unsetenv("COLLIDE_FRAME_TIMEOUT_MS");
     unsetenv("COLLIDE_MAX_SNAPSHOT_LAG_MS");
+    /* the parse limits: from the environment, a flag wins */
+    net_config_default(&cfg);
+    setenv("COLLIDE_MAX_HELLO_FRAME", "2000", 1);
+    setenv("COLLIDE_RATE_LIMIT_BYTES", "1000", 1);
+    CHECK(net_config_parse(&cfg, 1, none, err, sizeof err, NULL) == NET_CONFIG_OK);
+    CHECK(cfg.max_hello_frame == 2000 && cfg.rate_limit_bytes == 1000.0f);
+    char *pl[] = {"collided", "--max-hello-frame", "512", "--rate-limit-bytes=4096", NULL};
+    CHECK(net_config_parse(&cfg, 4, pl, err, sizeof err, NULL) == NET_CONFIG_OK);
+    CHECK(cfg.max_hello_frame == 512 && cfg.rate_limit_bytes == 4096.0f);
+    unsetenv("COLLIDE_MAX_HELLO_FRAME");
+    unsetenv("COLLIDE_RATE_LIMIT_BYTES");
 }
 
-TEST_MAIN(TEST(test_hello_welcome), TEST(test_partial_frames_byte_by_byte),
+/* ---- Parse cost (issue 12 finding 1) --------------------------------------------------------- */
+
+/* A length-delimited field's key and length at o; returns the bytes written. */
+static size_t put_len_hdr(uint8_t *o, uint32_t field, size_t n) {
+    o[0] = WIRE_KEY(field, WIRE_LEN);
+    return 1 + varint_write(o + 1, n);
+}
+
+/* A framed ClientMessage{request_id rid, spawn{MOVING, polygon of `count` empty Vec2}} into out
+ * (room for 2 * count + 32 bytes); returns the bytes written. Built by hand: tu_frame would build
+ * the 21,000 Vec2 structs first. */
+static size_t raw_polygon_spawn(uint32_t rid, size_t count, uint8_t *out) {
+    size_t poly = 2 * count, shape = put_len_hdr((uint8_t[8]){0}, WIRE_SHAPE_POLYGON, poly) + poly;
+    size_t spawn = 2 + put_len_hdr((uint8_t[8]){0}, WIRE_SPAWN_SHAPE, shape) + shape;
+    size_t body =
+        1 + varint_size(rid) + put_len_hdr((uint8_t[8]){0}, WIRE_CLIENT_SPAWN, spawn) + spawn;
+    size_t n = frame_write_prefix((uint32_t)body, out);
+    out[n++] = WIRE_KEY(WIRE_CLIENT_REQUEST_ID, WIRE_VARINT);
+    n += varint_write(out + n, rid);
+    n += put_len_hdr(out + n, WIRE_CLIENT_SPAWN, spawn);
+    out[n++] = WIRE_KEY(1, WIRE_VARINT); /* SpawnBody.kind */
+    out[n++] = (uint8_t)MOVING;
+    n += put_len_hdr(out + n, WIRE_SPAWN_SHAPE, shape);
+    n += put_len_hdr(out + n, WIRE_SHAPE_POLYGON, poly);
+    for (size_t i = 0; i < count; i++) {
+        out[n++] = WIRE_KEY(WIRE_POLYGON_VERTICES, WIRE_LEN);
+        out[n++] = 0;
+    }
+    return n;
+}
+
+/* A framed ClientMessage{request_id rid, ping{client_time_us 1, `unknown` unknown varint fields}}
+ * into out (room for 2 * unknown + 32 bytes): a valid Ping whose unpack makes `unknown` tiny
+ * allocations (protobuf-c keeps unknown fields). */
+static size_t raw_ping_with_unknowns(uint32_t rid, size_t unknown, uint8_t *out) {
+    size_t ping = 2 + 2 * unknown;
+    size_t body = 1 + varint_size(rid) + put_len_hdr((uint8_t[8]){0}, 14, ping) + ping;
+    size_t n = frame_write_prefix((uint32_t)body, out);
+    out[n++] = WIRE_KEY(WIRE_CLIENT_REQUEST_ID, WIRE_VARINT);
+    n += varint_write(out + n, rid);
+    n += put_len_hdr(out + n, 14, ping); /* ClientMessage.ping */
+    out[n++] = WIRE_KEY(1, WIRE_VARINT); /* Ping.client_time_us */
+    out[n++] = 1;
+    for (size_t i = 0; i < unknown; i++) {
+        out[n++] = WIRE_KEY(15, WIRE_VARINT); /* no such field in Ping */
+        out[n++] = 0;
+    }
+    return n;
+}
+
+/* A framed ClientMessage{request_id rid, ping{client_time_us 1, one unknown field of `pad` bytes}}
+ * into out (room for pad + 32 bytes): a large frame that costs the arena little (one copy). */
+static size_t raw_ping_padded(uint32_t rid, size_t pad, uint8_t *out) {
+    size_t ping = 2 + put_len_hdr((uint8_t[8]){0}, 15, pad) + pad;
+    size_t body = 1 + varint_size(rid) + put_len_hdr((uint8_t[8]){0}, 14, ping) + ping;
+    size_t n = frame_write_prefix((uint32_t)body, out);
+    out[n++] = WIRE_KEY(WIRE_CLIENT_REQUEST_ID, WIRE_VARINT);
+    n += varint_write(out + n, rid);
+    n += put_len_hdr(out + n, 14, ping); /* ClientMessage.ping */
+    out[n++] = WIRE_KEY(1, WIRE_VARINT); /* Ping.client_time_us */
+    out[n++] = 1;
+    n += put_len_hdr(out + n, 15, pad); /* no such field in Ping */
+    memset(out + n, 'p', pad);
+    return n + pad;
+}
+
+/* The only reply in c's output: its case, Error code (-1 if none), fatal flag and request_id. */
+typedef struct one_reply {
+    int count, msg_case, code;
+    bool fatal;
+    uint32_t rid;
+    char text[96];
+} one_reply;
+
+static one_reply take_reply(net_client *c) {
+    one_reply r = {0, -1, -1, false, 0, ""};
+    tu_msgs msgs;
+    tu_take(c, &msgs);
+    r.count = (int)msgs.count;
+    if (msgs.count > 0) {
+        r.msg_case = (int)msgs.m[0]->msg_case;
+        r.rid = msgs.m[0]->request_id;
+        if (msgs.m[0]->msg_case == S(ERROR)) {
+            r.code = (int)msgs.m[0]->error->code;
+            r.fatal = msgs.m[0]->error->fatal;
+            snprintf(r.text, sizeof r.text, "%s", msgs.m[0]->error->message);
+        }
+    }
+    tu_free(&msgs);
+    return r;
+}
+
+/* Pings and expects a Pong: the session goes on. */
+static bool session_goes_on(fixture *f, net_client *c) {
+    feed(f, c, tu_ping(4242, 1, f->buf, sizeof f->buf));
+    one_reply r = take_reply(c);
+    return c->state == NET_CLIENT_ACTIVE && r.count == 1 && r.msg_case == S(PONG) && r.rid == 4242;
+}
+
+/* Before Hello a frame over --max-hello-frame (1024) is refused from its prefix alone, fatally and
+ * without buffering its body; 1024 bytes pass, and after Hello --max-frame applies again. */
+static void test_hello_frame_cap(void) {
+    fixture f;
+    fx_init(&f, NULL);
+    CHECK(f.srv->cfg.max_hello_frame == 1024);
+    net_client *c = fx_open(&f, 0);
+    uint8_t prefix[FRAME_MAX_PREFIX];
+    net_session_feed(f.srv, c, prefix, frame_write_prefix(1025, prefix));
+    one_reply r = take_reply(c);
+    CHECK_MSG(r.code == E(FRAME_TOO_LARGE) && r.fatal, "code %d", r.code);
+    CHECK(strstr(r.text, "1024") && c->state == NET_CLIENT_CLOSING && c->in.len == 0);
+    fx_free(&f);
+
+    /* A Hello of exactly 1024 bytes (the name fills it) is welcomed. */
+    fx_init(&f, NULL);
+    c = fx_open(&f, 0);
+    static char name[1100];
+    Collide__V1__Hello h = COLLIDE__V1__HELLO__INIT;
+    h.protocol_version = 1;
+    h.name = name;
+    tu_cmsg m = COLLIDE__V1__CLIENT_MESSAGE__INIT;
+    m.request_id = 3;
+    m.msg_case = COLLIDE__V1__CLIENT_MESSAGE__MSG_HELLO;
+    m.hello = &h;
+    size_t name_len = 1;
+    for (; name_len < sizeof name; name_len++) {
+        memset(name, 'n', name_len);
+        name[name_len] = '\0';
+        if (collide__v1__client_message__get_packed_size(&m) >= 1024) break;
+    }
+    CHECK(collide__v1__client_message__get_packed_size(&m) == 1024);
+    feed(&f, c, tu_frame(&m, f.buf, sizeof f.buf));
+    r = take_reply(&f.c[0]);
+    CHECK_MSG(r.msg_case == S(WELCOME), "case %d code %d", r.msg_case, r.code);
+    /* Welcomed: a 3000-byte frame is within --max-frame. */
+    static uint8_t big[4096];
+    size_t n = raw_ping_padded(8, 3000, big);
+    CHECK(n > 3000);
+    net_session_feed(f.srv, c, big, n);
+    r = take_reply(c);
+    CHECK_MSG(r.msg_case == S(PONG) && r.rid == 8, "case %d code %d", r.msg_case, r.code);
+    fx_free(&f);
+
+    /* The flag raises it; --max-frame caps it. */
+    net_config cfg;
+    net_config_default(&cfg);
+    cfg.max_hello_frame = 4096;
+    cfg.max_frame = 2048;
+    fx_init(&f, &cfg);
+    c = fx_open(&f, 0);
+    net_session_feed(f.srv, c, prefix, frame_write_prefix(2049, prefix));
+    r = take_reply(c);
+    CHECK(r.code == E(FRAME_TOO_LARGE) && r.fatal && strstr(r.text, "2048"));
+    fx_free(&f);
+}
+
+/* SpawnBody with 21,000 empty Vec2 (42 KB): INVALID_SHAPE "too many vertices" from a count of the
+ * raw bytes, with nothing allocated, and the session goes on; 17 are refused the same way, 16 are
+ * a shape (refused by geometry for being degenerate, after the unpack). */
+static void test_vertex_prescan(void) {
+    fixture f;
+    fx_init(&f, NULL);
+    net_client *c = fx_welcome(&f, 0, NULL);
+    static uint8_t big[2 * 21000 + 64];
+    size_t n = raw_polygon_spawn(31, 21000, big);
+    CHECK(n > 42000 && n < 65536);
+    long allocs_before = total_allocs;
+    net_session_feed(f.srv, c, big, n);
+    CHECK(total_allocs == allocs_before);
+    one_reply r = take_reply(c);
+    CHECK_MSG(r.code == E(INVALID_SHAPE) && !r.fatal && r.rid == 31, "code %d", r.code);
+    /* the text on_spawn gives a polygon too large */
+    CHECK_MSG(strcmp(r.text, "invalid shape: polygon has more than 16 vertices") == 0, "'%s'",
+              r.text);
+    CHECK(session_goes_on(&f, c));
+
+    allocs_before = total_allocs;
+    net_session_feed(f.srv, c, big, raw_polygon_spawn(32, 17, big));
+    CHECK(total_allocs == allocs_before);
+    r = take_reply(c);
+    CHECK(r.code == E(INVALID_SHAPE) && r.rid == 32 && strstr(r.text, "more than 16"));
+    net_session_feed(f.srv, c, big, raw_polygon_spawn(33, 16, big));
+    CHECK(total_allocs > allocs_before); /* unpacked */
+    r = take_reply(c);
+    CHECK(r.code == E(INVALID_SHAPE) && r.rid == 33 && !strstr(r.text, "more than 16"));
+    CHECK(live_allocs == 0 && allocs_not_arena == 0);
+    fx_free(&f);
+}
+
+/* A valid Ping carrying 3,000 unknown fields (6 KB) needs far more than its budget (8 bytes per
+ * frame byte + 4 KiB): unpack fails, BAD_REQUEST not fatal, and the next frame is served. Nothing
+ * came from outside the arena, and the arena is whole again after the frame. */
+static void test_arena_budget_crossed(void) {
+    fixture f;
+    fx_init(&f, NULL);
+    net_client *c = fx_welcome(&f, 0, NULL);
+    static uint8_t big[8192];
+    size_t n = raw_ping_with_unknowns(21, 3000, big);
+    net_session_feed(f.srv, c, big, n);
+    one_reply r = take_reply(c);
+    CHECK_MSG(r.code == E(BAD_REQUEST) && !r.fatal && r.rid == 21, "case %d code %d", r.msg_case,
+              r.code);
+    CHECK(strstr(r.text, "to unpack"));
+    CHECK(f.srv->arena.used == 0 && f.srv->arena.high_water <= net_arena_budget(n));
+    CHECK(session_goes_on(&f, c));
+    /* 20 unknown fields (a newer client's additions) fit: the same Ping is answered. */
+    net_session_feed(f.srv, c, big, raw_ping_with_unknowns(22, 20, big));
+    r = take_reply(c);
+    CHECK_MSG(r.msg_case == S(PONG) && r.rid == 22, "case %d code %d", r.msg_case, r.code);
+    CHECK(live_allocs == 0 && allocs_not_arena == 0);
+    fx_free(&f);
+}
+
+/* The largest messages the server accepts use under half their arena budget (the margin
+ * net_arena.h argues for): Hello with a 255-byte token and a name filling 1024 bytes, SpawnBody
+ * with 16 full vertices, a position and an angle. Every protobuf-c allocation of every request
+ * kind comes from the arena: the read path does not malloc. */
+static void test_arena_fits_legitimate_messages(void) {
+    fixture f;
+    fx_init(&f, NULL);
+    net_client *c = fx_open(&f, 0);
+    static char name[700], token[256];
+    memset(name, 'n', sizeof name - 1);
+    memset(token, 't', sizeof token - 1);
+    Collide__V1__Hello h = COLLIDE__V1__HELLO__INIT;
+    h.protocol_version = 1;
+    h.name = name;
+    h.token = token;
+    tu_cmsg m = COLLIDE__V1__CLIENT_MESSAGE__INIT;
+    m.request_id = 1;
+    m.msg_case = COLLIDE__V1__CLIENT_MESSAGE__MSG_HELLO;
+    m.hello = &h;
+    size_t n = tu_frame(&m, f.buf, sizeof f.buf);
+    CHECK(n > 900 && n <= 1024 + 2);
+    f.srv->arena.high_water = 0;
+    feed(&f, c, n);
+    CHECK(take_reply(c).msg_case == S(WELCOME));
+    CHECK_MSG(f.srv->arena.high_water > 0 && f.srv->arena.high_water <= net_arena_budget(n) / 2,
+              "Hello used %zu of %zu", f.srv->arena.high_water, net_arena_budget(n));
+
+    Collide__V1__Vec2 v[GEOM_MAX_POLYGON_VERTICES], *vp[GEOM_MAX_POLYGON_VERTICES];
+    for (int i = 0; i < GEOM_MAX_POLYGON_VERTICES; i++) {
+        Collide__V1__Vec2 z = COLLIDE__V1__VEC2__INIT;
+        double a = 2.0 * 3.14159265358979 * i / GEOM_MAX_POLYGON_VERTICES;
+        z.x = (float)(3.0 * cos(a));
+        z.y = (float)(3.0 * sin(a));
+        v[i] = z;
+        vp[i] = &v[i];
+    }
+    Collide__V1__Polygon poly = COLLIDE__V1__POLYGON__INIT;
+    poly.n_vertices = GEOM_MAX_POLYGON_VERTICES;
+    poly.vertices = vp;
+    Collide__V1__Shape shape = COLLIDE__V1__SHAPE__INIT;
+    shape.kind_case = COLLIDE__V1__SHAPE__KIND_POLYGON;
+    shape.polygon = &poly;
+    Collide__V1__Vec2 pos = COLLIDE__V1__VEC2__INIT;
+    pos.x = 10.5f;
+    pos.y = -20.25f;
+    Collide__V1__SpawnBody sb = COLLIDE__V1__SPAWN_BODY__INIT;
+    sb.kind = MOVING;
+    sb.shape = &shape;
+    sb.position = &pos;
+    sb.angle = 0.5f;
+    tu_cmsg sm = COLLIDE__V1__CLIENT_MESSAGE__INIT;
+    sm.request_id = 2;
+    sm.msg_case = COLLIDE__V1__CLIENT_MESSAGE__MSG_SPAWN;
+    sm.spawn = &sb;
+    n = tu_frame(&sm, f.buf, sizeof f.buf);
+    f.srv->arena.high_water = 0;
+    feed(&f, c, n);
+    one_reply r = take_reply(c);
+    CHECK_MSG(r.msg_case == S(SPAWNED), "case %d code %d %s", r.msg_case, r.code, r.text);
+    CHECK_MSG(f.srv->arena.high_water <= net_arena_budget(n) / 2, "SpawnBody used %zu of %zu",
+              f.srv->arena.high_water, net_arena_budget(n));
+    uint32_t id = 0;
+    feed(&f, c, tu_spawn_box(3, MOVING, 40, 40, 1, 1, f.buf, sizeof f.buf));
+    id = take_reply(c).msg_case == S(SPAWNED) ? 1u : 0u;
+    CHECK(id == 1);
+    feed(&f, c, tu_move(4, 1, 1, 1, 0, f.buf, sizeof f.buf));
+    feed(&f, c, tu_set_view(5, 0, 0, 10, 10, f.buf, sizeof f.buf));
+    feed(&f, c, tu_despawn(6, 999, f.buf, sizeof f.buf));
+    tu_msgs msgs;
+    tu_take(c, &msgs);
+    CHECK(msgs.count == 1 && msgs.m[0]->msg_case == S(ERROR) && msgs.m[0]->request_id == 6);
+    tu_free(&msgs);
+    CHECK(session_goes_on(&f, c));
+    CHECK(total_allocs > 0 && live_allocs == 0);
+    CHECK_MSG(allocs_not_arena == 0, "%ld allocations outside the arena", allocs_not_arena);
+    fx_free(&f);
+}
+
+/* --rate-limit-bytes: a bucket of frame bytes, burst 2 s worth (or one max frame, if larger).
+ * Crossing it is RATE_LIMITED, not fatal, request_id echoed; it refills; sustained, it is the same
+ * abuse cut as the message bucket. */
+static void test_byte_bucket(void) {
+    net_config cfg;
+    net_config_default(&cfg);
+    cfg.rate_limit = 1e6f;      /* the message bucket never bites here */
+    cfg.rate_limit_bytes = 500; /* burst 1000 bytes */
+    cfg.max_frame = 256;
+    fixture f;
+    fx_init(&f, &cfg);
+    size_t hello = tu_hello(1, 1, NULL, f.buf, sizeof f.buf);
+    net_client *c = fx_welcome(&f, 0, NULL);
+    size_t ping = tu_ping(1, 1, f.buf, sizeof f.buf); /* every ping below has this size */
+    size_t len = 0;
+    for (uint32_t i = 0; i < 200; i++)
+        len += tu_ping(1, 1, f.buf + len, sizeof f.buf - len);
+    CHECK(len == 200 * ping && len > 1000);
+    feed(&f, c, len);
+    tu_msgs msgs;
+    tu_take(c, &msgs);
+    int pongs = 0, limited = 0, fatal = 0;
+    for (size_t i = 0; i < msgs.count; i++) {
+        if (msgs.m[i]->msg_case == S(PONG)) pongs++;
+        if (msgs.m[i]->msg_case == S(ERROR) && msgs.m[i]->error->code == E(RATE_LIMITED)) {
+            limited++;
+            fatal += msgs.m[i]->error->fatal;
+            CHECK(msgs.m[i]->request_id == 1 && strstr(msgs.m[i]->error->message, "bytes"));
+        }
+    }
+    tu_free(&msgs);
+    int expect = (int)((1000 - hello) / ping);
+    CHECK_MSG(pongs == expect && limited == 200 - expect && fatal == 0, "%d pongs, %d limited",
+              pongs, limited);
+    CHECK(c->state == NET_CLIENT_ACTIVE);
+    /* One second refills 500 bytes. */
+    f.srv->now_us += 1000000;
+    double left = 1000.0 - (double)hello - (double)expect * (double)ping + 500.0;
+    size_t ping2 = tu_ping(4242, 1, f.buf, sizeof f.buf); /* session_goes_on's */
+    int refilled = 0;
+    for (int i = 0; i < 200 && session_goes_on(&f, c); i++)
+        refilled++;
+    CHECK_MSG(refilled == (int)(left / (double)ping2), "%d after refill, expected %d", refilled,
+              (int)(left / (double)ping2));
+    /* Floods in consecutive seconds: cut like a message flood. */
+    for (int s = 0; s < NET_ABUSE_SECONDS + 1 && c->state == NET_CLIENT_ACTIVE; s++) {
+        f.srv->now_us += 1000000;
+        feed(&f, c, len);
+        tu_take(c, &msgs);
+        tu_free(&msgs);
+    }
+    CHECK(c->state == NET_CLIENT_CLOSING);
+    fx_free(&f);
+
+    /* A bucket smaller than one max frame still lets one through when full. */
+    net_config_default(&cfg);
+    cfg.rate_limit_bytes = 64;
+    cfg.max_frame = 4096;
+    fx_init(&f, &cfg);
+    c = fx_welcome(&f, 0, NULL);
+    f.srv->now_us += 100000000; /* full again */
+    static uint8_t big[4200];
+    size_t n = raw_ping_padded(9, 4080, big);
+    CHECK(n > 4090 && n <= 4096 + FRAME_MAX_PREFIX);
+    net_session_feed(f.srv, c, big, n);
+    one_reply r = take_reply(c);
+    CHECK_MSG(r.msg_case == S(PONG), "case %d code %d", r.msg_case, r.code);
+    fx_free(&f);
+}
+
+TEST_MAIN(TEST(test_hello_welcome), TEST(test_hello_frame_cap), TEST(test_vertex_prescan),
+          TEST(test_arena_budget_crossed), TEST(test_arena_fits_legitimate_messages),
+          TEST(test_byte_bucket), TEST(test_partial_frames_byte_by_byte),
           TEST(test_split_at_every_point), TEST(test_partial_buffer_holds_one_frame),
           TEST(test_oversized_prefix_is_fatal_without_buffering),
           TEST(test_first_message_must_be_hello), TEST(test_version_mismatch), TEST(test_tokens),

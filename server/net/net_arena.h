@@ -1,0 +1,68 @@
+/* net_arena: the allocator protobuf-c unpacks every ClientMessage into (docs/net-design.md
+ * "Parse arena"). One block per server, allocated at create and sized from --max-frame; each frame
+ * gets a budget of NET_ARENA_PER_BYTE bytes per frame byte plus NET_ARENA_BASE, allocations are
+ * bumped off the block, free is a no-op and the whole block is taken back after the frame. So the
+ * read path does no malloc, and no frame can make the server allocate more than a fixed multiple of
+ * its own length: a frame that needs more fails to unpack (BAD_REQUEST) instead. */
+#ifndef COLLIDE_NET_ARENA_H
+#define COLLIDE_NET_ARENA_H
+
+#include <protobuf-c/protobuf-c.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Why 8 per byte plus 4 KiB holds for every message the server accepts: the only repeated field of
+ * a ClientMessage is Polygon.vertices, at most GEOM_MAX_POLYGON_VERTICES (16) of them (counted
+ * before the unpack, net_session.c), so the structs of an accepted message are a fixed set whose
+ * largest case (a SpawnBody of 16 vertices with position: 20 structs, their pointer array and
+ * protobuf-c's scan slab) took 880 bytes when measured, a 1024-byte Hello 1,072: NET_ARENA_BASE
+ * covers either four times over. What grows with the frame is then only copied bytes (Hello's
+ * strings, an unknown field's payload from a newer client), one arena byte per wire byte plus one
+ * alignment unit each: well inside 8 per byte. What does not fit is a frame of many tiny elements
+ * (empty sub-messages or unknown fields, 2 wire bytes each) at 50-60 arena bytes per wire byte.
+ * tests/net checks the largest legitimate messages use under half their budget. */
+#define NET_ARENA_PER_BYTE 8u
+#define NET_ARENA_BASE 4096u
+#define NET_ARENA_ALIGN 16u /* max_align_t on the targets we build for */
+
+typedef struct net_arena {
+    uint8_t *base;         /* the block (one malloc, at init) */
+    size_t cap;            /* bytes in the block: the budget of a max-frame frame */
+    size_t limit;          /* the current frame's budget (<= cap) */
+    size_t used;           /* bytes handed out for the current frame */
+    size_t high_water;     /* most bytes one frame has used, for tests and the benchmark */
+    bool over;             /* an allocation of the current frame was refused */
+    ProtobufCAllocator pb; /* alloc/free over this arena, allocator_data = the arena */
+} net_arena;
+
+/* The budget of a frame of frame_len bytes. */
+static inline size_t net_arena_budget(size_t frame_len) {
+    return NET_ARENA_BASE + NET_ARENA_PER_BYTE * frame_len;
+}
+
+/* Allocates the block for frames of at most max_frame bytes. False when out of memory. */
+bool net_arena_init(net_arena *a, uint32_t max_frame);
+void net_arena_free(net_arena *a);
+
+/* Starts a frame of frame_len bytes: everything handed out before is taken back. */
+static inline void net_arena_begin(net_arena *a, size_t frame_len) {
+    size_t budget = net_arena_budget(frame_len);
+    a->limit = budget < a->cap ? budget : a->cap;
+    a->used = 0;
+    a->over = false;
+}
+
+/* Ends the frame: records its use, takes everything back. */
+static inline void net_arena_end(net_arena *a) {
+    if (a->used > a->high_water) a->high_water = a->used;
+    a->used = 0;
+}
+
+/* True when p was handed out by the arena (inside its block). */
+static inline bool net_arena_owns(const net_arena *a, const void *p) {
+    const uint8_t *b = (const uint8_t *)p;
+    return a->base != NULL && b >= a->base && b < a->base + a->cap;
+}
+
+#endif

@@ -7,15 +7,20 @@
 #include "net_config.h"
 #include "net_daemon.h"
 #include "net_log.h"
+#include "net_server.h"
 #include "world.h"
 #include "world_load.h"
 
-/* Each client is a socket, so --max-clients is only honest if the process may open that many
- * files. Raise the soft limit towards the hard one, and say so when even that is short. */
-static void raise_fd_limit(uint32_t max_clients) {
+/* Each connection is a socket, so the limits are only honest if the process may open that many
+ * files: welcomed clients (--max-clients), connections before Hello (--max-pending), refused ones
+ * flushing their Error (NET_MAX_REFUSING) and HTTP connections (--http-max-connections), plus 64
+ * for the listeners, the loop's internals, the world file and the one accepted over a cap before
+ * it evicts. Raise the soft limit towards the hard one, and say so when even that is short. */
+static void raise_fd_limit(const net_config *cfg) {
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return;
-    rlim_t want = (rlim_t)max_clients + 64; /* listeners, HTTP, loop internals, world file */
+    rlim_t want = (rlim_t)cfg->max_clients + cfg->max_pending + NET_MAX_REFUSING +
+                  (cfg->http_port ? cfg->http_max_connections : 0) + 64;
     if (rl.rlim_cur < want) {
         rlim_t before = rl.rlim_cur;
         rl.rlim_cur = (rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= want) ? want : rl.rlim_max;
@@ -23,9 +28,11 @@ static void raise_fd_limit(uint32_t max_clients) {
     }
     if (rl.rlim_cur < want)
         net_log(NET_LOG_WARN, "fd_limit", 0, NULL,
-                "open-file limit %llu is below --max-clients %u + 64; raise it (ulimit -n) or "
+                "open-file limit %llu is below the %llu sockets the limits allow (--max-clients %u "
+                "+ --max-pending %u + %d refusing + HTTP + 64); raise it (ulimit -n) or "
                 "connections past it are refused by accept()",
-                (unsigned long long)rl.rlim_cur, max_clients);
+                (unsigned long long)rl.rlim_cur, (unsigned long long)want, cfg->max_clients,
+                cfg->max_pending, NET_MAX_REFUSING);
 }
 
 #define NET_LOG_FLUSH_TIMEOUT_MS 2000u /* at exit, for the log lines still in the buffer */
@@ -47,7 +54,7 @@ int main(int argc, char **argv) {
                 "no log writer thread: stderr is written from the event loop");
     /* A peer that resets mid-write must cost an EPIPE, not the process. */
     signal(SIGPIPE, SIG_IGN);
-    raise_fd_limit(cfg.max_clients);
+    raise_fd_limit(&cfg);
 
     world_config wc;
     world_config_default(&wc);

@@ -18,6 +18,8 @@ void net_config_default(net_config *cfg) {
     cfg->tick_rate_hz = 60.0f;
     cfg->max_speed = 10000.0f;
     cfg->max_clients = 10000;
+    cfg->max_pending = 256;
+    cfg->max_pending_per_address = 64;
     cfg->log_level = NET_LOG_INFO;
     cfg->max_frame = 65536;
     cfg->max_hello_frame = 1024;
@@ -27,7 +29,7 @@ void net_config_default(net_config *cfg) {
     cfg->rate_limit = 200.0f;
     cfg->rate_limit_bytes = 65536.0f;
     cfg->max_queued_bytes = 1048576;
-    cfg->hello_timeout_ms = 5000;
+    cfg->hello_timeout_ms = 2000;
     cfg->max_snapshot_lag_ms = 2000;
     cfg->frame_timeout_ms = 10000;
     cfg->view_radius = 80.0f;
@@ -93,7 +95,13 @@ static const opt_def opts[] = {
     {"admin-token", "COLLIDE_ADMIN_TOKEN", OPT_SECRET, F(admin_token), F(admin_token_len), 0, 0,
      "SECRET  makes a client an admin (default none: no admins)"},
     {"max-clients", "COLLIDE_MAX_CLIENTS", OPT_U32, F(max_clients), 0, 1, 1000000,
-     "N  connections at once (default 10000)"},
+     "N  welcomed sessions at once; a Hello past it is refused (default 10000)"},
+    {"max-pending", "COLLIDE_MAX_PENDING", OPT_U32, F(max_pending), 0, 1, 1000000,
+     "N  connections that have not said Hello; at the cap a newcomer evicts the oldest (default "
+     "256)"},
+    {"max-pending-per-address", "COLLIDE_MAX_PENDING_PER_ADDRESS", OPT_U32,
+     F(max_pending_per_address), 0, 1, 1000000,
+     "N  of those, from one remote IP; at the cap a newcomer evicts that IP's oldest (default 64)"},
     {"log-level", "COLLIDE_LOG_LEVEL", OPT_LEVEL, F(log_level), 0, 0, 0,
      "LEVEL  debug, info, warn or error (default info)"},
     {"max-frame", "COLLIDE_MAX_FRAME", OPT_U32, F(max_frame), 0, 256, 16777216,
@@ -118,7 +126,7 @@ static const opt_def opts[] = {
      "BYTES  output queued per client before disconnect; snapshots dropped past a quarter (default "
      "1048576)"},
     {"hello-timeout-ms", "COLLIDE_HELLO_TIMEOUT_MS", OPT_U32, F(hello_timeout_ms), 0, 1, 3600000,
-     "MS  time allowed before Hello (default 5000)"},
+     "MS  time allowed before Hello (default 2000)"},
     {"max-snapshot-lag-ms", "COLLIDE_MAX_SNAPSHOT_LAG_MS", OPT_U32, F(max_snapshot_lag_ms), 0, 1,
      3600000, "MS  a client whose oldest unsent output is older than this is cut (default 2000)"},
     {"frame-timeout-ms", "COLLIDE_FRAME_TIMEOUT_MS", OPT_U32, F(frame_timeout_ms), 0, 1, 3600000,

@@ -28,7 +28,9 @@ typedef struct net_config {
     size_t token_len;                 /* bytes in token */
     char admin_token[NET_MAX_SECRET]; /* admin clients present it; empty = no admins */
     size_t admin_token_len;           /* bytes in admin_token */
-    uint32_t max_clients;             /* connections at once (awaiting Hello included) */
+    uint32_t max_clients;             /* welcomed sessions at once (a Hello past it is refused) */
+    uint32_t max_pending;             /* connections that have not said Hello yet, at once */
+    uint32_t max_pending_per_address; /* of those, from one remote IP (port ignored) */
     net_log_level log_level;          /* lowest level written to stderr */
     uint32_t max_frame;               /* largest frame body accepted or sent */
     uint32_t max_hello_frame;         /* largest frame accepted before Hello (<= max_frame) */

@@ -233,8 +233,7 @@ static void on_connection(uv_stream_t *server, int status) {
         uv_close((uv_handle_t *)&conn->tcp, on_conn_closed);
         return;
     }
-    if (!net_client_refused(&conn->client))
-        uv_read_start((uv_stream_t *)&conn->tcp, on_alloc, on_read);
+    uv_read_start((uv_stream_t *)&conn->tcp, on_alloc, on_read);
 }
 
 /* ---- The tick -------------------------------------------------------------------------------- */

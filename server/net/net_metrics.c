@@ -15,9 +15,9 @@ const double net_tick_bucket_bounds[NET_TICK_BUCKET_COUNT] = {
 
 const char *net_disconnect_reason_str(net_disconnect_reason reason) {
     static const char *names[NET_DISC_REASON_COUNT] = {
-        "client_closed", "read_error",   "write_error",  "fatal_error",
-        "hello_timeout", "slow_client",  "server_full",  "shutdown",
-        "out_of_memory", "snapshot_lag", "frame_timeout"};
+        "client_closed", "read_error",   "write_error",   "fatal_error",
+        "hello_timeout", "slow_client",  "server_full",   "shutdown",
+        "out_of_memory", "snapshot_lag", "frame_timeout", "pending_evicted"};
     return (unsigned)reason < NET_DISC_REASON_COUNT ? names[reason] : "unknown";
 }
 
@@ -74,6 +74,10 @@ bool net_metrics_render(const net_metrics *m, const net_gauges *g, net_buf *out)
               "# HELP collide_clients Connections open.\n# TYPE collide_clients "
               "gauge\ncollide_clients %u\n",
               g->clients);
+    ok &= put(out,
+              "# HELP collide_clients_pending Connections that have not said Hello yet.\n# TYPE "
+              "collide_clients_pending gauge\ncollide_clients_pending %u\n",
+              g->clients_pending);
     ok &= put(out,
               "# HELP collide_bodies Bodies in the world.\n# TYPE collide_bodies gauge\n"
               "collide_bodies{kind=\"static\"} %zu\ncollide_bodies{kind=\"moving\"} %zu\n",

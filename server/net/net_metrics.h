@@ -23,6 +23,7 @@ typedef enum net_disconnect_reason {
     NET_DISC_OUT_OF_MEMORY,     /* a buffer could not grow */
     NET_DISC_SNAPSHOT_LAG,      /* oldest queued output older than --max-snapshot-lag-ms */
     NET_DISC_FRAME_TIMEOUT,     /* a partial frame held longer than --frame-timeout-ms */
+    NET_DISC_PENDING_EVICTED,   /* silent before Hello, evicted for a newer connection */
     NET_DISC_REASON_COUNT
 } net_disconnect_reason;
 
@@ -68,6 +69,7 @@ typedef struct net_gauges {
     uint64_t log_lines_dropped;  /* log lines dropped because stderr was not read (net_log) */
     uint64_t body_slots_retired; /* world slots whose id generations ran out */
     uint64_t body_ids_left;      /* spawns the body-id space still allows */
+    uint32_t clients_pending;    /* connections open now that have not said Hello */
 } net_gauges;
 
 /* Appends the Prometheus text exposition; false on out of memory. */

@@ -1,5 +1,6 @@
 #include "net_server.h"
 
+#include <arpa/inet.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,8 @@ net_server *net_server_create(const net_config *cfg, world *w) {
     srv->cfg = *cfg;
     srv->world = w;
     srv->next_client_id = 1;
+    /* Any per-process value an attacker does not choose will do: it only spreads the chains. */
+    srv->pending_hash_seed = (uint64_t)(uintptr_t)srv ^ (cfg->max_pending * 0x9e3779b97f4a7c15ull);
     if (!net_snapshot_writer_init(&srv->snapshot, cfg, w) ||
         !net_arena_init(&srv->arena, cfg->max_frame)) {
         net_server_destroy(srv);
@@ -31,8 +34,10 @@ net_server *net_server_create(const net_config *cfg, world *w) {
 void net_server_destroy(net_server *srv) {
     if (!srv) return;
     NET_ASSERT(srv->client_count == 0);
+    NET_ASSERT(srv->pending_addr_count == 0);
     free(srv->clients);
     free(srv->dirty);
+    free(srv->pending_buckets);
     net_snapshot_writer_free(&srv->snapshot);
     net_arena_free(&srv->arena);
     free(srv);
@@ -56,6 +61,8 @@ const net_config *net_server_config(const net_server *srv) { return &srv->cfg; }
 
 uint32_t net_server_client_count(const net_server *srv) { return srv->client_count; }
 
+uint32_t net_server_pending_count(const net_server *srv) { return srv->pending_count; }
+
 void net_server_note_tick(net_server *srv, uint64_t skipped_steps, double seconds) {
     srv->metrics.ticks_skipped_total += skipped_steps;
     net_metrics_observe_tick(&srv->metrics, seconds);
@@ -68,11 +75,13 @@ void net_server_note_http_close(net_server *srv, net_http_close_reason reason) {
 bool net_server_render_metrics(const net_server *srv, net_buf *out) {
     world_stats ws;
     world_get_stats(srv->world, &ws);
-    net_gauges g = {srv->client_count,       ws.static_bodies, ws.moving_bodies,
-                    net_log_dropped_total(), ws.slots_retired, ws.ids_left};
+    net_gauges g = {srv->client_count, ws.static_bodies, ws.moving_bodies,  net_log_dropped_total(),
+                    ws.slots_retired,  ws.ids_left,      srv->pending_count};
     out->len = 0;
     return net_metrics_render(&srv->metrics, &g, out);
 }
+
+static void pending_unlink(net_server *srv, net_client *c);
 
 /* ---- The dirty list, kills and closing ----------------------------------------------------- */
 
@@ -97,6 +106,7 @@ void net_server_kill(net_server *srv, net_client *c, net_disconnect_reason reaso
         c->kill = true;
         c->reason = reason;
     }
+    pending_unlink(srv, c); /* gone at the next flush: its pending slot is free now */
     net_server_mark_dirty(srv, c);
 }
 
@@ -190,25 +200,204 @@ void net_client_written(net_server *srv, net_client *c) {
     if (net_client_next_io(c) != NET_IO_NONE) net_server_mark_dirty(srv, c);
 }
 
+/* ---- Admission: connections not yet past Hello ----------------------------------------------- */
+
+/* Pending connections of one IP: their count (--max-pending-per-address) and their FIFO, so the
+ * oldest of an address is found in O(1). An entry lives while the IP has a pending client. */
+typedef struct net_pending_addr {
+    uint8_t ip[NET_IP_KEY_BYTES];
+    uint32_t count;                /* pending clients from ip */
+    net_client *head, *tail;       /* oldest first, linked through addr_prev/addr_next */
+    struct net_pending_addr *next; /* hash chain */
+} net_pending_addr;
+
+bool net_ip_key(const char *addr, uint8_t key[NET_IP_KEY_BYTES]) {
+    memset(key, 0, NET_IP_KEY_BYTES);
+    if (!addr) return false;
+    char host[64];
+    const char *start = addr, *end = NULL;
+    if (addr[0] == '[') { /* "[ipv6]:port" */
+        start = addr + 1;
+        end = strchr(start, ']');
+    } else {
+        const char *colon = strchr(addr, ':');
+        /* one colon: "ipv4:port"; none or several: no port (a bare IPv4 or IPv6 literal) */
+        end = colon && !strchr(colon + 1, ':') ? colon : addr + strlen(addr);
+    }
+    if (!end || (size_t)(end - start) >= sizeof host) return false;
+    memcpy(host, start, (size_t)(end - start));
+    host[end - start] = '\0';
+    char *zone = strchr(host, '%'); /* fe80::1%eth0: the zone is not part of the address */
+    if (zone) *zone = '\0';
+    struct in_addr v4;
+    if (inet_pton(AF_INET, host, &v4) == 1) {
+        key[10] = key[11] = 0xff; /* ::ffff:a.b.c.d, what an IPv4 peer is on a dual-stack socket */
+        memcpy(key + 12, &v4, 4);
+        return true;
+    }
+    struct in6_addr v6;
+    if (inet_pton(AF_INET6, host, &v6) == 1) {
+        memcpy(key, &v6, NET_IP_KEY_BYTES);
+        return true;
+    }
+    return false;
+}
+
+static uint64_t mix64(uint64_t x) { /* splitmix64's finalizer */
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+static uint32_t ip_bucket(const net_server *srv, const uint8_t ip[NET_IP_KEY_BYTES]) {
+    uint64_t a, b;
+    memcpy(&a, ip, 8);
+    memcpy(&b, ip + 8, 8);
+    return (uint32_t)mix64(mix64(srv->pending_hash_seed ^ a) ^ b) & (srv->pending_bucket_count - 1);
+}
+
+/* Doubles the chains once they average one entry (64 at first use). Out of memory: the chains
+ * only get longer, bounded by --max-pending entries in all. */
+static void pending_buckets_grow(net_server *srv) {
+    uint32_t n = srv->pending_bucket_count ? srv->pending_bucket_count * 2u : 64u;
+    net_pending_addr **b = calloc(n, sizeof *b);
+    if (!b) return;
+    uint32_t old_n = srv->pending_bucket_count;
+    net_pending_addr **old = srv->pending_buckets;
+    srv->pending_buckets = b;
+    srv->pending_bucket_count = n;
+    for (uint32_t i = 0; i < old_n; i++) {
+        for (net_pending_addr *e = old[i], *next; e; e = next) {
+            next = e->next;
+            uint32_t k = ip_bucket(srv, e->ip);
+            e->next = b[k];
+            b[k] = e;
+        }
+    }
+    free(old);
+}
+
+/* The entry of ip, created (count 0) when absent; NULL when out of memory. */
+static net_pending_addr *pending_addr_get(net_server *srv, const uint8_t ip[NET_IP_KEY_BYTES]) {
+    if (srv->pending_addr_count >= srv->pending_bucket_count) pending_buckets_grow(srv);
+    if (srv->pending_bucket_count == 0) return NULL;
+    uint32_t k = ip_bucket(srv, ip);
+    for (net_pending_addr *e = srv->pending_buckets[k]; e; e = e->next)
+        if (memcmp(e->ip, ip, NET_IP_KEY_BYTES) == 0) return e;
+    net_pending_addr *e = calloc(1, sizeof *e);
+    if (!e) return NULL;
+    memcpy(e->ip, ip, NET_IP_KEY_BYTES);
+    e->next = srv->pending_buckets[k];
+    srv->pending_buckets[k] = e;
+    srv->pending_addr_count++;
+    return e;
+}
+
+static void pending_addr_drop(net_server *srv, net_pending_addr *e) {
+    net_pending_addr **p = &srv->pending_buckets[ip_bucket(srv, e->ip)];
+    while (*p != e)
+        p = &(*p)->next;
+    *p = e->next;
+    srv->pending_addr_count--;
+    free(e);
+}
+
+/* Appends c (the newest) to both FIFOs of its entry e. */
+static void pending_link(net_server *srv, net_client *c, net_pending_addr *e) {
+    c->pending = true;
+    c->pending_addr = e;
+    c->pending_prev = srv->pending_tail;
+    c->pending_next = NULL;
+    if (srv->pending_tail)
+        srv->pending_tail->pending_next = c;
+    else
+        srv->pending_head = c;
+    srv->pending_tail = c;
+    srv->pending_count++;
+    c->addr_prev = e->tail;
+    c->addr_next = NULL;
+    if (e->tail)
+        e->tail->addr_next = c;
+    else
+        e->head = c;
+    e->tail = c;
+    e->count++;
+}
+
+static void pending_unlink(net_server *srv, net_client *c) {
+    if (!c->pending) return;
+    c->pending = false;
+    if (c->pending_prev)
+        c->pending_prev->pending_next = c->pending_next;
+    else
+        srv->pending_head = c->pending_next;
+    if (c->pending_next)
+        c->pending_next->pending_prev = c->pending_prev;
+    else
+        srv->pending_tail = c->pending_prev;
+    srv->pending_count--;
+    net_pending_addr *e = c->pending_addr;
+    if (c->addr_prev)
+        c->addr_prev->addr_next = c->addr_next;
+    else
+        e->head = c->addr_next;
+    if (c->addr_next)
+        c->addr_next->addr_prev = c->addr_prev;
+    else
+        e->tail = c->addr_prev;
+    c->pending_prev = c->pending_next = c->addr_prev = c->addr_next = NULL;
+    c->pending_addr = NULL;
+    if (--e->count == 0) pending_addr_drop(srv, e);
+}
+
+/* A newer connection needs the slot of `victim`, the oldest silent one (of its IP, or of all). */
+static void pending_evict(net_server *srv, net_client *victim, const char *cap, uint32_t limit) {
+    net_log(NET_LOG_DEBUG, "pending_evicted", victim->id, victim->addr,
+            "no Hello after %llu ms; %s pending cap %u reached",
+            (unsigned long long)((srv->now_us - victim->connected_us) / 1000u), cap, limit);
+    net_server_kill(srv, victim, NET_DISC_PENDING_EVICTED);
+}
+
+bool net_server_admit_session(net_server *srv, net_client *c, uint32_t request_id) {
+    pending_unlink(srv, c);
+    if (srv->admitted_count >= srv->cfg.max_clients) {
+        c->refused = true;
+        srv->refusing++;
+        net_log(NET_LOG_WARN, "client_refused", c->id, c->addr, "max clients (%u) reached",
+                srv->cfg.max_clients);
+        if (srv->refusing > NET_MAX_REFUSING) {
+            net_server_kill(srv, c, NET_DISC_SERVER_FULL);
+        } else {
+            net_server_send_error(srv, c, request_id, NET_ERR(LIMIT_EXCEEDED), true,
+                                  "server full: %u clients", srv->cfg.max_clients);
+            c->reason = NET_DISC_SERVER_FULL;
+        }
+        return false;
+    }
+    c->admitted = true;
+    srv->admitted_count++;
+    return true;
+}
+
 /* ---- Clients ------------------------------------------------------------------------------- */
 
 bool net_client_open(net_server *srv, net_client *c, const char *addr) {
+    c->index = UINT32_MAX;
     if (srv->client_count == srv->client_cap) {
         uint32_t cap = srv->client_cap ? srv->client_cap * 2u : 64u;
         net_client **clients = realloc(srv->clients, cap * sizeof *clients);
-        if (!clients) {
-            c->index = UINT32_MAX;
-            return false;
-        }
+        if (!clients) return false;
         srv->clients = clients;
         net_client **dirty = realloc(srv->dirty, cap * sizeof *dirty);
-        if (!dirty) {
-            c->index = UINT32_MAX;
-            return false;
-        }
+        if (!dirty) return false;
         srv->dirty = dirty;
         srv->client_cap = cap;
     }
+    (void)net_ip_key(addr, c->ip); /* no IP literal: all such share the zero key */
+    net_pending_addr *e = pending_addr_get(srv, c->ip);
+    if (!e) return false;
     c->id = srv->next_client_id++;
     if (srv->next_client_id == 0) srv->next_client_id = 1; /* ids are never 0 */
     snprintf(c->addr, sizeof c->addr, "%s", addr ? addr : "-");
@@ -217,21 +406,17 @@ bool net_client_open(net_server *srv, net_client *c, const char *addr) {
     c->index = srv->client_count;
     srv->clients[srv->client_count++] = c;
     srv->metrics.connections_total++;
-    if (srv->client_count - srv->refusing > srv->cfg.max_clients) {
-        c->refused = true;
-        srv->refusing++;
-        net_log(NET_LOG_WARN, "client_refused", c->id, c->addr, "max clients (%u) reached",
-                srv->cfg.max_clients);
-        if (srv->refusing > NET_MAX_REFUSING) {
-            net_server_kill(srv, c, NET_DISC_SERVER_FULL);
-        } else {
-            net_server_send_error(srv, c, 0, NET_ERR(LIMIT_EXCEEDED), true,
-                                  "server full: %u clients", srv->cfg.max_clients);
-            c->reason = NET_DISC_SERVER_FULL;
-        }
-        return true;
-    }
+    pending_link(srv, c, e);
     net_log(NET_LOG_INFO, "client_connected", c->id, c->addr, "connected");
+    /* At a cap the newcomer is admitted and the oldest silent connection goes, rather than the
+     * newcomer being refused: otherwise sockets that connect, never say Hello and reconnect when
+     * cut hold every slot (issue 12). A player says Hello within a round trip, so it is the oldest
+     * only when it is late. The per-address cap evicts within the IP first, so one host cannot
+     * push out everyone else's pending connections either. */
+    if (e->count > srv->cfg.max_pending_per_address)
+        pending_evict(srv, e->head, "per-address", srv->cfg.max_pending_per_address);
+    if (srv->pending_count > srv->cfg.max_pending)
+        pending_evict(srv, srv->pending_head, "global", srv->cfg.max_pending);
     return true;
 }
 
@@ -256,7 +441,10 @@ void net_client_release(net_server *srv, net_client *c) {
     srv->clients[c->index] = last;
     last->index = c->index;
     c->index = UINT32_MAX;
+    pending_unlink(srv, c);
     if (c->refused) srv->refusing--;
+    if (c->admitted) srv->admitted_count--;
+    c->admitted = false;
     srv->metrics.disconnects_total[c->reason < NET_DISC_REASON_COUNT ? c->reason : 0]++;
     if (!c->refused) {
         net_log(NET_LOG_INFO, "client_disconnected", c->id, c->addr, "reason=%s name=%s",

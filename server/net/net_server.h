@@ -34,6 +34,9 @@ struct ProtobufCAllocator;
                               */
 #define NET_MAX_VIEW_BOXES 8 /* more own bodies than this: one enclosing view box */
 #define NET_MAX_REFUSING 64  /* refused connections waiting for their Error to flush */
+#define NET_IP_KEY_BYTES 16  /* a peer IP as IPv6; IPv4 as IPv4-mapped (::ffff:a.b.c.d) */
+
+struct net_pending_addr;
 
 typedef enum net_client_state {
     NET_CLIENT_AWAIT_HELLO = 0, /* connected; only Hello is accepted */
@@ -45,11 +48,17 @@ typedef struct net_client {
     uint32_t id;                  /* Welcome.client_id and owner of its bodies; never 0 */
     net_client_state state;       /* protocol state */
     bool admin;                   /* presented the admin token */
-    bool refused;                 /* over max clients: only the LIMIT_EXCEEDED error goes out */
+    bool refused;                 /* Hello over max clients: only its LIMIT_EXCEEDED goes out */
+    bool admitted;                /* welcomed: counts against --max-clients until released */
+    bool pending;                 /* not yet past Hello: in the pending lists (--max-pending) */
     bool kill;                    /* close now, without flushing (net_server_kill) */
     bool dirty;                   /* in the server's dirty list */
     net_disconnect_reason reason; /* why it is closing, once CLOSING or kill */
     char addr[64];                /* peer "ip:port" for logs */
+    uint8_t ip[NET_IP_KEY_BYTES]; /* peer IP without the port: the per-address key */
+    struct net_client *pending_prev, *pending_next; /* all pending clients, oldest first */
+    struct net_client *addr_prev, *addr_next;       /* pending clients of its IP, oldest first */
+    struct net_pending_addr *pending_addr;          /* its IP's entry while pending */
     char name[48];                /* Hello.name, sanitised, for logs */
     uint64_t connected_us;        /* monotonic accept time (hello timeout) */
     uint64_t closing_us;          /* monotonic time CLOSING was entered */
@@ -83,6 +92,14 @@ typedef struct net_server {
     uint32_t client_count;               /* entries in clients */
     uint32_t client_cap;                 /* entries allocated */
     uint32_t refusing;                   /* registered connections that were refused */
+    uint32_t admitted_count;             /* welcomed clients registered: what --max-clients caps */
+    net_client *pending_head;            /* oldest client not yet past Hello (evicted first) */
+    net_client *pending_tail;            /* newest such client */
+    uint32_t pending_count;              /* clients in that list: what --max-pending caps */
+    struct net_pending_addr **pending_buckets; /* pending clients per IP: hash chains */
+    uint32_t pending_bucket_count;             /* chains (a power of two; 0 until first use) */
+    uint32_t pending_addr_count;               /* IPs with a pending client */
+    uint64_t pending_hash_seed;                /* per server: chains an attacker cannot predict */
     net_client **dirty;                  /* clients with output to flush or a close to carry out */
     uint32_t dirty_count;                /* entries in dirty (capacity is client_cap) */
     uint32_t next_client_id;             /* next Welcome.client_id */
@@ -109,10 +126,18 @@ void net_server_set_clock(net_server *srv, uint64_t now_us, uint64_t wall_us);
 uint64_t net_server_now_us(const net_server *srv);
 const net_config *net_server_config(const net_server *srv);
 uint32_t net_server_client_count(const net_server *srv);
+/* Registered connections that have not said Hello yet (and are not being killed). */
+uint32_t net_server_pending_count(const net_server *srv);
+/* The per-address key of an "ip:port" / "[ipv6]:port" string: IPv4 and IPv4-mapped IPv6 give the
+ * same key. False (and an all-zero key) when addr holds no IP literal. */
+bool net_ip_key(const char *addr, uint8_t key[NET_IP_KEY_BYTES]);
 
-/* Registers a new connection (zeroed *c). A server at max clients refuses it: the client gets
- * Error{LIMIT_EXCEEDED, fatal} queued and is CLOSING (or killed when too many are being refused).
- * False only when out of memory; c is then not registered (release is a no-op). */
+/* Registers a new connection (zeroed *c); addr is "ip:port", "[ipv6]:port" (or anything else: one
+ * shared address). It is pending until its Hello. Over --max-pending-per-address pending from its
+ * IP, or --max-pending in all, the oldest pending connection (of that IP first) is killed for
+ * NET_DISC_PENDING_EVICTED: never the newcomer. --max-clients is checked at Hello
+ * (net_server_admit_session). False only when out of memory; c is then not registered (release is
+ * a no-op). */
 bool net_client_open(net_server *srv, net_client *c, const char *addr);
 /* Unregisters and frees what the client owns; its moving bodies are despawned. Idempotent. */
 void net_client_release(net_server *srv, net_client *c);
@@ -161,7 +186,7 @@ void net_client_written(net_server *srv, net_client *c);
 static inline bool net_client_accepts_input(const net_client *c) {
     return !c->kill && (c->state == NET_CLIENT_AWAIT_HELLO || c->state == NET_CLIENT_ACTIVE);
 }
-/* Refused at max clients: its one Error goes out, nothing is read. */
+/* Refused at Hello over max clients: its one Error goes out, nothing more is read. */
 static inline bool net_client_refused(const net_client *c) { return c->refused; }
 static inline net_disconnect_reason net_client_reason(const net_client *c) { return c->reason; }
 

@@ -95,6 +95,7 @@ static void on_hello(net_server *srv, net_client *c, uint32_t rid, const Collide
         net_server_send_error(srv, c, rid, NET_ERR(UNAUTHENTICATED), true, "bad token");
         return;
     }
+    if (!net_server_admit_session(srv, c, rid)) return;
     c->admin = is_admin;
     c->state = NET_CLIENT_ACTIVE;
     size_t n = 0;

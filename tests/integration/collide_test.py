@@ -476,9 +476,11 @@ def metric(parsed, name, **labels):
 
 
 class Client:
-    def __init__(self, port, host="127.0.0.1", rcvbuf=None, timeout=REPLY_TIMEOUT):
+    def __init__(self, port, host="127.0.0.1", rcvbuf=None, timeout=REPLY_TIMEOUT, source=None):
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         self.sock = socket.socket(family, socket.SOCK_STREAM)
+        if source is not None:  # another loopback address (127.0.0.2, ...): another peer IP
+            self.sock.bind((source, 0))
         if rcvbuf is not None:
             self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
         self.sock.settimeout(timeout)

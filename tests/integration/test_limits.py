@@ -11,6 +11,7 @@ over-the-wire checks of that limit are in test_load.py."""
 import json
 import os
 import re
+import select
 import signal
 import socket
 import subprocess
@@ -42,7 +43,7 @@ def run_collided(args, timeout=ct.START_TIMEOUT):
 
 
 # ---------------------------------------------------------------------------------------------
-# Hello timeout (--hello-timeout-ms; the 5 s default is pinned in tests/net and test_badinput.py)
+# Hello timeout (--hello-timeout-ms; the 2 s default is pinned in tests/net and test_badinput.py)
 
 
 @test
@@ -313,44 +314,58 @@ def hello_reply(c):
 
 
 @test
-def max_clients_counts_connections_before_hello():
-    # --max-clients 2: a connection that has not said Hello holds a slot (collide_clients counts
-    # it); the third connection gets Error{LIMIT_EXCEEDED, fatal, request_id 0} and is closed, and a
-    # slot freed by a leaving client is taken by the next connection.
-    d = ct.Daemon(["--max-clients", "2"], http=True, world=open_world())
-    quiet = d.client()
+def max_clients_counts_welcomed_sessions_only():
+    # --max-clients 2 counts welcomed sessions (issue 12): 5 connections that have not said Hello
+    # hold no slot, two players are welcomed next to them, and the third Hello gets
+    # Error{LIMIT_EXCEEDED, fatal} echoing its request_id and is closed. A slot freed by a leaving
+    # player is taken by the next Hello, here one of the quiet connections (a long hello timeout:
+    # none is cut by the clock meanwhile).
+    d = ct.Daemon(["--max-clients", "2", "--hello-timeout-ms", "60000"], http=True,
+                  world=open_world())
+    quiet = [d.client() for _ in range(5)]
     b = d.client()
     b.hello()
+    a = d.client()
+    a.hello()
     over = d.client()
+    over.send(ct.msg_hello(7))
     msgs = over.wait_closed()
     check(len(msgs) == 1 and kind_of(msgs[0]) == "error" and
           msgs[0].error.code == ct.code_of("LIMIT_EXCEEDED") and msgs[0].error.fatal and
-          msgs[0].request_id == 0,
-          "the 3rd connection at --max-clients 2 must get exactly Error{LIMIT_EXCEEDED, fatal, "
-          "request_id 0} and be closed, got %s" % [describe(m) for m in msgs])
+          msgs[0].request_id == 7 and "server full: 2 clients" in msgs[0].error.message,
+          "the 3rd Hello at --max-clients 2 must get exactly Error{LIMIT_EXCEEDED, fatal, "
+          "request_id 7, 'server full: 2 clients'} and be closed, got %s" %
+          [describe(m) for m in msgs])
     over.close()
     m = d.metrics()
     check(ct.metric(m, "collide_disconnects_total", reason="server_full") == 1,
           "the refusal must count as reason=server_full")
+    check(ct.metric(m, "collide_clients_pending") == 5, "the 5 quiet connections are pending")
     check(d.wait_log(r"\bevent=client_refused\b"), "event=client_refused must be logged")
-    quiet.close()
+    a.close()
     deadline = time.monotonic() + ct.REPLY_TIMEOUT
+    n = quiet.pop()
     while True:
-        n = d.client()
         sm = hello_reply(n)
         if kind_of(sm) == "welcome":
             break
         n.close()
         check(time.monotonic() < deadline, "the slot of a client that left must be taken by "
-              "the next connection: %s" % describe(sm))
+              "the next Hello: %s" % describe(sm))
         time.sleep(0.1)
+        n = d.client()
     # Full again: the refusals before left no slot behind.
-    over = d.client()
+    over = quiet.pop()
+    over.send(ct.msg_hello(8))
     msgs = over.wait_closed()
     check(msgs and kind_of(msgs[0]) == "error" and
           msgs[0].error.code == ct.code_of("LIMIT_EXCEEDED"),
-          "with 2 clients again at --max-clients 2 the next connection must be refused, got %s" %
+          "with 2 clients again at --max-clients 2 the next Hello must be refused, got %s" %
           [describe(m) for m in msgs])
+    for q in quiet:
+        r, _, _ = select.select([q.sock], [], [], 0.1)
+        check(not r, "a quiet connection must be left open (it holds no --max-clients slot)")
+        q.close()
     over.close()
     b.assert_open("a client within --max-clients")
     n.assert_open("the client that took the freed slot")

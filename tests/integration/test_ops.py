@@ -195,17 +195,18 @@ def http_connection_and_timeout_bounds():
 
 @test
 def raises_its_open_file_limit_to_fit_max_clients():
-    # Each client is a descriptor: started with a soft limit of 256, collided raises its own soft
-    # limit to --max-clients + 64 when the hard limit allows it.
+    # Each connection is a descriptor: started with a soft limit of 256, collided raises its own
+    # soft limit to --max-clients + --max-pending + 64 refusing + 64 (no HTTP port here) when the
+    # hard limit allows it.
     import resource
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    want = 2000 + 64
+    want = 2000 + 1500 + 64 + 64
     if hard != resource.RLIM_INFINITY and hard < want:
         print("SKIP-PART: hard open-file limit %d below %d" % (hard, want))
         return
     resource.setrlimit(resource.RLIMIT_NOFILE, (256, hard))
     try:
-        d = ct.Daemon(["--max-clients", "2000"], world=two_statics())
+        d = ct.Daemon(["--max-clients", "2000", "--max-pending", "1500"], world=two_statics())
     finally:
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
     limits = open("/proc/%d/limits" % d.proc.pid).read()
@@ -220,6 +221,7 @@ REQUIRED = {
     "collide_ticks_total": "counter",
     "collide_ticks_skipped_total": "counter",
     "collide_clients": "gauge",
+    "collide_clients_pending": "gauge",
     "collide_bodies": "gauge",
     "collide_connections_total": "counter",
     "collide_disconnects_total": "counter",
@@ -379,6 +381,8 @@ def help_version_and_bad_configuration():
                       ("--tick-rate", "COLLIDE_TICK_RATE"), ("--max-speed", "COLLIDE_MAX_SPEED"),
                       ("--token", "COLLIDE_TOKEN"), ("--admin-token", "COLLIDE_ADMIN_TOKEN"),
                       ("--max-clients", "COLLIDE_MAX_CLIENTS"),
+                      ("--max-pending", "COLLIDE_MAX_PENDING"),
+                      ("--max-pending-per-address", "COLLIDE_MAX_PENDING_PER_ADDRESS"),
                       ("--log-level", "COLLIDE_LOG_LEVEL"), ("--max-frame", "COLLIDE_MAX_FRAME"),
                       ("--max-bodies-per-client", "COLLIDE_MAX_BODIES_PER_CLIENT"),
                       ("--max-bodies", "COLLIDE_MAX_BODIES"), ("--rate-limit", "COLLIDE_RATE_LIMIT"),
@@ -392,7 +396,8 @@ def help_version_and_bad_configuration():
     check(r.returncode == 0 and "0.1.0" in r.stdout + r.stderr,
           "--version must exit 0 and print the version, got %d %r" % (r.returncode, r.stdout))
     for args in (["--no-such-flag"], ["--port", "notanumber"], ["--tick-rate", "0"],
-                 ["--max-speed", "nan"], ["--log-level", "loud"]):
+                 ["--max-speed", "nan"], ["--log-level", "loud"], ["--max-pending", "0"],
+                 ["--max-pending-per-address", "0"]):
         r = run_collided(args + ["--port", "0", "--http-port", "0"])
         check(r.returncode != 0, "%s must be refused at start (non-zero exit), got %d" % (
             args, r.returncode))

@@ -538,7 +538,9 @@ static void test_abuse_cut_past_four_bursts_in_one_second(void) {
 static void test_config_documented_defaults(void) {
     net_config cfg;
     net_config_default(&cfg);
-    CHECK(cfg.hello_timeout_ms == 5000);
+    CHECK(cfg.hello_timeout_ms == 2000);
+    CHECK(cfg.max_pending == 256);
+    CHECK(cfg.max_pending_per_address == 64);
     CHECK(cfg.rate_limit == 200.0f);
     CHECK(cfg.max_queued_bytes == 1048576);
     CHECK(cfg.max_clients == 10000);
@@ -1003,19 +1005,23 @@ static void test_max_clients_refused(void) {
     fx_init(&f, &cfg);
     fx_welcome(&f, 0, NULL);
     net_client *c = fx_open(&f, 1);
+    CHECK(!c->refused && c->out.len == 0); /* --max-clients counts welcomed sessions only */
+    feed(&f, c, tu_hello(9, 1, NULL, f.buf, sizeof f.buf));
     bool fatal = false;
-    CHECK(c->refused && first_error(c, NULL, &fatal) == E(LIMIT_EXCEEDED) && fatal);
+    uint32_t rid = 0;
+    CHECK(c->refused && first_error(c, &rid, &fatal) == E(LIMIT_EXCEEDED) && fatal && rid == 9);
+    CHECK(c->state == NET_CLIENT_CLOSING && c->reason == NET_DISC_SERVER_FULL);
     fx_free(&f);
 }
 
-/* The default hello timeout is 5 s (README, docs/protocol.md): open at 5 s minus 1 us, cut at
- * 5 s plus 1 us. Then the same edges for a configured value. */
+/* The default hello timeout is 2 s (README, docs/protocol.md): open at 2 s minus 1 us, cut at
+ * 2 s plus 1 us. Then the same edges for a configured value. */
 static void test_hello_timeout(void) {
     fixture f;
     fx_init(&f, NULL);
-    CHECK(f.srv->cfg.hello_timeout_ms == 5000);
+    CHECK(f.srv->cfg.hello_timeout_ms == 2000);
     net_client *c = fx_open(&f, 0);
-    f.srv->now_us += 5000000 - 1;
+    f.srv->now_us += 2000000 - 1;
     net_server_tick(f.srv, 1);
     CHECK(!c->kill);
     f.srv->now_us += 2;
@@ -1483,7 +1489,7 @@ static void test_metrics_render(void) {
     memset(&m, 0, sizeof m);
     net_metrics_observe_tick(&m, 0.0015);
     m.errors_total[E(RATE_LIMITED)] = 3;
-    net_gauges g = {2, 10, 5, 7, 1, 4294901760ull};
+    net_gauges g = {2, 10, 5, 7, 1, 4294901760ull, 3};
     net_buf out = {0};
     CHECK(net_metrics_render(&m, &g, &out));
     CHECK(net_buf_append(&out, "", 1));
@@ -1496,6 +1502,8 @@ static void test_metrics_render(void) {
     CHECK(strstr(t, "collide_slow_client_drops_total 0\n"));
     CHECK(strstr(t, "collide_disconnects_total{reason=\"snapshot_lag\"} 0\n"));
     CHECK(strstr(t, "collide_disconnects_total{reason=\"frame_timeout\"} 0\n"));
+    CHECK(strstr(t, "collide_disconnects_total{reason=\"pending_evicted\"} 0\n"));
+    CHECK(strstr(t, "# TYPE collide_clients_pending gauge\ncollide_clients_pending 3\n"));
     CHECK(strstr(t, "# TYPE collide_log_lines_dropped_total counter\n"
                     "collide_log_lines_dropped_total 7\n"));
     CHECK(strstr(t, "# TYPE collide_body_slots_retired gauge\ncollide_body_slots_retired 1\n"));

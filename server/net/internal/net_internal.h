@@ -28,6 +28,11 @@ void net_server_send_error(net_server *srv, net_client *c, uint32_t request_id,
     __attribute__((format(printf, 6, 7)));
 /* CLOSING for reason: nothing more is read; closed once its output is flushed. */
 void net_server_enter_closing(net_server *srv, net_client *c, net_disconnect_reason reason);
+/* The Hello-time admission of an authenticated client: true when it is welcomed (no longer
+ * pending, counted against --max-clients). False when refused: Error{LIMIT_EXCEEDED, fatal} is
+ * queued (or it is killed while NET_MAX_REFUSING others are being refused) and nothing more is to
+ * be done for it. Every reason to refuse a Hello for capacity belongs here. */
+bool net_server_admit_session(net_server *srv, net_client *c, uint32_t request_id);
 /* Drops ids of bodies that are gone (despawned by an admin) so the count is of live bodies. */
 void net_client_prune_owned(net_server *srv, net_client *c);
 

@@ -33,6 +33,7 @@ void net_config_default(net_config *cfg) {
     cfg->http_timeout_ms = 2000;
     cfg->drain_timeout_ms = 3000;
     cfg->log_buffer_bytes = 1048576;
+    cfg->overload_window_ms = 2000;
 }
 
 const char *net_log_level_str(net_log_level level) {
@@ -127,6 +128,10 @@ static const opt_def opts[] = {
      1073741824.0,
      "BYTES  log lines waiting for a slow stderr reader; past it lines are dropped and counted "
      "(default 1048576)"},
+    {"overload-window-ms", "COLLIDE_OVERLOAD_WINDOW_MS", OPT_U32, F(overload_window_ms), 0, 0,
+     600000,
+     "MS  new Hellos get LIMIT_EXCEEDED \"at capacity\" while the loop spent half of the last MS "
+     "behind its tick schedule; 0 = never refuse (default 2000)"},
 };
 #undef F
 #define OPT_COUNT (sizeof opts / sizeof opts[0])

@@ -247,11 +247,14 @@ static void on_tick(uv_timer_t *t) {
         uint64_t run = due < NET_MAX_CATCHUP_STEPS ? due : NET_MAX_CATCHUP_STEPS;
         /* Falling behind drops steps instead of queueing them: no spiral of death. */
         uint64_t skipped = due - run;
+        /* How late this callback started against the oldest step due: a loop busy elsewhere
+         * (writes, reads) shows here, not in the tick's own duration. */
+        double lag = (double)(now - d->next_tick_ns) * 1e-9;
         d->next_tick_ns += due * d->tick_period_ns;
         set_clock(d);
         uint64_t t0 = uv_hrtime();
         net_server_tick(d->srv, (unsigned)run);
-        net_server_note_tick(d->srv, skipped, (double)(uv_hrtime() - t0) * 1e-9);
+        net_server_note_tick(d->srv, run, skipped, lag, (double)(uv_hrtime() - t0) * 1e-9);
 
         /* HTTP connections that never finish their request. */
         for (net_http_conn *h = d->http_conns; h; h = h->next) {

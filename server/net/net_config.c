@@ -17,7 +17,7 @@ void net_config_default(net_config *cfg) {
     cfg->http_port = 9100;
     cfg->tick_rate_hz = 60.0f;
     cfg->max_speed = 10000.0f;
-    cfg->max_clients = 10000;
+    cfg->max_clients = 1500;
     cfg->log_level = NET_LOG_INFO;
     cfg->max_frame = 65536;
     cfg->max_bodies_per_client = 8;
@@ -91,7 +91,7 @@ static const opt_def opts[] = {
     {"admin-token", "COLLIDE_ADMIN_TOKEN", OPT_SECRET, F(admin_token), F(admin_token_len), 0, 0,
      "SECRET  makes a client an admin (default none: no admins)"},
     {"max-clients", "COLLIDE_MAX_CLIENTS", OPT_U32, F(max_clients), 0, 1, 1000000,
-     "N  connections at once (default 10000)"},
+     "N  connections at once (default 1500; measure yours: docs/operations.md)"},
     {"log-level", "COLLIDE_LOG_LEVEL", OPT_LEVEL, F(log_level), 0, 0, 0,
      "LEVEL  debug, info, warn or error (default info)"},
     {"max-frame", "COLLIDE_MAX_FRAME", OPT_U32, F(max_frame), 0, 256, 16777216,

@@ -292,7 +292,7 @@ static void test_metrics_rendered(void) {
 static void test_config_overload_window(void) {
     net_config cfg;
     net_config_default(&cfg);
-    CHECK(cfg.overload_window_ms == 2000);
+    CHECK(cfg.overload_window_ms == 2000 && cfg.max_clients == 1500);
     char err[256];
     char *none[] = {"collided", NULL};
     setenv("COLLIDE_OVERLOAD_WINDOW_MS", "0", 1);

@@ -473,7 +473,7 @@ static void test_config_documented_defaults(void) {
     CHECK(cfg.hello_timeout_ms == 5000);
     CHECK(cfg.rate_limit == 200.0f);
     CHECK(cfg.max_queued_bytes == 1048576);
-    CHECK(cfg.max_clients == 10000);
+    CHECK(cfg.max_clients == 1500);
     CHECK(cfg.max_frame == 65536);
     CHECK(cfg.drain_timeout_ms == 3000);
     CHECK(cfg.log_buffer_bytes == 1048576);

@@ -17,7 +17,7 @@ void net_config_default(net_config *cfg) {
     cfg->http_port = 9100;
     cfg->tick_rate_hz = 60.0f;
     cfg->max_speed = 10000.0f;
-    cfg->max_clients = 10000;
+    cfg->max_clients = 1500;
     cfg->max_pending = 256;
     cfg->max_pending_per_address = 64;
     cfg->log_level = NET_LOG_INFO;
@@ -38,6 +38,7 @@ void net_config_default(net_config *cfg) {
     cfg->http_timeout_ms = 2000;
     cfg->drain_timeout_ms = 3000;
     cfg->log_buffer_bytes = 1048576;
+    cfg->overload_window_ms = 2000;
 }
 
 const char *net_log_level_str(net_log_level level) {
@@ -95,7 +96,8 @@ static const opt_def opts[] = {
     {"admin-token", "COLLIDE_ADMIN_TOKEN", OPT_SECRET, F(admin_token), F(admin_token_len), 0, 0,
      "SECRET  makes a client an admin (default none: no admins)"},
     {"max-clients", "COLLIDE_MAX_CLIENTS", OPT_U32, F(max_clients), 0, 1, 1000000,
-     "N  welcomed sessions at once; a Hello past it is refused (default 10000)"},
+     "N  welcomed sessions at once; a Hello past it is refused (default 1500; measure yours: "
+     "docs/operations.md)"},
     {"max-pending", "COLLIDE_MAX_PENDING", OPT_U32, F(max_pending), 0, 1, 1000000,
      "N  connections that have not said Hello; at the cap a newcomer evicts the oldest (default "
      "256)"},
@@ -147,6 +149,10 @@ static const opt_def opts[] = {
      1073741824.0,
      "BYTES  log lines waiting for a slow stderr reader; past it lines are dropped and counted "
      "(default 1048576)"},
+    {"overload-window-ms", "COLLIDE_OVERLOAD_WINDOW_MS", OPT_U32, F(overload_window_ms), 0, 0,
+     600000,
+     "MS  new Hellos get LIMIT_EXCEEDED \"at capacity\" while the loop spent half of the last MS "
+     "behind its tick schedule; 0 = never refuse (default 2000)"},
 };
 #undef F
 #define OPT_COUNT (sizeof opts / sizeof opts[0])

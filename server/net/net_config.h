@@ -49,6 +49,7 @@ typedef struct net_config {
     uint32_t http_timeout_ms;         /* an HTTP request must arrive whole within this */
     uint32_t drain_timeout_ms;        /* on SIGTERM, clients not drained by then are cut */
     size_t log_buffer_bytes;          /* log lines waiting for stderr; more are dropped, counted */
+    uint32_t overload_window_ms;      /* overload detector's sliding window; 0 = never refuse */
 } net_config;
 
 void net_config_default(net_config *cfg);

@@ -13,6 +13,11 @@ const double net_tick_bucket_bounds[NET_TICK_BUCKET_COUNT] = {
     0.00025, 0.0005, 0.001, 0.0015, 0.002, 0.003, 0.004, 0.005, 0.006,
     0.008,   0.010,  0.012, 0.016,  0.020, 0.033, 0.066, 0.25};
 
+/* From well under a period to seconds: a loop on time shows lags of a millisecond or two (timer
+ * granularity); a period or more (16.7 ms at 60 Hz) means steps were run late and coalesced. */
+const double net_lag_bucket_bounds[NET_LAG_BUCKET_COUNT] = {
+    0.001, 0.002, 0.004, 0.008, 0.016, 0.033, 0.066, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0};
+
 const char *net_disconnect_reason_str(net_disconnect_reason reason) {
     static const char *names[NET_DISC_REASON_COUNT] = {
         "client_closed", "read_error",   "write_error",   "fatal_error",
@@ -32,6 +37,17 @@ void net_metrics_observe_tick(net_metrics *m, double seconds) {
     for (int i = 0; i < NET_TICK_BUCKET_COUNT; i++) {
         if (seconds <= net_tick_bucket_bounds[i]) {
             m->tick_buckets[i]++;
+            return;
+        }
+    }
+}
+
+void net_metrics_observe_lag(net_metrics *m, double seconds) {
+    m->lag_count++;
+    m->lag_sum_seconds += seconds;
+    for (int i = 0; i < NET_LAG_BUCKET_COUNT; i++) {
+        if (seconds <= net_lag_bucket_bounds[i]) {
+            m->lag_buckets[i]++;
             return;
         }
     }
@@ -70,6 +86,34 @@ bool net_metrics_render(const net_metrics *m, const net_gauges *g, net_buf *out)
     ok &= counter(out, "collide_ticks_total", "World steps run.", m->ticks_total);
     ok &= counter(out, "collide_ticks_skipped_total", "Steps dropped by the bounded catch-up.",
                   m->ticks_skipped_total);
+    ok &= counter(out, "collide_steps_late_total",
+                  "Steps run by a tick that found more than one step due (catch-up).",
+                  m->steps_late_total);
+    ok &= counter(out, "collide_steps_coalesced_total",
+                  "Steps run without a snapshot of their own (a catch-up sends one).",
+                  m->steps_coalesced_total);
+    ok &= put(out, "# HELP collide_tick_lag_seconds How late each tick started against its "
+                   "schedule.\n# TYPE collide_tick_lag_seconds histogram\n");
+    cumulative = 0;
+    for (int i = 0; i < NET_LAG_BUCKET_COUNT; i++) {
+        cumulative += m->lag_buckets[i];
+        ok &= put(out, "collide_tick_lag_seconds_bucket{le=\"%g\"} %llu\n",
+                  net_lag_bucket_bounds[i], (unsigned long long)cumulative);
+    }
+    ok &= put(out, "collide_tick_lag_seconds_bucket{le=\"+Inf\"} %llu\n",
+              (unsigned long long)m->lag_count);
+    ok &= put(out, "collide_tick_lag_seconds_sum %.9f\n", m->lag_sum_seconds);
+    ok &= put(out, "collide_tick_lag_seconds_count %llu\n", (unsigned long long)m->lag_count);
+    ok &= counter(out, "collide_snapshots_sent_total",
+                  "Snapshots written to game sockets (not those dropped for slow readers).",
+                  m->snapshots_sent_total);
+    ok &= counter(out, "collide_capacity_refusals_total",
+                  "Hellos refused at capacity: the tick budget was persistently overrun.",
+                  m->capacity_refusals_total);
+    ok &= put(out,
+              "# HELP collide_overloaded 1 while the tick budget is persistently overrun (new "
+              "Hellos are refused).\n# TYPE collide_overloaded gauge\ncollide_overloaded %d\n",
+              m->overloaded ? 1 : 0);
     ok &= put(out,
               "# HELP collide_clients Connections open.\n# TYPE collide_clients "
               "gauge\ncollide_clients %u\n",

@@ -10,6 +10,7 @@
 
 #define NET_ERROR_CODE_COUNT 13  /* ErrorCode values 0..12 of PROTOCOL.md */
 #define NET_TICK_BUCKET_COUNT 17 /* finite buckets of the tick-duration histogram */
+#define NET_LAG_BUCKET_COUNT 13  /* finite buckets of the tick-lag histogram */
 
 typedef enum net_disconnect_reason {
     NET_DISC_CLIENT_CLOSED = 0, /* EOF from the peer */
@@ -55,12 +56,25 @@ typedef struct net_metrics {
     uint64_t slow_client_drops_total;                  /* snapshots skipped for slow readers */
     uint64_t slow_client_disconnects_total;            /* slow readers cut at the hard limit */
     uint64_t http_closed_total[NET_HTTP_CLOSE_REASON_COUNT]; /* ops connections cut unanswered */
+    uint64_t steps_late_total;      /* steps run by a tick callback that found more than one due */
+    uint64_t steps_coalesced_total; /* of those, steps that got no snapshot of their own */
+    uint64_t lag_buckets[NET_LAG_BUCKET_COUNT]; /* tick lag: non-cumulative counts per bucket */
+    uint64_t lag_count;                         /* observations (tick callbacks) */
+    double lag_sum_seconds;                     /* sum of observed lags */
+    uint64_t snapshots_sent_total;              /* snapshots the kernel took (a completed write) */
+    uint64_t capacity_refusals_total; /* Hellos refused because the tick budget is overrun */
+    bool overloaded;                  /* the overload detector's state (net_server.c) */
 } net_metrics;
 
 /* Upper bounds (seconds) of the finite tick-duration buckets. */
 extern const double net_tick_bucket_bounds[NET_TICK_BUCKET_COUNT];
 
+/* Upper bounds (seconds) of the finite tick-lag buckets. */
+extern const double net_lag_bucket_bounds[NET_LAG_BUCKET_COUNT];
+
 void net_metrics_observe_tick(net_metrics *m, double seconds);
+/* One tick callback's lag: how long after its scheduled time it started. */
+void net_metrics_observe_lag(net_metrics *m, double seconds);
 
 typedef struct net_gauges {
     uint32_t clients;            /* connections open now */

@@ -63,9 +63,63 @@ uint32_t net_server_client_count(const net_server *srv) { return srv->client_cou
 
 uint32_t net_server_pending_count(const net_server *srv) { return srv->pending_count; }
 
-void net_server_note_tick(net_server *srv, uint64_t skipped_steps, double seconds) {
+/* The detector's side of net_server_note_tick (see net_server.h). */
+static void overload_note(net_server *srv, double behind_seconds) {
+    net_overload *o = &srv->overload;
+    uint64_t window_us = (uint64_t)srv->cfg.overload_window_ms * 1000u;
+    if (window_us == 0) return;
+    uint64_t slot_us = window_us / NET_OVERLOAD_SLOTS;
+    uint64_t slot = srv->now_us / slot_us;
+    /* Slots that fell out of the window since the last tick start empty again. */
+    for (uint64_t s = o->slot + 1; s <= slot && s <= o->slot + NET_OVERLOAD_SLOTS; s++)
+        o->behind_us[s % NET_OVERLOAD_SLOTS] = 0;
+    if (slot > o->slot) o->slot = slot;
+    uint64_t behind_us = behind_seconds > 0 ? (uint64_t)(behind_seconds * 1e6) : 0;
+    if (behind_us > window_us / 4u) behind_us = window_us / 4u;
+    o->behind_us[o->slot % NET_OVERLOAD_SLOTS] += behind_us;
+    uint64_t sum = 0;
+    for (int i = 0; i < NET_OVERLOAD_SLOTS; i++)
+        sum += o->behind_us[i];
+    if (!srv->metrics.overloaded && sum >= window_us / 2u) {
+        srv->metrics.overloaded = true;
+        net_log(NET_LOG_WARN, "overloaded", 0, NULL,
+                "behind the tick schedule %llu ms of the last %u ms: new Hellos refused",
+                (unsigned long long)(sum / 1000u), srv->cfg.overload_window_ms);
+    } else if (srv->metrics.overloaded && sum <= window_us / 10u) {
+        srv->metrics.overloaded = false;
+        net_log(NET_LOG_INFO, "overload_cleared", 0, NULL,
+                "behind the tick schedule %llu ms of the last %u ms: Hellos welcome again",
+                (unsigned long long)(sum / 1000u), srv->cfg.overload_window_ms);
+    }
+}
+
+void net_server_note_tick(net_server *srv, uint64_t steps_run, uint64_t skipped_steps,
+                          double lag_seconds, double seconds) {
     srv->metrics.ticks_skipped_total += skipped_steps;
+    if (steps_run > 1) { /* a catch-up: every step it ran is late, and they share one snapshot */
+        srv->metrics.steps_late_total += steps_run;
+        srv->metrics.steps_coalesced_total += steps_run - 1;
+    }
     net_metrics_observe_tick(&srv->metrics, seconds);
+    net_metrics_observe_lag(&srv->metrics, lag_seconds);
+    overload_note(srv, lag_seconds + seconds - 1.0 / (double)srv->cfg.tick_rate_hz);
+}
+
+bool net_server_refuse_hello_at_capacity(net_server *srv, net_client *c, uint32_t rid) {
+    if (!net_server_overloaded(srv)) return false;
+    srv->metrics.capacity_refusals_total++;
+    net_overload *o = &srv->overload;
+    o->refused_unlogged++;
+    if (o->last_log_us == 0 || srv->now_us - o->last_log_us >= NET_CAPACITY_LOG_US) {
+        net_log(NET_LOG_WARN, "capacity_refused", c->id, c->addr,
+                "at capacity: %llu Hello(s) refused since the last line",
+                (unsigned long long)o->refused_unlogged);
+        o->refused_unlogged = 0;
+        o->last_log_us = srv->now_us ? srv->now_us : 1u;
+    }
+    net_server_send_error(srv, c, rid, NET_ERR(LIMIT_EXCEEDED), true, "at capacity");
+    c->reason = NET_DISC_SERVER_FULL;
+    return true;
 }
 
 void net_server_note_http_close(net_server *srv, net_http_close_reason reason) {
@@ -192,11 +246,15 @@ void net_client_take_output(net_client *c, net_buf *into) {
     c->out = tmp;
     c->inflight = into->len;
     c->inflight_since_us = c->out_since_us;
+    c->inflight_snapshots = c->out_snapshots;
+    c->out_snapshots = 0;
 }
 
 void net_client_written(net_server *srv, net_client *c) {
     srv->metrics.bytes_out_total += c->inflight;
+    srv->metrics.snapshots_sent_total += c->inflight_snapshots;
     c->inflight = 0;
+    c->inflight_snapshots = 0;
     if (net_client_next_io(c) != NET_IO_NONE) net_server_mark_dirty(srv, c);
 }
 

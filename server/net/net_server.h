@@ -37,6 +37,9 @@ struct ProtobufCAllocator;
 #define NET_IP_KEY_BYTES 16  /* a peer IP as IPv6; IPv4 as IPv4-mapped (::ffff:a.b.c.d) */
 
 struct net_pending_addr;
+#define NET_OVERLOAD_SLOTS 20 /* the overload window is kept in this many slots of time */
+/* At most one event=capacity_refused line per this long: not one per refusal in a storm. */
+#define NET_CAPACITY_LOG_US 1000000u
 
 typedef enum net_client_state {
     NET_CLIENT_AWAIT_HELLO = 0, /* connected; only Hello is accepted */
@@ -80,7 +83,18 @@ typedef struct net_client {
     net_rate rate;                /* token bucket and abuse tracking */
     uint32_t index;               /* position in net_server.clients; UINT32_MAX: not registered */
     uint32_t dirty_index;         /* position in net_server.dirty while dirty */
+    uint32_t out_snapshots;       /* snapshots in out (collide_snapshots_sent_total) */
+    uint32_t inflight_snapshots;  /* snapshots in the write in flight */
 } net_client;
+
+/* The overload detector (net_server_note_tick): how long the loop was behind its tick schedule
+ * over the last --overload-window-ms, kept per slot of window / NET_OVERLOAD_SLOTS. */
+typedef struct net_overload {
+    uint64_t behind_us[NET_OVERLOAD_SLOTS]; /* time behind schedule noted in each slot */
+    uint64_t slot;                          /* number (now_us / slot length) of the newest slot */
+    uint64_t refused_unlogged;              /* refusals since the last capacity_refused line */
+    uint64_t last_log_us;                   /* when that line was written (0: never) */
+} net_overload;
 
 typedef struct net_server {
     net_config cfg;                      /* settings */
@@ -110,6 +124,7 @@ typedef struct net_server {
     const vec2 *spawn_points;            /* the world file's (borrowed; NULL: none) */
     size_t spawn_point_count;            /* entries in spawn_points */
     size_t next_spawn_point;             /* where the round robin looks first */
+    net_overload overload;               /* the overload detector (metrics.overloaded) */
 } net_server;
 
 /* cfg is copied; w is borrowed and must outlive the server. NULL when out of memory. */
@@ -154,10 +169,20 @@ void net_server_kill_all(net_server *srv);
 /* Steps the world `steps` times (0 allowed), then appends one Snapshot to every welcomed client,
  * applies hello and closing timeouts and the slow-reader limits. */
 void net_server_tick(net_server *srv, unsigned steps);
-/* Counts what the I/O layer measured of one tick: steps skipped to catch up, and its duration. */
-void net_server_note_tick(net_server *srv, uint64_t skipped_steps, double seconds);
 /* Counts an ops-port connection the I/O layer closed before answering it. */
 void net_server_note_http_close(net_server *srv, net_http_close_reason reason);
+/* Counts what the I/O layer measured of one tick callback: the steps it ran and skipped, how late
+ * it started against its schedule (lag) and how long its work took; feeds the overload detector.
+ *
+ * Overload: a tick is behind by lag + work - period when positive (its work ended after the next
+ * step was due); each tick's share is capped at a quarter of the window, so one stall alone (a
+ * frozen container) never counts as overload. The server is overloaded once the ticks of the last
+ * --overload-window-ms were behind for half of it, and clears, with hysteresis, once that falls
+ * to a tenth. Uses the clock set before the tick (net_server_set_clock). */
+void net_server_note_tick(net_server *srv, uint64_t steps_run, uint64_t skipped_steps,
+                          double lag_seconds, double seconds);
+/* True while the tick budget is persistently overrun (net_server_note_tick). */
+static inline bool net_server_overloaded(const net_server *srv) { return srv->metrics.overloaded; }
 /* Shutdown: Goodbye to every client; each becomes CLOSING. */
 void net_server_drain(net_server *srv);
 /* Renders /metrics into out; false when out of memory. */

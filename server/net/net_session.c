@@ -95,6 +95,8 @@ static void on_hello(net_server *srv, net_client *c, uint32_t rid, const Collide
         net_server_send_error(srv, c, rid, NET_ERR(UNAUTHENTICATED), true, "bad token");
         return;
     }
+    /* Admins are let in: an operator must still reach a server that is shedding players. */
+    if (!is_admin && net_server_refuse_hello_at_capacity(srv, c, rid)) return;
     if (!net_server_admit_session(srv, c, rid)) return;
     c->admin = is_admin;
     c->state = NET_CLIENT_ACTIVE;

@@ -412,6 +412,7 @@ void net_session_snapshot(net_server *srv, net_client *c) {
     put_varint(&c->out, s->len);
     memcpy(c->out.data + c->out.len, s->data, s->len);
     c->out.len += s->len;
+    c->out_snapshots++;
     srv->metrics.frames_out_total++;
     net_server_mark_dirty(srv, c);
 }

@@ -543,7 +543,7 @@ static void test_config_documented_defaults(void) {
     CHECK(cfg.max_pending_per_address == 64);
     CHECK(cfg.rate_limit == 200.0f);
     CHECK(cfg.max_queued_bytes == 1048576);
-    CHECK(cfg.max_clients == 10000);
+    CHECK(cfg.max_clients == 1500);
     CHECK(cfg.max_frame == 65536);
     CHECK(cfg.max_hello_frame == 1024);
     CHECK(cfg.rate_limit_bytes == 65536.0f);

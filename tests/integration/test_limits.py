@@ -107,7 +107,8 @@ MOVERS = 100
 def stalled_reader_of_many_movers_is_cut_after_the_default_snapshot_lag():
     # The default --max-snapshot-lag-ms (2000): not passed on purpose, so this pins it.
     lag_s = 2.0
-    d = ct.Daemon(["--max-bodies-per-client", str(MOVERS), "--rate-limit", "2000"], http=True,
+    d = ct.Daemon(["--max-bodies-per-client", str(MOVERS), "--rate-limit", "2000"] +
+                  ct.WHOLE_WORLD_VIEW, http=True,
                   world=open_world())
     mover = d.client()
     mover.hello(name="mover")

@@ -362,8 +362,7 @@ static void on_set_view(net_server *srv, net_client *c, uint32_t rid,
     float cap = srv->cfg.max_view_extent;
     if (!c->admin && (2.0f * half.x > cap || 2.0f * half.y > cap)) {
         net_server_send_error(srv, c, rid, NET_ERR(LIMIT_EXCEEDED), false,
-                              "view wider or taller than --max-view-extent %g units",
-                              (double)cap);
+                              "view wider or taller than --max-view-extent %g units", (double)cap);
         return;
     }
     c->has_view = true;

@@ -277,6 +277,68 @@ static void test_set_view_moves_known_statics(void) {
     fx_free(&f);
 }
 
+/* A jump of the view with more statics leaving than `removed` holds, to a box with as many
+ * statics as the client then knows (those it could not yet forget plus those it was just told
+ * of): equal counts, yet not the statics in view. The client must still converge. Returns the
+ * first snapshot's removed and new counts, or -1 when it did not converge within 40 ticks. */
+static int jump_and_converge(int k, int *removed, int *announced) {
+    enum { ADMIN = 0, SPECTATOR = 1, NA = 80, NB = 60 };
+    net_config cfg;
+    net_config_default(&cfg);
+    cfg.rate_limit = 1e6f;
+    cfg.max_frame = 512;
+    static fixture f;
+    fx_init(&f, &cfg, 512);
+    int result = -1;
+    if (!f.srv || !welcome(&f, ADMIN, ADMIN_TOKEN) || !welcome(&f, SPECTATOR, NULL)) goto out;
+    for (int i = 0; i < NA; i++)
+        if (!spawn(&f, ADMIN, STATIC, -400.0f + 10.0f * (float)i, 200, 2.0f)) goto out;
+    for (int j = 0; j < NB; j++)
+        if (!spawn(&f, ADMIN, STATIC, -300.0f + 10.0f * (float)j, -200, 2.0f)) goto out;
+    set_view(&f, ADMIN, -495, 495, 1, 1, NULL, 0);
+    aabb a = aabb_make(v2(-405, 195), v2(395, 205));
+    set_view(&f, SPECTATOR, -5, 200, 400, 5, NULL, 0);
+    for (int t = 0; t < 100 && !belief_is(&f, SPECTATOR, a); t++)
+        if (!tick_all(&f, NULL)) goto out;
+    if (f.belief[SPECTATOR].count != NA) goto out;
+    /* B: the first k statics of the lower line. */
+    aabb b = aabb_make(v2(-305, -205), v2(-305.0f + 10.0f * (float)k, -195));
+    set_view(&f, SPECTATOR, -305.0f + 5.0f * (float)k, -200, 5.0f * (float)k, 5, NULL, 0);
+    tick(&f);
+    tu_msgs msgs;
+    const Collide__V1__Snapshot *snap;
+    bool ok = take_snapshot(&f, SPECTATOR, &msgs, &snap);
+    if (ok) {
+        *removed = (int)snap->n_removed;
+        *announced = (int)snap->n_bodies;
+    }
+    tu_free(&msgs);
+    drop_others(&f, SPECTATOR);
+    for (int t = 0; ok && t < 40; t++) {
+        if (belief_is(&f, SPECTATOR, b)) {
+            result = t;
+            break;
+        }
+        ok = tick_all(&f, NULL);
+    }
+out:
+    fx_free(&f);
+    return result;
+}
+
+static void test_jump_past_removed_budget_converges(void) {
+    int r = 0, s = 0;
+    /* A probe: how many ids `removed` holds and how many new statics fit, at this frame size. */
+    CHECK(jump_and_converge(60, &r, &s) >= 0);
+    CHECK_MSG(r > 0 && r < 80 && s > 0 && s < 60, "removed %d, announced %d", r, s);
+    int k = 80 - r + s; /* what the client knows after the jump: as many as B holds */
+    CHECK(k > s && k <= 60);
+    int r2 = 0, s2 = 0;
+    int ticks = jump_and_converge(k, &r2, &s2);
+    CHECK_MSG(r2 == r && s2 == s, "removed %d, announced %d (probe %d, %d)", r2, s2, r, s);
+    CHECK_MSG(ticks >= 1, "a view of %d statics did not converge (%d)", k, ticks);
+}
+
 /* --max-view-extent: a non-admin box wider or taller than the cap is refused (not fatal) and the
  * old view stays; the cap itself is allowed; admins are not capped. */
 static void test_view_extent_cap(void) {
@@ -507,5 +569,6 @@ static void test_same_bytes_as_walking_every_static(void) {
 }
 
 TEST_MAIN(TEST(test_fixed_view_takes_no_known_static), TEST(test_set_view_moves_known_statics),
-          TEST(test_view_extent_cap), TEST(test_default_view_of_far_bodies_is_capped),
+          TEST(test_jump_past_removed_budget_converges), TEST(test_view_extent_cap),
+          TEST(test_default_view_of_far_bodies_is_capped),
           TEST(test_same_bytes_as_walking_every_static))

@@ -6,7 +6,14 @@
  *
  * Usage: bench_net [clients (default 1000)] [timed_ticks (default 600)] [view_radius (default: the
  * daemon's, 80)]. L2 has 5x L1's density in the same arena: "the same ~30 bodies in view" takes a
- * radius of 80 / sqrt(5) ~ 36 (docs/perf/net.md). */
+ * radius of 80 / sqrt(5) ~ 36 (docs/perf/net.md).
+ *
+ *        bench_net spectators [statics (60000)] [spectators (40)] [timed_ticks (300)] [walk]:
+ * issue 12's finding 5: a 1000 x 1000 world of that many statics, 200 players random-walking one
+ * box each (default views) and that many spectators whose SetView is the whole world (1000 wide:
+ * the default --max-view-extent allows it). Reports the snapshot phase per tick and the entries
+ * the views took from the index per tick. `walk` walks every static in view on every tick, as
+ * before the known statics were kept (net_snapshot_writer.always_walk_statics). */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
@@ -20,6 +27,18 @@
 #include "net_session.h"
 #include "net_test_util.h"
 #include "world_load.h"
+
+/* Under `valgrind --tool=callgrind --instr-atstart=no` the spectators scene counts instructions
+ * of its timed ticks only (the warm-up, filling 60,000 statics into 40 views, is left out). */
+#if defined(__has_include)
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#endif
+#endif
+#ifndef CALLGRIND_START_INSTRUMENTATION
+#define CALLGRIND_START_INSTRUMENTATION
+#define CALLGRIND_STOP_INSTRUMENTATION
+#endif
 
 #define BENCH_WARMUP 60
 
@@ -50,7 +69,123 @@ static double pct(double *v, int n, double p) {
     return v[i];
 }
 
+#define SPECTATOR_PLAYERS 200
+#define SPECTATOR_WARMUP 120 /* a whole-world view of 60,000 statics fills in ~35 ticks */
+
+static int bench_spectators(int argc, char **argv) {
+    int nstatics = argc > 2 ? atoi(argv[2]) : 60000;
+    int nspect = argc > 3 ? atoi(argv[3]) : 40;
+    int ticks = argc > 4 ? atoi(argv[4]) : 300;
+    bool walk = argc > 5 && strcmp(argv[5], "walk") == 0;
+    if (nstatics < 0 || nspect < 0 || ticks < 1) return 2;
+    net_log_set_level(NET_LOG_ERROR);
+    net_config cfg;
+    net_config_default(&cfg);
+    cfg.rate_limit = 1000;
+    cfg.max_bodies = (uint32_t)(nstatics + SPECTATOR_PLAYERS + 64);
+    world_config wc;
+    world_config_default(&wc);
+    wc.bounds = aabb_make(v2(-500, -500), v2(500, 500));
+    wc.max_bodies = cfg.max_bodies;
+    world *w = world_create(&wc);
+    if (!w) return 1;
+    /* A square grid of small boxes over the whole world, in id order row by row. */
+    int side = (int)ceilf(sqrtf((float)nstatics));
+    float pitch = side > 0 ? 990.0f / (float)side : 1.0f;
+    geom_shape box = {.kind = GEOM_SHAPE_BOX};
+    box.u.half_extents = v2(0.3f * pitch, 0.3f * pitch);
+    for (int k = 0; k < nstatics; k++) {
+        vec2 at = v2(-495.0f + pitch * ((float)(k % side) + 0.5f),
+                     -495.0f + pitch * ((float)(k / side) + 0.5f));
+        world_body_id id;
+        if (world_spawn(w, WORLD_BODY_STATIC, &box, at, 0, &id, NULL) != WORLD_OK) return 1;
+    }
+    net_server *srv = net_server_create(&cfg, w);
+    if (!srv) return 1;
+    srv->snapshot.always_walk_statics = walk;
+    int nclients = SPECTATOR_PLAYERS + nspect;
+    net_client *clients = calloc((size_t)nclients, sizeof *clients);
+    uint32_t *body = calloc((size_t)nclients, sizeof *body);
+    uint8_t buf[256];
+    srv->now_us = 1000000;
+    for (int i = 0; i < nclients; i++) {
+        net_client *c = &clients[i];
+        net_client_open(srv, c, "bench");
+        net_session_feed(srv, c, buf, tu_hello(0, 1, NULL, buf, sizeof buf));
+        if (i >= SPECTATOR_PLAYERS) {
+            net_session_feed(srv, c, buf, tu_set_view(0, 0, 0, 500, 500, buf, sizeof buf));
+        } else {
+            /* Between the statics' rows: spawns do not overlap them. */
+            float x = -495.0f + rng_unit() * 990.0f;
+            float y = -495.0f + pitch * (float)(1 + (int)(rng_unit() * (float)(side - 1)));
+            net_session_feed(srv, c, buf,
+                             tu_spawn_box(0, COLLIDE__V1__BODY_KIND__BODY_KIND_MOVING, x, y,
+                                          0.1f * pitch, 0.1f * pitch, buf, sizeof buf));
+        }
+        tu_msgs replies;
+        tu_take(c, &replies);
+        if (replies.count >= 2 &&
+            replies.m[1]->msg_case == COLLIDE__V1__SERVER_MESSAGE__MSG_SPAWNED)
+            body[i] = replies.m[1]->spawned->body_id;
+        tu_free(&replies);
+    }
+    double *snap_ms = calloc((size_t)ticks, sizeof *snap_ms);
+    double *step_ms = calloc((size_t)ticks, sizeof *step_ms);
+    uint64_t taken = 0, bytes = 0;
+    uint32_t seq = 1;
+    for (int t = -SPECTATOR_WARMUP; t < ticks; t++) {
+        if (t == 0) CALLGRIND_START_INSTRUMENTATION;
+        srv->now_us += 16667;
+        if ((t & 1) == 0) {
+            seq++;
+            for (int i = 0; i < SPECTATOR_PLAYERS; i++) {
+                if (!body[i]) continue;
+                float a = rng_unit() * 6.2831853f;
+                net_session_feed(
+                    srv, &clients[i], buf,
+                    tu_move(0, body[i], seq, 20.0f * cosf(a), 20.0f * sinf(a), buf, sizeof buf));
+            }
+        }
+        double t1 = now_ms();
+        world_step(w);
+        double t2 = now_ms();
+        uint64_t taken0 = srv->snapshot.marks.taken;
+        net_server_snapshots(srv);
+        double t3 = now_ms();
+        for (int i = 0; i < nclients; i++) {
+            if (t >= 0) bytes += clients[i].out.len;
+            clients[i].out.len = 0;
+        }
+        while (net_server_pop_dirty(srv)) {
+        }
+        if (t >= 0) {
+            step_ms[t] = t2 - t1;
+            snap_ms[t] = t3 - t2;
+            taken += srv->snapshot.marks.taken - taken0;
+        }
+    }
+    CALLGRIND_STOP_INSTRUMENTATION;
+    uint32_t known = nspect ? clients[SPECTATOR_PLAYERS].known.count : 0;
+    printf("{\"scene\":\"spectators\",\"walk\":%s,\"statics\":%d,\"spectators\":%d,"
+           "\"players\":%d,\"ticks\":%d,\"spectator_knows\":%u,\"snapshots_p50_ms\":%.3f,"
+           "\"snapshots_p99_ms\":%.3f,\"step_p50_ms\":%.3f,\"taken_per_tick\":%.0f,"
+           "\"bytes_per_tick\":%.0f}\n",
+           walk ? "true" : "false", nstatics, nspect, SPECTATOR_PLAYERS, ticks, known,
+           pct(snap_ms, ticks, 0.5), pct(snap_ms, ticks, 0.99), pct(step_ms, ticks, 0.5),
+           (double)taken / ticks, (double)bytes / ticks);
+    for (int i = 0; i < nclients; i++)
+        net_client_release(srv, &clients[i]);
+    net_server_destroy(srv);
+    world_destroy(w);
+    free(clients);
+    free(body);
+    free(snap_ms);
+    free(step_ms);
+    return 0;
+}
+
 int main(int argc, char **argv) {
+    if (argc > 1 && strcmp(argv[1], "spectators") == 0) return bench_spectators(argc, argv);
     int nclients = argc > 1 ? atoi(argv[1]) : 1000;
     int ticks = argc > 2 ? atoi(argv[2]) : 600;
     if (nclients < 1 || ticks < 1) return 2;

@@ -33,6 +33,7 @@ void net_config_default(net_config *cfg) {
     cfg->max_snapshot_lag_ms = 2000;
     cfg->frame_timeout_ms = 10000;
     cfg->view_radius = 80.0f;
+    cfg->max_view_extent = 1000.0f;
     cfg->http_max_connections = 32;
     cfg->http_max_per_address = 16;
     cfg->http_timeout_ms = 2000;
@@ -135,6 +136,8 @@ static const opt_def opts[] = {
      "MS  a frame begun must arrive whole within this (default 10000)"},
     {"view-radius", "COLLIDE_VIEW_RADIUS", OPT_FLOAT, F(view_radius), 0, 0, 1e7,
      "UNITS  default view half size around own bodies (default 80)"},
+    {"max-view-extent", "COLLIDE_MAX_VIEW_EXTENT", OPT_FLOAT, F(max_view_extent), 0, 1, 1e9,
+     "UNITS  widest or tallest view a non-admin may set (SetView; default 1000)"},
     {"http-max-connections", "COLLIDE_HTTP_MAX_CONNECTIONS", OPT_U32, F(http_max_connections), 0, 1,
      100000,
      "N  concurrent /metrics and /healthz connections; at the cap a newcomer evicts the oldest "

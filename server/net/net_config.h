@@ -44,6 +44,7 @@ typedef struct net_config {
     uint32_t max_snapshot_lag_ms;     /* cut a client whose oldest queued output is older */
     uint32_t frame_timeout_ms;        /* cut a client holding a partial frame longer than this */
     float view_radius;                /* default view: boxes of this half size around own bodies */
+    float max_view_extent;            /* widest and tallest view box a non-admin may have */
     uint32_t http_max_connections;    /* concurrent /metrics and /healthz connections */
     uint32_t http_max_per_address;    /* of those, from one remote address */
     uint32_t http_timeout_ms;         /* an HTTP request must arrive whole within this */

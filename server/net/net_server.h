@@ -80,6 +80,15 @@ typedef struct net_client {
     net_known known;              /* bodies this client was told about */
     uint64_t resume_key;          /* view key of the first body the last snapshot had no room for:
                                      the next one starts there (0: from the start) */
+    /* The statics part of `known` (its first known_statics entries) as of the last snapshot that
+     * walked the statics in view: made with these view boxes against the statics grid of that
+     * build (net_view_index.statics_gen). Settled: it held exactly the statics in view, so while
+     * the boxes and the grid stay the same the next snapshots skip the statics (net_snapshot.c). */
+    aabb statics_boxes[NET_MAX_VIEW_BOXES]; /* the view boxes of that snapshot */
+    uint32_t statics_box_count; /* entries in statics_boxes */
+    uint32_t known_statics;     /* entries of known that are statics */
+    uint64_t statics_gen;       /* statics_gen of the grid that snapshot read */
+    bool statics_settled;       /* known's statics were exactly the statics in view */
     net_rate rate;                /* token bucket and abuse tracking */
     uint32_t index;               /* position in net_server.clients; UINT32_MAX: not registered */
     uint32_t dirty_index;         /* position in net_server.dirty while dirty */

@@ -383,6 +383,14 @@ static void on_set_view(net_server *srv, net_client *c, uint32_t rid,
         c->has_view = false; /* back to the default view */
         return;
     }
+    /* Each view costs the tick per body it holds (movers every tick, statics when they come
+     * in): a whole-world view over a large map is for admins. The old view stays. */
+    float cap = srv->cfg.max_view_extent;
+    if (!c->admin && (2.0f * half.x > cap || 2.0f * half.y > cap)) {
+        net_server_send_error(srv, c, rid, NET_ERR(LIMIT_EXCEEDED), false,
+                              "view wider or taller than --max-view-extent %g units", (double)cap);
+        return;
+    }
     c->has_view = true;
     c->view = aabb_make(v2_sub(center, half), v2_add(center, half));
 }

@@ -137,35 +137,69 @@ bool net_snapshot_observe(net_snapshot_writer *sw, const world *w) {
 /* Appends v to b; the caller has reserved room (net_buf_reserve). */
 static void put_varint(net_buf *b, uint64_t v) { b->len += varint_write(b->data + b->len, v); }
 
-/* Collects the bodies in c's view into sw->query, in key order, each once; returns the count. */
-static size_t collect_view(net_server *srv, net_client *c) {
-    net_snapshot_writer *sw = &srv->snapshot;
+/* The boxes of c's view: the SetView box, else a box of view_radius around each own body, or
+ * their enclosing box past NET_MAX_VIEW_BOXES of them (an admin's many bodies: the query count
+ * stays bounded). A non-admin's enclosing box is held to --max-view-extent like a SetView box:
+ * when it would be wider or taller (bodies far apart, with --max-bodies-per-client raised past
+ * NET_MAX_VIEW_BOXES), each own body keeps its own box instead (*per_body: the boxes are not
+ * listed, mark_own_bodies marks them), at most --max-bodies-per-client of them. Returns the count
+ * in boxes. */
+static size_t view_boxes(net_server *srv, net_client *c, aabb boxes[NET_MAX_VIEW_BOXES],
+                         bool *per_body) {
+    *per_body = false;
     if (c->has_view) {
-        net_view_mark(&sw->view, c->view, &sw->marks);
-    } else {
-        net_client_prune_owned(srv, c);
-        float r = srv->cfg.view_radius;
-        aabb boxes[NET_MAX_VIEW_BOXES];
-        size_t nboxes = 0;
-        aabb all = {{0, 0}, {0, 0}};
-        for (uint32_t i = 0; i < c->owned_count; i++) {
-            world_body_info info;
-            if (!world_body_get(srv->world, c->owned[i], &info)) continue;
-            aabb box = aabb_make(v2(info.position.x - r, info.position.y - r),
-                                 v2(info.position.x + r, info.position.y + r));
-            all = nboxes == 0 ? box : aabb_union(all, box);
-            if (nboxes < NET_MAX_VIEW_BOXES) boxes[nboxes] = box;
-            nboxes++;
-        }
-        if (nboxes > NET_MAX_VIEW_BOXES) {
-            /* Many bodies (an admin): one enclosing box keeps the query count bounded. */
-            boxes[0] = all;
-            nboxes = 1;
-        }
-        for (size_t b = 0; b < nboxes; b++)
-            net_view_mark(&sw->view, boxes[b], &sw->marks);
+        boxes[0] = c->view;
+        return 1;
     }
-    return net_view_take(&sw->view, &sw->marks, sw->query, sw->query_cap);
+    net_client_prune_owned(srv, c);
+    float r = srv->cfg.view_radius;
+    size_t nboxes = 0;
+    aabb all = {{0, 0}, {0, 0}};
+    for (uint32_t i = 0; i < c->owned_count; i++) {
+        world_body_info info;
+        if (!world_body_get(srv->world, c->owned[i], &info)) continue;
+        aabb box = aabb_make(v2(info.position.x - r, info.position.y - r),
+                             v2(info.position.x + r, info.position.y + r));
+        all = nboxes == 0 ? box : aabb_union(all, box);
+        if (nboxes < NET_MAX_VIEW_BOXES) boxes[nboxes] = box;
+        nboxes++;
+    }
+    if (nboxes <= NET_MAX_VIEW_BOXES) return nboxes;
+    vec2 ext = v2_sub(all.max, all.min);
+    if (!c->admin && (ext.x > srv->cfg.max_view_extent || ext.y > srv->cfg.max_view_extent)) {
+        *per_body = true;
+        return 0;
+    }
+    boxes[0] = all;
+    return 1;
+}
+
+/* Marks a box of view_radius around each of c's own bodies (view_boxes' per_body case). */
+static void mark_own_bodies(net_server *srv, net_client *c) {
+    net_snapshot_writer *sw = &srv->snapshot;
+    float r = srv->cfg.view_radius;
+    for (uint32_t i = 0; i < c->owned_count; i++) {
+        world_body_info info;
+        if (!world_body_get(srv->world, c->owned[i], &info)) continue;
+        net_view_mark(&sw->view,
+                      aabb_make(v2(info.position.x - r, info.position.y - r),
+                                v2(info.position.x + r, info.position.y + r)),
+                      &sw->marks);
+    }
+}
+
+/* Whether c's known set already holds exactly the statics in its view: its view boxes and the
+ * statics grid are those of the last snapshot that walked the statics, and that one left them
+ * settled. Then this snapshot has nothing to say about statics (a static never changes after
+ * its spawn: no delta, no removal), and the merge leaves them out. A resume_key among the
+ * statics means one had no room: never settled, checked anyway. */
+static bool statics_unchanged(const net_server *srv, const net_client *c, const aabb *boxes,
+                              size_t nboxes) {
+    const net_snapshot_writer *sw = &srv->snapshot;
+    return !sw->always_walk_statics && c->statics_settled &&
+           c->statics_gen == sw->view.statics_gen && c->statics_box_count == nboxes &&
+           (nboxes == 0 || memcmp(c->statics_boxes, boxes, nboxes * sizeof *boxes) == 0) &&
+           (c->resume_key == 0 || c->resume_key > UINT32_MAX);
 }
 
 /* Packs the full BodyState (shape, kind, owner) of a body new to the client as a Snapshot.bodies
@@ -242,10 +276,26 @@ void net_session_snapshot(net_server *srv, net_client *c) {
         return;
     }
     uint64_t tick = world_tick(srv->world);
+    aabb boxes[NET_MAX_VIEW_BOXES];
+    bool per_body = false;
+    size_t nboxes = view_boxes(srv, c, boxes, &per_body);
+    /* Statics unchanged: only the movers are marked and merged; the statics part of the known
+     * set (its first known_statics entries) stays as it is, unread. */
+    bool skip_statics = !per_body && statics_unchanged(srv, c, boxes, nboxes);
+    for (size_t b = 0; b < nboxes; b++) {
+        if (skip_statics)
+            net_view_mark_movers(&sw->view, boxes[b], &sw->marks);
+        else
+            net_view_mark(&sw->view, boxes[b], &sw->marks);
+    }
+    if (per_body) mark_own_bodies(srv, c);
     const net_view_entry *view = sw->query;
-    size_t nview = collect_view(srv, c);
+    size_t nview = net_view_take(&sw->view, &sw->marks, sw->query, sw->query_cap);
+    size_t kept_statics = skip_statics ? c->known_statics : 0;
+    NET_ASSERT(kept_statics <= c->known.count);
     const net_known_entry *known = c->known.entries;
-    size_t nknown = c->known.count;
+    if (kept_statics) known += kept_statics; /* entries may be NULL: no offset on it then */
+    size_t nknown = c->known.count - kept_statics;
     /* The rewritten set holds at most every old entry plus every body in view. */
     if (!net_known_reserve(&sw->known_next, (uint32_t)(nknown + nview))) {
         net_server_kill(srv, c, NET_DISC_OUT_OF_MEMORY);
@@ -290,6 +340,7 @@ void net_session_snapshot(net_server *srv, net_client *c) {
     const uint8_t *arena = sw->deltas.data;
     uint64_t resume = c->resume_key, stop_key = 0;
     bool stopped = false; /* something had no room: stop_key is the first such key */
+    bool static_kept_out = false; /* a known static out of view stays known (removed was full) */
     for (size_t i = 0, j = 0; i < nview || j < nknown;) {
         uint64_t vk = i < nview ? net_view_key(&view[i]) : UINT64_MAX;
         uint64_t kk = j < nknown ? net_known_key(&known[j]) : UINT64_MAX;
@@ -318,10 +369,12 @@ void net_session_snapshot(net_server *srv, net_client *c) {
             i++;
         } else if (kk < vk) {
             /* Known, out of view: the first nremoved of these were listed in step 1. */
-            if (dropped < nremoved)
+            if (dropped < nremoved) {
                 dropped++;
-            else
+            } else {
+                static_kept_out |= !known[j].moving;
                 next[nnext++] = known[j];
+            }
             j++;
         } else {
             net_known_entry e = known[j];
@@ -390,12 +443,26 @@ void net_session_snapshot(net_server *srv, net_client *c) {
         for (size_t i = 0; i < nremoved; i++)
             put_varint(s, sw->removed[i]);
     }
-    if (!net_known_reserve(&c->known, (uint32_t)nnext)) {
+    if (!net_known_reserve(&c->known, (uint32_t)(kept_statics + nnext))) {
         net_server_kill(srv, c, NET_DISC_OUT_OF_MEMORY);
         return;
     }
-    if (nnext) memcpy(c->known.entries, next, nnext * sizeof *next);
-    c->known.count = (uint32_t)nnext;
+    if (nnext) memcpy(c->known.entries + kept_statics, next, nnext * sizeof *next);
+    c->known.count = (uint32_t)(kept_statics + nnext);
+    if (!skip_statics) {
+        /* Both lists hold the statics first. With no static kept out of view, the known statics
+         * are a subset of those in view: equal counts, equal sets. */
+        size_t view_statics = 0, next_statics = 0;
+        while (view_statics < nview && view[view_statics].delta_off == NET_VIEW_NO_DELTA)
+            view_statics++;
+        while (next_statics < nnext && !next[next_statics].moving)
+            next_statics++;
+        c->known_statics = (uint32_t)next_statics;
+        c->statics_settled = !per_body && !static_kept_out && next_statics == view_statics;
+        c->statics_gen = sw->view.statics_gen;
+        c->statics_box_count = (uint32_t)nboxes;
+        if (nboxes) memcpy(c->statics_boxes, boxes, nboxes * sizeof *boxes);
+    }
 
     /* ServerMessage { snapshot } around it, framed. */
     size_t msg_len = 1 + varint_size(s->len) + s->len;

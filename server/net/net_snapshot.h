@@ -44,6 +44,8 @@ typedef struct net_snapshot_writer {
                                2 * query_cap entries */
     net_known known_next;   /* scratch: a client's known set being rewritten */
     net_buf body;           /* scratch: one Snapshot's encoded body */
+    bool always_walk_statics; /* walk every static in view on every tick, as before the known
+                                 statics were kept (for benchmarks and differential tests) */
 } net_snapshot_writer;
 
 struct net_server;

@@ -365,6 +365,7 @@ bool net_view_rebuild(net_view_index *v, const world *w, const net_view_movers_h
         }
         if (!grid_build(v, &v->statics, v->stage_entries, v->stage_boxes, m, 0)) return false;
         v->statics_dirty = false;
+        v->statics_gen++;
         v->movers_dirty = true; /* the movers' first rank moved */
     }
     if (v->movers_dirty) {
@@ -382,6 +383,7 @@ bool net_view_marks_init(net_view_marks *m, const world *w) {
     m->bits = calloc(m->words, sizeof *m->bits);
     m->lo = m->words;
     m->hi = 0;
+    m->taken = 0;
     return m->bits != NULL;
 }
 
@@ -429,6 +431,11 @@ void net_view_mark(const net_view_index *v, aabb box, net_view_marks *m) {
     grid_mark(v, &v->movers, box, m);
 }
 
+void net_view_mark_movers(const net_view_index *v, aabb box, net_view_marks *m) {
+    if (!v2_is_finite(box.min) || !v2_is_finite(box.max)) return;
+    grid_mark(v, &v->movers, box, m);
+}
+
 size_t net_view_take(const net_view_index *v, net_view_marks *m, net_view_entry *out, size_t max) {
     size_t n = 0;
     for (size_t w = m->lo; w < m->hi; w++) {
@@ -442,5 +449,6 @@ size_t net_view_take(const net_view_index *v, net_view_marks *m, net_view_entry 
     }
     m->lo = m->words;
     m->hi = 0;
+    m->taken += n;
     return n;
 }

@@ -81,6 +81,9 @@ typedef struct net_view_index {
     net_view_entry *ranked; /* every indexed body by rank: statics, then movers */
     size_t ranked_cap;      /* entries allocated in ranked */
     bool statics_dirty;     /* the statics grid is not the world's: rebuilt at the next build */
+    uint64_t statics_gen;   /* counts the statics grid's builds (0: never built): a client whose
+                               view boxes and statics_gen are those of its last full pass has the
+                               same statics in view (net_snapshot.c skips them) */
     bool movers_dirty;      /* the mirror changed since the movers grid was built */
     bool synced;            /* the mirror is the world's movers as of step `tick` */
     uint64_t tick;          /* the world step the mirror reflects */
@@ -128,6 +131,8 @@ typedef struct net_view_marks {
     uint64_t *bits; /* words; all zero between a take and the next mark */
     size_t words;   /* words allocated */
     size_t lo, hi;  /* words [lo, hi) may hold set bits */
+    uint64_t taken; /* entries net_view_take has written, ever: the per-body work of the views,
+                       for tests and benchmarks */
 } net_view_marks;
 
 /* Sized for every body the world can hold. False when out of memory. */
@@ -136,6 +141,8 @@ void net_view_marks_free(net_view_marks *m);
 /* Marks the indexed bodies whose AABB overlaps box (touching counts). Several boxes may be marked
  * before one take: a body is reported once. */
 void net_view_mark(const net_view_index *v, aabb box, net_view_marks *m);
+/* net_view_mark of the movers only: the statics grid is not read. */
+void net_view_mark_movers(const net_view_index *v, aabb box, net_view_marks *m);
 /* Writes the marked bodies' entries in rank order (net_view_key ascending), at most max, and
  * clears the marks; returns how many were written. Valid until the next rebuild. */
 size_t net_view_take(const net_view_index *v, net_view_marks *m, net_view_entry *out, size_t max);

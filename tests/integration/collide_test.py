@@ -239,6 +239,11 @@ def free_port():
     return port
 
 
+# A non-admin's view is at most --max-view-extent (default 1000) wide and tall: a test that watches
+# the whole of write_world's default bounds (2000 wide) from a plain client raises the cap.
+WHOLE_WORLD_VIEW = ["--max-view-extent", "2000"]
+
+
 def write_world(statics=(), bounds=((-1000, -1000), (1000, 1000)), spawn_points=((0, 0),)):
     """Writes a world file (ARCHITECTURE.md format) and returns its path. statics: list of
     (x, y, shape-dict) with shape-dict like {"box": {"half_extents": [hx, hy]}}."""

@@ -146,7 +146,7 @@ def head_on(d, make, half, same_client):
     # Observe both from one client that sees the whole world, from before they move.
     watcher = d.client()
     watcher.hello()
-    watcher.send(ct.msg_set_view(watcher.rid(), 0, 0, 1000, 1000))
+    watcher.send(ct.msg_set_view(watcher.rid(), 0, 0, 500, 500))  # +-300 is in view
     watcher.recv_until(lambda m: snap(m) and a in watcher.view and b in watcher.view,
                        what="both bodies")
     if same_client:

@@ -109,7 +109,7 @@ def admin_token_makes_admin():
 
 @test
 def forbidden_static_spawn_without_admin():
-    d = ct.Daemon(["--admin-token", "adm1n"], world=world_one_static())
+    d = ct.Daemon(["--admin-token", "adm1n"] + ct.WHOLE_WORLD_VIEW, world=world_one_static())
     c = d.client()
     c.hello()
     rid = c.rid()
@@ -128,7 +128,7 @@ def forbidden_static_spawn_without_admin():
 
 @test
 def forbidden_move_and_despawn_of_others_body():
-    d = ct.Daemon(world=world_one_static())
+    d = ct.Daemon(ct.WHOLE_WORLD_VIEW, world=world_one_static())
     a = d.client()
     b = d.client()
     a.hello()
@@ -169,7 +169,7 @@ def forbidden_move_and_despawn_of_others_body():
 
 @test
 def admin_spawns_statics_and_controls_others():
-    d = ct.Daemon(["--admin-token", "adm1n", "--max-bodies-per-client", "2"],
+    d = ct.Daemon(["--admin-token", "adm1n", "--max-bodies-per-client", "2"] + ct.WHOLE_WORLD_VIEW,
                   world=world_one_static())
     player = d.client()
     player.hello()
@@ -657,7 +657,7 @@ def token_is_the_parsed_field_not_the_first_bytes():
 def fatal_error_after_pipelined_requests():
     # Rule 9 and 10 together: replies to what came before are sent in order, then the fatal
     # error, then the close; nothing after the bad frame is acted on.
-    d = ct.Daemon(world=world_one_static())
+    d = ct.Daemon(ct.WHOLE_WORLD_VIEW, world=world_one_static())
     c = d.client()
     c.send_raw(ct.encode(ct.msg_hello(1)) + ct.encode(ct.msg_ping(2, 22)) +
                ct.encode(ct.msg_spawn(3, ct.box(1, 1), 0, 0)) + b"\x80\x80\x80\x80\x80\x01" +

@@ -108,7 +108,8 @@ MOVERS = 100
 def stalled_reader_of_many_movers_is_cut_after_the_default_snapshot_lag():
     # The default --max-snapshot-lag-ms (2000): not passed on purpose, so this pins it.
     lag_s = 2.0
-    d = ct.Daemon(["--max-bodies-per-client", str(MOVERS), "--rate-limit", "2000"], http=True,
+    d = ct.Daemon(["--max-bodies-per-client", str(MOVERS), "--rate-limit", "2000"] +
+                  ct.WHOLE_WORLD_VIEW, http=True,
                   world=open_world())
     mover = d.client()
     mover.hello(name="mover")
@@ -599,6 +600,74 @@ def world_file_over_the_size_limit_is_refused():
           "the refusal must name the file and the limit: %r" % r.stderr[-400:])
     check("event=world_error" in r.stderr, "event=world_error must be logged")
 
+
+# ---------------------------------------------------------------------------------------------
+# View extent (--max-view-extent, default 1000: a non-admin view box at most that wide and tall)
+
+
+def set_view_replies(c, cx, cy, hx, hy):
+    """SetView then Ping: the non-snapshot messages that came before the Pong (replies are in
+    request order, so any answer to the SetView is among them)."""
+    c.send(ct.msg_set_view(c.rid(), cx, cy, hx, hy))
+    ping = c.rid()
+    c.send(ct.msg_ping(ping, 1))
+    before = []
+    c.reply(ping, keep=before)
+    return [m for m in before if not snap(m)]
+
+
+def statics_in_view(c):
+    return sorted((round(s["x"]), round(s["y"])) for s in c.view.values()
+                  if s.get("kind") == ct.pb.BODY_KIND_STATIC)
+
+
+@test
+def view_wider_than_max_view_extent_refused_and_old_view_kept():
+    box = {"box": {"half_extents": [2, 2]}}
+    d = ct.Daemon(["--admin-token", "adm1n"],
+                  world=ct.write_world(statics=[(-300, 0, box), (300, 0, box), (900, 900, box)]))
+    c = d.client()
+    c.hello()
+    check(not set_view_replies(c, -300, 0, 50, 50), "a small view must be accepted")
+    c.recv_until(lambda m: snap(m) and statics_in_view(c) == [(-300, 0)], what="the west static")
+    for hx, hy in ((500.5, 10), (10, 500.5), (1e6, 1e6)):
+        got = set_view_replies(c, 0, 0, hx, hy)
+        check(len(got) == 1 and kind_of(got[0]) == "error" and
+              got[0].error.code == ct.code_of("LIMIT_EXCEEDED") and not got[0].error.fatal,
+              "a view of %g x %g must be refused with a non-fatal LIMIT_EXCEEDED: %s" % (
+                  2 * hx, 2 * hy, [describe(m) for m in got]))
+        check("--max-view-extent" in got[0].error.message and "1000" in got[0].error.message,
+              "the refusal must name the limit: %r" % got[0].error.message)
+    # The old view stays: the west static is still known, nothing was removed or added.
+    c.sync()
+    check(statics_in_view(c) == [(-300, 0)], "the old view must stay: %s" % statics_in_view(c))
+    # Exactly the cap (the whole default arena's size) is allowed.
+    check(not set_view_replies(c, 0, 0, 500, 500), "a view of 1000 x 1000 must be accepted")
+    c.recv_until(lambda m: snap(m) and statics_in_view(c) == [(-300, 0), (300, 0)],
+                 what="both statics in a 1000-wide view")
+    # Admins are not capped.
+    admin = d.client()
+    admin.hello(token="adm1n")
+    check(not set_view_replies(admin, 0, 0, 1000, 1000), "an admin's view is not capped")
+    admin.recv_until(lambda m: snap(m) and len(statics_in_view(admin)) == 3,
+                     what="every static in an admin's whole-world view")
+    c.close()
+    admin.close()
+    d.stop_and_check()
+
+
+@test
+def max_view_extent_from_the_environment():
+    d = ct.Daemon(env_extra={"COLLIDE_MAX_VIEW_EXTENT": "200"}, world=open_world())
+    c = d.client()
+    c.hello()
+    got = set_view_replies(c, 0, 0, 100.5, 1)
+    check(len(got) == 1 and got[0].error.code == ct.code_of("LIMIT_EXCEEDED") and
+          "200" in got[0].error.message, "201 wide must be refused under a cap of 200: %s" % [
+              describe(m) for m in got])
+    check(not set_view_replies(c, 0, 0, 100, 100), "200 x 200 must be accepted")
+    c.close()
+    d.stop_and_check()
 
 if __name__ == "__main__":
     ct.main()

@@ -150,7 +150,7 @@ def wait_slow_client_handled(d, seconds, base, want_disconnect, poke=None):
 # The kernel alone buffers a few MB per loopback socket (send-buffer autotuning up to tcp_wmem's
 # maximum) before the daemon's own queue sees anything: the crowd (4 x 64 bodies changing every
 # tick, ~600 kB/s to a whole-world view) fills that within seconds.
-CROWD_ARGS = ["--max-bodies-per-client", "64", "--rate-limit", "2000"]
+CROWD_ARGS = ["--max-bodies-per-client", "64", "--rate-limit", "2000"] + ct.WHOLE_WORLD_VIEW
 
 
 def crowd_and_never_reader(extra_args):

@@ -389,6 +389,7 @@ def help_version_and_bad_configuration():
                       ("--max-queued-bytes", "COLLIDE_MAX_QUEUED_BYTES"),
                       ("--hello-timeout-ms", "COLLIDE_HELLO_TIMEOUT_MS"),
                       ("--view-radius", "COLLIDE_VIEW_RADIUS"),
+                      ("--max-view-extent", "COLLIDE_MAX_VIEW_EXTENT"),
                       ("--http-bind", "COLLIDE_HTTP_BIND"),
                       ("--http-max-per-address", "COLLIDE_HTTP_MAX_PER_ADDRESS")):
         check(flag in text and env in text, "--help must document %s (%s)" % (flag, env))

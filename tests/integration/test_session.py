@@ -66,7 +66,7 @@ def welcome_defaults_embedded_arena():
           "world bounds must be a non-empty box")
     check(not w.admin, "admin must be false")
     # The embedded arena has statics: a whole-world view shows them, as static, with shapes.
-    c.send(ct.msg_set_view(c.rid(), 0, 0, 1e6, 1e6))
+    c.send(ct.msg_set_view(c.rid(), 0, 0, 500, 500))  # the arena, 1000 wide: the default cap
     c.recv_until(lambda m: snap(m) and len(c.view) > 0, what="the arena's statics in a "
                  "whole-world view")
     for bid, st in c.view.items():
@@ -421,7 +421,7 @@ def two_clients_see_each_other_and_disconnect_removes():
 
 @test
 def set_view_box_and_back_to_default():
-    d = ct.Daemon(world=open_world())
+    d = ct.Daemon(ct.WHOLE_WORLD_VIEW, world=open_world())
     a = d.client()
     a.hello()
     body = a.spawn_ok(ct.box(1, 1), 100, 100)

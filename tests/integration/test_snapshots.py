@@ -51,7 +51,7 @@ def pump_all(clients, seconds):
 
 @test
 def velocity_only_change_when_stopping_at_a_wall():
-    d = ct.Daemon(["--admin-token", ADMIN], world=ct.write_world())
+    d = ct.Daemon(["--admin-token", ADMIN] + ct.WHOLE_WORLD_VIEW, world=ct.write_world())
     admin = d.client()
     admin.hello(token=ADMIN)
     wall_x, wall_hx = 20.0, 0.5

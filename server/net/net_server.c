@@ -410,6 +410,11 @@ static void pending_unlink(net_server *srv, net_client *c) {
     if (--e->count == 0) pending_addr_drop(srv, e);
 }
 
+/* Whether a pending connection is past the grace in which its Hello may still be unread. */
+static bool pending_aged(const net_server *srv, const net_client *c) {
+    return srv->now_us - c->connected_us >= NET_PENDING_GRACE_US;
+}
+
 /* A newer connection needs the slot of `victim`, the oldest silent one (of its IP, or of all). */
 static void pending_evict(net_server *srv, net_client *victim, const char *cap, uint32_t limit) {
     net_log(NET_LOG_DEBUG, "pending_evicted", victim->id, victim->addr,
@@ -471,11 +476,30 @@ bool net_client_open(net_server *srv, net_client *c, const char *addr) {
      * cut hold every slot (issue 12). A player says Hello within a round trip, so it is the oldest
      * only when it is late. The per-address cap evicts within the IP first, so one host cannot
      * push out everyone else's pending connections either. */
-    if (e->count > srv->cfg.max_pending_per_address)
+    if (e->count > srv->cfg.max_pending_per_address &&
+        (pending_aged(srv, e->head) ||
+         e->count > NET_PENDING_HARD_FACTOR * (uint64_t)srv->cfg.max_pending_per_address))
         pending_evict(srv, e->head, "per-address", srv->cfg.max_pending_per_address);
-    if (srv->pending_count > srv->cfg.max_pending)
+    if (srv->pending_count > srv->cfg.max_pending &&
+        (pending_aged(srv, srv->pending_head) ||
+         srv->pending_count > NET_PENDING_HARD_FACTOR * (uint64_t)srv->cfg.max_pending))
         pending_evict(srv, srv->pending_head, "global", srv->cfg.max_pending);
     return true;
+}
+
+/* Evicts, oldest first, the pending connections past the grace that are over a cap: those let in
+ * over it while they were young (net_client_open). The queue is in age order, so the walk stops
+ * at the first young one. */
+static void pending_trim(net_server *srv) {
+    net_client *c = srv->pending_head;
+    while (c && pending_aged(srv, c)) {
+        net_client *next = c->pending_next;
+        if (c->pending_addr->count > srv->cfg.max_pending_per_address)
+            pending_evict(srv, c, "per-address", srv->cfg.max_pending_per_address);
+        else if (srv->pending_count > srv->cfg.max_pending)
+            pending_evict(srv, c, "global", srv->cfg.max_pending);
+        c = next;
+    }
 }
 
 void net_client_release(net_server *srv, net_client *c) {
@@ -532,6 +556,7 @@ void net_client_prune_owned(net_server *srv, net_client *c) {
 /* ---- Tick and drain ------------------------------------------------------------------------ */
 
 void net_server_tick(net_server *srv, unsigned steps) {
+    pending_trim(srv);
     for (unsigned i = 0; i < steps; i++) {
         world_step(srv->world);
         /* The snapshots read the last step's body table: the steps before it are taken in now

@@ -35,6 +35,14 @@ struct ProtobufCAllocator;
 #define NET_MAX_VIEW_BOXES 8 /* more own bodies than this: one enclosing view box */
 #define NET_MAX_REFUSING 64  /* refused connections waiting for their Error to flush */
 #define NET_IP_KEY_BYTES 16  /* a peer IP as IPv6; IPv4 as IPv4-mapped (::ffff:a.b.c.d) */
+/* A pending connection younger than this is not evicted to make room under --max-pending(-per-
+ * address): its Hello may be in its socket, unread, because the loop accepts a burst of
+ * connections in one turn and reads them in the next. Over the cap, the young are trimmed at the
+ * first tick after they age past it. */
+#define NET_PENDING_GRACE_US 250000u
+/* ... unless the pending count reaches this many times the cap: then the oldest goes at once,
+ * young or not, so a connection flood cannot grow the pending set without bound. */
+#define NET_PENDING_HARD_FACTOR 4u
 
 struct net_pending_addr;
 #define NET_OVERLOAD_SLOTS 20 /* the overload window is kept in this many slots of time */
@@ -159,7 +167,9 @@ bool net_ip_key(const char *addr, uint8_t key[NET_IP_KEY_BYTES]);
 /* Registers a new connection (zeroed *c); addr is "ip:port", "[ipv6]:port" (or anything else: one
  * shared address). It is pending until its Hello. Over --max-pending-per-address pending from its
  * IP, or --max-pending in all, the oldest pending connection (of that IP first) is killed for
- * NET_DISC_PENDING_EVICTED: never the newcomer. --max-clients is checked at Hello
+ * NET_DISC_PENDING_EVICTED, never the newcomer: at once when it is older than
+ * NET_PENDING_GRACE_US or the pending set is at NET_PENDING_HARD_FACTOR x the cap, otherwise by
+ * the first tick after it ages past the grace (if it has not said Hello by then). --max-clients is checked at Hello
  * (net_server_admit_session). False only when out of memory; c is then not registered (release is
  * a no-op). */
 bool net_client_open(net_server *srv, net_client *c, const char *addr);

@@ -128,8 +128,10 @@ def squatters_do_not_keep_players_out():
         m = d.metrics()
         check(ct.metric(m, "collide_disconnects_total", reason="pending_evicted") > 0,
               "the evictions must count as reason=pending_evicted")
-        check(ct.metric(m, "collide_clients_pending") <= 16,
-              "collide_clients_pending must stay within --max-pending 16")
+        # Connections younger than the eviction grace (250 ms: a burst's Hellos may still be
+        # unread) may hold the set over the cap, never past 4x it (net_server.h).
+        check(ct.metric(m, "collide_clients_pending") <= 4 * 16,
+              "collide_clients_pending must stay within 4 x --max-pending 16")
         check(d.alive(), "collided died under the squatters")
     finally:
         squat.stop()

@@ -52,7 +52,9 @@ static void fx_free(fixture *f) {
 }
 
 static net_client *fx_open(fixture *f, int i, const char *addr) {
-    f->srv->now_us += 1000; /* each a millisecond after the one before */
+    /* each past the eviction grace of the one before, so that a cap crossed evicts at once (the
+     * grace itself: test_burst_within_grace) */
+    f->srv->now_us += NET_PENDING_GRACE_US + 1000u;
     bool ok = net_client_open(f->srv, &f->c[i], addr);
     return ok ? &f->c[i] : NULL;
 }
@@ -204,6 +206,44 @@ static void test_ipv4_mapped_is_its_ipv4(void) {
     fx_free(&f);
 }
 
+/* A burst of connections accepted in one loop turn may all be over the cap before any of their
+ * Hellos is read: a connection younger than NET_PENDING_GRACE_US is not evicted for a newcomer,
+ * up to NET_PENDING_HARD_FACTOR x the cap, and those still silent and over the cap are trimmed,
+ * oldest first, at the first tick after they age past the grace. */
+static void test_burst_within_grace(void) {
+    fixture f;
+    fx_init(&f, 100, 100, 4);
+    /* 16 from one IP within a millisecond: 4x the per-address cap, nobody evicted */
+    for (int i = 0; i < 16; i++) {
+        f.srv->now_us += 50;
+        CHECK(net_client_open(f.srv, &f.c[i], "10.0.0.1:1"));
+    }
+    for (int i = 0; i < 16; i++)
+        CHECK_MSG(!f.c[i].kill, "client %d of a burst evicted within the grace", i);
+    /* the 17th crosses the hard ceiling: the oldest goes at once */
+    f.srv->now_us += 50;
+    CHECK(net_client_open(f.srv, &f.c[16], "10.0.0.1:1"));
+    CHECK(evicted(&f.c[0]) && !f.c[1].kill);
+    /* half of the burst says Hello in the next loop turn: welcomed, out of the queue */
+    for (int i = 1; i < 9; i++)
+        CHECK(fx_hello(&f, i));
+    CHECK(net_server_pending_count(f.srv) == 8);
+    /* a tick inside the grace trims nothing */
+    f.srv->now_us += NET_PENDING_GRACE_US / 2;
+    net_server_tick(f.srv, 0);
+    CHECK(net_server_pending_count(f.srv) == 8);
+    /* past the grace: the 4 oldest still silent go, the 4 newest stay (the cap) */
+    f.srv->now_us += NET_PENDING_GRACE_US;
+    net_server_tick(f.srv, 0);
+    for (int i = 9; i < 13; i++)
+        CHECK_MSG(evicted(&f.c[i]), "client %d: over the cap past the grace, not evicted", i);
+    for (int i = 13; i < 17; i++)
+        CHECK_MSG(!f.c[i].kill, "client %d: within the cap, evicted", i);
+    CHECK(net_server_pending_count(f.srv) == 4);
+    fx_flush(&f);
+    fx_free(&f);
+}
+
 /* A fixed-seed walk of opens from 6 IPs, Hellos, closes and cuts against a plain model (a list of
  * pending ids, oldest first): after every step the same clients are pending and the same were
  * evicted. Covers unlinking from the middle, the head and the tail of both queues, and entries of
@@ -284,4 +324,4 @@ static void test_matches_a_model(void) {
 TEST_MAIN(TEST(test_pending_not_counted_against_max_clients), TEST(test_refused_at_hello_when_full),
           TEST(test_global_cap_evicts_oldest),
           TEST(test_per_address_cap_evicts_that_address_oldest), TEST(test_ipv4_mapped_is_its_ipv4),
-          TEST(test_matches_a_model))
+          TEST(test_burst_within_grace), TEST(test_matches_a_model))

@@ -105,6 +105,9 @@ def run_one(opts, pb, k):
     http_port = 20000 + (os.getpid() + k) % 20000
     cmd = [opts.collided, "--bind", "127.0.0.1", "--port", "0", "--http-port", str(http_port),
            "--log-level", "warn", "--max-clients", str(k + 100), "--overload-window-ms", "0",
+           # K connections from one host in a burst: the pending caps are for attackers and NATs,
+           # not for a load generator (docs/operations.md, admission)
+           "--max-pending", str(k + 100), "--max-pending-per-address", str(k + 100),
            "--tick-rate", str(opts.tick_rate)]
     env = {k_: v for k_, v in os.environ.items() if not k_.startswith("COLLIDE_")}
     p = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, env=env)
@@ -163,6 +166,8 @@ def run_one(opts, pb, k):
             "k": k,
             "snap_per_s": (n1 - n0) / dt,
             "clients": m1.get("collide_clients", 0),
+            "cut": {name.split('"')[1]: v for name, v in m1.items()
+                    if name.startswith("collide_disconnects_total{") and v > 0},
             "sent_per_s": rate("collide_snapshots_sent_total"),
             "coalesced_per_s": rate("collide_steps_coalesced_total"),
             "skipped_per_s": rate("collide_ticks_skipped_total"),
@@ -218,6 +223,8 @@ def main():
             k, r["snap_per_s"], r["clients"], r["sent_per_s"], r["coalesced_per_s"],
             r["skipped_per_s"], r["lag_mean_ms"], 100 * r["cpu_user"], 100 * r["cpu_sys"],
             per_snap, "ok" if ok else "BELOW"), flush=True)
+        if r["cut"]:
+            print("        closed during the run, by reason: %s" % r["cut"], flush=True)
     print("largest K at >= 0.95 x the tick rate: %d" % best)
 
 

@@ -10,6 +10,8 @@ Modes:
   flood  each attacker sends 180 frames/s, under the message rate limit as in the issue: the byte
          bucket refuses most frames (RATE_LIMITED), the abuse rule cuts the attacker after 5 s of
          drops and it reconnects
+  preauth  the daemon has --token; each attacker loops: connect, send the worst frame without a
+         Hello, close (issue 12: 578 connections/s took 96% of the daemon's CPU)
 
 Usage: bench/net/parse_flood.py COLLIDED PB_DIR [paced|flood] [seconds=10] [attackers=5]
        [kind=setview|polygon|unknown|shapes] [extra collided flags...]
@@ -62,10 +64,15 @@ def worst_frame(kind):
     raise SystemExit("unknown kind " + kind)
 
 
+TOKEN = "bench-token"
+
+
 def hello_frame(name):
     m = pb.ClientMessage(request_id=1)
     m.hello.protocol_version = 1
     m.hello.name = name
+    if mode == "preauth":
+        m.hello.token = TOKEN
     return frame(m.SerializeToString())
 
 
@@ -76,7 +83,8 @@ def cpu_seconds(pid):
 
 
 p = subprocess.Popen([collided, "--bind", "127.0.0.1", "--port", "0", "--http-port", "0",
-                      "--log-level", "warn"] + extra,
+                      "--log-level", "warn"] + (["--token", TOKEN] if mode == "preauth" else [])
+                     + extra,
                      stderr=subprocess.PIPE, text=True)
 port = None
 while port is None:  # the event=listening line names the port
@@ -110,6 +118,22 @@ def read_frames(buf):
             return out, buf
         out.append(pb.ServerMessage.FromString(bytes(buf[i:i + n])))
         buf = buf[i + n:]
+
+
+def preauth_attacker(idx):
+    while not stop.is_set():
+        try:
+            s = socket.create_connection(("127.0.0.1", port))
+            s.sendall(bad)
+            s.settimeout(1.0)
+            while s.recv(1 << 16):  # the refusal, then the close
+                pass
+        except OSError:
+            pass
+        s.close()
+        with lock:
+            stats["sent"] += 1
+            stats["reconnects"] += 1
 
 
 def attacker(idx):
@@ -170,7 +194,8 @@ good = socket.create_connection(("127.0.0.1", port))
 good.sendall(hello_frame("good"))
 gbuf = bytearray()
 tick_rate = None
-for t in [threading.Thread(target=attacker, args=(i,), daemon=True) for i in range(attackers)]:
+for t in [threading.Thread(target=preauth_attacker if mode == "preauth" else attacker, args=(i,),
+                           daemon=True) for i in range(attackers)]:
     t.start()
 time.sleep(1.0)  # let the attack reach its steady state
 good.settimeout(0.0)

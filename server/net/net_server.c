@@ -470,7 +470,9 @@ bool net_client_open(net_server *srv, net_client *c, const char *addr) {
     srv->clients[srv->client_count++] = c;
     srv->metrics.connections_total++;
     pending_link(srv, c, e);
-    net_log(NET_LOG_INFO, "client_connected", c->id, c->addr, "connected");
+    /* debug, as is the close of a connection that never said Hello: a flood of sockets that never
+     * authenticate must not bury the log (client_hello and its close are the info lines). */
+    net_log(NET_LOG_DEBUG, "client_connected", c->id, c->addr, "connected");
     /* At a cap the newcomer is admitted and the oldest silent connection goes, rather than the
      * newcomer being refused: otherwise sockets that connect, never say Hello and reconnect when
      * cut hold every slot (issue 12). A player says Hello within a round trip, so it is the oldest
@@ -529,7 +531,8 @@ void net_client_release(net_server *srv, net_client *c) {
     c->admitted = false;
     srv->metrics.disconnects_total[c->reason < NET_DISC_REASON_COUNT ? c->reason : 0]++;
     if (!c->refused) {
-        net_log(NET_LOG_INFO, "client_disconnected", c->id, c->addr, "reason=%s name=%s",
+        net_log(c->admitted ? NET_LOG_INFO : NET_LOG_DEBUG, "client_disconnected", c->id, c->addr,
+                "reason=%s name=%s",
                 net_disconnect_reason_str(c->reason), c->name[0] ? c->name : "-");
     }
     net_buf_free(&c->in);

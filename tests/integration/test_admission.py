@@ -177,7 +177,8 @@ def max_pending_per_address_evicts_within_the_address():
     # 127.0.0.3); the global cap (default 256) is nowhere near.
     for args, env in ((["--max-pending-per-address", "2"], None),
                       ([], {"COLLIDE_MAX_PENDING_PER_ADDRESS": "2"})):
-        d = ct.Daemon(args + ["--hello-timeout-ms", "60000"], env_extra=env, world=open_world())
+        d = ct.Daemon(args + ["--hello-timeout-ms", "60000", "--log-level", "debug"],
+                      env_extra=env, world=open_world())
         b = silent_from(d.game_port, "127.0.0.3")
         time.sleep(0.1)
         a = [silent_from(d.game_port, "127.0.0.2") for _ in range(2)]
@@ -189,8 +190,11 @@ def max_pending_per_address_evicts_within_the_address():
         for s, what in ((a[1], "the second of 127.0.0.2"), (b, "the oldest of all, 127.0.0.3")):
             check(not closed_by_server(s, 0.2), "%s must stay open" % what)
         a[2].hello()  # the newcomer is served
-        check(d.wait_log(r"\breason=pending_evicted\b"),
-              "the eviction must be logged with reason=pending_evicted")
+        # at debug: the connections that never say Hello must not bury the info log
+        check(d.wait_log(r"level=debug event=pending_evicted\b"),
+              "the eviction must be logged (event=pending_evicted, debug)")
+        check(d.wait_log(r"level=debug event=client_disconnected\b.*\breason=pending_evicted\b"),
+              "the evicted connection's close must be logged with reason=pending_evicted (debug)")
         for s in a + [b]:
             s.close()
         d.stop_and_check()

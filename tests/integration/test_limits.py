@@ -419,7 +419,7 @@ def ipv6_any_serves_game_and_http_on_loopback():
     d = ct.Daemon(bind="::", http=True, world=open_world())
     d.host = "::1"
     ct.full_session(d, "a client on ::1 with --bind ::")
-    check(d.wait_log(r"\bevent=client_connected\b.*\baddr=\[::1\]:\d+"),
+    check(d.wait_log(r"\bevent=client_hello\b.*\baddr=\[::1\]:\d+"),
           "the connection must be logged with its IPv6 peer address [::1]:port")
     status, body = d.http_get("/healthz", host="::1")
     check(status == 200 and body.strip() == "ok", "GET /healthz over [::1] must be 200 ok, got "

@@ -19,14 +19,17 @@ TICK_HZ = 60.0
 
 
 def churn(port, stop, counter):
-    """Connects and closes at about 200/s: two info lines each (client_connected,
-    client_disconnected), enough to fill a 64 KiB pipe in well under a second. Bounded waits, so a
-    daemon that stalls cannot hang the test."""
+    """Connects, says Hello and closes at about 200/s: two info lines each (client_hello,
+    client_disconnected; a connection that never says Hello logs at debug only), enough to fill a
+    64 KiB pipe in well under a second. Bounded waits, so a daemon that stalls cannot hang the
+    test."""
+    hello = ct.encode(ct.msg_hello(1, name="churn"))
     while not stop.is_set():
         s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         s.settimeout(0.5)
         try:
             s.connect(("127.0.0.1", port))
+            s.sendall(hello)
             counter[0] += 1
         except OSError:
             pass

@@ -11,9 +11,9 @@
 #include "net_http.h"
 #include "net_log.h"
 #include "net_session.h"
+#include "net_tick.h"
 
-#define NET_READ_CHUNK 65536u    /* one shared read buffer, handed to every read */
-#define NET_MAX_CATCHUP_STEPS 4u /* world steps one late tick may run; the rest are skipped */
+#define NET_READ_CHUNK 65536u /* one shared read buffer, handed to every read */
 #define NET_OUT_KEEP_CAP                                                                           \
     (16u * 1024u) /* empty output buffers above this are released: a burst must not pin memory on  \
                      thousands of idle clients */
@@ -63,8 +63,7 @@ struct net_daemon {
     uv_prepare_t flush;                 /* writes dirty clients before the loop sleeps */
     uv_signal_t sigterm;                /* SIGTERM: drain */
     uv_signal_t sigint;                 /* SIGINT: drain */
-    uint64_t tick_period_ns;            /* 1e9 / tick rate */
-    uint64_t next_tick_ns;              /* uv_hrtime() at which the next step is due */
+    net_tick_schedule schedule;         /* when the world's steps are due (uv_hrtime) */
     uint32_t conn_count;                /* game connections not yet freed */
     uint32_t http_count;                /* HTTP connections not yet freed */
     uint32_t http_open;                 /* of those, not closing: what --http-max-connections caps
@@ -262,20 +261,13 @@ static void on_connection(uv_stream_t *server, int status) {
 
 static void on_tick(uv_timer_t *t) {
     net_daemon *d = t->data;
-    uint64_t now = uv_hrtime();
-    if (now >= d->next_tick_ns) {
-        uint64_t due = (now - d->next_tick_ns) / d->tick_period_ns + 1u;
-        uint64_t run = due < NET_MAX_CATCHUP_STEPS ? due : NET_MAX_CATCHUP_STEPS;
-        /* Falling behind drops steps instead of queueing them: no spiral of death. */
-        uint64_t skipped = due - run;
-        /* How late this callback started against the oldest step due: a loop busy elsewhere
-         * (writes, reads) shows here, not in the tick's own duration. */
-        double lag = (double)(now - d->next_tick_ns) * 1e-9;
-        d->next_tick_ns += due * d->tick_period_ns;
+    net_tick_due due = net_tick_take(&d->schedule, uv_hrtime());
+    if (due.run > 0 || due.skipped > 0) {
         set_clock(d);
         uint64_t t0 = uv_hrtime();
-        net_server_tick(d->srv, (unsigned)run);
-        net_server_note_tick(d->srv, run, skipped, lag, (double)(uv_hrtime() - t0) * 1e-9);
+        net_server_tick(d->srv, due.run);
+        net_server_note_tick(d->srv, due.run, due.skipped, due.lag_s,
+                             (double)(uv_hrtime() - t0) * 1e-9);
 
         /* HTTP connections that never finish their request. */
         for (net_http_conn *h = d->http_conns; h; h = h->next) {
@@ -287,14 +279,7 @@ static void on_tick(uv_timer_t *t) {
         }
     }
     uv_update_time(&d->loop);
-    now = uv_hrtime();
-    uint64_t wait_ns = d->next_tick_ns > now ? d->next_tick_ns - now : 0;
-    uint64_t wait_ms = (wait_ns + 999999u) / 1000000u;
-    /* Never 0: libuv 1.44 runs a timer re-armed with timeout 0 again inside the same timer phase,
-     * so a loop that is behind would tick back to back and never reach I/O or the flush (every
-     * client starved of snapshots while the ticks counted on). One millisecond lets the loop
-     * poll and write between late ticks; the schedule (next_tick_ns) keeps the rate. */
-    uv_timer_start(t, on_tick, wait_ms ? wait_ms : 1u, 0);
+    uv_timer_start(t, on_tick, net_tick_wait_ms(&d->schedule, uv_hrtime()), 0);
 }
 
 /* ---- HTTP --------------------------------------------------------------------------------------
@@ -575,9 +560,8 @@ int net_daemon_run(const net_config *cfg, world *w, const vec2 *spawn_points,
         uv_close((uv_handle_t *)&d->listener, NULL);
         maybe_finish(d);
     } else {
-        d->tick_period_ns = (uint64_t)(1e9 / (double)cfg->tick_rate_hz);
-        d->next_tick_ns = uv_hrtime() + d->tick_period_ns;
-        uv_timer_start(&d->tick_timer, on_tick, d->tick_period_ns / 1000000u, 0);
+        d->schedule = net_tick_start((double)cfg->tick_rate_hz, uv_hrtime());
+        uv_timer_start(&d->tick_timer, on_tick, d->schedule.period_ns / 1000000u, 0);
         uv_prepare_start(&d->flush, on_flush);
         uv_signal_start(&d->sigterm, on_signal, SIGTERM);
         uv_signal_start(&d->sigint, on_signal, SIGINT);

@@ -72,6 +72,25 @@ static void make_rooms(void) {
     }
 }
 
+/* The fields the tests read, summed here rather than by net_metrics_add (which is under test). */
+static void add_by_hand(net_metrics *acc, const net_metrics *m) {
+    acc->ticks_total += m->ticks_total;
+    acc->ticks_skipped_total += m->ticks_skipped_total;
+    acc->steps_late_total += m->steps_late_total;
+    acc->steps_coalesced_total += m->steps_coalesced_total;
+    acc->snapshots_sent_total += m->snapshots_sent_total;
+    acc->frames_in_total += m->frames_in_total;
+    acc->connections_total += m->connections_total;
+    for (int b = 0; b < NET_TICK_BUCKET_COUNT; b++)
+        acc->tick_buckets[b] += m->tick_buckets[b];
+    for (int b = 0; b < NET_LAG_BUCKET_COUNT; b++)
+        acc->lag_buckets[b] += m->lag_buckets[b];
+    acc->tick_count += m->tick_count;
+    acc->lag_count += m->lag_count;
+    acc->tick_sum_seconds += m->tick_sum_seconds;
+    acc->lag_sum_seconds += m->lag_sum_seconds;
+}
+
 /* Indices of the rooms that must be labelled: most clients first, ties by index. */
 static void expected_top(bool labelled[ROOMS]) {
     memset(labelled, 0, ROOMS * sizeof labelled[0]);
@@ -108,7 +127,7 @@ static void test_top_64_labelled_rest_other_exact(void) {
         if (!labelled[i]) {
             CHECK_MSG(clients == -1, "%s (%u clients) must not be labelled", names[i],
                       rooms[i].clients);
-            net_metrics_add(&other, &metrics[i]);
+            add_by_hand(&other, &metrics[i]);
             other_clients += rooms[i].clients;
             other_static += rooms[i].static_bodies;
             other_moving += rooms[i].moving_bodies;
@@ -172,7 +191,7 @@ static void test_daemon_wide_is_the_sum(void) {
     front.frames_in_total = 5;
     net_metrics sum = front;
     for (int i = 0; i < ROOMS; i++)
-        net_metrics_add(&sum, &metrics[i]);
+        add_by_hand(&sum, &metrics[i]);
     net_gauges g = {.clients = 1234, .static_bodies = 1, .moving_bodies = 2};
     net_buf out = {0};
     CHECK(net_metrics_render_rooms(rooms, ROOMS, &front, &g, &out));

@@ -363,8 +363,8 @@ bool net_metrics_render_rooms(const net_room_metrics *rooms, size_t n, const net
                        "Steps of the room dropped by the bounded catch-up.", rows, nrows,
                        offsetof(net_metrics, ticks_skipped_total));
     ok &= room_counter(out, "collide_room_steps_late_total",
-                       "Steps of the room run by a tick that found more than one due.", rows,
-                       nrows, offsetof(net_metrics, steps_late_total));
+                       "Steps of the room run by a tick that found more than one due.", rows, nrows,
+                       offsetof(net_metrics, steps_late_total));
     ok &= room_counter(out, "collide_room_steps_coalesced_total",
                        "Steps of the room run without a snapshot of their own.", rows, nrows,
                        offsetof(net_metrics, steps_coalesced_total));

@@ -104,9 +104,9 @@ double net_metrics_tick_quantile(const net_metrics *m, double q);
  * every sum() over it count twice (dashboards and tests/integration's metric() helper sum all
  * samples of a name). See docs/operations.md "Rooms". */
 
-#define NET_METRICS_ROOM_LABELS 64      /* rooms labelled by name; the rest sum into `other` */
-#define NET_METRICS_ROOM_OTHER "other"  /* the label of that sum */
-#define NET_ROOMS_JSON_MAX 1000         /* rooms listed by GET /rooms; `truncated` past it */
+#define NET_METRICS_ROOM_LABELS 64     /* rooms labelled by name; the rest sum into `other` */
+#define NET_METRICS_ROOM_OTHER "other" /* the label of that sum */
+#define NET_ROOMS_JSON_MAX 1000        /* rooms listed by GET /rooms; `truncated` past it */
 
 typedef struct net_room_metrics {
     const char *name;     /* [A-Za-z0-9_.:-]{1,64} (escaped anyway; cut at NET_ROOM_NAME_MAX) */

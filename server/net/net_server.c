@@ -133,8 +133,9 @@ bool net_server_render_metrics(const net_server *srv, net_buf *out) {
     net_gauges g = {srv->client_count, ws.static_bodies, ws.moving_bodies,  net_log_dropped_total(),
                     ws.slots_retired,  ws.ids_left,      srv->pending_count};
     /* One room today, `default`, holding every counter: the daemon-wide series are its own. */
-    net_room_metrics room = {NET_ROOM_DEFAULT, &srv->metrics, srv->client_count - srv->pending_count,
-                             ws.static_bodies, ws.moving_bodies};
+    net_room_metrics room = {NET_ROOM_DEFAULT, &srv->metrics,
+                             srv->client_count - srv->pending_count, ws.static_bodies,
+                             ws.moving_bodies};
     out->len = 0;
     return net_metrics_render_rooms(&room, 1, NULL, &g, out);
 }

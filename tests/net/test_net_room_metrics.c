@@ -112,8 +112,8 @@ static void test_top_64_labelled_rest_other_exact(void) {
     bool labelled[ROOMS];
     expected_top(labelled);
 
-    CHECK_MSG(count_lines(text, "collide_room_clients{") == NET_METRICS_ROOM_LABELS + 1,
-              "%d rows", count_lines(text, "collide_room_clients{"));
+    CHECK_MSG(count_lines(text, "collide_room_clients{") == NET_METRICS_ROOM_LABELS + 1, "%d rows",
+              count_lines(text, "collide_room_clients{"));
     CHECK(count_lines(text, "# TYPE collide_room_ticks_total ") == 1);
     CHECK(count_lines(text, "collide_room_tick_duration_seconds_bucket{room=\"other\",") ==
           NET_TICK_BUCKET_COUNT + 1);
@@ -286,10 +286,14 @@ static void test_tick_quantile(void) {
 }
 
 static void test_rooms_json(void) {
-    net_room_info r[2] = {{.name = "default", .clients = 3, .bodies = 17, .tick = 600,
-                           .tick_p99_ms = 1.25},
-                          {.name = "a\"b", .clients = 0, .bodies = 0, .tick = 1,
-                           .auto_created = true, .tick_p99_ms = 0}};
+    net_room_info r[2] = {
+        {.name = "default", .clients = 3, .bodies = 17, .tick = 600, .tick_p99_ms = 1.25},
+        {.name = "a\"b",
+         .clients = 0,
+         .bodies = 0,
+         .tick = 1,
+         .auto_created = true,
+         .tick_p99_ms = 0}};
     net_buf out = {0};
     CHECK(net_rooms_render_json(r, 2, &out));
     CHECK(net_buf_append(&out, "", 1));

@@ -383,6 +383,12 @@ static void http_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
             return;
         }
         http_respond(hc, 200, "OK", "text/plain; version=0.0.4; charset=utf-8", head);
+    } else if (strcmp(path, "/rooms") == 0) {
+        if (!net_server_render_rooms(d->srv, &hc->body)) {
+            http_close(hc);
+            return;
+        }
+        http_respond(hc, 200, "OK", "application/json", head);
     } else {
         http_text(hc, 404, "Not Found", "not found\n", head);
     }

@@ -9,6 +9,7 @@
 #include "frame.h"
 #include "net_internal.h"
 #include "net_log.h"
+#include "net_rooms.h"
 
 /* ---- Server lifetime and clock ------------------------------------------------------------- */
 
@@ -131,8 +132,24 @@ bool net_server_render_metrics(const net_server *srv, net_buf *out) {
     world_get_stats(srv->world, &ws);
     net_gauges g = {srv->client_count, ws.static_bodies, ws.moving_bodies,  net_log_dropped_total(),
                     ws.slots_retired,  ws.ids_left,      srv->pending_count};
+    /* One room today, `default`, holding every counter: the daemon-wide series are its own. */
+    net_room_metrics room = {NET_ROOM_DEFAULT, &srv->metrics,
+                             srv->client_count - srv->pending_count, ws.static_bodies,
+                             ws.moving_bodies};
     out->len = 0;
-    return net_metrics_render(&srv->metrics, &g, out);
+    return net_metrics_render_rooms(&room, 1, NULL, &g, out);
+}
+
+bool net_server_render_rooms(const net_server *srv, net_buf *out) {
+    world_stats ws;
+    world_get_stats(srv->world, &ws);
+    net_room_info room = {.name = NET_ROOM_DEFAULT,
+                          .clients = srv->client_count - srv->pending_count,
+                          .bodies = ws.static_bodies + ws.moving_bodies,
+                          .tick = world_tick(srv->world),
+                          .tick_p99_ms = 1e3 * net_metrics_tick_quantile(&srv->metrics, 0.99)};
+    out->len = 0;
+    return net_rooms_render_json(&room, 1, out);
 }
 
 static void pending_unlink(net_server *srv, net_client *c);

@@ -206,6 +206,8 @@ static inline bool net_server_overloaded(const net_server *srv) { return srv->me
 void net_server_drain(net_server *srv);
 /* Renders /metrics into out; false when out of memory. */
 bool net_server_render_metrics(const net_server *srv, net_buf *out);
+/* GET /rooms (net_rooms_render_json): today the one room `default`. false on out of memory. */
+bool net_server_render_rooms(const net_server *srv, net_buf *out);
 
 /* ---- The I/O layer's side of one client ---------------------------------------------------- */
 

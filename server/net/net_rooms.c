@@ -3,8 +3,43 @@
 #include "net_rooms.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+
+struct net_world_text {
+    atomic_uint refs;
+    size_t len;
+    char *data;
+};
+
+net_world_text *net_world_text_make(char *text, size_t len) {
+    net_world_text *t = malloc(sizeof *t);
+    if (!t) {
+        free(text);
+        return NULL;
+    }
+    atomic_init(&t->refs, 1u);
+    t->len = len;
+    t->data = text;
+    return t;
+}
+
+net_world_text *net_world_text_ref(net_world_text *t) {
+    if (t) atomic_fetch_add_explicit(&t->refs, 1u, memory_order_relaxed);
+    return t;
+}
+
+void net_world_text_unref(net_world_text *t) {
+    if (!t) return;
+    /* acq_rel: the last owner must see every write the others made before letting go */
+    if (atomic_fetch_sub_explicit(&t->refs, 1u, memory_order_acq_rel) == 1u) {
+        free(t->data);
+        free(t);
+    }
+}
+
+const char *net_world_text_data(const net_world_text *t) { return t->data; }
 
 typedef struct room {
     bool used;
@@ -18,7 +53,8 @@ typedef struct room {
     bool auto_created;
     uint64_t bodies, tick; /* published by the owner */
     double tick_p99_ms;
-    uint32_t next_free; /* free list, slot + 1; 0 = end */
+    net_world_text *world; /* a reference; NULL: the default world */
+    uint32_t next_free;    /* free list, slot + 1; 0 = end */
 } room;
 
 struct net_rooms {
@@ -34,6 +70,7 @@ struct net_rooms {
     uint32_t clients; /* welcomed and in flight, all rooms (closed ones' clients until they left) */
     uint32_t *thread_clients; /* per thread: clients and in flight of its rooms */
     uint32_t *thread_rooms;   /* per thread: rooms */
+    bool *thread_overloaded;  /* per thread: its ticks are persistently late */
     bool draining;
 };
 
@@ -57,6 +94,8 @@ const char *net_room_status_str(net_room_status st) {
         return "forbidden";
     case NET_ROOM_SHUTTING_DOWN:
         return "shutting down";
+    case NET_ROOM_AT_CAPACITY:
+        return "at capacity";
     }
     return "unknown";
 }
@@ -147,14 +186,19 @@ static room *room_of(net_rooms *r, net_room_id id) {
     return rm->used && rm->gen == (uint32_t)(id >> 32) ? rm : NULL;
 }
 
+/* Whether thread a is a better home for a new room than thread b: not overloaded first, then
+ * fewer clients, then fewer rooms (then the lower number, by the caller's order). */
+static bool better_home(const net_rooms *r, uint32_t a, uint32_t b) {
+    if (r->thread_overloaded[a] != r->thread_overloaded[b]) return !r->thread_overloaded[a];
+    if (r->thread_clients[a] != r->thread_clients[b])
+        return r->thread_clients[a] < r->thread_clients[b];
+    return r->thread_rooms[a] < r->thread_rooms[b];
+}
+
 static uint32_t least_loaded_thread(const net_rooms *r) {
     uint32_t best = 0;
-    for (uint32_t t = 1; t < r->cfg.threads; t++) {
-        if (r->thread_clients[t] < r->thread_clients[best] ||
-            (r->thread_clients[t] == r->thread_clients[best] &&
-             r->thread_rooms[t] < r->thread_rooms[best]))
-            best = t;
-    }
+    for (uint32_t t = 1; t < r->cfg.threads; t++)
+        if (better_home(r, t, best)) best = t;
     return best;
 }
 
@@ -194,6 +238,8 @@ static void room_remove(net_rooms *r, room *rm) {
     index_remove(r, index_pos(r, rm->name, rm->len));
     r->thread_rooms[rm->thread]--;
     r->thread_clients[rm->thread] -= rm->clients + rm->inflight;
+    net_world_text_unref(rm->world);
+    rm->world = NULL;
     /* Joins in flight to a closed room are refused on arrival (net_rooms_arrived): they count no
      * more. Its welcomed clients count globally until they leave. */
     r->clients -= rm->inflight;
@@ -226,12 +272,16 @@ net_rooms *net_rooms_create(const net_rooms_config *cfg) {
     r->cfg = *cfg;
     r->thread_clients = calloc(cfg->threads, sizeof *r->thread_clients);
     r->thread_rooms = calloc(cfg->threads, sizeof *r->thread_rooms);
-    if (!r->thread_clients || !r->thread_rooms || pthread_mutex_init(&r->lock, NULL) != 0) {
+    r->thread_overloaded = calloc(cfg->threads, sizeof *r->thread_overloaded);
+    if (!r->thread_clients || !r->thread_rooms || !r->thread_overloaded ||
+        pthread_mutex_init(&r->lock, NULL) != 0) {
         free(r->thread_clients);
         free(r->thread_rooms);
+        free(r->thread_overloaded);
         free(r);
         return NULL;
     }
+    net_world_text_ref(cfg->default_world);
     if (!room_add(r, NET_ROOM_DEFAULT, sizeof NET_ROOM_DEFAULT - 1, 0)) {
         net_rooms_destroy(r);
         return NULL;
@@ -242,6 +292,10 @@ net_rooms *net_rooms_create(const net_rooms_config *cfg) {
 void net_rooms_destroy(net_rooms *r) {
     if (!r) return;
     pthread_mutex_destroy(&r->lock);
+    for (uint32_t i = 0; i < r->slot_count; i++)
+        if (r->slots[i].used) net_world_text_unref(r->slots[i].world);
+    net_world_text_unref(r->cfg.default_world);
+    free(r->thread_overloaded);
     free(r->slots);
     free(r->index);
     free(r->thread_clients);
@@ -254,7 +308,8 @@ static room *find(net_rooms *r, const char *name, size_t len) {
     return at ? &r->slots[at - 1] : NULL;
 }
 
-net_room_status net_rooms_join(net_rooms *r, const char *name, size_t len, net_room_ref *out) {
+net_room_status net_rooms_join(net_rooms *r, const char *name, size_t len, bool admin,
+                               net_room_ref *out) {
     if (!net_room_name_valid(name, len)) return NET_ROOM_BAD_NAME;
     net_room_status st = NET_ROOM_OK;
     pthread_mutex_lock(&r->lock);
@@ -270,6 +325,10 @@ net_room_status net_rooms_join(net_rooms *r, const char *name, size_t len, net_r
         st = NET_ROOM_TOO_MANY;
     } else if (rm && rm->max_clients && rm->clients + rm->inflight >= rm->max_clients) {
         st = NET_ROOM_FULL;
+    } else if (!admin && rm && r->thread_overloaded[rm->thread]) {
+        st = NET_ROOM_AT_CAPACITY;
+    } else if (!admin && !rm && r->thread_overloaded[least_loaded_thread(r)]) {
+        st = NET_ROOM_AT_CAPACITY; /* every thread is */
     } else if (!rm) {
         rm = room_add(r, name, len, least_loaded_thread(r));
         if (!rm)
@@ -323,7 +382,8 @@ void net_rooms_left(net_rooms *r, net_room_id id) {
 }
 
 net_room_status net_rooms_create_room(net_rooms *r, const char *name, size_t len,
-                                      uint32_t max_clients, net_room_ref *out) {
+                                      uint32_t max_clients, net_world_text *world,
+                                      net_room_ref *out) {
     if (!net_room_name_valid(name, len)) return NET_ROOM_BAD_NAME;
     net_room_status st = NET_ROOM_OK;
     pthread_mutex_lock(&r->lock);
@@ -339,6 +399,7 @@ net_room_status net_rooms_create_room(net_rooms *r, const char *name, size_t len
             st = NET_ROOM_TOO_MANY;
         } else {
             rm->max_clients = max_clients;
+            rm->world = net_world_text_ref(world);
             out->id = room_id(r, rm);
             out->thread = rm->thread;
             out->created = true;
@@ -376,6 +437,21 @@ bool net_rooms_close_if_idle(net_rooms *r, net_room_id id) {
     if (closed) room_remove(r, rm);
     pthread_mutex_unlock(&r->lock);
     return closed;
+}
+
+net_world_text *net_rooms_world(net_rooms *r, net_room_id id) {
+    pthread_mutex_lock(&r->lock);
+    room *rm = room_of(r, id);
+    net_world_text *t =
+        rm ? net_world_text_ref(rm->world ? rm->world : r->cfg.default_world) : NULL;
+    pthread_mutex_unlock(&r->lock);
+    return t;
+}
+
+void net_rooms_set_overloaded(net_rooms *r, uint32_t thread, bool overloaded) {
+    pthread_mutex_lock(&r->lock);
+    if (thread < r->cfg.threads) r->thread_overloaded[thread] = overloaded;
+    pthread_mutex_unlock(&r->lock);
 }
 
 void net_rooms_publish(net_rooms *r, net_room_id id, uint64_t tick, uint64_t bodies,

@@ -32,6 +32,17 @@
 
 typedef uint64_t net_room_id; /* never 0, never reused in a process */
 
+/* A world's JSON text, immutable and shared by reference count: the directory keeps one per room
+ * (the default world's for auto rooms), and the owner thread takes a reference to build the
+ * room's world from it, so a room closed meanwhile frees nothing under the builder's feet. */
+typedef struct net_world_text net_world_text;
+/* Takes ownership of text (malloc'ed, NUL-terminated, len bytes); one reference. NULL (text freed)
+ * when out of memory. */
+net_world_text *net_world_text_make(char *text, size_t len);
+net_world_text *net_world_text_ref(net_world_text *t);
+void net_world_text_unref(net_world_text *t); /* NULL allowed */
+const char *net_world_text_data(const net_world_text *t);
+
 typedef enum net_room_status {
     NET_ROOM_OK = 0,
     NET_ROOM_BAD_NAME,      /* not 1..64 bytes of [A-Za-z0-9_.:-] */
@@ -42,15 +53,17 @@ typedef enum net_room_status {
     NET_ROOM_SERVER_FULL,   /* --max-clients reached */
     NET_ROOM_FORBIDDEN,     /* closing `default` */
     NET_ROOM_SHUTTING_DOWN, /* the drain began */
+    NET_ROOM_AT_CAPACITY,   /* the owner thread's ticks are persistently late (issue 12) */
 } net_room_status;
 
 const char *net_room_status_str(net_room_status st);
 
 typedef struct net_rooms_config {
-    uint32_t threads;     /* worker threads that own rooms, >= 1 */
-    uint32_t max_rooms;   /* rooms besides `default` */
-    uint32_t max_clients; /* welcomed sessions in all rooms together */
-    bool auto_create;     /* an unknown room is created on join */
+    uint32_t threads;              /* worker threads that own rooms, >= 1 */
+    uint32_t max_rooms;            /* rooms besides `default` */
+    uint32_t max_clients;          /* welcomed sessions in all rooms together */
+    bool auto_create;              /* an unknown room is created on join */
+    net_world_text *default_world; /* auto rooms' world; the directory takes a reference */
 } net_rooms_config;
 
 /* Where a room lives. */
@@ -87,8 +100,10 @@ bool net_room_name_valid(const char *name, size_t len);
 const char *net_room_name_of(const char *room, size_t *len);
 
 /* A Hello for room `name`: finds it or, with auto-create on, creates it; then admits one client
- * in flight. OK fills *out. */
-net_room_status net_rooms_join(net_rooms *r, const char *name, size_t len, net_room_ref *out);
+ * in flight. A non-admin is refused AT_CAPACITY when the room's thread is overloaded (a new room
+ * goes to a thread that is not, when one is). OK fills *out. */
+net_room_status net_rooms_join(net_rooms *r, const char *name, size_t len, bool admin,
+                               net_room_ref *out);
 /* The owner took the client in flight (it is welcomed): true; false when the room is gone (closed
  * meanwhile): the client counts nowhere then, and the caller refuses it. */
 bool net_rooms_arrived(net_rooms *r, net_room_id id);
@@ -98,9 +113,14 @@ void net_rooms_abandon(net_rooms *r, net_room_id id);
 void net_rooms_left(net_rooms *r, net_room_id id);
 
 /* An admin's CreateRoom: a room that stays until closed (not auto), max_clients 0 = only
- * --max-clients. */
+ * --max-clients, built from `world` (NULL: the default world; the directory takes a reference). */
 net_room_status net_rooms_create_room(net_rooms *r, const char *name, size_t len,
-                                      uint32_t max_clients, net_room_ref *out);
+                                      uint32_t max_clients, net_world_text *world,
+                                      net_room_ref *out);
+/* The room's world text, as a new reference (the caller unrefs it); NULL when the room is gone. */
+net_world_text *net_rooms_world(net_rooms *r, net_room_id id);
+/* The owner thread's overload detector changed state (net_server_note_tick). */
+void net_rooms_set_overloaded(net_rooms *r, uint32_t thread, bool overloaded);
 /* An admin's CloseRoom: the room leaves the directory; *info is how it was (for RoomInfo) and
  * out says where to send the close. */
 net_room_status net_rooms_close(net_rooms *r, const char *name, size_t len, net_room_info *info,

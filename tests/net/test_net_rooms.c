@@ -6,13 +6,20 @@
 #include "harness.h"
 #include "net_rooms.h"
 
+static const char DEFAULT_WORLD[] = "{\"bounds\": {\"min\": [-10, -10], \"max\": [10, 10]}}";
+
+static net_world_text *text_of(const char *s) { return net_world_text_make(strdup(s), strlen(s)); }
+
 static net_rooms *make(uint32_t threads, uint32_t max_rooms, uint32_t max_clients, bool auto_on) {
-    net_rooms_config cfg = {threads, max_rooms, max_clients, auto_on};
-    return net_rooms_create(&cfg);
+    net_world_text *def = text_of(DEFAULT_WORLD);
+    net_rooms_config cfg = {threads, max_rooms, max_clients, auto_on, def};
+    net_rooms *r = net_rooms_create(&cfg);
+    net_world_text_unref(def); /* the directory keeps its own reference */
+    return r;
 }
 
 static net_room_status join(net_rooms *r, const char *name, net_room_ref *ref) {
-    return net_rooms_join(r, name, strlen(name), ref);
+    return net_rooms_join(r, name, strlen(name), false, ref);
 }
 
 static void test_names(void) {
@@ -71,8 +78,8 @@ static void test_auto_create_and_limits(void) {
 
     r = make(1, 4, 100, false);
     CHECK(join(r, "nowhere", &c) == NET_ROOM_NOT_FOUND);
-    CHECK(net_rooms_create_room(r, "arena", 5, 2, &a) == NET_ROOM_OK && a.created);
-    CHECK(net_rooms_create_room(r, "arena", 5, 2, &b) == NET_ROOM_EXISTS);
+    CHECK(net_rooms_create_room(r, "arena", 5, 2, NULL, &a) == NET_ROOM_OK && a.created);
+    CHECK(net_rooms_create_room(r, "arena", 5, 2, NULL, &b) == NET_ROOM_EXISTS);
     CHECK(join(r, "arena", &c) == NET_ROOM_OK && !c.created && c.id == a.id);
     CHECK(join(r, "arena", &c) == NET_ROOM_OK);
     CHECK(join(r, "arena", &c) == NET_ROOM_FULL); /* its own max_clients 2 */
@@ -84,7 +91,7 @@ static void test_auto_create_and_limits(void) {
     CHECK(!net_rooms_close_if_idle(r, a.id));
     net_rooms_begin_drain(r);
     CHECK(join(r, "arena", &c) == NET_ROOM_SHUTTING_DOWN);
-    CHECK(net_rooms_create_room(r, "x", 1, 0, &c) == NET_ROOM_SHUTTING_DOWN);
+    CHECK(net_rooms_create_room(r, "x", 1, 0, NULL, &c) == NET_ROOM_SHUTTING_DOWN);
     net_rooms_destroy(r);
 }
 
@@ -143,6 +150,47 @@ static void test_placement_least_loaded(void) {
     net_rooms_destroy(r);
 }
 
+/* Each room's world text by reference: the default one for auto rooms, an admin's own for its
+ * room, still readable by a builder holding it after the room closed (ASan checks the reads). */
+static void test_world_text(void) {
+    net_rooms *r = make(2, 8, 100, true);
+    net_room_ref a, b;
+    CHECK(join(r, "auto", &a) == NET_ROOM_OK);
+    net_world_text *own = text_of("{\"bounds\": {\"min\": [0, 0], \"max\": [5, 5]}}");
+    CHECK(net_rooms_create_room(r, "mine", 4, 0, own, &b) == NET_ROOM_OK);
+    net_world_text_unref(own);
+    net_world_text *ta = net_rooms_world(r, a.id), *tb = net_rooms_world(r, b.id);
+    CHECK(ta && strcmp(net_world_text_data(ta), DEFAULT_WORLD) == 0);
+    CHECK(tb && strstr(net_world_text_data(tb), "[5, 5]"));
+    net_room_info info;
+    net_room_ref where;
+    CHECK(net_rooms_close(r, "mine", 4, &info, &where) == NET_ROOM_OK);
+    CHECK(net_rooms_world(r, b.id) == NULL);          /* gone for everyone else */
+    CHECK(strstr(net_world_text_data(tb), "[5, 5]")); /* but not for the builder holding it */
+    net_world_text_unref(tb);
+    net_world_text_unref(ta);
+    net_rooms_destroy(r);
+}
+
+/* An overloaded thread takes no new player (admins still enter) and no new room while another
+ * thread is not overloaded. */
+static void test_overloaded_thread(void) {
+    net_rooms *r = make(2, 8, 100, true);
+    net_room_ref ref;
+    CHECK(join(r, "a", &ref) == NET_ROOM_OK && ref.thread == 1);
+    net_rooms_set_overloaded(r, 1, true);
+    CHECK(join(r, "a", &ref) == NET_ROOM_AT_CAPACITY);
+    CHECK(net_rooms_join(r, "a", 1, true, &ref) == NET_ROOM_OK); /* an admin */
+    /* thread 1 has fewer clients than thread 0 would after these joins, but it is overloaded */
+    CHECK(join(r, "default", &ref) == NET_ROOM_OK && ref.thread == 0);
+    CHECK(join(r, "b", &ref) == NET_ROOM_OK && ref.thread == 0);
+    net_rooms_set_overloaded(r, 0, true);
+    CHECK(join(r, "c", &ref) == NET_ROOM_AT_CAPACITY);
+    net_rooms_set_overloaded(r, 1, false);
+    CHECK(join(r, "a", &ref) == NET_ROOM_OK && ref.thread == 1);
+    net_rooms_destroy(r);
+}
+
 /* Many rooms made and closed at random against a plain array: the name index (linear probing
  * with backward-shift deletion) must find exactly the rooms that exist. */
 static void test_index_against_model(void) {
@@ -158,7 +206,7 @@ static void test_index_against_model(void) {
         net_room_ref ref;
         net_room_info info;
         if (harness_rng_next(&rng) % 2) {
-            CHECK(net_rooms_create_room(r, name, (size_t)len, 0, &ref) ==
+            CHECK(net_rooms_create_room(r, name, (size_t)len, 0, NULL, &ref) ==
                   (exists[k] ? NET_ROOM_EXISTS : NET_ROOM_OK));
             if (!exists[k]) {
                 for (int j = 0; j < NAMES; j++)
@@ -199,7 +247,7 @@ static void *stress(void *p) {
         net_room_ref ref;
         unsigned what = harness_rng_next(&rng) % 10;
         if (what < 7) {
-            if (net_rooms_join(a->r, name, (size_t)len, &ref) != NET_ROOM_OK) continue;
+            if (net_rooms_join(a->r, name, (size_t)len, false, &ref) != NET_ROOM_OK) continue;
             if (what == 0) {
                 net_rooms_abandon(a->r, ref.id);
             } else if (net_rooms_arrived(a->r, ref.id)) {
@@ -240,4 +288,5 @@ static void test_threads_balance(void) {
 
 TEST_MAIN(TEST(test_names), TEST(test_default_room), TEST(test_auto_create_and_limits),
           TEST(test_close_with_joins_in_flight), TEST(test_placement_least_loaded),
-          TEST(test_index_against_model), TEST(test_threads_balance))
+          TEST(test_world_text), TEST(test_overloaded_thread), TEST(test_index_against_model),
+          TEST(test_threads_balance))

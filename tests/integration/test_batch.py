@@ -100,7 +100,11 @@ def admin_2000_pipelined_spawns_never_rate_limited():
     errs = []
     deadline = time.monotonic() + 60
     while len(got) < n and time.monotonic() < deadline:
-        m = admin.recv(deadline - time.monotonic())
+        try:
+            m = admin.recv(deadline - time.monotonic())
+        except ct.ConnectionClosed as e:
+            raise ct.TestFailure("an admin's spawns must never close it (%s) after %d Spawned, "
+                                 "errors %s" % (e, len(got), [describe(m) for m in errs[-3:]]))
         if m is None or snap(m):
             continue
         if kind_of(m) == "error":

@@ -14,7 +14,7 @@
 
 /* Why 8 per byte plus 4 KiB holds for every message the server accepts: the only repeated field of
  * a ClientMessage is Polygon.vertices, at most GEOM_MAX_POLYGON_VERTICES (16) of them (counted
- * before the unpack, net_session.c), besides MoveIntents.intents (below), so the structs of an accepted message are a fixed set whose
+ * before the unpack, net_session.c), so the structs of an accepted message are a fixed set whose
  * largest case (a SpawnBody of 16 vertices with position: 20 structs, their pointer array and
  * protobuf-c's scan slab) took 880 bytes when measured, a 1024-byte Hello 1,072: NET_ARENA_BASE
  * covers either four times over. What grows with the frame is then only copied bytes (Hello's

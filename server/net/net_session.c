@@ -372,8 +372,8 @@ static void on_move_batch(net_server *srv, net_client *c, uint32_t rid,
                                       "sustained flood: disconnected");
             else
                 net_server_send_error(srv, c, rid, NET_ERR(RATE_LIMITED), false,
-                                      "over %g messages per second: items %zu to %zu dropped",
-                                      rate, i + 1, b->n_intents);
+                                      "over %g messages per second: items %zu to %zu dropped", rate,
+                                      i + 1, b->n_intents);
             break;
         }
         on_move(srv, c, rid, b->intents[i]);

@@ -1941,8 +1941,8 @@ static size_t put_varint(uint8_t *out, uint64_t v) {
 
 /* Writes a framed ClientMessage{request_id: rid, move_batch: n intents} into out, each intent
  * `item` (its wire bytes, key and length included). Returns the frame's length. */
-static size_t raw_batch(uint32_t rid, const uint8_t *item, size_t item_len, size_t n,
-                        uint8_t *out, size_t cap) {
+static size_t raw_batch(uint32_t rid, const uint8_t *item, size_t item_len, size_t n, uint8_t *out,
+                        size_t cap) {
     size_t inner = item_len * n;
     uint8_t head[32];
     size_t h = 0;
@@ -1988,14 +1988,14 @@ static void test_batch_arena_bound(void) {
     f.srv->arena.high_water = 0;
     net_session_feed(f.srv, c, big, n);
     one_reply r = take_reply(c);
-    CHECK_MSG(r.count == 0, "a batch of 4096 cheap intents: case %d code %d %s", r.msg_case,
-              r.code, r.text);
+    CHECK_MSG(r.count == 0, "a batch of 4096 cheap intents: case %d code %d %s", r.msg_case, r.code,
+              r.text);
     CHECK_MSG(f.srv->arena.high_water > 0 && f.srv->arena.high_water <= budget / 2,
               "4096 cheap intents used %zu of %zu", f.srv->arena.high_water, budget);
 
     /* Full intents: body id, input_seq 1, velocity (1.5, -2.5). */
     const uint8_t full[] = {0x0a, 0x10, 0x08, (uint8_t)id, 0x10, 0x01, 0x1a, 0x0a, 0x0d,
-                            0x00, 0x00, 0xc0, 0x3f, 0x15, 0x00, 0x00, 0x20, 0xc0};
+                            0x00, 0x00, 0xc0, 0x3f,        0x15, 0x00, 0x00, 0x20, 0xc0};
     size_t most = (65536 - 16) / sizeof full;
     n = raw_batch(6, full, sizeof full, most, big, sizeof big);
     CHECK(n > 0 && n <= 65536 + FRAME_MAX_PREFIX);
@@ -2003,8 +2003,8 @@ static void test_batch_arena_bound(void) {
     f.srv->arena.high_water = 0;
     net_session_feed(f.srv, c, big, n);
     r = take_reply(c);
-    CHECK_MSG(r.count == 0, "a max frame of %zu full intents: case %d code %d %s", most,
-              r.msg_case, r.code, r.text);
+    CHECK_MSG(r.count == 0, "a max frame of %zu full intents: case %d code %d %s", most, r.msg_case,
+              r.code, r.text);
     CHECK_MSG(f.srv->arena.high_water <= budget / 2, "%zu full intents used %zu of %zu", most,
               f.srv->arena.high_water, budget);
     world_body_info info;
@@ -2073,9 +2073,9 @@ static one_reply send_seq_batch(fixture *f, net_client *c, uint32_t rid, uint32_
 }
 
 /* Each item is one message: at a frozen clock, --rate-limit 5 (burst 10) minus Hello and a spawn
- * leaves 8, so item 9 is the first dropped, with one RATE_LIMITED at index 9, and items 1-8 applied.
- * An admin pays nothing without --admin-rate-limit; with it (5: burst 10, from a fresh bucket at
- * its Hello), the spawn leaves 9 and item 10 is cut. */
+ * leaves 8, so item 9 is the first dropped, with one RATE_LIMITED at index 9, and items 1-8
+ * applied. An admin pays nothing without --admin-rate-limit; with it (5: burst 10, from a fresh
+ * bucket at its Hello), the spawn leaves 9 and item 10 is cut. */
 static void test_batch_rate_exact(void) {
     net_config cfg;
     net_config_default(&cfg);
@@ -2117,9 +2117,9 @@ static void test_batch_rate_exact(void) {
 
 TEST_MAIN(TEST(test_hello_welcome), TEST(test_hello_frame_cap), TEST(test_vertex_prescan),
           TEST(test_arena_budget_crossed), TEST(test_arena_fits_legitimate_messages),
-          TEST(test_batch_arena_bound), TEST(test_batch_rate_exact),
-          TEST(test_byte_bucket), TEST(test_partial_frames_byte_by_byte),
-          TEST(test_split_at_every_point), TEST(test_partial_buffer_holds_one_frame),
+          TEST(test_batch_arena_bound), TEST(test_batch_rate_exact), TEST(test_byte_bucket),
+          TEST(test_partial_frames_byte_by_byte), TEST(test_split_at_every_point),
+          TEST(test_partial_buffer_holds_one_frame),
           TEST(test_oversized_prefix_is_fatal_without_buffering),
           TEST(test_first_message_must_be_hello), TEST(test_version_mismatch), TEST(test_tokens),
           TEST(test_secret_equal), TEST(test_rate_bucket),

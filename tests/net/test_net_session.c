@@ -2115,9 +2115,41 @@ static void test_batch_rate_exact(void) {
     fx_free(&f);
 }
 
+/* PROTOCOL.md "Backends and batches": on release a player's moving bodies go (rule 8), an admin's
+ * stay in the world (statics too); a later admin may move and despawn them, a player may not. */
+static void test_admin_bodies_outlive_the_connection(void) {
+    net_config cfg;
+    net_config_default(&cfg);
+    strcpy(cfg.admin_token, "root!");
+    cfg.admin_token_len = 5;
+    fixture f;
+    fx_init(&f, &cfg);
+    net_client *a = fx_welcome(&f, 0, "root!");
+    net_client *p = fx_welcome(&f, 1, NULL);
+    uint32_t npc = fx_spawn(&f, a, 0, 0), mine = fx_spawn(&f, p, 50, 50);
+    CHECK(npc && mine);
+    net_client_release(f.srv, a);
+    net_client_release(f.srv, p);
+    CHECK(world_body_alive(f.w, npc));
+    CHECK(!world_body_alive(f.w, mine));
+    memset(&f.c[0], 0, sizeof f.c[0]);
+    memset(&f.c[1], 0, sizeof f.c[1]);
+    net_client *p2 = fx_welcome(&f, 1, NULL);
+    feed(&f, p2, tu_move(8, npc, 1, 1, 0, f.buf, sizeof f.buf));
+    one_reply r = take_reply(p2);
+    CHECK(r.code == E(FORBIDDEN) && r.rid == 8);
+    net_client *a2 = fx_welcome(&f, 0, "root!");
+    feed(&f, a2, tu_move(9, npc, 1, 1, 0, f.buf, sizeof f.buf));
+    CHECK(take_reply(a2).count == 0);
+    feed(&f, a2, tu_despawn(10, npc, f.buf, sizeof f.buf));
+    CHECK(take_reply(a2).count == 0 && !world_body_alive(f.w, npc));
+    fx_free(&f);
+}
+
 TEST_MAIN(TEST(test_hello_welcome), TEST(test_hello_frame_cap), TEST(test_vertex_prescan),
           TEST(test_arena_budget_crossed), TEST(test_arena_fits_legitimate_messages),
-          TEST(test_batch_arena_bound), TEST(test_batch_rate_exact), TEST(test_byte_bucket),
+          TEST(test_batch_arena_bound), TEST(test_batch_rate_exact),
+          TEST(test_admin_bodies_outlive_the_connection), TEST(test_byte_bucket),
           TEST(test_partial_frames_byte_by_byte), TEST(test_split_at_every_point),
           TEST(test_partial_buffer_holds_one_frame),
           TEST(test_oversized_prefix_is_fatal_without_buffering),

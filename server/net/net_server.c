@@ -224,6 +224,7 @@ void net_server_send_error(net_server *srv, net_client *c, uint32_t request_id,
     err.code = code;
     err.message = text;
     err.fatal = fatal;
+    err.index = srv->error_index;
     net_server_msg m = COLLIDE__V1__SERVER_MESSAGE__INIT;
     m.request_id = request_id;
     m.msg_case = COLLIDE__V1__SERVER_MESSAGE__MSG_ERROR;
@@ -507,8 +508,10 @@ static void pending_trim(net_server *srv) {
 void net_client_release(net_server *srv, net_client *c) {
     if (c->index == UINT32_MAX) return;
     NET_ASSERT(c->index < srv->client_count && srv->clients[c->index] == c);
-    /* PROTOCOL.md 8: the client's moving bodies go with it; statics belong to the world. */
-    for (uint32_t i = 0; i < c->owned_count; i++) {
+    /* PROTOCOL.md 8: a player's moving bodies go with it; statics belong to the world, and so do
+     * an admin's moving bodies (PROTOCOL.md "Backends and batches": a backend that reconnects
+     * finds its NPCs where the world left them; any admin may move or despawn them). */
+    for (uint32_t i = 0; !c->admin && i < c->owned_count; i++) {
         world_body_info info;
         if (world_body_get(srv->world, c->owned[i], &info) && info.kind == WORLD_BODY_MOVING &&
             info.owner == c->id) {

@@ -142,6 +142,8 @@ typedef struct net_server {
     size_t spawn_point_count;            /* entries in spawn_points */
     size_t next_spawn_point;             /* where the round robin looks first */
     net_overload overload;               /* the overload detector (metrics.overloaded) */
+    uint32_t error_index; /* Error.index of the errors sent now: the MoveIntents item being
+                             handled (position + 1), 0 outside a batch (net_session.c) */
 } net_server;
 
 /* cfg is copied; w is borrowed and must outlive the server. NULL when out of memory. */
@@ -173,7 +175,8 @@ bool net_ip_key(const char *addr, uint8_t key[NET_IP_KEY_BYTES]);
  * (net_server_admit_session). False only when out of memory; c is then not registered (release is
  * a no-op). */
 bool net_client_open(net_server *srv, net_client *c, const char *addr);
-/* Unregisters and frees what the client owns; its moving bodies are despawned. Idempotent. */
+/* Unregisters and frees what the client owns; a player's moving bodies are despawned, an admin's
+ * stay in the world (they belong to it, like statics). Idempotent. */
 void net_client_release(net_server *srv, net_client *c);
 /* The connection is gone for `reason` (EOF, a socket error): counted under that reason unless
  * the server had already decided to close it (a kill or CLOSING keeps its own), then released. */

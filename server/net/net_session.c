@@ -99,6 +99,9 @@ static void on_hello(net_server *srv, net_client *c, uint32_t rid, const Collide
     if (!is_admin && net_server_refuse_hello_at_capacity(srv, c, rid)) return;
     if (!net_server_admit_session(srv, c, rid)) return;
     c->admin = is_admin;
+    /* An admin's bucket (--admin-rate-limit) starts afresh at its own burst, not at what is left
+     * of the player's bucket its Hello was counted in. */
+    if (is_admin) memset(&c->rate, 0, sizeof c->rate);
     c->state = NET_CLIENT_ACTIVE;
     size_t n = 0;
     for (const char *p = h->name ? h->name : ""; *p && n < sizeof c->name - 1; p++) {
@@ -119,6 +122,12 @@ static void on_hello(net_server *srv, net_client *c, uint32_t rid, const Collide
     w.max_speed = wc->max_speed;
     w.max_bodies_per_client = srv->cfg.max_bodies_per_client;
     w.admin = is_admin;
+    /* What of protocol 1.1 this server implements (PROTOCOL.md "Additions"); a client tests for a
+     * name, never for a version. */
+    static char feature_batch[] = "batch";
+    static char *features[] = {feature_batch};
+    w.n_features = sizeof features / sizeof features[0];
+    w.features = features;
     net_server_msg m = COLLIDE__V1__SERVER_MESSAGE__INIT;
     m.request_id = rid;
     m.msg_case = COLLIDE__V1__SERVER_MESSAGE__MSG_WELCOME;
@@ -321,6 +330,13 @@ static bool check_body_access(net_server *srv, net_client *c, uint32_t rid, worl
 /* The intent is validated once, by the world, which applies it (body alive, moving, velocity
  * finite, input_seq newer): the session checks only what the world cannot know, that the client
  * may act on the body. */
+/* The message rate c is held to: --rate-limit for a player, --admin-rate-limit for an admin,
+ * where 0 is none (PROTOCOL.md "Backends and batches": a backend driving thousands of NPCs must
+ * not be throttled). */
+static double message_rate(const net_server *srv, const net_client *c) {
+    return c->admin ? (double)srv->cfg.admin_rate_limit : (double)srv->cfg.rate_limit;
+}
+
 static void on_move(net_server *srv, net_client *c, uint32_t rid,
                     const Collide__V1__MoveIntent *mv) {
     world_body_info info;
@@ -338,6 +354,31 @@ static void on_move(net_server *srv, net_client *c, uint32_t rid,
     else
         snprintf(text, sizeof text, "cannot move body %u: %s", mv->body_id, world_status_str(st));
     send_world_error(srv, c, rid, st, text);
+}
+
+/* MoveIntents: each item exactly as a MoveIntent of its own, in order; a failing item's Error
+ * carries the batch's request_id and Error.index = its position + 1, and the others still apply.
+ * Each item counts as one message against the rate limit: dispatch charged the frame for the
+ * first, the rest are charged here, and the items past the budget are dropped with one
+ * RATE_LIMITED at the first dropped item's index (counted as one drop towards the abuse cut). */
+static void on_move_batch(net_server *srv, net_client *c, uint32_t rid,
+                          const Collide__V1__MoveIntents *b) {
+    double rate = message_rate(srv, c);
+    for (size_t i = 0; i < b->n_intents && net_client_accepts_input(c); i++) {
+        srv->error_index = (uint32_t)(i + 1);
+        if (i > 0 && rate > 0.0 && !net_rate_take(&c->rate, rate, srv->now_us)) {
+            if (net_rate_note_drop(&c->rate, rate, srv->now_us))
+                net_server_send_error(srv, c, rid, NET_ERR(RATE_LIMITED), true,
+                                      "sustained flood: disconnected");
+            else
+                net_server_send_error(srv, c, rid, NET_ERR(RATE_LIMITED), false,
+                                      "over %g messages per second: items %zu to %zu dropped", rate,
+                                      i + 1, b->n_intents);
+            break;
+        }
+        on_move(srv, c, rid, b->intents[i]);
+    }
+    srv->error_index = 0;
 }
 
 static void on_despawn(net_server *srv, net_client *c, uint32_t rid,
@@ -426,25 +467,44 @@ static bool spawn_vertices_over(const uint8_t *body, size_t len) {
     return false;
 }
 
+/* The intents of the frame's MoveIntents batches, counted on the raw bytes before anything is
+ * allocated for them (every occurrence: protobuf merges repeated sub-messages); the walk stops
+ * past max. A malformed frame is left to the unpack, which refuses it. */
+static size_t batch_items(const uint8_t *body, size_t len, size_t max) {
+    size_t n = 0;
+    const uint8_t *b, *it;
+    size_t bn, itn;
+    wire_reader msg = wire_reader_of(body, len);
+    while (wire_next_len(&msg, WIRE_CLIENT_MOVE_BATCH, &b, &bn)) {
+        wire_reader batch = wire_reader_of(b, bn);
+        while (wire_next_len(&batch, WIRE_MOVE_INTENTS_INTENTS, &it, &itn))
+            if (++n > max) return n;
+    }
+    return n;
+}
+
 static void dispatch(net_server *srv, net_client *c, const uint8_t *body, size_t len) {
     srv->metrics.frames_in_total++;
     /* The bucket is consulted before the unpack: a dropped frame costs a field scan for its
      * request_id, not a parse and its allocations, so a flood pays for nothing it is refused. */
     /* The byte bucket too (--rate-limit-bytes): a message's cost grows with its size, so a
      * client within the message rate cannot send max frames back to back. */
+    /* Admins pay neither bucket, only --admin-rate-limit when set (message_rate). */
     size_t wire_len = len + frame_prefix_size((uint32_t)len);
-    bool over_msgs = !net_rate_take(&c->rate, srv->cfg.rate_limit, srv->now_us);
-    if (over_msgs || !net_rate_take_bytes(&c->rate, srv->cfg.rate_limit_bytes,
-                                          (double)srv->cfg.max_frame + FRAME_MAX_PREFIX, wire_len,
-                                          srv->now_us)) {
+    double rate = message_rate(srv, c);
+    bool over_msgs = rate > 0.0 && !net_rate_take(&c->rate, rate, srv->now_us);
+    if (over_msgs ||
+        (!c->admin && !net_rate_take_bytes(&c->rate, srv->cfg.rate_limit_bytes,
+                                           (double)srv->cfg.max_frame + FRAME_MAX_PREFIX, wire_len,
+                                           srv->now_us))) {
         uint32_t rid = request_id_raw(body, len);
-        bool abusive = net_rate_note_drop(&c->rate, srv->cfg.rate_limit, srv->now_us);
+        bool abusive = net_rate_note_drop(&c->rate, rate, srv->now_us);
         if (abusive)
             net_server_send_error(srv, c, rid, NET_ERR(RATE_LIMITED), true,
                                   "sustained flood: disconnected");
         else if (over_msgs)
             net_server_send_error(srv, c, rid, NET_ERR(RATE_LIMITED), false,
-                                  "over %g messages per second", (double)srv->cfg.rate_limit);
+                                  "over %g messages per second", rate);
         else
             net_server_send_error(srv, c, rid, NET_ERR(RATE_LIMITED), false,
                                   "over %g bytes per second", (double)srv->cfg.rate_limit_bytes);
@@ -458,7 +518,17 @@ static void dispatch(net_server *srv, net_client *c, const uint8_t *body, size_t
                               geom_shape_error_str(GEOM_ERR_TOO_MANY_VERTICES));
         return;
     }
+    /* A batch is bounded the same way, by its count of intents (net_arena.h): over the most a
+     * --max-frame frame may hold, it is refused whole; within it, its budget grows per intent. */
+    size_t items = 0, max_items = net_arena_batch_max(srv->cfg.max_frame);
+    if (c->state == NET_CLIENT_ACTIVE && (items = batch_items(body, len, max_items)) > max_items) {
+        net_server_send_error(srv, c, request_id_raw(body, len), NET_ERR(LIMIT_EXCEEDED), false,
+                              "batch of more than %zu intents (--max-frame / %u)", max_items,
+                              NET_ARENA_BATCH_BYTES_PER_ITEM);
+        return;
+    }
     net_arena_begin(&srv->arena, len);
+    net_arena_allow_batch(&srv->arena, items);
     net_client_msg *msg = collide__v1__client_message__unpack(srv->pb_alloc, len, body);
     uint32_t rid = msg ? msg->request_id : 0;
     if (!msg) {
@@ -485,6 +555,9 @@ static void dispatch(net_server *srv, net_client *c, const uint8_t *body, size_t
             break;
         case COLLIDE__V1__CLIENT_MESSAGE__MSG_MOVE:
             on_move(srv, c, rid, msg->move);
+            break;
+        case COLLIDE__V1__CLIENT_MESSAGE__MSG_MOVE_BATCH:
+            on_move_batch(srv, c, rid, msg->move_batch);
             break;
         case COLLIDE__V1__CLIENT_MESSAGE__MSG_DESPAWN:
             on_despawn(srv, c, rid, msg->despawn);

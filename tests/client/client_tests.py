@@ -149,6 +149,33 @@ def case_rooms_live(a):
           "the text report has the per-room lines")
 
 
+def case_backend_live(a):
+    # One admin connection spawns 200 NPCs and drives them with a MoveIntents batch per tick.
+    with Daemon(a.daemon, "--admin-token", "backend-secret") as d:
+        r, j = load_json(a.client, d.port, "--clients", "2", "--ramp", "0.2s", "--duration", "2s",
+                         "--rate", "30", "--drain", "20s", "--stall-timeout", "60s",
+                         "--backend", "200", "--admin-token", "backend-secret", "--max-errors", "0")
+        r2, j2 = load_json(a.client, d.port, "--clients", "1", "--ramp", "0.1s", "--duration", "1s",
+                           "--backend", "5", "--admin-token", "not-the-secret")
+    check(r.returncode == 0 and j is not None and j["pass"], "a --backend 200 run passes")
+    b = j.get("backend")
+    check(b is not None and b["npcs"] == 200 and b["npcs_spawned"] == 200, "all 200 NPCs spawned")
+    check(b["batches_sent"] > 10 and b["intents_sent"] == 200 * b["batches_sent"],
+          "batches of 200 intents were sent (%d batches)" % b["batches_sent"])
+    check(b["errors"]["total"] == 0 and j["errors"]["total"] == 0, "no errors, backend or players")
+    check(b["intents_acked"] == b["batches_sent"] * 200 and b["intents_unacked"] == 0,
+          "every NPC intent was acknowledged by a snapshot (%d)" % b["intents_acked"])
+    ack = b["intent_to_ack"]
+    check(ack["count"] == b["intents_acked"] and 0 < ack["p50_ms"] <= ack["p99_ms"] < 60000,
+          "the NPC ack latency was measured and is plausible")
+    check(b["tick_period_ms"] > 0 and 0 < b["acked_within_2_ticks"] <= 1,
+          "the share acknowledged within 2 ticks is reported")
+    check("backend: 200 of 200 NPCs spawned" in r.stdout, "the text report has the backend lines")
+    check(r2.returncode == 1 and j2 is not None and not j2["pass"] and
+          "not an admin" in j2["backend"]["failure"] and j2["backend"]["npcs_spawned"] == 0,
+          "a backend whose token does not make it an admin fails the run and says why")
+
+
 def read_varint(buf, i):
     n = shift = 0
     while True:

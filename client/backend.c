@@ -22,12 +22,12 @@ typedef enum bk_phase { BK_CONNECTING, BK_HELLO, BK_SPAWNING, BK_RUNNING, BK_DRA
 /* Frames are written from two growable buffers (one in flight, one filling): a batch of
  * thousands of intents, or thousands of pipelined spawns, are far past cc_conn's fixed ones. */
 typedef struct bk_out {
-    uint8_t *buf[2];
-    size_t len[2];
-    size_t cap[2];
+    uint8_t *buf[2]; /* the two buffers (heap, grow by doubling) */
+    size_t len[2];   /* bytes held in each */
+    size_t cap[2];   /* their capacity */
     uint8_t active;  /* buffer that collects new frames */
     bool writing;    /* a uv_write is in flight from buf[!active] */
-    uv_write_t req;
+    uv_write_t req; /* the write in flight */
 } bk_out;
 
 typedef struct bk_npc {
@@ -38,12 +38,12 @@ typedef struct bk_npc {
 } bk_npc;
 
 typedef struct bk {
-    const cc_backend_config *cfg;
-    cc_backend_stats *st;
-    uv_loop_t loop;
-    uv_timer_t timer;
-    cc_conn conn;
-    bk_out out;
+    const cc_backend_config *cfg; /* what to run */
+    cc_backend_stats *st;         /* where the figures go */
+    uv_loop_t loop;               /* this thread's loop */
+    uv_timer_t timer;             /* 1 ms scheduler */
+    cc_conn conn;                 /* connect and read (writes go through out) */
+    bk_out out;                   /* the frames to send */
     uint8_t phase;             /* bk_phase */
     bool conn_open;            /* conn handle not yet closed */
     uint64_t last_rx_us;       /* stall detection */
@@ -52,21 +52,21 @@ typedef struct bk {
     uint64_t next_batch_us;    /* intended time of seq + 1 */
     uint32_t seq;              /* newest input_seq issued (the same for every NPC) */
     uint32_t answered;         /* spawns answered (Spawned or Error) */
-    uint64_t intended[BK_RING];
-    float world_min[2], world_max[2];
-    uint32_t rng;
+    uint64_t intended[BK_RING]; /* intended send time by seq % BK_RING */
+    float world_min[2], world_max[2]; /* from Welcome */
+    uint32_t rng;                     /* xorshift32 state, for the headings */
     bk_npc *npcs;              /* cfg->npcs entries */
     uint32_t *alive;           /* indices of spawned NPCs, in batch order */
     uint32_t n_alive;
     uint32_t *table;           /* body id -> npc index + 1, open addressing, 0 = empty */
     uint32_t *table_ids;       /* the key of each slot */
     uint32_t table_mask;
-    /* The batch, built in place each tick. */
-    Collide__V1__MoveIntent *items;
-    Collide__V1__MoveIntent **item_ptrs;
-    Collide__V1__Vec2 *vels;
-    uint32_t *ids;
-    float *vx, *vy;
+    /* The batch, built in place each tick from these arrays (n_alive entries used). */
+    Collide__V1__MoveIntent *items;      /* the items */
+    Collide__V1__MoveIntent **item_ptrs; /* pointers to them, as protobuf-c wants */
+    Collide__V1__Vec2 *vels;             /* their velocities */
+    uint32_t *ids;                       /* body id per item */
+    float *vx, *vy;                      /* velocity per item */
 } bk;
 
 void cc_backend_fill_batch(Collide__V1__ClientMessage *m, Collide__V1__MoveIntents *batch,

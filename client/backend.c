@@ -11,13 +11,20 @@
 #include "frame.h"
 #include "session.h"
 
-#define BK_RING 256u            /* outstanding batch seqs remembered (intended send times) */
-#define BK_REQ_HELLO 1u         /* request ids: Hello, SetView, the batches, then the spawns */
+#define BK_RING 256u    /* outstanding batch seqs remembered (intended send times) */
+#define BK_REQ_HELLO 1u /* request ids: Hello, SetView, the batches, then the spawns */
 #define BK_REQ_VIEW 2u
 #define BK_REQ_BATCH 3u
 #define BK_REQ_SPAWN_BASE 1000u /* spawn i is request BK_REQ_SPAWN_BASE + i */
 
-typedef enum bk_phase { BK_CONNECTING, BK_HELLO, BK_SPAWNING, BK_RUNNING, BK_DRAIN, BK_CLOSED } bk_phase;
+typedef enum bk_phase {
+    BK_CONNECTING,
+    BK_HELLO,
+    BK_SPAWNING,
+    BK_RUNNING,
+    BK_DRAIN,
+    BK_CLOSED
+} bk_phase;
 
 /* Frames are written from two growable buffers (one in flight, one filling): a batch of
  * thousands of intents, or thousands of pipelined spawns, are far past cc_conn's fixed ones. */
@@ -27,7 +34,7 @@ typedef struct bk_out {
     size_t cap[2];   /* their capacity */
     uint8_t active;  /* buffer that collects new frames */
     bool writing;    /* a uv_write is in flight from buf[!active] */
-    uv_write_t req; /* the write in flight */
+    uv_write_t req;  /* the write in flight */
 } bk_out;
 
 typedef struct bk_npc {
@@ -38,28 +45,28 @@ typedef struct bk_npc {
 } bk_npc;
 
 typedef struct bk {
-    const cc_backend_config *cfg; /* what to run */
-    cc_backend_stats *st;         /* where the figures go */
-    uv_loop_t loop;               /* this thread's loop */
-    uv_timer_t timer;             /* 1 ms scheduler */
-    cc_conn conn;                 /* connect and read (writes go through out) */
-    bk_out out;                   /* the frames to send */
-    uint8_t phase;             /* bk_phase */
-    bool conn_open;            /* conn handle not yet closed */
-    uint64_t last_rx_us;       /* stall detection */
-    uint64_t drain_until_us;   /* end of the drain */
-    uint64_t base_us;          /* intended time of seq 1 */
-    uint64_t next_batch_us;    /* intended time of seq + 1 */
-    uint32_t seq;              /* newest input_seq issued (the same for every NPC) */
-    uint32_t answered;         /* spawns answered (Spawned or Error) */
-    uint64_t intended[BK_RING]; /* intended send time by seq % BK_RING */
+    const cc_backend_config *cfg;     /* what to run */
+    cc_backend_stats *st;             /* where the figures go */
+    uv_loop_t loop;                   /* this thread's loop */
+    uv_timer_t timer;                 /* 1 ms scheduler */
+    cc_conn conn;                     /* connect and read (writes go through out) */
+    bk_out out;                       /* the frames to send */
+    uint8_t phase;                    /* bk_phase */
+    bool conn_open;                   /* conn handle not yet closed */
+    uint64_t last_rx_us;              /* stall detection */
+    uint64_t drain_until_us;          /* end of the drain */
+    uint64_t base_us;                 /* intended time of seq 1 */
+    uint64_t next_batch_us;           /* intended time of seq + 1 */
+    uint32_t seq;                     /* newest input_seq issued (the same for every NPC) */
+    uint32_t answered;                /* spawns answered (Spawned or Error) */
+    uint64_t intended[BK_RING];       /* intended send time by seq % BK_RING */
     float world_min[2], world_max[2]; /* from Welcome */
     uint32_t rng;                     /* xorshift32 state, for the headings */
-    bk_npc *npcs;              /* cfg->npcs entries */
-    uint32_t *alive;           /* indices of spawned NPCs, in batch order */
+    bk_npc *npcs;                     /* cfg->npcs entries */
+    uint32_t *alive;                  /* indices of spawned NPCs, in batch order */
     uint32_t n_alive;
-    uint32_t *table;           /* body id -> npc index + 1, open addressing, 0 = empty */
-    uint32_t *table_ids;       /* the key of each slot */
+    uint32_t *table;     /* body id -> npc index + 1, open addressing, 0 = empty */
+    uint32_t *table_ids; /* the key of each slot */
     uint32_t table_mask;
     /* The batch, built in place each tick from these arrays (n_alive entries used). */
     Collide__V1__MoveIntent *items;      /* the items */
@@ -457,7 +464,8 @@ static void bk_tick(uv_timer_t *t) {
     bool stop = atomic_load_explicit(c->stop, memory_order_relaxed) != 0;
     if (b->phase == BK_CLOSED) return;
     if (b->phase < BK_DRAIN && (now >= c->end_us || stop)) {
-        if (b->phase < BK_RUNNING) bk_fail(b, "the NPCs were not all spawned by the end of the run");
+        if (b->phase < BK_RUNNING)
+            bk_fail(b, "the NPCs were not all spawned by the end of the run");
         b->phase = BK_DRAIN;
         b->drain_until_us = now + (uint64_t)(c->drain_s * 1e6);
     }

@@ -1,7 +1,8 @@
 /* collide-client load --backend: one admin connection, as a game's logic server would hold, that
  * spawns M NPC bodies (pipelined SpawnBody) and drives them with one MoveIntents batch per tick,
  * each NPC with its own input_seq, measuring how long each intent takes to be acknowledged by a
- * snapshot (BodyState.last_input_seq). Runs on its own thread and libuv loop, beside the players. */
+ * snapshot (BodyState.last_input_seq). Runs on its own thread and libuv loop, beside the players.
+ */
 #ifndef COLLIDE_CLIENT_BACKEND_H
 #define COLLIDE_CLIENT_BACKEND_H
 

@@ -1004,7 +1004,7 @@ int cc_load_parse(int argc, char **argv, load_opts *o) {
 typedef struct load_backend_thread {
     cc_backend_config cfg; /* what to run */
     cc_backend_stats *stats;
-    load_run *run;         /* to signal the end */
+    load_run *run; /* to signal the end */
     pthread_t thread;
 } load_backend_thread;
 

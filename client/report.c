@@ -343,10 +343,9 @@ static void json_backend(FILE *f, const cc_backend_stats *b) {
             "  \"backend\": {\"npcs\": %u, \"npcs_spawned\": %u, \"batches_sent\": %llu, "
             "\"intents_sent\": %llu, \"intents_acked\": %llu, \"intents_unacked\": %llu, "
             "\"tick_period_ms\": %.3f, \"acked_within_2_ticks\": %.6f,\n",
-            b->npcs_requested, b->npcs_spawned,
-            (unsigned long long)b->batches_sent, (unsigned long long)b->intents_sent,
-            (unsigned long long)b->intents_acked, (unsigned long long)b->intents_unacked,
-            ms(b->tick_period_us),
+            b->npcs_requested, b->npcs_spawned, (unsigned long long)b->batches_sent,
+            (unsigned long long)b->intents_sent, (unsigned long long)b->intents_acked,
+            (unsigned long long)b->intents_unacked, ms(b->tick_period_us),
             b->intents_acked ? (double)b->acked_within_2_ticks / (double)b->intents_acked : 0.0);
     json_hist(f, "intent_to_ack", &b->ack_us, false);
     fprintf(f, "    \"errors\": {\"total\": %llu, \"batch_items\": %llu",

@@ -97,8 +97,8 @@ typedef struct cc_backend_stats {
     uint64_t item_errors;            /* of those, with Error.index > 0 (a batch item) */
     uint32_t examples_len;           /* entries in examples */
     cc_backend_error examples[CC_BACKEND_EXAMPLES]; /* the first errors */
-    cc_hist ack_us;                  /* tick's intended send time -> snapshot acking the NPC */
-    char failure[CC_REASON_LEN];     /* why the backend stopped early ("" when it did not) */
+    cc_hist ack_us;              /* tick's intended send time -> snapshot acking the NPC */
+    char failure[CC_REASON_LEN]; /* why the backend stopped early ("" when it did not) */
 } cc_backend_stats;
 
 void cc_stats_init(cc_stats *s);
@@ -129,10 +129,10 @@ typedef struct cc_report_meta {
     double cpu_sys_s;       /* this process, getrusage */
     bool check;             /* --check was on */
     uint32_t check_clients; /* clients that ran the checker */
-    uint32_t rooms;                    /* --rooms (0: no per-room section) */
-    const char *room_prefix;           /* --room-prefix */
-    const cc_room_stats *room_stats;   /* rooms entries, merged over the workers */
-    const cc_backend_stats *backend;   /* --backend, NULL without */
+    uint32_t rooms;         /* --rooms (0: no per-room section) */
+    const char *room_prefix;         /* --room-prefix */
+    const cc_room_stats *room_stats; /* rooms entries, merged over the workers */
+    const cc_backend_stats *backend; /* --backend, NULL without */
 } cc_report_meta;
 
 typedef struct cc_thresholds {

@@ -532,8 +532,8 @@ void net_client_release(net_server *srv, net_client *c) {
     srv->metrics.disconnects_total[c->reason < NET_DISC_REASON_COUNT ? c->reason : 0]++;
     if (!c->refused) {
         net_log(c->admitted ? NET_LOG_INFO : NET_LOG_DEBUG, "client_disconnected", c->id, c->addr,
-                "reason=%s name=%s",
-                net_disconnect_reason_str(c->reason), c->name[0] ? c->name : "-");
+                "reason=%s name=%s", net_disconnect_reason_str(c->reason),
+                c->name[0] ? c->name : "-");
     }
     net_buf_free(&c->in);
     net_buf_free(&c->out);

@@ -47,19 +47,6 @@ def rss_kb(pid):
     return 0
 
 
-def scrape(port):
-    s = socket.create_connection(("127.0.0.1", port), timeout=5)
-    s.sendall(b"GET /metrics HTTP/1.0\r\n\r\n")
-    data = b""
-    while True:
-        chunk = s.recv(65536)
-        if not chunk:
-            break
-        data += chunk
-    s.close()
-    return ct.parse_prometheus(data.split(b"\r\n\r\n", 1)[1].decode())
-
-
 def total(parsed, name):
     return sum(v for n, _, v in parsed["samples"] if n == name)
 
@@ -169,7 +156,7 @@ def main():
         t.start()
 
     samples = []
-    prev = scrape(d.http_port)
+    prev = d.metrics()
     prev_t = t_start = time.monotonic()
     t_end = t_start + duration
     print("%6s %9s %8s %8s %7s %7s %6s" % ("t_s", "rss_kib", "ticks/s", "skipped", "clients",
@@ -184,7 +171,7 @@ def main():
             d.resume_log()
         time.sleep(SAMPLE_S)
         now = time.monotonic()
-        cur = scrape(d.http_port)
+        cur = d.metrics()
         dt = now - prev_t
         row = {
             "t_s": round(now - t_start, 1),

@@ -547,13 +547,14 @@ void net_client_release(net_server *srv, net_client *c) {
     c->index = UINT32_MAX;
     pending_unlink(srv, c);
     if (c->refused) srv->refusing--;
-    if (c->admitted) srv->admitted_count--;
+    bool welcomed = c->admitted;
+    if (welcomed) srv->admitted_count--;
     c->admitted = false;
     srv->metrics.disconnects_total[c->reason < NET_DISC_REASON_COUNT ? c->reason : 0]++;
     if (!c->refused) {
-        net_log(c->admitted ? NET_LOG_INFO : NET_LOG_DEBUG, "client_disconnected", c->id, c->addr,
-                "reason=%s name=%s",
-                net_disconnect_reason_str(c->reason), c->name[0] ? c->name : "-");
+        net_log(welcomed ? NET_LOG_INFO : NET_LOG_DEBUG, "client_disconnected", c->id, c->addr,
+                "reason=%s name=%s", net_disconnect_reason_str(c->reason),
+                c->name[0] ? c->name : "-");
     }
     net_buf_free(&c->in);
     net_buf_free(&c->out);

@@ -70,38 +70,38 @@ typedef struct net_client {
     struct net_client *pending_prev, *pending_next; /* all pending clients, oldest first */
     struct net_client *addr_prev, *addr_next;       /* pending clients of its IP, oldest first */
     struct net_pending_addr *pending_addr;          /* its IP's entry while pending */
-    char name[48];                /* Hello.name, sanitised, for logs */
-    uint64_t connected_us;        /* monotonic accept time (hello timeout) */
-    uint64_t closing_us;          /* monotonic time CLOSING was entered */
-    net_buf in;                   /* bytes of a partial frame kept across reads */
-    uint64_t in_since_us;         /* monotonic time the partial frame in `in` began */
-    net_buf out;                  /* encoded frames not yet handed to the socket */
-    uint64_t out_since_us;        /* monotonic time the oldest byte in `out` was queued */
-    size_t inflight;              /* bytes handed to the socket and not yet confirmed written */
-    uint64_t inflight_since_us;   /* monotonic time the oldest in-flight byte was queued */
-    bool lag_over;                /* the last tick found it over --max-snapshot-lag-ms */
-    world_body_id *owned;         /* moving bodies it spawned (may hold stale ids, pruned lazily) */
-    uint32_t owned_count;         /* entries in owned */
-    uint32_t owned_cap;           /* entries allocated */
-    bool has_view;                /* SetView box in force instead of the default view */
-    aabb view;                    /* the SetView box */
-    net_known known;              /* bodies this client was told about */
-    uint64_t resume_key;          /* view key of the first body the last snapshot had no room for:
-                                     the next one starts there (0: from the start) */
+    char name[48];                                  /* Hello.name, sanitised, for logs */
+    uint64_t connected_us;                          /* monotonic accept time (hello timeout) */
+    uint64_t closing_us;                            /* monotonic time CLOSING was entered */
+    net_buf in;                                     /* bytes of a partial frame kept across reads */
+    uint64_t in_since_us;       /* monotonic time the partial frame in `in` began */
+    net_buf out;                /* encoded frames not yet handed to the socket */
+    uint64_t out_since_us;      /* monotonic time the oldest byte in `out` was queued */
+    size_t inflight;            /* bytes handed to the socket and not yet confirmed written */
+    uint64_t inflight_since_us; /* monotonic time the oldest in-flight byte was queued */
+    bool lag_over;              /* the last tick found it over --max-snapshot-lag-ms */
+    world_body_id *owned;       /* moving bodies it spawned (may hold stale ids, pruned lazily) */
+    uint32_t owned_count;       /* entries in owned */
+    uint32_t owned_cap;         /* entries allocated */
+    bool has_view;              /* SetView box in force instead of the default view */
+    aabb view;                  /* the SetView box */
+    net_known known;            /* bodies this client was told about */
+    uint64_t resume_key;        /* view key of the first body the last snapshot had no room for:
+                                   the next one starts there (0: from the start) */
     /* The statics part of `known` (its first known_statics entries) as of the last snapshot that
      * walked the statics in view: made with these view boxes against the statics grid of that
      * build (net_view_index.statics_gen). Settled: it held exactly the statics in view, so while
      * the boxes and the grid stay the same the next snapshots skip the statics (net_snapshot.c). */
     aabb statics_boxes[NET_MAX_VIEW_BOXES]; /* the view boxes of that snapshot */
-    uint32_t statics_box_count; /* entries in statics_boxes */
-    uint32_t known_statics;     /* entries of known that are statics */
-    uint64_t statics_gen;       /* statics_gen of the grid that snapshot read */
-    bool statics_settled;       /* known's statics were exactly the statics in view */
-    net_rate rate;                /* token bucket and abuse tracking */
-    uint32_t index;               /* position in net_server.clients; UINT32_MAX: not registered */
-    uint32_t dirty_index;         /* position in net_server.dirty while dirty */
-    uint32_t out_snapshots;       /* snapshots in out (collide_snapshots_sent_total) */
-    uint32_t inflight_snapshots;  /* snapshots in the write in flight */
+    uint32_t statics_box_count;             /* entries in statics_boxes */
+    uint32_t known_statics;                 /* entries of known that are statics */
+    uint64_t statics_gen;                   /* statics_gen of the grid that snapshot read */
+    bool statics_settled;                   /* known's statics were exactly the statics in view */
+    net_rate rate;                          /* token bucket and abuse tracking */
+    uint32_t index;              /* position in net_server.clients; UINT32_MAX: not registered */
+    uint32_t dirty_index;        /* position in net_server.dirty while dirty */
+    uint32_t out_snapshots;      /* snapshots in out (collide_snapshots_sent_total) */
+    uint32_t inflight_snapshots; /* snapshots in the write in flight */
 } net_client;
 
 /* The overload detector (net_server_note_tick): how long the loop was behind its tick schedule
@@ -131,19 +131,19 @@ typedef struct net_server {
     uint32_t pending_bucket_count;             /* chains (a power of two; 0 until first use) */
     uint32_t pending_addr_count;               /* IPs with a pending client */
     uint64_t pending_hash_seed;                /* per server: chains an attacker cannot predict */
-    net_client **dirty;                  /* clients with output to flush or a close to carry out */
-    uint32_t dirty_count;                /* entries in dirty (capacity is client_cap) */
-    uint32_t next_client_id;             /* next Welcome.client_id */
-    uint64_t now_us;                     /* monotonic clock, set by the caller before each call */
-    uint64_t wall_us;                    /* wall clock for Pong.server_time_us */
-    bool draining;                       /* shutdown started */
-    net_snapshot_writer snapshot;        /* the snapshot writer's index and scratch */
-    const vec2 *spawn_points;            /* the world file's (borrowed; NULL: none) */
-    size_t spawn_point_count;            /* entries in spawn_points */
-    size_t next_spawn_point;             /* where the round robin looks first */
-    net_overload overload;               /* the overload detector (metrics.overloaded) */
-    uint32_t error_index; /* Error.index of the errors sent now: the MoveIntents item being
-                             handled (position + 1), 0 outside a batch (net_session.c) */
+    net_client **dirty;           /* clients with output to flush or a close to carry out */
+    uint32_t dirty_count;         /* entries in dirty (capacity is client_cap) */
+    uint32_t next_client_id;      /* next Welcome.client_id */
+    uint64_t now_us;              /* monotonic clock, set by the caller before each call */
+    uint64_t wall_us;             /* wall clock for Pong.server_time_us */
+    bool draining;                /* shutdown started */
+    net_snapshot_writer snapshot; /* the snapshot writer's index and scratch */
+    const vec2 *spawn_points;     /* the world file's (borrowed; NULL: none) */
+    size_t spawn_point_count;     /* entries in spawn_points */
+    size_t next_spawn_point;      /* where the round robin looks first */
+    net_overload overload;        /* the overload detector (metrics.overloaded) */
+    uint32_t error_index;         /* Error.index of the errors sent now: the MoveIntents item being
+                                     handled (position + 1), 0 outside a batch (net_session.c) */
 } net_server;
 
 /* cfg is copied; w is borrowed and must outlive the server. NULL when out of memory. */
@@ -171,9 +171,9 @@ bool net_ip_key(const char *addr, uint8_t key[NET_IP_KEY_BYTES]);
  * IP, or --max-pending in all, the oldest pending connection (of that IP first) is killed for
  * NET_DISC_PENDING_EVICTED, never the newcomer: at once when it is older than
  * NET_PENDING_GRACE_US or the pending set is at NET_PENDING_HARD_FACTOR x the cap, otherwise by
- * the first tick after it ages past the grace (if it has not said Hello by then). --max-clients is checked at Hello
- * (net_server_admit_session). False only when out of memory; c is then not registered (release is
- * a no-op). */
+ * the first tick after it ages past the grace (if it has not said Hello by then). --max-clients is
+ * checked at Hello (net_server_admit_session). False only when out of memory; c is then not
+ * registered (release is a no-op). */
 bool net_client_open(net_server *srv, net_client *c, const char *addr);
 /* Unregisters and frees what the client owns; a player's moving bodies are despawned, an admin's
  * stay in the world (they belong to it, like statics). Idempotent. */

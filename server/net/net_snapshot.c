@@ -339,7 +339,7 @@ void net_session_snapshot(net_server *srv, net_client *c) {
     size_t nnext = 0, dropped = 0, ndeferred = 0;
     const uint8_t *arena = sw->deltas.data;
     uint64_t resume = c->resume_key, stop_key = 0;
-    bool stopped = false; /* something had no room: stop_key is the first such key */
+    bool stopped = false;         /* something had no room: stop_key is the first such key */
     bool static_kept_out = false; /* a known static out of view stays known (removed was full) */
     for (size_t i = 0, j = 0; i < nview || j < nknown;) {
         uint64_t vk = i < nview ? net_view_key(&view[i]) : UINT64_MAX;

@@ -27,23 +27,23 @@
 #define NET_SNAPSHOT_RECORD_COPY 48
 
 typedef struct net_snapshot_writer {
-    net_view_index view;    /* interest-management grid the views query */
-    net_buf deltas;         /* every mover's delta record, NET_SNAPSHOT_RECORD_COPY bytes apart
-                               (net_view_entry.delta_off), re-encoded when the mover changes */
-    uint32_t *free_records; /* record slots given back by despawned movers (a stack) */
-    size_t free_count;      /* entries in free_records */
-    size_t record_slots;    /* slots handed out so far (used or free) */
-    size_t free_cap;        /* entries allocated in free_records */
-    net_view_entry *query;  /* scratch: bodies in one client's view, in key order */
-    size_t query_cap;       /* entries in query (the world's capacity) */
-    net_view_marks marks;   /* scratch: the ranks one client's view boxes select */
-    uint32_t *removed;      /* scratch: ids for one snapshot's removed list */
-    size_t removed_cap;     /* entries in removed */
-    uint32_t *deferred;     /* scratch: bodies before a client's resume_key waiting for room, as
-                               pairs (index in query, index in the known set being written);
-                               2 * query_cap entries */
-    net_known known_next;   /* scratch: a client's known set being rewritten */
-    net_buf body;           /* scratch: one Snapshot's encoded body */
+    net_view_index view;      /* interest-management grid the views query */
+    net_buf deltas;           /* every mover's delta record, NET_SNAPSHOT_RECORD_COPY bytes apart
+                                 (net_view_entry.delta_off), re-encoded when the mover changes */
+    uint32_t *free_records;   /* record slots given back by despawned movers (a stack) */
+    size_t free_count;        /* entries in free_records */
+    size_t record_slots;      /* slots handed out so far (used or free) */
+    size_t free_cap;          /* entries allocated in free_records */
+    net_view_entry *query;    /* scratch: bodies in one client's view, in key order */
+    size_t query_cap;         /* entries in query (the world's capacity) */
+    net_view_marks marks;     /* scratch: the ranks one client's view boxes select */
+    uint32_t *removed;        /* scratch: ids for one snapshot's removed list */
+    size_t removed_cap;       /* entries in removed */
+    uint32_t *deferred;       /* scratch: bodies before a client's resume_key waiting for room, as
+                                 pairs (index in query, index in the known set being written);
+                                 2 * query_cap entries */
+    net_known known_next;     /* scratch: a client's known set being rewritten */
+    net_buf body;             /* scratch: one Snapshot's encoded body */
     bool always_walk_statics; /* walk every static in view on every tick, as before the known
                                  statics were kept (for benchmarks and differential tests) */
 } net_snapshot_writer;

@@ -9,11 +9,13 @@ runs on 2 shared cores and also runs the ASan+UBSan daemon.
 """
 
 import argparse
+import errno
 import json
 import math
 import os
 import re
 import select
+import selectors
 import signal
 import socket
 import struct
@@ -229,6 +231,86 @@ def finite(*xs):
 
 # ---------------------------------------------------------------------------------------------
 # The daemon
+
+
+class ReconnectingSockets:
+    """Sockets that connect and then hold their slot, reconnecting as soon as the server cuts them:
+    the slot-holding attacks of issue 12 (silent game sockets, slow HTTP requests). `per_source`
+    from each source address in `sources` (None: the kernel's choice); with `half_sent`, every
+    other one sends those bytes first and nothing more. Run the selector in the caller's thread
+    with step(seconds), or in a thread with start() ... stop(); close() releases the sockets."""
+
+    def __init__(self, port, sources, per_source, host="127.0.0.1", half_sent=None):
+        self.port, self.host, self.half_sent = port, host, half_sent
+        self.sel = selectors.DefaultSelector()
+        self.cuts = 0
+        self.stopping = threading.Event()
+        self.thread = None
+        n = 0
+        for src in sources:
+            for _ in range(per_source):
+                self._open((src, n))
+                n += 1
+
+    def _open(self, key):
+        src, i = key
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        if src:
+            s.bind((src, 0))
+        s.setblocking(False)
+        err = s.connect_ex((self.host, self.port))
+        if err not in (0, errno.EINPROGRESS):
+            s.close()
+            return
+        if self.half_sent and i % 2:
+            try:
+                s.send(self.half_sent)
+            except OSError:
+                pass
+        self.sel.register(s, selectors.EVENT_READ, key)
+
+    def _poll(self, timeout):
+        for key, _ in self.sel.select(timeout):
+            s = key.fileobj
+            try:
+                data = s.recv(4096)
+            except BlockingIOError:
+                continue
+            except OSError:
+                data = b""
+            if not data:  # cut by the server: come straight back
+                self.sel.unregister(s)
+                s.close()
+                self.cuts += 1
+                self._open(key.data)
+
+    def step(self, seconds):
+        end = time.monotonic() + seconds
+        while True:
+            left = end - time.monotonic()
+            if left <= 0:
+                return
+            self._poll(min(left, 0.05))
+
+    def start(self):
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+        return self
+
+    def _run(self):
+        while not self.stopping.is_set():
+            self._poll(0.05)
+
+    def stop(self):
+        self.stopping.set()
+        if self.thread:
+            self.thread.join(5)
+        self.close()
+
+    def close(self):
+        for key in list(self.sel.get_map().values()):
+            key.fileobj.close()
+        self.sel.close()
 
 
 def free_port():

@@ -5,12 +5,9 @@ never say Hello no longer hold --max-clients slots; they are capped by --max-pen
 pending_evicted), never the newcomer. The squatter attack of the issue (silent sockets that
 reconnect when cut) must not keep a single player out."""
 
-import errno
 import os
-import selectors
 import socket
 import sys
-import threading
 import time
 
 sys.dont_write_bytecode = True  # keep the source tree clean
@@ -21,55 +18,6 @@ from collide_test import check, test  # noqa: E402
 
 def open_world():
     return ct.write_world(statics=[(900, 900, {"box": {"half_extents": [10, 10]}})])
-
-
-class Squatters:
-    """Silent sockets from the given source addresses, `per_source` each, that reconnect as soon as
-    the server cuts them: the attack of issue 12. A thread runs the selector until stop()."""
-
-    def __init__(self, port, sources, per_source):
-        self.port = port
-        self.sel = selectors.DefaultSelector()
-        self.cuts = 0
-        self.stopping = threading.Event()
-        for src in sources:
-            for _ in range(per_source):
-                self._open(src)
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
-
-    def _open(self, src):
-        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        s.bind((src, 0))
-        s.setblocking(False)
-        err = s.connect_ex(("127.0.0.1", self.port))
-        if err not in (0, errno.EINPROGRESS):
-            s.close()
-            return
-        self.sel.register(s, selectors.EVENT_READ, src)
-
-    def _run(self):
-        while not self.stopping.is_set():
-            for key, _ in self.sel.select(0.05):
-                s = key.fileobj
-                try:
-                    data = s.recv(4096)
-                except BlockingIOError:
-                    continue
-                except OSError:
-                    data = b""
-                if not data:  # cut by the server: come straight back
-                    self.sel.unregister(s)
-                    s.close()
-                    self.cuts += 1
-                    self._open(key.data)
-
-    def stop(self):
-        self.stopping.set()
-        self.thread.join(5)
-        for key in list(self.sel.get_map().values()):
-            key.fileobj.close()
-        self.sel.close()
 
 
 def silent_from(port, source):
@@ -99,7 +47,7 @@ def squatters_do_not_keep_players_out():
     # refused "server full" 3 times out of 3.)
     d = ct.Daemon(["--max-clients", "20", "--max-pending", "16", "--max-pending-per-address", "8"],
                   http=True, world=open_world())
-    squat = Squatters(d.game_port, ["127.0.0.2", "127.0.0.3", "127.0.0.4"], 16)
+    squat = ct.ReconnectingSockets(d.game_port, ["127.0.0.2", "127.0.0.3", "127.0.0.4"], 16).start()
     players = []
     try:
         time.sleep(0.5)  # the churn is on before the first player

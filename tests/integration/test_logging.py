@@ -93,5 +93,28 @@ def stalled_log_pipe_does_not_stall_the_tick():
           "the last line (event=exit) must be flushed before the exit\n%s" % d.log_tail())
 
 
+@test
+def join_and_leave_at_info_silent_sockets_at_debug():
+    # A welcomed client's arrival and departure are info lines (client_hello, client_disconnected);
+    # a socket that never says Hello logs only at debug (client_connected and its
+    # client_disconnected), so a flood of them cannot bury the log (issue 12).
+    d = ct.Daemon(["--log-level", "debug"])
+    c = d.client()
+    c.hello(name="alice")
+    cid = c.client_id
+    c.close()
+    check(d.wait_log(r"level=info event=client_disconnected client=%d .*name=alice" % cid),
+          "a welcomed client's close must be an info line:\n%s" % d.log_tail())
+    s = socket.create_connection(("127.0.0.1", d.game_port), timeout=5)
+    s.close()
+    line = d.wait_log(r"event=client_disconnected .*name=-\"")
+    check(line and "level=debug" in line,
+          "a socket that never said Hello must close at debug, got %r" % line)
+    line = d.wait_log(r"event=client_connected\b")
+    check(line and "level=debug" in line, "client_connected must be debug, got %r" % line)
+    check(d.wait_log(r"level=info event=client_hello\b.*name=alice"), "client_hello must be info")
+    d.stop_and_check()
+
+
 if __name__ == "__main__":
     ct.main()

@@ -305,8 +305,9 @@ static void test_players_leave_admin_reserve(void) {
     net_client *admin = fx_welcome(&f, 1, "root!");
     CHECK(admin->admin);
     for (int i = 0; i < 16; i++) {
-        feed(&f, admin, tu_spawn_box(100u + (uint32_t)i, STATIC, 3.0f * (float)i, 200, 1, 1, f.buf,
-                                     sizeof f.buf));
+        feed(&f, admin,
+             tu_spawn_box(100u + (uint32_t)i, STATIC, 3.0f * (float)i, 200, 1, 1, f.buf,
+                          sizeof f.buf));
         tu_msgs msgs;
         tu_take(admin, &msgs);
         CHECK(msgs.count == 1 && msgs.m[0]->msg_case == S(SPAWNED));

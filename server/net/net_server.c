@@ -14,8 +14,8 @@
 /* ---- Server lifetime and clock ------------------------------------------------------------- */
 
 net_server *net_server_create(const net_config *cfg, world *w) {
-    NET_ASSERT(cfg != NULL && w != NULL);
-    if (!cfg || !w) return NULL;
+    NET_ASSERT(cfg != NULL);
+    if (!cfg) return NULL;
     net_server *srv = calloc(1, sizeof *srv);
     if (!srv) return NULL;
     srv->cfg = *cfg;
@@ -23,7 +23,8 @@ net_server *net_server_create(const net_config *cfg, world *w) {
     srv->next_client_id = 1;
     /* Any per-process value an attacker does not choose will do: it only spreads the chains. */
     srv->pending_hash_seed = (uint64_t)(uintptr_t)srv ^ (cfg->max_pending * 0x9e3779b97f4a7c15ull);
-    if (!net_snapshot_writer_init(&srv->snapshot, cfg, w) ||
+    /* Front mode (w NULL) holds connections until their Hello only: no snapshots. */
+    if ((w && !net_snapshot_writer_init(&srv->snapshot, cfg, w)) ||
         !net_arena_init(&srv->arena, cfg->max_frame)) {
         net_server_destroy(srv);
         return NULL;
@@ -128,8 +129,8 @@ void net_server_note_http_close(net_server *srv, net_http_close_reason reason) {
 }
 
 bool net_server_render_metrics(const net_server *srv, net_buf *out) {
-    world_stats ws;
-    world_get_stats(srv->world, &ws);
+    world_stats ws = {0};
+    if (srv->world) world_get_stats(srv->world, &ws); /* front mode has no world */
     net_gauges g = {srv->client_count, ws.static_bodies, ws.moving_bodies,  net_log_dropped_total(),
                     ws.slots_retired,  ws.ids_left,      srv->pending_count};
     /* One room today, `default`, holding every counter: the daemon-wide series are its own. */
@@ -254,6 +255,7 @@ void net_server_send_error(net_server *srv, net_client *c, uint32_t request_id,
 net_io net_client_next_io(const net_client *c) {
     if (c->kill) return NET_IO_CUT;
     if (c->out.len > 0) return NET_IO_WRITE;
+    if (c->handed_off) return NET_IO_HAND_OFF;
     return c->state == NET_CLIENT_CLOSING ? NET_IO_CLOSE : NET_IO_NONE;
 }
 
@@ -550,8 +552,10 @@ void net_client_release(net_server *srv, net_client *c) {
     bool welcomed = c->admitted;
     if (welcomed) srv->admitted_count--;
     c->admitted = false;
-    srv->metrics.disconnects_total[c->reason < NET_DISC_REASON_COUNT ? c->reason : 0]++;
-    if (!c->refused) {
+    /* A client handed to a room's worker did not disconnect: it moved (front mode). */
+    if (!c->handed_off)
+        srv->metrics.disconnects_total[c->reason < NET_DISC_REASON_COUNT ? c->reason : 0]++;
+    if (!c->refused && !c->handed_off) {
         net_log(welcomed ? NET_LOG_INFO : NET_LOG_DEBUG, "client_disconnected", c->id, c->addr,
                 "reason=%s name=%s", net_disconnect_reason_str(c->reason),
                 c->name[0] ? c->name : "-");
@@ -638,4 +642,21 @@ void net_server_drain(net_server *srv) {
         net_server_append(srv, c, &m);
         net_server_enter_closing(srv, c, NET_DISC_SHUTDOWN);
     }
+}
+
+/* ---- Front mode ------------------------------------------------------------------------------ */
+
+void net_server_set_hello_hook(net_server *srv,
+                               void (*hook)(net_server *srv, net_client *c,
+                                            const net_hello_ticket *t, void *ctx),
+                               void *ctx) {
+    srv->hello_hook = hook;
+    srv->hello_ctx = ctx;
+}
+
+void net_client_hand_off(net_server *srv, net_client *c) {
+    if (c->kill || c->handed_off) return;
+    c->handed_off = true;
+    pending_unlink(srv, c);
+    net_server_mark_dirty(srv, c);
 }

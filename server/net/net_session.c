@@ -11,6 +11,7 @@
 #include "frame.h"
 #include "net_internal.h"
 #include "net_log.h"
+#include "net_rooms.h"
 #include "wire.h"
 
 #define NET_ERROR_TEXT 128 /* room for any Error.message this file writes */
@@ -95,20 +96,54 @@ static void on_hello(net_server *srv, net_client *c, uint32_t rid, const Collide
         net_server_send_error(srv, c, rid, NET_ERR(UNAUTHENTICATED), true, "bad token");
         return;
     }
-    /* Admins are let in: an operator must still reach a server that is shedding players. */
-    if (!is_admin && net_server_refuse_hello_at_capacity(srv, c, rid)) return;
-    if (!net_server_admit_session(srv, c, rid)) return;
-    c->admin = is_admin;
-    /* An admin's bucket (--admin-rate-limit) starts afresh at its own burst, not at what is left
-     * of the player's bucket its Hello was counted in. */
-    if (is_admin) memset(&c->rate, 0, sizeof c->rate);
-    c->state = NET_CLIENT_ACTIVE;
     size_t n = 0;
     for (const char *p = h->name ? h->name : ""; *p && n < sizeof c->name - 1; p++) {
         unsigned char ch = (unsigned char)*p;
         c->name[n++] = (ch >= 0x21 && ch < 0x7f && ch != '"' && ch != '\\') ? (char)ch : '_';
     }
     c->name[n] = '\0';
+    if (srv->hello_hook) {
+        /* Front mode: the room is chosen (and its limits checked) by the hook. */
+        size_t room_len = h->room ? strlen(h->room) : 0;
+        const char *room = net_room_name_of(h->room, &room_len);
+        if (!net_room_name_valid(room, room_len)) {
+            net_server_send_error(srv, c, rid, NET_ERR(BAD_REQUEST), true,
+                                  "room name must be 1..%d bytes of [A-Za-z0-9_.:-]",
+                                  NET_ROOM_NAME_MAX);
+            return;
+        }
+        net_hello_ticket t = {rid, is_admin, c->name, room, room_len};
+        srv->hello_hook(srv, c, &t, srv->hello_ctx);
+        return;
+    }
+    /* Admins are let in: an operator must still reach a server that is shedding players. */
+    if (!is_admin && net_server_refuse_hello_at_capacity(srv, c, rid)) return;
+    if (!net_server_admit_session(srv, c, rid)) return;
+    net_server_welcome(srv, c, rid, is_admin, c->name, NET_ROOM_DEFAULT);
+}
+
+void net_server_refuse_room(net_server *srv, net_client *c, uint32_t rid, int status) {
+    net_room_status st = (net_room_status)status;
+    Collide__V1__ErrorCode code = NET_ERR(LIMIT_EXCEEDED);
+    if (st == NET_ROOM_BAD_NAME)
+        code = NET_ERR(BAD_REQUEST);
+    else if (st == NET_ROOM_NOT_FOUND)
+        code = NET_ERR(NOT_FOUND);
+    else if (st == NET_ROOM_SHUTTING_DOWN)
+        code = NET_ERR(SHUTTING_DOWN);
+    if (st == NET_ROOM_SERVER_FULL) c->reason = NET_DISC_SERVER_FULL;
+    net_server_send_error(srv, c, rid, code, true, "%s", net_room_status_str(st));
+}
+
+void net_server_welcome(net_server *srv, net_client *c, uint32_t rid, bool admin, const char *name,
+                        const char *room) {
+    NET_ASSERT(srv->world != NULL);
+    c->admin = admin;
+    /* An admin's bucket (--admin-rate-limit) starts afresh at its own burst, not at what is left
+     * of the player's bucket its Hello was counted in. */
+    if (admin) memset(&c->rate, 0, sizeof c->rate);
+    c->state = NET_CLIENT_ACTIVE;
+    if (name != c->name) snprintf(c->name, sizeof c->name, "%s", name);
 
     const world_config *wc = world_get_config(srv->world);
     Collide__V1__Vec2 wmin = net_pb_vec2(wc->bounds.min), wmax = net_pb_vec2(wc->bounds.max);
@@ -121,7 +156,8 @@ static void on_hello(net_server *srv, net_client *c, uint32_t rid, const Collide
     w.world_max = &wmax;
     w.max_speed = wc->max_speed;
     w.max_bodies_per_client = srv->cfg.max_bodies_per_client;
-    w.admin = is_admin;
+    w.admin = admin;
+    w.room = (char *)room;
     /* What of protocol 1.1 this server implements (PROTOCOL.md "Additions"); a client tests for a
      * name, never for a version. */
     static char feature_batch[] = "batch";
@@ -133,8 +169,8 @@ static void on_hello(net_server *srv, net_client *c, uint32_t rid, const Collide
     m.msg_case = COLLIDE__V1__SERVER_MESSAGE__MSG_WELCOME;
     m.welcome = &w;
     net_server_append(srv, c, &m);
-    net_log(NET_LOG_INFO, "client_hello", c->id, c->addr, "name=%s admin=%d",
-            c->name[0] ? c->name : "-", (int)is_admin);
+    net_log(NET_LOG_INFO, "client_hello", c->id, c->addr, "name=%s admin=%d room=%s",
+            c->name[0] ? c->name : "-", (int)admin, room);
 }
 
 /* Converts a wire shape; GEOM_OK or the reason it is refused. */
@@ -608,7 +644,8 @@ static size_t parse_frames(net_server *srv, net_client *c, const uint8_t *buf, s
         off += plen + blen;
         NET_ASSERT(off <= len);
     }
-    return net_client_accepts_input(c) ? off : len;
+    /* Handed off (front mode): what follows its Hello is the room's, kept for the worker. */
+    return net_client_accepts_input(c) || c->handed_off ? off : len;
 }
 
 /* Bytes still missing from the partial frame in c->in: the rest of its body once the prefix is
@@ -624,6 +661,10 @@ static size_t pending_need(const net_server *srv, const net_client *c) {
 void net_session_feed(net_server *srv, net_client *c, const uint8_t *data, size_t len) {
     NET_ASSERT(data != NULL || len == 0);
     srv->metrics.bytes_in_total += len;
+    if (c->handed_off && !c->kill && len > 0) { /* read before the socket was detached */
+        if (!net_buf_append(&c->in, data, len)) net_server_kill(srv, c, NET_DISC_OUT_OF_MEMORY);
+        return;
+    }
     if (!net_client_accepts_input(c) || len == 0) return;
     /* A partial frame is waiting: move over only the bytes that complete it, then parse the rest
      * straight from the read. c->in so never holds more than one frame (at most max_frame plus
@@ -643,12 +684,19 @@ void net_session_feed(net_server *srv, net_client *c, const uint8_t *data, size_
         }
         net_buf_consume(&c->in, parse_frames(srv, c, c->in.data, c->in.len));
         net_buf_trim(&c->in, 4096);
-        if (!net_client_accepts_input(c)) return;
+        if (!net_client_accepts_input(c)) {
+            if (c->handed_off && len > 0 && !net_buf_append(&c->in, data, len))
+                net_server_kill(srv, c, NET_DISC_OUT_OF_MEMORY);
+            return;
+        }
     }
     if (len == 0) return;
     /* The common case: whole frames straight from the read, no copy. */
     size_t used = parse_frames(srv, c, data, len);
-    if (used < len && net_client_accepts_input(c)) {
+    if (used < len && c->handed_off) {
+        if (!net_buf_append(&c->in, data + used, len - used))
+            net_server_kill(srv, c, NET_DISC_OUT_OF_MEMORY);
+    } else if (used < len && net_client_accepts_input(c)) {
         /* c->in was empty: a new partial frame begins now (--frame-timeout-ms). It is timed from
          * its first byte, not its latest, so trickling it in a byte at a time does not extend it.
          */

@@ -630,9 +630,13 @@ void net_server_tick(net_server *srv, unsigned steps) {
 }
 
 void net_server_drain(net_server *srv) {
+    net_server_goodbye_all(srv, "server shutting down", NET_DISC_SHUTDOWN);
+}
+
+void net_server_goodbye_all(net_server *srv, const char *reason, net_disconnect_reason why) {
     srv->draining = true;
     Collide__V1__Goodbye bye = COLLIDE__V1__GOODBYE__INIT;
-    bye.reason = "server shutting down";
+    bye.reason = (char *)reason;
     net_server_msg m = COLLIDE__V1__SERVER_MESSAGE__INIT;
     m.msg_case = COLLIDE__V1__SERVER_MESSAGE__MSG_GOODBYE;
     m.goodbye = &bye;
@@ -640,7 +644,7 @@ void net_server_drain(net_server *srv) {
         net_client *c = srv->clients[i];
         if (c->kill || c->state == NET_CLIENT_CLOSING) continue;
         net_server_append(srv, c, &m);
-        net_server_enter_closing(srv, c, NET_DISC_SHUTDOWN);
+        net_server_enter_closing(srv, c, why);
     }
 }
 

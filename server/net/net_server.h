@@ -239,6 +239,8 @@ void net_server_welcome(net_server *srv, net_client *c, uint32_t request_id, boo
                         const char *name, const char *room);
 /* Shutdown: Goodbye to every client; each becomes CLOSING. */
 void net_server_drain(net_server *srv);
+/* Goodbye{reason} to every client, each CLOSING for `why` (a room closed: NET_DISC_ROOM_CLOSED). */
+void net_server_goodbye_all(net_server *srv, const char *reason, net_disconnect_reason why);
 /* Renders /metrics into out; false when out of memory. */
 bool net_server_render_metrics(const net_server *srv, net_buf *out);
 /* GET /rooms (net_rooms_render_json): today the one room `default`. false on out of memory. */

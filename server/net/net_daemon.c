@@ -5,37 +5,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <uv.h>
 
+#include "net_conn.h"
 #include "net_http.h"
 #include "net_log.h"
-#include "net_session.h"
 #include "net_tick.h"
 
 #define NET_READ_CHUNK 65536u /* one shared read buffer, handed to every read */
-#define NET_OUT_KEEP_CAP                                                                           \
-    (16u * 1024u) /* empty output buffers above this are released: a burst must not pin memory on  \
-                     thousands of idle clients */
-/* Kernel send buffer per game socket. Left to autotuning it grows to megabytes (tcp_wmem), which
- * for a client that stops reading means seconds of stale snapshots queued where our byte count
- * cannot see them, and the slow-reader limits would only act once megabytes sit in the kernel.
- * Capped, the backlog shows up in our own queue, where stale snapshots are dropped instead of
- * delivered late. 128 KiB (Linux doubles it) still covers a 64 KiB snapshot per tick to a
- * client that keeps up, and the bandwidth-delay product of a 100 Mb/s, 20 ms link. */
-#define NET_SNDBUF_BYTES (128 * 1024)
-
 typedef struct net_daemon net_daemon;
-
-typedef struct net_conn {
-    uv_tcp_t tcp;      /* the socket; tcp.data points back here */
-    uv_write_t wreq;   /* the one write in flight */
-    net_buf inflight;  /* bytes handed to uv_write, alive until its callback */
-    bool writing;      /* wreq is in flight */
-    bool closing;      /* uv_close has been called */
-    net_daemon *d;     /* owner */
-    net_client client; /* protocol state */
-} net_conn;
 
 typedef struct net_http_conn {
     uv_tcp_t tcp;                      /* the socket */
@@ -64,7 +42,7 @@ struct net_daemon {
     uv_signal_t sigterm;                /* SIGTERM: drain */
     uv_signal_t sigint;                 /* SIGINT: drain */
     net_tick_schedule schedule;         /* when the world's steps are due (uv_hrtime) */
-    uint32_t conn_count;                /* game connections not yet freed */
+    net_conn_host conns;                /* the game connections' host: read buffer, count */
     uint32_t http_count;                /* HTTP connections not yet freed */
     uint32_t http_open;                 /* of those, not closing: what --http-max-connections caps
                                            (a closed slot is free at once, not after uv_close's
@@ -75,145 +53,18 @@ struct net_daemon {
     uint8_t read_chunk[NET_READ_CHUNK]; /* shared read buffer (reads are handled one at a time) */
 };
 
-static void set_clock(net_daemon *d) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    net_server_set_clock(d->srv, uv_hrtime() / 1000u,
-                         (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u);
-}
-
-static void addr_str(const struct sockaddr_storage *ss, char *out, size_t size) {
-    char ip[INET6_ADDRSTRLEN] = "?";
-    int port = 0;
-    if (ss->ss_family == AF_INET) {
-        const struct sockaddr_in *a = (const struct sockaddr_in *)ss;
-        uv_ip4_name(a, ip, sizeof ip);
-        port = ntohs(a->sin_port);
-        snprintf(out, size, "%s:%d", ip, port);
-    } else if (ss->ss_family == AF_INET6) {
-        const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)ss;
-        uv_ip6_name(a, ip, sizeof ip);
-        port = ntohs(a->sin6_port);
-        snprintf(out, size, "[%s]:%d", ip, port);
-    } else {
-        snprintf(out, size, "-");
-    }
-}
-
-/* The connection a client is embedded in: the server hands back the net_client it was given. */
-static net_conn *conn_of(net_client *c) {
-    return (net_conn *)(void *)((char *)c - offsetof(net_conn, client));
-}
-
 static void maybe_finish(net_daemon *d);
 static void http_close(net_http_conn *hc);
 
+static void set_clock(net_daemon *d) { net_conn_set_clock(d->srv); }
+
 /* ---- Game connections ---------------------------------------------------------------------- */
 
-static void on_conn_closed(uv_handle_t *h) {
-    net_conn *conn = h->data;
-    net_daemon *d = conn->d;
-    net_buf_free(&conn->inflight);
-    free(conn);
-    d->conn_count--;
-    maybe_finish(d);
-}
-
-/* The one close path: idempotent; memory is freed in the close callback. reason counts only when
- * the server had not decided on the close itself (net_client_close). */
-static void conn_close(net_conn *conn, net_disconnect_reason reason) {
-    if (conn->closing) return;
-    conn->closing = true;
-    net_client_close(conn->d->srv, &conn->client, reason);
-    uv_close((uv_handle_t *)&conn->tcp, on_conn_closed);
-}
-
-static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
-    (void)suggested;
-    net_daemon *d = h->loop->data;
-    buf->base = (char *)d->read_chunk;
-    buf->len = sizeof d->read_chunk;
-}
-
-static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
-    net_conn *conn = s->data;
-    net_daemon *d = conn->d;
-    if (conn->closing) return;
-    if (nread < 0) {
-        conn_close(conn, nread == UV_EOF ? NET_DISC_CLIENT_CLOSED : NET_DISC_READ_ERROR);
-        return;
-    }
-    if (nread == 0) return;
-    set_clock(d);
-    net_client *c = &conn->client;
-    net_session_feed(d->srv, c, (const uint8_t *)buf->base, (size_t)nread);
-    if (!net_client_accepts_input(c)) uv_read_stop(s); /* nothing more is read */
-}
-
-static void on_write(uv_write_t *req, int status) {
-    net_conn *conn = req->data;
-    conn->writing = false;
-    if (conn->closing) return; /* cancelled by uv_close; the close callback frees */
-    net_client *c = &conn->client;
-    if (status < 0) {
-        conn_close(conn, NET_DISC_WRITE_ERROR);
-        return;
-    }
-    conn->inflight.len = 0;
-    net_buf_trim(&conn->inflight, NET_OUT_KEEP_CAP);
-    net_client_written(conn->d->srv, c);
-}
-
-/* One uv_write per client per loop iteration: everything appended since the last one goes out
- * together, in append (= request) order. */
-static void flush_client(net_daemon *d, net_client *c) {
-    net_conn *conn = conn_of(c);
-    if (conn->closing) return;
-    net_io io = net_client_next_io(c);
-    if (io == NET_IO_CUT) {
-        conn_close(conn, net_client_reason(c));
-        return;
-    }
-    if (conn->writing || io == NET_IO_NONE) return; /* on_write marks it dirty again */
-    if (io == NET_IO_CLOSE) {
-        conn_close(conn, net_client_reason(c)); /* fatal error or Goodbye flushed */
-        return;
-    }
-    net_client_take_output(c, &conn->inflight);
-    uv_buf_t b = uv_buf_init((char *)conn->inflight.data, (unsigned)conn->inflight.len);
-    /* The kernel nearly always takes a tick's output whole: write it directly. uv_write would
-     * do the same write() and then, on completion, re-arm the socket's epoll registration
-     * (uv__drain), one epoll_ctl per client per tick for nothing, plus a deferred callback.
-     * Only what the kernel did not take goes through uv_write and waits for POLLOUT. */
-    int sent = uv_try_write((uv_stream_t *)&conn->tcp, &b, 1);
-    if (sent == (int)b.len) {
-        conn->inflight.len = 0;
-        net_buf_trim(&conn->inflight, NET_OUT_KEEP_CAP);
-        net_client_written(d->srv, c);
-        return;
-    }
-    if (sent < 0 && sent != UV_EAGAIN) {
-        conn_close(conn, NET_DISC_WRITE_ERROR);
-        return;
-    }
-    if (sent > 0) b = uv_buf_init(b.base + sent, b.len - (unsigned)sent);
-    conn->wreq.data = conn;
-    int rc = uv_write(&conn->wreq, (uv_stream_t *)&conn->tcp, &b, 1, on_write);
-    if (rc < 0) {
-        conn_close(conn, NET_DISC_WRITE_ERROR);
-        return;
-    }
-    conn->writing = true;
-}
+static void on_conn_freed(net_conn_host *host) { maybe_finish(host->data); }
 
 static void on_flush(uv_prepare_t *h) {
     net_daemon *d = h->data;
-    net_client *c;
-    bool flushed = false;
-    while ((c = net_server_pop_dirty(d->srv)) != NULL) {
-        flush_client(d, c);
-        flushed = true;
-    }
+    bool flushed = net_conn_flush(d->srv);
     /* libuv computes the poll timeout after this callback from the loop time of the start of
      * the iteration: without an update, the time spent writing here (milliseconds with
      * thousands of clients) would be slept again on top, and every tick start that late. */
@@ -226,35 +77,7 @@ static void on_connection(uv_stream_t *server, int status) {
         net_log(NET_LOG_WARN, "accept_error", 0, NULL, "%s", uv_strerror(status));
         return;
     }
-    net_conn *conn = calloc(1, sizeof *conn);
-    if (!conn) {
-        net_log(NET_LOG_ERROR, "accept_error", 0, NULL, "out of memory");
-        return;
-    }
-    conn->d = d;
-    uv_tcp_init(&d->loop, &conn->tcp);
-    conn->tcp.data = conn;
-    d->conn_count++;
-    if (uv_accept(server, (uv_stream_t *)&conn->tcp) != 0) {
-        conn->closing = true;
-        uv_close((uv_handle_t *)&conn->tcp, on_conn_closed);
-        return;
-    }
-    uv_tcp_nodelay(&conn->tcp, 1);
-    int sndbuf = NET_SNDBUF_BYTES;
-    uv_send_buffer_size((uv_handle_t *)&conn->tcp, &sndbuf);
-    struct sockaddr_storage ss;
-    int len = sizeof ss;
-    char addr[64] = "-";
-    if (uv_tcp_getpeername(&conn->tcp, (struct sockaddr *)&ss, &len) == 0)
-        addr_str(&ss, addr, sizeof addr);
-    set_clock(d);
-    if (!net_client_open(d->srv, &conn->client, addr)) { /* not registered */
-        conn->closing = true;
-        uv_close((uv_handle_t *)&conn->tcp, on_conn_closed);
-        return;
-    }
-    uv_read_start((uv_stream_t *)&conn->tcp, on_alloc, on_read);
+    net_conn_accept(&d->conns, d->srv, server);
 }
 
 /* ---- The tick -------------------------------------------------------------------------------- */
@@ -468,7 +291,7 @@ static void on_http_connection(uv_stream_t *server, int status) {
  */
 
 static void maybe_finish(net_daemon *d) {
-    if (!d->draining || d->finished || d->conn_count > 0) return;
+    if (!d->draining || d->finished || d->conns.conn_count > 0) return;
     d->finished = true;
     for (net_http_conn *h = d->http_conns; h; h = h->next)
         http_close(h);
@@ -545,6 +368,11 @@ int net_daemon_run(const net_config *cfg, world *w, const vec2 *spawn_points,
     }
     net_server_set_spawn_points(d->srv, spawn_points, spawn_point_count);
     d->loop.data = d;
+    d->conns.loop = &d->loop;
+    d->conns.read_buf = d->read_chunk;
+    d->conns.read_buf_size = sizeof d->read_chunk;
+    d->conns.on_freed = on_conn_freed;
+    d->conns.data = d;
     uint16_t game_port = 0, http_port = 0;
     const char *http_bind = cfg->http_bind[0] ? cfg->http_bind : cfg->bind; /* default: --bind */
     bool listening =

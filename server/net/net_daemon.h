@@ -1,7 +1,8 @@
-/* net_daemon: the libuv side of collided. Listeners (game and HTTP), per-connection read and
- * write, the tick timer, the Redis-style flush of dirty clients before the loop sleeps, signals
- * and the drain. All protocol decisions are in net_server/net_session/net_snapshot; this file
- * only moves bytes, through their functions, and carries out the closes the server asks for. */
+/* net_daemon: the libuv side of collided. Listeners (game and HTTP), the game connections (on one
+ * net_conn host, all clients of one net_server), the tick timer, the Redis-style flush of dirty
+ * clients before the loop sleeps, signals and the drain. All protocol decisions are in
+ * net_server/net_session/net_snapshot; this file only moves bytes, through their functions, and
+ * carries out the closes the server asks for. */
 #ifndef COLLIDE_NET_DAEMON_H
 #define COLLIDE_NET_DAEMON_H
 

@@ -1,0 +1,198 @@
+#include "net_conn.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "net_log.h"
+#include "net_session.h"
+
+#define NET_OUT_KEEP_CAP                                                                           \
+    (16u * 1024u) /* empty output buffers above this are released: a burst must not pin memory on  \
+                     thousands of idle clients */
+/* Kernel send buffer per game socket. Left to autotuning it grows to megabytes (tcp_wmem), which
+ * for a client that stops reading means seconds of stale snapshots queued where our byte count
+ * cannot see them, and the slow-reader limits would only act once megabytes sit in the kernel.
+ * Capped, the backlog shows up in our own queue, where stale snapshots are dropped instead of
+ * delivered late. 128 KiB (Linux doubles it) still covers a 64 KiB snapshot per tick to a
+ * client that keeps up, and the bandwidth-delay product of a 100 Mb/s, 20 ms link. */
+#define NET_SNDBUF_BYTES (128 * 1024)
+
+typedef struct net_conn {
+    uv_tcp_t tcp;        /* the socket; tcp.data points back here */
+    uv_write_t wreq;     /* the one write in flight */
+    net_buf inflight;    /* bytes handed to uv_write, alive until its callback */
+    bool writing;        /* wreq is in flight */
+    bool closing;        /* uv_close has been called */
+    net_conn_host *host; /* the loop's owner */
+    net_server *srv;     /* the server this client belongs to */
+    net_client client;   /* protocol state */
+} net_conn;
+
+void net_conn_set_clock(net_server *srv) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    net_server_set_clock(srv, uv_hrtime() / 1000u,
+                         (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u);
+}
+
+static void addr_str(const struct sockaddr_storage *ss, char *out, size_t size) {
+    char ip[INET6_ADDRSTRLEN] = "?";
+    int port = 0;
+    if (ss->ss_family == AF_INET) {
+        const struct sockaddr_in *a = (const struct sockaddr_in *)ss;
+        uv_ip4_name(a, ip, sizeof ip);
+        port = ntohs(a->sin_port);
+        snprintf(out, size, "%s:%d", ip, port);
+    } else if (ss->ss_family == AF_INET6) {
+        const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)ss;
+        uv_ip6_name(a, ip, sizeof ip);
+        port = ntohs(a->sin6_port);
+        snprintf(out, size, "[%s]:%d", ip, port);
+    } else {
+        snprintf(out, size, "-");
+    }
+}
+
+/* The connection a client is embedded in: the server hands back the net_client it was given. */
+static net_conn *conn_of(net_client *c) {
+    return (net_conn *)(void *)((char *)c - offsetof(net_conn, client));
+}
+
+static void on_conn_closed(uv_handle_t *h) {
+    net_conn *conn = h->data;
+    net_conn_host *host = conn->host;
+    net_buf_free(&conn->inflight);
+    free(conn);
+    host->conn_count--;
+    if (host->on_freed) host->on_freed(host);
+}
+
+/* The one close path: idempotent; memory is freed in the close callback. reason counts only when
+ * the server had not decided on the close itself (net_client_close). */
+static void conn_close(net_conn *conn, net_disconnect_reason reason) {
+    if (conn->closing) return;
+    conn->closing = true;
+    net_client_close(conn->srv, &conn->client, reason);
+    uv_close((uv_handle_t *)&conn->tcp, on_conn_closed);
+}
+
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
+    (void)suggested;
+    net_conn *conn = h->data;
+    buf->base = (char *)conn->host->read_buf;
+    buf->len = conn->host->read_buf_size;
+}
+
+static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
+    net_conn *conn = s->data;
+    if (conn->closing) return;
+    if (nread < 0) {
+        conn_close(conn, nread == UV_EOF ? NET_DISC_CLIENT_CLOSED : NET_DISC_READ_ERROR);
+        return;
+    }
+    if (nread == 0) return;
+    net_conn_set_clock(conn->srv);
+    net_client *c = &conn->client;
+    net_session_feed(conn->srv, c, (const uint8_t *)buf->base, (size_t)nread);
+    if (!net_client_accepts_input(c)) uv_read_stop(s); /* nothing more is read */
+}
+
+static void on_write(uv_write_t *req, int status) {
+    net_conn *conn = req->data;
+    conn->writing = false;
+    if (conn->closing) return; /* cancelled by uv_close; the close callback frees */
+    net_client *c = &conn->client;
+    if (status < 0) {
+        conn_close(conn, NET_DISC_WRITE_ERROR);
+        return;
+    }
+    conn->inflight.len = 0;
+    net_buf_trim(&conn->inflight, NET_OUT_KEEP_CAP);
+    net_client_written(conn->srv, c);
+}
+
+/* One uv_write per client per loop iteration: everything appended since the last one goes out
+ * together, in append (= request) order. */
+static void flush_client(net_client *c) {
+    net_conn *conn = conn_of(c);
+    if (conn->closing) return;
+    net_io io = net_client_next_io(c);
+    if (io == NET_IO_CUT) {
+        conn_close(conn, net_client_reason(c));
+        return;
+    }
+    if (conn->writing || io == NET_IO_NONE) return; /* on_write marks it dirty again */
+    if (io == NET_IO_CLOSE) {
+        conn_close(conn, net_client_reason(c)); /* fatal error or Goodbye flushed */
+        return;
+    }
+    net_client_take_output(c, &conn->inflight);
+    uv_buf_t b = uv_buf_init((char *)conn->inflight.data, (unsigned)conn->inflight.len);
+    /* The kernel nearly always takes a tick's output whole: write it directly. uv_write would
+     * do the same write() and then, on completion, re-arm the socket's epoll registration
+     * (uv__drain), one epoll_ctl per client per tick for nothing, plus a deferred callback.
+     * Only what the kernel did not take goes through uv_write and waits for POLLOUT. */
+    int sent = uv_try_write((uv_stream_t *)&conn->tcp, &b, 1);
+    if (sent == (int)b.len) {
+        conn->inflight.len = 0;
+        net_buf_trim(&conn->inflight, NET_OUT_KEEP_CAP);
+        net_client_written(conn->srv, c);
+        return;
+    }
+    if (sent < 0 && sent != UV_EAGAIN) {
+        conn_close(conn, NET_DISC_WRITE_ERROR);
+        return;
+    }
+    if (sent > 0) b = uv_buf_init(b.base + sent, b.len - (unsigned)sent);
+    conn->wreq.data = conn;
+    int rc = uv_write(&conn->wreq, (uv_stream_t *)&conn->tcp, &b, 1, on_write);
+    if (rc < 0) {
+        conn_close(conn, NET_DISC_WRITE_ERROR);
+        return;
+    }
+    conn->writing = true;
+}
+
+bool net_conn_flush(net_server *srv) {
+    net_client *c;
+    bool flushed = false;
+    while ((c = net_server_pop_dirty(srv)) != NULL) {
+        flush_client(c);
+        flushed = true;
+    }
+    return flushed;
+}
+
+void net_conn_accept(net_conn_host *host, net_server *srv, uv_stream_t *listener) {
+    net_conn *conn = calloc(1, sizeof *conn);
+    if (!conn) {
+        net_log(NET_LOG_ERROR, "accept_error", 0, NULL, "out of memory");
+        return;
+    }
+    conn->host = host;
+    conn->srv = srv;
+    uv_tcp_init(host->loop, &conn->tcp);
+    conn->tcp.data = conn;
+    host->conn_count++;
+    if (uv_accept(listener, (uv_stream_t *)&conn->tcp) != 0) {
+        conn->closing = true;
+        uv_close((uv_handle_t *)&conn->tcp, on_conn_closed);
+        return;
+    }
+    uv_tcp_nodelay(&conn->tcp, 1);
+    int sndbuf = NET_SNDBUF_BYTES;
+    uv_send_buffer_size((uv_handle_t *)&conn->tcp, &sndbuf);
+    struct sockaddr_storage ss;
+    int len = sizeof ss;
+    char addr[64] = "-";
+    if (uv_tcp_getpeername(&conn->tcp, (struct sockaddr *)&ss, &len) == 0)
+        addr_str(&ss, addr, sizeof addr);
+    net_conn_set_clock(srv);
+    if (!net_client_open(srv, &conn->client, addr)) { /* not registered */
+        conn->closing = true;
+        uv_close((uv_handle_t *)&conn->tcp, on_conn_closed);
+        return;
+    }
+    uv_read_start((uv_stream_t *)&conn->tcp, on_alloc, on_read);
+}

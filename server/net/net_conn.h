@@ -1,0 +1,43 @@
+/* net_conn: the libuv side of game connections, for whichever loop runs them (the daemon's today;
+ * the rooms daemon's front and workers, docs/rooms-design.md). A connection reads into its
+ * loop's shared buffer, feeds its own net_server, writes what that server queued for it when the
+ * owner flushes the server's dirty list, and closes on one idempotent path. Each connection
+ * belongs to one net_server and one host for its whole life; a loop owner may run several
+ * servers on one host. All protocol decisions stay in net_server/net_session. */
+#ifndef COLLIDE_NET_CONN_H
+#define COLLIDE_NET_CONN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "net_server.h"
+
+/* What a loop owner provides to the connections on its loop. Filled by the owner and left in
+ * place (the connections point at it) until conn_count is back to 0. */
+typedef struct net_conn_host {
+    uv_loop_t *loop;      /* the loop the connections run on */
+    uint8_t *read_buf;    /* shared read buffer (reads are handled one at a time on a loop) */
+    size_t read_buf_size; /* bytes at read_buf */
+    uint32_t conn_count;  /* connections not yet freed (kept by this module) */
+    /* Called after a connection's memory is freed and conn_count lowered; may be NULL. */
+    void (*on_freed)(struct net_conn_host *host);
+    void *data; /* the owner's */
+} net_conn_host;
+
+/* Accepts one pending connection from `listener` (its connection callback had status 0) as a
+ * client of `srv`: TCP_NODELAY, a capped send buffer, reads started. A connection the server
+ * does not register is closed at once (and counted until its close callback, as any other). */
+void net_conn_accept(net_conn_host *host, net_server *srv, uv_stream_t *listener);
+
+/* Writes every client on srv's dirty list, or closes those the server decided to close. An
+ * owner with several servers on a loop calls it for each, before the loop sleeps. True when
+ * anything was popped: the caller then updates the loop time (uv_update_time), see the daemon's
+ * flush. */
+bool net_conn_flush(net_server *srv);
+
+/* Gives srv the current monotonic (uv_hrtime) and wall clocks, in microseconds. */
+void net_conn_set_clock(net_server *srv);
+
+#endif

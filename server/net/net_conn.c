@@ -2,6 +2,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "net_log.h"
@@ -195,4 +196,41 @@ void net_conn_accept(net_conn_host *host, net_server *srv, uv_stream_t *listener
         return;
     }
     uv_read_start((uv_stream_t *)&conn->tcp, on_alloc, on_read);
+}
+
+bool net_conn_adopt(net_conn_host *host, net_server *srv, int fd, const net_hello_ticket *t,
+                    const uint8_t *leftover, size_t leftover_len) {
+    net_conn *conn = calloc(1, sizeof *conn);
+    if (!conn) {
+        close(fd);
+        return false;
+    }
+    conn->host = host;
+    conn->srv = srv;
+    uv_tcp_init(host->loop, &conn->tcp);
+    conn->tcp.data = conn;
+    host->conn_count++;
+    /* The socket options (TCP_NODELAY, the send buffer cap) were set at accept, on the front:
+     * they belong to the socket, not to the descriptor, and come along. */
+    if (uv_tcp_open(&conn->tcp, (uv_os_sock_t)fd) != 0) {
+        close(fd);
+        conn->closing = true;
+        uv_close((uv_handle_t *)&conn->tcp, on_conn_closed);
+        return false;
+    }
+    struct sockaddr_storage ss;
+    int len = sizeof ss;
+    char addr[64] = "-";
+    if (uv_tcp_getpeername(&conn->tcp, (struct sockaddr *)&ss, &len) == 0)
+        addr_str(&ss, addr, sizeof addr);
+    net_conn_set_clock(srv);
+    if (!net_client_open(srv, &conn->client, addr)) {
+        conn->closing = true;
+        uv_close((uv_handle_t *)&conn->tcp, on_conn_closed);
+        return false;
+    }
+    net_server_welcome(srv, &conn->client, t->request_id, t->admin, t->name, t->room);
+    if (leftover_len) net_session_feed(srv, &conn->client, leftover, leftover_len);
+    uv_read_start((uv_stream_t *)&conn->tcp, on_alloc, on_read);
+    return true;
 }

@@ -31,6 +31,13 @@ typedef struct net_conn_host {
  * does not register is closed at once (and counted until its close callback, as any other). */
 void net_conn_accept(net_conn_host *host, net_server *srv, uv_stream_t *listener);
 
+/* The worker's side of a hand-off (docs/rooms-design.md): opens the socket fd (taken over) on
+ * host's loop as a client of the room server srv, welcomes it (request_id, admin, name, room:
+ * the front's ticket) and feeds it the bytes that followed its Hello, as if just read. False when
+ * it could not (the fd is closed then). */
+bool net_conn_adopt(net_conn_host *host, net_server *srv, int fd, const net_hello_ticket *t,
+                    const uint8_t *leftover, size_t leftover_len);
+
 /* Writes every client on srv's dirty list, or closes those the server decided to close. An
  * owner with several servers on a loop calls it for each, before the loop sleeps. True when
  * anything was popped: the caller then updates the loop time (uv_update_time), see the daemon's

@@ -464,6 +464,14 @@ bool net_server_admit_session(net_server *srv, net_client *c, uint32_t request_i
     return true;
 }
 
+void net_server_mark_welcomed(net_server *srv, net_client *c) {
+    pending_unlink(srv, c);
+    if (!c->admitted) {
+        c->admitted = true;
+        srv->admitted_count++;
+    }
+}
+
 /* ---- Clients ------------------------------------------------------------------------------- */
 
 bool net_client_open(net_server *srv, net_client *c, const char *addr) {

@@ -138,6 +138,7 @@ void net_server_refuse_room(net_server *srv, net_client *c, uint32_t rid, int st
 void net_server_welcome(net_server *srv, net_client *c, uint32_t rid, bool admin, const char *name,
                         const char *room) {
     NET_ASSERT(srv->world != NULL);
+    net_server_mark_welcomed(srv, c);
     c->admin = admin;
     /* An admin's bucket (--admin-rate-limit) starts afresh at its own burst, not at what is left
      * of the player's bucket its Hello was counted in. */

@@ -2,7 +2,14 @@
  * on its own timer and publishes its tick; an auto room without clients closes after
  * --room-idle-ms (and leaves the directory), an admin's room does not; a closed room's clients
  * get Goodbye with the reason. */
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include "harness.h"
+#include "net_conn.h"
 #include "net_log.h"
 #include "net_room.h"
 #include "net_test_util.h"
@@ -102,4 +109,82 @@ static void test_ticks_and_idle_close(void) {
     CHECK(uv_loop_close(&loop) == 0);
 }
 
-TEST_MAIN(TEST(test_ticks_and_idle_close))
+static void flush_room(uv_prepare_t *p) { net_conn_flush(p->data); }
+
+/* The worker's side of a hand-off: a socket taken over by fd becomes a welcomed client of the
+ * room's server, and the bytes that followed its Hello (kept by the front) are served first. */
+static void test_adopt_socket(void) {
+    uv_loop_t loop;
+    CHECK(uv_loop_init(&loop) == 0);
+    net_config cfg;
+    net_config_default(&cfg);
+    world_config wc;
+    world_config_default(&wc);
+    world *w = world_create(&wc);
+    net_server *srv = net_server_create(&cfg, w);
+    static uint8_t read_buf[65536];
+    net_conn_host host = {&loop, read_buf, sizeof read_buf, 0, NULL, NULL};
+    uv_prepare_t flush;
+    uv_prepare_init(&loop, &flush);
+    flush.data = srv;
+    uv_prepare_start(&flush, flush_room);
+
+    int lfd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {0};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t alen = sizeof a;
+    CHECK(bind(lfd, (struct sockaddr *)&a, sizeof a) == 0 && listen(lfd, 4) == 0 &&
+          getsockname(lfd, (struct sockaddr *)&a, &alen) == 0);
+    int cfd = socket(AF_INET, SOCK_STREAM, 0);
+    CHECK(connect(cfd, (struct sockaddr *)&a, sizeof a) == 0);
+    int sfd = accept(lfd, NULL, NULL);
+    CHECK(sfd >= 0);
+    uint8_t left[64];
+    size_t left_len = tu_ping(9, 4242, left, sizeof left);
+    net_hello_ticket t = {5, false, "alice", "r1", 2};
+    CHECK(net_conn_adopt(&host, srv, sfd, &t, left, left_len));
+    CHECK(host.conn_count == 1 && net_server_client_count(srv) == 1);
+
+    /* read the Welcome and the Pong on the client side while the loop runs */
+    fcntl(cfd, F_SETFL, O_NONBLOCK);
+    uint8_t in[4096];
+    size_t have = 0;
+    bool welcome = false, pong = false;
+    for (int i = 0; i < 200 && !(welcome && pong); i++) {
+        uv_run(&loop, UV_RUN_NOWAIT);
+        ssize_t n = recv(cfd, in + have, sizeof in - have, 0);
+        if (n > 0) have += (size_t)n;
+        size_t off = 0;
+        while (off < have) {
+            size_t plen = 0, blen = 0;
+            if (frame_peek(in + off, have - off, 65536, &plen, &blen) != FRAME_OK) break;
+            tu_smsg *m = collide__v1__server_message__unpack(NULL, blen, in + off + plen);
+            if (m && m->msg_case == COLLIDE__V1__SERVER_MESSAGE__MSG_WELCOME)
+                welcome = m->request_id == 5 && strcmp(m->welcome->room, "r1") == 0;
+            if (m && m->msg_case == COLLIDE__V1__SERVER_MESSAGE__MSG_PONG)
+                pong = welcome && m->pong->client_time_us == 4242;
+            if (m) collide__v1__server_message__free_unpacked(m, NULL);
+            off += plen + blen;
+        }
+        memmove(in, in + off, have - off);
+        have -= off;
+        usleep(5000);
+    }
+    CHECK_MSG(welcome && pong, "welcome %d, then pong %d", welcome, pong);
+    /* the client leaves: the connection closes on its one path and is freed */
+    close(cfd);
+    for (int i = 0; i < 200 && host.conn_count > 0; i++) {
+        uv_run(&loop, UV_RUN_NOWAIT);
+        usleep(2000);
+    }
+    CHECK(host.conn_count == 0 && net_server_client_count(srv) == 0);
+    uv_close((uv_handle_t *)&flush, NULL);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    CHECK(uv_loop_close(&loop) == 0);
+    close(lfd);
+    net_server_destroy(srv);
+    world_destroy(w);
+}
+
+TEST_MAIN(TEST(test_ticks_and_idle_close), TEST(test_adopt_socket))

@@ -33,6 +33,9 @@ void net_server_enter_closing(net_server *srv, net_client *c, net_disconnect_rea
  * queued (or it is killed while NET_MAX_REFUSING others are being refused) and nothing more is to
  * be done for it. Every reason to refuse a Hello for capacity belongs here. */
 bool net_server_admit_session(net_server *srv, net_client *c, uint32_t request_id);
+/* A client welcomed without net_server_admit_session (placed in its room by the front, which
+ * counted it in the directory): no longer pending, counted as welcomed here. Idempotent. */
+void net_server_mark_welcomed(net_server *srv, net_client *c);
 /* At Hello: refuses c when the server is at capacity (overloaded): Error{LIMIT_EXCEEDED, fatal}
  * "at capacity" to request rid, counted and logged (at most a line a second). True when refused:
  * the Hello goes no further. */

@@ -19,8 +19,10 @@
 static void raise_fd_limit(const net_config *cfg) {
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return;
-    rlim_t want = (rlim_t)cfg->max_clients + cfg->max_pending + NET_MAX_REFUSING +
-                  (cfg->http_port ? cfg->http_max_connections : 0) + 64;
+    /* A burst may hold the pending set at NET_PENDING_HARD_FACTOR x --max-pending for the
+     * eviction grace (net_server.h): those are descriptors too. */
+    rlim_t want = (rlim_t)cfg->max_clients + (rlim_t)cfg->max_pending * NET_PENDING_HARD_FACTOR +
+                  NET_MAX_REFUSING + (cfg->http_port ? cfg->http_max_connections : 0) + 64;
     if (rl.rlim_cur < want) {
         rlim_t before = rl.rlim_cur;
         rl.rlim_cur = (rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= want) ? want : rl.rlim_max;
@@ -29,10 +31,10 @@ static void raise_fd_limit(const net_config *cfg) {
     if (rl.rlim_cur < want)
         net_log(NET_LOG_WARN, "fd_limit", 0, NULL,
                 "open-file limit %llu is below the %llu sockets the limits allow (--max-clients %u "
-                "+ --max-pending %u + %d refusing + HTTP + 64); raise it (ulimit -n) or "
+                "+ %u x --max-pending %u + %d refusing + HTTP + 64); raise it (ulimit -n) or "
                 "connections past it are refused by accept()",
                 (unsigned long long)rl.rlim_cur, (unsigned long long)want, cfg->max_clients,
-                cfg->max_pending, NET_MAX_REFUSING);
+                NET_PENDING_HARD_FACTOR, cfg->max_pending, NET_MAX_REFUSING);
 }
 
 #define NET_LOG_FLUSH_TIMEOUT_MS 2000u /* at exit, for the log lines still in the buffer */

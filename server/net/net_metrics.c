@@ -33,26 +33,27 @@ const char *net_http_close_reason_str(net_http_close_reason reason) {
     return (unsigned)reason < NET_HTTP_CLOSE_REASON_COUNT ? names[reason] : "unknown";
 }
 
-void net_metrics_observe_tick(net_metrics *m, double seconds) {
-    m->tick_count++;
-    m->tick_sum_seconds += seconds;
-    for (int i = 0; i < NET_TICK_BUCKET_COUNT; i++) {
-        if (seconds <= net_tick_bucket_bounds[i]) {
-            m->tick_buckets[i]++;
+/* One observation into a histogram of n finite buckets (non-cumulative counts), plus +Inf. */
+static void observe(const double *bounds, int n, uint64_t *buckets, uint64_t *count, double *sum,
+                    double x) {
+    (*count)++;
+    *sum += x;
+    for (int i = 0; i < n; i++) {
+        if (x <= bounds[i]) {
+            buckets[i]++;
             return;
         }
     }
 }
 
+void net_metrics_observe_tick(net_metrics *m, double seconds) {
+    observe(net_tick_bucket_bounds, NET_TICK_BUCKET_COUNT, m->tick_buckets, &m->tick_count,
+            &m->tick_sum_seconds, seconds);
+}
+
 void net_metrics_observe_lag(net_metrics *m, double seconds) {
-    m->lag_count++;
-    m->lag_sum_seconds += seconds;
-    for (int i = 0; i < NET_LAG_BUCKET_COUNT; i++) {
-        if (seconds <= net_lag_bucket_bounds[i]) {
-            m->lag_buckets[i]++;
-            return;
-        }
-    }
+    observe(net_lag_bucket_bounds, NET_LAG_BUCKET_COUNT, m->lag_buckets, &m->lag_count,
+            &m->lag_sum_seconds, seconds);
 }
 
 static bool put(net_buf *out, const char *fmt, ...) {
@@ -70,21 +71,27 @@ static bool counter(net_buf *out, const char *name, const char *help, uint64_t v
                (unsigned long long)value);
 }
 
+/* A histogram in the exposition format: cumulative buckets, +Inf, sum and count. */
+static bool histogram(net_buf *out, const char *name, const char *help, const double *bounds, int n,
+                      const uint64_t *buckets, uint64_t count, double sum) {
+    bool ok = put(out, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name);
+    uint64_t cumulative = 0;
+    for (int i = 0; i < n; i++) {
+        cumulative += buckets[i];
+        ok &= put(out, "%s_bucket{le=\"%g\"} %llu\n", name, bounds[i],
+                  (unsigned long long)cumulative);
+    }
+    ok &= put(out, "%s_bucket{le=\"+Inf\"} %llu\n", name, (unsigned long long)count);
+    ok &= put(out, "%s_sum %.9f\n", name, sum);
+    ok &= put(out, "%s_count %llu\n", name, (unsigned long long)count);
+    return ok;
+}
+
 bool net_metrics_render(const net_metrics *m, const net_gauges *g, net_buf *out) {
     bool ok = true;
-    ok &= put(out,
-              "# HELP collide_tick_duration_seconds Time to step the world and build snapshots.\n"
-              "# TYPE collide_tick_duration_seconds histogram\n");
-    uint64_t cumulative = 0;
-    for (int i = 0; i < NET_TICK_BUCKET_COUNT; i++) {
-        cumulative += m->tick_buckets[i];
-        ok &= put(out, "collide_tick_duration_seconds_bucket{le=\"%g\"} %llu\n",
-                  net_tick_bucket_bounds[i], (unsigned long long)cumulative);
-    }
-    ok &= put(out, "collide_tick_duration_seconds_bucket{le=\"+Inf\"} %llu\n",
-              (unsigned long long)m->tick_count);
-    ok &= put(out, "collide_tick_duration_seconds_sum %.9f\n", m->tick_sum_seconds);
-    ok &= put(out, "collide_tick_duration_seconds_count %llu\n", (unsigned long long)m->tick_count);
+    ok &= histogram(out, "collide_tick_duration_seconds",
+                    "Time to step the world and build snapshots.", net_tick_bucket_bounds,
+                    NET_TICK_BUCKET_COUNT, m->tick_buckets, m->tick_count, m->tick_sum_seconds);
     ok &= counter(out, "collide_ticks_total", "World steps run.", m->ticks_total);
     ok &= counter(out, "collide_ticks_skipped_total", "Steps dropped by the bounded catch-up.",
                   m->ticks_skipped_total);
@@ -94,18 +101,9 @@ bool net_metrics_render(const net_metrics *m, const net_gauges *g, net_buf *out)
     ok &= counter(out, "collide_steps_coalesced_total",
                   "Steps run without a snapshot of their own (a catch-up sends one).",
                   m->steps_coalesced_total);
-    ok &= put(out, "# HELP collide_tick_lag_seconds How late each tick started against its "
-                   "schedule.\n# TYPE collide_tick_lag_seconds histogram\n");
-    cumulative = 0;
-    for (int i = 0; i < NET_LAG_BUCKET_COUNT; i++) {
-        cumulative += m->lag_buckets[i];
-        ok &= put(out, "collide_tick_lag_seconds_bucket{le=\"%g\"} %llu\n",
-                  net_lag_bucket_bounds[i], (unsigned long long)cumulative);
-    }
-    ok &= put(out, "collide_tick_lag_seconds_bucket{le=\"+Inf\"} %llu\n",
-              (unsigned long long)m->lag_count);
-    ok &= put(out, "collide_tick_lag_seconds_sum %.9f\n", m->lag_sum_seconds);
-    ok &= put(out, "collide_tick_lag_seconds_count %llu\n", (unsigned long long)m->lag_count);
+    ok &= histogram(out, "collide_tick_lag_seconds",
+                    "How late each tick started against its schedule.", net_lag_bucket_bounds,
+                    NET_LAG_BUCKET_COUNT, m->lag_buckets, m->lag_count, m->lag_sum_seconds);
     ok &= counter(out, "collide_snapshots_sent_total",
                   "Snapshots written to game sockets (not those dropped for slow readers).",
                   m->snapshots_sent_total);

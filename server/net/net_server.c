@@ -521,6 +521,10 @@ bool net_client_open(net_server *srv, net_client *c, const char *addr) {
  * over it while they were young (net_client_open). The queue is in age order, so the walk stops
  * at the first young one. */
 static void pending_trim(net_server *srv) {
+    /* The common case, every tick: too few pending for any cap to be crossed. */
+    if (srv->pending_count <= srv->cfg.max_pending &&
+        srv->pending_count <= srv->cfg.max_pending_per_address)
+        return;
     net_client *c = srv->pending_head;
     while (c && pending_aged(srv, c)) {
         net_client *next = c->pending_next;

@@ -47,6 +47,10 @@ static void on_room_tick(uv_timer_t *t) {
         net_server_tick(r->srv, due.run);
         net_server_note_tick(r->srv, due.run, due.skipped, due.lag_s,
                              (double)(uv_hrtime() - t0) * 1e-9);
+        if (net_server_overloaded(r->srv) != r->overloaded) {
+            r->overloaded = !r->overloaded;
+            if (r->on_overload) r->on_overload(r);
+        }
         if (world_tick(r->world) % NET_ROOM_PUBLISH_TICKS == 0) publish(r);
     }
     /* Idle: an auto room without clients for --room-idle-ms leaves the directory (unless a join is

@@ -55,6 +55,10 @@ enum wire_field {
     WIRE_CLIENT_HELLO = 10,
     WIRE_CLIENT_SPAWN = 11,
     WIRE_CLIENT_MOVE_BATCH = 16,
+    WIRE_CLIENT_OVERLAP = 18,
+    WIRE_CLIENT_SHAPE_CAST = 19,
+    /* OverlapQuery and ShapeCast: their shape, whose vertices are counted before unpack */
+    WIRE_QUERY_SHAPE = 1,
     /* MoveIntents: its intents, counted before unpack */
     WIRE_MOVE_INTENTS_INTENTS = 1,
     /* SpawnBody, Shape, Polygon: the way to Polygon.vertices, counted before unpack */

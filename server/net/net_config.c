@@ -45,6 +45,8 @@ void net_config_default(net_config *cfg) {
     cfg->drain_timeout_ms = 3000;
     cfg->log_buffer_bytes = 1048576;
     cfg->overload_window_ms = 2000;
+    cfg->max_query_results = 256;
+    cfg->history_ms = 500;
 }
 
 const char *net_log_level_str(net_log_level level) {
@@ -174,6 +176,10 @@ static const opt_def opts[] = {
      "DIR  world files CreateRoom may name (default none)"},
     {"admin-rate-limit", "COLLIDE_ADMIN_RATE_LIMIT", OPT_FLOAT, F(admin_rate_limit), 0, 0, 1e9,
      "MSGS_PER_S  per-admin token bucket, 0 = none (default 0)"},
+    {"max-query-results", "COLLIDE_MAX_QUERY_RESULTS", OPT_U32, F(max_query_results), 0, 1, 65536,
+     "N  most hits in one QueryResult; more set `truncated` (default 256)"},
+    {"history-ms", "COLLIDE_HISTORY_MS", OPT_U32, F(history_ms), 0, 0, 60000,
+     "MS  how far back a query's at_tick may rewind the movers, 0 = now only (default 500)"},
 };
 #undef F
 #define OPT_COUNT (sizeof opts / sizeof opts[0])

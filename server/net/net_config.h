@@ -57,6 +57,8 @@ typedef struct net_config {
     uint32_t room_idle_ms;            /* an auto room without clients closes after this */
     char world_dir[1024];             /* worlds CreateRoom may name; "" = none (only the default) */
     float admin_rate_limit;           /* messages per second per admin; 0 = unbounded */
+    uint32_t max_query_results;       /* most hits one QueryResult carries */
+    uint32_t history_ms;              /* how far back a query's at_tick may rewind; 0 = now only */
 } net_config;
 
 void net_config_default(net_config *cfg);

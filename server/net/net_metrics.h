@@ -8,7 +8,7 @@
 
 #include "net_buf.h"
 
-#define NET_ERROR_CODE_COUNT 13  /* ErrorCode values 0..12 of PROTOCOL.md */
+#define NET_ERROR_CODE_COUNT 14 /* ErrorCode values 0..13 of PROTOCOL.md */
 #define NET_TICK_BUCKET_COUNT 17 /* finite buckets of the tick-duration histogram */
 #define NET_LAG_BUCKET_COUNT 13  /* finite buckets of the tick-lag histogram */
 

@@ -1,6 +1,7 @@
 #include "net_server.h"
 
 #include <arpa/inet.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include "net_internal.h"
 #include "net_log.h"
 #include "net_rooms.h"
+#include "net_session.h"
 
 /* ---- Server lifetime and clock ------------------------------------------------------------- */
 
@@ -24,7 +26,11 @@ net_server *net_server_create(const net_config *cfg, world *w) {
     /* Any per-process value an attacker does not choose will do: it only spreads the chains. */
     srv->pending_hash_seed = (uint64_t)(uintptr_t)srv ^ (cfg->max_pending * 0x9e3779b97f4a7c15ull);
     /* Front mode (w NULL) holds connections until their Hello only: no snapshots. */
-    if ((w && !net_snapshot_writer_init(&srv->snapshot, cfg, w)) ||
+    /* The ticks a query may rewind: floor(history_ms * tick_rate / 1000) (PROTOCOL.md). */
+    uint32_t history_ticks =
+        (uint32_t)floor((double)cfg->history_ms * (double)cfg->tick_rate_hz / 1000.0);
+    if ((w && !world_set_history(w, history_ticks)) ||
+        (w && !net_snapshot_writer_init(&srv->snapshot, cfg, w)) ||
         !net_arena_init(&srv->arena, cfg->max_frame)) {
         net_server_destroy(srv);
         return NULL;
@@ -42,6 +48,7 @@ void net_server_destroy(net_server *srv) {
     free(srv->pending_buckets);
     net_snapshot_writer_free(&srv->snapshot);
     net_arena_free(&srv->arena);
+    net_session_free_queries(srv);
     free(srv);
 }
 

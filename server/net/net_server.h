@@ -186,9 +186,12 @@ typedef struct net_server {
     net_overload overload;        /* the overload detector (metrics.overloaded) */
     uint32_t error_index;         /* Error.index of the errors sent now: the MoveIntents item being
                                      handled (position + 1), 0 outside a batch (net_session.c) */
+    struct net_query_buf *query;  /* the hits of a query being answered (net_session.c), made by
+                                     the first query; NULL until then */
 } net_server;
 
-/* cfg is copied; w is borrowed and must outlive the server. NULL when out of memory. */
+/* cfg is copied; w is borrowed and must outlive the server. With a world, its query history is
+ * set to --history-ms (world_set_history). NULL when out of memory. */
 net_server *net_server_create(const net_config *cfg, world *w);
 /* Every client must have been released first. */
 void net_server_destroy(net_server *srv);

@@ -28,4 +28,7 @@
 /* Feeds bytes read from the client's socket (counted in bytes_in_total). */
 void net_session_feed(net_server *srv, net_client *c, const uint8_t *data, size_t len);
 
+/* Frees the query buffer the first query made (net_server_destroy). */
+void net_session_free_queries(net_server *srv);
+
 #endif

@@ -1,5 +1,6 @@
 /* world: create/destroy, spawn/despawn/intents, getters, stats, the state hash and validation;
  * the tick and the structures it walks live in the files world_internal.h lists. */
+#include "world_history.h"
 #include "world_movers.h"
 #include "world_statics.h"
 
@@ -21,6 +22,10 @@ const char *world_status_str(world_status status) {
         return "non-finite value";
     case WORLD_ERR_NOT_MOVING:
         return "body is not moving";
+    case WORLD_ERR_HISTORY_EXPIRED:
+        return "tick older than the kept history";
+    case WORLD_ERR_FUTURE_TICK:
+        return "tick in the future";
     }
     return "unknown status";
 }
@@ -190,6 +195,7 @@ world *world_create(const world_config *cfg_in) {
 
 void world_destroy(world *w) {
     if (!w) return;
+    world_history_free(w);
     for (int l = 0; l < w->level_count; l++) {
         free(w->levels[l].heads);
         free(w->levels[l].occupied);
@@ -502,6 +508,13 @@ void world_get_stats(const world *w, world_stats *out) {
     /* every spawn used one generation of one slot; a retired slot has used all of its own */
     uint64_t ids = (uint64_t)w->capacity * w->gen_max;
     out->ids_left = w->spawns < ids ? ids - w->spawns : 0;
+    if (w->history) {
+        const world_history *h = w->history;
+        out->history_bytes = h->bytes;
+        out->history_ticks = h->filled;
+        for (uint32_t k = 0; k < h->filled; k++)
+            out->history_records += h->ring[(h->head + h->frames - k) % h->frames].count;
+    }
 }
 
 size_t world_last_jams(const world *w, world_body_id (*out)[2], size_t max) {

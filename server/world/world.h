@@ -34,14 +34,16 @@ typedef enum world_body_kind {
 
 typedef enum world_status {
     WORLD_OK = 0,
-    WORLD_STALE_INPUT,       /* intent ignored: its input_seq is not newer (not an error) */
-    WORLD_ERR_INVALID_SHAPE, /* see the geom_shape_error for the reason */
-    WORLD_ERR_OUT_OF_BOUNDS, /* position outside the bounds; a static (or any shape wider than the
-                              * world) must fit inside; a mover poking through is shifted in */
-    WORLD_ERR_FULL,          /* no free body slot */
-    WORLD_ERR_NOT_FOUND,     /* unknown or stale id */
-    WORLD_ERR_NOT_FINITE,    /* NaN or Inf in a position or velocity */
-    WORLD_ERR_NOT_MOVING,    /* an intent for a static body */
+    WORLD_STALE_INPUT,         /* intent ignored: its input_seq is not newer (not an error) */
+    WORLD_ERR_INVALID_SHAPE,   /* see the geom_shape_error for the reason */
+    WORLD_ERR_OUT_OF_BOUNDS,   /* position outside the bounds; a static (or any shape wider than the
+                                * world) must fit inside; a mover poking through is shifted in */
+    WORLD_ERR_FULL,            /* no free body slot */
+    WORLD_ERR_NOT_FOUND,       /* unknown or stale id */
+    WORLD_ERR_NOT_FINITE,      /* NaN or Inf in a position or velocity */
+    WORLD_ERR_NOT_MOVING,      /* an intent for a static body */
+    WORLD_ERR_HISTORY_EXPIRED, /* a query's at_tick lies before the kept history */
+    WORLD_ERR_FUTURE_TICK,     /* a query's at_tick lies after the newest tick */
 } world_status;
 
 const char *world_status_str(world_status status);
@@ -131,6 +133,72 @@ typedef struct world_ray_result {
 bool world_ray_cast(const world *w, vec2 origin, vec2 displacement, world_body_id ignore,
                     world_ray_result *out);
 
+/* ---- Game queries (PROTOCOL.md "Queries, history and lag compensation") ---------------------
+ *
+ * Ray casts, overlaps and shape casts over every shape kind, walked through the broad phase along
+ * the ray or sweep (never a scan of the whole world), answered at the present or, with at_tick,
+ * against the movers as they were after a past tick (the history ring; statics never move and
+ * are taken as they are now). The world bounds are not a body: queries report bodies only.
+ *
+ * Results (world_hit): `normal` points out of the hit body, `point` lies on its surface.
+ *   - Casts report the first hit, or with `all` every body hit (each once, at the fraction where
+ *     it is first touched) sorted by fraction then id. A cast starting inside a body (for a ray,
+ *     its origin inside or on the boundary; for a shape, overlapping by more than zero) hits it at
+ *     fraction 0 with point = the start, normal = the direction that pushes the query shape out
+ *     fastest (zero for a ray) and depth = that push's length (0 for a ray).
+ *   - Overlaps report every body overlapping the shape by more than zero (touching is not
+ *     overlap): normal * depth is the MTV that pushes the query shape out of it; point is where
+ *     the query's deepest point, pushed out, meets the body's surface.
+ *   - At most `max` hits: casts keep the nearest (fraction, then id), overlaps the lowest ids, and
+ *     result->truncated says more existed (only then). A first-hit cast has at most one.
+ * at_tick: 0 or world_tick() = now; an earlier tick within the history: the movers after that
+ * tick (a mover despawned since is left out: its shape is gone); earlier than the history holds:
+ * WORLD_ERR_HISTORY_EXPIRED; later than now: WORLD_ERR_FUTURE_TICK. Non-finite input:
+ * WORLD_ERR_NOT_FINITE. A shape that geom_shape_validate refuses: WORLD_ERR_INVALID_SHAPE. */
+typedef struct world_query_filter {
+    unsigned kinds;               /* as world_query_aabb: 0 = both kinds */
+    uint32_t category_mask;       /* bodies whose category shares a bit with it; 0 = any */
+    const world_body_id *exclude; /* ids left out, sorted ascending (may be NULL) */
+    size_t exclude_count;         /* entries in exclude */
+    bool include_sensors;         /* sensor bodies are left out unless set */
+} world_query_filter;
+
+typedef struct world_hit {
+    world_body_id id;
+    vec2 point;     /* on the hit body's surface (the start for a hit at fraction 0 of a cast) */
+    vec2 normal;    /* unit, out of the hit body; zero for a ray starting inside */
+    float fraction; /* of the translation; 0 for overlaps */
+    float depth;    /* overlap depth (overlaps and casts starting inside), else 0 */
+} world_hit;
+
+typedef struct world_query_result {
+    size_t count;   /* hits written */
+    bool truncated; /* more hits existed than max */
+    uint64_t tick;  /* the tick the answer was evaluated at */
+} world_query_result;
+
+/* filter may be NULL (no restriction, no sensors); max >= 1. */
+world_status world_query_ray(const world *w, uint64_t at_tick, vec2 origin, vec2 translation,
+                             const world_query_filter *filter, bool all, world_hit *out, size_t max,
+                             world_query_result *result);
+world_status world_query_overlap(const world *w, uint64_t at_tick, const geom_shape *shape,
+                                 vec2 position, const world_query_filter *filter, world_hit *out,
+                                 size_t max, world_query_result *result);
+world_status world_query_shape_cast(const world *w, uint64_t at_tick, const geom_shape *shape,
+                                    vec2 position, vec2 translation,
+                                    const world_query_filter *filter, bool all, world_hit *out,
+                                    size_t max, world_query_result *result);
+
+/* Keeps the movers' positions after each of the last `ticks` steps, besides the newest, so that
+ * queries may ask for any tick from world_tick() - ticks on (0, the default, keeps none). The
+ * ring is allocated here and grows with the most movers a step has recorded (the one allocation
+ * world_step makes, at a new high-water mark; if it fails, the history restarts empty and such
+ * queries get WORLD_ERR_HISTORY_EXPIRED until it has refilled). Resets what was kept. false on
+ * out of memory (the history is then off). */
+bool world_set_history(world *w, uint32_t ticks);
+/* The oldest tick a query may name now (world_tick() when none is kept). */
+uint64_t world_history_oldest(const world *w);
+
 /* The body table: one row per body the most recent world_step() changed, spawned or despawned,
  * in ascending id order, each id at most once (Box2D's move events, as one dense array). A body
  * spawned and despawned between two steps never appears. Spawns and despawns made between steps
@@ -179,6 +247,11 @@ typedef struct world_stats {
     uint64_t slots_retired; /* slots never handed out again */
     uint64_t ids_left;      /* spawns the id space still allows (capacity x generations, less
                              * the spawns so far) */
+    /* The history ring (world_set_history): its memory (also counted in bytes), the ticks it
+     * holds and the mover states across them (bytes / records = bytes per mover per tick). */
+    size_t history_bytes;
+    uint32_t history_ticks;
+    uint64_t history_records;
 } world_stats;
 void world_get_stats(const world *w, world_stats *out);
 

@@ -3,6 +3,7 @@
  * (relative motion, I7); 3: the discrete pass (world_separate.c); 4: velocities, sequences and
  * change tracking. Movers that ignore each other take world_step_alone (world_slide.c). Everything
  * runs in a deterministic order (I6). */
+#include "world_history.h"
 #include "world_movers.h"
 #include "world_separate.h"
 #include "world_slide.h"
@@ -188,6 +189,8 @@ void world_step(world *w) {
     w->pending_despawn_bits = despawned;
     memset(w->pending_despawn_bits, 0, words * sizeof *w->pending_despawn_bits);
     w->cache->rows_built = false;
+    /* after step 4: the movers as this tick left them, for queries that rewind (COLLISION.md) */
+    world_history_record(w);
 }
 
 uint64_t world_tick(const world *w) { return w->tick; }

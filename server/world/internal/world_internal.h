@@ -10,7 +10,8 @@
  *   world_slide.c     collide-and-slide: the general slide and its fast paths, side by side
  *   world_separate.c  the discrete pass (I2, I3)
  *   world_step.c      the tick: the mover pass, change tracking and the body table
- *   world_query.c     AABB/box queries and ray casts
+ *   world_query.c     AABB/box queries, ray casts and the game queries (rays, overlaps, casts)
+ *   world_history.c   the ring of past mover states the game queries rewind to
  *   world_load.c      the JSON world file loader (links jansson; the only file reader)
  *
  * Layout, and why:
@@ -289,6 +290,7 @@ struct world {
     uint32_t *pending_spawned;      /* slots spawned since the last step */
     size_t pending_spawned_count;   /* entries in pending_spawned */
 
+    struct world_history *history; /* past mover states for queries (NULL: none kept) */
     world_cache *cache;    /* mutable from const queries */
     world_scratch scratch; /* per-step arrays, and which phase owns each (world_scratch) */
     uint64_t swept_hits, separations, jammed; /* world_stats counters */

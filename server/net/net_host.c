@@ -255,6 +255,8 @@ static void collect(net_host *h) {
             o->moving_bodies = ws.moving_bodies;
             o->slots_retired = ws.slots_retired;
             o->ids_left = ws.ids_left;
+            o->history_bytes = ws.history_bytes;
+            o->history_records = ws.history_records;
             o->tick = world_tick(r->world);
             o->id = r->id;
         }

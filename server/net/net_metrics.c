@@ -126,6 +126,17 @@ bool net_metrics_render(const net_metrics *m, const net_gauges *g, net_buf *out)
               "# HELP collide_bodies Bodies in the world.\n# TYPE collide_bodies gauge\n"
               "collide_bodies{kind=\"static\"} %zu\ncollide_bodies{kind=\"moving\"} %zu\n",
               g->static_bodies, g->moving_bodies);
+    /* The history's cost, as PROTOCOL.md asks it reported: bytes per mover per tick kept. */
+    ok &= put(out,
+              "# HELP collide_history_bytes Memory of the query history (--history-ms) in every "
+              "room.\n# TYPE collide_history_bytes gauge\ncollide_history_bytes %zu\n",
+              g->history_bytes);
+    ok &= put(out,
+              "# HELP collide_history_bytes_per_mover_tick History memory per mover state it "
+              "holds (bytes / (movers x ticks kept)); 0 while it holds none.\n# TYPE "
+              "collide_history_bytes_per_mover_tick gauge\ncollide_history_bytes_per_mover_tick "
+              "%.3f\n",
+              g->history_records ? (double)g->history_bytes / (double)g->history_records : 0.0);
     ok &= counter(out, "collide_connections_total", "Accepted game connections.",
                   m->connections_total);
     ok &= put(out, "# HELP collide_disconnects_total Closed game connections by reason.\n# TYPE "

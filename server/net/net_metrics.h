@@ -85,6 +85,8 @@ typedef struct net_gauges {
     uint64_t body_slots_retired; /* world slots whose id generations ran out */
     uint64_t body_ids_left;      /* spawns the body-id space still allows */
     uint32_t clients_pending;    /* connections open now that have not said Hello */
+    size_t history_bytes;        /* memory of the worlds' query history rings (--history-ms) */
+    uint64_t history_records;    /* mover states those rings hold (movers x ticks kept) */
 } net_gauges;
 
 /* Appends the Prometheus text exposition; false on out of memory. */

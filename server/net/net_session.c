@@ -36,6 +36,7 @@ static Collide__V1__ErrorCode world_error_code(world_status st) {
         return NET_ERR(FORBIDDEN);
     case WORLD_OK:
     case WORLD_STALE_INPUT:
+    case WORLD_ERR_NO_MEMORY:
         break;
     }
     return NET_ERR(INTERNAL);

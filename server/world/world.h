@@ -42,6 +42,7 @@ typedef enum world_status {
     WORLD_ERR_NOT_FOUND,     /* unknown or stale id */
     WORLD_ERR_NOT_FINITE,    /* NaN or Inf in a position or velocity */
     WORLD_ERR_NOT_MOVING,    /* an intent for a static body */
+    WORLD_ERR_NO_MEMORY,     /* the first non-default filter could not allocate its table */
 } world_status;
 
 const char *world_status_str(world_status status);
@@ -78,6 +79,30 @@ const world_config *world_get_config(const world *w);
 world_status world_spawn(world *w, world_body_kind kind, const geom_shape *shape, vec2 position,
                          uint32_t owner, world_body_id *out_id, geom_shape_error *shape_error);
 world_status world_despawn(world *w, world_body_id id);
+
+/* Collision filters and sensors (PROTOCOL.md "Filters, sensors, contact events"). Two bodies
+ * interact (block each other, appear in each other's events) iff
+ * (a.category & b.mask) != 0 && (b.category & a.mask) != 0. A sensor neither blocks nor is
+ * blocked; it reports the interacting bodies that overlap it. Every body starts with the defaults
+ * (category 1, mask all, not a sensor). */
+#define WORLD_DEFAULT_CATEGORY 1u
+#define WORLD_DEFAULT_MASK 0xffffffffu
+typedef struct world_filter {
+    uint32_t category; /* the sets this body belongs to */
+    uint32_t mask;     /* the sets it interacts with */
+    bool sensor;       /* never blocks, never blocked; reports overlaps (world_sensor_event) */
+} world_filter;
+static inline bool world_filters_interact(const world_filter *a, const world_filter *b) {
+    return (a->category & b->mask) != 0 && (b->category & a->mask) != 0;
+}
+/* Sets a body's filter; category 0 and mask 0 mean the defaults (as on the wire). Meant right
+ * after world_spawn, before the next step; a later change takes effect at the next step. The
+ * first non-default filter of a world allocates its per-slot table (12 bytes x max_bodies, in
+ * world_stats.bytes): a world whose bodies all keep the defaults pays nothing, and its step takes
+ * the same fast paths as before filters existed. WORLD_ERR_NO_MEMORY when that allocation fails. */
+world_status world_body_set_filter(world *w, world_body_id id, const world_filter *filter);
+/* A live body's filter, the defaults filled in. False for an unknown or stale id. */
+bool world_body_filter(const world *w, world_body_id id, world_filter *out);
 /* Sets a moving body's desired velocity; it holds until replaced. The newest input_seq wins: an
  * older or equal one returns WORLD_STALE_INPUT and changes nothing. Speed is clamped to max_speed.
  */

@@ -289,6 +289,11 @@ struct world {
     uint32_t *pending_spawned;      /* slots spawned since the last step */
     size_t pending_spawned_count;   /* entries in pending_spawned */
 
+    world_filter *filters;   /* per slot, NULL until the first non-default filter (world.h) */
+    uint32_t filtered_count; /* live bodies whose filter is not the default: while 0 the step
+                              * takes its filter-free fast paths, bit-identical to the general
+                              * ones, so S1 costs what it cost before filters existed */
+
     world_cache *cache;    /* mutable from const queries */
     world_scratch scratch; /* per-step arrays, and which phase owns each (world_scratch) */
     uint64_t swept_hits, separations, jammed; /* world_stats counters */
@@ -397,6 +402,26 @@ WORLD_HOT void finish_mover(world *w, uint32_t i, vec2 start, vec2 end) {
         m->changed_tick = w->tick;
         w->moved_bits[m->slot >> 6] |= 1ull << (m->slot & 63);
     }
+}
+
+/* ---- filters (world_body_set_filter) ------------------------------------------------------ */
+
+static inline bool filter_is_default(const world_filter *f) {
+    return f->category == WORLD_DEFAULT_CATEGORY && f->mask == WORLD_DEFAULT_MASK && !f->sensor;
+}
+/* Whether the bodies of two slots interact (events and sensors), sensors or not. */
+static inline bool slots_interact(const world *w, uint32_t a, uint32_t b) {
+    if (!w->filtered_count) return true;
+    return world_filters_interact(&w->filters[a], &w->filters[b]);
+}
+static inline bool slot_is_sensor(const world *w, uint32_t slot) {
+    return w->filtered_count && w->filters[slot].sensor;
+}
+/* Whether the bodies of two slots block each other: they interact and neither is a sensor. */
+static inline bool slots_block(const world *w, uint32_t a, uint32_t b) {
+    if (!w->filtered_count) return true;
+    const world_filter *fa = &w->filters[a], *fb = &w->filters[b];
+    return !fa->sensor && !fb->sensor && world_filters_interact(fa, fb);
 }
 
 /* ---- scratch ownership (see world_scratch) ----------------------------------------------- */

@@ -229,6 +229,7 @@ void world_destroy(world *w) {
     free(w->scratch.sort_counts);
     free(w->scratch.pushed);
     free(w->filters);
+    world_events_free(w);
     free(w);
 }
 
@@ -299,6 +300,7 @@ world_status world_spawn(world *w, world_body_kind kind, const geom_shape *shape
         s->index = i;
         if (ref_kind(ref) != GEOM_SHAPE_BOX) w->nonbox_statics++;
         world_static_link(w, i);
+        world_events_rescan(w); /* movers at rest may now touch it */
     } else {
         uint32_t i = w->mover_count++;
         world_mover *m = &w->movers[i];
@@ -377,6 +379,7 @@ world_status world_despawn(world *w, world_body_id id) {
     if (w->filters) {
         /* the slot's next body starts with the defaults */
         if (!filter_is_default(&w->filters[slot])) w->filtered_count--;
+        if (w->filters[slot].sensor) w->sensor_count--;
         w->filters[slot] = (world_filter){WORLD_DEFAULT_CATEGORY, WORLD_DEFAULT_MASK, false};
     }
     s->kind = 0;
@@ -407,8 +410,10 @@ world_status world_body_set_filter(world *w, world_body_id id, const world_filte
             w->filters[k] = (world_filter){WORLD_DEFAULT_CATEGORY, WORLD_DEFAULT_MASK, false};
     }
     bool was = !filter_is_default(&w->filters[slot]), now = !filter_is_default(&f);
-    w->filters[slot] = f;
     w->filtered_count += (uint32_t)now - (uint32_t)was;
+    w->sensor_count += (uint32_t)f.sensor - (uint32_t)w->filters[slot].sensor;
+    w->filters[slot] = f;
+    world_events_rescan(w); /* pairs of this body may start or stop interacting */
     return WORLD_OK;
 }
 
@@ -536,6 +541,7 @@ void world_get_stats(const world *w, world_stats *out) {
     out->swept_hits = w->swept_hits;
     out->separations = w->separations;
     out->jammed = w->jammed;
+    out->events_lost = world_events_lost(w);
     out->bytes = w->bytes;
     if (w->cache->rows) out->bytes += 2 * (size_t)w->capacity * sizeof *w->cache->rows;
     out->slots_retired = w->slots_retired;

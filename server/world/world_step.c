@@ -56,6 +56,7 @@ void world_step(world *w) {
     w->tick++;
     w->jam_count = 0;
     if (w->tick % WORLD_SORT_INTERVAL == 1) world_sort_movers(w);
+    world_events_begin_step(w);
     uint32_t n = w->mover_count;
     float dt = w->dt;
     world_grid *g = &w->cache->grid;
@@ -184,6 +185,8 @@ void world_step(world *w) {
         w->spawn_bits[slot >> 6] |= 1ull << (slot & 63);
     }
     w->pending_spawned_count = 0;
+    /* step 4's events: what touches what now, against the step before */
+    world_events_end_step(w);
     uint64_t *despawned = w->despawn_bits;
     w->despawn_bits = w->pending_despawn_bits;
     w->pending_despawn_bits = despawned;

@@ -10,6 +10,7 @@
  *   world_slide.c     collide-and-slide: the general slide and its fast paths, side by side
  *   world_separate.c  the discrete pass (I2, I3)
  *   world_step.c      the tick: the mover pass, change tracking and the body table
+ *   world_events.c    contact and sensor events (step 4), when turned on
  *   world_query.c     AABB/box queries and ray casts
  *   world_load.c      the JSON world file loader (links jansson; the only file reader)
  *
@@ -294,6 +295,9 @@ struct world {
                               * takes its filter-free fast paths, bit-identical to the general
                               * ones, so S1 costs what it cost before filters existed */
 
+    uint32_t sensor_count;   /* live sensors */
+    struct world_events *events; /* contact and sensor tracking, NULL while off (world_events.c) */
+
     world_cache *cache;    /* mutable from const queries */
     world_scratch scratch; /* per-step arrays, and which phase owns each (world_scratch) */
     uint64_t swept_hits, separations, jammed; /* world_stats counters */
@@ -452,6 +456,15 @@ static inline void scratch_give(world *w, world_scratch_array a, world_owner who
 
 /* In-place heapsort of ids or slots (world.c). */
 void world_sort_u32(uint32_t *v, size_t n);
+/* Contact and sensor events (world_events.c): the step's start (sensors' sweeps need where each
+ * mover began) and its end (after step 4, with the change bits of the step set). */
+void world_events_begin_step(world *w);
+void world_events_end_step(world *w);
+void world_events_free(world *w);
+/* The next step looks for new pairs around every body, not only the ones that moved (a static
+ * spawned, a filter changed). */
+void world_events_rescan(world *w);
+uint64_t world_events_lost(const world *w);
 /* Builds the last step's body table into cache->rows, which must be allocated (world_step.c). */
 void world_table_build(const world *w);
 

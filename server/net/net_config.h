@@ -57,6 +57,8 @@ typedef struct net_config {
     uint32_t room_idle_ms;            /* an auto room without clients closes after this */
     char world_dir[1024];             /* worlds CreateRoom may name; "" = none (only the default) */
     float admin_rate_limit;           /* messages per second per admin; 0 = unbounded */
+    uint32_t max_pending_events;      /* contact/sensor events waiting for one client's next
+                                       * snapshot; past it the client is cut (events_backlog) */
 } net_config;
 
 void net_config_default(net_config *cfg);

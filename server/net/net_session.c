@@ -113,13 +113,14 @@ static void on_hello(net_server *srv, net_client *c, uint32_t rid, const Collide
                                   NET_ROOM_NAME_MAX);
             return;
         }
-        net_hello_ticket t = {rid, is_admin, c->name, room, room_len};
+        net_hello_ticket t = {rid, is_admin, c->name, room, room_len, h->all_events};
         srv->hello_hook(srv, c, &t, srv->hello_ctx);
         return;
     }
     /* Admins are let in: an operator must still reach a server that is shedding players. */
     if (!is_admin && net_server_refuse_hello_at_capacity(srv, c, rid)) return;
     if (!net_server_admit_session(srv, c, rid)) return;
+    c->all_events = is_admin && h->all_events;
     net_server_welcome(srv, c, rid, is_admin, c->name, NET_ROOM_DEFAULT);
 }
 
@@ -174,9 +175,12 @@ void net_server_welcome(net_server *srv, net_client *c, uint32_t rid, bool admin
     /* What of protocol 1.1 this server implements (PROTOCOL.md "Additions"); a client tests for a
      * name, never for a version. */
     static char feature_batch[] = "batch", feature_rooms[] = "rooms";
-    static char *features[] = {feature_rooms, feature_batch};
+    static char feature_filters[] = "filters", feature_sensors[] = "sensors",
+                feature_events[] = "events";
+    static char *features[] = {feature_rooms,   feature_batch, feature_filters,
+                               feature_sensors, feature_events};
     /* "rooms" only where a client can reach them: a server with the directory behind it. */
-    w.n_features = srv->room_admin ? 2 : 1;
+    w.n_features = srv->room_admin ? 5 : 4;
     w.features = srv->room_admin ? features : features + 1;
     net_server_msg m = COLLIDE__V1__SERVER_MESSAGE__INIT;
     m.request_id = rid;
@@ -348,6 +352,15 @@ static void on_spawn(net_server *srv, net_client *c, uint32_t rid,
             snprintf(text, sizeof text, "spawn failed: %s", world_status_str(st));
         send_world_error(srv, c, rid, st, text);
         return;
+    }
+    if (s->category || s->mask || s->sensor) {
+        world_filter f = {s->category, s->mask, s->sensor};
+        st = world_body_set_filter(srv->world, id, &f);
+        if (st != WORLD_OK) {
+            world_despawn(srv->world, id);
+            send_world_error(srv, c, rid, st, "spawn failed: out of memory for its filter");
+            return;
+        }
     }
     if (kind == WORLD_BODY_MOVING) c->owned[c->owned_count++] = id;
     world_body_info info;

@@ -165,18 +165,22 @@ void world_events_begin_step(world *w) {
     if (!ev) return;
     ev->cev_count = 0;
     ev->sev_count = 0;
-    ev->p0_valid = w->sensor_count > 0;
-    if (ev->p0_valid)
-        for (uint32_t i = 0; i < w->mover_count; i++)
-            ev->p0[i] = w->movers[i].position;
+    /* where each mover began: a body that did not move cannot begin or end a pair by itself
+     * (its partner moved, or neither did), and sensors sweep from here */
+    ev->p0_valid = true;
+    for (uint32_t i = 0; i < w->mover_count; i++)
+        ev->p0[i] = w->movers[i].position;
 }
 
 static inline bool bit_set(const uint64_t *bits, uint32_t slot) {
     return (bits[slot >> 6] >> (slot & 63)) & 1u;
 }
-/* Moved, or shown for the first time, in this step. */
+/* Changed place in this step, or shown for the first time (a static's first step too). */
 static inline bool slot_changed(const world *w, uint32_t slot) {
-    return bit_set(w->moved_bits, slot) || bit_set(w->spawn_bits, slot);
+    if (bit_set(w->spawn_bits, slot)) return true;
+    const world_slot *s = &w->slots[slot];
+    if (s->kind != WORLD_BODY_MOVING || !bit_set(w->moved_bits, slot)) return false;
+    return !vec_eq(w->movers[s->index].position, w->events->p0[s->index]);
 }
 
 /* A live body as the narrow phase sees it (slot known to be live). */
@@ -195,7 +199,30 @@ static uint32_t slot_owner(const world *w, uint32_t slot) {
     return s->kind == WORLD_BODY_MOVING ? w->movers[s->index].owner : 0u;
 }
 
+/* geom_distance of two boxes, from their AABBs: the common case (S1b's every pair), without
+ * building shapes or walking polygon vertices. */
+static float box_distance(aabb a, aabb b, vec2 *n) {
+    float dx = wmax(b.min.x - a.max.x, a.min.x - b.max.x);
+    float dy = wmax(b.min.y - a.max.y, a.min.y - b.max.y);
+    float sx = (b.min.x + b.max.x) >= (a.min.x + a.max.x) ? 1.0f : -1.0f;
+    float sy = (b.min.y + b.max.y) >= (a.min.y + a.max.y) ? 1.0f : -1.0f;
+    if (dx > 0.0f && dy > 0.0f) {
+        float d = sqrtf(dx * dx + dy * dy);
+        *n = v2(sx * dx / d, sy * dy / d);
+        return d;
+    }
+    /* apart along one axis, or overlapping (the axis of least penetration; ties go to y) */
+    if (dx > dy) {
+        *n = v2(sx, 0.0f);
+        return dx;
+    }
+    *n = v2(0.0f, sy);
+    return dy;
+}
+
 static float view_distance(const world *w, const body_view *a, const body_view *b, vec2 *n) {
+    if (ref_kind(a->ref) == GEOM_SHAPE_BOX && ref_kind(b->ref) == GEOM_SHAPE_BOX)
+        return box_distance(box_at(a->pos, a->lo, a->hi), box_at(b->pos, b->lo, b->hi), n);
     geom_shape ta, tb;
     const geom_shape *sa = ref_shape(w, a->ref, a->hi, &ta);
     const geom_shape *sb = ref_shape(w, b->ref, b->hi, &tb);

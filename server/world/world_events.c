@@ -302,6 +302,7 @@ static void contacts_recheck(world *w) {
 typedef struct contact_ctx {
     world *w;
     uint32_t slot;     /* the mover looking */
+    uint32_t index;    /* its dense index */
     body_view view;    /* it, where it ended */
     aabb box;          /* its box grown by the begin gap */
 } contact_ctx;
@@ -350,6 +351,10 @@ static bool contact_mover_visit(const world *cw, uint32_t i, void *vctx) {
     if (i >= c->w->mover_count) return true;
     const world_mover *m = &c->w->movers[i];
     if (!aabb_overlaps(box_at(m->position, m->lo, m->hi), c->box)) return true;
+    /* a partner that looks too (it moved) and came earlier has offered this pair already */
+    if (i < c->index && (c->w->events->rescan || slot_changed(c->w, m->slot)) &&
+        !slot_is_sensor(c->w, m->slot))
+        return true;
     body_view v = mover_view(m, m->position);
     contact_offer(c, m->slot, &v, false);
     return true;
@@ -364,7 +369,7 @@ static void contacts_find(world *w) {
         const world_mover *m = &w->movers[i];
         if (!ev->rescan && !slot_changed(w, m->slot)) continue;
         if (slot_is_sensor(w, m->slot)) continue;
-        contact_ctx c = {w, m->slot, mover_view(m, m->position),
+        contact_ctx c = {w, m->slot, i, mover_view(m, m->position),
                          aabb_inflate(box_at(m->position, m->lo, m->hi), EV_BEGIN_GAP)};
         world_static_query(w, c.box, contact_static_visit, &c);
         if (w->mover_count < 2) continue;

@@ -59,6 +59,8 @@ typedef struct net_config {
     float admin_rate_limit;           /* messages per second per admin; 0 = unbounded */
     uint32_t max_query_results;       /* most hits one QueryResult carries */
     uint32_t history_ms;              /* how far back a query's at_tick may rewind; 0 = now only */
+    uint32_t max_pending_events;      /* contact/sensor events waiting for one client's next
+                                       * snapshot; past it the client is cut (events_backlog) */
 } net_config;
 
 void net_config_default(net_config *cfg);

@@ -24,7 +24,7 @@ const char *net_disconnect_reason_str(net_disconnect_reason reason) {
     static const char *names[NET_DISC_REASON_COUNT] = {
         "client_closed", "read_error",      "write_error", "fatal_error",   "hello_timeout",
         "slow_client",   "server_full",     "shutdown",    "out_of_memory", "snapshot_lag",
-        "frame_timeout", "pending_evicted", "room_closed"};
+        "frame_timeout", "pending_evicted", "room_closed", "events_backlog"};
     return (unsigned)reason < NET_DISC_REASON_COUNT ? names[reason] : "unknown";
 }
 
@@ -164,6 +164,9 @@ bool net_metrics_render(const net_metrics *m, const net_gauges *g, net_buf *out)
     }
     ok &= counter(out, "collide_slow_client_drops_total", "Snapshots skipped for slow readers.",
                   m->slow_client_drops_total);
+    ok &= counter(out, "collide_events_total",
+                  "Contact and sensor events queued for clients (one per recipient).",
+                  m->events_total);
     ok &= counter(out, "collide_slow_client_disconnects_total",
                   "Slow readers disconnected at the hard limit.", m->slow_client_disconnects_total);
     ok &= put(out, "# HELP collide_http_closed_total Ops-port connections closed before they were "
@@ -204,6 +207,7 @@ void net_metrics_add(net_metrics *acc, const net_metrics *m) {
     for (int i = 0; i < NET_ERROR_CODE_COUNT; i++)
         acc->errors_total[i] += m->errors_total[i];
     acc->slow_client_drops_total += m->slow_client_drops_total;
+    acc->events_total += m->events_total;
     acc->slow_client_disconnects_total += m->slow_client_disconnects_total;
     for (int i = 0; i < NET_HTTP_CLOSE_REASON_COUNT; i++)
         acc->http_closed_total[i] += m->http_closed_total[i];

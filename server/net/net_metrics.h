@@ -26,6 +26,7 @@ typedef enum net_disconnect_reason {
     NET_DISC_FRAME_TIMEOUT,     /* a partial frame held longer than --frame-timeout-ms */
     NET_DISC_PENDING_EVICTED,   /* silent before Hello, evicted for a newer connection */
     NET_DISC_ROOM_CLOSED,       /* its room was closed (CloseRoom, idle) */
+    NET_DISC_EVENTS_BACKLOG,    /* more events waiting than --max-pending-events */
     NET_DISC_REASON_COUNT
 } net_disconnect_reason;
 
@@ -55,6 +56,7 @@ typedef struct net_metrics {
     uint64_t bytes_out_total;                          /* bytes written to game sockets */
     uint64_t errors_total[NET_ERROR_CODE_COUNT];       /* Error messages sent, by code */
     uint64_t slow_client_drops_total;                  /* snapshots skipped for slow readers */
+    uint64_t events_total; /* contact/sensor events queued, one per recipient */
     uint64_t slow_client_disconnects_total;            /* slow readers cut at the hard limit */
     uint64_t http_closed_total[NET_HTTP_CLOSE_REASON_COUNT]; /* ops connections cut unanswered */
     uint64_t steps_late_total;      /* steps run by a tick callback that found more than one due */

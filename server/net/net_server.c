@@ -26,6 +26,8 @@ net_server *net_server_create(const net_config *cfg, world *w) {
     /* Any per-process value an attacker does not choose will do: it only spreads the chains. */
     srv->pending_hash_seed = (uint64_t)(uintptr_t)srv ^ (cfg->max_pending * 0x9e3779b97f4a7c15ull);
     /* Front mode (w NULL) holds connections until their Hello only: no snapshots. */
+    /* contact and sensor events ride in the snapshots (PROTOCOL.md 1.1) */
+    if (w) world_set_events(w, true);
     /* The ticks a query may rewind: floor(history_ms * tick_rate / 1000) (PROTOCOL.md). */
     uint32_t history_ticks =
         (uint32_t)floor((double)cfg->history_ms * (double)cfg->tick_rate_hz / 1000.0);
@@ -46,6 +48,8 @@ void net_server_destroy(net_server *srv) {
     free(srv->clients);
     free(srv->dirty);
     free(srv->pending_buckets);
+    net_buf_free(&srv->event_scratch);
+    free(srv->client_by_id);
     net_snapshot_writer_free(&srv->snapshot);
     net_arena_free(&srv->arena);
     net_session_free_queries(srv);
@@ -594,6 +598,8 @@ void net_client_release(net_server *srv, net_client *c) {
     }
     net_buf_free(&c->in);
     net_buf_free(&c->out);
+    net_buf_free(&c->events);
+    c->event_count = 0;
     free(c->owned);
     c->owned = NULL;
     c->owned_count = c->owned_cap = 0;
@@ -619,6 +625,7 @@ void net_server_tick(net_server *srv, unsigned steps) {
     pending_trim(srv);
     for (unsigned i = 0; i < steps; i++) {
         world_step(srv->world);
+        net_server_collect_events(srv); /* each step's events, whatever snapshot carries them */
         /* The snapshots read the last step's body table: the steps before it are taken in now
          * (out of memory: the next snapshots read the whole world instead). */
         if (i + 1 < steps) (void)net_snapshot_observe(&srv->snapshot, srv->world);

@@ -40,6 +40,7 @@ static Collide__V1__ErrorCode world_error_code(world_status st) {
         return NET_ERR(BAD_REQUEST);
     case WORLD_OK:
     case WORLD_STALE_INPUT:
+    case WORLD_ERR_NO_MEMORY:
         break;
     }
     return NET_ERR(INTERNAL);
@@ -116,13 +117,14 @@ static void on_hello(net_server *srv, net_client *c, uint32_t rid, const Collide
                                   NET_ROOM_NAME_MAX);
             return;
         }
-        net_hello_ticket t = {rid, is_admin, c->name, room, room_len};
+        net_hello_ticket t = {rid, is_admin, c->name, room, room_len, h->all_events};
         srv->hello_hook(srv, c, &t, srv->hello_ctx);
         return;
     }
     /* Admins are let in: an operator must still reach a server that is shedding players. */
     if (!is_admin && net_server_refuse_hello_at_capacity(srv, c, rid)) return;
     if (!net_server_admit_session(srv, c, rid)) return;
+    c->all_events = is_admin && h->all_events;
     net_server_welcome(srv, c, rid, is_admin, c->name, NET_ROOM_DEFAULT);
 }
 
@@ -178,11 +180,16 @@ void net_server_welcome(net_server *srv, net_client *c, uint32_t rid, bool admin
      * name, never for a version. */
     static char feature_batch[] = "batch", feature_rooms[] = "rooms", feature_queries[] = "queries",
                 feature_history[] = "history";
-    char *features[4];
+    static char feature_filters[] = "filters", feature_sensors[] = "sensors",
+                feature_events[] = "events";
+    char *features[8];
     size_t nf = 0;
     /* "rooms" only where a client can reach them: a server with the directory behind it. */
     if (srv->room_admin) features[nf++] = feature_rooms;
     features[nf++] = feature_batch;
+    features[nf++] = feature_filters;
+    features[nf++] = feature_sensors;
+    features[nf++] = feature_events;
     features[nf++] = feature_queries;
     /* "history" when at_tick can reach back at least one tick (--history-ms) */
     if (floor((double)srv->cfg.history_ms * (double)srv->cfg.tick_rate_hz / 1000.0) >= 1.0)
@@ -359,6 +366,15 @@ static void on_spawn(net_server *srv, net_client *c, uint32_t rid,
             snprintf(text, sizeof text, "spawn failed: %s", world_status_str(st));
         send_world_error(srv, c, rid, st, text);
         return;
+    }
+    if (s->category || s->mask || s->sensor) {
+        world_filter f = {s->category, s->mask, s->sensor};
+        st = world_body_set_filter(srv->world, id, &f);
+        if (st != WORLD_OK) {
+            world_despawn(srv->world, id);
+            send_world_error(srv, c, rid, st, "spawn failed: out of memory for its filter");
+            return;
+        }
     }
     if (kind == WORLD_BODY_MOVING) c->owned[c->owned_count++] = id;
     world_body_info info;

@@ -42,6 +42,7 @@ typedef enum world_status {
     WORLD_ERR_NOT_FOUND,       /* unknown or stale id */
     WORLD_ERR_NOT_FINITE,      /* NaN or Inf in a position or velocity */
     WORLD_ERR_NOT_MOVING,      /* an intent for a static body */
+    WORLD_ERR_NO_MEMORY,       /* the first non-default filter could not allocate its table */
     WORLD_ERR_HISTORY_EXPIRED, /* a query's at_tick lies before the kept history */
     WORLD_ERR_FUTURE_TICK,     /* a query's at_tick lies after the newest tick */
 } world_status;
@@ -80,6 +81,30 @@ const world_config *world_get_config(const world *w);
 world_status world_spawn(world *w, world_body_kind kind, const geom_shape *shape, vec2 position,
                          uint32_t owner, world_body_id *out_id, geom_shape_error *shape_error);
 world_status world_despawn(world *w, world_body_id id);
+
+/* Collision filters and sensors (PROTOCOL.md "Filters, sensors, contact events"). Two bodies
+ * interact (block each other, appear in each other's events) iff
+ * (a.category & b.mask) != 0 && (b.category & a.mask) != 0. A sensor neither blocks nor is
+ * blocked; it reports the interacting bodies that overlap it. Every body starts with the defaults
+ * (category 1, mask all, not a sensor). */
+#define WORLD_DEFAULT_CATEGORY 1u
+#define WORLD_DEFAULT_MASK 0xffffffffu
+typedef struct world_filter {
+    uint32_t category; /* the sets this body belongs to */
+    uint32_t mask;     /* the sets it interacts with */
+    bool sensor;       /* never blocks, never blocked; reports overlaps (world_sensor_event) */
+} world_filter;
+static inline bool world_filters_interact(const world_filter *a, const world_filter *b) {
+    return (a->category & b->mask) != 0 && (b->category & a->mask) != 0;
+}
+/* Sets a body's filter; category 0 and mask 0 mean the defaults (as on the wire). Meant right
+ * after world_spawn, before the next step; a later change takes effect at the next step. The
+ * first non-default filter of a world allocates its per-slot table (12 bytes x max_bodies, in
+ * world_stats.bytes): a world whose bodies all keep the defaults pays nothing, and its step takes
+ * the same fast paths as before filters existed. WORLD_ERR_NO_MEMORY when that allocation fails. */
+world_status world_body_set_filter(world *w, world_body_id id, const world_filter *filter);
+/* A live body's filter, the defaults filled in. False for an unknown or stale id. */
+bool world_body_filter(const world *w, world_body_id id, world_filter *out);
 /* Sets a moving body's desired velocity; it holds until replaced. The newest input_seq wins: an
  * older or equal one returns WORLD_STALE_INPUT and changes nothing. Speed is clamped to max_speed.
  */
@@ -234,6 +259,45 @@ typedef struct world_body_row {
  * that body out (later calls are exact: a despawn fixes the table first). */
 size_t world_body_table(const world *w, const world_body_row **rows);
 
+/* Contact and sensor events (PROTOCOL.md "Filters, sensors, contact events", COLLISION.md step
+ * 4), off until world_set_events(w, true). Each step then compares what touches what with the
+ * step before and lists the changes, readable until the next step:
+ *   - contacts, between two interacting bodies neither a sensor (two movers, or a mover and a
+ *     static): begin the step their gap (geom_distance) falls to at most 2 x GEOM_SKIN, end the
+ *     step it exceeds 4 x GEOM_SKIN, or either body is gone, or they stop interacting (hysteresis:
+ *     a resting contact does not flicker). a is the mover of a mover-static pair, else the lower
+ *     id; normal points from a to b (at the end: the last one seen); approach_speed is the
+ *     closing speed of their intents along it at the start of the step (positive: approaching;
+ *     0 when one is gone);
+ *   - sensor events, between a sensor and an interacting body that is not a sensor (statics
+ *     included; at least one of the two moves): begin the step they start overlapping, end the
+ *     step they stop or either goes (or they stop interacting). A visitor that crosses a sensor
+ *     within one step, overlapping it at neither end, gets a begin and an end in that step (the
+ *     two bodies' straight moves of the step are swept against each other).
+ * Ends are listed before begins; no pair begins twice without an end between. Owners are 0 for
+ * statics. Tracking allocates as pairs come (it is the one part of the step that may): a step
+ * whose allocation fails loses the new pairs of that step and counts them in
+ * world_stats.events_lost. Turning events off forgets every pair (no end events). */
+typedef struct world_contact_event {
+    world_body_id a, b;
+    uint32_t owner_a, owner_b; /* the owners, 0 for a static */
+    vec2 normal;               /* from a towards b */
+    float approach_speed;      /* units/s, intended closing speed along normal */
+    bool begin;                /* else an end */
+} world_contact_event;
+typedef struct world_sensor_event {
+    world_body_id sensor, visitor;
+    uint32_t owner_sensor, owner_visitor; /* the owners, 0 for a static */
+    bool begin;                           /* else an end */
+} world_sensor_event;
+void world_set_events(world *w, bool enabled);
+/* The last step's events; *out stays valid until the next step or world_set_events. */
+size_t world_contact_events(const world *w, const world_contact_event **out);
+size_t world_sensor_events(const world *w, const world_sensor_event **out);
+/* Pairs tracked now (contacts in the band, sensor overlaps). */
+size_t world_contact_count(const world *w);
+size_t world_sensor_overlap_count(const world *w);
+
 typedef struct world_stats {
     size_t static_bodies;
     size_t moving_bodies;
@@ -241,6 +305,7 @@ typedef struct world_stats {
     uint64_t swept_hits;  /* sweep hits resolved by collide-and-slide, cumulative */
     uint64_t separations; /* overlaps fixed by the discrete pass, cumulative */
     uint64_t jammed;      /* moving pairs left overlapping because statics pin them (I3) */
+    uint64_t events_lost; /* new contact or sensor pairs a failed allocation left untracked */
     size_t bytes;         /* memory the world owns */
     /* The body-id space: a slot whose generation would wrap is retired for good (world_body_id),
      * so a process can spawn only so many bodies in its life; these say how far along it is. */

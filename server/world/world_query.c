@@ -186,15 +186,13 @@ typedef struct game_query {
     bool truncated;          /* a hit was dropped for the cap */
 } game_query;
 
-/* Where a body's category and sensor flag come from: filters and sensors are spawned by the
- * other half of issue 15; until a body carries them, every body is category 1 and solid. */
+/* A body's category and sensor flag (world_body_set_filter); the defaults while no body has
+ * another filter. */
 static inline uint32_t query_body_category(const world *w, uint32_t slot) {
-    (void)w, (void)slot;
-    return 1u;
+    return w->filtered_count ? w->filters[slot].category : WORLD_DEFAULT_CATEGORY;
 }
 static inline bool query_body_sensor(const world *w, uint32_t slot) {
-    (void)w, (void)slot;
-    return false;
+    return slot_is_sensor(w, slot);
 }
 
 static bool query_passes(const world *w, const game_query *q, uint32_t slot, world_body_id id) {

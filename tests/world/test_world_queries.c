@@ -61,6 +61,7 @@ typedef struct scene_body {
     world_body_id id;
     world_body_kind kind;
     geom_shape shape;
+    world_filter filter; /* category and sensor flag the queries filter on */
 } scene_body;
 
 typedef struct scene {
@@ -85,7 +86,13 @@ static void scene_make(scene *sc, int statics, int movers) {
         b->kind = i < statics ? WORLD_BODY_STATIC : WORLD_BODY_MOVING;
         b->shape = random_shape(1 + (int)(rng_next() % 3));
         vec2 p = v2(rng_range(3, 37), rng_range(3, 37));
-        if (world_spawn(sc->w, b->kind, &b->shape, p, 1, &b->id, NULL) == WORLD_OK) sc->count++;
+        if (world_spawn(sc->w, b->kind, &b->shape, p, 1, &b->id, NULL) != WORLD_OK) continue;
+        /* a third of the bodies in other categories (bits 0-2), one in eight a sensor */
+        b->filter = (world_filter){WORLD_DEFAULT_CATEGORY, WORLD_DEFAULT_MASK, false};
+        if (rng_next() % 3 == 0) b->filter.category = 1u + rng_next() % 7u;
+        b->filter.sensor = rng_next() % 8 == 0;
+        if (world_body_set_filter(sc->w, b->id, &b->filter) != WORLD_OK) abort();
+        sc->count++;
     }
 }
 
@@ -378,7 +385,8 @@ static int judge_all(const scene *sc, const query_case *q, const vec2 *pos, trut
     for (int i = 0; i < sc->count; i++) {
         const scene_body *b = &sc->bodies[i];
         if (f->kinds && !(f->kinds & (1u << b->kind))) continue;
-        if (f->category_mask && !(f->category_mask & 1u)) continue; /* every body: category 1 */
+        if (f->category_mask && !(f->category_mask & b->filter.category)) continue;
+        if (b->filter.sensor && !f->include_sensors) continue;
         bool excluded = false;
         for (size_t k = 0; k < f->exclude_count; k++)
             excluded |= f->exclude[k] == b->id;
@@ -436,7 +444,8 @@ static query_case random_case(const scene *sc, qkind kind, world_body_id *exclud
         q.filter.exclude_count = 2;
     }
     if (fl == 4) q.max = 1 + rng_next() % 3;
-    if (fl == 5) q.filter.category_mask = 1u;
+    if (fl == 5) q.filter.category_mask = 1u + rng_next() % 7u;
+    if (fl == 6 || fl == 5) q.filter.include_sensors = rng_next() % 2;
     return q;
 }
 
@@ -534,27 +543,44 @@ static void test_truncation(void) {
     CHECK(truncated_seen > 50);
 }
 
-/* Filters: the category mask against the default category 1, sensors absent by default, kinds,
- * excluded ids (a long list: the world binary-searches it). */
+/* The filter matrix: every category mask over three bits, sensors in or out, each kind set, over a
+ * scene of mixed categories and sensors, against a count by hand; then a long sorted exclusion
+ * list (the world binary-searches it). */
 static void test_filters(void) {
     rng_state = 0x77u;
     scene sc;
-    scene_make(&sc, 20, 20);
+    scene_make(&sc, 30, 30);
     world_step(sc.w);
     geom_shape big;
     geom_make_circle(100.0f, &big);
     world_hit hits[HIT_MAX];
     world_query_result r;
     world_query_filter f = {0};
-    CHECK(world_query_overlap(sc.w, 0, &big, v2(20, 20), &f, hits, HIT_MAX, &r) == WORLD_OK);
-    CHECK((int)r.count == sc.count);
-    f.category_mask = 2u; /* nobody is in category 2 */
-    CHECK(world_query_overlap(sc.w, 0, &big, v2(20, 20), &f, hits, HIT_MAX, &r) == WORLD_OK);
-    CHECK(r.count == 0);
-    f.category_mask = 0xffffffffu;
-    CHECK(world_query_overlap(sc.w, 0, &big, v2(20, 20), &f, hits, HIT_MAX, &r) == WORLD_OK);
-    CHECK((int)r.count == sc.count);
-    f = (world_query_filter){.kinds = 1u << WORLD_BODY_MOVING};
+    int sensors = 0, other_categories = 0;
+    for (int i = 0; i < sc.count; i++) {
+        sensors += sc.bodies[i].filter.sensor;
+        other_categories += sc.bodies[i].filter.category != WORLD_DEFAULT_CATEGORY;
+    }
+    CHECK(sensors > 0 && other_categories > 0);
+    for (uint32_t mask = 0; mask < 8; mask++)
+        for (int sens = 0; sens < 2; sens++)
+            for (unsigned kinds = 0; kinds < 4; kinds++) {
+                f = (world_query_filter){
+                    .kinds = kinds << 1, .category_mask = mask, .include_sensors = sens};
+                int want = 0;
+                for (int i = 0; i < sc.count; i++) {
+                    const scene_body *b = &sc.bodies[i];
+                    if (kinds && !((kinds << 1) & (1u << b->kind))) continue;
+                    if (mask && !(mask & b->filter.category)) continue;
+                    if (b->filter.sensor && !sens) continue;
+                    want++;
+                }
+                CHECK(world_query_overlap(sc.w, 0, &big, v2(20, 20), &f, hits, HIT_MAX, &r) ==
+                      WORLD_OK);
+                CHECK_MSG((int)r.count == want, "mask %u sensors %d kinds %u: %zu, want %d", mask,
+                          sens, kinds, r.count, want);
+            }
+    f = (world_query_filter){.kinds = 1u << WORLD_BODY_MOVING, .include_sensors = true};
     CHECK(world_query_overlap(sc.w, 0, &big, v2(20, 20), &f, hits, HIT_MAX, &r) == WORLD_OK);
     for (size_t k = 0; k < r.count; k++) {
         world_body_info info;
@@ -571,7 +597,7 @@ static void test_filters(void) {
             world_body_id t = ex[b];
             ex[b] = ex[b - 1], ex[b - 1] = t;
         }
-    f = (world_query_filter){.exclude = ex, .exclude_count = ne};
+    f = (world_query_filter){.exclude = ex, .exclude_count = ne, .include_sensors = true};
     CHECK(world_query_overlap(sc.w, 0, &big, v2(20, 20), &f, hits, HIT_MAX, &r) == WORLD_OK);
     CHECK(r.count == (size_t)sc.count - ne);
     for (size_t k = 0; k < r.count; k++)
@@ -640,6 +666,7 @@ static void test_history(void) {
         big->kind = WORLD_BODY_MOVING;
         big->shape = random_shape(GEOM_SHAPE_BOX);
         big->shape.u.half_extents = v2(5.0f, 4.0f);
+        big->filter = (world_filter){WORLD_DEFAULT_CATEGORY, WORLD_DEFAULT_MASK, false};
         CHECK(world_spawn(sc.w, WORLD_BODY_MOVING, &big->shape, v2(20, 20), 1, &big->id, NULL) ==
               WORLD_OK);
         sc.count++;

@@ -206,6 +206,37 @@ def overlap_and_shape_cast():
 
 
 @test
+def filters_on_spawned_category_and_sensor():
+    d, admin = ct.daemon_with_admin(world=walls_world())
+    w1, w2, w3 = wall_ids(admin)
+
+    def spawn_static(x, category=0, sensor=False):
+        rid = admin.rid()
+        m = ct.msg_spawn(rid, ct.box(1, 1), x, 0, kind=ct.pb.BODY_KIND_STATIC)
+        m.spawn.category = category
+        m.spawn.sensor = sensor
+        admin.send(m)
+        sm = admin.reply(rid)
+        check(kind_of(sm) == "spawned", "spawn: %s" % describe(sm))
+        return sm.spawned.body_id
+
+    plate = spawn_static(5, sensor=True)
+    blue = spawn_static(15, category=4)
+    ids = lambda r: [h.body_id for h in r.hits]  # noqa: E731
+    r = ask(admin, msg_ray(admin.rid(), 0, 0, 100, 0, all_=True))
+    check(ids(r) == [w1, blue, w2, w3], "a sensor only with include_sensors: %s" % ids(r))
+    r = ask(admin, msg_ray(admin.rid(), 0, 0, 100, 0, all_=True, include_sensors=True))
+    check(ids(r) == [plate, w1, blue, w2, w3], "sensors included: %s" % ids(r))
+    r = ask(admin, msg_ray(admin.rid(), 0, 0, 100, 0, all_=True, category_mask=4))
+    check(ids(r) == [blue], "category_mask 4: the category-4 body alone: %s" % ids(r))
+    r = ask(admin, msg_ray(admin.rid(), 0, 0, 100, 0, all_=True, category_mask=5,
+                           include_sensors=True))
+    check(ids(r) == [plate, w1, blue, w2, w3], "mask 5 takes categories 1 and 4: %s" % ids(r))
+    admin.close()
+    d.stop_and_check()
+
+
+@test
 def bad_queries_are_non_fatal():
     d, admin = ct.daemon_with_admin(world=walls_world())
     c = d.client()

@@ -47,17 +47,8 @@ static size_t history_bytes(const world_history *h) {
            (size_t)h->rec_cap * sizeof *h->keys;
 }
 
-bool world_set_history(world *w, uint32_t ticks) {
-    world_history_free(w);
-    if (ticks == 0) return true;
-    if (ticks > 1u << 20) return false; /* hours of history: a configuration mistake */
-    world_history *h = calloc(1, sizeof *h);
-    if (!h) return false;
-    h->frames = ticks + 1u;
-    /* About one cell per mover the world may hold, so a cell holds a mover or two when full. */
-    uint32_t want = w->mover_cap < HIST_MIN_CELLS   ? HIST_MIN_CELLS
-                    : w->mover_cap > HIST_MAX_CELLS ? HIST_MAX_CELLS
-                                                    : w->mover_cap;
+/* The cell layout for `want` cells over the bounds (square cells, at most `want` along a side). */
+static void history_layout(const world *w, world_history *h, uint32_t want) {
     vec2 ext = v2_sub(w->cfg.bounds.max, w->cfg.bounds.min);
     float cell = sqrtf(ext.x * ext.y / (float)want);
     if (!(cell > 0.0f) || !isfinite(cell)) cell = 1.0f;
@@ -70,6 +61,23 @@ bool world_set_history(world *w, uint32_t ticks) {
     if (h->nx < 1) h->nx = 1;
     if (h->ny < 1) h->ny = 1;
     h->cells = (uint32_t)h->nx * (uint32_t)h->ny;
+}
+
+/* About one cell per mover the frames have room for (HIST_MIN_CELLS..HIST_MAX_CELLS). */
+static uint32_t cells_for(uint32_t rec_cap) {
+    return rec_cap < HIST_MIN_CELLS   ? HIST_MIN_CELLS
+           : rec_cap > HIST_MAX_CELLS ? HIST_MAX_CELLS
+                                      : rec_cap;
+}
+
+bool world_set_history(world *w, uint32_t ticks) {
+    world_history_free(w);
+    if (ticks == 0) return true;
+    if (ticks > 1u << 20) return false; /* hours of history: a configuration mistake */
+    world_history *h = calloc(1, sizeof *h);
+    if (!h) return false;
+    h->frames = ticks + 1u;
+    history_layout(w, h, cells_for(0));
     h->ring = calloc(h->frames, sizeof *h->ring);
     h->cell_starts = calloc((size_t)h->frames * (h->cells + 1u), sizeof *h->cell_starts);
     if (!h->ring || !h->cell_starts) {
@@ -84,28 +92,82 @@ bool world_set_history(world *w, uint32_t ticks) {
     return true;
 }
 
-/* Room for n records per frame: the kept frames are copied into the new blocks. */
+/* Where a mover's state goes in a frame: its cell, or the tail (h->cells) when its box reaches
+ * further than a cell from its position. */
+static inline uint32_t record_key(const world_history *h, vec2 p, float reach) {
+    if (reach > 1.0f / h->inv_cell) return h->cells;
+    return (uint32_t)hist_cell(p.y, h->origin.y, h->inv_cell, h->ny) * (uint32_t)h->nx +
+           (uint32_t)hist_cell(p.x, h->origin.x, h->inv_cell, h->nx);
+}
+
+/* Fills frame f with n states by a counting sort on their keys (h->keys), the tail last: the ids
+ * and positions of old records (ids non-NULL, strided), or else of the world's movers. */
+static void frame_fill(const world *w, world_history *h, world_hist_frame *f, uint32_t n,
+                       const world_body_id *ids, size_t id_stride, const vec2 *pos,
+                       size_t pos_stride) {
+    uint32_t *start = f->cell_start;
+    uint32_t tail = 0;
+    memset(start, 0, (h->cells + 1u) * sizeof *start);
+    for (uint32_t i = 0; i < n; i++) {
+        if (h->keys[i] == h->cells)
+            tail++;
+        else
+            start[h->keys[i] + 1u]++;
+    }
+    for (uint32_t c = 0; c < h->cells; c++)
+        start[c + 1u] += start[c];
+    uint32_t tail_at = n - tail;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t key = h->keys[i];
+        uint32_t at = key == h->cells ? tail_at++ : start[key]++;
+        f->recs[at].id = ids ? *(const world_body_id *)((const char *)ids + i * id_stride)
+                             : slot_id(w, w->movers[i].slot);
+        f->recs[at].position = *(const vec2 *)((const char *)pos + i * pos_stride);
+    }
+    /* start[c] now holds the end of cell c: shift back to starts */
+    for (uint32_t c = h->cells; c > 0; c--)
+        start[c] = start[c - 1u];
+    start[0] = 0;
+    f->count = n;
+    f->tail = tail;
+}
+
+/* Room for n records per frame (a quarter more, for the next joins), with as many cells: the kept
+ * frames are sorted again into the new blocks. */
 static bool history_grow(world *w, world_history *h, uint32_t n) {
-    uint32_t cap = h->rec_cap ? h->rec_cap : 64u;
-    while (cap < n)
-        cap = cap > UINT32_MAX / 2u ? n : cap * 2u;
-    if (cap > w->mover_cap) cap = w->mover_cap > n ? w->mover_cap : n;
-    world_hist_rec *recs = malloc((size_t)h->frames * cap * sizeof *recs);
-    uint32_t *keys = malloc((size_t)cap * sizeof *keys);
-    if (!recs || !keys) {
-        free(recs);
-        free(keys);
+    uint64_t want = (uint64_t)n + n / 4u + 64u;
+    uint32_t cap = want > w->mover_cap ? (n > w->mover_cap ? n : w->mover_cap) : (uint32_t)want;
+    world_history next = *h;
+    next.rec_cap = cap;
+    history_layout(w, &next, cells_for(cap));
+    next.recs = malloc((size_t)h->frames * cap * sizeof *next.recs);
+    next.cell_starts = malloc((size_t)h->frames * (next.cells + 1u) * sizeof *next.cell_starts);
+    next.keys = malloc((size_t)cap * sizeof *next.keys);
+    next.ring = malloc(h->frames * sizeof *next.ring);
+    if (!next.recs || !next.cell_starts || !next.keys || !next.ring) {
+        history_release(&next); /* frees the new blocks only: h keeps the old ones */
         return false;
     }
-    for (uint32_t k = 0; k < h->frames; k++)
-        if (h->ring[k].count)
-            memcpy(recs + (size_t)k * cap, h->ring[k].recs, h->ring[k].count * sizeof *recs);
-    free(h->recs);
-    free(h->keys);
-    h->recs = recs;
-    h->keys = keys;
-    h->rec_cap = cap;
-    link_frames(h);
+    memcpy(next.ring, h->ring, h->frames * sizeof *next.ring);
+    link_frames(&next);
+    for (uint32_t k = 0; k < h->frames; k++) {
+        const world_hist_frame *old = &h->ring[k];
+        world_hist_frame *f = &next.ring[k];
+        if (old->count == 0) continue;
+        float reach = 0.0f;
+        for (uint32_t i = 0; i < old->count; i++) {
+            /* a mover despawned since is skipped by every query: the tail will do */
+            uint32_t slot = id_slot(w, old->recs[i].id);
+            float r = slot == UINT32_MAX ? INFINITY : mover_reach(&w->movers[w->slots[slot].index]);
+            next.keys[i] = record_key(&next, old->recs[i].position, r);
+            if (next.keys[i] != next.cells) reach = wmax(reach, r);
+        }
+        frame_fill(w, &next, f, old->count, &old->recs[0].id, sizeof *old->recs,
+                   &old->recs[0].position, sizeof *old->recs);
+        f->reach = reach;
+    }
+    history_release(h);
+    *h = next;
     w->bytes -= h->bytes;
     h->bytes = history_bytes(h);
     w->bytes += h->bytes;
@@ -123,45 +185,14 @@ void world_history_record(world *w) {
     h->head = (h->head + 1u) % h->frames;
     world_hist_frame *f = &h->ring[h->head];
     f->tick = w->tick;
-    f->count = n;
-    float cell = 1.0f / h->inv_cell;
-    uint32_t tail_key = h->cells; /* sorts after every cell */
-    uint32_t *start = f->cell_start;
-    memset(start, 0, (h->cells + 1u) * sizeof *start);
     float reach = 0.0f;
-    uint32_t tail = 0;
-    /* counting sort by cell: counts, starts, then the records in mover order within a cell */
     for (uint32_t i = 0; i < n; i++) {
         const world_mover *m = &w->movers[i];
         float r = mover_reach(m);
-        uint32_t key;
-        if (r > cell) {
-            key = tail_key;
-            tail++;
-        } else {
-            reach = wmax(reach, r);
-            key = (uint32_t)hist_cell(m->position.y, h->origin.y, h->inv_cell, h->ny) *
-                      (uint32_t)h->nx +
-                  (uint32_t)hist_cell(m->position.x, h->origin.x, h->inv_cell, h->nx);
-            start[key + 1u]++;
-        }
-        h->keys[i] = key;
+        h->keys[i] = record_key(h, m->position, r);
+        if (h->keys[i] != h->cells) reach = wmax(reach, r);
     }
-    for (uint32_t c = 0; c < h->cells; c++)
-        start[c + 1u] += start[c];
-    uint32_t tail_at = n - tail;
-    for (uint32_t i = 0; i < n; i++) {
-        const world_mover *m = &w->movers[i];
-        uint32_t key = h->keys[i];
-        uint32_t at = key == tail_key ? tail_at++ : start[key]++;
-        f->recs[at].id = slot_id(w, m->slot);
-        f->recs[at].position = m->position;
-    }
-    /* start[c] now holds the end of cell c: shift back to starts */
-    for (uint32_t c = h->cells; c > 0; c--)
-        start[c] = start[c - 1u];
-    start[0] = 0;
-    f->tail = tail;
+    frame_fill(w, h, f, n, NULL, 0, &w->movers[0].position, sizeof *w->movers);
     f->reach = reach;
     if (h->filled < h->frames) h->filled++;
 }

@@ -333,7 +333,14 @@ static void query_offer(const world *w, game_query *q, uint32_t slot, uint32_t r
         }
         break;
     case GQ_OVERLAP:
-        if (!geom_overlap(q->shape, q->origin, s, pos, &c)) return;
+        /* boxes among boxes (a tile map): the fast path, identical to geom_overlap (geom.h) */
+        if (s->kind == GEOM_SHAPE_BOX && q->shape->kind == GEOM_SHAPE_BOX) {
+            if (!geom_box_box_overlap(q->shape->u.half_extents, q->origin, s->u.half_extents, pos,
+                                      &c))
+                return;
+        } else if (!geom_overlap(q->shape, q->origin, s, pos, &c)) {
+            return;
+        }
         h.normal = v2_neg(c.normal);
         h.depth = c.depth;
         h.point = surface_point(
@@ -427,7 +434,7 @@ static void query_walk(const world *w, game_query *q, const world_hist_frame *fr
     aabb area = aabb_inflate(w->cfg.bounds, WORLD_QUERY_MARGIN);
     if (!clip_motion(box, q->d, area, &t0, &t1)) return;
     float len = (t1 - t0) * wmax(fabsf(q->d.x), fabsf(q->d.y));
-    float chunks_f = ceilf(len / (4.0f * w->levels[0].cell));
+    float chunks_f = ceilf(len / w->levels[0].cell);
     int32_t chunks = !(chunks_f >= 1.0f) ? 1 : chunks_f > 1e5f ? 100000 : (int32_t)chunks_f;
     for (int32_t k = 0; k < chunks; k++) {
         float ts = t0 + (t1 - t0) * (float)k / (float)chunks;
@@ -447,7 +454,13 @@ static world_status query_tick(const world *w, uint64_t at_tick, const world_his
                                uint64_t *tick) {
     *frame = NULL;
     *tick = w->tick;
-    if (at_tick == 0 || at_tick == w->tick) return WORLD_OK;
+    if (at_tick == 0 || at_tick == w->tick) {
+        /* The present is the newest frame while no body has been spawned since the step (movers
+         * move only in steps; a despawned one is skipped by its stale id): the frame's cells are
+         * a tighter index than the mover grid, built for the step's expected paths. */
+        if (w->pending_spawned_count == 0) *frame = world_history_frame(w, w->tick);
+        return WORLD_OK;
+    }
     if (at_tick > w->tick) return WORLD_ERR_FUTURE_TICK;
     *frame = world_history_frame(w, at_tick);
     if (!*frame) return WORLD_ERR_HISTORY_EXPIRED;

@@ -745,5 +745,64 @@ static void test_history(void) {
     CHECK(rewound_hits > 100);
 }
 
+/* The history grows with the movers: frames kept from before a join are sorted again into the
+ * larger layout (more cells), and still answer exactly. */
+static void test_history_growth(void) {
+    world_config cfg;
+    world_config_default(&cfg);
+    cfg.bounds = SCENE_BOUNDS;
+    cfg.max_bodies = 1024;
+    world *w = world_create(&cfg);
+    CHECK(w != NULL);
+    CHECK(world_set_history(w, 20));
+    geom_shape small = random_shape(GEOM_SHAPE_BOX), dot;
+    small.u.half_extents = v2(0.3f, 0.3f);
+    geom_make_circle(0.01f, &dot);
+    world_body_id early[5];
+    for (int i = 0; i < 5; i++) {
+        CHECK(world_spawn(w, WORLD_BODY_MOVING, &small, v2(4.0f + 7.0f * (float)i, 5.0f), 1,
+                          &early[i], NULL) == WORLD_OK);
+        world_set_intent(w, early[i], v2(0.0f, 60.0f), 1); /* a unit a tick, upwards */
+    }
+    vec2 at5[5];
+    for (int t = 1; t <= 10; t++) {
+        world_step(w);
+        for (int i = 0; t == 5 && i < 5; i++) {
+            world_body_info info;
+            world_body_get(w, early[i], &info);
+            at5[i] = info.position;
+        }
+    }
+    world_stats before;
+    world_get_stats(w, &before);
+    /* 300 more movers, far from the early ones: the next step grows every frame */
+    for (int i = 0; i < 300; i++) {
+        world_body_id id;
+        CHECK(world_spawn(w, WORLD_BODY_MOVING, &small,
+                          v2(1.0f + (float)(i % 38), 30.0f + 0.8f * (float)(i / 38)), 1, &id,
+                          NULL) == WORLD_OK);
+    }
+    world_step(w);
+    world_stats after;
+    world_get_stats(w, &after);
+    CHECK(after.history_bytes > before.history_bytes);
+    world_hit hits[HIT_MAX];
+    world_query_result r;
+    for (int i = 0; i < 5; i++) {
+        CHECK(world_query_overlap(w, 5, &dot, at5[i], NULL, hits, HIT_MAX, &r) == WORLD_OK);
+        CHECK_MSG(r.count == 1 && hits[0].id == early[i], "mover %d at tick 5: %zu hits", i,
+                  r.count);
+        /* and it has moved on since */
+        CHECK(world_query_overlap(w, 0, &dot, at5[i], NULL, hits, HIT_MAX, &r) == WORLD_OK);
+        CHECK(r.count == 0);
+    }
+    geom_shape all;
+    geom_make_box(v2(20.0f, 20.0f), &all);
+    CHECK(world_query_overlap(w, 5, &all, v2(20, 20), NULL, hits, HIT_MAX, &r) == WORLD_OK);
+    CHECK_MSG(r.count == 5, "tick 5 held 5 movers, got %zu", r.count);
+    world_destroy(w);
+}
+
 TEST_MAIN(TEST(test_ray_casts), TEST(test_overlaps), TEST(test_shape_casts), TEST(test_truncation),
-          TEST(test_filters), TEST(test_query_errors), TEST(test_history))
+          TEST(test_filters), TEST(test_query_errors), TEST(test_history),
+          TEST(test_history_growth))

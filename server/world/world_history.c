@@ -1,7 +1,7 @@
 /* world_history: the ring of past mover states (see world_history.h). */
 #include "world_history.h"
 
-#define HIST_MAX_CELLS 4096u
+#define HIST_MAX_CELLS 16384u
 #define HIST_MIN_CELLS 64u
 
 static inline int32_t hist_cell(float v, float origin, float inv, int32_t n) {

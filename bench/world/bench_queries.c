@@ -1,6 +1,7 @@
 /* bench_queries: game queries on S1's map (PERFORMANCE.md "Protocol 1.1 figures"): ns per query
  * for a ray of 10 cells, an overlap of a 2x2 box and a 10-cell shape cast (the movers' 0.8 box),
- * first hit, at the present and 30 ticks in the past, with the ratio past / present (target
+ * first hit (and, as more figures, the casts with `all`: every hit along the 10 cells), at the
+ * present and 30 ticks in the past, with the ratio past / present (target
  * <= 2x). The scene is S1 exactly (13,798 statics, 10,000 movers) run as S1-slow (S1b: movers
  * collide) for 40 ticks with 60 ticks of history kept; the queries start at random points of the
  * map in random directions (fixed seed), the same set for the present and the past.
@@ -20,7 +21,7 @@ typedef struct qparam {
     vec2 origin, dir; /* dir: unit */
 } qparam;
 
-typedef enum qkind { QB_RAY, QB_OVERLAP, QB_CAST } qkind;
+typedef enum qkind { QB_RAY, QB_OVERLAP, QB_CAST, QB_RAY_ALL, QB_CAST_ALL } qkind;
 
 static volatile size_t sink;
 
@@ -29,7 +30,7 @@ static double run_pass(world *w, qkind kind, const qparam *qs, int n, uint64_t a
     geom_shape box2, mover;
     geom_make_box(v2(1.0f, 1.0f), &box2);
     geom_make_box(v2(0.4f, 0.4f), &mover);
-    world_hit out[8];
+    world_hit out[64];
     world_query_result r;
     size_t total = 0;
     double t0 = s1_now_ms();
@@ -37,13 +38,19 @@ static double run_pass(world *w, qkind kind, const qparam *qs, int n, uint64_t a
         vec2 d = v2_scale(qs[i].dir, 10.0f);
         switch (kind) {
         case QB_RAY:
-            world_query_ray(w, at, qs[i].origin, d, NULL, false, out, 8, &r);
+            world_query_ray(w, at, qs[i].origin, d, NULL, false, out, 64, &r);
+            break;
+        case QB_RAY_ALL:
+            world_query_ray(w, at, qs[i].origin, d, NULL, true, out, 64, &r);
+            break;
+        case QB_CAST_ALL:
+            world_query_shape_cast(w, at, &mover, qs[i].origin, d, NULL, true, out, 64, &r);
             break;
         case QB_OVERLAP:
-            world_query_overlap(w, at, &box2, qs[i].origin, NULL, out, 8, &r);
+            world_query_overlap(w, at, &box2, qs[i].origin, NULL, out, 64, &r);
             break;
         case QB_CAST:
-            world_query_shape_cast(w, at, &mover, qs[i].origin, d, NULL, false, out, 8, &r);
+            world_query_shape_cast(w, at, &mover, qs[i].origin, d, NULL, false, out, 64, &r);
             break;
         }
         total += r.count;
@@ -83,11 +90,13 @@ int main(int argc, char **argv) {
         qs[i].dir = v2((float)cos(a), (float)sin(a));
     }
     uint64_t now = world_tick(w), past = now - BENCH_PAST;
-    static const char *names[3] = {"ray-10-cells", "overlap-2x2", "cast-10-cells"};
+    /* the targets' three, then with `all` (every hit along the 10 cells, not the first) */
+    static const char *names[5] = {"ray-10-cells", "overlap-2x2", "cast-10-cells",
+                                   "ray-10-cells-all", "cast-10-cells-all"};
     double *times = malloc((size_t)runs * sizeof *times);
     if (!times) return 1;
-    double median[3][2];
-    for (int k = 0; k < 3; k++)
+    double median[5][2];
+    for (int k = 0; k < 5; k++)
         for (int when = 0; when < 2; when++) {
             size_t hits = 0;
             run_pass(w, (qkind)k, qs, n, when ? past : 0, &hits); /* warm the caches */
@@ -99,7 +108,7 @@ int main(int argc, char **argv) {
                    "\"hits_per_query\":%.3f}\n",
                    names[k], when ? "-past30" : "", times[runs / 2], times[0], (double)hits / n);
         }
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < 5; k++)
         printf("{\"scene\":\"S1-%s\",\"past30_over_present\":%.2f}\n", names[k],
                median[k][1] / median[k][0]);
     world_stats ws;

@@ -35,7 +35,8 @@ void world_history_free(world *w) {
 /* Points every frame at its part of the blocks. */
 static void link_frames(world_history *h) {
     for (uint32_t k = 0; k < h->frames; k++) {
-        h->ring[k].recs = h->recs + (size_t)k * h->rec_cap;
+        /* no records before the first recording: no block to point into (NULL + 0 is UB) */
+        h->ring[k].recs = h->recs ? h->recs + (size_t)k * h->rec_cap : NULL;
         h->ring[k].cell_start = h->cell_starts + (size_t)k * (h->cells + 1u);
     }
 }

@@ -646,6 +646,12 @@ static void test_query_errors(void) {
     CHECK(r.count == 1 && hits[0].id == id && hits[0].fraction == 0.0f);
     CHECK(world_query_ray(w, 0, v2(0, 0), v2(0, 10000), NULL, true, hits, 4, &r) == WORLD_OK);
     CHECK(r.count == 0);
+    /* an idle world's history (the default window) costs little: a 64-cell table per tick */
+    CHECK(world_set_history(w, 30));
+    world_step(w);
+    world_stats ws;
+    world_get_stats(w, &ws);
+    CHECK_MSG(ws.history_bytes < 12 * 1024, "idle history: %zu bytes", ws.history_bytes);
     world_destroy(w);
 }
 

@@ -75,6 +75,7 @@ enum wire_field {
     WIRE_SERVER_PONG = 13,
     WIRE_SERVER_ERROR = 14,
     WIRE_SERVER_GOODBYE = 15,
+    WIRE_SERVER_QUERY_RESULT = 16,
     /* Snapshot */
     WIRE_SNAPSHOT_TICK = 1,
     WIRE_SNAPSHOT_BODIES = 2,

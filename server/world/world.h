@@ -5,7 +5,9 @@
  * Callers hold body ids, never pointers into world storage.
  *
  * Allocation happens in world_create() (capacity is fixed there) and in the loader; spawn, despawn,
- * intents, queries and world_step() do not allocate.
+ * intents, queries and world_step() do not allocate, except where said: the query history grows
+ * in world_step() with the most movers it has recorded (world_set_history), and event tracking
+ * as pairs come (world_set_events).
  *
  * Not thread-safe, queries included: const queries share a lazily rebuilt mover index and a
  * result buffer inside the world. Use one thread per world (the daemon's loop does). */

@@ -29,16 +29,23 @@ def box_static(x, y, h=5):
     return (x, y, {"box": {"half_extents": [h, h]}})
 
 
+def see_all(c):
+    """A view over the whole of write_world's bounds (a player needs ct.WHOLE_WORLD_VIEW): the
+    default view is only around a client's own bodies."""
+    c.send(ct.msg_set_view(c.rid(), 0, 0, 1000, 1000))
+    return c
+
+
 def admin(d, room=None):
     c = d.client()
     c.hello(token=ADMIN, room=room)
-    return c
+    return see_all(c)
 
 
 def player(d, room=None):
     c = d.client()
     c.hello(room=room)
-    return c
+    return see_all(c)
 
 
 def expect_kind(sm, kind, what):
@@ -114,7 +121,8 @@ def rooms_are_isolated_same_ids_in_both():
     a.recv_until(lambda m: snap(m) and a1 in m.snapshot.removed, what="a's despawn applied")
     bx, by = b.view[b2]["x"], b.view[b2]["y"]
     b.sync()
-    check(b1 in b.view and b2 in b.view, "b's bodies must survive a's despawns: %s" % sorted(b.view))
+    check(b1 in b.view and b2 in b.view, "b's bodies must survive a's despawns: %s"
+          % sorted(b.view))
     check(b1 not in b.removed_seen, "a's despawn of id %d must not remove b's" % b1)
     check(abs(b.view[b2]["x"] - bx) < 1e-3 and abs(b.view[b2]["y"] - by) < 1e-3,
           "a's MoveIntent must not have moved b's body")
@@ -146,7 +154,7 @@ def rooms_are_isolated_same_ids_in_both():
 
 @test
 def room_names_and_features():
-    d = ct.Daemon([], world=ct.write_world())
+    d = ct.Daemon(ct.WHOLE_WORLD_VIEW, world=ct.write_world())
     c = d.client()
     w = c.hello(room="")
     check(w.room == "default", "Hello.room \"\" must join `default`, Welcome.room %r" % w.room)
@@ -220,7 +228,8 @@ def auto_room_idle_closes_and_comes_back_fresh():
 
 @test
 def default_never_idle_closes_and_auto_create_off():
-    d = ct.Daemon(["--room-idle-ms", "200"], http=True, world=ct.write_world())
+    d = ct.Daemon([*ct.WHOLE_WORLD_VIEW, "--room-idle-ms", "200"], http=True,
+                  world=ct.write_world())
     c = player(d, "")
     t0 = c.welcome.tick
     c.close()
@@ -231,7 +240,8 @@ def default_never_idle_closes_and_auto_create_off():
           % (c.welcome.tick, t0))
     c.close()
     d.stop_and_check()
-    d = ct.Daemon(["--room-auto-create", "off"], http=True, world=ct.write_world())
+    d = ct.Daemon([*ct.WHOLE_WORLD_VIEW, "--room-auto-create", "off"], http=True,
+                  world=ct.write_world())
     d.client().hello_refused("NOT_FOUND", room="nowhere",
                              what="an unknown room with --room-auto-create off")
     check(d.room_names() == ["default"], "a refused join creates no room: %s" % d.room_names())
@@ -241,7 +251,7 @@ def default_never_idle_closes_and_auto_create_off():
 
 @test
 def max_rooms_counts_rooms_besides_default():
-    d = ct.Daemon(["--max-rooms", "2", "--room-idle-ms", "300"], http=True,
+    d = ct.Daemon([*ct.WHOLE_WORLD_VIEW, "--max-rooms", "2", "--room-idle-ms", "300"], http=True,
                   world=ct.write_world())
     r1 = player(d, "r1")
     r2 = player(d, "r2")
@@ -331,7 +341,8 @@ def admin_create_room_with_a_world_file():
 
 @test
 def admin_close_room_says_goodbye_and_list_rooms():
-    d = ct.Daemon(["--admin-token", ADMIN, "--room-idle-ms", "300"], world=ct.write_world())
+    d = ct.Daemon([*ct.WHOLE_WORLD_VIEW, "--admin-token", ADMIN, "--room-idle-ms", "300"],
+                  world=ct.write_world())
     boss = admin(d)
     expect_kind(boss.create_room("match", ""), "room_info", "CreateRoom match")
     expect_kind(boss.create_room("stay", ""), "room_info", "CreateRoom stay")
@@ -381,8 +392,8 @@ def room_samples(parsed, name):
 
 @test
 def get_rooms_and_per_room_metrics():
-    d = ct.Daemon(["--admin-token", ADMIN], http=True, world=ct.write_world(
-        statics=[box_static(0, 300)]))
+    d = ct.Daemon(["--admin-token", ADMIN] + ct.WHOLE_WORLD_VIEW, http=True,
+                  world=ct.write_world(statics=[box_static(0, 300)]))
     home = player(d, "")
     m1 = [player(d, "m1") for _ in range(2)]
     for i, c in enumerate(m1):
@@ -423,6 +434,28 @@ def get_rooms_and_per_room_metrics():
     check(ct.metric(parsed, "collide_bodies") == 5, "collide_bodies: all rooms' bodies, 5: %s"
           % ct.metric(parsed, "collide_bodies"))
     for c in m1 + [m2, home]:
+        c.close()
+    d.stop_and_check()
+
+
+@test
+def per_room_metrics_bounded_to_64_rooms_and_other():
+    # 70 rooms of one client each, one of them (r68) with two: the 64 with the most clients are
+    # labelled (ties: `default` first, then by name, docs/operations.md), the other 6 sum into
+    # room="other".
+    d = ct.Daemon([], http=True, world=ct.write_world())
+    held = [player(d, "")] + [player(d, "r%02d" % i) for i in range(69)] + [player(d, "r68")]
+    for c in held:
+        c.assert_open()
+    parsed = d.metrics()
+    clients = room_samples(parsed, "collide_room_clients")
+    want = {"default": 1, "r68": 2, "other": 6}
+    want.update({"r%02d" % i: 1 for i in range(62)})
+    check(clients == want, "collide_room_clients: the top 64 labelled and 6 in `other`; "
+          "differs at %s" % sorted(set(clients.items()) ^ set(want.items())))
+    check(sum(clients.values()) == 71, "the sum over room stays exact")
+    check(len(d.rooms()) == 70, "/rooms lists all 70 rooms")
+    for c in held:
         c.close()
     d.stop_and_check()
 
@@ -490,8 +523,8 @@ def joiner_once(d, room, out):
 
 @test
 def threads_rooms_open_and_close_under_load_then_sigterm():
-    d = ct.Daemon(["--admin-token", ADMIN, "--threads", "2", "--room-idle-ms", "200",
-                   "--drain-timeout-ms", "3000"], world=ct.write_world())
+    d = ct.Daemon([*ct.WHOLE_WORLD_VIEW, "--admin-token", ADMIN, "--threads", "2",
+                   "--room-idle-ms", "200", "--drain-timeout-ms", "3000"], world=ct.write_world())
     home = player(d, "")
     boss = admin(d)
     out = Outcomes()

@@ -498,11 +498,18 @@ def joiner_once(d, room, out):
             c.wait_closed(5)
             out.add("refused:" + ct.err_name(m.error.code))
             return
+        if kind_of(m) == "goodbye":  # the drain began before its Hello was read (PROTOCOL.md)
+            c.wait_closed(5)
+            out.add("goodbye before welcome")
+            return
         if kind_of(m) != "welcome":
             out.fail("%s: Hello answered by %s" % (room, describe(m)))
             return
         rid = c.rid()
-        c.send(ct.msg_ping(rid, 1))
+        try:
+            c.send(ct.msg_ping(rid, 1))
+        except OSError:
+            pass  # closed meanwhile: its Goodbye is still to be read
         m = c.recv_until(lambda m: not snap(m), timeout=5, what="Pong or Goodbye")
         if kind_of(m) == "pong":
             out.add("served")
@@ -568,6 +575,8 @@ def threads_rooms_open_and_close_under_load_then_sigterm():
     check(not any(t.is_alive() for t in threads), "a joiner hung")
     check(not out.bad, "every joiner gets Welcome (then a Pong or Goodbye) or a fatal Error: %s"
           % out.bad[:5])
+    check("goodbye before welcome" not in out.counts, "no Goodbye before the drain: %s"
+          % out.counts)
     check(out.counts.get("served", 0) > 20 and closes > 10,
           "the load must have happened: %s, %d closes" % (out.counts, closes))
     ct.full_session(d, "after rooms opened and closed under load")
@@ -589,7 +598,10 @@ def threads_rooms_open_and_close_under_load_then_sigterm():
     rc = d.terminate()
     check(rc == 0, "collided must exit 0 after SIGTERM, got %s" % rc)
     check(time.monotonic() - t0 < 3.0 + 5.0, "the drain must end within --drain-timeout-ms")
-    bad = [b for b in out.bad if "connect" not in b and "refused" not in b]
+    # A connect refused, or reset by the closing listener, is a refusal (the listener may close
+    # when the drain begins); a close without a word after an accept is not.
+    bad = [b for b in out.bad if "connect to" not in b
+           and "connection reset" not in b.lower()]
     check(not bad, "during the drain, a joiner gets Welcome then Goodbye, a fatal Error, or a "
           "refused connect: %s" % bad[:5])
     check(not d.sanitizer_reports(), "sanitizer reports")

@@ -2,6 +2,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <fcntl.h>
 #include <unistd.h>
 #include <time.h>
 
@@ -74,8 +75,29 @@ static void on_conn_closed(uv_handle_t *h) {
 static void conn_close(net_conn *conn, net_disconnect_reason reason) {
     if (conn->closing) return;
     conn->closing = true;
+    bool welcomed = conn->client.admitted;
     net_client_close(conn->srv, &conn->client, reason);
+    if (conn->host->on_client_closed) conn->host->on_client_closed(conn->host, conn->srv, welcomed);
     uv_close((uv_handle_t *)&conn->tcp, on_conn_closed);
+}
+
+/* Front mode: the socket moves to its room's thread. libuv has no detach, so the descriptor is
+ * duplicated for the worker and the handle closed here (uv_close takes its epoll registration
+ * out, by descriptor, before closing it; the socket lives on in the duplicate). */
+static void conn_hand_off(net_conn *conn) {
+    net_client *c = &conn->client;
+    uv_os_fd_t fd;
+    int dup_fd = -1;
+    if (conn->host->on_hand_off && uv_fileno((uv_handle_t *)&conn->tcp, &fd) == 0)
+        dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (dup_fd < 0) {
+        net_log(NET_LOG_WARN, "hand_off_error", c->id, c->addr, "cannot hand the socket over");
+        conn_close(conn, NET_DISC_OUT_OF_MEMORY);
+        return;
+    }
+    uv_read_stop((uv_stream_t *)&conn->tcp);
+    conn->host->on_hand_off(conn->host, conn->srv, c, dup_fd);
+    conn_close(conn, NET_DISC_CLIENT_CLOSED); /* counts no disconnect: it moved */
 }
 
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
@@ -124,6 +146,10 @@ static void flush_client(net_client *c) {
         return;
     }
     if (conn->writing || io == NET_IO_NONE) return; /* on_write marks it dirty again */
+    if (io == NET_IO_HAND_OFF) {
+        conn_hand_off(conn);
+        return;
+    }
     if (io == NET_IO_CLOSE) {
         conn_close(conn, net_client_reason(c)); /* fatal error or Goodbye flushed */
         return;
@@ -198,12 +224,14 @@ void net_conn_accept(net_conn_host *host, net_server *srv, uv_stream_t *listener
     uv_read_start((uv_stream_t *)&conn->tcp, on_alloc, on_read);
 }
 
-bool net_conn_adopt(net_conn_host *host, net_server *srv, int fd, const net_hello_ticket *t,
-                    const uint8_t *leftover, size_t leftover_len) {
+/* A socket handed over by descriptor (taken over: closed on failure), registered with srv as a
+ * connection already counted by the front. NULL when it could not be (the connection is then
+ * closing and frees itself). */
+static net_conn *conn_open_fd(net_conn_host *host, net_server *srv, int fd) {
     net_conn *conn = calloc(1, sizeof *conn);
     if (!conn) {
         close(fd);
-        return false;
+        return NULL;
     }
     conn->host = host;
     conn->srv = srv;
@@ -216,7 +244,7 @@ bool net_conn_adopt(net_conn_host *host, net_server *srv, int fd, const net_hell
         close(fd);
         conn->closing = true;
         uv_close((uv_handle_t *)&conn->tcp, on_conn_closed);
-        return false;
+        return NULL;
     }
     struct sockaddr_storage ss;
     int len = sizeof ss;
@@ -224,13 +252,30 @@ bool net_conn_adopt(net_conn_host *host, net_server *srv, int fd, const net_hell
     if (uv_tcp_getpeername(&conn->tcp, (struct sockaddr *)&ss, &len) == 0)
         addr_str(&ss, addr, sizeof addr);
     net_conn_set_clock(srv);
-    if (!net_client_open(srv, &conn->client, addr)) {
+    if (!net_client_open_adopted(srv, &conn->client, addr)) {
         conn->closing = true;
         uv_close((uv_handle_t *)&conn->tcp, on_conn_closed);
-        return false;
+        return NULL;
     }
+    return conn;
+}
+
+bool net_conn_adopt(net_conn_host *host, net_server *srv, int fd, const net_hello_ticket *t,
+                    const uint8_t *leftover, size_t leftover_len) {
+    net_conn *conn = conn_open_fd(host, srv, fd);
+    if (!conn) return false;
     net_server_welcome(srv, &conn->client, t->request_id, t->admin, t->name, t->room);
     if (leftover_len) net_session_feed(srv, &conn->client, leftover, leftover_len);
-    uv_read_start((uv_stream_t *)&conn->tcp, on_alloc, on_read);
+    if (net_client_accepts_input(&conn->client))
+        uv_read_start((uv_stream_t *)&conn->tcp, on_alloc, on_read);
     return true;
+}
+
+void net_conn_refuse(net_conn_host *host, net_server *srv, int fd, uint32_t request_id,
+                     int status) {
+    net_conn *conn = conn_open_fd(host, srv, fd);
+    if (!conn) return;
+    net_server_refuse_room(srv, &conn->client, request_id, status);
+    /* Reads go on so that a peer's reset is seen; what it sends is ignored (CLOSING). */
+    uv_read_start((uv_stream_t *)&conn->tcp, on_alloc, on_read);
 }

@@ -23,6 +23,14 @@ typedef struct net_conn_host {
     uint32_t conn_count;  /* connections not yet freed (kept by this module) */
     /* Called after a connection's memory is freed and conn_count lowered; may be NULL. */
     void (*on_freed)(struct net_conn_host *host);
+    /* Called once a client of srv is closed and released (welcomed: it had been welcomed, and
+     * counted in its room); may be NULL. */
+    void (*on_client_closed)(struct net_conn_host *host, net_server *srv, bool welcomed);
+    /* Front mode: c was placed in a room (NET_IO_HAND_OFF). fd is a duplicate of its socket,
+     * now the callee's to pass on or close; c (its placement, and in c->in the bytes that
+     * followed its Hello) is valid during the call only. The connection is then closed here
+     * without counting a disconnect. NULL: such a client is cut. */
+    void (*on_hand_off)(struct net_conn_host *host, net_server *srv, net_client *c, int fd);
     void *data; /* the owner's */
 } net_conn_host;
 
@@ -37,6 +45,11 @@ void net_conn_accept(net_conn_host *host, net_server *srv, uv_stream_t *listener
  * it could not (the fd is closed then). */
 bool net_conn_adopt(net_conn_host *host, net_server *srv, int fd, const net_hello_ticket *t,
                     const uint8_t *leftover, size_t leftover_len);
+
+/* A hand-off the worker cannot honour (its room closed meanwhile, the drain began): opens fd on
+ * host's loop as a client of srv (a world-less server of the worker's) only to send it the fatal
+ * Error of net_server_refuse_room(status) and close. */
+void net_conn_refuse(net_conn_host *host, net_server *srv, int fd, uint32_t request_id, int status);
 
 /* Writes every client on srv's dirty list, or closes those the server decided to close. An
  * owner with several servers on a loop calls it for each, before the loop sleeps. True when

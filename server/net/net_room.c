@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "net_conn.h"
 #include "net_log.h"
 
 #define NET_ROOM_PUBLISH_TICKS 30u /* ticks between the figures published for /rooms */
@@ -14,6 +15,23 @@ static void maybe_closed(net_room *r);
 static void on_timer_closed(uv_handle_t *h) {
     net_room *r = h->data;
     if (r->on_closed) r->on_closed(r);
+}
+
+/* What /rooms and ListRooms show of the room. */
+static void publish(net_room *r) {
+    world_stats ws;
+    world_get_stats(r->world, &ws);
+    net_rooms_publish(r->dir, r->id, world_tick(r->world), ws.static_bodies + ws.moving_bodies,
+                      1000.0 * net_metrics_tick_quantile(&r->srv->metrics, 0.99));
+}
+
+/* A closing room steps no more, but its clients' timeouts still run (a client that does not read
+ * its Goodbye is cut after NET_CLOSING_TIMEOUT_US), at the same period. */
+static void on_closing_tick(uv_timer_t *t) {
+    net_room *r = t->data;
+    net_conn_set_clock(r->srv);
+    net_server_tick(r->srv, 0);
+    uv_timer_start(t, on_closing_tick, r->schedule.period_ns / 1000000u + 1u, 0);
 }
 
 static void on_room_tick(uv_timer_t *t) {
@@ -29,13 +47,7 @@ static void on_room_tick(uv_timer_t *t) {
         net_server_tick(r->srv, due.run);
         net_server_note_tick(r->srv, due.run, due.skipped, due.lag_s,
                              (double)(uv_hrtime() - t0) * 1e-9);
-        if (world_tick(r->world) % NET_ROOM_PUBLISH_TICKS == 0) {
-            world_stats ws;
-            world_get_stats(r->world, &ws);
-            net_rooms_publish(r->dir, r->id, world_tick(r->world),
-                              ws.static_bodies + ws.moving_bodies,
-                              1000.0 * net_metrics_tick_quantile(&r->srv->metrics, 0.99));
-        }
+        if (world_tick(r->world) % NET_ROOM_PUBLISH_TICKS == 0) publish(r);
     }
     /* Idle: an auto room without clients for --room-idle-ms leaves the directory (unless a join is
      * on its way) and closes. */
@@ -44,7 +56,7 @@ static void on_room_tick(uv_timer_t *t) {
         if (now - r->empty_since_ns >= r->idle_ns && net_rooms_close_if_idle(r->dir, r->id)) {
             net_log(NET_LOG_INFO, "room_idle_closed", 0, NULL, "room=%s idle %llu ms", r->name,
                     (unsigned long long)(r->idle_ns / 1000000u));
-            net_room_close(r, "room closed: idle");
+            net_room_close(r, "room closed: idle", NET_DISC_ROOM_CLOSED);
             return;
         }
     } else {
@@ -90,6 +102,8 @@ net_room *net_room_open(uv_loop_t *loop, net_rooms *dir, net_room_id id, const c
     r->dir = dir;
     r->idle_ns = (uint64_t)cfg->room_idle_ms * 1000000u;
     net_server_set_spawn_points(srv, spawns->points, spawns->count);
+    srv->owner = r;
+    publish(r);
     uv_timer_init(loop, &r->tick_timer);
     r->tick_timer.data = r;
     r->schedule = net_tick_start((double)cfg->tick_rate_hz, uv_hrtime());
@@ -107,11 +121,12 @@ static void maybe_closed(net_room *r) {
         uv_close((uv_handle_t *)&r->tick_timer, on_timer_closed);
 }
 
-void net_room_close(net_room *r, const char *reason) {
+void net_room_close(net_room *r, const char *reason, net_disconnect_reason why) {
     if (r->closing) return;
     r->closing = true;
-    uv_timer_stop(&r->tick_timer);
-    net_server_goodbye_all(r->srv, reason, NET_DISC_ROOM_CLOSED);
+    net_conn_set_clock(r->srv);
+    net_server_goodbye_all(r->srv, reason, why);
+    uv_timer_start(&r->tick_timer, on_closing_tick, r->schedule.period_ns / 1000000u + 1u, 0);
     net_log(NET_LOG_INFO, "room_closed", 0, NULL, "room=%s reason=\"%s\" clients=%u", r->name,
             reason, net_server_client_count(r->srv));
     maybe_closed(r);

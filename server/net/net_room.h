@@ -37,10 +37,12 @@ struct net_room {
  * why). */
 net_room *net_room_open(uv_loop_t *loop, net_rooms *dir, net_room_id id, const char *name,
                         const net_config *cfg, char *err, size_t err_size);
-/* Sends Goodbye{reason} to every client and stops ticking; once its clients are gone (the owner's
- * connection layer releases them), the timer is closed and on_closed runs, after which the owner
- * frees the room with net_room_free. */
-void net_room_close(net_room *r, const char *reason);
+/* Sends Goodbye{reason} to every client (each closing for `why`: NET_DISC_ROOM_CLOSED, or
+ * NET_DISC_SHUTDOWN in the drain) and stops stepping the world; once its clients are gone (the
+ * owner's connection layer releases them; one that does not read is cut after the closing
+ * timeout), the timer is closed and on_closed runs, after which the owner frees the room with
+ * net_room_free. Idempotent. */
+void net_room_close(net_room *r, const char *reason, net_disconnect_reason why);
 /* Called by the owner after a client of this room was released. */
 void net_room_client_left(net_room *r);
 void net_room_free(net_room *r);

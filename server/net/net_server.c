@@ -109,6 +109,11 @@ void net_server_note_tick(net_server *srv, uint64_t steps_run, uint64_t skipped_
 
 bool net_server_refuse_hello_at_capacity(net_server *srv, net_client *c, uint32_t rid) {
     if (!net_server_overloaded(srv)) return false;
+    net_server_refuse_at_capacity(srv, c, rid);
+    return true;
+}
+
+void net_server_refuse_at_capacity(net_server *srv, net_client *c, uint32_t rid) {
     srv->metrics.capacity_refusals_total++;
     net_overload *o = &srv->overload;
     o->refused_unlogged++;
@@ -121,7 +126,6 @@ bool net_server_refuse_hello_at_capacity(net_server *srv, net_client *c, uint32_
     }
     net_server_send_error(srv, c, rid, NET_ERR(LIMIT_EXCEEDED), true, "at capacity");
     c->reason = NET_DISC_SERVER_FULL;
-    return true;
 }
 
 void net_server_note_http_close(net_server *srv, net_http_close_reason reason) {
@@ -474,7 +478,15 @@ void net_server_mark_welcomed(net_server *srv, net_client *c) {
 
 /* ---- Clients ------------------------------------------------------------------------------- */
 
+static bool client_open(net_server *srv, net_client *c, const char *addr, bool count);
 bool net_client_open(net_server *srv, net_client *c, const char *addr) {
+    return client_open(srv, c, addr, true);
+}
+bool net_client_open_adopted(net_server *srv, net_client *c, const char *addr) {
+    return client_open(srv, c, addr, false);
+}
+
+static bool client_open(net_server *srv, net_client *c, const char *addr, bool count) {
     c->index = UINT32_MAX;
     if (srv->client_count == srv->client_cap) {
         uint32_t cap = srv->client_cap ? srv->client_cap * 2u : 64u;
@@ -496,7 +508,7 @@ bool net_client_open(net_server *srv, net_client *c, const char *addr) {
     c->state = NET_CLIENT_AWAIT_HELLO;
     c->index = srv->client_count;
     srv->clients[srv->client_count++] = c;
-    srv->metrics.connections_total++;
+    if (count) srv->metrics.connections_total++;
     pending_link(srv, c, e);
     /* debug, as is the close of a connection that never said Hello: a flood of sockets that never
      * authenticate must not bury the log (client_hello and its close are the info lines). */
@@ -654,7 +666,9 @@ void net_server_goodbye_all(net_server *srv, const char *reason, net_disconnect_
     m.goodbye = &bye;
     for (uint32_t i = 0; i < srv->client_count; i++) {
         net_client *c = srv->clients[i];
-        if (c->kill || c->state == NET_CLIENT_CLOSING) continue;
+        /* A client being handed to a room hears from the room: a Goodbye here would go out
+         * before its Welcome (the room refuses it instead: SHUTTING_DOWN). */
+        if (c->kill || c->handed_off || c->state == NET_CLIENT_CLOSING) continue;
         net_server_append(srv, c, &m);
         net_server_enter_closing(srv, c, why);
     }
@@ -670,9 +684,10 @@ void net_server_set_hello_hook(net_server *srv,
     srv->hello_ctx = ctx;
 }
 
-void net_client_hand_off(net_server *srv, net_client *c) {
+void net_client_hand_off(net_server *srv, net_client *c, const net_hello_placement *p) {
     if (c->kill || c->handed_off) return;
     c->handed_off = true;
+    c->placement = *p;
     pending_unlink(srv, c);
     net_server_mark_dirty(srv, c);
 }

@@ -23,6 +23,7 @@
 #include "net_known.h"
 #include "net_metrics.h"
 #include "net_rate.h"
+#include "net_rooms.h"
 #include "net_snapshot.h"
 #include "world.h"
 
@@ -58,6 +59,30 @@ typedef struct net_hello_ticket {
     size_t room_len;
 } net_hello_ticket;
 
+/* Front mode: where the hook placed a client (net_client_hand_off), carried to the room's thread
+ * with its socket. The room is named by id, never by pointer (docs/rooms-design.md). */
+typedef struct net_hello_placement {
+    uint64_t room_id;      /* the directory's id of the room */
+    uint32_t thread;       /* the worker that owns it */
+    uint32_t request_id;   /* the Hello's, for the Welcome */
+    bool admin;            /* presented the admin token */
+    char room[NET_ROOM_NAME_MAX + 1]; /* the room's name, for Welcome.room */
+} net_hello_placement;
+
+/* The rooms an admin manages (CreateRoom, CloseRoom, ListRooms: PROTOCOL.md "Rooms"): the
+ * daemon's directory, reached from the admin's room thread through these calls. Each returns an
+ * ErrorCode of PROTOCOL.md (0: done) and, on failure, the reason in err. A server without it
+ * (unit tests, a single world) answers such messages BAD_REQUEST. */
+typedef struct net_room_admin {
+    int (*create)(void *ctx, const char *name, size_t len, const char *world, size_t world_len,
+                  uint32_t max_clients, net_room_info *out, char *err, size_t err_size);
+    int (*close)(void *ctx, const char *name, size_t len, const char *reason, net_room_info *out,
+                 char *err, size_t err_size);
+    /* Rooms in the directory, `default` first; writes at most max, returns how many there are. */
+    size_t (*list)(void *ctx, net_room_info *out, size_t max);
+    void *ctx;
+} net_room_admin;
+
 typedef enum net_client_state {
     NET_CLIENT_AWAIT_HELLO = 0, /* connected; only Hello is accepted */
     NET_CLIENT_ACTIVE = 1,      /* welcomed: requests and snapshots */
@@ -73,6 +98,7 @@ typedef struct net_client {
     bool pending;                 /* not yet past Hello: in the pending lists (--max-pending) */
     bool kill;                    /* close now, without flushing (net_server_kill) */
     bool handed_off;              /* front mode: placed in a room; its socket moves to a worker */
+    net_hello_placement placement; /* front mode, once handed off: where, for the worker */
     bool dirty;                   /* in the server's dirty list */
     net_disconnect_reason reason; /* why it is closing, once CLOSING or kill */
     char addr[64];                /* peer "ip:port" for logs */
@@ -151,6 +177,8 @@ typedef struct net_server {
      * hook, which places the client in a room (net_client_hand_off) or refuses it. */
     void (*hello_hook)(struct net_server *srv, net_client *c, const net_hello_ticket *t, void *ctx);
     void *hello_ctx;
+    const net_room_admin *room_admin; /* CreateRoom, CloseRoom, ListRooms; NULL: none */
+    void *owner; /* the loop owner's (a room's server points at its room); never read here */
     net_snapshot_writer snapshot; /* the snapshot writer's index and scratch */
     const vec2 *spawn_points;     /* the world file's (borrowed; NULL: none) */
     size_t spawn_point_count;     /* entries in spawn_points */
@@ -189,6 +217,9 @@ bool net_ip_key(const char *addr, uint8_t key[NET_IP_KEY_BYTES]);
  * checked at Hello (net_server_admit_session). False only when out of memory; c is then not
  * registered (release is a no-op). */
 bool net_client_open(net_server *srv, net_client *c, const char *addr);
+/* The same for a connection another server accepted and counted (a hand-off from the front):
+ * not counted again in collide_connections_total. */
+bool net_client_open_adopted(net_server *srv, net_client *c, const char *addr);
 /* Unregisters and frees what the client owns; a player's moving bodies are despawned, an admin's
  * stay in the world (they belong to it, like statics). Idempotent. */
 void net_client_release(net_server *srv, net_client *c);
@@ -228,7 +259,7 @@ void net_server_set_hello_hook(net_server *srv,
 /* The hook placed c: nothing more is read from it here; what it sent after its Hello stays in
  * c->in (the worker feeds it to the room), no reply goes out, and its release counts no
  * disconnect. net_client_next_io says NET_IO_HAND_OFF once its output (none) is flushed. */
-void net_client_hand_off(net_server *srv, net_client *c);
+void net_client_hand_off(net_server *srv, net_client *c, const net_hello_placement *p);
 /* The hook's refusal of a Hello the directory would not place (net_rooms.h status, not OK): a
  * fatal Error with the code PROTOCOL.md gives (BAD_REQUEST, NOT_FOUND, LIMIT_EXCEEDED for a
  * limit or "at capacity", SHUTTING_DOWN), then close. */

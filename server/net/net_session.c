@@ -131,7 +131,18 @@ void net_server_refuse_room(net_server *srv, net_client *c, uint32_t rid, int st
         code = NET_ERR(NOT_FOUND);
     else if (st == NET_ROOM_SHUTTING_DOWN)
         code = NET_ERR(SHUTTING_DOWN);
-    if (st == NET_ROOM_SERVER_FULL) c->reason = NET_DISC_SERVER_FULL;
+    if (st == NET_ROOM_AT_CAPACITY) {
+        net_server_refuse_at_capacity(srv, c, rid);
+        return;
+    }
+    if (st == NET_ROOM_SERVER_FULL) {
+        net_log(NET_LOG_WARN, "client_refused", c->id, c->addr, "max clients (%u) reached",
+                srv->cfg.max_clients);
+        net_server_send_error(srv, c, rid, code, true, "server full: %u clients",
+                              srv->cfg.max_clients);
+        c->reason = NET_DISC_SERVER_FULL; /* after the fatal Error, which sets its own */
+        return;
+    }
     net_server_send_error(srv, c, rid, code, true, "%s", net_room_status_str(st));
 }
 
@@ -161,10 +172,11 @@ void net_server_welcome(net_server *srv, net_client *c, uint32_t rid, bool admin
     w.room = (char *)room;
     /* What of protocol 1.1 this server implements (PROTOCOL.md "Additions"); a client tests for a
      * name, never for a version. */
-    static char feature_batch[] = "batch";
-    static char *features[] = {feature_batch};
-    w.n_features = sizeof features / sizeof features[0];
-    w.features = features;
+    static char feature_batch[] = "batch", feature_rooms[] = "rooms";
+    static char *features[] = {feature_rooms, feature_batch};
+    /* "rooms" only where a client can reach them: a server with the directory behind it. */
+    w.n_features = srv->room_admin ? 2 : 1;
+    w.features = srv->room_admin ? features : features + 1;
     net_server_msg m = COLLIDE__V1__SERVER_MESSAGE__INIT;
     m.request_id = rid;
     m.msg_case = COLLIDE__V1__SERVER_MESSAGE__MSG_WELCOME;
@@ -449,6 +461,105 @@ static void on_ping(net_server *srv, net_client *c, uint32_t rid, const Collide_
     net_server_append(srv, c, &m);
 }
 
+/* ---- Rooms (admins: PROTOCOL.md "Rooms") ---------------------------------------------------- */
+
+static void room_info_pb(const net_room_info *in, Collide__V1__RoomInfo *out) {
+    collide__v1__room_info__init(out);
+    out->name = (char *)in->name;
+    out->clients = in->clients;
+    out->bodies = in->bodies > UINT32_MAX ? UINT32_MAX : (uint32_t)in->bodies;
+    out->tick = in->tick;
+    out->auto_ = in->auto_created;
+}
+
+static void send_room_info(net_server *srv, net_client *c, uint32_t rid, const net_room_info *in) {
+    Collide__V1__RoomInfo ri;
+    room_info_pb(in, &ri);
+    net_server_msg m = COLLIDE__V1__SERVER_MESSAGE__INIT;
+    m.request_id = rid;
+    m.msg_case = COLLIDE__V1__SERVER_MESSAGE__MSG_ROOM_INFO;
+    m.room_info = &ri;
+    net_server_append(srv, c, &m);
+}
+
+/* Common to the three: admins only (FORBIDDEN, non-fatal, for others), and a server with rooms. */
+static bool room_admin_allowed(net_server *srv, net_client *c, uint32_t rid) {
+    if (!c->admin) {
+        net_server_send_error(srv, c, rid, NET_ERR(FORBIDDEN), false, "rooms are for admins");
+        return false;
+    }
+    if (!srv->room_admin) {
+        net_server_send_error(srv, c, rid, NET_ERR(BAD_REQUEST), false, "no rooms here");
+        return false;
+    }
+    return true;
+}
+
+/* A failed room call's Error: SHUTTING_DOWN is fatal (PROTOCOL.md "Shutting down"), the rest
+ * leave the admin's session as it was. */
+static void room_error(net_server *srv, net_client *c, uint32_t rid, int code, const char *err) {
+    net_server_send_error(srv, c, rid, (Collide__V1__ErrorCode)code,
+                          code == NET_ERR(SHUTTING_DOWN), "%s", err);
+}
+
+static void on_create_room(net_server *srv, net_client *c, uint32_t rid,
+                           const Collide__V1__CreateRoom *cr) {
+    if (!room_admin_allowed(srv, c, rid)) return;
+    const char *name = cr->name ? cr->name : "", *world = cr->world ? cr->world : "";
+    net_room_info info;
+    char err[256] = "";
+    int code = srv->room_admin->create(srv->room_admin->ctx, name, strlen(name), world,
+                                       strlen(world), cr->max_clients, &info, err, sizeof err);
+    if (code != 0)
+        room_error(srv, c, rid, code, err);
+    else
+        send_room_info(srv, c, rid, &info);
+}
+
+static void on_close_room(net_server *srv, net_client *c, uint32_t rid,
+                          const Collide__V1__CloseRoom *cr) {
+    if (!room_admin_allowed(srv, c, rid)) return;
+    const char *name = cr->name ? cr->name : "";
+    net_room_info info;
+    char err[256] = "";
+    int code = srv->room_admin->close(srv->room_admin->ctx, name, strlen(name),
+                                      cr->reason ? cr->reason : "", &info, err, sizeof err);
+    if (code != 0)
+        room_error(srv, c, rid, code, err);
+    else
+        send_room_info(srv, c, rid, &info);
+}
+
+static void on_list_rooms(net_server *srv, net_client *c, uint32_t rid) {
+    if (!room_admin_allowed(srv, c, rid)) return;
+    /* Not a hot path: an admin's occasional question, bounded by --max-rooms + 1 entries. */
+    size_t cap = (size_t)srv->cfg.max_rooms + 1u, n;
+    net_room_info *infos = malloc(cap * sizeof *infos);
+    Collide__V1__RoomInfo *ris = malloc(cap * sizeof *ris);
+    Collide__V1__RoomInfo **ptrs = malloc(cap * sizeof *ptrs);
+    if (!infos || !ris || !ptrs) {
+        net_server_send_error(srv, c, rid, NET_ERR(INTERNAL), false, "out of memory");
+    } else {
+        n = srv->room_admin->list(srv->room_admin->ctx, infos, cap);
+        if (n > cap) n = cap;
+        for (size_t i = 0; i < n; i++) {
+            room_info_pb(&infos[i], &ris[i]);
+            ptrs[i] = &ris[i];
+        }
+        Collide__V1__RoomList rl = COLLIDE__V1__ROOM_LIST__INIT;
+        rl.n_rooms = n;
+        rl.rooms = ptrs;
+        net_server_msg m = COLLIDE__V1__SERVER_MESSAGE__INIT;
+        m.request_id = rid;
+        m.msg_case = COLLIDE__V1__SERVER_MESSAGE__MSG_ROOM_LIST;
+        m.room_list = &rl;
+        net_server_append(srv, c, &m);
+    }
+    free(infos);
+    free(ris);
+    free(ptrs);
+}
+
 static void on_set_view(net_server *srv, net_client *c, uint32_t rid,
                         const Collide__V1__SetView *v) {
     vec2 center = vec2_of(v->center), half = vec2_of(v->half_extents);
@@ -604,6 +715,15 @@ static void dispatch(net_server *srv, net_client *c, const uint8_t *body, size_t
             break;
         case COLLIDE__V1__CLIENT_MESSAGE__MSG_SET_VIEW:
             on_set_view(srv, c, rid, msg->set_view);
+            break;
+        case COLLIDE__V1__CLIENT_MESSAGE__MSG_CREATE_ROOM:
+            on_create_room(srv, c, rid, msg->create_room);
+            break;
+        case COLLIDE__V1__CLIENT_MESSAGE__MSG_CLOSE_ROOM:
+            on_close_room(srv, c, rid, msg->close_room);
+            break;
+        case COLLIDE__V1__CLIENT_MESSAGE__MSG_LIST_ROOMS:
+            on_list_rooms(srv, c, rid);
             break;
         default:
             net_server_send_error(srv, c, rid, NET_ERR(BAD_REQUEST), false,

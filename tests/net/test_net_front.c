@@ -2,6 +2,8 @@
  * their Hello, checks it, and lets a hook place the client in a room through the real directory;
  * what the client sent after its Hello is kept for the room; the room's server welcomes the
  * client and serves those bytes. */
+#include <string.h>
+
 #include "harness.h"
 #include "net_log.h"
 #include "net_rooms.h"
@@ -27,7 +29,9 @@ static void place(net_server *srv, net_client *c, const net_hello_ticket *t, voi
         return;
     }
     h->last = ref;
-    net_client_hand_off(srv, c);
+    net_hello_placement pl = {ref.id, ref.thread, t->request_id, t->admin, ""};
+    memcpy(pl.room, t->room, t->room_len);
+    net_client_hand_off(srv, c, &pl);
 }
 
 static size_t hello_room(uint32_t rid, const char *room, uint8_t *out, size_t cap) {

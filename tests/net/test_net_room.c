@@ -90,7 +90,7 @@ static void test_ticks_and_idle_close(void) {
     tu_msgs msgs;
     tu_take(&c, &msgs);
     tu_free(&msgs);
-    net_room_close(k, "maintenance");
+    net_room_close(k, "maintenance", NET_DISC_ROOM_CLOSED);
     run_for(&loop, 20);
     CHECK(closed_calls == 1); /* its client is still there */
     tu_take(&c, &msgs);
@@ -123,7 +123,7 @@ static void test_adopt_socket(void) {
     world *w = world_create(&wc);
     net_server *srv = net_server_create(&cfg, w);
     static uint8_t read_buf[65536];
-    net_conn_host host = {&loop, read_buf, sizeof read_buf, 0, NULL, NULL};
+    net_conn_host host = {.loop = &loop, .read_buf = read_buf, .read_buf_size = sizeof read_buf};
     uv_prepare_t flush;
     uv_prepare_init(&loop, &flush);
     flush.data = srv;

@@ -40,6 +40,10 @@ void net_server_mark_welcomed(net_server *srv, net_client *c);
  * "at capacity" to request rid, counted and logged (at most a line a second). True when refused:
  * the Hello goes no further. */
 bool net_server_refuse_hello_at_capacity(net_server *srv, net_client *c, uint32_t rid);
+/* The refusal itself: counted, logged at most once a second (event=capacity_refused), and a fatal
+ * LIMIT_EXCEEDED "at capacity" (also the front's, when the directory finds the room's thread
+ * overloaded). */
+void net_server_refuse_at_capacity(net_server *srv, net_client *c, uint32_t rid);
 /* Drops ids of bodies that are gone (despawned by an admin) so the count is of live bodies. */
 void net_client_prune_owned(net_server *srv, net_client *c);
 

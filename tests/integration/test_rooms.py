@@ -88,7 +88,9 @@ def room_row(rows, name):
 
 @test
 def rooms_are_isolated_same_ids_in_both():
-    d = ct.Daemon(["--rate-limit", "20"] + ct.WHOLE_WORLD_VIEW, world=ct.write_world())
+    # One thread: both rooms on one loop, the closest two rooms ever are.
+    d = ct.Daemon(["--threads", "1", "--rate-limit", "20"] + ct.WHOLE_WORLD_VIEW,
+                  world=ct.write_world())
     a = player(d, "alpha")
     b = player(d, "beta")
     check(a.welcome.room == "alpha" and b.welcome.room == "beta",

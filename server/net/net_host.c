@@ -220,7 +220,8 @@ static void drain(net_host *h) {
     size_t n = h->room_count;
     net_room **rooms = malloc((n ? n : 1) * sizeof *rooms);
     if (rooms) {
-        memcpy(rooms, h->rooms, n * sizeof *rooms);
+        /* h->rooms is NULL on a thread that never held a room: memcpy from NULL is UB. */
+        if (n) memcpy(rooms, h->rooms, n * sizeof *rooms);
         for (size_t i = 0; i < n; i++)
             net_room_close(rooms[i], "server shutting down", NET_DISC_SHUTDOWN);
         free(rooms);

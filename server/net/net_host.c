@@ -14,7 +14,7 @@
 #include "world_load.h"
 
 #define NET_HOST_READ_CHUNK 65536u  /* the thread's shared read buffer */
-#define NET_HOST_HOUSEKEEPING_MS 50 /* the lobby's timeouts, the thread's overload flag */
+#define NET_HOST_HOUSEKEEPING_MS 50 /* the lobby's timeouts */
 
 /* The messages a host handles (net_worker_msg.kind). */
 enum {
@@ -62,6 +62,7 @@ static net_room *room_find(net_host *h, net_room_id id) {
 }
 
 static void maybe_drained(net_host *h);
+static void on_room_overload(net_room *changed);
 static int admin_create(void *ctx, const char *name, size_t len, const char *world,
                         size_t world_len, uint32_t max_clients, net_room_info *out, char *err,
                         size_t err_size);
@@ -79,6 +80,10 @@ static void on_room_closed(net_room *r) {
         }
     }
     net_metrics_add(&h->retired, &r->srv->metrics);
+    if (r->overloaded) {
+        r->overloaded = false;
+        on_room_overload(r);
+    }
     net_room_free(r);
     maybe_drained(h);
 }
@@ -104,6 +109,7 @@ static net_room *room_ensure(net_host *h, net_room_id id, const char *name) {
     }
     r->data = h;
     r->on_closed = on_room_closed;
+    r->on_overload = on_room_overload;
     r->srv->room_admin = &h->all->room_admin;
     h->rooms[h->room_count++] = r;
     return r;
@@ -175,11 +181,15 @@ static void on_housekeeping(uv_timer_t *t) {
     net_host *h = t->data;
     net_conn_set_clock(h->lobby);
     net_server_tick(h->lobby, 0);
-    /* The thread is overloaded when a room on it is: their ticks share this loop, so one room
-     * late is every room late. New rooms go elsewhere and players are refused here. */
+}
+
+/* The thread is overloaded when a room on it is: their ticks share this loop, so one room late is
+ * every room late. New rooms go elsewhere and players are refused here (net_rooms_join). */
+static void on_room_overload(net_room *changed) {
+    net_host *h = changed->data;
     bool over = false;
     for (size_t i = 0; i < h->room_count && !over; i++)
-        over = net_server_overloaded(h->rooms[i]->srv);
+        over = h->rooms[i]->overloaded;
     if (over != h->overloaded) {
         h->overloaded = over;
         net_rooms_set_overloaded(h->all->dir, h->index, over);
@@ -216,19 +226,9 @@ static void drain(net_host *h) {
     h->draining = true;
     net_conn_set_clock(h->lobby);
     net_server_drain(h->lobby);
-    /* net_room_close frees the room through on_room_closed, which edits h->rooms: walk a copy. */
-    size_t n = h->room_count;
-    net_room **rooms = malloc((n ? n : 1) * sizeof *rooms);
-    if (rooms) {
-        /* h->rooms is NULL on a thread that never held a room: memcpy from NULL is UB. */
-        if (n) memcpy(rooms, h->rooms, n * sizeof *rooms);
-        for (size_t i = 0; i < n; i++)
-            net_room_close(rooms[i], "server shutting down", NET_DISC_SHUTDOWN);
-        free(rooms);
-    } else {
-        while (h->room_count > 0 && !h->rooms[0]->closing)
-            net_room_close(h->rooms[0], "server shutting down", NET_DISC_SHUTDOWN);
-    }
+    /* A room leaves h->rooms in its timer's close callback, never during net_room_close. */
+    for (size_t i = 0; i < h->room_count; i++)
+        net_room_close(h->rooms[i], "server shutting down", NET_DISC_SHUTDOWN);
     uv_timer_start(&h->drain_timer, on_drain_timeout, h->all->cfg.drain_timeout_ms, 0);
     maybe_drained(h);
 }

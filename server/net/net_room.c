@@ -9,7 +9,6 @@
 #include "net_conn.h"
 #include "net_log.h"
 
-#define NET_ROOM_PUBLISH_TICKS 30u /* ticks between the figures published for /rooms */
 
 static void maybe_closed(net_room *r);
 static void on_timer_closed(uv_handle_t *h) {
@@ -47,7 +46,11 @@ static void on_room_tick(uv_timer_t *t) {
         net_server_tick(r->srv, due.run);
         net_server_note_tick(r->srv, due.run, due.skipped, due.lag_s,
                              (double)(uv_hrtime() - t0) * 1e-9);
-        if (world_tick(r->world) % NET_ROOM_PUBLISH_TICKS == 0) publish(r);
+        if (net_server_overloaded(r->srv) != r->overloaded) {
+            r->overloaded = !r->overloaded;
+            if (r->on_overload) r->on_overload(r);
+        }
+        publish(r); /* a short lock: ListRooms' figures are the last tick's */
     }
     /* Idle: an auto room without clients for --room-idle-ms leaves the directory (unless a join is
      * on its way) and closes. */

@@ -29,7 +29,11 @@ struct net_room {
     uint64_t idle_ns;              /* --room-idle-ms */
     bool closing;                  /* Goodbye sent: waiting for the clients to go */
     void (*on_closed)(net_room *); /* when closed and its handles are released */
-    void *data;                    /* the owner's */
+    bool overloaded;               /* its overload detector's state, as last seen */
+    /* The detector changed state (net_server_note_tick); may be NULL. The owner tells the
+     * directory at once, so the Hello after the change is placed by the new state. */
+    void (*on_overload)(net_room *);
+    void *data; /* the owner's */
 };
 
 /* Builds the room `id` (named name) from the directory's text on loop's thread and starts its

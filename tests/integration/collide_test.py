@@ -390,6 +390,9 @@ class Daemon:
         self.host = bind
         cmd = [OPTS.collided, "--bind", bind, "--port", "0",
                "--http-port", str(self.http_port)]
+        # Flags a whole run adds to every daemon (scripts/test: under TSan the overload detector is
+        # off, since ticks run several times slower there and "at capacity" is not under test).
+        cmd += os.environ.get("ITEST_DAEMON_ARGS", "").split()
         if world is not None:
             cmd += ["--world", world]
         cmd += list(args)

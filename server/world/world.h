@@ -5,7 +5,9 @@
  * Callers hold body ids, never pointers into world storage.
  *
  * Allocation happens in world_create() (capacity is fixed there) and in the loader; spawn, despawn,
- * intents, queries and world_step() do not allocate.
+ * intents, queries and world_step() do not allocate, with two opt-in exceptions: the first
+ * non-default filter (world_body_set_filter) allocates the filter table once, and a step with
+ * events on (world_set_events) grows the pair sets and event lists as pairs come.
  *
  * Not thread-safe, queries included: const queries share a lazily rebuilt mover index and a
  * result buffer inside the world. Use one thread per world (the daemon's loop does). */

@@ -5,9 +5,10 @@
  * Callers hold body ids, never pointers into world storage.
  *
  * Allocation happens in world_create() (capacity is fixed there) and in the loader; spawn, despawn,
- * intents, queries and world_step() do not allocate, except where said: the query history grows
- * in world_step() with the most movers it has recorded (world_set_history), and event tracking
- * as pairs come (world_set_events).
+ * intents, queries and world_step() do not allocate, with three opt-in exceptions: the first
+ * non-default filter (world_body_set_filter) allocates the filter table once, a step with events
+ * on (world_set_events) grows the pair sets and event lists as pairs come, and a step with a
+ * query history (world_set_history) grows it with the most movers it has recorded.
  *
  * Not thread-safe, queries included: const queries share a lazily rebuilt mover index and a
  * result buffer inside the world. Use one thread per world (the daemon's loop does). */

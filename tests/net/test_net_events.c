@@ -85,8 +85,9 @@ typedef struct seen {
     int snapshots;
     int begins, ends; /* contacts */
     int sensor_begins, sensor_ends;
-    uint32_t a, b;         /* the last contact's pair */
-    float normal_x, speed; /* the last begin's */
+    uint32_t a, b;                /* the last contact's pair */
+    float normal_x, speed;        /* the last begin's */
+    size_t max_event_bytes;       /* the most event bytes one snapshot carried */
 } seen;
 
 /* Takes the client's output and counts what its snapshots carried. */
@@ -108,8 +109,17 @@ static void collect(net_client *c, seen *s) {
             }
             s->a = e->a, s->b = e->b;
         }
-        for (size_t k = 0; k < sn->n_sensor_events; k++)
+        size_t bytes = 0;
+        for (size_t k = 0; k < sn->n_sensor_events; k++) {
             sn->sensor_events[k]->begin ? s->sensor_begins++ : s->sensor_ends++;
+            size_t n = collide__v1__sensor_event__get_packed_size(sn->sensor_events[k]);
+            bytes += 1 + varint_size(n) + n; /* the field as the snapshot holds it */
+        }
+        for (size_t k = 0; k < sn->n_contacts; k++) {
+            size_t n = collide__v1__contact_event__get_packed_size(sn->contacts[k]);
+            bytes += 1 + varint_size(n) + n;
+        }
+        if (bytes > s->max_event_bytes) s->max_event_bytes = bytes;
     }
     tu_free(&m);
 }
@@ -235,6 +245,9 @@ static void test_frame_budget(void) {
     }
     CHECK_MSG(s.sensor_begins == 40 && s.sensor_ends == 40, "begins %d ends %d", s.sensor_begins,
               s.sensor_ends);
+    /* at most a quarter of the frame (less the envelope's slack) per snapshot, and it was used */
+    CHECK_MSG(s.max_event_bytes <= (1024 - 16) / 4 && s.max_event_bytes > (1024 - 16) / 8,
+              "event bytes per snapshot %zu", s.max_event_bytes);
     CHECK(c->event_count == 0);
     fx_free(&f);
 }

@@ -1,0 +1,344 @@
+/* geom_rot: transforms, GJK distance and conservative advancement (see geom_rot.h). */
+#include "geom.h"
+#include "geom_internal.h"
+
+#include <math.h>
+#include <string.h>
+
+float geom_shape_radius(const geom_shape *s) {
+    switch (s->kind) {
+    case GEOM_SHAPE_BOX:
+        return v2_len(s->u.half_extents);
+    case GEOM_SHAPE_CIRCLE:
+        return s->u.radius;
+    case GEOM_SHAPE_POLYGON: {
+        float r2 = 0.0f;
+        for (int i = 0; i < s->u.polygon.count; i++) {
+            float l = v2_len_sq(s->u.polygon.vertices[i]);
+            if (l > r2) r2 = l;
+        }
+        return sqrtf(r2);
+    }
+    }
+    return 0.0f;
+}
+
+void geom_shape_orient(const geom_shape *local, vec2 q, geom_shape *out) {
+    if (local->kind == GEOM_SHAPE_CIRCLE || (local->kind == GEOM_SHAPE_BOX && q.x == 1.0f && q.y == 0.0f)) {
+        *out = *local;
+        return;
+    }
+    geom_shape r;
+    r.kind = GEOM_SHAPE_POLYGON;
+    geom_polygon *p = &r.u.polygon;
+    if (local->kind == GEOM_SHAPE_BOX) {
+        vec2 h = local->u.half_extents;
+        const vec2 v[4] = {{-h.x, -h.y}, {h.x, -h.y}, {h.x, h.y}, {-h.x, h.y}};
+        const vec2 n[4] = {{0.0f, -1.0f}, {1.0f, 0.0f}, {0.0f, 1.0f}, {-1.0f, 0.0f}};
+        p->count = 4;
+        for (int i = 0; i < 4; i++) {
+            p->vertices[i] = geom_rotate(q, v[i]);
+            p->normals[i] = geom_rotate(q, n[i]);
+        }
+    } else {
+        const geom_polygon *s = &local->u.polygon;
+        p->count = s->count;
+        for (int i = 0; i < s->count; i++) {
+            p->vertices[i] = geom_rotate(q, s->vertices[i]);
+            p->normals[i] = geom_rotate(q, s->normals[i]);
+        }
+    }
+    *out = r;
+}
+
+aabb geom_shape_aabb_xf(const geom_shape *shape, geom_xf xf) {
+    if (shape->kind == GEOM_SHAPE_CIRCLE) return geom_shape_aabb(shape, xf.p);
+    geom_shape o;
+    geom_shape_orient(shape, xf.q, &o);
+    return geom_shape_aabb(&o, xf.p);
+}
+
+bool geom_overlap_xf(const geom_shape *a, geom_xf xa, const geom_shape *b, geom_xf xb,
+                     geom_contact *out) {
+    geom_shape oa, ob;
+    geom_shape_orient(a, xa.q, &oa);
+    geom_shape_orient(b, xb.q, &ob);
+    return geom_overlap(&oa, xa.p, &ob, xb.p, out);
+}
+
+/* ---- GJK --------------------------------------------------------------------------------- */
+
+/* A shape as GJK sees it: points (already placed) plus a radius. */
+typedef struct proxy {
+    vec2 v[GEOM_MAX_POLYGON_VERTICES];
+    int count;
+    float radius;
+} proxy;
+
+/* Places the shape's points by xf, relative to `origin` (A's position: small numbers near the
+ * pair, whatever the world coordinates). */
+static void make_proxy(const geom_shape *s, geom_xf xf, vec2 origin, proxy *out) {
+    vec2 p = v2_sub(xf.p, origin);
+    switch (s->kind) {
+    case GEOM_SHAPE_CIRCLE:
+        out->count = 1;
+        out->v[0] = p;
+        out->radius = s->u.radius;
+        return;
+    case GEOM_SHAPE_BOX: {
+        vec2 h = s->u.half_extents;
+        const vec2 v[4] = {{-h.x, -h.y}, {h.x, -h.y}, {h.x, h.y}, {-h.x, h.y}};
+        out->count = 4;
+        for (int i = 0; i < 4; i++)
+            out->v[i] = v2_add(p, geom_rotate(xf.q, v[i]));
+        out->radius = 0.0f;
+        return;
+    }
+    case GEOM_SHAPE_POLYGON:
+        out->count = s->u.polygon.count;
+        for (int i = 0; i < out->count; i++)
+            out->v[i] = v2_add(p, geom_rotate(xf.q, s->u.polygon.vertices[i]));
+        out->radius = 0.0f;
+        return;
+    }
+    out->count = 1;
+    out->v[0] = p;
+    out->radius = 0.0f;
+}
+
+static int support(const proxy *p, vec2 d) {
+    int best = 0;
+    float bv = v2_dot(p->v[0], d);
+    for (int i = 1; i < p->count; i++) {
+        float v = v2_dot(p->v[i], d);
+        if (v > bv) bv = v, best = i;
+    }
+    return best;
+}
+
+typedef struct simplex_vertex {
+    vec2 wa, wb, w; /* support points on A and B, w = wb - wa */
+    float a;        /* barycentric weight of the closest point */
+    int ia, ib;
+} simplex_vertex;
+
+/* Reduces a segment to the part whose closest point to the origin it holds. */
+static int solve2(simplex_vertex *s) {
+    vec2 w1 = s[0].w, w2 = s[1].w, e12 = v2_sub(w2, w1);
+    float d12_2 = -v2_dot(w1, e12);
+    if (d12_2 <= 0.0f) {
+        s[0].a = 1.0f;
+        return 1;
+    }
+    float d12_1 = v2_dot(w2, e12);
+    if (d12_1 <= 0.0f) {
+        s[1].a = 1.0f;
+        s[0] = s[1];
+        return 1;
+    }
+    float inv = 1.0f / (d12_1 + d12_2);
+    s[0].a = d12_1 * inv;
+    s[1].a = d12_2 * inv;
+    return 2;
+}
+
+/* The same for a triangle: its Voronoi regions, vertices then edges, else the inside (3). */
+static int solve3(simplex_vertex *s) {
+    vec2 w1 = s[0].w, w2 = s[1].w, w3 = s[2].w;
+    vec2 e12 = v2_sub(w2, w1), e13 = v2_sub(w3, w1), e23 = v2_sub(w3, w2);
+    float d12_1 = v2_dot(w2, e12), d12_2 = -v2_dot(w1, e12);
+    float d13_1 = v2_dot(w3, e13), d13_2 = -v2_dot(w1, e13);
+    float d23_1 = v2_dot(w3, e23), d23_2 = -v2_dot(w2, e23);
+    float n123 = v2_cross(e12, e13);
+    float d123_1 = n123 * v2_cross(w2, w3);
+    float d123_2 = n123 * v2_cross(w3, w1);
+    float d123_3 = n123 * v2_cross(w1, w2);
+    if (d12_2 <= 0.0f && d13_2 <= 0.0f) {
+        s[0].a = 1.0f;
+        return 1;
+    }
+    if (d12_1 > 0.0f && d12_2 > 0.0f && d123_3 <= 0.0f) {
+        float inv = 1.0f / (d12_1 + d12_2);
+        s[0].a = d12_1 * inv;
+        s[1].a = d12_2 * inv;
+        return 2;
+    }
+    if (d13_1 > 0.0f && d13_2 > 0.0f && d123_2 <= 0.0f) {
+        float inv = 1.0f / (d13_1 + d13_2);
+        s[0].a = d13_1 * inv;
+        s[2].a = d13_2 * inv;
+        s[1] = s[2];
+        return 2;
+    }
+    if (d12_1 <= 0.0f && d23_2 <= 0.0f) {
+        s[1].a = 1.0f;
+        s[0] = s[1];
+        return 1;
+    }
+    if (d13_1 <= 0.0f && d23_1 <= 0.0f) {
+        s[2].a = 1.0f;
+        s[0] = s[2];
+        return 1;
+    }
+    if (d23_1 > 0.0f && d23_2 > 0.0f && d123_1 <= 0.0f) {
+        float inv = 1.0f / (d23_1 + d23_2);
+        s[2].a = d23_2 * inv;
+        s[1].a = d23_1 * inv;
+        s[0] = s[2];
+        return 2;
+    }
+    float inv = 1.0f / (d123_1 + d123_2 + d123_3);
+    s[0].a = d123_1 * inv;
+    s[1].a = d123_2 * inv;
+    s[2].a = d123_3 * inv;
+    return 3;
+}
+
+static float gjk(const proxy *pa, const proxy *pb, vec2 *out_a, vec2 *out_b, int *iters) {
+    simplex_vertex s[3];
+    s[0].ia = 0;
+    s[0].ib = 0;
+    s[0].wa = pa->v[0];
+    s[0].wb = pb->v[0];
+    s[0].w = v2_sub(s[0].wb, s[0].wa);
+    s[0].a = 1.0f;
+    int n = 1, it = 0;
+    while (it < GEOM_GJK_MAX_ITERATIONS) {
+        int save_a[3], save_b[3], save_n = n;
+        for (int i = 0; i < n; i++)
+            save_a[i] = s[i].ia, save_b[i] = s[i].ib;
+        if (n == 2) n = solve2(s);
+        else if (n == 3) n = solve3(s);
+        if (n == 3) break; /* the origin is inside: overlapping */
+        vec2 d;
+        if (n == 1) {
+            d = v2_neg(s[0].w);
+        } else {
+            vec2 e = v2_sub(s[1].w, s[0].w);
+            d = v2_cross(e, v2_neg(s[0].w)) > 0.0f ? v2_perp(e) : v2_right_perp(e);
+        }
+        /* The origin lies on the simplex (touching): no direction left to search. */
+        if (v2_len_sq(d) < 1e-24f) break;
+        simplex_vertex *v = &s[n];
+        v->ia = support(pa, v2_neg(d));
+        v->ib = support(pb, d);
+        v->wa = pa->v[v->ia];
+        v->wb = pb->v[v->ib];
+        v->w = v2_sub(v->wb, v->wa);
+        it++;
+        /* A support point already held: no progress is possible, the simplex is the answer. */
+        bool dup = false;
+        for (int i = 0; i < save_n; i++)
+            if (save_a[i] == v->ia && save_b[i] == v->ib) dup = true;
+        if (dup) break;
+        n++;
+    }
+    *iters = it;
+    vec2 ca = v2(0.0f, 0.0f), cb = v2(0.0f, 0.0f);
+    if (n == 3) {
+        ca = v2_add(v2_add(v2_scale(s[0].wa, s[0].a), v2_scale(s[1].wa, s[1].a)),
+                    v2_scale(s[2].wa, s[2].a));
+        *out_a = ca;
+        *out_b = ca;
+        return 0.0f;
+    }
+    for (int i = 0; i < n; i++) {
+        ca = v2_mul_add(ca, s[i].a, s[i].wa);
+        cb = v2_mul_add(cb, s[i].a, s[i].wb);
+    }
+    *out_a = ca;
+    *out_b = cb;
+    return v2_len(v2_sub(cb, ca));
+}
+
+float geom_distance_xf(const geom_shape *a, geom_xf xa, const geom_shape *b, geom_xf xb,
+                       geom_closest *out) {
+    geom_closest r;
+    memset(&r, 0, sizeof r);
+    r.normal = v2(0.0f, 1.0f);
+    vec2 origin = xa.p;
+    if (!geom_coord_ok(v2_sub(xb.p, xa.p))) {
+        r.distance = GEOM_MAX_COORD;
+        if (out) *out = r;
+        return r.distance;
+    }
+    proxy pa, pb;
+    make_proxy(a, xa, origin, &pa);
+    make_proxy(b, xb, origin, &pb);
+    vec2 ca, cb;
+    float d = gjk(&pa, &pb, &ca, &cb, &r.iterations);
+    float radii = pa.radius + pb.radius;
+    /* Closer than this between the cores is touching: GJK's float rounding lies below it. */
+    const float eps = 1e-6f;
+    if (d > radii + eps && d > eps) {
+        vec2 n = v2_scale(v2_sub(cb, ca), 1.0f / d);
+        r.normal = n;
+        r.distance = d - radii;
+        r.point_a = v2_add(v2_mul_add(ca, pa.radius, n), origin);
+        r.point_b = v2_add(v2_mul_add(cb, -pb.radius, n), origin);
+    } else {
+        if (d > eps) r.normal = v2_scale(v2_sub(cb, ca), 1.0f / d);
+        r.overlap = true;
+        r.distance = 0.0f;
+        r.point_a = v2_add(ca, origin);
+        r.point_b = v2_add(cb, origin);
+    }
+    if (out) *out = r;
+    return r.distance;
+}
+
+/* ---- conservative advancement -------------------------------------------------------------- */
+
+static geom_xf motion_at(const geom_motion *m, float t) {
+    return geom_xf_make(v2_mul_add(m->p0, t, m->dp), m->a0 + t * m->da);
+}
+
+bool geom_toi_turning(const geom_shape *a, const geom_motion *ma, const geom_shape *b,
+                      const geom_motion *mb, float target, float tolerance, geom_toi_result *out) {
+    geom_toi_result r;
+    memset(&r, 0, sizeof r);
+    r.t = 1.0f;
+    r.normal = v2(0.0f, 1.0f);
+    /* Angular terms over the whole interval: no point of a turning shape moves (across any
+     * fixed direction) faster than |da| times its farthest point from the body origin. */
+    float spin = fabsf(ma->da) * geom_shape_radius(a) + fabsf(mb->da) * geom_shape_radius(b);
+    vec2 dv = v2_sub(ma->dp, mb->dp); /* A's motion relative to B */
+    float t = 0.0f;
+    bool exhausted = true;
+    for (int it = 0; it < GEOM_CA_MAX_ITERATIONS && exhausted; it++) {
+        geom_closest c;
+        float d = geom_distance_xf(a, motion_at(ma, t), b, motion_at(mb, t), &c);
+        r.t = t;
+        r.normal = c.normal;
+        r.distance = d;
+        r.iterations = it;
+        if (c.overlap || d <= target + tolerance) {
+            r.state = t == 0.0f ? GEOM_TOI_START_CONTACT : GEOM_TOI_HIT;
+            if (out) *out = r;
+            return true;
+        }
+        /* The seed's bound: the gap along n shrinks no faster than this. */
+        float bound = fabsf(v2_dot(dv, c.normal)) + spin;
+        if (!(bound > 0.0f)) {
+            exhausted = false; /* nothing moves: no contact ahead */
+        } else {
+            t += (d - target) / bound;
+            if (!(t < 1.0f)) exhausted = false;
+        }
+    }
+    if (exhausted) {
+        /* The bound: the last time reached is still safe; stop there (conservative). */
+        geom_closest c;
+        r.distance = geom_distance_xf(a, motion_at(ma, t), b, motion_at(mb, t), &c);
+        r.normal = c.normal;
+        r.t = t;
+        r.state = GEOM_TOI_ITERATIONS;
+        r.iterations = GEOM_CA_MAX_ITERATIONS;
+        if (out) *out = r;
+        return true;
+    }
+    r.state = GEOM_TOI_SEPARATED;
+    r.t = 1.0f;
+    if (out) *out = r;
+    return false;
+}

@@ -12,6 +12,12 @@ vec2 world_slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candidate 
 /* The same slide through the box-among-boxes fast path when it applies: the same results. */
 vec2 world_slide_box(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candidate *cands,
                      uint32_t cand_count);
+/* A turning mover's move (world_turn.c): moves and turns until the first contact along the
+ * combined motion, then world_slide with what is left of r; the same contract as world_slide. */
+vec2 world_turn_slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candidate *cands,
+                      uint32_t cand_count, aabb *path);
+/* Recounts world.turning_hint after a step (movers still turning or just stopped). */
+void world_turn_recount(world *w);
 /* The whole tick's slides and step 4 for movers that ignore each other (S1a). */
 void world_step_alone(world *w);
 

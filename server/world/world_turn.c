@@ -1,0 +1,129 @@
+/* world_turn: rotation in the tick (COLLISION.md "Rotation", PROTOCOL.md "Rotation").
+ *
+ * A turning mover moves and turns together until its first contact along the combined motion:
+ * conservative advancement (geom_toi_turning, the seed's bound |v_rel . n| + |w| r) against the
+ * statics, the bounds and the mover candidates near the disc its turn sweeps. It stops turning
+ * there for the tick (its angle is the angle reached at the contact) and slides on with what is
+ * left of its translation through the ordinary collide-and-slide, with its shape as it now
+ * stands. The angle is kept per slot (world_turn) as an angle and its cos/sin, taken afresh from
+ * the angle each tick, so nothing accumulates rounding. */
+#include "world_slide.h"
+#include "world_statics.h"
+
+/* The gap the advancement stops at, and how far above it counts as arrived: under the skin the
+ * linear slide keeps (so a body resting a skin from a wall can still turn a little), above the
+ * float rounding of positions. */
+#define TURN_TARGET (0.5f * GEOM_SKIN)
+#define TURN_TOLERANCE (0.25f * GEOM_SKIN)
+
+typedef struct turn_ctx {
+    uint32_t self;            /* the turning mover's slot */
+    const geom_shape *local;  /* its body-local shape */
+    const geom_motion *ma;    /* its motion over the tick */
+    float t;                  /* earliest contact so far, fraction of the tick */
+} turn_ctx;
+
+static void turn_offer(turn_ctx *c, const geom_shape *b, vec2 pb, vec2 db, float dab) {
+    geom_motion mb = {pb, 0.0f, db, dab};
+    geom_toi_result r;
+    if (geom_toi_turning(c->local, c->ma, b, &mb, TURN_TARGET, TURN_TOLERANCE, &r) && r.t < c->t)
+        c->t = r.t;
+}
+
+static bool turn_static_visit(const world *w, uint32_t index, void *vctx) {
+    turn_ctx *c = vctx;
+    const world_static *st = &w->statics[index];
+    if (!slots_block(w, c->self, st->slot)) return true;
+    geom_shape tmp;
+    turn_offer(c, ref_shape(w, st->shape, static_hi(st), &tmp), st->position, v2(0.0f, 0.0f),
+               0.0f);
+    return true;
+}
+
+/* The bounds as four walls, each a unit-thick box just outside them along the part the turn can
+ * reach (short boxes: GJK stays precise near the body). */
+static void turn_bounds(const world *w, aabb reach, turn_ctx *c) {
+    const aabb b = w->cfg.bounds;
+    if (aabb_contains(w->inner_bounds, reach)) return;
+    vec2 mid = v2_scale(v2_add(reach.min, reach.max), 0.5f);
+    vec2 half = v2_add(v2_scale(v2_sub(reach.max, reach.min), 0.5f), v2(1.0f, 1.0f));
+    geom_shape wall;
+    wall.kind = GEOM_SHAPE_BOX;
+    wall.u.half_extents = v2(0.5f, half.y);
+    if (reach.max.x > w->inner_bounds.max.x) turn_offer(c, &wall, v2(b.max.x + 0.5f, mid.y), v2(0, 0), 0.0f);
+    if (reach.min.x < w->inner_bounds.min.x) turn_offer(c, &wall, v2(b.min.x - 0.5f, mid.y), v2(0, 0), 0.0f);
+    wall.u.half_extents = v2(half.x, 0.5f);
+    if (reach.max.y > w->inner_bounds.max.y) turn_offer(c, &wall, v2(mid.x, b.max.y + 0.5f), v2(0, 0), 0.0f);
+    if (reach.min.y < w->inner_bounds.min.y) turn_offer(c, &wall, v2(mid.x, b.min.y - 0.5f), v2(0, 0), 0.0f);
+}
+
+static aabb disc_box(vec2 p, float r) { return aabb_make(v2(p.x - r, p.y - r), v2(p.x + r, p.y + r)); }
+
+vec2 world_turn_slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candidate *cands,
+                      uint32_t cand_count, aabb *path) {
+    world_mover *m = &w->movers[mi];
+    world_turn *tr = &w->turns[m->slot];
+    WORLD_ASSERT(ref_kind(m->shape) == WORLD_REF_TURNED && tr->in_use);
+    float da = tr->spin * w->dt, a0 = tr->angle, ft = 1.0f;
+    aabb disc = disc_box(pos, tr->radius);
+    geom_shape ltmp;
+    const geom_shape *local = turn_local(w, tr, &ltmp);
+    if (da != 0.0f) {
+        geom_motion ma = {pos, a0, r, da};
+        aabb reach = aabb_inflate(aabb_sweep(disc, r), WORLD_QUERY_MARGIN);
+        turn_ctx c = {m->slot, local, &ma, 1.0f};
+        world_static_query(w, reach, turn_static_visit, &c);
+        turn_bounds(w, reach, &c);
+        for (uint32_t k = 0; k < cand_count; k++) {
+            const body_view *v = &cands[k].view;
+            if (!aabb_meets(aabb_sweep(box_at(v->pos, v->lo, v->hi), cands[k].d), reach)) continue;
+            /* a candidate that has not moved yet turns too (its shape as it stands now, turned
+             * further by its own turn of the tick): head-on turning bodies meet symmetrically */
+            const world_mover *o = &w->movers[cands[k].index];
+            float dab = cands[k].index > mi && mover_turning(w, o) ? w->turns[o->slot].spin * w->dt
+                                                                  : 0.0f;
+            geom_shape tmp;
+            turn_offer(&c, ref_shape(w, v->ref, v->hi, &tmp), v->pos, cands[k].d, dab);
+        }
+        ft = c.t;
+    }
+    /* turned up to the contact (all of the turn when there is none), then stopped for the tick */
+    float turned = ft * da;
+    float a1 = world_wrap_angle(a0 + turned), vel = turned * w->cfg.tick_rate_hz;
+    if (a1 != a0 || vel != tr->ang_vel) {
+        m->changed_tick = w->tick;
+        w->moved_bits[m->slot >> 6] |= 1ull << (m->slot & 63);
+    }
+    if (a1 != a0) {
+        tr->angle = a1;
+        tr->q = v2(cosf(a1), sinf(a1));
+        aabb box = geom_shape_aabb_xf(local, geom_xf_make(v2(0.0f, 0.0f), a1));
+        m->lo = box.min;
+        m->hi = box.max;
+    }
+    tr->ang_vel = vel;
+    /* the rest of the translation, with the candidates where they stand at that time */
+    vec2 p1 = v2_mul_add(pos, ft, r);
+    mover_candidate moved[WORLD_MAX_MOVER_CANDIDATES];
+    for (uint32_t k = 0; k < cand_count; k++) {
+        moved[k] = cands[k];
+        moved[k].view.pos = v2_mul_add(cands[k].view.pos, ft, cands[k].d);
+        moved[k].d = v2_scale(cands[k].d, 1.0f - ft);
+    }
+    aabb slid;
+    vec2 end = world_slide(w, mi, p1, v2_scale(r, 1.0f - ft), moved, cand_count, &slid);
+    if (path) *path = aabb_union(slid, aabb_union(disc, disc_box(p1, tr->radius)));
+    return end;
+}
+
+void world_turn_recount(world *w) {
+    if (!w->turning_hint) return;
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < w->mover_count; i++) {
+        const world_mover *m = &w->movers[i];
+        if (ref_kind(m->shape) != WORLD_REF_TURNED) continue;
+        const world_turn *t = &w->turns[m->slot];
+        n += t->spin != 0.0f || t->ang_vel != 0.0f;
+    }
+    w->turning_hint = n;
+}

@@ -24,7 +24,8 @@ float geom_shape_radius(const geom_shape *s) {
 }
 
 void geom_shape_orient(const geom_shape *local, vec2 q, geom_shape *out) {
-    if (local->kind == GEOM_SHAPE_CIRCLE || (local->kind == GEOM_SHAPE_BOX && q.x == 1.0f && q.y == 0.0f)) {
+    if (local->kind == GEOM_SHAPE_CIRCLE ||
+        (local->kind == GEOM_SHAPE_BOX && q.x == 1.0f && q.y == 0.0f)) {
         *out = *local;
         return;
     }
@@ -207,8 +208,10 @@ static float gjk(const proxy *pa, const proxy *pb, vec2 *out_a, vec2 *out_b, int
         int save_a[3], save_b[3], save_n = n;
         for (int i = 0; i < n; i++)
             save_a[i] = s[i].ia, save_b[i] = s[i].ib;
-        if (n == 2) n = solve2(s);
-        else if (n == 3) n = solve3(s);
+        if (n == 2)
+            n = solve2(s);
+        else if (n == 3)
+            n = solve3(s);
         if (n == 3) break; /* the origin is inside: overlapping */
         vec2 d;
         if (n == 1) {

@@ -55,7 +55,8 @@ static size_t put_vec2_field(uint8_t *out, uint32_t field, vec2 v) {
     return n;
 }
 
-/* Hand-encoded: the same bytes protobuf-c writes for these four fields of BodyState, without its
+/* Hand-encoded: the same bytes protobuf-c writes for these fields of BodyState (id, position,
+ * velocity, last_input_seq, angle, angular_velocity), without its
  * descriptor walk; the unit tests decode every snapshot with protobuf-c. */
 size_t net_snapshot_encode_delta(const world_body_info *info, uint8_t *out) {
     size_t n = 0;
@@ -67,6 +68,10 @@ size_t net_snapshot_encode_delta(const world_body_info *info, uint8_t *out) {
         out[n++] = WIRE_KEY(WIRE_BODY_LAST_INPUT_SEQ, WIRE_VARINT);
         n += varint_write(out + n, info->last_input_seq);
     }
+    /* 1.1 rotation: left out at 0, so a body that never turned costs the bytes it did before */
+    if (info->angle != 0.0f) n += wire_put_float(out + n, WIRE_BODY_ANGLE, info->angle);
+    if (info->angular_velocity != 0.0f)
+        n += wire_put_float(out + n, WIRE_BODY_ANGULAR_VELOCITY, info->angular_velocity);
     NET_ASSERT(n <= NET_SNAPSHOT_DELTA_MAX);
     return n;
 }
@@ -103,6 +108,8 @@ static uint32_t record_delta(void *ctx, const world_body_row *row, uint32_t hand
     info.position = row->position;
     info.velocity = row->velocity;
     info.last_input_seq = row->last_input_seq;
+    info.angle = row->angle;
+    info.angular_velocity = row->angular_velocity;
     size_t len = net_snapshot_encode_delta(&info, rec + 2);
     rec[0] = WIRE_KEY(WIRE_SNAPSHOT_BODIES, WIRE_LEN);
     rec[1] = (uint8_t)len;
@@ -210,7 +217,10 @@ static bool encode_new_body(net_server *srv, world_body_id id, size_t budget,
     net_snapshot_writer *sw = &srv->snapshot;
     world_body_info info;
     geom_shape gs;
-    if (!world_body_get(srv->world, id, &info) || !world_body_shape(srv->world, id, &gs))
+    float angle = 0.0f;
+    /* the shape as spawned, body-local, with the current angle (PROTOCOL.md "Rotation") */
+    if (!world_body_get(srv->world, id, &info) ||
+        !world_body_local_shape(srv->world, id, &gs, &angle))
         return false;
     Collide__V1__Vec2 pos = net_pb_vec2(info.position), vel = net_pb_vec2(info.velocity);
     Collide__V1__BodyState bs = COLLIDE__V1__BODY_STATE__INIT;
@@ -218,6 +228,8 @@ static bool encode_new_body(net_server *srv, world_body_id id, size_t budget,
     bs.position = &pos;
     bs.velocity = &vel;
     bs.last_input_seq = info.last_input_seq;
+    bs.angle = angle;
+    bs.angular_velocity = info.angular_velocity;
     Collide__V1__Shape shape = COLLIDE__V1__SHAPE__INIT;
     Collide__V1__Box box = COLLIDE__V1__BOX__INIT;
     Collide__V1__Circle circle = COLLIDE__V1__CIRCLE__INIT;

@@ -542,8 +542,8 @@ bool world_body_local_shape(const world *w, world_body_id id, geom_shape *out, f
     uint32_t slot = id_slot(w, id);
     if (slot == UINT32_MAX) return false;
     const world_slot *s = &w->slots[slot];
-    uint32_t ref = s->kind == WORLD_BODY_STATIC ? w->statics[s->index].shape
-                                                : w->movers[s->index].shape;
+    uint32_t ref =
+        s->kind == WORLD_BODY_STATIC ? w->statics[s->index].shape : w->movers[s->index].shape;
     if (ref_kind(ref) != WORLD_REF_TURNED) {
         if (angle) *angle = 0.0f;
         return world_body_shape(w, id, out);
@@ -776,8 +776,8 @@ const char *world_validate(const world *w) {
     /* the polygon pool: pool entries in use by polygon shapes plus free entries fill it */
     uint32_t polys = 0;
     for (uint32_t i = 0; i < w->static_count; i++)
-        polys += ref_kind(local_ref(w, w->statics[i].shape, w->statics[i].slot)) ==
-                 GEOM_SHAPE_POLYGON;
+        polys +=
+            ref_kind(local_ref(w, w->statics[i].shape, w->statics[i].slot)) == GEOM_SHAPE_POLYGON;
     for (uint32_t i = 0; i < w->mover_count; i++)
         polys +=
             ref_kind(local_ref(w, w->movers[i].shape, w->movers[i].slot)) == GEOM_SHAPE_POLYGON;

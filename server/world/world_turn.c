@@ -17,10 +17,10 @@
 #define TURN_TOLERANCE (0.25f * GEOM_SKIN)
 
 typedef struct turn_ctx {
-    uint32_t self;            /* the turning mover's slot */
-    const geom_shape *local;  /* its body-local shape */
-    const geom_motion *ma;    /* its motion over the tick */
-    float t;                  /* earliest contact so far, fraction of the tick */
+    uint32_t self;           /* the turning mover's slot */
+    const geom_shape *local; /* its body-local shape */
+    const geom_motion *ma;   /* its motion over the tick */
+    float t;                 /* earliest contact so far, fraction of the tick */
 } turn_ctx;
 
 static void turn_offer(turn_ctx *c, const geom_shape *b, vec2 pb, vec2 db, float dab) {
@@ -35,8 +35,7 @@ static bool turn_static_visit(const world *w, uint32_t index, void *vctx) {
     const world_static *st = &w->statics[index];
     if (!slots_block(w, c->self, st->slot)) return true;
     geom_shape tmp;
-    turn_offer(c, ref_shape(w, st->shape, static_hi(st), &tmp), st->position, v2(0.0f, 0.0f),
-               0.0f);
+    turn_offer(c, ref_shape(w, st->shape, static_hi(st), &tmp), st->position, v2(0.0f, 0.0f), 0.0f);
     return true;
 }
 
@@ -50,14 +49,20 @@ static void turn_bounds(const world *w, aabb reach, turn_ctx *c) {
     geom_shape wall;
     wall.kind = GEOM_SHAPE_BOX;
     wall.u.half_extents = v2(0.5f, half.y);
-    if (reach.max.x > w->inner_bounds.max.x) turn_offer(c, &wall, v2(b.max.x + 0.5f, mid.y), v2(0, 0), 0.0f);
-    if (reach.min.x < w->inner_bounds.min.x) turn_offer(c, &wall, v2(b.min.x - 0.5f, mid.y), v2(0, 0), 0.0f);
+    if (reach.max.x > w->inner_bounds.max.x)
+        turn_offer(c, &wall, v2(b.max.x + 0.5f, mid.y), v2(0, 0), 0.0f);
+    if (reach.min.x < w->inner_bounds.min.x)
+        turn_offer(c, &wall, v2(b.min.x - 0.5f, mid.y), v2(0, 0), 0.0f);
     wall.u.half_extents = v2(half.x, 0.5f);
-    if (reach.max.y > w->inner_bounds.max.y) turn_offer(c, &wall, v2(mid.x, b.max.y + 0.5f), v2(0, 0), 0.0f);
-    if (reach.min.y < w->inner_bounds.min.y) turn_offer(c, &wall, v2(mid.x, b.min.y - 0.5f), v2(0, 0), 0.0f);
+    if (reach.max.y > w->inner_bounds.max.y)
+        turn_offer(c, &wall, v2(mid.x, b.max.y + 0.5f), v2(0, 0), 0.0f);
+    if (reach.min.y < w->inner_bounds.min.y)
+        turn_offer(c, &wall, v2(mid.x, b.min.y - 0.5f), v2(0, 0), 0.0f);
 }
 
-static aabb disc_box(vec2 p, float r) { return aabb_make(v2(p.x - r, p.y - r), v2(p.x + r, p.y + r)); }
+static aabb disc_box(vec2 p, float r) {
+    return aabb_make(v2(p.x - r, p.y - r), v2(p.x + r, p.y + r));
+}
 
 vec2 world_turn_slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candidate *cands,
                       uint32_t cand_count, aabb *path) {
@@ -80,8 +85,8 @@ vec2 world_turn_slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candi
             /* a candidate that has not moved yet turns too (its shape as it stands now, turned
              * further by its own turn of the tick): head-on turning bodies meet symmetrically */
             const world_mover *o = &w->movers[cands[k].index];
-            float dab = cands[k].index > mi && mover_turning(w, o) ? w->turns[o->slot].spin * w->dt
-                                                                  : 0.0f;
+            float dab =
+                cands[k].index > mi && mover_turning(w, o) ? w->turns[o->slot].spin * w->dt : 0.0f;
             geom_shape tmp;
             turn_offer(&c, ref_shape(w, v->ref, v->hi, &tmp), v->pos, cands[k].d, dab);
         }

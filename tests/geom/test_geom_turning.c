@@ -98,7 +98,8 @@ static double brute_distance(const geom_shape *a, dvec pa, const geom_shape *b, 
     if (na >= 3)
         for (int i = 0; i < nb; i++)
             best = fmin(best, point_polygon(vb[i], va, na));
-    if (na == 1 && nb == 1) best = sqrt(dv_dot(dv(pb.x - pa.x, pb.y - pa.y), dv(pb.x - pa.x, pb.y - pa.y)));
+    if (na == 1 && nb == 1)
+        best = sqrt(dv_dot(dv(pb.x - pa.x, pb.y - pa.y), dv(pb.x - pa.x, pb.y - pa.y)));
     return fmax(0, best - ra - rb);
 }
 
@@ -154,8 +155,8 @@ static void make_case(harness_rng *rng, scenario sc, const geom_shape *a, const 
         aabb ba = geom_shape_aabb_xf(a, geom_xf_make(ma->p0, ma->a0));
         aabb bb = geom_shape_aabb_xf(b, geom_xf_make(v2(0, 0), mb->a0));
         float eps = harness_rng_range(rng, -1e-3f, 1e-3f);
-        mb->p0 = v2(ma->p0.x + harness_rng_range(rng, 1.5f, 3.0f) * reach,
-                    ba.max.y - bb.min.y + eps);
+        mb->p0 =
+            v2(ma->p0.x + harness_rng_range(rng, 1.5f, 3.0f) * reach, ba.max.y - bb.min.y + eps);
         ma->dp = v2(4.0f * reach, 0.0f);
         break;
     }
@@ -186,8 +187,8 @@ static void check_case(const geom_shape *a, const geom_motion *ma, const geom_sh
     /* Complete: an overlap the sub-steps found is reported, at or before it. */
     if (first >= 0) {
         tl->brute_overlaps++;
-        CHECK_MSG(hit && r.t <= t_first, "%s %s case %d: missed overlap at %.5f (t %.5f)",
-                  label, scenario_names[sc], i, t_first, (double)r.t);
+        CHECK_MSG(hit && r.t <= t_first, "%s %s case %d: missed overlap at %.5f (t %.5f)", label,
+                  scenario_names[sc], i, t_first, (double)r.t);
     }
     /* Tight: a hit stands within target + tolerance, by the brute-force distance. */
     if (r.state == GEOM_TOI_HIT) {
@@ -291,7 +292,8 @@ static void test_iteration_bound(void) {
     CHECK(r.state == GEOM_TOI_ITERATIONS);
     CHECK(r.t > 0.0f && r.t < 0.5f);
     for (int k = 0; k <= SUBSTEPS; k++)
-        if ((double)k / SUBSTEPS <= r.t) CHECK(gap_at(&bar, &ma, &wall, &mb, (double)k / SUBSTEPS) > 0);
+        if ((double)k / SUBSTEPS <= r.t)
+            CHECK(gap_at(&bar, &ma, &wall, &mb, (double)k / SUBSTEPS) > 0);
 }
 
 TEST_MAIN(TEST(test_distance_every_pair), TEST(test_toi_move_and_spin), TEST(test_toi_spin_only),

@@ -43,8 +43,7 @@ static double tt_gap(const world *w, world_body_id a, world_body_id b) {
 }
 static world_body_id spawn_turned(world *w, world_body_kind k, geom_shape s, vec2 p, float a) {
     world_body_id id = WORLD_NULL_BODY;
-    if (world_spawn_turned(w, k, &s, p, a, k == WORLD_BODY_MOVING ? 7u : 0u, &id, NULL) !=
-        WORLD_OK)
+    if (world_spawn_turned(w, k, &s, p, a, k == WORLD_BODY_MOVING ? 7u : 0u, &id, NULL) != WORLD_OK)
         return WORLD_NULL_BODY;
     return id;
 }
@@ -90,14 +89,16 @@ static void test_i1_spinning_bar(void) {
                     CHECK(world_set_intent_turning(w, bar, v, (float)spin * 1000.0f, 1) ==
                           WORLD_OK);
                     world_body_info info;
-                    CHECK(world_body_get(w, bar, &info) && info.angular_intent == (float)spin * MAX_W);
+                    CHECK(world_body_get(w, bar, &info) &&
+                          info.angular_intent == (float)spin * MAX_W);
                     double most = -INFINITY;
                     for (int t = 0; t < 40; t++) {
                         world_step(w);
                         wo_body b;
                         CHECK(tt_body(w, bar, &b));
                         most = fmax(most, b.maxx);
-                        CHECK_MSG(b.maxx <= GEOM_SKIN, "kind %d angle %g spin %d slant %d tick %d: "
+                        CHECK_MSG(b.maxx <= GEOM_SKIN,
+                                  "kind %d angle %g spin %d slant %d tick %d: "
                                   "a vertex at x %.6f past the wall",
                                   kind, (double)angles[ai], spin, slant, t, b.maxx);
                         CHECK(tt_depth(w, bar, wall) <= GEOM_SKIN);
@@ -152,22 +153,27 @@ static void test_i2_i3_turning_crowd(void) {
     world_body_id statics[16], movers[60];
     int ns = 0, nm = 0;
     for (int i = 0; i < 16; i++)
-        statics[ns++] = spawn_turned(w, WORLD_BODY_STATIC, wt_box(0.6f, 0.3f),
-                                     v2(-9.0f + 6.0f * (float)(i % 4), -9.0f + 6.0f * (float)(i / 4)),
-                                     0.4f * (float)i);
+        statics[ns++] = spawn_turned(
+            w, WORLD_BODY_STATIC, wt_box(0.6f, 0.3f),
+            v2(-9.0f + 6.0f * (float)(i % 4), -9.0f + 6.0f * (float)(i / 4)), 0.4f * (float)i);
     for (int i = 0; i < 60; i++) {
-        geom_shape s = i % 3 == 0 ? wt_box(0.5f, 0.15f) : i % 3 == 1 ? wt_ngon(5, 0.35f, 0.2f)
-                                                                     : wt_circle(0.3f);
-        movers[nm++] = spawn_turned(w, WORLD_BODY_MOVING, s,
-                                    v2(harness_rng_range(&rng, -11, 11), harness_rng_range(&rng, -11, 11)),
-                                    harness_rng_range(&rng, -3, 3));
+        geom_shape s = i % 3 == 0   ? wt_box(0.5f, 0.15f)
+                       : i % 3 == 1 ? wt_ngon(5, 0.35f, 0.2f)
+                                    : wt_circle(0.3f);
+        movers[nm++] =
+            spawn_turned(w, WORLD_BODY_MOVING, s,
+                         v2(harness_rng_range(&rng, -11, 11), harness_rng_range(&rng, -11, 11)),
+                         harness_rng_range(&rng, -3, 3));
     }
-    for (int i = 0; i < ns; i++) CHECK(statics[i]);
-    for (int i = 0; i < nm; i++) CHECK(movers[i]);
+    for (int i = 0; i < ns; i++)
+        CHECK(statics[i]);
+    for (int i = 0; i < nm; i++)
+        CHECK(movers[i]);
     for (int t = 0; t < 240; t++) {
         if (t % 30 == 0)
             for (int i = 0; i < nm; i++) {
-                float a = harness_rng_range(&rng, 0, 6.2831853f), sp = harness_rng_range(&rng, 0, 12);
+                float a = harness_rng_range(&rng, 0, 6.2831853f),
+                      sp = harness_rng_range(&rng, 0, 12);
                 CHECK(world_set_intent_turning(w, movers[i], v2(sp * cosf(a), sp * sinf(a)),
                                                harness_rng_range(&rng, -MAX_W, MAX_W),
                                                (uint32_t)t + 1) == WORLD_OK);
@@ -178,7 +184,8 @@ static void test_i2_i3_turning_crowd(void) {
                 CHECK_MSG(tt_depth(w, movers[i], statics[k]) <= GEOM_SKIN, "tick %d: I2 %g", t,
                           tt_depth(w, movers[i], statics[k]));
             wo_body b;
-            CHECK(tt_body(w, movers[i], &b) && wo_bounds_gap(&b, world_get_config(w)->bounds) >= -1e-4);
+            CHECK(tt_body(w, movers[i], &b) &&
+                  wo_bounds_gap(&b, world_get_config(w)->bounds) >= -1e-4);
         }
         world_body_id a, b;
         bool bogus;
@@ -196,7 +203,8 @@ static void test_i5_turning_box_rests_in_corner(void) {
     CHECK(w);
     world_body_id floor = wt_spawn(w, WORLD_BODY_STATIC, wt_box(10.0f, 0.5f), v2(0.0f, -0.5f));
     world_body_id side = wt_spawn(w, WORLD_BODY_STATIC, wt_box(0.5f, 10.0f), v2(10.5f, 9.0f));
-    world_body_id box = spawn_turned(w, WORLD_BODY_MOVING, wt_box(0.5f, 0.5f), v2(3.0f, 5.0f), 0.3f);
+    world_body_id box =
+        spawn_turned(w, WORLD_BODY_MOVING, wt_box(0.5f, 0.5f), v2(3.0f, 5.0f), 0.3f);
     CHECK(floor && side && box);
     CHECK(world_set_intent_turning(w, box, v2(6.0f, -6.0f), 2.0f, 1) == WORLD_OK);
     vec2 p = v2(0, 0);
@@ -230,8 +238,9 @@ typedef struct mirror_run {
 static void run_mirror(int shape, float speed, int order, mirror_run *out) {
     world *w = wt_world(200.0f, 16);
     CHECK(w);
-    geom_shape s = shape == 0 ? wt_box(0.5f, 0.5f) : shape == 1 ? wt_ngon(6, 0.5f, 0.0f)
-                                                                : wt_box(1.0f, 0.25f);
+    geom_shape s = shape == 0   ? wt_box(0.5f, 0.5f)
+                   : shape == 1 ? wt_ngon(6, 0.5f, 0.0f)
+                                : wt_box(1.0f, 0.25f);
     world_body_id l, r;
     if (order == 0) {
         l = spawn_turned(w, WORLD_BODY_MOVING, s, v2(-20.0f, 3.0f), 0.2f);
@@ -283,8 +292,8 @@ static void test_i7_turning_head_on(void) {
                       (double)a.al[contact], (double)a.ar[contact]);
             /* at 30 u/s a body moves 0.5 a tick: the second one slides less than half of it */
             float mid = 0.5f * (a.l[contact].x + a.r[contact].x);
-            CHECK_MSG(si > 0 || fabsf(mid) <= 0.25f, "speed %g shape %d: met at %g", (double)speeds[si],
-                      shape, (double)mid);
+            CHECK_MSG(si > 0 || fabsf(mid) <= 0.25f, "speed %g shape %d: met at %g",
+                      (double)speeds[si], shape, (double)mid);
         }
 }
 
@@ -297,15 +306,17 @@ static uint64_t turning_run(int ticks, unsigned seed) {
     world_body_id ids[40];
     for (int i = 0; i < 40; i++) {
         geom_shape s = i % 2 ? wt_box(0.6f, 0.2f) : wt_ngon(7, 0.4f, 0.1f);
-        ids[i] = spawn_turned(w, WORLD_BODY_MOVING, s,
-                              v2(harness_rng_range(&rng, -18, 18), harness_rng_range(&rng, -18, 18)),
-                              harness_rng_range(&rng, -3, 3));
+        ids[i] =
+            spawn_turned(w, WORLD_BODY_MOVING, s,
+                         v2(harness_rng_range(&rng, -18, 18), harness_rng_range(&rng, -18, 18)),
+                         harness_rng_range(&rng, -3, 3));
     }
     for (int t = 0; t < ticks; t++) {
         if (t % 20 == 0)
             for (int i = 0; i < 40; i++)
                 world_set_intent_turning(
-                    w, ids[i], v2(harness_rng_range(&rng, -20, 20), harness_rng_range(&rng, -20, 20)),
+                    w, ids[i],
+                    v2(harness_rng_range(&rng, -20, 20), harness_rng_range(&rng, -20, 20)),
                     harness_rng_range(&rng, -20, 20), (uint32_t)t + 1);
         world_step(w);
     }

@@ -44,6 +44,8 @@ typedef struct load_opts {
     uint32_t backend_npcs;    /* --backend: NPCs of the admin connection (0: none) */
     const char *admin_token;  /* --admin-token: the backend's Hello.token */
     double queries_hz;        /* --queries: ray casts per second per player (0: none) */
+    double spin;              /* --spin: each player turns at a fixed speed drawn uniformly from
+                               * [-spin, spin] rad/s (0: no turning) */
 } load_opts;
 
 int cc_load_main(int argc, char **argv);

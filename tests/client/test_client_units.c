@@ -191,6 +191,55 @@ static void test_check_depths(void) {
     CHECK(!cc_segment_crosses(&c, 0, 0, 0, 0.01f, -5, 0.6f, 5, 0.6f));
 }
 
+/* --check and turning bodies: a bar whose centre stays put but whose end swings through a thin
+ * static between two ticks is tunnelling (the corners' chords are checked, not only the centre's),
+ * and the same turn that stays clear of the static is not. */
+static void check_turn(float wall_half_y, uint64_t *tunnels, uint64_t *overlaps) {
+    cc_check_view *v = calloc(1, sizeof *v);
+    cc_check_stats st;
+    CHECK(v != NULL);
+    if (!v) return;
+    cc_check_view_init(v, 0.01f);
+    cc_check_stats_init(&st);
+    Collide__V1__Vec2 wall_half = COLLIDE__V1__VEC2__INIT, bar_half = COLLIDE__V1__VEC2__INIT;
+    wall_half.x = 0.05f, wall_half.y = wall_half_y;
+    bar_half.x = 2.0f, bar_half.y = 0.1f;
+    Collide__V1__Box wall_box = COLLIDE__V1__BOX__INIT, bar_box = COLLIDE__V1__BOX__INIT;
+    wall_box.half_extents = &wall_half;
+    bar_box.half_extents = &bar_half;
+    Collide__V1__Shape wall_shape = COLLIDE__V1__SHAPE__INIT, bar_shape = COLLIDE__V1__SHAPE__INIT;
+    wall_shape.kind_case = COLLIDE__V1__SHAPE__KIND_BOX, wall_shape.box = &wall_box;
+    bar_shape.kind_case = COLLIDE__V1__SHAPE__KIND_BOX, bar_shape.box = &bar_box;
+    Collide__V1__Vec2 wall_pos = COLLIDE__V1__VEC2__INIT, bar_pos = COLLIDE__V1__VEC2__INIT;
+    bar_pos.x = -1.0f, bar_pos.y = 3.0f;
+    Collide__V1__BodyState wall = COLLIDE__V1__BODY_STATE__INIT, bar = COLLIDE__V1__BODY_STATE__INIT;
+    wall.id = 100, wall.position = &wall_pos, wall.shape = &wall_shape;
+    wall.kind = COLLIDE__V1__BODY_KIND__BODY_KIND_STATIC;
+    bar.id = 1, bar.position = &bar_pos, bar.shape = &bar_shape;
+    bar.kind = COLLIDE__V1__BODY_KIND__BODY_KIND_MOVING;
+    Collide__V1__BodyState *both[2] = {&wall, &bar}, *just_bar[1] = {&bar};
+    Collide__V1__Snapshot snap = COLLIDE__V1__SNAPSHOT__INIT;
+    snap.tick = 10, snap.n_bodies = 2, snap.bodies = both;
+    cc_check_snapshot(v, &snap, &st);
+    /* next tick: turned a quarter turn clockwise about the same centre, lying along x = -1 */
+    bar.angle = -1.5707964f;
+    bar.angular_velocity = -94.0f;
+    snap.tick = 11, snap.n_bodies = 1, snap.bodies = just_bar;
+    cc_check_snapshot(v, &snap, &st);
+    *tunnels = st.counts[CC_VIOL_TUNNEL];
+    *overlaps = st.counts[CC_VIOL_OVERLAP_STATIC];
+    free(v);
+}
+static void test_check_turning_tunnel(void) {
+    uint64_t tunnels, overlaps;
+    /* a wall up to y = 2.5: the bar's end swings from (1, 2.9) to (-1.1, 1) through it */
+    check_turn(2.5f, &tunnels, &overlaps);
+    CHECK(tunnels == 1 && overlaps == 0);
+    /* a wall up to y = 1.5: the swing passes above it */
+    check_turn(1.5f, &tunnels, &overlaps);
+    CHECK(tunnels == 0 && overlaps == 0);
+}
+
 /* cc_load_parse on a fixed argv (getopt permutes argv, so each call gets its own copy). */
 static int parse(load_opts *o, int n, const char *const *args) {
     char *argv[16];
@@ -320,6 +369,7 @@ static void test_backend_batch_and_acks(void) {
 
 TEST_MAIN(TEST(test_hist_slots_cover_values), TEST(test_hist_percentiles_match_exact),
           TEST(test_hist_merge_equals_combined), TEST(test_wire_scans_snapshot),
-          TEST(test_wire_pong), TEST(test_check_depths), TEST(test_load_parse_rooms_backend),
+          TEST(test_wire_pong), TEST(test_check_depths), TEST(test_check_turning_tunnel),
+          TEST(test_load_parse_rooms_backend),
           TEST(test_load_room_names), TEST(test_room_stats_merge),
           TEST(test_backend_batch_and_acks))

@@ -195,15 +195,29 @@ static int solve3(simplex_vertex *s) {
     return 3;
 }
 
-static float gjk(const proxy *pa, const proxy *pb, vec2 *out_a, vec2 *out_b, int *iters) {
+/* The support points GJK ended with, to start the next query of the same pair from (Box2D's
+ * simplex cache): conservative advancement asks about the same pair a few times, each close to
+ * the last, so a warm start usually needs one iteration. */
+typedef struct gjk_cache {
+    int count; /* 0: cold */
+    int ia[3], ib[3];
+} gjk_cache;
+
+static float gjk(const proxy *pa, const proxy *pb, gjk_cache *cache, vec2 *out_a, vec2 *out_b,
+                 int *iters) {
     simplex_vertex s[3];
-    s[0].ia = 0;
-    s[0].ib = 0;
-    s[0].wa = pa->v[0];
-    s[0].wb = pb->v[0];
-    s[0].w = v2_sub(s[0].wb, s[0].wa);
-    s[0].a = 1.0f;
-    int n = 1, it = 0;
+    int n = cache && cache->count > 0 ? cache->count : 1;
+    for (int i = 0; i < n; i++) {
+        int ia = cache && cache->count > 0 ? cache->ia[i] : 0;
+        int ib = cache && cache->count > 0 ? cache->ib[i] : 0;
+        s[i].ia = ia;
+        s[i].ib = ib;
+        s[i].wa = pa->v[ia];
+        s[i].wb = pb->v[ib];
+        s[i].w = v2_sub(s[i].wb, s[i].wa);
+        s[i].a = 1.0f / (float)n;
+    }
+    int it = 0;
     while (it < GEOM_GJK_MAX_ITERATIONS) {
         int save_a[3], save_b[3], save_n = n;
         for (int i = 0; i < n; i++)
@@ -237,6 +251,11 @@ static float gjk(const proxy *pa, const proxy *pb, vec2 *out_a, vec2 *out_b, int
         n++;
     }
     *iters = it;
+    if (cache) {
+        cache->count = n;
+        for (int i = 0; i < n; i++)
+            cache->ia[i] = s[i].ia, cache->ib[i] = s[i].ib;
+    }
     vec2 ca = v2(0.0f, 0.0f), cb = v2(0.0f, 0.0f);
     if (n == 3) {
         ca = v2_add(v2_add(v2_scale(s[0].wa, s[0].a), v2_scale(s[1].wa, s[1].a)),
@@ -254,8 +273,16 @@ static float gjk(const proxy *pa, const proxy *pb, vec2 *out_a, vec2 *out_b, int
     return v2_len(v2_sub(cb, ca));
 }
 
+static float distance_cached(const geom_shape *a, geom_xf xa, const geom_shape *b, geom_xf xb,
+                             gjk_cache *cache, geom_closest *out);
+
 float geom_distance_xf(const geom_shape *a, geom_xf xa, const geom_shape *b, geom_xf xb,
                        geom_closest *out) {
+    return distance_cached(a, xa, b, xb, NULL, out);
+}
+
+static float distance_cached(const geom_shape *a, geom_xf xa, const geom_shape *b, geom_xf xb,
+                             gjk_cache *cache, geom_closest *out) {
     geom_closest r;
     memset(&r, 0, sizeof r);
     r.normal = v2(0.0f, 1.0f);
@@ -269,7 +296,7 @@ float geom_distance_xf(const geom_shape *a, geom_xf xa, const geom_shape *b, geo
     make_proxy(a, xa, origin, &pa);
     make_proxy(b, xb, origin, &pb);
     vec2 ca, cb;
-    float d = gjk(&pa, &pb, &ca, &cb, &r.iterations);
+    float d = gjk(&pa, &pb, cache, &ca, &cb, &r.iterations);
     float radii = pa.radius + pb.radius;
     /* Closer than this between the cores is touching: GJK's float rounding lies below it. */
     const float eps = 1e-6f;
@@ -292,8 +319,25 @@ float geom_distance_xf(const geom_shape *a, geom_xf xa, const geom_shape *b, geo
 
 /* ---- conservative advancement -------------------------------------------------------------- */
 
-static geom_xf motion_at(const geom_motion *m, float t) {
-    return geom_xf_make(v2_mul_add(m->p0, t, m->dp), m->a0 + t * m->da);
+/* (cos x, sin x) for the turn within an interval: Taylor to x^9 for |x| <= 1 (error below
+ * 3e-8, under float's own rounding of the result), libm beyond. The advancement evaluates a
+ * motion at many times; its start angle's cos/sin is taken once, so each step costs a few
+ * multiplications instead of two libm calls. */
+static vec2 turn_of(float x) {
+    if (!(fabsf(x) <= 1.0f)) return v2(cosf(x), sinf(x));
+    float x2 = x * x;
+    float c = 1.0f + x2 * (-1.0f / 2 + x2 * (1.0f / 24 + x2 * (-1.0f / 720 + x2 * (1.0f / 40320))));
+    float s = x * (1.0f + x2 * (-1.0f / 6 + x2 * (1.0f / 120 + x2 * (-1.0f / 5040 +
+                                                                      x2 * (1.0f / 362880)))));
+    return v2(c, s);
+}
+
+/* A motion evaluated at t: q0 (the start's cos/sin) turned further by t * da. */
+static geom_xf motion_at(const geom_motion *m, vec2 q0, float t) {
+    geom_xf x;
+    x.p = v2_mul_add(m->p0, t, m->dp);
+    x.q = m->da == 0.0f ? q0 : geom_rotate(q0, turn_of(t * m->da));
+    return x;
 }
 
 bool geom_toi_turning(const geom_shape *a, const geom_motion *ma, const geom_shape *b,
@@ -306,11 +350,13 @@ bool geom_toi_turning(const geom_shape *a, const geom_motion *ma, const geom_sha
      * fixed direction) faster than |da| times its farthest point from the body origin. */
     float spin = fabsf(ma->da) * geom_shape_radius(a) + fabsf(mb->da) * geom_shape_radius(b);
     vec2 dv = v2_sub(ma->dp, mb->dp); /* A's motion relative to B */
+    vec2 qa = v2(cosf(ma->a0), sinf(ma->a0)), qb = v2(cosf(mb->a0), sinf(mb->a0));
     float t = 0.0f;
     bool exhausted = true;
+    gjk_cache cache = {0, {0, 0, 0}, {0, 0, 0}};
     for (int it = 0; it < GEOM_CA_MAX_ITERATIONS && exhausted; it++) {
         geom_closest c;
-        float d = geom_distance_xf(a, motion_at(ma, t), b, motion_at(mb, t), &c);
+        float d = distance_cached(a, motion_at(ma, qa, t), b, motion_at(mb, qb, t), &cache, &c);
         r.t = t;
         r.normal = c.normal;
         r.distance = d;
@@ -332,7 +378,7 @@ bool geom_toi_turning(const geom_shape *a, const geom_motion *ma, const geom_sha
     if (exhausted) {
         /* The bound: the last time reached is still safe; stop there (conservative). */
         geom_closest c;
-        r.distance = geom_distance_xf(a, motion_at(ma, t), b, motion_at(mb, t), &c);
+        r.distance = geom_distance_xf(a, motion_at(ma, qa, t), b, motion_at(mb, qb, t), &c);
         r.normal = c.normal;
         r.t = t;
         r.state = GEOM_TOI_ITERATIONS;

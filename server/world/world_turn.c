@@ -18,6 +18,8 @@
 
 typedef struct turn_ctx {
     uint32_t self;           /* the turning mover's slot */
+    vec2 mid;                /* the middle of its path */
+    float reach;             /* how far from mid any point of it gets over the tick (+ margin) */
     const geom_shape *local; /* its body-local shape */
     const geom_motion *ma;   /* its motion over the tick */
     float t;                 /* earliest contact so far, fraction of the tick */
@@ -33,6 +35,11 @@ static void turn_offer(turn_ctx *c, const geom_shape *b, vec2 pb, vec2 db, float
 static bool turn_static_visit(const world *w, uint32_t index, void *vctx) {
     turn_ctx *c = vctx;
     const world_static *st = &w->statics[index];
+    /* beyond the disc the turning shape sweeps (a circle against the static's AABB): the corners
+     * of the query box hold most of what it finds, and no advancement is needed for them */
+    float dx = wmax(wmax(st->box.min.x - c->mid.x, c->mid.x - st->box.max.x), 0.0f);
+    float dy = wmax(wmax(st->box.min.y - c->mid.y, c->mid.y - st->box.max.y), 0.0f);
+    if (dx * dx + dy * dy > c->reach * c->reach) return true;
     if (!slots_block(w, c->self, st->slot)) return true;
     geom_shape tmp;
     turn_offer(c, ref_shape(w, st->shape, static_hi(st), &tmp), st->position, v2(0.0f, 0.0f), 0.0f);
@@ -76,7 +83,8 @@ vec2 world_turn_slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candi
     if (da != 0.0f) {
         geom_motion ma = {pos, a0, r, da};
         aabb reach = aabb_inflate(aabb_sweep(disc, r), WORLD_QUERY_MARGIN);
-        turn_ctx c = {m->slot, local, &ma, 1.0f};
+        turn_ctx c = {m->slot, v2_mul_add(pos, 0.5f, r),
+                      tr->radius + 0.5f * v2_len(r) + WORLD_QUERY_MARGIN, local, &ma, 1.0f};
         world_static_query(w, reach, turn_static_visit, &c);
         turn_bounds(w, reach, &c);
         for (uint32_t k = 0; k < cand_count; k++) {

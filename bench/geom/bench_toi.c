@@ -189,7 +189,8 @@ int main(int argc, char **argv) {
         for (int r = 0; r < runs; r++)
             ns[r] = run_collide();
         report(pair, "collide-ca", ns, runs, hit_collide);
-        fprintf(stderr, "mean CA iterations %.2f\n", (double)iters_collide / ((runs + 1.0) * CASES));
+        printf("{\"bench\":\"toi-steps\",\"pair\":\"%s\",\"mean_steps\":%.2f}\n", pair,
+               (double)iters_collide / ((runs + 1.0) * CASES));
         iters_collide = 0;
 #ifdef COLLIDE_WITH_BOX2D
         prepare_box2d();

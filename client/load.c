@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include "backend.h"
 #include "check.h"
 #include "cli.h"
 #include "conn.h"
@@ -25,35 +26,8 @@
 #define CC_REQ_SPAWN 2u
 #define CC_PING_PERIOD_US 1000000u /* one Ping per second */
 
-typedef enum load_pattern { PATTERN_WALK, PATTERN_BOUNCE, PATTERN_SWARM } load_pattern;
 static const char *const pattern_names[] = {"walk", "bounce", "swarm"};
 static const char *const shape_names[] = {"box", "polygon", "circle"};
-
-typedef struct load_opts {
-    cc_common_opts common;    /* --host --port --token --max-frame */
-    uint32_t clients;         /* --clients */
-    uint32_t threads;         /* --threads */
-    double ramp_s;            /* --ramp */
-    double duration_s;        /* --duration: total run time, ramp included */
-    double rate_hz;           /* --rate: intents per second per client */
-    double speed;             /* --speed: units per second */
-    double size;              /* --size: half extent / radius / circumradius */
-    int pattern;              /* load_pattern */
-    int shape;                /* index in shape_names */
-    bool check;               /* --check */
-    uint32_t check_clients;   /* --check-clients: how many clients run the checker */
-    double check_tolerance;   /* --check-tolerance */
-    const char *json_path;    /* --json */
-    cc_thresholds thresholds; /* --max-p99-ms --max-errors --max-disconnects --max-violations */
-    double stall_s;           /* --stall-timeout: silence before a client is given up */
-    double drain_s;           /* --drain: wait for the last acks after the run */
-    uint32_t seed;            /* --seed */
-    bool spawn_box_set;       /* --spawn-box given */
-    float spawn_box[4];       /* x0,y0,x1,y1 */
-    bool target_set;          /* --target given */
-    float target[2];          /* swarm point */
-    int progress;             /* -1 auto (TTY), 0 off, 1 on */
-} load_opts;
 
 typedef enum player_state {
     P_IDLE = 0, /* not started yet */
@@ -92,6 +66,7 @@ typedef struct load_player {
     float stuck_x, stuck_y;         /* position at the last stuck test (bounce) */
     uint64_t stuck_at_us;           /* time of the last stuck test */
     uint32_t rng;                   /* xorshift32 state */
+    uint32_t room;                  /* --rooms: index of its room (0 without) */
     cc_check_view *check;           /* non-NULL when this client runs the checker */
 } load_player;
 
@@ -137,6 +112,7 @@ struct load_worker {
     float world_min[2];       /* world bounds from Welcome (one world: same for all) */
     float world_max[2];
     cc_stats stats;              /* this worker's measurements */
+    cc_room_stats *rooms;        /* --rooms: this worker's share per room, NULL without */
     pthread_mutex_t progress_mu; /* guards progress */
     load_progress progress;      /* published once per second for the progress line */
 };
@@ -150,10 +126,17 @@ static uint32_t rng_next(uint32_t *s) {
 }
 static float rng_unit(uint32_t *s) { return (float)(rng_next(s) >> 8) / 16777216.0f; }
 
+/* The player's room figures, NULL when --rooms is not in use. */
+static cc_room_stats *player_room(const load_player *p) {
+    return p->w->rooms ? &p->w->rooms[p->room] : NULL;
+}
+
 static void player_end(load_player *p, const char *reason, bool connect_failure) {
     if (p->ended_badly) return;
     p->ended_badly = true;
     load_worker *w = p->w;
+    cc_room_stats *room = player_room(p);
+    if (room) room->disconnects++;
     if (connect_failure)
         w->stats.connect_failures++;
     else
@@ -222,7 +205,9 @@ static void player_hook_connected(cc_conn *c, int status) {
     cc_hist_record(&w->stats.connect_us, now - p->phase_start_us);
     char name[32];
     snprintf(name, sizeof name, "load-%u", w->first_index + p->slot);
-    cc_session_hello(c, CC_REQ_HELLO, name, w->run->opts->common.token);
+    char room[CC_LOAD_ROOM_NAME + 1] = "";
+    if (w->rooms) cc_load_room_name(room, sizeof room, w->run->opts->room_prefix, p->room);
+    cc_session_hello_room(c, CC_REQ_HELLO, name, w->run->opts->common.token, room);
     cc_conn_flush(c);
     p->state = P_HELLO;
     p->phase_start_us = now;
@@ -276,6 +261,7 @@ static void on_spawned(load_player *p, const Collide__V1__Spawned *sp, uint64_t 
     const load_opts *o = w->run->opts;
     cc_hist_record(&w->stats.spawn_us, now - p->phase_start_us);
     w->stats.clients_spawned++;
+    if (player_room(p)) player_room(p)->players++;
     p->body_id = sp->body_id;
     if (sp->position) {
         p->x = sp->position->x;
@@ -319,10 +305,15 @@ static void on_snapshot(load_player *p, const cc_wire_envelope *env, uint64_t no
         }
         uint32_t acked = scan.body.last_input_seq;
         if (acked > p->sched_seq) acked = p->sched_seq; /* never trust past what we sent */
+        cc_room_stats *room = player_room(p);
         for (uint32_t s = p->acked_seq + 1; s <= acked && acked > p->acked_seq; s++) {
             uint64_t intended = p->intended[s % CC_ACK_RING];
             cc_hist_record(&w->stats.ack_us, now > intended ? now - intended : 0);
             w->stats.intents_acked++;
+            if (room) {
+                cc_hist_record(&room->ack_us, now > intended ? now - intended : 0);
+                room->intents_acked++;
+            }
         }
         if (acked > p->acked_seq) p->acked_seq = acked;
     }
@@ -378,6 +369,7 @@ static void player_hook_frame(cc_conn *c, const uint8_t *body, size_t len) {
     case COLLIDE__V1__SERVER_MESSAGE__MSG_ERROR: {
         uint32_t code = m->error ? (uint32_t)m->error->code : 0u;
         w->stats.errors[code < CC_ERROR_CODES - 1 ? code : CC_ERROR_CODES - 1]++;
+        if (player_room(p)) player_room(p)->errors++;
         if (m->error && m->error->fatal) {
             snprintf(reason, sizeof reason, "fatal error: %s", cc_error_code_name(code));
             player_end(p, reason, false);
@@ -496,6 +488,7 @@ static void player_due(load_player *p, uint64_t now) {
     load_worker *w = p->w;
     const load_opts *o = w->run->opts;
     bool dirty = false;
+    cc_room_stats *room = player_room(p);
     if (p->next_intent_us <= now) {
         double period = 1e6 / o->rate_hz;
         while (p->next_intent_us <= now) {
@@ -507,10 +500,12 @@ static void player_due(load_player *p, uint64_t now) {
                 uint64_t intended = p->intended[p->acked_seq % CC_ACK_RING];
                 cc_hist_record(&w->stats.ack_us, now > intended ? now - intended : 0);
                 w->stats.intents_expired++;
+                if (room) cc_hist_record(&room->ack_us, now > intended ? now - intended : 0);
             }
             p->sched_seq++;
             p->intended[p->sched_seq % CC_ACK_RING] = p->next_intent_us;
             w->stats.intents_scheduled++;
+            if (room) room->intents_scheduled++;
             p->next_intent_us = p->intents_base_us + (uint64_t)(period * (double)p->sched_seq);
         }
         float vx, vy;
@@ -658,6 +653,7 @@ typedef struct load_main_ctx {
     load_run *run;           /* the run */
     load_worker *workers;    /* the workers */
     uint32_t n_workers;      /* how many */
+    uint32_t expected_done;  /* workers, plus the backend thread when there is one */
     uv_timer_t progress;     /* one line per second on a TTY */
     uv_signal_t sigint;      /* Ctrl-C: stop early, still report */
     uv_signal_t sigterm;     /* same */
@@ -706,7 +702,7 @@ static void main_signal(uv_signal_t *s, int signum) {
 
 static void main_done(uv_async_t *a) {
     load_main_ctx *m = a->data;
-    if (atomic_load(&m->run->workers_done) < m->n_workers) return;
+    if (atomic_load(&m->run->workers_done) < m->expected_done) return;
     if (m->show_progress) uv_close((uv_handle_t *)&m->progress, NULL);
     uv_close((uv_handle_t *)&m->sigint, NULL);
     uv_close((uv_handle_t *)&m->sigterm, NULL);
@@ -733,6 +729,16 @@ static void load_usage(FILE *f) {
             "  --spawn-box x0,y0,x1,y1  where to spawn (default: the world bounds from Welcome)\n"
             "  --target x,y         the swarm's meeting point (default: the world centre)\n"
             "  --seed N             random seed (default 1)\n"
+            "Rooms and backend:\n"
+            "  --rooms N            spread the players round robin over N rooms (Hello.room), "
+            "reported\n"
+            "                       per room; 0 = the default room, Hello.room empty (default 0, "
+            "at most 1000)\n"
+            "  --room-prefix P      room names are P0 .. P{N-1} (default load-)\n"
+            "  --backend M          one admin connection spawns M NPCs and drives them at --rate "
+            "Hz\n"
+            "                       with one MoveIntents batch per tick (default 0: none)\n"
+            "  --admin-token SECRET the backend's Hello.token (required with --backend)\n"
             "Checks and gates:\n"
             "  --check              verify collision invariants from the received snapshots\n"
             "  --check-clients N    clients that run the checker (default 16)\n"
@@ -777,6 +783,10 @@ enum {
     OPT_JSON,
     OPT_PROGRESS,
     OPT_NO_PROGRESS,
+    OPT_ROOMS,
+    OPT_ROOM_PREFIX,
+    OPT_BACKEND,
+    OPT_ADMIN_TOKEN,
 };
 
 static int pick(const char *flag, const char *arg, const char *const *names, int n) {
@@ -789,8 +799,20 @@ static int pick(const char *flag, const char *arg, const char *const *names, int
     return -1;
 }
 
-/* Returns -1 on success, else the exit code. */
-static int load_parse(int argc, char **argv, load_opts *o) {
+uint32_t cc_load_room_of(uint32_t player, uint32_t rooms) { return player % rooms; }
+
+bool cc_load_room_name(char *out, size_t size, const char *prefix, uint32_t room) {
+    int n = snprintf(out, size, "%s%u", prefix, room);
+    if (n <= 0 || (size_t)n >= size || (size_t)n > CC_LOAD_ROOM_NAME) return false;
+    /* PROTOCOL.md: [A-Za-z0-9_.:-]; the daemon ends the session of any other name. */
+    for (const char *c = out; *c; c++)
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+              *c == '_' || *c == '.' || *c == ':' || *c == '-'))
+            return false;
+    return true;
+}
+
+int cc_load_parse(int argc, char **argv, load_opts *o) {
     static const struct option longs[] = {
         CC_COMMON_LONG_OPTIONS,
         {"clients", 1, NULL, OPT_CLIENTS},
@@ -817,6 +839,10 @@ static int load_parse(int argc, char **argv, load_opts *o) {
         {"json", 1, NULL, OPT_JSON},
         {"progress", 0, NULL, OPT_PROGRESS},
         {"no-progress", 0, NULL, OPT_NO_PROGRESS},
+        {"rooms", 1, NULL, OPT_ROOMS},
+        {"room-prefix", 1, NULL, OPT_ROOM_PREFIX},
+        {"backend", 1, NULL, OPT_BACKEND},
+        {"admin-token", 1, NULL, OPT_ADMIN_TOKEN},
         {NULL, 0, NULL, 0},
     };
     memset(o, 0, sizeof *o);
@@ -834,6 +860,7 @@ static int load_parse(int argc, char **argv, load_opts *o) {
     o->drain_s = 1.0;
     o->seed = 1;
     o->progress = -1;
+    o->room_prefix = "load-";
     optind = 1;
     opterr = 1;
     int c;
@@ -928,6 +955,18 @@ static int load_parse(int argc, char **argv, load_opts *o) {
         case OPT_NO_PROGRESS:
             o->progress = 0;
             break;
+        case OPT_ROOMS:
+            ok = cc_parse_u32(CMD, "--rooms", optarg, 0, CC_LOAD_MAX_ROOMS, &o->rooms);
+            break;
+        case OPT_ROOM_PREFIX:
+            o->room_prefix = optarg;
+            break;
+        case OPT_BACKEND:
+            ok = cc_parse_u32(CMD, "--backend", optarg, 0, 100000, &o->backend_npcs);
+            break;
+        case OPT_ADMIN_TOKEN:
+            o->admin_token = optarg;
+            break;
         default:
             fprintf(stderr, "collide-client " CMD ": see 'collide-client load --help'\n");
             return CC_EXIT_USAGE;
@@ -942,16 +981,46 @@ static int load_parse(int argc, char **argv, load_opts *o) {
                 o->ramp_s, o->duration_s);
         return CC_EXIT_USAGE;
     }
+    if (o->rooms > 0) {
+        /* The longest name is the last room's: if it is valid, all are. */
+        char name[CC_LOAD_ROOM_NAME + 1];
+        if (!cc_load_room_name(name, sizeof name, o->room_prefix, o->rooms - 1u)) {
+            fprintf(stderr,
+                    "collide-client " CMD ": --room-prefix '%s': room names must be 1..%u bytes of "
+                    "[A-Za-z0-9_.:-]\n",
+                    o->room_prefix, CC_LOAD_ROOM_NAME);
+            return CC_EXIT_USAGE;
+        }
+    }
+    if (o->backend_npcs > 0 && (!o->admin_token || !o->admin_token[0])) {
+        fprintf(stderr, "collide-client " CMD ": --backend needs --admin-token\n");
+        return CC_EXIT_USAGE;
+    }
     if (o->threads > o->clients) o->threads = o->clients;
     if (o->check_clients > o->clients) o->check_clients = o->clients;
     return -1;
+}
+
+typedef struct load_backend_thread {
+    cc_backend_config cfg; /* what to run */
+    cc_backend_stats *stats;
+    load_run *run; /* to signal the end */
+    pthread_t thread;
+} load_backend_thread;
+
+static void *backend_main(void *arg) {
+    load_backend_thread *bt = arg;
+    cc_backend_run(&bt->cfg, bt->stats);
+    atomic_fetch_add(&bt->run->workers_done, 1u);
+    uv_async_send(bt->run->done_async);
+    return NULL;
 }
 
 static double tv_s(struct timeval tv) { return (double)tv.tv_sec + (double)tv.tv_usec / 1e6; }
 
 int cc_load_main(int argc, char **argv) {
     static load_opts opts;
-    int rc = load_parse(argc, argv, &opts);
+    int rc = cc_load_parse(argc, argv, &opts);
     if (rc >= 0) return rc;
 
     char msg[256];
@@ -969,6 +1038,7 @@ int cc_load_main(int argc, char **argv) {
     memset(&m, 0, sizeof m);
     m.run = &run;
     m.n_workers = opts.threads;
+    m.expected_done = opts.threads + (opts.backend_npcs > 0 ? 1u : 0u);
     m.workers = calloc(opts.threads, sizeof *m.workers);
     load_player *players = calloc(opts.clients, sizeof *players);
     uint64_t *due = malloc(opts.clients * sizeof *due);
@@ -1006,6 +1076,15 @@ int cc_load_main(int argc, char **argv) {
         w->count = n;
         w->first_index = first;
         cc_stats_init(&w->stats);
+        if (opts.rooms > 0) {
+            w->rooms = malloc(opts.rooms * sizeof *w->rooms);
+            if (!w->rooms) {
+                fprintf(stderr, "collide-client " CMD ": out of memory for %u rooms\n", opts.rooms);
+                return CC_EXIT_FAIL;
+            }
+            for (uint32_t r = 0; r < opts.rooms; r++)
+                cc_room_stats_init(&w->rooms[r]);
+        }
         pthread_mutex_init(&w->progress_mu, NULL);
         uv_loop_init(&w->loop);
         uv_timer_init(&w->loop, &w->timer);
@@ -1018,6 +1097,7 @@ int cc_load_main(int argc, char **argv) {
             uint32_t g = first + i;
             p->w = w;
             p->slot = i;
+            p->room = opts.rooms > 0 ? cc_load_room_of(g, opts.rooms) : 0u;
             p->rng = seed ^ (g * 2654435761u);
             if (p->rng == 0) p->rng = 0x9e3779b9u;
             rng_next(&p->rng);
@@ -1038,8 +1118,48 @@ int cc_load_main(int argc, char **argv) {
             return CC_EXIT_FAIL;
         }
     }
+    /* The backend joins the first room when there are rooms, else the default one. */
+    static load_backend_thread bt;
+    static cc_backend_stats backend_stats;
+    char backend_room[CC_LOAD_ROOM_NAME + 1] = "";
+    if (opts.backend_npcs > 0) {
+        if (opts.rooms > 0)
+            cc_load_room_name(backend_room, sizeof backend_room, opts.room_prefix, 0);
+        cc_backend_stats_init(&backend_stats, opts.backend_npcs);
+        bt.stats = &backend_stats;
+        bt.run = &run;
+        bt.cfg = (cc_backend_config){
+            .addr = (const struct sockaddr *)&run.addr,
+            .max_frame = opts.common.max_frame,
+            .admin_token = opts.admin_token,
+            .room = backend_room,
+            .npcs = opts.backend_npcs,
+            .rate_hz = opts.rate_hz,
+            .speed = opts.speed,
+            .size = opts.size,
+            .shape = opts.shape,
+            .seed = opts.seed,
+            .start_us = run.start_us,
+            .end_us = run.end_us,
+            .drain_s = opts.drain_s,
+            .stall_s = opts.stall_s,
+            .stop = &run.stop,
+        };
+        if (pthread_create(&bt.thread, NULL, backend_main, &bt) != 0) {
+            fprintf(stderr, "collide-client " CMD ": cannot start the backend thread\n");
+            return CC_EXIT_FAIL;
+        }
+    }
     uv_run(main_loop, UV_RUN_DEFAULT);
+    if (opts.backend_npcs > 0) pthread_join(bt.thread, NULL);
     bool leaked_handles = false;
+    cc_room_stats *rooms = NULL;
+    if (opts.rooms > 0) {
+        rooms = malloc(opts.rooms * sizeof *rooms);
+        if (!rooms) return CC_EXIT_FAIL;
+        for (uint32_t r = 0; r < opts.rooms; r++)
+            cc_room_stats_init(&rooms[r]);
+    }
     cc_stats *total = malloc(sizeof *total);
     if (!total) return CC_EXIT_FAIL;
     cc_stats_init(total);
@@ -1047,6 +1167,9 @@ int cc_load_main(int argc, char **argv) {
         load_worker *w = &m.workers[t];
         pthread_join(w->thread, NULL);
         cc_stats_merge(total, &w->stats);
+        for (uint32_t r = 0; r < opts.rooms; r++)
+            cc_room_stats_merge(&rooms[r], &w->rooms[r]);
+        free(w->rooms);
         if (!cc_loop_close(&w->loop, CMD)) leaked_handles = true;
         pthread_mutex_destroy(&w->progress_mu);
     }
@@ -1068,6 +1191,10 @@ int cc_load_main(int argc, char **argv) {
         .cpu_sys_s = tv_s(ru1.ru_stime) - tv_s(ru0.ru_stime),
         .check = opts.check,
         .check_clients = opts.check_clients,
+        .rooms = opts.rooms,
+        .room_prefix = opts.room_prefix,
+        .room_stats = rooms,
+        .backend = opts.backend_npcs > 0 ? &backend_stats : NULL,
     };
     char failures[8][160];
     int n_fail = cc_report_verdict(&meta, total, &opts.thresholds, failures, 8);
@@ -1090,6 +1217,7 @@ int cc_load_main(int argc, char **argv) {
     }
     if (leaked_handles) exit_code = CC_EXIT_FAIL;
     free(total);
+    free(rooms);
     free(players);
     free(due);
     free(m.workers);

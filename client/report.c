@@ -16,6 +16,46 @@ void cc_stats_init(cc_stats *s) {
     cc_check_stats_init(&s->check);
 }
 
+void cc_room_stats_init(cc_room_stats *r) {
+    memset(r, 0, sizeof *r);
+    cc_hist_init(&r->ack_us);
+}
+
+void cc_room_stats_merge(cc_room_stats *into, const cc_room_stats *from) {
+    into->players += from->players;
+    into->intents_scheduled += from->intents_scheduled;
+    into->intents_acked += from->intents_acked;
+    into->errors += from->errors;
+    into->disconnects += from->disconnects;
+    cc_hist_merge(&into->ack_us, &from->ack_us);
+}
+
+void cc_backend_stats_init(cc_backend_stats *b, uint32_t npcs) {
+    memset(b, 0, sizeof *b);
+    b->npcs_requested = npcs;
+    cc_hist_init(&b->ack_us);
+}
+
+void cc_backend_error_add(cc_backend_stats *b, uint32_t code, uint32_t index, uint32_t request_id) {
+    b->errors[code < CC_ERROR_CODES - 1 ? code : CC_ERROR_CODES - 1]++;
+    if (index > 0) b->item_errors++;
+    if (b->examples_len < CC_BACKEND_EXAMPLES)
+        b->examples[b->examples_len++] = (cc_backend_error){code, index, request_id};
+}
+
+void cc_backend_ack(cc_backend_stats *b, uint64_t latency_us) {
+    cc_hist_record(&b->ack_us, latency_us);
+    b->intents_acked++;
+    if (b->tick_period_us && latency_us <= 2u * b->tick_period_us) b->acked_within_2_ticks++;
+}
+
+static uint64_t backend_errors(const cc_backend_stats *b) {
+    uint64_t t = 0;
+    for (uint32_t i = 0; i < CC_ERROR_CODES; i++)
+        t += b->errors[i];
+    return t;
+}
+
 void cc_reasons_add(cc_reasons *r, const char *text, uint64_t count) {
     for (uint32_t i = 0; i < r->len; i++) {
         if (strncmp(r->items[i].text, text, CC_REASON_LEN - 1) == 0) {
@@ -106,6 +146,47 @@ static void text_hist(FILE *out, const char *name, const cc_hist *h) {
             (unsigned long long)h->total);
 }
 
+static void text_rooms(FILE *out, const cc_report_meta *m) {
+    if (m->rooms == 0 || !m->room_stats) return;
+    fprintf(out, "rooms (%u, prefix \"%s\"; intent-to-ack in ms):\n", m->rooms, m->room_prefix);
+    for (uint32_t i = 0; i < m->rooms; i++) {
+        const cc_room_stats *r = &m->room_stats[i];
+        fprintf(out,
+                "  %s%u: players %llu, intents %llu scheduled %llu acked, ack p50 %.3f p99 %.3f "
+                "p99.9 %.3f, errors %llu, disconnects %llu\n",
+                m->room_prefix, i, (unsigned long long)r->players,
+                (unsigned long long)r->intents_scheduled, (unsigned long long)r->intents_acked,
+                ms(cc_hist_percentile(&r->ack_us, 50)), ms(cc_hist_percentile(&r->ack_us, 99)),
+                ms(cc_hist_percentile(&r->ack_us, 99.9)), (unsigned long long)r->errors,
+                (unsigned long long)r->disconnects);
+    }
+}
+
+static void text_backend(FILE *out, const cc_backend_stats *b) {
+    if (!b) return;
+    fprintf(out,
+            "backend: %u of %u NPCs spawned, %llu batches (%llu intents) sent, %llu acked, %llu "
+            "unacked\n",
+            b->npcs_spawned, b->npcs_requested, (unsigned long long)b->batches_sent,
+            (unsigned long long)b->intents_sent, (unsigned long long)b->intents_acked,
+            (unsigned long long)b->intents_unacked);
+    text_hist(out, "npc intent-to-ack", &b->ack_us);
+    fprintf(out, "  acked within 2 ticks (%.1f ms): %.2f%%\n", ms(2u * b->tick_period_us),
+            b->intents_acked ? 100.0 * (double)b->acked_within_2_ticks / (double)b->intents_acked
+                             : 0.0);
+    fprintf(out, "  backend errors: %llu (%llu batch items)", (unsigned long long)backend_errors(b),
+            (unsigned long long)b->item_errors);
+    for (uint32_t i = 0; i < CC_ERROR_CODES; i++)
+        if (b->errors[i])
+            fprintf(out, "  %s=%llu", cc_error_code_name(i), (unsigned long long)b->errors[i]);
+    fputc('\n', out);
+    for (uint32_t i = 0; i < b->examples_len; i++)
+        fprintf(out, "  backend error %s index %u request %u\n",
+                cc_error_code_name(b->examples[i].code), b->examples[i].index,
+                b->examples[i].request_id);
+    if (b->failure[0]) fprintf(out, "  backend stopped: %s\n", b->failure);
+}
+
 void cc_report_text(FILE *out, const cc_report_meta *m, const cc_stats *s) {
     double el = m->elapsed_s > 0 ? m->elapsed_s : 1.0;
     double cs = s->client_seconds > 0 ? s->client_seconds : 1.0;
@@ -181,6 +262,8 @@ void cc_report_text(FILE *out, const cc_report_meta *m, const cc_stats *s) {
                     (double)v->depth);
         }
     }
+    text_rooms(out, m);
+    text_backend(out, m->backend);
     double cpu = m->cpu_user_s + m->cpu_sys_s;
     fprintf(out,
             "client cpu: %.2f s user + %.2f s sys = %.1f%% of one core; worker threads waited "
@@ -231,6 +314,53 @@ static void json_string(FILE *f, const char *s) {
             fputc(c, f);
     }
     fputc('"', f);
+}
+
+static void json_rooms(FILE *f, const cc_report_meta *m) {
+    if (m->rooms == 0 || !m->room_stats) return;
+    fprintf(f, "  \"rooms\": [\n");
+    for (uint32_t i = 0; i < m->rooms; i++) {
+        const cc_room_stats *r = &m->room_stats[i];
+        char name[160];
+        snprintf(name, sizeof name, "%s%u", m->room_prefix, i);
+        fprintf(f, "   {\"name\": ");
+        json_string(f, name);
+        fprintf(f,
+                ", \"players\": %llu, \"intents\": {\"scheduled\": %llu, \"acked\": %llu}, "
+                "\"errors\": %llu, \"disconnects\": %llu,\n",
+                (unsigned long long)r->players, (unsigned long long)r->intents_scheduled,
+                (unsigned long long)r->intents_acked, (unsigned long long)r->errors,
+                (unsigned long long)r->disconnects);
+        json_hist(f, "intent_to_ack", &r->ack_us, true);
+        fprintf(f, "   }%s\n", i + 1 < m->rooms ? "," : "");
+    }
+    fprintf(f, "  ],\n");
+}
+
+static void json_backend(FILE *f, const cc_backend_stats *b) {
+    if (!b) return;
+    fprintf(f,
+            "  \"backend\": {\"npcs\": %u, \"npcs_spawned\": %u, \"batches_sent\": %llu, "
+            "\"intents_sent\": %llu, \"intents_acked\": %llu, \"intents_unacked\": %llu, "
+            "\"tick_period_ms\": %.3f, \"acked_within_2_ticks\": %.6f,\n",
+            b->npcs_requested, b->npcs_spawned, (unsigned long long)b->batches_sent,
+            (unsigned long long)b->intents_sent, (unsigned long long)b->intents_acked,
+            (unsigned long long)b->intents_unacked, ms(b->tick_period_us),
+            b->intents_acked ? (double)b->acked_within_2_ticks / (double)b->intents_acked : 0.0);
+    json_hist(f, "intent_to_ack", &b->ack_us, false);
+    fprintf(f, "    \"errors\": {\"total\": %llu, \"batch_items\": %llu",
+            (unsigned long long)backend_errors(b), (unsigned long long)b->item_errors);
+    for (uint32_t i = 0; i < CC_ERROR_CODES; i++)
+        if (b->errors[i])
+            fprintf(f, ", \"%s\": %llu", cc_error_code_name(i), (unsigned long long)b->errors[i]);
+    fprintf(f, "},\n    \"error_examples\": [");
+    for (uint32_t i = 0; i < b->examples_len; i++)
+        fprintf(f, "%s{\"code\": \"%s\", \"index\": %u, \"request_id\": %u}", i ? ", " : "",
+                cc_error_code_name(b->examples[i].code), b->examples[i].index,
+                b->examples[i].request_id);
+    fprintf(f, "],\n    \"failure\": ");
+    json_string(f, b->failure);
+    fprintf(f, "\n  },\n");
 }
 
 bool cc_report_json(const char *path, const cc_report_meta *m, const cc_stats *s,
@@ -318,7 +448,10 @@ bool cc_report_json(const char *path, const cc_report_meta *m, const cc_stats *s
                 i ? ", " : "", cc_violation_name(c->examples[i].kind), c->examples[i].a,
                 c->examples[i].b, (unsigned long long)c->examples[i].tick,
                 (double)c->examples[i].depth);
-    fprintf(f, "]},\n  \"failures\": [");
+    fprintf(f, "]},\n");
+    json_rooms(f, m);
+    json_backend(f, m->backend);
+    fprintf(f, "  \"failures\": [");
     for (int i = 0; i < n_failures; i++) {
         fprintf(f, "%s", i ? ", " : "");
         json_string(f, failures[i]);
@@ -349,9 +482,12 @@ int cc_report_verdict(const cc_report_meta *m, const cc_stats *s, const cc_thres
         else if (p99 > t->max_p99_ms)
             FAIL("intent-to-ack p99 %.3f ms > --max-p99-ms %.3f", p99, t->max_p99_ms);
     }
-    if (t->has_errors && cc_stats_errors(s) > t->max_errors)
-        FAIL("errors %llu > --max-errors %llu", (unsigned long long)cc_stats_errors(s),
+    /* The backend's errors count with the players': a refused batch is as much a failure. */
+    uint64_t errors = cc_stats_errors(s) + (m->backend ? backend_errors(m->backend) : 0u);
+    if (t->has_errors && errors > t->max_errors)
+        FAIL("errors %llu > --max-errors %llu", (unsigned long long)errors,
              (unsigned long long)t->max_errors);
+    if (m->backend && m->backend->failure[0]) FAIL("backend: %s", m->backend->failure);
     uint64_t disc = s->disconnects + s->connect_failures;
     if (t->has_disconnects && disc > t->max_disconnects)
         FAIL("disconnects %llu > --max-disconnects %llu", (unsigned long long)disc,

@@ -64,7 +64,51 @@ typedef struct cc_stats {
     cc_check_stats check;            /* --check results */
 } cc_stats;
 
+/* One room's share of a --rooms run: what its players did, kept per worker and merged like
+ * cc_stats, so the report can say which room lagged or failed rather than only the total. */
+typedef struct cc_room_stats {
+    uint64_t players;           /* clients that spawned a body in this room */
+    uint64_t intents_scheduled; /* input_seq values issued by its players */
+    uint64_t intents_acked;     /* of those, acknowledged by a snapshot */
+    uint64_t errors;            /* Error messages its players received */
+    uint64_t disconnects;       /* its players that dropped or could not connect */
+    cc_hist ack_us;             /* intent-to-ack, as cc_stats.ack_us */
+} cc_room_stats;
+
+#define CC_BACKEND_EXAMPLES 8u /* batch item errors kept verbatim for the report */
+
+typedef struct cc_backend_error {
+    uint32_t code;       /* ErrorCode */
+    uint32_t index;      /* Error.index: the batch item + 1, 0 for none */
+    uint32_t request_id; /* echoed request */
+} cc_backend_error;
+
+/* The --backend connection: one admin that spawns NPCs and drives them with MoveIntents. */
+typedef struct cc_backend_stats {
+    uint32_t npcs_requested;         /* --backend */
+    uint32_t npcs_spawned;           /* Spawned answers */
+    uint64_t batches_sent;           /* MoveIntents frames */
+    uint64_t intents_sent;           /* items across them */
+    uint64_t intents_acked;          /* NPC input_seq values acknowledged by a snapshot */
+    uint64_t intents_unacked;        /* sent, never acknowledged */
+    uint64_t acked_within_2_ticks;   /* of intents_acked, within two tick periods */
+    uint64_t tick_period_us;         /* from Welcome */
+    uint64_t errors[CC_ERROR_CODES]; /* Error messages by code */
+    uint64_t item_errors;            /* of those, with Error.index > 0 (a batch item) */
+    uint32_t examples_len;           /* entries in examples */
+    cc_backend_error examples[CC_BACKEND_EXAMPLES]; /* the first errors */
+    cc_hist ack_us;              /* tick's intended send time -> snapshot acking the NPC */
+    char failure[CC_REASON_LEN]; /* why the backend stopped early ("" when it did not) */
+} cc_backend_stats;
+
 void cc_stats_init(cc_stats *s);
+void cc_room_stats_init(cc_room_stats *r);
+void cc_room_stats_merge(cc_room_stats *into, const cc_room_stats *from);
+void cc_backend_stats_init(cc_backend_stats *b, uint32_t npcs);
+/* Counts one Error answered to the backend, keeping the first few verbatim. */
+void cc_backend_error_add(cc_backend_stats *b, uint32_t code, uint32_t index, uint32_t request_id);
+/* Records one NPC ack latency, and whether it came within two ticks. */
+void cc_backend_ack(cc_backend_stats *b, uint64_t latency_us);
 void cc_stats_merge(cc_stats *into, const cc_stats *from);
 void cc_reasons_add(cc_reasons *r, const char *text, uint64_t count);
 uint64_t cc_stats_errors(const cc_stats *s);
@@ -85,6 +129,10 @@ typedef struct cc_report_meta {
     double cpu_sys_s;       /* this process, getrusage */
     bool check;             /* --check was on */
     uint32_t check_clients; /* clients that ran the checker */
+    uint32_t rooms;         /* --rooms (0: no per-room section) */
+    const char *room_prefix;         /* --room-prefix */
+    const cc_room_stats *room_stats; /* rooms entries, merged over the workers */
+    const cc_backend_stats *backend; /* --backend, NULL without */
 } cc_report_meta;
 
 typedef struct cc_thresholds {

@@ -10,11 +10,17 @@ static Collide__V1__Vec2 session_vec2(float x, float y) {
 }
 
 bool cc_session_hello(cc_conn *c, uint32_t request_id, const char *name, const char *token) {
+    return cc_session_hello_room(c, request_id, name, token, NULL);
+}
+
+bool cc_session_hello_room(cc_conn *c, uint32_t request_id, const char *name, const char *token,
+                           const char *room) {
     Collide__V1__ClientMessage m = COLLIDE__V1__CLIENT_MESSAGE__INIT;
     Collide__V1__Hello h = COLLIDE__V1__HELLO__INIT;
     h.protocol_version = CC_PROTOCOL_VERSION;
     h.name = (char *)name;
     h.token = (char *)token;
+    if (room && room[0]) h.room = (char *)room;
     m.request_id = request_id;
     m.msg_case = COLLIDE__V1__CLIENT_MESSAGE__MSG_HELLO;
     m.hello = &h;

@@ -54,6 +54,9 @@ enum wire_field {
     WIRE_CLIENT_REQUEST_ID = 1,
     WIRE_CLIENT_HELLO = 10,
     WIRE_CLIENT_SPAWN = 11,
+    WIRE_CLIENT_MOVE_BATCH = 16,
+    /* MoveIntents: its intents, counted before unpack */
+    WIRE_MOVE_INTENTS_INTENTS = 1,
     /* SpawnBody, Shape, Polygon: the way to Polygon.vertices, counted before unpack */
     WIRE_SPAWN_SHAPE = 2,
     WIRE_SHAPE_POLYGON = 2,

@@ -19,14 +19,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "collide.pb-c.h"
 #include "frame.h"
 #include "net_log.h"
 #include "net_session.h"
+#include "bench_scene.h"
 #include "net_test_util.h"
-#include "world_load.h"
 
 /* Under `valgrind --tool=callgrind --instr-atstart=no` the spectators scene counts instructions
  * of its timed ticks only (the warm-up, filling 60,000 statics into 40 views, is left out). */
@@ -42,33 +41,6 @@
 
 #define BENCH_WARMUP 60
 
-static double now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static uint32_t rng_state = 12345; /* xorshift32, PERFORMANCE.md */
-static uint32_t rng_next(void) {
-    uint32_t x = rng_state;
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    return rng_state = x;
-}
-static float rng_unit(void) { return (float)(rng_next() >> 8) / 16777216.0f; }
-
-static double pct(double *v, int n, double p) {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    int i = (int)(p * (n - 1) + 0.5);
-    return v[i];
-}
-
 #define SPECTATOR_PLAYERS 200
 #define SPECTATOR_WARMUP 120 /* a whole-world view of 60,000 statics fills in ~35 ticks */
 
@@ -76,6 +48,7 @@ static int bench_spectators(int argc, char **argv) {
     int nstatics = argc > 2 ? atoi(argv[2]) : 60000;
     int nspect = argc > 3 ? atoi(argv[3]) : 40;
     int ticks = argc > 4 ? atoi(argv[4]) : 300;
+    bench_rng rng = {12345};
     bool walk = argc > 5 && strcmp(argv[5], "walk") == 0;
     if (nstatics < 0 || nspect < 0 || ticks < 1) return 2;
     net_log_set_level(NET_LOG_ERROR);
@@ -116,8 +89,9 @@ static int bench_spectators(int argc, char **argv) {
             net_session_feed(srv, c, buf, tu_set_view(0, 0, 0, 500, 500, buf, sizeof buf));
         } else {
             /* Between the statics' rows: spawns do not overlap them. */
-            float x = -495.0f + rng_unit() * 990.0f;
-            float y = -495.0f + pitch * (float)(1 + (int)(rng_unit() * (float)(side - 1)));
+            float x = -495.0f + bench_rng_unit(&rng) * 990.0f;
+            float y =
+                -495.0f + pitch * (float)(1 + (int)(bench_rng_unit(&rng) * (float)(side - 1)));
             net_session_feed(srv, c, buf,
                              tu_spawn_box(0, COLLIDE__V1__BODY_KIND__BODY_KIND_MOVING, x, y,
                                           0.1f * pitch, 0.1f * pitch, buf, sizeof buf));
@@ -140,18 +114,18 @@ static int bench_spectators(int argc, char **argv) {
             seq++;
             for (int i = 0; i < SPECTATOR_PLAYERS; i++) {
                 if (!body[i]) continue;
-                float a = rng_unit() * 6.2831853f;
+                float a = bench_rng_unit(&rng) * 6.2831853f;
                 net_session_feed(
                     srv, &clients[i], buf,
                     tu_move(0, body[i], seq, 20.0f * cosf(a), 20.0f * sinf(a), buf, sizeof buf));
             }
         }
-        double t1 = now_ms();
+        double t1 = bench_now_ms();
         world_step(w);
-        double t2 = now_ms();
+        double t2 = bench_now_ms();
         uint64_t taken0 = srv->snapshot.marks.taken;
         net_server_snapshots(srv);
-        double t3 = now_ms();
+        double t3 = bench_now_ms();
         for (int i = 0; i < nclients; i++) {
             if (t >= 0) bytes += clients[i].out.len;
             clients[i].out.len = 0;
@@ -171,8 +145,8 @@ static int bench_spectators(int argc, char **argv) {
            "\"snapshots_p99_ms\":%.3f,\"step_p50_ms\":%.3f,\"taken_per_tick\":%.0f,"
            "\"bytes_per_tick\":%.0f}\n",
            walk ? "true" : "false", nstatics, nspect, SPECTATOR_PLAYERS, ticks, known,
-           pct(snap_ms, ticks, 0.5), pct(snap_ms, ticks, 0.99), pct(step_ms, ticks, 0.5),
-           (double)taken / ticks, (double)bytes / ticks);
+           bench_pct(snap_ms, ticks, 0.5), bench_pct(snap_ms, ticks, 0.99),
+           bench_pct(step_ms, ticks, 0.5), (double)taken / ticks, (double)bytes / ticks);
     for (int i = 0; i < nclients; i++)
         net_client_release(srv, &clients[i]);
     net_server_destroy(srv);
@@ -189,75 +163,29 @@ int main(int argc, char **argv) {
     int nclients = argc > 1 ? atoi(argv[1]) : 1000;
     int ticks = argc > 2 ? atoi(argv[2]) : 600;
     if (nclients < 1 || ticks < 1) return 2;
+    float view_radius = argc > 3 ? (float)atof(argv[3]) : 0.0f;
+    if (argc > 3 && !(view_radius > 0.0f)) return 2;
     net_log_set_level(NET_LOG_ERROR);
-    net_config cfg;
-    net_config_default(&cfg);
-    if (argc > 3) cfg.view_radius = (float)atof(argv[3]);
-    if (!(cfg.view_radius > 0.0f)) return 2;
-    cfg.rate_limit = 1000;
-    world_config wc;
-    world_config_default(&wc);
+    bench_scene sc;
     char err[256];
-    world *w = world_load_json(world_default_arena_json, "arena", &wc, NULL, err, sizeof err);
-    if (!w) {
+    if (!bench_scene_init(&sc, nclients, view_radius, 12345, err, sizeof err)) {
         fprintf(stderr, "%s\n", err);
         return 1;
-    }
-    net_server *srv = net_server_create(&cfg, w);
-    net_client *clients = calloc((size_t)nclients, sizeof *clients);
-    uint32_t *body = calloc((size_t)nclients, sizeof *body);
-    const world_config *bc = world_get_config(w);
-    aabb b = bc->bounds;
-    uint8_t buf[256];
-    srv->now_us = 1000000;
-    for (int i = 0; i < nclients; i++) {
-        net_client *c = &clients[i];
-        net_client_open(srv, c, "bench");
-        net_session_feed(srv, c, buf, tu_hello(0, 1, NULL, buf, sizeof buf));
-        /* x before y: the random stream fixes the layout. */
-        float x = b.min.x + 5.0f + rng_unit() * (b.max.x - b.min.x - 10.0f);
-        float y = b.min.y + 5.0f + rng_unit() * (b.max.y - b.min.y - 10.0f);
-        net_session_feed(srv, c, buf,
-                         tu_spawn_box(0, COLLIDE__V1__BODY_KIND__BODY_KIND_MOVING, x, y, 0.5f, 0.5f,
-                                      buf, sizeof buf));
-        /* The replies are Welcome then Spawned: read the id back from our own output. */
-        tu_msgs replies;
-        tu_take(c, &replies);
-        if (replies.count >= 2 &&
-            replies.m[1]->msg_case == COLLIDE__V1__SERVER_MESSAGE__MSG_SPAWNED)
-            body[i] = replies.m[1]->spawned->body_id;
-        tu_free(&replies);
     }
     double *tick_ms = calloc((size_t)ticks, sizeof *tick_ms);
     double *step_ms = calloc((size_t)ticks, sizeof *step_ms);
     double *feed_ms = calloc((size_t)ticks, sizeof *feed_ms);
     double *snap_ms = calloc((size_t)ticks, sizeof *snap_ms);
     uint64_t bytes = 0, frames = 0, in_view = 0;
-    uint32_t seq = 1;
     for (int t = -BENCH_WARMUP; t < ticks; t++) {
-        srv->now_us += 16667;
-        double t0 = now_ms();
-        if ((t & 1) == 0) { /* intents at 30 Hz */
-            seq++;
-            for (int i = 0; i < nclients; i++) {
-                float a = rng_unit() * 6.2831853f;
-                net_session_feed(
-                    srv, &clients[i], buf,
-                    tu_move(seq, body[i], seq, 20.0f * cosf(a), 20.0f * sinf(a), buf, sizeof buf));
-            }
-        }
-        double t1 = now_ms();
-        world_step(w);
-        double t2 = now_ms();
-        net_server_snapshots(srv);
-        double t3 = now_ms();
-        for (int i = 0; i < nclients; i++) {
-            if (t >= 0) bytes += clients[i].out.len;
-            if (t >= 0) in_view += clients[i].known.count; /* bodies the client now knows of */
-            clients[i].out.len = 0;
-        }
-        while (net_server_pop_dirty(srv)) {
-        }
+        double t0 = bench_now_ms();
+        bench_scene_intents(&sc, t);
+        double t1 = bench_now_ms();
+        world_step(sc.w);
+        double t2 = bench_now_ms();
+        net_server_snapshots(sc.srv);
+        double t3 = bench_now_ms();
+        bench_scene_drain(&sc, t >= 0 ? &bytes : NULL, t >= 0 ? &in_view : NULL);
         if (t >= 0) {
             feed_ms[t] = t1 - t0;
             step_ms[t] = t2 - t1;
@@ -267,7 +195,7 @@ int main(int argc, char **argv) {
         }
     }
     world_stats ws;
-    world_get_stats(w, &ws);
+    world_get_stats(sc.w, &ws);
     double snap_bytes = (double)bytes / (double)frames;
     printf(
         "{\"scene\":\"%s\",\"clients\":%d,\"bodies_in_view_avg\":%.1f,\"view_radius\":%.1f,"
@@ -276,16 +204,12 @@ int main(int argc, char **argv) {
         "p50_ms\":%.3f,"
         "\"intents_p50_ms\":%.3f,\"snapshot_bytes_avg\":%.1f,\"bytes_per_client_per_s\":%.0f}\n",
         nclients >= 5000 ? "L2-inproc" : "L1-inproc", nclients, (double)in_view / (double)frames,
-        (double)cfg.view_radius, ticks, ws.static_bodies, pct(tick_ms, ticks, 0.5),
-        pct(tick_ms, ticks, 0.99), pct(tick_ms, ticks, 0.0), pct(tick_ms, ticks, 0.5),
-        pct(step_ms, ticks, 0.5), pct(snap_ms, ticks, 0.5), pct(feed_ms, ticks, 0.5), snap_bytes,
+        (double)sc.cfg.view_radius, ticks, ws.static_bodies, bench_pct(tick_ms, ticks, 0.5),
+        bench_pct(tick_ms, ticks, 0.99), bench_pct(tick_ms, ticks, 0.0),
+        bench_pct(tick_ms, ticks, 0.5), bench_pct(step_ms, ticks, 0.5),
+        bench_pct(snap_ms, ticks, 0.5), bench_pct(feed_ms, ticks, 0.5), snap_bytes,
         snap_bytes * 60.0);
-    for (int i = 0; i < nclients; i++)
-        net_client_release(srv, &clients[i]);
-    net_server_destroy(srv);
-    world_destroy(w);
-    free(clients);
-    free(body);
+    bench_scene_destroy(&sc);
     free(tick_ms);
     free(step_ms);
     free(feed_ms);

@@ -2,6 +2,9 @@
  * builds the world (a JSON file or the embedded arena) and runs the event loop until drained. */
 #include <signal.h>
 #include <stdio.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 
 #include "net_config.h"
@@ -63,23 +66,27 @@ int main(int argc, char **argv) {
     wc.tick_rate_hz = cfg.tick_rate_hz;
     wc.max_speed = cfg.max_speed;
     wc.max_bodies = cfg.max_bodies;
-    world *w;
-    /* static: 8 KiB, and it must outlive the daemon, which borrows the points */
-    static world_spawn_points spawn_points;
-    if (cfg.world_path[0]) {
-        w = world_load_file(cfg.world_path, &wc, &spawn_points, err, sizeof err);
-    } else {
-        w = world_load_json(world_default_arena_json, "<embedded arena>", &wc, &spawn_points, err,
-                            sizeof err);
-    }
+    /* The default world as text: every room built from it (`default`, auto rooms) is built on
+     * its own thread (docs/rooms-design.md). It is loaded once here to refuse a bad file at
+     * start, with the file's own error. */
+    const char *world_name = cfg.world_path[0] ? cfg.world_path : "<embedded arena>";
+    char *text = cfg.world_path[0]
+                     ? world_read_text(AT_FDCWD, cfg.world_path, false, err, sizeof err)
+                     : strdup(world_default_arena_json);
+    world_spawn_points spawn_points;
+    world *w = text ? world_load_json(text, world_name, &wc, &spawn_points, err, sizeof err) : NULL;
+    if (!text && !cfg.world_path[0]) snprintf(err, sizeof err, "out of memory");
     if (!w) {
+        free(text);
         net_log(NET_LOG_ERROR, "world_error", 0, NULL, "%s", err);
         net_log_stop(NET_LOG_FLUSH_TIMEOUT_MS);
         fprintf(stderr, "collided: %s\n", err);
         return 1;
     }
-    int rc = net_daemon_run(&cfg, w, spawn_points.points, spawn_points.count);
+    world_stats ws;
+    world_get_stats(w, &ws);
     world_destroy(w);
+    int rc = net_daemon_run(&cfg, text, strlen(text), ws.static_bodies);
     net_log(NET_LOG_INFO, "exit", 0, NULL, "exit code %d", rc);
     /* Bounded: a reader that never comes back must not keep a drained daemon from exiting (and
      * nothing is written after a timeout: that write would block too). */

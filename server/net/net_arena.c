@@ -26,7 +26,8 @@ bool net_arena_init(net_arena *a, uint32_t max_frame) {
     memset(a, 0, sizeof *a);
     /* Pages past a frame's high water are never touched, so a large --max-frame costs address
      * space, not resident memory. */
-    a->cap = net_arena_budget(max_frame);
+    a->cap =
+        net_arena_budget(max_frame) + NET_ARENA_PER_BATCH_ITEM * net_arena_batch_max(max_frame);
     a->base = malloc(a->cap);
     if (!a->base) return false;
     a->pb.alloc = arena_alloc;

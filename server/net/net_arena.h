@@ -24,6 +24,16 @@
  * tests/net checks the largest legitimate messages use under half their budget. */
 #define NET_ARENA_PER_BYTE 8u
 #define NET_ARENA_BASE 4096u
+/* A MoveIntents batch (protocol 1.1) is the one message whose structs grow with the frame: each
+ * intent costs a MoveIntent and a Vec2 struct, a pointer and protobuf-c's scan slab (slabs double,
+ * so up to two scan entries of 32 bytes per item), about 150 bytes, against as few as 4 wire bytes
+ * (`0a 02 08 01`). Such a frame's budget gets this much more per intent, counted on the raw bytes
+ * before the unpack (net_session.c), and a batch holds at most NET_ARENA_BATCH_BYTES_PER_ITEM
+ * frame bytes' worth of intents: --max-frame / 16, 4,096 at the default 64 KiB (an intent with a
+ * velocity of two nonzero components is 18-20 wire bytes, so a frame of them never reaches it).
+ * tests/net checks the largest batch of the costliest items uses under half its budget. */
+#define NET_ARENA_PER_BATCH_ITEM 320u
+#define NET_ARENA_BATCH_BYTES_PER_ITEM 16u
 #define NET_ARENA_ALIGN 16u /* max_align_t on the targets we build for */
 
 typedef struct net_arena {
@@ -41,7 +51,13 @@ static inline size_t net_arena_budget(size_t frame_len) {
     return NET_ARENA_BASE + NET_ARENA_PER_BYTE * frame_len;
 }
 
-/* Allocates the block for frames of at most max_frame bytes. False when out of memory. */
+/* The most intents a MoveIntents batch may hold under a --max-frame of max_frame. */
+static inline size_t net_arena_batch_max(uint32_t max_frame) {
+    return max_frame / NET_ARENA_BATCH_BYTES_PER_ITEM;
+}
+
+/* Allocates the block for frames of at most max_frame bytes (and batches of at most
+ * net_arena_batch_max(max_frame) intents). False when out of memory. */
 bool net_arena_init(net_arena *a, uint32_t max_frame);
 void net_arena_free(net_arena *a);
 
@@ -51,6 +67,13 @@ static inline void net_arena_begin(net_arena *a, size_t frame_len) {
     a->limit = budget < a->cap ? budget : a->cap;
     a->used = 0;
     a->over = false;
+}
+
+/* Raises the current frame's budget for a batch of `items` intents (at most
+ * net_arena_batch_max of the block's max frame, so it stays within the block). */
+static inline void net_arena_allow_batch(net_arena *a, size_t items) {
+    size_t budget = a->limit + NET_ARENA_PER_BATCH_ITEM * items;
+    a->limit = budget < a->cap ? budget : a->cap;
 }
 
 /* Ends the frame: records its use, takes everything back. */

@@ -26,6 +26,11 @@ void net_config_default(net_config *cfg) {
     cfg->max_bodies_per_client = 8;
     cfg->max_bodies = 65536;
     cfg->admin_reserved_bodies = 1024;
+    cfg->threads = 0;
+    cfg->max_rooms = 1024;
+    cfg->room_auto_create = true;
+    cfg->room_idle_ms = 60000;
+    cfg->admin_rate_limit = 0.0f;
     cfg->rate_limit = 200.0f;
     cfg->rate_limit_bytes = 65536.0f;
     cfg->max_queued_bytes = 1048576;
@@ -63,7 +68,8 @@ typedef enum opt_kind {
     OPT_U32,
     OPT_SIZE,
     OPT_FLOAT,
-    OPT_LEVEL
+    OPT_LEVEL,
+    OPT_BOOL
 } opt_kind;
 
 typedef struct opt_def {
@@ -156,6 +162,18 @@ static const opt_def opts[] = {
      600000,
      "MS  new Hellos get LIMIT_EXCEEDED \"at capacity\" while the loop spent half of the last MS "
      "behind its tick schedule; 0 = never refuse (default 2000)"},
+    {"threads", "COLLIDE_THREADS", OPT_U32, F(threads), 0, 0, 256,
+     "N  worker threads that own rooms, 0 = one per core (default: the number of cores)"},
+    {"max-rooms", "COLLIDE_MAX_ROOMS", OPT_U32, F(max_rooms), 0, 0, 1000000,
+     "N  rooms besides `default` (default 1024)"},
+    {"room-auto-create", "COLLIDE_ROOM_AUTO_CREATE", OPT_BOOL, F(room_auto_create), 0, 0, 0,
+     "on|off  a Hello naming an unknown room creates it from the default world (default on)"},
+    {"room-idle-ms", "COLLIDE_ROOM_IDLE_MS", OPT_U32, F(room_idle_ms), 0, 0, 86400000,
+     "MS  a room created on join closes after this long without clients (default 60000)"},
+    {"world-dir", "COLLIDE_WORLD_DIR", OPT_STRING, F(world_dir), 0, 0, 0,
+     "DIR  world files CreateRoom may name (default none)"},
+    {"admin-rate-limit", "COLLIDE_ADMIN_RATE_LIMIT", OPT_FLOAT, F(admin_rate_limit), 0, 0, 1e9,
+     "MSGS_PER_S  per-admin token bucket, 0 = none (default 0)"},
 };
 #undef F
 #define OPT_COUNT (sizeof opts / sizeof opts[0])
@@ -169,6 +187,7 @@ static bool apply(net_config *cfg, const opt_def *o, const char *value, const ch
     case OPT_STRING: {
         size_t cap = o->offset == offsetof(net_config, bind)        ? sizeof cfg->bind
                      : o->offset == offsetof(net_config, http_bind) ? sizeof cfg->http_bind
+                     : o->offset == offsetof(net_config, world_dir) ? sizeof cfg->world_dir
                                                                     : sizeof cfg->world_path;
         if (strlen(value) >= cap) {
             snprintf(err, err_size, "%s: value too long", source);
@@ -195,6 +214,13 @@ static bool apply(net_config *cfg, const opt_def *o, const char *value, const ch
             }
         }
         snprintf(err, err_size, "%s: '%s' is not debug, info, warn or error", source, value);
+        return false;
+    case OPT_BOOL:
+        if (strcmp(value, "on") == 0 || strcmp(value, "off") == 0) {
+            *(bool *)(base + o->offset) = value[1] == 'n';
+            return true;
+        }
+        snprintf(err, err_size, "%s: '%s' is not on or off", source, value);
         return false;
     case OPT_FLOAT: {
         double v = strtod(value, &end);

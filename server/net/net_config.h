@@ -51,6 +51,12 @@ typedef struct net_config {
     uint32_t drain_timeout_ms;        /* on SIGTERM, clients not drained by then are cut */
     size_t log_buffer_bytes;          /* log lines waiting for stderr; more are dropped, counted */
     uint32_t overload_window_ms;      /* overload detector's sliding window; 0 = never refuse */
+    uint32_t threads;                 /* worker threads owning rooms; 0 = one per core */
+    uint32_t max_rooms;               /* rooms besides `default` */
+    bool room_auto_create;            /* an unknown Hello.room is created from the default world */
+    uint32_t room_idle_ms;            /* an auto room without clients closes after this */
+    char world_dir[1024];             /* worlds CreateRoom may name; "" = none (only the default) */
+    float admin_rate_limit;           /* messages per second per admin; 0 = unbounded */
 } net_config;
 
 void net_config_default(net_config *cfg);

@@ -5,37 +5,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <uv.h>
 
+#include "net_conn.h"
+#include "net_host.h"
 #include "net_http.h"
 #include "net_log.h"
-#include "net_session.h"
 
-#define NET_READ_CHUNK 65536u    /* one shared read buffer, handed to every read */
-#define NET_MAX_CATCHUP_STEPS 4u /* world steps one late tick may run; the rest are skipped */
-#define NET_OUT_KEEP_CAP                                                                           \
-    (16u * 1024u) /* empty output buffers above this are released: a burst must not pin memory on  \
-                     thousands of idle clients */
-/* Kernel send buffer per game socket. Left to autotuning it grows to megabytes (tcp_wmem), which
- * for a client that stops reading means seconds of stale snapshots queued where our byte count
- * cannot see them, and the slow-reader limits would only act once megabytes sit in the kernel.
- * Capped, the backlog shows up in our own queue, where stale snapshots are dropped instead of
- * delivered late. 128 KiB (Linux doubles it) still covers a 64 KiB snapshot per tick to a
- * client that keeps up, and the bandwidth-delay product of a 100 Mb/s, 20 ms link. */
-#define NET_SNDBUF_BYTES (128 * 1024)
-
+#define NET_READ_CHUNK 65536u /* one shared read buffer, handed to every read */
 typedef struct net_daemon net_daemon;
-
-typedef struct net_conn {
-    uv_tcp_t tcp;      /* the socket; tcp.data points back here */
-    uv_write_t wreq;   /* the one write in flight */
-    net_buf inflight;  /* bytes handed to uv_write, alive until its callback */
-    bool writing;      /* wreq is in flight */
-    bool closing;      /* uv_close has been called */
-    net_daemon *d;     /* owner */
-    net_client client; /* protocol state */
-} net_conn;
 
 typedef struct net_http_conn {
     uv_tcp_t tcp;                      /* the socket */
@@ -47,174 +25,56 @@ typedef struct net_http_conn {
     uint64_t start_us;                 /* accept time, for the timeout */
     struct sockaddr_storage peer;      /* remote address (port ignored), for the per-address cap */
     bool responded;                    /* a response was written: ignore further input */
+    bool want_metrics;                 /* GET /metrics or /rooms: waits for the next collection */
+    bool rooms;                        /* ... for /rooms */
+    bool in_collection;                /* ... and that collection is the one in flight */
+    bool head_only;                    /* HEAD: the response without its body */
     bool closing;                      /* uv_close called */
     net_daemon *d;                     /* owner */
     struct net_http_conn *prev, *next; /* in d->http_conns */
 } net_http_conn;
 
 struct net_daemon {
-    uv_loop_t loop;                     /* the one event loop */
-    net_server *srv;                    /* protocol state */
+    uv_loop_t loop;                     /* the front's loop */
+    net_server *srv;                    /* the front: connections until their Hello (no world) */
+    net_rooms *dir;                     /* the room directory, shared with the workers */
+    net_hosts hosts;                    /* the worker threads that own the rooms */
+    bool hosts_on;                      /* the workers were started */
     uv_tcp_t listener;                  /* game port */
     uv_tcp_t http_listener;             /* metrics port (when http_on) */
     bool http_on;                       /* the HTTP listener is open */
-    uv_timer_t tick_timer;              /* one-shot, re-armed against the schedule */
-    uv_timer_t drain_timer;             /* bounds the drain */
+    uv_timer_t housekeeping;            /* the front's timeouts (hello, pending, HTTP) */
+    uv_timer_t drain_timer;             /* bounds the front's part of the drain */
     uv_prepare_t flush;                 /* writes dirty clients before the loop sleeps */
     uv_signal_t sigterm;                /* SIGTERM: drain */
     uv_signal_t sigint;                 /* SIGINT: drain */
-    uint64_t tick_period_ns;            /* 1e9 / tick rate */
-    uint64_t next_tick_ns;              /* uv_hrtime() at which the next step is due */
-    uint32_t conn_count;                /* game connections not yet freed */
+    uv_async_t wake;                    /* the workers: drained, or figures collected */
+    net_conn_host conns;                /* the front's connections: read buffer, count */
     uint32_t http_count;                /* HTTP connections not yet freed */
     uint32_t http_open;                 /* of those, not closing: what --http-max-connections caps
                                            (a closed slot is free at once, not after uv_close's
                                            callback one loop turn later) */
     net_http_conn *http_conns;          /* open HTTP connections */
+    bool collecting;                    /* a collection of the workers' figures is in flight */
     bool draining;                      /* shutdown started */
     bool finished;                      /* every long-lived handle is closing */
     uint8_t read_chunk[NET_READ_CHUNK]; /* shared read buffer (reads are handled one at a time) */
 };
 
-static void set_clock(net_daemon *d) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    net_server_set_clock(d->srv, uv_hrtime() / 1000u,
-                         (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u);
-}
-
-static void addr_str(const struct sockaddr_storage *ss, char *out, size_t size) {
-    char ip[INET6_ADDRSTRLEN] = "?";
-    int port = 0;
-    if (ss->ss_family == AF_INET) {
-        const struct sockaddr_in *a = (const struct sockaddr_in *)ss;
-        uv_ip4_name(a, ip, sizeof ip);
-        port = ntohs(a->sin_port);
-        snprintf(out, size, "%s:%d", ip, port);
-    } else if (ss->ss_family == AF_INET6) {
-        const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)ss;
-        uv_ip6_name(a, ip, sizeof ip);
-        port = ntohs(a->sin6_port);
-        snprintf(out, size, "[%s]:%d", ip, port);
-    } else {
-        snprintf(out, size, "-");
-    }
-}
-
-/* The connection a client is embedded in: the server hands back the net_client it was given. */
-static net_conn *conn_of(net_client *c) {
-    return (net_conn *)(void *)((char *)c - offsetof(net_conn, client));
-}
-
 static void maybe_finish(net_daemon *d);
 static void http_close(net_http_conn *hc);
+static void collect_start(net_daemon *d);
+static bool render_rooms(net_daemon *d, net_buf *out);
+
+static void set_clock(net_daemon *d) { net_conn_set_clock(d->srv); }
 
 /* ---- Game connections ---------------------------------------------------------------------- */
 
-static void on_conn_closed(uv_handle_t *h) {
-    net_conn *conn = h->data;
-    net_daemon *d = conn->d;
-    net_buf_free(&conn->inflight);
-    free(conn);
-    d->conn_count--;
-    maybe_finish(d);
-}
-
-/* The one close path: idempotent; memory is freed in the close callback. reason counts only when
- * the server had not decided on the close itself (net_client_close). */
-static void conn_close(net_conn *conn, net_disconnect_reason reason) {
-    if (conn->closing) return;
-    conn->closing = true;
-    net_client_close(conn->d->srv, &conn->client, reason);
-    uv_close((uv_handle_t *)&conn->tcp, on_conn_closed);
-}
-
-static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
-    (void)suggested;
-    net_daemon *d = h->loop->data;
-    buf->base = (char *)d->read_chunk;
-    buf->len = sizeof d->read_chunk;
-}
-
-static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
-    net_conn *conn = s->data;
-    net_daemon *d = conn->d;
-    if (conn->closing) return;
-    if (nread < 0) {
-        conn_close(conn, nread == UV_EOF ? NET_DISC_CLIENT_CLOSED : NET_DISC_READ_ERROR);
-        return;
-    }
-    if (nread == 0) return;
-    set_clock(d);
-    net_client *c = &conn->client;
-    net_session_feed(d->srv, c, (const uint8_t *)buf->base, (size_t)nread);
-    if (!net_client_accepts_input(c)) uv_read_stop(s); /* nothing more is read */
-}
-
-static void on_write(uv_write_t *req, int status) {
-    net_conn *conn = req->data;
-    conn->writing = false;
-    if (conn->closing) return; /* cancelled by uv_close; the close callback frees */
-    net_client *c = &conn->client;
-    if (status < 0) {
-        conn_close(conn, NET_DISC_WRITE_ERROR);
-        return;
-    }
-    conn->inflight.len = 0;
-    net_buf_trim(&conn->inflight, NET_OUT_KEEP_CAP);
-    net_client_written(conn->d->srv, c);
-}
-
-/* One uv_write per client per loop iteration: everything appended since the last one goes out
- * together, in append (= request) order. */
-static void flush_client(net_daemon *d, net_client *c) {
-    net_conn *conn = conn_of(c);
-    if (conn->closing) return;
-    net_io io = net_client_next_io(c);
-    if (io == NET_IO_CUT) {
-        conn_close(conn, net_client_reason(c));
-        return;
-    }
-    if (conn->writing || io == NET_IO_NONE) return; /* on_write marks it dirty again */
-    if (io == NET_IO_CLOSE) {
-        conn_close(conn, net_client_reason(c)); /* fatal error or Goodbye flushed */
-        return;
-    }
-    net_client_take_output(c, &conn->inflight);
-    uv_buf_t b = uv_buf_init((char *)conn->inflight.data, (unsigned)conn->inflight.len);
-    /* The kernel nearly always takes a tick's output whole: write it directly. uv_write would
-     * do the same write() and then, on completion, re-arm the socket's epoll registration
-     * (uv__drain), one epoll_ctl per client per tick for nothing, plus a deferred callback.
-     * Only what the kernel did not take goes through uv_write and waits for POLLOUT. */
-    int sent = uv_try_write((uv_stream_t *)&conn->tcp, &b, 1);
-    if (sent == (int)b.len) {
-        conn->inflight.len = 0;
-        net_buf_trim(&conn->inflight, NET_OUT_KEEP_CAP);
-        net_client_written(d->srv, c);
-        return;
-    }
-    if (sent < 0 && sent != UV_EAGAIN) {
-        conn_close(conn, NET_DISC_WRITE_ERROR);
-        return;
-    }
-    if (sent > 0) b = uv_buf_init(b.base + sent, b.len - (unsigned)sent);
-    conn->wreq.data = conn;
-    int rc = uv_write(&conn->wreq, (uv_stream_t *)&conn->tcp, &b, 1, on_write);
-    if (rc < 0) {
-        conn_close(conn, NET_DISC_WRITE_ERROR);
-        return;
-    }
-    conn->writing = true;
-}
+static void on_conn_freed(net_conn_host *host) { maybe_finish(host->data); }
 
 static void on_flush(uv_prepare_t *h) {
     net_daemon *d = h->data;
-    net_client *c;
-    bool flushed = false;
-    while ((c = net_server_pop_dirty(d->srv)) != NULL) {
-        flush_client(d, c);
-        flushed = true;
-    }
+    bool flushed = net_conn_flush(d->srv); /* hand-offs, refusals, pending clients' errors */
     /* libuv computes the poll timeout after this callback from the loop time of the start of
      * the iteration: without an update, the time spent writing here (milliseconds with
      * thousands of clients) would be slept again on top, and every tick start that late. */
@@ -227,74 +87,54 @@ static void on_connection(uv_stream_t *server, int status) {
         net_log(NET_LOG_WARN, "accept_error", 0, NULL, "%s", uv_strerror(status));
         return;
     }
-    net_conn *conn = calloc(1, sizeof *conn);
-    if (!conn) {
-        net_log(NET_LOG_ERROR, "accept_error", 0, NULL, "out of memory");
-        return;
-    }
-    conn->d = d;
-    uv_tcp_init(&d->loop, &conn->tcp);
-    conn->tcp.data = conn;
-    d->conn_count++;
-    if (uv_accept(server, (uv_stream_t *)&conn->tcp) != 0) {
-        conn->closing = true;
-        uv_close((uv_handle_t *)&conn->tcp, on_conn_closed);
-        return;
-    }
-    uv_tcp_nodelay(&conn->tcp, 1);
-    int sndbuf = NET_SNDBUF_BYTES;
-    uv_send_buffer_size((uv_handle_t *)&conn->tcp, &sndbuf);
-    struct sockaddr_storage ss;
-    int len = sizeof ss;
-    char addr[64] = "-";
-    if (uv_tcp_getpeername(&conn->tcp, (struct sockaddr *)&ss, &len) == 0)
-        addr_str(&ss, addr, sizeof addr);
-    set_clock(d);
-    if (!net_client_open(d->srv, &conn->client, addr)) { /* not registered */
-        conn->closing = true;
-        uv_close((uv_handle_t *)&conn->tcp, on_conn_closed);
-        return;
-    }
-    uv_read_start((uv_stream_t *)&conn->tcp, on_alloc, on_read);
+    net_conn_accept(&d->conns, d->srv, server);
 }
 
-/* ---- The tick -------------------------------------------------------------------------------- */
+/* ---- Placing clients in rooms ------------------------------------------------------------- */
 
-static void on_tick(uv_timer_t *t) {
+/* A Hello passed the front's checks (version, token, room name): the directory places it, or
+ * the front refuses it with the code PROTOCOL.md gives. */
+static void on_hello(net_server *srv, net_client *c, const net_hello_ticket *t, void *ctx) {
+    net_daemon *d = ctx;
+    net_room_ref ref;
+    net_room_status st = net_rooms_join(d->dir, t->room, t->room_len, t->admin, &ref);
+    if (st != NET_ROOM_OK) {
+        /* Logged there for the two the single world logged (server full, at capacity). */
+        if (st != NET_ROOM_SERVER_FULL && st != NET_ROOM_AT_CAPACITY)
+            net_log(NET_LOG_INFO, "client_refused", c->id, c->addr, "room=%.*s: %s",
+                    (int)t->room_len, t->room, net_room_status_str(st));
+        net_server_refuse_room(srv, c, t->request_id, (int)st);
+        return;
+    }
+    if (ref.created)
+        net_log(NET_LOG_INFO, "room_create", 0, NULL, "room=%.*s auto=1 thread=%u",
+                (int)t->room_len, t->room, ref.thread);
+    net_hello_placement p = {ref.id, ref.thread, t->request_id, t->admin, ""};
+    memcpy(p.room, t->room, t->room_len);
+    net_client_hand_off(srv, c, &p);
+}
+
+/* The connection layer detached a placed client's socket: it goes to its room's thread. */
+static void on_hand_off(net_conn_host *host, net_server *srv, net_client *c, int fd) {
+    (void)srv;
+    net_daemon *d = host->data;
+    net_hosts_hand_off(&d->hosts, &c->placement, c->name, fd, c->in.data, c->in.len);
+}
+
+/* ---- Housekeeping ---------------------------------------------------------------------------- */
+
+static void on_housekeeping(uv_timer_t *t) {
     net_daemon *d = t->data;
-    uint64_t now = uv_hrtime();
-    if (now >= d->next_tick_ns) {
-        uint64_t due = (now - d->next_tick_ns) / d->tick_period_ns + 1u;
-        uint64_t run = due < NET_MAX_CATCHUP_STEPS ? due : NET_MAX_CATCHUP_STEPS;
-        /* Falling behind drops steps instead of queueing them: no spiral of death. */
-        uint64_t skipped = due - run;
-        /* How late this callback started against the oldest step due: a loop busy elsewhere
-         * (writes, reads) shows here, not in the tick's own duration. */
-        double lag = (double)(now - d->next_tick_ns) * 1e-9;
-        d->next_tick_ns += due * d->tick_period_ns;
-        set_clock(d);
-        uint64_t t0 = uv_hrtime();
-        net_server_tick(d->srv, (unsigned)run);
-        net_server_note_tick(d->srv, run, skipped, lag, (double)(uv_hrtime() - t0) * 1e-9);
-
-        /* HTTP connections that never finish their request. */
-        for (net_http_conn *h = d->http_conns; h; h = h->next) {
-            if (!h->closing && net_server_now_us(d->srv) - h->start_us >
-                                   (uint64_t)net_server_config(d->srv)->http_timeout_ms * 1000u) {
-                if (!h->responded) net_server_note_http_close(d->srv, NET_HTTP_TIMEOUT);
-                http_close(h);
-            }
+    set_clock(d);
+    net_server_tick(d->srv, 0); /* hello and frame timeouts, the pending set's trim */
+    /* HTTP connections that never finish their request. */
+    for (net_http_conn *h = d->http_conns; h; h = h->next) {
+        if (!h->closing && net_server_now_us(d->srv) - h->start_us >
+                               (uint64_t)net_server_config(d->srv)->http_timeout_ms * 1000u) {
+            if (!h->responded) net_server_note_http_close(d->srv, NET_HTTP_TIMEOUT);
+            http_close(h);
         }
     }
-    uv_update_time(&d->loop);
-    now = uv_hrtime();
-    uint64_t wait_ns = d->next_tick_ns > now ? d->next_tick_ns - now : 0;
-    uint64_t wait_ms = (wait_ns + 999999u) / 1000000u;
-    /* Never 0: libuv 1.44 runs a timer re-armed with timeout 0 again inside the same timer phase,
-     * so a loop that is behind would tick back to back and never reach I/O or the flush (every
-     * client starved of snapshots while the ticks counted on). One millisecond lets the loop
-     * poll and write between late ticks; the schedule (next_tick_ns) keeps the rate. */
-    uv_timer_start(t, on_tick, wait_ms ? wait_ms : 1u, 0);
 }
 
 /* ---- HTTP --------------------------------------------------------------------------------------
@@ -392,15 +232,138 @@ static void http_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
             http_text(hc, 503, "Service Unavailable", "draining\n", head);
         else
             http_text(hc, 200, "OK", "ok\n", head);
-    } else if (strcmp(path, "/metrics") == 0) {
-        if (!net_server_render_metrics(d->srv, &hc->body)) {
-            http_close(hc);
-            return;
-        }
-        http_respond(hc, 200, "OK", "text/plain; version=0.0.4; charset=utf-8", head);
+    } else if (strcmp(path, "/metrics") == 0 || strcmp(path, "/rooms") == 0) {
+        /* The figures live on the rooms' threads: answered once each has sent a copy, taken
+         * after this request arrived (what a client just saw counted is in it). */
+        hc->want_metrics = true;
+        hc->rooms = path[1] == 'r';
+        hc->head_only = head;
+        uv_read_stop((uv_stream_t *)&hc->tcp);
+        collect_start(d);
     } else {
         http_text(hc, 404, "Not Found", "not found\n", head);
     }
+}
+
+/* ---- /metrics and /rooms across threads ------------------------------------------------------ */
+
+/* The collected copy of room `id`; NULL when none (not built yet, or gone since). */
+static const net_room_sample *sample_of(const net_hosts *hs, uint32_t thread, net_room_id id) {
+    const net_host_sample *smp = thread < hs->threads ? hs->collected[thread] : NULL;
+    for (size_t j = 0; smp && j < smp->count; j++)
+        if (smp->rooms[j].id == id) return &smp->rooms[j];
+    return NULL;
+}
+
+/* GET /rooms: the directory's rooms (clients counted with the joins in flight), with the figures
+ * of the collection just made. */
+static bool render_rooms(net_daemon *d, net_buf *out) {
+    size_t cap = (size_t)net_server_config(d->srv)->max_rooms + 1u;
+    net_room_info *infos = malloc(cap * sizeof *infos);
+    if (!infos) return false;
+    size_t n = net_rooms_list(d->dir, infos, cap);
+    if (n > cap) n = cap;
+    for (size_t i = 0; i < n; i++) {
+        const net_room_sample *r = sample_of(&d->hosts, infos[i].thread, infos[i].id);
+        if (!r) continue;
+        infos[i].bodies = r->static_bodies + r->moving_bodies;
+        infos[i].tick = r->tick;
+        infos[i].tick_p99_ms = 1000.0 * net_metrics_tick_quantile(&r->m, 0.99);
+    }
+    out->len = 0;
+    bool ok = net_rooms_render_json(infos, n, out);
+    free(infos);
+    return ok;
+}
+
+/* Starts a collection for the requests that want one, unless one is in flight (those requests
+ * then wait for the next: the one in flight may have been asked before they arrived). */
+static void collect_start(net_daemon *d) {
+    if (d->collecting || !d->hosts_on) return;
+    bool wanted = false;
+    for (net_http_conn *h = d->http_conns; h; h = h->next) {
+        if (h->want_metrics && !h->closing) {
+            h->want_metrics = false;
+            h->in_collection = true;
+            wanted = true;
+        }
+    }
+    if (!wanted) return;
+    d->collecting = net_hosts_collect(&d->hosts);
+}
+
+static int room_row_order(const void *pa, const void *pb) {
+    const net_room_metrics *a = pa, *b = pb;
+    bool da = strcmp(a->name, NET_ROOM_DEFAULT) == 0, db = strcmp(b->name, NET_ROOM_DEFAULT) == 0;
+    if (da != db) return da ? -1 : 1;
+    return strcmp(a->name, b->name);
+}
+
+/* The /metrics exposition from the collected copies: the daemon-wide series sum the front, every
+ * room and every thread's retired counters; the collide_room_* families label the rooms. */
+static bool render_metrics(net_daemon *d, net_buf *out) {
+    net_hosts *hs = &d->hosts;
+    size_t n = 0;
+    for (uint32_t i = 0; i < hs->threads; i++)
+        if (hs->collected[i]) n += hs->collected[i]->count;
+    net_room_metrics *rows = malloc((n ? n : 1) * sizeof *rows);
+    if (!rows) return false;
+    net_metrics front = d->srv->metrics;
+    front.overloaded = false;
+    net_gauges g = {net_server_client_count(d->srv), 0, 0, net_log_dropped_total(), 0, UINT64_MAX,
+                    net_server_pending_count(d->srv)};
+    size_t k = 0;
+    for (uint32_t i = 0; i < hs->threads; i++) {
+        const net_host_sample *smp = hs->collected[i];
+        if (!smp) continue;
+        net_metrics_add(&front, &smp->retired);
+        g.clients += smp->connections;
+        for (size_t j = 0; j < smp->count; j++) {
+            const net_room_sample *r = &smp->rooms[j];
+            rows[k++] =
+                (net_room_metrics){r->name, &r->m, r->clients, r->static_bodies, r->moving_bodies};
+            g.clients += r->clients;
+            g.static_bodies += r->static_bodies;
+            g.moving_bodies += r->moving_bodies;
+            g.body_slots_retired += r->slots_retired;
+            /* The room nearest to running out is the one to watch. */
+            if (r->ids_left < g.body_ids_left) g.body_ids_left = r->ids_left;
+        }
+    }
+    if (g.body_ids_left == UINT64_MAX) g.body_ids_left = 0;
+    /* The renderer breaks ties in the top 64 by position: in the directory's order (`default`
+     * first, then by name; docs/operations.md), not in the order the threads answered. */
+    qsort(rows, k, sizeof *rows, room_row_order);
+    out->len = 0;
+    bool ok = net_metrics_render_rooms(rows, k, &front, &g, out);
+    free(rows);
+    return ok;
+}
+
+/* The workers woke the front: a collection complete, or a drain progressed. */
+static void on_wake(uv_async_t *a) {
+    net_daemon *d = a->data;
+    uv_mutex_lock(&d->hosts.lock);
+    bool collected = d->collecting && d->hosts.collect_left == 0;
+    bool drained = d->hosts.drained >= d->hosts.threads;
+    uv_mutex_unlock(&d->hosts.lock);
+    if (collected) {
+        d->collecting = false;
+        for (net_http_conn *h = d->http_conns; h; h = h->next) {
+            if (!h->in_collection || h->closing) continue;
+            h->in_collection = false;
+            if (!(h->rooms ? render_rooms(d, &h->body) : render_metrics(d, &h->body))) {
+                http_close(h);
+                continue;
+            }
+            http_respond(h, 200, "OK",
+                         h->rooms ? "application/json" : "text/plain; version=0.0.4; charset=utf-8",
+                         h->head_only);
+        }
+        net_hosts_collect_free(&d->hosts);
+        collect_start(d); /* those that asked meanwhile */
+    }
+    if (drained && d->draining) maybe_finish(d);
 }
 
 /* Same remote address, port ignored. */
@@ -476,27 +439,38 @@ static void on_http_connection(uv_stream_t *server, int status) {
 /* ---- Lifecycle ---------------------------------------------------------------------------------
  */
 
+/* The end of the drain: the front's own connections are gone and every worker has said Goodbye
+ * to its clients and closed its rooms. The workers are joined (quickly: nothing is left on their
+ * loops) and the front's handles closed, so its loop ends. */
 static void maybe_finish(net_daemon *d) {
-    if (!d->draining || d->finished || d->conn_count > 0) return;
+    if (!d->draining || d->finished || d->conns.conn_count > 0) return;
+    if (d->hosts_on) {
+        uv_mutex_lock(&d->hosts.lock);
+        bool drained = d->hosts.drained >= d->hosts.threads;
+        uv_mutex_unlock(&d->hosts.lock);
+        if (!drained) return;
+    }
     d->finished = true;
     for (net_http_conn *h = d->http_conns; h; h = h->next)
         http_close(h);
     if (d->http_on) uv_close((uv_handle_t *)&d->http_listener, NULL);
-    uv_close((uv_handle_t *)&d->tick_timer, NULL);
+    uv_close((uv_handle_t *)&d->housekeeping, NULL);
     uv_close((uv_handle_t *)&d->drain_timer, NULL);
     uv_close((uv_handle_t *)&d->flush, NULL);
     uv_close((uv_handle_t *)&d->sigterm, NULL);
     uv_close((uv_handle_t *)&d->sigint, NULL);
+    uv_close((uv_handle_t *)&d->wake, NULL);
+    if (d->hosts_on) {
+        net_hosts_stop(&d->hosts);
+        d->hosts_on = false;
+    }
     net_log(NET_LOG_INFO, "drained", 0, NULL, "all clients closed");
 }
 
 static void on_drain_timeout(uv_timer_t *t) {
     net_daemon *d = t->data;
-    /* Clients that would not read their Goodbye: cut them now. */
-    uint32_t left = net_server_client_count(d->srv);
-    if (left > 0)
-        net_log(NET_LOG_WARN, "drain_timeout", 0, NULL, "%u clients not drained within %u ms: cut",
-                left, net_server_config(d->srv)->drain_timeout_ms);
+    /* Connections that would not read their Goodbye: cut them now (the workers bound their own
+     * clients' drain the same way). */
     net_server_kill_all(d->srv);
 }
 
@@ -504,12 +478,16 @@ static void on_signal(uv_signal_t *s, int signum) {
     net_daemon *d = s->data;
     if (d->draining) return;
     d->draining = true;
-    net_log(NET_LOG_INFO, "shutdown", 0, NULL, "signal %d: draining %u clients", signum,
-            net_server_client_count(d->srv));
+    uint32_t rooms = 0, clients = 0;
+    net_rooms_counts(d->dir, &rooms, &clients);
+    net_log(NET_LOG_INFO, "shutdown", 0, NULL, "signal %d: draining %u clients in %u rooms", signum,
+            clients, rooms);
+    /* Hellos and CreateRooms from now on get SHUTTING_DOWN (PROTOCOL.md "Shutting down"). */
+    net_rooms_begin_drain(d->dir);
     uv_close((uv_handle_t *)&d->listener, NULL); /* stop accepting */
-    uv_timer_stop(&d->tick_timer);
     set_clock(d);
     net_server_drain(d->srv);
+    if (d->hosts_on) net_hosts_drain(&d->hosts);
     uv_timer_start(&d->drain_timer, on_drain_timeout, net_server_config(d->srv)->drain_timeout_ms,
                    0);
     maybe_finish(d);
@@ -541,62 +519,90 @@ static int listen_on(net_daemon *d, uv_tcp_t *tcp, const char *bind, uint16_t po
     return 0;
 }
 
-int net_daemon_run(const net_config *cfg, world *w, const vec2 *spawn_points,
-                   size_t spawn_point_count) {
+int net_daemon_run(const net_config *cfg_in, char *world_text, size_t world_len, size_t statics) {
     net_daemon *d = calloc(1, sizeof *d);
-    if (!d) return 1;
-    int exit_code = 0;
-    d->srv = net_server_create(cfg, w);
+    net_world_text *text = net_world_text_make(world_text, world_len);
+    if (!d || !text) {
+        free(d);
+        net_world_text_unref(text);
+        return 1;
+    }
+    net_config cfg = *cfg_in;
+    if (cfg.threads == 0) cfg.threads = (uint32_t)uv_available_parallelism();
+    if (cfg.threads == 0) cfg.threads = 1;
+    net_rooms_config rc = {cfg.threads, cfg.max_rooms, cfg.max_clients, cfg.room_auto_create, text};
+    d->dir = net_rooms_create(&rc);
+    net_world_text_unref(text); /* the directory holds its own reference */
+    d->srv = d->dir ? net_server_create(&cfg, NULL) : NULL;
     if (!d->srv || uv_loop_init(&d->loop) != 0) {
         net_server_destroy(d->srv);
+        net_rooms_destroy(d->dir);
         free(d);
         return 1;
     }
-    net_server_set_spawn_points(d->srv, spawn_points, spawn_point_count);
+    int exit_code = 0;
+    net_server_set_hello_hook(d->srv, on_hello, d);
     d->loop.data = d;
-    uint16_t game_port = 0, http_port = 0;
-    const char *http_bind = cfg->http_bind[0] ? cfg->http_bind : cfg->bind; /* default: --bind */
-    bool listening =
-        listen_on(d, &d->listener, cfg->bind, cfg->port, on_connection, &game_port) == 0;
-    if (listening && cfg->http_port) {
-        d->http_on = true;
-        listening = listen_on(d, &d->http_listener, http_bind, cfg->http_port, on_http_connection,
-                              &http_port) == 0;
-    }
-    uv_timer_init(&d->loop, &d->tick_timer);
+    d->conns.loop = &d->loop;
+    d->conns.read_buf = d->read_chunk;
+    d->conns.read_buf_size = sizeof d->read_chunk;
+    d->conns.on_freed = on_conn_freed;
+    d->conns.on_hand_off = on_hand_off;
+    d->conns.data = d;
+    uv_timer_init(&d->loop, &d->housekeeping);
     uv_timer_init(&d->loop, &d->drain_timer);
     uv_prepare_init(&d->loop, &d->flush);
     uv_signal_init(&d->loop, &d->sigterm);
     uv_signal_init(&d->loop, &d->sigint);
-    d->tick_timer.data = d->drain_timer.data = d->flush.data = d->sigterm.data = d->sigint.data = d;
+    uv_async_init(&d->loop, &d->wake, on_wake);
+    d->housekeeping.data = d->drain_timer.data = d->flush.data = d->sigterm.data = d->sigint.data =
+        d->wake.data = d;
+    d->hosts.cfg = cfg;
+    d->hosts.dir = d->dir;
+    d->hosts.front_wake = &d->wake;
+    d->hosts.default_statics = statics;
+    d->hosts_on = net_hosts_start(&d->hosts);
+
+    uint16_t game_port = 0, http_port = 0;
+    const char *http_bind = cfg.http_bind[0] ? cfg.http_bind : cfg.bind; /* default: --bind */
+    bool listener_made = d->hosts_on; /* listen_on initialises the handle first */
+    bool listening = listener_made &&
+                     listen_on(d, &d->listener, cfg.bind, cfg.port, on_connection, &game_port) == 0;
+    if (listening && cfg.http_port) {
+        d->http_on = true;
+        listening = listen_on(d, &d->http_listener, http_bind, cfg.http_port, on_http_connection,
+                              &http_port) == 0;
+    }
     if (!listening) {
+        if (!d->hosts_on) net_log(NET_LOG_ERROR, "thread_error", 0, NULL, "cannot start workers");
         exit_code = 1;
         d->draining = true;
-        uv_close((uv_handle_t *)&d->listener, NULL);
+        if (d->hosts_on) net_hosts_drain(&d->hosts);
+        if (listener_made) uv_close((uv_handle_t *)&d->listener, NULL);
         maybe_finish(d);
     } else {
-        d->tick_period_ns = (uint64_t)(1e9 / (double)cfg->tick_rate_hz);
-        d->next_tick_ns = uv_hrtime() + d->tick_period_ns;
-        uv_timer_start(&d->tick_timer, on_tick, d->tick_period_ns / 1000000u, 0);
+        /* The front's timeouts at the tick period, as when they ran in the tick. */
+        uint64_t period_ms = (uint64_t)(1000.0f / cfg.tick_rate_hz);
+        if (period_ms == 0) period_ms = 1;
+        uv_timer_start(&d->housekeeping, on_housekeeping, period_ms, period_ms);
         uv_prepare_start(&d->flush, on_flush);
         uv_signal_start(&d->sigterm, on_signal, SIGTERM);
         uv_signal_start(&d->sigint, on_signal, SIGINT);
-        world_stats ws;
-        world_get_stats(w, &ws);
         char kv[224];
-        snprintf(kv, sizeof kv, "bind=%s game_port=%u http_bind=%s http_port=%u", cfg->bind,
+        snprintf(kv, sizeof kv, "bind=%s game_port=%u http_bind=%s http_port=%u", cfg.bind,
                  game_port, http_bind, http_port);
         net_log_kv(NET_LOG_INFO, "listening", kv,
-                   "tick_rate=%g statics=%zu capacity=%zu version=%s", (double)cfg->tick_rate_hz,
-                   ws.static_bodies, ws.capacity, COLLIDE_VERSION);
+                   "tick_rate=%g statics=%zu threads=%u max_rooms=%u version=%s",
+                   (double)cfg.tick_rate_hz, statics, cfg.threads, cfg.max_rooms, COLLIDE_VERSION);
     }
     uv_run(&d->loop, UV_RUN_DEFAULT);
-    int rc = uv_loop_close(&d->loop);
-    if (rc != 0) {
-        net_log(NET_LOG_ERROR, "loop_close", 0, NULL, "uv_loop_close: %s", uv_strerror(rc));
+    int rc2 = uv_loop_close(&d->loop);
+    if (rc2 != 0) {
+        net_log(NET_LOG_ERROR, "loop_close", 0, NULL, "uv_loop_close: %s", uv_strerror(rc2));
         exit_code = 1;
     }
     net_server_destroy(d->srv);
+    net_rooms_destroy(d->dir);
     free(d);
     return exit_code;
 }

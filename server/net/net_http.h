@@ -1,7 +1,7 @@
-/* net_http: the request side of the tiny HTTP/1.x server behind /metrics and /healthz.
+/* net_http: the request side of the tiny HTTP/1.x server behind /metrics, /healthz and /rooms.
  *
  * Why hand-written rather than a library (llhttp, picohttpparser are not in Debian 12 as -dev
- * packages we can rely on, and libmicrohttpd brings its own threads and sockets): we serve two
+ * packages we can rely on, and libmicrohttpd brings its own threads and sockets): we serve three
  * fixed GET paths to Prometheus and health probes. All we need is the request line; headers are
  * skipped. The parser is bounded (NET_HTTP_MAX_REQUEST bytes, then 431), never allocates, never
  * reads past len, and each connection answers one request and closes. */

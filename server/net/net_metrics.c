@@ -1,10 +1,12 @@
 #include "net_metrics.h"
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "collide.pb-c.h"
+#include "net_rooms.h"
 
 /* Dense around the figures operators gate on (PERFORMANCE.md: tick p99 <= 4 ms at L1, <= 12 ms at
  * L2, and the 16.7 ms budget of a 60 Hz tick), so a quantile read from the buckets is within about
@@ -20,9 +22,9 @@ const double net_lag_bucket_bounds[NET_LAG_BUCKET_COUNT] = {
 
 const char *net_disconnect_reason_str(net_disconnect_reason reason) {
     static const char *names[NET_DISC_REASON_COUNT] = {
-        "client_closed", "read_error",   "write_error",   "fatal_error",
-        "hello_timeout", "slow_client",  "server_full",   "shutdown",
-        "out_of_memory", "snapshot_lag", "frame_timeout", "pending_evicted"};
+        "client_closed", "read_error",      "write_error", "fatal_error",   "hello_timeout",
+        "slow_client",   "server_full",     "shutdown",    "out_of_memory", "snapshot_lag",
+        "frame_timeout", "pending_evicted", "room_closed"};
     return (unsigned)reason < NET_DISC_REASON_COUNT ? names[reason] : "unknown";
 }
 
@@ -171,5 +173,251 @@ bool net_metrics_render(const net_metrics *m, const net_gauges *g, net_buf *out)
               "# HELP collide_body_ids_left Spawns the body-id space still allows in this "
               "process.\n# TYPE collide_body_ids_left gauge\ncollide_body_ids_left %llu\n",
               (unsigned long long)g->body_ids_left);
+    return ok;
+}
+
+void net_metrics_add(net_metrics *acc, const net_metrics *m) {
+    acc->ticks_total += m->ticks_total;
+    acc->ticks_skipped_total += m->ticks_skipped_total;
+    for (int i = 0; i < NET_TICK_BUCKET_COUNT; i++)
+        acc->tick_buckets[i] += m->tick_buckets[i];
+    acc->tick_count += m->tick_count;
+    acc->tick_sum_seconds += m->tick_sum_seconds;
+    acc->connections_total += m->connections_total;
+    for (int i = 0; i < NET_DISC_REASON_COUNT; i++)
+        acc->disconnects_total[i] += m->disconnects_total[i];
+    acc->frames_in_total += m->frames_in_total;
+    acc->frames_out_total += m->frames_out_total;
+    acc->bytes_in_total += m->bytes_in_total;
+    acc->bytes_out_total += m->bytes_out_total;
+    for (int i = 0; i < NET_ERROR_CODE_COUNT; i++)
+        acc->errors_total[i] += m->errors_total[i];
+    acc->slow_client_drops_total += m->slow_client_drops_total;
+    acc->slow_client_disconnects_total += m->slow_client_disconnects_total;
+    for (int i = 0; i < NET_HTTP_CLOSE_REASON_COUNT; i++)
+        acc->http_closed_total[i] += m->http_closed_total[i];
+    acc->steps_late_total += m->steps_late_total;
+    acc->steps_coalesced_total += m->steps_coalesced_total;
+    for (int i = 0; i < NET_LAG_BUCKET_COUNT; i++)
+        acc->lag_buckets[i] += m->lag_buckets[i];
+    acc->lag_count += m->lag_count;
+    acc->lag_sum_seconds += m->lag_sum_seconds;
+    acc->snapshots_sent_total += m->snapshots_sent_total;
+    acc->capacity_refusals_total += m->capacity_refusals_total;
+    acc->overloaded = acc->overloaded || m->overloaded;
+}
+
+double net_metrics_tick_quantile(const net_metrics *m, double q) {
+    if (m->tick_count == 0) return 0.0;
+    double rank = q * (double)m->tick_count;
+    uint64_t below = 0; /* observations in the buckets before i */
+    for (int i = 0; i < NET_TICK_BUCKET_COUNT; i++) {
+        uint64_t in = m->tick_buckets[i];
+        if (in > 0 && (double)(below + in) >= rank) {
+            double lower = i > 0 ? net_tick_bucket_bounds[i - 1] : 0.0;
+            double upper = net_tick_bucket_bounds[i];
+            double within = (rank - (double)below) / (double)in;
+            if (within < 0) within = 0;
+            return lower + (upper - lower) * within;
+        }
+        below += in;
+    }
+    return net_tick_bucket_bounds[NET_TICK_BUCKET_COUNT - 1];
+}
+
+/* A room name as a Prometheus label value: \, " and newline escaped, at most NET_ROOM_NAME_MAX
+ * bytes of it (valid names need none of this; a bad one must still not break the exposition). */
+static void label_value(const char *name, char *out, size_t size) {
+    size_t o = 0;
+    for (size_t i = 0; name[i] && i < NET_ROOM_NAME_MAX && o + 3 < size; i++) {
+        char ch = name[i];
+        if (ch == '\\' || ch == '"' || ch == '\n') {
+            out[o++] = '\\';
+            ch = ch == '\n' ? 'n' : ch;
+        }
+        out[o++] = ch;
+    }
+    out[o] = '\0';
+}
+
+/* A row of the collide_room_* families: one room, or the `other` sum. */
+typedef struct room_row {
+    char label[2 * NET_ROOM_NAME_MAX + 1]; /* escaped */
+    const net_metrics *m;
+    uint32_t clients;
+    size_t static_bodies, moving_bodies;
+} room_row;
+
+/* The longest sample line: "collide_room_tick_duration_seconds_bucket{room=\"" (48) + 128 label
+ * bytes + "\",le=\"0.00025\"} " (17) + 20 digits + "\n" = 214 < put()'s 256. */
+
+static bool room_counter(net_buf *out, const char *name, const char *help, const room_row *rows,
+                         size_t nrows, size_t field) {
+    bool ok = put(out, "# HELP %s %s\n# TYPE %s counter\n", name, help, name);
+    for (size_t r = 0; r < nrows; r++) {
+        uint64_t v;
+        memcpy(&v, (const char *)rows[r].m + field, sizeof v);
+        ok &= put(out, "%s{room=\"%s\"} %llu\n", name, rows[r].label, (unsigned long long)v);
+    }
+    return ok;
+}
+
+static bool room_histogram(net_buf *out, const char *name, const char *help, const room_row *rows,
+                           size_t nrows, bool lag) {
+    bool ok = put(out, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name);
+    int nb = lag ? NET_LAG_BUCKET_COUNT : NET_TICK_BUCKET_COUNT;
+    const double *bounds = lag ? net_lag_bucket_bounds : net_tick_bucket_bounds;
+    for (size_t r = 0; r < nrows; r++) {
+        const net_metrics *m = rows[r].m;
+        const uint64_t *buckets = lag ? m->lag_buckets : m->tick_buckets;
+        uint64_t count = lag ? m->lag_count : m->tick_count;
+        double sum = lag ? m->lag_sum_seconds : m->tick_sum_seconds;
+        uint64_t cumulative = 0;
+        for (int i = 0; i < nb; i++) {
+            cumulative += buckets[i];
+            ok &= put(out, "%s_bucket{room=\"%s\",le=\"%g\"} %llu\n", name, rows[r].label,
+                      bounds[i], (unsigned long long)cumulative);
+        }
+        ok &= put(out, "%s_bucket{room=\"%s\",le=\"+Inf\"} %llu\n", name, rows[r].label,
+                  (unsigned long long)count);
+        ok &= put(out, "%s_sum{room=\"%s\"} %.9f\n", name, rows[r].label, sum);
+        ok &= put(out, "%s_count{room=\"%s\"} %llu\n", name, rows[r].label,
+                  (unsigned long long)count);
+    }
+    return ok;
+}
+
+bool net_metrics_render_rooms(const net_room_metrics *rooms, size_t n, const net_metrics *front,
+                              const net_gauges *g, net_buf *out) {
+    net_metrics total = {0};
+    if (front) net_metrics_add(&total, front);
+    for (size_t i = 0; i < n; i++)
+        net_metrics_add(&total, rooms[i].m);
+    bool ok = net_metrics_render(&total, g, out);
+
+    /* The labelled rooms: the top NET_METRICS_ROOM_LABELS by clients, kept sorted (most first,
+     * ties by index) by insertion; no allocation, O(n x 64). */
+    size_t top[NET_METRICS_ROOM_LABELS];
+    size_t ntop = 0;
+    for (size_t i = 0; i < n; i++) {
+        /* A room named `other` would collide with the sum's label: it always joins the sum. */
+        if (strcmp(rooms[i].name, NET_METRICS_ROOM_OTHER) == 0) continue;
+        if (ntop == NET_METRICS_ROOM_LABELS && rooms[i].clients <= rooms[top[ntop - 1]].clients)
+            continue;
+        size_t at = ntop < NET_METRICS_ROOM_LABELS ? ntop++ : ntop - 1;
+        while (at > 0 && rooms[top[at - 1]].clients < rooms[i].clients) {
+            top[at] = top[at - 1];
+            at--;
+        }
+        top[at] = i;
+    }
+    room_row rows[NET_METRICS_ROOM_LABELS + 1]; /* about 10 KiB */
+    for (size_t r = 0; r < ntop; r++) {
+        const net_room_metrics *rm = &rooms[top[r]];
+        label_value(rm->name, rows[r].label, sizeof rows[r].label);
+        rows[r].m = rm->m;
+        rows[r].clients = rm->clients;
+        rows[r].static_bodies = rm->static_bodies;
+        rows[r].moving_bodies = rm->moving_bodies;
+    }
+    size_t nrows = ntop;
+    net_metrics other = {0};
+    if (n > ntop) {
+        /* Everyone not in top: sort a copy of top by index and walk both. */
+        size_t labelled[NET_METRICS_ROOM_LABELS];
+        memcpy(labelled, top, ntop * sizeof top[0]);
+        for (size_t a = 1; a < ntop; a++)
+            for (size_t b = a; b > 0 && labelled[b - 1] > labelled[b]; b--) {
+                size_t t = labelled[b];
+                labelled[b] = labelled[b - 1];
+                labelled[b - 1] = t;
+            }
+        room_row *o = &rows[nrows++];
+        memset(o, 0, sizeof *o);
+        label_value(NET_METRICS_ROOM_OTHER, o->label, sizeof o->label);
+        o->m = &other;
+        size_t j = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (j < ntop && labelled[j] == i) {
+                j++;
+                continue;
+            }
+            net_metrics_add(&other, rooms[i].m);
+            o->clients += rooms[i].clients;
+            o->static_bodies += rooms[i].static_bodies;
+            o->moving_bodies += rooms[i].moving_bodies;
+        }
+    }
+
+    ok &= room_histogram(out, "collide_room_tick_duration_seconds",
+                         "Time to step the room's world and build its snapshots.", rows, nrows,
+                         false);
+    ok &= room_histogram(out, "collide_room_tick_lag_seconds",
+                         "How late each of the room's ticks started against its schedule.", rows,
+                         nrows, true);
+    ok &= room_counter(out, "collide_room_ticks_total", "World steps run in the room.", rows, nrows,
+                       offsetof(net_metrics, ticks_total));
+    ok &= room_counter(out, "collide_room_ticks_skipped_total",
+                       "Steps of the room dropped by the bounded catch-up.", rows, nrows,
+                       offsetof(net_metrics, ticks_skipped_total));
+    ok &= room_counter(out, "collide_room_steps_late_total",
+                       "Steps of the room run by a tick that found more than one due.", rows, nrows,
+                       offsetof(net_metrics, steps_late_total));
+    ok &= room_counter(out, "collide_room_steps_coalesced_total",
+                       "Steps of the room run without a snapshot of their own.", rows, nrows,
+                       offsetof(net_metrics, steps_coalesced_total));
+    ok &= room_counter(out, "collide_room_snapshots_sent_total",
+                       "Snapshots of the room written to game sockets.", rows, nrows,
+                       offsetof(net_metrics, snapshots_sent_total));
+    ok &= put(out, "# HELP collide_room_clients Sessions welcomed into the room.\n"
+                   "# TYPE collide_room_clients gauge\n");
+    for (size_t r = 0; r < nrows; r++)
+        ok &= put(out, "collide_room_clients{room=\"%s\"} %u\n", rows[r].label, rows[r].clients);
+    ok &= put(out, "# HELP collide_room_bodies Bodies in the room's world.\n"
+                   "# TYPE collide_room_bodies gauge\n");
+    for (size_t r = 0; r < nrows; r++)
+        ok &= put(out,
+                  "collide_room_bodies{room=\"%s\",kind=\"static\"} %zu\n"
+                  "collide_room_bodies{room=\"%s\",kind=\"moving\"} %zu\n",
+                  rows[r].label, rows[r].static_bodies, rows[r].label, rows[r].moving_bodies);
+    return ok;
+}
+
+/* A room name as a JSON string body: ", \ and control bytes escaped, at most NET_ROOM_NAME_MAX
+ * bytes of it. */
+static void json_string(const char *name, char *out, size_t size) {
+    size_t o = 0;
+    for (size_t i = 0; name[i] && i < NET_ROOM_NAME_MAX && o + 7 < size; i++) {
+        unsigned char ch = (unsigned char)name[i];
+        if (ch == '"' || ch == '\\') {
+            out[o++] = '\\';
+            out[o++] = (char)ch;
+        } else if (ch < 0x20) {
+            o += (size_t)snprintf(out + o, size - o, "\\u%04x", ch);
+        } else {
+            out[o++] = (char)ch;
+        }
+    }
+    out[o] = '\0';
+}
+
+bool net_rooms_render_json(const net_room_info *rooms, size_t n, net_buf *out) {
+    bool ok = put(out, "{\"rooms\": [");
+    size_t shown = n < NET_ROOMS_JSON_MAX ? n : NET_ROOMS_JSON_MAX;
+    for (size_t i = 0; i < shown; i++) {
+        const net_room_info *r = &rooms[i];
+        char name[6 * NET_ROOM_NAME_MAX + 1];
+        json_string(r->name, name, sizeof name);
+        double p99 = r->tick_p99_ms >= 0 && r->tick_p99_ms < 1e9 ? r->tick_p99_ms : 0.0;
+        /* The name apart: escaped, it may be longer than a put() line. */
+        ok &= put(out, "%s{\"name\": \"", i ? ", " : "");
+        ok &= net_buf_append(out, name, strlen(name));
+        ok &= put(out,
+                  "\", \"clients\": %u, \"bodies\": %llu, \"tick\": %llu, \"auto\": %s, "
+                  "\"tick_p99_ms\": %.3f}",
+                  r->clients, (unsigned long long)r->bodies, (unsigned long long)r->tick,
+                  r->auto_created ? "true" : "false", p99);
+    }
+    ok &= put(out, "], \"total\": %zu, \"truncated\": %s}\n", n, shown < n ? "true" : "false");
     return ok;
 }

@@ -25,6 +25,7 @@ typedef enum net_disconnect_reason {
     NET_DISC_SNAPSHOT_LAG,      /* oldest queued output older than --max-snapshot-lag-ms */
     NET_DISC_FRAME_TIMEOUT,     /* a partial frame held longer than --frame-timeout-ms */
     NET_DISC_PENDING_EVICTED,   /* silent before Hello, evicted for a newer connection */
+    NET_DISC_ROOM_CLOSED,       /* its room was closed (CloseRoom, idle) */
     NET_DISC_REASON_COUNT
 } net_disconnect_reason;
 
@@ -88,5 +89,48 @@ typedef struct net_gauges {
 
 /* Appends the Prometheus text exposition; false on out of memory. */
 bool net_metrics_render(const net_metrics *m, const net_gauges *g, net_buf *out);
+
+/* Adds every counter and histogram bucket of m into acc (exact: integer sums; the _sum seconds
+ * add as doubles); acc->overloaded becomes true when either is. */
+void net_metrics_add(net_metrics *acc, const net_metrics *m);
+
+/* The q-quantile (0..1) of the tick-duration histogram, in seconds, as Prometheus'
+ * histogram_quantile reads it: linear interpolation inside the bucket the rank falls in (the
+ * first bucket from 0). Past the last finite bound: that bound. 0 with no observation. */
+double net_metrics_tick_quantile(const net_metrics *m, double q);
+
+/* ---- Rooms ----------------------------------------------------------------------------------
+ * Per-room series are their own families, collide_room_*, rather than a `room` label on the
+ * daemon-wide ones: a family that mixed the unlabelled sum with its labelled parts would make
+ * every sum() over it count twice (dashboards and tests/integration's metric() helper sum all
+ * samples of a name). See docs/operations.md "Rooms". */
+
+#define NET_METRICS_ROOM_LABELS 64     /* rooms labelled by name; the rest sum into `other` */
+#define NET_METRICS_ROOM_OTHER "other" /* the label of that sum */
+#define NET_ROOMS_JSON_MAX 1000        /* rooms listed by GET /rooms; `truncated` past it */
+
+typedef struct net_room_metrics {
+    const char *name;     /* [A-Za-z0-9_.:-]{1,64} (escaped anyway; cut at NET_ROOM_NAME_MAX) */
+    const net_metrics *m; /* the room's own counters */
+    uint32_t clients;     /* welcomed sessions in the room */
+    size_t static_bodies; /* its world's statics */
+    size_t moving_bodies; /* its world's moving bodies */
+} net_room_metrics;
+
+/* The exposition for a daemon of n rooms: first every daemon-wide series as net_metrics_render
+ * writes them, their counters the sum over the rooms plus front (the counters of connections in
+ * no room; NULL = none) and g the daemon-wide gauges; then the collide_room_* families. The
+ * NET_METRICS_ROOM_LABELS rooms with the most clients (ties: the earlier in rooms[]) get
+ * room="<name>"; every other room, and a room named `other` always, sums into room="other"
+ * (emitted only when it holds a room). false on out of memory. */
+bool net_metrics_render_rooms(const net_room_metrics *rooms, size_t n, const net_metrics *front,
+                              const net_gauges *g, net_buf *out);
+
+struct net_room_info;
+/* GET /rooms: {"rooms": [{"name", "clients", "bodies", "tick", "auto", "tick_p99_ms"}, ...],
+ * "total": n, "truncated": bool}, the first NET_ROOMS_JSON_MAX of rooms[] in their order (the
+ * directory's: `default` first, then by name). Bounded: at most NET_ROOMS_JSON_MAX entries of at
+ * most ~400 bytes. false on out of memory. */
+bool net_rooms_render_json(const struct net_room_info *rooms, size_t n, net_buf *out);
 
 #endif

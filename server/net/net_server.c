@@ -9,12 +9,13 @@
 #include "frame.h"
 #include "net_internal.h"
 #include "net_log.h"
+#include "net_rooms.h"
 
 /* ---- Server lifetime and clock ------------------------------------------------------------- */
 
 net_server *net_server_create(const net_config *cfg, world *w) {
-    NET_ASSERT(cfg != NULL && w != NULL);
-    if (!cfg || !w) return NULL;
+    NET_ASSERT(cfg != NULL);
+    if (!cfg) return NULL;
     net_server *srv = calloc(1, sizeof *srv);
     if (!srv) return NULL;
     srv->cfg = *cfg;
@@ -22,7 +23,8 @@ net_server *net_server_create(const net_config *cfg, world *w) {
     srv->next_client_id = 1;
     /* Any per-process value an attacker does not choose will do: it only spreads the chains. */
     srv->pending_hash_seed = (uint64_t)(uintptr_t)srv ^ (cfg->max_pending * 0x9e3779b97f4a7c15ull);
-    if (!net_snapshot_writer_init(&srv->snapshot, cfg, w) ||
+    /* Front mode (w NULL) holds connections until their Hello only: no snapshots. */
+    if ((w && !net_snapshot_writer_init(&srv->snapshot, cfg, w)) ||
         !net_arena_init(&srv->arena, cfg->max_frame)) {
         net_server_destroy(srv);
         return NULL;
@@ -107,6 +109,11 @@ void net_server_note_tick(net_server *srv, uint64_t steps_run, uint64_t skipped_
 
 bool net_server_refuse_hello_at_capacity(net_server *srv, net_client *c, uint32_t rid) {
     if (!net_server_overloaded(srv)) return false;
+    net_server_refuse_at_capacity(srv, c, rid);
+    return true;
+}
+
+void net_server_refuse_at_capacity(net_server *srv, net_client *c, uint32_t rid) {
     srv->metrics.capacity_refusals_total++;
     net_overload *o = &srv->overload;
     o->refused_unlogged++;
@@ -119,7 +126,6 @@ bool net_server_refuse_hello_at_capacity(net_server *srv, net_client *c, uint32_
     }
     net_server_send_error(srv, c, rid, NET_ERR(LIMIT_EXCEEDED), true, "at capacity");
     c->reason = NET_DISC_SERVER_FULL;
-    return true;
 }
 
 void net_server_note_http_close(net_server *srv, net_http_close_reason reason) {
@@ -127,12 +133,28 @@ void net_server_note_http_close(net_server *srv, net_http_close_reason reason) {
 }
 
 bool net_server_render_metrics(const net_server *srv, net_buf *out) {
-    world_stats ws;
-    world_get_stats(srv->world, &ws);
+    world_stats ws = {0};
+    if (srv->world) world_get_stats(srv->world, &ws); /* front mode has no world */
     net_gauges g = {srv->client_count, ws.static_bodies, ws.moving_bodies,  net_log_dropped_total(),
                     ws.slots_retired,  ws.ids_left,      srv->pending_count};
+    /* One room today, `default`, holding every counter: the daemon-wide series are its own. */
+    net_room_metrics room = {NET_ROOM_DEFAULT, &srv->metrics,
+                             srv->client_count - srv->pending_count, ws.static_bodies,
+                             ws.moving_bodies};
     out->len = 0;
-    return net_metrics_render(&srv->metrics, &g, out);
+    return net_metrics_render_rooms(&room, 1, NULL, &g, out);
+}
+
+bool net_server_render_rooms(const net_server *srv, net_buf *out) {
+    world_stats ws;
+    world_get_stats(srv->world, &ws);
+    net_room_info room = {.name = NET_ROOM_DEFAULT,
+                          .clients = srv->client_count - srv->pending_count,
+                          .bodies = ws.static_bodies + ws.moving_bodies,
+                          .tick = world_tick(srv->world),
+                          .tick_p99_ms = 1e3 * net_metrics_tick_quantile(&srv->metrics, 0.99)};
+    out->len = 0;
+    return net_rooms_render_json(&room, 1, out);
 }
 
 static void pending_unlink(net_server *srv, net_client *c);
@@ -224,6 +246,7 @@ void net_server_send_error(net_server *srv, net_client *c, uint32_t request_id,
     err.code = code;
     err.message = text;
     err.fatal = fatal;
+    err.index = srv->error_index;
     net_server_msg m = COLLIDE__V1__SERVER_MESSAGE__INIT;
     m.request_id = request_id;
     m.msg_case = COLLIDE__V1__SERVER_MESSAGE__MSG_ERROR;
@@ -236,6 +259,7 @@ void net_server_send_error(net_server *srv, net_client *c, uint32_t request_id,
 net_io net_client_next_io(const net_client *c) {
     if (c->kill) return NET_IO_CUT;
     if (c->out.len > 0) return NET_IO_WRITE;
+    if (c->handed_off) return NET_IO_HAND_OFF;
     return c->state == NET_CLIENT_CLOSING ? NET_IO_CLOSE : NET_IO_NONE;
 }
 
@@ -444,9 +468,25 @@ bool net_server_admit_session(net_server *srv, net_client *c, uint32_t request_i
     return true;
 }
 
+void net_server_mark_welcomed(net_server *srv, net_client *c) {
+    pending_unlink(srv, c);
+    if (!c->admitted) {
+        c->admitted = true;
+        srv->admitted_count++;
+    }
+}
+
 /* ---- Clients ------------------------------------------------------------------------------- */
 
+static bool client_open(net_server *srv, net_client *c, const char *addr, bool count);
 bool net_client_open(net_server *srv, net_client *c, const char *addr) {
+    return client_open(srv, c, addr, true);
+}
+bool net_client_open_adopted(net_server *srv, net_client *c, const char *addr) {
+    return client_open(srv, c, addr, false);
+}
+
+static bool client_open(net_server *srv, net_client *c, const char *addr, bool count) {
     c->index = UINT32_MAX;
     if (srv->client_count == srv->client_cap) {
         uint32_t cap = srv->client_cap ? srv->client_cap * 2u : 64u;
@@ -468,7 +508,7 @@ bool net_client_open(net_server *srv, net_client *c, const char *addr) {
     c->state = NET_CLIENT_AWAIT_HELLO;
     c->index = srv->client_count;
     srv->clients[srv->client_count++] = c;
-    srv->metrics.connections_total++;
+    if (count) srv->metrics.connections_total++;
     pending_link(srv, c, e);
     /* debug, as is the close of a connection that never said Hello: a flood of sockets that never
      * authenticate must not bury the log (client_hello and its close are the info lines). */
@@ -511,8 +551,10 @@ static void pending_trim(net_server *srv) {
 void net_client_release(net_server *srv, net_client *c) {
     if (c->index == UINT32_MAX) return;
     NET_ASSERT(c->index < srv->client_count && srv->clients[c->index] == c);
-    /* PROTOCOL.md 8: the client's moving bodies go with it; statics belong to the world. */
-    for (uint32_t i = 0; i < c->owned_count; i++) {
+    /* PROTOCOL.md 8: a player's moving bodies go with it; statics belong to the world, and so do
+     * an admin's moving bodies (PROTOCOL.md "Backends and batches": a backend that reconnects
+     * finds its NPCs where the world left them; any admin may move or despawn them). */
+    for (uint32_t i = 0; !c->admin && i < c->owned_count; i++) {
         world_body_info info;
         if (world_body_get(srv->world, c->owned[i], &info) && info.kind == WORLD_BODY_MOVING &&
             info.owner == c->id) {
@@ -534,8 +576,10 @@ void net_client_release(net_server *srv, net_client *c) {
     bool welcomed = c->admitted;
     if (welcomed) srv->admitted_count--;
     c->admitted = false;
-    srv->metrics.disconnects_total[c->reason < NET_DISC_REASON_COUNT ? c->reason : 0]++;
-    if (!c->refused) {
+    /* A client handed to a room's worker did not disconnect: it moved (front mode). */
+    if (!c->handed_off)
+        srv->metrics.disconnects_total[c->reason < NET_DISC_REASON_COUNT ? c->reason : 0]++;
+    if (!c->refused && !c->handed_off) {
         net_log(welcomed ? NET_LOG_INFO : NET_LOG_DEBUG, "client_disconnected", c->id, c->addr,
                 "reason=%s name=%s", net_disconnect_reason_str(c->reason),
                 c->name[0] ? c->name : "-");
@@ -610,16 +654,40 @@ void net_server_tick(net_server *srv, unsigned steps) {
 }
 
 void net_server_drain(net_server *srv) {
+    net_server_goodbye_all(srv, "server shutting down", NET_DISC_SHUTDOWN);
+}
+
+void net_server_goodbye_all(net_server *srv, const char *reason, net_disconnect_reason why) {
     srv->draining = true;
     Collide__V1__Goodbye bye = COLLIDE__V1__GOODBYE__INIT;
-    bye.reason = "server shutting down";
+    bye.reason = (char *)reason;
     net_server_msg m = COLLIDE__V1__SERVER_MESSAGE__INIT;
     m.msg_case = COLLIDE__V1__SERVER_MESSAGE__MSG_GOODBYE;
     m.goodbye = &bye;
     for (uint32_t i = 0; i < srv->client_count; i++) {
         net_client *c = srv->clients[i];
-        if (c->kill || c->state == NET_CLIENT_CLOSING) continue;
+        /* A client being handed to a room hears from the room: a Goodbye here would go out
+         * before its Welcome (the room refuses it instead: SHUTTING_DOWN). */
+        if (c->kill || c->handed_off || c->state == NET_CLIENT_CLOSING) continue;
         net_server_append(srv, c, &m);
-        net_server_enter_closing(srv, c, NET_DISC_SHUTDOWN);
+        net_server_enter_closing(srv, c, why);
     }
+}
+
+/* ---- Front mode ------------------------------------------------------------------------------ */
+
+void net_server_set_hello_hook(net_server *srv,
+                               void (*hook)(net_server *srv, net_client *c,
+                                            const net_hello_ticket *t, void *ctx),
+                               void *ctx) {
+    srv->hello_hook = hook;
+    srv->hello_ctx = ctx;
+}
+
+void net_client_hand_off(net_server *srv, net_client *c, const net_hello_placement *p) {
+    if (c->kill || c->handed_off) return;
+    c->handed_off = true;
+    c->placement = *p;
+    pending_unlink(srv, c);
+    net_server_mark_dirty(srv, c);
 }

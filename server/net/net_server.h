@@ -23,6 +23,7 @@
 #include "net_known.h"
 #include "net_metrics.h"
 #include "net_rate.h"
+#include "net_rooms.h"
 #include "net_snapshot.h"
 #include "world.h"
 
@@ -49,6 +50,39 @@ struct net_pending_addr;
 /* At most one event=capacity_refused line per this long: not one per refusal in a storm. */
 #define NET_CAPACITY_LOG_US 1000000u
 
+/* What the front's Hello check hands to the hook that places the client (front mode). */
+typedef struct net_hello_ticket {
+    uint32_t request_id; /* the Hello's, for the Welcome or the refusal */
+    bool admin;          /* presented the admin token */
+    const char *name;    /* Hello.name, sanitised (the client's c->name) */
+    const char *room;    /* Hello.room as a room name ("" became "default"), room_len bytes */
+    size_t room_len;
+} net_hello_ticket;
+
+/* Front mode: where the hook placed a client (net_client_hand_off), carried to the room's thread
+ * with its socket. The room is named by id, never by pointer (docs/rooms-design.md). */
+typedef struct net_hello_placement {
+    uint64_t room_id;      /* the directory's id of the room */
+    uint32_t thread;       /* the worker that owns it */
+    uint32_t request_id;   /* the Hello's, for the Welcome */
+    bool admin;            /* presented the admin token */
+    char room[NET_ROOM_NAME_MAX + 1]; /* the room's name, for Welcome.room */
+} net_hello_placement;
+
+/* The rooms an admin manages (CreateRoom, CloseRoom, ListRooms: PROTOCOL.md "Rooms"): the
+ * daemon's directory, reached from the admin's room thread through these calls. Each returns an
+ * ErrorCode of PROTOCOL.md (0: done) and, on failure, the reason in err. A server without it
+ * (unit tests, a single world) answers such messages BAD_REQUEST. */
+typedef struct net_room_admin {
+    int (*create)(void *ctx, const char *name, size_t len, const char *world, size_t world_len,
+                  uint32_t max_clients, net_room_info *out, char *err, size_t err_size);
+    int (*close)(void *ctx, const char *name, size_t len, const char *reason, net_room_info *out,
+                 char *err, size_t err_size);
+    /* Rooms in the directory, `default` first; writes at most max, returns how many there are. */
+    size_t (*list)(void *ctx, net_room_info *out, size_t max);
+    void *ctx;
+} net_room_admin;
+
 typedef enum net_client_state {
     NET_CLIENT_AWAIT_HELLO = 0, /* connected; only Hello is accepted */
     NET_CLIENT_ACTIVE = 1,      /* welcomed: requests and snapshots */
@@ -63,6 +97,8 @@ typedef struct net_client {
     bool admitted;                /* welcomed: counts against --max-clients until released */
     bool pending;                 /* not yet past Hello: in the pending lists (--max-pending) */
     bool kill;                    /* close now, without flushing (net_server_kill) */
+    bool handed_off;              /* front mode: placed in a room; its socket moves to a worker */
+    net_hello_placement placement; /* front mode, once handed off: where, for the worker */
     bool dirty;                   /* in the server's dirty list */
     net_disconnect_reason reason; /* why it is closing, once CLOSING or kill */
     char addr[64];                /* peer "ip:port" for logs */
@@ -131,17 +167,25 @@ typedef struct net_server {
     uint32_t pending_bucket_count;             /* chains (a power of two; 0 until first use) */
     uint32_t pending_addr_count;               /* IPs with a pending client */
     uint64_t pending_hash_seed;                /* per server: chains an attacker cannot predict */
-    net_client **dirty;           /* clients with output to flush or a close to carry out */
-    uint32_t dirty_count;         /* entries in dirty (capacity is client_cap) */
-    uint32_t next_client_id;      /* next Welcome.client_id */
-    uint64_t now_us;              /* monotonic clock, set by the caller before each call */
-    uint64_t wall_us;             /* wall clock for Pong.server_time_us */
-    bool draining;                /* shutdown started */
+    net_client **dirty;      /* clients with output to flush or a close to carry out */
+    uint32_t dirty_count;    /* entries in dirty (capacity is client_cap) */
+    uint32_t next_client_id; /* next Welcome.client_id */
+    uint64_t now_us;         /* monotonic clock, set by the caller before each call */
+    uint64_t wall_us;        /* wall clock for Pong.server_time_us */
+    bool draining;           /* shutdown started */
+    /* Front mode (no world: docs/rooms-design.md): a Hello that passes the checks goes to this
+     * hook, which places the client in a room (net_client_hand_off) or refuses it. */
+    void (*hello_hook)(struct net_server *srv, net_client *c, const net_hello_ticket *t, void *ctx);
+    void *hello_ctx;
+    const net_room_admin *room_admin; /* CreateRoom, CloseRoom, ListRooms; NULL: none */
+    void *owner; /* the loop owner's (a room's server points at its room); never read here */
     net_snapshot_writer snapshot; /* the snapshot writer's index and scratch */
     const vec2 *spawn_points;     /* the world file's (borrowed; NULL: none) */
     size_t spawn_point_count;     /* entries in spawn_points */
     size_t next_spawn_point;      /* where the round robin looks first */
     net_overload overload;        /* the overload detector (metrics.overloaded) */
+    uint32_t error_index;         /* Error.index of the errors sent now: the MoveIntents item being
+                                     handled (position + 1), 0 outside a batch (net_session.c) */
 } net_server;
 
 /* cfg is copied; w is borrowed and must outlive the server. NULL when out of memory. */
@@ -173,7 +217,11 @@ bool net_ip_key(const char *addr, uint8_t key[NET_IP_KEY_BYTES]);
  * checked at Hello (net_server_admit_session). False only when out of memory; c is then not
  * registered (release is a no-op). */
 bool net_client_open(net_server *srv, net_client *c, const char *addr);
-/* Unregisters and frees what the client owns; its moving bodies are despawned. Idempotent. */
+/* The same for a connection another server accepted and counted (a hand-off from the front):
+ * not counted again in collide_connections_total. */
+bool net_client_open_adopted(net_server *srv, net_client *c, const char *addr);
+/* Unregisters and frees what the client owns; a player's moving bodies are despawned, an admin's
+ * stay in the world (they belong to it, like statics). Idempotent. */
 void net_client_release(net_server *srv, net_client *c);
 /* The connection is gone for `reason` (EOF, a socket error): counted under that reason unless
  * the server had already decided to close it (a kill or CLOSING keeps its own), then released. */
@@ -202,19 +250,42 @@ void net_server_note_tick(net_server *srv, uint64_t steps_run, uint64_t skipped_
                           double lag_seconds, double seconds);
 /* True while the tick budget is persistently overrun (net_server_note_tick). */
 static inline bool net_server_overloaded(const net_server *srv) { return srv->metrics.overloaded; }
+/* Front mode: w is NULL in net_server_create, and every Hello that passes the version, token and
+ * room-name checks is given to hook instead of being welcomed. */
+void net_server_set_hello_hook(net_server *srv,
+                               void (*hook)(net_server *srv, net_client *c,
+                                            const net_hello_ticket *t, void *ctx),
+                               void *ctx);
+/* The hook placed c: nothing more is read from it here; what it sent after its Hello stays in
+ * c->in (the worker feeds it to the room), no reply goes out, and its release counts no
+ * disconnect. net_client_next_io says NET_IO_HAND_OFF once its output (none) is flushed. */
+void net_client_hand_off(net_server *srv, net_client *c, const net_hello_placement *p);
+/* The hook's refusal of a Hello the directory would not place (net_rooms.h status, not OK): a
+ * fatal Error with the code PROTOCOL.md gives (BAD_REQUEST, NOT_FOUND, LIMIT_EXCEEDED for a
+ * limit or "at capacity", SHUTTING_DOWN), then close. */
+void net_server_refuse_room(net_server *srv, net_client *c, uint32_t request_id, int status);
+/* The room's side of a placed client (and of a Hello in a server with a world): ACTIVE, admin or
+ * not, named, and sent Welcome (its tick, bounds, id, room and features). */
+void net_server_welcome(net_server *srv, net_client *c, uint32_t request_id, bool admin,
+                        const char *name, const char *room);
 /* Shutdown: Goodbye to every client; each becomes CLOSING. */
 void net_server_drain(net_server *srv);
+/* Goodbye{reason} to every client, each CLOSING for `why` (a room closed: NET_DISC_ROOM_CLOSED). */
+void net_server_goodbye_all(net_server *srv, const char *reason, net_disconnect_reason why);
 /* Renders /metrics into out; false when out of memory. */
 bool net_server_render_metrics(const net_server *srv, net_buf *out);
+/* GET /rooms (net_rooms_render_json): today the one room `default`. false on out of memory. */
+bool net_server_render_rooms(const net_server *srv, net_buf *out);
 
 /* ---- The I/O layer's side of one client ---------------------------------------------------- */
 
 /* What a dirty client needs from the I/O layer. */
 typedef enum net_io {
-    NET_IO_NONE = 0,  /* nothing (yet): wait for the write in flight, or for more output */
-    NET_IO_WRITE = 1, /* output waiting: net_client_take_output, then write it */
-    NET_IO_CLOSE = 2, /* CLOSING and flushed: close once no write is in flight */
-    NET_IO_CUT = 3,   /* killed: close now, whatever is in flight */
+    NET_IO_NONE = 0,     /* nothing (yet): wait for the write in flight, or for more output */
+    NET_IO_WRITE = 1,    /* output waiting: net_client_take_output, then write it */
+    NET_IO_CLOSE = 2,    /* CLOSING and flushed: close once no write is in flight */
+    NET_IO_CUT = 3,      /* killed: close now, whatever is in flight */
+    NET_IO_HAND_OFF = 4, /* front mode: placed in a room; detach the socket for its worker */
 } net_io;
 
 /* Pops the next client needing I/O attention (flush or close); NULL when none. */
@@ -228,7 +299,8 @@ void net_client_take_output(net_client *c, net_buf *into);
 void net_client_written(net_server *srv, net_client *c);
 /* Whether bytes read from the client are still wanted (neither killed nor CLOSING). */
 static inline bool net_client_accepts_input(const net_client *c) {
-    return !c->kill && (c->state == NET_CLIENT_AWAIT_HELLO || c->state == NET_CLIENT_ACTIVE);
+    return !c->kill && !c->handed_off &&
+           (c->state == NET_CLIENT_AWAIT_HELLO || c->state == NET_CLIENT_ACTIVE);
 }
 /* Refused at Hello over max clients: its one Error goes out, nothing more is read. */
 static inline bool net_client_refused(const net_client *c) { return c->refused; }

@@ -11,6 +11,7 @@
 #include "frame.h"
 #include "net_internal.h"
 #include "net_log.h"
+#include "net_rooms.h"
 #include "wire.h"
 
 #define NET_ERROR_TEXT 128 /* room for any Error.message this file writes */
@@ -95,17 +96,66 @@ static void on_hello(net_server *srv, net_client *c, uint32_t rid, const Collide
         net_server_send_error(srv, c, rid, NET_ERR(UNAUTHENTICATED), true, "bad token");
         return;
     }
-    /* Admins are let in: an operator must still reach a server that is shedding players. */
-    if (!is_admin && net_server_refuse_hello_at_capacity(srv, c, rid)) return;
-    if (!net_server_admit_session(srv, c, rid)) return;
-    c->admin = is_admin;
-    c->state = NET_CLIENT_ACTIVE;
     size_t n = 0;
     for (const char *p = h->name ? h->name : ""; *p && n < sizeof c->name - 1; p++) {
         unsigned char ch = (unsigned char)*p;
         c->name[n++] = (ch >= 0x21 && ch < 0x7f && ch != '"' && ch != '\\') ? (char)ch : '_';
     }
     c->name[n] = '\0';
+    if (srv->hello_hook) {
+        /* Front mode: the room is chosen (and its limits checked) by the hook. */
+        size_t room_len = h->room ? strlen(h->room) : 0;
+        const char *room = net_room_name_of(h->room, &room_len);
+        if (!net_room_name_valid(room, room_len)) {
+            net_server_send_error(srv, c, rid, NET_ERR(BAD_REQUEST), true,
+                                  "room name must be 1..%d bytes of [A-Za-z0-9_.:-]",
+                                  NET_ROOM_NAME_MAX);
+            return;
+        }
+        net_hello_ticket t = {rid, is_admin, c->name, room, room_len};
+        srv->hello_hook(srv, c, &t, srv->hello_ctx);
+        return;
+    }
+    /* Admins are let in: an operator must still reach a server that is shedding players. */
+    if (!is_admin && net_server_refuse_hello_at_capacity(srv, c, rid)) return;
+    if (!net_server_admit_session(srv, c, rid)) return;
+    net_server_welcome(srv, c, rid, is_admin, c->name, NET_ROOM_DEFAULT);
+}
+
+void net_server_refuse_room(net_server *srv, net_client *c, uint32_t rid, int status) {
+    net_room_status st = (net_room_status)status;
+    Collide__V1__ErrorCode code = NET_ERR(LIMIT_EXCEEDED);
+    if (st == NET_ROOM_BAD_NAME)
+        code = NET_ERR(BAD_REQUEST);
+    else if (st == NET_ROOM_NOT_FOUND)
+        code = NET_ERR(NOT_FOUND);
+    else if (st == NET_ROOM_SHUTTING_DOWN)
+        code = NET_ERR(SHUTTING_DOWN);
+    if (st == NET_ROOM_AT_CAPACITY) {
+        net_server_refuse_at_capacity(srv, c, rid);
+        return;
+    }
+    if (st == NET_ROOM_SERVER_FULL) {
+        net_log(NET_LOG_WARN, "client_refused", c->id, c->addr, "max clients (%u) reached",
+                srv->cfg.max_clients);
+        net_server_send_error(srv, c, rid, code, true, "server full: %u clients",
+                              srv->cfg.max_clients);
+        c->reason = NET_DISC_SERVER_FULL; /* after the fatal Error, which sets its own */
+        return;
+    }
+    net_server_send_error(srv, c, rid, code, true, "%s", net_room_status_str(st));
+}
+
+void net_server_welcome(net_server *srv, net_client *c, uint32_t rid, bool admin, const char *name,
+                        const char *room) {
+    NET_ASSERT(srv->world != NULL);
+    net_server_mark_welcomed(srv, c);
+    c->admin = admin;
+    /* An admin's bucket (--admin-rate-limit) starts afresh at its own burst, not at what is left
+     * of the player's bucket its Hello was counted in. */
+    if (admin) memset(&c->rate, 0, sizeof c->rate);
+    c->state = NET_CLIENT_ACTIVE;
+    if (name != c->name) snprintf(c->name, sizeof c->name, "%s", name);
 
     const world_config *wc = world_get_config(srv->world);
     Collide__V1__Vec2 wmin = net_pb_vec2(wc->bounds.min), wmax = net_pb_vec2(wc->bounds.max);
@@ -118,14 +168,22 @@ static void on_hello(net_server *srv, net_client *c, uint32_t rid, const Collide
     w.world_max = &wmax;
     w.max_speed = wc->max_speed;
     w.max_bodies_per_client = srv->cfg.max_bodies_per_client;
-    w.admin = is_admin;
+    w.admin = admin;
+    w.room = (char *)room;
+    /* What of protocol 1.1 this server implements (PROTOCOL.md "Additions"); a client tests for a
+     * name, never for a version. */
+    static char feature_batch[] = "batch", feature_rooms[] = "rooms";
+    static char *features[] = {feature_rooms, feature_batch};
+    /* "rooms" only where a client can reach them: a server with the directory behind it. */
+    w.n_features = srv->room_admin ? 2 : 1;
+    w.features = srv->room_admin ? features : features + 1;
     net_server_msg m = COLLIDE__V1__SERVER_MESSAGE__INIT;
     m.request_id = rid;
     m.msg_case = COLLIDE__V1__SERVER_MESSAGE__MSG_WELCOME;
     m.welcome = &w;
     net_server_append(srv, c, &m);
-    net_log(NET_LOG_INFO, "client_hello", c->id, c->addr, "name=%s admin=%d",
-            c->name[0] ? c->name : "-", (int)is_admin);
+    net_log(NET_LOG_INFO, "client_hello", c->id, c->addr, "name=%s admin=%d room=%s",
+            c->name[0] ? c->name : "-", (int)admin, room);
 }
 
 /* Converts a wire shape; GEOM_OK or the reason it is refused. */
@@ -321,6 +379,13 @@ static bool check_body_access(net_server *srv, net_client *c, uint32_t rid, worl
 /* The intent is validated once, by the world, which applies it (body alive, moving, velocity
  * finite, input_seq newer): the session checks only what the world cannot know, that the client
  * may act on the body. */
+/* The message rate c is held to: --rate-limit for a player, --admin-rate-limit for an admin,
+ * where 0 is none (PROTOCOL.md "Backends and batches": a backend driving thousands of NPCs must
+ * not be throttled). */
+static double message_rate(const net_server *srv, const net_client *c) {
+    return c->admin ? (double)srv->cfg.admin_rate_limit : (double)srv->cfg.rate_limit;
+}
+
 static void on_move(net_server *srv, net_client *c, uint32_t rid,
                     const Collide__V1__MoveIntent *mv) {
     world_body_info info;
@@ -338,6 +403,31 @@ static void on_move(net_server *srv, net_client *c, uint32_t rid,
     else
         snprintf(text, sizeof text, "cannot move body %u: %s", mv->body_id, world_status_str(st));
     send_world_error(srv, c, rid, st, text);
+}
+
+/* MoveIntents: each item exactly as a MoveIntent of its own, in order; a failing item's Error
+ * carries the batch's request_id and Error.index = its position + 1, and the others still apply.
+ * Each item counts as one message against the rate limit: dispatch charged the frame for the
+ * first, the rest are charged here, and the items past the budget are dropped with one
+ * RATE_LIMITED at the first dropped item's index (counted as one drop towards the abuse cut). */
+static void on_move_batch(net_server *srv, net_client *c, uint32_t rid,
+                          const Collide__V1__MoveIntents *b) {
+    double rate = message_rate(srv, c);
+    for (size_t i = 0; i < b->n_intents && net_client_accepts_input(c); i++) {
+        srv->error_index = (uint32_t)(i + 1);
+        if (i > 0 && rate > 0.0 && !net_rate_take(&c->rate, rate, srv->now_us)) {
+            if (net_rate_note_drop(&c->rate, rate, srv->now_us))
+                net_server_send_error(srv, c, rid, NET_ERR(RATE_LIMITED), true,
+                                      "sustained flood: disconnected");
+            else
+                net_server_send_error(srv, c, rid, NET_ERR(RATE_LIMITED), false,
+                                      "over %g messages per second: items %zu to %zu dropped", rate,
+                                      i + 1, b->n_intents);
+            break;
+        }
+        on_move(srv, c, rid, b->intents[i]);
+    }
+    srv->error_index = 0;
 }
 
 static void on_despawn(net_server *srv, net_client *c, uint32_t rid,
@@ -369,6 +459,105 @@ static void on_ping(net_server *srv, net_client *c, uint32_t rid, const Collide_
     m.msg_case = COLLIDE__V1__SERVER_MESSAGE__MSG_PONG;
     m.pong = &pong;
     net_server_append(srv, c, &m);
+}
+
+/* ---- Rooms (admins: PROTOCOL.md "Rooms") ---------------------------------------------------- */
+
+static void room_info_pb(const net_room_info *in, Collide__V1__RoomInfo *out) {
+    collide__v1__room_info__init(out);
+    out->name = (char *)in->name;
+    out->clients = in->clients;
+    out->bodies = in->bodies > UINT32_MAX ? UINT32_MAX : (uint32_t)in->bodies;
+    out->tick = in->tick;
+    out->auto_ = in->auto_created;
+}
+
+static void send_room_info(net_server *srv, net_client *c, uint32_t rid, const net_room_info *in) {
+    Collide__V1__RoomInfo ri;
+    room_info_pb(in, &ri);
+    net_server_msg m = COLLIDE__V1__SERVER_MESSAGE__INIT;
+    m.request_id = rid;
+    m.msg_case = COLLIDE__V1__SERVER_MESSAGE__MSG_ROOM_INFO;
+    m.room_info = &ri;
+    net_server_append(srv, c, &m);
+}
+
+/* Common to the three: admins only (FORBIDDEN, non-fatal, for others), and a server with rooms. */
+static bool room_admin_allowed(net_server *srv, net_client *c, uint32_t rid) {
+    if (!c->admin) {
+        net_server_send_error(srv, c, rid, NET_ERR(FORBIDDEN), false, "rooms are for admins");
+        return false;
+    }
+    if (!srv->room_admin) {
+        net_server_send_error(srv, c, rid, NET_ERR(BAD_REQUEST), false, "no rooms here");
+        return false;
+    }
+    return true;
+}
+
+/* A failed room call's Error: SHUTTING_DOWN is fatal (PROTOCOL.md "Shutting down"), the rest
+ * leave the admin's session as it was. */
+static void room_error(net_server *srv, net_client *c, uint32_t rid, int code, const char *err) {
+    net_server_send_error(srv, c, rid, (Collide__V1__ErrorCode)code,
+                          code == NET_ERR(SHUTTING_DOWN), "%s", err);
+}
+
+static void on_create_room(net_server *srv, net_client *c, uint32_t rid,
+                           const Collide__V1__CreateRoom *cr) {
+    if (!room_admin_allowed(srv, c, rid)) return;
+    const char *name = cr->name ? cr->name : "", *world = cr->world ? cr->world : "";
+    net_room_info info;
+    char err[256] = "";
+    int code = srv->room_admin->create(srv->room_admin->ctx, name, strlen(name), world,
+                                       strlen(world), cr->max_clients, &info, err, sizeof err);
+    if (code != 0)
+        room_error(srv, c, rid, code, err);
+    else
+        send_room_info(srv, c, rid, &info);
+}
+
+static void on_close_room(net_server *srv, net_client *c, uint32_t rid,
+                          const Collide__V1__CloseRoom *cr) {
+    if (!room_admin_allowed(srv, c, rid)) return;
+    const char *name = cr->name ? cr->name : "";
+    net_room_info info;
+    char err[256] = "";
+    int code = srv->room_admin->close(srv->room_admin->ctx, name, strlen(name),
+                                      cr->reason ? cr->reason : "", &info, err, sizeof err);
+    if (code != 0)
+        room_error(srv, c, rid, code, err);
+    else
+        send_room_info(srv, c, rid, &info);
+}
+
+static void on_list_rooms(net_server *srv, net_client *c, uint32_t rid) {
+    if (!room_admin_allowed(srv, c, rid)) return;
+    /* Not a hot path: an admin's occasional question, bounded by --max-rooms + 1 entries. */
+    size_t cap = (size_t)srv->cfg.max_rooms + 1u, n;
+    net_room_info *infos = malloc(cap * sizeof *infos);
+    Collide__V1__RoomInfo *ris = malloc(cap * sizeof *ris);
+    Collide__V1__RoomInfo **ptrs = malloc(cap * sizeof *ptrs);
+    if (!infos || !ris || !ptrs) {
+        net_server_send_error(srv, c, rid, NET_ERR(INTERNAL), false, "out of memory");
+    } else {
+        n = srv->room_admin->list(srv->room_admin->ctx, infos, cap);
+        if (n > cap) n = cap;
+        for (size_t i = 0; i < n; i++) {
+            room_info_pb(&infos[i], &ris[i]);
+            ptrs[i] = &ris[i];
+        }
+        Collide__V1__RoomList rl = COLLIDE__V1__ROOM_LIST__INIT;
+        rl.n_rooms = n;
+        rl.rooms = ptrs;
+        net_server_msg m = COLLIDE__V1__SERVER_MESSAGE__INIT;
+        m.request_id = rid;
+        m.msg_case = COLLIDE__V1__SERVER_MESSAGE__MSG_ROOM_LIST;
+        m.room_list = &rl;
+        net_server_append(srv, c, &m);
+    }
+    free(infos);
+    free(ris);
+    free(ptrs);
 }
 
 static void on_set_view(net_server *srv, net_client *c, uint32_t rid,
@@ -426,25 +615,44 @@ static bool spawn_vertices_over(const uint8_t *body, size_t len) {
     return false;
 }
 
+/* The intents of the frame's MoveIntents batches, counted on the raw bytes before anything is
+ * allocated for them (every occurrence: protobuf merges repeated sub-messages); the walk stops
+ * past max. A malformed frame is left to the unpack, which refuses it. */
+static size_t batch_items(const uint8_t *body, size_t len, size_t max) {
+    size_t n = 0;
+    const uint8_t *b, *it;
+    size_t bn, itn;
+    wire_reader msg = wire_reader_of(body, len);
+    while (wire_next_len(&msg, WIRE_CLIENT_MOVE_BATCH, &b, &bn)) {
+        wire_reader batch = wire_reader_of(b, bn);
+        while (wire_next_len(&batch, WIRE_MOVE_INTENTS_INTENTS, &it, &itn))
+            if (++n > max) return n;
+    }
+    return n;
+}
+
 static void dispatch(net_server *srv, net_client *c, const uint8_t *body, size_t len) {
     srv->metrics.frames_in_total++;
     /* The bucket is consulted before the unpack: a dropped frame costs a field scan for its
      * request_id, not a parse and its allocations, so a flood pays for nothing it is refused. */
     /* The byte bucket too (--rate-limit-bytes): a message's cost grows with its size, so a
      * client within the message rate cannot send max frames back to back. */
+    /* Admins pay neither bucket, only --admin-rate-limit when set (message_rate). */
     size_t wire_len = len + frame_prefix_size((uint32_t)len);
-    bool over_msgs = !net_rate_take(&c->rate, srv->cfg.rate_limit, srv->now_us);
-    if (over_msgs || !net_rate_take_bytes(&c->rate, srv->cfg.rate_limit_bytes,
-                                          (double)srv->cfg.max_frame + FRAME_MAX_PREFIX, wire_len,
-                                          srv->now_us)) {
+    double rate = message_rate(srv, c);
+    bool over_msgs = rate > 0.0 && !net_rate_take(&c->rate, rate, srv->now_us);
+    if (over_msgs ||
+        (!c->admin && !net_rate_take_bytes(&c->rate, srv->cfg.rate_limit_bytes,
+                                           (double)srv->cfg.max_frame + FRAME_MAX_PREFIX, wire_len,
+                                           srv->now_us))) {
         uint32_t rid = request_id_raw(body, len);
-        bool abusive = net_rate_note_drop(&c->rate, srv->cfg.rate_limit, srv->now_us);
+        bool abusive = net_rate_note_drop(&c->rate, rate, srv->now_us);
         if (abusive)
             net_server_send_error(srv, c, rid, NET_ERR(RATE_LIMITED), true,
                                   "sustained flood: disconnected");
         else if (over_msgs)
             net_server_send_error(srv, c, rid, NET_ERR(RATE_LIMITED), false,
-                                  "over %g messages per second", (double)srv->cfg.rate_limit);
+                                  "over %g messages per second", rate);
         else
             net_server_send_error(srv, c, rid, NET_ERR(RATE_LIMITED), false,
                                   "over %g bytes per second", (double)srv->cfg.rate_limit_bytes);
@@ -458,7 +666,17 @@ static void dispatch(net_server *srv, net_client *c, const uint8_t *body, size_t
                               geom_shape_error_str(GEOM_ERR_TOO_MANY_VERTICES));
         return;
     }
+    /* A batch is bounded the same way, by its count of intents (net_arena.h): over the most a
+     * --max-frame frame may hold, it is refused whole; within it, its budget grows per intent. */
+    size_t items = 0, max_items = net_arena_batch_max(srv->cfg.max_frame);
+    if (c->state == NET_CLIENT_ACTIVE && (items = batch_items(body, len, max_items)) > max_items) {
+        net_server_send_error(srv, c, request_id_raw(body, len), NET_ERR(LIMIT_EXCEEDED), false,
+                              "batch of more than %zu intents (--max-frame / %u)", max_items,
+                              NET_ARENA_BATCH_BYTES_PER_ITEM);
+        return;
+    }
     net_arena_begin(&srv->arena, len);
+    net_arena_allow_batch(&srv->arena, items);
     net_client_msg *msg = collide__v1__client_message__unpack(srv->pb_alloc, len, body);
     uint32_t rid = msg ? msg->request_id : 0;
     if (!msg) {
@@ -486,6 +704,9 @@ static void dispatch(net_server *srv, net_client *c, const uint8_t *body, size_t
         case COLLIDE__V1__CLIENT_MESSAGE__MSG_MOVE:
             on_move(srv, c, rid, msg->move);
             break;
+        case COLLIDE__V1__CLIENT_MESSAGE__MSG_MOVE_BATCH:
+            on_move_batch(srv, c, rid, msg->move_batch);
+            break;
         case COLLIDE__V1__CLIENT_MESSAGE__MSG_DESPAWN:
             on_despawn(srv, c, rid, msg->despawn);
             break;
@@ -494,6 +715,15 @@ static void dispatch(net_server *srv, net_client *c, const uint8_t *body, size_t
             break;
         case COLLIDE__V1__CLIENT_MESSAGE__MSG_SET_VIEW:
             on_set_view(srv, c, rid, msg->set_view);
+            break;
+        case COLLIDE__V1__CLIENT_MESSAGE__MSG_CREATE_ROOM:
+            on_create_room(srv, c, rid, msg->create_room);
+            break;
+        case COLLIDE__V1__CLIENT_MESSAGE__MSG_CLOSE_ROOM:
+            on_close_room(srv, c, rid, msg->close_room);
+            break;
+        case COLLIDE__V1__CLIENT_MESSAGE__MSG_LIST_ROOMS:
+            on_list_rooms(srv, c, rid);
             break;
         default:
             net_server_send_error(srv, c, rid, NET_ERR(BAD_REQUEST), false,
@@ -535,7 +765,8 @@ static size_t parse_frames(net_server *srv, net_client *c, const uint8_t *buf, s
         off += plen + blen;
         NET_ASSERT(off <= len);
     }
-    return net_client_accepts_input(c) ? off : len;
+    /* Handed off (front mode): what follows its Hello is the room's, kept for the worker. */
+    return net_client_accepts_input(c) || c->handed_off ? off : len;
 }
 
 /* Bytes still missing from the partial frame in c->in: the rest of its body once the prefix is
@@ -551,6 +782,10 @@ static size_t pending_need(const net_server *srv, const net_client *c) {
 void net_session_feed(net_server *srv, net_client *c, const uint8_t *data, size_t len) {
     NET_ASSERT(data != NULL || len == 0);
     srv->metrics.bytes_in_total += len;
+    if (c->handed_off && !c->kill && len > 0) { /* read before the socket was detached */
+        if (!net_buf_append(&c->in, data, len)) net_server_kill(srv, c, NET_DISC_OUT_OF_MEMORY);
+        return;
+    }
     if (!net_client_accepts_input(c) || len == 0) return;
     /* A partial frame is waiting: move over only the bytes that complete it, then parse the rest
      * straight from the read. c->in so never holds more than one frame (at most max_frame plus
@@ -570,12 +805,19 @@ void net_session_feed(net_server *srv, net_client *c, const uint8_t *data, size_
         }
         net_buf_consume(&c->in, parse_frames(srv, c, c->in.data, c->in.len));
         net_buf_trim(&c->in, 4096);
-        if (!net_client_accepts_input(c)) return;
+        if (!net_client_accepts_input(c)) {
+            if (c->handed_off && len > 0 && !net_buf_append(&c->in, data, len))
+                net_server_kill(srv, c, NET_DISC_OUT_OF_MEMORY);
+            return;
+        }
     }
     if (len == 0) return;
     /* The common case: whole frames straight from the read, no copy. */
     size_t used = parse_frames(srv, c, data, len);
-    if (used < len && net_client_accepts_input(c)) {
+    if (used < len && c->handed_off) {
+        if (!net_buf_append(&c->in, data + used, len - used))
+            net_server_kill(srv, c, NET_DISC_OUT_OF_MEMORY);
+    } else if (used < len && net_client_accepts_input(c)) {
         /* c->in was empty: a new partial frame begins now (--frame-timeout-ms). It is timed from
          * its first byte, not its latest, so trickling it in a byte at a time does not extend it.
          */

@@ -9,9 +9,10 @@
  *  - A frame that does not unpack as a ClientMessage is BAD_REQUEST, not fatal: the length prefix
  *    kept the stream in sync, so the next frame can still be served. Before Hello it is "anything
  *    else first": UNAUTHENTICATED, fatal.
- *  - Rate limit: a token bucket of rate_limit per second, burst 2 s worth, consulted before the
- *    unpack. A message over it is dropped with a non-fatal RATE_LIMITED; sustained abuse is fatal
- *    (RATE_LIMITED, fatal=true): see net_rate.h.
+ *  - Rate limit: a token bucket of rate_limit per second (admins: admin_rate_limit, 0 = none;
+ *    and players only, a bucket of frame bytes), burst 2 s worth, consulted before the unpack,
+ *    each MoveIntents item counting as one message. A message over it is dropped with a
+ *    non-fatal RATE_LIMITED; sustained abuse is fatal (RATE_LIMITED, fatal=true): see net_rate.h.
  *  - World statuses map to error codes through one table (world_error_code); a MoveIntent is
  *    validated by the world alone, the session checks only that the client may act on the body. */
 #ifndef COLLIDE_NET_SESSION_H

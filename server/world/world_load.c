@@ -383,16 +383,16 @@ world *world_load_json(const char *json, const char *name, const world_config *b
     return w;
 }
 
-world *world_load_file(const char *path, const world_config *base, world_spawn_points *spawn_points,
-                       char *err, size_t err_size) {
+char *world_read_text(int dir_fd, const char *path, bool no_follow, char *err, size_t err_size) {
     if (err && err_size) err[0] = '\0';
     /* O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, silently, before
      * fstat could tell us it is not a file. A regular file ignores the flag. */
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    int fd = openat(dir_fd, path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | (no_follow ? O_NOFOLLOW : 0));
     struct stat st;
     if (fd < 0 || fstat(fd, &st) != 0) {
         if (err && err_size)
-            snprintf(err, err_size, "%s:0:0: cannot open: %s", path, strerror(errno));
+            snprintf(err, err_size, "%s:0:0: cannot open: %s", path,
+                     no_follow && errno == ELOOP ? "a symbolic link" : strerror(errno));
         if (fd >= 0) close(fd);
         return NULL;
     }
@@ -426,7 +426,6 @@ world *world_load_file(const char *path, const world_config *base, world_spawn_p
     size_t n = text ? fread(text, 1, (size_t)size, f) : 0;
     bool read_error = ferror(f) != 0 || (text && n != (size_t)size);
     fclose(f);
-    world *w = NULL;
     if (too_big) {
         if (err && err_size)
             snprintf(err, err_size, "%s:0:0: larger than %u bytes", path,
@@ -439,8 +438,17 @@ world *world_load_file(const char *path, const world_config *base, world_spawn_p
         if (err && err_size) snprintf(err, err_size, "%s:0:0: contains a NUL byte", path);
     } else {
         text[n] = '\0';
-        w = world_load_json(text, path, base, spawn_points, err, err_size);
+        return text;
     }
+    free(text);
+    return NULL;
+}
+
+world *world_load_file(const char *path, const world_config *base, world_spawn_points *spawn_points,
+                       char *err, size_t err_size) {
+    char *text = world_read_text(AT_FDCWD, path, false, err, err_size);
+    if (!text) return NULL;
+    world *w = world_load_json(text, path, base, spawn_points, err, err_size);
     free(text);
     return w;
 }

@@ -24,6 +24,12 @@ world *world_load_file(const char *path, const world_config *base, world_spawn_p
                        char *err, size_t err_size);
 world *world_load_json(const char *json, const char *name, const world_config *base,
                        world_spawn_points *spawn_points, char *err, size_t err_size);
+/* Reads a world file's text for world_load_json: a regular file (a FIFO, a device or a directory is
+ * refused without blocking), at most 64 MiB, no NUL byte; NUL-terminated, the caller frees it.
+ * dir_fd: AT_FDCWD or a directory that a relative path is opened from; no_follow: a symbolic link
+ * as the last component is refused (the rooms' --world-dir must not lead out of itself). NULL on
+ * failure, err as above. */
+char *world_read_text(int dir_fd, const char *path, bool no_follow, char *err, size_t err_size);
 /* The embedded default arena (a bounded map of boxes, polygons and circles with room for thousands
  * of players), as JSON: examples/worlds/arena.json, compiled in at build time. */
 extern const char world_default_arena_json[];

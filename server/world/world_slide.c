@@ -382,8 +382,13 @@ void world_step_alone(world *w) {
     const int32_t ny = lv->ny;
     world_near_cache *near_cache = w->near_cache;
     if (w->near_cache_stale) {
-        memset(near_cache, 0xff, w->mover_cap * sizeof *near_cache);
+        memset(near_cache, 0xff, w->near_cache_used * sizeof *near_cache);
         w->near_cache_stale = false;
+    }
+    if (n > w->near_cache_used) { /* entries never used before: empty (a NaN area holds nothing) */
+        memset(near_cache + w->near_cache_used, 0xff,
+               (n - w->near_cache_used) * sizeof *near_cache);
+        w->near_cache_used = n;
     }
     /* with a circle or polygon among the statics the walk decides whether to leave
      * the fast path, so it is always done */

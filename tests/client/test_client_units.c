@@ -2,11 +2,15 @@
  * scanner against protobuf-c's own encoder, and the checker's geometry against known cases. */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "backend.h"
 #include "check.h"
 #include "collide.pb-c.h"
 #include "harness.h"
 #include "hist.h"
+#include "load.h"
+#include "report.h"
 #include "wire_read.h"
 
 static int cmp_u64(const void *a, const void *b) {
@@ -187,6 +191,135 @@ static void test_check_depths(void) {
     CHECK(!cc_segment_crosses(&c, 0, 0, 0, 0.01f, -5, 0.6f, 5, 0.6f));
 }
 
+/* cc_load_parse on a fixed argv (getopt permutes argv, so each call gets its own copy). */
+static int parse(load_opts *o, int n, const char *const *args) {
+    char *argv[16];
+    argv[0] = (char *)"load";
+    for (int i = 0; i < n && i < 15; i++)
+        argv[i + 1] = (char *)args[i];
+    return cc_load_parse(n + 1, argv, o);
+}
+
+static void test_load_parse_rooms_backend(void) {
+    static load_opts o;
+    CHECK(parse(&o, 0, NULL) == -1);
+    CHECK(o.rooms == 0 && o.backend_npcs == 0 && o.admin_token == NULL);
+    CHECK(strcmp(o.room_prefix, "load-") == 0);
+
+    const char *rooms[] = {"--rooms", "3", "--room-prefix", "arena_"};
+    CHECK(parse(&o, 4, rooms) == -1);
+    CHECK(o.rooms == 3 && strcmp(o.room_prefix, "arena_") == 0);
+
+    const char *too_many[] = {"--rooms", "1001"};
+    CHECK(parse(&o, 2, too_many) == CC_EXIT_USAGE);
+    const char *most[] = {"--rooms", "1000"};
+    CHECK(parse(&o, 2, most) == -1 && o.rooms == 1000);
+    const char *bad_prefix[] = {"--rooms", "2", "--room-prefix", "a b"};
+    CHECK(parse(&o, 4, bad_prefix) == CC_EXIT_USAGE);
+    /* A prefix is only checked when rooms are in use. */
+    const char *unused_prefix[] = {"--room-prefix", "a b"};
+    CHECK(parse(&o, 2, unused_prefix) == -1);
+
+    const char *no_token[] = {"--backend", "200"};
+    CHECK(parse(&o, 2, no_token) == CC_EXIT_USAGE);
+    const char *backend[] = {"--backend", "200", "--admin-token", "s3cret", "--rate", "20"};
+    CHECK(parse(&o, 6, backend) == -1);
+    CHECK(o.backend_npcs == 200 && strcmp(o.admin_token, "s3cret") == 0 && o.rate_hz == 20.0);
+    const char *bad_count[] = {"--backend", "-1", "--admin-token", "x"};
+    CHECK(parse(&o, 4, bad_count) == CC_EXIT_USAGE);
+}
+
+static void test_load_room_names(void) {
+    uint32_t per_room[3] = {0, 0, 0};
+    for (uint32_t i = 0; i < 10; i++) {
+        uint32_t r = cc_load_room_of(i, 3);
+        CHECK(r == i % 3);
+        per_room[r]++;
+    }
+    CHECK(per_room[0] == 4 && per_room[1] == 3 && per_room[2] == 3);
+    char name[CC_LOAD_ROOM_NAME + 1];
+    CHECK(cc_load_room_name(name, sizeof name, "load-", 12) && strcmp(name, "load-12") == 0);
+    CHECK(cc_load_room_name(name, sizeof name, "a.b:c_D-", 0) && strcmp(name, "a.b:c_D-0") == 0);
+    /* 63 bytes of prefix and one digit make the longest valid name; one more is refused. */
+    char prefix[70];
+    memset(prefix, 'p', 63);
+    prefix[63] = '\0';
+    CHECK(cc_load_room_name(name, sizeof name, prefix, 9));
+    CHECK(strlen(name) == 64);
+    CHECK(!cc_load_room_name(name, sizeof name, prefix, 10));
+    char roomy[200]; /* the 64-byte bound holds whatever the buffer */
+    CHECK(!cc_load_room_name(roomy, sizeof roomy, prefix, 10));
+    CHECK(!cc_load_room_name(name, sizeof name, "x/", 1));
+    CHECK(!cc_load_room_name(name, sizeof name, "caf\xc3\xa9", 1));
+}
+
+static void test_room_stats_merge(void) {
+    /* Two workers' shares of the same room add up to the room, histogram included. */
+    static cc_room_stats a, b, into, all;
+    cc_room_stats_init(&a);
+    cc_room_stats_init(&b);
+    cc_room_stats_init(&into);
+    cc_room_stats_init(&all);
+    harness_rng rng = {4242};
+    for (int i = 0; i < 3000; i++) {
+        uint64_t v = 100u + harness_rng_next(&rng) % 50000u;
+        cc_hist_record(i % 3 ? &a.ack_us : &b.ack_us, v);
+        cc_hist_record(&all.ack_us, v);
+    }
+    a.players = 2, a.intents_scheduled = 60, a.intents_acked = 59, a.errors = 1, a.disconnects = 1;
+    b.players = 3, b.intents_scheduled = 90, b.intents_acked = 90, b.errors = 0, b.disconnects = 2;
+    cc_room_stats_merge(&into, &a);
+    cc_room_stats_merge(&into, &b);
+    CHECK(into.players == 5 && into.intents_scheduled == 150 && into.intents_acked == 149);
+    CHECK(into.errors == 1 && into.disconnects == 3);
+    CHECK(into.ack_us.total == 3000);
+    const double ps[] = {50, 99, 99.9};
+    for (int k = 0; k < 3; k++)
+        CHECK(cc_hist_percentile(&into.ack_us, ps[k]) == cc_hist_percentile(&all.ack_us, ps[k]));
+}
+
+static void test_backend_batch_and_acks(void) {
+    enum { N = 5 };
+    Collide__V1__ClientMessage m;
+    Collide__V1__MoveIntents batch;
+    Collide__V1__MoveIntent items[N], *ptrs[N];
+    Collide__V1__Vec2 vels[N];
+    const uint32_t ids[N] = {7, 8, 300, 70000, 9};
+    const float vx[N] = {1, -2, 0.5f, 0, 3}, vy[N] = {0, 1, -1, 4, 0};
+    cc_backend_fill_batch(&m, &batch, items, ptrs, vels, N, ids, 42, vx, vy);
+    uint8_t buf[512];
+    size_t len = collide__v1__client_message__pack(&m, buf);
+    Collide__V1__ClientMessage *back = collide__v1__client_message__unpack(NULL, len, buf);
+    CHECK(back != NULL);
+    CHECK(back->msg_case == COLLIDE__V1__CLIENT_MESSAGE__MSG_MOVE_BATCH);
+    CHECK(back->request_id != 0);
+    CHECK(back->move_batch && back->move_batch->n_intents == N);
+    for (uint32_t i = 0; i < N; i++) {
+        const Collide__V1__MoveIntent *it = back->move_batch->intents[i];
+        CHECK(it->body_id == ids[i] && it->input_seq == 42);
+        CHECK(it->velocity && it->velocity->x == vx[i] && it->velocity->y == vy[i]);
+    }
+    collide__v1__client_message__free_unpacked(back, NULL);
+
+    /* Acks within two ticks, and errors by code with their batch index. */
+    static cc_backend_stats st;
+    cc_backend_stats_init(&st, N);
+    st.tick_period_us = 16666;
+    cc_backend_ack(&st, 5000);
+    cc_backend_ack(&st, 33332);
+    cc_backend_ack(&st, 33333);
+    cc_backend_ack(&st, 90000);
+    CHECK(st.intents_acked == 4 && st.acked_within_2_ticks == 2 && st.ack_us.total == 4);
+    cc_backend_error_add(&st, 1, 3, 3);
+    cc_backend_error_add(&st, 8, 0, 3);
+    cc_backend_error_add(&st, 99, 1, 3);
+    CHECK(st.errors[1] == 1 && st.errors[8] == 1 && st.errors[CC_ERROR_CODES - 1] == 1);
+    CHECK(st.item_errors == 2 && st.examples_len == 3);
+    CHECK(st.examples[0].code == 1 && st.examples[0].index == 3 && st.examples[0].request_id == 3);
+}
+
 TEST_MAIN(TEST(test_hist_slots_cover_values), TEST(test_hist_percentiles_match_exact),
           TEST(test_hist_merge_equals_combined), TEST(test_wire_scans_snapshot),
-          TEST(test_wire_pong), TEST(test_check_depths))
+          TEST(test_wire_pong), TEST(test_check_depths), TEST(test_load_parse_rooms_backend),
+          TEST(test_load_room_names), TEST(test_room_stats_merge),
+          TEST(test_backend_batch_and_acks))

@@ -456,5 +456,85 @@ def ipv6_listener():
     d.stop_and_check()
 
 
+@test
+def rooms_endpoint_and_room_series():
+    """GET /rooms lists the one room `default` with its real figures (welcomed clients, not the
+    connection that has not said Hello; statics and moving bodies; the world's tick as snapshots
+    carry it), and /metrics' collide_room_* series for room="default" agree with the daemon-wide
+    ones of the same scrape."""
+    import json
+    d = ct.Daemon(http=True, world=two_statics())
+    silent = d.client()  # connected, no Hello: in no room yet
+    a = d.client()
+    a.hello()
+    b = d.client()
+    b.hello(name="b")
+    a.spawn_ok(ct.box(1, 1), 0, 0)
+    b.spawn_ok(ct.box(1, 1), 50, 0)
+    b.spawn_ok(ct.circle(1), 100, 0)
+    a.sync()
+    before = a.last_tick
+    status, text = d.http_get("/rooms")
+    check(status == 200, "GET /rooms must be 200, got %d" % status)
+    a.sync()
+    after = a.last_tick
+    doc = json.loads(text)
+    check(isinstance(doc.get("rooms"), list) and len(doc["rooms"]) == 1,
+          "/rooms must list exactly the room default: %s" % text)
+    check(doc.get("total") == 1 and doc.get("truncated") is False, "total 1, not truncated: %s"
+          % text)
+    r = doc["rooms"][0]
+    check(set(r) == {"name", "clients", "bodies", "tick", "auto", "tick_p99_ms"},
+          "a room's fields are name, clients, bodies, tick, auto, tick_p99_ms: %s" % r)
+    check(r["name"] == "default" and r["auto"] is False, "the room default, not auto: %s" % r)
+    check(r["clients"] == 2, "2 welcomed clients (the silent one is in no room): %s" % r)
+    check(r["bodies"] == 5, "2 statics + 3 spawned bodies: %s" % r)
+    check(isinstance(r["tick"], int) and before <= r["tick"] < after,
+          "the room's tick must be the world's: snapshots saw %d before and %d after, /rooms said "
+          "%s" % (before, after, r["tick"]))
+    check(isinstance(r["tick_p99_ms"], float) and 0 < r["tick_p99_ms"] <= 250,
+          "tick_p99_ms from the tick histogram: %s" % r)
+    _, text2 = d.http_get("/rooms")
+    check(json.loads(text2)["rooms"][0]["tick"] > r["tick"], "the tick must advance: %s then %s"
+          % (text, text2))
+
+    m = d.metrics()
+    room = {"room": "default"}
+    check(ct.metric(m, "collide_room_clients", **room) == 2,
+          "collide_room_clients{room=\"default\"} must be 2, got %s"
+          % ct.metric(m, "collide_room_clients", **room))
+    check(ct.metric(m, "collide_clients") == 3, "collide_clients counts every connection: %s"
+          % ct.metric(m, "collide_clients"))
+    for kind, n in (("static", 2), ("moving", 3)):
+        check(ct.metric(m, "collide_room_bodies", kind=kind, **room) == n ==
+              ct.metric(m, "collide_bodies", kind=kind),
+              "%s bodies: room %s, daemon %s, want %d" % (
+                  kind, ct.metric(m, "collide_room_bodies", kind=kind, **room),
+                  ct.metric(m, "collide_bodies", kind=kind), n))
+    for name in ("ticks_total", "ticks_skipped_total", "steps_late_total",
+                 "steps_coalesced_total", "snapshots_sent_total",
+                 "tick_duration_seconds_count", "tick_lag_seconds_count"):
+        per_room = ct.metric(m, "collide_room_" + name, **room)
+        check(per_room is not None and per_room == ct.metric(m, "collide_" + name),
+              "collide_room_%s{room=\"default\"} %s must equal collide_%s %s" % (
+                  name, per_room, name, ct.metric(m, "collide_" + name)))
+    check(ct.metric(m, "collide_room_ticks_total", **room) > 0, "ticks counted per room")
+    for family in ("tick_duration_seconds", "tick_lag_seconds"):
+        daemon = [(l["le"], v) for n, l, v in m["samples"]
+                  if n == "collide_%s_bucket" % family]
+        mine = [(l["le"], v) for n, l, v in m["samples"]
+                if n == "collide_room_%s_bucket" % family and l.get("room") == "default"]
+        check(daemon and mine == daemon, "collide_room_%s buckets must equal the daemon's: %s vs %s"
+              % (family, mine, daemon))
+    check(m["types"].get("collide_room_tick_duration_seconds") == "histogram",
+          "collide_room_tick_duration_seconds is a histogram")
+    rooms = {l.get("room") for n, l, _ in m["samples"] if n.startswith("collide_room_")}
+    check(rooms == {"default"}, "one room, no `other` row: %s" % rooms)
+    silent.close()
+    a.close()
+    b.close()
+    d.stop_and_check()
+
+
 if __name__ == "__main__":
     ct.main()

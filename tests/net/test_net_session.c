@@ -1929,10 +1929,230 @@ static void test_byte_bucket(void) {
     fx_free(&f);
 }
 
+/* ---- MoveIntents batches (protocol 1.1) ------------------------------------------------------ */
+
+static size_t put_varint(uint8_t *out, uint64_t v) {
+    size_t n = 0;
+    do {
+        out[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+        v >>= 7;
+    } while (v);
+    return n;
+}
+
+/* Writes a framed ClientMessage{request_id: rid, move_batch: n intents} into out, each intent
+ * `item` (its wire bytes, key and length included). Returns the frame's length. */
+static size_t raw_batch(uint32_t rid, const uint8_t *item, size_t item_len, size_t n, uint8_t *out,
+                        size_t cap) {
+    size_t inner = item_len * n;
+    uint8_t head[32];
+    size_t h = 0;
+    head[h++] = WIRE_KEY(WIRE_CLIENT_REQUEST_ID, WIRE_VARINT);
+    h += put_varint(head + h, rid);
+    head[h++] = 0x82; /* field 16 (move_batch), LEN: a two-byte key */
+    head[h++] = 0x01;
+    h += put_varint(head + h, inner);
+    size_t body = h + inner;
+    uint8_t prefix[FRAME_MAX_PREFIX];
+    size_t p = frame_write_prefix((uint32_t)body, prefix);
+    if (p + body > cap) return 0;
+    memcpy(out, prefix, p);
+    memcpy(out + p, head, h);
+    for (size_t i = 0; i < n; i++)
+        memcpy(out + p + h + i * item_len, item, item_len);
+    return p + body;
+}
+
+/* A batch's arena need grows with its count of intents, not only its bytes: the costliest items
+ * per byte (`0a 04 08 id 1a 00`: a body id and an empty velocity, two structs for 6 bytes) at the
+ * largest count a default --max-frame allows (65536 / 16 = 4,096), and the largest batch of full
+ * intents (two velocity components, 18 bytes each) a 64 KiB frame holds, both unpack within
+ * under half their budget, all from the arena. One intent more than the count is refused whole
+ * before the unpack (LIMIT_EXCEEDED, index 0, nothing allocated). */
+static void test_batch_arena_bound(void) {
+    net_config cfg;
+    net_config_default(&cfg);
+    strcpy(cfg.admin_token, "root!");
+    cfg.admin_token_len = 5;
+    CHECK(cfg.max_frame == 65536 && net_arena_batch_max(cfg.max_frame) == 4096);
+    fixture f;
+    fx_init(&f, &cfg);
+    net_client *c = fx_welcome(&f, 0, "root!");
+    CHECK(c->admin);
+    uint32_t id = fx_spawn(&f, c, 0, 0);
+    CHECK(id > 0 && id < 128);
+    static uint8_t big[65536 + 16];
+    const uint8_t cheap[] = {0x0a, 0x04, 0x08, (uint8_t)id, 0x1a, 0x00};
+    size_t n = raw_batch(5, cheap, sizeof cheap, 4096, big, sizeof big);
+    CHECK(n > 0);
+    size_t budget = net_arena_budget(n) + NET_ARENA_PER_BATCH_ITEM * 4096u;
+    f.srv->arena.high_water = 0;
+    net_session_feed(f.srv, c, big, n);
+    one_reply r = take_reply(c);
+    CHECK_MSG(r.count == 0, "a batch of 4096 cheap intents: case %d code %d %s", r.msg_case, r.code,
+              r.text);
+    CHECK_MSG(f.srv->arena.high_water > 0 && f.srv->arena.high_water <= budget / 2,
+              "4096 cheap intents used %zu of %zu", f.srv->arena.high_water, budget);
+
+    /* Full intents: body id, input_seq 1, velocity (1.5, -2.5). */
+    const uint8_t full[] = {0x0a, 0x10, 0x08, (uint8_t)id, 0x10, 0x01, 0x1a, 0x0a, 0x0d,
+                            0x00, 0x00, 0xc0, 0x3f,        0x15, 0x00, 0x00, 0x20, 0xc0};
+    size_t most = (65536 - 16) / sizeof full;
+    n = raw_batch(6, full, sizeof full, most, big, sizeof big);
+    CHECK(n > 0 && n <= 65536 + FRAME_MAX_PREFIX);
+    budget = net_arena_budget(n) + NET_ARENA_PER_BATCH_ITEM * most;
+    f.srv->arena.high_water = 0;
+    net_session_feed(f.srv, c, big, n);
+    r = take_reply(c);
+    CHECK_MSG(r.count == 0, "a max frame of %zu full intents: case %d code %d %s", most, r.msg_case,
+              r.code, r.text);
+    CHECK_MSG(f.srv->arena.high_water <= budget / 2, "%zu full intents used %zu of %zu", most,
+              f.srv->arena.high_water, budget);
+    world_body_info info;
+    CHECK(world_body_get(f.w, id, &info) && info.intent.x == 1.5f && info.intent.y == -2.5f);
+
+    /* 4,097: refused whole before anything is allocated. */
+    n = raw_batch(7, cheap, sizeof cheap, 4097, big, sizeof big);
+    long before = total_allocs;
+    net_session_feed(f.srv, c, big, n);
+    r = take_reply(c);
+    CHECK_MSG(r.msg_case == S(ERROR) && r.code == E(LIMIT_EXCEEDED) && !r.fatal && r.rid == 7,
+              "case %d code %d", r.msg_case, r.code);
+    CHECK(strstr(r.text, "4096") != NULL);
+    CHECK(total_allocs == before);
+    CHECK(session_goes_on(&f, c));
+    CHECK(live_allocs == 0 && allocs_not_arena == 0);
+    fx_free(&f);
+}
+
+/* The batch's last applied input_seq after one tick. */
+static uint32_t seq_after_tick(fixture *f, net_client *c, uint32_t id) {
+    net_server_tick(f->srv, 1);
+    tu_msgs msgs;
+    tu_take(c, &msgs);
+    tu_free(&msgs);
+    world_body_info info;
+    return world_body_get(f->w, id, &info) ? info.last_input_seq : 0;
+}
+
+/* Sends a batch of n intents on id (input_seq 1..n) at a frozen clock; returns the one reply. */
+static one_reply send_seq_batch(fixture *f, net_client *c, uint32_t rid, uint32_t id, size_t n) {
+    static uint8_t buf[8192];
+    Collide__V1__MoveIntent mi[64], *mp[64];
+    Collide__V1__Vec2 v = COLLIDE__V1__VEC2__INIT;
+    v.x = 1.0f;
+    if (n > 64) n = 64;
+    for (size_t i = 0; i < n; i++) {
+        Collide__V1__MoveIntent z = COLLIDE__V1__MOVE_INTENT__INIT;
+        z.body_id = id;
+        z.input_seq = (uint32_t)(i + 1);
+        z.velocity = &v;
+        mi[i] = z;
+        mp[i] = &mi[i];
+    }
+    Collide__V1__MoveIntents b = COLLIDE__V1__MOVE_INTENTS__INIT;
+    b.n_intents = n;
+    b.intents = mp;
+    tu_cmsg m = COLLIDE__V1__CLIENT_MESSAGE__INIT;
+    m.request_id = rid;
+    m.msg_case = COLLIDE__V1__CLIENT_MESSAGE__MSG_MOVE_BATCH;
+    m.move_batch = &b;
+    net_session_feed(f->srv, c, buf, tu_frame(&m, buf, sizeof buf));
+    tu_msgs msgs;
+    tu_take(c, &msgs);
+    one_reply r = {(int)msgs.count, -1, -1, false, 0, ""};
+    if (msgs.count > 0 && msgs.m[0]->msg_case == S(ERROR)) {
+        r.msg_case = S(ERROR);
+        r.code = (int)msgs.m[0]->error->code;
+        r.fatal = msgs.m[0]->error->fatal;
+        r.rid = msgs.m[0]->request_id;
+        /* the index rides in text's first bytes: keeps one_reply as it is */
+        snprintf(r.text, sizeof r.text, "%u", msgs.m[0]->error->index);
+    }
+    tu_free(&msgs);
+    return r;
+}
+
+/* Each item is one message: at a frozen clock, --rate-limit 5 (burst 10) minus Hello and a spawn
+ * leaves 8, so item 9 is the first dropped, with one RATE_LIMITED at index 9, and items 1-8
+ * applied. An admin pays nothing without --admin-rate-limit; with it (5: burst 10, from a fresh
+ * bucket at its Hello), the spawn leaves 9 and item 10 is cut. */
+static void test_batch_rate_exact(void) {
+    net_config cfg;
+    net_config_default(&cfg);
+    cfg.rate_limit = 5;
+    strcpy(cfg.admin_token, "root!");
+    cfg.admin_token_len = 5;
+    fixture f;
+    fx_init(&f, &cfg);
+    net_client *p = fx_welcome(&f, 0, NULL);
+    uint32_t pid = fx_spawn(&f, p, 0, 0);
+    one_reply r = send_seq_batch(&f, p, 31, pid, 20);
+    CHECK_MSG(r.count == 1 && r.code == E(RATE_LIMITED) && !r.fatal && r.rid == 31 &&
+                  strcmp(r.text, "9") == 0,
+              "player: %d replies, code %d, index %s", r.count, r.code, r.text);
+    CHECK(seq_after_tick(&f, p, pid) == 8);
+
+    net_client *a = fx_welcome(&f, 1, "root!");
+    uint32_t aid = fx_spawn(&f, a, 50, 0);
+    for (int k = 0; k < 3; k++) { /* 3 x 60 items at a frozen clock, past any player's bucket */
+        r = send_seq_batch(&f, a, 32, aid, 60);
+        CHECK_MSG(r.count == 0, "admin without --admin-rate-limit: %d replies, code %d", r.count,
+                  r.code);
+    }
+    CHECK(seq_after_tick(&f, a, aid) == 60);
+    fx_free(&f);
+
+    cfg.admin_rate_limit = 5;
+    cfg.rate_limit = 1000;
+    fx_init(&f, &cfg);
+    a = fx_welcome(&f, 0, "root!");
+    aid = fx_spawn(&f, a, 0, 0);
+    r = send_seq_batch(&f, a, 33, aid, 20);
+    CHECK_MSG(r.count == 1 && r.code == E(RATE_LIMITED) && !r.fatal && strcmp(r.text, "10") == 0,
+              "admin at --admin-rate-limit 5: %d replies, code %d, index %s", r.count, r.code,
+              r.text);
+    CHECK(seq_after_tick(&f, a, aid) == 9);
+    fx_free(&f);
+}
+
+/* PROTOCOL.md "Backends and batches": on release a player's moving bodies go (rule 8), an admin's
+ * stay in the world (statics too); a later admin may move and despawn them, a player may not. */
+static void test_admin_bodies_outlive_the_connection(void) {
+    net_config cfg;
+    net_config_default(&cfg);
+    strcpy(cfg.admin_token, "root!");
+    cfg.admin_token_len = 5;
+    fixture f;
+    fx_init(&f, &cfg);
+    net_client *a = fx_welcome(&f, 0, "root!");
+    net_client *p = fx_welcome(&f, 1, NULL);
+    uint32_t npc = fx_spawn(&f, a, 0, 0), mine = fx_spawn(&f, p, 50, 50);
+    CHECK(npc && mine);
+    net_client_release(f.srv, a);
+    net_client_release(f.srv, p);
+    CHECK(world_body_alive(f.w, npc));
+    CHECK(!world_body_alive(f.w, mine));
+    memset(&f.c[0], 0, sizeof f.c[0]);
+    memset(&f.c[1], 0, sizeof f.c[1]);
+    net_client *p2 = fx_welcome(&f, 1, NULL);
+    feed(&f, p2, tu_move(8, npc, 1, 1, 0, f.buf, sizeof f.buf));
+    one_reply r = take_reply(p2);
+    CHECK(r.code == E(FORBIDDEN) && r.rid == 8);
+    net_client *a2 = fx_welcome(&f, 0, "root!");
+    feed(&f, a2, tu_move(9, npc, 1, 1, 0, f.buf, sizeof f.buf));
+    CHECK(take_reply(a2).count == 0);
+    feed(&f, a2, tu_despawn(10, npc, f.buf, sizeof f.buf));
+    CHECK(take_reply(a2).count == 0 && !world_body_alive(f.w, npc));
+    fx_free(&f);
+}
+
 TEST_MAIN(TEST(test_hello_welcome), TEST(test_hello_frame_cap), TEST(test_vertex_prescan),
           TEST(test_arena_budget_crossed), TEST(test_arena_fits_legitimate_messages),
-          TEST(test_byte_bucket), TEST(test_partial_frames_byte_by_byte),
-          TEST(test_split_at_every_point), TEST(test_partial_buffer_holds_one_frame),
+          TEST(test_batch_arena_bound), TEST(test_batch_rate_exact),
+          TEST(test_admin_bodies_outlive_the_connection), TEST(test_byte_bucket),
+          TEST(test_partial_frames_byte_by_byte), TEST(test_split_at_every_point),
+          TEST(test_partial_buffer_holds_one_frame),
           TEST(test_oversized_prefix_is_fatal_without_buffering),
           TEST(test_first_message_must_be_hello), TEST(test_version_mismatch), TEST(test_tokens),
           TEST(test_secret_equal), TEST(test_rate_bucket),

@@ -33,10 +33,17 @@ void net_server_enter_closing(net_server *srv, net_client *c, net_disconnect_rea
  * queued (or it is killed while NET_MAX_REFUSING others are being refused) and nothing more is to
  * be done for it. Every reason to refuse a Hello for capacity belongs here. */
 bool net_server_admit_session(net_server *srv, net_client *c, uint32_t request_id);
+/* A client welcomed without net_server_admit_session (placed in its room by the front, which
+ * counted it in the directory): no longer pending, counted as welcomed here. Idempotent. */
+void net_server_mark_welcomed(net_server *srv, net_client *c);
 /* At Hello: refuses c when the server is at capacity (overloaded): Error{LIMIT_EXCEEDED, fatal}
  * "at capacity" to request rid, counted and logged (at most a line a second). True when refused:
  * the Hello goes no further. */
 bool net_server_refuse_hello_at_capacity(net_server *srv, net_client *c, uint32_t rid);
+/* The refusal itself: counted, logged at most once a second (event=capacity_refused), and a fatal
+ * LIMIT_EXCEEDED "at capacity" (also the front's, when the directory finds the room's thread
+ * overloaded). */
+void net_server_refuse_at_capacity(net_server *srv, net_client *c, uint32_t rid);
 /* Drops ids of bodies that are gone (despawned by an admin) so the count is of live bodies. */
 void net_client_prune_owned(net_server *srv, net_client *c);
 

@@ -277,6 +277,9 @@ struct world {
                                    * any entry), void once a static is linked or unlinked */
     bool near_cache_stale;        /* a static was linked or unlinked since near_cache was last
                                    * cleared */
+    uint32_t near_cache_used;     /* entries [0, used) are initialised; past it never touched, so
+                                   * a world's memory follows its movers, not its capacity (a
+                                   * daemon holds many worlds: issue 13) */
 
     /* change tracking: what the body table (world_body_table) is built from, a bit per slot */
     uint64_t *moved_bits;           /* movers the last step changed */

@@ -1,0 +1,123 @@
+#define _POSIX_C_SOURCE 200809L
+#include "bench_scene.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "net_test_util.h"
+#include "world_load.h"
+
+uint32_t bench_rng_next(bench_rng *r) {
+    uint32_t x = r->state;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    return r->state = x;
+}
+
+float bench_rng_unit(bench_rng *r) { return (float)(bench_rng_next(r) >> 8) / 16777216.0f; }
+
+double bench_now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double bench_pct(double *v, int n, double p) {
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    int i = (int)(p * (n - 1) + 0.5);
+    return v[i];
+}
+
+bool bench_scene_init(bench_scene *s, int nclients, float view_radius, uint32_t seed, char *err,
+                      size_t errlen) {
+    memset(s, 0, sizeof *s);
+    s->seq = 1;
+    s->rng.state = seed ? seed : 1;
+    net_config_default(&s->cfg);
+    if (view_radius > 0.0f) s->cfg.view_radius = view_radius;
+    s->cfg.rate_limit = 1000;
+    world_config wc;
+    world_config_default(&wc);
+    s->w = world_load_json(world_default_arena_json, "arena", &wc, NULL, err, errlen);
+    if (!s->w) return false;
+    s->srv = net_server_create(&s->cfg, s->w);
+    s->clients = calloc((size_t)nclients, sizeof *s->clients);
+    s->body = calloc((size_t)nclients, sizeof *s->body);
+    if (!s->srv || !s->clients || !s->body) {
+        snprintf(err, errlen, "out of memory for %d clients", nclients);
+        bench_scene_destroy(s);
+        return false;
+    }
+    aabb b = world_get_config(s->w)->bounds;
+    s->srv->now_us = 1000000;
+    for (int i = 0; i < nclients; i++) {
+        net_client *c = &s->clients[i];
+        net_client_open(s->srv, c, "bench");
+        s->nclients = i + 1; /* the clients bench_scene_destroy releases */
+        net_session_feed(s->srv, c, s->buf, tu_hello(0, 1, NULL, s->buf, sizeof s->buf));
+        /* x before y: the random stream fixes the layout. */
+        float x = b.min.x + 5.0f + bench_rng_unit(&s->rng) * (b.max.x - b.min.x - 10.0f);
+        float y = b.min.y + 5.0f + bench_rng_unit(&s->rng) * (b.max.y - b.min.y - 10.0f);
+        net_session_feed(s->srv, c, s->buf,
+                         tu_spawn_box(0, COLLIDE__V1__BODY_KIND__BODY_KIND_MOVING, x, y, 0.5f, 0.5f,
+                                      s->buf, sizeof s->buf));
+        /* The replies are Welcome then Spawned: read the id back from our own output. */
+        tu_msgs replies;
+        tu_take(c, &replies);
+        if (replies.count >= 2 &&
+            replies.m[1]->msg_case == COLLIDE__V1__SERVER_MESSAGE__MSG_SPAWNED)
+            s->body[i] = replies.m[1]->spawned->body_id;
+        tu_free(&replies);
+    }
+    return true;
+}
+
+void bench_scene_intents(bench_scene *s, int t) {
+    s->srv->now_us += 16667;
+    if ((t & 1) != 0) return; /* intents at 30 Hz */
+    s->seq++;
+    for (int i = 0; i < s->nclients; i++) {
+        float a = bench_rng_unit(&s->rng) * 6.2831853f;
+        net_session_feed(s->srv, &s->clients[i], s->buf,
+                         tu_move(s->seq, s->body[i], s->seq, 20.0f * cosf(a), 20.0f * sinf(a),
+                                 s->buf, sizeof s->buf));
+    }
+}
+
+void bench_scene_drain(bench_scene *s, uint64_t *bytes, uint64_t *known) {
+    for (int i = 0; i < s->nclients; i++) {
+        if (bytes) *bytes += s->clients[i].out.len;
+        if (known) *known += s->clients[i].known.count; /* bodies the client now knows of */
+        s->clients[i].out.len = 0;
+    }
+    while (net_server_pop_dirty(s->srv)) {
+    }
+}
+
+void bench_scene_tick(bench_scene *s, int t, uint64_t *bytes, uint64_t *known) {
+    bench_scene_intents(s, t);
+    world_step(s->w);
+    net_server_snapshots(s->srv);
+    bench_scene_drain(s, bytes, known);
+}
+
+void bench_scene_destroy(bench_scene *s) {
+    if (s->clients && s->srv) {
+        for (int i = 0; i < s->nclients; i++)
+            net_client_release(s->srv, &s->clients[i]);
+    }
+    if (s->srv) net_server_destroy(s->srv);
+    if (s->w) world_destroy(s->w);
+    free(s->clients);
+    free(s->body);
+    memset(s, 0, sizeof *s);
+}

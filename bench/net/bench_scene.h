@@ -1,0 +1,55 @@
+/* The L1 scene of bench_net, shared with bench_rooms: one world loaded from the default arena,
+ * its net_server and N in-process clients (no sockets), each owning one moving 1 x 1 box at a
+ * random place and sending a random-walk MoveIntent 30 times a second through the real decode
+ * path (net_session_feed). A scene owns everything it touches, its random stream included, so
+ * scenes on different threads share nothing. */
+#ifndef COLLIDE_BENCH_SCENE_H
+#define COLLIDE_BENCH_SCENE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "net_server.h"
+#include "world.h"
+
+/* xorshift32 (PERFORMANCE.md); the state must not be 0. */
+typedef struct bench_rng {
+    uint32_t state;
+} bench_rng;
+uint32_t bench_rng_next(bench_rng *r);
+float bench_rng_unit(bench_rng *r); /* (next() >> 8) / 2^24 */
+
+double bench_now_ms(void);
+/* The p-quantile (0..1) of v[0..n), nearest rank; sorts v. */
+double bench_pct(double *v, int n, double p);
+
+typedef struct bench_scene {
+    net_config cfg;
+    world *w;
+    net_server *srv;
+    net_client *clients;
+    uint32_t *body; /* each client's box */
+    int nclients;
+    uint32_t seq; /* the intents' input_seq (and request_id) */
+    bench_rng rng;
+    uint8_t buf[256]; /* one framed ClientMessage */
+} bench_scene;
+
+/* Loads the default arena and spawns nclients clients, each with its box; view_radius 0 keeps the
+ * daemon's default. Draws x then y per client from an rng seeded with seed. Returns false with a
+ * message in err on failure (the scene is then released). */
+bool bench_scene_init(bench_scene *s, int nclients, float view_radius, uint32_t seed, char *err,
+                      size_t errlen);
+/* Tick t's intents: on even ticks (30 Hz at a 60 Hz tick) every client sends a MoveIntent of
+ * 20 units/s in a random direction. Advances the server's clock by one tick first. */
+void bench_scene_intents(bench_scene *s, int t);
+/* After world_step and net_server_snapshots: empties every client's output buffer as if written
+ * and drains the dirty list. Adds the bytes and the bodies each client knows of to *bytes and
+ * *known when they are not NULL. */
+void bench_scene_drain(bench_scene *s, uint64_t *bytes, uint64_t *known);
+/* A whole tick: intents, world_step, snapshots, drain. */
+void bench_scene_tick(bench_scene *s, int t, uint64_t *bytes, uint64_t *known);
+void bench_scene_destroy(bench_scene *s);
+
+#endif

@@ -1,0 +1,548 @@
+#include "backend.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uv.h>
+
+#include "cli.h"
+#include "conn.h"
+#include "frame.h"
+#include "session.h"
+
+#define BK_RING 256u    /* outstanding batch seqs remembered (intended send times) */
+#define BK_REQ_HELLO 1u /* request ids: Hello, SetView, the batches, then the spawns */
+#define BK_REQ_VIEW 2u
+#define BK_REQ_BATCH 3u
+#define BK_REQ_SPAWN_BASE 1000u /* spawn i is request BK_REQ_SPAWN_BASE + i */
+
+typedef enum bk_phase {
+    BK_CONNECTING,
+    BK_HELLO,
+    BK_SPAWNING,
+    BK_RUNNING,
+    BK_DRAIN,
+    BK_CLOSED
+} bk_phase;
+
+/* Frames are written from two growable buffers (one in flight, one filling): a batch of
+ * thousands of intents, or thousands of pipelined spawns, are far past cc_conn's fixed ones. */
+typedef struct bk_out {
+    uint8_t *buf[2]; /* the two buffers (heap, grow by doubling) */
+    size_t len[2];   /* bytes held in each */
+    size_t cap[2];   /* their capacity */
+    uint8_t active;  /* buffer that collects new frames */
+    bool writing;    /* a uv_write is in flight from buf[!active] */
+    uv_write_t req;  /* the write in flight */
+} bk_out;
+
+typedef struct bk_npc {
+    uint32_t body_id; /* 0 until Spawned */
+    uint32_t acked;   /* newest input_seq acknowledged */
+    float x, y;       /* last known position */
+    float angle;      /* heading */
+} bk_npc;
+
+typedef struct bk {
+    const cc_backend_config *cfg;     /* what to run */
+    cc_backend_stats *st;             /* where the figures go */
+    uv_loop_t loop;                   /* this thread's loop */
+    uv_timer_t timer;                 /* 1 ms scheduler */
+    cc_conn conn;                     /* connect and read (writes go through out) */
+    bk_out out;                       /* the frames to send */
+    uint8_t phase;                    /* bk_phase */
+    bool conn_open;                   /* conn handle not yet closed */
+    uint64_t last_rx_us;              /* stall detection */
+    uint64_t drain_until_us;          /* end of the drain */
+    uint64_t base_us;                 /* intended time of seq 1 */
+    uint64_t next_batch_us;           /* intended time of seq + 1 */
+    uint32_t seq;                     /* newest input_seq issued (the same for every NPC) */
+    uint32_t answered;                /* spawns answered (Spawned or Error) */
+    uint64_t intended[BK_RING];       /* intended send time by seq % BK_RING */
+    float world_min[2], world_max[2]; /* from Welcome */
+    uint32_t rng;                     /* xorshift32 state, for the headings */
+    bk_npc *npcs;                     /* cfg->npcs entries */
+    uint32_t *alive;                  /* indices of spawned NPCs, in batch order */
+    uint32_t n_alive;
+    uint32_t *table;     /* body id -> npc index + 1, open addressing, 0 = empty */
+    uint32_t *table_ids; /* the key of each slot */
+    uint32_t table_mask;
+    /* The batch, built in place each tick from these arrays (n_alive entries used). */
+    Collide__V1__MoveIntent *items;      /* the items */
+    Collide__V1__MoveIntent **item_ptrs; /* pointers to them, as protobuf-c wants */
+    Collide__V1__Vec2 *vels;             /* their velocities */
+    uint32_t *ids;                       /* body id per item */
+    float *vx, *vy;                      /* velocity per item */
+} bk;
+
+void cc_backend_fill_batch(Collide__V1__ClientMessage *m, Collide__V1__MoveIntents *batch,
+                           Collide__V1__MoveIntent *items, Collide__V1__MoveIntent **item_ptrs,
+                           Collide__V1__Vec2 *vels, uint32_t n, const uint32_t *body_ids,
+                           uint32_t seq, const float *vx, const float *vy) {
+    collide__v1__client_message__init(m);
+    collide__v1__move_intents__init(batch);
+    for (uint32_t i = 0; i < n; i++) {
+        collide__v1__move_intent__init(&items[i]);
+        collide__v1__vec2__init(&vels[i]);
+        vels[i].x = vx[i];
+        vels[i].y = vy[i];
+        items[i].body_id = body_ids[i];
+        items[i].input_seq = seq;
+        items[i].velocity = &vels[i];
+        item_ptrs[i] = &items[i];
+    }
+    batch->n_intents = n;
+    batch->intents = item_ptrs;
+    m->request_id = BK_REQ_BATCH;
+    m->msg_case = COLLIDE__V1__CLIENT_MESSAGE__MSG_MOVE_BATCH;
+    m->move_batch = batch;
+}
+
+static uint32_t bk_rng(uint32_t *s) {
+    uint32_t x = *s;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    return *s = x;
+}
+static float bk_unit(uint32_t *s) { return (float)(bk_rng(s) >> 8) / 16777216.0f; }
+
+static void bk_fail(bk *b, const char *why) {
+    if (!b->st->failure[0]) snprintf(b->st->failure, sizeof b->st->failure, "%s", why);
+}
+
+static void bk_close(bk *b) {
+    if (b->phase == BK_CLOSED) return;
+    b->phase = BK_CLOSED;
+    uv_timer_stop(&b->timer);
+    if (b->conn_open) cc_conn_close(&b->conn);
+    if (!uv_is_closing((uv_handle_t *)&b->timer)) uv_close((uv_handle_t *)&b->timer, NULL);
+}
+
+static bool bk_queue(bk *b, const Collide__V1__ClientMessage *m) {
+    bk_out *o = &b->out;
+    size_t body = collide__v1__client_message__get_packed_size(m);
+    size_t need = FRAME_MAX_PREFIX + body;
+    uint8_t a = o->active;
+    if (o->len[a] + need > o->cap[a]) {
+        size_t cap = o->cap[a] ? o->cap[a] : 65536u;
+        while (cap < o->len[a] + need)
+            cap *= 2u;
+        uint8_t *nb = realloc(o->buf[a], cap);
+        if (!nb) return false;
+        o->buf[a] = nb;
+        o->cap[a] = cap;
+    }
+    uint8_t *p = o->buf[a] + o->len[a];
+    size_t prefix = frame_write_prefix((uint32_t)body, p);
+    collide__v1__client_message__pack(m, p + prefix);
+    o->len[a] += prefix + body;
+    return true;
+}
+
+static void bk_flush(bk *b);
+
+static void bk_written(uv_write_t *req, int status) {
+    bk *b = req->data;
+    b->out.writing = false;
+    b->out.len[b->out.active ^ 1u] = 0;
+    if (status == UV_ECANCELED || b->phase == BK_CLOSED) return;
+    if (status < 0) {
+        char why[CC_REASON_LEN];
+        snprintf(why, sizeof why, "write: %s", uv_err_name(status));
+        bk_fail(b, why);
+        bk_close(b);
+        return;
+    }
+    bk_flush(b);
+}
+
+static void bk_flush(bk *b) {
+    bk_out *o = &b->out;
+    if (o->writing || o->len[o->active] == 0 || b->phase == BK_CLOSED) return;
+    uint8_t a = o->active;
+    uv_buf_t buf = uv_buf_init((char *)o->buf[a], (unsigned)o->len[a]);
+    o->active ^= 1u;
+    o->writing = true;
+    o->req.data = b;
+    int rc = uv_write(&o->req, (uv_stream_t *)&b->conn.tcp, &buf, 1, bk_written);
+    if (rc != 0) {
+        o->writing = false;
+        o->len[a] = 0;
+        bk_fail(b, "write refused");
+        bk_close(b);
+    }
+}
+
+static bool bk_table_put(bk *b, uint32_t body_id, uint32_t npc) {
+    for (uint32_t h = (body_id * 2654435761u) & b->table_mask, n = 0; n <= b->table_mask;
+         h = (h + 1u) & b->table_mask, n++) {
+        if (b->table[h] == 0) {
+            b->table[h] = npc + 1u;
+            b->table_ids[h] = body_id;
+            return true;
+        }
+    }
+    return false;
+}
+
+static int64_t bk_table_get(const bk *b, uint32_t body_id) {
+    for (uint32_t h = (body_id * 2654435761u) & b->table_mask, n = 0; n <= b->table_mask;
+         h = (h + 1u) & b->table_mask, n++) {
+        if (b->table[h] == 0) return -1;
+        if (b->table_ids[h] == body_id) return (int64_t)b->table[h] - 1;
+    }
+    return -1;
+}
+
+/* Grid positions over the world, so the NPCs do not start on top of each other. */
+static void bk_spawn_all(bk *b) {
+    const cc_backend_config *c = b->cfg;
+    float margin = (float)c->size * 2.0f + 1.0f;
+    float x0 = b->world_min[0] + margin, y0 = b->world_min[1] + margin;
+    float w = b->world_max[0] - margin - x0, h = b->world_max[1] - margin - y0;
+    if (w < 0) w = 0;
+    if (h < 0) h = 0;
+    uint32_t cols = (uint32_t)ceil(sqrt((double)c->npcs * (w > 0 && h > 0 ? w / h : 1.0)));
+    if (cols == 0) cols = 1;
+    uint32_t rows = (c->npcs + cols - 1u) / cols;
+    for (uint32_t i = 0; i < c->npcs; i++) {
+        float fx = cols > 1 ? (float)(i % cols) / (float)(cols - 1u) : 0.5f;
+        float fy = rows > 1 ? (float)(i / cols) / (float)(rows - 1u) : 0.5f;
+        b->npcs[i].x = x0 + w * fx;
+        b->npcs[i].y = y0 + h * fy;
+        b->npcs[i].angle = bk_unit(&b->rng) * 6.2831853f;
+    }
+    /* cc_session_spawn packs into a cc_conn; here the same message goes to our own buffer. */
+    for (uint32_t i = 0; i < c->npcs; i++) {
+        Collide__V1__ClientMessage m = COLLIDE__V1__CLIENT_MESSAGE__INIT;
+        Collide__V1__SpawnBody sb = COLLIDE__V1__SPAWN_BODY__INIT;
+        Collide__V1__Shape sh = COLLIDE__V1__SHAPE__INIT;
+        Collide__V1__Box box = COLLIDE__V1__BOX__INIT;
+        Collide__V1__Circle circle = COLLIDE__V1__CIRCLE__INIT;
+        Collide__V1__Vec2 half = COLLIDE__V1__VEC2__INIT, pos = COLLIDE__V1__VEC2__INIT;
+        half.x = half.y = (float)c->size;
+        pos.x = b->npcs[i].x;
+        pos.y = b->npcs[i].y;
+        if (c->shape == 2) {
+            circle.radius = (float)c->size;
+            sh.kind_case = COLLIDE__V1__SHAPE__KIND_CIRCLE;
+            sh.circle = &circle;
+        } else {
+            box.half_extents = &half;
+            sh.kind_case = COLLIDE__V1__SHAPE__KIND_BOX;
+            sh.box = &box;
+        }
+        sb.kind = COLLIDE__V1__BODY_KIND__BODY_KIND_MOVING;
+        sb.shape = &sh;
+        sb.position = &pos;
+        m.request_id = BK_REQ_SPAWN_BASE + i;
+        m.msg_case = COLLIDE__V1__CLIENT_MESSAGE__MSG_SPAWN;
+        m.spawn = &sb;
+        if (!bk_queue(b, &m)) {
+            bk_fail(b, "out of memory for the spawns");
+            bk_close(b);
+            return;
+        }
+    }
+    bk_flush(b);
+}
+
+static void bk_start_running(bk *b, uint64_t now) {
+    b->phase = BK_RUNNING;
+    b->base_us = now;
+    b->next_batch_us = now;
+    if (b->n_alive == 0) bk_fail(b, "no NPC was spawned");
+}
+
+static void bk_hook_connected(cc_conn *c, int status) {
+    bk *b = c->user;
+    if (status != 0) {
+        char why[CC_REASON_LEN];
+        snprintf(why, sizeof why, "connect: %s", uv_err_name(status));
+        bk_fail(b, why);
+        bk_close(b);
+        return;
+    }
+    Collide__V1__ClientMessage m = COLLIDE__V1__CLIENT_MESSAGE__INIT;
+    Collide__V1__Hello h = COLLIDE__V1__HELLO__INIT;
+    h.protocol_version = CC_PROTOCOL_VERSION;
+    h.name = (char *)"load-backend";
+    h.token = (char *)b->cfg->admin_token;
+    if (b->cfg->room && b->cfg->room[0]) h.room = (char *)b->cfg->room;
+    m.request_id = BK_REQ_HELLO;
+    m.msg_case = COLLIDE__V1__CLIENT_MESSAGE__MSG_HELLO;
+    m.hello = &h;
+    bk_queue(b, &m);
+    bk_flush(b);
+    b->phase = BK_HELLO;
+    b->last_rx_us = cc_now_us();
+}
+
+static void bk_on_welcome(bk *b, const Collide__V1__Welcome *w) {
+    if (!w->admin) {
+        bk_fail(b, "the backend is not an admin (check --admin-token)");
+        bk_close(b);
+        return;
+    }
+    if (w->tick_rate_hz > 0) b->st->tick_period_us = 1000000u / w->tick_rate_hz;
+    if (w->world_min && w->world_max) {
+        b->world_min[0] = w->world_min->x;
+        b->world_min[1] = w->world_min->y;
+        b->world_max[0] = w->world_max->x;
+        b->world_max[1] = w->world_max->y;
+    }
+    /* The whole world in view, so every NPC shows in the snapshots and its acks can be seen. */
+    Collide__V1__ClientMessage m = COLLIDE__V1__CLIENT_MESSAGE__INIT;
+    Collide__V1__SetView v = COLLIDE__V1__SET_VIEW__INIT;
+    Collide__V1__Vec2 center = COLLIDE__V1__VEC2__INIT, half = COLLIDE__V1__VEC2__INIT;
+    center.x = (b->world_min[0] + b->world_max[0]) * 0.5f;
+    center.y = (b->world_min[1] + b->world_max[1]) * 0.5f;
+    half.x = (b->world_max[0] - b->world_min[0]) * 0.5f + 1.0f;
+    half.y = (b->world_max[1] - b->world_min[1]) * 0.5f + 1.0f;
+    v.center = &center;
+    v.half_extents = &half;
+    m.request_id = BK_REQ_VIEW;
+    m.msg_case = COLLIDE__V1__CLIENT_MESSAGE__MSG_SET_VIEW;
+    m.set_view = &v;
+    bk_queue(b, &m);
+    b->phase = BK_SPAWNING;
+    bk_spawn_all(b);
+}
+
+static void bk_on_snapshot(bk *b, const Collide__V1__Snapshot *s, uint64_t now) {
+    for (size_t i = 0; i < s->n_bodies; i++) {
+        const Collide__V1__BodyState *bs = s->bodies[i];
+        int64_t k = bk_table_get(b, bs->id);
+        if (k < 0) continue;
+        bk_npc *n = &b->npcs[k];
+        if (bs->position) {
+            n->x = bs->position->x;
+            n->y = bs->position->y;
+        }
+        uint32_t acked = bs->last_input_seq;
+        if (acked > b->seq) acked = b->seq; /* never trust past what was sent */
+        for (uint32_t q = n->acked + 1u; q <= acked && acked > n->acked; q++) {
+            uint64_t intended = b->intended[q % BK_RING];
+            cc_backend_ack(b->st, now > intended ? now - intended : 0);
+        }
+        if (acked > n->acked) n->acked = acked;
+    }
+}
+
+static void bk_hook_frame(cc_conn *c, const uint8_t *body, size_t len) {
+    bk *b = c->user;
+    uint64_t now = cc_now_us();
+    b->last_rx_us = now;
+    Collide__V1__ServerMessage *m = collide__v1__server_message__unpack(NULL, len, body);
+    if (!m) {
+        bk_fail(b, "malformed frame from the server");
+        bk_close(b);
+        return;
+    }
+    switch (m->msg_case) {
+    case COLLIDE__V1__SERVER_MESSAGE__MSG_WELCOME:
+        if (b->phase == BK_HELLO && m->welcome) bk_on_welcome(b, m->welcome);
+        break;
+    case COLLIDE__V1__SERVER_MESSAGE__MSG_SPAWNED:
+        if (b->phase == BK_SPAWNING && m->spawned && m->request_id >= BK_REQ_SPAWN_BASE &&
+            m->request_id - BK_REQ_SPAWN_BASE < b->cfg->npcs) {
+            uint32_t i = m->request_id - BK_REQ_SPAWN_BASE;
+            if (b->npcs[i].body_id == 0 && bk_table_put(b, m->spawned->body_id, i)) {
+                b->npcs[i].body_id = m->spawned->body_id;
+                b->alive[b->n_alive++] = i;
+                b->st->npcs_spawned++;
+                b->answered++;
+            }
+        }
+        break;
+    case COLLIDE__V1__SERVER_MESSAGE__MSG_SNAPSHOT:
+        if (m->snapshot) bk_on_snapshot(b, m->snapshot, now);
+        break;
+    case COLLIDE__V1__SERVER_MESSAGE__MSG_ERROR: {
+        const Collide__V1__Error *e = m->error;
+        uint32_t code = e ? (uint32_t)e->code : 0u;
+        cc_backend_error_add(b->st, code, e ? e->index : 0u, m->request_id);
+        if (b->phase == BK_SPAWNING && m->request_id >= BK_REQ_SPAWN_BASE) b->answered++;
+        if (e && e->fatal) {
+            char why[CC_REASON_LEN];
+            snprintf(why, sizeof why, "fatal error: %s", cc_error_code_name(code));
+            bk_fail(b, why);
+            bk_close(b);
+        }
+        break;
+    }
+    case COLLIDE__V1__SERVER_MESSAGE__MSG_GOODBYE:
+        if (b->phase < BK_DRAIN) bk_fail(b, "goodbye from the server");
+        bk_close(b);
+        break;
+    default:
+        break;
+    }
+    collide__v1__server_message__free_unpacked(m, NULL);
+    if (b->phase == BK_SPAWNING && b->answered >= b->cfg->npcs) bk_start_running(b, now);
+}
+
+static void bk_hook_failed(cc_conn *c, int status, const char *reason) {
+    bk *b = c->user;
+    (void)status;
+    if (b->phase < BK_DRAIN) {
+        char why[CC_REASON_LEN];
+        snprintf(why, sizeof why, "connection lost: %s", reason);
+        bk_fail(b, why);
+    }
+    bk_close(b);
+}
+
+static void bk_hook_closed(cc_conn *c) {
+    bk *b = c->user;
+    b->conn_open = false;
+}
+
+static const cc_conn_hooks bk_hooks = {
+    .connected = bk_hook_connected,
+    .frame = bk_hook_frame,
+    .failed = bk_hook_failed,
+    .closed = bk_hook_closed,
+};
+
+/* Headings wander a little each tick and turn back inwards near a wall. */
+static void bk_velocity(bk *b, bk_npc *n, float *vx, float *vy) {
+    float speed = (float)b->cfg->speed, margin = (float)b->cfg->size * 3.0f;
+    n->angle += (bk_unit(&b->rng) - 0.5f) * 0.5f;
+    if (n->x < b->world_min[0] + margin || n->x > b->world_max[0] - margin ||
+        n->y < b->world_min[1] + margin || n->y > b->world_max[1] - margin)
+        n->angle = atan2f((b->world_min[1] + b->world_max[1]) * 0.5f - n->y,
+                          (b->world_min[0] + b->world_max[0]) * 0.5f - n->x);
+    *vx = speed * cosf(n->angle);
+    *vy = speed * sinf(n->angle);
+}
+
+static void bk_send_batch(bk *b, uint64_t now) {
+    double period = 1e6 / b->cfg->rate_hz;
+    while (b->next_batch_us <= now) {
+        b->seq++;
+        b->intended[b->seq % BK_RING] = b->next_batch_us;
+        b->next_batch_us = b->base_us + (uint64_t)(period * (double)b->seq);
+    }
+    for (uint32_t k = 0; k < b->n_alive; k++) {
+        bk_npc *n = &b->npcs[b->alive[k]];
+        /* The ring forgets the oldest seq: give it up, keeping its wait so far (a lower bound). */
+        while (b->seq - n->acked >= BK_RING - 1u) {
+            n->acked++;
+            uint64_t intended = b->intended[n->acked % BK_RING];
+            cc_hist_record(&b->st->ack_us, now > intended ? now - intended : 0);
+        }
+        b->ids[k] = n->body_id;
+        bk_velocity(b, n, &b->vx[k], &b->vy[k]);
+    }
+    Collide__V1__ClientMessage m;
+    Collide__V1__MoveIntents batch;
+    cc_backend_fill_batch(&m, &batch, b->items, b->item_ptrs, b->vels, b->n_alive, b->ids, b->seq,
+                          b->vx, b->vy);
+    if (!bk_queue(b, &m)) {
+        bk_fail(b, "out of memory for a batch");
+        bk_close(b);
+        return;
+    }
+    b->st->batches_sent++;
+    b->st->intents_sent += b->n_alive;
+    bk_flush(b);
+}
+
+static bool bk_all_acked(const bk *b) {
+    for (uint32_t k = 0; k < b->n_alive; k++)
+        if (b->npcs[b->alive[k]].acked < b->seq) return false;
+    return true;
+}
+
+static void bk_tick(uv_timer_t *t) {
+    bk *b = t->data;
+    const cc_backend_config *c = b->cfg;
+    uint64_t now = cc_now_us();
+    bool stop = atomic_load_explicit(c->stop, memory_order_relaxed) != 0;
+    if (b->phase == BK_CLOSED) return;
+    if (b->phase < BK_DRAIN && (now >= c->end_us || stop)) {
+        if (b->phase < BK_RUNNING)
+            bk_fail(b, "the NPCs were not all spawned by the end of the run");
+        b->phase = BK_DRAIN;
+        b->drain_until_us = now + (uint64_t)(c->drain_s * 1e6);
+    }
+    if (b->phase == BK_RUNNING && b->n_alive > 0 && b->next_batch_us <= now) bk_send_batch(b, now);
+    if (b->phase == BK_DRAIN && (bk_all_acked(b) || now >= b->drain_until_us || stop)) {
+        bk_close(b);
+        return;
+    }
+    if (b->phase >= BK_HELLO && now - b->last_rx_us > (uint64_t)(c->stall_s * 1e6)) {
+        bk_fail(b, "stalled: no data from the server");
+        bk_close(b);
+    }
+}
+
+void cc_backend_run(const cc_backend_config *cfg, cc_backend_stats *out) {
+    bk *b = calloc(1, sizeof *b);
+    uint32_t n = cfg->npcs;
+    uint32_t slots = 1;
+    while (slots < 4u * n)
+        slots *= 2u;
+    if (b) {
+        b->npcs = calloc(n, sizeof *b->npcs);
+        b->alive = calloc(n, sizeof *b->alive);
+        b->table = calloc(slots, sizeof *b->table);
+        b->table_ids = calloc(slots, sizeof *b->table_ids);
+        b->items = calloc(n, sizeof *b->items);
+        b->item_ptrs = calloc(n, sizeof *b->item_ptrs);
+        b->vels = calloc(n, sizeof *b->vels);
+        b->ids = calloc(n, sizeof *b->ids);
+        b->vx = calloc(n, sizeof *b->vx);
+        b->vy = calloc(n, sizeof *b->vy);
+    }
+    if (!b || !b->npcs || !b->alive || !b->table || !b->table_ids || !b->items || !b->item_ptrs ||
+        !b->vels || !b->ids || !b->vx || !b->vy) {
+        snprintf(out->failure, sizeof out->failure, "out of memory for %u NPCs", n);
+    } else {
+        b->cfg = cfg;
+        b->st = out;
+        b->table_mask = slots - 1u;
+        b->rng = cfg->seed ? cfg->seed * 2654435761u : 0x9e3779b9u;
+        if (b->rng == 0) b->rng = 0x9e3779b9u;
+        b->world_min[0] = b->world_min[1] = -100.0f;
+        b->world_max[0] = b->world_max[1] = 100.0f;
+        uv_loop_init(&b->loop);
+        uv_timer_init(&b->loop, &b->timer);
+        b->timer.data = b;
+        b->last_rx_us = cc_now_us();
+        int rc = cc_conn_start(&b->conn, &b->loop, cfg->addr, &bk_hooks, b, cfg->max_frame);
+        if (rc != 0) {
+            char why[CC_REASON_LEN];
+            snprintf(why, sizeof why, "connect: %s", uv_err_name(rc));
+            bk_fail(b, why);
+            b->conn_open = b->conn.initialised;
+            bk_close(b);
+        } else {
+            b->conn_open = true;
+            b->phase = BK_CONNECTING;
+            uv_timer_start(&b->timer, bk_tick, 0, 1);
+        }
+        uv_run(&b->loop, UV_RUN_DEFAULT);
+        for (uint32_t k = 0; k < b->n_alive; k++)
+            out->intents_unacked += b->seq - b->npcs[b->alive[k]].acked;
+        if (!cc_loop_close(&b->loop, "load")) bk_fail(b, "a handle was left open");
+    }
+    if (b) {
+        free(b->npcs);
+        free(b->alive);
+        free(b->table);
+        free(b->table_ids);
+        free(b->items);
+        free(b->item_ptrs);
+        free(b->vels);
+        free(b->ids);
+        free(b->vx);
+        free(b->vy);
+        free(b->out.buf[0]);
+        free(b->out.buf[1]);
+    }
+    free(b);
+}

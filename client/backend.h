@@ -1,0 +1,45 @@
+/* collide-client load --backend: one admin connection, as a game's logic server would hold, that
+ * spawns M NPC bodies (pipelined SpawnBody) and drives them with one MoveIntents batch per tick,
+ * each NPC with its own input_seq, measuring how long each intent takes to be acknowledged by a
+ * snapshot (BodyState.last_input_seq). Runs on its own thread and libuv loop, beside the players.
+ */
+#ifndef COLLIDE_CLIENT_BACKEND_H
+#define COLLIDE_CLIENT_BACKEND_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "collide.pb-c.h"
+#include "report.h"
+
+typedef struct cc_backend_config {
+    const struct sockaddr *addr; /* the daemon */
+    uint32_t max_frame;          /* largest frame accepted from the server */
+    const char *admin_token;     /* Hello.token: must make the connection an admin */
+    const char *room;            /* Hello.room ("" or NULL: the default room) */
+    uint32_t npcs;               /* bodies to spawn and drive */
+    double rate_hz;              /* batches per second */
+    double speed;                /* NPC speed, units per second */
+    double size;                 /* half extent / radius / circumradius */
+    int shape;                   /* 0 box, 1 polygon, 2 circle (cc_session_spawn) */
+    uint32_t seed;               /* headings */
+    uint64_t start_us;           /* run start (cc_now_us) */
+    uint64_t end_us;             /* batches stop */
+    double drain_s;              /* then wait this long for the last acks */
+    double stall_s;              /* silence before the connection is given up */
+    atomic_int *stop;            /* set by SIGINT: wind down early */
+} cc_backend_config;
+
+/* Runs the backend to the end of the run (blocking; call on its own thread). out must have been
+ * set up with cc_backend_stats_init. */
+void cc_backend_run(const cc_backend_config *cfg, cc_backend_stats *out);
+
+/* Fills m (with the arrays given, n entries each) as one MoveIntents batch: item i moves
+ * body_ids[i] with input_seq seq and velocity (vx[i], vy[i]). Exposed for the unit tests. */
+void cc_backend_fill_batch(Collide__V1__ClientMessage *m, Collide__V1__MoveIntents *batch,
+                           Collide__V1__MoveIntent *items, Collide__V1__MoveIntent **item_ptrs,
+                           Collide__V1__Vec2 *vels, uint32_t n, const uint32_t *body_ids,
+                           uint32_t seq, const float *vx, const float *vy);
+
+#endif

@@ -1,0 +1,279 @@
+#include "net_conn.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <time.h>
+
+#include "net_log.h"
+#include "net_session.h"
+
+#define NET_OUT_KEEP_CAP                                                                           \
+    (16u * 1024u) /* empty output buffers above this are released: a burst must not pin memory on  \
+                     thousands of idle clients */
+/* Kernel send buffer per game socket. Left to autotuning it grows to megabytes (tcp_wmem), which
+ * for a client that stops reading means seconds of stale snapshots queued where our byte count
+ * cannot see them, and the slow-reader limits would only act once megabytes sit in the kernel.
+ * Capped, the backlog shows up in our own queue, where stale snapshots are dropped instead of
+ * delivered late. 128 KiB (Linux doubles it) still covers a 64 KiB snapshot per tick to a
+ * client that keeps up, and the bandwidth-delay product of a 100 Mb/s, 20 ms link. */
+#define NET_SNDBUF_BYTES (128 * 1024)
+
+typedef struct net_conn {
+    uv_tcp_t tcp;        /* the socket; tcp.data points back here */
+    uv_write_t wreq;     /* the one write in flight */
+    net_buf inflight;    /* bytes handed to uv_write, alive until its callback */
+    bool writing;        /* wreq is in flight */
+    bool closing;        /* uv_close has been called */
+    net_conn_host *host; /* the loop's owner */
+    net_server *srv;     /* the server this client belongs to */
+    net_client client;   /* protocol state */
+} net_conn;
+
+void net_conn_set_clock(net_server *srv) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    net_server_set_clock(srv, uv_hrtime() / 1000u,
+                         (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u);
+}
+
+static void addr_str(const struct sockaddr_storage *ss, char *out, size_t size) {
+    char ip[INET6_ADDRSTRLEN] = "?";
+    int port = 0;
+    if (ss->ss_family == AF_INET) {
+        const struct sockaddr_in *a = (const struct sockaddr_in *)ss;
+        uv_ip4_name(a, ip, sizeof ip);
+        port = ntohs(a->sin_port);
+        snprintf(out, size, "%s:%d", ip, port);
+    } else if (ss->ss_family == AF_INET6) {
+        const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)ss;
+        uv_ip6_name(a, ip, sizeof ip);
+        port = ntohs(a->sin6_port);
+        snprintf(out, size, "[%s]:%d", ip, port);
+    } else {
+        snprintf(out, size, "-");
+    }
+}
+
+/* The connection a client is embedded in: the server hands back the net_client it was given. */
+static net_conn *conn_of(net_client *c) {
+    return (net_conn *)(void *)((char *)c - offsetof(net_conn, client));
+}
+
+static void on_conn_closed(uv_handle_t *h) {
+    net_conn *conn = h->data;
+    net_conn_host *host = conn->host;
+    net_buf_free(&conn->inflight);
+    free(conn);
+    host->conn_count--;
+    if (host->on_freed) host->on_freed(host);
+}
+
+/* The one close path: idempotent; memory is freed in the close callback. reason counts only when
+ * the server had not decided on the close itself (net_client_close). */
+static void conn_close(net_conn *conn, net_disconnect_reason reason) {
+    if (conn->closing) return;
+    conn->closing = true;
+    bool welcomed = conn->client.admitted;
+    net_client_close(conn->srv, &conn->client, reason);
+    if (conn->host->on_client_closed) conn->host->on_client_closed(conn->host, conn->srv, welcomed);
+    uv_close((uv_handle_t *)&conn->tcp, on_conn_closed);
+}
+
+/* Front mode: the socket moves to its room's thread. libuv has no detach, so the descriptor is
+ * duplicated for the worker and the handle closed here (uv_close takes its epoll registration
+ * out, by descriptor, before closing it; the socket lives on in the duplicate). */
+static void conn_hand_off(net_conn *conn) {
+    net_client *c = &conn->client;
+    uv_os_fd_t fd;
+    int dup_fd = -1;
+    if (conn->host->on_hand_off && uv_fileno((uv_handle_t *)&conn->tcp, &fd) == 0)
+        dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (dup_fd < 0) {
+        net_log(NET_LOG_WARN, "hand_off_error", c->id, c->addr, "cannot hand the socket over");
+        conn_close(conn, NET_DISC_OUT_OF_MEMORY);
+        return;
+    }
+    uv_read_stop((uv_stream_t *)&conn->tcp);
+    conn->host->on_hand_off(conn->host, conn->srv, c, dup_fd);
+    conn_close(conn, NET_DISC_CLIENT_CLOSED); /* counts no disconnect: it moved */
+}
+
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
+    (void)suggested;
+    net_conn *conn = h->data;
+    buf->base = (char *)conn->host->read_buf;
+    buf->len = conn->host->read_buf_size;
+}
+
+static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
+    net_conn *conn = s->data;
+    if (conn->closing) return;
+    if (nread < 0) {
+        conn_close(conn, nread == UV_EOF ? NET_DISC_CLIENT_CLOSED : NET_DISC_READ_ERROR);
+        return;
+    }
+    if (nread == 0) return;
+    net_conn_set_clock(conn->srv);
+    net_client *c = &conn->client;
+    net_session_feed(conn->srv, c, (const uint8_t *)buf->base, (size_t)nread);
+    if (!net_client_accepts_input(c)) uv_read_stop(s); /* nothing more is read */
+}
+
+static void on_write(uv_write_t *req, int status) {
+    net_conn *conn = req->data;
+    conn->writing = false;
+    if (conn->closing) return; /* cancelled by uv_close; the close callback frees */
+    net_client *c = &conn->client;
+    if (status < 0) {
+        conn_close(conn, NET_DISC_WRITE_ERROR);
+        return;
+    }
+    conn->inflight.len = 0;
+    net_buf_trim(&conn->inflight, NET_OUT_KEEP_CAP);
+    net_client_written(conn->srv, c);
+}
+
+/* One uv_write per client per loop iteration: everything appended since the last one goes out
+ * together, in append (= request) order. */
+static void flush_client(net_client *c) {
+    net_conn *conn = conn_of(c);
+    if (conn->closing) return;
+    net_io io = net_client_next_io(c);
+    if (io == NET_IO_CUT) {
+        conn_close(conn, net_client_reason(c));
+        return;
+    }
+    if (conn->writing || io == NET_IO_NONE) return; /* on_write marks it dirty again */
+    if (io == NET_IO_HAND_OFF) {
+        conn_hand_off(conn);
+        return;
+    }
+    if (io == NET_IO_CLOSE) {
+        conn_close(conn, net_client_reason(c)); /* fatal error or Goodbye flushed */
+        return;
+    }
+    net_client_take_output(c, &conn->inflight);
+    uv_buf_t b = uv_buf_init((char *)conn->inflight.data, (unsigned)conn->inflight.len);
+    /* The kernel nearly always takes a tick's output whole: write it directly. uv_write would
+     * do the same write() and then, on completion, re-arm the socket's epoll registration
+     * (uv__drain), one epoll_ctl per client per tick for nothing, plus a deferred callback.
+     * Only what the kernel did not take goes through uv_write and waits for POLLOUT. */
+    int sent = uv_try_write((uv_stream_t *)&conn->tcp, &b, 1);
+    if (sent == (int)b.len) {
+        conn->inflight.len = 0;
+        net_buf_trim(&conn->inflight, NET_OUT_KEEP_CAP);
+        net_client_written(conn->srv, c);
+        return;
+    }
+    if (sent < 0 && sent != UV_EAGAIN) {
+        conn_close(conn, NET_DISC_WRITE_ERROR);
+        return;
+    }
+    if (sent > 0) b = uv_buf_init(b.base + sent, b.len - (unsigned)sent);
+    conn->wreq.data = conn;
+    int rc = uv_write(&conn->wreq, (uv_stream_t *)&conn->tcp, &b, 1, on_write);
+    if (rc < 0) {
+        conn_close(conn, NET_DISC_WRITE_ERROR);
+        return;
+    }
+    conn->writing = true;
+}
+
+bool net_conn_flush(net_server *srv) {
+    net_client *c;
+    bool flushed = false;
+    while ((c = net_server_pop_dirty(srv)) != NULL) {
+        flush_client(c);
+        flushed = true;
+    }
+    return flushed;
+}
+
+/* Registers an open socket with its server under its peer's address; false when the server would
+ * not (out of memory): the connection is then closing and frees itself. adopted: handed over by
+ * the front, which counted it already. */
+static bool conn_register(net_conn *conn, bool adopted) {
+    struct sockaddr_storage ss;
+    int len = sizeof ss;
+    char addr[64] = "-";
+    if (uv_tcp_getpeername(&conn->tcp, (struct sockaddr *)&ss, &len) == 0)
+        addr_str(&ss, addr, sizeof addr);
+    net_conn_set_clock(conn->srv);
+    bool ok = adopted ? net_client_open_adopted(conn->srv, &conn->client, addr)
+                      : net_client_open(conn->srv, &conn->client, addr);
+    if (!ok) {
+        conn->closing = true;
+        uv_close((uv_handle_t *)&conn->tcp, on_conn_closed);
+    }
+    return ok;
+}
+
+void net_conn_accept(net_conn_host *host, net_server *srv, uv_stream_t *listener) {
+    net_conn *conn = calloc(1, sizeof *conn);
+    if (!conn) {
+        net_log(NET_LOG_ERROR, "accept_error", 0, NULL, "out of memory");
+        return;
+    }
+    conn->host = host;
+    conn->srv = srv;
+    uv_tcp_init(host->loop, &conn->tcp);
+    conn->tcp.data = conn;
+    host->conn_count++;
+    if (uv_accept(listener, (uv_stream_t *)&conn->tcp) != 0) {
+        conn->closing = true;
+        uv_close((uv_handle_t *)&conn->tcp, on_conn_closed);
+        return;
+    }
+    uv_tcp_nodelay(&conn->tcp, 1);
+    int sndbuf = NET_SNDBUF_BYTES;
+    uv_send_buffer_size((uv_handle_t *)&conn->tcp, &sndbuf);
+    if (!conn_register(conn, false)) return;
+    uv_read_start((uv_stream_t *)&conn->tcp, on_alloc, on_read);
+}
+
+/* A socket handed over by descriptor (taken over: closed on failure), registered with srv as a
+ * connection already counted by the front. NULL when it could not be (the connection is then
+ * closing and frees itself). */
+static net_conn *conn_open_fd(net_conn_host *host, net_server *srv, int fd) {
+    net_conn *conn = calloc(1, sizeof *conn);
+    if (!conn) {
+        close(fd);
+        return NULL;
+    }
+    conn->host = host;
+    conn->srv = srv;
+    uv_tcp_init(host->loop, &conn->tcp);
+    conn->tcp.data = conn;
+    host->conn_count++;
+    /* The socket options (TCP_NODELAY, the send buffer cap) were set at accept, on the front:
+     * they belong to the socket, not to the descriptor, and come along. */
+    if (uv_tcp_open(&conn->tcp, (uv_os_sock_t)fd) != 0) {
+        close(fd);
+        conn->closing = true;
+        uv_close((uv_handle_t *)&conn->tcp, on_conn_closed);
+        return NULL;
+    }
+    return conn_register(conn, true) ? conn : NULL;
+}
+
+bool net_conn_adopt(net_conn_host *host, net_server *srv, int fd, const net_hello_ticket *t,
+                    const uint8_t *leftover, size_t leftover_len) {
+    net_conn *conn = conn_open_fd(host, srv, fd);
+    if (!conn) return false;
+    net_server_welcome(srv, &conn->client, t->request_id, t->admin, t->name, t->room);
+    if (leftover_len) net_session_feed(srv, &conn->client, leftover, leftover_len);
+    if (net_client_accepts_input(&conn->client))
+        uv_read_start((uv_stream_t *)&conn->tcp, on_alloc, on_read);
+    return true;
+}
+
+void net_conn_refuse(net_conn_host *host, net_server *srv, int fd, uint32_t request_id,
+                     int status) {
+    net_conn *conn = conn_open_fd(host, srv, fd);
+    if (!conn) return;
+    net_server_refuse_room(srv, &conn->client, request_id, status);
+    /* Reads go on so that a peer's reset is seen; what it sends is ignored (CLOSING). */
+    uv_read_start((uv_stream_t *)&conn->tcp, on_alloc, on_read);
+}

@@ -1,0 +1,56 @@
+/* net_tick: the tick schedule of one world (the daemon's today, each room's once rooms tick on
+ * their own; docs/rooms-design.md), free of libuv so it is tested exactly. Steps are due every
+ * period from a start time; a callback that comes late runs the steps due, up to
+ * NET_TICK_MAX_CATCHUP of them, and drops the rest instead of queueing them (no spiral of death);
+ * the schedule keeps the rate either way. */
+#ifndef COLLIDE_NET_TICK_H
+#define COLLIDE_NET_TICK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define NET_TICK_MAX_CATCHUP 4u /* world steps one late callback may run; the rest are skipped */
+
+typedef struct net_tick_schedule {
+    uint64_t period_ns; /* 1e9 / tick rate */
+    uint64_t next_ns;   /* monotonic time at which the next step is due */
+} net_tick_schedule;
+
+/* What one callback at now_ns is to do. */
+typedef struct net_tick_due {
+    unsigned run;     /* steps to run now (0: none due yet) */
+    uint64_t skipped; /* steps dropped to catch up */
+    double lag_s;     /* how late the callback came against the oldest step due */
+} net_tick_due;
+
+static inline net_tick_schedule net_tick_start(double rate_hz, uint64_t now_ns) {
+    net_tick_schedule s;
+    s.period_ns = (uint64_t)(1e9 / rate_hz);
+    s.next_ns = now_ns + s.period_ns;
+    return s;
+}
+
+/* The steps due at now_ns; the schedule moves past them. */
+static inline net_tick_due net_tick_take(net_tick_schedule *s, uint64_t now_ns) {
+    net_tick_due d = {0, 0, 0.0};
+    if (now_ns < s->next_ns) return d;
+    uint64_t due = (now_ns - s->next_ns) / s->period_ns + 1u;
+    d.run = (unsigned)(due < NET_TICK_MAX_CATCHUP ? due : NET_TICK_MAX_CATCHUP);
+    d.skipped = due - d.run;
+    d.lag_s = (double)(now_ns - s->next_ns) * 1e-9;
+    s->next_ns += due * s->period_ns;
+    return d;
+}
+
+/* Milliseconds until the next step is due, rounded up, and never 0: libuv 1.44 runs a timer
+ * re-armed with timeout 0 again inside the same timer phase, so a loop that is behind would tick
+ * back to back and never reach I/O or the flush (every client starved of snapshots while the
+ * ticks counted on). One millisecond lets the loop poll and write between late ticks; the
+ * schedule keeps the rate. */
+static inline uint64_t net_tick_wait_ms(const net_tick_schedule *s, uint64_t now_ns) {
+    uint64_t wait_ns = s->next_ns > now_ns ? s->next_ns - now_ns : 0;
+    uint64_t ms = (wait_ns + 999999u) / 1000000u;
+    return ms ? ms : 1u;
+}
+
+#endif

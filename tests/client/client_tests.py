@@ -163,8 +163,13 @@ def case_backend_live(a):
     check(b["batches_sent"] > 10 and b["intents_sent"] == 200 * b["batches_sent"],
           "batches of 200 intents were sent (%d batches)" % b["batches_sent"])
     check(b["errors"]["total"] == 0 and j["errors"]["total"] == 0, "no errors, backend or players")
-    check(b["intents_acked"] == b["batches_sent"] * 200 and b["intents_unacked"] == 0,
-          "every NPC intent was acknowledged by a snapshot (%d)" % b["intents_acked"])
+    # A backend that falls behind its own 30 Hz schedule (a loaded machine) sends one batch with
+    # the newest due seq for several due ticks, and that seq's ack acknowledges them all: acked
+    # counts the scheduled intents, at least those sent, in whole batches, none left unacked.
+    check(b["intents_acked"] >= b["batches_sent"] * 200 and b["intents_acked"] % 200 == 0
+          and b["intents_unacked"] == 0,
+          "every NPC intent was acknowledged by a snapshot (%d acked, %d batches)"
+          % (b["intents_acked"], b["batches_sent"]))
     ack = b["intent_to_ack"]
     check(ack["count"] == b["intents_acked"] and 0 < ack["p50_ms"] <= ack["p99_ms"] < 60000,
           "the NPC ack latency was measured and is plausible")

@@ -526,9 +526,11 @@ static void watch_line(net_agones *a, const char *s, size_t n) {
     if (!meta) meta = json_object_get(gs, "objectMeta");
     json_t *labels = json_object_get(meta, "labels");
     const char *state = json_string_value(json_object_get(json_object_get(gs, "status"), "state"));
+    bool labels_changed = false;
     if (json_is_object(labels)) {
         char *text = json_dumps(labels, JSON_COMPACT | JSON_SORT_KEYS);
         if (text && strlen(text) <= LABELS_MAX_BYTES) {
+            labels_changed = a->labels && strcmp(a->labels, text) != 0;
             free(a->labels);
             a->labels = text;
         } else {
@@ -552,8 +554,14 @@ static void watch_line(net_agones *a, const char *s, size_t n) {
             else
                 net_log(NET_LOG_INFO, "agones_state", 0, NULL, "state=%s", a->state);
             a->allocated = allocated;
+            labels_changed = false;
         }
     }
+    /* Allocated again (a matchmaker packing another match into this server): the allocation's
+     * labels replace the last ones' without a change of state. */
+    if (labels_changed && a->allocated)
+        net_log(NET_LOG_INFO, "agones_allocated", 0, NULL, "state=Allocated again labels=%s",
+                a->labels);
     json_decref(root);
 }
 

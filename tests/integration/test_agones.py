@@ -350,6 +350,10 @@ def allocation_seen_through_the_watch_stream():
     check(a["state"] == "Allocated" and a["allocated"] is True, "/rooms: Allocated: %s" % a)
     check(a["labels"].get("mode") == "deathmatch" and a["labels"].get("match") == "m-42",
           "/rooms: the allocation's labels: %s" % a)
+    # Allocated again (another match packed into this server): the new labels are logged.
+    sc.allocate({"match": "m-43"})
+    line = d.wait_log(r"event=agones_allocated\b.*m-43")
+    check(line and "again" in line, "a second allocation's labels must be logged: %s" % line)
     # The stream survives the sidecar going away and coming back (a restarted sidecar).
     sc.stop()
     sc2 = ag.Sidecar(sc.port)
@@ -364,6 +368,42 @@ def allocation_seen_through_the_watch_stream():
         time.sleep(0.1)
     d.stop_and_check()
     sc2.stop()
+
+
+@test
+def agones_flags_and_environment():
+    # AGONES_SDK_HTTP_PORT alone turns the SDK on (the other tests); --agones off wins over it.
+    sc = ag.Sidecar(ct.free_port()).start()
+    d = agones_daemon(sc.port, ["--agones", "off"], http=True, world=ct.write_world())
+    c = d.client()
+    c.hello()
+    c.pump(1.0)
+    check(sc.all_calls() == [], "--agones off: no call to the sidecar: %s" % sc.all_calls()[:3])
+    check(ct.metric(d.metrics(), "collide_agones_errors_total") is None,
+          "--agones off: no collide_agones_* series")
+    check("agones" not in json.loads(d.http_get("/rooms")[1]), "--agones off: /rooms unchanged")
+    d.stop_and_check()
+    # COLLIDE_AGONES=off, then a bare --agones: the flag wins.
+    d = ct.Daemon(["--agones"], http=True, world=ct.write_world(),
+                  env_extra={"AGONES_SDK_HTTP_PORT": str(sc.port), "COLLIDE_AGONES": "off"})
+    check(sc.wait_for(lambda s: s.state == "Ready", ct.REPLY_TIMEOUT, "Ready"),
+          "a bare --agones must turn the SDK on over COLLIDE_AGONES=off")
+    d.stop_and_check()
+    # Without the variable or the flag the SDK is off.
+    d = ct.Daemon([], http=True, world=ct.write_world())
+    check(ct.metric(d.metrics(), "collide_agones_errors_total") is None, "off by default")
+    d.stop_and_check()
+    sc.stop()
+    # --agones-health-ms: 100 to 3600000.
+    for bad in ("99", "0", "x"):
+        r = subprocess.run([ct.OPTS.collided, "--agones-health-ms", bad], capture_output=True,
+                           text=True, timeout=ct.START_TIMEOUT,
+                           env={k: v for k, v in os.environ.items() if not k.startswith("COLLIDE_")})
+        check(r.returncode == 2 and "--agones-health-ms" in r.stderr,
+              "--agones-health-ms %s must be refused (exit 2) naming the flag: %d %r" % (
+                  bad, r.returncode, r.stderr[-200:]))
+    r = subprocess.run([ct.OPTS.collided, "--help"], capture_output=True, text=True, timeout=30)
+    check("--agones" in r.stdout and "COLLIDE_AGONES_HEALTH_MS" in r.stdout, "--help lists them")
 
 
 if __name__ == "__main__":

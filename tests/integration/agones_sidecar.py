@@ -51,6 +51,7 @@ class Call:
 
     def __init__(self, t, method, path, body):
         self.t = t            # time.monotonic() at arrival
+        self.wall = time.time()  # the same on the wall clock, to compare with the daemon's log
         self.method = method
         self.path = path
         self.body = body      # the parsed JSON body (None when empty)

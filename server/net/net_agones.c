@@ -93,6 +93,8 @@ static void sync_step(net_agones *a, bool lists_only);
 static void ready_step(net_agones *a);
 static void watch_step(net_agones *a);
 static void shutdown_step(net_agones *a);
+static void call_failed(call *c, CURLcode res, long code);
+static void on_call_timer(uv_timer_t *t);
 
 /* ---- libcurl on the libuv loop --------------------------------------------------------------- */
 
@@ -237,14 +239,11 @@ static void call_start(call *c, const char *method, const char *path) {
         a->line_skipping = false;
     }
     if (curl_multi_add_handle(a->multi, e) != CURLM_OK) {
-        net_log(NET_LOG_WARN, "agones_error", 0, NULL, "call=%s: cannot start",
-                call_names[c->kind]);
+        call_failed(c, CURLE_FAILED_INIT, 0); /* retried like any failure */
         return;
     }
     c->busy = true;
 }
-
-static void on_call_timer(uv_timer_t *t);
 
 /* A failed attempt: counted, logged at the first of a streak, and the next one backed off. */
 static void call_failed(call *c, CURLcode res, long code) {

@@ -24,7 +24,7 @@ RUN scripts/build release -DCOLLIDE_BENCH=OFF \
 FROM debian:bookworm-slim
 RUN apt-get update \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-         libuv1 libprotobuf-c1 libjansson4 \
+         libuv1 libprotobuf-c1 libjansson4 libcurl4 \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --uid 10001 --user-group --no-create-home --home-dir /nonexistent \
          --shell /usr/sbin/nologin collide

@@ -31,6 +31,7 @@ void net_config_default(net_config *cfg) {
     cfg->room_auto_create = true;
     cfg->room_idle_ms = 60000;
     cfg->admin_rate_limit = 0.0f;
+    cfg->agones_health_ms = 2000;
     cfg->rate_limit = 200.0f;
     cfg->rate_limit_bytes = 65536.0f;
     cfg->max_queued_bytes = 1048576;
@@ -174,6 +175,11 @@ static const opt_def opts[] = {
      "DIR  world files CreateRoom may name (default none)"},
     {"admin-rate-limit", "COLLIDE_ADMIN_RATE_LIMIT", OPT_FLOAT, F(admin_rate_limit), 0, 0, 1e9,
      "MSGS_PER_S  per-admin token bucket, 0 = none (default 0)"},
+    {"agones", "COLLIDE_AGONES", OPT_BOOL, F(agones), 0, 0, 0,
+     "[on|off]  speak the Agones SDK to the sidecar on localhost:$AGONES_SDK_HTTP_PORT (default: "
+     "on when AGONES_SDK_HTTP_PORT is set)"},
+    {"agones-health-ms", "COLLIDE_AGONES_HEALTH_MS", OPT_U32, F(agones_health_ms), 0, 100, 3600000,
+     "MS  Agones Health call period (default 2000)"},
 };
 #undef F
 #define OPT_COUNT (sizeof opts / sizeof opts[0])
@@ -274,6 +280,9 @@ net_config_result net_config_parse(net_config *cfg, int argc, char **argv, char 
                                    size_t err_size, void *out_file) {
     FILE *out = out_file ? (FILE *)out_file : stdout;
     char source[128];
+    /* In an Agones pod the sidecar's port is set: the SDK is on unless COLLIDE_AGONES or
+     * --agones says otherwise. */
+    if (getenv("AGONES_SDK_HTTP_PORT")) cfg->agones = true;
     for (size_t i = 0; i < OPT_COUNT; i++) {
         const char *v = getenv(opts[i].env);
         if (!v) continue;
@@ -307,6 +316,10 @@ net_config_result net_config_parse(net_config *cfg, int argc, char **argv, char 
             return NET_CONFIG_ERROR;
         }
         const char *value = eq ? eq + 1 : NULL;
+        /* An on/off flag alone means on (`--agones`); a following on or off is its value. */
+        if (!value && o->kind == OPT_BOOL &&
+            (a + 1 >= argc || (strcmp(argv[a + 1], "on") != 0 && strcmp(argv[a + 1], "off") != 0)))
+            value = "on";
         if (!value) {
             if (a + 1 >= argc) {
                 snprintf(err, err_size, "--%s needs a value", o->flag);

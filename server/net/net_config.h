@@ -57,6 +57,8 @@ typedef struct net_config {
     uint32_t room_idle_ms;            /* an auto room without clients closes after this */
     char world_dir[1024];             /* worlds CreateRoom may name; "" = none (only the default) */
     float admin_rate_limit;           /* messages per second per admin; 0 = unbounded */
+    bool agones;                      /* speak the Agones SDK (default: AGONES_SDK_HTTP_PORT set) */
+    uint32_t agones_health_ms;        /* Agones Health period */
 } net_config;
 
 void net_config_default(net_config *cfg);

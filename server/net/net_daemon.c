@@ -7,6 +7,7 @@
 #include <string.h>
 #include <uv.h>
 
+#include "net_agones.h"
 #include "net_conn.h"
 #include "net_host.h"
 #include "net_http.h"
@@ -58,10 +59,14 @@ struct net_daemon {
     bool collecting;                    /* a collection of the workers' figures is in flight */
     bool draining;                      /* shutdown started */
     bool finished;                      /* every long-lived handle is closing */
+    net_agones *agones;                 /* the Agones SDK client (NULL: off) */
+    bool agones_shutting;               /* Shutdown was asked after the drain */
+    bool agones_done;                   /* ... and is over (or the client is closed) */
     uint8_t read_chunk[NET_READ_CHUNK]; /* shared read buffer (reads are handled one at a time) */
 };
 
 static void maybe_finish(net_daemon *d);
+static void on_agones_shut_down(void *ctx);
 static void http_close(net_http_conn *hc);
 static void collect_start(net_daemon *d);
 static bool render_rooms(net_daemon *d, net_buf *out);
@@ -273,6 +278,12 @@ static bool render_rooms(net_daemon *d, net_buf *out) {
     out->len = 0;
     bool ok = net_rooms_render_json(infos, n, out);
     free(infos);
+    /* With Agones, the GameServer's state and labels join the object: {..., "agones": {...}}. */
+    if (ok && d->agones && out->len >= 2) {
+        out->len -= 2; /* "}\n" */
+        ok = net_buf_append(out, ", ", 2) && net_agones_render_json(d->agones, out) &&
+             net_buf_append(out, "}\n", 2);
+    }
     return ok;
 }
 
@@ -336,6 +347,7 @@ static bool render_metrics(net_daemon *d, net_buf *out) {
     qsort(rows, k, sizeof *rows, room_row_order);
     out->len = 0;
     bool ok = net_metrics_render_rooms(rows, k, &front, &g, out);
+    if (ok && d->agones) ok = net_agones_render_metrics(d->agones, out);
     free(rows);
     return ok;
 }
@@ -450,6 +462,14 @@ static void maybe_finish(net_daemon *d) {
         uv_mutex_unlock(&d->hosts.lock);
         if (!drained) return;
     }
+    /* Agones: Shutdown once every client has had its Goodbye, then the exit. */
+    if (d->agones && !d->agones_done) {
+        if (!d->agones_shutting) {
+            d->agones_shutting = true;
+            net_agones_shutdown(d->agones, on_agones_shut_down, d);
+        }
+        return;
+    }
     d->finished = true;
     for (net_http_conn *h = d->http_conns; h; h = h->next)
         http_close(h);
@@ -465,6 +485,12 @@ static void maybe_finish(net_daemon *d) {
         d->hosts_on = false;
     }
     net_log(NET_LOG_INFO, "drained", 0, NULL, "all clients closed");
+}
+
+static void on_agones_shut_down(void *ctx) {
+    net_daemon *d = ctx;
+    d->agones_done = true;
+    maybe_finish(d);
 }
 
 static void on_drain_timeout(uv_timer_t *t) {
@@ -519,6 +545,25 @@ static int listen_on(net_daemon *d, uv_tcp_t *tcp, const char *bind, uint16_t po
     return 0;
 }
 
+/* The Agones SDK client, on the sidecar's port from AGONES_SDK_HTTP_PORT (Agones sets it in the
+ * pod; 9358 when unset). NULL when it cannot start: the game runs without it. */
+static net_agones *start_agones(net_daemon *d, const net_config *cfg) {
+    net_agones_config ac = {NET_AGONES_DEFAULT_PORT, cfg->agones_health_ms, cfg->max_clients,
+                            cfg->max_rooms};
+    const char *port = getenv("AGONES_SDK_HTTP_PORT");
+    if (port && *port) {
+        char *end = NULL;
+        unsigned long v = strtoul(port, &end, 10);
+        if (*end || v == 0 || v > 65535)
+            net_log(NET_LOG_WARN, "agones_error", 0, NULL,
+                    "AGONES_SDK_HTTP_PORT='%.16s' is not a port: using %u", port,
+                    NET_AGONES_DEFAULT_PORT);
+        else
+            ac.port = (uint16_t)v;
+    }
+    return net_agones_start(&d->loop, d->dir, &ac);
+}
+
 int net_daemon_run(const net_config *cfg_in, char *world_text, size_t world_len, size_t statics) {
     net_daemon *d = calloc(1, sizeof *d);
     net_world_text *text = net_world_text_make(world_text, world_len);
@@ -561,6 +606,7 @@ int net_daemon_run(const net_config *cfg_in, char *world_text, size_t world_len,
     d->hosts.dir = d->dir;
     d->hosts.front_wake = &d->wake;
     d->hosts.default_statics = statics;
+    if (cfg.agones) d->agones = start_agones(d, &cfg); /* before the threads: curl_global_init */
     d->hosts_on = net_hosts_start(&d->hosts);
 
     uint16_t game_port = 0, http_port = 0;
@@ -576,6 +622,8 @@ int net_daemon_run(const net_config *cfg_in, char *world_text, size_t world_len,
     if (!listening) {
         if (!d->hosts_on) net_log(NET_LOG_ERROR, "thread_error", 0, NULL, "cannot start workers");
         exit_code = 1;
+        net_agones_close(d->agones); /* no Shutdown: it never was Ready */
+        d->agones_done = true;
         d->draining = true;
         if (d->hosts_on) net_hosts_drain(&d->hosts);
         if (listener_made) uv_close((uv_handle_t *)&d->listener, NULL);
@@ -594,6 +642,7 @@ int net_daemon_run(const net_config *cfg_in, char *world_text, size_t world_len,
         net_log_kv(NET_LOG_INFO, "listening", kv,
                    "tick_rate=%g statics=%zu threads=%u max_rooms=%u version=%s",
                    (double)cfg.tick_rate_hz, statics, cfg.threads, cfg.max_rooms, COLLIDE_VERSION);
+        net_agones_listening(d->agones); /* Ready as soon as `default` has ticked */
     }
     uv_run(&d->loop, UV_RUN_DEFAULT);
     int rc2 = uv_loop_close(&d->loop);
@@ -601,6 +650,7 @@ int net_daemon_run(const net_config *cfg_in, char *world_text, size_t world_len,
         net_log(NET_LOG_ERROR, "loop_close", 0, NULL, "uv_loop_close: %s", uv_strerror(rc2));
         exit_code = 1;
     }
+    net_agones_free(d->agones);
     net_server_destroy(d->srv);
     net_rooms_destroy(d->dir);
     free(d);

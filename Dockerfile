@@ -13,10 +13,10 @@ LABEL collide.stage=build
 WORKDIR /src
 # The dependency script alone first, so the package layer is reused while the sources change.
 COPY scripts/deps scripts/deps
-RUN scripts/deps && rm -rf /var/lib/apt/lists/*
+RUN scripts/deps --no-js && rm -rf /var/lib/apt/lists/*
 COPY . .
 # Release build; benchmarks are not shipped, so they are not built.
-RUN scripts/build release -DCOLLIDE_BENCH=OFF \
+RUN scripts/build release -DCOLLIDE_BENCH=OFF -DCOLLIDE_JS=OFF \
     && test -x build/release/server/net/collided \
     && test -x build/release/client/collide-client
 

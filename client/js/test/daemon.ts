@@ -4,6 +4,7 @@
 // COLLIDED names the binary (ctest passes it).
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
+import { createServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -65,7 +66,8 @@ export class Daemon {
   static async start(opts: DaemonOptions = {}): Promise<Daemon> {
     const args = ["--bind", "127.0.0.1", "--port", "0", "--http-port", "0", "--threads", "1"];
     if (opts.world) args.push("--world", writeWorld(opts.world));
-    if (HAS_WS) args.push("--ws-port", "0");
+    // --ws-port 0 is "off" (the default 7778 would collide between tests run in parallel).
+    if (HAS_WS) args.push("--ws-port", opts.ws ? String(await freePort()) : "0");
     args.push(...(opts.args ?? []));
     const d = new Daemon(args);
     const deadline = Date.now() + START_TIMEOUT_MS;
@@ -128,6 +130,18 @@ export class Daemon {
   }
 }
 
+/** A loopback port free a moment ago (the daemon's ws_port 0 means off, not "any"). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const port = (srv.address() as AddressInfo).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** Polls cond every 10 ms until it holds or timeoutMs passes (then throws with what). */
@@ -139,8 +153,9 @@ export async function waitFor(cond: () => boolean, what: string, timeoutMs = 100
   }
 }
 
-/** The transports a session test runs over: TCP always, WebSocket once collided has it. */
+/** The transports a session test runs over: TCP always, WebSocket once collided has it;
+ * COLLIDE_JS_TRANSPORT=tcp|ws keeps one (ctest runs each as its own test). */
 export const TRANSPORTS: { name: "tcp" | "ws"; skip: string | false }[] = [
-  { name: "tcp", skip: false },
-  { name: "ws", skip: HAS_WS ? false : "collided has no --ws-port yet (branch i14-ws)" },
-];
+  { name: "tcp" as const, skip: false as const },
+  { name: "ws" as const, skip: HAS_WS ? (false as const) : "collided has no --ws-port yet (branch i14-ws)" },
+].filter((t) => !process.env.COLLIDE_JS_TRANSPORT || t.name === process.env.COLLIDE_JS_TRANSPORT);

@@ -21,4 +21,4 @@ cpSync(join(root, "src", "gen"), join(root, "dist", "gen"), { recursive: true })
 run("tsc", ["-p", "tsconfig.test.json"]);
 cpSync(join(root, "src", "gen"), join(root, "build", "src", "gen"), { recursive: true });
 run("esbuild", ["viewer/src/viewer.ts", "--bundle", "--format=iife", "--target=es2020", "--minify",
-                "--sourcemap", "--outfile=viewer/dist/viewer.js"]);
+                "--outfile=viewer/dist/viewer.js"]);

@@ -179,7 +179,8 @@ export class CollideClient extends Emitter<ClientEvents> {
    * with: a snapshot whose last_input_seq is at least this has applied it. Errors (not the owner,
    * unknown body) arrive as `error` events with the returned seq as request_id. */
   move(bodyId: number, velocity: Point): number {
-    const seq = ++this.inputSeq;
+    // 1 .. 2^32 - 1, then 1 again: the server compares seqs modulo 2^32 and 0 means "none".
+    const seq = (this.inputSeq = (this.inputSeq % 0xffffffff) + 1);
     this.send({ requestId: seq, move: { bodyId, inputSeq: seq, velocity } });
     return seq;
   }

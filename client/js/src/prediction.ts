@@ -24,6 +24,13 @@ export interface PredictorOptions {
   integrate?: Integrator;
 }
 
+/** Whether input_seq b is newer than a: serial-number arithmetic on 32 bits (RFC 1982), as the
+ * server compares them (docs/protocol.md), so a counter may wrap past 2^32 - 1 to 1. */
+export function seqNewer(b: number, a: number): boolean {
+  const d = (b - a) >>> 0;
+  return d !== 0 && d < 0x80000000;
+}
+
 export const straightLine: Integrator = (p, v, dt) => ({ x: p.x + v.x * dt, y: p.y + v.y * dt });
 
 export class Predictor {
@@ -54,10 +61,15 @@ export class Predictor {
 
   /** The server's state of the body: its position after applying inputs up to lastInputSeq. */
   reconcile(serverPosition: Point, lastInputSeq: number): Point {
-    if (lastInputSeq < this.ackedSeq) return this.position; // older news than we have
+    // 0 is never a seq: "no input applied yet" on the server's side, "no ack yet" on ours.
+    if (this.ackedSeq !== 0 && (lastInputSeq === 0 || seqNewer(this.ackedSeq, lastInputSeq))) {
+      return this.position; // older news than we have
+    }
     this.ackedSeq = lastInputSeq;
     this.serverPosition = { ...serverPosition };
-    while (this.pending.length && this.pending[0].seq <= lastInputSeq) this.pending.shift();
+    while (lastInputSeq !== 0 && this.pending.length && !seqNewer(this.pending[0].seq, lastInputSeq)) {
+      this.pending.shift();
+    }
     let p: Point = { ...serverPosition };
     for (const input of this.pending) p = this.integrate(p, input.velocity, input.dt);
     this.position = p;

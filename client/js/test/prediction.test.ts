@@ -5,7 +5,7 @@
 // of the wall, with nothing left pending.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { connect, PredictedBody, Predictor, type CollideClient } from "../src/node";
+import { connect, PredictedBody, Predictor, seqNewer, type CollideClient } from "../src/node";
 import { Daemon, sleep, waitFor } from "./daemon";
 
 const WALL_X = 30; // the wall's left face is at x = 29
@@ -46,6 +46,18 @@ test("reconciliation converges after the server clips a move against a wall", { 
     c?.close();
     await d.terminate();
   }
+});
+
+test("input seqs compare modulo 2^32", () => {
+  assert.ok(seqNewer(2, 1) && !seqNewer(1, 2) && !seqNewer(5, 5));
+  assert.ok(seqNewer(1, 0xffffffff), "1 follows 2^32 - 1");
+  assert.ok(!seqNewer(0x80000001, 1), "2^31 ahead counts as older");
+  const p = new Predictor({ x: 0, y: 0 });
+  p.applyInput(0xfffffffe, { x: 1, y: 0 }, 1);
+  p.applyInput(0xffffffff, { x: 1, y: 0 }, 1);
+  p.applyInput(1, { x: 1, y: 0 }, 1);
+  assert.deepEqual(p.reconcile({ x: 2, y: 0 }, 0xffffffff), { x: 3, y: 0 }, "only seq 1 replays");
+  assert.deepEqual(p.pending.map((i) => i.seq), [1]);
 });
 
 test("replay keeps the inputs the server has not applied", () => {

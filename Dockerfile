@@ -24,7 +24,7 @@ RUN scripts/build release -DCOLLIDE_BENCH=OFF -DCOLLIDE_JS=OFF \
 FROM debian:bookworm-slim
 RUN apt-get update \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-         libuv1 libprotobuf-c1 libjansson4 \
+         libuv1 libprotobuf-c1 libjansson4 libwslay1 libhttp-parser2.9 libnettle8 \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --uid 10001 --user-group --no-create-home --home-dir /nonexistent \
          --shell /usr/sbin/nologin collide
@@ -37,8 +37,9 @@ RUN collided --version && collide-client --help >/dev/null
 ENV COLLIDE_BIND=0.0.0.0 \
     COLLIDE_PORT=7777 \
     COLLIDE_HTTP_PORT=9100 \
+    COLLIDE_WS_PORT=7778 \
     COLLIDE_LOG_LEVEL=info
-EXPOSE 7777 9100
+EXPOSE 7777 7778 9100
 
 USER collide:collide
 WORKDIR /tmp

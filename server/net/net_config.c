@@ -45,6 +45,7 @@ void net_config_default(net_config *cfg) {
     cfg->drain_timeout_ms = 3000;
     cfg->log_buffer_bytes = 1048576;
     cfg->overload_window_ms = 2000;
+    cfg->ws_port = 7778;
 }
 
 const char *net_log_level_str(net_log_level level) {
@@ -174,6 +175,12 @@ static const opt_def opts[] = {
      "DIR  world files CreateRoom may name (default none)"},
     {"admin-rate-limit", "COLLIDE_ADMIN_RATE_LIMIT", OPT_FLOAT, F(admin_rate_limit), 0, 0, 1e9,
      "MSGS_PER_S  per-admin token bucket, 0 = none (default 0)"},
+    {"ws-port", "COLLIDE_WS_PORT", OPT_PORT, F(ws_port), 0, 0, 65535,
+     "N  WebSocket port (path /v1, subprotocol collide.v1) on the --bind address, 0 = off "
+     "(default 7778)"},
+    {"ws-origins", "COLLIDE_WS_ORIGINS", OPT_STRING, F(ws_origins), 0, 0, 0,
+     "LIST  comma list of Origins a WebSocket upgrade may come from, 403 for others; a request "
+     "without Origin is accepted (default any)"},
 };
 #undef F
 #define OPT_COUNT (sizeof opts / sizeof opts[0])
@@ -185,10 +192,11 @@ static bool apply(net_config *cfg, const opt_def *o, const char *value, const ch
     errno = 0;
     switch (o->kind) {
     case OPT_STRING: {
-        size_t cap = o->offset == offsetof(net_config, bind)        ? sizeof cfg->bind
-                     : o->offset == offsetof(net_config, http_bind) ? sizeof cfg->http_bind
-                     : o->offset == offsetof(net_config, world_dir) ? sizeof cfg->world_dir
-                                                                    : sizeof cfg->world_path;
+        size_t cap = o->offset == offsetof(net_config, bind)         ? sizeof cfg->bind
+                     : o->offset == offsetof(net_config, http_bind)  ? sizeof cfg->http_bind
+                     : o->offset == offsetof(net_config, world_dir)  ? sizeof cfg->world_dir
+                     : o->offset == offsetof(net_config, ws_origins) ? sizeof cfg->ws_origins
+                                                                     : sizeof cfg->world_path;
         if (strlen(value) >= cap) {
             snprintf(err, err_size, "%s: value too long", source);
             return false;

@@ -57,6 +57,8 @@ typedef struct net_config {
     uint32_t room_idle_ms;            /* an auto room without clients closes after this */
     char world_dir[1024];             /* worlds CreateRoom may name; "" = none (only the default) */
     float admin_rate_limit;           /* messages per second per admin; 0 = unbounded */
+    uint16_t ws_port;                 /* WebSocket port (--bind's address); 0 = off */
+    char ws_origins[1024];            /* Origins a WebSocket upgrade may come from; "" = any */
 } net_config;
 
 void net_config_default(net_config *cfg);

@@ -348,11 +348,17 @@ _DAEMONS = []
 class Daemon:
     """The real collided as a subprocess. stderr is drained by a thread into self.log_lines."""
 
-    def __init__(self, args=(), http=False, env_extra=None, world=None, bind="127.0.0.1"):
+    def __init__(self, args=(), http=False, env_extra=None, world=None, bind="127.0.0.1",
+                 ws=False):
         self.http_port = free_port() if http else 0
+        # The WebSocket port is on by default (7778): off unless asked for, so daemons run side
+        # by side (ctest -j) do not fight over it.
+        self.ws_port = free_port() if ws else 0
         self.host = bind
         cmd = [OPTS.collided, "--bind", bind, "--port", "0",
                "--http-port", str(self.http_port)]
+        if "--ws-port" not in args:
+            cmd += ["--ws-port", str(self.ws_port)]
         if world is not None:
             cmd += ["--world", world]
         cmd += list(args)

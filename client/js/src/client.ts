@@ -129,7 +129,12 @@ export class CollideClient extends Emitter<ClientEvents> {
       transport.onOpen = () => c.flushHello();
       hello.then(
         (m) => {
-          const w = m.welcome as WelcomeMsg;
+          const w = m.welcome as WelcomeMsg | null;
+          if (!w) {
+            transport.close();
+            reject(new CollideError(ErrorCode.ERROR_CODE_UNSPECIFIED, `Hello answered by ${m.msg}, not Welcome`, true, m.requestId));
+            return;
+          }
           c.welcome = {
             clientId: w.clientId,
             tickRateHz: w.tickRateHz,

@@ -44,6 +44,19 @@ export function writeWorld(spec: WorldSpec): string {
   return path;
 }
 
+// A test that hangs (a promise never settled) must still end: past this, every daemon this file
+// started is killed and the file fails. Unref'd, so it never keeps a finished file alive.
+const WATCHDOG_MS = 180000;
+const started = new Set<ChildProcess>();
+setTimeout(() => {
+  console.error(`watchdog: test file still running after ${WATCHDOG_MS} ms`);
+  for (const p of started) p.kill("SIGKILL");
+  process.exit(1);
+}, WATCHDOG_MS).unref();
+process.on("exit", () => {
+  for (const p of started) if (p.exitCode === null) p.kill("SIGKILL");
+});
+
 export class Daemon {
   readonly proc: ChildProcess;
   gamePort = 0;
@@ -54,6 +67,7 @@ export class Daemon {
     const env: NodeJS.ProcessEnv = {};
     for (const [k, v] of Object.entries(process.env)) if (!k.startsWith("COLLIDE_")) env[k] = v;
     this.proc = spawn(COLLIDED, args, { stdio: ["ignore", "ignore", "pipe"], env });
+    started.add(this.proc);
     let partial = "";
     this.proc.stderr!.setEncoding("utf8");
     this.proc.stderr!.on("data", (chunk: string) => {

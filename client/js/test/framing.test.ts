@@ -29,5 +29,8 @@ test("frames cut at every byte come out whole and in order", () => {
 test("oversize frames and overlong varints are refused", () => {
   assert.throws(() => new FrameDecoder(100).push(encodeFrame(new Uint8Array(101)).subarray(0, 2)), FrameError);
   assert.equal(new FrameDecoder(100).push(encodeFrame(new Uint8Array(100))).length, 1);
-  assert.throws(() => new FrameDecoder().push(new Uint8Array([0x80, 0x80, 0x80, 0x80, 0x80, 0x01])), FrameError);
+  // A length of 1 spelled in 6 bytes: small, but longer than 5 bytes, so refused (PROTOCOL.md).
+  assert.throws(() => new FrameDecoder().push(new Uint8Array([0x81, 0x80, 0x80, 0x80, 0x80, 0x00, 0xff])), FrameError);
+  // The same in 5 bytes is fine.
+  assert.deepEqual([...new FrameDecoder().push(new Uint8Array([0x81, 0x80, 0x80, 0x80, 0x00, 0xff]))[0]], [0xff]);
 });

@@ -116,8 +116,8 @@ static void ws_consume(cc_conn *c, const uint8_t *data, size_t len) {
 typedef struct ws_response {
     const char *field; /* the header being read */
     size_t field_len;
-    bool accept_ok;    /* Sec-WebSocket-Accept matched */
-    const char *want;  /* the expected accept value */
+    bool accept_ok;   /* Sec-WebSocket-Accept matched */
+    const char *want; /* the expected accept value */
 } ws_response;
 
 static int ws_on_field(http_parser *p, const char *at, size_t n) {

@@ -53,13 +53,13 @@ struct cc_conn {
     bool ws_open;                  /* the 101 came: frames from here on */
     char ws_key[32];               /* the Sec-WebSocket-Key sent */
     struct wslay_frame_context *ws_frames; /* the server's frames */
-    const uint8_t *ws_feed;        /* bytes offered to wslay ... */
-    size_t ws_feed_len;            /* ... and how many are left */
-    bool ws_in_frame;              /* a frame's payload is being returned in chunks */
-    uint64_t ws_frame_off;         /* payload bytes of it so far */
-    uint32_t ws_msg_len;           /* bytes of the binary message reassembled in rx */
-    uint64_t ws_rng;               /* masking keys (xorshift: a load tool, not a browser) */
-    uint8_t *ws_read;              /* read buffer once open (rx holds messages then) */
+    const uint8_t *ws_feed;                /* bytes offered to wslay ... */
+    size_t ws_feed_len;                    /* ... and how many are left */
+    bool ws_in_frame;                      /* a frame's payload is being returned in chunks */
+    uint64_t ws_frame_off;                 /* payload bytes of it so far */
+    uint32_t ws_msg_len;                   /* bytes of the binary message reassembled in rx */
+    uint64_t ws_rng;                       /* masking keys (xorshift: a load tool, not a browser) */
+    uint8_t *ws_read;                      /* read buffer once open (rx holds messages then) */
 };
 
 /* Starts connecting. Returns 0 or a uv error; on an error after the handle was initialised,

@@ -206,7 +206,8 @@ void cc_report_text(FILE *out, const cc_report_meta *m, const cc_stats *s) {
     text_hist(out, "intent-to-ack", &s->ack_us);
     text_hist(out, "ping rtt", &s->rtt_us);
     /* Over WebSocket the connect ends at the 101: the upgrade's round trip is in it. */
-    text_hist(out, m->transport && strcmp(m->transport, "ws") == 0 ? "connect+upgrade" : "tcp connect",
+    text_hist(out,
+              m->transport && strcmp(m->transport, "ws") == 0 ? "connect+upgrade" : "tcp connect",
               &s->connect_us);
     text_hist(out, "hello-to-welcome", &s->welcome_us);
     text_hist(out, "spawn", &s->spawn_us);

@@ -201,6 +201,44 @@ def text_message_is_bad_request_then_1003():
 
 
 @test
+def server_lingers_after_its_close_frame_until_the_peer_closes():
+    # After its close frame the server sends FIN and reads on, dropping what comes: a close with
+    # unread input would reset the connection, and a reset can destroy the close frame unread.
+    d = ws_daemon(http=False)
+    c = d.ws_client()
+    c.hello(name="lingerer")
+    c.send_raw(ws_frame(b"x", WS_OP_TEXT))
+    c.wait_closed()  # Error, close 1003, then the server's FIN
+    check(c.close_code == 1003, "close 1003 first, got %s" % c.close_code)
+    try:
+        for _ in range(20):
+            c.sock.sendall(ws_frame(b"\0" * 4000))
+            time.sleep(0.01)
+    except OSError as e:
+        raise ct.TestFailure("bytes sent after the server's close frame must be read and dropped "
+                             "until we close, not reset: %s" % e)
+    check(not d.wait_log(r"event=client_disconnected .*name=lingerer", timeout=0.3),
+          "the server must wait for the peer's close, not release the connection at once")
+    c.sock.shutdown(socket.SHUT_WR)
+    check(d.wait_log(r"event=client_disconnected .*reason=fatal_error name=lingerer", timeout=5),
+          "our EOF ends the linger; the disconnect keeps its reason (fatal_error)")
+    c.close()
+    # A peer that never closes is cut by the CLOSING timeout (2 s), not kept for ever.
+    c = d.ws_client()
+    c.hello(name="stayer")
+    c.send_raw(ws_frame(b"x", WS_OP_TEXT))
+    c.wait_closed()
+    t0 = time.monotonic()
+    check(d.wait_log(r"event=client_disconnected .*name=stayer", timeout=6),
+          "a lingering connection whose peer never closes must be cut")
+    took = time.monotonic() - t0
+    check(1.5 <= took <= 5.0, "cut by the 2 s CLOSING timeout (not before 1.5 s, by 5 s): %.2f s"
+          % took)
+    c.close()
+    d.stop_and_check()
+
+
+@test
 def oversize_message_is_frame_too_large_then_1009():
     d = ws_daemon(["--max-frame", "1024", "--max-hello-frame", "256"], http=False)
     # Before Hello the bound is --max-hello-frame, checked from the declared length.
@@ -303,11 +341,15 @@ def client_close_is_echoed_and_releases_the_session():
     watcher.recv_until(lambda m: kind_of(m) == "snapshot" and bid in watcher.view,
                        what="the leaver's body")
     c.send_raw(ws_frame(struct.pack(">H", 4000) + b"bye", WS_OP_CLOSE))
+    t0 = time.monotonic()
     c.wait_closed()
     check(c.close_code == 4000, "the server must echo the client's close code 4000, got %s" %
           c.close_code)
     watcher.recv_until(lambda m: kind_of(m) == "snapshot" and bid in m.snapshot.removed,
                        what="the leaver's body removed after its close")
+    # It closed first: nothing to wait for (no linger until the 2 s CLOSING timeout).
+    check(time.monotonic() - t0 < 1.0, "the session must be released as soon as the echo is "
+          "written, took %.2f s" % (time.monotonic() - t0))
     c.close()
     watcher.close()
     d.stop_and_check()

@@ -128,10 +128,11 @@ static void test_hand_off_keeps_the_raw_bytes_after_hello(void) {
             net_ws_feed(front, &a, stream + cut2, len - cut2);
             CHECK_MSG(a.handed_off && a.placement.ws, "cut %zu/%zu: placed, as WebSocket", cut,
                       cut2);
-            CHECK_MSG(a.in.len == len - after_hello &&
-                          memcmp(a.in.data, stream + after_hello, a.in.len) == 0,
-                      "cut %zu/%zu: the %zu raw bytes after the Hello must be kept exactly, got %zu",
-                      cut, cut2, len - after_hello, a.in.len);
+            CHECK_MSG(
+                a.in.len == len - after_hello &&
+                    memcmp(a.in.data, stream + after_hello, a.in.len) == 0,
+                "cut %zu/%zu: the %zu raw bytes after the Hello must be kept exactly, got %zu", cut,
+                cut2, len - after_hello, a.in.len);
 
             /* The room: a fresh frame reader serves them, answers in frames. */
             net_client b;
@@ -142,16 +143,16 @@ static void test_hand_off_keeps_the_raw_bytes_after_hello(void) {
             net_ws_feed(room, &b, a.in.data, a.in.len);
             tu_smsg *msgs[8];
             size_t k = ws_messages(&b.out, msgs, 8);
-            CHECK_MSG(k == 3 && msgs[0] && msgs[0]->msg_case == S(WELCOME) && msgs[1] &&
-                          msgs[1]->msg_case == S(PONG) && msgs[1]->pong->client_time_us == 4242 &&
-                          msgs[2] && msgs[2]->msg_case == S(PONG) &&
-                          msgs[2]->pong->client_time_us == 77,
-                      "cut %zu/%zu: Welcome and both Pongs, in frames (%zu messages)", cut, cut2, k);
+            CHECK_MSG(
+                k == 3 && msgs[0] && msgs[0]->msg_case == S(WELCOME) && msgs[1] &&
+                    msgs[1]->msg_case == S(PONG) && msgs[1]->pong->client_time_us == 4242 &&
+                    msgs[2] && msgs[2]->msg_case == S(PONG) && msgs[2]->pong->client_time_us == 77,
+                "cut %zu/%zu: Welcome and both Pongs, in frames (%zu messages)", cut, cut2, k);
             /* the WebSocket ping between the fragments got its pong (opcode 0xa, payload "p") */
             bool pong_frame = false;
             for (size_t i = 0; i + 3 <= b.out.len; i++)
-                pong_frame |= b.out.data[i] == 0x8a && b.out.data[i + 1] == 1 &&
-                              b.out.data[i + 2] == 'p';
+                pong_frame |=
+                    b.out.data[i] == 0x8a && b.out.data[i + 1] == 1 && b.out.data[i + 2] == 'p';
             CHECK_MSG(pong_frame, "cut %zu/%zu: the ping between fragments is answered", cut, cut2);
             for (size_t i = 0; i < k; i++)
                 collide__v1__server_message__free_unpacked(msgs[i], NULL);
@@ -171,8 +172,8 @@ static void test_frame_header_lengths(void) {
         uint64_t len;
         size_t hlen;
         uint8_t second;
-    } cases[] = {{0, 2, 0}, {125, 2, 125}, {126, 4, 126}, {65535, 4, 126}, {65536, 10, 127},
-                 {(uint64_t)1 << 40, 10, 127}};
+    } cases[] = {{0, 2, 0},       {125, 2, 125},    {126, 4, 126},
+                 {65535, 4, 126}, {65536, 10, 127}, {(uint64_t)1 << 40, 10, 127}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         uint8_t h[NET_WS_MAX_HEADER];
         size_t n = net_ws_frame_header(0x2, cases[i].len, h);

@@ -22,7 +22,8 @@
  *    1001 for the drain, 1008 after a fatal Error, 1013 when the server is full, 1000 otherwise;
  *    then the connection lingers, reading and discarding, until the peer closes (or the
  *    CLOSING timeout cuts it), so the close frame is not lost to a reset. A close frame from the
- *    client is answered with the same code and the connection closed. */
+ *    client is answered with the same code and the connection closed once that is written (the
+ *    peer sends nothing after its close: there is nothing to linger for). */
 #ifndef COLLIDE_NET_WS_H
 #define COLLIDE_NET_WS_H
 
@@ -81,8 +82,9 @@ size_t net_ws_frame_header(uint8_t opcode, uint64_t len, uint8_t out[NET_WS_MAX_
  * the close frame, its code the one a frame error chose, else the one of `reason`. Once. */
 void net_ws_on_closing(net_server *srv, net_client *c, net_disconnect_reason reason);
 
-/* Whether c is a WebSocket that was sent a close frame or an HTTP refusal: once that is flushed
- * the connection layer lingers for the peer's EOF instead of resetting the socket. */
+/* Whether c is a WebSocket that was sent a close frame or an HTTP refusal (and had not closed
+ * first itself): once that is flushed the connection layer lingers for the peer's EOF instead of
+ * resetting the socket. */
 bool net_ws_linger(const net_client *c);
 
 #endif

@@ -20,15 +20,16 @@ test("the viewer draws the daemon's bodies where the server has them, and they m
 }, async () => {
   const d = await Daemon.start({
     ws: true,
-    args: ["--tick-rate", "30"],
+    // A token for players, and the viewer logs in with the admin token for the whole world.
+    args: ["--tick-rate", "30", "--token", "play", "--admin-token", "watch"],
     world: { bounds: [[-100, -100], [100, 100]], statics: [{ position: [0, -50], box: { half_extents: [40, 5] } }] },
   });
   const site = await serveDir(join(ROOT, "viewer"));
   const clients: CollideClient[] = [];
   let browser: Browser | null = null;
   try {
-    const a = await connect(d.tcpUrl, { name: "mover-a" });
-    const b = await connect(d.tcpUrl, { name: "mover-b" });
+    const a = await connect(d.tcpUrl, { name: "mover-a", token: "play" });
+    const b = await connect(d.tcpUrl, { name: "mover-b", token: "play" });
     clients.push(a, b);
     const circle = await a.spawn({ circle: { radius: 6 } }, { position: { x: -60, y: 30 } });
     const box = await a.spawn({ box: { halfExtents: { x: 6, y: 6 } } }, { position: { x: 0, y: 30 } });
@@ -38,7 +39,7 @@ test("the viewer draws the daemon's bodies where the server has them, and they m
     for (const m of movers) m.c.move(m.id, { x: 0, y: -12 });
 
     browser = await Browser.start(800, 600);
-    await browser.goto(`${site.url}/index.html?ws=${encodeURIComponent(d.wsUrl)}&scale=${SCALE}`);
+    await browser.goto(`${site.url}/index.html?ws=${encodeURIComponent(d.wsUrl)}&scale=${SCALE}&token=watch&whole=1`);
     const list = () => browser!.exec<Listed[]>(`return [...document.querySelectorAll("#bodies li")].map(li => ({
         id: +li.dataset.id, owner: +li.dataset.owner, kind: +li.dataset.kind,
         x: +li.dataset.x, y: +li.dataset.y, sx: +li.dataset.sx, sy: +li.dataset.sy }))`);
@@ -93,7 +94,35 @@ test("the viewer draws the daemon's bodies where the server has them, and they m
                         hslToRgb((b.welcome.clientId * 137.508) % 360, 80, 60), "two owners, two colours");
     near(pixel(img, canvas.w / 2 - 30 * SCALE, canvas.h / 2), [0x16, 0x16, 0x16], "empty space");
     const status = await browser.exec<string>(`return document.getElementById("status").textContent`);
-    assert.match(status, /^tick \d+ \| rtt [\d.]+ ms \| \d+ snapshots\/s \| 4 bodies in view/);
+    assert.match(status, /^tick \d+ \| rtt [\d.]+ ms \| \d+ snapshots\/s \| 4 bodies in view \| room default \(admin\)/);
+
+    // Hover names the body; a click follows it (the camera centres on it); the wheel zooms about
+    // the cursor; a drag pans and stops following.
+    const tri0 = listed.find((l) => l.id === tri.bodyId)!;
+    const mouse = (type: string, x: number, y: number, extra = "") => browser!.exec<void>(
+      `const c = document.getElementById("canvas"), r = c.getBoundingClientRect();
+       const init = { clientX: r.left + ${x}, clientY: r.top + ${y}, bubbles: true, cancelable: true ${extra} };
+       c.dispatchEvent("${type}" === "wheel" ? new WheelEvent("wheel", init) : new MouseEvent("${type}", init));`);
+    await mouse("mousemove", tri0.sx, tri0.sy);
+    const hover = await browser.exec<string>(`return document.getElementById("hover").textContent`);
+    assert.equal(hover, `#${tri.bodyId} owner ${b.welcome.clientId} v (0.0, 0.0)`);
+    await mouse("mousedown", tri0.sx, tri0.sy);
+    await mouse("mouseup", tri0.sx, tri0.sy);
+    const cam = () => browser!.exec<{ x: number; y: number; scale: number }>(
+      `const c = window.collideViewer.camera; return { x: c.x, y: c.y, scale: c.scale }`);
+    await sleep(100);
+    let cm = await cam();
+    assert.ok(Math.abs(cm.x - tri0.x) < 1e-3 && Math.abs(cm.y - tri0.y) < 1e-3, `following: camera at (${cm.x}, ${cm.y})`);
+    assert.match(await browser.exec<string>(`return document.getElementById("follow-label").textContent`),
+                 new RegExp(`following #${tri.bodyId}`));
+    await mouse("mousedown", 100, 300);
+    await mouse("mousemove", 140, 300);
+    await mouse("mouseup", 140, 300);
+    cm = await cam();
+    assert.ok(Math.abs(cm.x - (tri0.x - 40 / SCALE)) < 1e-3, `a 40 px drag right moves the camera 20 units left: ${cm.x}`);
+    await mouse("wheel", canvas.w / 2, canvas.h / 2, ", deltaY: -200");
+    cm = await cam();
+    assert.ok(cm.scale > SCALE * 1.2, `the wheel zoomed in: ${cm.scale} px/unit`);
     await d.stopAndCheck();
   } finally {
     await browser?.close();

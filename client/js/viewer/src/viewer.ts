@@ -172,14 +172,13 @@ async function start(): Promise<void> {
   }
 }
 
+/** The body under a canvas point, a mover before a static (the canvas' own hit test). */
 function bodyAt(sx: number, sy: number): Drawn | undefined {
-  const [wx, wy] = toWorld(sx, sy);
   let best: Drawn | undefined;
   for (const d of visibleBodies()) {
     tracePath(d.body.shape, d.x, d.y, d.angle);
     if (ctx.isPointInPath(sx, sy) && (!best || best.body.kind === 1)) best = d;
   }
-  void wx; void wy;
   return best;
 }
 

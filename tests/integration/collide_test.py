@@ -396,7 +396,7 @@ class Daemon:
         self.host = bind
         cmd = [OPTS.collided, "--bind", bind, "--port", "0",
                "--http-port", str(self.http_port)]
-        if "--ws-port" not in args:
+        if "--ws-port" not in args and "COLLIDE_WS_PORT" not in (env_extra or {}):
             cmd += ["--ws-port", str(self.ws_port)]
         # Flags a whole run adds to every daemon (scripts/test: under TSan the overload detector is
         # off, since ticks run several times slower there and "at capacity" is not under test).

@@ -337,7 +337,13 @@ static void handshake_feed(net_server *srv, net_client *c, const uint8_t *data, 
     ws->hs = NULL;
     if (after < hs_len) frames_feed(srv, c, (const uint8_t *)hs + after, hs_len - after);
     free(hs);
-    if (take < len && net_client_accepts_input(c)) frames_feed(srv, c, data + take, len - take);
+    if (take == len) return;
+    if (c->handed_off && !c->kill) { /* placed by a Hello in the buffer: the rest is the room's */
+        if (!net_buf_append(&c->in, data + take, len - take))
+            net_server_kill(srv, c, NET_DISC_OUT_OF_MEMORY);
+    } else if (net_client_accepts_input(c)) {
+        frames_feed(srv, c, data + take, len - take);
+    }
 }
 
 /* ---- Frames -----------------------------------------------------------------------------------

@@ -17,6 +17,8 @@ void cc_common_defaults(cc_common_opts *o) {
     o->port = 7777;
     o->token = "";
     o->max_frame = FRAME_DEFAULT_MAX_SIZE;
+    o->ws = false;
+    o->port_set = false;
 }
 
 int cc_common_option(const char *cmd, int code, const char *arg, cc_common_opts *o) {

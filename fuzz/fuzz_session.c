@@ -5,7 +5,11 @@
  * Input layout (so the fuzzer can reach deep states without first inventing a Hello):
  *   byte 0: flags. bit0: client A says a valid Hello first; bit1: with the admin token;
  *           bit2: client B says Hello first; bit3: a small max frame (256 bytes);
- *           bit4: client A is a WebSocket client (net_ws_feed, its upgrade done first): the
+ *           bit4: client B is on a front (a world-less server placing Hellos in rooms through the
+ *           real room directory), as the daemon's front loop is.
+ * The world's server answers CreateRoom/CloseRoom/ListRooms through the daemon's own admin calls
+ * (net_host.c) on a real directory, without worker threads.
+ *           bit5: client A is a WebSocket client (net_ws_feed, its upgrade done first): the
  *           bytes fed to it are RFC 6455 frames, read by wslay and reassembled.
  *   then records [ctl][payload]: ctl & 3 = 0 feed A, 1 feed B (payload of (ctl >> 2) + 1 bytes),
  *   2 run (ctl >> 2) % 4 world steps and snapshots, 3 reconnect B (ctl >> 2 == 0) or advance the
@@ -15,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "net_host.h"
 #include "net_log.h"
 #include "net_test_util.h"
 #include "net_ws.h"
@@ -148,10 +153,24 @@ static void drain(net_server *srv, net_client *c) {
         drain_output(srv, c);
 }
 
+/* The front's hook, as the daemon's: the directory places the Hello or the front refuses it. */
+static void place(net_server *srv, net_client *c, const net_hello_ticket *t, void *ctx) {
+    net_room_ref ref;
+    net_room_status st = net_rooms_join(ctx, t->room, t->room_len, t->admin, &ref);
+    if (st != NET_ROOM_OK) {
+        net_server_refuse_room(srv, c, t->request_id, (int)st);
+        return;
+    }
+    net_hello_placement p = {ref.id, ref.thread, t->request_id, t->admin, "", false};
+    memcpy(p.room, t->room, t->room_len);
+    net_client_hand_off(srv, c, &p);
+    net_rooms_abandon(ctx, ref.id); /* no worker here: the join never arrives */
+}
+
 /* A client the server wants closed is closed, as the I/O layer would, and a fresh one opened. */
 static void settle(net_server *srv, net_client *c, bool say_hello) {
     drain(srv, c);
-    if (c->kill || c->state == NET_CLIENT_CLOSING) {
+    if (c->kill || c->handed_off || c->state == NET_CLIENT_CLOSING) {
         bool ws = c->ws != NULL;
         net_client_release(srv, c);
         open_client(srv, c, "fuzz", ws, say_hello, NULL);
@@ -183,14 +202,34 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     world_spawn(w, WORLD_BODY_STATIC, &wall, v2(0, -5), 0, NULL, NULL);
     net_server *srv = net_server_create(&cfg, w);
     if (!srv) abort();
+    static const char world_json[] = "{\"bounds\": {\"min\": [-50, -50], \"max\": [50, 50]}}";
+    char *text = malloc(sizeof world_json);
+    if (!text) abort();
+    memcpy(text, world_json, sizeof world_json);
+    net_world_text *def = net_world_text_make(text, sizeof world_json - 1);
+    net_rooms_config rc = {1, 3, cfg.max_clients, true, def};
+    net_hosts hosts;
+    memset(&hosts, 0, sizeof hosts);
+    hosts.cfg = cfg;
+    hosts.dir = net_rooms_create(&rc);
+    net_world_text_unref(def);
+    if (!hosts.dir) abort();
+    hosts.threads = 1;
+    net_hosts_init_admin(&hosts);
+    srv->room_admin = &hosts.room_admin;
+    net_server *front = net_server_create(&cfg, NULL);
+    if (!front) abort();
+    net_server_set_hello_hook(front, place, hosts.dir);
+    net_server *srv_b = (flags & 16u) ? front : srv;
+    front->now_us = 1000000;
     fuzz_allocator.allocator_data = srv->pb_alloc;
     srv->pb_alloc = &fuzz_allocator;
     srv->now_us = 1000000;
     srv->wall_us = 1;
 
     static net_client a, b;
-    open_client(srv, &a, "a", flags & 16u, flags & 1u, (flags & 2u) ? "adm" : NULL);
-    open_client(srv, &b, "b", false, flags & 4u, NULL);
+    open_client(srv, &a, "a", flags & 32u, flags & 1u, (flags & 2u) ? "adm" : NULL);
+    open_client(srv_b, &b, "b", false, flags & 4u, NULL);
 
     size_t i = 1;
     while (i < size) {
@@ -199,23 +238,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (op <= 1) {
             size_t n = arg + 1u;
             if (n > size - i) n = size - i;
-            feed(srv, op == 0 ? &a : &b, data + i, n);
+            feed(op == 0 ? srv : srv_b, op == 0 ? &a : &b, data + i, n);
             i += n;
         } else if (op == 2) {
             srv->now_us += 16667;
+            front->now_us += 16667;
             net_server_tick(srv, arg % 4u);
+            net_server_tick(front, 0);
         } else if (arg == 0) {
             b.kill = true;
         } else {
             srv->now_us += (uint64_t)arg * 100000u;
+            front->now_us += (uint64_t)arg * 100000u;
         }
         if (fuzz_live_allocs != 0) abort();
         settle(srv, &a, flags & 1u);
-        settle(srv, &b, flags & 4u);
+        settle(srv_b, &b, flags & 4u);
     }
     net_client_release(srv, &a);
-    net_client_release(srv, &b);
+    net_client_release(srv_b, &b);
     net_server_destroy(srv);
+    net_server_destroy(front);
+    net_rooms_destroy(hosts.dir);
     world_destroy(w);
     return 0;
 }

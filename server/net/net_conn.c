@@ -228,6 +228,29 @@ bool net_conn_flush(net_server *srv) {
 
 static void conn_accept(net_conn_host *host, net_server *srv, uv_stream_t *listener, bool ws);
 
+/* Registers an open socket with its server under its peer's address; false when the server would
+ * not (out of memory): the connection is then closing and frees itself. adopted: handed over by
+ * the front, which counted it already. ws: it speaks WebSocket (net_ws.h), its handshake still
+ * to come when accepted here, done on the front when adopted. */
+static bool conn_register(net_conn *conn, bool adopted, bool ws) {
+    struct sockaddr_storage ss;
+    int len = sizeof ss;
+    char addr[64] = "-";
+    if (uv_tcp_getpeername(&conn->tcp, (struct sockaddr *)&ss, &len) == 0)
+        addr_str(&ss, addr, sizeof addr);
+    net_conn_set_clock(conn->srv);
+    bool ok = !ws || (conn->client.ws = net_ws_create(adopted)) != NULL;
+    ok = ok && (adopted ? net_client_open_adopted(conn->srv, &conn->client, addr)
+                        : net_client_open(conn->srv, &conn->client, addr));
+    if (!ok) {
+        net_ws_free(conn->client.ws); /* not registered: the release would not free it */
+        conn->client.ws = NULL;
+        conn->closing = true;
+        uv_close((uv_handle_t *)&conn->tcp, on_conn_closed);
+    }
+    return ok;
+}
+
 void net_conn_accept(net_conn_host *host, net_server *srv, uv_stream_t *listener) {
     conn_accept(host, srv, listener, false);
 }
@@ -255,23 +278,7 @@ static void conn_accept(net_conn_host *host, net_server *srv, uv_stream_t *liste
     uv_tcp_nodelay(&conn->tcp, 1);
     int sndbuf = NET_SNDBUF_BYTES;
     uv_send_buffer_size((uv_handle_t *)&conn->tcp, &sndbuf);
-    struct sockaddr_storage ss;
-    int len = sizeof ss;
-    char addr[64] = "-";
-    if (uv_tcp_getpeername(&conn->tcp, (struct sockaddr *)&ss, &len) == 0)
-        addr_str(&ss, addr, sizeof addr);
-    net_conn_set_clock(srv);
-    if (ws && !(conn->client.ws = net_ws_create(false))) {
-        conn->closing = true;
-        uv_close((uv_handle_t *)&conn->tcp, on_conn_closed);
-        return;
-    }
-    if (!net_client_open(srv, &conn->client, addr)) { /* not registered */
-        net_ws_free(conn->client.ws);
-        conn->closing = true;
-        uv_close((uv_handle_t *)&conn->tcp, on_conn_closed);
-        return;
-    }
+    if (!conn_register(conn, false, ws)) return;
     uv_read_start((uv_stream_t *)&conn->tcp, on_alloc, on_read);
 }
 
@@ -297,24 +304,7 @@ static net_conn *conn_open_fd(net_conn_host *host, net_server *srv, int fd, bool
         uv_close((uv_handle_t *)&conn->tcp, on_conn_closed);
         return NULL;
     }
-    struct sockaddr_storage ss;
-    int len = sizeof ss;
-    char addr[64] = "-";
-    if (uv_tcp_getpeername(&conn->tcp, (struct sockaddr *)&ss, &len) == 0)
-        addr_str(&ss, addr, sizeof addr);
-    net_conn_set_clock(srv);
-    if (ws && !(conn->client.ws = net_ws_create(true))) { /* its handshake was the front's */
-        conn->closing = true;
-        uv_close((uv_handle_t *)&conn->tcp, on_conn_closed);
-        return NULL;
-    }
-    if (!net_client_open_adopted(srv, &conn->client, addr)) {
-        net_ws_free(conn->client.ws);
-        conn->closing = true;
-        uv_close((uv_handle_t *)&conn->tcp, on_conn_closed);
-        return NULL;
-    }
-    return conn;
+    return conn_register(conn, true, ws) ? conn : NULL;
 }
 
 bool net_conn_adopt(net_conn_host *host, net_server *srv, int fd, const net_hello_ticket *t,

@@ -26,6 +26,7 @@ struct net_ws {
     bool open;                      /* handshake done: frames from here on */
     bool refused;                   /* the handshake was answered with an HTTP error */
     bool close_sent;                /* a close frame was appended */
+    bool peer_closed;               /* the peer's close frame came: it sends nothing more */
     uint16_t close_code;            /* the code a frame error or the peer's close chose; 0: none */
     wslay_frame_context_ptr frames; /* wslay's frame reader (it buffers up to 4 KiB itself) */
     const uint8_t *feed;            /* bytes offered to wslay's recv callback ... */
@@ -146,7 +147,9 @@ void net_ws_on_closing(net_server *srv, net_client *c, net_disconnect_reason rea
     append_control(srv, c, WS_OP_CLOSE, payload, sizeof payload);
 }
 
-bool net_ws_linger(const net_client *c) { return c->ws && (c->ws->close_sent || c->ws->refused); }
+bool net_ws_linger(const net_client *c) {
+    return c->ws && (c->ws->close_sent || c->ws->refused) && !c->ws->peer_closed;
+}
 
 /* ---- Handshake --------------------------------------------------------------------------------
  */
@@ -334,7 +337,13 @@ static void handshake_feed(net_server *srv, net_client *c, const uint8_t *data, 
     ws->hs = NULL;
     if (after < hs_len) frames_feed(srv, c, (const uint8_t *)hs + after, hs_len - after);
     free(hs);
-    if (take < len && net_client_accepts_input(c)) frames_feed(srv, c, data + take, len - take);
+    if (take == len) return;
+    if (c->handed_off && !c->kill) { /* placed by a Hello in the buffer: the rest is the room's */
+        if (!net_buf_append(&c->in, data + take, len - take))
+            net_server_kill(srv, c, NET_DISC_OUT_OF_MEMORY);
+    } else if (net_client_accepts_input(c)) {
+        frames_feed(srv, c, data + take, len - take);
+    }
 }
 
 /* ---- Frames -----------------------------------------------------------------------------------
@@ -379,6 +388,7 @@ static void on_control(net_server *srv, net_client *c) {
             }
         }
         ws->close_code = code;
+        ws->peer_closed = true; /* nothing follows its close: no linger needed after our echo */
         net_server_enter_closing(srv, c, NET_DISC_CLIENT_CLOSED);
     }
     /* A pong (unsolicited: the server sends no ping) is ignored. */

@@ -9,6 +9,7 @@ import os
 import signal
 import socket
 import struct
+import subprocess
 import sys
 import time
 
@@ -68,6 +69,30 @@ def handshake_refusals_are_http_answers():
     c = ct.WsClient(d.ws_port, handshake=ws_request(protocol="chat, collide.v1"))
     check(c.status == 101 and c.headers.get("sec-websocket-protocol") == "collide.v1",
           "collide.v1 among others: chosen, got %d %s" % (c.status, c.headers))
+    c.close()
+    d.stop_and_check()
+
+
+@test
+def ws_flags_documented_and_read_from_the_environment():
+    r = subprocess.run([ct.OPTS.collided, "--help"], capture_output=True, text=True,
+                       timeout=ct.START_TIMEOUT)
+    for flag, env in (("--ws-port", "COLLIDE_WS_PORT"), ("--ws-origins", "COLLIDE_WS_ORIGINS")):
+        check(flag in r.stdout and env in r.stdout, "--help must document %s (%s)" % (flag, env))
+    check("(default 7778)" in r.stdout, "--help must give --ws-port's default, 7778")
+    r = subprocess.run([ct.OPTS.collided, "--ws-port", "65536"], capture_output=True, text=True,
+                       timeout=ct.START_TIMEOUT)
+    check(r.returncode == 2 and "--ws-port" in r.stderr, "--ws-port 65536: exit 2 naming the flag")
+    port = ct.free_port()
+    d = ct.Daemon(http=False, env_extra={"COLLIDE_WS_PORT": str(port),
+                                         "COLLIDE_WS_ORIGINS": "https://a.example"})
+    d.ws_port = port
+    check(d.wait_log(r"event=listening .*ws_port=%d" % port),
+          "COLLIDE_WS_PORT must set the WebSocket port (logged in event=listening)")
+    refused(d, ws_request(origin="https://b.example"), 403, "COLLIDE_WS_ORIGINS lists a.example")
+    c = ct.WsClient(port, handshake=ws_request(origin="https://a.example"))
+    check(c.status == 101, "the listed origin is upgraded, got %d" % c.status)
+    c.hello()
     c.close()
     d.stop_and_check()
 
@@ -370,7 +395,8 @@ def drain_sends_goodbye_then_close_1001():
         check(c.close_code == 1001, "%s: the Goodbye must be followed by close 1001, got %s" % (
             what, c.close_code))
         c.close()
-    rc = d.terminate()
+    d.proc.wait(ct.EXIT_TIMEOUT)  # a second SIGTERM (terminate) could land after the handlers
+    rc = d.terminate()            # closed: only wait
     check(rc == 0, "collided must exit 0 after the drain, got %s" % rc)
     check(not d.sanitizer_reports(), "sanitizer reports: %s" % d.sanitizer_reports())
 

@@ -167,6 +167,43 @@ static void test_hand_off_keeps_the_raw_bytes_after_hello(void) {
     CHECK(checked > 500);
 }
 
+/* One read holding the upgrade, the Hello and more than the 8 KiB handshake buffer keeps: the
+ * bytes past the buffer are the room's too. */
+static void test_hand_off_from_one_big_read(void) {
+    net_log_set_level(NET_LOG_ERROR);
+    net_config cfg;
+    net_config_default(&cfg);
+    cfg.rate_limit = 1e6f;
+    cfg.rate_limit_bytes = 1e9f;
+    static uint8_t stream[16384];
+    uint8_t tmp[512];
+    size_t len = sizeof upgrade - 1;
+    memcpy(stream, upgrade, len);
+    len += ws_of(tmp, tu_hello(7, 1, NULL, tmp, sizeof tmp), stream + len);
+    size_t after_hello = len;
+    int pings = 0;
+    while (len < NET_WS_MAX_HANDSHAKE + 2048) {
+        len += ws_of(tmp, tu_ping((uint32_t)(100 + pings), (uint64_t)pings, tmp, sizeof tmp),
+                     stream + len);
+        pings++;
+    }
+    net_server *front = net_server_create(&cfg, NULL);
+    CHECK(front != NULL);
+    net_server_set_hello_hook(front, place, NULL);
+    front->now_us = 1000000;
+    net_client a;
+    memset(&a, 0, sizeof a);
+    a.ws = net_ws_create(false);
+    CHECK(a.ws && net_client_open(front, &a, "10.0.0.1:5"));
+    net_ws_feed(front, &a, stream, len);
+    CHECK(a.handed_off);
+    CHECK_MSG(a.in.len == len - after_hello && memcmp(a.in.data, stream + after_hello, a.in.len) == 0,
+              "the %zu bytes after the Hello (%d pings, past the 8 KiB buffer) must all be kept, "
+              "got %zu", len - after_hello, pings, a.in.len);
+    net_client_release(front, &a);
+    net_server_destroy(front);
+}
+
 static void test_frame_header_lengths(void) {
     static const struct {
         uint64_t len;
@@ -188,4 +225,5 @@ static void test_frame_header_lengths(void) {
     }
 }
 
-TEST_MAIN(TEST(test_hand_off_keeps_the_raw_bytes_after_hello), TEST(test_frame_header_lengths))
+TEST_MAIN(TEST(test_hand_off_keeps_the_raw_bytes_after_hello), TEST(test_hand_off_from_one_big_read),
+          TEST(test_frame_header_lengths))

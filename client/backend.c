@@ -513,7 +513,9 @@ void cc_backend_run(const cc_backend_config *cfg, cc_backend_stats *out) {
         uv_timer_init(&b->loop, &b->timer);
         b->timer.data = b;
         b->last_rx_us = cc_now_us();
-        int rc = cc_conn_start(&b->conn, &b->loop, cfg->addr, &bk_hooks, b, cfg->max_frame);
+        int rc = cfg->ws
+                     ? cc_conn_start_ws(&b->conn, &b->loop, cfg->addr, &bk_hooks, b, cfg->max_frame)
+                     : cc_conn_start(&b->conn, &b->loop, cfg->addr, &bk_hooks, b, cfg->max_frame);
         if (rc != 0) {
             char why[CC_REASON_LEN];
             snprintf(why, sizeof why, "connect: %s", uv_err_name(rc));

@@ -16,6 +16,7 @@
 typedef struct cc_backend_config {
     const struct sockaddr *addr; /* the daemon */
     uint32_t max_frame;          /* largest frame accepted from the server */
+    bool ws;                     /* --transport ws */
     const char *admin_token;     /* Hello.token: must make the connection an admin */
     const char *room;            /* Hello.room ("" or NULL: the default room) */
     uint32_t npcs;               /* bodies to spawn and drive */

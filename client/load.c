@@ -407,8 +407,8 @@ static void player_start(load_player *p, uint64_t now) {
     p->state = P_CONNECTING;
     p->phase_start_us = now;
     p->last_rx_us = now;
-    int rc = cc_conn_start(&p->conn, &w->loop, (const struct sockaddr *)&w->run->addr,
-                           &player_hooks, p, w->run->opts->common.max_frame);
+    int rc = cc_common_connect(&w->run->opts->common, &p->conn, &w->loop,
+                               (const struct sockaddr *)&w->run->addr, &player_hooks, p);
     if (rc != 0) {
         char buf[CC_REASON_LEN];
         snprintf(buf, sizeof buf, "connect: %s", uv_err_name(rc));
@@ -1131,6 +1131,7 @@ int cc_load_main(int argc, char **argv) {
         bt.cfg = (cc_backend_config){
             .addr = (const struct sockaddr *)&run.addr,
             .max_frame = opts.common.max_frame,
+            .ws = opts.common.ws,
             .admin_token = opts.admin_token,
             .room = backend_room,
             .npcs = opts.backend_npcs,
@@ -1179,6 +1180,7 @@ int cc_load_main(int argc, char **argv) {
     cc_report_meta meta = {
         .host = opts.common.host,
         .port = opts.common.port,
+        .transport = opts.common.ws ? "ws" : "tcp",
         .clients = opts.clients,
         .threads = opts.threads,
         .rate_hz = opts.rate_hz,

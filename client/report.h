@@ -117,6 +117,7 @@ const char *cc_error_code_name(uint32_t code);
 typedef struct cc_report_meta {
     const char *host;       /* server */
     unsigned port;          /* game port */
+    const char *transport;  /* --transport: "tcp" or "ws" (NULL: tcp) */
     uint32_t clients;       /* --clients */
     uint32_t threads;       /* --threads */
     double rate_hz;         /* --rate */

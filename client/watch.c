@@ -318,8 +318,8 @@ int cc_watch_main(int argc, char **argv) {
     uv_signal_init(&loop, &x.sigint);
     x.sigint.data = &x;
     uv_signal_start(&x.sigint, watch_signal, SIGINT);
-    int rc = cc_conn_start(&x.conn, &loop, (const struct sockaddr *)&addr, &watch_hooks, &x,
-                           o.max_frame);
+    int rc =
+        cc_common_connect(&o, &x.conn, &loop, (const struct sockaddr *)&addr, &watch_hooks, &x);
     if (rc != 0) {
         cc_connect_failure(x.message, sizeof x.message, &o, rc);
         watch_finish(&x, CC_EXIT_FAIL);

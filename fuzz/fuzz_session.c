@@ -9,6 +9,8 @@
  *           real room directory), as the daemon's front loop is.
  * The world's server answers CreateRoom/CloseRoom/ListRooms through the daemon's own admin calls
  * (net_host.c) on a real directory, without worker threads.
+ *           bit5: client A is a WebSocket client (net_ws_feed, its upgrade done first): the
+ *           bytes fed to it are RFC 6455 frames, read by wslay and reassembled.
  *   then records [ctl][payload]: ctl & 3 = 0 feed A, 1 feed B (payload of (ctl >> 2) + 1 bytes),
  *   2 run (ctl >> 2) % 4 world steps and snapshots, 3 reconnect B (ctl >> 2 == 0) or advance the
  *   clock by (ctl >> 2) * 100 ms.
@@ -20,6 +22,69 @@
 #include "net_host.h"
 #include "net_log.h"
 #include "net_test_util.h"
+#include "net_ws.h"
+
+static const char ws_upgrade[] = "GET /v1 HTTP/1.1\r\nHost: f\r\nUpgrade: websocket\r\n"
+                                 "Connection: Upgrade\r\nSec-WebSocket-Key: "
+                                 "dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n";
+
+/* A masked binary frame of the varint-framed message at buf[0..n) (its prefix dropped). */
+static size_t ws_wrap(uint8_t *buf, size_t n, size_t cap) {
+    size_t pl = 0, bl = 0;
+    if (frame_peek(buf, n, UINT32_MAX, &pl, &bl) != FRAME_OK || bl > 125 || bl + 6 > cap) abort();
+    uint8_t body[125];
+    memcpy(body, buf + pl, bl);
+    buf[0] = 0x82;
+    buf[1] = (uint8_t)(0x80u | bl);
+    memcpy(buf + 2, "\x11\x22\x33\x44", 4);
+    for (size_t i = 0; i < bl; i++)
+        buf[6 + i] = body[i] ^ buf[2 + (i & 3)];
+    return bl + 6;
+}
+
+/* What the server wrote to a WebSocket client: the 101 once, then frames; each binary one must
+ * unpack as a ServerMessage within the max frame, and nothing may follow a close frame. */
+static void drain_ws_output(net_server *srv, net_client *c, bool *upgraded, bool *closed) {
+    size_t off = 0;
+    const uint8_t *o = c->out.data;
+    if (!*upgraded && c->out.len) {
+        size_t end = 4;
+        while (end <= c->out.len && memcmp(o + end - 4, "\r\n\r\n", 4) != 0)
+            end++;
+        if (end > c->out.len || memcmp(o, "HTTP/1.1 101", 12) != 0) abort();
+        off = end;
+        *upgraded = true;
+    }
+    while (off < c->out.len) {
+        if (*closed || c->out.len - off < 2 || o[off] < 0x80 || (o[off + 1] & 0x80)) abort();
+        uint8_t op = o[off] & 0x0f;
+        uint64_t n = o[off + 1] & 0x7f;
+        size_t h = 2;
+        if (n == 126) {
+            n = (uint64_t)o[off + 2] << 8 | o[off + 3];
+            h = 4;
+        } else if (n == 127) {
+            n = 0;
+            for (int i = 0; i < 8; i++)
+                n = n << 8 | o[off + 2 + i];
+            h = 10;
+        }
+        if (off + h + n > c->out.len) abort();
+        if (op == 0x2) {
+            if (n > srv->cfg.max_frame) abort();
+            Collide__V1__ServerMessage *m =
+                collide__v1__server_message__unpack(NULL, n, o + off + h);
+            if (!m) abort();
+            collide__v1__server_message__free_unpacked(m, NULL);
+        } else if (op == 0x8) {
+            *closed = true;
+        } else if (op != 0xa) {
+            abort();
+        }
+        off += h + n;
+    }
+    c->out.len = 0;
+}
 
 static long fuzz_live_allocs; /* protobuf-c allocations not yet freed */
 /* Counts, then passes on to the server's own allocator (its parse arena), so the fuzzer runs the
@@ -53,6 +118,41 @@ static void drain_output(net_server *srv, net_client *c) {
     c->out.len = 0;
 }
 
+static bool ws_upgraded, ws_closed; /* client A's WebSocket output so far */
+
+/* Feeds c as its transport reads: WebSocket frames or length-prefixed ones. */
+static void feed(net_server *srv, net_client *c, const uint8_t *data, size_t n) {
+    if (c->ws)
+        net_ws_feed(srv, c, data, n);
+    else
+        net_session_feed(srv, c, data, n);
+}
+
+/* Opens c (a WebSocket client with its upgrade done when ws), with a Hello when say_hello. */
+static void open_client(net_server *srv, net_client *c, const char *addr, bool ws, bool say_hello,
+                        const char *token) {
+    memset(c, 0, sizeof *c);
+    if (ws && !(c->ws = net_ws_create(false))) abort();
+    if (!net_client_open(srv, c, addr)) abort();
+    if (ws) {
+        ws_upgraded = ws_closed = false;
+        net_ws_feed(srv, c, (const uint8_t *)ws_upgrade, sizeof ws_upgrade - 1);
+    }
+    if (say_hello) {
+        uint8_t buf[128];
+        size_t n = tu_hello(1, 1, token, buf, sizeof buf);
+        if (ws) n = ws_wrap(buf, n, sizeof buf);
+        feed(srv, c, buf, n);
+    }
+}
+
+static void drain(net_server *srv, net_client *c) {
+    if (c->ws)
+        drain_ws_output(srv, c, &ws_upgraded, &ws_closed);
+    else
+        drain_output(srv, c);
+}
+
 /* The front's hook, as the daemon's: the directory places the Hello or the front refuses it. */
 static void place(net_server *srv, net_client *c, const net_hello_ticket *t, void *ctx) {
     net_room_ref ref;
@@ -61,7 +161,7 @@ static void place(net_server *srv, net_client *c, const net_hello_ticket *t, voi
         net_server_refuse_room(srv, c, t->request_id, (int)st);
         return;
     }
-    net_hello_placement p = {ref.id, ref.thread, t->request_id, t->admin, ""};
+    net_hello_placement p = {ref.id, ref.thread, t->request_id, t->admin, "", false};
     memcpy(p.room, t->room, t->room_len);
     net_client_hand_off(srv, c, &p);
     net_rooms_abandon(ctx, ref.id); /* no worker here: the join never arrives */
@@ -69,16 +169,12 @@ static void place(net_server *srv, net_client *c, const net_hello_ticket *t, voi
 
 /* A client the server wants closed is closed, as the I/O layer would, and a fresh one opened. */
 static void settle(net_server *srv, net_client *c, bool say_hello) {
-    drain_output(srv, c);
+    drain(srv, c);
     if (c->kill || c->handed_off || c->state == NET_CLIENT_CLOSING) {
+        bool ws = c->ws != NULL;
         net_client_release(srv, c);
-        memset(c, 0, sizeof *c);
-        net_client_open(srv, c, "fuzz");
-        if (say_hello) {
-            uint8_t buf[128];
-            net_session_feed(srv, c, buf, tu_hello(1, 1, NULL, buf, sizeof buf));
-        }
-        drain_output(srv, c);
+        open_client(srv, c, "fuzz", ws, say_hello, NULL);
+        drain(srv, c);
     }
 }
 
@@ -132,15 +228,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     srv->wall_us = 1;
 
     static net_client a, b;
-    memset(&a, 0, sizeof a);
-    memset(&b, 0, sizeof b);
-    net_client_open(srv, &a, "a");
-    net_client_open(srv_b, &b, "b");
-    uint8_t buf[128];
-    if (flags & 1u)
-        net_session_feed(srv, &a, buf,
-                         tu_hello(1, 1, (flags & 2u) ? "adm" : NULL, buf, sizeof buf));
-    if (flags & 4u) net_session_feed(srv_b, &b, buf, tu_hello(1, 1, NULL, buf, sizeof buf));
+    open_client(srv, &a, "a", flags & 32u, flags & 1u, (flags & 2u) ? "adm" : NULL);
+    open_client(srv_b, &b, "b", false, flags & 4u, NULL);
 
     size_t i = 1;
     while (i < size) {
@@ -149,7 +238,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (op <= 1) {
             size_t n = arg + 1u;
             if (n > size - i) n = size - i;
-            net_session_feed(op == 0 ? srv : srv_b, op == 0 ? &a : &b, data + i, n);
+            feed(op == 0 ? srv : srv_b, op == 0 ? &a : &b, data + i, n);
             i += n;
         } else if (op == 2) {
             srv->now_us += 16667;

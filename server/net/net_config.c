@@ -46,6 +46,7 @@ void net_config_default(net_config *cfg) {
     cfg->drain_timeout_ms = 3000;
     cfg->log_buffer_bytes = 1048576;
     cfg->overload_window_ms = 2000;
+    cfg->ws_port = 7778;
 }
 
 const char *net_log_level_str(net_log_level level) {
@@ -180,6 +181,12 @@ static const opt_def opts[] = {
      "on when AGONES_SDK_HTTP_PORT is set)"},
     {"agones-health-ms", "COLLIDE_AGONES_HEALTH_MS", OPT_U32, F(agones_health_ms), 0, 100, 3600000,
      "MS  Agones Health call period (default 2000)"},
+    {"ws-port", "COLLIDE_WS_PORT", OPT_PORT, F(ws_port), 0, 0, 65535,
+     "N  WebSocket port (path /v1, subprotocol collide.v1) on the --bind address, 0 = off "
+     "(default 7778)"},
+    {"ws-origins", "COLLIDE_WS_ORIGINS", OPT_STRING, F(ws_origins), 0, 0, 0,
+     "LIST  comma list of Origins a WebSocket upgrade may come from, 403 for others; a request "
+     "without Origin is accepted (default any)"},
 };
 #undef F
 #define OPT_COUNT (sizeof opts / sizeof opts[0])
@@ -191,10 +198,11 @@ static bool apply(net_config *cfg, const opt_def *o, const char *value, const ch
     errno = 0;
     switch (o->kind) {
     case OPT_STRING: {
-        size_t cap = o->offset == offsetof(net_config, bind)        ? sizeof cfg->bind
-                     : o->offset == offsetof(net_config, http_bind) ? sizeof cfg->http_bind
-                     : o->offset == offsetof(net_config, world_dir) ? sizeof cfg->world_dir
-                                                                    : sizeof cfg->world_path;
+        size_t cap = o->offset == offsetof(net_config, bind)         ? sizeof cfg->bind
+                     : o->offset == offsetof(net_config, http_bind)  ? sizeof cfg->http_bind
+                     : o->offset == offsetof(net_config, world_dir)  ? sizeof cfg->world_dir
+                     : o->offset == offsetof(net_config, ws_origins) ? sizeof cfg->ws_origins
+                                                                     : sizeof cfg->world_path;
         if (strlen(value) >= cap) {
             snprintf(err, err_size, "%s: value too long", source);
             return false;

@@ -59,6 +59,8 @@ typedef struct net_config {
     float admin_rate_limit;           /* messages per second per admin; 0 = unbounded */
     bool agones;                      /* speak the Agones SDK (default: AGONES_SDK_HTTP_PORT set) */
     uint32_t agones_health_ms;        /* Agones Health period */
+    uint16_t ws_port;                 /* WebSocket port (--bind's address); 0 = off */
+    char ws_origins[1024];            /* Origins a WebSocket upgrade may come from; "" = any */
 } net_config;
 
 void net_config_default(net_config *cfg);

@@ -43,6 +43,8 @@ struct net_daemon {
     bool hosts_on;                      /* the workers were started */
     uv_tcp_t listener;                  /* game port */
     uv_tcp_t http_listener;             /* metrics port (when http_on) */
+    uv_tcp_t ws_listener;               /* WebSocket port (when ws_on) */
+    bool ws_on;                         /* the WebSocket listener's handle was initialised */
     bool http_on;                       /* the HTTP listener is open */
     uv_timer_t housekeeping;            /* the front's timeouts (hello, pending, HTTP) */
     uv_timer_t drain_timer;             /* bounds the front's part of the drain */
@@ -95,6 +97,16 @@ static void on_connection(uv_stream_t *server, int status) {
     net_conn_accept(&d->conns, d->srv, server);
 }
 
+/* The WebSocket port: the same front, the same admission; only the framing differs. */
+static void on_ws_connection(uv_stream_t *server, int status) {
+    net_daemon *d = server->data;
+    if (status < 0) {
+        net_log(NET_LOG_WARN, "accept_error", 0, NULL, "%s", uv_strerror(status));
+        return;
+    }
+    net_conn_accept_ws(&d->conns, d->srv, server);
+}
+
 /* ---- Placing clients in rooms ------------------------------------------------------------- */
 
 /* A Hello passed the front's checks (version, token, room name): the directory places it, or
@@ -114,7 +126,7 @@ static void on_hello(net_server *srv, net_client *c, const net_hello_ticket *t, 
     if (ref.created)
         net_log(NET_LOG_INFO, "room_create", 0, NULL, "room=%.*s auto=1 thread=%u",
                 (int)t->room_len, t->room, ref.thread);
-    net_hello_placement p = {ref.id, ref.thread, t->request_id, t->admin, ""};
+    net_hello_placement p = {ref.id, ref.thread, t->request_id, t->admin, "", false};
     memcpy(p.room, t->room, t->room_len);
     net_client_hand_off(srv, c, &p);
 }
@@ -511,6 +523,7 @@ static void on_signal(uv_signal_t *s, int signum) {
     /* Hellos and CreateRooms from now on get SHUTTING_DOWN (PROTOCOL.md "Shutting down"). */
     net_rooms_begin_drain(d->dir);
     uv_close((uv_handle_t *)&d->listener, NULL); /* stop accepting */
+    if (d->ws_on) uv_close((uv_handle_t *)&d->ws_listener, NULL);
     set_clock(d);
     net_server_drain(d->srv);
     if (d->hosts_on) net_hosts_drain(&d->hosts);
@@ -609,7 +622,7 @@ int net_daemon_run(const net_config *cfg_in, char *world_text, size_t world_len,
     if (cfg.agones) d->agones = start_agones(d, &cfg); /* before the threads: curl_global_init */
     d->hosts_on = net_hosts_start(&d->hosts);
 
-    uint16_t game_port = 0, http_port = 0;
+    uint16_t game_port = 0, http_port = 0, ws_port = 0;
     const char *http_bind = cfg.http_bind[0] ? cfg.http_bind : cfg.bind; /* default: --bind */
     bool listener_made = d->hosts_on; /* listen_on initialises the handle first */
     bool listening = listener_made &&
@@ -619,6 +632,11 @@ int net_daemon_run(const net_config *cfg_in, char *world_text, size_t world_len,
         listening = listen_on(d, &d->http_listener, http_bind, cfg.http_port, on_http_connection,
                               &http_port) == 0;
     }
+    if (listening && cfg.ws_port) {
+        d->ws_on = true;
+        listening =
+            listen_on(d, &d->ws_listener, cfg.bind, cfg.ws_port, on_ws_connection, &ws_port) == 0;
+    }
     if (!listening) {
         if (!d->hosts_on) net_log(NET_LOG_ERROR, "thread_error", 0, NULL, "cannot start workers");
         exit_code = 1;
@@ -627,6 +645,7 @@ int net_daemon_run(const net_config *cfg_in, char *world_text, size_t world_len,
         d->draining = true;
         if (d->hosts_on) net_hosts_drain(&d->hosts);
         if (listener_made) uv_close((uv_handle_t *)&d->listener, NULL);
+        if (d->ws_on) uv_close((uv_handle_t *)&d->ws_listener, NULL);
         maybe_finish(d);
     } else {
         /* The front's timeouts at the tick period, as when they ran in the tick. */
@@ -636,9 +655,9 @@ int net_daemon_run(const net_config *cfg_in, char *world_text, size_t world_len,
         uv_prepare_start(&d->flush, on_flush);
         uv_signal_start(&d->sigterm, on_signal, SIGTERM);
         uv_signal_start(&d->sigint, on_signal, SIGINT);
-        char kv[224];
-        snprintf(kv, sizeof kv, "bind=%s game_port=%u http_bind=%s http_port=%u", cfg.bind,
-                 game_port, http_bind, http_port);
+        char kv[256];
+        snprintf(kv, sizeof kv, "bind=%s game_port=%u http_bind=%s http_port=%u ws_port=%u",
+                 cfg.bind, game_port, http_bind, http_port, ws_port);
         net_log_kv(NET_LOG_INFO, "listening", kv,
                    "tick_rate=%g statics=%zu threads=%u max_rooms=%u version=%s",
                    (double)cfg.tick_rate_hz, statics, cfg.threads, cfg.max_rooms, COLLIDE_VERSION);

@@ -11,6 +11,7 @@
 #define NET_ERROR_CODE_COUNT 13  /* ErrorCode values 0..12 of PROTOCOL.md */
 #define NET_TICK_BUCKET_COUNT 17 /* finite buckets of the tick-duration histogram */
 #define NET_LAG_BUCKET_COUNT 13  /* finite buckets of the tick-lag histogram */
+#define NET_WS_HANDSHAKE_RESULTS 6 /* net_ws_handshake_result values (net_ws.h) */
 
 typedef enum net_disconnect_reason {
     NET_DISC_CLIENT_CLOSED = 0, /* EOF from the peer */
@@ -65,6 +66,14 @@ typedef struct net_metrics {
     uint64_t snapshots_sent_total;              /* snapshots the kernel took (a completed write) */
     uint64_t capacity_refusals_total; /* Hellos refused because the tick budget is overrun */
     bool overloaded;                  /* the overload detector's state (net_server.c) */
+    /* The WebSocket transport's share of the counters above (the rest is TCP's): rendered as
+     * collide_transport_*{transport="tcp"|"ws"}, their own families (see the rooms' note). */
+    uint64_t ws_connections_total;                          /* of connections_total */
+    uint64_t ws_bytes_in_total;                             /* of bytes_in_total */
+    uint64_t ws_bytes_out_total;                            /* of bytes_out_total */
+    uint64_t ws_frames_in_total;                            /* whole binary messages received */
+    uint64_t ws_frames_out_total;                           /* of frames_out_total */
+    uint64_t ws_handshakes_total[NET_WS_HANDSHAKE_RESULTS]; /* by net_ws_handshake_result */
 } net_metrics;
 
 /* Upper bounds (seconds) of the finite tick-duration buckets. */

@@ -57,6 +57,7 @@ typedef struct net_hello_ticket {
     const char *name;    /* Hello.name, sanitised (the client's c->name) */
     const char *room;    /* Hello.room as a room name ("" became "default"), room_len bytes */
     size_t room_len;
+    bool ws; /* net_conn_adopt: the socket speaks WebSocket (its handshake is done) */
 } net_hello_ticket;
 
 /* Front mode: where the hook placed a client (net_client_hand_off), carried to the room's thread
@@ -67,6 +68,7 @@ typedef struct net_hello_placement {
     uint32_t request_id;   /* the Hello's, for the Welcome */
     bool admin;            /* presented the admin token */
     char room[NET_ROOM_NAME_MAX + 1]; /* the room's name, for Welcome.room */
+    bool ws; /* its transport is WebSocket (net_ws.h): the room keeps the framing */
 } net_hello_placement;
 
 /* The rooms an admin manages (CreateRoom, CloseRoom, ListRooms: PROTOCOL.md "Rooms"): the
@@ -89,7 +91,11 @@ typedef enum net_client_state {
     NET_CLIENT_CLOSING = 2, /* fatal error or Goodbye queued: flush, then close; input ignored */
 } net_client_state;
 
+struct net_ws;
+
 typedef struct net_client {
+    struct net_ws *ws;            /* the WebSocket transport (net_ws.h); NULL: length-prefixed TCP.
+                                     Set before net_client_open, owned (freed at release) */
     uint32_t id;                  /* Welcome.client_id and owner of its bodies; never 0 */
     net_client_state state;       /* protocol state */
     bool admin;                   /* presented the admin token */

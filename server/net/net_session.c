@@ -112,7 +112,7 @@ static void on_hello(net_server *srv, net_client *c, uint32_t rid, const Collide
                                   NET_ROOM_NAME_MAX);
             return;
         }
-        net_hello_ticket t = {rid, is_admin, c->name, room, room_len};
+        net_hello_ticket t = {rid, is_admin, c->name, room, room_len, false};
         srv->hello_hook(srv, c, &t, srv->hello_ctx);
         return;
     }
@@ -745,6 +745,15 @@ static uint32_t frame_limit(const net_server *srv, const net_client *c) {
     if (c->state == NET_CLIENT_AWAIT_HELLO && srv->cfg.max_hello_frame < max)
         max = srv->cfg.max_hello_frame;
     return max;
+}
+
+uint32_t net_session_frame_limit(const net_server *srv, const net_client *c) {
+    return frame_limit(srv, c);
+}
+
+void net_session_message(net_server *srv, net_client *c, const uint8_t *body, size_t len) {
+    if (!net_client_accepts_input(c)) return;
+    dispatch(srv, c, body, len);
 }
 
 /* Dispatches every whole frame at the start of buf; returns the bytes consumed. */

@@ -466,8 +466,8 @@ void net_session_snapshot(net_server *srv, net_client *c) {
 
     /* ServerMessage { snapshot } around it, framed. */
     size_t msg_len = 1 + varint_size(s->len) + s->len;
-    uint8_t prefix[FRAME_MAX_PREFIX];
-    size_t plen = frame_write_prefix((uint32_t)msg_len, prefix);
+    uint8_t prefix[NET_MAX_FRAME_PREFIX];
+    size_t plen = net_client_frame_prefix(srv, c, msg_len, prefix);
     if (!net_buf_reserve(&c->out, plen + msg_len)) {
         net_server_kill(srv, c, NET_DISC_OUT_OF_MEMORY);
         return;
@@ -480,7 +480,6 @@ void net_session_snapshot(net_server *srv, net_client *c) {
     memcpy(c->out.data + c->out.len, s->data, s->len);
     c->out.len += s->len;
     c->out_snapshots++;
-    srv->metrics.frames_out_total++;
     net_server_mark_dirty(srv, c);
 }
 

@@ -25,7 +25,7 @@ TIMEOUT = 120  # seconds for any one command; a generous bound under ASan on a b
 
 class Daemon:
     def __init__(self, path, *extra):
-        self.proc = subprocess.Popen([path, "--port", "0", "--http-port", "0", "--bind",
+        self.proc = subprocess.Popen([path, "--port", "0", "--http-port", "0", "--ws-port", "0", "--bind",
                                       "127.0.0.1", *extra],
                                      stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
         self.port = None
@@ -412,6 +412,37 @@ def case_check_double(a):
           and "VIOLATION overlap_moving" in r.stdout, "watch --check reports the same faults")
     r = double_run(a, "good", "watch", "--check", "--count", "5")
     check(r.returncode == 0 and "VIOLATION" not in r.stdout, "watch --check passes a good stream")
+
+
+def case_ws_transport(a):
+    # --transport ws: the same load, ping and watch over the daemon's WebSocket port.
+    ws_port = free_port()
+    with Daemon(a.daemon, "--ws-port", str(ws_port)) as d:
+        r, j = load_json(a.client, ws_port, "--transport", "ws", "--clients", "20", "--threads",
+                         "2", "--ramp", "0.5s", "--duration", "2s", "--rate", "30", "--drain",
+                         "20s", "--check", "--stall-timeout", "60s")
+        check(r.returncode == 0 and j is not None and j["pass"], "a load run over WebSocket passes")
+        check(j["transport"] == "ws" and "(ws)" in r.stdout and "connect+upgrade" in r.stdout,
+              "the report names the transport and what its connect time covers")
+        check(j["clients_spawned"] == 20 and j["disconnects"] == 0 and j["errors"]["total"] == 0,
+              "all 20 WebSocket clients spawned, none lost, no errors")
+        it = j["intents"]
+        check(it["scheduled"] > 20 * 30 and it["acked"] == it["scheduled"],
+              "every intent sent over WebSocket was acknowledged (%d of %d)"
+              % (it["acked"], it["scheduled"]))
+        check(j["check"]["snapshots"] > 0 and j["check"]["pairs"] > 0,
+              "the checker ran on the WebSocket stream")
+        r = run([a.client, "ping", "--transport", "ws", "--port", str(ws_port)])
+        check(r.returncode == 0 and re.search(r"rtt \d+\.\d+ ms", r.stdout), "ping over WebSocket")
+        r = run([a.client, "watch", "--transport", "ws", "--port", str(ws_port), "--count", "3",
+                 "--bodies"])
+        check(r.returncode == 0 and "welcome: client" in r.stdout and "  body " in r.stdout,
+              "watch over WebSocket")
+        r = run([a.client, "ping", "--transport", "ws", "--port", str(d.port),
+                 "--timeout-ms", "20000"])
+        check(r.returncode == 1, "an upgrade sent to the TCP game port fails the ping")
+    r = run([a.client, "ping", "--transport", "carrier-pigeon"])
+    check(r.returncode == 2 and "--transport" in r.stderr, "an unknown transport is a usage error")
 
 
 def case_oversize(a):

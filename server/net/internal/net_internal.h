@@ -22,6 +22,15 @@ static inline void net_client_note_queue_start(const net_server *srv, net_client
 }
 /* True when c is over the hard output limit, and from now on killed for it. */
 bool net_server_over_hard_limit(net_server *srv, net_client *c);
+/* Appends bytes already framed for the client's transport (net_ws.c: the 101 or an HTTP refusal,
+ * a pong, a close frame), under the same hard limit. */
+#define NET_MAX_FRAME_PREFIX 10 /* the longest framing before a body: a WebSocket header */
+/* Writes the framing of a body of len bytes for c's transport (the varint prefix, or a binary
+ * WebSocket frame's header: one ServerMessage per message, no prefix), counts the frame, and
+ * returns its length. */
+size_t net_client_frame_prefix(net_server *srv, const net_client *c, size_t len,
+                               uint8_t out[NET_MAX_FRAME_PREFIX]);
+bool net_server_append_raw(net_server *srv, net_client *c, const void *data, size_t len);
 /* Appends Error{code, message, fatal}; a fatal one makes c CLOSING. */
 void net_server_send_error(net_server *srv, net_client *c, uint32_t request_id,
                            Collide__V1__ErrorCode code, bool fatal, const char *fmt, ...)

@@ -47,6 +47,7 @@ void net_config_default(net_config *cfg) {
     cfg->log_buffer_bytes = 1048576;
     cfg->overload_window_ms = 2000;
     cfg->ws_port = 7778;
+    cfg->viewer = true;
 }
 
 const char *net_log_level_str(net_log_level level) {
@@ -187,6 +188,8 @@ static const opt_def opts[] = {
     {"ws-origins", "COLLIDE_WS_ORIGINS", OPT_STRING, F(ws_origins), 0, 0, 0,
      "LIST  comma list of Origins a WebSocket upgrade may come from, 403 for others; a request "
      "without Origin is accepted (default any)"},
+    {"viewer", "COLLIDE_VIEWER", OPT_BOOL, F(viewer), 0, 0, 0,
+     "on|off  serve the live viewer on the WebSocket port at GET / (default on)"},
 };
 #undef F
 #define OPT_COUNT (sizeof opts / sizeof opts[0])

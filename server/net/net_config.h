@@ -61,6 +61,7 @@ typedef struct net_config {
     uint32_t agones_health_ms;        /* Agones Health period */
     uint16_t ws_port;                 /* WebSocket port (--bind's address); 0 = off */
     char ws_origins[1024];            /* Origins a WebSocket upgrade may come from; "" = any */
+    bool viewer;                      /* serve the live viewer on the WebSocket port (GET /) */
 } net_config;
 
 void net_config_default(net_config *cfg);

@@ -11,7 +11,7 @@
 #define NET_ERROR_CODE_COUNT 13  /* ErrorCode values 0..12 of PROTOCOL.md */
 #define NET_TICK_BUCKET_COUNT 17 /* finite buckets of the tick-duration histogram */
 #define NET_LAG_BUCKET_COUNT 13  /* finite buckets of the tick-lag histogram */
-#define NET_WS_HANDSHAKE_RESULTS 6 /* net_ws_handshake_result values (net_ws.h) */
+#define NET_WS_HANDSHAKE_RESULTS 7 /* net_ws_handshake_result values (net_ws.h) */
 
 typedef enum net_disconnect_reason {
     NET_DISC_CLIENT_CLOSED = 0, /* EOF from the peer */

@@ -1,4 +1,5 @@
 #include "net_ws.h"
+#include "net_viewer.h"
 
 #include <ctype.h>
 #include <nettle/base64.h>
@@ -45,8 +46,8 @@ struct net_ws {
 };
 
 const char *net_ws_handshake_result_str(net_ws_handshake_result r) {
-    static const char *names[NET_WS_HS_RESULT_COUNT] = {"accepted",  "bad_request", "bad_version",
-                                                        "not_found", "forbidden",   "too_large"};
+    static const char *names[NET_WS_HS_RESULT_COUNT] = {
+        "accepted", "bad_request", "bad_version", "not_found", "forbidden", "too_large", "page"};
     return (unsigned)r < NET_WS_HS_RESULT_COUNT ? names[r] : "unknown";
 }
 
@@ -256,6 +257,37 @@ static void hs_refuse(net_server *srv, net_client *c, net_ws_handshake_result re
 
 static void frames_feed(net_server *srv, net_client *c, const uint8_t *data, size_t len);
 
+/* The live viewer (issue 14): a plain GET on the WebSocket port, not an upgrade, of its page or its
+ * bundle, both compiled into the daemon (net_viewer.h). Answered whole, then the connection closes
+ * as any HTTP/1.0-style exchange: the page opens its own WebSocket to /v1 afterwards. */
+static bool serve_viewer(net_server *srv, net_client *c, const net_http_request *req) {
+    const char *body = NULL, *type = NULL;
+    if ((req->path_len == 1 && req->path[0] == '/') ||
+        (req->path_len == 11 && memcmp(req->path, "/index.html", 11) == 0)) {
+        body = net_viewer_html;
+        type = "text/html; charset=utf-8";
+    } else if (req->path_len == 15 && memcmp(req->path, "/dist/viewer.js", 15) == 0) {
+        body = net_viewer_js;
+        type = "text/javascript; charset=utf-8";
+    }
+    if (!body) return false;
+    net_ws *ws = c->ws;
+    size_t len = strlen(body);
+    char head[256];
+    int n = snprintf(head, sizeof head,
+                     "HTTP/1.1 200 OK\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
+                     "Cache-Control: no-cache\r\nConnection: close\r\n\r\n",
+                     type, len);
+    srv->metrics.ws_handshakes_total[NET_WS_HS_PAGE]++;
+    ws->refused = true; /* no frames: what follows the request is ignored */
+    free(ws->hs);
+    ws->hs = NULL;
+    net_server_append_raw(srv, c, head, (size_t)n);
+    net_server_append_raw(srv, c, body, len);
+    net_server_enter_closing(srv, c, NET_DISC_CLIENT_CLOSED);
+    return true;
+}
+
 /* The handshake's bytes so far: refused, still incomplete, or upgraded (and the bytes after the
  * request, if any, read as frames). */
 static void handshake_feed(net_server *srv, net_client *c, const uint8_t *data, size_t len) {
@@ -279,6 +311,7 @@ static void handshake_feed(net_server *srv, net_client *c, const uint8_t *data, 
         hs_refuse(srv, c, NET_WS_HS_BAD_REQUEST, 400, "Bad Request", "not an HTTP/1.1 GET");
         return;
     }
+    if (srv->cfg.viewer && !req.upgrade && serve_viewer(srv, c, &req)) return;
     if (!(req.path_len == strlen(NET_WS_PATH) &&
           memcmp(req.path, NET_WS_PATH, req.path_len) == 0)) {
         hs_refuse(srv, c, NET_WS_HS_NOT_FOUND, 404, "Not Found",

@@ -27,7 +27,8 @@ def ws_daemon(args=(), http=True):
 def handshake_counts(d):
     m = d.metrics()
     return {r: ct.metric(m, "collide_ws_handshakes_total", result=r) for r in
-            ("accepted", "bad_request", "bad_version", "not_found", "forbidden", "too_large")}
+            ("accepted", "bad_request", "bad_version", "not_found", "forbidden", "too_large",
+             "page")}
 
 
 def refused(d, request, status, what):
@@ -57,7 +58,7 @@ def handshake_refusals_are_http_answers():
     refused(d, ws_request(extra="X-Pad: %s\r\n" % ("a" * 9000)), 431, "9 KB of headers")
     counts = handshake_counts(d)
     check(counts == {"accepted": 0, "bad_request": 6, "bad_version": 1, "not_found": 2,
-                     "forbidden": 0, "too_large": 1},
+                     "forbidden": 0, "too_large": 1, "page": 0},
           "collide_ws_handshakes_total must count each refusal by outcome, got %s" % counts)
     # A client offering no subprotocol is accepted, and told none.
     c = ct.WsClient(d.ws_port, handshake=ws_request(protocol=None))
@@ -70,6 +71,53 @@ def handshake_refusals_are_http_answers():
     check(c.status == 101 and c.headers.get("sec-websocket-protocol") == "collide.v1",
           "collide.v1 among others: chosen, got %d %s" % (c.status, c.headers))
     c.close()
+    d.stop_and_check()
+
+
+def plain_get(port, path):
+    """A plain HTTP/1.1 GET (no upgrade) on the WebSocket port: (status, headers, body), read to
+    the close the server makes after answering."""
+    with socket.create_connection(("127.0.0.1", port), timeout=ct.REPLY_TIMEOUT) as s:
+        s.sendall(("GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" % path).encode())
+        data = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    lines = head.decode("latin1").split("\r\n")
+    headers = dict((k.strip().lower(), v.strip()) for k, _, v in (x.partition(":") for x in lines[1:]))
+    return int(lines[0].split()[1]), headers, body
+
+
+@test
+def viewer_page_served_on_the_websocket_port():
+    viewer = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "client", "js",
+                          "viewer")
+    d = ws_daemon()
+    status, headers, body = plain_get(d.ws_port, "/")
+    check(status == 200 and headers.get("content-type", "").startswith("text/html")
+          and body == open(os.path.join(viewer, "index.html"), "rb").read(),
+          "GET / on the WebSocket port must be the viewer's page, got %d %s" % (status, headers))
+    check(int(headers.get("content-length", -1)) == len(body), "Content-Length must be the body's")
+    status, headers, body = plain_get(d.ws_port, "/dist/viewer.js")
+    check(status == 200 and headers.get("content-type", "").startswith("text/javascript")
+          and body == open(os.path.join(viewer, "bundle", "viewer.js"), "rb").read(),
+          "GET /dist/viewer.js must be the viewer's bundle, got %d %s (%d bytes)" % (
+              status, headers, len(body)))
+    status, _, _ = plain_get(d.ws_port, "/etc/passwd")
+    check(status == 404, "any other path is 404, got %d" % status)
+    counts = handshake_counts(d)
+    check(counts["page"] == 2 and counts["not_found"] == 1,
+          "the page's requests count as result=\"page\": %s" % counts)
+    full = ct.WsClient(d.ws_port)  # the game path beside it is unchanged
+    full.hello()
+    full.close()
+    d.stop_and_check()
+    d = ws_daemon(["--viewer", "off"])
+    status, _, _ = plain_get(d.ws_port, "/")
+    check(status == 404, "--viewer off: GET / must be 404, got %d" % status)
     d.stop_and_check()
 
 

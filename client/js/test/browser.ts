@@ -2,9 +2,7 @@
 // WebDriver protocol (plain HTTP + JSON: no npm browser driver, whose own browser builds cannot
 // be downloaded here), a static file server for the viewer, and a PNG decoder for screenshots.
 import { spawn, type ChildProcess } from "node:child_process";
-import { readFileSync, existsSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import { extname, join, normalize } from "node:path";
+import { existsSync } from "node:fs";
 import { inflateSync } from "node:zlib";
 import { freePort, sleep } from "./daemon";
 
@@ -77,23 +75,6 @@ async function post(url: string, body: unknown): Promise<unknown> {
   const v = j.value as { error?: string; message?: string; sessionId?: string } | null;
   if (!r.ok || (v && typeof v === "object" && v.error)) throw new Error(`WebDriver ${url}: ${v?.error} ${v?.message}`);
   return v && typeof v === "object" && v.sessionId ? v : j.value;
-}
-
-/** Serves a directory over HTTP on a free loopback port. */
-export async function serveDir(dir: string): Promise<{ url: string; server: Server }> {
-  const types: Record<string, string> = { ".html": "text/html", ".js": "text/javascript", ".css": "text/css" };
-  const server = createServer((req, res) => {
-    const path = normalize(decodeURIComponent(new URL(req.url ?? "/", "http://x").pathname)).replace(/^(\.\.[/\\])+/, "");
-    const file = join(dir, path === "/" ? "index.html" : path);
-    if (!file.startsWith(dir) || !existsSync(file)) {
-      res.writeHead(404).end();
-      return;
-    }
-    res.writeHead(200, { "content-type": types[extname(file)] ?? "application/octet-stream" }).end(readFileSync(file));
-  });
-  const port = await freePort();
-  await new Promise<void>((r) => server.listen(port, "127.0.0.1", () => r()));
-  return { url: `http://127.0.0.1:${port}`, server };
 }
 
 export interface Image {

@@ -1,13 +1,14 @@
 // The live viewer in headless Chromium against the real daemon: scripted movers (an SDK client
 // over TCP) move about; the page, a spectator over WebSocket, must list every body where the
 // server has it (DOM), draw each in its owner's colour at that place (screenshot), and show them
-// moving. The screenshot is kept in build/viewer-screenshot.png for a person to look at.
+// moving. The page is the one collided itself serves on its WebSocket port (GET /, its bundle
+// compiled in). The screenshot is kept in build/viewer-screenshot.png for a person to look at.
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import { connect, type CollideClient } from "../src/node";
-import { Browser, decodePng, hslToRgb, pixel, serveDir } from "./browser";
+import { Browser, decodePng, hslToRgb, pixel } from "./browser";
 import { Daemon, HAS_WS, sleep, waitFor } from "./daemon";
 
 const ROOT = join(__dirname, "..", "..");
@@ -24,7 +25,8 @@ test("the viewer draws the daemon's bodies where the server has them, and they m
     args: ["--tick-rate", "30", "--token", "play", "--admin-token", "watch"],
     world: { bounds: [[-100, -100], [100, 100]], statics: [{ position: [0, -50], box: { half_extents: [40, 5] } }] },
   });
-  const site = await serveDir(join(ROOT, "viewer"));
+  // The daemon's own page: http on the WebSocket port (the page then opens ws://<same host>/v1).
+  const site = { url: `http://127.0.0.1:${d.wsPort}` };
   const clients: CollideClient[] = [];
   let browser: Browser | null = null;
   try {
@@ -39,7 +41,7 @@ test("the viewer draws the daemon's bodies where the server has them, and they m
     for (const m of movers) m.c.move(m.id, { x: 0, y: -12 });
 
     browser = await Browser.start(800, 600);
-    await browser.goto(`${site.url}/index.html?ws=${encodeURIComponent(d.wsUrl)}&scale=${SCALE}&token=watch&whole=1`);
+    await browser.goto(`${site.url}/?ws=${encodeURIComponent(d.wsUrl)}&scale=${SCALE}&token=watch&whole=1`);
     const list = () => browser!.exec<Listed[]>(`return [...document.querySelectorAll("#bodies li")].map(li => ({
         id: +li.dataset.id, owner: +li.dataset.owner, kind: +li.dataset.kind,
         x: +li.dataset.x, y: +li.dataset.y, sx: +li.dataset.sx, sy: +li.dataset.sy }))`);
@@ -126,7 +128,6 @@ test("the viewer draws the daemon's bodies where the server has them, and they m
     await d.stopAndCheck();
   } finally {
     await browser?.close();
-    site.server.close();
     for (const c of clients) c.close();
     await d.terminate();
   }

@@ -25,6 +25,12 @@
 #define CC_REQ_HELLO 1u  /* request ids of the handshake */
 #define CC_REQ_SPAWN 2u
 #define CC_PING_PERIOD_US 1000000u /* one Ping per second */
+/* --queries: RayCast request ids are CC_REQ_QUERY + their sequence (mod 2^31), so a QueryResult
+ * or an Error is told apart from the handshake's; the send times of the last CC_QUERY_RING are
+ * kept for the answer latency (an answer older than that is counted, not timed). */
+#define CC_REQ_QUERY 0x80000000u
+#define CC_QUERY_RING 64u
+#define CC_QUERY_LENGTH 20.0f /* units: each ray goes this far in a random direction */
 
 static const char *const pattern_names[] = {"walk", "bounce", "swarm"};
 static const char *const shape_names[] = {"box", "polygon", "circle"};
@@ -59,6 +65,9 @@ typedef struct load_player {
     uint64_t intents_base_us;       /* intended time of seq 1 */
     uint64_t next_intent_us;        /* intended time of seq sched_seq + 1 */
     uint64_t next_ping_us;          /* when the next Ping is due */
+    uint64_t next_query_us; /* when the next RayCast is due (--queries; UINT64_MAX: never) */
+    uint32_t query_seq;     /* RayCasts sent: their request ids count from CC_REQ_QUERY */
+    uint64_t query_sent_us[CC_QUERY_RING]; /* send time by query_seq % CC_QUERY_RING */
     uint64_t last_snap_us;          /* arrival of the previous snapshot */
     uint64_t intended[CC_ACK_RING]; /* intended send time by input_seq % CC_ACK_RING */
     float x, y;                     /* last known body position */
@@ -256,6 +265,12 @@ static void on_welcome(load_player *p, const Collide__V1__Welcome *wm, uint64_t 
     player_spawn(p, now);
 }
 
+/* The next event of a player's schedule: an intent, a Ping or a RayCast. */
+static uint64_t player_next_due(const load_player *p) {
+    uint64_t due = p->next_intent_us < p->next_ping_us ? p->next_intent_us : p->next_ping_us;
+    return p->next_query_us < due ? p->next_query_us : due;
+}
+
 static void on_spawned(load_player *p, const Collide__V1__Spawned *sp, uint64_t now) {
     load_worker *w = p->w;
     const load_opts *o = w->run->opts;
@@ -277,7 +292,9 @@ static void on_spawned(load_player *p, const Collide__V1__Spawned *sp, uint64_t 
     p->intents_base_us = now + (uint64_t)(period * rng_unit(&p->rng));
     p->next_intent_us = p->intents_base_us;
     p->next_ping_us = now + (uint64_t)(CC_PING_PERIOD_US * rng_unit(&p->rng));
-    w->due_us[p->slot] = p->next_intent_us < p->next_ping_us ? p->next_intent_us : p->next_ping_us;
+    p->next_query_us =
+        o->queries_hz > 0 ? now + (uint64_t)(1e6 / o->queries_hz * rng_unit(&p->rng)) : UINT64_MAX;
+    w->due_us[p->slot] = player_next_due(p);
 }
 
 static void on_snapshot(load_player *p, const cc_wire_envelope *env, uint64_t now) {
@@ -343,6 +360,16 @@ static void player_hook_frame(cc_conn *c, const uint8_t *body, size_t len) {
     }
     if (env.kind == CC_MSG_SNAPSHOT) {
         on_snapshot(p, &env, now);
+        return;
+    }
+    if (env.kind == CC_MSG_QUERY_RESULT) {
+        w->stats.query_results++;
+        uint32_t seq = env.request_id & 0x7fffffffu;
+        if ((env.request_id & CC_REQ_QUERY) && p->query_seq - seq <= CC_QUERY_RING &&
+            p->query_seq != seq) {
+            uint64_t sent = p->query_sent_us[seq % CC_QUERY_RING];
+            cc_hist_record(&w->stats.query_us, now > sent ? now - sent : 0);
+        }
         return;
     }
     if (env.kind == CC_MSG_PONG) {
@@ -521,8 +548,23 @@ static void player_due(load_player *p, uint64_t now) {
         if (p->next_ping_us <= now) p->next_ping_us = now + CC_PING_PERIOD_US;
         dirty = true;
     }
+    if (p->next_query_us <= now) {
+        /* from the body along a random direction, its own body left out; late slots coalesce */
+        float a = rng_unit(&p->rng) * 6.2831853f;
+        uint32_t rid = CC_REQ_QUERY | (p->query_seq & 0x7fffffffu);
+        if (cc_session_ray_cast(&p->conn, rid, p->x, p->y, CC_QUERY_LENGTH * cosf(a),
+                                CC_QUERY_LENGTH * sinf(a), p->body_id)) {
+            p->query_sent_us[p->query_seq % CC_QUERY_RING] = now;
+            p->query_seq++;
+            w->stats.queries_sent++;
+        }
+        double period = 1e6 / o->queries_hz;
+        p->next_query_us += (uint64_t)period;
+        if (p->next_query_us <= now) p->next_query_us = now + (uint64_t)period;
+        dirty = true;
+    }
     if (dirty) cc_conn_flush(&p->conn);
-    w->due_us[p->slot] = p->next_intent_us < p->next_ping_us ? p->next_intent_us : p->next_ping_us;
+    w->due_us[p->slot] = player_next_due(p);
 }
 
 static void worker_publish(load_worker *w) {
@@ -739,6 +781,9 @@ static void load_usage(FILE *f) {
             "Hz\n"
             "                       with one MoveIntents batch per tick (default 0: none)\n"
             "  --admin-token SECRET the backend's Hello.token (required with --backend)\n"
+            "  --queries R          each player also sends R first-hit ray casts per second, 20\n"
+            "                       units from its body in a random direction; their answer\n"
+            "                       latency is reported (default 0: none)\n"
             "Checks and gates:\n"
             "  --check              verify collision invariants from the received snapshots\n"
             "  --check-clients N    clients that run the checker (default 16)\n"
@@ -787,6 +832,7 @@ enum {
     OPT_ROOM_PREFIX,
     OPT_BACKEND,
     OPT_ADMIN_TOKEN,
+    OPT_QUERIES,
 };
 
 static int pick(const char *flag, const char *arg, const char *const *names, int n) {
@@ -843,6 +889,7 @@ int cc_load_parse(int argc, char **argv, load_opts *o) {
         {"room-prefix", 1, NULL, OPT_ROOM_PREFIX},
         {"backend", 1, NULL, OPT_BACKEND},
         {"admin-token", 1, NULL, OPT_ADMIN_TOKEN},
+        {"queries", 1, NULL, OPT_QUERIES},
         {NULL, 0, NULL, 0},
     };
     memset(o, 0, sizeof *o);
@@ -966,6 +1013,9 @@ int cc_load_parse(int argc, char **argv, load_opts *o) {
             break;
         case OPT_ADMIN_TOKEN:
             o->admin_token = optarg;
+            break;
+        case OPT_QUERIES:
+            ok = cc_parse_double(CMD, "--queries", optarg, 0, 1000, &o->queries_hz);
             break;
         default:
             fprintf(stderr, "collide-client " CMD ": see 'collide-client load --help'\n");

@@ -43,6 +43,7 @@ typedef struct load_opts {
     const char *room_prefix;  /* --room-prefix: rooms are PREFIX0 .. PREFIX{rooms-1} */
     uint32_t backend_npcs;    /* --backend: NPCs of the admin connection (0: none) */
     const char *admin_token;  /* --admin-token: the backend's Hello.token */
+    double queries_hz;        /* --queries: ray casts per second per player (0: none) */
 } load_opts;
 
 int cc_load_main(int argc, char **argv);

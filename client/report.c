@@ -12,6 +12,7 @@ void cc_stats_init(cc_stats *s) {
     cc_hist_init(&s->gap_us);
     cc_hist_init(&s->jitter_us);
     cc_hist_init(&s->send_lag_us);
+    cc_hist_init(&s->query_us);
     s->min_bytes_in_per_s = -1.0;
     cc_check_stats_init(&s->check);
 }
@@ -81,6 +82,9 @@ void cc_stats_merge(cc_stats *into, const cc_stats *from) {
     cc_hist_merge(&into->gap_us, &from->gap_us);
     cc_hist_merge(&into->jitter_us, &from->jitter_us);
     cc_hist_merge(&into->send_lag_us, &from->send_lag_us);
+    cc_hist_merge(&into->query_us, &from->query_us);
+    into->queries_sent += from->queries_sent;
+    into->query_results += from->query_results;
     into->sched_run_s += from->sched_run_s;
     into->sched_wait_s += from->sched_wait_s;
     into->clients_started += from->clients_started;
@@ -126,9 +130,10 @@ uint64_t cc_stats_errors(const cc_stats *s) {
 
 const char *cc_error_code_name(uint32_t code) {
     static const char *const names[] = {
-        "UNSPECIFIED",      "BAD_REQUEST",   "UNAUTHENTICATED", "FORBIDDEN",    "NOT_FOUND",
-        "INVALID_SHAPE",    "OUT_OF_BOUNDS", "LIMIT_EXCEEDED",  "RATE_LIMITED", "FRAME_TOO_LARGE",
-        "VERSION_MISMATCH", "SHUTTING_DOWN", "INTERNAL",
+        "UNSPECIFIED",  "BAD_REQUEST",     "UNAUTHENTICATED",  "FORBIDDEN",
+        "NOT_FOUND",    "INVALID_SHAPE",   "OUT_OF_BOUNDS",    "LIMIT_EXCEEDED",
+        "RATE_LIMITED", "FRAME_TOO_LARGE", "VERSION_MISMATCH", "SHUTTING_DOWN",
+        "INTERNAL",     "HISTORY_EXPIRED",
     };
     return code < sizeof names / sizeof names[0] ? names[code] : "UNKNOWN";
 }
@@ -214,6 +219,7 @@ void cc_report_text(FILE *out, const cc_report_meta *m, const cc_stats *s) {
     text_hist(out, "snapshot inter-arrival", &s->gap_us);
     text_hist(out, "snapshot jitter", &s->jitter_us);
     text_hist(out, "intent send lag", &s->send_lag_us);
+    if (s->queries_sent) text_hist(out, "ray cast answer", &s->query_us);
     fprintf(out,
             "intents: %llu scheduled, %llu sent (%llu coalesced late), %llu acked, %llu unacked, "
             "%llu expired\n",
@@ -223,6 +229,9 @@ void cc_report_text(FILE *out, const cc_report_meta *m, const cc_stats *s) {
             (unsigned long long)s->intents_expired);
     fprintf(out, "pings: %llu sent, %llu pongs\n", (unsigned long long)s->pings_sent,
             (unsigned long long)s->pongs);
+    if (s->queries_sent)
+        fprintf(out, "ray casts: %llu sent, %llu answered\n", (unsigned long long)s->queries_sent,
+                (unsigned long long)s->query_results);
     fprintf(out, "snapshots: %llu total, %.1f/s per client, %.1f bodies each; %.0f/s overall\n",
             (unsigned long long)s->snapshots, (double)s->snapshots / cs,
             s->snapshots ? (double)s->snapshot_bodies / (double)s->snapshots : 0.0,
@@ -400,7 +409,8 @@ bool cc_report_json(const char *path, const cc_report_meta *m, const cc_stats *s
     json_hist(f, "spawn", &s->spawn_us, false);
     json_hist(f, "snapshot_interarrival", &s->gap_us, false);
     json_hist(f, "snapshot_jitter", &s->jitter_us, false);
-    json_hist(f, "intent_send_lag", &s->send_lag_us, true);
+    json_hist(f, "intent_send_lag", &s->send_lag_us, false);
+    json_hist(f, "ray_cast_answer", &s->query_us, true);
     fprintf(f, "  },\n");
     fprintf(f,
             "  \"intents\": {\"scheduled\": %llu, \"sent\": %llu, \"acked\": %llu, "
@@ -410,6 +420,8 @@ bool cc_report_json(const char *path, const cc_report_meta *m, const cc_stats *s
             (unsigned long long)s->intents_expired);
     fprintf(f, "  \"pings\": {\"sent\": %llu, \"pongs\": %llu},\n",
             (unsigned long long)s->pings_sent, (unsigned long long)s->pongs);
+    fprintf(f, "  \"ray_casts\": {\"sent\": %llu, \"answered\": %llu},\n",
+            (unsigned long long)s->queries_sent, (unsigned long long)s->query_results);
     fprintf(f,
             "  \"snapshots\": {\"total\": %llu, \"per_client_per_s\": %.3f, "
             "\"bodies_per_snapshot\": %.3f, \"max_tick\": %llu},\n",

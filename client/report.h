@@ -10,7 +10,7 @@
 #include "check.h"
 #include "hist.h"
 
-#define CC_ERROR_CODES 14u /* ErrorCode 0..12, and 13 for any code this build does not know */
+#define CC_ERROR_CODES 15u /* ErrorCode 0..13, and 14 for any code this build does not know */
 #define CC_REASONS_MAX 24u /* distinct disconnect reasons kept; the rest go under "other" */
 #define CC_REASON_LEN 64u  /* bytes kept of a reason */
 
@@ -34,6 +34,7 @@ typedef struct cc_stats {
     cc_hist gap_us;             /* snapshot inter-arrival time */
     cc_hist jitter_us;          /* |inter-arrival - tick period| */
     cc_hist send_lag_us;        /* actual send time - intended send time of each intent sent */
+    cc_hist query_us;           /* RayCast sent -> its QueryResult (--queries) */
     uint64_t clients_started;   /* connects attempted */
     uint64_t clients_welcomed;  /* got Welcome */
     uint64_t clients_spawned;   /* got Spawned: ran the scenario */
@@ -46,6 +47,8 @@ typedef struct cc_stats {
     uint64_t intents_expired;   /* given up after CC_ACK_RING outstanding */
     uint64_t pings_sent;        /* Ping messages */
     uint64_t pongs;             /* Pong messages */
+    uint64_t queries_sent;      /* RayCasts sent (--queries) */
+    uint64_t query_results;     /* QueryResults received */
     uint64_t snapshots;         /* Snapshot messages */
     uint64_t snapshot_bodies;   /* BodyState entries across them */
     uint64_t frames_in;         /* ServerMessages */

@@ -99,3 +99,22 @@ bool cc_session_spawn(cc_conn *c, uint32_t request_id, int shape, float size, fl
     m.spawn = &sb;
     return cc_conn_queue(c, &m);
 }
+
+bool cc_session_ray_cast(cc_conn *c, uint32_t request_id, float x, float y, float tx, float ty,
+                         uint32_t exclude) {
+    Collide__V1__ClientMessage m = COLLIDE__V1__CLIENT_MESSAGE__INIT;
+    Collide__V1__RayCast r = COLLIDE__V1__RAY_CAST__INIT;
+    Collide__V1__QueryFilter f = COLLIDE__V1__QUERY_FILTER__INIT;
+    Collide__V1__Vec2 o = session_vec2(x, y), t = session_vec2(tx, ty);
+    r.origin = &o;
+    r.translation = &t;
+    if (exclude) {
+        f.n_exclude_ids = 1;
+        f.exclude_ids = &exclude;
+        r.filter = &f;
+    }
+    m.request_id = request_id;
+    m.msg_case = COLLIDE__V1__CLIENT_MESSAGE__MSG_RAY_CAST;
+    m.ray_cast = &r;
+    return cc_conn_queue(c, &m);
+}

@@ -17,6 +17,9 @@ bool cc_session_hello_room(cc_conn *c, uint32_t request_id, const char *name, co
 bool cc_session_ping(cc_conn *c, uint32_t request_id, uint64_t client_time_us);
 bool cc_session_set_view(cc_conn *c, uint32_t request_id, float cx, float cy, float hx, float hy);
 bool cc_session_move(cc_conn *c, uint32_t body_id, uint32_t input_seq, float vx, float vy);
+/* A first-hit RayCast from (x, y) by (tx, ty), leaving out body `exclude` (0: none). */
+bool cc_session_ray_cast(cc_conn *c, uint32_t request_id, float x, float y, float tx, float ty,
+                         uint32_t exclude);
 /* shape: 0 box (half extent size), 1 polygon (hexagon of circumradius size), 2 circle. */
 bool cc_session_spawn(cc_conn *c, uint32_t request_id, int shape, float size, float x, float y);
 

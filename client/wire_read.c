@@ -21,7 +21,7 @@ bool cc_wire_envelope_read(const uint8_t *buf, size_t len, cc_wire_envelope *out
             uint64_t v;
             if (!wire_read_varint(&r, &v)) return false;
             out->request_id = (uint32_t)v;
-        } else if (field >= CC_MSG_WELCOME && field <= CC_MSG_GOODBYE && type == WIRE_LEN) {
+        } else if (field >= CC_MSG_WELCOME && field <= CC_MSG_QUERY_RESULT && type == WIRE_LEN) {
             /* Last one wins, as protobuf parses a repeated oneof. */
             if (!wire_read_len(&r, &out->inner, &out->inner_len)) return false;
             out->kind = (int)field;

@@ -55,6 +55,10 @@ enum wire_field {
     WIRE_CLIENT_HELLO = 10,
     WIRE_CLIENT_SPAWN = 11,
     WIRE_CLIENT_MOVE_BATCH = 16,
+    WIRE_CLIENT_OVERLAP = 18,
+    WIRE_CLIENT_SHAPE_CAST = 19,
+    /* OverlapQuery and ShapeCast: their shape, whose vertices are counted before unpack */
+    WIRE_QUERY_SHAPE = 1,
     /* MoveIntents: its intents, counted before unpack */
     WIRE_MOVE_INTENTS_INTENTS = 1,
     /* SpawnBody, Shape, Polygon: the way to Polygon.vertices, counted before unpack */
@@ -71,10 +75,13 @@ enum wire_field {
     WIRE_SERVER_PONG = 13,
     WIRE_SERVER_ERROR = 14,
     WIRE_SERVER_GOODBYE = 15,
+    WIRE_SERVER_QUERY_RESULT = 16,
     /* Snapshot */
     WIRE_SNAPSHOT_TICK = 1,
     WIRE_SNAPSHOT_BODIES = 2,
     WIRE_SNAPSHOT_REMOVED = 3,
+    WIRE_SNAPSHOT_CONTACTS = 4,
+    WIRE_SNAPSHOT_SENSOR_EVENTS = 5,
     /* BodyState */
     WIRE_BODY_ID = 1,
     WIRE_BODY_POSITION = 2,

@@ -4,7 +4,8 @@
  * JSON line per scene, then the ratios product / anchor (below 1 means the product is faster).
  *
  * Usage: bench_world [timed_ticks (default 600)] [scene filter substring, or "arena" for the
- * default arena with 1,000 and 5,000 players] */
+ * default arena with 1,000 and 5,000 players, or "events" for S1b with and without contact
+ * tracking: "S1b-slow-events", "S1b-fast-events", "events" for both] */
 #include "s1_world.h"
 #include "world_load.h"
 
@@ -120,6 +121,22 @@ int main(int argc, char **argv) {
                   {"S1b-fast", 600.0f, 1}};
     double product[4] = {0, 0, 0, 0}, anchor[2] = {0, 0};
     int bad = 0;
+    /* Contact tracking's cost (PERFORMANCE.md: <= 1.15x S1b without it), measured in the same
+     * run as S1b: scenes S1b-slow-events and S1b-fast-events. */
+    for (int i = 2; i < 4; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "%s-events", scenes[i].name);
+        if (!filter || !strstr(name, filter) || !strstr(filter, "events")) continue;
+        world_stats st;
+        s1_result plain = run_world(&layout, scenes[i].speed, 1, ticks, &st);
+        s1_result ev = run_world_events(&layout, scenes[i].speed, 1, ticks, &st, true);
+        print_result(scenes[i].name, plain, "");
+        print_result(name, ev, "");
+        printf("{\"scene\":\"%s\",\"events_vs_plain\":%.3f,\"same_state\":%d}\n", name,
+               ev.median_ms / plain.median_ms, ev.state_hash == plain.state_hash);
+        bad |= ev.overlaps || ev.outside || ev.state_hash != plain.state_hash;
+    }
+    if (filter && strstr(filter, "events")) return bad;
     if (filter && strstr(filter, "arena")) return run_arena(1000, ticks) | run_arena(5000, ticks);
     for (int i = 0; i < 4; i++) {
         if (filter && !strstr(scenes[i].name, filter)) continue;

@@ -112,8 +112,9 @@ static inline size_t s1_world_bytes(const s1_layout *l, uint32_t capacity, uint3
     return st.bytes;
 }
 
-static inline s1_result run_world(const s1_layout *l, float speed, int movers_collide, int ticks,
-                                  world_stats *stats) {
+/* events: contact and sensor tracking on (world_set_events), for its cost on S1b. */
+static inline s1_result run_world_events(const s1_layout *l, float speed, int movers_collide,
+                                         int ticks, world_stats *stats, bool events) {
     s1_result r = {0, 0, 0, 0, 0, 0};
     s1_world *s = calloc(1, sizeof *s);
     double *times = calloc((size_t)ticks, sizeof *times);
@@ -122,6 +123,7 @@ static inline s1_result run_world(const s1_layout *l, float speed, int movers_co
         exit(1);
     }
     world_set_mover_collisions(s->w, movers_collide != 0);
+    world_set_events(s->w, events);
     s1_rng rng;
     s1_layout again;
     s1_make_layout(&again, &rng); /* the intents continue the layout's draws */
@@ -151,6 +153,11 @@ static inline s1_result run_world(const s1_layout *l, float speed, int movers_co
     free(times);
     free(s);
     return r;
+}
+
+static inline s1_result run_world(const s1_layout *l, float speed, int movers_collide, int ticks,
+                                  world_stats *stats) {
+    return run_world_events(l, speed, movers_collide, ticks, stats, false);
 }
 
 #endif

@@ -131,6 +131,13 @@ typedef struct geom_contact {
  * Touching exactly (depth 0) is not overlap. out may be NULL for a yes/no test. */
 bool geom_overlap(const geom_shape *a, vec2 pa, const geom_shape *b, vec2 pb, geom_contact *out);
 
+/* Signed distance between A and B: the Euclidean distance between the shapes when apart (the
+ * closest pair of points: for convex shapes one of them is a vertex of either shape, or a circle's
+ * centre), minus the penetration depth when overlapping (geom_overlap's MTV), 0 when touching.
+ * *normal (may be NULL) gets the unit direction from A towards B: apart, along the closest
+ * points; overlapping, geom_overlap's normal. The contact band of the world's events uses it. */
+float geom_distance(const geom_shape *a, vec2 pa, const geom_shape *b, vec2 pb, vec2 *normal);
+
 typedef struct geom_toi {
     float t;     /* time of impact as a fraction of the displacement, in [0,1] */
     vec2 normal; /* unit, from A towards B at impact (the direction A must stop moving in) */

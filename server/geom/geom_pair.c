@@ -717,3 +717,62 @@ bool geom_sweep(const geom_shape *a, vec2 pa, vec2 da, const geom_shape *b, vec2
         return geom_box_box_sweep(a->u.half_extents, pa, da, b->u.half_extents, pb, db, out);
     return sweep_general(a, pa, da, b, pb, db, out);
 }
+
+/* ---- Distance ------------------------------------------------------------------------------ */
+
+/* A box or polygon as vertex and normal arrays (boxes into storage). */
+static inline poly_view shape_poly(const geom_shape *s, box_poly *storage) {
+    return s->kind == GEOM_SHAPE_BOX ? box_as_poly(s->u.half_extents, storage)
+                                     : polygon_view(&s->u.polygon);
+}
+
+/* Distance from the point p (relative to the shape's position) to a box, polygon or circle
+ * (radius r >= 0 grows it), with the outward normal of the closest feature. */
+static float point_shape_distance(const geom_shape *s, vec2 p, vec2 *n_out) {
+    if (s->kind == GEOM_SHAPE_CIRCLE) {
+        vec2 n;
+        float d = cc_gap(s->u.radius, p, &n);
+        *n_out = n;
+        return d;
+    }
+    if (s->kind == GEOM_SHAPE_BOX) return point_box_distance(s->u.half_extents, p, n_out);
+    return point_polygon_distance(polygon_view(&s->u.polygon), p, n_out);
+}
+
+float geom_distance(const geom_shape *a, vec2 pa, const geom_shape *b, vec2 pb, vec2 *normal) {
+    vec2 n = v2(0.0f, 1.0f);
+    float dist;
+    geom_contact c;
+    if (!a || !b) {
+        dist = INFINITY;
+    } else if (geom_overlap(a, pa, b, pb, &c)) {
+        dist = -c.depth;
+        n = c.normal;
+    } else if (a->kind == GEOM_SHAPE_CIRCLE || b->kind == GEOM_SHAPE_CIRCLE) {
+        /* a circle's centre against the other shape, less the radius */
+        bool a_circle = a->kind == GEOM_SHAPE_CIRCLE;
+        const geom_shape *circle = a_circle ? a : b, *other = a_circle ? b : a;
+        vec2 centre = a_circle ? pa : pb, at = a_circle ? pb : pa;
+        vec2 no;
+        dist = point_shape_distance(other, v2_sub(centre, at), &no) - circle->u.radius;
+        n = a_circle ? v2_neg(no) : no; /* no points out of the other shape, at the circle */
+    } else {
+        /* apart convex polygons: the closest pair includes a vertex of one of them */
+        box_poly sa, sb;
+        poly_view va = shape_poly(a, &sa), vb = shape_poly(b, &sb);
+        dist = INFINITY;
+        for (int i = 0; i < va.count; i++) {
+            vec2 no;
+            float d = point_polygon_distance(vb, v2_sub(v2_add(pa, va.v[i]), pb), &no);
+            if (d < dist) dist = d, n = v2_neg(no);
+        }
+        for (int i = 0; i < vb.count; i++) {
+            vec2 no;
+            float d = point_polygon_distance(va, v2_sub(v2_add(pb, vb.v[i]), pa), &no);
+            if (d < dist) dist = d, n = no;
+        }
+        if (dist < 0.0f) dist = 0.0f; /* touching within rounding: not overlapping */
+    }
+    if (normal) *normal = n;
+    return dist;
+}

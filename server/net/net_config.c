@@ -37,6 +37,7 @@ void net_config_default(net_config *cfg) {
     cfg->max_queued_bytes = 1048576;
     cfg->hello_timeout_ms = 2000;
     cfg->max_snapshot_lag_ms = 2000;
+    cfg->max_pending_events = 65536;
     cfg->frame_timeout_ms = 10000;
     cfg->view_radius = 80.0f;
     cfg->max_view_extent = 1000.0f;
@@ -48,6 +49,8 @@ void net_config_default(net_config *cfg) {
     cfg->overload_window_ms = 2000;
     cfg->ws_port = 7778;
     cfg->viewer = true;
+    cfg->max_query_results = 256;
+    cfg->history_ms = 500;
 }
 
 const char *net_log_level_str(net_log_level level) {
@@ -141,6 +144,10 @@ static const opt_def opts[] = {
      "MS  time allowed before Hello (default 2000)"},
     {"max-snapshot-lag-ms", "COLLIDE_MAX_SNAPSHOT_LAG_MS", OPT_U32, F(max_snapshot_lag_ms), 0, 1,
      3600000, "MS  a client whose oldest unsent output is older than this is cut (default 2000)"},
+    {"max-pending-events", "COLLIDE_MAX_PENDING_EVENTS", OPT_U32, F(max_pending_events), 0, 1,
+     100000000,
+     "N  contact/sensor events waiting for one client's next snapshot; past it the client is cut, "
+     "events are never dropped (default 65536)"},
     {"frame-timeout-ms", "COLLIDE_FRAME_TIMEOUT_MS", OPT_U32, F(frame_timeout_ms), 0, 1, 3600000,
      "MS  a frame begun must arrive whole within this (default 10000)"},
     {"view-radius", "COLLIDE_VIEW_RADIUS", OPT_FLOAT, F(view_radius), 0, 0, 1e7,
@@ -190,6 +197,10 @@ static const opt_def opts[] = {
      "without Origin is accepted (default any)"},
     {"viewer", "COLLIDE_VIEWER", OPT_BOOL, F(viewer), 0, 0, 0,
      "on|off  serve the live viewer on the WebSocket port at GET / (default on)"},
+    {"max-query-results", "COLLIDE_MAX_QUERY_RESULTS", OPT_U32, F(max_query_results), 0, 1, 65536,
+     "N  most hits in one QueryResult; more set `truncated` (default 256)"},
+    {"history-ms", "COLLIDE_HISTORY_MS", OPT_U32, F(history_ms), 0, 0, 60000,
+     "MS  how far back a query's at_tick may rewind the movers, 0 = now only (default 500)"},
 };
 #undef F
 #define OPT_COUNT (sizeof opts / sizeof opts[0])

@@ -62,6 +62,10 @@ typedef struct net_config {
     uint16_t ws_port;                 /* WebSocket port (--bind's address); 0 = off */
     char ws_origins[1024];            /* Origins a WebSocket upgrade may come from; "" = any */
     bool viewer;                      /* serve the live viewer on the WebSocket port (GET /) */
+    uint32_t max_query_results;       /* most hits one QueryResult carries */
+    uint32_t history_ms;              /* how far back a query's at_tick may rewind; 0 = now only */
+    uint32_t max_pending_events;      /* contact/sensor events waiting for one client's next
+                                       * snapshot; past it the client is cut (events_backlog) */
 } net_config;
 
 void net_config_default(net_config *cfg);

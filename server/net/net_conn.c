@@ -311,6 +311,7 @@ bool net_conn_adopt(net_conn_host *host, net_server *srv, int fd, const net_hell
                     const uint8_t *leftover, size_t leftover_len) {
     net_conn *conn = conn_open_fd(host, srv, fd, t->ws);
     if (!conn) return false;
+    conn->client.all_events = t->admin && t->all_events;
     net_server_welcome(srv, &conn->client, t->request_id, t->admin, t->name, t->room);
     if (leftover_len && t->ws)
         net_ws_feed(srv, &conn->client, leftover, leftover_len);

@@ -126,7 +126,11 @@ static void on_hello(net_server *srv, net_client *c, const net_hello_ticket *t, 
     if (ref.created)
         net_log(NET_LOG_INFO, "room_create", 0, NULL, "room=%.*s auto=1 thread=%u",
                 (int)t->room_len, t->room, ref.thread);
-    net_hello_placement p = {ref.id, ref.thread, t->request_id, t->admin, "", false};
+    net_hello_placement p = {.room_id = ref.id,
+                             .thread = ref.thread,
+                             .request_id = t->request_id,
+                             .admin = t->admin,
+                             .all_events = t->all_events};
     memcpy(p.room, t->room, t->room_len);
     net_client_hand_off(srv, c, &p);
 }
@@ -333,8 +337,8 @@ static bool render_metrics(net_daemon *d, net_buf *out) {
     if (!rows) return false;
     net_metrics front = d->srv->metrics;
     front.overloaded = false;
-    net_gauges g = {net_server_client_count(d->srv), 0, 0, net_log_dropped_total(), 0, UINT64_MAX,
-                    net_server_pending_count(d->srv)};
+    net_gauges g = {net_server_client_count(d->srv),  0, 0, net_log_dropped_total(), 0, UINT64_MAX,
+                    net_server_pending_count(d->srv), 0, 0};
     size_t k = 0;
     for (uint32_t i = 0; i < hs->threads; i++) {
         const net_host_sample *smp = hs->collected[i];
@@ -351,6 +355,8 @@ static bool render_metrics(net_daemon *d, net_buf *out) {
             g.body_slots_retired += r->slots_retired;
             /* The room nearest to running out is the one to watch. */
             if (r->ids_left < g.body_ids_left) g.body_ids_left = r->ids_left;
+            g.history_bytes += r->history_bytes;
+            g.history_records += r->history_records;
         }
     }
     if (g.body_ids_left == UINT64_MAX) g.body_ids_left = 0;

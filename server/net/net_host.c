@@ -161,7 +161,13 @@ static void adopt(net_host *h, net_worker_msg *m) {
         net_conn_refuse(&h->conns, h->lobby, fd, p->request_id, NET_ROOM_NOT_FOUND, p->ws);
         return;
     }
-    net_hello_ticket t = {p->request_id, p->admin, hd.name, r->name, strlen(r->name), p->ws};
+    net_hello_ticket t = {.request_id = p->request_id,
+                          .admin = p->admin,
+                          .name = hd.name,
+                          .room = r->name,
+                          .room_len = strlen(r->name),
+                          .ws = p->ws,
+                          .all_events = p->all_events};
     if (!net_conn_adopt(&h->conns, r->srv, fd, &t, m->bytes + sizeof hd, m->len - sizeof hd))
         net_rooms_left(dir, r->id); /* arrived, then could not be opened: it left at once */
 }
@@ -255,6 +261,8 @@ static void collect(net_host *h) {
             o->moving_bodies = ws.moving_bodies;
             o->slots_retired = ws.slots_retired;
             o->ids_left = ws.ids_left;
+            o->history_bytes = ws.history_bytes;
+            o->history_records = ws.history_records;
             o->tick = world_tick(r->world);
             o->id = r->id;
         }

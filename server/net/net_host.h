@@ -32,6 +32,8 @@ typedef struct net_room_sample {
     uint64_t ids_left;
     uint64_t tick;  /* its world's tick */
     net_room_id id; /* the directory's id */
+    size_t history_bytes;     /* its query history's memory */
+    uint64_t history_records; /* mover states that history holds */
 } net_room_sample;
 
 /* A worker's answer to a collection: its rooms, and the counters of what is not a room any more

@@ -25,7 +25,7 @@ const char *net_disconnect_reason_str(net_disconnect_reason reason) {
     static const char *names[NET_DISC_REASON_COUNT] = {
         "client_closed", "read_error",      "write_error", "fatal_error",   "hello_timeout",
         "slow_client",   "server_full",     "shutdown",    "out_of_memory", "snapshot_lag",
-        "frame_timeout", "pending_evicted", "room_closed"};
+        "frame_timeout", "pending_evicted", "room_closed", "events_backlog"};
     return (unsigned)reason < NET_DISC_REASON_COUNT ? names[reason] : "unknown";
 }
 
@@ -162,6 +162,17 @@ bool net_metrics_render(const net_metrics *m, const net_gauges *g, net_buf *out)
               "# HELP collide_bodies Bodies in the world.\n# TYPE collide_bodies gauge\n"
               "collide_bodies{kind=\"static\"} %zu\ncollide_bodies{kind=\"moving\"} %zu\n",
               g->static_bodies, g->moving_bodies);
+    /* The history's cost, as PROTOCOL.md asks it reported: bytes per mover per tick kept. */
+    ok &= put(out,
+              "# HELP collide_history_bytes Memory of the query history (--history-ms) in every "
+              "room.\n# TYPE collide_history_bytes gauge\ncollide_history_bytes %zu\n",
+              g->history_bytes);
+    ok &= put(out,
+              "# HELP collide_history_bytes_per_mover_tick History memory per mover state it "
+              "holds (bytes / (movers x ticks kept)); 0 while it holds none.\n# TYPE "
+              "collide_history_bytes_per_mover_tick gauge\ncollide_history_bytes_per_mover_tick "
+              "%.3f\n",
+              g->history_records ? (double)g->history_bytes / (double)g->history_records : 0.0);
     ok &= counter(out, "collide_connections_total", "Accepted game connections.",
                   m->connections_total);
     ok &= put(out, "# HELP collide_disconnects_total Closed game connections by reason.\n# TYPE "
@@ -189,6 +200,9 @@ bool net_metrics_render(const net_metrics *m, const net_gauges *g, net_buf *out)
     }
     ok &= counter(out, "collide_slow_client_drops_total", "Snapshots skipped for slow readers.",
                   m->slow_client_drops_total);
+    ok &= counter(out, "collide_events_total",
+                  "Contact and sensor events queued for clients (one per recipient).",
+                  m->events_total);
     ok &= counter(out, "collide_slow_client_disconnects_total",
                   "Slow readers disconnected at the hard limit.", m->slow_client_disconnects_total);
     ok &= put(out, "# HELP collide_http_closed_total Ops-port connections closed before they were "
@@ -230,6 +244,7 @@ void net_metrics_add(net_metrics *acc, const net_metrics *m) {
     for (int i = 0; i < NET_ERROR_CODE_COUNT; i++)
         acc->errors_total[i] += m->errors_total[i];
     acc->slow_client_drops_total += m->slow_client_drops_total;
+    acc->events_total += m->events_total;
     acc->slow_client_disconnects_total += m->slow_client_disconnects_total;
     for (int i = 0; i < NET_HTTP_CLOSE_REASON_COUNT; i++)
         acc->http_closed_total[i] += m->http_closed_total[i];

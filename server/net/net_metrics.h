@@ -8,7 +8,7 @@
 
 #include "net_buf.h"
 
-#define NET_ERROR_CODE_COUNT 13  /* ErrorCode values 0..12 of PROTOCOL.md */
+#define NET_ERROR_CODE_COUNT 14 /* ErrorCode values 0..13 of PROTOCOL.md */
 #define NET_TICK_BUCKET_COUNT 17 /* finite buckets of the tick-duration histogram */
 #define NET_LAG_BUCKET_COUNT 13  /* finite buckets of the tick-lag histogram */
 #define NET_WS_HANDSHAKE_RESULTS 7 /* net_ws_handshake_result values (net_ws.h) */
@@ -27,6 +27,7 @@ typedef enum net_disconnect_reason {
     NET_DISC_FRAME_TIMEOUT,     /* a partial frame held longer than --frame-timeout-ms */
     NET_DISC_PENDING_EVICTED,   /* silent before Hello, evicted for a newer connection */
     NET_DISC_ROOM_CLOSED,       /* its room was closed (CloseRoom, idle) */
+    NET_DISC_EVENTS_BACKLOG,    /* more events waiting than --max-pending-events */
     NET_DISC_REASON_COUNT
 } net_disconnect_reason;
 
@@ -56,6 +57,7 @@ typedef struct net_metrics {
     uint64_t bytes_out_total;                          /* bytes written to game sockets */
     uint64_t errors_total[NET_ERROR_CODE_COUNT];       /* Error messages sent, by code */
     uint64_t slow_client_drops_total;                  /* snapshots skipped for slow readers */
+    uint64_t events_total; /* contact/sensor events queued, one per recipient */
     uint64_t slow_client_disconnects_total;            /* slow readers cut at the hard limit */
     uint64_t http_closed_total[NET_HTTP_CLOSE_REASON_COUNT]; /* ops connections cut unanswered */
     uint64_t steps_late_total;      /* steps run by a tick callback that found more than one due */
@@ -94,6 +96,8 @@ typedef struct net_gauges {
     uint64_t body_slots_retired; /* world slots whose id generations ran out */
     uint64_t body_ids_left;      /* spawns the body-id space still allows */
     uint32_t clients_pending;    /* connections open now that have not said Hello */
+    size_t history_bytes;        /* memory of the worlds' query history rings (--history-ms) */
+    uint64_t history_records;    /* mover states those rings hold (movers x ticks kept) */
 } net_gauges;
 
 /* Appends the Prometheus text exposition; false on out of memory. */

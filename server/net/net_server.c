@@ -1,6 +1,7 @@
 #include "net_server.h"
 
 #include <arpa/inet.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include "net_log.h"
 #include "net_rooms.h"
 #include "net_ws.h"
+#include "net_session.h"
 
 /* ---- Server lifetime and clock ------------------------------------------------------------- */
 
@@ -25,7 +27,13 @@ net_server *net_server_create(const net_config *cfg, world *w) {
     /* Any per-process value an attacker does not choose will do: it only spreads the chains. */
     srv->pending_hash_seed = (uint64_t)(uintptr_t)srv ^ (cfg->max_pending * 0x9e3779b97f4a7c15ull);
     /* Front mode (w NULL) holds connections until their Hello only: no snapshots. */
-    if ((w && !net_snapshot_writer_init(&srv->snapshot, cfg, w)) ||
+    /* contact and sensor events ride in the snapshots (PROTOCOL.md 1.1) */
+    if (w) world_set_events(w, true);
+    /* The ticks a query may rewind: floor(history_ms * tick_rate / 1000) (PROTOCOL.md). */
+    uint32_t history_ticks =
+        (uint32_t)floor((double)cfg->history_ms * (double)cfg->tick_rate_hz / 1000.0);
+    if ((w && !world_set_history(w, history_ticks)) ||
+        (w && !net_snapshot_writer_init(&srv->snapshot, cfg, w)) ||
         !net_arena_init(&srv->arena, cfg->max_frame)) {
         net_server_destroy(srv);
         return NULL;
@@ -41,8 +49,11 @@ void net_server_destroy(net_server *srv) {
     free(srv->clients);
     free(srv->dirty);
     free(srv->pending_buckets);
+    net_buf_free(&srv->event_scratch);
+    free(srv->client_by_id);
     net_snapshot_writer_free(&srv->snapshot);
     net_arena_free(&srv->arena);
+    net_session_free_queries(srv);
     free(srv);
 }
 
@@ -136,8 +147,9 @@ void net_server_note_http_close(net_server *srv, net_http_close_reason reason) {
 bool net_server_render_metrics(const net_server *srv, net_buf *out) {
     world_stats ws = {0};
     if (srv->world) world_get_stats(srv->world, &ws); /* front mode has no world */
-    net_gauges g = {srv->client_count, ws.static_bodies, ws.moving_bodies,  net_log_dropped_total(),
-                    ws.slots_retired,  ws.ids_left,      srv->pending_count};
+    net_gauges g = {srv->client_count,       ws.static_bodies, ws.moving_bodies,
+                    net_log_dropped_total(), ws.slots_retired, ws.ids_left,
+                    srv->pending_count,      ws.history_bytes, ws.history_records};
     /* One room today, `default`, holding every counter: the daemon-wide series are its own. */
     net_room_metrics room = {NET_ROOM_DEFAULT, &srv->metrics,
                              srv->client_count - srv->pending_count, ws.static_bodies,
@@ -608,6 +620,8 @@ void net_client_release(net_server *srv, net_client *c) {
     }
     net_buf_free(&c->in);
     net_buf_free(&c->out);
+    net_buf_free(&c->events);
+    c->event_count = 0;
     free(c->owned);
     c->owned = NULL;
     c->owned_count = c->owned_cap = 0;
@@ -635,6 +649,7 @@ void net_server_tick(net_server *srv, unsigned steps) {
     pending_trim(srv);
     for (unsigned i = 0; i < steps; i++) {
         world_step(srv->world);
+        net_server_collect_events(srv); /* each step's events, whatever snapshot carries them */
         /* The snapshots read the last step's body table: the steps before it are taken in now
          * (out of memory: the next snapshots read the whole world instead). */
         if (i + 1 < steps) (void)net_snapshot_observe(&srv->snapshot, srv->world);

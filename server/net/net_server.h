@@ -58,6 +58,7 @@ typedef struct net_hello_ticket {
     const char *room;    /* Hello.room as a room name ("" became "default"), room_len bytes */
     size_t room_len;
     bool ws; /* net_conn_adopt: the socket speaks WebSocket (its handshake is done) */
+    bool all_events; /* Hello.all_events of an admin */
 } net_hello_ticket;
 
 /* Front mode: where the hook placed a client (net_client_hand_off), carried to the room's thread
@@ -69,6 +70,7 @@ typedef struct net_hello_placement {
     bool admin;            /* presented the admin token */
     char room[NET_ROOM_NAME_MAX + 1]; /* the room's name, for Welcome.room */
     bool ws; /* its transport is WebSocket (net_ws.h): the room keeps the framing */
+    bool all_events;                  /* Hello.all_events of an admin */
 } net_hello_placement;
 
 /* The rooms an admin manages (CreateRoom, CloseRoom, ListRooms: PROTOCOL.md "Rooms"): the
@@ -144,6 +146,10 @@ typedef struct net_client {
     uint32_t dirty_index;        /* position in net_server.dirty while dirty */
     uint32_t out_snapshots;      /* snapshots in out (collide_snapshots_sent_total) */
     uint32_t inflight_snapshots; /* snapshots in the write in flight */
+    bool all_events;             /* an admin that asked for every event (Hello.all_events) */
+    net_buf events;              /* its events not yet sent: Snapshot.contacts/sensor_events
+                                  * fields, encoded, waiting for its next snapshot */
+    uint32_t event_count;        /* events in `events` (--max-pending-events) */
 } net_client;
 
 /* The overload detector (net_server_note_tick): how long the loop was behind its tick schedule
@@ -192,9 +198,15 @@ typedef struct net_server {
     net_overload overload;        /* the overload detector (metrics.overloaded) */
     uint32_t error_index;         /* Error.index of the errors sent now: the MoveIntents item being
                                      handled (position + 1), 0 outside a batch (net_session.c) */
+    struct net_query_buf *query;  /* the hits of a query being answered (net_session.c), made by
+                                     the first query; NULL until then */
+    net_buf event_scratch;        /* one event encoded, for each of its recipients */
+    uint64_t *client_by_id;       /* (id << 32 | index) of the clients, sorted: event owners */
+    uint32_t client_by_id_cap;    /* entries allocated */
 } net_server;
 
-/* cfg is copied; w is borrowed and must outlive the server. NULL when out of memory. */
+/* cfg is copied; w is borrowed and must outlive the server. With a world, its query history is
+ * set to --history-ms (world_set_history). NULL when out of memory. */
 net_server *net_server_create(const net_config *cfg, world *w);
 /* Every client must have been released first. */
 void net_server_destroy(net_server *srv);
@@ -242,6 +254,10 @@ void net_server_kill_all(net_server *srv);
 /* Steps the world `steps` times (0 allowed), then appends one Snapshot to every welcomed client,
  * applies hello and closing timeouts and the slow-reader limits. */
 void net_server_tick(net_server *srv, unsigned steps);
+/* Queues the last world step's contact and sensor events for the owners of the moving bodies
+ * involved and the admins with all_events, until their next snapshot (net_snapshot.c). A client
+ * over --max-pending-events is cut (NET_DISC_EVENTS_BACKLOG): events are never dropped. */
+void net_server_collect_events(net_server *srv);
 /* Counts an ops-port connection the I/O layer closed before answering it. */
 void net_server_note_http_close(net_server *srv, net_http_close_reason reason);
 /* Counts what the I/O layer measured of one tick callback: the steps it ran and skipped, how late

@@ -34,8 +34,13 @@ static Collide__V1__ErrorCode world_error_code(world_status st) {
         return NET_ERR(BAD_REQUEST);
     case WORLD_ERR_NOT_MOVING:
         return NET_ERR(FORBIDDEN);
+    case WORLD_ERR_HISTORY_EXPIRED:
+        return NET_ERR(HISTORY_EXPIRED);
+    case WORLD_ERR_FUTURE_TICK:
+        return NET_ERR(BAD_REQUEST);
     case WORLD_OK:
     case WORLD_STALE_INPUT:
+    case WORLD_ERR_NO_MEMORY:
         break;
     }
     return NET_ERR(INTERNAL);
@@ -112,13 +117,19 @@ static void on_hello(net_server *srv, net_client *c, uint32_t rid, const Collide
                                   NET_ROOM_NAME_MAX);
             return;
         }
-        net_hello_ticket t = {rid, is_admin, c->name, room, room_len, false};
+        net_hello_ticket t = {.request_id = rid,
+                              .admin = is_admin,
+                              .name = c->name,
+                              .room = room,
+                              .room_len = room_len,
+                              .all_events = h->all_events};
         srv->hello_hook(srv, c, &t, srv->hello_ctx);
         return;
     }
     /* Admins are let in: an operator must still reach a server that is shedding players. */
     if (!is_admin && net_server_refuse_hello_at_capacity(srv, c, rid)) return;
     if (!net_server_admit_session(srv, c, rid)) return;
+    c->all_events = is_admin && h->all_events;
     net_server_welcome(srv, c, rid, is_admin, c->name, NET_ROOM_DEFAULT);
 }
 
@@ -172,11 +183,24 @@ void net_server_welcome(net_server *srv, net_client *c, uint32_t rid, bool admin
     w.room = (char *)room;
     /* What of protocol 1.1 this server implements (PROTOCOL.md "Additions"); a client tests for a
      * name, never for a version. */
-    static char feature_batch[] = "batch", feature_rooms[] = "rooms";
-    static char *features[] = {feature_rooms, feature_batch};
+    static char feature_batch[] = "batch", feature_rooms[] = "rooms", feature_queries[] = "queries",
+                feature_history[] = "history";
+    static char feature_filters[] = "filters", feature_sensors[] = "sensors",
+                feature_events[] = "events";
+    char *features[8];
+    size_t nf = 0;
     /* "rooms" only where a client can reach them: a server with the directory behind it. */
-    w.n_features = srv->room_admin ? 2 : 1;
-    w.features = srv->room_admin ? features : features + 1;
+    if (srv->room_admin) features[nf++] = feature_rooms;
+    features[nf++] = feature_batch;
+    features[nf++] = feature_filters;
+    features[nf++] = feature_sensors;
+    features[nf++] = feature_events;
+    features[nf++] = feature_queries;
+    /* "history" when at_tick can reach back at least one tick (--history-ms) */
+    if (floor((double)srv->cfg.history_ms * (double)srv->cfg.tick_rate_hz / 1000.0) >= 1.0)
+        features[nf++] = feature_history;
+    w.n_features = nf;
+    w.features = features;
     net_server_msg m = COLLIDE__V1__SERVER_MESSAGE__INIT;
     m.request_id = rid;
     m.msg_case = COLLIDE__V1__SERVER_MESSAGE__MSG_WELCOME;
@@ -348,6 +372,15 @@ static void on_spawn(net_server *srv, net_client *c, uint32_t rid,
         send_world_error(srv, c, rid, st, text);
         return;
     }
+    if (s->category || s->mask || s->sensor) {
+        world_filter f = {s->category, s->mask, s->sensor};
+        st = world_body_set_filter(srv->world, id, &f);
+        if (st != WORLD_OK) {
+            world_despawn(srv->world, id);
+            send_world_error(srv, c, rid, st, "spawn failed: out of memory for its filter");
+            return;
+        }
+    }
     if (kind == WORLD_BODY_MOVING) c->owned[c->owned_count++] = id;
     world_body_info info;
     vec2 at = world_body_get(srv->world, id, &info) ? info.position : pos;
@@ -461,6 +494,205 @@ static void on_ping(net_server *srv, net_client *c, uint32_t rid, const Collide_
     net_server_append(srv, c, &m);
 }
 
+/* ---- Queries (PROTOCOL.md "Queries, history and lag compensation") --------------------------- */
+
+/* The hits of one answer: the world's, then as protobuf structs pointing into each other. Made by
+ * the first query, at --max-query-results entries, and kept: a query allocates nothing. */
+typedef struct net_query_buf {
+    size_t cap;              /* entries in each array */
+    world_hit *hits;         /* the world's answer */
+    Collide__V1__Hit *pb;    /* the same as Hit messages */
+    Collide__V1__Hit **ptrs; /* QueryResult.hits */
+    Collide__V1__Vec2 *vecs; /* two per hit: point, normal */
+} net_query_buf;
+
+void net_session_free_queries(net_server *srv) {
+    net_query_buf *q = srv->query;
+    if (!q) return;
+    free(q->hits);
+    free(q->pb);
+    free(q->ptrs);
+    free(q->vecs);
+    free(q);
+    srv->query = NULL;
+}
+
+static net_query_buf *query_buf(net_server *srv) {
+    if (srv->query) return srv->query;
+    size_t cap = srv->cfg.max_query_results ? srv->cfg.max_query_results : 1;
+    net_query_buf *q = calloc(1, sizeof *q);
+    if (!q) return NULL;
+    srv->query = q;
+    q->cap = cap;
+    q->hits = malloc(cap * sizeof *q->hits);
+    q->pb = malloc(cap * sizeof *q->pb);
+    q->ptrs = malloc(cap * sizeof *q->ptrs);
+    q->vecs = malloc(2 * cap * sizeof *q->vecs);
+    if (!q->hits || !q->pb || !q->ptrs || !q->vecs) {
+        net_session_free_queries(srv);
+        return NULL;
+    }
+    return q;
+}
+
+/* The most Hit messages a QueryResult may carry and still fit --max-frame: a Hit is at most 50
+ * bytes on the wire (id 6, two Vec2 of 12 + 2, two floats of 5, its own key and length 2). */
+#define NET_HIT_MAX_WIRE 50u
+#define NET_QUERY_RESULT_OVERHEAD 32u
+
+static int cmp_u32(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* QueryFilter to the world's filter, and the cap on hits it asks for; false after a BAD_REQUEST. */
+static bool filter_from_pb(net_server *srv, net_client *c, uint32_t rid,
+                           const Collide__V1__QueryFilter *f, world_query_filter *out,
+                           size_t *cap) {
+    memset(out, 0, sizeof *out);
+    *cap = srv->cfg.max_query_results;
+    size_t fit = srv->cfg.max_frame > NET_QUERY_RESULT_OVERHEAD
+                     ? (srv->cfg.max_frame - NET_QUERY_RESULT_OVERHEAD) / NET_HIT_MAX_WIRE
+                     : 1;
+    if (fit < *cap) *cap = fit ? fit : 1;
+    if (!f) return true;
+    for (size_t i = 0; i < f->n_kinds; i++) {
+        if (f->kinds[i] == COLLIDE__V1__BODY_KIND__BODY_KIND_STATIC)
+            out->kinds |= 1u << WORLD_BODY_STATIC;
+        else if (f->kinds[i] == COLLIDE__V1__BODY_KIND__BODY_KIND_MOVING)
+            out->kinds |= 1u << WORLD_BODY_MOVING;
+        else {
+            net_server_send_error(srv, c, rid, NET_ERR(BAD_REQUEST), false,
+                                  "filter kinds must be BODY_KIND_STATIC or BODY_KIND_MOVING");
+            return false;
+        }
+    }
+    out->category_mask = f->category_mask;
+    out->include_sensors = f->include_sensors;
+    /* The ids are the arena's copy of this frame: sorted in place for the world's binary search. */
+    if (f->n_exclude_ids > 1)
+        qsort(f->exclude_ids, f->n_exclude_ids, sizeof *f->exclude_ids, cmp_u32);
+    out->exclude = f->exclude_ids;
+    out->exclude_count = f->n_exclude_ids;
+    if (f->max_results && f->max_results < *cap) *cap = f->max_results;
+    return true;
+}
+
+/* The query shape, turned by angle; false after the Error (INVALID_SHAPE or BAD_REQUEST). */
+static bool query_shape(net_server *srv, net_client *c, uint32_t rid, const Collide__V1__Shape *s,
+                        float angle, geom_shape *out) {
+    if (!isfinite(angle)) {
+        net_server_send_error(srv, c, rid, NET_ERR(BAD_REQUEST), false, "angle must be finite");
+        return false;
+    }
+    geom_shape_error err = shape_from_pb(s, out);
+    if (err == GEOM_OK && angle != 0.0f) err = geom_shape_rotate(out, angle, out);
+    if (err != GEOM_OK) {
+        net_server_send_error(srv, c, rid, NET_ERR(INVALID_SHAPE), false, "invalid shape: %s",
+                              s ? geom_shape_error_str(err) : "shape missing");
+        return false;
+    }
+    return true;
+}
+
+/* The world's answer as a QueryResult, or its refusal as a non-fatal Error. */
+static void send_query_result(net_server *srv, net_client *c, uint32_t rid, world_status st,
+                              const net_query_buf *q, const world_query_result *res) {
+    if (st != WORLD_OK) {
+        char text[NET_ERROR_TEXT];
+        if (st == WORLD_ERR_HISTORY_EXPIRED)
+            snprintf(text, sizeof text, "at_tick older than the history (from tick %llu on)",
+                     (unsigned long long)world_history_oldest(srv->world));
+        else if (st == WORLD_ERR_FUTURE_TICK)
+            snprintf(text, sizeof text, "at_tick after the newest tick %llu",
+                     (unsigned long long)world_tick(srv->world));
+        else if (st == WORLD_ERR_NOT_FINITE)
+            snprintf(text, sizeof text, "positions and translations must be finite");
+        else
+            snprintf(text, sizeof text, "query refused: %s", world_status_str(st));
+        send_world_error(srv, c, rid, st, text);
+        return;
+    }
+    for (size_t i = 0; i < res->count; i++) {
+        const world_hit *h = &q->hits[i];
+        Collide__V1__Hit *pb = &q->pb[i];
+        collide__v1__hit__init(pb);
+        q->vecs[2 * i] = net_pb_vec2(h->point);
+        q->vecs[2 * i + 1] = net_pb_vec2(h->normal);
+        pb->body_id = h->id;
+        pb->point = &q->vecs[2 * i];
+        pb->normal = &q->vecs[2 * i + 1];
+        pb->fraction = h->fraction;
+        pb->depth = h->depth;
+        q->ptrs[i] = pb;
+    }
+    Collide__V1__QueryResult qr = COLLIDE__V1__QUERY_RESULT__INIT;
+    qr.tick = res->tick;
+    qr.n_hits = res->count;
+    qr.hits = q->ptrs;
+    qr.truncated = res->truncated;
+    net_server_msg m = COLLIDE__V1__SERVER_MESSAGE__INIT;
+    m.request_id = rid;
+    m.msg_case = COLLIDE__V1__SERVER_MESSAGE__MSG_QUERY_RESULT;
+    m.query_result = &qr;
+    net_server_append(srv, c, &m);
+}
+
+/* The buffer, the filter and the cap every query needs; false after the Error. */
+static bool query_setup(net_server *srv, net_client *c, uint32_t rid,
+                        const Collide__V1__QueryFilter *f, world_query_filter *filter, size_t *cap,
+                        net_query_buf **q) {
+    *q = query_buf(srv);
+    if (!*q) {
+        net_server_send_error(srv, c, rid, NET_ERR(INTERNAL), false, "out of memory");
+        return false;
+    }
+    if (!filter_from_pb(srv, c, rid, f, filter, cap)) return false;
+    if (*cap > (*q)->cap) *cap = (*q)->cap;
+    return true;
+}
+
+static void on_ray_cast(net_server *srv, net_client *c, uint32_t rid,
+                        const Collide__V1__RayCast *r) {
+    world_query_filter filter;
+    size_t cap;
+    net_query_buf *q;
+    if (!query_setup(srv, c, rid, r->filter, &filter, &cap, &q)) return;
+    world_query_result res;
+    world_status st = world_query_ray(srv->world, r->at_tick, vec2_of(r->origin),
+                                      vec2_of(r->translation), &filter, r->all, q->hits, cap, &res);
+    send_query_result(srv, c, rid, st, q, &res);
+}
+
+static void on_overlap(net_server *srv, net_client *c, uint32_t rid,
+                       const Collide__V1__OverlapQuery *o) {
+    world_query_filter filter;
+    size_t cap;
+    net_query_buf *q;
+    geom_shape shape;
+    if (!query_shape(srv, c, rid, o->shape, o->angle, &shape)) return;
+    if (!query_setup(srv, c, rid, o->filter, &filter, &cap, &q)) return;
+    world_query_result res;
+    world_status st = world_query_overlap(srv->world, o->at_tick, &shape, vec2_of(o->position),
+                                          &filter, q->hits, cap, &res);
+    send_query_result(srv, c, rid, st, q, &res);
+}
+
+static void on_shape_cast(net_server *srv, net_client *c, uint32_t rid,
+                          const Collide__V1__ShapeCast *sc) {
+    world_query_filter filter;
+    size_t cap;
+    net_query_buf *q;
+    geom_shape shape;
+    if (!query_shape(srv, c, rid, sc->shape, sc->angle, &shape)) return;
+    if (!query_setup(srv, c, rid, sc->filter, &filter, &cap, &q)) return;
+    world_query_result res;
+    world_status st =
+        world_query_shape_cast(srv->world, sc->at_tick, &shape, vec2_of(sc->position),
+                               vec2_of(sc->translation), &filter, sc->all, q->hits, cap, &res);
+    send_query_result(srv, c, rid, st, q, &res);
+}
+
 /* ---- Rooms (admins: PROTOCOL.md "Rooms") ---------------------------------------------------- */
 
 static void room_info_pb(const net_room_info *in, Collide__V1__RoomInfo *out) {
@@ -498,8 +730,8 @@ static bool room_admin_allowed(net_server *srv, net_client *c, uint32_t rid) {
 /* A failed room call's Error: SHUTTING_DOWN is fatal (PROTOCOL.md "Shutting down"), the rest
  * leave the admin's session as it was. */
 static void room_error(net_server *srv, net_client *c, uint32_t rid, int code, const char *err) {
-    net_server_send_error(srv, c, rid, (Collide__V1__ErrorCode)code,
-                          code == NET_ERR(SHUTTING_DOWN), "%s", err);
+    net_server_send_error(srv, c, rid, (Collide__V1__ErrorCode)code, code == NET_ERR(SHUTTING_DOWN),
+                          "%s", err);
 }
 
 static void on_create_room(net_server *srv, net_client *c, uint32_t rid,
@@ -592,23 +824,31 @@ static uint32_t request_id_raw(const uint8_t *body, size_t len) {
     return (uint32_t)rid;
 }
 
-/* True when the frame's SpawnBody polygons hold more than GEOM_MAX_POLYGON_VERTICES vertices.
- * Every occurrence is counted (protobuf merges repeated sub-messages and concatenates their
- * repeated fields), so the sum bounds what unpack would build; the walk stops at the first vertex
- * over. A malformed frame is left to the unpack, which refuses it. */
+/* True when the frame's SpawnBody (or query) polygons hold more than GEOM_MAX_POLYGON_VERTICES
+ * vertices. Every occurrence is counted (protobuf merges repeated sub-messages and concatenates
+ * their repeated fields), so the sum bounds what unpack would build; the walk stops at the first
+ * vertex over. A malformed frame is left to the unpack, which refuses it. */
 static bool spawn_vertices_over(const uint8_t *body, size_t len) {
+    /* SpawnBody.shape, and the shapes of OverlapQuery and ShapeCast (protocol 1.1) */
+    static const struct {
+        unsigned msg, shape;
+    } carriers[] = {{WIRE_CLIENT_SPAWN, WIRE_SPAWN_SHAPE},
+                    {WIRE_CLIENT_OVERLAP, WIRE_QUERY_SHAPE},
+                    {WIRE_CLIENT_SHAPE_CAST, WIRE_QUERY_SHAPE}};
     unsigned n = 0;
     const uint8_t *sp, *sh, *pg, *v;
     size_t spn, shn, pgn, vn;
-    wire_reader msg = wire_reader_of(body, len);
-    while (wire_next_len(&msg, WIRE_CLIENT_SPAWN, &sp, &spn)) {
-        wire_reader spawn = wire_reader_of(sp, spn);
-        while (wire_next_len(&spawn, WIRE_SPAWN_SHAPE, &sh, &shn)) {
-            wire_reader shape = wire_reader_of(sh, shn);
-            while (wire_next_len(&shape, WIRE_SHAPE_POLYGON, &pg, &pgn)) {
-                wire_reader poly = wire_reader_of(pg, pgn);
-                while (wire_next_len(&poly, WIRE_POLYGON_VERTICES, &v, &vn))
-                    if (++n > GEOM_MAX_POLYGON_VERTICES) return true;
+    for (size_t k = 0; k < sizeof carriers / sizeof carriers[0]; k++) {
+        wire_reader msg = wire_reader_of(body, len);
+        while (wire_next_len(&msg, carriers[k].msg, &sp, &spn)) {
+            wire_reader spawn = wire_reader_of(sp, spn);
+            while (wire_next_len(&spawn, carriers[k].shape, &sh, &shn)) {
+                wire_reader shape = wire_reader_of(sh, shn);
+                while (wire_next_len(&shape, WIRE_SHAPE_POLYGON, &pg, &pgn)) {
+                    wire_reader poly = wire_reader_of(pg, pgn);
+                    while (wire_next_len(&poly, WIRE_POLYGON_VERTICES, &v, &vn))
+                        if (++n > GEOM_MAX_POLYGON_VERTICES) return true;
+                }
             }
         }
     }
@@ -715,6 +955,15 @@ static void dispatch(net_server *srv, net_client *c, const uint8_t *body, size_t
             break;
         case COLLIDE__V1__CLIENT_MESSAGE__MSG_SET_VIEW:
             on_set_view(srv, c, rid, msg->set_view);
+            break;
+        case COLLIDE__V1__CLIENT_MESSAGE__MSG_RAY_CAST:
+            on_ray_cast(srv, c, rid, msg->ray_cast);
+            break;
+        case COLLIDE__V1__CLIENT_MESSAGE__MSG_OVERLAP:
+            on_overlap(srv, c, rid, msg->overlap);
+            break;
+        case COLLIDE__V1__CLIENT_MESSAGE__MSG_SHAPE_CAST:
+            on_shape_cast(srv, c, rid, msg->shape_cast);
             break;
         case COLLIDE__V1__CLIENT_MESSAGE__MSG_CREATE_ROOM:
             on_create_room(srv, c, rid, msg->create_room);

@@ -1,5 +1,6 @@
 /* world: create/destroy, spawn/despawn/intents, getters, stats, the state hash and validation;
  * the tick and the structures it walks live in the files world_internal.h lists. */
+#include "world_history.h"
 #include "world_movers.h"
 #include "world_statics.h"
 
@@ -21,6 +22,12 @@ const char *world_status_str(world_status status) {
         return "non-finite value";
     case WORLD_ERR_NOT_MOVING:
         return "body is not moving";
+    case WORLD_ERR_HISTORY_EXPIRED:
+        return "tick older than the kept history";
+    case WORLD_ERR_FUTURE_TICK:
+        return "tick in the future";
+    case WORLD_ERR_NO_MEMORY:
+        return "out of memory";
     }
     return "unknown status";
 }
@@ -190,6 +197,7 @@ world *world_create(const world_config *cfg_in) {
 
 void world_destroy(world *w) {
     if (!w) return;
+    world_history_free(w);
     for (int l = 0; l < w->level_count; l++) {
         free(w->levels[l].heads);
         free(w->levels[l].occupied);
@@ -226,6 +234,8 @@ void world_destroy(world *w) {
     free(w->scratch.adj_start);
     free(w->scratch.sort_counts);
     free(w->scratch.pushed);
+    free(w->filters);
+    world_events_free(w);
     free(w);
 }
 
@@ -296,6 +306,7 @@ world_status world_spawn(world *w, world_body_kind kind, const geom_shape *shape
         s->index = i;
         if (ref_kind(ref) != GEOM_SHAPE_BOX) w->nonbox_statics++;
         world_static_link(w, i);
+        world_events_rescan(w); /* movers at rest may now touch it */
     } else {
         uint32_t i = w->mover_count++;
         world_mover *m = &w->movers[i];
@@ -371,6 +382,12 @@ world_status world_despawn(world *w, world_body_id id) {
         s->dead_gen = s->gen;
         s->dead_kind = s->kind;
     }
+    if (w->filters) {
+        /* the slot's next body starts with the defaults */
+        if (!filter_is_default(&w->filters[slot])) w->filtered_count--;
+        if (w->filters[slot].sensor) w->sensor_count--;
+        w->filters[slot] = (world_filter){WORLD_DEFAULT_CATEGORY, WORLD_DEFAULT_MASK, false};
+    }
     s->kind = 0;
     s->flags = 0;
     if (s->gen >= w->gen_max) {
@@ -380,6 +397,40 @@ world_status world_despawn(world *w, world_body_id id) {
         w->free_slots[w->free_count++] = slot;
     }
     return WORLD_OK;
+}
+
+world_status world_body_set_filter(world *w, world_body_id id, const world_filter *filter) {
+    uint32_t slot = id_slot(w, id);
+    if (slot == UINT32_MAX) return WORLD_ERR_NOT_FOUND;
+    world_filter f = {WORLD_DEFAULT_CATEGORY, WORLD_DEFAULT_MASK, false};
+    if (filter) {
+        f = *filter;
+        if (!f.category) f.category = WORLD_DEFAULT_CATEGORY;
+        if (!f.mask) f.mask = WORLD_DEFAULT_MASK;
+    }
+    if (!w->filters) {
+        if (filter_is_default(&f)) return WORLD_OK;
+        w->filters = world_alloc(w, w->capacity, sizeof *w->filters);
+        if (!w->filters) return WORLD_ERR_NO_MEMORY;
+        for (uint32_t k = 0; k < w->capacity; k++)
+            w->filters[k] = (world_filter){WORLD_DEFAULT_CATEGORY, WORLD_DEFAULT_MASK, false};
+    }
+    bool was = !filter_is_default(&w->filters[slot]), now = !filter_is_default(&f);
+    w->filtered_count += (uint32_t)now - (uint32_t)was;
+    w->sensor_count += (uint32_t)f.sensor - (uint32_t)w->filters[slot].sensor;
+    w->filters[slot] = f;
+    world_events_rescan(w); /* pairs of this body may start or stop interacting */
+    return WORLD_OK;
+}
+
+bool world_body_filter(const world *w, world_body_id id, world_filter *out) {
+    uint32_t slot = id_slot(w, id);
+    if (slot == UINT32_MAX) return false;
+    if (w->filters)
+        *out = w->filters[slot];
+    else
+        *out = (world_filter){WORLD_DEFAULT_CATEGORY, WORLD_DEFAULT_MASK, false};
+    return true;
 }
 
 /* Serial-number arithmetic (RFC 1982) on the 32-bit input_seq, so a client's counter may wrap
@@ -496,12 +547,20 @@ void world_get_stats(const world *w, world_stats *out) {
     out->swept_hits = w->swept_hits;
     out->separations = w->separations;
     out->jammed = w->jammed;
+    out->events_lost = world_events_lost(w);
     out->bytes = w->bytes;
     if (w->cache->rows) out->bytes += 2 * (size_t)w->capacity * sizeof *w->cache->rows;
     out->slots_retired = w->slots_retired;
     /* every spawn used one generation of one slot; a retired slot has used all of its own */
     uint64_t ids = (uint64_t)w->capacity * w->gen_max;
     out->ids_left = w->spawns < ids ? ids - w->spawns : 0;
+    if (w->history) {
+        const world_history *h = w->history;
+        out->history_bytes = h->bytes;
+        out->history_ticks = h->filled;
+        for (uint32_t k = 0; k < h->filled; k++)
+            out->history_records += h->ring[(h->head + h->frames - k) % h->frames].count;
+    }
 }
 
 size_t world_last_jams(const world *w, world_body_id (*out)[2], size_t max) {
@@ -541,6 +600,14 @@ uint64_t world_state_hash(const world *w) {
             h = hash_bytes(h, &m->intent, sizeof m->intent);
             h = hash_bytes(h, &m->pending_seq, sizeof m->pending_seq);
             h = hash_bytes(h, &m->applied_seq, sizeof m->applied_seq);
+        }
+        /* a default filter adds nothing: hashes of worlds without filters are unchanged */
+        if (w->filters && !filter_is_default(&w->filters[slot])) {
+            const world_filter *f = &w->filters[slot];
+            uint8_t sensor = f->sensor;
+            h = hash_bytes(h, &f->category, sizeof f->category);
+            h = hash_bytes(h, &f->mask, sizeof f->mask);
+            h = hash_bytes(h, &sensor, sizeof sensor);
         }
     }
     return h;

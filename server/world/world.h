@@ -5,7 +5,10 @@
  * Callers hold body ids, never pointers into world storage.
  *
  * Allocation happens in world_create() (capacity is fixed there) and in the loader; spawn, despawn,
- * intents, queries and world_step() do not allocate.
+ * intents, queries and world_step() do not allocate, with three opt-in exceptions: the first
+ * non-default filter (world_body_set_filter) allocates the filter table once, a step with events
+ * on (world_set_events) grows the pair sets and event lists as pairs come, and a step with a
+ * query history (world_set_history) grows it with the most movers it has recorded.
  *
  * Not thread-safe, queries included: const queries share a lazily rebuilt mover index and a
  * result buffer inside the world. Use one thread per world (the daemon's loop does). */
@@ -34,14 +37,17 @@ typedef enum world_body_kind {
 
 typedef enum world_status {
     WORLD_OK = 0,
-    WORLD_STALE_INPUT,       /* intent ignored: its input_seq is not newer (not an error) */
-    WORLD_ERR_INVALID_SHAPE, /* see the geom_shape_error for the reason */
-    WORLD_ERR_OUT_OF_BOUNDS, /* position outside the bounds; a static (or any shape wider than the
-                              * world) must fit inside; a mover poking through is shifted in */
-    WORLD_ERR_FULL,          /* no free body slot */
-    WORLD_ERR_NOT_FOUND,     /* unknown or stale id */
-    WORLD_ERR_NOT_FINITE,    /* NaN or Inf in a position or velocity */
-    WORLD_ERR_NOT_MOVING,    /* an intent for a static body */
+    WORLD_STALE_INPUT,         /* intent ignored: its input_seq is not newer (not an error) */
+    WORLD_ERR_INVALID_SHAPE,   /* see the geom_shape_error for the reason */
+    WORLD_ERR_OUT_OF_BOUNDS,   /* position outside the bounds; a static (or any shape wider than the
+                                * world) must fit inside; a mover poking through is shifted in */
+    WORLD_ERR_FULL,            /* no free body slot */
+    WORLD_ERR_NOT_FOUND,       /* unknown or stale id */
+    WORLD_ERR_NOT_FINITE,      /* NaN or Inf in a position or velocity */
+    WORLD_ERR_NOT_MOVING,      /* an intent for a static body */
+    WORLD_ERR_NO_MEMORY,       /* the first non-default filter could not allocate its table */
+    WORLD_ERR_HISTORY_EXPIRED, /* a query's at_tick lies before the kept history */
+    WORLD_ERR_FUTURE_TICK,     /* a query's at_tick lies after the newest tick */
 } world_status;
 
 const char *world_status_str(world_status status);
@@ -78,6 +84,30 @@ const world_config *world_get_config(const world *w);
 world_status world_spawn(world *w, world_body_kind kind, const geom_shape *shape, vec2 position,
                          uint32_t owner, world_body_id *out_id, geom_shape_error *shape_error);
 world_status world_despawn(world *w, world_body_id id);
+
+/* Collision filters and sensors (PROTOCOL.md "Filters, sensors, contact events"). Two bodies
+ * interact (block each other, appear in each other's events) iff
+ * (a.category & b.mask) != 0 && (b.category & a.mask) != 0. A sensor neither blocks nor is
+ * blocked; it reports the interacting bodies that overlap it. Every body starts with the defaults
+ * (category 1, mask all, not a sensor). */
+#define WORLD_DEFAULT_CATEGORY 1u
+#define WORLD_DEFAULT_MASK 0xffffffffu
+typedef struct world_filter {
+    uint32_t category; /* the sets this body belongs to */
+    uint32_t mask;     /* the sets it interacts with */
+    bool sensor;       /* never blocks, never blocked; reports overlaps (world_sensor_event) */
+} world_filter;
+static inline bool world_filters_interact(const world_filter *a, const world_filter *b) {
+    return (a->category & b->mask) != 0 && (b->category & a->mask) != 0;
+}
+/* Sets a body's filter; category 0 and mask 0 mean the defaults (as on the wire). Meant right
+ * after world_spawn, before the next step; a later change takes effect at the next step. The
+ * first non-default filter of a world allocates its per-slot table (12 bytes x max_bodies, in
+ * world_stats.bytes): a world whose bodies all keep the defaults pays nothing, and its step takes
+ * the same fast paths as before filters existed. WORLD_ERR_NO_MEMORY when that allocation fails. */
+world_status world_body_set_filter(world *w, world_body_id id, const world_filter *filter);
+/* A live body's filter, the defaults filled in. False for an unknown or stale id. */
+bool world_body_filter(const world *w, world_body_id id, world_filter *out);
 /* Sets a moving body's desired velocity; it holds until replaced. The newest input_seq wins: an
  * older or equal one returns WORLD_STALE_INPUT and changes nothing. Speed is clamped to max_speed.
  */
@@ -131,6 +161,72 @@ typedef struct world_ray_result {
 bool world_ray_cast(const world *w, vec2 origin, vec2 displacement, world_body_id ignore,
                     world_ray_result *out);
 
+/* ---- Game queries (PROTOCOL.md "Queries, history and lag compensation") ---------------------
+ *
+ * Ray casts, overlaps and shape casts over every shape kind, walked through the broad phase along
+ * the ray or sweep (never a scan of the whole world), answered at the present or, with at_tick,
+ * against the movers as they were after a past tick (the history ring; statics never move and
+ * are taken as they are now). The world bounds are not a body: queries report bodies only.
+ *
+ * Results (world_hit): `normal` points out of the hit body, `point` lies on its surface.
+ *   - Casts report the first hit, or with `all` every body hit (each once, at the fraction where
+ *     it is first touched) sorted by fraction then id. A cast starting inside a body (for a ray,
+ *     its origin inside or on the boundary; for a shape, overlapping by more than zero) hits it at
+ *     fraction 0 with point = the start, normal = the direction that pushes the query shape out
+ *     fastest (zero for a ray) and depth = that push's length (0 for a ray).
+ *   - Overlaps report every body overlapping the shape by more than zero (touching is not
+ *     overlap): normal * depth is the MTV that pushes the query shape out of it; point is where
+ *     the query's deepest point, pushed out, meets the body's surface.
+ *   - At most `max` hits: casts keep the nearest (fraction, then id), overlaps the lowest ids, and
+ *     result->truncated says more existed (only then). A first-hit cast has at most one.
+ * at_tick: 0 or world_tick() = now; an earlier tick within the history: the movers after that
+ * tick (a mover despawned since is left out: its shape is gone); earlier than the history holds:
+ * WORLD_ERR_HISTORY_EXPIRED; later than now: WORLD_ERR_FUTURE_TICK. Non-finite input:
+ * WORLD_ERR_NOT_FINITE. A shape that geom_shape_validate refuses: WORLD_ERR_INVALID_SHAPE. */
+typedef struct world_query_filter {
+    unsigned kinds;               /* as world_query_aabb: 0 = both kinds */
+    uint32_t category_mask;       /* bodies whose category shares a bit with it; 0 = any */
+    const world_body_id *exclude; /* ids left out, sorted ascending (may be NULL) */
+    size_t exclude_count;         /* entries in exclude */
+    bool include_sensors;         /* sensor bodies are left out unless set */
+} world_query_filter;
+
+typedef struct world_hit {
+    world_body_id id;
+    vec2 point;     /* on the hit body's surface (the start for a hit at fraction 0 of a cast) */
+    vec2 normal;    /* unit, out of the hit body; zero for a ray starting inside */
+    float fraction; /* of the translation; 0 for overlaps */
+    float depth;    /* overlap depth (overlaps and casts starting inside), else 0 */
+} world_hit;
+
+typedef struct world_query_result {
+    size_t count;   /* hits written */
+    bool truncated; /* more hits existed than max */
+    uint64_t tick;  /* the tick the answer was evaluated at */
+} world_query_result;
+
+/* filter may be NULL (no restriction, no sensors); max >= 1. */
+world_status world_query_ray(const world *w, uint64_t at_tick, vec2 origin, vec2 translation,
+                             const world_query_filter *filter, bool all, world_hit *out, size_t max,
+                             world_query_result *result);
+world_status world_query_overlap(const world *w, uint64_t at_tick, const geom_shape *shape,
+                                 vec2 position, const world_query_filter *filter, world_hit *out,
+                                 size_t max, world_query_result *result);
+world_status world_query_shape_cast(const world *w, uint64_t at_tick, const geom_shape *shape,
+                                    vec2 position, vec2 translation,
+                                    const world_query_filter *filter, bool all, world_hit *out,
+                                    size_t max, world_query_result *result);
+
+/* Keeps the movers' positions after each of the last `ticks` steps, besides the newest, so that
+ * queries may ask for any tick from world_tick() - ticks on (0, the default, keeps none). The
+ * ring is allocated here and grows with the most movers a step has recorded (the one allocation
+ * world_step makes, at a new high-water mark; if it fails, the history restarts empty and such
+ * queries get WORLD_ERR_HISTORY_EXPIRED until it has refilled). Resets what was kept. false on
+ * out of memory (the history is then off). */
+bool world_set_history(world *w, uint32_t ticks);
+/* The oldest tick a query may name now (world_tick() when none is kept). */
+uint64_t world_history_oldest(const world *w);
+
 /* The body table: one row per body the most recent world_step() changed, spawned or despawned,
  * in ascending id order, each id at most once (Box2D's move events, as one dense array). A body
  * spawned and despawned between two steps never appears. Spawns and despawns made between steps
@@ -166,6 +262,45 @@ typedef struct world_body_row {
  * that body out (later calls are exact: a despawn fixes the table first). */
 size_t world_body_table(const world *w, const world_body_row **rows);
 
+/* Contact and sensor events (PROTOCOL.md "Filters, sensors, contact events", COLLISION.md step
+ * 4), off until world_set_events(w, true). Each step then compares what touches what with the
+ * step before and lists the changes, readable until the next step:
+ *   - contacts, between two interacting bodies neither a sensor (two movers, or a mover and a
+ *     static): begin the step their gap (geom_distance) falls to at most 2 x GEOM_SKIN, end the
+ *     step it exceeds 4 x GEOM_SKIN, or either body is gone, or they stop interacting (hysteresis:
+ *     a resting contact does not flicker). a is the mover of a mover-static pair, else the lower
+ *     id; normal points from a to b (at the end: the last one seen); approach_speed is the
+ *     closing speed of their intents along it at the start of the step (positive: approaching;
+ *     0 when one is gone);
+ *   - sensor events, between a sensor and an interacting body that is not a sensor (statics
+ *     included; at least one of the two moves): begin the step they start overlapping, end the
+ *     step they stop or either goes (or they stop interacting). A visitor that crosses a sensor
+ *     within one step, overlapping it at neither end, gets a begin and an end in that step (the
+ *     two bodies' straight moves of the step are swept against each other).
+ * Ends are listed before begins; no pair begins twice without an end between. Owners are 0 for
+ * statics. Tracking allocates as pairs come (it is the one part of the step that may): a step
+ * whose allocation fails loses the new pairs of that step and counts them in
+ * world_stats.events_lost. Turning events off forgets every pair (no end events). */
+typedef struct world_contact_event {
+    world_body_id a, b;
+    uint32_t owner_a, owner_b; /* the owners, 0 for a static */
+    vec2 normal;               /* from a towards b */
+    float approach_speed;      /* units/s, intended closing speed along normal */
+    bool begin;                /* else an end */
+} world_contact_event;
+typedef struct world_sensor_event {
+    world_body_id sensor, visitor;
+    uint32_t owner_sensor, owner_visitor; /* the owners, 0 for a static */
+    bool begin;                           /* else an end */
+} world_sensor_event;
+void world_set_events(world *w, bool enabled);
+/* The last step's events; *out stays valid until the next step or world_set_events. */
+size_t world_contact_events(const world *w, const world_contact_event **out);
+size_t world_sensor_events(const world *w, const world_sensor_event **out);
+/* Pairs tracked now (contacts in the band, sensor overlaps). */
+size_t world_contact_count(const world *w);
+size_t world_sensor_overlap_count(const world *w);
+
 typedef struct world_stats {
     size_t static_bodies;
     size_t moving_bodies;
@@ -173,12 +308,18 @@ typedef struct world_stats {
     uint64_t swept_hits;  /* sweep hits resolved by collide-and-slide, cumulative */
     uint64_t separations; /* overlaps fixed by the discrete pass, cumulative */
     uint64_t jammed;      /* moving pairs left overlapping because statics pin them (I3) */
+    uint64_t events_lost; /* new contact or sensor pairs a failed allocation left untracked */
     size_t bytes;         /* memory the world owns */
     /* The body-id space: a slot whose generation would wrap is retired for good (world_body_id),
      * so a process can spawn only so many bodies in its life; these say how far along it is. */
     uint64_t slots_retired; /* slots never handed out again */
     uint64_t ids_left;      /* spawns the id space still allows (capacity x generations, less
                              * the spawns so far) */
+    /* The history ring (world_set_history): its memory (also counted in bytes), the ticks it
+     * holds and the mover states across them (bytes / records = bytes per mover per tick). */
+    size_t history_bytes;
+    uint32_t history_ticks;
+    uint64_t history_records;
 } world_stats;
 void world_get_stats(const world *w, world_stats *out);
 

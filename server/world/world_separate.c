@@ -35,6 +35,7 @@ static bool static_push_visit(const world *cw, uint32_t si, void *vctx) {
     world *w = c->w;
     world_mover *m = &w->movers[c->mi];
     body_view a = mover_view(m, m->position);
+    if (!slots_block(w, m->slot, w->statics[si].slot)) return true;
     body_view b = static_view(&w->statics[si]);
     geom_contact ct;
     if (pair_overlap(w, &a, &b, &ct) && ct.depth > 0.0f) {
@@ -88,6 +89,7 @@ static float push_apart(world *w, uint32_t ai, uint32_t bi, vec2 n, float total)
 
 static bool pair_push(world *w, uint32_t ai, uint32_t bi) {
     world_mover *a = &w->movers[ai], *b = &w->movers[bi];
+    if (!slots_block(w, a->slot, b->slot)) return false;
     body_view va = mover_view(a, a->position), vb = mover_view(b, b->position);
     geom_contact ct;
     if (!pair_overlap(w, &va, &vb, &ct) || !(ct.depth > 0.0f)) return false;
@@ -209,7 +211,9 @@ void world_separate(world *w) {
                             *b = &w->movers[w->scratch.pairs[k][1]];
                 body_view va = mover_view(a, a->position), vb = mover_view(b, b->position);
                 geom_contact ct;
-                if (!(pair_overlap(w, &va, &vb, &ct) && ct.depth > GEOM_SKIN)) continue;
+                if (!slots_block(w, a->slot, b->slot) ||
+                    !(pair_overlap(w, &va, &vb, &ct) && ct.depth > GEOM_SKIN))
+                    continue;
                 w->jammed++;
                 if (w->jam_count < WORLD_MAX_JAM_REPORT) {
                     world_body_id ia = slot_id(w, a->slot), ib = slot_id(w, b->slot);

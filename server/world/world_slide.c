@@ -23,15 +23,16 @@ typedef struct near_static {
 /* Cells a remembered walk reaches past the swept region in the direction of motion. */
 #define WORLD_NEAR_GROW 1
 
-/* Statics overlapping region, into out (at most WORLD_NEAR_STATICS); -1 when there are more. */
-static int gather_statics(const world *w, aabb region, near_static *out) {
+/* Statics overlapping region that block the mover of slot self, into out (at most
+ * WORLD_NEAR_STATICS); -1 when there are more. */
+static int gather_statics(const world *w, uint32_t self, aabb region, near_static *out) {
     int n = 0;
     for (int al = 0; al < w->active_level_count; al++) {
         const world_level *lv = &w->levels[w->active_levels[al]];
         cell_range cr = level_range(w, lv, region);
         WORLD_FOR_STATICS_IN_CELLS(w, lv, cr, s) {
             const world_static *st = &w->statics[s];
-            if (!aabb_overlaps(region, st->box)) continue;
+            if (!aabb_overlaps(region, st->box) || !slots_block(w, self, st->slot)) continue;
             if (n == WORLD_NEAR_STATICS) return -1;
             out[n].box = st->box;
             out[n].index = (uint32_t)s;
@@ -42,9 +43,10 @@ static int gather_statics(const world *w, aabb region, near_static *out) {
     return n;
 }
 
-/* Sweeps body a (at a->pos, AABB box) by r against every static, walking each level's cells
- * along the path chunk by chunk; keeps the earliest hit in best. */
-static void sweep_statics(const world *w, const body_view *a, aabb box, vec2 r, sweep_hit *best) {
+/* Sweeps body a (at a->pos, AABB box, slot self) by r against every static that blocks it,
+ * walking each level's cells along the path chunk by chunk; keeps the earliest hit in best. */
+static void sweep_statics(const world *w, uint32_t self, const body_view *a, aabb box, vec2 r,
+                          sweep_hit *best) {
     bool a_box = ref_kind(a->ref) == GEOM_SHAPE_BOX;
     vec2 inv = recip(r);
     float len = wmax(fabsf(r.x), fabsf(r.y));
@@ -71,7 +73,7 @@ static void sweep_statics(const world *w, const body_view *a, aabb box, vec2 r, 
                     WORLD_WALK_CELL_X >= px0 && WORLD_WALK_CELL_X <= px1)
                     break;
                 const world_static *st = &w->statics[s];
-                if (!aabb_overlaps(swept, st->box)) continue;
+                if (!aabb_overlaps(swept, st->box) || !slots_block(w, self, st->slot)) continue;
                 geom_toi toi;
                 bool hit;
                 if (a_box && ref_kind(st->shape) == GEOM_SHAPE_BOX) {
@@ -180,7 +182,8 @@ vec2 world_slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candidate 
     int near_count = -1;
     float reach = fabsf(r.x) + fabsf(r.y);
     if (WORLD_FAST_PATHS && reach <= w->levels[0].cell)
-        near_count = gather_statics(w, aabb_inflate(pbox, reach + WORLD_QUERY_MARGIN), near);
+        near_count =
+            gather_statics(w, m->slot, aabb_inflate(pbox, reach + WORLD_QUERY_MARGIN), near);
     bool a_box = ref_kind(m->shape) == GEOM_SHAPE_BOX;
     /* far from the bounds (the whole slide stays a skin inside them): no need to sweep them */
     bool check_bounds =
@@ -213,7 +216,7 @@ vec2 world_slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candidate 
                 if (hit) hit_offer(&best, &toi, v2(0.0f, 0.0f), false);
             }
         } else {
-            sweep_statics(w, &a, box, r, &best);
+            sweep_statics(w, m->slot, &a, box, r, &best);
         }
         if (best.t > 1.0f) {
             pos = v2_add(pos, r);
@@ -242,7 +245,8 @@ WORLD_HOT vec2 slide_box_impl(world *w, uint32_t mi, vec2 pos, vec2 r, const mov
     const world_mover *m = &w->movers[mi];
     const world_level *lv = &w->levels[0];
     aabb unused;
-    if (!w->statics_in_finest || ref_kind(m->shape) != GEOM_SHAPE_BOX ||
+    /* filters: only the general slide asks which statics block this body */
+    if (w->filtered_count || !w->statics_in_finest || ref_kind(m->shape) != GEOM_SHAPE_BOX ||
         wmax(fabsf(r.x), fabsf(r.y)) > lv->cell)
         return world_slide(w, mi, pos, r, cands, cand_count, &unused);
     for (uint32_t c = 0; c < cand_count; c++)
@@ -357,15 +361,18 @@ static inline float cell_edge_hi(float o, float cell, float inv_cell, int32_t c)
  * same results; anything it does not cover (other shapes, long moves, near the bounds, non-box
  * or many statics) goes through world_slide_box. */
 void world_step_alone(world *w) {
-#if !WORLD_FAST_PATHS
-    for (uint32_t i = 0; i < w->mover_count; i++) {
-        const world_mover *m = &w->movers[i];
-        vec2 start = m->position;
-        aabb unused;
-        finish_mover(w, i, start,
-                     world_slide(w, i, start, v2_scale(m->intent, w->dt), NULL, 0, &unused));
+    /* the general slide: without the fast paths, or with filters (which only it applies) */
+    if (!WORLD_FAST_PATHS || w->filtered_count) {
+        for (uint32_t i = 0; i < w->mover_count; i++) {
+            const world_mover *m = &w->movers[i];
+            vec2 start = m->position;
+            aabb unused;
+            finish_mover(w, i, start,
+                         world_slide(w, i, start, v2_scale(m->intent, w->dt), NULL, 0, &unused));
+        }
+        return;
     }
-#else
+#if WORLD_FAST_PATHS
     uint32_t n = w->mover_count;
     float dt = w->dt;
     const world_level *lv = &w->levels[0];

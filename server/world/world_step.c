@@ -3,6 +3,7 @@
  * (relative motion, I7); 3: the discrete pass (world_separate.c); 4: velocities, sequences and
  * change tracking. Movers that ignore each other take world_step_alone (world_slide.c). Everything
  * runs in a deterministic order (I6). */
+#include "world_history.h"
 #include "world_movers.h"
 #include "world_separate.h"
 #include "world_slide.h"
@@ -33,6 +34,7 @@ static bool cand_visit(const world *w, uint32_t i, void *vctx) {
     if (i == c->self_index) return true;
     if (!aabb_overlaps(w->scratch.path[i], c->box)) return true;
     const world_mover *m = &w->movers[i];
+    if (!slots_block(w, c->self, m->slot)) return true;
     /* What the slide will see of it (its path box is grown by the push allowance, and a slow
      * mover's holds its intent too): skip it when that misses this mover's reach. */
     vec2 at = i < c->self_index ? w->scratch.p2[i] : w->scratch.p0[i];
@@ -55,6 +57,7 @@ void world_step(world *w) {
     w->tick++;
     w->jam_count = 0;
     if (w->tick % WORLD_SORT_INTERVAL == 1) world_sort_movers(w);
+    world_events_begin_step(w);
     uint32_t n = w->mover_count;
     float dt = w->dt;
     world_grid *g = &w->cache->grid;
@@ -125,7 +128,7 @@ void world_step(world *w) {
                 uint32_t j = late[k];
                 const world_mover *o = &w->movers[j];
                 if (!aabb_overlaps(box_at(w->scratch.p2[j], o->lo, o->hi), reach) ||
-                    c.count == WORLD_MAX_MOVER_CANDIDATES)
+                    c.count == WORLD_MAX_MOVER_CANDIDATES || !slots_block(w, m->slot, o->slot))
                     continue;
                 c.out[c.count].view = mover_view(o, w->scratch.p2[j]);
                 c.out[c.count].d = v2(0.0f, 0.0f);
@@ -183,11 +186,15 @@ void world_step(world *w) {
         w->spawn_bits[slot >> 6] |= 1ull << (slot & 63);
     }
     w->pending_spawned_count = 0;
+    /* step 4's events: what touches what now, against the step before */
+    world_events_end_step(w);
     uint64_t *despawned = w->despawn_bits;
     w->despawn_bits = w->pending_despawn_bits;
     w->pending_despawn_bits = despawned;
     memset(w->pending_despawn_bits, 0, words * sizeof *w->pending_despawn_bits);
     w->cache->rows_built = false;
+    /* after step 4: the movers as this tick left them, for queries that rewind (COLLISION.md) */
+    world_history_record(w);
 }
 
 uint64_t world_tick(const world *w) { return w->tick; }

@@ -181,6 +181,23 @@ def case_backend_live(a):
           "a backend whose token does not make it an admin fails the run and says why")
 
 
+def case_queries_live(a):
+    # --queries R: each player also sends R ray casts a second; every one is answered (issue 15).
+    with Daemon(a.daemon) as d:
+        r, j = load_json(a.client, d.port, "--clients", "4", "--ramp", "0.2s", "--duration", "2s",
+                         "--rate", "10", "--queries", "20", "--drain", "20s",
+                         "--stall-timeout", "60s", "--max-errors", "0")
+    check(r.returncode == 0 and j is not None and j["pass"], "a --queries 20 run passes")
+    rc = j["ray_casts"]
+    check(rc["sent"] >= 4 * 20 * 1 and rc["answered"] == rc["sent"],
+          "every ray cast was answered (%d of %d)" % (rc["answered"], rc["sent"]))
+    q = j["latency"]["ray_cast_answer"]
+    check(q["count"] == rc["answered"] and 0 < q["p50_ms"] <= q["p99_ms"] < 60000,
+          "the answer latency was measured and is plausible")
+    check(j["errors"]["total"] == 0, "no protocol errors")
+    check("ray casts:" in r.stdout and "ray cast answer" in r.stdout, "the text report says so")
+
+
 def read_varint(buf, i):
     n = shift = 0
     while True:

@@ -232,6 +232,7 @@ REQUIRED = {
     "collide_errors_total": "counter",
     "collide_slow_client_drops_total": "counter",
     "collide_slow_client_disconnects_total": "counter",
+    "collide_events_total": "counter",
     "collide_log_lines_dropped_total": "counter",
     "collide_body_slots_retired": "gauge",
     "collide_body_ids_left": "gauge",

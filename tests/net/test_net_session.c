@@ -1499,7 +1499,7 @@ static void test_metrics_render(void) {
     memset(&m, 0, sizeof m);
     net_metrics_observe_tick(&m, 0.0015);
     m.errors_total[E(RATE_LIMITED)] = 3;
-    net_gauges g = {2, 10, 5, 7, 1, 4294901760ull, 3};
+    net_gauges g = {2, 10, 5, 7, 1, 4294901760ull, 3, 0, 0};
     net_buf out = {0};
     CHECK(net_metrics_render(&m, &g, &out));
     CHECK(net_buf_append(&out, "", 1));

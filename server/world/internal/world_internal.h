@@ -10,7 +10,9 @@
  *   world_slide.c     collide-and-slide: the general slide and its fast paths, side by side
  *   world_separate.c  the discrete pass (I2, I3)
  *   world_step.c      the tick: the mover pass, change tracking and the body table
- *   world_query.c     AABB/box queries and ray casts
+ *   world_events.c    contact and sensor events (step 4), when turned on
+ *   world_query.c     AABB/box queries, ray casts and the game queries (rays, overlaps, casts)
+ *   world_history.c   the ring of past mover states the game queries rewind to
  *   world_load.c      the JSON world file loader (links jansson; the only file reader)
  *
  * Layout, and why:
@@ -289,6 +291,15 @@ struct world {
     uint32_t *pending_spawned;      /* slots spawned since the last step */
     size_t pending_spawned_count;   /* entries in pending_spawned */
 
+    world_filter *filters;   /* per slot, NULL until the first non-default filter (world.h) */
+    uint32_t filtered_count; /* live bodies whose filter is not the default: while 0 the step
+                              * takes its filter-free fast paths, bit-identical to the general
+                              * ones, so S1 costs what it cost before filters existed */
+
+    uint32_t sensor_count;       /* live sensors */
+    struct world_events *events; /* contact and sensor tracking, NULL while off (world_events.c) */
+
+    struct world_history *history; /* past mover states for queries (NULL: none kept) */
     world_cache *cache;    /* mutable from const queries */
     world_scratch scratch; /* per-step arrays, and which phase owns each (world_scratch) */
     uint64_t swept_hits, separations, jammed; /* world_stats counters */
@@ -399,6 +410,26 @@ WORLD_HOT void finish_mover(world *w, uint32_t i, vec2 start, vec2 end) {
     }
 }
 
+/* ---- filters (world_body_set_filter) ------------------------------------------------------ */
+
+static inline bool filter_is_default(const world_filter *f) {
+    return f->category == WORLD_DEFAULT_CATEGORY && f->mask == WORLD_DEFAULT_MASK && !f->sensor;
+}
+/* Whether the bodies of two slots interact (events and sensors), sensors or not. */
+static inline bool slots_interact(const world *w, uint32_t a, uint32_t b) {
+    if (!w->filtered_count) return true;
+    return world_filters_interact(&w->filters[a], &w->filters[b]);
+}
+static inline bool slot_is_sensor(const world *w, uint32_t slot) {
+    return w->filtered_count && w->filters[slot].sensor;
+}
+/* Whether the bodies of two slots block each other: they interact and neither is a sensor. */
+static inline bool slots_block(const world *w, uint32_t a, uint32_t b) {
+    if (!w->filtered_count) return true;
+    const world_filter *fa = &w->filters[a], *fb = &w->filters[b];
+    return !fa->sensor && !fb->sensor && world_filters_interact(fa, fb);
+}
+
 /* ---- scratch ownership (see world_scratch) ----------------------------------------------- */
 
 /* Phase `to` takes array a, which must be free or already held by `from`. */
@@ -427,6 +458,15 @@ static inline void scratch_give(world *w, world_scratch_array a, world_owner who
 
 /* In-place heapsort of ids or slots (world.c). */
 void world_sort_u32(uint32_t *v, size_t n);
+/* Contact and sensor events (world_events.c): the step's start (sensors' sweeps need where each
+ * mover began) and its end (after step 4, with the change bits of the step set). */
+void world_events_begin_step(world *w);
+void world_events_end_step(world *w);
+void world_events_free(world *w);
+/* The next step looks for new pairs around every body, not only the ones that moved (a static
+ * spawned, a filter changed). */
+void world_events_rescan(world *w);
+uint64_t world_events_lost(const world *w);
 /* Builds the last step's body table into cache->rows, which must be allocated (world_step.c). */
 void world_table_build(const world *w);
 

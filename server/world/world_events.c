@@ -1,0 +1,544 @@
+/* world_events: contact and sensor events (COLLISION.md step 4, world.h "Contact and sensor
+ * events"). Two pair sets carried from step to step: contacts in the band (begin at a gap of at
+ * most 2 x skin, end past 4 x skin: the hysteresis keeps a resting contact from flickering) and
+ * sensor overlaps. Each step:
+ *   1. the pairs already tracked are checked again, but only those with a body that moved (or is
+ *      gone): a pair whose bodies both stood still keeps its gap;
+ *   2. new pairs are looked for around the bodies that moved (all of them after a static spawned
+ *      or a filter changed): contacts in each mover's box grown by 2 x skin, through the static
+ *      grid and the mover grid the step left; sensor overlaps along each mover's straight move of
+ *      the step (its swept box), so a visitor crossing a sensor within one step is seen.
+ * The sets are hashed by pair; the hash is rebuilt after the pass that removes pairs. Nothing here
+ * runs while events are off (w->events NULL), so the step without them costs what it did. */
+#include "world_movers.h"
+#include "world_pair.h"
+#include "world_statics.h"
+
+/* A tracked pair: a contact (a, b) or a sensor overlap (a = the sensor, b = the visitor). */
+typedef struct ev_pair {
+    world_body_id a, b;
+    uint32_t owner_a, owner_b;
+    vec2 normal; /* contacts: from a towards b, as last seen */
+    bool ended;  /* sensor overlaps: ended in this step (dropped after the step's search, so the
+                  * search does not take a visitor that just left for a new crossing) */
+} ev_pair;
+
+typedef struct ev_set {
+    ev_pair *pairs;     /* dense */
+    uint32_t count;     /* pairs */
+    uint32_t cap;       /* capacity of pairs */
+    uint32_t *hash;     /* open addressing: index + 1, 0 empty */
+    uint32_t hash_mask; /* hash size - 1 (a power of two >= 2 x cap) */
+} ev_set;
+
+typedef struct world_events {
+    ev_set contacts;
+    ev_set overlaps;
+    world_contact_event *cev; /* the last step's contact events */
+    size_t cev_count, cev_cap;
+    world_sensor_event *sev; /* the last step's sensor events */
+    size_t sev_count, sev_cap;
+    vec2 *p0;      /* per dense mover index: its position at the start of the step (sensors) */
+    aabb *swept;   /* per dense mover index: its box swept along the step's straight move */
+    bool p0_valid; /* p0 was filled at the start of this step */
+    bool rescan;   /* look for new pairs around every body */
+    uint64_t lost; /* world_stats.events_lost */
+} world_events;
+
+#define EV_BEGIN_GAP (2.0f * GEOM_SKIN)
+#define EV_END_GAP (4.0f * GEOM_SKIN)
+
+/* ---- the pair sets ------------------------------------------------------------------------ */
+
+static inline uint32_t pair_hash(world_body_id a, world_body_id b) {
+    uint64_t k = ((uint64_t)a << 32 | b) * 0x9e3779b97f4a7c15ull;
+    return (uint32_t)(k >> 32);
+}
+
+static int64_t set_find(const ev_set *s, world_body_id a, world_body_id b) {
+    if (!s->hash) return -1;
+    for (uint32_t h = pair_hash(a, b) & s->hash_mask;; h = (h + 1) & s->hash_mask) {
+        uint32_t v = s->hash[h];
+        if (!v) return -1;
+        if (s->pairs[v - 1].a == a && s->pairs[v - 1].b == b) return (int64_t)v - 1;
+    }
+}
+
+static void set_rehash(ev_set *s) {
+    if (!s->hash) return;
+    memset(s->hash, 0, ((size_t)s->hash_mask + 1) * sizeof *s->hash);
+    for (uint32_t i = 0; i < s->count; i++) {
+        uint32_t h = pair_hash(s->pairs[i].a, s->pairs[i].b) & s->hash_mask;
+        while (s->hash[h])
+            h = (h + 1) & s->hash_mask;
+        s->hash[h] = i + 1;
+    }
+}
+
+/* Adds a pair known to be absent; false when the set could not grow. */
+static bool set_add(ev_set *s, const ev_pair *p) {
+    if (s->count == s->cap) {
+        uint32_t cap = s->cap ? s->cap * 2 : 64;
+        ev_pair *pairs = realloc(s->pairs, (size_t)cap * sizeof *pairs);
+        if (!pairs) return false;
+        s->pairs = pairs;
+        uint32_t *hash = calloc(2 * (size_t)cap, sizeof *hash);
+        if (!hash) {
+            s->pairs = pairs;
+            return false;
+        }
+        free(s->hash);
+        s->hash = hash;
+        s->hash_mask = 2 * cap - 1;
+        s->cap = cap;
+        set_rehash(s);
+    }
+    s->pairs[s->count] = *p;
+    uint32_t h = pair_hash(p->a, p->b) & s->hash_mask;
+    while (s->hash[h])
+        h = (h + 1) & s->hash_mask;
+    s->hash[h] = ++s->count;
+    return true;
+}
+
+static void set_free(ev_set *s) {
+    free(s->pairs);
+    free(s->hash);
+    memset(s, 0, sizeof *s);
+}
+
+/* ---- API ----------------------------------------------------------------------------------- */
+
+void world_events_free(world *w) {
+    world_events *ev = w->events;
+    if (!ev) return;
+    set_free(&ev->contacts);
+    set_free(&ev->overlaps);
+    free(ev->cev);
+    free(ev->sev);
+    free(ev->p0);
+    free(ev->swept);
+    free(ev);
+    w->events = NULL;
+}
+
+void world_set_events(world *w, bool enabled) {
+    if (!enabled) {
+        world_events_free(w);
+        return;
+    }
+    if (w->events) return;
+    world_events *ev = calloc(1, sizeof *ev);
+    if (!ev) return;
+    ev->p0 = malloc((size_t)w->mover_cap * sizeof *ev->p0);
+    ev->swept = malloc((size_t)w->mover_cap * sizeof *ev->swept);
+    if (!ev->p0 || !ev->swept) {
+        free(ev->p0);
+        free(ev->swept);
+        free(ev);
+        return;
+    }
+    ev->rescan = true; /* pairs that touch already begin at the next step */
+    w->events = ev;
+}
+
+void world_events_rescan(world *w) {
+    if (w->events) w->events->rescan = true;
+}
+
+size_t world_contact_events(const world *w, const world_contact_event **out) {
+    *out = w->events ? w->events->cev : NULL;
+    return w->events ? w->events->cev_count : 0;
+}
+size_t world_sensor_events(const world *w, const world_sensor_event **out) {
+    *out = w->events ? w->events->sev : NULL;
+    return w->events ? w->events->sev_count : 0;
+}
+size_t world_contact_count(const world *w) { return w->events ? w->events->contacts.count : 0; }
+size_t world_sensor_overlap_count(const world *w) {
+    return w->events ? w->events->overlaps.count : 0;
+}
+uint64_t world_events_lost(const world *w) { return w->events ? w->events->lost : 0; }
+
+/* ---- the step ------------------------------------------------------------------------------ */
+
+void world_events_begin_step(world *w) {
+    world_events *ev = w->events;
+    if (!ev) return;
+    ev->cev_count = 0;
+    ev->sev_count = 0;
+    /* where each mover began: a body that did not move cannot begin or end a pair by itself
+     * (its partner moved, or neither did), and sensors sweep from here */
+    ev->p0_valid = true;
+    for (uint32_t i = 0; i < w->mover_count; i++)
+        ev->p0[i] = w->movers[i].position;
+}
+
+static inline bool bit_set(const uint64_t *bits, uint32_t slot) {
+    return (bits[slot >> 6] >> (slot & 63)) & 1u;
+}
+/* Changed place in this step, or shown for the first time (a static's first step too). */
+static inline bool slot_changed(const world *w, uint32_t slot) {
+    if (bit_set(w->spawn_bits, slot)) return true;
+    const world_slot *s = &w->slots[slot];
+    if (s->kind != WORLD_BODY_MOVING || !bit_set(w->moved_bits, slot)) return false;
+    return !vec_eq(w->movers[s->index].position, w->events->p0[s->index]);
+}
+
+/* A live body as the narrow phase sees it (slot known to be live). */
+static body_view slot_view(const world *w, uint32_t slot) {
+    const world_slot *s = &w->slots[slot];
+    if (s->kind == WORLD_BODY_STATIC) return static_view(&w->statics[s->index]);
+    const world_mover *m = &w->movers[s->index];
+    return mover_view(m, m->position);
+}
+static vec2 slot_intent(const world *w, uint32_t slot) {
+    const world_slot *s = &w->slots[slot];
+    return s->kind == WORLD_BODY_MOVING ? w->movers[s->index].intent : v2(0.0f, 0.0f);
+}
+static uint32_t slot_owner(const world *w, uint32_t slot) {
+    const world_slot *s = &w->slots[slot];
+    return s->kind == WORLD_BODY_MOVING ? w->movers[s->index].owner : 0u;
+}
+
+/* geom_distance of two boxes, from their AABBs: the common case (S1b's every pair), without
+ * building shapes or walking polygon vertices. */
+static float box_distance(aabb a, aabb b, vec2 *n) {
+    float dx = wmax(b.min.x - a.max.x, a.min.x - b.max.x);
+    float dy = wmax(b.min.y - a.max.y, a.min.y - b.max.y);
+    float sx = (b.min.x + b.max.x) >= (a.min.x + a.max.x) ? 1.0f : -1.0f;
+    float sy = (b.min.y + b.max.y) >= (a.min.y + a.max.y) ? 1.0f : -1.0f;
+    if (dx > 0.0f && dy > 0.0f) {
+        float d = sqrtf(dx * dx + dy * dy);
+        *n = v2(sx * dx / d, sy * dy / d);
+        return d;
+    }
+    /* apart along one axis, or overlapping (the axis of least penetration; ties go to y) */
+    if (dx > dy) {
+        *n = v2(sx, 0.0f);
+        return dx;
+    }
+    *n = v2(0.0f, sy);
+    return dy;
+}
+
+static float view_distance(const world *w, const body_view *a, const body_view *b, vec2 *n) {
+    if (ref_kind(a->ref) == GEOM_SHAPE_BOX && ref_kind(b->ref) == GEOM_SHAPE_BOX)
+        return box_distance(box_at(a->pos, a->lo, a->hi), box_at(b->pos, b->lo, b->hi), n);
+    geom_shape ta, tb;
+    const geom_shape *sa = ref_shape(w, a->ref, a->hi, &ta);
+    const geom_shape *sb = ref_shape(w, b->ref, b->hi, &tb);
+    return geom_distance(sa, a->pos, sb, b->pos, n);
+}
+
+static void *grow(void *p, size_t *cap, size_t need, size_t size) {
+    if (need <= *cap) return p;
+    size_t c = *cap ? *cap : 64;
+    while (c < need)
+        c *= 2;
+    void *q = realloc(p, c * size);
+    if (q) *cap = c;
+    return q;
+}
+
+static bool emit_contact(world *w, const ev_pair *p, float speed, bool begin) {
+    world_events *ev = w->events;
+    world_contact_event *cev = grow(ev->cev, &ev->cev_cap, ev->cev_count + 1, sizeof *cev);
+    if (!cev) return false;
+    ev->cev = cev;
+    world_contact_event e = {p->a, p->b, p->owner_a, p->owner_b, p->normal, speed, begin};
+    cev[ev->cev_count++] = e;
+    return true;
+}
+
+static bool emit_sensor(world *w, const ev_pair *p, bool begin) {
+    world_events *ev = w->events;
+    world_sensor_event *sev = grow(ev->sev, &ev->sev_cap, ev->sev_count + 1, sizeof *sev);
+    if (!sev) return false;
+    ev->sev = sev;
+    world_sensor_event e = {p->a, p->b, p->owner_a, p->owner_b, begin};
+    sev[ev->sev_count++] = e;
+    return true;
+}
+
+/* The closing speed of the intents of a and b along n (from a towards b). */
+static float approach(const world *w, uint32_t sa, uint32_t sb, vec2 n) {
+    return v2_dot(v2_sub(slot_intent(w, sa), slot_intent(w, sb)), n);
+}
+
+/* 1 for contacts: the tracked pairs whose bodies moved or went. */
+static void contacts_recheck(world *w) {
+    world_events *ev = w->events;
+    ev_set *s = &ev->contacts;
+    uint32_t kept = 0;
+    bool removed = false;
+    for (uint32_t k = 0; k < s->count; k++) {
+        ev_pair p = s->pairs[k];
+        uint32_t sa = id_slot(w, p.a), sb = id_slot(w, p.b);
+        bool end;
+        float speed = 0.0f;
+        if (sa == UINT32_MAX || sb == UINT32_MAX) {
+            end = true;
+        } else if (!ev->rescan && !slot_changed(w, sa) && !slot_changed(w, sb)) {
+            end = false;
+        } else if (!slots_block(w, sa, sb)) {
+            end = true;
+            speed = approach(w, sa, sb, p.normal);
+        } else {
+            body_view va = slot_view(w, sa), vb = slot_view(w, sb);
+            vec2 n;
+            float gap = view_distance(w, &va, &vb, &n);
+            end = gap > EV_END_GAP;
+            if (!end) p.normal = n;
+            speed = approach(w, sa, sb, end ? p.normal : n);
+        }
+        if (end && emit_contact(w, &p, speed, false)) {
+            removed = true;
+            continue;
+        }
+        s->pairs[kept++] = p;
+    }
+    s->count = kept;
+    if (removed) set_rehash(s);
+}
+
+typedef struct contact_ctx {
+    world *w;
+    uint32_t slot;  /* the mover looking */
+    uint32_t index; /* its dense index */
+    body_view view; /* it, where it ended */
+    aabb box;       /* its box grown by the begin gap */
+} contact_ctx;
+
+/* A candidate pair for a begin: the mover c->slot and the body of slot other. */
+static void contact_offer(contact_ctx *c, uint32_t other, const body_view *ov, bool other_static) {
+    world *w = c->w;
+    if (other == c->slot || !slots_block(w, c->slot, other)) return;
+    world_body_id ia = slot_id(w, c->slot), ib = slot_id(w, other);
+    /* a is the mover of a mover-static pair, else the lower id */
+    bool swap = !other_static && ib < ia;
+    world_body_id a = swap ? ib : ia, b = swap ? ia : ib;
+    if (set_find(&w->events->contacts, a, b) >= 0) return;
+    vec2 n;
+    float gap = view_distance(w, &c->view, ov, &n);
+    if (!(gap <= EV_BEGIN_GAP)) return;
+    uint32_t sa = swap ? other : c->slot, sb = swap ? c->slot : other;
+    ev_pair p = {a, b, slot_owner(w, sa), slot_owner(w, sb), swap ? v2_neg(n) : n, false};
+    if (!set_add(&w->events->contacts, &p) ||
+        !emit_contact(w, &p, approach(w, sa, sb, p.normal), true)) {
+        w->events->lost++;
+        /* an added pair whose begin could not be listed is taken back: no end without a begin */
+        int64_t k = set_find(&w->events->contacts, a, b);
+        if (k >= 0) {
+            w->events->contacts.count--;
+            w->events->contacts.pairs[k] = w->events->contacts.pairs[w->events->contacts.count];
+            set_rehash(&w->events->contacts);
+        }
+    }
+}
+
+static bool contact_static_visit(const world *cw, uint32_t si, void *vctx) {
+    contact_ctx *c = vctx;
+    (void)cw;
+    const world_static *st = &c->w->statics[si];
+    if (!aabb_overlaps(st->box, c->box)) return true;
+    body_view v = static_view(st);
+    contact_offer(c, st->slot, &v, true);
+    return true;
+}
+
+static bool contact_mover_visit(const world *cw, uint32_t i, void *vctx) {
+    contact_ctx *c = vctx;
+    (void)cw;
+    if (i >= c->w->mover_count) return true;
+    const world_mover *m = &c->w->movers[i];
+    if (!aabb_overlaps(box_at(m->position, m->lo, m->hi), c->box)) return true;
+    /* a partner that looks too (it moved) and came earlier has offered this pair already */
+    if (i < c->index && (c->w->events->rescan || slot_changed(c->w, m->slot)) &&
+        !slot_is_sensor(c->w, m->slot))
+        return true;
+    body_view v = mover_view(m, m->position);
+    contact_offer(c, m->slot, &v, false);
+    return true;
+}
+
+/* 2 for contacts: new pairs around the movers that moved. */
+static void contacts_find(world *w) {
+    world_events *ev = w->events;
+    world_grid *g = &w->cache->grid;
+    bool grid_ready = false;
+    for (uint32_t i = 0; i < w->mover_count; i++) {
+        const world_mover *m = &w->movers[i];
+        if (!ev->rescan && !slot_changed(w, m->slot)) continue;
+        if (slot_is_sensor(w, m->slot)) continue;
+        contact_ctx c = {w, m->slot, i, mover_view(m, m->position),
+                         aabb_inflate(box_at(m->position, m->lo, m->hi), EV_BEGIN_GAP)};
+        world_static_query(w, c.box, contact_static_visit, &c);
+        if (w->mover_count < 2) continue;
+        if (!grid_ready && !g->valid) world_grid_build_current(w, 0.0f);
+        grid_ready = true;
+        world_grid_query(w, g, c.box, contact_mover_visit, &c);
+    }
+}
+
+/* ---- sensors ------------------------------------------------------------------------------- */
+
+/* Where a body began the step (movers: ev->p0) and its straight move over it. */
+static void slot_motion(const world *w, uint32_t slot, vec2 *start, vec2 *d) {
+    const world_slot *s = &w->slots[slot];
+    if (s->kind == WORLD_BODY_STATIC) {
+        *start = w->statics[s->index].position;
+        *d = v2(0.0f, 0.0f);
+        return;
+    }
+    const world_mover *m = &w->movers[s->index];
+    /* every mover of the step was there at its start (spawns wait for the next step) */
+    *start = w->events->p0_valid ? w->events->p0[s->index] : m->position;
+    *d = v2_sub(m->position, *start);
+}
+
+static bool views_overlap(const world *w, const body_view *a, const body_view *b) {
+    geom_shape ta, tb;
+    return geom_overlap(ref_shape(w, a->ref, a->hi, &ta), a->pos, ref_shape(w, b->ref, b->hi, &tb),
+                        b->pos, NULL);
+}
+
+/* 1 for sensors: the tracked overlaps whose bodies moved or went. */
+static void overlaps_recheck(world *w) {
+    world_events *ev = w->events;
+    ev_set *s = &ev->overlaps;
+    for (uint32_t k = 0; k < s->count; k++) {
+        ev_pair p = s->pairs[k];
+        uint32_t ss = id_slot(w, p.a), sv = id_slot(w, p.b);
+        bool end;
+        if (ss == UINT32_MAX || sv == UINT32_MAX) {
+            end = true;
+        } else if (!ev->rescan && !slot_changed(w, ss) && !slot_changed(w, sv)) {
+            end = false;
+        } else if (!slot_is_sensor(w, ss) || slot_is_sensor(w, sv) || !slots_interact(w, ss, sv)) {
+            end = true;
+        } else {
+            body_view a = slot_view(w, ss), b = slot_view(w, sv);
+            end = !views_overlap(w, &a, &b);
+        }
+        if (end && emit_sensor(w, &p, false)) p.ended = true;
+        s->pairs[k] = p;
+    }
+}
+
+/* Drops the overlaps that ended in this step. */
+static void overlaps_compact(world *w) {
+    ev_set *s = &w->events->overlaps;
+    uint32_t kept = 0;
+    for (uint32_t k = 0; k < s->count; k++)
+        if (!s->pairs[k].ended) s->pairs[kept++] = s->pairs[k];
+    if (kept == s->count) return;
+    s->count = kept;
+    set_rehash(s);
+}
+
+/* A candidate pair: sensor of slot ss, visitor of slot sv (not a sensor). Begins when they
+ * overlap now; a crossing within the step (apart at its end, overlapping at its start or touched
+ * along the two straight moves) is a begin and an end at once. */
+static void overlap_offer(world *w, uint32_t ss, uint32_t sv) {
+    if (ss == sv || !slots_interact(w, ss, sv)) return;
+    world_events *ev = w->events;
+    world_body_id a = slot_id(w, ss), b = slot_id(w, sv);
+    if (set_find(&ev->overlaps, a, b) >= 0) return;
+    body_view vs = slot_view(w, ss), vv = slot_view(w, sv);
+    ev_pair p = {a, b, slot_owner(w, ss), slot_owner(w, sv), v2(0.0f, 0.0f), false};
+    if (views_overlap(w, &vs, &vv)) {
+        if (!set_add(&ev->overlaps, &p) || !emit_sensor(w, &p, true)) {
+            ev->lost++;
+            int64_t k = set_find(&ev->overlaps, a, b);
+            if (k >= 0) {
+                ev->overlaps.pairs[k] = ev->overlaps.pairs[--ev->overlaps.count];
+                set_rehash(&ev->overlaps);
+            }
+        }
+        return;
+    }
+    vec2 s0, ds, v0, dv;
+    slot_motion(w, ss, &s0, &ds);
+    slot_motion(w, sv, &v0, &dv);
+    if (ds.x == dv.x && ds.y == dv.y) return; /* no relative motion: apart all step */
+    geom_shape ta, tb;
+    const geom_shape *sh_s = ref_shape(w, vs.ref, vs.hi, &ta);
+    const geom_shape *sh_v = ref_shape(w, vv.ref, vv.hi, &tb);
+    geom_toi toi;
+    bool crossed =
+        geom_overlap(sh_s, s0, sh_v, v0, NULL) || geom_sweep(sh_s, s0, ds, sh_v, v0, dv, &toi);
+    if (!crossed) return;
+    if (!emit_sensor(w, &p, true) || !emit_sensor(w, &p, false)) ev->lost++;
+}
+
+typedef struct overlap_ctx {
+    world *w;
+    uint32_t slot; /* the mover looking */
+    bool sensor;   /* it is a sensor */
+    aabb box;      /* its swept box */
+} overlap_ctx;
+
+static bool overlap_static_visit(const world *cw, uint32_t si, void *vctx) {
+    overlap_ctx *c = vctx;
+    (void)cw;
+    const world_static *st = &c->w->statics[si];
+    if (!aabb_overlaps(st->box, c->box)) return true;
+    bool st_sensor = slot_is_sensor(c->w, st->slot);
+    /* a sensor sees statics that are not sensors; a visitor sees static sensors */
+    if (c->sensor && !st_sensor) overlap_offer(c->w, c->slot, st->slot);
+    if (!c->sensor && st_sensor) overlap_offer(c->w, st->slot, c->slot);
+    return true;
+}
+
+static bool overlap_mover_visit(const world *cw, uint32_t i, void *vctx) {
+    overlap_ctx *c = vctx;
+    (void)cw;
+    world *w = c->w;
+    if (i >= w->mover_count) return true;
+    const world_mover *m = &w->movers[i];
+    if (!aabb_overlaps(w->events->swept[i], c->box)) return true;
+    bool m_sensor = slot_is_sensor(w, m->slot);
+    if (!c->sensor && m_sensor) overlap_offer(w, m->slot, c->slot);
+    /* a moving sensor offers only visitors that did not move: those that did offer themselves
+     * (in a rescan every mover offers itself) */
+    if (c->sensor && !m_sensor && !w->events->rescan && !slot_changed(w, m->slot))
+        overlap_offer(w, c->slot, m->slot);
+    return true;
+}
+
+/* 2 for sensors: new overlaps along the moves of the movers that moved. */
+static void overlaps_find(world *w) {
+    world_events *ev = w->events;
+    uint32_t n = w->mover_count;
+    for (uint32_t i = 0; i < n; i++) {
+        const world_mover *m = &w->movers[i];
+        vec2 start, d;
+        slot_motion(w, m->slot, &start, &d);
+        ev->swept[i] = aabb_sweep(box_at(start, m->lo, m->hi), d);
+    }
+    world_grid *g = &w->cache->grid;
+    world_grid_build(w, g, ev->swept);
+    for (uint32_t i = 0; i < n; i++) {
+        const world_mover *m = &w->movers[i];
+        /* a mover that stood still is offered by the sensors that moved, statics excepted: a
+         * static next to a still body changes nothing unless a rescan asks */
+        if (!ev->rescan && !slot_changed(w, m->slot)) continue;
+        overlap_ctx c = {w, m->slot, slot_is_sensor(w, m->slot), ev->swept[i]};
+        world_static_query(w, c.box, overlap_static_visit, &c);
+        world_grid_query(w, g, c.box, overlap_mover_visit, &c);
+    }
+    /* the grid holds swept boxes, which the queries after the step do not expect */
+    g->valid = false;
+}
+
+void world_events_end_step(world *w) {
+    world_events *ev = w->events;
+    if (!ev) return;
+    contacts_recheck(w);
+    contacts_find(w);
+    overlaps_recheck(w);
+    if (w->sensor_count) overlaps_find(w);
+    overlaps_compact(w);
+    ev->rescan = false;
+}

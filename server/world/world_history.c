@@ -1,0 +1,240 @@
+/* world_history: the ring of past mover states (see world_history.h). */
+#include "world_history.h"
+
+#define HIST_MAX_CELLS 16384u
+#define HIST_MIN_CELLS 64u
+
+static inline int32_t hist_cell(float v, float origin, float inv, int32_t n) {
+    float f = (v - origin) * inv;
+    if (!(f > 0.0f)) return 0;
+    if (f >= (float)n) return n - 1;
+    return (int32_t)f;
+}
+
+/* How far a mover's box reaches from its position, on any side. */
+static inline float mover_reach(const world_mover *m) {
+    return wmax(wmax(-m->lo.x, -m->lo.y), wmax(m->hi.x, m->hi.y));
+}
+
+static void history_release(world_history *h) {
+    free(h->ring);
+    free(h->recs);
+    free(h->cell_starts);
+    free(h->keys);
+}
+
+void world_history_free(world *w) {
+    world_history *h = w->history;
+    if (!h) return;
+    w->bytes -= h->bytes;
+    history_release(h);
+    free(h);
+    w->history = NULL;
+}
+
+/* Points every frame at its part of the blocks. */
+static void link_frames(world_history *h) {
+    for (uint32_t k = 0; k < h->frames; k++) {
+        /* no records before the first recording: no block to point into (NULL + 0 is UB) */
+        h->ring[k].recs = h->recs ? h->recs + (size_t)k * h->rec_cap : NULL;
+        h->ring[k].cell_start = h->cell_starts + (size_t)k * (h->cells + 1u);
+    }
+}
+
+static size_t history_bytes(const world_history *h) {
+    return sizeof *h + h->frames * sizeof *h->ring +
+           (size_t)h->frames * h->rec_cap * sizeof *h->recs +
+           (size_t)h->frames * (h->cells + 1u) * sizeof *h->cell_starts +
+           (size_t)h->rec_cap * sizeof *h->keys;
+}
+
+/* The cell layout for `want` cells over the bounds (square cells, at most `want` along a side). */
+static void history_layout(const world *w, world_history *h, uint32_t want) {
+    vec2 ext = v2_sub(w->cfg.bounds.max, w->cfg.bounds.min);
+    float cell = sqrtf(ext.x * ext.y / (float)want);
+    if (!(cell > 0.0f) || !isfinite(cell)) cell = 1.0f;
+    /* a long thin world: not more cells along its length than the budget */
+    cell = wmax(cell, wmax(ext.x, ext.y) / (float)want);
+    h->inv_cell = 1.0f / cell;
+    h->origin = w->cfg.bounds.min;
+    h->nx = (int32_t)wmin(ext.x * h->inv_cell + 1.0f, (float)want);
+    h->ny = (int32_t)wmin(ext.y * h->inv_cell + 1.0f, (float)want);
+    if (h->nx < 1) h->nx = 1;
+    if (h->ny < 1) h->ny = 1;
+    h->cells = (uint32_t)h->nx * (uint32_t)h->ny;
+}
+
+/* About one cell per mover the frames have room for (HIST_MIN_CELLS..HIST_MAX_CELLS). */
+static uint32_t cells_for(uint32_t rec_cap) {
+    return rec_cap < HIST_MIN_CELLS   ? HIST_MIN_CELLS
+           : rec_cap > HIST_MAX_CELLS ? HIST_MAX_CELLS
+                                      : rec_cap;
+}
+
+bool world_set_history(world *w, uint32_t ticks) {
+    world_history_free(w);
+    if (ticks == 0) return true;
+    if (ticks > 1u << 20) return false; /* hours of history: a configuration mistake */
+    world_history *h = calloc(1, sizeof *h);
+    if (!h) return false;
+    h->frames = ticks + 1u;
+    history_layout(w, h, cells_for(0));
+    h->ring = calloc(h->frames, sizeof *h->ring);
+    h->cell_starts = calloc((size_t)h->frames * (h->cells + 1u), sizeof *h->cell_starts);
+    if (!h->ring || !h->cell_starts) {
+        history_release(h);
+        free(h);
+        return false;
+    }
+    link_frames(h);
+    h->bytes = history_bytes(h);
+    w->bytes += h->bytes;
+    w->history = h;
+    return true;
+}
+
+/* Where a mover's state goes in a frame: its cell, or the tail (h->cells) when its box reaches
+ * further than a cell from its position. */
+static inline uint32_t record_key(const world_history *h, vec2 p, float reach) {
+    if (reach > 1.0f / h->inv_cell) return h->cells;
+    return (uint32_t)hist_cell(p.y, h->origin.y, h->inv_cell, h->ny) * (uint32_t)h->nx +
+           (uint32_t)hist_cell(p.x, h->origin.x, h->inv_cell, h->nx);
+}
+
+/* Fills frame f with n states by a counting sort on their keys (h->keys), the tail last: the ids
+ * and positions of old records (ids non-NULL, strided), or else of the world's movers. */
+static void frame_fill(const world *w, world_history *h, world_hist_frame *f, uint32_t n,
+                       const world_body_id *ids, size_t id_stride, const vec2 *pos,
+                       size_t pos_stride) {
+    uint32_t *start = f->cell_start;
+    uint32_t tail = 0;
+    memset(start, 0, (h->cells + 1u) * sizeof *start);
+    for (uint32_t i = 0; i < n; i++) {
+        if (h->keys[i] == h->cells)
+            tail++;
+        else
+            start[h->keys[i] + 1u]++;
+    }
+    for (uint32_t c = 0; c < h->cells; c++)
+        start[c + 1u] += start[c];
+    uint32_t tail_at = n - tail;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t key = h->keys[i];
+        uint32_t at = key == h->cells ? tail_at++ : start[key]++;
+        f->recs[at].id = ids ? *(const world_body_id *)((const char *)ids + i * id_stride)
+                             : slot_id(w, w->movers[i].slot);
+        f->recs[at].position = *(const vec2 *)((const char *)pos + i * pos_stride);
+    }
+    /* start[c] now holds the end of cell c: shift back to starts */
+    for (uint32_t c = h->cells; c > 0; c--)
+        start[c] = start[c - 1u];
+    start[0] = 0;
+    f->count = n;
+    f->tail = tail;
+}
+
+/* Room for n records per frame (a quarter more, for the next joins), with as many cells: the kept
+ * frames are sorted again into the new blocks. */
+static bool history_grow(world *w, world_history *h, uint32_t n) {
+    uint64_t want = (uint64_t)n + n / 4u + 64u;
+    uint32_t cap = want > w->mover_cap ? (n > w->mover_cap ? n : w->mover_cap) : (uint32_t)want;
+    world_history next = *h;
+    next.rec_cap = cap;
+    history_layout(w, &next, cells_for(cap));
+    next.recs = malloc((size_t)h->frames * cap * sizeof *next.recs);
+    next.cell_starts = malloc((size_t)h->frames * (next.cells + 1u) * sizeof *next.cell_starts);
+    next.keys = malloc((size_t)cap * sizeof *next.keys);
+    next.ring = malloc(h->frames * sizeof *next.ring);
+    if (!next.recs || !next.cell_starts || !next.keys || !next.ring) {
+        history_release(&next); /* frees the new blocks only: h keeps the old ones */
+        return false;
+    }
+    memcpy(next.ring, h->ring, h->frames * sizeof *next.ring);
+    link_frames(&next);
+    for (uint32_t k = 0; k < h->frames; k++) {
+        const world_hist_frame *old = &h->ring[k];
+        world_hist_frame *f = &next.ring[k];
+        if (old->count == 0) continue;
+        float reach = 0.0f;
+        for (uint32_t i = 0; i < old->count; i++) {
+            /* a mover despawned since is skipped by every query: the tail will do */
+            uint32_t slot = id_slot(w, old->recs[i].id);
+            float r = slot == UINT32_MAX ? INFINITY : mover_reach(&w->movers[w->slots[slot].index]);
+            next.keys[i] = record_key(&next, old->recs[i].position, r);
+            if (next.keys[i] != next.cells) reach = wmax(reach, r);
+        }
+        frame_fill(w, &next, f, old->count, &old->recs[0].id, sizeof *old->recs,
+                   &old->recs[0].position, sizeof *old->recs);
+        f->reach = reach;
+    }
+    history_release(h);
+    *h = next;
+    w->bytes -= h->bytes;
+    h->bytes = history_bytes(h);
+    w->bytes += h->bytes;
+    return true;
+}
+
+void world_history_record(world *w) {
+    world_history *h = w->history;
+    if (!h) return;
+    uint32_t n = w->mover_count;
+    if (n > h->rec_cap && !history_grow(w, h, n)) {
+        h->filled = 0; /* out of memory: the kept ticks are dropped, answered HISTORY_EXPIRED */
+        return;
+    }
+    h->head = (h->head + 1u) % h->frames;
+    world_hist_frame *f = &h->ring[h->head];
+    f->tick = w->tick;
+    float reach = 0.0f;
+    for (uint32_t i = 0; i < n; i++) {
+        const world_mover *m = &w->movers[i];
+        float r = mover_reach(m);
+        h->keys[i] = record_key(h, m->position, r);
+        if (h->keys[i] != h->cells) reach = wmax(reach, r);
+    }
+    frame_fill(w, h, f, n, NULL, 0, &w->movers[0].position, sizeof *w->movers);
+    f->reach = reach;
+    if (h->filled < h->frames) h->filled++;
+}
+
+const world_hist_frame *world_history_frame(const world *w, uint64_t tick) {
+    const world_history *h = w->history;
+    if (!h || h->filled == 0) return NULL;
+    const world_hist_frame *newest = &h->ring[h->head];
+    if (tick > newest->tick || newest->tick - tick >= h->filled) return NULL;
+    uint32_t back = (uint32_t)(newest->tick - tick);
+    const world_hist_frame *f = &h->ring[(h->head + h->frames - back) % h->frames];
+    return f->tick == tick ? f : NULL;
+}
+
+uint64_t world_history_oldest(const world *w) {
+    const world_history *h = w->history;
+    if (!h || h->filled == 0 || h->ring[h->head].tick != w->tick) return w->tick;
+    /* the frames are consecutive ticks: each step records one */
+    return w->tick - (h->filled - 1u);
+}
+
+void world_history_query(const world *w, const world_hist_frame *f, aabb box, hist_visit_fn visit,
+                         void *ctx) {
+    const world_history *h = w->history;
+    aabb near = aabb_inflate(box, f->reach);
+    int32_t x0 = hist_cell(near.min.x, h->origin.x, h->inv_cell, h->nx);
+    int32_t x1 = hist_cell(near.max.x, h->origin.x, h->inv_cell, h->nx);
+    int32_t y0 = hist_cell(near.min.y, h->origin.y, h->inv_cell, h->ny);
+    int32_t y1 = hist_cell(near.max.y, h->origin.y, h->inv_cell, h->ny);
+    for (int32_t y = y0; y <= y1; y++) {
+        /* a row's cells are consecutive: one run of records */
+        uint32_t row = (uint32_t)y * (uint32_t)h->nx;
+        uint32_t end = f->cell_start[row + (uint32_t)x1 + 1u];
+        for (uint32_t i = f->cell_start[row + (uint32_t)x0]; i < end; i++) {
+            const world_hist_rec *r = &f->recs[i];
+            vec2 p = r->position;
+            if (p.x < near.min.x || p.x > near.max.x || p.y < near.min.y || p.y > near.max.y)
+                continue;
+            if (!visit(w, r, ctx)) return;
+        }
+    }
+    for (uint32_t i = f->count - f->tail; i < f->count; i++)
+        if (!visit(w, &f->recs[i], ctx)) return;
+}

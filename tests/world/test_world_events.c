@@ -1,0 +1,448 @@
+/* Filters, sensors and contact/sensor events (PROTOCOL.md "Filters, sensors, contact events",
+ * COLLISION.md 1.1): scripted scenes with exact expectations, and random scenes (fixed seeds)
+ * whose events are replayed into a pair set and compared tick by tick with brute-force oracle
+ * distances (world_oracle.h, never geom's). */
+#include "world_test_util.h"
+
+#define SKIN GEOM_SKIN
+
+static world_body_id spawn_f(world *w, world_body_kind kind, geom_shape s, vec2 p, uint32_t cat,
+                             uint32_t mask, bool sensor) {
+    world_body_id id = wt_spawn(w, kind, s, p);
+    if (id == WORLD_NULL_BODY) return id;
+    world_filter f = {cat, mask, sensor};
+    if (world_body_set_filter(w, id, &f) != WORLD_OK) return WORLD_NULL_BODY;
+    return id;
+}
+
+static bool interact(uint32_t ca, uint32_t ma, uint32_t cb, uint32_t mb) {
+    return (ca & mb) && (cb & ma);
+}
+
+/* The filter API: defaults, 0 = default, stale ids, and no table while every body is default. */
+static void test_filter_api(void) {
+    world *w = wt_world(50, 64);
+    world_stats st0, st1;
+    world_get_stats(w, &st0);
+    world_body_id a = wt_spawn(w, WORLD_BODY_MOVING, wt_box(1, 1), v2(0, 0));
+    world_filter f;
+    CHECK(world_body_filter(w, a, &f));
+    CHECK(f.category == 1 && f.mask == 0xffffffffu && !f.sensor);
+    world_filter d = {0, 0, false};
+    CHECK(world_body_set_filter(w, a, &d) == WORLD_OK);
+    world_get_stats(w, &st1);
+    CHECK(st1.bytes == st0.bytes); /* defaults allocate nothing */
+    world_filter g = {4, 2, true};
+    CHECK(world_body_set_filter(w, a, &g) == WORLD_OK);
+    CHECK(world_body_filter(w, a, &f));
+    CHECK(f.category == 4 && f.mask == 2 && f.sensor);
+    world_get_stats(w, &st1);
+    CHECK(st1.bytes > st0.bytes);
+    CHECK(world_despawn(w, a) == WORLD_OK);
+    CHECK(!world_body_filter(w, a, &f));
+    CHECK(world_body_set_filter(w, a, &g) == WORLD_ERR_NOT_FOUND);
+    /* the slot's next body starts with the defaults */
+    world_body_id b = wt_spawn(w, WORLD_BODY_MOVING, wt_box(1, 1), v2(0, 0));
+    CHECK(world_body_filter(w, b, &f));
+    CHECK(f.category == 1 && f.mask == 0xffffffffu && !f.sensor);
+    world_destroy(w);
+}
+
+/* The filter matrix: pairs of movers with random categories and masks driven head-on at each
+ * other, and into a static wall: interacting pairs never overlap (I3, I1), the others pass
+ * through each other, statics included. */
+static void test_filter_matrix(void) {
+    harness_rng rng = {12345u};
+    int passed = 0, blocked = 0;
+    for (int c = 0; c < 200; c++) {
+        world *w = wt_world(100, 16);
+        uint32_t ca = 1u << (harness_rng_next(&rng) % 4), cb = 1u << (harness_rng_next(&rng) % 4);
+        uint32_t ma = harness_rng_next(&rng) & 15u, mb = harness_rng_next(&rng) & 15u;
+        uint32_t cs = 1u << (harness_rng_next(&rng) % 4), ms = harness_rng_next(&rng) & 15u;
+        if (!ma) ma = 1; /* 0 would mean all */
+        if (!mb) mb = 1;
+        if (!ms) ms = 1;
+        geom_shape sa = c % 3 == 0 ? wt_circle(1) : c % 3 == 1 ? wt_box(1, 1) : wt_ngon(6, 1, 0.3f);
+        world_body_id a = spawn_f(w, WORLD_BODY_MOVING, sa, v2(-10, 0), ca, ma, false);
+        world_body_id b = spawn_f(w, WORLD_BODY_MOVING, wt_box(1, 1), v2(10, 0), cb, mb, false);
+        /* a wall across the path of a second pair of movers that go the other way */
+        world_body_id wall =
+            spawn_f(w, WORLD_BODY_STATIC, wt_box(0.5f, 5), v2(0, 20), cs, ms, false);
+        world_body_id m = spawn_f(w, WORLD_BODY_MOVING, sa, v2(-10, 20), ca, ma, false);
+        CHECK(a && b && wall && m);
+        world_set_intent(w, a, v2(600, 0), 1);
+        world_set_intent(w, b, v2(-600, 0), 1);
+        world_set_intent(w, m, v2(600, 0), 1);
+        float worst = 0, worst_wall = 0;
+        for (int t = 0; t < 60; t++) {
+            world_step(w);
+            float d = wt_depth(w, a, b), dw = wt_depth(w, m, wall);
+            if (d > worst) worst = d;
+            if (dw > worst_wall) worst_wall = dw;
+        }
+        if (interact(ca, ma, cb, mb)) {
+            CHECK_MSG(worst <= 0.01f, "case %d: interacting movers overlap by %g", c, worst);
+            CHECK_MSG(wt_pos(w, a).x < wt_pos(w, b).x, "case %d: interacting movers crossed", c);
+            blocked++;
+        } else {
+            CHECK_MSG(wt_pos(w, a).x > 50 && wt_pos(w, b).x < -50,
+                      "case %d: non-interacting movers blocked: %g %g", c, wt_pos(w, a).x,
+                      wt_pos(w, b).x);
+            passed++;
+        }
+        if (interact(ca, ma, cs, ms)) {
+            CHECK_MSG(worst_wall <= SKIN && wt_pos(w, m).x < 0, "case %d: through the wall", c);
+        } else {
+            CHECK_MSG(wt_pos(w, m).x > 50, "case %d: a non-interacting wall blocked", c);
+        }
+        world_destroy(w);
+    }
+    CHECK(passed > 20 && blocked > 20); /* both sides of the matrix were exercised */
+}
+
+/* Sensors never block and are never blocked; a moving sensor goes where its intent says, and
+ * stops only at the bounds. */
+static void test_sensors_never_block(void) {
+    world *w = wt_world(50, 32);
+    world_body_id wall = wt_spawn(w, WORLD_BODY_STATIC, wt_box(0.5f, 10), v2(0, 0));
+    world_body_id plate = spawn_f(w, WORLD_BODY_STATIC, wt_box(0.5f, 10), v2(0, 20), 0, 0, true);
+    world_body_id ghost = spawn_f(w, WORLD_BODY_MOVING, wt_box(1, 1), v2(-10, 0), 0, 0, true);
+    world_body_id walker = wt_spawn(w, WORLD_BODY_MOVING, wt_box(1, 1), v2(-10, 20));
+    world_body_id blocker = wt_spawn(w, WORLD_BODY_MOVING, wt_box(1, 1), v2(10, 0));
+    CHECK(wall && plate && ghost && walker && blocker);
+    world_set_intent(w, ghost, v2(600, 0), 1);
+    world_set_intent(w, walker, v2(600, 0), 1);
+    for (int t = 0; t < 60; t++)
+        world_step(w);
+    /* the ghost went through the wall and the mover behind it, and stopped at the bounds */
+    CHECK_NEAR(wt_pos(w, ghost).x, 49.0f, 0.01f);
+    CHECK_NEAR(wt_pos(w, blocker).x, 10.0f, 1e-6f); /* never pushed by it */
+    CHECK_NEAR(wt_pos(w, walker).x, 49.0f, 0.01f);  /* the plate did not stop it */
+    world_destroy(w);
+}
+
+/* An event log replayed into a set of pairs, with exactness checks: no begin of a tracked pair,
+ * no end of an untracked one. */
+#define MAX_TRACK 4096
+typedef struct track {
+    world_body_id a[MAX_TRACK], b[MAX_TRACK];
+    int n;
+    int begins, ends;
+} track;
+static int track_find(const track *t, world_body_id a, world_body_id b) {
+    for (int i = 0; i < t->n; i++)
+        if (t->a[i] == a && t->b[i] == b) return i;
+    return -1;
+}
+/* Applies one event; false when it breaks the pairing. */
+static bool track_apply(track *t, world_body_id a, world_body_id b, bool begin) {
+    int i = track_find(t, a, b);
+    if (begin) {
+        if (i >= 0 || t->n == MAX_TRACK) return false;
+        t->a[t->n] = a, t->b[t->n] = b, t->n++;
+        t->begins++;
+        return true;
+    }
+    if (i < 0) return false;
+    t->a[i] = t->a[t->n - 1], t->b[i] = t->b[t->n - 1], t->n--;
+    t->ends++;
+    return true;
+}
+/* Applies the last step's contact events, ends before begins (the world's order); false on a
+ * pairing error. Crossing sensor events (begin and end in one step) are applied in order. */
+static bool track_step(const world *w, track *contacts, track *sensors) {
+    const world_contact_event *ce;
+    size_t nc = world_contact_events(w, &ce);
+    for (size_t k = 0; k < nc; k++)
+        if (contacts && !track_apply(contacts, ce[k].a, ce[k].b, ce[k].begin)) return false;
+    const world_sensor_event *se;
+    size_t ns = world_sensor_events(w, &se);
+    for (size_t k = 0; k < ns; k++)
+        if (sensors && !track_apply(sensors, se[k].sensor, se[k].visitor, se[k].begin))
+            return false;
+    return true;
+}
+
+/* Begin and end exactly at the hysteresis thresholds: a box walks away from a wall and back in
+ * steps of 0.7 skin; the tracked state must follow the oracle's gap through the automaton
+ * (begin at <= 2 skin, end at > 4 skin). No flicker while it rests against the wall. */
+static void test_contact_hysteresis(void) {
+    world *w = wt_world(50, 8);
+    world_set_events(w, true);
+    world_body_id wall = wt_spawn(w, WORLD_BODY_STATIC, wt_box(1, 10), v2(0, 0));
+    world_body_id m = wt_spawn(w, WORLD_BODY_MOVING, wt_box(1, 1), v2(-5, 0));
+    CHECK(wall && m);
+    world_set_intent(w, m, v2(60, 0), 1);
+    track t = {0};
+    bool in = false; /* the oracle automaton */
+    uint32_t seq = 2;
+    int flips = 0;
+    for (int tick = 0; tick < 400; tick++) {
+        /* phases: press (rest on the wall), leave slowly, come back slowly, press again */
+        int phase = tick / 100;
+        float v = phase == 0 || phase == 3 ? 60.0f
+                  : phase == 1             ? -0.7f * SKIN * 60.0f
+                                           : 0.7f * SKIN * 60.0f;
+        world_set_intent(w, m, v2(v, 0), seq++);
+        world_step(w);
+        CHECK(track_step(w, &t, NULL));
+        double gap = wt_gap(w, m, wall);
+        /* skip ticks within rounding of a threshold: the oracle and the world may disagree */
+        bool near_threshold = fabs(gap - 2 * SKIN) < 1e-5 || fabs(gap - 4 * SKIN) < 1e-5;
+        bool was = in;
+        if (!in && gap <= 2 * SKIN) in = true;
+        if (in && gap > 4 * SKIN) in = false;
+        if (near_threshold) {
+            in = t.n == 1;
+            continue;
+        }
+        CHECK_MSG((t.n == 1) == in, "tick %d gap %.6g skins: world %d oracle %d", tick, gap / SKIN,
+                  t.n, in);
+        if (was != in) flips++;
+        if (t.n == 1) CHECK(t.a[0] == m && t.b[0] == wall);
+    }
+    /* begin (press), end (walked past 4 skins), begin (back within 2), and no more */
+    CHECK_MSG(t.begins == 2 && t.ends == 1, "begins %d ends %d", t.begins, t.ends);
+    CHECK(flips == 3);
+    world_destroy(w);
+}
+
+/* The begin event's fields: normal from a (the mover) to b (the static), approach speed the
+ * intended closing speed along it; a mover-mover pair's a is the lower id. */
+static void test_contact_fields(void) {
+    world *w = wt_world(50, 8);
+    world_set_events(w, true);
+    world_body_id wall = wt_spawn(w, WORLD_BODY_STATIC, wt_box(1, 10), v2(0, 0));
+    world_body_id m = wt_spawn(w, WORLD_BODY_MOVING, wt_box(1, 1), v2(-3, 0));
+    world_body_id p = wt_spawn(w, WORLD_BODY_MOVING, wt_box(1, 1), v2(10, 0));
+    world_body_id q = wt_spawn(w, WORLD_BODY_MOVING, wt_box(1, 1), v2(20, 0));
+    world_set_intent(w, m, v2(30, 0), 1);
+    world_set_intent(w, q, v2(-40, 0), 1);
+    bool seen_wall = false, seen_pq = false;
+    for (int t = 0; t < 40; t++) {
+        world_step(w);
+        const world_contact_event *ce;
+        size_t n = world_contact_events(w, &ce);
+        for (size_t k = 0; k < n; k++) {
+            if (!ce[k].begin) continue;
+            if (ce[k].b == wall) {
+                CHECK(ce[k].a == m && ce[k].owner_a == 7 && ce[k].owner_b == 0);
+                CHECK_NEAR(ce[k].normal.x, 1.0f, 1e-6f);
+                CHECK_NEAR(ce[k].approach_speed, 30.0f, 1e-4f);
+                seen_wall = true;
+            } else {
+                CHECK(ce[k].a == (p < q ? p : q) && ce[k].b == (p < q ? q : p));
+                /* p at rest, q closing at 40 from the right: from p towards q is +x */
+                float sign = ce[k].a == p ? 1.0f : -1.0f;
+                CHECK_NEAR(ce[k].normal.x, sign, 1e-6f);
+                CHECK_NEAR(ce[k].approach_speed, 40.0f, 1e-4f);
+                seen_pq = true;
+            }
+        }
+    }
+    CHECK(seen_wall && seen_pq);
+    world_destroy(w);
+}
+
+/* A despawn ends the contacts and sensor overlaps of the body, in the next step's events. */
+static void test_despawn_ends(void) {
+    world *w = wt_world(50, 8);
+    world_set_events(w, true);
+    world_body_id wall = wt_spawn(w, WORLD_BODY_STATIC, wt_box(1, 10), v2(0, 0));
+    world_body_id plate = spawn_f(w, WORLD_BODY_STATIC, wt_box(3, 3), v2(-5, 0), 0, 0, true);
+    world_body_id m = wt_spawn(w, WORLD_BODY_MOVING, wt_box(1, 1), v2(-4, 0));
+    world_set_intent(w, m, v2(60, 0), 1);
+    track c = {0}, s = {0};
+    for (int t = 0; t < 20; t++) {
+        world_step(w);
+        CHECK(track_step(w, &c, &s));
+    }
+    CHECK(c.n == 1 && s.n == 1 && s.a[0] == plate && s.b[0] == m);
+    CHECK(world_despawn(w, m) == WORLD_OK);
+    world_step(w);
+    CHECK(track_step(w, &c, &s));
+    CHECK(c.n == 0 && s.n == 0 && c.ends == 1 && s.ends == 1);
+    CHECK(world_contact_count(w) == 0 && world_sensor_overlap_count(w) == 0);
+    (void)wall;
+    world_destroy(w);
+}
+
+/* A sensor crossed at 10,000 u/s: no tick ends inside it, the swept move still reports a begin
+ * and an end in the step that crossed it; then a slow visitor gets its begin and end apart. */
+static void test_sensor_crossed_fast(void) {
+    world *w = wt_world(500, 8);
+    world_set_events(w, true);
+    world_body_id plate = spawn_f(w, WORLD_BODY_STATIC, wt_box(1, 5), v2(0, 0), 0, 0, true);
+    world_body_id bullet = wt_spawn(w, WORLD_BODY_MOVING, wt_box(0.1f, 0.1f), v2(-80, 0));
+    world_set_intent(w, bullet, v2(10000, 0), 1);
+    int crossing_step = -1;
+    track s = {0};
+    for (int t = 0; t < 5; t++) {
+        world_step(w);
+        const world_sensor_event *se;
+        size_t n = world_sensor_events(w, &se);
+        if (n) {
+            CHECK(n == 2 && se[0].begin && !se[1].begin && se[0].sensor == plate &&
+                  se[0].visitor == bullet && se[1].visitor == bullet);
+            CHECK(crossing_step < 0);
+            crossing_step = t;
+        }
+        CHECK(track_step(w, NULL, &s));
+    }
+    CHECK(crossing_step == 0); /* -80 + 166.7: past the plate in the first step */
+    CHECK(s.n == 0 && s.begins == 1 && s.ends == 1);
+    CHECK(world_sensor_overlap_count(w) == 0);
+    world_destroy(w);
+}
+
+/* A moving sensor sweeps over still bodies (statics included) and reports them; a sensor does not
+ * report another sensor or a body it does not interact with. */
+static void test_moving_sensor(void) {
+    world *w = wt_world(100, 16);
+    world_set_events(w, true);
+    world_body_id zone = spawn_f(w, WORLD_BODY_MOVING, wt_box(2, 2), v2(-30, 0), 0, 0, true);
+    world_body_id rock = wt_spawn(w, WORLD_BODY_STATIC, wt_box(1, 1), v2(0, 0));
+    world_body_id idle = wt_spawn(w, WORLD_BODY_MOVING, wt_circle(1), v2(10, 0));
+    world_body_id other = spawn_f(w, WORLD_BODY_MOVING, wt_box(1, 1), v2(20, 0), 0, 0, true);
+    world_body_id ghost = spawn_f(w, WORLD_BODY_MOVING, wt_box(1, 1), v2(25, 0), 2, 2, false);
+    CHECK(zone && rock && idle && other && ghost);
+    world_set_intent(w, zone, v2(60, 0), 1);
+    track s = {0};
+    int max_inside = 0;
+    for (int t = 0; t < 120; t++) {
+        world_step(w);
+        CHECK(track_step(w, NULL, &s));
+        if (s.n > max_inside) max_inside = s.n;
+        for (int k = 0; k < s.n; k++)
+            CHECK(s.a[k] == zone && (s.b[k] == rock || s.b[k] == idle));
+    }
+    CHECK_NEAR(wt_pos(w, zone).x, 90.0f, 0.01f); /* 2 s at 60 u/s, through them all */
+    CHECK_MSG(s.begins == 2 && s.ends == 2, "begins %d ends %d", s.begins, s.ends);
+    CHECK(max_inside == 1);
+    world_destroy(w);
+}
+
+/* Random scenes of every shape pair with random filters and sensors, churn included: the event
+ * stream pairs exactly (replayed into sets), and after every step the sets agree with the oracle:
+ * every tracked contact within 4 skins, every interacting pair within 2 skins tracked; every
+ * tracked overlap overlapping, every interacting overlap tracked. */
+static geom_shape random_shape(harness_rng *rng) {
+    switch (harness_rng_next(rng) % 3) {
+    case 0:
+        return wt_box(harness_rng_range(rng, 0.3f, 1.0f), harness_rng_range(rng, 0.3f, 1.0f));
+    case 1:
+        return wt_circle(harness_rng_range(rng, 0.3f, 1.0f));
+    default:
+        return wt_ngon(3 + (int)(harness_rng_next(rng) % 5), harness_rng_range(rng, 0.4f, 1.0f),
+                       harness_rng_range(rng, 0, 6.28f));
+    }
+}
+
+#define SOAK_BODIES 40
+static void test_events_soak(void) {
+    int total_contacts = 0, total_sensor = 0;
+    for (unsigned seed = 1; seed <= 6; seed++) {
+        harness_rng rng = {seed * 2654435761u};
+        world *w = wt_world(12, 128);
+        world_set_events(w, true);
+        world_body_id ids[SOAK_BODIES];
+        world_filter fs[SOAK_BODIES];
+        bool moving[SOAK_BODIES];
+        for (int i = 0; i < SOAK_BODIES; i++) {
+            moving[i] = i >= 8;
+            world_filter f = {1u << (harness_rng_next(&rng) % 3), 0,
+                              harness_rng_next(&rng) % 6 == 0};
+            f.mask = harness_rng_next(&rng) % 3 ? 0xffffffffu : (harness_rng_next(&rng) & 7u) | 1u;
+            ids[i] =
+                spawn_f(w, moving[i] ? WORLD_BODY_MOVING : WORLD_BODY_STATIC, random_shape(&rng),
+                        v2(harness_rng_range(&rng, -10, 10), harness_rng_range(&rng, -10, 10)),
+                        f.category, f.mask, f.sensor);
+            CHECK(ids[i]);
+            CHECK(world_body_filter(w, ids[i], &fs[i]));
+        }
+        track c = {0}, s = {0};
+        uint32_t seq = 1;
+        for (int tick = 0; tick < 300; tick++) {
+            for (int i = 8; i < SOAK_BODIES; i++) {
+                if (!world_body_alive(w, ids[i])) continue;
+                /* mostly slow pushing (resting contacts), sometimes fast (crossings) */
+                float speed = harness_rng_next(&rng) % 10 == 0 ? 600.0f : 6.0f;
+                if (harness_rng_next(&rng) % 8 == 0)
+                    world_set_intent(w, ids[i],
+                                     v2(harness_rng_range(&rng, -speed, speed),
+                                        harness_rng_range(&rng, -speed, speed)),
+                                     seq++);
+            }
+            if (tick % 50 == 49) /* a despawn in contact or not */
+                world_despawn(w, ids[8 + (int)(harness_rng_next(&rng) % (SOAK_BODIES - 8))]);
+            world_step(w);
+            CHECK_MSG(track_step(w, &c, &s), "seed %u tick %d: events do not pair", seed, tick);
+            CHECK(world_contact_count(w) == (size_t)c.n);
+            CHECK(world_sensor_overlap_count(w) == (size_t)s.n);
+            for (int i = 0; i < SOAK_BODIES; i++) {
+                if (!world_body_alive(w, ids[i])) continue;
+                for (int k = i + 1; k < SOAK_BODIES; k++) {
+                    if (!world_body_alive(w, ids[k]) || (!moving[i] && !moving[k])) continue;
+                    if (!world_filters_interact(&fs[i], &fs[k])) {
+                        CHECK(track_find(&c, ids[i], ids[k]) < 0 &&
+                              track_find(&c, ids[k], ids[i]) < 0);
+                        continue;
+                    }
+                    double gap = wt_gap(w, ids[i], ids[k]);
+                    if (fs[i].sensor || fs[k].sensor) {
+                        if (fs[i].sensor && fs[k].sensor) continue;
+                        world_body_id sn = fs[i].sensor ? ids[i] : ids[k];
+                        world_body_id vi = fs[i].sensor ? ids[k] : ids[i];
+                        bool tracked = track_find(&s, sn, vi) >= 0;
+                        if (gap < -1e-4)
+                            CHECK_MSG(tracked, "seed %u tick %d: overlap untracked", seed, tick);
+                        if (gap > 1e-4)
+                            CHECK_MSG(!tracked, "seed %u tick %d: apart but tracked", seed, tick);
+                        continue;
+                    }
+                    /* a is the mover of a mover-static pair, else the lower id */
+                    world_body_id a = !moving[k]        ? ids[i]
+                                      : !moving[i]      ? ids[k]
+                                      : ids[i] < ids[k] ? ids[i]
+                                                        : ids[k];
+                    world_body_id b = a == ids[i] ? ids[k] : ids[i];
+                    bool tracked = track_find(&c, a, b) >= 0;
+                    if (gap <= 2 * SKIN - 1e-5)
+                        CHECK_MSG(tracked, "seed %u tick %d: gap %.3g skins untracked", seed, tick,
+                                  gap / SKIN);
+                    if (gap > 4 * SKIN + 1e-5)
+                        CHECK_MSG(!tracked, "seed %u tick %d: gap %.3g skins tracked", seed, tick,
+                                  gap / SKIN);
+                }
+            }
+        }
+        total_contacts += c.begins;
+        total_sensor += s.begins;
+        world_destroy(w);
+    }
+    /* the scenes did produce events of both kinds */
+    CHECK_MSG(total_contacts > 50 && total_sensor > 20, "contacts %d sensor %d", total_contacts,
+              total_sensor);
+}
+
+/* Events off: nothing listed, nothing tracked, and turning them on reports what touches now. */
+static void test_events_toggle(void) {
+    world *w = wt_world(50, 8);
+    world_body_id wall = wt_spawn(w, WORLD_BODY_STATIC, wt_box(1, 10), v2(0, 0));
+    world_body_id m = wt_spawn(w, WORLD_BODY_MOVING, wt_box(1, 1), v2(-3, 0));
+    world_set_intent(w, m, v2(30, 0), 1);
+    for (int t = 0; t < 30; t++)
+        world_step(w);
+    const world_contact_event *ce;
+    CHECK(world_contact_events(w, &ce) == 0);
+    world_set_events(w, true);
+    world_set_intent(w, m, v2(0, 0), 2);
+    world_step(w);
+    CHECK(world_contact_events(w, &ce) == 1 && ce[0].begin && ce[0].a == m && ce[0].b == wall);
+    world_destroy(w);
+}
+
+TEST_MAIN(TEST(test_filter_api), TEST(test_filter_matrix), TEST(test_sensors_never_block),
+          TEST(test_contact_hysteresis), TEST(test_contact_fields), TEST(test_despawn_ends),
+          TEST(test_sensor_crossed_fast), TEST(test_moving_sensor), TEST(test_events_soak),
+          TEST(test_events_toggle))

@@ -186,8 +186,8 @@ void net_server_welcome(net_server *srv, net_client *c, uint32_t rid, bool admin
     static char feature_batch[] = "batch", feature_rooms[] = "rooms", feature_queries[] = "queries",
                 feature_history[] = "history";
     static char feature_filters[] = "filters", feature_sensors[] = "sensors",
-                feature_events[] = "events";
-    char *features[8];
+                feature_events[] = "events", feature_websocket[] = "websocket";
+    char *features[12];
     size_t nf = 0;
     /* "rooms" only where a client can reach them: a server with the directory behind it. */
     if (srv->room_admin) features[nf++] = feature_rooms;
@@ -199,6 +199,9 @@ void net_server_welcome(net_server *srv, net_client *c, uint32_t rid, bool admin
     /* "history" when at_tick can reach back at least one tick (--history-ms) */
     if (floor((double)srv->cfg.history_ms * (double)srv->cfg.tick_rate_hz / 1000.0) >= 1.0)
         features[nf++] = feature_history;
+    /* "websocket" when the daemon listens for it (--ws-port), whichever transport this client
+     * came by: an SDK that connected over TCP may switch its browser build to it. */
+    if (srv->cfg.ws_port != 0) features[nf++] = feature_websocket;
     w.n_features = nf;
     w.features = features;
     net_server_msg m = COLLIDE__V1__SERVER_MESSAGE__INIT;

@@ -187,12 +187,16 @@ def origin_allow_list():
 @test
 def full_session_in_a_named_room_with_transport_metrics():
     d = ws_daemon(["--threads", "2"])
+    c = ct.WsClient(d.ws_port)
+    w = c.hello()
+    check("websocket" in w.features, "Welcome.features must list \"websocket\": %s" % list(w.features))
+    c.close()
     ct.full_session(d, "WebSocket client", ws=True, room="ws-room")
     ct.full_session(d, "TCP client after it")
     m = d.metrics()
     conns = {t: ct.metric(m, "collide_transport_connections_total", transport=t)
              for t in ("tcp", "ws")}
-    check(conns == {"tcp": 1, "ws": 1}, "one connection on each transport: %s" % conns)
+    check(conns == {"tcp": 1, "ws": 2}, "one TCP connection, two WebSocket ones: %s" % conns)
     for fam in ("bytes_in", "bytes_out", "frames_in", "frames_out"):
         name = "collide_transport_%s_total" % fam
         ws, tcp = ct.metric(m, name, transport="ws"), ct.metric(m, name, transport="tcp")

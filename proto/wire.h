@@ -75,6 +75,7 @@ enum wire_field {
     WIRE_SNAPSHOT_TICK = 1,
     WIRE_SNAPSHOT_BODIES = 2,
     WIRE_SNAPSHOT_REMOVED = 3,
+    WIRE_SNAPSHOT_PACKED = 6, /* 1.1: quantized records (quant.h) */
     /* BodyState */
     WIRE_BODY_ID = 1,
     WIRE_BODY_POSITION = 2,

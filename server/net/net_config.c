@@ -45,6 +45,8 @@ void net_config_default(net_config *cfg) {
     cfg->drain_timeout_ms = 3000;
     cfg->log_buffer_bytes = 1048576;
     cfg->overload_window_ms = 2000;
+    cfg->position_quantum = 1.0f / 256.0f;
+    cfg->velocity_quantum = 1.0f / 64.0f;
 }
 
 const char *net_log_level_str(net_log_level level) {
@@ -174,6 +176,10 @@ static const opt_def opts[] = {
      "DIR  world files CreateRoom may name (default none)"},
     {"admin-rate-limit", "COLLIDE_ADMIN_RATE_LIMIT", OPT_FLOAT, F(admin_rate_limit), 0, 0, 1e9,
      "MSGS_PER_S  per-admin token bucket, 0 = none (default 0)"},
+    {"position-quantum", "COLLIDE_POSITION_QUANTUM", OPT_FLOAT, F(position_quantum), 0, 1e-6, 1000,
+     "UNITS  position step of quantized snapshots (default 0.00390625 = 1/256)"},
+    {"velocity-quantum", "COLLIDE_VELOCITY_QUANTUM", OPT_FLOAT, F(velocity_quantum), 0, 1e-6, 1000,
+     "UNITS_PER_S  velocity step of quantized snapshots (default 0.015625 = 1/64)"},
 };
 #undef F
 #define OPT_COUNT (sizeof opts / sizeof opts[0])

@@ -57,6 +57,8 @@ typedef struct net_config {
     uint32_t room_idle_ms;            /* an auto room without clients closes after this */
     char world_dir[1024];             /* worlds CreateRoom may name; "" = none (only the default) */
     float admin_rate_limit;           /* messages per second per admin; 0 = unbounded */
+    float position_quantum;           /* quantized snapshots: world units per position step */
+    float velocity_quantum;           /* quantized snapshots: units/s per velocity step */
 } net_config;
 
 void net_config_default(net_config *cfg);

@@ -264,6 +264,8 @@ bool net_conn_adopt(net_conn_host *host, net_server *srv, int fd, const net_hell
                     const uint8_t *leftover, size_t leftover_len) {
     net_conn *conn = conn_open_fd(host, srv, fd);
     if (!conn) return false;
+    conn->client.snapshot_rate_hz = t->snapshot_rate_hz;
+    conn->client.quantized = t->quantized;
     net_server_welcome(srv, &conn->client, t->request_id, t->admin, t->name, t->room);
     if (leftover_len) net_session_feed(srv, &conn->client, leftover, leftover_len);
     if (net_client_accepts_input(&conn->client))

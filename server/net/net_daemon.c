@@ -109,7 +109,8 @@ static void on_hello(net_server *srv, net_client *c, const net_hello_ticket *t, 
     if (ref.created)
         net_log(NET_LOG_INFO, "room_create", 0, NULL, "room=%.*s auto=1 thread=%u",
                 (int)t->room_len, t->room, ref.thread);
-    net_hello_placement p = {ref.id, ref.thread, t->request_id, t->admin, ""};
+    net_hello_placement p = {ref.id, ref.thread,          t->request_id, t->admin,
+                             "",     t->snapshot_rate_hz, t->quantized};
     memcpy(p.room, t->room, t->room_len);
     net_client_hand_off(srv, c, &p);
 }

@@ -590,6 +590,9 @@ void net_client_release(net_server *srv, net_client *c) {
     c->owned = NULL;
     c->owned_count = c->owned_cap = 0;
     net_known_free(&c->known);
+    free(c->qknown);
+    c->qknown = NULL;
+    c->qknown_cap = 0;
 }
 
 void net_client_close(net_server *srv, net_client *c, net_disconnect_reason reason) {

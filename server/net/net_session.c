@@ -112,13 +112,16 @@ static void on_hello(net_server *srv, net_client *c, uint32_t rid, const Collide
                                   NET_ROOM_NAME_MAX);
             return;
         }
-        net_hello_ticket t = {rid, is_admin, c->name, room, room_len};
+        net_hello_ticket t = {rid,         is_admin, c->name, room, room_len, h->snapshot_rate_hz,
+                              h->quantized};
         srv->hello_hook(srv, c, &t, srv->hello_ctx);
         return;
     }
     /* Admins are let in: an operator must still reach a server that is shedding players. */
     if (!is_admin && net_server_refuse_hello_at_capacity(srv, c, rid)) return;
     if (!net_server_admit_session(srv, c, rid)) return;
+    c->snapshot_rate_hz = h->snapshot_rate_hz;
+    c->quantized = h->quantized;
     net_server_welcome(srv, c, rid, is_admin, c->name, NET_ROOM_DEFAULT);
 }
 
@@ -170,12 +173,22 @@ void net_server_welcome(net_server *srv, net_client *c, uint32_t rid, bool admin
     w.max_bodies_per_client = srv->cfg.max_bodies_per_client;
     w.admin = admin;
     w.room = (char *)room;
+    /* The snapshot rate granted, in whole Hz (tick_rate / interval, rounded), and the quanta of
+     * a quantized client's Snapshot.packed. */
+    c->snapshot_every = net_snapshot_interval(srv->cfg.tick_rate_hz, c->snapshot_rate_hz);
+    c->next_snapshot_tick = 0;
+    w.snapshot_rate_hz = (uint32_t)lrint((double)w.tick_rate_hz / c->snapshot_every);
+    if (c->quantized) {
+        w.position_quantum = srv->cfg.position_quantum;
+        w.velocity_quantum = srv->cfg.velocity_quantum;
+    }
     /* What of protocol 1.1 this server implements (PROTOCOL.md "Additions"); a client tests for a
      * name, never for a version. */
-    static char feature_batch[] = "batch", feature_rooms[] = "rooms";
-    static char *features[] = {feature_rooms, feature_batch};
+    static char feature_batch[] = "batch", feature_rooms[] = "rooms",
+                feature_quantized[] = "quantized";
+    static char *features[] = {feature_rooms, feature_batch, feature_quantized};
     /* "rooms" only where a client can reach them: a server with the directory behind it. */
-    w.n_features = srv->room_admin ? 2 : 1;
+    w.n_features = srv->room_admin ? 3 : 2;
     w.features = srv->room_admin ? features : features + 1;
     net_server_msg m = COLLIDE__V1__SERVER_MESSAGE__INIT;
     m.request_id = rid;

@@ -16,6 +16,7 @@
 #include "net_config.h"
 #include "net_known.h"
 #include "net_view.h"
+#include "quant.h"
 #include "world.h"
 
 #define NET_SNAPSHOT_DELTA_MAX 40 /* bytes of one encoded delta BodyState (at most 35) */
@@ -25,6 +26,25 @@
  * have that much slack): a fixed-size memcpy is a few vector moves, a variable one became a
  * `rep movsq` that cost half the snapshot pass (measured, docs/perf/net.md). */
 #define NET_SNAPSHOT_RECORD_COPY 48
+/* Room past max_frame in the quantized records' scratch, and the most one new body's record
+ * (flags, parts, kind, owner, a 16-vertex polygon's Shape) takes. */
+#define NET_SNAPSHOT_QUANT_SLACK 320
+
+/* A mover's quantized change record as last encoded for some client, and the baseline it was
+ * encoded against: any other client with the same baseline gets a copy (net_snapshot.c). */
+typedef struct net_qcache {
+    bool valid;  /* encoded since the mover last changed */
+    uint8_t len; /* bytes in rec (flags and parts; the id_gap is per client) */
+    quant_state base;
+    uint8_t rec[QUANT_CHANGE_MAX];
+} net_qcache;
+
+/* One record of a quantized snapshot being written, before the sort by id. */
+typedef struct net_qrec {
+    uint32_t id;
+    uint32_t off; /* in net_snapshot_writer.qbytes */
+    uint32_t len;
+} net_qrec;
 
 typedef struct net_snapshot_writer {
     net_view_index view;      /* interest-management grid the views query */
@@ -46,6 +66,15 @@ typedef struct net_snapshot_writer {
     net_buf body;             /* scratch: one Snapshot's encoded body */
     bool always_walk_statics; /* walk every static in view on every tick, as before the known
                                  statics were kept (for benchmarks and differential tests) */
+    /* Quantized snapshots (quant.h). */
+    double position_quantum, velocity_quantum; /* --position-quantum, --velocity-quantum */
+    quant_state *qcur;        /* each mover's state in quanta as of the mirror, by record slot */
+    net_qcache *qcache;       /* each mover's change record encoded this tick, by record slot */
+    size_t qslots;            /* entries allocated in qcur and qcache */
+    quant_state *qknown_next; /* scratch: a quantized client's qknown being rewritten */
+    size_t qknown_next_cap;   /* entries allocated in qknown_next */
+    net_qrec *qrecs;          /* scratch: one quantized snapshot's records (query_cap of them) */
+    net_buf qbytes;           /* scratch: their bytes */
 } net_snapshot_writer;
 
 struct net_server;
@@ -64,6 +93,11 @@ bool net_snapshot_observe(net_snapshot_writer *s, const world *w);
 void net_server_snapshots(struct net_server *srv);
 /* Snapshot for one client; the index and records must be current (net_server_snapshots). */
 void net_session_snapshot(struct net_server *srv, struct net_client *c);
+
+/* The interval in ticks of a client that asked for rate_hz snapshots a second (Hello.
+ * snapshot_rate_hz): the k >= 1 whose tick_rate / k is nearest, ties to the higher rate; 1 for 0
+ * or a rate at or above the tick rate. */
+uint32_t net_snapshot_interval(float tick_rate_hz, uint32_t rate_hz);
 
 /* Encodes a delta BodyState (fields 1-4, zero values left out as proto3 does) into out, which has
  * room for NET_SNAPSHOT_DELTA_MAX bytes; returns its length. */

@@ -29,7 +29,7 @@ static void place(net_server *srv, net_client *c, const net_hello_ticket *t, voi
         return;
     }
     h->last = ref;
-    net_hello_placement pl = {ref.id, ref.thread, t->request_id, t->admin, ""};
+    net_hello_placement pl = {ref.id, ref.thread, t->request_id, t->admin, "", 0, false};
     memcpy(pl.room, t->room, t->room_len);
     net_client_hand_off(srv, c, &pl);
 }

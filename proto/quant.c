@@ -124,6 +124,7 @@ static bool read_u32(const uint8_t **p, const uint8_t *end, uint32_t *out) {
 }
 
 bool quant_apply(quant_table *t, const uint8_t *packed, size_t len, quant_record_fn fn, void *ctx) {
+    if (len == 0) return true;
     const uint8_t *p = packed, *end = packed + len;
     uint64_t id = 0;
     bool first = true;

@@ -4,17 +4,22 @@
  *
  * Input layout (so the fuzzer can reach deep states without first inventing a Hello):
  *   byte 0: flags. bit0: client A says a valid Hello first; bit1: with the admin token;
- *           bit2: client B says Hello first; bit3: a small max frame (256 bytes).
+ *           bit2: client B says Hello first; bit3: a small max frame (256 bytes); bit4: those
+ *           Hellos ask for quantized snapshots; bit5: ... at 20 Hz.
  *   then records [ctl][payload]: ctl & 3 = 0 feed A, 1 feed B (payload of (ctl >> 2) + 1 bytes),
  *   2 run (ctl >> 2) % 4 world steps and snapshots, 3 reconnect B (ctl >> 2 == 0) or advance the
  *   clock by (ctl >> 2) * 100 ms.
  * Checked on every step: each frame the server wrote unpacks as a ServerMessage and fits the max
- * frame; every __unpack was freed (a counting allocator); ASan/UBSan/LSan do the rest. */
+ * frame; every __unpack was freed (a counting allocator); ASan/UBSan/LSan do the rest. A client
+ * with quantized snapshots (bit4, or a Hello of its own) has every snapshot decoded by the C
+ * client's decoder (client/qsnap.c), which must accept it and end up holding exactly what the
+ * server believes it sent (the client's qknown). */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "net_log.h"
 #include "net_test_util.h"
+#include "qsnap.h"
 
 static long fuzz_live_allocs; /* protobuf-c allocations not yet freed */
 /* Counts, then passes on to the server's own allocator (its parse arena), so the fuzzer runs the
@@ -32,7 +37,30 @@ static void fuzz_free(void *d, void *p) {
 }
 static ProtobufCAllocator fuzz_allocator = {fuzz_alloc, fuzz_free, NULL};
 
-static void drain_output(net_server *srv, net_client *c) {
+static cc_qsnap qa, qb; /* the client decoders of a and b */
+
+/* Decodes a quantized snapshot as the C client does; aborts on a refusal. */
+static void decode_quantized(cc_qsnap *q, const Collide__V1__ServerMessage *m) {
+    if (m->msg_case != COLLIDE__V1__SERVER_MESSAGE__MSG_SNAPSHOT) return;
+    Collide__V1__Snapshot *s = m->snapshot;
+    if (s->n_bodies != 0) abort(); /* a quantized client never gets a BodyState */
+    if (!cc_qsnap_expand(q, s)) abort();
+    for (size_t i = 1; i < s->n_bodies; i++)
+        if (s->bodies[i]->id <= s->bodies[i - 1]->id) abort();
+    cc_qsnap_done(q, s);
+}
+
+/* The decoder's table is the server's record of what it sent: same ids, same states. */
+static void check_in_sync(const net_client *c, const cc_qsnap *q) {
+    if (!c->quantized || c->state != NET_CLIENT_ACTIVE) return;
+    if (q->t.count != c->known.count) abort();
+    for (uint32_t i = 0; i < c->known.count; i++) {
+        const quant_body *b = quant_table_find(&q->t, c->known.entries[i].id);
+        if (!b || memcmp(&b->q, &c->qknown[i], sizeof b->q) != 0) abort();
+    }
+}
+
+static void drain_output(net_server *srv, net_client *c, cc_qsnap *q) {
     size_t off = 0;
     while (off < c->out.len) {
         size_t pl = 0, bl = 0;
@@ -42,24 +70,43 @@ static void drain_output(net_server *srv, net_client *c) {
         Collide__V1__ServerMessage *m =
             collide__v1__server_message__unpack(NULL, bl, c->out.data + off + pl);
         if (!m) abort();
+        if (c->quantized) decode_quantized(q, m);
         collide__v1__server_message__free_unpacked(m, NULL);
         off += pl + bl;
     }
     c->out.len = 0;
+    check_in_sync(c, q);
+}
+
+/* The Hello of a client: quantized with bit4 of the flags (at 20 Hz with bit5). */
+static size_t hello_of(uint8_t flags, const char *token, uint8_t *buf, size_t cap) {
+    Collide__V1__Hello h = COLLIDE__V1__HELLO__INIT;
+    h.protocol_version = 1;
+    h.name = (char *)"tester";
+    h.token = (char *)(token ? token : "");
+    h.quantized = (flags & 16u) != 0;
+    h.snapshot_rate_hz = (flags & 32u) ? 20u : 0u;
+    tu_cmsg m = COLLIDE__V1__CLIENT_MESSAGE__INIT;
+    m.request_id = 1;
+    m.msg_case = COLLIDE__V1__CLIENT_MESSAGE__MSG_HELLO;
+    m.hello = &h;
+    return tu_frame(&m, buf, cap);
 }
 
 /* A client the server wants closed is closed, as the I/O layer would, and a fresh one opened. */
-static void settle(net_server *srv, net_client *c, bool say_hello) {
-    drain_output(srv, c);
+static void settle(net_server *srv, net_client *c, cc_qsnap *q, bool say_hello, uint8_t flags) {
+    drain_output(srv, c, q);
     if (c->kill || c->state == NET_CLIENT_CLOSING) {
         net_client_release(srv, c);
         memset(c, 0, sizeof *c);
+        cc_qsnap_free(q);
+        cc_qsnap_init(q, srv->cfg.position_quantum, srv->cfg.velocity_quantum);
         net_client_open(srv, c, "fuzz");
         if (say_hello) {
             uint8_t buf[128];
-            net_session_feed(srv, c, buf, tu_hello(1, 1, NULL, buf, sizeof buf));
+            net_session_feed(srv, c, buf, hello_of(flags, NULL, buf, sizeof buf));
         }
-        drain_output(srv, c);
+        drain_output(srv, c, q);
     }
 }
 
@@ -97,11 +144,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     memset(&b, 0, sizeof b);
     net_client_open(srv, &a, "a");
     net_client_open(srv, &b, "b");
+    cc_qsnap_init(&qa, cfg.position_quantum, cfg.velocity_quantum);
+    cc_qsnap_init(&qb, cfg.position_quantum, cfg.velocity_quantum);
     uint8_t buf[128];
     if (flags & 1u)
         net_session_feed(srv, &a, buf,
-                         tu_hello(1, 1, (flags & 2u) ? "adm" : NULL, buf, sizeof buf));
-    if (flags & 4u) net_session_feed(srv, &b, buf, tu_hello(1, 1, NULL, buf, sizeof buf));
+                         hello_of(flags, (flags & 2u) ? "adm" : NULL, buf, sizeof buf));
+    if (flags & 4u) net_session_feed(srv, &b, buf, hello_of(flags, NULL, buf, sizeof buf));
 
     size_t i = 1;
     while (i < size) {
@@ -121,11 +170,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             srv->now_us += (uint64_t)arg * 100000u;
         }
         if (fuzz_live_allocs != 0) abort();
-        settle(srv, &a, flags & 1u);
-        settle(srv, &b, flags & 4u);
+        settle(srv, &a, &qa, flags & 1u, flags);
+        settle(srv, &b, &qb, flags & 4u, flags);
     }
     net_client_release(srv, &a);
     net_client_release(srv, &b);
+    cc_qsnap_free(&qa);
+    cc_qsnap_free(&qb);
     net_server_destroy(srv);
     world_destroy(w);
     return 0;

@@ -39,6 +39,25 @@ double bench_pct(double *v, int n, double p) {
 
 bool bench_scene_init(bench_scene *s, int nclients, float view_radius, uint32_t seed, char *err,
                       size_t errlen) {
+    return bench_scene_init_ex(s, nclients, view_radius, seed, 0, false, err, errlen);
+}
+
+/* A Hello with the 1.1 snapshot fields (0 and false: a v1 Hello's bytes). */
+static size_t hello_ex(uint32_t rate, bool quantized, uint8_t *out, size_t cap) {
+    Collide__V1__Hello h = COLLIDE__V1__HELLO__INIT;
+    h.protocol_version = 1;
+    h.name = (char *)"tester";
+    h.token = (char *)"";
+    h.snapshot_rate_hz = rate;
+    h.quantized = quantized;
+    Collide__V1__ClientMessage m = COLLIDE__V1__CLIENT_MESSAGE__INIT;
+    m.msg_case = COLLIDE__V1__CLIENT_MESSAGE__MSG_HELLO;
+    m.hello = &h;
+    return tu_frame(&m, out, cap);
+}
+
+bool bench_scene_init_ex(bench_scene *s, int nclients, float view_radius, uint32_t seed,
+                         uint32_t snapshot_rate_hz, bool quantized, char *err, size_t errlen) {
     memset(s, 0, sizeof *s);
     s->seq = 1;
     s->rng.state = seed ? seed : 1;
@@ -63,7 +82,8 @@ bool bench_scene_init(bench_scene *s, int nclients, float view_radius, uint32_t 
         net_client *c = &s->clients[i];
         net_client_open(s->srv, c, "bench");
         s->nclients = i + 1; /* the clients bench_scene_destroy releases */
-        net_session_feed(s->srv, c, s->buf, tu_hello(0, 1, NULL, s->buf, sizeof s->buf));
+        net_session_feed(s->srv, c, s->buf,
+                         hello_ex(snapshot_rate_hz, quantized, s->buf, sizeof s->buf));
         /* x before y: the random stream fixes the layout. */
         float x = b.min.x + 5.0f + bench_rng_unit(&s->rng) * (b.max.x - b.min.x - 10.0f);
         float y = b.min.y + 5.0f + bench_rng_unit(&s->rng) * (b.max.y - b.min.y - 10.0f);

@@ -46,8 +46,7 @@ void net_snapshot_writer_free(net_snapshot_writer *sw) {
     net_buf_free(&sw->deltas);
     free(sw->free_records);
     net_view_free(&sw->view);
-    free(sw->qcur);
-    free(sw->qcache);
+    free(sw->qslot);
     free(sw->qknown_next);
     free(sw->qrecs);
     net_buf_free(&sw->qbytes);
@@ -95,12 +94,9 @@ static bool reserve_deltas(void *ctx, size_t movers) {
         sw->free_cap = movers;
     }
     if (movers > sw->qslots) {
-        quant_state *q = realloc(sw->qcur, movers * sizeof *q);
+        net_qslot *q = realloc(sw->qslot, movers * sizeof *q);
         if (!q) return false;
-        sw->qcur = q;
-        net_qcache *qc = realloc(sw->qcache, movers * sizeof *qc);
-        if (!qc) return false;
-        sw->qcache = qc;
+        sw->qslot = q;
         sw->qslots = movers;
     }
     return true;
@@ -143,8 +139,8 @@ static uint32_t record_delta(void *ctx, const world_body_row *row, uint32_t hand
     /* The quantized form of the same state; records encoded against the old one are stale. */
     size_t slot = handle / NET_SNAPSHOT_RECORD_COPY;
     NET_ASSERT(slot < sw->qslots);
-    sw->qcur[slot] = quantize(sw, row->position, row->velocity, row->last_input_seq);
-    sw->qcache[slot].valid = false;
+    sw->qslot[slot].cur = quantize(sw, row->position, row->velocity, row->last_input_seq);
+    sw->qslot[slot].valid = false;
     return handle;
 }
 
@@ -325,20 +321,35 @@ static bool encode_new_body(net_server *srv, world_body_id id, size_t budget,
 /* ---- Where a snapshot's bodies go: BodyStates, or quantized records ------------------------- */
 
 typedef struct snap_out {
-    net_buf *s;   /* the Snapshot body; a float client's BodyStates are appended to it */
-    size_t limit; /* float: s->len may not pass it; quantized: nor may used */
-    bool quant;   /* the client's snapshots carry Snapshot.packed */
-    size_t used;  /* quantized: s->len plus the most the packed field can take so far */
-    size_t nrecs; /* quantized: records in sw->qrecs */
+    net_buf *s;       /* the Snapshot body; a float client's BodyStates are appended to it */
+    size_t limit;     /* float: s->len may not pass it; quantized: nor may used */
+    bool quant;       /* the client's snapshots carry Snapshot.packed */
+    size_t used;      /* quantized: s->len plus the most the packed field can take so far */
+    size_t nrecs;     /* quantized: records in sw->qrecs */
+    uint32_t last_id; /* quantized: the id of the last record written to sw->qbytes */
+    bool unsorted;    /* quantized: a record came after one of a higher id (qbytes is not the
+                         packed field as it stands: q_write_packed sorts) */
 } snap_out;
 
 /* The most an id_gap adds to a record (a varint of up to 32 bits). */
 #define QUANT_GAP_MAX 5
 
-static void q_push(net_snapshot_writer *sw, snap_out *o, uint32_t id, size_t off, size_t len) {
+/* Records are written to sw->qbytes as the packed field will hold them, each behind its id_gap
+ * from the record before: in the usual snapshot (movers only, no round robin) they come in id
+ * order and qbytes goes out as it is. q_begin writes the gap and returns where the record's own
+ * bytes go; q_end notes them (for the sort when they did not come in order). */
+static size_t q_begin(net_snapshot_writer *sw, snap_out *o, uint32_t id) {
+    if (id <= o->last_id) o->unsorted = true;
+    sw->qbytes.len += varint_write(sw->qbytes.data + sw->qbytes.len, id - o->last_id);
+    o->last_id = id;
+    return sw->qbytes.len;
+}
+
+static void q_end(net_snapshot_writer *sw, snap_out *o, uint32_t id, size_t off, size_t len) {
     NET_ASSERT(o->nrecs < sw->query_cap);
     net_qrec r = {id, (uint32_t)off, (uint32_t)len};
     sw->qrecs[o->nrecs++] = r;
+    sw->qbytes.len = off + len;
     o->used += len + QUANT_GAP_MAX;
 }
 
@@ -361,14 +372,13 @@ static bool q_new_body(net_server *srv, snap_out *o, const net_view_entry *v,
     collide__v1__shape__pack(&shape.shape, shape_bytes);
     /* A mover's state is the mirror's, the one its change records are made from. */
     quant_state q = v->delta_off != NET_VIEW_NO_DELTA
-                        ? sw->qcur[v->delta_off / NET_SNAPSHOT_RECORD_COPY]
+                        ? sw->qslot[v->delta_off / NET_SNAPSHOT_RECORD_COPY].cur
                         : quantize(sw, info.position, info.velocity, info.last_input_seq);
     uint32_t kind = info.kind == WORLD_BODY_STATIC ? COLLIDE__V1__BODY_KIND__BODY_KIND_STATIC
                                                    : COLLIDE__V1__BODY_KIND__BODY_KIND_MOVING;
-    size_t off = sw->qbytes.len;
+    size_t off = q_begin(sw, o, v->id);
     size_t len = quant_encode_new(&q, kind, info.owner, shape_bytes, slen, sw->qbytes.data + off);
-    sw->qbytes.len += len;
-    q_push(sw, o, v->id, off, len);
+    q_end(sw, o, v->id, off, len);
     *changed_tick = info.changed_tick;
     *sent = q;
     return true;
@@ -380,35 +390,34 @@ static bool q_new_body(net_server *srv, snap_out *o, const net_view_entry *v,
  * does not fit. */
 static bool q_changed(net_server *srv, snap_out *o, const net_view_entry *v, quant_state *base) {
     net_snapshot_writer *sw = &srv->snapshot;
-    size_t slot = v->delta_off / NET_SNAPSHOT_RECORD_COPY;
-    const quant_state *cur = &sw->qcur[slot];
-    if (memcmp(cur, base, sizeof *cur) == 0) return true;
-    net_qcache *qc = &sw->qcache[slot];
-    uint8_t tmp[QUANT_CHANGE_MAX];
-    const uint8_t *rec = tmp;
-    size_t len;
-    if (qc->valid && memcmp(&qc->base, base, sizeof *base) == 0) {
-        rec = qc->rec;
-        len = qc->len;
+    net_qslot *qs = &sw->qslot[v->delta_off / NET_SNAPSHOT_RECORD_COPY];
+    if (memcmp(&qs->cur, base, sizeof *base) == 0) return true;
+    if (qs->valid && memcmp(&qs->base, base, sizeof *base) == 0) {
         srv->metrics.quantized_records_copied_total++;
-    } else {
-        len = quant_encode_change(cur, base, tmp);
-        srv->metrics.quantized_records_encoded_total++;
+    } else if (!qs->valid) {
         /* The first baseline of the tick keeps the slot: clients at the same rate that missed
          * no snapshot all share it. */
-        if (!qc->valid) {
-            qc->valid = true;
-            qc->len = (uint8_t)len;
-            qc->base = *base;
-            memcpy(qc->rec, tmp, len);
-        }
+        qs->len = (uint8_t)quant_encode_change(&qs->cur, base, qs->rec);
+        qs->base = *base;
+        qs->valid = true;
+        srv->metrics.quantized_records_encoded_total++;
+    } else {
+        uint8_t tmp[QUANT_CHANGE_MAX];
+        size_t len = quant_encode_change(&qs->cur, base, tmp);
+        srv->metrics.quantized_records_encoded_total++;
+        if (o->used + len + QUANT_GAP_MAX > o->limit) return false;
+        size_t off = q_begin(sw, o, v->id);
+        memcpy(sw->qbytes.data + off, tmp, QUANT_CHANGE_MAX);
+        q_end(sw, o, v->id, off, len);
+        *base = qs->cur;
+        return true;
     }
-    if (o->used + len + QUANT_GAP_MAX > o->limit) return false;
-    size_t off = sw->qbytes.len;
-    memcpy(sw->qbytes.data + off, rec, len);
-    sw->qbytes.len += len;
-    q_push(sw, o, v->id, off, len);
-    *base = *cur;
+    if (o->used + qs->len + QUANT_GAP_MAX > o->limit) return false;
+    size_t off = q_begin(sw, o, v->id);
+    /* A fixed-size copy, as the float path's records (the scratch has the slack). */
+    memcpy(sw->qbytes.data + off, qs->rec, QUANT_CHANGE_MAX);
+    q_end(sw, o, v->id, off, qs->len);
+    *base = qs->cur;
     return true;
 }
 
@@ -439,22 +448,24 @@ static int qrec_cmp(const void *a, const void *b) {
 /* Appends Snapshot.packed: the records in ascending id order, each behind its id_gap. */
 static void q_write_packed(net_snapshot_writer *sw, snap_out *o) {
     if (!o->nrecs) return;
-    net_qrec *r = sw->qrecs;
-    for (size_t i = 1; i < o->nrecs; i++) {
-        if (r[i].id < r[i - 1].id) {
-            /* New statics before movers, or a round robin's wrap: out of id order. */
-            qsort(r, o->nrecs, sizeof *r, qrec_cmp);
-            break;
-        }
+    net_buf *s = o->s;
+    s->len += wire_put_key(s->data + s->len, WIRE_SNAPSHOT_PACKED, WIRE_LEN);
+    if (!o->unsorted) {
+        put_varint(s, sw->qbytes.len);
+        memcpy(s->data + s->len, sw->qbytes.data, sw->qbytes.len);
+        s->len += sw->qbytes.len;
+        return;
     }
+    /* New statics before movers, or a round robin's wrap: out of id order. Sorted, and the gaps
+     * written anew. */
+    net_qrec *r = sw->qrecs;
+    qsort(r, o->nrecs, sizeof *r, qrec_cmp);
     size_t total = 0;
     uint32_t prev = 0;
     for (size_t i = 0; i < o->nrecs; i++) {
         total += varint_size(r[i].id - prev) + r[i].len;
         prev = r[i].id;
     }
-    net_buf *s = o->s;
-    s->len += wire_put_key(s->data + s->len, WIRE_SNAPSHOT_PACKED, WIRE_LEN);
     put_varint(s, total);
     prev = 0;
     for (size_t i = 0; i < o->nrecs; i++) {
@@ -555,7 +566,7 @@ void net_session_snapshot(net_server *srv, net_client *c) {
     size_t limit = frame_budget - removed_field; /* s->len may not pass this */
     net_known_entry *next = sw->known_next.entries;
     size_t nnext = 0, dropped = 0, ndeferred = 0;
-    snap_out out = {s, limit, quant, s->len + 1 + varint_size(limit), 0};
+    snap_out out = {s, limit, quant, s->len + 1 + varint_size(limit), 0, 0, false};
     sw->qbytes.len = 0;
     uint64_t resume = c->resume_key, stop_key = 0;
     bool stopped = false;         /* something had no room: stop_key is the first such key */

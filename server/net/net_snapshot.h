@@ -30,14 +30,16 @@
  * (flags, parts, kind, owner, a 16-vertex polygon's Shape) takes. */
 #define NET_SNAPSHOT_QUANT_SLACK 320
 
-/* A mover's quantized change record as last encoded for some client, and the baseline it was
- * encoded against: any other client with the same baseline gets a copy (net_snapshot.c). */
-typedef struct net_qcache {
-    bool valid;  /* encoded since the mover last changed */
-    uint8_t len; /* bytes in rec (flags and parts; the id_gap is per client) */
-    quant_state base;
-    uint8_t rec[QUANT_CHANGE_MAX];
-} net_qcache;
+/* A mover's quantized state, and its change record as last encoded for some client with the
+ * baseline it was encoded against: any other client with the same baseline gets a copy
+ * (net_snapshot.c). One struct, so that a client's record costs one slot's cache lines. */
+typedef struct net_qslot {
+    quant_state cur;               /* the mover's state in quanta as of the mirror */
+    quant_state base;              /* the baseline rec was encoded against (when valid) */
+    bool valid;                    /* rec was encoded since the mover last changed */
+    uint8_t len;                   /* bytes in rec (flags and parts; the id_gap is per client) */
+    uint8_t rec[QUANT_CHANGE_MAX]; /* copied as QUANT_CHANGE_MAX bytes whatever len */
+} net_qslot;
 
 /* One record of a quantized snapshot being written, before the sort by id. */
 typedef struct net_qrec {
@@ -68,9 +70,8 @@ typedef struct net_snapshot_writer {
                                  statics were kept (for benchmarks and differential tests) */
     /* Quantized snapshots (quant.h). */
     double position_quantum, velocity_quantum; /* --position-quantum, --velocity-quantum */
-    quant_state *qcur;        /* each mover's state in quanta as of the mirror, by record slot */
-    net_qcache *qcache;       /* each mover's change record encoded this tick, by record slot */
-    size_t qslots;            /* entries allocated in qcur and qcache */
+    net_qslot *qslot;         /* each mover's quantized state and record, by record slot */
+    size_t qslots;            /* entries allocated in qslot */
     quant_state *qknown_next; /* scratch: a quantized client's qknown being rewritten */
     size_t qknown_next_cap;   /* entries allocated in qknown_next */
     net_qrec *qrecs;          /* scratch: one quantized snapshot's records (query_cap of them) */

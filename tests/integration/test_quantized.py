@@ -144,11 +144,16 @@ def test_python_decoder_agrees_with_float_watcher():
         # A loaded machine coalesces late steps (no snapshot of their own): most ticks remain.
         check(n >= TICKS // 2, "most ticks compared (%d)" % n)
         compare(fw, q20, 0.01, 0.125, "quantized at 20 Hz")
-        ticks20 = sorted(q20.states)
-        check(all(b - a == 3 for a, b in zip(ticks20, ticks20[1:])) and ticks20[0] % 3 == 0,
-              "a 20 Hz watcher gets every third tick")
-        ticks7 = sorted(q7.states)
-        check(all(b - a == 9 for a, b in zip(ticks7, ticks7[1:])), "7 Hz: every ninth tick")
+        # One snapshot per window of 3 (9) ticks: at its first tick, or at the first snapshot
+        # pass after it when a loaded loop coalesced late steps.
+        for k, w in ((3, q20), (9, q7)):
+            ticks = sorted(w.states)
+            check(all(b // k > a // k for a, b in zip(ticks, ticks[1:])),
+                  "every %d ticks: never two snapshots in one window: %s" % (k, ticks))
+            span = (ticks[-1] // k - ticks[0] // k) + 1
+            check(len(ticks) >= 0.8 * span, "every %d ticks: few windows missed: %s" % (k, ticks))
+            on_time = sum(1 for t in ticks if t % k == 0)
+            check(on_time >= len(ticks) // 2, "mostly at the window's first tick: %s" % ticks)
         compare(fw, q7, 0.01, 0.125, "quantized at 7 Hz")
     finally:
         stop.set()

@@ -4,19 +4,24 @@
  *
  * Input layout (so the fuzzer can reach deep states without first inventing a Hello):
  *   byte 0: flags. bit0: client A says a valid Hello first; bit1: with the admin token;
- *           bit2: client B says Hello first; bit3: a small max frame (256 bytes); bit4: those
- *           Hellos ask for quantized snapshots; bit5: ... at 20 Hz.
+ *           bit2: client B says Hello first; bit3: a small max frame (256 bytes);
+ *           bit4: client B is on a front (a world-less server placing Hellos in rooms through the
+ *           real room directory), as the daemon's front loop is; bit5: the Hellos ask for
+ *           quantized snapshots; bit6: ... at 20 Hz.
+ * The world's server answers CreateRoom/CloseRoom/ListRooms through the daemon's own admin calls
+ * (net_host.c) on a real directory, without worker threads.
  *   then records [ctl][payload]: ctl & 3 = 0 feed A, 1 feed B (payload of (ctl >> 2) + 1 bytes),
  *   2 run (ctl >> 2) % 4 world steps and snapshots, 3 reconnect B (ctl >> 2 == 0) or advance the
  *   clock by (ctl >> 2) * 100 ms.
  * Checked on every step: each frame the server wrote unpacks as a ServerMessage and fits the max
  * frame; every __unpack was freed (a counting allocator); ASan/UBSan/LSan do the rest. A client
- * with quantized snapshots (bit4, or a Hello of its own) has every snapshot decoded by the C
+ * with quantized snapshots (bit5, or a Hello of its own) has every snapshot decoded by the C
  * client's decoder (client/qsnap.c), which must accept it and end up holding exactly what the
  * server believes it sent (the client's qknown). */
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "net_host.h"
 #include "net_log.h"
 #include "net_test_util.h"
 #include "qsnap.h"
@@ -78,14 +83,14 @@ static void drain_output(net_server *srv, net_client *c, cc_qsnap *q) {
     check_in_sync(c, q);
 }
 
-/* The Hello of a client: quantized with bit4 of the flags (at 20 Hz with bit5). */
+/* The Hello of a client: quantized with bit5 of the flags (at 20 Hz with bit6). */
 static size_t hello_of(uint8_t flags, const char *token, uint8_t *buf, size_t cap) {
     Collide__V1__Hello h = COLLIDE__V1__HELLO__INIT;
     h.protocol_version = 1;
     h.name = (char *)"tester";
     h.token = (char *)(token ? token : "");
-    h.quantized = (flags & 16u) != 0;
-    h.snapshot_rate_hz = (flags & 32u) ? 20u : 0u;
+    h.quantized = (flags & 32u) != 0;
+    h.snapshot_rate_hz = (flags & 64u) ? 20u : 0u;
     tu_cmsg m = COLLIDE__V1__CLIENT_MESSAGE__INIT;
     m.request_id = 1;
     m.msg_case = COLLIDE__V1__CLIENT_MESSAGE__MSG_HELLO;
@@ -93,10 +98,25 @@ static size_t hello_of(uint8_t flags, const char *token, uint8_t *buf, size_t ca
     return tu_frame(&m, buf, cap);
 }
 
+/* The front's hook, as the daemon's: the directory places the Hello or the front refuses it. */
+static void place(net_server *srv, net_client *c, const net_hello_ticket *t, void *ctx) {
+    net_room_ref ref;
+    net_room_status st = net_rooms_join(ctx, t->room, t->room_len, t->admin, &ref);
+    if (st != NET_ROOM_OK) {
+        net_server_refuse_room(srv, c, t->request_id, (int)st);
+        return;
+    }
+    net_hello_placement p = {ref.id, ref.thread, t->request_id, t->admin,
+                             "",     0,          false};
+    memcpy(p.room, t->room, t->room_len);
+    net_client_hand_off(srv, c, &p);
+    net_rooms_abandon(ctx, ref.id); /* no worker here: the join never arrives */
+}
+
 /* A client the server wants closed is closed, as the I/O layer would, and a fresh one opened. */
 static void settle(net_server *srv, net_client *c, cc_qsnap *q, bool say_hello, uint8_t flags) {
     drain_output(srv, c, q);
-    if (c->kill || c->state == NET_CLIENT_CLOSING) {
+    if (c->kill || c->handed_off || c->state == NET_CLIENT_CLOSING) {
         net_client_release(srv, c);
         memset(c, 0, sizeof *c);
         cc_qsnap_free(q);
@@ -134,6 +154,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     world_spawn(w, WORLD_BODY_STATIC, &wall, v2(0, -5), 0, NULL, NULL);
     net_server *srv = net_server_create(&cfg, w);
     if (!srv) abort();
+    static const char world_json[] = "{\"bounds\": {\"min\": [-50, -50], \"max\": [50, 50]}}";
+    char *text = malloc(sizeof world_json);
+    if (!text) abort();
+    memcpy(text, world_json, sizeof world_json);
+    net_world_text *def = net_world_text_make(text, sizeof world_json - 1);
+    net_rooms_config rc = {1, 3, cfg.max_clients, true, def};
+    net_hosts hosts;
+    memset(&hosts, 0, sizeof hosts);
+    hosts.cfg = cfg;
+    hosts.dir = net_rooms_create(&rc);
+    net_world_text_unref(def);
+    if (!hosts.dir) abort();
+    hosts.threads = 1;
+    net_hosts_init_admin(&hosts);
+    srv->room_admin = &hosts.room_admin;
+    net_server *front = net_server_create(&cfg, NULL);
+    if (!front) abort();
+    net_server_set_hello_hook(front, place, hosts.dir);
+    net_server *srv_b = (flags & 16u) ? front : srv;
+    front->now_us = 1000000;
     fuzz_allocator.allocator_data = srv->pb_alloc;
     srv->pb_alloc = &fuzz_allocator;
     srv->now_us = 1000000;
@@ -143,14 +183,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     memset(&a, 0, sizeof a);
     memset(&b, 0, sizeof b);
     net_client_open(srv, &a, "a");
-    net_client_open(srv, &b, "b");
+    net_client_open(srv_b, &b, "b");
     cc_qsnap_init(&qa, cfg.position_quantum, cfg.velocity_quantum);
     cc_qsnap_init(&qb, cfg.position_quantum, cfg.velocity_quantum);
     uint8_t buf[128];
     if (flags & 1u)
         net_session_feed(srv, &a, buf,
                          hello_of(flags, (flags & 2u) ? "adm" : NULL, buf, sizeof buf));
-    if (flags & 4u) net_session_feed(srv, &b, buf, hello_of(flags, NULL, buf, sizeof buf));
+    if (flags & 4u) net_session_feed(srv_b, &b, buf, hello_of(flags, NULL, buf, sizeof buf));
 
     size_t i = 1;
     while (i < size) {
@@ -159,25 +199,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (op <= 1) {
             size_t n = arg + 1u;
             if (n > size - i) n = size - i;
-            net_session_feed(srv, op == 0 ? &a : &b, data + i, n);
+            net_session_feed(op == 0 ? srv : srv_b, op == 0 ? &a : &b, data + i, n);
             i += n;
         } else if (op == 2) {
             srv->now_us += 16667;
+            front->now_us += 16667;
             net_server_tick(srv, arg % 4u);
+            net_server_tick(front, 0);
         } else if (arg == 0) {
             b.kill = true;
         } else {
             srv->now_us += (uint64_t)arg * 100000u;
+            front->now_us += (uint64_t)arg * 100000u;
         }
         if (fuzz_live_allocs != 0) abort();
         settle(srv, &a, &qa, flags & 1u, flags);
-        settle(srv, &b, &qb, flags & 4u, flags);
+        settle(srv_b, &b, &qb, flags & 4u, flags);
     }
     net_client_release(srv, &a);
-    net_client_release(srv, &b);
+    net_client_release(srv_b, &b);
     cc_qsnap_free(&qa);
     cc_qsnap_free(&qb);
     net_server_destroy(srv);
+    net_server_destroy(front);
+    net_rooms_destroy(hosts.dir);
     world_destroy(w);
     return 0;
 }

@@ -191,6 +191,25 @@ bool net_conn_flush(net_server *srv) {
     return flushed;
 }
 
+/* Registers an open socket with its server under its peer's address; false when the server would
+ * not (out of memory): the connection is then closing and frees itself. adopted: handed over by
+ * the front, which counted it already. */
+static bool conn_register(net_conn *conn, bool adopted) {
+    struct sockaddr_storage ss;
+    int len = sizeof ss;
+    char addr[64] = "-";
+    if (uv_tcp_getpeername(&conn->tcp, (struct sockaddr *)&ss, &len) == 0)
+        addr_str(&ss, addr, sizeof addr);
+    net_conn_set_clock(conn->srv);
+    bool ok = adopted ? net_client_open_adopted(conn->srv, &conn->client, addr)
+                      : net_client_open(conn->srv, &conn->client, addr);
+    if (!ok) {
+        conn->closing = true;
+        uv_close((uv_handle_t *)&conn->tcp, on_conn_closed);
+    }
+    return ok;
+}
+
 void net_conn_accept(net_conn_host *host, net_server *srv, uv_stream_t *listener) {
     net_conn *conn = calloc(1, sizeof *conn);
     if (!conn) {
@@ -210,17 +229,7 @@ void net_conn_accept(net_conn_host *host, net_server *srv, uv_stream_t *listener
     uv_tcp_nodelay(&conn->tcp, 1);
     int sndbuf = NET_SNDBUF_BYTES;
     uv_send_buffer_size((uv_handle_t *)&conn->tcp, &sndbuf);
-    struct sockaddr_storage ss;
-    int len = sizeof ss;
-    char addr[64] = "-";
-    if (uv_tcp_getpeername(&conn->tcp, (struct sockaddr *)&ss, &len) == 0)
-        addr_str(&ss, addr, sizeof addr);
-    net_conn_set_clock(srv);
-    if (!net_client_open(srv, &conn->client, addr)) { /* not registered */
-        conn->closing = true;
-        uv_close((uv_handle_t *)&conn->tcp, on_conn_closed);
-        return;
-    }
+    if (!conn_register(conn, false)) return;
     uv_read_start((uv_stream_t *)&conn->tcp, on_alloc, on_read);
 }
 
@@ -246,18 +255,7 @@ static net_conn *conn_open_fd(net_conn_host *host, net_server *srv, int fd) {
         uv_close((uv_handle_t *)&conn->tcp, on_conn_closed);
         return NULL;
     }
-    struct sockaddr_storage ss;
-    int len = sizeof ss;
-    char addr[64] = "-";
-    if (uv_tcp_getpeername(&conn->tcp, (struct sockaddr *)&ss, &len) == 0)
-        addr_str(&ss, addr, sizeof addr);
-    net_conn_set_clock(srv);
-    if (!net_client_open_adopted(srv, &conn->client, addr)) {
-        conn->closing = true;
-        uv_close((uv_handle_t *)&conn->tcp, on_conn_closed);
-        return NULL;
-    }
-    return conn;
+    return conn_register(conn, true) ? conn : NULL;
 }
 
 bool net_conn_adopt(net_conn_host *host, net_server *srv, int fd, const net_hello_ticket *t,

@@ -293,6 +293,13 @@ static void collect_start(net_daemon *d) {
     d->collecting = net_hosts_collect(&d->hosts);
 }
 
+static int room_row_order(const void *pa, const void *pb) {
+    const net_room_metrics *a = pa, *b = pb;
+    bool da = strcmp(a->name, NET_ROOM_DEFAULT) == 0, db = strcmp(b->name, NET_ROOM_DEFAULT) == 0;
+    if (da != db) return da ? -1 : 1;
+    return strcmp(a->name, b->name);
+}
+
 /* The /metrics exposition from the collected copies: the daemon-wide series sum the front, every
  * room and every thread's retired counters; the collide_room_* families label the rooms. */
 static bool render_metrics(net_daemon *d, net_buf *out) {
@@ -325,6 +332,9 @@ static bool render_metrics(net_daemon *d, net_buf *out) {
         }
     }
     if (g.body_ids_left == UINT64_MAX) g.body_ids_left = 0;
+    /* The renderer breaks ties in the top 64 by position: in the directory's order (`default`
+     * first, then by name; docs/operations.md), not in the order the threads answered. */
+    qsort(rows, k, sizeof *rows, room_row_order);
     out->len = 0;
     bool ok = net_metrics_render_rooms(rows, k, &front, &g, out);
     free(rows);

@@ -340,7 +340,7 @@ bool net_hosts_start(net_hosts *all) {
     if (n == 0) n = 1;
     all->threads = n;
     all->cfg.threads = n;
-    all->room_admin = (net_room_admin){admin_create, admin_close, admin_list, all};
+    net_hosts_init_admin(all);
     all->workers = calloc(n, sizeof *all->workers);
     all->collected = calloc(n, sizeof *all->collected);
     net_host **hosts = calloc(n, sizeof *hosts);
@@ -527,7 +527,7 @@ static int admin_create(void *ctx, const char *name, size_t len, const char *wor
     /* Built now on its thread, not at its first join: its statics are in ListRooms from the
      * first published figures, and a world that fails there is logged at once. */
     net_worker_msg m = {HOST_ROOM_ENSURE, ref.id, -1, (uint8_t *)name, len};
-    (void)net_worker_post(all->workers[ref.thread], &m);
+    if (all->workers) (void)net_worker_post(all->workers[ref.thread], &m);
     if (!net_rooms_find(all->dir, name, len, out)) memset(out, 0, sizeof *out);
     out->bodies = world_len > 0 ? statics : all->default_statics;
     net_log(NET_LOG_INFO, "room_create", 0, NULL, "room=%.*s world=%s max_clients=%u thread=%u",
@@ -547,10 +547,14 @@ static int admin_close(void *ctx, const char *name, size_t len, const char *reas
         return status_code(st);
     }
     net_worker_msg m = {HOST_ROOM_CLOSE, ref.id, -1, (uint8_t *)reason, strlen(reason)};
-    (void)net_worker_post(all->workers[ref.thread], &m);
+    if (all->workers) (void)net_worker_post(all->workers[ref.thread], &m);
     return 0;
 }
 
 static size_t admin_list(void *ctx, net_room_info *out, size_t max) {
     return net_rooms_list(((net_hosts *)ctx)->dir, out, max);
+}
+
+void net_hosts_init_admin(net_hosts *all) {
+    all->room_admin = (net_room_admin){admin_create, admin_close, admin_list, all};
 }

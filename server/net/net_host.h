@@ -63,6 +63,9 @@ typedef struct net_hosts {
  * opens the room `default` on thread 0. False when a thread could not start (those started are
  * stopped again). */
 bool net_hosts_start(net_hosts *h);
+/* Sets h->room_admin: the admins' room calls on h->dir (called by net_hosts_start). Without
+ * workers (h->workers NULL: the fuzz target) the directory changes and nothing is built. */
+void net_hosts_init_admin(net_hosts *h);
 /* Stops and joins every worker: after the drain, or when the start failed half way. */
 void net_hosts_stop(net_hosts *h);
 

@@ -143,12 +143,35 @@ def regular_polygon(n, r, clockwise=False):
     return polygon(list(reversed(pts)) if clockwise else pts)
 
 
-def msg_hello(rid=1, version=PROTOCOL_VERSION, name="itest", token=None):
+def msg_hello(rid=1, version=PROTOCOL_VERSION, name="itest", token=None, room=None):
     m = pb.ClientMessage(request_id=rid)
     m.hello.protocol_version = version
     m.hello.name = name
     if token is not None:
         m.hello.token = token
+    if room is not None:
+        m.hello.room = room
+    return m
+
+
+def msg_create_room(rid, name, world="", max_clients=0):
+    m = pb.ClientMessage(request_id=rid)
+    m.create_room.name = name
+    m.create_room.world = world
+    m.create_room.max_clients = max_clients
+    return m
+
+
+def msg_close_room(rid, name, reason=""):
+    m = pb.ClientMessage(request_id=rid)
+    m.close_room.name = name
+    m.close_room.reason = reason
+    return m
+
+
+def msg_list_rooms(rid):
+    m = pb.ClientMessage(request_id=rid)
+    m.list_rooms.SetInParent()
     return m
 
 
@@ -326,22 +349,36 @@ def free_port():
 WHOLE_WORLD_VIEW = ["--max-view-extent", "2000"]
 
 
-def write_world(statics=(), bounds=((-1000, -1000), (1000, 1000)), spawn_points=((0, 0),)):
+def write_world(statics=(), bounds=((-1000, -1000), (1000, 1000)), spawn_points=((0, 0),),
+                directory=None, name=None):
     """Writes a world file (ARCHITECTURE.md format) and returns its path. statics: list of
-    (x, y, shape-dict) with shape-dict like {"box": {"half_extents": [hx, hy]}}."""
+    (x, y, shape-dict) with shape-dict like {"box": {"half_extents": [hx, hy]}}. With directory
+    and name (a world_dir() and "arena.json"), the file is that one, for CreateRoom."""
     doc = {
         "bounds": {"min": list(bounds[0]), "max": list(bounds[1])},
         "statics": [dict({"position": [x, y]}, **shape) for x, y, shape in statics],
         "spawn_points": [list(p) for p in spawn_points],
     }
-    fd, path = tempfile.mkstemp(prefix="collide-itest-world-", suffix=".json")
+    if directory is not None:
+        path = os.path.join(directory, name)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    else:
+        fd, path = tempfile.mkstemp(prefix="collide-itest-world-", suffix=".json")
     with os.fdopen(fd, "w") as f:
         json.dump(doc, f)
     _TEMP_FILES.append(path)
     return path
 
 
+def world_dir():
+    """An empty folder for --world-dir, removed (with the worlds written into it) at the end."""
+    path = tempfile.mkdtemp(prefix="collide-itest-worlds-")
+    _TEMP_DIRS.append(path)
+    return path
+
+
 _TEMP_FILES = []
+_TEMP_DIRS = []
 _DAEMONS = []
 
 
@@ -353,6 +390,9 @@ class Daemon:
         self.host = bind
         cmd = [OPTS.collided, "--bind", bind, "--port", "0",
                "--http-port", str(self.http_port)]
+        # Flags a whole run adds to every daemon (scripts/test: under TSan the overload detector is
+        # off, since ticks run several times slower there and "at capacity" is not under test).
+        cmd += os.environ.get("ITEST_DAEMON_ARGS", "").split()
         if world is not None:
             cmd += ["--world", world]
         cmd += list(args)
@@ -510,6 +550,21 @@ class Daemon:
         status, text = self.http_get("/metrics", host=host)
         check(status == 200, "GET /metrics must be 200, got %d" % status)
         return parse_prometheus(text)
+
+    def rooms(self):
+        """GET /rooms (PROTOCOL.md "Rooms"), parsed: the list of room objects."""
+        status, text = self.http_get("/rooms")
+        check(status == 200, "GET /rooms must be 200, got %d: %r" % (status, text[:200]))
+        try:
+            doc = json.loads(text)
+        except ValueError as e:
+            raise TestFailure("GET /rooms must be JSON (%s): %r" % (e, text[:200]))
+        check(isinstance(doc, dict) and isinstance(doc.get("rooms"), list),
+              "GET /rooms must be {\"rooms\": [...]}, got %r" % text[:200])
+        return doc["rooms"]
+
+    def room_names(self):
+        return [r.get("name") for r in self.rooms()]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -733,14 +788,36 @@ class Client:
             return msgs
 
     # Session helpers --------------------------------------------------------------------------
-    def hello(self, token=None, name="itest", rid=1):
-        self.send(msg_hello(rid, token=token, name=name))
+    def hello(self, token=None, name="itest", rid=1, room=None):
+        self.send(msg_hello(rid, token=token, name=name, room=room))
         sm = self.recv_until(lambda m: kind_of(m) != "snapshot", what="the reply to Hello")
-        check(kind_of(sm) == "welcome", "Hello must be answered by Welcome, got %s" % describe(sm))
+        check(kind_of(sm) == "welcome", "Hello%s must be answered by Welcome, got %s" % (
+            "" if room is None else " to room %r" % room, describe(sm)))
         check(sm.request_id == rid, "Welcome must echo request_id %d, got %d" % (rid, sm.request_id))
         self.welcome = sm.welcome
         self.client_id = sm.welcome.client_id
         return sm.welcome
+
+    def hello_refused(self, code, room=None, token=None, what=None):
+        """Sends Hello and checks it is refused with a fatal Error{code}, then closed (rule 9)."""
+        self.send(msg_hello(1, token=token, room=room))
+        return self.expect_error(1, code, what or "Hello to room %r" % room, fatal=True)
+
+    def admin_request(self, msg):
+        """Sends an admin request (CreateRoom, CloseRoom, ListRooms) with a fresh request_id and
+        returns its reply (RoomInfo, RoomList or Error)."""
+        msg.request_id = self.rid()
+        self.send(msg)
+        return self.reply(msg.request_id)
+
+    def create_room(self, name, world="", max_clients=0):
+        return self.admin_request(msg_create_room(0, name, world, max_clients))
+
+    def close_room(self, name, reason=""):
+        return self.admin_request(msg_close_room(0, name, reason))
+
+    def list_rooms(self):
+        return self.admin_request(msg_list_rooms(0))
 
     def spawn(self, shape, x, y, kind=None, angle=None):
         """Spawns and returns the ServerMessage replying to it (Spawned or Error)."""
@@ -898,6 +975,11 @@ def main():
     for p in _TEMP_FILES:
         try:
             os.unlink(p)
+        except OSError:
+            pass
+    for p in _TEMP_DIRS:
+        try:
+            os.rmdir(p)
         except OSError:
             pass
     print("%d passed, %d failed" % (passed, failed), flush=True)

@@ -161,6 +161,30 @@ def test_python_decoder_agrees_with_float_watcher():
         d.stop_and_check()
 
 
+@test
+def test_quantum_flags_bounds_and_env():
+    for bad in ("0", "-1", "1001", "nan"):
+        r = subprocess.run([ct.OPTS.collided, "--port", "0", "--http-port", "0",
+                            "--position-quantum", bad], capture_output=True, text=True,
+                           timeout=30)
+        check(r.returncode == 2 and "position-quantum" in r.stderr,
+              "--position-quantum %s refused at start (exit %d: %s)" % (bad, r.returncode,
+                                                                         r.stderr[-200:]))
+    # The variable, and the flag's upper bound taken.
+    d = ct.Daemon(["--position-quantum", "1000"], env_extra={"COLLIDE_VELOCITY_QUANTUM": "0.5"},
+                  world=ct.write_world(bounds=((-200, -200), (200, 200))))
+    try:
+        w = Watcher(d, quantized=True)
+        check(w.welcome.position_quantum == 1000 and w.welcome.velocity_quantum == 0.5,
+              "quanta from the flag and COLLIDE_VELOCITY_QUANTUM: %r %r" % (
+                  w.welcome.position_quantum, w.welcome.velocity_quantum))
+        f = Watcher(d)
+        check(f.welcome.position_quantum == 0 and f.welcome.velocity_quantum == 0,
+              "a float client's Welcome carries no quanta")
+    finally:
+        d.stop_and_check()
+
+
 def run_watch(port, *extra):
     return subprocess.Popen([CLIENT, "watch", "--port", str(port), "--bodies", "--count",
                              str(TICKS), *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE,

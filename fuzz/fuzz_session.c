@@ -106,8 +106,7 @@ static void place(net_server *srv, net_client *c, const net_hello_ticket *t, voi
         net_server_refuse_room(srv, c, t->request_id, (int)st);
         return;
     }
-    net_hello_placement p = {ref.id, ref.thread, t->request_id, t->admin,
-                             "",     0,          false};
+    net_hello_placement p = {ref.id, ref.thread, t->request_id, t->admin, "", 0, false};
     memcpy(p.room, t->room, t->room_len);
     net_client_hand_off(srv, c, &p);
     net_rooms_abandon(ctx, ref.id); /* no worker here: the join never arrives */

@@ -176,9 +176,9 @@ void net_server_welcome(net_server *srv, net_client *c, uint32_t rid, bool admin
     /* The snapshot rate granted, in whole Hz (tick_rate / interval, rounded), and the quanta of
      * a quantized client's Snapshot.packed. */
     c->snapshot_every = net_snapshot_interval(srv->cfg.tick_rate_hz, c->snapshot_rate_hz);
-    /* Its first snapshot is at the first multiple of the interval after this tick, like all
-     * that follow (net_server_snapshots). */
-    c->next_snapshot_tick = (w.tick + c->snapshot_every) / c->snapshot_every * c->snapshot_every;
+    /* Its first snapshot is at the first tick of its phase after this one, like all that follow
+     * (net_server_snapshots). */
+    c->next_snapshot_tick = net_snapshot_next_tick(w.tick, c->snapshot_every, c->id);
     w.snapshot_rate_hz = (uint32_t)lrint((double)w.tick_rate_hz / c->snapshot_every);
     if (c->quantized) {
         w.position_quantum = srv->cfg.position_quantum;

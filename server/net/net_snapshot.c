@@ -740,14 +740,19 @@ void net_server_snapshots(net_server *srv) {
         net_client *c = srv->clients[i];
         if (c->state != NET_CLIENT_ACTIVE || c->kill) continue;
         if (c->snapshot_every > 1u) {
-            /* A reduced rate: the ticks that are multiples of the interval, so that every
-             * client at one rate shares its baselines (the quantized records' copies). A
+            /* A reduced rate: the ticks of the client's phase (net_snapshot_next_tick). A
              * snapshot dropped for a slow reader waits for the next such tick too. */
             if (tick < c->next_snapshot_tick) continue;
-            c->next_snapshot_tick = (tick / c->snapshot_every + 1u) * c->snapshot_every;
+            c->next_snapshot_tick = net_snapshot_next_tick(tick, c->snapshot_every, c->id);
         }
         net_session_snapshot(srv, c);
     }
+}
+
+uint64_t net_snapshot_next_tick(uint64_t after, uint32_t every, uint32_t client_id) {
+    uint64_t phase = client_id % every;
+    uint64_t d = (after + every - phase) % every; /* (after - phase) mod every */
+    return after - d + every;
 }
 
 uint32_t net_snapshot_interval(float tick_rate_hz, uint32_t rate_hz) {

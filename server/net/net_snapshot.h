@@ -100,6 +100,12 @@ void net_session_snapshot(struct net_server *srv, struct net_client *c);
  * or a rate at or above the tick rate. */
 uint32_t net_snapshot_interval(float tick_rate_hz, uint32_t rate_hz);
 
+/* The first tick after `after` at which a client with an interval of `every` ticks gets its
+ * snapshot: those of its phase, client_id mod every. Clients of one phase snapshot at the same
+ * ticks, so they share their baselines (the quantized records' copies); the phases spread the
+ * reduced-rate clients over the ticks (all at once would make every k-th tick k times as long). */
+uint64_t net_snapshot_next_tick(uint64_t after, uint32_t every, uint32_t client_id);
+
 /* Encodes a delta BodyState (fields 1-4, zero values left out as proto3 does) into out, which has
  * room for NET_SNAPSHOT_DELTA_MAX bytes; returns its length. */
 size_t net_snapshot_encode_delta(const world_body_info *info, uint8_t *out);

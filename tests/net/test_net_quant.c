@@ -386,7 +386,12 @@ static void test_rates_at_tick_60(void) {
                             (unsigned long long)s->tick, (unsigned long long)last[k]);
                     ok = false;
                 }
-                if (every[k] > 1 && s->tick % every[k] != 0) ok = false;
+                /* Its phase: the client id mod the interval. */
+                if (s->tick % every[k] != f->c[2 + k].id % every[k]) {
+                    fprintf(stderr, "rate %u: tick %llu out of phase %u\n", asked[k],
+                            (unsigned long long)s->tick, f->c[2 + k].id % every[k]);
+                    ok = false;
+                }
                 removals[k] += (unsigned)s->n_removed;
                 if (!tu_view_apply(&view[k], s)) {
                     fprintf(stderr, "rate %u: snapshot at %llu breaks rule 6\n", asked[k],

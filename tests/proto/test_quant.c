@@ -94,14 +94,28 @@ static void test_round_trip_random(void) {
                 n = quant_encode_new(&cur, 2, 7, fake_shape, sizeof fake_shape, rec);
                 m.known[i] = true;
             } else {
-                /* Half the time a small move, as a tick gives; else anything at all. */
+                /* Half the time one part changes a little, as a tick gives (each part alone
+                 * must get its own bit); else anything at all. */
                 if (what < 5) {
                     cur = m.q[i];
-                    int64_t x = (int64_t)cur.px + (int64_t)(harness_rng_next(&r) % 200u) - 100;
-                    cur.px = x > INT32_MAX ? INT32_MAX : x < INT32_MIN ? INT32_MIN : (int32_t)x;
-                    cur.angle = (cur.angle + 65530u) % QUANT_ANGLE_STEPS;
+                    int32_t *parts[] = {&cur.px, &cur.py, &cur.vx, &cur.vy, &cur.w};
+                    unsigned which = harness_rng_next(&r) % 7u;
+                    if (which < 5) {
+                        int64_t x = (int64_t)*parts[which] +
+                                    (int64_t)(harness_rng_next(&r) % 200u) - 100;
+                        *parts[which] = x > INT32_MAX   ? INT32_MAX
+                                        : x < INT32_MIN ? INT32_MIN
+                                                        : (int32_t)x;
+                    } else if (which == 5) {
+                        cur.angle = (cur.angle + 65530u) % QUANT_ANGLE_STEPS;
+                    } else {
+                        cur.last_input_seq++;
+                    }
                 }
                 n = quant_encode_change(&cur, &m.q[i], rec);
+                /* The model holds the truth: a change the encoder left out shows as a
+                 * difference below. */
+                m.q[i] = cur;
                 if (n == 0) continue;
             }
             m.q[i] = cur;
@@ -176,6 +190,22 @@ static void test_rounding_and_zigzag(void) {
     a2.angle = 1;
     n = quant_encode_change(&a2, &a, buf);
     CHECK(n == 2 && buf[0] == QUANT_ANGLE && buf[1] == 4);
+    /* Half a turn either way is -32768, the one delta without a positive twin. */
+    for (uint32_t from = 0; from < 65536; from += 16384) {
+        quant_table u;
+        memset(&u, 0, sizeof u);
+        quant_state s0 = lo, s1 = lo;
+        s0.angle = from;
+        s1.angle = (from + 32768) % 65536;
+        len = varint_write(buf, 9);
+        len += quant_encode_new(&s0, 2, 1, NULL, 0, buf + len);
+        CHECK(quant_apply(&u, buf, len, NULL, NULL));
+        len = varint_write(buf, 9);
+        len += quant_encode_change(&s1, &s0, buf + len);
+        CHECK_MSG(quant_apply(&u, buf, len, NULL, NULL), "half a turn from %u", from);
+        CHECK(quant_table_find(&u, 9)->q.angle == s1.angle);
+        quant_table_free(&u);
+    }
     quant_table_free(&t);
 }
 

@@ -670,14 +670,16 @@ static void test_small_frames_stay_in_sync(void) {
     CHECK(connect_client(f, 2, NULL, 0, true, &pq, &vq) == 60);
     q.pq = pq;
     q.vq = vq;
-    for (int i = 0; i < 120; i++)
-        CHECK(spawn_shape(f, ADMIN, STATIC, i % 3, -140.0f + 23.0f * (float)(i % 12),
-                          -140.0f + 23.0f * (float)(i / 12)));
+    /* Movers first: their ids are below the statics', so a snapshot with new statics and
+     * moved movers has its records out of id order until sorted. */
     for (int i = 0; i < 6; i++) {
         uint32_t id = spawn_shape(f, PLAYER, MOVING, i % 3, -100.0f + 35.0f * (float)i, -20.0f);
         CHECK(id);
         f->movers[f->nmovers++] = id;
     }
+    for (int i = 0; i < 120; i++)
+        CHECK(spawn_shape(f, ADMIN, STATIC, i % 3, -140.0f + 23.0f * (float)(i % 12),
+                          -140.0f + 23.0f * (float)(i / 12)));
     harness_rng r = {777u};
     char why[256] = "";
     bool ok = true;

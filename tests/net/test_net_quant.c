@@ -25,8 +25,14 @@
 #define PLAYER 1 /* owns the movers */
 
 /* FNV-1a 64 of a v1 watcher's snapshot frames over scripted_run(): measured on branch `rooms`
- * (34a4f59) before Hello.snapshot_rate_hz and Hello.quantized existed. */
-#define V1_STREAM_HASH 0xbe953bd069b4233aull
+ * (34a4f59) before Hello.snapshot_rate_hz and Hello.quantized existed, built by each compiler
+ * the project's builds use (their float code differs in the last bits, and so do the bodies'
+ * positions after a few hundred steps; each build is held to its own compiler's stream). */
+#if defined(__clang__)
+#define V1_STREAM_HASH 0x8a2d3d06b9556336ull /* clang 14 (Release and ASan builds alike) */
+#else
+#define V1_STREAM_HASH 0xbe953bd069b4233aull /* gcc 12 */
+#endif
 
 typedef struct fixture {
     world *w;

@@ -64,6 +64,8 @@ bool bench_scene_init_ex(bench_scene *s, int nclients, float view_radius, uint32
     net_config_default(&s->cfg);
     if (view_radius > 0.0f) s->cfg.view_radius = view_radius;
     s->cfg.rate_limit = 1000;
+    /* Every client is welcomed: --max-clients (1,500 by default) would refuse L2's 5,000. */
+    if ((uint32_t)nclients > s->cfg.max_clients) s->cfg.max_clients = (uint32_t)nclients;
     world_config wc;
     world_config_default(&wc);
     s->w = world_load_json(world_default_arena_json, "arena", &wc, NULL, err, errlen);

@@ -4,7 +4,15 @@
  * welcomed client it merge-joins the bodies in its view with what it was told before (net_known)
  * and appends one Snapshot: removed ids, new bodies in full, changed ones as a copy of their
  * record, round robin when a frame runs out of room. The hot loop neither reads the world nor
- * encodes (docs/perf/net.md). */
+ * encodes (docs/perf/net.md).
+ *
+ * A quantized client (Hello.quantized: PROTOCOL.md "Snapshot rate and quantized snapshots") goes
+ * through the same merge; its bodies become records of Snapshot.packed (proto/quant.h) against
+ * what it was last sent of each (net_client.qknown, kept beside its known set). A change record
+ * depends on the client only through that baseline, so each mover's is encoded once per tick
+ * (net_qslot) and copied to every client with the same baseline. A client at a reduced rate
+ * (Hello.snapshot_rate_hz) is skipped between the ticks of its phase (net_snapshot_next_tick):
+ * its known set makes the next snapshot carry everything since its last one. */
 #ifndef COLLIDE_NET_SNAPSHOT_H
 #define COLLIDE_NET_SNAPSHOT_H
 

@@ -81,6 +81,9 @@ bool cc_qsnap_expand(cc_qsnap *q, Collide__V1__Snapshot *s) {
     q->n = 0;
     q->nshapes = 0;
     q->failed = false;
+    q->saved_bodies = s->bodies;
+    q->saved_n = s->n_bodies;
+    if (s->n_bodies && s->packed.len) return false;
     for (size_t i = 0; i < s->n_removed; i++)
         quant_table_remove(&q->t, s->removed[i]);
     bool ok = quant_apply(&q->t, s->packed.data, s->packed.len, on_record, q) && !q->failed;
@@ -99,8 +102,8 @@ bool cc_qsnap_expand(cc_qsnap *q, Collide__V1__Snapshot *s) {
 
 void cc_qsnap_done(cc_qsnap *q, Collide__V1__Snapshot *s) {
     if (q->n && s->bodies == q->ptrs) {
-        s->n_bodies = 0;
-        s->bodies = NULL;
+        s->n_bodies = q->saved_n;
+        s->bodies = q->saved_bodies;
     }
     for (size_t i = 0; i < q->nshapes; i++)
         collide__v1__shape__free_unpacked(q->shapes[i], NULL);

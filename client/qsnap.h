@@ -29,6 +29,8 @@ typedef struct cc_qsnap {
     Collide__V1__Shape **shapes; /* unpacked shapes of new bodies, freed by cc_qsnap_done */
     size_t n, nshapes, cap;
     bool failed; /* a record did not fit the scratch (out of memory) */
+    Collide__V1__BodyState **saved_bodies; /* the snapshot's own bodies, given back by done */
+    size_t saved_n;
 } cc_qsnap;
 
 /* The quanta from the Welcome; 0 (a server that did not grant quantized) leaves the defaults. */
@@ -37,7 +39,9 @@ void cc_qsnap_free(cc_qsnap *q);
 
 /* Applies s->removed, then s->packed, and points s->bodies at one BodyState per record (the
  * body's whole state after it; shape, kind and owner for a new one). Call cc_qsnap_done before
- * s is freed. False when malformed or out of memory. */
+ * s is freed. False when malformed or out of memory; a snapshot with both BodyStates and packed
+ * records is malformed and applied not at all (one without records keeps its own bodies: a
+ * server that ignored Hello.quantized). */
 bool cc_qsnap_expand(cc_qsnap *q, Collide__V1__Snapshot *s);
 /* Gives s->bodies back (s can then be freed with protobuf-c) and frees the shapes. */
 void cc_qsnap_done(cc_qsnap *q, Collide__V1__Snapshot *s);

@@ -28,7 +28,7 @@ typedef struct cc_qsnap {
     Collide__V1__Vec2 *vecs;     /* two per state: position, velocity */
     Collide__V1__Shape **shapes; /* unpacked shapes of new bodies, freed by cc_qsnap_done */
     size_t n, nshapes, cap;
-    bool failed; /* a record did not fit the scratch (out of memory) */
+    bool failed;                           /* a record did not fit the scratch (out of memory) */
     Collide__V1__BodyState **saved_bodies; /* the snapshot's own bodies, given back by done */
     size_t saved_n;
 } cc_qsnap;

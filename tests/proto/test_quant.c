@@ -101,8 +101,8 @@ static void test_round_trip_random(void) {
                     int32_t *parts[] = {&cur.px, &cur.py, &cur.vx, &cur.vy, &cur.w};
                     unsigned which = harness_rng_next(&r) % 7u;
                     if (which < 5) {
-                        int64_t x = (int64_t)*parts[which] +
-                                    (int64_t)(harness_rng_next(&r) % 200u) - 100;
+                        int64_t x =
+                            (int64_t)*parts[which] + (int64_t)(harness_rng_next(&r) % 200u) - 100;
                         *parts[which] = x > INT32_MAX   ? INT32_MAX
                                         : x < INT32_MIN ? INT32_MIN
                                                         : (int32_t)x;

@@ -13,6 +13,7 @@
 
 #include "backend.h"
 #include "check.h"
+#include "qsnap.h"
 #include "cli.h"
 #include "conn.h"
 #include "report.h"
@@ -77,6 +78,7 @@ typedef struct load_player {
     uint32_t rng;                   /* xorshift32 state */
     uint32_t room;                  /* --rooms: index of its room (0 without) */
     cc_check_view *check;           /* non-NULL when this client runs the checker */
+    cc_qsnap *q;                    /* --quantized: its bodies in quanta, from the Welcome on */
 } load_player;
 
 typedef struct load_progress {
@@ -181,6 +183,9 @@ static void player_hook_closed(cc_conn *c) {
     }
     free(p->check);
     p->check = NULL;
+    if (p->q) cc_qsnap_free(p->q);
+    free(p->q);
+    p->q = NULL;
     w->open--;
     if (w->open == 0 && w->phase == W_CLOSING && !uv_is_closing((uv_handle_t *)&w->timer))
         uv_close((uv_handle_t *)&w->timer, NULL);
@@ -216,7 +221,8 @@ static void player_hook_connected(cc_conn *c, int status) {
     snprintf(name, sizeof name, "load-%u", w->first_index + p->slot);
     char room[CC_LOAD_ROOM_NAME + 1] = "";
     if (w->rooms) cc_load_room_name(room, sizeof room, w->run->opts->room_prefix, p->room);
-    cc_session_hello_room(c, CC_REQ_HELLO, name, w->run->opts->common.token, room);
+    cc_session_hello_ex(c, CC_REQ_HELLO, name, w->run->opts->common.token, room,
+                        w->run->opts->snapshot_rate, w->run->opts->quantized);
     cc_conn_flush(c);
     p->state = P_HELLO;
     p->phase_start_us = now;
@@ -255,7 +261,13 @@ static void on_welcome(load_player *p, const Collide__V1__Welcome *wm, uint64_t 
     p->welcomed = true;
     p->welcomed_at_us = now;
     p->client_id = wm->client_id;
-    if (wm->tick_rate_hz > 0) w->tick_period_us = 1000000u / wm->tick_rate_hz;
+    /* The snapshot period the server granted (Welcome.snapshot_rate_hz, 1.1), else the tick's. */
+    uint32_t snap_hz = wm->snapshot_rate_hz ? wm->snapshot_rate_hz : wm->tick_rate_hz;
+    if (snap_hz > 0) w->tick_period_us = 1000000u / snap_hz;
+    if (w->run->opts->quantized && !p->q) {
+        p->q = malloc(sizeof *p->q);
+        if (p->q) cc_qsnap_init(p->q, wm->position_quantum, wm->velocity_quantum);
+    }
     if (wm->world_min && wm->world_max) {
         w->world_min[0] = wm->world_min->x;
         w->world_min[1] = wm->world_min->y;
@@ -300,8 +312,38 @@ static void on_spawned(load_player *p, const Collide__V1__Spawned *sp, uint64_t 
 static void on_snapshot(load_player *p, const cc_wire_envelope *env, uint64_t now) {
     load_worker *w = p->w;
     cc_wire_snapshot_scan scan;
-    if (!cc_wire_snapshot_scan_for(env->inner, env->inner_len, p->body_id, &scan)) {
+    Collide__V1__Snapshot *snap = NULL; /* unpacked (and expanded) when the checker runs */
+    bool ok;
+    if (p->q && p->check) {
+        snap = collide__v1__snapshot__unpack(NULL, env->inner_len, env->inner);
+        ok = snap && cc_qsnap_expand(p->q, snap);
+        memset(&scan, 0, sizeof scan);
+        if (snap) {
+            scan.tick = snap->tick;
+            scan.bodies = (uint32_t)snap->n_bodies;
+            scan.removed = (uint32_t)snap->n_removed;
+            for (size_t i = 0; i < snap->n_bodies && p->body_id; i++) {
+                const Collide__V1__BodyState *b = snap->bodies[i];
+                if (b->id != p->body_id) continue;
+                scan.found = true;
+                scan.body.id = b->id;
+                scan.body.has_position = b->position != NULL;
+                scan.body.x = b->position ? b->position->x : 0.0f;
+                scan.body.y = b->position ? b->position->y : 0.0f;
+                scan.body.last_input_seq = b->last_input_seq;
+            }
+        }
+    } else if (p->q) {
+        ok = cc_qsnap_scan(p->q, env->inner, env->inner_len, p->body_id, &scan);
+    } else {
+        ok = cc_wire_snapshot_scan_for(env->inner, env->inner_len, p->body_id, &scan);
+    }
+    if (!ok) {
         w->stats.malformed++;
+        if (snap) {
+            cc_qsnap_done(p->q, snap);
+            collide__v1__snapshot__free_unpacked(snap, NULL);
+        }
         return;
     }
     w->stats.snapshots++;
@@ -334,10 +376,13 @@ static void on_snapshot(load_player *p, const cc_wire_envelope *env, uint64_t no
         }
         if (acked > p->acked_seq) p->acked_seq = acked;
     }
-    if (p->check) {
+    if (snap) {
+        cc_check_snapshot(p->check, snap, &w->stats.check);
+        cc_qsnap_done(p->q, snap);
+        collide__v1__snapshot__free_unpacked(snap, NULL);
+    } else if (p->check) {
         /* The envelope was already walked: unpack only the Snapshot it located. */
-        Collide__V1__Snapshot *snap =
-            collide__v1__snapshot__unpack(NULL, env->inner_len, env->inner);
+        snap = collide__v1__snapshot__unpack(NULL, env->inner_len, env->inner);
         if (snap) {
             cc_check_snapshot(p->check, snap, &w->stats.check);
             collide__v1__snapshot__free_unpacked(snap, NULL);
@@ -784,6 +829,12 @@ static void load_usage(FILE *f) {
             "  --queries R          each player also sends R first-hit ray casts per second, 20\n"
             "                       units from its body in a random direction; their answer\n"
             "                       latency is reported (default 0: none)\n"
+            "Snapshots:\n"
+            "  --quantized          ask for quantized snapshots (Snapshot.packed) and decode "
+            "them\n"
+            "  --snapshot-rate HZ   ask for HZ snapshots a second, the nearest tick rate / k "
+            "(default 0:\n"
+            "                       every tick)\n"
             "Checks and gates:\n"
             "  --check              verify collision invariants from the received snapshots\n"
             "  --check-clients N    clients that run the checker (default 16)\n"
@@ -833,6 +884,8 @@ enum {
     OPT_BACKEND,
     OPT_ADMIN_TOKEN,
     OPT_QUERIES,
+    OPT_QUANTIZED,
+    OPT_SNAPSHOT_RATE,
 };
 
 static int pick(const char *flag, const char *arg, const char *const *names, int n) {
@@ -874,6 +927,8 @@ int cc_load_parse(int argc, char **argv, load_opts *o) {
         {"target", 1, NULL, OPT_TARGET},
         {"seed", 1, NULL, OPT_SEED},
         {"check", 0, NULL, OPT_CHECK},
+        {"quantized", 0, NULL, OPT_QUANTIZED},
+        {"snapshot-rate", 1, NULL, OPT_SNAPSHOT_RATE},
         {"check-clients", 1, NULL, OPT_CHECK_CLIENTS},
         {"check-tolerance", 1, NULL, OPT_CHECK_TOL},
         {"max-p99-ms", 1, NULL, OPT_MAX_P99},
@@ -965,6 +1020,12 @@ int cc_load_parse(int argc, char **argv, load_opts *o) {
             break;
         case OPT_CHECK:
             o->check = true;
+            break;
+        case OPT_QUANTIZED:
+            o->quantized = true;
+            break;
+        case OPT_SNAPSHOT_RATE:
+            ok = cc_parse_u32(CMD, "--snapshot-rate", optarg, 0, 100000, &o->snapshot_rate);
             break;
         case OPT_CHECK_CLIENTS:
             ok = cc_parse_u32(CMD, "--check-clients", optarg, 1, 1000000, &o->check_clients);

@@ -44,6 +44,8 @@ typedef struct load_opts {
     uint32_t backend_npcs;    /* --backend: NPCs of the admin connection (0: none) */
     const char *admin_token;  /* --admin-token: the backend's Hello.token */
     double queries_hz;        /* --queries: ray casts per second per player (0: none) */
+    bool quantized;           /* --quantized: Hello.quantized, Snapshot.packed decoded */
+    uint32_t snapshot_rate;   /* --snapshot-rate: Hello.snapshot_rate_hz (0: every tick) */
 } load_opts;
 
 int cc_load_main(int argc, char **argv);

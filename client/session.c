@@ -15,12 +15,19 @@ bool cc_session_hello(cc_conn *c, uint32_t request_id, const char *name, const c
 
 bool cc_session_hello_room(cc_conn *c, uint32_t request_id, const char *name, const char *token,
                            const char *room) {
+    return cc_session_hello_ex(c, request_id, name, token, room, 0, false);
+}
+
+bool cc_session_hello_ex(cc_conn *c, uint32_t request_id, const char *name, const char *token,
+                         const char *room, uint32_t snapshot_rate_hz, bool quantized) {
     Collide__V1__ClientMessage m = COLLIDE__V1__CLIENT_MESSAGE__INIT;
     Collide__V1__Hello h = COLLIDE__V1__HELLO__INIT;
     h.protocol_version = CC_PROTOCOL_VERSION;
     h.name = (char *)name;
     h.token = (char *)token;
     if (room && room[0]) h.room = (char *)room;
+    h.snapshot_rate_hz = snapshot_rate_hz;
+    h.quantized = quantized;
     m.request_id = request_id;
     m.msg_case = COLLIDE__V1__CLIENT_MESSAGE__MSG_HELLO;
     m.hello = &h;

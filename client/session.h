@@ -14,6 +14,9 @@ bool cc_session_hello(cc_conn *c, uint32_t request_id, const char *name, const c
 /* As cc_session_hello, with Hello.room (NULL or "" leaves it empty: the room `default`). */
 bool cc_session_hello_room(cc_conn *c, uint32_t request_id, const char *name, const char *token,
                            const char *room);
+/* As cc_session_hello_room, with Hello.snapshot_rate_hz (0: every tick) and Hello.quantized. */
+bool cc_session_hello_ex(cc_conn *c, uint32_t request_id, const char *name, const char *token,
+                         const char *room, uint32_t snapshot_rate_hz, bool quantized);
 bool cc_session_ping(cc_conn *c, uint32_t request_id, uint64_t client_time_us);
 bool cc_session_set_view(cc_conn *c, uint32_t request_id, float cx, float cy, float hx, float hy);
 bool cc_session_move(cc_conn *c, uint32_t body_id, uint32_t input_seq, float vx, float vy);

@@ -51,6 +51,8 @@ void net_config_default(net_config *cfg) {
     cfg->viewer = true;
     cfg->max_query_results = 256;
     cfg->history_ms = 500;
+    cfg->position_quantum = 1.0f / 256.0f;
+    cfg->velocity_quantum = 1.0f / 64.0f;
 }
 
 const char *net_log_level_str(net_log_level level) {
@@ -201,6 +203,10 @@ static const opt_def opts[] = {
      "N  most hits in one QueryResult; more set `truncated` (default 256)"},
     {"history-ms", "COLLIDE_HISTORY_MS", OPT_U32, F(history_ms), 0, 0, 60000,
      "MS  how far back a query's at_tick may rewind the movers, 0 = now only (default 500)"},
+    {"position-quantum", "COLLIDE_POSITION_QUANTUM", OPT_FLOAT, F(position_quantum), 0, 1e-6, 1000,
+     "UNITS  position step of quantized snapshots (default 0.00390625 = 1/256)"},
+    {"velocity-quantum", "COLLIDE_VELOCITY_QUANTUM", OPT_FLOAT, F(velocity_quantum), 0, 1e-6, 1000,
+     "UNITS_PER_S  velocity step of quantized snapshots (default 0.015625 = 1/64)"},
 };
 #undef F
 #define OPT_COUNT (sizeof opts / sizeof opts[0])

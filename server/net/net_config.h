@@ -66,6 +66,8 @@ typedef struct net_config {
     uint32_t history_ms;              /* how far back a query's at_tick may rewind; 0 = now only */
     uint32_t max_pending_events;      /* contact/sensor events waiting for one client's next
                                        * snapshot; past it the client is cut (events_backlog) */
+    float position_quantum;           /* quantized snapshots: world units per position step */
+    float velocity_quantum;           /* quantized snapshots: units/s per velocity step */
 } net_config;
 
 void net_config_default(net_config *cfg);

@@ -22,16 +22,16 @@
 #define NET_SNDBUF_BYTES (128 * 1024)
 
 typedef struct net_conn {
-    uv_tcp_t tcp;        /* the socket; tcp.data points back here */
-    uv_write_t wreq;     /* the one write in flight */
-    net_buf inflight;    /* bytes handed to uv_write, alive until its callback */
-    bool writing;        /* wreq is in flight */
-    bool closing;        /* uv_close has been called */
-    bool lingering;      /* WebSocket closed by us: reading and discarding until the peer's EOF */
+    uv_tcp_t tcp;     /* the socket; tcp.data points back here */
+    uv_write_t wreq;  /* the one write in flight */
+    net_buf inflight; /* bytes handed to uv_write, alive until its callback */
+    bool writing;     /* wreq is in flight */
+    bool closing;     /* uv_close has been called */
+    bool lingering;   /* WebSocket closed by us: reading and discarding until the peer's EOF */
     uv_shutdown_t shutdown_req; /* the FIN after the close frame, while lingering */
-    net_conn_host *host; /* the loop's owner */
-    net_server *srv;     /* the server this client belongs to */
-    net_client client;   /* protocol state */
+    net_conn_host *host;        /* the loop's owner */
+    net_server *srv;            /* the server this client belongs to */
+    net_client client;          /* protocol state */
 } net_conn;
 
 void net_conn_set_clock(net_server *srv) {
@@ -312,6 +312,8 @@ bool net_conn_adopt(net_conn_host *host, net_server *srv, int fd, const net_hell
     net_conn *conn = conn_open_fd(host, srv, fd, t->ws);
     if (!conn) return false;
     conn->client.all_events = t->admin && t->all_events;
+    conn->client.snapshot_rate_hz = t->snapshot_rate_hz;
+    conn->client.quantized = t->quantized;
     net_server_welcome(srv, &conn->client, t->request_id, t->admin, t->name, t->room);
     if (leftover_len && t->ws)
         net_ws_feed(srv, &conn->client, leftover, leftover_len);

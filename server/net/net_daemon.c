@@ -130,7 +130,9 @@ static void on_hello(net_server *srv, net_client *c, const net_hello_ticket *t, 
                              .thread = ref.thread,
                              .request_id = t->request_id,
                              .admin = t->admin,
-                             .all_events = t->all_events};
+                             .all_events = t->all_events,
+                             .snapshot_rate_hz = t->snapshot_rate_hz,
+                             .quantized = t->quantized};
     memcpy(p.room, t->room, t->room_len);
     net_client_hand_off(srv, c, &p);
 }

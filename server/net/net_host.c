@@ -167,7 +167,9 @@ static void adopt(net_host *h, net_worker_msg *m) {
                           .room = r->name,
                           .room_len = strlen(r->name),
                           .ws = p->ws,
-                          .all_events = p->all_events};
+                          .all_events = p->all_events,
+                          .snapshot_rate_hz = p->snapshot_rate_hz,
+                          .quantized = p->quantized};
     if (!net_conn_adopt(&h->conns, r->srv, fd, &t, m->bytes + sizeof hd, m->len - sizeof hd))
         net_rooms_left(dir, r->id); /* arrived, then could not be opened: it left at once */
 }

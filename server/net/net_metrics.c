@@ -205,6 +205,12 @@ bool net_metrics_render(const net_metrics *m, const net_gauges *g, net_buf *out)
                   m->events_total);
     ok &= counter(out, "collide_slow_client_disconnects_total",
                   "Slow readers disconnected at the hard limit.", m->slow_client_disconnects_total);
+    ok &= counter(out, "collide_quantized_records_copied_total",
+                  "Quantized change records copied from another client's with the same baseline.",
+                  m->quantized_records_copied_total);
+    ok &= counter(out, "collide_quantized_records_encoded_total",
+                  "Quantized change records encoded for a baseline not seen yet that tick.",
+                  m->quantized_records_encoded_total);
     ok &= put(out, "# HELP collide_http_closed_total Ops-port connections closed before they were "
                    "answered, by reason.\n# TYPE collide_http_closed_total counter\n");
     for (int r = 0; r < NET_HTTP_CLOSE_REASON_COUNT; r++) {
@@ -256,6 +262,8 @@ void net_metrics_add(net_metrics *acc, const net_metrics *m) {
     acc->lag_sum_seconds += m->lag_sum_seconds;
     acc->snapshots_sent_total += m->snapshots_sent_total;
     acc->capacity_refusals_total += m->capacity_refusals_total;
+    acc->quantized_records_copied_total += m->quantized_records_copied_total;
+    acc->quantized_records_encoded_total += m->quantized_records_encoded_total;
     acc->overloaded = acc->overloaded || m->overloaded;
     acc->ws_connections_total += m->ws_connections_total;
     acc->ws_bytes_in_total += m->ws_bytes_in_total;

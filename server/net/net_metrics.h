@@ -67,6 +67,9 @@ typedef struct net_metrics {
     double lag_sum_seconds;                     /* sum of observed lags */
     uint64_t snapshots_sent_total;              /* snapshots the kernel took (a completed write) */
     uint64_t capacity_refusals_total; /* Hellos refused because the tick budget is overrun */
+    uint64_t quantized_records_copied_total;  /* quantized change records copied from another
+                                                 client's with the same baseline */
+    uint64_t quantized_records_encoded_total; /* quantized change records encoded */
     bool overloaded;                  /* the overload detector's state (net_server.c) */
     /* The WebSocket transport's share of the counters above (the rest is TCP's): rendered as
      * collide_transport_*{transport="tcp"|"ws"}, their own families (see the rooms' note). */

@@ -628,6 +628,9 @@ void net_client_release(net_server *srv, net_client *c) {
     net_known_free(&c->known);
     net_ws_free(c->ws);
     c->ws = NULL;
+    free(c->qknown);
+    c->qknown = NULL;
+    c->qknown_cap = 0;
 }
 
 void net_client_close(net_server *srv, net_client *c, net_disconnect_reason reason) {

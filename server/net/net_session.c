@@ -122,7 +122,9 @@ static void on_hello(net_server *srv, net_client *c, uint32_t rid, const Collide
                               .name = c->name,
                               .room = room,
                               .room_len = room_len,
-                              .all_events = h->all_events};
+                              .all_events = h->all_events,
+                              .snapshot_rate_hz = h->snapshot_rate_hz,
+                              .quantized = h->quantized};
         srv->hello_hook(srv, c, &t, srv->hello_ctx);
         return;
     }
@@ -130,6 +132,8 @@ static void on_hello(net_server *srv, net_client *c, uint32_t rid, const Collide
     if (!is_admin && net_server_refuse_hello_at_capacity(srv, c, rid)) return;
     if (!net_server_admit_session(srv, c, rid)) return;
     c->all_events = is_admin && h->all_events;
+    c->snapshot_rate_hz = h->snapshot_rate_hz;
+    c->quantized = h->quantized;
     net_server_welcome(srv, c, rid, is_admin, c->name, NET_ROOM_DEFAULT);
 }
 
@@ -181,12 +185,24 @@ void net_server_welcome(net_server *srv, net_client *c, uint32_t rid, bool admin
     w.max_bodies_per_client = srv->cfg.max_bodies_per_client;
     w.admin = admin;
     w.room = (char *)room;
+    /* The snapshot rate granted, in whole Hz (tick_rate / interval, rounded), and the quanta of
+     * a quantized client's Snapshot.packed. */
+    c->snapshot_every = net_snapshot_interval(srv->cfg.tick_rate_hz, c->snapshot_rate_hz);
+    /* Its first snapshot is at the first tick of its phase after this one, like all that follow
+     * (net_server_snapshots). */
+    c->next_snapshot_tick = net_snapshot_next_tick(w.tick, c->snapshot_every, c->id);
+    w.snapshot_rate_hz = (uint32_t)lrint((double)w.tick_rate_hz / c->snapshot_every);
+    if (c->quantized) {
+        w.position_quantum = srv->cfg.position_quantum;
+        w.velocity_quantum = srv->cfg.velocity_quantum;
+    }
     /* What of protocol 1.1 this server implements (PROTOCOL.md "Additions"); a client tests for a
      * name, never for a version. */
     static char feature_batch[] = "batch", feature_rooms[] = "rooms", feature_queries[] = "queries",
                 feature_history[] = "history";
     static char feature_filters[] = "filters", feature_sensors[] = "sensors",
-                feature_events[] = "events", feature_websocket[] = "websocket";
+                feature_events[] = "events", feature_websocket[] = "websocket",
+                feature_quantized[] = "quantized";
     char *features[12];
     size_t nf = 0;
     /* "rooms" only where a client can reach them: a server with the directory behind it. */
@@ -196,6 +212,7 @@ void net_server_welcome(net_server *srv, net_client *c, uint32_t rid, bool admin
     features[nf++] = feature_sensors;
     features[nf++] = feature_events;
     features[nf++] = feature_queries;
+    features[nf++] = feature_quantized;
     /* "history" when at_tick can reach back at least one tick (--history-ms) */
     if (floor((double)srv->cfg.history_ms * (double)srv->cfg.tick_rate_hz / 1000.0) >= 1.0)
         features[nf++] = feature_history;

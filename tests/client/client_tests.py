@@ -429,6 +429,23 @@ def case_check_double(a):
           and "VIOLATION overlap_moving" in r.stdout, "watch --check reports the same faults")
     r = double_run(a, "good", "watch", "--check", "--count", "5")
     check(r.returncode == 0 and "VIOLATION" not in r.stdout, "watch --check passes a good stream")
+    # The same streams as Snapshot.packed (Hello.quantized): --check decodes and checks them alike.
+    r = double_run(a, "bad", "load", "--clients", "1", "--ramp", "0", "--duration", "2s",
+                   "--check", "--quantized", "--drain", "20s", "--stall-timeout", "60s")
+    check(r.returncode == 1 and re.search(r"violation tunnel: body 1 vs body 100", r.stdout)
+          and re.search(r"violation overlap_static: body 4 vs body 100", r.stdout)
+          and "malformed_frames" not in r.stdout,
+          "load --check --quantized catches the same faults in the packed form")
+    r = double_run(a, "good", "load", "--clients", "1", "--ramp", "0", "--duration", "2s",
+                   "--check", "--quantized", "--drain", "20s", "--stall-timeout", "60s")
+    check(r.returncode == 0 and "overlap_static=0 overlap_moving=0 tunnel=0" in r.stdout,
+          "load --check --quantized passes the good packed stream")
+    r = double_run(a, "bad", "watch", "--check", "--quantized", "--count", "5")
+    check(r.returncode == 1 and "VIOLATION tunnel: body 1 vs body 100" in r.stdout
+          and "VIOLATION overlap_moving" in r.stdout, "watch --check --quantized reports them")
+    r = double_run(a, "good", "watch", "--check", "--quantized", "--count", "5")
+    check(r.returncode == 0 and "VIOLATION" not in r.stdout,
+          "watch --check --quantized passes the good packed stream")
 
 
 def case_ws_transport(a):

@@ -38,8 +38,10 @@ typedef struct world_events {
     size_t cev_count, cev_cap;
     world_sensor_event *sev; /* the last step's sensor events */
     size_t sev_count, sev_cap;
-    vec2 *p0;         /* per dense mover index: its position at the start of the step (sensors) */
+    vec2 *p0;         /* per dense mover index: its position at the start of the step */
     aabb *swept;      /* per dense mover index: its box swept along the step's straight move */
+    size_t mover_room; /* entries p0 and swept hold: grown with the movers, not sized to
+                        * mover_cap (a daemon holds many rooms: issue 13's memory per room) */
     bool p0_valid;    /* p0 was filled at the start of this step */
     bool rescan;      /* look for new pairs around every body */
     uint64_t lost;    /* world_stats.events_lost */
@@ -128,14 +130,6 @@ void world_set_events(world *w, bool enabled) {
     if (w->events) return;
     world_events *ev = calloc(1, sizeof *ev);
     if (!ev) return;
-    ev->p0 = malloc((size_t)w->mover_cap * sizeof *ev->p0);
-    ev->swept = malloc((size_t)w->mover_cap * sizeof *ev->swept);
-    if (!ev->p0 || !ev->swept) {
-        free(ev->p0);
-        free(ev->swept);
-        free(ev);
-        return;
-    }
     ev->rescan = true; /* pairs that touch already begin at the next step */
     w->events = ev;
 }
@@ -167,9 +161,21 @@ void world_events_begin_step(world *w) {
     ev->sev_count = 0;
     /* where each mover began: a body that did not move cannot begin or end a pair by itself
      * (its partner moved, or neither did), and sensors sweep from here */
-    ev->p0_valid = true;
-    for (uint32_t i = 0; i < w->mover_count; i++)
-        ev->p0[i] = w->movers[i].position;
+    if (w->mover_count > ev->mover_room) {
+        size_t room = ev->mover_room ? ev->mover_room : 64, sweep_room = ev->mover_room;
+        while (room < w->mover_count)
+            room *= 2;
+        vec2 *p0 = realloc(ev->p0, room * sizeof *p0);
+        if (p0) ev->p0 = p0;
+        aabb *swept = p0 ? realloc(ev->swept, room * sizeof *swept) : NULL;
+        if (swept) ev->swept = swept, sweep_room = room;
+        ev->mover_room = p0 && swept ? room : sweep_room;
+    }
+    /* out of memory: this step's pairs are measured as if every mover had moved, straight */
+    ev->p0_valid = w->mover_count <= ev->mover_room;
+    if (ev->p0_valid)
+        for (uint32_t i = 0; i < w->mover_count; i++)
+            ev->p0[i] = w->movers[i].position;
 }
 
 static inline bool bit_set(const uint64_t *bits, uint32_t slot) {
@@ -180,6 +186,7 @@ static inline bool slot_changed(const world *w, uint32_t slot) {
     if (bit_set(w->spawn_bits, slot)) return true;
     const world_slot *s = &w->slots[slot];
     if (s->kind != WORLD_BODY_MOVING || !bit_set(w->moved_bits, slot)) return false;
+    if (!w->events->p0_valid) return true;
     return !vec_eq(w->movers[s->index].position, w->events->p0[s->index]);
 }
 
@@ -536,7 +543,10 @@ void world_events_end_step(world *w) {
     contacts_recheck(w);
     contacts_find(w);
     overlaps_recheck(w);
-    if (w->sensor_count) overlaps_find(w);
+    if (w->sensor_count && ev->p0_valid)
+        overlaps_find(w);
+    else if (w->sensor_count)
+        ev->lost++; /* no room to sweep: this step's new overlaps are not looked for */
     overlaps_compact(w);
     ev->rescan = false;
 }

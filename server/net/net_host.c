@@ -161,8 +161,8 @@ static void adopt(net_host *h, net_worker_msg *m) {
         net_conn_refuse(&h->conns, h->lobby, fd, p->request_id, NET_ROOM_NOT_FOUND);
         return;
     }
-    net_hello_ticket t = {p->request_id, p->admin, hd.name, r->name, strlen(r->name),
-                          p->all_events};
+    net_hello_ticket t = {p->request_id, p->admin,        hd.name,
+                          r->name,       strlen(r->name), p->all_events};
     if (!net_conn_adopt(&h->conns, r->srv, fd, &t, m->bytes + sizeof hd, m->len - sizeof hd))
         net_rooms_left(dir, r->id); /* arrived, then could not be opened: it left at once */
 }

@@ -177,8 +177,8 @@ void net_server_welcome(net_server *srv, net_client *c, uint32_t rid, bool admin
     static char feature_batch[] = "batch", feature_rooms[] = "rooms";
     static char feature_filters[] = "filters", feature_sensors[] = "sensors",
                 feature_events[] = "events";
-    static char *features[] = {feature_rooms,   feature_batch, feature_filters,
-                               feature_sensors, feature_events};
+    static char *features[] = {feature_rooms, feature_batch, feature_filters, feature_sensors,
+                               feature_events};
     /* "rooms" only where a client can reach them: a server with the directory behind it. */
     w.n_features = srv->room_admin ? 5 : 4;
     w.features = srv->room_admin ? features : features + 1;

@@ -38,13 +38,13 @@ typedef struct world_events {
     size_t cev_count, cev_cap;
     world_sensor_event *sev; /* the last step's sensor events */
     size_t sev_count, sev_cap;
-    vec2 *p0;         /* per dense mover index: its position at the start of the step */
-    aabb *swept;      /* per dense mover index: its box swept along the step's straight move */
+    vec2 *p0;          /* per dense mover index: its position at the start of the step */
+    aabb *swept;       /* per dense mover index: its box swept along the step's straight move */
     size_t mover_room; /* entries p0 and swept hold: grown with the movers, not sized to
                         * mover_cap (a daemon holds many rooms: issue 13's memory per room) */
-    bool p0_valid;    /* p0 was filled at the start of this step */
-    bool rescan;      /* look for new pairs around every body */
-    uint64_t lost;    /* world_stats.events_lost */
+    bool p0_valid;     /* p0 was filled at the start of this step */
+    bool rescan;       /* look for new pairs around every body */
+    uint64_t lost;     /* world_stats.events_lost */
 } world_events;
 
 #define EV_BEGIN_GAP (2.0f * GEOM_SKIN)
@@ -71,7 +71,8 @@ static void set_rehash(ev_set *s) {
     memset(s->hash, 0, ((size_t)s->hash_mask + 1) * sizeof *s->hash);
     for (uint32_t i = 0; i < s->count; i++) {
         uint32_t h = pair_hash(s->pairs[i].a, s->pairs[i].b) & s->hash_mask;
-        while (s->hash[h]) h = (h + 1) & s->hash_mask;
+        while (s->hash[h])
+            h = (h + 1) & s->hash_mask;
         s->hash[h] = i + 1;
     }
 }
@@ -96,7 +97,8 @@ static bool set_add(ev_set *s, const ev_pair *p) {
     }
     s->pairs[s->count] = *p;
     uint32_t h = pair_hash(p->a, p->b) & s->hash_mask;
-    while (s->hash[h]) h = (h + 1) & s->hash_mask;
+    while (s->hash[h])
+        h = (h + 1) & s->hash_mask;
     s->hash[h] = ++s->count;
     return true;
 }
@@ -239,7 +241,8 @@ static float view_distance(const world *w, const body_view *a, const body_view *
 static void *grow(void *p, size_t *cap, size_t need, size_t size) {
     if (need <= *cap) return p;
     size_t c = *cap ? *cap : 64;
-    while (c < need) c *= 2;
+    while (c < need)
+        c *= 2;
     void *q = realloc(p, c * size);
     if (q) *cap = c;
     return q;
@@ -308,10 +311,10 @@ static void contacts_recheck(world *w) {
 
 typedef struct contact_ctx {
     world *w;
-    uint32_t slot;     /* the mover looking */
-    uint32_t index;    /* its dense index */
-    body_view view;    /* it, where it ended */
-    aabb box;          /* its box grown by the begin gap */
+    uint32_t slot;  /* the mover looking */
+    uint32_t index; /* its dense index */
+    body_view view; /* it, where it ended */
+    aabb box;       /* its box grown by the begin gap */
 } contact_ctx;
 
 /* A candidate pair for a begin: the mover c->slot and the body of slot other. */
@@ -335,8 +338,7 @@ static void contact_offer(contact_ctx *c, uint32_t other, const body_view *ov, b
         int64_t k = set_find(&w->events->contacts, a, b);
         if (k >= 0) {
             w->events->contacts.count--;
-            w->events->contacts.pairs[k] =
-                w->events->contacts.pairs[w->events->contacts.count];
+            w->events->contacts.pairs[k] = w->events->contacts.pairs[w->events->contacts.count];
             set_rehash(&w->events->contacts);
         }
     }
@@ -471,8 +473,8 @@ static void overlap_offer(world *w, uint32_t ss, uint32_t sv) {
     const geom_shape *sh_s = ref_shape(w, vs.ref, vs.hi, &ta);
     const geom_shape *sh_v = ref_shape(w, vv.ref, vv.hi, &tb);
     geom_toi toi;
-    bool crossed = geom_overlap(sh_s, s0, sh_v, v0, NULL) ||
-                   geom_sweep(sh_s, s0, ds, sh_v, v0, dv, &toi);
+    bool crossed =
+        geom_overlap(sh_s, s0, sh_v, v0, NULL) || geom_sweep(sh_s, s0, ds, sh_v, v0, dv, &toi);
     if (!crossed) return;
     if (!emit_sensor(w, &p, true) || !emit_sensor(w, &p, false)) ev->lost++;
 }

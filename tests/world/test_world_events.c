@@ -66,7 +66,8 @@ static void test_filter_matrix(void) {
         world_body_id a = spawn_f(w, WORLD_BODY_MOVING, sa, v2(-10, 0), ca, ma, false);
         world_body_id b = spawn_f(w, WORLD_BODY_MOVING, wt_box(1, 1), v2(10, 0), cb, mb, false);
         /* a wall across the path of a second pair of movers that go the other way */
-        world_body_id wall = spawn_f(w, WORLD_BODY_STATIC, wt_box(0.5f, 5), v2(0, 20), cs, ms, false);
+        world_body_id wall =
+            spawn_f(w, WORLD_BODY_STATIC, wt_box(0.5f, 5), v2(0, 20), cs, ms, false);
         world_body_id m = spawn_f(w, WORLD_BODY_MOVING, sa, v2(-10, 20), ca, ma, false);
         CHECK(a && b && wall && m);
         world_set_intent(w, a, v2(600, 0), 1);
@@ -179,8 +180,9 @@ static void test_contact_hysteresis(void) {
     for (int tick = 0; tick < 400; tick++) {
         /* phases: press (rest on the wall), leave slowly, come back slowly, press again */
         int phase = tick / 100;
-        float v = phase == 0 || phase == 3 ? 60.0f : phase == 1 ? -0.7f * SKIN * 60.0f
-                                                                 : 0.7f * SKIN * 60.0f;
+        float v = phase == 0 || phase == 3 ? 60.0f
+                  : phase == 1             ? -0.7f * SKIN * 60.0f
+                                           : 0.7f * SKIN * 60.0f;
         world_set_intent(w, m, v2(v, 0), seq++);
         world_step(w);
         CHECK(track_step(w, &t, NULL));
@@ -194,8 +196,8 @@ static void test_contact_hysteresis(void) {
             in = t.n == 1;
             continue;
         }
-        CHECK_MSG((t.n == 1) == in, "tick %d gap %.6g skins: world %d oracle %d", tick,
-                  gap / SKIN, t.n, in);
+        CHECK_MSG((t.n == 1) == in, "tick %d gap %.6g skins: world %d oracle %d", tick, gap / SKIN,
+                  t.n, in);
         if (was != in) flips++;
         if (t.n == 1) CHECK(t.a[0] == m && t.b[0] == wall);
     }
@@ -348,12 +350,13 @@ static void test_events_soak(void) {
         bool moving[SOAK_BODIES];
         for (int i = 0; i < SOAK_BODIES; i++) {
             moving[i] = i >= 8;
-            world_filter f = {1u << (harness_rng_next(&rng) % 3), 0, harness_rng_next(&rng) % 6 == 0};
+            world_filter f = {1u << (harness_rng_next(&rng) % 3), 0,
+                              harness_rng_next(&rng) % 6 == 0};
             f.mask = harness_rng_next(&rng) % 3 ? 0xffffffffu : (harness_rng_next(&rng) & 7u) | 1u;
-            ids[i] = spawn_f(w, moving[i] ? WORLD_BODY_MOVING : WORLD_BODY_STATIC,
-                             random_shape(&rng),
-                             v2(harness_rng_range(&rng, -10, 10), harness_rng_range(&rng, -10, 10)),
-                             f.category, f.mask, f.sensor);
+            ids[i] =
+                spawn_f(w, moving[i] ? WORLD_BODY_MOVING : WORLD_BODY_STATIC, random_shape(&rng),
+                        v2(harness_rng_range(&rng, -10, 10), harness_rng_range(&rng, -10, 10)),
+                        f.category, f.mask, f.sensor);
             CHECK(ids[i]);
             CHECK(world_body_filter(w, ids[i], &fs[i]));
         }
@@ -391,18 +394,22 @@ static void test_events_soak(void) {
                         world_body_id sn = fs[i].sensor ? ids[i] : ids[k];
                         world_body_id vi = fs[i].sensor ? ids[k] : ids[i];
                         bool tracked = track_find(&s, sn, vi) >= 0;
-                        if (gap < -1e-4) CHECK_MSG(tracked, "seed %u tick %d: overlap untracked", seed, tick);
-                        if (gap > 1e-4) CHECK_MSG(!tracked, "seed %u tick %d: apart but tracked", seed, tick);
+                        if (gap < -1e-4)
+                            CHECK_MSG(tracked, "seed %u tick %d: overlap untracked", seed, tick);
+                        if (gap > 1e-4)
+                            CHECK_MSG(!tracked, "seed %u tick %d: apart but tracked", seed, tick);
                         continue;
                     }
                     /* a is the mover of a mover-static pair, else the lower id */
-                    world_body_id a = !moving[k] ? ids[i] : !moving[i] ? ids[k]
-                                      : ids[i] < ids[k] ? ids[i] : ids[k];
+                    world_body_id a = !moving[k]        ? ids[i]
+                                      : !moving[i]      ? ids[k]
+                                      : ids[i] < ids[k] ? ids[i]
+                                                        : ids[k];
                     world_body_id b = a == ids[i] ? ids[k] : ids[i];
                     bool tracked = track_find(&c, a, b) >= 0;
                     if (gap <= 2 * SKIN - 1e-5)
-                        CHECK_MSG(tracked, "seed %u tick %d: gap %.3g skins untracked", seed,
-                                  tick, gap / SKIN);
+                        CHECK_MSG(tracked, "seed %u tick %d: gap %.3g skins untracked", seed, tick,
+                                  gap / SKIN);
                     if (gap > 4 * SKIN + 1e-5)
                         CHECK_MSG(!tracked, "seed %u tick %d: gap %.3g skins tracked", seed, tick,
                                   gap / SKIN);

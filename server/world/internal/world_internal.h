@@ -295,7 +295,7 @@ struct world {
                               * takes its filter-free fast paths, bit-identical to the general
                               * ones, so S1 costs what it cost before filters existed */
 
-    uint32_t sensor_count;   /* live sensors */
+    uint32_t sensor_count;       /* live sensors */
     struct world_events *events; /* contact and sensor tracking, NULL while off (world_events.c) */
 
     world_cache *cache;    /* mutable from const queries */

@@ -43,6 +43,16 @@ typedef struct world_events {
     size_t mover_room; /* entries p0 and swept hold: grown with the movers, not sized to
                         * mover_cap (a daemon holds many rooms: issue 13's memory per room) */
     bool p0_valid;     /* p0 was filled at the start of this step */
+    /* The mover pass's pairs (dense indices, path boxes that meet) and its path boxes, copied
+     * before the discrete pass reuses those arrays: a mover whose final box grown by the begin
+     * gap lies in its path box meets every mover within that gap among its pairs (or the other
+     * one left its path, and looks itself), so it needs no grid query of its own. */
+    uint32_t (*pairs)[2];
+    uint32_t pair_count;
+    size_t pair_room;
+    aabb *path;       /* per dense mover index, mover_room entries */
+    bool pairs_valid; /* pairs and path describe this step's mover pass, complete */
+    uint8_t *changed; /* per dense mover index: slot_changed (or a rescan), mover_room entries */
     bool rescan;       /* look for new pairs around every body */
     uint64_t lost;     /* world_stats.events_lost */
 } world_events;
@@ -120,6 +130,9 @@ void world_events_free(world *w) {
     free(ev->sev);
     free(ev->p0);
     free(ev->swept);
+    free(ev->pairs);
+    free(ev->path);
+    free(ev->changed);
     free(ev);
     w->events = NULL;
 }
@@ -164,20 +177,46 @@ void world_events_begin_step(world *w) {
     /* where each mover began: a body that did not move cannot begin or end a pair by itself
      * (its partner moved, or neither did), and sensors sweep from here */
     if (w->mover_count > ev->mover_room) {
-        size_t room = ev->mover_room ? ev->mover_room : 64, sweep_room = ev->mover_room;
+        size_t room = ev->mover_room ? ev->mover_room : 64;
         while (room < w->mover_count)
             room *= 2;
+        /* each array keeps at least mover_room entries whichever realloc fails */
         vec2 *p0 = realloc(ev->p0, room * sizeof *p0);
         if (p0) ev->p0 = p0;
         aabb *swept = p0 ? realloc(ev->swept, room * sizeof *swept) : NULL;
-        if (swept) ev->swept = swept, sweep_room = room;
-        ev->mover_room = p0 && swept ? room : sweep_room;
+        if (swept) ev->swept = swept;
+        aabb *path = swept ? realloc(ev->path, room * sizeof *path) : NULL;
+        if (path) ev->path = path;
+        uint8_t *changed = path ? realloc(ev->changed, room) : NULL;
+        if (changed) ev->changed = changed, ev->mover_room = room;
     }
+    ev->pairs_valid = false;
     /* out of memory: this step's pairs are measured as if every mover had moved, straight */
     ev->p0_valid = w->mover_count <= ev->mover_room;
     if (ev->p0_valid)
         for (uint32_t i = 0; i < w->mover_count; i++)
             ev->p0[i] = w->movers[i].position;
+}
+
+void world_events_note_pairs(world *w) {
+    world_events *ev = w->events;
+    if (!ev || !ev->p0_valid) return;
+    uint32_t n = w->scratch.pair_count;
+    /* a full pair list may have dropped pairs (world_grid_pairs stops there): not complete */
+    if (n >= w->scratch.pair_cap) return;
+    if (n > ev->pair_room) {
+        size_t room = ev->pair_room ? ev->pair_room : 256;
+        while (room < n)
+            room *= 2;
+        uint32_t(*pairs)[2] = realloc(ev->pairs, room * sizeof *pairs);
+        if (!pairs) return;
+        ev->pairs = pairs;
+        ev->pair_room = room;
+    }
+    memcpy(ev->pairs, w->scratch.pairs, (size_t)n * sizeof *ev->pairs);
+    memcpy(ev->path, w->scratch.path, (size_t)w->mover_count * sizeof *ev->path);
+    ev->pair_count = n;
+    ev->pairs_valid = true;
 }
 
 static inline bool bit_set(const uint64_t *bits, uint32_t slot) {
@@ -354,37 +393,90 @@ static bool contact_static_visit(const world *cw, uint32_t si, void *vctx) {
     return true;
 }
 
+/* ev->changed: the mover looks for new pairs in this step (it changed place, or a rescan) */
+#define EV_LOOKS 1u
+/* ev->changed: it queried the mover grid (it did not take its partners from the pair list) */
+#define EV_QUERIED 2u
+
+static inline bool mover_looks(const world *w, uint32_t i) {
+    const world_events *ev = w->events;
+    return ev->p0_valid ? ev->changed[i] & EV_LOOKS
+                        : ev->rescan || slot_changed(w, w->movers[i].slot);
+}
+static inline bool mover_queried(const world *w, uint32_t i) {
+    const world_events *ev = w->events;
+    return ev->p0_valid ? ev->changed[i] & EV_QUERIED : mover_looks(w, i);
+}
+
 static bool contact_mover_visit(const world *cw, uint32_t i, void *vctx) {
     contact_ctx *c = vctx;
     (void)cw;
     if (i >= c->w->mover_count) return true;
     const world_mover *m = &c->w->movers[i];
     if (!aabb_overlaps(box_at(m->position, m->lo, m->hi), c->box)) return true;
-    /* a partner that looks too (it moved) and came earlier has offered this pair already */
-    if (i < c->index && (c->w->events->rescan || slot_changed(c->w, m->slot)) &&
-        !slot_is_sensor(c->w, m->slot))
-        return true;
     body_view v = mover_view(m, m->position);
+    if (i < c->index && mover_looks(c->w, i) && !slot_is_sensor(c->w, m->slot)) {
+        /* a partner that came earlier and looks too offers the pair, from its side (the normal's
+         * sign of zero depends on the side): it has already when it queried the grid, not when
+         * it took its partners from the pair list (this mover left its path box: the pair may
+         * not be listed) */
+        if (mover_queried(c->w, i)) return true;
+        contact_ctx other = {c->w, m->slot, i, v,
+                             aabb_inflate(box_at(m->position, m->lo, m->hi), EV_BEGIN_GAP)};
+        contact_offer(&other, c->slot, &c->view, false);
+        return true;
+    }
     contact_offer(c, m->slot, &v, false);
     return true;
 }
 
-/* 2 for contacts: new pairs around the movers that moved. */
+/* A contact_ctx for the mover of dense index i where it ended. */
+static contact_ctx contact_looker(world *w, uint32_t i) {
+    const world_mover *m = &w->movers[i];
+    contact_ctx c = {w, m->slot, i, mover_view(m, m->position),
+                     aabb_inflate(box_at(m->position, m->lo, m->hi), EV_BEGIN_GAP)};
+    return c;
+}
+
+/* 2 for contacts: new pairs around the movers that moved. Statics through the static grid; movers
+ * from the mover pass's pairs (world_events_note_pairs) when the looker stayed inside its path
+ * box, else through the mover grid the step left. */
 static void contacts_find(world *w) {
     world_events *ev = w->events;
     world_grid *g = &w->cache->grid;
+    uint32_t n = w->mover_count;
+    if (ev->p0_valid)
+        for (uint32_t i = 0; i < n; i++)
+            ev->changed[i] = ev->rescan || slot_changed(w, w->movers[i].slot) ? EV_LOOKS : 0u;
     bool grid_ready = false;
-    for (uint32_t i = 0; i < w->mover_count; i++) {
+    for (uint32_t i = 0; i < n; i++) {
         const world_mover *m = &w->movers[i];
-        if (!ev->rescan && !slot_changed(w, m->slot)) continue;
-        if (slot_is_sensor(w, m->slot)) continue;
-        contact_ctx c = {w, m->slot, i, mover_view(m, m->position),
-                         aabb_inflate(box_at(m->position, m->lo, m->hi), EV_BEGIN_GAP)};
+        if (!mover_looks(w, i) || slot_is_sensor(w, m->slot)) continue;
+        contact_ctx c = contact_looker(w, i);
         world_static_query(w, c.box, contact_static_visit, &c);
-        if (w->mover_count < 2) continue;
+        if (n < 2) continue;
+        if (ev->pairs_valid && aabb_contains(ev->path[i], c.box)) continue;
         if (!grid_ready && !g->valid) world_grid_build_current(w, 0.0f);
         grid_ready = true;
+        if (ev->p0_valid) ev->changed[i] |= EV_QUERIED;
         world_grid_query(w, g, c.box, contact_mover_visit, &c);
+    }
+    if (!ev->pairs_valid) return;
+    for (uint32_t k = 0; k < ev->pair_count; k++) {
+        uint32_t i = ev->pairs[k][0], j = ev->pairs[k][1];
+        bool li = (ev->changed[i] & EV_LOOKS) && !slot_is_sensor(w, w->movers[i].slot);
+        bool lj = (ev->changed[j] & EV_LOOKS) && !slot_is_sensor(w, w->movers[j].slot);
+        if (!li && !lj) continue;
+        if (!li) {
+            uint32_t t = i;
+            i = j, j = t;
+        }
+        const world_mover *mi = &w->movers[i], *mj = &w->movers[j];
+        aabb box = aabb_inflate(box_at(mi->position, mi->lo, mi->hi), EV_BEGIN_GAP);
+        if (!aabb_overlaps(box_at(mj->position, mj->lo, mj->hi), box)) continue;
+        contact_ctx c = contact_looker(w, i);
+        body_view v = mover_view(mj, mj->position);
+        contact_offer(&c, mj->slot, &v, false);
     }
 }
 

@@ -460,6 +460,9 @@ void world_sort_u32(uint32_t *v, size_t n);
  * mover began) and its end (after step 4, with the change bits of the step set). */
 void world_events_begin_step(world *w);
 void world_events_end_step(world *w);
+/* The mover pass's pairs, right after world_grid_pairs: contact tracking takes each mover's mover
+ * partners from them instead of querying the grid again. */
+void world_events_note_pairs(world *w);
 void world_events_free(world *w);
 /* The next step looks for new pairs around every body, not only the ones that moved (a static
  * spawned, a filter changed). */

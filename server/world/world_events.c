@@ -14,6 +14,20 @@
 #include "world_pair.h"
 #include "world_statics.h"
 
+#define EV_BEGIN_GAP (2.0f * GEOM_SKIN)
+/* ev->changed: the mover looks for new pairs in this step (it changed place, or a rescan) */
+#define EV_LOOKS 1u
+/* ev->changed: it queried the mover grid (it did not take its partners from the pair list) */
+#define EV_QUERIED 2u
+/* ev->changed: its slide noted its statics in this step (their count in the bits above) */
+#define EV_NOTED 4u
+#define EV_NOTED_SHIFT 4
+
+/* Statics remembered per mover from its slide: a box under a cell wide, grown by a slow move and
+ * the margins, meets at most 2 x 2 cells of unit tiles. */
+#define EV_NEAR 4u
+#define EV_END_GAP (4.0f * GEOM_SKIN)
+
 /* A tracked pair: a contact (a, b) or a sensor overlap (a = the sensor, b = the visitor). */
 typedef struct ev_pair {
     world_body_id a, b;
@@ -52,13 +66,12 @@ typedef struct world_events {
     size_t pair_room;
     aabb *path;       /* per dense mover index, mover_room entries */
     bool pairs_valid; /* pairs and path describe this step's mover pass, complete */
-    uint8_t *changed; /* per dense mover index: slot_changed (or a rescan), mover_room entries */
+    uint8_t *changed; /* per dense mover index: EV_* bits, mover_room entries */
+    aabb *near_region;         /* per dense mover index: the region of its noted statics */
+    uint32_t (*near)[EV_NEAR]; /* per dense mover index: its noted statics (EV_NOTED) */
     bool rescan;       /* look for new pairs around every body */
     uint64_t lost;     /* world_stats.events_lost */
 } world_events;
-
-#define EV_BEGIN_GAP (2.0f * GEOM_SKIN)
-#define EV_END_GAP (4.0f * GEOM_SKIN)
 
 /* ---- the pair sets ------------------------------------------------------------------------ */
 
@@ -133,6 +146,8 @@ void world_events_free(world *w) {
     free(ev->pairs);
     free(ev->path);
     free(ev->changed);
+    free(ev->near_region);
+    free(ev->near);
     free(ev);
     w->events = NULL;
 }
@@ -188,14 +203,30 @@ void world_events_begin_step(world *w) {
         aabb *path = swept ? realloc(ev->path, room * sizeof *path) : NULL;
         if (path) ev->path = path;
         uint8_t *changed = path ? realloc(ev->changed, room) : NULL;
-        if (changed) ev->changed = changed, ev->mover_room = room;
+        if (changed) ev->changed = changed;
+        aabb *near_region = changed ? realloc(ev->near_region, room * sizeof *near_region) : NULL;
+        if (near_region) ev->near_region = near_region;
+        uint32_t(*near)[EV_NEAR] = near_region ? realloc(ev->near, room * sizeof *near) : NULL;
+        if (near) ev->near = near, ev->mover_room = room;
     }
     ev->pairs_valid = false;
     /* out of memory: this step's pairs are measured as if every mover had moved, straight */
     ev->p0_valid = w->mover_count <= ev->mover_room;
-    if (ev->p0_valid)
+    if (ev->p0_valid) {
         for (uint32_t i = 0; i < w->mover_count; i++)
             ev->p0[i] = w->movers[i].position;
+        memset(ev->changed, 0, w->mover_count);
+    }
+}
+
+void world_events_note_statics(world *w, uint32_t mi, aabb region, const uint32_t *index,
+                               uint32_t count) {
+    world_events *ev = w->events;
+    if (!ev->p0_valid || count > EV_NEAR) return;
+    ev->near_region[mi] = region;
+    for (uint32_t k = 0; k < count; k++)
+        ev->near[mi][k] = index[k];
+    ev->changed[mi] = (uint8_t)(EV_NOTED | count << EV_NOTED_SHIFT);
 }
 
 void world_events_note_pairs(world *w) {
@@ -393,11 +424,6 @@ static bool contact_static_visit(const world *cw, uint32_t si, void *vctx) {
     return true;
 }
 
-/* ev->changed: the mover looks for new pairs in this step (it changed place, or a rescan) */
-#define EV_LOOKS 1u
-/* ev->changed: it queried the mover grid (it did not take its partners from the pair list) */
-#define EV_QUERIED 2u
-
 static inline bool mover_looks(const world *w, uint32_t i) {
     const world_events *ev = w->events;
     return ev->p0_valid ? ev->changed[i] & EV_LOOKS
@@ -447,13 +473,25 @@ static void contacts_find(world *w) {
     uint32_t n = w->mover_count;
     if (ev->p0_valid)
         for (uint32_t i = 0; i < n; i++)
-            ev->changed[i] = ev->rescan || slot_changed(w, w->movers[i].slot) ? EV_LOOKS : 0u;
+            ev->changed[i] = (uint8_t)((ev->changed[i] & ~(EV_LOOKS | EV_QUERIED)) |
+                                       (ev->rescan || slot_changed(w, w->movers[i].slot)
+                                            ? EV_LOOKS
+                                            : 0u));
     bool grid_ready = false;
     for (uint32_t i = 0; i < n; i++) {
         const world_mover *m = &w->movers[i];
         if (!mover_looks(w, i) || slot_is_sensor(w, m->slot)) continue;
         contact_ctx c = contact_looker(w, i);
-        world_static_query(w, c.box, contact_static_visit, &c);
+        if (ev->p0_valid && (ev->changed[i] & EV_NOTED) &&
+            aabb_contains(ev->near_region[i], c.box)) {
+            /* its slide walked the statics of a region holding this box: the same statics, in
+             * the same order, as the static query would find */
+            uint32_t count = (uint32_t)ev->changed[i] >> EV_NOTED_SHIFT;
+            for (uint32_t k = 0; k < count; k++)
+                contact_static_visit(w, ev->near[i][k], &c);
+        } else {
+            world_static_query(w, c.box, contact_static_visit, &c);
+        }
         if (n < 2) continue;
         if (ev->pairs_valid && aabb_contains(ev->path[i], c.box)) continue;
         if (!grid_ready && !g->valid) world_grid_build_current(w, 0.0f);

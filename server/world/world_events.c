@@ -67,6 +67,8 @@ typedef struct world_events {
     aabb *path;       /* per dense mover index, mover_room entries */
     bool pairs_valid; /* pairs and path describe this step's mover pass, complete */
     uint8_t *changed; /* per dense mover index: EV_* bits, mover_room entries */
+    uint64_t *changed_bits; /* per slot: changed place in this step or shown for the first time
+                             * (slot_changed), a bit each: the rechecks read only these */
     aabb *near_region;         /* per dense mover index: the region of its noted statics */
     uint32_t (*near)[EV_NEAR]; /* per dense mover index: its noted statics (EV_NOTED) */
     bool rescan;       /* look for new pairs around every body */
@@ -146,6 +148,7 @@ void world_events_free(world *w) {
     free(ev->pairs);
     free(ev->path);
     free(ev->changed);
+    free(ev->changed_bits);
     free(ev->near_region);
     free(ev->near);
     free(ev);
@@ -159,7 +162,13 @@ void world_set_events(world *w, bool enabled) {
     }
     if (w->events) return;
     world_events *ev = calloc(1, sizeof *ev);
-    if (!ev) return;
+    uint64_t *changed_bits = calloc(((size_t)w->capacity + 63) / 64, sizeof *changed_bits);
+    if (!ev || !changed_bits) {
+        free(ev);
+        free(changed_bits);
+        return;
+    }
+    ev->changed_bits = changed_bits;
     ev->rescan = true; /* pairs that touch already begin at the next step */
     w->events = ev;
 }
@@ -253,13 +262,10 @@ void world_events_note_pairs(world *w) {
 static inline bool bit_set(const uint64_t *bits, uint32_t slot) {
     return (bits[slot >> 6] >> (slot & 63)) & 1u;
 }
-/* Changed place in this step, or shown for the first time (a static's first step too). */
+/* Changed place in this step, or shown for the first time (a static's first step too), or every
+ * body in a rescan: from ev->changed_bits (note_changes, at the start of the step's events). */
 static inline bool slot_changed(const world *w, uint32_t slot) {
-    if (bit_set(w->spawn_bits, slot)) return true;
-    const world_slot *s = &w->slots[slot];
-    if (s->kind != WORLD_BODY_MOVING || !bit_set(w->moved_bits, slot)) return false;
-    if (!w->events->p0_valid) return true;
-    return !vec_eq(w->movers[s->index].position, w->events->p0[s->index]);
+    return bit_set(w->events->changed_bits, slot);
 }
 
 /* A live body as the narrow phase sees it (slot known to be live). */
@@ -343,6 +349,37 @@ static float approach(const world *w, uint32_t sa, uint32_t sb, vec2 n) {
     return v2_dot(v2_sub(slot_intent(w, sa), slot_intent(w, sb)), n);
 }
 
+/* Fills ev->changed_bits, and ev->changed's EV_LOOKS, from the step's change bits: what
+ * slot_changed says of each body, computed once. */
+static void note_changes(world *w) {
+    world_events *ev = w->events;
+    size_t words = ((size_t)w->capacity + 63) / 64;
+    if (ev->rescan) {
+        memset(ev->changed_bits, 0xff, words * sizeof *ev->changed_bits);
+    } else {
+        memcpy(ev->changed_bits, w->spawn_bits, words * sizeof *ev->changed_bits);
+    }
+    for (uint32_t i = 0; i < w->mover_count; i++) {
+        const world_mover *m = &w->movers[i];
+        bool looks = ev->rescan || bit_set(w->spawn_bits, m->slot) ||
+                     (bit_set(w->moved_bits, m->slot) &&
+                      (!ev->p0_valid || !vec_eq(m->position, ev->p0[i])));
+        if (looks) ev->changed_bits[m->slot >> 6] |= 1ull << (m->slot & 63);
+        if (ev->p0_valid)
+            ev->changed[i] =
+                (uint8_t)((ev->changed[i] & ~(EV_LOOKS | EV_QUERIED)) | (looks ? EV_LOOKS : 0u));
+    }
+}
+
+/* Whether the pair of ids a, b (both alive at the last step) may have changed: a body went
+ * (every despawn of a body a step has seen marks its slot until the next step ends), or one of
+ * them changed place or was shown for the first time. Reads two bitmaps, no body. */
+static inline bool pair_may_change(const world *w, world_body_id a, world_body_id b) {
+    uint32_t sa = (uint32_t)((uint64_t)a >> w->gen_bits), sb = (uint32_t)((uint64_t)b >> w->gen_bits);
+    const uint64_t *gone = w->pending_despawn_bits, *changed = w->events->changed_bits;
+    return bit_set(gone, sa) || bit_set(gone, sb) || bit_set(changed, sa) || bit_set(changed, sb);
+}
+
 /* 1 for contacts: the tracked pairs whose bodies moved or went. */
 static void contacts_recheck(world *w) {
     world_events *ev = w->events;
@@ -351,6 +388,10 @@ static void contacts_recheck(world *w) {
     bool removed = false;
     for (uint32_t k = 0; k < s->count; k++) {
         ev_pair p = s->pairs[k];
+        if (!pair_may_change(w, p.a, p.b)) {
+            s->pairs[kept++] = p;
+            continue;
+        }
         uint32_t sa = id_slot(w, p.a), sb = id_slot(w, p.b);
         bool end;
         float speed = 0.0f;
@@ -471,12 +512,6 @@ static void contacts_find(world *w) {
     world_events *ev = w->events;
     world_grid *g = &w->cache->grid;
     uint32_t n = w->mover_count;
-    if (ev->p0_valid)
-        for (uint32_t i = 0; i < n; i++)
-            ev->changed[i] = (uint8_t)((ev->changed[i] & ~(EV_LOOKS | EV_QUERIED)) |
-                                       (ev->rescan || slot_changed(w, w->movers[i].slot)
-                                            ? EV_LOOKS
-                                            : 0u));
     bool grid_ready = false;
     for (uint32_t i = 0; i < n; i++) {
         const world_mover *m = &w->movers[i];
@@ -672,6 +707,7 @@ static void overlaps_find(world *w) {
 void world_events_end_step(world *w) {
     world_events *ev = w->events;
     if (!ev) return;
+    note_changes(w);
     contacts_recheck(w);
     contacts_find(w);
     overlaps_recheck(w);

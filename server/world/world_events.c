@@ -31,10 +31,14 @@
 /* A tracked pair: a contact (a, b) or a sensor overlap (a = the sensor, b = the visitor). */
 typedef struct ev_pair {
     world_body_id a, b;
+    uint32_t slot_a, slot_b; /* the key: a slot holds one body at a time (ids ascend with slots) */
+    uint32_t hint_a, hint_b; /* dense indices (movers or statics) where the bodies were last seen:
+                              * the rechecks read the bodies without the slot table */
     uint32_t owner_a, owner_b;
     vec2 normal; /* contacts: from a towards b, as last seen */
     bool ended;  /* sensor overlaps: ended in this step (dropped after the step's search, so the
                   * search does not take a visitor that just left for a new crossing) */
+    bool b_static; /* contacts: b is a static (a is always a mover) */
 } ev_pair;
 
 typedef struct ev_set {
@@ -77,17 +81,18 @@ typedef struct world_events {
 
 /* ---- the pair sets ------------------------------------------------------------------------ */
 
-static inline uint32_t pair_hash(world_body_id a, world_body_id b) {
+static inline uint32_t pair_hash(uint32_t a, uint32_t b) {
     uint64_t k = ((uint64_t)a << 32 | b) * 0x9e3779b97f4a7c15ull;
     return (uint32_t)(k >> 32);
 }
 
-static int64_t set_find(const ev_set *s, world_body_id a, world_body_id b) {
+/* The pair of the bodies in slots a and b, by index, or -1. */
+static int64_t set_find(const ev_set *s, uint32_t a, uint32_t b) {
     if (!s->hash) return -1;
     for (uint32_t h = pair_hash(a, b) & s->hash_mask;; h = (h + 1) & s->hash_mask) {
         uint32_t v = s->hash[h];
         if (!v) return -1;
-        if (s->pairs[v - 1].a == a && s->pairs[v - 1].b == b) return (int64_t)v - 1;
+        if (s->pairs[v - 1].slot_a == a && s->pairs[v - 1].slot_b == b) return (int64_t)v - 1;
     }
 }
 
@@ -95,7 +100,7 @@ static void set_rehash(ev_set *s) {
     if (!s->hash) return;
     memset(s->hash, 0, ((size_t)s->hash_mask + 1) * sizeof *s->hash);
     for (uint32_t i = 0; i < s->count; i++) {
-        uint32_t h = pair_hash(s->pairs[i].a, s->pairs[i].b) & s->hash_mask;
+        uint32_t h = pair_hash(s->pairs[i].slot_a, s->pairs[i].slot_b) & s->hash_mask;
         while (s->hash[h])
             h = (h + 1) & s->hash_mask;
         s->hash[h] = i + 1;
@@ -121,7 +126,7 @@ static bool set_add(ev_set *s, const ev_pair *p) {
         set_rehash(s);
     }
     s->pairs[s->count] = *p;
-    uint32_t h = pair_hash(p->a, p->b) & s->hash_mask;
+    uint32_t h = pair_hash(p->slot_a, p->slot_b) & s->hash_mask;
     while (s->hash[h])
         h = (h + 1) & s->hash_mask;
     s->hash[h] = ++s->count;
@@ -374,10 +379,28 @@ static void note_changes(world *w) {
 /* Whether the pair of ids a, b (both alive at the last step) may have changed: a body went
  * (every despawn of a body a step has seen marks its slot until the next step ends), or one of
  * them changed place or was shown for the first time. Reads two bitmaps, no body. */
-static inline bool pair_may_change(const world *w, world_body_id a, world_body_id b) {
-    uint32_t sa = (uint32_t)((uint64_t)a >> w->gen_bits), sb = (uint32_t)((uint64_t)b >> w->gen_bits);
+static inline bool pair_may_change(const world *w, const ev_pair *p) {
     const uint64_t *gone = w->pending_despawn_bits, *changed = w->events->changed_bits;
-    return bit_set(gone, sa) || bit_set(gone, sb) || bit_set(changed, sa) || bit_set(changed, sb);
+    return bit_set(gone, p->slot_a) || bit_set(gone, p->slot_b) || bit_set(changed, p->slot_a) ||
+           bit_set(changed, p->slot_b);
+}
+
+/* The live body of slot as the narrow phase sees it, and its intent, found through *hint (its
+ * dense index when last seen, corrected when the movers were reordered or a despawn moved a body
+ * into its place). */
+static body_view hinted_view(const world *w, uint32_t slot, bool is_static, uint32_t *hint,
+                             vec2 *intent) {
+    WORLD_ASSERT(w->slots[slot].kind == (is_static ? WORLD_BODY_STATIC : WORLD_BODY_MOVING));
+    if (is_static) {
+        if (*hint >= w->static_count || w->statics[*hint].slot != slot)
+            *hint = w->slots[slot].index;
+        *intent = v2(0.0f, 0.0f);
+        return static_view(&w->statics[*hint]);
+    }
+    if (*hint >= w->mover_count || w->movers[*hint].slot != slot) *hint = w->slots[slot].index;
+    const world_mover *m = &w->movers[*hint];
+    *intent = m->intent;
+    return mover_view(m, m->position);
 }
 
 /* 1 for contacts: the tracked pairs whose bodies moved or went. */
@@ -388,27 +411,29 @@ static void contacts_recheck(world *w) {
     bool removed = false;
     for (uint32_t k = 0; k < s->count; k++) {
         ev_pair p = s->pairs[k];
-        if (!pair_may_change(w, p.a, p.b)) {
+        if (!pair_may_change(w, &p)) {
             s->pairs[kept++] = p;
             continue;
         }
-        uint32_t sa = id_slot(w, p.a), sb = id_slot(w, p.b);
         bool end;
         float speed = 0.0f;
-        if (sa == UINT32_MAX || sb == UINT32_MAX) {
-            end = true;
-        } else if (!ev->rescan && !slot_changed(w, sa) && !slot_changed(w, sb)) {
-            end = false;
-        } else if (!slots_block(w, sa, sb)) {
-            end = true;
-            speed = approach(w, sa, sb, p.normal);
+        if (bit_set(w->pending_despawn_bits, p.slot_a) || bit_set(w->pending_despawn_bits, p.slot_b)) {
+            end = true; /* a body went (its slot may hold another by now) */
         } else {
-            body_view va = slot_view(w, sa), vb = slot_view(w, sb);
-            vec2 n;
-            float gap = view_distance(w, &va, &vb, &n);
-            end = gap > EV_END_GAP;
-            if (!end) p.normal = n;
-            speed = approach(w, sa, sb, end ? p.normal : n);
+            WORLD_ASSERT(id_slot(w, p.a) == p.slot_a && id_slot(w, p.b) == p.slot_b);
+            vec2 ia, ib;
+            body_view va = hinted_view(w, p.slot_a, false, &p.hint_a, &ia);
+            body_view vb = hinted_view(w, p.slot_b, p.b_static, &p.hint_b, &ib);
+            if (!slots_block(w, p.slot_a, p.slot_b)) {
+                end = true;
+                speed = v2_dot(v2_sub(ia, ib), p.normal);
+            } else {
+                vec2 n;
+                float gap = view_distance(w, &va, &vb, &n);
+                end = gap > EV_END_GAP;
+                if (!end) p.normal = n;
+                speed = v2_dot(v2_sub(ia, ib), end ? p.normal : n);
+            }
         }
         if (end && emit_contact(w, &p, speed, false)) {
             removed = true;
@@ -428,25 +453,35 @@ typedef struct contact_ctx {
     aabb box;       /* its box grown by the begin gap */
 } contact_ctx;
 
-/* A candidate pair for a begin: the mover c->slot and the body of slot other. */
-static void contact_offer(contact_ctx *c, uint32_t other, const body_view *ov, bool other_static) {
+/* A candidate pair for a begin: the mover c->slot and the body of slot other (dense index
+ * other_index among the movers or the statics). */
+static void contact_offer(contact_ctx *c, uint32_t other, uint32_t other_index,
+                          const body_view *ov, bool other_static) {
     world *w = c->w;
     if (other == c->slot || !slots_block(w, c->slot, other)) return;
-    world_body_id ia = slot_id(w, c->slot), ib = slot_id(w, other);
-    /* a is the mover of a mover-static pair, else the lower id */
-    bool swap = !other_static && ib < ia;
-    world_body_id a = swap ? ib : ia, b = swap ? ia : ib;
-    if (set_find(&w->events->contacts, a, b) >= 0) return;
+    /* a is the mover of a mover-static pair, else the lower id (ids ascend with their slots) */
+    bool swap = !other_static && other < c->slot;
+    uint32_t sa = swap ? other : c->slot, sb = swap ? c->slot : other;
+    if (set_find(&w->events->contacts, sa, sb) >= 0) return;
     vec2 n;
     float gap = view_distance(w, &c->view, ov, &n);
     if (!(gap <= EV_BEGIN_GAP)) return;
-    uint32_t sa = swap ? other : c->slot, sb = swap ? c->slot : other;
-    ev_pair p = {a, b, slot_owner(w, sa), slot_owner(w, sb), swap ? v2_neg(n) : n, false};
+    ev_pair p = {slot_id(w, sa),
+                 slot_id(w, sb),
+                 sa,
+                 sb,
+                 swap ? other_index : c->index,
+                 swap ? c->index : other_index,
+                 slot_owner(w, sa),
+                 slot_owner(w, sb),
+                 swap ? v2_neg(n) : n,
+                 false,
+                 other_static};
     if (!set_add(&w->events->contacts, &p) ||
         !emit_contact(w, &p, approach(w, sa, sb, p.normal), true)) {
         w->events->lost++;
         /* an added pair whose begin could not be listed is taken back: no end without a begin */
-        int64_t k = set_find(&w->events->contacts, a, b);
+        int64_t k = set_find(&w->events->contacts, sa, sb);
         if (k >= 0) {
             w->events->contacts.count--;
             w->events->contacts.pairs[k] = w->events->contacts.pairs[w->events->contacts.count];
@@ -461,7 +496,7 @@ static bool contact_static_visit(const world *cw, uint32_t si, void *vctx) {
     const world_static *st = &c->w->statics[si];
     if (!aabb_overlaps(st->box, c->box)) return true;
     body_view v = static_view(st);
-    contact_offer(c, st->slot, &v, true);
+    contact_offer(c, st->slot, si, &v, true);
     return true;
 }
 
@@ -490,10 +525,10 @@ static bool contact_mover_visit(const world *cw, uint32_t i, void *vctx) {
         if (mover_queried(c->w, i)) return true;
         contact_ctx other = {c->w, m->slot, i, v,
                              aabb_inflate(box_at(m->position, m->lo, m->hi), EV_BEGIN_GAP)};
-        contact_offer(&other, c->slot, &c->view, false);
+        contact_offer(&other, c->slot, c->index, &c->view, false);
         return true;
     }
-    contact_offer(c, m->slot, &v, false);
+    contact_offer(c, m->slot, i, &v, false);
     return true;
 }
 
@@ -549,7 +584,7 @@ static void contacts_find(world *w) {
         if (!aabb_overlaps(box_at(mj->position, mj->lo, mj->hi), box)) continue;
         contact_ctx c = contact_looker(w, i);
         body_view v = mover_view(mj, mj->position);
-        contact_offer(&c, mj->slot, &v, false);
+        contact_offer(&c, mj->slot, j, &v, false);
     }
 }
 
@@ -615,14 +650,15 @@ static void overlaps_compact(world *w) {
 static void overlap_offer(world *w, uint32_t ss, uint32_t sv) {
     if (ss == sv || !slots_interact(w, ss, sv)) return;
     world_events *ev = w->events;
-    world_body_id a = slot_id(w, ss), b = slot_id(w, sv);
-    if (set_find(&ev->overlaps, a, b) >= 0) return;
+    if (set_find(&ev->overlaps, ss, sv) >= 0) return;
     body_view vs = slot_view(w, ss), vv = slot_view(w, sv);
-    ev_pair p = {a, b, slot_owner(w, ss), slot_owner(w, sv), v2(0.0f, 0.0f), false};
+    /* the overlaps' rechecks find their bodies by id: no hints */
+    ev_pair p = {slot_id(w, ss),     slot_id(w, sv),     ss,    sv,   UINT32_MAX, UINT32_MAX,
+                 slot_owner(w, ss), slot_owner(w, sv), v2(0.0f, 0.0f), false, false};
     if (views_overlap(w, &vs, &vv)) {
         if (!set_add(&ev->overlaps, &p) || !emit_sensor(w, &p, true)) {
             ev->lost++;
-            int64_t k = set_find(&ev->overlaps, a, b);
+            int64_t k = set_find(&ev->overlaps, ss, sv);
             if (k >= 0) {
                 ev->overlaps.pairs[k] = ev->overlaps.pairs[--ev->overlaps.count];
                 set_rehash(&ev->overlaps);

@@ -26,6 +26,8 @@
 /* Statics remembered per mover from its slide: a box under a cell wide, grown by a slow move and
  * the margins, meets at most 2 x 2 cells of unit tiles. */
 #define EV_NEAR 4u
+/* How many pairs ahead the recheck asks for the bodies it will read. */
+#define EV_PREFETCH 8u
 #define EV_END_GAP (4.0f * GEOM_SKIN)
 
 /* A tracked pair: a contact (a, b) or a sensor overlap (a = the sensor, b = the visitor). */
@@ -410,6 +412,15 @@ static void contacts_recheck(world *w) {
     uint32_t kept = 0;
     bool removed = false;
     for (uint32_t k = 0; k < s->count; k++) {
+        if (k + EV_PREFETCH < s->count) {
+            /* the bodies of a later pair: held pairs lie in no spatial order, so each body is a
+             * cache miss, and these overlap with the work on this one */
+            const ev_pair *q = &s->pairs[k + EV_PREFETCH];
+            if (q->hint_a < w->mover_count) __builtin_prefetch(&w->movers[q->hint_a]);
+            if (q->b_static ? q->hint_b < w->static_count : q->hint_b < w->mover_count)
+                __builtin_prefetch(q->b_static ? (const void *)&w->statics[q->hint_b]
+                                               : (const void *)&w->movers[q->hint_b]);
+        }
         ev_pair p = s->pairs[k];
         if (!pair_may_change(w, &p)) {
             s->pairs[kept++] = p;

@@ -38,8 +38,9 @@ typedef struct ev_pair {
                               * the rechecks read the bodies without the slot table */
     uint32_t owner_a, owner_b;
     vec2 normal; /* contacts: from a towards b, as last seen */
-    bool ended;  /* sensor overlaps: ended in this step (dropped after the step's search, so the
-                  * search does not take a visitor that just left for a new crossing) */
+    bool ended;  /* ended in this step, dropped after the walk (sensor overlaps: after the step's
+                  * search, so the search does not take a visitor that just left for a new
+                  * crossing) */
     bool b_static; /* contacts: b is a static (a is always a mover) */
 } ev_pair;
 
@@ -409,8 +410,9 @@ static body_view hinted_view(const world *w, uint32_t slot, bool is_static, uint
 static void contacts_recheck(world *w) {
     world_events *ev = w->events;
     ev_set *s = &ev->contacts;
-    uint32_t kept = 0;
     bool removed = false;
+    /* pairs are updated in place and ended ones dropped after the walk: copying each pair
+     * through a local, part of it just rewritten, stalls on store forwarding */
     for (uint32_t k = 0; k < s->count; k++) {
         if (k + EV_PREFETCH < s->count) {
             /* the bodies of a later pair: held pairs lie in no spatial order, so each body is a
@@ -421,39 +423,37 @@ static void contacts_recheck(world *w) {
                 __builtin_prefetch(q->b_static ? (const void *)&w->statics[q->hint_b]
                                                : (const void *)&w->movers[q->hint_b]);
         }
-        ev_pair p = s->pairs[k];
-        if (!pair_may_change(w, &p)) {
-            s->pairs[kept++] = p;
-            continue;
-        }
+        ev_pair *p = &s->pairs[k];
+        if (!pair_may_change(w, p)) continue;
         bool end;
         float speed = 0.0f;
-        if (bit_set(w->pending_despawn_bits, p.slot_a) || bit_set(w->pending_despawn_bits, p.slot_b)) {
+        if (bit_set(w->pending_despawn_bits, p->slot_a) ||
+            bit_set(w->pending_despawn_bits, p->slot_b)) {
             end = true; /* a body went (its slot may hold another by now) */
         } else {
-            WORLD_ASSERT(id_slot(w, p.a) == p.slot_a && id_slot(w, p.b) == p.slot_b);
+            WORLD_ASSERT(id_slot(w, p->a) == p->slot_a && id_slot(w, p->b) == p->slot_b);
             vec2 ia, ib;
-            body_view va = hinted_view(w, p.slot_a, false, &p.hint_a, &ia);
-            body_view vb = hinted_view(w, p.slot_b, p.b_static, &p.hint_b, &ib);
-            if (!slots_block(w, p.slot_a, p.slot_b)) {
+            body_view va = hinted_view(w, p->slot_a, false, &p->hint_a, &ia);
+            body_view vb = hinted_view(w, p->slot_b, p->b_static, &p->hint_b, &ib);
+            if (!slots_block(w, p->slot_a, p->slot_b)) {
                 end = true;
-                speed = v2_dot(v2_sub(ia, ib), p.normal);
+                speed = v2_dot(v2_sub(ia, ib), p->normal);
             } else {
                 vec2 n;
                 float gap = view_distance(w, &va, &vb, &n);
                 end = gap > EV_END_GAP;
-                if (!end) p.normal = n;
-                speed = v2_dot(v2_sub(ia, ib), end ? p.normal : n);
+                if (!end) p->normal = n;
+                speed = v2_dot(v2_sub(ia, ib), end ? p->normal : n);
             }
         }
-        if (end && emit_contact(w, &p, speed, false)) {
-            removed = true;
-            continue;
-        }
-        s->pairs[kept++] = p;
+        if (end && emit_contact(w, p, speed, false)) p->ended = removed = true;
     }
+    if (!removed) return;
+    uint32_t kept = 0;
+    for (uint32_t k = 0; k < s->count; k++)
+        if (!s->pairs[k].ended) s->pairs[kept++] = s->pairs[k];
     s->count = kept;
-    if (removed) set_rehash(s);
+    set_rehash(s);
 }
 
 typedef struct contact_ctx {

@@ -40,7 +40,7 @@
 #define CC_CHECK_MAX_BODIES 2048u
 #define CC_CHECK_MAX_VERTS 16u
 #define CC_CHECK_EXAMPLES 16u
-#define CC_CHECK_MAX_OPEN 1024u       /* begun pairs tracked per client */
+#define CC_CHECK_MAX_OPEN 1024u     /* begun pairs tracked per client */
 #define CC_CONTACT_BEGIN_GAP 0.002f /* 2 x skin (GEOM_SKIN 1e-3) */
 #define CC_CONTACT_END_GAP 0.004f   /* 4 x skin */
 #define CC_GONE_NEAR 1.0f           /* see "removed" above */
@@ -70,16 +70,16 @@ typedef struct cc_check_body {
 } cc_check_body;
 
 typedef enum cc_violation_kind {
-    CC_VIOL_OVERLAP_STATIC = 0, /* I2 */
-    CC_VIOL_OVERLAP_MOVING = 1, /* I3 */
-    CC_VIOL_TUNNEL = 2,         /* I1 */
+    CC_VIOL_OVERLAP_STATIC = 0,          /* I2 */
+    CC_VIOL_OVERLAP_MOVING = 1,          /* I3 */
+    CC_VIOL_TUNNEL = 2,                  /* I1 */
     CC_VIOL_CONTACT_BEGIN_FAR = 3,       /* a contact begin with the bodies past 2 x skin */
     CC_VIOL_CONTACT_END_NEAR = 4,        /* a contact end within 4 x skin, nobody removed */
     CC_VIOL_CONTACT_DUPLICATE_BEGIN = 5, /* a begin of a contact already begun */
     CC_VIOL_CONTACT_END_WITHOUT_BEGIN = 6,
-    CC_VIOL_CONTACT_NOT_ENDED = 7,       /* begun, the bodies past 4 x skin, no end */
-    CC_VIOL_SENSOR_BEGIN_APART = 8,      /* a sensor begin with the bodies apart */
-    CC_VIOL_SENSOR_END_OVERLAPPING = 9,  /* a sensor end with the bodies overlapping */
+    CC_VIOL_CONTACT_NOT_ENDED = 7,      /* begun, the bodies past 4 x skin, no end */
+    CC_VIOL_SENSOR_BEGIN_APART = 8,     /* a sensor begin with the bodies apart */
+    CC_VIOL_SENSOR_END_OVERLAPPING = 9, /* a sensor end with the bodies overlapping */
     CC_VIOL_SENSOR_DUPLICATE_BEGIN = 10,
     CC_VIOL_SENSOR_END_WITHOUT_BEGIN = 11,
     CC_VIOL_SENSOR_NOT_ENDED = 12, /* begun, the bodies apart, no end */
@@ -95,11 +95,11 @@ typedef struct cc_violation {
 
 /* A pair begun and not yet ended, as this client was told. */
 typedef struct cc_open_pair {
-    uint32_t a, b;   /* contact a, b; sensor: sensor, visitor */
-    bool sensor;     /* a sensor overlap, else a contact */
-    bool reported;   /* already counted as not ended */
-    bool gone;       /* scratch: a body of it was removed in this snapshot */
-    uint64_t since;  /* tick of the snapshot with its begin (measured there, not again) */
+    uint32_t a, b;  /* contact a, b; sensor: sensor, visitor */
+    bool sensor;    /* a sensor overlap, else a contact */
+    bool reported;  /* already counted as not ended */
+    bool gone;      /* scratch: a body of it was removed in this snapshot */
+    uint64_t since; /* tick of the snapshot with its begin (measured there, not again) */
 } cc_open_pair;
 
 typedef struct cc_check_stats {

@@ -458,8 +458,9 @@ bool cc_report_json(const char *path, const cc_report_meta *m, const cc_stats *s
                 i ? ", " : "", cc_violation_name(c->examples[i].kind), c->examples[i].a,
                 c->examples[i].b, (unsigned long long)c->examples[i].tick,
                 isnan(c->examples[i].depth) ? 0.0 : (double)c->examples[i].depth);
-    fprintf(f, "], \"events\": {\"contact\": %llu, \"sensor\": %llu, \"measured\": %llu, "
-               "\"begins_untracked\": %llu",
+    fprintf(f,
+            "], \"events\": {\"contact\": %llu, \"sensor\": %llu, \"measured\": %llu, "
+            "\"begins_untracked\": %llu",
             (unsigned long long)c->contact_events, (unsigned long long)c->sensor_events,
             (unsigned long long)c->events_measured, (unsigned long long)c->open_overflow);
     for (int k = CC_VIOL_CONTACT_BEGIN_FAR; k < CC_VIOL_KINDS; k++)

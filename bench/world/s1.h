@@ -186,7 +186,7 @@ typedef struct s1_result {
     int mover_overlaps;            /* mover pairs overlapping by more than 0.01 at the end (S1b) */
     unsigned long long state_hash; /* world_state_hash at the end (0 for other engines): equal
                                     * hashes before and after a change mean the same results */
-    unsigned long long events;        /* contact and sensor events over the timed ticks */
+    unsigned long long events;     /* contact and sensor events over the timed ticks */
     unsigned long long events_digest; /* their order-independent digest (tick included): equal
                                        * digests before and after a change mean the same events */
 } s1_result;

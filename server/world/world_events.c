@@ -71,11 +71,11 @@ typedef struct world_events {
     uint32_t (*pairs)[2];
     uint32_t pair_count;
     size_t pair_room;
-    aabb *path;       /* per dense mover index, mover_room entries */
-    bool pairs_valid; /* pairs and path describe this step's mover pass, complete */
-    uint8_t *changed; /* per dense mover index: EV_* bits, mover_room entries */
-    uint64_t *changed_bits; /* per slot: changed place in this step or shown for the first time
-                             * (slot_changed), a bit each: the rechecks read only these */
+    aabb *path;                /* per dense mover index, mover_room entries */
+    bool pairs_valid;          /* pairs and path describe this step's mover pass, complete */
+    uint8_t *changed;          /* per dense mover index: EV_* bits, mover_room entries */
+    uint64_t *changed_bits;    /* per slot: changed place in this step or shown for the first time
+                                * (slot_changed), a bit each: the rechecks read only these */
     aabb *near_region;         /* per dense mover index: the region of its noted statics */
     uint32_t (*near)[EV_NEAR]; /* per dense mover index: its noted statics (EV_NOTED) */
     bool rescan;       /* look for new pairs around every body */
@@ -369,9 +369,9 @@ static void note_changes(world *w) {
     }
     for (uint32_t i = 0; i < w->mover_count; i++) {
         const world_mover *m = &w->movers[i];
-        bool looks = ev->rescan || bit_set(w->spawn_bits, m->slot) ||
-                     (bit_set(w->moved_bits, m->slot) &&
-                      (!ev->p0_valid || !vec_eq(m->position, ev->p0[i])));
+        bool looks =
+            ev->rescan || bit_set(w->spawn_bits, m->slot) ||
+            (bit_set(w->moved_bits, m->slot) && (!ev->p0_valid || !vec_eq(m->position, ev->p0[i])));
         if (looks) ev->changed_bits[m->slot >> 6] |= 1ull << (m->slot & 63);
         if (ev->p0_valid)
             ev->changed[i] =
@@ -466,8 +466,8 @@ typedef struct contact_ctx {
 
 /* A candidate pair for a begin: the mover c->slot and the body of slot other (dense index
  * other_index among the movers or the statics). */
-static void contact_offer(contact_ctx *c, uint32_t other, uint32_t other_index,
-                          const body_view *ov, bool other_static) {
+static void contact_offer(contact_ctx *c, uint32_t other, uint32_t other_index, const body_view *ov,
+                          bool other_static) {
     world *w = c->w;
     if (other == c->slot || !slots_block(w, c->slot, other)) return;
     /* a is the mover of a mover-static pair, else the lower id (ids ascend with their slots) */
@@ -664,8 +664,9 @@ static void overlap_offer(world *w, uint32_t ss, uint32_t sv) {
     if (set_find(&ev->overlaps, ss, sv) >= 0) return;
     body_view vs = slot_view(w, ss), vv = slot_view(w, sv);
     /* the overlaps' rechecks find their bodies by id: no hints */
-    ev_pair p = {slot_id(w, ss),     slot_id(w, sv),     ss,    sv,   UINT32_MAX, UINT32_MAX,
-                 slot_owner(w, ss), slot_owner(w, sv), v2(0.0f, 0.0f), false, false};
+    ev_pair p = {
+        slot_id(w, ss),    slot_id(w, sv), ss,    sv,   UINT32_MAX, UINT32_MAX, slot_owner(w, ss),
+        slot_owner(w, sv), v2(0.0f, 0.0f), false, false};
     if (views_overlap(w, &vs, &vv)) {
         if (!set_add(&ev->overlaps, &p) || !emit_sensor(w, &p, true)) {
             ev->lost++;

@@ -520,6 +520,6 @@ static void test_backend_batch_and_acks(void) {
 TEST_MAIN(TEST(test_hist_slots_cover_values), TEST(test_hist_percentiles_match_exact),
           TEST(test_hist_merge_equals_combined), TEST(test_wire_scans_snapshot),
           TEST(test_wire_pong), TEST(test_check_depths), TEST(test_check_gaps),
-          TEST(test_check_contact_events), TEST(test_check_sensor_events), TEST(test_load_parse_rooms_backend),
-          TEST(test_load_room_names), TEST(test_room_stats_merge),
-          TEST(test_backend_batch_and_acks))
+          TEST(test_check_contact_events), TEST(test_check_sensor_events),
+          TEST(test_load_parse_rooms_backend), TEST(test_load_room_names),
+          TEST(test_room_stats_merge), TEST(test_backend_batch_and_acks))

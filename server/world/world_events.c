@@ -33,7 +33,11 @@
 /* A tracked pair: a contact (a, b) or a sensor overlap (a = the sensor, b = the visitor). */
 typedef struct ev_pair {
     world_body_id a, b;
-    uint32_t slot_a, slot_b; /* the key: a slot holds one body at a time (ids ascend with slots) */
+    /* The key. Contacts: the slots (a slot holds one body at a time, ids ascend with slots; a
+     * pair that lost a body is dropped before the search for new ones). Sensor overlaps: the ids
+     * (a pair ended in the step stays until after the search, and must not hide a new body that
+     * took the slot of one that went). */
+    uint32_t slot_a, slot_b;
     uint32_t hint_a, hint_b; /* dense indices (movers or statics) where the bodies were last seen:
                               * the rechecks read the bodies without the slot table */
     uint32_t owner_a, owner_b;
@@ -89,7 +93,7 @@ static inline uint32_t pair_hash(uint32_t a, uint32_t b) {
     return (uint32_t)(k >> 32);
 }
 
-/* The pair of the bodies in slots a and b, by index, or -1. */
+/* The pair of key (a, b) (ev_pair.slot_a, slot_b), by index, or -1. */
 static int64_t set_find(const ev_set *s, uint32_t a, uint32_t b) {
     if (!s->hash) return -1;
     for (uint32_t h = pair_hash(a, b) & s->hash_mask;; h = (h + 1) & s->hash_mask) {
@@ -661,16 +665,25 @@ static void overlaps_compact(world *w) {
 static void overlap_offer(world *w, uint32_t ss, uint32_t sv) {
     if (ss == sv || !slots_interact(w, ss, sv)) return;
     world_events *ev = w->events;
-    if (set_find(&ev->overlaps, ss, sv) >= 0) return;
+    world_body_id a = slot_id(w, ss), b = slot_id(w, sv);
+    if (set_find(&ev->overlaps, a, b) >= 0) return;
     body_view vs = slot_view(w, ss), vv = slot_view(w, sv);
-    /* the overlaps' rechecks find their bodies by id: no hints */
-    ev_pair p = {
-        slot_id(w, ss),    slot_id(w, sv), ss,    sv,   UINT32_MAX, UINT32_MAX, slot_owner(w, ss),
-        slot_owner(w, sv), v2(0.0f, 0.0f), false, false};
+    /* keyed by ids; the overlaps' rechecks find their bodies by id: no hints */
+    ev_pair p = {a,
+                 b,
+                 a,
+                 b,
+                 UINT32_MAX,
+                 UINT32_MAX,
+                 slot_owner(w, ss),
+                 slot_owner(w, sv),
+                 v2(0.0f, 0.0f),
+                 false,
+                 false};
     if (views_overlap(w, &vs, &vv)) {
         if (!set_add(&ev->overlaps, &p) || !emit_sensor(w, &p, true)) {
             ev->lost++;
-            int64_t k = set_find(&ev->overlaps, ss, sv);
+            int64_t k = set_find(&ev->overlaps, a, b);
             if (k >= 0) {
                 ev->overlaps.pairs[k] = ev->overlaps.pairs[--ev->overlaps.count];
                 set_rehash(&ev->overlaps);

@@ -474,6 +474,5 @@ static void test_events_toggle(void) {
 
 TEST_MAIN(TEST(test_filter_api), TEST(test_filter_matrix), TEST(test_sensors_never_block),
           TEST(test_contact_hysteresis), TEST(test_contact_fields), TEST(test_despawn_ends),
-          TEST(test_slot_reused),
-          TEST(test_sensor_crossed_fast), TEST(test_moving_sensor), TEST(test_events_soak),
-          TEST(test_events_toggle))
+          TEST(test_slot_reused), TEST(test_sensor_crossed_fast), TEST(test_moving_sensor),
+          TEST(test_events_soak), TEST(test_events_toggle))

@@ -55,8 +55,10 @@ def load_check_verifies_events():
     ev = j["check"]["events"]
     check(ev["contact"] >= 20, "contacts were received: %d" % ev["contact"])
     check(ev["sensor"] >= 4, "sensor events were received: %d" % ev["sensor"])
-    check(ev["measured"] >= (ev["contact"] + ev["sensor"]) // 2,
-          "most events were measured: %d of %d" % (ev["measured"], ev["contact"] + ev["sensor"]))
+    # only snapshots one tick after the previous are measured: a loaded machine (ASan, ctest -j2)
+    # skips some, so the bound is loose
+    check(ev["measured"] >= 10,
+          "events were measured: %d of %d" % (ev["measured"], ev["contact"] + ev["sensor"]))
     bad = {k: ev[k] for k in KINDS if ev[k]}
     check(not bad, "no event violation: %s" % bad)
     check(r.returncode == 0 and j["pass"], "the checked run passes (exit %d)" % r.returncode)

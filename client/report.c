@@ -1,5 +1,6 @@
 #include "report.h"
 
+#include <math.h>
 #include <string.h>
 
 void cc_stats_init(cc_stats *s) {
@@ -269,11 +270,19 @@ void cc_report_text(FILE *out, const cc_report_meta *m, const cc_stats *s) {
             fprintf(out, " (bodies without shape: %llu)", (unsigned long long)c->unknown_shape);
         if (c->overflow) fprintf(out, " (untracked: %llu)", (unsigned long long)c->overflow);
         fputc('\n', out);
+        fprintf(out, "check events: %llu contact, %llu sensor, %llu measured; violations:",
+                (unsigned long long)c->contact_events, (unsigned long long)c->sensor_events,
+                (unsigned long long)c->events_measured);
+        for (int k = CC_VIOL_CONTACT_BEGIN_FAR; k < CC_VIOL_KINDS; k++)
+            fprintf(out, " %s=%llu", cc_violation_name(k), (unsigned long long)c->counts[k]);
+        if (c->open_overflow)
+            fprintf(out, " (begins untracked: %llu)", (unsigned long long)c->open_overflow);
+        fputc('\n', out);
         for (uint32_t i = 0; i < c->examples_len; i++) {
             const cc_violation *v = &c->examples[i];
             fprintf(out, "  violation %s: body %u vs body %u at tick %llu (depth %.4f)\n",
                     cc_violation_name(v->kind), v->a, v->b, (unsigned long long)v->tick,
-                    (double)v->depth);
+                    isnan(v->depth) ? 0.0 : (double)v->depth);
         }
     }
     text_rooms(out, m);
@@ -461,12 +470,20 @@ bool cc_report_json(const char *path, const cc_report_meta *m, const cc_stats *s
             (unsigned long long)c->counts[CC_VIOL_OVERLAP_STATIC],
             (unsigned long long)c->counts[CC_VIOL_OVERLAP_MOVING],
             (unsigned long long)c->counts[CC_VIOL_TUNNEL]);
+    /* unmeasured events have no depth: 0 in JSON, which has no NaN */
     for (uint32_t i = 0; i < c->examples_len; i++)
         fprintf(f, "%s{\"kind\": \"%s\", \"a\": %u, \"b\": %u, \"tick\": %llu, \"depth\": %.5f}",
                 i ? ", " : "", cc_violation_name(c->examples[i].kind), c->examples[i].a,
                 c->examples[i].b, (unsigned long long)c->examples[i].tick,
-                (double)c->examples[i].depth);
-    fprintf(f, "]},\n");
+                isnan(c->examples[i].depth) ? 0.0 : (double)c->examples[i].depth);
+    fprintf(f,
+            "], \"events\": {\"contact\": %llu, \"sensor\": %llu, \"measured\": %llu, "
+            "\"begins_untracked\": %llu",
+            (unsigned long long)c->contact_events, (unsigned long long)c->sensor_events,
+            (unsigned long long)c->events_measured, (unsigned long long)c->open_overflow);
+    for (int k = CC_VIOL_CONTACT_BEGIN_FAR; k < CC_VIOL_KINDS; k++)
+        fprintf(f, ", \"%s\": %llu", cc_violation_name(k), (unsigned long long)c->counts[k]);
+    fprintf(f, "}},\n");
     json_rooms(f, m);
     json_backend(f, m->backend);
     fprintf(f, "  \"failures\": [");

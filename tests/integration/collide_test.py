@@ -1073,6 +1073,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--collided", required=True)
     ap.add_argument("--pb-dir", required=True)
+    ap.add_argument("--client", default=None, help="collide-client, for the tests that drive it")
     ap.add_argument("-k", default=None, help="run only tests whose name contains this")
     OPTS = ap.parse_args()
     sys.path.insert(0, OPTS.pb_dir)

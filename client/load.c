@@ -784,6 +784,8 @@ static void load_usage(FILE *f) {
             "  --queries R          each player also sends R first-hit ray casts per second, 20\n"
             "                       units from its body in a random direction; their answer\n"
             "                       latency is reported (default 0: none)\n"
+            "  --backend-queries R  the backend also sends R first-hit ray casts per second in\n"
+            "                       all, from its NPCs in turn, as --queries does (default 0)\n"
             "Checks and gates:\n"
             "  --check              verify collision invariants from the received snapshots\n"
             "  --check-clients N    clients that run the checker (default 16)\n"
@@ -833,6 +835,7 @@ enum {
     OPT_BACKEND,
     OPT_ADMIN_TOKEN,
     OPT_QUERIES,
+    OPT_BACKEND_QUERIES,
 };
 
 static int pick(const char *flag, const char *arg, const char *const *names, int n) {
@@ -890,6 +893,7 @@ int cc_load_parse(int argc, char **argv, load_opts *o) {
         {"backend", 1, NULL, OPT_BACKEND},
         {"admin-token", 1, NULL, OPT_ADMIN_TOKEN},
         {"queries", 1, NULL, OPT_QUERIES},
+        {"backend-queries", 1, NULL, OPT_BACKEND_QUERIES},
         {NULL, 0, NULL, 0},
     };
     memset(o, 0, sizeof *o);
@@ -1017,6 +1021,9 @@ int cc_load_parse(int argc, char **argv, load_opts *o) {
         case OPT_QUERIES:
             ok = cc_parse_double(CMD, "--queries", optarg, 0, 1000, &o->queries_hz);
             break;
+        case OPT_BACKEND_QUERIES:
+            ok = cc_parse_double(CMD, "--backend-queries", optarg, 0, 1e6, &o->backend_queries_hz);
+            break;
         default:
             fprintf(stderr, "collide-client " CMD ": see 'collide-client load --help'\n");
             return CC_EXIT_USAGE;
@@ -1044,6 +1051,10 @@ int cc_load_parse(int argc, char **argv, load_opts *o) {
     }
     if (o->backend_npcs > 0 && (!o->admin_token || !o->admin_token[0])) {
         fprintf(stderr, "collide-client " CMD ": --backend needs --admin-token\n");
+        return CC_EXIT_USAGE;
+    }
+    if (o->backend_queries_hz > 0 && o->backend_npcs == 0) {
+        fprintf(stderr, "collide-client " CMD ": --backend-queries needs --backend\n");
         return CC_EXIT_USAGE;
     }
     if (o->threads > o->clients) o->threads = o->clients;
@@ -1185,6 +1196,7 @@ int cc_load_main(int argc, char **argv) {
             .room = backend_room,
             .npcs = opts.backend_npcs,
             .rate_hz = opts.rate_hz,
+            .queries_hz = opts.backend_queries_hz,
             .speed = opts.speed,
             .size = opts.size,
             .shape = opts.shape,

@@ -44,6 +44,7 @@ typedef struct load_opts {
     uint32_t backend_npcs;    /* --backend: NPCs of the admin connection (0: none) */
     const char *admin_token;  /* --admin-token: the backend's Hello.token */
     double queries_hz;        /* --queries: ray casts per second per player (0: none) */
+    double backend_queries_hz; /* --backend-queries: ray casts per second from the backend */
 } load_opts;
 
 int cc_load_main(int argc, char **argv);

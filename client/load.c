@@ -49,36 +49,36 @@ typedef enum player_state {
 typedef struct load_worker load_worker;
 
 typedef struct load_player {
-    cc_conn conn;                   /* the connection (first: conn.user is the player) */
-    load_worker *w;                 /* owning worker */
-    uint32_t slot;                  /* index in the worker's arrays */
-    uint8_t state;                  /* player_state */
-    bool ended_badly;               /* a disconnect or failure was already counted */
-    bool welcomed;                  /* Welcome received */
-    uint64_t start_at_us;           /* ramp: when to connect */
-    uint64_t phase_start_us;        /* connect / hello / spawn start time, per handshake step */
-    uint64_t welcomed_at_us;        /* for client-seconds */
-    uint64_t last_rx_us;            /* last frame received: stall detection */
-    uint32_t body_id;               /* our body */
-    uint32_t client_id;             /* Welcome.client_id */
-    uint32_t sched_seq;             /* newest input_seq issued */
-    uint32_t acked_seq;             /* newest input_seq acknowledged */
-    uint64_t intents_base_us;       /* intended time of seq 1 */
-    uint64_t next_intent_us;        /* intended time of seq sched_seq + 1 */
-    uint64_t next_ping_us;          /* when the next Ping is due */
-    uint64_t next_query_us; /* when the next RayCast is due (--queries; UINT64_MAX: never) */
-    uint32_t query_seq;     /* RayCasts sent: their request ids count from CC_REQ_QUERY */
+    cc_conn conn;             /* the connection (first: conn.user is the player) */
+    load_worker *w;           /* owning worker */
+    uint32_t slot;            /* index in the worker's arrays */
+    uint8_t state;            /* player_state */
+    bool ended_badly;         /* a disconnect or failure was already counted */
+    bool welcomed;            /* Welcome received */
+    uint64_t start_at_us;     /* ramp: when to connect */
+    uint64_t phase_start_us;  /* connect / hello / spawn start time, per handshake step */
+    uint64_t welcomed_at_us;  /* for client-seconds */
+    uint64_t last_rx_us;      /* last frame received: stall detection */
+    uint32_t body_id;         /* our body */
+    uint32_t client_id;       /* Welcome.client_id */
+    uint32_t sched_seq;       /* newest input_seq issued */
+    uint32_t acked_seq;       /* newest input_seq acknowledged */
+    uint64_t intents_base_us; /* intended time of seq 1 */
+    uint64_t next_intent_us;  /* intended time of seq sched_seq + 1 */
+    uint64_t next_ping_us;    /* when the next Ping is due */
+    uint64_t next_query_us;   /* when the next RayCast is due (--queries; UINT64_MAX: never) */
+    uint32_t query_seq;       /* RayCasts sent: their request ids count from CC_REQ_QUERY */
     uint64_t query_sent_us[CC_QUERY_RING]; /* send time by query_seq % CC_QUERY_RING */
-    uint64_t last_snap_us;          /* arrival of the previous snapshot */
-    uint64_t intended[CC_ACK_RING]; /* intended send time by input_seq % CC_ACK_RING */
-    float x, y;                     /* last known body position */
-    float angle;                    /* walk/bounce heading */
-    float stuck_x, stuck_y;         /* position at the last stuck test (bounce) */
-    uint64_t stuck_at_us;           /* time of the last stuck test */
-    uint32_t rng;                   /* xorshift32 state */
-    uint32_t room;                  /* --rooms: index of its room (0 without) */
-    cc_check_view *check;           /* non-NULL when this client runs the checker */
-    cc_qsnap *q;                    /* --quantized: its bodies in quanta, from the Welcome on */
+    uint64_t last_snap_us;                 /* arrival of the previous snapshot */
+    uint64_t intended[CC_ACK_RING];        /* intended send time by input_seq % CC_ACK_RING */
+    float x, y;                            /* last known body position */
+    float angle;                           /* walk/bounce heading */
+    float stuck_x, stuck_y;                /* position at the last stuck test (bounce) */
+    uint64_t stuck_at_us;                  /* time of the last stuck test */
+    uint32_t rng;                          /* xorshift32 state */
+    uint32_t room;                         /* --rooms: index of its room (0 without) */
+    cc_check_view *check;                  /* non-NULL when this client runs the checker */
+    cc_qsnap *q; /* --quantized: its bodies in quanta, from the Welcome on */
 } load_player;
 
 typedef struct load_progress {
@@ -829,6 +829,8 @@ static void load_usage(FILE *f) {
             "  --queries R          each player also sends R first-hit ray casts per second, 20\n"
             "                       units from its body in a random direction; their answer\n"
             "                       latency is reported (default 0: none)\n"
+            "  --backend-queries R  the backend also sends R first-hit ray casts per second in\n"
+            "                       all, from its NPCs in turn, as --queries does (default 0)\n"
             "Snapshots:\n"
             "  --quantized          ask for quantized snapshots (Snapshot.packed) and decode "
             "them\n"
@@ -885,6 +887,7 @@ enum {
     OPT_BACKEND,
     OPT_ADMIN_TOKEN,
     OPT_QUERIES,
+    OPT_BACKEND_QUERIES,
     OPT_QUANTIZED,
     OPT_SNAPSHOT_RATE,
 };
@@ -946,6 +949,7 @@ int cc_load_parse(int argc, char **argv, load_opts *o) {
         {"backend", 1, NULL, OPT_BACKEND},
         {"admin-token", 1, NULL, OPT_ADMIN_TOKEN},
         {"queries", 1, NULL, OPT_QUERIES},
+        {"backend-queries", 1, NULL, OPT_BACKEND_QUERIES},
         {NULL, 0, NULL, 0},
     };
     memset(o, 0, sizeof *o);
@@ -1079,6 +1083,9 @@ int cc_load_parse(int argc, char **argv, load_opts *o) {
         case OPT_QUERIES:
             ok = cc_parse_double(CMD, "--queries", optarg, 0, 1000, &o->queries_hz);
             break;
+        case OPT_BACKEND_QUERIES:
+            ok = cc_parse_double(CMD, "--backend-queries", optarg, 0, 1e6, &o->backend_queries_hz);
+            break;
         default:
             fprintf(stderr, "collide-client " CMD ": see 'collide-client load --help'\n");
             return CC_EXIT_USAGE;
@@ -1106,6 +1113,10 @@ int cc_load_parse(int argc, char **argv, load_opts *o) {
     }
     if (o->backend_npcs > 0 && (!o->admin_token || !o->admin_token[0])) {
         fprintf(stderr, "collide-client " CMD ": --backend needs --admin-token\n");
+        return CC_EXIT_USAGE;
+    }
+    if (o->backend_queries_hz > 0 && o->backend_npcs == 0) {
+        fprintf(stderr, "collide-client " CMD ": --backend-queries needs --backend\n");
         return CC_EXIT_USAGE;
     }
     if (o->threads > o->clients) o->threads = o->clients;
@@ -1248,6 +1259,7 @@ int cc_load_main(int argc, char **argv) {
             .room = backend_room,
             .npcs = opts.backend_npcs,
             .rate_hz = opts.rate_hz,
+            .queries_hz = opts.backend_queries_hz,
             .speed = opts.speed,
             .size = opts.size,
             .shape = opts.shape,

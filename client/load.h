@@ -46,6 +46,7 @@ typedef struct load_opts {
     double queries_hz;        /* --queries: ray casts per second per player (0: none) */
     bool quantized;           /* --quantized: Hello.quantized, Snapshot.packed decoded */
     uint32_t snapshot_rate;   /* --snapshot-rate: Hello.snapshot_rate_hz (0: every tick) */
+    double backend_queries_hz; /* --backend-queries: ray casts per second from the backend */
 } load_opts;
 
 int cc_load_main(int argc, char **argv);

@@ -36,6 +36,7 @@ void cc_backend_stats_init(cc_backend_stats *b, uint32_t npcs) {
     memset(b, 0, sizeof *b);
     b->npcs_requested = npcs;
     cc_hist_init(&b->ack_us);
+    cc_hist_init(&b->query_us);
 }
 
 void cc_backend_error_add(cc_backend_stats *b, uint32_t code, uint32_t index, uint32_t request_id) {
@@ -190,6 +191,12 @@ static void text_backend(FILE *out, const cc_backend_stats *b) {
         fprintf(out, "  backend error %s index %u request %u\n",
                 cc_error_code_name(b->examples[i].code), b->examples[i].index,
                 b->examples[i].request_id);
+    if (b->queries_sent) {
+        fprintf(out, "  backend ray casts: %llu sent, %llu answered, %llu refused, %llu unanswered\n",
+                (unsigned long long)b->queries_sent, (unsigned long long)b->query_results,
+                (unsigned long long)b->query_errors, (unsigned long long)b->queries_unanswered);
+        text_hist(out, "backend ray cast answer", &b->query_us);
+    }
     if (b->failure[0]) fprintf(out, "  backend stopped: %s\n", b->failure);
 }
 
@@ -371,6 +378,12 @@ static void json_backend(FILE *f, const cc_backend_stats *b) {
             (unsigned long long)b->intents_unacked, ms(b->tick_period_us),
             b->intents_acked ? (double)b->acked_within_2_ticks / (double)b->intents_acked : 0.0);
     json_hist(f, "intent_to_ack", &b->ack_us, false);
+    fprintf(f,
+            "    \"ray_casts\": {\"sent\": %llu, \"answered\": %llu, \"refused\": %llu, "
+            "\"unanswered\": %llu},\n",
+            (unsigned long long)b->queries_sent, (unsigned long long)b->query_results,
+            (unsigned long long)b->query_errors, (unsigned long long)b->queries_unanswered);
+    json_hist(f, "ray_cast_answer", &b->query_us, false);
     fprintf(f, "    \"errors\": {\"total\": %llu, \"batch_items\": %llu",
             (unsigned long long)backend_errors(b), (unsigned long long)b->item_errors);
     for (uint32_t i = 0; i < CC_ERROR_CODES; i++)

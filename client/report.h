@@ -101,6 +101,11 @@ typedef struct cc_backend_stats {
     uint32_t examples_len;           /* entries in examples */
     cc_backend_error examples[CC_BACKEND_EXAMPLES]; /* the first errors */
     cc_hist ack_us;              /* tick's intended send time -> snapshot acking the NPC */
+    uint64_t queries_sent;       /* RayCasts sent (--backend-queries) */
+    uint64_t query_results;      /* QueryResults received */
+    uint64_t query_errors;       /* Errors answered to a RayCast */
+    uint64_t queries_unanswered; /* sent, neither answered nor refused by the end */
+    cc_hist query_us;            /* RayCast sent -> its QueryResult */
     char failure[CC_REASON_LEN]; /* why the backend stopped early ("" when it did not) */
 } cc_backend_stats;
 

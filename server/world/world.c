@@ -361,6 +361,7 @@ world_status world_despawn(world *w, world_body_id id) {
     } else {
         uint32_t i = s->index, last = w->mover_count - 1;
         ref = w->movers[i].shape;
+        w->mover_despawns++;
         w->cache->grid.valid = false; /* dense indices change: rebuilt by the next query */
         if (i != last) {
             w->movers[i] = w->movers[last];

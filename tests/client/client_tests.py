@@ -198,6 +198,34 @@ def case_queries_live(a):
     check("ray casts:" in r.stdout and "ray cast answer" in r.stdout, "the text report says so")
 
 
+def case_backend_queries_live(a):
+    # --backend-queries R: the backend's one admin connection also sends R ray casts a second in
+    # all, from its NPCs in turn (issue 15: "a backend sending 20,000 ray casts per second").
+    r = run([a.client, "load", "--backend-queries", "10"])
+    check(r.returncode == 2 and "--backend-queries needs --backend" in r.stderr,
+          "--backend-queries without --backend is a usage error")
+    with Daemon(a.daemon, "--admin-token", "backend-secret") as d:
+        r, j = load_json(a.client, d.port, "--clients", "1", "--ramp", "0.1s", "--duration", "3s",
+                         "--rate", "10", "--drain", "20s", "--stall-timeout", "60s",
+                         "--backend", "3", "--admin-token", "backend-secret",
+                         "--backend-queries", "400", "--max-errors", "0")
+    check(r.returncode == 0 and j is not None and j["pass"], "a --backend-queries 400 run passes")
+    b = j["backend"]
+    rc = b["ray_casts"]
+    # the casts start once the NPCs are spawned (late on a loaded machine): at least half a
+    # second's worth, and never more than the 3 s at 400 a second
+    check(200 <= rc["sent"] <= 3 * 400 + 5, "about 400 casts a second were sent (%d)" % rc["sent"])
+    check(rc["answered"] == rc["sent"] and rc["refused"] == 0 and rc["unanswered"] == 0,
+          "every backend cast was answered (%d of %d)" % (rc["answered"], rc["sent"]))
+    q = b["ray_cast_answer"]
+    check(q["count"] == rc["answered"] and 0 < q["p50_ms"] <= q["p99_ms"] < 60000,
+          "the backend's answer latency was measured and is plausible")
+    check(j["ray_casts"]["sent"] == 0, "the players sent none (no --queries)")
+    check(b["errors"]["total"] == 0 and j["errors"]["total"] == 0, "no errors")
+    check("backend ray casts: %d sent, %d answered" % (rc["sent"], rc["answered"]) in r.stdout and
+          "backend ray cast answer" in r.stdout, "the text report has the backend's casts")
+
+
 def read_varint(buf, i):
     n = shift = 0
     while True:

@@ -290,6 +290,8 @@ struct world {
     uint64_t *pending_despawn_bits; /* despawned since the last step, of bodies a step showed */
     uint32_t *pending_spawned;      /* slots spawned since the last step */
     size_t pending_spawned_count;   /* entries in pending_spawned */
+    uint64_t mover_despawns;        /* movers despawned so far: a history frame recorded at the
+                                     * same count names only live movers (world_history.h) */
 
     world_filter *filters;   /* per slot, NULL until the first non-default filter (world.h) */
     uint32_t filtered_count; /* live bodies whose filter is not the default: while 0 the step

@@ -41,10 +41,10 @@ typedef struct ev_pair {
     uint32_t hint_a, hint_b; /* dense indices (movers or statics) where the bodies were last seen:
                               * the rechecks read the bodies without the slot table */
     uint32_t owner_a, owner_b;
-    vec2 normal; /* contacts: from a towards b, as last seen */
-    bool ended;  /* ended in this step, dropped after the walk (sensor overlaps: after the step's
-                  * search, so the search does not take a visitor that just left for a new
-                  * crossing) */
+    vec2 normal;   /* contacts: from a towards b, as last seen */
+    bool ended;    /* ended in this step, dropped after the walk (sensor overlaps: after the step's
+                    * search, so the search does not take a visitor that just left for a new
+                    * crossing) */
     bool b_static; /* contacts: b is a static (a is always a mover) */
 } ev_pair;
 
@@ -82,8 +82,8 @@ typedef struct world_events {
                                 * (slot_changed), a bit each: the rechecks read only these */
     aabb *near_region;         /* per dense mover index: the region of its noted statics */
     uint32_t (*near)[EV_NEAR]; /* per dense mover index: its noted statics (EV_NOTED) */
-    bool rescan;       /* look for new pairs around every body */
-    uint64_t lost;     /* world_stats.events_lost */
+    bool rescan;               /* look for new pairs around every body */
+    uint64_t lost;             /* world_stats.events_lost */
 } world_events;
 
 /* ---- the pair sets ------------------------------------------------------------------------ */
@@ -236,7 +236,7 @@ void world_events_begin_step(world *w) {
     if (ev->p0_valid) {
         for (uint32_t i = 0; i < w->mover_count; i++)
             ev->p0[i] = w->movers[i].position;
-        memset(ev->changed, 0, w->mover_count);
+        if (w->mover_count) memset(ev->changed, 0, w->mover_count); /* NULL while no mover yet */
     }
 }
 
@@ -265,8 +265,10 @@ void world_events_note_pairs(world *w) {
         ev->pairs = pairs;
         ev->pair_room = room;
     }
-    memcpy(ev->pairs, w->scratch.pairs, (size_t)n * sizeof *ev->pairs);
-    memcpy(ev->path, w->scratch.path, (size_t)w->mover_count * sizeof *ev->path);
+    /* Both may still be NULL (nothing recorded yet): memcpy takes no NULL, even for 0 bytes. */
+    if (n) memcpy(ev->pairs, w->scratch.pairs, (size_t)n * sizeof *ev->pairs);
+    if (w->mover_count)
+        memcpy(ev->path, w->scratch.path, (size_t)w->mover_count * sizeof *ev->path);
     ev->pair_count = n;
     ev->pairs_valid = true;
 }

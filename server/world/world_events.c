@@ -236,7 +236,7 @@ void world_events_begin_step(world *w) {
     if (ev->p0_valid) {
         for (uint32_t i = 0; i < w->mover_count; i++)
             ev->p0[i] = w->movers[i].position;
-        memset(ev->changed, 0, w->mover_count);
+        if (w->mover_count) memset(ev->changed, 0, w->mover_count); /* none yet: NULL */
     }
 }
 
@@ -265,7 +265,7 @@ void world_events_note_pairs(world *w) {
         ev->pairs = pairs;
         ev->pair_room = room;
     }
-    memcpy(ev->pairs, w->scratch.pairs, (size_t)n * sizeof *ev->pairs);
+    if (n) memcpy(ev->pairs, w->scratch.pairs, (size_t)n * sizeof *ev->pairs); /* none: NULL */
     memcpy(ev->path, w->scratch.path, (size_t)w->mover_count * sizeof *ev->path);
     ev->pair_count = n;
     ev->pairs_valid = true;

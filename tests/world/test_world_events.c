@@ -389,10 +389,9 @@ static void events_soak(bool boxes) {
             geom_shape shape = boxes ? wt_box(harness_rng_range(&rng, 0.2f, 0.5f),
                                               harness_rng_range(&rng, 0.2f, 0.5f))
                                      : random_shape(&rng);
-            ids[i] =
-                spawn_f(w, moving[i] ? WORLD_BODY_MOVING : WORLD_BODY_STATIC, shape,
-                        v2(harness_rng_range(&rng, -10, 10), harness_rng_range(&rng, -10, 10)),
-                        f.category, f.mask, f.sensor);
+            ids[i] = spawn_f(w, moving[i] ? WORLD_BODY_MOVING : WORLD_BODY_STATIC, shape,
+                             v2(harness_rng_range(&rng, -10, 10), harness_rng_range(&rng, -10, 10)),
+                             f.category, f.mask, f.sensor);
             CHECK(ids[i]);
             CHECK(world_body_filter(w, ids[i], &fs[i]));
         }

@@ -131,8 +131,6 @@ static uint16_t close_code_of(net_disconnect_reason reason) {
         return NET_WS_CLOSE_GOING_AWAY;
     case NET_DISC_FATAL_ERROR:
         return NET_WS_CLOSE_POLICY;
-    case NET_DISC_SERVER_FULL:
-        return NET_WS_CLOSE_TRY_LATER;
     default:
         return NET_WS_CLOSE_NORMAL;
     }

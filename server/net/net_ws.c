@@ -1,6 +1,5 @@
 #include "net_ws.h"
 
-#include <ctype.h>
 #include <nettle/base64.h>
 #include <nettle/sha1.h>
 #include <stdio.h>

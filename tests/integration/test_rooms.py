@@ -395,6 +395,38 @@ def admin_close_room_says_goodbye_and_list_rooms():
     d.stop_and_check()
 
 
+@test
+def closed_rooms_stay_in_the_daemon_wide_counters():
+    """Counters never go back: a closed room's ticks, frames and connections stay in the
+    daemon-wide sums (each thread keeps the totals of its closed rooms)."""
+    d = daemon(["--admin-token", ADMIN], http=True, world=ct.write_world())
+    boss = admin(d)
+    expect_kind(boss.create_room("brief", ""), "room_info", "CreateRoom brief")
+    p = player(d, "brief")
+    p.spawn_ok(ct.circle(1), 0, 0)
+    time.sleep(0.3)  # the room ticks, its player's frames are counted
+    names = ("collide_ticks_total", "collide_frames_in_total", "collide_frames_out_total",
+             "collide_connections_total")
+    before = d.metrics()
+    in_room = room_samples(before, "collide_room_ticks_total").get("brief", 0)
+    check(in_room >= 5, "the room ticked before its close: %s ticks" % in_room)
+    expect_kind(boss.close_room("brief", "over"), "room_info", "CloseRoom brief")
+    expect_goodbye_then_close(p, "the player of the closed room", reason="over")
+    deadline = time.monotonic() + 5
+    while "brief" in room_samples(d.metrics(), "collide_room_ticks_total"):
+        check(time.monotonic() < deadline, "the closed room must leave the per-room series")
+        time.sleep(0.05)
+    after = d.metrics()
+    for n in names:
+        check(ct.metric(after, n) >= ct.metric(before, n),
+              "%s went back when a room closed: %s -> %s" % (n, ct.metric(before, n),
+                                                              ct.metric(after, n)))
+    check(ct.metric(after, "collide_disconnects_total", reason="room_closed") >= 1,
+          "the closed room's player counts as reason=\"room_closed\"")
+    boss.close()
+    d.stop_and_check()
+
+
 def room_samples(parsed, name):
     """{room label: value} of a collide_room_* family (summed over its other labels)."""
     out = {}

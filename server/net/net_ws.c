@@ -1,7 +1,6 @@
 #include "net_ws.h"
 #include "net_viewer.h"
 
-#include <ctype.h>
 #include <nettle/base64.h>
 #include <nettle/sha1.h>
 #include <stdio.h>
@@ -132,8 +131,6 @@ static uint16_t close_code_of(net_disconnect_reason reason) {
         return NET_WS_CLOSE_GOING_AWAY;
     case NET_DISC_FATAL_ERROR:
         return NET_WS_CLOSE_POLICY;
-    case NET_DISC_SERVER_FULL:
-        return NET_WS_CLOSE_TRY_LATER;
     default:
         return NET_WS_CLOSE_NORMAL;
     }

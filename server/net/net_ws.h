@@ -19,7 +19,7 @@
  *    client frame, reserved bits or opcodes, a continuation out of place, a bad control frame):
  *    close 1002, no Error (the framing itself cannot be trusted any more).
  *  - Every close the server decides (a fatal Error, a Goodbye) is followed by a close frame:
- *    1001 for the drain, 1008 after a fatal Error, 1013 when the server is full, 1000 otherwise;
+ *    1001 for the drain, 1008 after a fatal Error (its code says why), 1000 otherwise;
  *    then the connection lingers, reading and discarding, until the peer closes (or the
  *    CLOSING timeout cuts it), so the close frame is not lost to a reset. A close frame from the
  *    client is answered with the same code and the connection closed once that is written (the
@@ -47,7 +47,6 @@
 #define NET_WS_CLOSE_UNSUPPORTED 1003
 #define NET_WS_CLOSE_POLICY 1008
 #define NET_WS_CLOSE_TOO_BIG 1009
-#define NET_WS_CLOSE_TRY_LATER 1013
 
 /* How a handshake ended (collide_ws_handshakes_total{result}). */
 typedef enum net_ws_handshake_result {

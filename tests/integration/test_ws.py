@@ -278,6 +278,26 @@ def text_message_is_bad_request_then_1003():
 
 
 @test
+def other_fatal_errors_close_1008():
+    d = ws_daemon(["--max-clients", "1"], http=False)
+    a = d.ws_client()
+    a.hello()
+    for what, send, code in (
+            ("a Ping before Hello", lambda c: c.send(ct.msg_ping(3, 1)), "UNAUTHENTICATED"),
+            ("a Hello past --max-clients 1", lambda c: c.send(ct.msg_hello(3)), "LIMIT_EXCEEDED")):
+        c = d.ws_client()
+        send(c)
+        msgs = c.wait_closed()
+        errs = [m for m in msgs if kind_of(m) == "error"]
+        check(len(errs) == 1 and errs[0].error.code == ct.code_of(code) and errs[0].error.fatal
+              and c.close_code == 1008, "%s: Error{%s, fatal} then close 1008; got %s, close %s"
+              % (what, code, [describe(m) for m in errs], c.close_code))
+        c.close()
+    a.close()
+    d.stop_and_check()
+
+
+@test
 def server_lingers_after_its_close_frame_until_the_peer_closes():
     # After its close frame the server sends FIN and reads on, dropping what comes: a close with
     # unread input would reset the connection, and a reset can destroy the close frame unread.

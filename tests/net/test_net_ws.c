@@ -197,9 +197,11 @@ static void test_hand_off_from_one_big_read(void) {
     CHECK(a.ws && net_client_open(front, &a, "10.0.0.1:5"));
     net_ws_feed(front, &a, stream, len);
     CHECK(a.handed_off);
-    CHECK_MSG(a.in.len == len - after_hello && memcmp(a.in.data, stream + after_hello, a.in.len) == 0,
+    CHECK_MSG(a.in.len == len - after_hello &&
+                  memcmp(a.in.data, stream + after_hello, a.in.len) == 0,
               "the %zu bytes after the Hello (%d pings, past the 8 KiB buffer) must all be kept, "
-              "got %zu", len - after_hello, pings, a.in.len);
+              "got %zu",
+              len - after_hello, pings, a.in.len);
     net_client_release(front, &a);
     net_server_destroy(front);
 }
@@ -225,5 +227,5 @@ static void test_frame_header_lengths(void) {
     }
 }
 
-TEST_MAIN(TEST(test_hand_off_keeps_the_raw_bytes_after_hello), TEST(test_hand_off_from_one_big_read),
-          TEST(test_frame_header_lengths))
+TEST_MAIN(TEST(test_hand_off_keeps_the_raw_bytes_after_hello),
+          TEST(test_hand_off_from_one_big_read), TEST(test_frame_header_lengths))

@@ -21,7 +21,8 @@
 #define BK_REQ_QUERY 0x80000000u
 #define BK_QUERY_RING 65536u
 #define BK_QUERY_LENGTH 20.0f /* units: each ray goes this far in a random direction */
-#define BK_QUERY_BURST 1000u  /* casts sent in one timer call at most (catching up after a stall) */
+#define BK_QUERY_BURST 1000u  /* casts sent in one timer call at most (catching up after a stall)  \
+                               */
 
 typedef enum bk_phase {
     BK_CONNECTING,

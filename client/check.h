@@ -63,8 +63,8 @@ typedef struct cc_check_body {
     float angle;     /* radians */
     float prev_x;    /* position before this tick's update */
     float prev_y;
-    uint64_t tick;  /* tick of the last update */
-    cc_shape shape; /* as sent the first time the body was seen */
+    uint64_t tick;           /* tick of the last update */
+    cc_shape shape;          /* as sent the first time the body was seen */
     uint32_t category, mask; /* its filter (BodyState 10, 11; 0 reads as the default) */
     bool sensor;             /* a sensor (BodyState 12): it blocks nothing */
 } cc_check_body;

@@ -30,28 +30,28 @@ typedef struct cc_conn_hooks {
 } cc_conn_hooks;
 
 struct cc_conn {
-    uv_tcp_t tcp;                  /* the socket; tcp.data points back to this struct */
-    uv_connect_t connect_req;      /* the pending connect */
-    uv_write_t write_req;          /* the single write in flight, if any */
-    const cc_conn_hooks *hooks;    /* callbacks into the owner */
-    void *user;                    /* owner's context */
-    uint8_t *rx;                   /* received bytes not yet consumed (heap, grows) */
-    uint32_t rx_len;               /* bytes held in rx */
-    uint32_t rx_cap;               /* capacity of rx */
-    uint32_t max_frame;            /* largest frame body accepted */
-    uint8_t tx[2][CC_CONN_TX_CAP]; /* send buffers: one in flight, one filling */
-    uint32_t tx_len[2];            /* bytes held in each */
-    uint8_t tx_active;             /* index of the buffer that collects new frames */
-    bool writing;                  /* a uv_write is in flight from tx[!tx_active] */
-    bool initialised;              /* tcp was uv_tcp_init'ed, so it must be uv_close'd */
-    bool closing;                  /* uv_close was called */
-    bool failed_reported;          /* failed() was already called: report once */
-    uint64_t bytes_in;             /* bytes read from the socket */
-    uint64_t bytes_out;            /* bytes accepted for sending */
-    uint64_t frames_dropped;       /* frames refused because both send buffers were full */
-    bool ws;                       /* WebSocket transport */
-    bool ws_open;                  /* the 101 came: frames from here on */
-    char ws_key[32];               /* the Sec-WebSocket-Key sent */
+    uv_tcp_t tcp;                          /* the socket; tcp.data points back to this struct */
+    uv_connect_t connect_req;              /* the pending connect */
+    uv_write_t write_req;                  /* the single write in flight, if any */
+    const cc_conn_hooks *hooks;            /* callbacks into the owner */
+    void *user;                            /* owner's context */
+    uint8_t *rx;                           /* received bytes not yet consumed (heap, grows) */
+    uint32_t rx_len;                       /* bytes held in rx */
+    uint32_t rx_cap;                       /* capacity of rx */
+    uint32_t max_frame;                    /* largest frame body accepted */
+    uint8_t tx[2][CC_CONN_TX_CAP];         /* send buffers: one in flight, one filling */
+    uint32_t tx_len[2];                    /* bytes held in each */
+    uint8_t tx_active;                     /* index of the buffer that collects new frames */
+    bool writing;                          /* a uv_write is in flight from tx[!tx_active] */
+    bool initialised;                      /* tcp was uv_tcp_init'ed, so it must be uv_close'd */
+    bool closing;                          /* uv_close was called */
+    bool failed_reported;                  /* failed() was already called: report once */
+    uint64_t bytes_in;                     /* bytes read from the socket */
+    uint64_t bytes_out;                    /* bytes accepted for sending */
+    uint64_t frames_dropped;               /* frames refused because both send buffers were full */
+    bool ws;                               /* WebSocket transport */
+    bool ws_open;                          /* the 101 came: frames from here on */
+    char ws_key[32];                       /* the Sec-WebSocket-Key sent */
     struct wslay_frame_context *ws_frames; /* the server's frames */
     const uint8_t *ws_feed;                /* bytes offered to wslay ... */
     size_t ws_feed_len;                    /* ... and how many are left */

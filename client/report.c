@@ -192,7 +192,8 @@ static void text_backend(FILE *out, const cc_backend_stats *b) {
                 cc_error_code_name(b->examples[i].code), b->examples[i].index,
                 b->examples[i].request_id);
     if (b->queries_sent) {
-        fprintf(out, "  backend ray casts: %llu sent, %llu answered, %llu refused, %llu unanswered\n",
+        fprintf(out,
+                "  backend ray casts: %llu sent, %llu answered, %llu refused, %llu unanswered\n",
                 (unsigned long long)b->queries_sent, (unsigned long long)b->query_results,
                 (unsigned long long)b->query_errors, (unsigned long long)b->queries_unanswered);
         text_hist(out, "backend ray cast answer", &b->query_us);

@@ -123,22 +123,22 @@ uint64_t cc_stats_errors(const cc_stats *s);
 const char *cc_error_code_name(uint32_t code);
 
 typedef struct cc_report_meta {
-    const char *host;       /* server */
-    unsigned port;          /* game port */
-    const char *transport;  /* --transport: "tcp" or "ws" (NULL: tcp) */
-    uint32_t clients;       /* --clients */
-    uint32_t threads;       /* --threads */
-    double rate_hz;         /* --rate */
-    double duration_s;      /* --duration */
-    double ramp_s;          /* --ramp */
-    const char *pattern;    /* --pattern */
-    const char *shape;      /* --shape */
-    double elapsed_s;       /* wall time of the run */
-    double cpu_user_s;      /* this process, getrusage */
-    double cpu_sys_s;       /* this process, getrusage */
-    bool check;             /* --check was on */
-    uint32_t check_clients; /* clients that ran the checker */
-    uint32_t rooms;         /* --rooms (0: no per-room section) */
+    const char *host;                /* server */
+    unsigned port;                   /* game port */
+    const char *transport;           /* --transport: "tcp" or "ws" (NULL: tcp) */
+    uint32_t clients;                /* --clients */
+    uint32_t threads;                /* --threads */
+    double rate_hz;                  /* --rate */
+    double duration_s;               /* --duration */
+    double ramp_s;                   /* --ramp */
+    const char *pattern;             /* --pattern */
+    const char *shape;               /* --shape */
+    double elapsed_s;                /* wall time of the run */
+    double cpu_user_s;               /* this process, getrusage */
+    double cpu_sys_s;                /* this process, getrusage */
+    bool check;                      /* --check was on */
+    uint32_t check_clients;          /* clients that ran the checker */
+    uint32_t rooms;                  /* --rooms (0: no per-room section) */
     const char *room_prefix;         /* --room-prefix */
     const cc_room_stats *room_stats; /* rooms entries, merged over the workers */
     const cc_backend_stats *backend; /* --backend, NULL without */

@@ -21,8 +21,9 @@
 #define BK_REQ_QUERY 0x80000000u
 #define BK_QUERY_RING 65536u
 #define BK_QUERY_LENGTH 20.0f /* units: each ray goes this far in a random direction */
-#define BK_QUERY_BURST 1000u  /* casts sent in one timer call at most (catching up after a stall)  \
-                               */
+#define BK_QUERY_BURST                                                                             \
+    1000u /* casts sent in one timer call at most (catching up after a stall)                      \
+           */
 
 typedef enum bk_phase {
     BK_CONNECTING,
@@ -225,33 +226,12 @@ static void bk_spawn_all(bk *b) {
         b->npcs[i].y = y0 + h * fy;
         b->npcs[i].angle = bk_unit(&b->rng) * 6.2831853f;
     }
-    /* cc_session_spawn packs into a cc_conn; here the same message goes to our own buffer. */
+    /* The same message cc_session_spawn sends, into our own buffer. */
     for (uint32_t i = 0; i < c->npcs; i++) {
-        Collide__V1__ClientMessage m = COLLIDE__V1__CLIENT_MESSAGE__INIT;
-        Collide__V1__SpawnBody sb = COLLIDE__V1__SPAWN_BODY__INIT;
-        Collide__V1__Shape sh = COLLIDE__V1__SHAPE__INIT;
-        Collide__V1__Box box = COLLIDE__V1__BOX__INIT;
-        Collide__V1__Circle circle = COLLIDE__V1__CIRCLE__INIT;
-        Collide__V1__Vec2 half = COLLIDE__V1__VEC2__INIT, pos = COLLIDE__V1__VEC2__INIT;
-        half.x = half.y = (float)c->size;
-        pos.x = b->npcs[i].x;
-        pos.y = b->npcs[i].y;
-        if (c->shape == 2) {
-            circle.radius = (float)c->size;
-            sh.kind_case = COLLIDE__V1__SHAPE__KIND_CIRCLE;
-            sh.circle = &circle;
-        } else {
-            box.half_extents = &half;
-            sh.kind_case = COLLIDE__V1__SHAPE__KIND_BOX;
-            sh.box = &box;
-        }
-        sb.kind = COLLIDE__V1__BODY_KIND__BODY_KIND_MOVING;
-        sb.shape = &sh;
-        sb.position = &pos;
-        m.request_id = BK_REQ_SPAWN_BASE + i;
-        m.msg_case = COLLIDE__V1__CLIENT_MESSAGE__MSG_SPAWN;
-        m.spawn = &sb;
-        if (!bk_queue(b, &m)) {
+        cc_spawn_msg sp;
+        cc_session_spawn_fill(&sp, BK_REQ_SPAWN_BASE + i, c->shape, (float)c->size, b->npcs[i].x,
+                              b->npcs[i].y);
+        if (!bk_queue(b, &sp.m)) {
             bk_fail(b, "out of memory for the spawns");
             bk_close(b);
             return;

@@ -13,10 +13,10 @@ LABEL collide.stage=build
 WORKDIR /src
 # The dependency script alone first, so the package layer is reused while the sources change.
 COPY scripts/deps scripts/deps
-RUN scripts/deps && rm -rf /var/lib/apt/lists/*
+RUN scripts/deps --no-js && rm -rf /var/lib/apt/lists/*
 COPY . .
 # Release build; benchmarks are not shipped, so they are not built.
-RUN scripts/build release -DCOLLIDE_BENCH=OFF \
+RUN scripts/build release -DCOLLIDE_BENCH=OFF -DCOLLIDE_JS=OFF \
     && test -x build/release/server/net/collided \
     && test -x build/release/client/collide-client
 
@@ -24,7 +24,7 @@ RUN scripts/build release -DCOLLIDE_BENCH=OFF \
 FROM debian:bookworm-slim
 RUN apt-get update \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-         libuv1 libprotobuf-c1 libjansson4 \
+         libuv1 libprotobuf-c1 libjansson4 libcurl4 libwslay1 libhttp-parser2.9 libnettle8 \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --uid 10001 --user-group --no-create-home --home-dir /nonexistent \
          --shell /usr/sbin/nologin collide
@@ -37,8 +37,9 @@ RUN collided --version && collide-client --help >/dev/null
 ENV COLLIDE_BIND=0.0.0.0 \
     COLLIDE_PORT=7777 \
     COLLIDE_HTTP_PORT=9100 \
+    COLLIDE_WS_PORT=7778 \
     COLLIDE_LOG_LEVEL=info
-EXPOSE 7777 9100
+EXPOSE 7777 7778 9100
 
 USER collide:collide
 WORKDIR /tmp

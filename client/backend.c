@@ -16,6 +16,14 @@
 #define BK_REQ_VIEW 2u
 #define BK_REQ_BATCH 3u
 #define BK_REQ_SPAWN_BASE 1000u /* spawn i is request BK_REQ_SPAWN_BASE + i */
+/* RayCast number i is request BK_REQ_QUERY | i (i < 2^31: 29 hours at 20,000 a second); the send
+ * times of the last BK_QUERY_RING are kept, far more than are ever outstanding. */
+#define BK_REQ_QUERY 0x80000000u
+#define BK_QUERY_RING 65536u
+#define BK_QUERY_LENGTH 20.0f /* units: each ray goes this far in a random direction */
+#define BK_QUERY_BURST                                                                             \
+    1000u /* casts sent in one timer call at most (catching up after a stall)                      \
+           */
 
 typedef enum bk_phase {
     BK_CONNECTING,
@@ -74,6 +82,10 @@ typedef struct bk {
     Collide__V1__Vec2 *vels;             /* their velocities */
     uint32_t *ids;                       /* body id per item */
     float *vx, *vy;                      /* velocity per item */
+    /* --backend-queries */
+    uint64_t query_base_us;  /* intended time of cast 0 */
+    uint32_t query_seq;      /* casts sent: the next one's number */
+    uint64_t *query_sent_us; /* BK_QUERY_RING send times, by number % BK_QUERY_RING */
 } bk;
 
 void cc_backend_fill_batch(Collide__V1__ClientMessage *m, Collide__V1__MoveIntents *batch,
@@ -214,33 +226,12 @@ static void bk_spawn_all(bk *b) {
         b->npcs[i].y = y0 + h * fy;
         b->npcs[i].angle = bk_unit(&b->rng) * 6.2831853f;
     }
-    /* cc_session_spawn packs into a cc_conn; here the same message goes to our own buffer. */
+    /* The same message cc_session_spawn sends, into our own buffer. */
     for (uint32_t i = 0; i < c->npcs; i++) {
-        Collide__V1__ClientMessage m = COLLIDE__V1__CLIENT_MESSAGE__INIT;
-        Collide__V1__SpawnBody sb = COLLIDE__V1__SPAWN_BODY__INIT;
-        Collide__V1__Shape sh = COLLIDE__V1__SHAPE__INIT;
-        Collide__V1__Box box = COLLIDE__V1__BOX__INIT;
-        Collide__V1__Circle circle = COLLIDE__V1__CIRCLE__INIT;
-        Collide__V1__Vec2 half = COLLIDE__V1__VEC2__INIT, pos = COLLIDE__V1__VEC2__INIT;
-        half.x = half.y = (float)c->size;
-        pos.x = b->npcs[i].x;
-        pos.y = b->npcs[i].y;
-        if (c->shape == 2) {
-            circle.radius = (float)c->size;
-            sh.kind_case = COLLIDE__V1__SHAPE__KIND_CIRCLE;
-            sh.circle = &circle;
-        } else {
-            box.half_extents = &half;
-            sh.kind_case = COLLIDE__V1__SHAPE__KIND_BOX;
-            sh.box = &box;
-        }
-        sb.kind = COLLIDE__V1__BODY_KIND__BODY_KIND_MOVING;
-        sb.shape = &sh;
-        sb.position = &pos;
-        m.request_id = BK_REQ_SPAWN_BASE + i;
-        m.msg_case = COLLIDE__V1__CLIENT_MESSAGE__MSG_SPAWN;
-        m.spawn = &sb;
-        if (!bk_queue(b, &m)) {
+        cc_spawn_msg sp;
+        cc_session_spawn_fill(&sp, BK_REQ_SPAWN_BASE + i, c->shape, (float)c->size, b->npcs[i].x,
+                              b->npcs[i].y);
+        if (!bk_queue(b, &sp.m)) {
             bk_fail(b, "out of memory for the spawns");
             bk_close(b);
             return;
@@ -253,6 +244,7 @@ static void bk_start_running(bk *b, uint64_t now) {
     b->phase = BK_RUNNING;
     b->base_us = now;
     b->next_batch_us = now;
+    b->query_base_us = now;
     if (b->n_alive == 0) bk_fail(b, "no NPC was spawned");
 }
 
@@ -331,6 +323,20 @@ static void bk_on_snapshot(bk *b, const Collide__V1__Snapshot *s, uint64_t now) 
     }
 }
 
+/* A QueryResult or Error answering cast number rid & ~BK_REQ_QUERY: its latency (results only),
+ * once; answers to numbers never sent or forgotten by the ring are not counted. */
+static void bk_on_query_answer(bk *b, uint32_t rid, bool result, uint64_t now) {
+    uint32_t seq = rid & ~BK_REQ_QUERY;
+    if (!(rid & BK_REQ_QUERY) || seq >= b->query_seq || b->query_seq - seq > BK_QUERY_RING) return;
+    if (result) {
+        uint64_t sent = b->query_sent_us[seq % BK_QUERY_RING];
+        cc_hist_record(&b->st->query_us, now > sent ? now - sent : 0);
+        b->st->query_results++;
+    } else {
+        b->st->query_errors++;
+    }
+}
+
 static void bk_hook_frame(cc_conn *c, const uint8_t *body, size_t len) {
     bk *b = c->user;
     uint64_t now = cc_now_us();
@@ -360,10 +366,14 @@ static void bk_hook_frame(cc_conn *c, const uint8_t *body, size_t len) {
     case COLLIDE__V1__SERVER_MESSAGE__MSG_SNAPSHOT:
         if (m->snapshot) bk_on_snapshot(b, m->snapshot, now);
         break;
+    case COLLIDE__V1__SERVER_MESSAGE__MSG_QUERY_RESULT:
+        bk_on_query_answer(b, m->request_id, true, now);
+        break;
     case COLLIDE__V1__SERVER_MESSAGE__MSG_ERROR: {
         const Collide__V1__Error *e = m->error;
         uint32_t code = e ? (uint32_t)e->code : 0u;
         cc_backend_error_add(b->st, code, e ? e->index : 0u, m->request_id);
+        bk_on_query_answer(b, m->request_id, false, now);
         if (b->phase == BK_SPAWNING && m->request_id >= BK_REQ_SPAWN_BASE) b->answered++;
         if (e && e->fatal) {
             char why[CC_REASON_LEN];
@@ -451,10 +461,49 @@ static void bk_send_batch(bk *b, uint64_t now) {
     bk_flush(b);
 }
 
+/* The casts due by now, each from the next NPC in turn (its own body excluded), 20 units in a
+ * random direction, as a game server checking a shot would. */
+static void bk_send_queries(bk *b, uint64_t now) {
+    double period = 1e6 / b->cfg->queries_hz;
+    uint32_t sent = 0;
+    while (b->query_base_us + (uint64_t)(period * (double)b->query_seq) <= now &&
+           sent < BK_QUERY_BURST && b->query_seq < BK_REQ_QUERY) {
+        const bk_npc *n = &b->npcs[b->alive[b->query_seq % b->n_alive]];
+        float a = bk_unit(&b->rng) * 6.2831853f;
+        uint32_t exclude = n->body_id;
+        Collide__V1__ClientMessage m = COLLIDE__V1__CLIENT_MESSAGE__INIT;
+        Collide__V1__RayCast r = COLLIDE__V1__RAY_CAST__INIT;
+        Collide__V1__QueryFilter f = COLLIDE__V1__QUERY_FILTER__INIT;
+        Collide__V1__Vec2 o = COLLIDE__V1__VEC2__INIT, t = COLLIDE__V1__VEC2__INIT;
+        o.x = n->x;
+        o.y = n->y;
+        t.x = BK_QUERY_LENGTH * cosf(a);
+        t.y = BK_QUERY_LENGTH * sinf(a);
+        f.n_exclude_ids = 1;
+        f.exclude_ids = &exclude;
+        r.origin = &o;
+        r.translation = &t;
+        r.filter = &f;
+        m.request_id = BK_REQ_QUERY | b->query_seq;
+        m.msg_case = COLLIDE__V1__CLIENT_MESSAGE__MSG_RAY_CAST;
+        m.ray_cast = &r;
+        if (!bk_queue(b, &m)) {
+            bk_fail(b, "out of memory for a ray cast");
+            bk_close(b);
+            return;
+        }
+        b->query_sent_us[b->query_seq % BK_QUERY_RING] = now;
+        b->query_seq++;
+        b->st->queries_sent++;
+        sent++;
+    }
+    if (sent) bk_flush(b);
+}
+
 static bool bk_all_acked(const bk *b) {
     for (uint32_t k = 0; k < b->n_alive; k++)
         if (b->npcs[b->alive[k]].acked < b->seq) return false;
-    return true;
+    return b->st->query_results + b->st->query_errors >= b->st->queries_sent;
 }
 
 static void bk_tick(uv_timer_t *t) {
@@ -470,6 +519,7 @@ static void bk_tick(uv_timer_t *t) {
         b->drain_until_us = now + (uint64_t)(c->drain_s * 1e6);
     }
     if (b->phase == BK_RUNNING && b->n_alive > 0 && b->next_batch_us <= now) bk_send_batch(b, now);
+    if (b->phase == BK_RUNNING && b->n_alive > 0 && c->queries_hz > 0) bk_send_queries(b, now);
     if (b->phase == BK_DRAIN && (bk_all_acked(b) || now >= b->drain_until_us || stop)) {
         bk_close(b);
         return;
@@ -497,9 +547,10 @@ void cc_backend_run(const cc_backend_config *cfg, cc_backend_stats *out) {
         b->ids = calloc(n, sizeof *b->ids);
         b->vx = calloc(n, sizeof *b->vx);
         b->vy = calloc(n, sizeof *b->vy);
+        if (cfg->queries_hz > 0) b->query_sent_us = calloc(BK_QUERY_RING, sizeof *b->query_sent_us);
     }
     if (!b || !b->npcs || !b->alive || !b->table || !b->table_ids || !b->items || !b->item_ptrs ||
-        !b->vels || !b->ids || !b->vx || !b->vy) {
+        !b->vels || !b->ids || !b->vx || !b->vy || (cfg->queries_hz > 0 && !b->query_sent_us)) {
         snprintf(out->failure, sizeof out->failure, "out of memory for %u NPCs", n);
     } else {
         b->cfg = cfg;
@@ -513,7 +564,9 @@ void cc_backend_run(const cc_backend_config *cfg, cc_backend_stats *out) {
         uv_timer_init(&b->loop, &b->timer);
         b->timer.data = b;
         b->last_rx_us = cc_now_us();
-        int rc = cc_conn_start(&b->conn, &b->loop, cfg->addr, &bk_hooks, b, cfg->max_frame);
+        int rc = cfg->ws
+                     ? cc_conn_start_ws(&b->conn, &b->loop, cfg->addr, &bk_hooks, b, cfg->max_frame)
+                     : cc_conn_start(&b->conn, &b->loop, cfg->addr, &bk_hooks, b, cfg->max_frame);
         if (rc != 0) {
             char why[CC_REASON_LEN];
             snprintf(why, sizeof why, "connect: %s", uv_err_name(rc));
@@ -528,6 +581,7 @@ void cc_backend_run(const cc_backend_config *cfg, cc_backend_stats *out) {
         uv_run(&b->loop, UV_RUN_DEFAULT);
         for (uint32_t k = 0; k < b->n_alive; k++)
             out->intents_unacked += b->seq - b->npcs[b->alive[k]].acked;
+        out->queries_unanswered = out->queries_sent - out->query_results - out->query_errors;
         if (!cc_loop_close(&b->loop, "load")) bk_fail(b, "a handle was left open");
     }
     if (b) {
@@ -541,6 +595,7 @@ void cc_backend_run(const cc_backend_config *cfg, cc_backend_stats *out) {
         free(b->ids);
         free(b->vx);
         free(b->vy);
+        free(b->query_sent_us);
         free(b->out.buf[0]);
         free(b->out.buf[1]);
     }

@@ -1,8 +1,9 @@
 /* collide-client load --backend: one admin connection, as a game's logic server would hold, that
  * spawns M NPC bodies (pipelined SpawnBody) and drives them with one MoveIntents batch per tick,
  * each NPC with its own input_seq, measuring how long each intent takes to be acknowledged by a
- * snapshot (BodyState.last_input_seq). Runs on its own thread and libuv loop, beside the players.
- */
+ * snapshot (BodyState.last_input_seq); with --backend-queries it also sends ray casts, as a game
+ * server checking its players' shots would, and measures how long each takes to be answered. Runs
+ * on its own thread and libuv loop, beside the players. */
 #ifndef COLLIDE_CLIENT_BACKEND_H
 #define COLLIDE_CLIENT_BACKEND_H
 
@@ -16,10 +17,13 @@
 typedef struct cc_backend_config {
     const struct sockaddr *addr; /* the daemon */
     uint32_t max_frame;          /* largest frame accepted from the server */
+    bool ws;                     /* --transport ws */
     const char *admin_token;     /* Hello.token: must make the connection an admin */
     const char *room;            /* Hello.room ("" or NULL: the default room) */
     uint32_t npcs;               /* bodies to spawn and drive */
     double rate_hz;              /* batches per second */
+    double queries_hz;           /* first-hit RayCasts per second in all, from the NPCs in turn
+                                  * (0: none) */
     double speed;                /* NPC speed, units per second */
     double size;                 /* half extent / radius / circumradius */
     int shape;                   /* 0 box, 1 polygon, 2 circle (cc_session_spawn) */

@@ -1,5 +1,6 @@
 #include "check.h"
 
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -11,6 +12,26 @@ const char *cc_violation_name(int kind) {
         return "overlap_moving";
     case CC_VIOL_TUNNEL:
         return "tunnel";
+    case CC_VIOL_CONTACT_BEGIN_FAR:
+        return "contact_begin_far";
+    case CC_VIOL_CONTACT_END_NEAR:
+        return "contact_end_near";
+    case CC_VIOL_CONTACT_DUPLICATE_BEGIN:
+        return "contact_duplicate_begin";
+    case CC_VIOL_CONTACT_END_WITHOUT_BEGIN:
+        return "contact_end_without_begin";
+    case CC_VIOL_CONTACT_NOT_ENDED:
+        return "contact_not_ended";
+    case CC_VIOL_SENSOR_BEGIN_APART:
+        return "sensor_begin_apart";
+    case CC_VIOL_SENSOR_END_OVERLAPPING:
+        return "sensor_end_overlapping";
+    case CC_VIOL_SENSOR_DUPLICATE_BEGIN:
+        return "sensor_duplicate_begin";
+    case CC_VIOL_SENSOR_END_WITHOUT_BEGIN:
+        return "sensor_end_without_begin";
+    case CC_VIOL_SENSOR_NOT_ENDED:
+        return "sensor_not_ended";
     default:
         return "unknown";
     }
@@ -21,6 +42,7 @@ void cc_check_view_init(cc_check_view *v, float tolerance) {
     v->last_tick = 0;
     v->have_tick = false;
     v->tolerance = tolerance;
+    v->open_count = 0;
 }
 
 void cc_check_stats_init(cc_check_stats *s) { memset(s, 0, sizeof *s); }
@@ -39,6 +61,10 @@ void cc_check_stats_merge(cc_check_stats *into, const cc_check_stats *from) {
         into->counts[k] += from->counts[k];
     into->overflow += from->overflow;
     into->unknown_shape += from->unknown_shape;
+    into->contact_events += from->contact_events;
+    into->sensor_events += from->sensor_events;
+    into->events_measured += from->events_measured;
+    into->open_overflow += from->open_overflow;
     for (uint32_t i = 0; i < from->examples_len && into->examples_len < CC_CHECK_EXAMPLES; i++)
         into->examples[into->examples_len++] = from->examples[i];
 }
@@ -189,6 +215,63 @@ float cc_shape_depth(const cc_shape *a, float ax, float ay, float aa, const cc_s
     return (float)best;
 }
 
+/* Distance from (px, py) to the segment (x0, y0)-(x1, y1). */
+static double point_segment(double px, double py, double x0, double y0, double x1, double y1) {
+    double dx = x1 - x0, dy = y1 - y0, len2 = dx * dx + dy * dy;
+    double t = len2 > 0.0 ? ((px - x0) * dx + (py - y0) * dy) / len2 : 0.0;
+    t = t < 0.0 ? 0.0 : t > 1.0 ? 1.0 : t;
+    double qx = x0 + t * dx - px, qy = y0 + t * dy - py;
+    return sqrt(qx * qx + qy * qy);
+}
+
+/* Distance from (px, py) to a polygon's boundary. */
+static double point_poly(double px, double py, const double *wx, const double *wy, unsigned n) {
+    double best = INFINITY;
+    for (unsigned i = 0; i < n; i++) {
+        unsigned j = (i + 1) % n;
+        double d = point_segment(px, py, wx[i], wy[i], wx[j], wy[j]);
+        if (d < best) best = d;
+    }
+    return best;
+}
+
+double cc_shape_gap(const cc_shape *a, float ax, float ay, float aa, const cc_shape *b, float bx,
+                    float by, float ba) {
+    float depth = cc_shape_depth(a, ax, ay, aa, b, bx, by, ba);
+    /* overlapping: SAT's least penetration is the depth, as the daemon's contact measures it */
+    if (depth > 0.0f) return -(double)depth;
+    double awx[CC_CHECK_MAX_VERTS], awy[CC_CHECK_MAX_VERTS];
+    double bwx[CC_CHECK_MAX_VERTS], bwy[CC_CHECK_MAX_VERTS];
+    if (a->kind == CC_SHAPE_CIRCLE && b->kind == CC_SHAPE_CIRCLE) {
+        double dx = (double)bx - ax, dy = (double)by - ay;
+        return sqrt(dx * dx + dy * dy) - a->radius - b->radius;
+    }
+    /* apart: the nearest features are a vertex and an edge (or a circle's centre and an edge) */
+    if (a->kind == CC_SHAPE_CIRCLE || b->kind == CC_SHAPE_CIRCLE) {
+        const cc_shape *c = a->kind == CC_SHAPE_CIRCLE ? a : b, *p = c == a ? b : a;
+        float cx = c == a ? ax : bx, cy = c == a ? ay : by;
+        place(p, c == a ? bx : ax, c == a ? by : ay, c == a ? ba : aa, bwx, bwy);
+        return point_poly(cx, cy, bwx, bwy, p->count) - c->radius;
+    }
+    place(a, ax, ay, aa, awx, awy);
+    place(b, bx, by, ba, bwx, bwy);
+    double best = INFINITY;
+    for (unsigned i = 0; i < a->count; i++) {
+        double d = point_poly(awx[i], awy[i], bwx, bwy, b->count);
+        if (d < best) best = d;
+    }
+    for (unsigned i = 0; i < b->count; i++) {
+        double d = point_poly(bwx[i], bwy[i], awx, awy, a->count);
+        if (d < best) best = d;
+    }
+    return best;
+}
+
+double cc_event_tolerance(float ax, float ay, float bx, float by) {
+    float m = fmaxf(fmaxf(fabsf(ax), fabsf(ay)), fmaxf(fabsf(bx), fabsf(by)));
+    return 1e-4 + 16.0 * FLT_EPSILON * (double)fmaxf(m, 1.0f);
+}
+
 static bool point_inside(const cc_shape *s, const double *wx, const double *wy, double cx,
                          double cy, double margin, double px, double py) {
     if (s->kind == CC_SHAPE_CIRCLE) {
@@ -268,6 +351,11 @@ static int view_find(const cc_check_view *v, uint32_t id) {
     return -1;
 }
 
+/* Whether two bodies block each other (docs/protocol.md "Filters"): else they may overlap. */
+static bool blocks(const cc_check_body *a, const cc_check_body *b) {
+    return !a->sensor && !b->sensor && (a->category & b->mask) && (b->category & a->mask);
+}
+
 static void record(cc_check_stats *s, int kind, uint32_t a, uint32_t b, uint64_t tick,
                    float depth) {
     s->counts[kind]++;
@@ -275,11 +363,138 @@ static void record(cc_check_stats *s, int kind, uint32_t a, uint32_t b, uint64_t
         s->examples[s->examples_len++] = (cc_violation){(uint8_t)kind, a, b, tick, depth};
 }
 
+static int open_find(const cc_check_view *v, uint32_t a, uint32_t b, bool sensor) {
+    for (uint32_t i = 0; i < v->open_count; i++)
+        if (v->open[i].a == a && v->open[i].b == b && v->open[i].sensor == sensor) return (int)i;
+    return -1;
+}
+
+static bool removed_in(const Collide__V1__Snapshot *snap, uint32_t id) {
+    for (size_t r = 0; r < snap->n_removed; r++)
+        if (snap->removed[r] == id) return true;
+    return false;
+}
+
+/* The measure of the pair (a, b) in view: for contacts the gap, for sensors the depth; false
+ * when either body is not in view or has no shape. */
+static bool pair_measure(const cc_check_view *v, uint32_t a, uint32_t b, bool sensor, double *m,
+                         double *tol) {
+    int i = view_find(v, a), j = view_find(v, b);
+    if (i < 0 || j < 0) return false;
+    const cc_check_body *x = &v->bodies[i], *y = &v->bodies[j];
+    if (x->shape.kind == CC_SHAPE_NONE || y->shape.kind == CC_SHAPE_NONE) return false;
+    *tol = cc_event_tolerance(x->x, x->y, y->x, y->y);
+    *m = sensor ? (double)cc_shape_depth(&x->shape, x->x, x->y, x->angle, &y->shape, y->x, y->y,
+                                         y->angle)
+                : cc_shape_gap(&x->shape, x->x, x->y, x->angle, &y->shape, y->x, y->y, y->angle);
+    return true;
+}
+
+/* One event: the pairing always, the geometry when measured (see check.h). crossing: a sensor
+ * begin followed by its end in the same snapshot, or that end. */
+static void check_event(cc_check_view *v, const Collide__V1__Snapshot *snap, cc_check_stats *s,
+                        uint32_t a, uint32_t b, bool sensor, bool begin, bool measured,
+                        bool crossing) {
+    int k = open_find(v, a, b, sensor);
+    if (begin && k >= 0)
+        record(s, sensor ? CC_VIOL_SENSOR_DUPLICATE_BEGIN : CC_VIOL_CONTACT_DUPLICATE_BEGIN, a, b,
+               snap->tick, NAN);
+    if (!begin && k < 0)
+        record(s, sensor ? CC_VIOL_SENSOR_END_WITHOUT_BEGIN : CC_VIOL_CONTACT_END_WITHOUT_BEGIN, a,
+               b, snap->tick, NAN);
+    if (begin && k < 0) {
+        if (v->open_count < CC_CHECK_MAX_OPEN)
+            v->open[v->open_count++] = (cc_open_pair){a, b, sensor, false, false, snap->tick};
+        else
+            s->open_overflow++;
+    }
+    if (!begin && k >= 0) v->open[k] = v->open[--v->open_count];
+    double m, tol;
+    if (!measured || crossing || !pair_measure(v, a, b, sensor, &m, &tol)) return;
+    s->events_measured++;
+    bool gone = !begin && (removed_in(snap, a) || removed_in(snap, b));
+    if (sensor) {
+        if (begin && !(m > -tol)) record(s, CC_VIOL_SENSOR_BEGIN_APART, a, b, snap->tick, (float)m);
+        if (!begin && !gone && m > tol)
+            record(s, CC_VIOL_SENSOR_END_OVERLAPPING, a, b, snap->tick, (float)m);
+    } else {
+        if (begin && !(m <= CC_CONTACT_BEGIN_GAP + tol))
+            record(s, CC_VIOL_CONTACT_BEGIN_FAR, a, b, snap->tick, (float)-m);
+        if (!begin && !gone && m <= CC_CONTACT_END_GAP - tol)
+            record(s, CC_VIOL_CONTACT_END_NEAR, a, b, snap->tick, (float)-m);
+    }
+}
+
+/* Marks the begun pairs that lose a body in this snapshot, before the removals apply: the removed
+ * body last seen near the other, which stays in view (see check.h). */
+static void mark_gone(cc_check_view *v, const Collide__V1__Snapshot *snap) {
+    for (uint32_t i = 0; i < v->open_count; i++) {
+        cc_open_pair *p = &v->open[i];
+        p->gone = false;
+        bool ra = removed_in(snap, p->a), rb = removed_in(snap, p->b);
+        if (ra == rb) continue; /* neither, or both (nothing left to measure against) */
+        int x = view_find(v, p->a), y = view_find(v, p->b);
+        if (x < 0 || y < 0) continue;
+        const cc_check_body *g = &v->bodies[ra ? x : y], *o = &v->bodies[ra ? y : x];
+        if (g->shape.kind == CC_SHAPE_NONE || o->shape.kind == CC_SHAPE_NONE) continue;
+        p->gone = cc_shape_gap(&g->shape, g->x, g->y, g->angle, &o->shape, o->x, o->y, o->angle) <=
+                  CC_GONE_NEAR;
+    }
+}
+
+/* The snapshot's events, in order; then the begun pairs whose bodies have parted with no end. */
+static void check_events(cc_check_view *v, const Collide__V1__Snapshot *snap, cc_check_stats *s,
+                         bool consecutive) {
+    s->contact_events += snap->n_contacts;
+    s->sensor_events += snap->n_sensor_events;
+    for (size_t k = 0; k < snap->n_contacts; k++) {
+        const Collide__V1__ContactEvent *e = snap->contacts[k];
+        if (e) check_event(v, snap, s, e->a, e->b, false, e->begin, consecutive, false);
+    }
+    for (size_t k = 0; k < snap->n_sensor_events; k++) {
+        const Collide__V1__SensorEvent *e = snap->sensor_events[k];
+        if (!e) continue;
+        /* a crossing within the tick: its begin is followed by its end (the end by nothing) */
+        bool crossing = false;
+        if (e->begin) {
+            for (size_t q = k + 1; q < snap->n_sensor_events && !crossing; q++) {
+                const Collide__V1__SensorEvent *f = snap->sensor_events[q];
+                crossing = f && !f->begin && f->sensor == e->sensor && f->visitor == e->visitor;
+            }
+        } else {
+            for (size_t q = 0; q < k && !crossing; q++) {
+                const Collide__V1__SensorEvent *f = snap->sensor_events[q];
+                crossing = f && f->begin && f->sensor == e->sensor && f->visitor == e->visitor;
+            }
+        }
+        check_event(v, snap, s, e->sensor, e->visitor, true, e->begin, consecutive, crossing);
+    }
+    if (!consecutive) return;
+    for (uint32_t i = 0; i < v->open_count; i++) {
+        cc_open_pair *p = &v->open[i];
+        double m, tol;
+        if (p->reported || p->since == snap->tick) continue;
+        if (p->gone) {
+            p->reported = true;
+            record(s, p->sensor ? CC_VIOL_SENSOR_NOT_ENDED : CC_VIOL_CONTACT_NOT_ENDED, p->a, p->b,
+                   snap->tick, NAN);
+            continue;
+        }
+        if (!pair_measure(v, p->a, p->b, p->sensor, &m, &tol)) continue;
+        bool parted = p->sensor ? m < -tol : m > CC_CONTACT_END_GAP + tol;
+        if (!parted) continue;
+        p->reported = true;
+        record(s, p->sensor ? CC_VIOL_SENSOR_NOT_ENDED : CC_VIOL_CONTACT_NOT_ENDED, p->a, p->b,
+               snap->tick, (float)(p->sensor ? m : -m));
+    }
+}
+
 void cc_check_snapshot(cc_check_view *v, const Collide__V1__Snapshot *snap, cc_check_stats *s) {
     /* Bodies absent from a snapshot did not change, so positions stay continuous only when no
      * snapshot was missed (the server drops stale ones for slow clients). */
     bool consecutive = v->have_tick && snap->tick == v->last_tick + 1;
     s->snapshots++;
+    mark_gone(v, snap);
     for (size_t r = 0; r < snap->n_removed; r++) {
         int i = view_find(v, snap->removed[r]);
         if (i < 0) continue;
@@ -301,6 +516,10 @@ void cc_check_snapshot(cc_check_view *v, const Collide__V1__Snapshot *snap, cc_c
             memset(b, 0, sizeof *b);
             b->id = bs->id;
             if (!cc_shape_from_proto(bs->shape, &b->shape)) s->unknown_shape++;
+            /* the filter comes with the first BodyState, 0 meaning the default */
+            b->category = bs->category ? bs->category : 1u;
+            b->mask = bs->mask ? bs->mask : UINT32_MAX;
+            b->sensor = bs->sensor;
             b->kind = (uint8_t)bs->kind;
         } else {
             b = &v->bodies[i];
@@ -330,7 +549,7 @@ void cc_check_snapshot(cc_check_view *v, const Collide__V1__Snapshot *snap, cc_c
             if (j == i || (v->changed[j] && j < i)) continue; /* each changed pair once */
             const cc_check_body *b = &v->bodies[j];
             bool b_static = b->kind == COLLIDE__V1__BODY_KIND__BODY_KIND_STATIC;
-            if ((a_static && b_static) || b->shape.kind == CC_SHAPE_NONE) continue;
+            if ((a_static && b_static) || b->shape.kind == CC_SHAPE_NONE || !blocks(a, b)) continue;
             s->pairs++;
             float depth =
                 cc_shape_depth(&a->shape, a->x, a->y, a->angle, &b->shape, b->x, b->y, b->angle);
@@ -346,6 +565,7 @@ void cc_check_snapshot(cc_check_view *v, const Collide__V1__Snapshot *snap, cc_c
             }
         }
     }
+    check_events(v, snap, s, consecutive);
     v->last_tick = snap->tick;
     v->have_tick = true;
 }

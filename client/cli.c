@@ -9,6 +9,7 @@
 #include <sys/time.h>
 #include <uv.h>
 
+#include "conn.h"
 #include "frame.h"
 
 void cc_common_defaults(cc_common_opts *o) {
@@ -16,6 +17,8 @@ void cc_common_defaults(cc_common_opts *o) {
     o->port = 7777;
     o->token = "";
     o->max_frame = FRAME_DEFAULT_MAX_SIZE;
+    o->ws = false;
+    o->port_set = false;
 }
 
 int cc_common_option(const char *cmd, int code, const char *arg, cc_common_opts *o) {
@@ -31,9 +34,18 @@ int cc_common_option(const char *cmd, int code, const char *arg, cc_common_opts 
     case CC_OPT_PORT:
         if (!cc_parse_u32(cmd, "--port", arg, 1, 65535, &v)) return -1;
         o->port = (uint16_t)v;
+        o->port_set = true;
         return 1;
     case CC_OPT_TOKEN:
         o->token = arg;
+        return 1;
+    case CC_OPT_TRANSPORT:
+        if (strcmp(arg, "tcp") != 0 && strcmp(arg, "ws") != 0) {
+            fprintf(stderr, "collide-client %s: --transport: '%s' is not tcp or ws\n", cmd, arg);
+            return -1;
+        }
+        o->ws = arg[0] == 'w';
+        if (!o->port_set) o->port = o->ws ? 7778 : 7777;
         return 1;
     case CC_OPT_MAX_FRAME:
         if (!cc_parse_u32(cmd, "--max-frame", arg, 64, 64u * 1024u * 1024u, &v)) return -1;
@@ -42,6 +54,12 @@ int cc_common_option(const char *cmd, int code, const char *arg, cc_common_opts 
     default:
         return 0;
     }
+}
+
+int cc_common_connect(const cc_common_opts *o, cc_conn *c, uv_loop_t *loop,
+                      const struct sockaddr *addr, const cc_conn_hooks *hooks, void *user) {
+    return o->ws ? cc_conn_start_ws(c, loop, addr, hooks, user, o->max_frame)
+                 : cc_conn_start(c, loop, addr, hooks, user, o->max_frame);
 }
 
 bool cc_parse_u64(const char *cmd, const char *flag, const char *s, uint64_t *out) {

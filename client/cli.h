@@ -19,20 +19,31 @@ typedef struct cc_common_opts {
     uint16_t port;      /* --port */
     const char *token;  /* --token ("" when none) */
     uint32_t max_frame; /* --max-frame: largest server frame accepted */
+    bool ws;            /* --transport ws: WebSocket (default port then 7778) */
+    bool port_set;      /* --port was given */
 } cc_common_opts;
 
 /* getopt_long codes of the common flags, above any single-letter option. */
-enum { CC_OPT_HOST = 1000, CC_OPT_PORT, CC_OPT_TOKEN, CC_OPT_MAX_FRAME, CC_OPT_FIRST_FREE };
+enum {
+    CC_OPT_HOST = 1000,
+    CC_OPT_PORT,
+    CC_OPT_TOKEN,
+    CC_OPT_MAX_FRAME,
+    CC_OPT_TRANSPORT,
+    CC_OPT_FIRST_FREE
+};
 
 #define CC_COMMON_LONG_OPTIONS                                                                     \
     {"host", 1, NULL, CC_OPT_HOST}, {"port", 1, NULL, CC_OPT_PORT},                                \
-        {"token", 1, NULL, CC_OPT_TOKEN}, {"max-frame", 1, NULL, CC_OPT_MAX_FRAME}, {              \
+        {"token", 1, NULL, CC_OPT_TOKEN}, {"max-frame", 1, NULL, CC_OPT_MAX_FRAME},                \
+        {"transport", 1, NULL, CC_OPT_TRANSPORT}, {                                                \
         "help", 0, NULL, 'h'                                                                       \
     }
 
 #define CC_COMMON_HELP                                                                             \
     "  --host HOST         server address or name (default 127.0.0.1)\n"                           \
-    "  --port N            game port (default 7777)\n"                                             \
+    "  --port N            game port (default 7777; 7778 with --transport ws)\n"                   \
+    "  --transport tcp|ws  length-prefixed TCP, or WebSocket on /v1 (default tcp)\n"               \
     "  --token SECRET      Hello.token, when the server requires one\n"                            \
     "  --max-frame BYTES   largest frame accepted from the server (default 65536)\n"               \
     "  -h, --help          this text\n"
@@ -41,6 +52,11 @@ void cc_common_defaults(cc_common_opts *o);
 /* Handles one common option; returns 1 when handled, 0 when not a common option, -1 on a bad
  * value (message printed). */
 int cc_common_option(const char *cmd, int code, const char *arg, cc_common_opts *o);
+struct cc_conn;
+struct cc_conn_hooks;
+/* cc_conn_start or cc_conn_start_ws, as --transport says. */
+int cc_common_connect(const cc_common_opts *o, struct cc_conn *c, uv_loop_t *loop,
+                      const struct sockaddr *addr, const struct cc_conn_hooks *hooks, void *user);
 
 bool cc_parse_u32(const char *cmd, const char *flag, const char *s, uint32_t lo, uint32_t hi,
                   uint32_t *out);

@@ -1,4 +1,7 @@
-/* cc_conn: one TCP connection to collided, with protocol framing (proto/frame.h).
+/* cc_conn: one TCP connection to collided, with protocol framing (proto/frame.h), or WebSocket
+ * (--transport ws: PROTOCOL.md "WebSocket transport"): the upgrade to /v1 first, then one masked
+ * binary frame per ClientMessage; the server's frames are read with wslay and reassembled in rx
+ * (bounded by max_frame, checked from each frame's declared length).
  *
  * Reads land in a per-connection buffer that starts small and grows only up to the frame bound,
  * which is checked from the length prefix before a body byte is kept. Writes are packed straight
@@ -27,31 +30,46 @@ typedef struct cc_conn_hooks {
 } cc_conn_hooks;
 
 struct cc_conn {
-    uv_tcp_t tcp;                  /* the socket; tcp.data points back to this struct */
-    uv_connect_t connect_req;      /* the pending connect */
-    uv_write_t write_req;          /* the single write in flight, if any */
-    const cc_conn_hooks *hooks;    /* callbacks into the owner */
-    void *user;                    /* owner's context */
-    uint8_t *rx;                   /* received bytes not yet consumed (heap, grows) */
-    uint32_t rx_len;               /* bytes held in rx */
-    uint32_t rx_cap;               /* capacity of rx */
-    uint32_t max_frame;            /* largest frame body accepted */
-    uint8_t tx[2][CC_CONN_TX_CAP]; /* send buffers: one in flight, one filling */
-    uint32_t tx_len[2];            /* bytes held in each */
-    uint8_t tx_active;             /* index of the buffer that collects new frames */
-    bool writing;                  /* a uv_write is in flight from tx[!tx_active] */
-    bool initialised;              /* tcp was uv_tcp_init'ed, so it must be uv_close'd */
-    bool closing;                  /* uv_close was called */
-    bool failed_reported;          /* failed() was already called: report once */
-    uint64_t bytes_in;             /* bytes read from the socket */
-    uint64_t bytes_out;            /* bytes accepted for sending */
-    uint64_t frames_dropped;       /* frames refused because both send buffers were full */
+    uv_tcp_t tcp;                          /* the socket; tcp.data points back to this struct */
+    uv_connect_t connect_req;              /* the pending connect */
+    uv_write_t write_req;                  /* the single write in flight, if any */
+    const cc_conn_hooks *hooks;            /* callbacks into the owner */
+    void *user;                            /* owner's context */
+    uint8_t *rx;                           /* received bytes not yet consumed (heap, grows) */
+    uint32_t rx_len;                       /* bytes held in rx */
+    uint32_t rx_cap;                       /* capacity of rx */
+    uint32_t max_frame;                    /* largest frame body accepted */
+    uint8_t tx[2][CC_CONN_TX_CAP];         /* send buffers: one in flight, one filling */
+    uint32_t tx_len[2];                    /* bytes held in each */
+    uint8_t tx_active;                     /* index of the buffer that collects new frames */
+    bool writing;                          /* a uv_write is in flight from tx[!tx_active] */
+    bool initialised;                      /* tcp was uv_tcp_init'ed, so it must be uv_close'd */
+    bool closing;                          /* uv_close was called */
+    bool failed_reported;                  /* failed() was already called: report once */
+    uint64_t bytes_in;                     /* bytes read from the socket */
+    uint64_t bytes_out;                    /* bytes accepted for sending */
+    uint64_t frames_dropped;               /* frames refused because both send buffers were full */
+    bool ws;                               /* WebSocket transport */
+    bool ws_open;                          /* the 101 came: frames from here on */
+    char ws_key[32];                       /* the Sec-WebSocket-Key sent */
+    struct wslay_frame_context *ws_frames; /* the server's frames */
+    const uint8_t *ws_feed;                /* bytes offered to wslay ... */
+    size_t ws_feed_len;                    /* ... and how many are left */
+    bool ws_in_frame;                      /* a frame's payload is being returned in chunks */
+    uint64_t ws_frame_off;                 /* payload bytes of it so far */
+    uint32_t ws_msg_len;                   /* bytes of the binary message reassembled in rx */
+    uint64_t ws_rng;                       /* masking keys (xorshift: a load tool, not a browser) */
+    uint8_t *ws_read;                      /* read buffer once open (rx holds messages then) */
 };
 
 /* Starts connecting. Returns 0 or a uv error; on an error after the handle was initialised,
  * hooks->closed still follows (and nothing else) when c->initialised is true. */
 int cc_conn_start(cc_conn *c, uv_loop_t *loop, const struct sockaddr *addr,
                   const cc_conn_hooks *hooks, void *user, uint32_t max_frame);
+/* The same over WebSocket: hooks->connected follows the 101 (a refused or broken upgrade is
+ * reported there, as UV_EPROTO). */
+int cc_conn_start_ws(cc_conn *c, uv_loop_t *loop, const struct sockaddr *addr,
+                     const cc_conn_hooks *hooks, void *user, uint32_t max_frame);
 /* Packs msg behind a length prefix into the send buffer. Returns false (and counts a drop) when
  * the buffer has no room: the peer is not reading. Nothing is written until cc_conn_flush. */
 bool cc_conn_queue(cc_conn *c, const Collide__V1__ClientMessage *msg);

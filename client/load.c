@@ -13,6 +13,7 @@
 
 #include "backend.h"
 #include "check.h"
+#include "qsnap.h"
 #include "cli.h"
 #include "conn.h"
 #include "report.h"
@@ -48,36 +49,37 @@ typedef enum player_state {
 typedef struct load_worker load_worker;
 
 typedef struct load_player {
-    cc_conn conn;                   /* the connection (first: conn.user is the player) */
-    load_worker *w;                 /* owning worker */
-    uint32_t slot;                  /* index in the worker's arrays */
-    uint8_t state;                  /* player_state */
-    bool ended_badly;               /* a disconnect or failure was already counted */
-    bool welcomed;                  /* Welcome received */
-    uint64_t start_at_us;           /* ramp: when to connect */
-    uint64_t phase_start_us;        /* connect / hello / spawn start time, per handshake step */
-    uint64_t welcomed_at_us;        /* for client-seconds */
-    uint64_t last_rx_us;            /* last frame received: stall detection */
-    uint32_t body_id;               /* our body */
-    uint32_t client_id;             /* Welcome.client_id */
-    uint32_t sched_seq;             /* newest input_seq issued */
-    uint32_t acked_seq;             /* newest input_seq acknowledged */
-    uint64_t intents_base_us;       /* intended time of seq 1 */
-    uint64_t next_intent_us;        /* intended time of seq sched_seq + 1 */
-    uint64_t next_ping_us;          /* when the next Ping is due */
-    uint64_t next_query_us; /* when the next RayCast is due (--queries; UINT64_MAX: never) */
-    uint32_t query_seq;     /* RayCasts sent: their request ids count from CC_REQ_QUERY */
+    cc_conn conn;             /* the connection (first: conn.user is the player) */
+    load_worker *w;           /* owning worker */
+    uint32_t slot;            /* index in the worker's arrays */
+    uint8_t state;            /* player_state */
+    bool ended_badly;         /* a disconnect or failure was already counted */
+    bool welcomed;            /* Welcome received */
+    uint64_t start_at_us;     /* ramp: when to connect */
+    uint64_t phase_start_us;  /* connect / hello / spawn start time, per handshake step */
+    uint64_t welcomed_at_us;  /* for client-seconds */
+    uint64_t last_rx_us;      /* last frame received: stall detection */
+    uint32_t body_id;         /* our body */
+    uint32_t client_id;       /* Welcome.client_id */
+    uint32_t sched_seq;       /* newest input_seq issued */
+    uint32_t acked_seq;       /* newest input_seq acknowledged */
+    uint64_t intents_base_us; /* intended time of seq 1 */
+    uint64_t next_intent_us;  /* intended time of seq sched_seq + 1 */
+    uint64_t next_ping_us;    /* when the next Ping is due */
+    uint64_t next_query_us;   /* when the next RayCast is due (--queries; UINT64_MAX: never) */
+    uint32_t query_seq;       /* RayCasts sent: their request ids count from CC_REQ_QUERY */
     uint64_t query_sent_us[CC_QUERY_RING]; /* send time by query_seq % CC_QUERY_RING */
-    uint64_t last_snap_us;          /* arrival of the previous snapshot */
-    uint64_t intended[CC_ACK_RING]; /* intended send time by input_seq % CC_ACK_RING */
-    float x, y;                     /* last known body position */
-    float angle;                    /* walk/bounce heading */
-    float spin;                     /* --spin: its turning speed, rad/s */
-    float stuck_x, stuck_y;         /* position at the last stuck test (bounce) */
-    uint64_t stuck_at_us;           /* time of the last stuck test */
-    uint32_t rng;                   /* xorshift32 state */
-    uint32_t room;                  /* --rooms: index of its room (0 without) */
-    cc_check_view *check;           /* non-NULL when this client runs the checker */
+    uint64_t last_snap_us;                 /* arrival of the previous snapshot */
+    uint64_t intended[CC_ACK_RING];        /* intended send time by input_seq % CC_ACK_RING */
+    float x, y;                            /* last known body position */
+    float angle;                           /* walk/bounce heading */
+    float spin;                            /* --spin: its turning speed, rad/s */
+    float stuck_x, stuck_y;                /* position at the last stuck test (bounce) */
+    uint64_t stuck_at_us;                  /* time of the last stuck test */
+    uint32_t rng;                          /* xorshift32 state */
+    uint32_t room;                         /* --rooms: index of its room (0 without) */
+    cc_check_view *check;                  /* non-NULL when this client runs the checker */
+    cc_qsnap *q; /* --quantized: its bodies in quanta, from the Welcome on */
 } load_player;
 
 typedef struct load_progress {
@@ -182,6 +184,9 @@ static void player_hook_closed(cc_conn *c) {
     }
     free(p->check);
     p->check = NULL;
+    if (p->q) cc_qsnap_free(p->q);
+    free(p->q);
+    p->q = NULL;
     w->open--;
     if (w->open == 0 && w->phase == W_CLOSING && !uv_is_closing((uv_handle_t *)&w->timer))
         uv_close((uv_handle_t *)&w->timer, NULL);
@@ -217,7 +222,8 @@ static void player_hook_connected(cc_conn *c, int status) {
     snprintf(name, sizeof name, "load-%u", w->first_index + p->slot);
     char room[CC_LOAD_ROOM_NAME + 1] = "";
     if (w->rooms) cc_load_room_name(room, sizeof room, w->run->opts->room_prefix, p->room);
-    cc_session_hello_room(c, CC_REQ_HELLO, name, w->run->opts->common.token, room);
+    cc_session_hello_ex(c, CC_REQ_HELLO, name, w->run->opts->common.token, room,
+                        w->run->opts->snapshot_rate, w->run->opts->quantized);
     cc_conn_flush(c);
     p->state = P_HELLO;
     p->phase_start_us = now;
@@ -256,7 +262,13 @@ static void on_welcome(load_player *p, const Collide__V1__Welcome *wm, uint64_t 
     p->welcomed = true;
     p->welcomed_at_us = now;
     p->client_id = wm->client_id;
-    if (wm->tick_rate_hz > 0) w->tick_period_us = 1000000u / wm->tick_rate_hz;
+    /* The snapshot period the server granted (Welcome.snapshot_rate_hz, 1.1), else the tick's. */
+    uint32_t snap_hz = wm->snapshot_rate_hz ? wm->snapshot_rate_hz : wm->tick_rate_hz;
+    if (snap_hz > 0) w->tick_period_us = 1000000u / snap_hz;
+    if (w->run->opts->quantized && !p->q) {
+        p->q = malloc(sizeof *p->q);
+        if (p->q) cc_qsnap_init(p->q, wm->position_quantum, wm->velocity_quantum);
+    }
     if (wm->world_min && wm->world_max) {
         w->world_min[0] = wm->world_min->x;
         w->world_min[1] = wm->world_min->y;
@@ -302,8 +314,38 @@ static void on_spawned(load_player *p, const Collide__V1__Spawned *sp, uint64_t 
 static void on_snapshot(load_player *p, const cc_wire_envelope *env, uint64_t now) {
     load_worker *w = p->w;
     cc_wire_snapshot_scan scan;
-    if (!cc_wire_snapshot_scan_for(env->inner, env->inner_len, p->body_id, &scan)) {
+    Collide__V1__Snapshot *snap = NULL; /* unpacked (and expanded) when the checker runs */
+    bool ok;
+    if (p->q && p->check) {
+        snap = collide__v1__snapshot__unpack(NULL, env->inner_len, env->inner);
+        ok = snap && cc_qsnap_expand(p->q, snap);
+        memset(&scan, 0, sizeof scan);
+        if (snap) {
+            scan.tick = snap->tick;
+            scan.bodies = (uint32_t)snap->n_bodies;
+            scan.removed = (uint32_t)snap->n_removed;
+            for (size_t i = 0; i < snap->n_bodies && p->body_id; i++) {
+                const Collide__V1__BodyState *b = snap->bodies[i];
+                if (b->id != p->body_id) continue;
+                scan.found = true;
+                scan.body.id = b->id;
+                scan.body.has_position = b->position != NULL;
+                scan.body.x = b->position ? b->position->x : 0.0f;
+                scan.body.y = b->position ? b->position->y : 0.0f;
+                scan.body.last_input_seq = b->last_input_seq;
+            }
+        }
+    } else if (p->q) {
+        ok = cc_qsnap_scan(p->q, env->inner, env->inner_len, p->body_id, &scan);
+    } else {
+        ok = cc_wire_snapshot_scan_for(env->inner, env->inner_len, p->body_id, &scan);
+    }
+    if (!ok) {
         w->stats.malformed++;
+        if (snap) {
+            cc_qsnap_done(p->q, snap);
+            collide__v1__snapshot__free_unpacked(snap, NULL);
+        }
         return;
     }
     w->stats.snapshots++;
@@ -336,10 +378,13 @@ static void on_snapshot(load_player *p, const cc_wire_envelope *env, uint64_t no
         }
         if (acked > p->acked_seq) p->acked_seq = acked;
     }
-    if (p->check) {
+    if (snap) {
+        cc_check_snapshot(p->check, snap, &w->stats.check);
+        cc_qsnap_done(p->q, snap);
+        collide__v1__snapshot__free_unpacked(snap, NULL);
+    } else if (p->check) {
         /* The envelope was already walked: unpack only the Snapshot it located. */
-        Collide__V1__Snapshot *snap =
-            collide__v1__snapshot__unpack(NULL, env->inner_len, env->inner);
+        snap = collide__v1__snapshot__unpack(NULL, env->inner_len, env->inner);
         if (snap) {
             cc_check_snapshot(p->check, snap, &w->stats.check);
             collide__v1__snapshot__free_unpacked(snap, NULL);
@@ -436,8 +481,8 @@ static void player_start(load_player *p, uint64_t now) {
     p->state = P_CONNECTING;
     p->phase_start_us = now;
     p->last_rx_us = now;
-    int rc = cc_conn_start(&p->conn, &w->loop, (const struct sockaddr *)&w->run->addr,
-                           &player_hooks, p, w->run->opts->common.max_frame);
+    int rc = cc_common_connect(&w->run->opts->common, &p->conn, &w->loop,
+                               (const struct sockaddr *)&w->run->addr, &player_hooks, p);
     if (rc != 0) {
         char buf[CC_REASON_LEN];
         snprintf(buf, sizeof buf, "connect: %s", uv_err_name(rc));
@@ -787,10 +832,19 @@ static void load_usage(FILE *f) {
             "  --queries R          each player also sends R first-hit ray casts per second, 20\n"
             "                       units from its body in a random direction; their answer\n"
             "                       latency is reported (default 0: none)\n"
+            "  --backend-queries R  the backend also sends R first-hit ray casts per second in\n"
+            "                       all, from its NPCs in turn, as --queries does (default 0)\n"
             "  --spin W             each player's body also turns, at a speed drawn uniformly\n"
             "                       from [-W, W] rad/s (MoveIntent.angular_velocity; default 0)\n"
+            "Snapshots:\n"
+            "  --quantized          ask for quantized snapshots (Snapshot.packed) and decode "
+            "them\n"
+            "  --snapshot-rate HZ   ask for HZ snapshots a second, the nearest tick rate / k "
+            "(default 0:\n"
+            "                       every tick)\n"
             "Checks and gates:\n"
-            "  --check              verify collision invariants from the received snapshots\n"
+            "  --check              verify collision invariants and the contact/sensor events\n"
+            "                       from the received snapshots\n"
             "  --check-clients N    clients that run the checker (default 16)\n"
             "  --check-tolerance U  allowed overlap depth (default 0.01)\n"
             "  --max-p99-ms MS      fail when the intent-to-ack p99 is above MS\n"
@@ -838,6 +892,9 @@ enum {
     OPT_BACKEND,
     OPT_ADMIN_TOKEN,
     OPT_QUERIES,
+    OPT_BACKEND_QUERIES,
+    OPT_QUANTIZED,
+    OPT_SNAPSHOT_RATE,
     OPT_SPIN,
 };
 
@@ -880,6 +937,8 @@ int cc_load_parse(int argc, char **argv, load_opts *o) {
         {"target", 1, NULL, OPT_TARGET},
         {"seed", 1, NULL, OPT_SEED},
         {"check", 0, NULL, OPT_CHECK},
+        {"quantized", 0, NULL, OPT_QUANTIZED},
+        {"snapshot-rate", 1, NULL, OPT_SNAPSHOT_RATE},
         {"check-clients", 1, NULL, OPT_CHECK_CLIENTS},
         {"check-tolerance", 1, NULL, OPT_CHECK_TOL},
         {"max-p99-ms", 1, NULL, OPT_MAX_P99},
@@ -896,6 +955,7 @@ int cc_load_parse(int argc, char **argv, load_opts *o) {
         {"backend", 1, NULL, OPT_BACKEND},
         {"admin-token", 1, NULL, OPT_ADMIN_TOKEN},
         {"queries", 1, NULL, OPT_QUERIES},
+        {"backend-queries", 1, NULL, OPT_BACKEND_QUERIES},
         {"spin", 1, NULL, OPT_SPIN},
         {NULL, 0, NULL, 0},
     };
@@ -973,6 +1033,12 @@ int cc_load_parse(int argc, char **argv, load_opts *o) {
         case OPT_CHECK:
             o->check = true;
             break;
+        case OPT_QUANTIZED:
+            o->quantized = true;
+            break;
+        case OPT_SNAPSHOT_RATE:
+            ok = cc_parse_u32(CMD, "--snapshot-rate", optarg, 0, 100000, &o->snapshot_rate);
+            break;
         case OPT_CHECK_CLIENTS:
             ok = cc_parse_u32(CMD, "--check-clients", optarg, 1, 1000000, &o->check_clients);
             break;
@@ -1024,6 +1090,9 @@ int cc_load_parse(int argc, char **argv, load_opts *o) {
         case OPT_QUERIES:
             ok = cc_parse_double(CMD, "--queries", optarg, 0, 1000, &o->queries_hz);
             break;
+        case OPT_BACKEND_QUERIES:
+            ok = cc_parse_double(CMD, "--backend-queries", optarg, 0, 1e6, &o->backend_queries_hz);
+            break;
         case OPT_SPIN:
             ok = cc_parse_double(CMD, "--spin", optarg, 0, 1000, &o->spin);
             break;
@@ -1054,6 +1123,10 @@ int cc_load_parse(int argc, char **argv, load_opts *o) {
     }
     if (o->backend_npcs > 0 && (!o->admin_token || !o->admin_token[0])) {
         fprintf(stderr, "collide-client " CMD ": --backend needs --admin-token\n");
+        return CC_EXIT_USAGE;
+    }
+    if (o->backend_queries_hz > 0 && o->backend_npcs == 0) {
+        fprintf(stderr, "collide-client " CMD ": --backend-queries needs --backend\n");
         return CC_EXIT_USAGE;
     }
     if (o->threads > o->clients) o->threads = o->clients;
@@ -1191,10 +1264,12 @@ int cc_load_main(int argc, char **argv) {
         bt.cfg = (cc_backend_config){
             .addr = (const struct sockaddr *)&run.addr,
             .max_frame = opts.common.max_frame,
+            .ws = opts.common.ws,
             .admin_token = opts.admin_token,
             .room = backend_room,
             .npcs = opts.backend_npcs,
             .rate_hz = opts.rate_hz,
+            .queries_hz = opts.backend_queries_hz,
             .speed = opts.speed,
             .size = opts.size,
             .shape = opts.shape,
@@ -1239,6 +1314,7 @@ int cc_load_main(int argc, char **argv) {
     cc_report_meta meta = {
         .host = opts.common.host,
         .port = opts.common.port,
+        .transport = opts.common.ws ? "ws" : "tcp",
         .clients = opts.clients,
         .threads = opts.threads,
         .rate_hz = opts.rate_hz,

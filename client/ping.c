@@ -147,8 +147,7 @@ int cc_ping_main(int argc, char **argv) {
     uv_timer_init(&loop, &x.timeout);
     x.timeout.data = &x;
     uv_timer_start(&x.timeout, ping_timeout, timeout_ms, 0);
-    int rc =
-        cc_conn_start(&x.conn, &loop, (const struct sockaddr *)&addr, &ping_hooks, &x, o.max_frame);
+    int rc = cc_common_connect(&o, &x.conn, &loop, (const struct sockaddr *)&addr, &ping_hooks, &x);
     if (rc != 0) {
         cc_connect_failure(x.message, sizeof x.message, &o, rc);
         ping_finish(&x, CC_EXIT_FAIL);

@@ -1,5 +1,6 @@
 #include "report.h"
 
+#include <math.h>
 #include <string.h>
 
 void cc_stats_init(cc_stats *s) {
@@ -35,6 +36,7 @@ void cc_backend_stats_init(cc_backend_stats *b, uint32_t npcs) {
     memset(b, 0, sizeof *b);
     b->npcs_requested = npcs;
     cc_hist_init(&b->ack_us);
+    cc_hist_init(&b->query_us);
 }
 
 void cc_backend_error_add(cc_backend_stats *b, uint32_t code, uint32_t index, uint32_t request_id) {
@@ -189,14 +191,23 @@ static void text_backend(FILE *out, const cc_backend_stats *b) {
         fprintf(out, "  backend error %s index %u request %u\n",
                 cc_error_code_name(b->examples[i].code), b->examples[i].index,
                 b->examples[i].request_id);
+    if (b->queries_sent) {
+        fprintf(out,
+                "  backend ray casts: %llu sent, %llu answered, %llu refused, %llu unanswered\n",
+                (unsigned long long)b->queries_sent, (unsigned long long)b->query_results,
+                (unsigned long long)b->query_errors, (unsigned long long)b->queries_unanswered);
+        text_hist(out, "backend ray cast answer", &b->query_us);
+    }
     if (b->failure[0]) fprintf(out, "  backend stopped: %s\n", b->failure);
 }
 
 void cc_report_text(FILE *out, const cc_report_meta *m, const cc_stats *s) {
     double el = m->elapsed_s > 0 ? m->elapsed_s : 1.0;
     double cs = s->client_seconds > 0 ? s->client_seconds : 1.0;
-    fprintf(out, "collide-client load: %s:%u, %u clients on %u thread(s), %.1f Hz %s intents, %s\n",
-            m->host, m->port, m->clients, m->threads, m->rate_hz, m->pattern, m->shape);
+    fprintf(out,
+            "collide-client load: %s:%u (%s), %u clients on %u thread(s), %.1f Hz %s intents, %s\n",
+            m->host, m->port, m->transport ? m->transport : "tcp", m->clients, m->threads,
+            m->rate_hz, m->pattern, m->shape);
     fprintf(out, "  elapsed %.2f s (ramp %.2f s, duration %.2f s)\n", m->elapsed_s, m->ramp_s,
             m->duration_s);
     fprintf(out,
@@ -208,7 +219,10 @@ void cc_report_text(FILE *out, const cc_report_meta *m, const cc_stats *s) {
     fprintf(out, "latency (from the intended send time; ms):\n");
     text_hist(out, "intent-to-ack", &s->ack_us);
     text_hist(out, "ping rtt", &s->rtt_us);
-    text_hist(out, "tcp connect", &s->connect_us);
+    /* Over WebSocket the connect ends at the 101: the upgrade's round trip is in it. */
+    text_hist(out,
+              m->transport && strcmp(m->transport, "ws") == 0 ? "connect+upgrade" : "tcp connect",
+              &s->connect_us);
     text_hist(out, "hello-to-welcome", &s->welcome_us);
     text_hist(out, "spawn", &s->spawn_us);
     text_hist(out, "snapshot inter-arrival", &s->gap_us);
@@ -264,11 +278,19 @@ void cc_report_text(FILE *out, const cc_report_meta *m, const cc_stats *s) {
             fprintf(out, " (bodies without shape: %llu)", (unsigned long long)c->unknown_shape);
         if (c->overflow) fprintf(out, " (untracked: %llu)", (unsigned long long)c->overflow);
         fputc('\n', out);
+        fprintf(out, "check events: %llu contact, %llu sensor, %llu measured; violations:",
+                (unsigned long long)c->contact_events, (unsigned long long)c->sensor_events,
+                (unsigned long long)c->events_measured);
+        for (int k = CC_VIOL_CONTACT_BEGIN_FAR; k < CC_VIOL_KINDS; k++)
+            fprintf(out, " %s=%llu", cc_violation_name(k), (unsigned long long)c->counts[k]);
+        if (c->open_overflow)
+            fprintf(out, " (begins untracked: %llu)", (unsigned long long)c->open_overflow);
+        fputc('\n', out);
         for (uint32_t i = 0; i < c->examples_len; i++) {
             const cc_violation *v = &c->examples[i];
             fprintf(out, "  violation %s: body %u vs body %u at tick %llu (depth %.4f)\n",
                     cc_violation_name(v->kind), v->a, v->b, (unsigned long long)v->tick,
-                    (double)v->depth);
+                    isnan(v->depth) ? 0.0 : (double)v->depth);
         }
     }
     text_rooms(out, m);
@@ -357,6 +379,12 @@ static void json_backend(FILE *f, const cc_backend_stats *b) {
             (unsigned long long)b->intents_unacked, ms(b->tick_period_us),
             b->intents_acked ? (double)b->acked_within_2_ticks / (double)b->intents_acked : 0.0);
     json_hist(f, "intent_to_ack", &b->ack_us, false);
+    fprintf(f,
+            "    \"ray_casts\": {\"sent\": %llu, \"answered\": %llu, \"refused\": %llu, "
+            "\"unanswered\": %llu},\n",
+            (unsigned long long)b->queries_sent, (unsigned long long)b->query_results,
+            (unsigned long long)b->query_errors, (unsigned long long)b->queries_unanswered);
+    json_hist(f, "ray_cast_answer", &b->query_us, false);
     fprintf(f, "    \"errors\": {\"total\": %llu, \"batch_items\": %llu",
             (unsigned long long)backend_errors(b), (unsigned long long)b->item_errors);
     for (uint32_t i = 0; i < CC_ERROR_CODES; i++)
@@ -380,6 +408,7 @@ bool cc_report_json(const char *path, const cc_report_meta *m, const cc_stats *s
     double el = m->elapsed_s > 0 ? m->elapsed_s : 1.0;
     fprintf(f, "{\n  \"host\": ");
     json_string(f, m->host);
+    fprintf(f, ",\n  \"transport\": \"%s\"", m->transport ? m->transport : "tcp");
     fprintf(f,
             ",\n  \"port\": %u,\n  \"clients\": %u,\n  \"threads\": %u,\n  \"rate_hz\": %.3f,\n"
             "  \"duration_s\": %.3f,\n  \"ramp_s\": %.3f,\n  \"pattern\": \"%s\",\n"
@@ -455,12 +484,20 @@ bool cc_report_json(const char *path, const cc_report_meta *m, const cc_stats *s
             (unsigned long long)c->counts[CC_VIOL_OVERLAP_STATIC],
             (unsigned long long)c->counts[CC_VIOL_OVERLAP_MOVING],
             (unsigned long long)c->counts[CC_VIOL_TUNNEL]);
+    /* unmeasured events have no depth: 0 in JSON, which has no NaN */
     for (uint32_t i = 0; i < c->examples_len; i++)
         fprintf(f, "%s{\"kind\": \"%s\", \"a\": %u, \"b\": %u, \"tick\": %llu, \"depth\": %.5f}",
                 i ? ", " : "", cc_violation_name(c->examples[i].kind), c->examples[i].a,
                 c->examples[i].b, (unsigned long long)c->examples[i].tick,
-                (double)c->examples[i].depth);
-    fprintf(f, "]},\n");
+                isnan(c->examples[i].depth) ? 0.0 : (double)c->examples[i].depth);
+    fprintf(f,
+            "], \"events\": {\"contact\": %llu, \"sensor\": %llu, \"measured\": %llu, "
+            "\"begins_untracked\": %llu",
+            (unsigned long long)c->contact_events, (unsigned long long)c->sensor_events,
+            (unsigned long long)c->events_measured, (unsigned long long)c->open_overflow);
+    for (int k = CC_VIOL_CONTACT_BEGIN_FAR; k < CC_VIOL_KINDS; k++)
+        fprintf(f, ", \"%s\": %llu", cc_violation_name(k), (unsigned long long)c->counts[k]);
+    fprintf(f, "}},\n");
     json_rooms(f, m);
     json_backend(f, m->backend);
     fprintf(f, "  \"failures\": [");

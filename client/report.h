@@ -101,6 +101,11 @@ typedef struct cc_backend_stats {
     uint32_t examples_len;           /* entries in examples */
     cc_backend_error examples[CC_BACKEND_EXAMPLES]; /* the first errors */
     cc_hist ack_us;              /* tick's intended send time -> snapshot acking the NPC */
+    uint64_t queries_sent;       /* RayCasts sent (--backend-queries) */
+    uint64_t query_results;      /* QueryResults received */
+    uint64_t query_errors;       /* Errors answered to a RayCast */
+    uint64_t queries_unanswered; /* sent, neither answered nor refused by the end */
+    cc_hist query_us;            /* RayCast sent -> its QueryResult */
     char failure[CC_REASON_LEN]; /* why the backend stopped early ("" when it did not) */
 } cc_backend_stats;
 
@@ -118,21 +123,22 @@ uint64_t cc_stats_errors(const cc_stats *s);
 const char *cc_error_code_name(uint32_t code);
 
 typedef struct cc_report_meta {
-    const char *host;       /* server */
-    unsigned port;          /* game port */
-    uint32_t clients;       /* --clients */
-    uint32_t threads;       /* --threads */
-    double rate_hz;         /* --rate */
-    double duration_s;      /* --duration */
-    double ramp_s;          /* --ramp */
-    const char *pattern;    /* --pattern */
-    const char *shape;      /* --shape */
-    double elapsed_s;       /* wall time of the run */
-    double cpu_user_s;      /* this process, getrusage */
-    double cpu_sys_s;       /* this process, getrusage */
-    bool check;             /* --check was on */
-    uint32_t check_clients; /* clients that ran the checker */
-    uint32_t rooms;         /* --rooms (0: no per-room section) */
+    const char *host;                /* server */
+    unsigned port;                   /* game port */
+    const char *transport;           /* --transport: "tcp" or "ws" (NULL: tcp) */
+    uint32_t clients;                /* --clients */
+    uint32_t threads;                /* --threads */
+    double rate_hz;                  /* --rate */
+    double duration_s;               /* --duration */
+    double ramp_s;                   /* --ramp */
+    const char *pattern;             /* --pattern */
+    const char *shape;               /* --shape */
+    double elapsed_s;                /* wall time of the run */
+    double cpu_user_s;               /* this process, getrusage */
+    double cpu_sys_s;                /* this process, getrusage */
+    bool check;                      /* --check was on */
+    uint32_t check_clients;          /* clients that ran the checker */
+    uint32_t rooms;                  /* --rooms (0: no per-room section) */
     const char *room_prefix;         /* --room-prefix */
     const cc_room_stats *room_stats; /* rooms entries, merged over the workers */
     const cc_backend_stats *backend; /* --backend, NULL without */

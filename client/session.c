@@ -1,6 +1,7 @@
 #include "session.h"
 
 #include <math.h>
+#include <string.h>
 
 static Collide__V1__Vec2 session_vec2(float x, float y) {
     Collide__V1__Vec2 v = COLLIDE__V1__VEC2__INIT;
@@ -15,12 +16,19 @@ bool cc_session_hello(cc_conn *c, uint32_t request_id, const char *name, const c
 
 bool cc_session_hello_room(cc_conn *c, uint32_t request_id, const char *name, const char *token,
                            const char *room) {
+    return cc_session_hello_ex(c, request_id, name, token, room, 0, false);
+}
+
+bool cc_session_hello_ex(cc_conn *c, uint32_t request_id, const char *name, const char *token,
+                         const char *room, uint32_t snapshot_rate_hz, bool quantized) {
     Collide__V1__ClientMessage m = COLLIDE__V1__CLIENT_MESSAGE__INIT;
     Collide__V1__Hello h = COLLIDE__V1__HELLO__INIT;
     h.protocol_version = CC_PROTOCOL_VERSION;
     h.name = (char *)name;
     h.token = (char *)token;
     if (room && room[0]) h.room = (char *)room;
+    h.snapshot_rate_hz = snapshot_rate_hz;
+    h.quantized = quantized;
     m.request_id = request_id;
     m.msg_case = COLLIDE__V1__CLIENT_MESSAGE__MSG_HELLO;
     m.hello = &h;
@@ -67,43 +75,49 @@ bool cc_session_move_turning(cc_conn *c, uint32_t body_id, uint32_t input_seq, f
     return cc_conn_queue(c, &m);
 }
 
-bool cc_session_spawn(cc_conn *c, uint32_t request_id, int shape, float size, float x, float y) {
-    Collide__V1__ClientMessage m = COLLIDE__V1__CLIENT_MESSAGE__INIT;
-    Collide__V1__SpawnBody sb = COLLIDE__V1__SPAWN_BODY__INIT;
-    Collide__V1__Shape sh = COLLIDE__V1__SHAPE__INIT;
-    Collide__V1__Box box = COLLIDE__V1__BOX__INIT;
-    Collide__V1__Circle circle = COLLIDE__V1__CIRCLE__INIT;
-    Collide__V1__Polygon poly = COLLIDE__V1__POLYGON__INIT;
-    Collide__V1__Vec2 half = session_vec2(size, size), pos = session_vec2(x, y);
-    Collide__V1__Vec2 verts[6];
-    Collide__V1__Vec2 *vert_ptrs[6];
+void cc_session_spawn_fill(cc_spawn_msg *s, uint32_t request_id, int shape, float size, float x,
+                           float y) {
+    memset(s, 0, sizeof *s);
+    collide__v1__client_message__init(&s->m);
+    collide__v1__spawn_body__init(&s->sb);
+    collide__v1__shape__init(&s->sh);
+    collide__v1__box__init(&s->box);
+    collide__v1__circle__init(&s->circle);
+    collide__v1__polygon__init(&s->poly);
+    s->half = session_vec2(size, size);
+    s->pos = session_vec2(x, y);
     if (shape == 1) {
         /* A regular hexagon, counter-clockwise from angle 0. */
         for (int i = 0; i < 6; i++) {
             double a = (double)i * (2.0 * 3.14159265358979323846 / 6.0);
-            verts[i] = session_vec2((float)(size * cos(a)), (float)(size * sin(a)));
-            vert_ptrs[i] = &verts[i];
+            s->verts[i] = session_vec2((float)(size * cos(a)), (float)(size * sin(a)));
+            s->vert_ptrs[i] = &s->verts[i];
         }
-        poly.n_vertices = 6;
-        poly.vertices = vert_ptrs;
-        sh.kind_case = COLLIDE__V1__SHAPE__KIND_POLYGON;
-        sh.polygon = &poly;
+        s->poly.n_vertices = 6;
+        s->poly.vertices = s->vert_ptrs;
+        s->sh.kind_case = COLLIDE__V1__SHAPE__KIND_POLYGON;
+        s->sh.polygon = &s->poly;
     } else if (shape == 2) {
-        circle.radius = size;
-        sh.kind_case = COLLIDE__V1__SHAPE__KIND_CIRCLE;
-        sh.circle = &circle;
+        s->circle.radius = size;
+        s->sh.kind_case = COLLIDE__V1__SHAPE__KIND_CIRCLE;
+        s->sh.circle = &s->circle;
     } else {
-        box.half_extents = &half;
-        sh.kind_case = COLLIDE__V1__SHAPE__KIND_BOX;
-        sh.box = &box;
+        s->box.half_extents = &s->half;
+        s->sh.kind_case = COLLIDE__V1__SHAPE__KIND_BOX;
+        s->sh.box = &s->box;
     }
-    sb.kind = COLLIDE__V1__BODY_KIND__BODY_KIND_MOVING;
-    sb.shape = &sh;
-    sb.position = &pos;
-    m.request_id = request_id;
-    m.msg_case = COLLIDE__V1__CLIENT_MESSAGE__MSG_SPAWN;
-    m.spawn = &sb;
-    return cc_conn_queue(c, &m);
+    s->sb.kind = COLLIDE__V1__BODY_KIND__BODY_KIND_MOVING;
+    s->sb.shape = &s->sh;
+    s->sb.position = &s->pos;
+    s->m.request_id = request_id;
+    s->m.msg_case = COLLIDE__V1__CLIENT_MESSAGE__MSG_SPAWN;
+    s->m.spawn = &s->sb;
+}
+
+bool cc_session_spawn(cc_conn *c, uint32_t request_id, int shape, float size, float x, float y) {
+    cc_spawn_msg s;
+    cc_session_spawn_fill(&s, request_id, shape, size, x, y);
+    return cc_conn_queue(c, &s.m);
 }
 
 bool cc_session_ray_cast(cc_conn *c, uint32_t request_id, float x, float y, float tx, float ty,

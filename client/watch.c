@@ -10,6 +10,7 @@
 
 #include "check.h"
 #include "cli.h"
+#include "qsnap.h"
 #include "conn.h"
 #include "report.h"
 #include "session.h"
@@ -35,6 +36,9 @@ typedef struct watch_ctx {
     uint32_t in_view;           /* ids in the set */
     cc_check_view *check;       /* --check: the checker's view */
     cc_check_stats check_stats; /* --check: violations */
+    uint32_t snapshot_rate;     /* --snapshot-rate: Hello.snapshot_rate_hz (0: every tick) */
+    bool quantized;             /* --quantized: Hello.quantized */
+    cc_qsnap q;                 /* --quantized: the bodies in quanta, from Snapshot.packed */
 } watch_ctx;
 
 static uint32_t *set_slot(watch_ctx *x, uint32_t id, bool *found) {
@@ -71,7 +75,8 @@ static void watch_connected(cc_conn *c, int status) {
         watch_finish(x, CC_EXIT_FAIL);
         return;
     }
-    cc_session_hello(c, 1, "collide-client-watch", x->o->token);
+    cc_session_hello_ex(c, 1, "collide-client-watch", x->o->token, NULL, x->snapshot_rate,
+                        x->quantized);
     cc_conn_flush(c);
 }
 
@@ -177,6 +182,12 @@ static void watch_frame(cc_conn *c, const uint8_t *body, size_t len) {
                w->world_max ? (double)w->world_max->x : 0.0,
                w->world_max ? (double)w->world_max->y : 0.0, (double)x0, (double)y0, (double)x1,
                (double)y1);
+        if (w->snapshot_rate_hz) printf("snapshots: %u Hz", w->snapshot_rate_hz);
+        if (x->quantized)
+            printf(", quantized: position %g, velocity %g", (double)w->position_quantum,
+                   (double)w->velocity_quantum);
+        if (w->snapshot_rate_hz || x->quantized) putchar('\n');
+        if (x->quantized) cc_qsnap_init(&x->q, w->position_quantum, w->velocity_quantum);
         x->welcomed = true;
         cc_session_set_view(c, 2, (x0 + x1) * 0.5f, (y0 + y1) * 0.5f, (x1 - x0) * 0.5f,
                             (y1 - y0) * 0.5f);
@@ -184,7 +195,16 @@ static void watch_frame(cc_conn *c, const uint8_t *body, size_t len) {
         break;
     }
     case COLLIDE__V1__SERVER_MESSAGE__MSG_SNAPSHOT:
+        if (x->quantized && !cc_qsnap_expand(&x->q, m->snapshot)) {
+            cc_qsnap_done(&x->q, m->snapshot);
+            snprintf(x->message, sizeof x->message,
+                     "malformed quantized snapshot from the server (tick %llu)",
+                     (unsigned long long)m->snapshot->tick);
+            watch_finish(x, CC_EXIT_FAIL);
+            break;
+        }
         watch_snapshot(x, m->snapshot, len);
+        if (x->quantized) cc_qsnap_done(&x->q, m->snapshot);
         if (x->count && ++x->seen >= x->count) watch_finish(x, CC_EXIT_OK);
         break;
     case COLLIDE__V1__SERVER_MESSAGE__MSG_ERROR:
@@ -233,14 +253,27 @@ static void watch_usage(FILE *f) {
                "  --count N           stop after N snapshots\n"
                "  --duration DURATION stop after this time (e.g. 10s)\n"
                "  --check             verify collision invariants on the stream\n"
-               "  --check-tolerance U allowed overlap depth (default 0.01)\n" CC_COMMON_HELP
+               "  --check-tolerance U allowed overlap depth (default 0.01)\n"
+               "  --quantized         ask for quantized snapshots (Snapshot.packed) and decode "
+               "them\n"
+               "  --snapshot-rate HZ  ask for HZ snapshots a second (the nearest tick rate / k; "
+               "default 0 = every tick)\n" CC_COMMON_HELP
                "Exit status: 0 when stopped by --count, --duration, Ctrl-C or the server's "
                "Goodbye; 1 when the server refused or dropped the connection or (with --check) a "
                "violation was seen.\n");
 }
 
 int cc_watch_main(int argc, char **argv) {
-    enum { OPT_BOX = CC_OPT_FIRST_FREE, OPT_BODIES, OPT_COUNT, OPT_DURATION, OPT_CHECK, OPT_TOL };
+    enum {
+        OPT_BOX = CC_OPT_FIRST_FREE,
+        OPT_BODIES,
+        OPT_COUNT,
+        OPT_DURATION,
+        OPT_CHECK,
+        OPT_TOL,
+        OPT_QUANTIZED,
+        OPT_SNAPSHOT_RATE
+    };
     static const struct option longs[] = {
         CC_COMMON_LONG_OPTIONS,
         {"box", 1, NULL, OPT_BOX},
@@ -249,6 +282,8 @@ int cc_watch_main(int argc, char **argv) {
         {"duration", 1, NULL, OPT_DURATION},
         {"check", 0, NULL, OPT_CHECK},
         {"check-tolerance", 1, NULL, OPT_TOL},
+        {"quantized", 0, NULL, OPT_QUANTIZED},
+        {"snapshot-rate", 1, NULL, OPT_SNAPSHOT_RATE},
         {NULL, 0, NULL, 0},
     };
     static cc_common_opts o;
@@ -291,6 +326,12 @@ int cc_watch_main(int argc, char **argv) {
         case OPT_TOL:
             ok = cc_parse_double(CMD, "--check-tolerance", optarg, 0, 1e3, &tol);
             break;
+        case OPT_QUANTIZED:
+            x.quantized = true;
+            break;
+        case OPT_SNAPSHOT_RATE:
+            ok = cc_parse_u32(CMD, "--snapshot-rate", optarg, 0, 100000, &x.snapshot_rate);
+            break;
         default:
             fprintf(stderr, "collide-client " CMD ": see 'collide-client watch --help'\n");
             return CC_EXIT_USAGE;
@@ -319,8 +360,8 @@ int cc_watch_main(int argc, char **argv) {
     uv_signal_init(&loop, &x.sigint);
     x.sigint.data = &x;
     uv_signal_start(&x.sigint, watch_signal, SIGINT);
-    int rc = cc_conn_start(&x.conn, &loop, (const struct sockaddr *)&addr, &watch_hooks, &x,
-                           o.max_frame);
+    int rc =
+        cc_common_connect(&o, &x.conn, &loop, (const struct sockaddr *)&addr, &watch_hooks, &x);
     if (rc != 0) {
         cc_connect_failure(x.message, sizeof x.message, &o, rc);
         watch_finish(&x, CC_EXIT_FAIL);
@@ -336,5 +377,6 @@ int cc_watch_main(int argc, char **argv) {
     }
     free(x.ids);
     free(x.check);
+    cc_qsnap_free(&x.q);
     return result;
 }

@@ -6,20 +6,96 @@
  *   byte 0: flags. bit0: client A says a valid Hello first; bit1: with the admin token;
  *           bit2: client B says Hello first; bit3: a small max frame (256 bytes);
  *           bit4: client B is on a front (a world-less server placing Hellos in rooms through the
- *           real room directory), as the daemon's front loop is.
+ *           real room directory), as the daemon's front loop is; bit5: the Hellos ask for
+ *           quantized snapshots; bit6: ... at 20 Hz; bit7: client A is a WebSocket client
+ *           (net_ws_feed, its upgrade done first): the bytes fed to it are RFC 6455 frames, read
+ *           by wslay and reassembled.
  * The world's server answers CreateRoom/CloseRoom/ListRooms through the daemon's own admin calls
  * (net_host.c) on a real directory, without worker threads.
  *   then records [ctl][payload]: ctl & 3 = 0 feed A, 1 feed B (payload of (ctl >> 2) + 1 bytes),
  *   2 run (ctl >> 2) % 4 world steps and snapshots, 3 reconnect B (ctl >> 2 == 0) or advance the
  *   clock by (ctl >> 2) * 100 ms.
  * Checked on every step: each frame the server wrote unpacks as a ServerMessage and fits the max
- * frame; every __unpack was freed (a counting allocator); ASan/UBSan/LSan do the rest. */
+ * frame; every __unpack was freed (a counting allocator); ASan/UBSan/LSan do the rest. A client
+ * with quantized snapshots (bit5, or a Hello of its own) has every snapshot decoded by the C
+ * client's decoder (client/qsnap.c), which must accept it and end up holding exactly what the
+ * server believes it sent (the client's qknown). */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "net_host.h"
 #include "net_log.h"
 #include "net_test_util.h"
+#include "net_ws.h"
+#include "qsnap.h"
+
+static const char ws_upgrade[] = "GET /v1 HTTP/1.1\r\nHost: f\r\nUpgrade: websocket\r\n"
+                                 "Connection: Upgrade\r\nSec-WebSocket-Key: "
+                                 "dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n";
+
+/* A masked binary frame of the varint-framed message at buf[0..n) (its prefix dropped). */
+static void decode_quantized(cc_qsnap *q, const Collide__V1__ServerMessage *m);
+static void check_in_sync(const net_client *c, const cc_qsnap *q);
+
+static size_t ws_wrap(uint8_t *buf, size_t n, size_t cap) {
+    size_t pl = 0, bl = 0;
+    if (frame_peek(buf, n, UINT32_MAX, &pl, &bl) != FRAME_OK || bl > 125 || bl + 6 > cap) abort();
+    uint8_t body[125];
+    memcpy(body, buf + pl, bl);
+    buf[0] = 0x82;
+    buf[1] = (uint8_t)(0x80u | bl);
+    memcpy(buf + 2, "\x11\x22\x33\x44", 4);
+    for (size_t i = 0; i < bl; i++)
+        buf[6 + i] = body[i] ^ buf[2 + (i & 3)];
+    return bl + 6;
+}
+
+/* What the server wrote to a WebSocket client: the 101 once, then frames; each binary one must
+ * unpack as a ServerMessage within the max frame, and nothing may follow a close frame. */
+static void drain_ws_output(net_server *srv, net_client *c, cc_qsnap *q, bool *upgraded,
+                            bool *closed) {
+    size_t off = 0;
+    const uint8_t *o = c->out.data;
+    if (!*upgraded && c->out.len) {
+        size_t end = 4;
+        while (end <= c->out.len && memcmp(o + end - 4, "\r\n\r\n", 4) != 0)
+            end++;
+        if (end > c->out.len || memcmp(o, "HTTP/1.1 101", 12) != 0) abort();
+        off = end;
+        *upgraded = true;
+    }
+    while (off < c->out.len) {
+        if (*closed || c->out.len - off < 2 || o[off] < 0x80 || (o[off + 1] & 0x80)) abort();
+        uint8_t op = o[off] & 0x0f;
+        uint64_t n = o[off + 1] & 0x7f;
+        size_t h = 2;
+        if (n == 126) {
+            n = (uint64_t)o[off + 2] << 8 | o[off + 3];
+            h = 4;
+        } else if (n == 127) {
+            n = 0;
+            for (int i = 0; i < 8; i++)
+                n = n << 8 | o[off + 2 + i];
+            h = 10;
+        }
+        if (off + h + n > c->out.len) abort();
+        if (op == 0x2) {
+            if (n > srv->cfg.max_frame) abort();
+            Collide__V1__ServerMessage *m =
+                collide__v1__server_message__unpack(NULL, n, o + off + h);
+            if (!m) abort();
+            if (c->quantized) decode_quantized(q, m);
+            collide__v1__server_message__free_unpacked(m, NULL);
+        } else if (op == 0x8) {
+            *closed = true;
+        } else if (op != 0xa) {
+            abort();
+        }
+        off += h + n;
+    }
+    c->out.len = 0;
+    check_in_sync(c, q);
+}
 
 static long fuzz_live_allocs; /* protobuf-c allocations not yet freed */
 /* Counts, then passes on to the server's own allocator (its parse arena), so the fuzzer runs the
@@ -37,7 +113,30 @@ static void fuzz_free(void *d, void *p) {
 }
 static ProtobufCAllocator fuzz_allocator = {fuzz_alloc, fuzz_free, NULL};
 
-static void drain_output(net_server *srv, net_client *c) {
+static cc_qsnap qa, qb; /* the client decoders of a and b */
+
+/* Decodes a quantized snapshot as the C client does; aborts on a refusal. */
+static void decode_quantized(cc_qsnap *q, const Collide__V1__ServerMessage *m) {
+    if (m->msg_case != COLLIDE__V1__SERVER_MESSAGE__MSG_SNAPSHOT) return;
+    Collide__V1__Snapshot *s = m->snapshot;
+    if (s->n_bodies != 0) abort(); /* a quantized client never gets a BodyState */
+    if (!cc_qsnap_expand(q, s)) abort();
+    for (size_t i = 1; i < s->n_bodies; i++)
+        if (s->bodies[i]->id <= s->bodies[i - 1]->id) abort();
+    cc_qsnap_done(q, s);
+}
+
+/* The decoder's table is the server's record of what it sent: same ids, same states. */
+static void check_in_sync(const net_client *c, const cc_qsnap *q) {
+    if (!c->quantized || c->state != NET_CLIENT_ACTIVE) return;
+    if (q->t.count != c->known.count) abort();
+    for (uint32_t i = 0; i < c->known.count; i++) {
+        const quant_body *b = quant_table_find(&q->t, c->known.entries[i].id);
+        if (!b || memcmp(&b->q, &c->qknown[i], sizeof b->q) != 0) abort();
+    }
+}
+
+static void drain_output(net_server *srv, net_client *c, cc_qsnap *q) {
     size_t off = 0;
     while (off < c->out.len) {
         size_t pl = 0, bl = 0;
@@ -47,10 +146,65 @@ static void drain_output(net_server *srv, net_client *c) {
         Collide__V1__ServerMessage *m =
             collide__v1__server_message__unpack(NULL, bl, c->out.data + off + pl);
         if (!m) abort();
+        if (c->quantized) decode_quantized(q, m);
         collide__v1__server_message__free_unpacked(m, NULL);
         off += pl + bl;
     }
     c->out.len = 0;
+    check_in_sync(c, q);
+}
+
+/* The Hello of a client: quantized with bit5 of the flags (at 20 Hz with bit6). */
+static size_t hello_of(uint8_t flags, const char *token, uint8_t *buf, size_t cap) {
+    Collide__V1__Hello h = COLLIDE__V1__HELLO__INIT;
+    h.protocol_version = 1;
+    h.name = (char *)"tester";
+    h.token = (char *)(token ? token : "");
+    h.quantized = (flags & 32u) != 0;
+    h.snapshot_rate_hz = (flags & 64u) ? 20u : 0u;
+    tu_cmsg m = COLLIDE__V1__CLIENT_MESSAGE__INIT;
+    m.request_id = 1;
+    m.msg_case = COLLIDE__V1__CLIENT_MESSAGE__MSG_HELLO;
+    m.hello = &h;
+    return tu_frame(&m, buf, cap);
+}
+
+static bool ws_upgraded, ws_closed; /* client A's WebSocket output so far */
+
+/* Feeds c as its transport reads: WebSocket frames or length-prefixed ones. */
+static void feed(net_server *srv, net_client *c, const uint8_t *data, size_t n) {
+    if (c->ws)
+        net_ws_feed(srv, c, data, n);
+    else
+        net_session_feed(srv, c, data, n);
+}
+
+/* Opens c (a WebSocket client with its upgrade done when ws), with a Hello when say_hello (its
+ * snapshot options from the flags), and a fresh decoder q for it. */
+static void open_client(net_server *srv, net_client *c, cc_qsnap *q, const char *addr, bool ws,
+                        bool say_hello, const char *token, uint8_t flags) {
+    memset(c, 0, sizeof *c);
+    cc_qsnap_free(q);
+    cc_qsnap_init(q, srv->cfg.position_quantum, srv->cfg.velocity_quantum);
+    if (ws && !(c->ws = net_ws_create(false))) abort();
+    if (!net_client_open(srv, c, addr)) abort();
+    if (ws) {
+        ws_upgraded = ws_closed = false;
+        net_ws_feed(srv, c, (const uint8_t *)ws_upgrade, sizeof ws_upgrade - 1);
+    }
+    if (say_hello) {
+        uint8_t buf[128];
+        size_t n = hello_of(flags, token, buf, sizeof buf);
+        if (ws) n = ws_wrap(buf, n, sizeof buf);
+        feed(srv, c, buf, n);
+    }
+}
+
+static void drain(net_server *srv, net_client *c, cc_qsnap *q) {
+    if (c->ws)
+        drain_ws_output(srv, c, q, &ws_upgraded, &ws_closed);
+    else
+        drain_output(srv, c, q);
 }
 
 /* The front's hook, as the daemon's: the directory places the Hello or the front refuses it. */
@@ -61,24 +215,24 @@ static void place(net_server *srv, net_client *c, const net_hello_ticket *t, voi
         net_server_refuse_room(srv, c, t->request_id, (int)st);
         return;
     }
-    net_hello_placement p = {ref.id, ref.thread, t->request_id, t->admin, "", t->all_events};
+    net_hello_placement p = {.room_id = ref.id,
+                             .thread = ref.thread,
+                             .request_id = t->request_id,
+                             .admin = t->admin,
+                             .all_events = t->all_events};
     memcpy(p.room, t->room, t->room_len);
     net_client_hand_off(srv, c, &p);
     net_rooms_abandon(ctx, ref.id); /* no worker here: the join never arrives */
 }
 
 /* A client the server wants closed is closed, as the I/O layer would, and a fresh one opened. */
-static void settle(net_server *srv, net_client *c, bool say_hello) {
-    drain_output(srv, c);
+static void settle(net_server *srv, net_client *c, cc_qsnap *q, bool say_hello, uint8_t flags) {
+    drain(srv, c, q);
     if (c->kill || c->handed_off || c->state == NET_CLIENT_CLOSING) {
+        bool ws = c->ws != NULL;
         net_client_release(srv, c);
-        memset(c, 0, sizeof *c);
-        net_client_open(srv, c, "fuzz");
-        if (say_hello) {
-            uint8_t buf[128];
-            net_session_feed(srv, c, buf, tu_hello(1, 1, NULL, buf, sizeof buf));
-        }
-        drain_output(srv, c);
+        open_client(srv, c, q, "fuzz", ws, say_hello, NULL, flags);
+        drain(srv, c, q);
     }
 }
 
@@ -132,15 +286,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     srv->wall_us = 1;
 
     static net_client a, b;
-    memset(&a, 0, sizeof a);
-    memset(&b, 0, sizeof b);
-    net_client_open(srv, &a, "a");
-    net_client_open(srv_b, &b, "b");
-    uint8_t buf[128];
-    if (flags & 1u)
-        net_session_feed(srv, &a, buf,
-                         tu_hello(1, 1, (flags & 2u) ? "adm" : NULL, buf, sizeof buf));
-    if (flags & 4u) net_session_feed(srv_b, &b, buf, tu_hello(1, 1, NULL, buf, sizeof buf));
+    cc_qsnap_init(&qa, cfg.position_quantum, cfg.velocity_quantum);
+    cc_qsnap_init(&qb, cfg.position_quantum, cfg.velocity_quantum);
+    open_client(srv, &a, &qa, "a", flags & 128u, flags & 1u, (flags & 2u) ? "adm" : NULL, flags);
+    open_client(srv_b, &b, &qb, "b", false, flags & 4u, NULL, flags);
 
     size_t i = 1;
     while (i < size) {
@@ -149,7 +298,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (op <= 1) {
             size_t n = arg + 1u;
             if (n > size - i) n = size - i;
-            net_session_feed(op == 0 ? srv : srv_b, op == 0 ? &a : &b, data + i, n);
+            feed(op == 0 ? srv : srv_b, op == 0 ? &a : &b, data + i, n);
             i += n;
         } else if (op == 2) {
             srv->now_us += 16667;
@@ -163,8 +312,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             front->now_us += (uint64_t)arg * 100000u;
         }
         if (fuzz_live_allocs != 0) abort();
-        settle(srv, &a, flags & 1u);
-        settle(srv_b, &b, flags & 4u);
+        settle(srv, &a, &qa, flags & 1u, flags);
+        settle(srv_b, &b, &qb, flags & 4u, flags);
     }
     net_client_release(srv, &a);
     net_client_release(srv_b, &b);
@@ -172,5 +321,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     net_server_destroy(front);
     net_rooms_destroy(hosts.dir);
     world_destroy(w);
+    cc_qsnap_free(&qa);
+    cc_qsnap_free(&qb);
     return 0;
 }

@@ -82,6 +82,7 @@ enum wire_field {
     WIRE_SNAPSHOT_REMOVED = 3,
     WIRE_SNAPSHOT_CONTACTS = 4,
     WIRE_SNAPSHOT_SENSOR_EVENTS = 5,
+    WIRE_SNAPSHOT_PACKED = 6, /* 1.1: quantized records (quant.h) */
     /* BodyState */
     WIRE_BODY_ID = 1,
     WIRE_BODY_POSITION = 2,

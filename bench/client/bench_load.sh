@@ -6,11 +6,16 @@
 #   bench/client/bench_load.sh BUILD_DIR CLIENTS DURATION RAMP [collide-client load options...]
 #   DAEMON_ARGS="--view-radius 40" bench/client/bench_load.sh build/client-rel 1000 60 5
 #   SERVER=bench bench/client/bench_load.sh build/client-rel 5000 30 10   # the do-little stand-in server
+#   TRANSPORT=ws bench/client/bench_load.sh build/release 1000 60 5     # L1 over the WebSocket port
 set -euo pipefail
 B=$1 N=$2 D=$3 R=$4
 shift 4
 out=$(mktemp -d)
 hp=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+wp=0
+if [[ ${TRANSPORT:-tcp} == ws ]]; then
+  wp=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+fi
 if [[ ${SERVER:-collided} == bench ]]; then
   "$B/bench/client/collide-client-bench-server" >"$out/server.log" 2>&1 &
   sp=$!
@@ -18,11 +23,12 @@ if [[ ${SERVER:-collided} == bench ]]; then
   gp=$(sed -n 's/^port=//p' "$out/server.log")
 else
   # shellcheck disable=SC2086
-  "$B/server/net/collided" --port 0 --http-port "$hp" --bind 127.0.0.1 ${DAEMON_ARGS:-} \
+  "$B/server/net/collided" --port 0 --ws-port "$wp" --http-port "$hp" --bind 127.0.0.1 ${DAEMON_ARGS:-} \
     2>"$out/server.log" &
   sp=$!
   for _ in $(seq 100); do grep -q 'event=listening' "$out/server.log" 2>/dev/null && break; sleep 0.05; done
   gp=$(grep -o 'game_port=[0-9]*' "$out/server.log" | head -1 | cut -d= -f2)
+  if [[ $wp != 0 ]]; then gp=$wp; set -- --transport ws "$@"; fi
   curl -s "localhost:$hp/metrics" >"$out/m0"
 fi
 hz=$(getconf CLK_TCK)
@@ -43,6 +49,8 @@ def load(path):
         m = re.match(r'collide_tick_duration_seconds_bucket\{le="([^"]+)"\} (\d+)', line)
         if m: b[m.group(1)] = int(m.group(2))
         m = re.match(r'(collide_ticks_skipped_total|collide_slow_client_drops_total|collide_slow_client_disconnects_total) (\d+)', line)
+        if m: other[m.group(1)] = int(m.group(2))
+        m = re.match(r'(collide_transport_(?:bytes|frames)_(?:in|out)_total\{transport="[a-z]+"\}) (\d+)', line)
         if m: other[m.group(1)] = int(m.group(2))
     return b, other
 (b0, o0), (b1, o1) = load(sys.argv[1]), load(sys.argv[2])

@@ -4,9 +4,11 @@
  * (net_session_feed); each 60 Hz tick steps the world and builds every client's Snapshot. The
  * output buffers are emptied as if written. One JSON line per run.
  *
- * Usage: bench_net [clients (default 1000)] [timed_ticks (default 600)] [view_radius (default: the
- * daemon's, 80)]. L2 has 5x L1's density in the same arena: "the same ~30 bodies in view" takes a
- * radius of 80 / sqrt(5) ~ 36 (docs/perf/net.md).
+ * Usage: bench_net [--quantized] [--rate HZ] [clients (default 1000)] [timed_ticks (default 600)]
+ * [view_radius (default: the daemon's, 80)]. L2 has 5x L1's density in the same arena: "the same
+ * ~30 bodies in view" takes a radius of 80 / sqrt(5) ~ 36 (docs/perf/net.md). --quantized and
+ * --rate: every client's Hello asks for them (issue 17); the report then also gives the records
+ * (bodies changed) per snapshot and the bytes per record, and the writer's copy counters.
  *
  *        bench_net spectators [statics (60000)] [spectators (40)] [timed_ticks (300)] [walk]:
  * issue 12's finding 5: a 1000 x 1000 world of that many statics, 200 players random-walking one
@@ -26,6 +28,9 @@
 #include "net_session.h"
 #include "bench_scene.h"
 #include "net_test_util.h"
+#include "quant.h"
+#include "varint.h"
+#include "wire.h"
 
 /* Under `valgrind --tool=callgrind --instr-atstart=no` the spectators scene counts instructions
  * of its timed ticks only (the warm-up, filling 60,000 statics into 40 views, is left out). */
@@ -158,8 +163,75 @@ static int bench_spectators(int argc, char **argv) {
     return 0;
 }
 
+/* Body records in the snapshots of a client's output: BodyStates, or packed records. Outside the
+ * timed part: the figures of the report, not of the tick. */
+static uint64_t count_records(const net_buf *out, uint64_t *snapshots) {
+    uint64_t n = 0;
+    const uint8_t *p = out->data, *end = out->data + out->len;
+    while (p < end) {
+        uint64_t len;
+        if (!varint_read(&p, end, &len) || len > (uint64_t)(end - p)) break;
+        wire_reader m = wire_reader_of(p, (size_t)len);
+        p += len;
+        const uint8_t *snap;
+        size_t snap_len;
+        if (!wire_next_len(&m, WIRE_SERVER_SNAPSHOT, &snap, &snap_len)) continue;
+        (*snapshots)++;
+        wire_reader r = wire_reader_of(snap, snap_len);
+        while (r.p < r.end) {
+            uint32_t field;
+            unsigned type;
+            if (!wire_read_key(&r, &field, &type)) break;
+            const uint8_t *d;
+            size_t dl;
+            if (type != WIRE_LEN) {
+                if (!wire_skip(&r, type)) break;
+                continue;
+            }
+            if (!wire_read_len(&r, &d, &dl)) break;
+            if (field == WIRE_SNAPSHOT_BODIES) n++;
+            if (field != WIRE_SNAPSHOT_PACKED) continue;
+            /* Records: id_gap, flags, then the parts the flags name. */
+            const uint8_t *q = d, *qe = d + dl;
+            while (q < qe) {
+                uint64_t gap, flags, v = 0;
+                if (!varint_read(&q, qe, &gap) || !varint_read(&q, qe, &flags)) break;
+                int varints = 2 * !!(flags & QUANT_POSITION) + 2 * !!(flags & QUANT_VELOCITY) +
+                              !!(flags & QUANT_ANGLE) + !!(flags & QUANT_INPUT_SEQ) +
+                              !!(flags & QUANT_ANGULAR_VELOCITY) + 2 * !!(flags & QUANT_NEW);
+                for (int k = 0; k < varints; k++)
+                    varint_read(&q, qe, &v);
+                if (flags & QUANT_NEW) {
+                    varint_read(&q, qe, &v);
+                    q += v;
+                }
+                if (flags & QUANT_FILTER)
+                    for (int k = 0; k < 3; k++)
+                        varint_read(&q, qe, &v);
+                n++;
+            }
+        }
+    }
+    return n;
+}
+
 int main(int argc, char **argv) {
     if (argc > 1 && strcmp(argv[1], "spectators") == 0) return bench_spectators(argc, argv);
+    bool quantized = false;
+    uint32_t rate = 0;
+    while (argc > 1 && strncmp(argv[1], "--", 2) == 0) {
+        if (strcmp(argv[1], "--quantized") == 0) {
+            quantized = true;
+        } else if (strcmp(argv[1], "--rate") == 0 && argc > 2) {
+            rate = (uint32_t)atoi(argv[2]);
+            argv++;
+            argc--;
+        } else {
+            return 2;
+        }
+        argv++;
+        argc--;
+    }
     int nclients = argc > 1 ? atoi(argv[1]) : 1000;
     int ticks = argc > 2 ? atoi(argv[2]) : 600;
     if (nclients < 1 || ticks < 1) return 2;
@@ -168,7 +240,7 @@ int main(int argc, char **argv) {
     net_log_set_level(NET_LOG_ERROR);
     bench_scene sc;
     char err[256];
-    if (!bench_scene_init(&sc, nclients, view_radius, 12345, err, sizeof err)) {
+    if (!bench_scene_init_ex(&sc, nclients, view_radius, 12345, rate, quantized, err, sizeof err)) {
         fprintf(stderr, "%s\n", err);
         return 1;
     }
@@ -176,7 +248,7 @@ int main(int argc, char **argv) {
     double *step_ms = calloc((size_t)ticks, sizeof *step_ms);
     double *feed_ms = calloc((size_t)ticks, sizeof *feed_ms);
     double *snap_ms = calloc((size_t)ticks, sizeof *snap_ms);
-    uint64_t bytes = 0, frames = 0, in_view = 0;
+    uint64_t bytes = 0, frames = 0, in_view = 0, records = 0, snapshots = 0;
     for (int t = -BENCH_WARMUP; t < ticks; t++) {
         double t0 = bench_now_ms();
         bench_scene_intents(&sc, t);
@@ -185,6 +257,9 @@ int main(int argc, char **argv) {
         double t2 = bench_now_ms();
         net_server_snapshots(sc.srv);
         double t3 = bench_now_ms();
+        if (t >= 0)
+            for (int i = 0; i < nclients; i++)
+                records += count_records(&sc.clients[i].out, &snapshots);
         bench_scene_drain(&sc, t >= 0 ? &bytes : NULL, t >= 0 ? &in_view : NULL);
         if (t >= 0) {
             feed_ms[t] = t1 - t0;
@@ -196,19 +271,35 @@ int main(int argc, char **argv) {
     }
     world_stats ws;
     world_get_stats(sc.w, &ws);
-    double snap_bytes = (double)bytes / (double)frames;
+    double snap_bytes = (double)bytes / (double)(snapshots ? snapshots : 1);
+    /* The mean, not the median: at a reduced rate most ticks send nothing. */
+    double snap_mean = 0.0, tick_mean = 0.0;
+    for (int t = 0; t < ticks; t++) {
+        snap_mean += snap_ms[t] / ticks;
+        tick_mean += tick_ms[t] / ticks;
+    }
+    const net_metrics *m = &sc.srv->metrics;
     printf(
         "{\"scene\":\"%s\",\"clients\":%d,\"bodies_in_view_avg\":%.1f,\"view_radius\":%.1f,"
         "\"ticks\":%d,\"statics\":%zu,\"tick_p50_ms\":%.3f,"
         "\"tick_p99_ms\":%.3f,\"min_ms\":%.3f,\"median_ms\":%.3f,\"step_p50_ms\":%.3f,\"snapshots_"
         "p50_ms\":%.3f,"
-        "\"intents_p50_ms\":%.3f,\"snapshot_bytes_avg\":%.1f,\"bytes_per_client_per_s\":%.0f}\n",
+        "\"intents_p50_ms\":%.3f,\"snapshot_bytes_avg\":%.1f,\"bytes_per_client_per_s\":%.0f,"
+        "\"quantized\":%s,\"snapshot_rate_hz\":%u,\"snapshots_per_client_per_s\":%.2f,"
+        "\"records_per_snapshot\":%.2f,\"bytes_per_record\":%.2f,\"snapshots_mean_ms\":%.3f,"
+        "\"tick_mean_ms\":%.3f,\"snapshot_us_per_client_tick\":%.3f,"
+        "\"records_copied\":%llu,\"records_encoded\":%llu}\n",
         nclients >= 5000 ? "L2-inproc" : "L1-inproc", nclients, (double)in_view / (double)frames,
         (double)sc.cfg.view_radius, ticks, ws.static_bodies, bench_pct(tick_ms, ticks, 0.5),
         bench_pct(tick_ms, ticks, 0.99), bench_pct(tick_ms, ticks, 0.0),
         bench_pct(tick_ms, ticks, 0.5), bench_pct(step_ms, ticks, 0.5),
         bench_pct(snap_ms, ticks, 0.5), bench_pct(feed_ms, ticks, 0.5), snap_bytes,
-        snap_bytes * 60.0);
+        (double)bytes / (double)nclients / ((double)ticks / 60.0), quantized ? "true" : "false",
+        rate, (double)snapshots / (double)nclients / ((double)ticks / 60.0),
+        (double)records / (double)(snapshots ? snapshots : 1),
+        (double)bytes / (double)(records ? records : 1), snap_mean, tick_mean,
+        snap_mean * 1000.0 / nclients, (unsigned long long)m->quantized_records_copied_total,
+        (unsigned long long)m->quantized_records_encoded_total);
     bench_scene_destroy(&sc);
     free(tick_ms);
     free(step_ms);

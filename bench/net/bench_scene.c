@@ -39,12 +39,33 @@ double bench_pct(double *v, int n, double p) {
 
 bool bench_scene_init(bench_scene *s, int nclients, float view_radius, uint32_t seed, char *err,
                       size_t errlen) {
+    return bench_scene_init_ex(s, nclients, view_radius, seed, 0, false, err, errlen);
+}
+
+/* A Hello with the 1.1 snapshot fields (0 and false: a v1 Hello's bytes). */
+static size_t hello_ex(uint32_t rate, bool quantized, uint8_t *out, size_t cap) {
+    Collide__V1__Hello h = COLLIDE__V1__HELLO__INIT;
+    h.protocol_version = 1;
+    h.name = (char *)"tester";
+    h.token = (char *)"";
+    h.snapshot_rate_hz = rate;
+    h.quantized = quantized;
+    Collide__V1__ClientMessage m = COLLIDE__V1__CLIENT_MESSAGE__INIT;
+    m.msg_case = COLLIDE__V1__CLIENT_MESSAGE__MSG_HELLO;
+    m.hello = &h;
+    return tu_frame(&m, out, cap);
+}
+
+bool bench_scene_init_ex(bench_scene *s, int nclients, float view_radius, uint32_t seed,
+                         uint32_t snapshot_rate_hz, bool quantized, char *err, size_t errlen) {
     memset(s, 0, sizeof *s);
     s->seq = 1;
     s->rng.state = seed ? seed : 1;
     net_config_default(&s->cfg);
     if (view_radius > 0.0f) s->cfg.view_radius = view_radius;
     s->cfg.rate_limit = 1000;
+    /* Every client is welcomed: --max-clients (1,500 by default) would refuse L2's 5,000. */
+    if ((uint32_t)nclients > s->cfg.max_clients) s->cfg.max_clients = (uint32_t)nclients;
     world_config wc;
     world_config_default(&wc);
     s->w = world_load_json(world_default_arena_json, "arena", &wc, NULL, err, errlen);
@@ -63,7 +84,8 @@ bool bench_scene_init(bench_scene *s, int nclients, float view_radius, uint32_t 
         net_client *c = &s->clients[i];
         net_client_open(s->srv, c, "bench");
         s->nclients = i + 1; /* the clients bench_scene_destroy releases */
-        net_session_feed(s->srv, c, s->buf, tu_hello(0, 1, NULL, s->buf, sizeof s->buf));
+        net_session_feed(s->srv, c, s->buf,
+                         hello_ex(snapshot_rate_hz, quantized, s->buf, sizeof s->buf));
         /* x before y: the random stream fixes the layout. */
         float x = b.min.x + 5.0f + bench_rng_unit(&s->rng) * (b.max.x - b.min.x - 10.0f);
         float y = b.min.y + 5.0f + bench_rng_unit(&s->rng) * (b.max.y - b.min.y - 10.0f);

@@ -41,6 +41,10 @@ typedef struct bench_scene {
  * message in err on failure (the scene is then released). */
 bool bench_scene_init(bench_scene *s, int nclients, float view_radius, uint32_t seed, char *err,
                       size_t errlen);
+/* The same, every client's Hello asking for snapshot_rate_hz (0: every tick) and quantized
+ * snapshots (PROTOCOL.md "Snapshot rate and quantized snapshots"). */
+bool bench_scene_init_ex(bench_scene *s, int nclients, float view_radius, uint32_t seed,
+                         uint32_t snapshot_rate_hz, bool quantized, char *err, size_t errlen);
 /* Tick t's intents: on even ticks (30 Hz at a 60 Hz tick) every client sends a MoveIntent of
  * 20 units/s in a random direction. Advances the server's clock by one tick first. */
 void bench_scene_intents(bench_scene *s, int t);

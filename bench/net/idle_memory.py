@@ -35,7 +35,7 @@ def rss_kb(pid):
     return 0
 
 
-p = subprocess.Popen([collided, "--port", "0", "--http-port", "0", "--log-level", "warn",
+p = subprocess.Popen([collided, "--port", "0", "--ws-port", "0", "--http-port", "0", "--log-level", "warn",
                       "--max-clients", str(n + 100), "--bind", "127.0.0.1"],
                      stderr=subprocess.PIPE, text=True)
 port = None

@@ -133,8 +133,10 @@ int main(int argc, char **argv) {
         s1_result ev = run_world_events(&layout, scenes[i].speed, 1, ticks, &st, true);
         print_result(scenes[i].name, plain, "");
         print_result(name, ev, "");
-        printf("{\"scene\":\"%s\",\"events_vs_plain\":%.3f,\"same_state\":%d}\n", name,
-               ev.median_ms / plain.median_ms, ev.state_hash == plain.state_hash);
+        printf("{\"scene\":\"%s\",\"events_vs_plain\":%.3f,\"same_state\":%d,\"events\":%llu,"
+               "\"events_digest\":\"%016llx\"}\n",
+               name, ev.median_ms / plain.median_ms, ev.state_hash == plain.state_hash, ev.events,
+               ev.events_digest);
         bad |= ev.overlaps || ev.outside || ev.state_hash != plain.state_hash;
     }
     if (filter && strstr(filter, "events")) return bad;

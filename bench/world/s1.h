@@ -186,13 +186,16 @@ typedef struct s1_result {
     int mover_overlaps;            /* mover pairs overlapping by more than 0.01 at the end (S1b) */
     unsigned long long state_hash; /* world_state_hash at the end (0 for other engines): equal
                                     * hashes before and after a change mean the same results */
+    unsigned long long events;     /* contact and sensor events over the timed ticks */
+    unsigned long long events_digest; /* their order-independent digest (tick included): equal
+                                       * digests before and after a change mean the same events */
 } s1_result;
 
 /* Times a plain stepper on S1 with speed V: 10 warm-up and `ticks` timed ticks. */
 typedef void (*s1_plain_step_fn)(void *ctx, s1_plain *m, double dt);
 static inline s1_result s1_run_plain(const s1_layout *l, s1_plain_step_fn step, void *ctx,
                                      double speed, int ticks) {
-    s1_result r = {0, 0, 0, 0, 0, 0};
+    s1_result r = {0, 0, 0, 0, 0, 0, 0, 0};
     s1_plain *m = calloc(1, sizeof *m);
     double *times = calloc((size_t)ticks, sizeof *times);
     if (!m || !times) exit(1);

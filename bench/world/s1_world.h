@@ -112,12 +112,38 @@ static inline size_t s1_world_bytes(const s1_layout *l, uint32_t capacity, uint3
     return st.bytes;
 }
 
+/* Adds the step's events to r's count and to its digest: a sum of per-event hashes, so the order
+ * of the events within a step does not matter, but every field does (the floats bit for bit). */
+static inline void s1_digest_events(const world *w, uint64_t tick, s1_result *r) {
+    const world_contact_event *ce;
+    const world_sensor_event *se;
+    size_t nc = world_contact_events(w, &ce), ns = world_sensor_events(w, &se);
+    for (size_t k = 0; k < nc + ns; k++) {
+        uint64_t h = tick * 0x9e3779b97f4a7c15ull;
+        uint32_t f[7];
+        if (k < nc) {
+            const world_contact_event *e = &ce[k];
+            f[0] = (uint32_t)e->a, f[1] = (uint32_t)e->b, f[2] = e->begin ? 1u : 2u;
+            memcpy(&f[3], &e->normal.x, 4), memcpy(&f[4], &e->normal.y, 4);
+            memcpy(&f[5], &e->approach_speed, 4), f[6] = e->owner_a ^ (e->owner_b << 16);
+        } else {
+            const world_sensor_event *e = &se[k - nc];
+            f[0] = (uint32_t)e->sensor, f[1] = (uint32_t)e->visitor, f[2] = e->begin ? 3u : 4u;
+            f[3] = f[4] = f[5] = 0u, f[6] = e->owner_sensor ^ (e->owner_visitor << 16);
+        }
+        for (int q = 0; q < 7; q++)
+            h = (h ^ f[q]) * 0x100000001b3ull;
+        r->events_digest += h ^ (h >> 29);
+    }
+    r->events += nc + ns;
+}
+
 /* events: contact and sensor tracking on (world_set_events), for its cost on S1b. spin > 0: scene
  * S1r (docs/performance.md): with each velocity draw a mover also draws its turning speed,
  * w = (2 unit() - 1) * spin, right after its heading a. */
 static inline s1_result run_world_full(const s1_layout *l, float speed, int movers_collide,
                                        int ticks, world_stats *stats, bool events, double spin) {
-    s1_result r = {0, 0, 0, 0, 0, 0};
+    s1_result r = {0, 0, 0, 0, 0, 0, 0, 0};
     s1_world *s = calloc(1, sizeof *s);
     double *times = calloc((size_t)ticks, sizeof *times);
     if (!s || !times || !(s->w = s1_world_build(l, S1_STATICS + S1_MOVERS, S1_MOVERS, s->movers))) {
@@ -147,6 +173,7 @@ static inline s1_result run_world_full(const s1_layout *l, float speed, int move
         world_step(s->w);
         double t1 = s1_now_ms();
         if (k >= S1_WARMUP) times[k - S1_WARMUP] = t1 - t0;
+        if (k >= S1_WARMUP && events) s1_digest_events(s->w, (uint64_t)k, &r);
     }
     s1_world_check(s, &r.overlaps, &r.outside);
     r.mover_overlaps = s1_mover_overlaps(s);

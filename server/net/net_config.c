@@ -34,6 +34,7 @@ void net_config_default(net_config *cfg) {
     cfg->room_auto_create = true;
     cfg->room_idle_ms = 60000;
     cfg->admin_rate_limit = 0.0f;
+    cfg->agones_health_ms = 2000;
     cfg->rate_limit = 200.0f;
     cfg->rate_limit_bytes = 65536.0f;
     cfg->max_queued_bytes = 1048576;
@@ -49,8 +50,12 @@ void net_config_default(net_config *cfg) {
     cfg->drain_timeout_ms = 3000;
     cfg->log_buffer_bytes = 1048576;
     cfg->overload_window_ms = 2000;
+    cfg->ws_port = 7778;
+    cfg->viewer = true;
     cfg->max_query_results = 256;
     cfg->history_ms = 500;
+    cfg->position_quantum = 1.0f / 256.0f;
+    cfg->velocity_quantum = 1.0f / 64.0f;
 }
 
 const char *net_log_level_str(net_log_level level) {
@@ -186,10 +191,27 @@ static const opt_def opts[] = {
      "DIR  world files CreateRoom may name (default none)"},
     {"admin-rate-limit", "COLLIDE_ADMIN_RATE_LIMIT", OPT_FLOAT, F(admin_rate_limit), 0, 0, 1e9,
      "MSGS_PER_S  per-admin token bucket, 0 = none (default 0)"},
+    {"agones", "COLLIDE_AGONES", OPT_BOOL, F(agones), 0, 0, 0,
+     "[on|off]  speak the Agones SDK to the sidecar on localhost:$AGONES_SDK_HTTP_PORT (default: "
+     "on when AGONES_SDK_HTTP_PORT is set)"},
+    {"agones-health-ms", "COLLIDE_AGONES_HEALTH_MS", OPT_U32, F(agones_health_ms), 0, 100, 3600000,
+     "MS  Agones Health call period (default 2000)"},
+    {"ws-port", "COLLIDE_WS_PORT", OPT_PORT, F(ws_port), 0, 0, 65535,
+     "N  WebSocket port (path /v1, subprotocol collide.v1) on the --bind address, 0 = off "
+     "(default 7778)"},
+    {"ws-origins", "COLLIDE_WS_ORIGINS", OPT_STRING, F(ws_origins), 0, 0, 0,
+     "LIST  comma list of Origins a WebSocket upgrade may come from, 403 for others; a request "
+     "without Origin is accepted (default any)"},
+    {"viewer", "COLLIDE_VIEWER", OPT_BOOL, F(viewer), 0, 0, 0,
+     "on|off  serve the live viewer on the WebSocket port at GET / (default on)"},
     {"max-query-results", "COLLIDE_MAX_QUERY_RESULTS", OPT_U32, F(max_query_results), 0, 1, 65536,
      "N  most hits in one QueryResult; more set `truncated` (default 256)"},
     {"history-ms", "COLLIDE_HISTORY_MS", OPT_U32, F(history_ms), 0, 0, 60000,
      "MS  how far back a query's at_tick may rewind the movers, 0 = now only (default 500)"},
+    {"position-quantum", "COLLIDE_POSITION_QUANTUM", OPT_FLOAT, F(position_quantum), 0, 1e-6, 1000,
+     "UNITS  position step of quantized snapshots (default 0.00390625 = 1/256)"},
+    {"velocity-quantum", "COLLIDE_VELOCITY_QUANTUM", OPT_FLOAT, F(velocity_quantum), 0, 1e-6, 1000,
+     "UNITS_PER_S  velocity step of quantized snapshots (default 0.015625 = 1/64)"},
 };
 #undef F
 #define OPT_COUNT (sizeof opts / sizeof opts[0])
@@ -201,10 +223,11 @@ static bool apply(net_config *cfg, const opt_def *o, const char *value, const ch
     errno = 0;
     switch (o->kind) {
     case OPT_STRING: {
-        size_t cap = o->offset == offsetof(net_config, bind)        ? sizeof cfg->bind
-                     : o->offset == offsetof(net_config, http_bind) ? sizeof cfg->http_bind
-                     : o->offset == offsetof(net_config, world_dir) ? sizeof cfg->world_dir
-                                                                    : sizeof cfg->world_path;
+        size_t cap = o->offset == offsetof(net_config, bind)         ? sizeof cfg->bind
+                     : o->offset == offsetof(net_config, http_bind)  ? sizeof cfg->http_bind
+                     : o->offset == offsetof(net_config, world_dir)  ? sizeof cfg->world_dir
+                     : o->offset == offsetof(net_config, ws_origins) ? sizeof cfg->ws_origins
+                                                                     : sizeof cfg->world_path;
         if (strlen(value) >= cap) {
             snprintf(err, err_size, "%s: value too long", source);
             return false;
@@ -290,6 +313,9 @@ net_config_result net_config_parse(net_config *cfg, int argc, char **argv, char 
                                    size_t err_size, void *out_file) {
     FILE *out = out_file ? (FILE *)out_file : stdout;
     char source[128];
+    /* In an Agones pod the sidecar's port is set: the SDK is on unless COLLIDE_AGONES or
+     * --agones says otherwise. */
+    if (getenv("AGONES_SDK_HTTP_PORT")) cfg->agones = true;
     for (size_t i = 0; i < OPT_COUNT; i++) {
         const char *v = getenv(opts[i].env);
         if (!v) continue;
@@ -323,6 +349,10 @@ net_config_result net_config_parse(net_config *cfg, int argc, char **argv, char 
             return NET_CONFIG_ERROR;
         }
         const char *value = eq ? eq + 1 : NULL;
+        /* An on/off flag alone means on (`--agones`); a following on or off is its value. */
+        if (!value && o->kind == OPT_BOOL &&
+            (a + 1 >= argc || (strcmp(argv[a + 1], "on") != 0 && strcmp(argv[a + 1], "off") != 0)))
+            value = "on";
         if (!value) {
             if (a + 1 >= argc) {
                 snprintf(err, err_size, "--%s needs a value", o->flag);

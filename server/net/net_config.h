@@ -58,10 +58,17 @@ typedef struct net_config {
     uint32_t room_idle_ms;            /* an auto room without clients closes after this */
     char world_dir[1024];             /* worlds CreateRoom may name; "" = none (only the default) */
     float admin_rate_limit;           /* messages per second per admin; 0 = unbounded */
+    bool agones;                      /* speak the Agones SDK (default: AGONES_SDK_HTTP_PORT set) */
+    uint32_t agones_health_ms;        /* Agones Health period */
+    uint16_t ws_port;                 /* WebSocket port (--bind's address); 0 = off */
+    char ws_origins[1024];            /* Origins a WebSocket upgrade may come from; "" = any */
+    bool viewer;                      /* serve the live viewer on the WebSocket port (GET /) */
     uint32_t max_query_results;       /* most hits one QueryResult carries */
     uint32_t history_ms;              /* how far back a query's at_tick may rewind; 0 = now only */
     uint32_t max_pending_events;      /* contact/sensor events waiting for one client's next
                                        * snapshot; past it the client is cut (events_backlog) */
+    float position_quantum;           /* quantized snapshots: world units per position step */
+    float velocity_quantum;           /* quantized snapshots: units/s per velocity step */
 } net_config;
 
 void net_config_default(net_config *cfg);

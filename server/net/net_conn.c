@@ -8,6 +8,7 @@
 
 #include "net_log.h"
 #include "net_session.h"
+#include "net_ws.h"
 
 #define NET_OUT_KEEP_CAP                                                                           \
     (16u * 1024u) /* empty output buffers above this are released: a burst must not pin memory on  \
@@ -21,14 +22,16 @@
 #define NET_SNDBUF_BYTES (128 * 1024)
 
 typedef struct net_conn {
-    uv_tcp_t tcp;        /* the socket; tcp.data points back here */
-    uv_write_t wreq;     /* the one write in flight */
-    net_buf inflight;    /* bytes handed to uv_write, alive until its callback */
-    bool writing;        /* wreq is in flight */
-    bool closing;        /* uv_close has been called */
-    net_conn_host *host; /* the loop's owner */
-    net_server *srv;     /* the server this client belongs to */
-    net_client client;   /* protocol state */
+    uv_tcp_t tcp;     /* the socket; tcp.data points back here */
+    uv_write_t wreq;  /* the one write in flight */
+    net_buf inflight; /* bytes handed to uv_write, alive until its callback */
+    bool writing;     /* wreq is in flight */
+    bool closing;     /* uv_close has been called */
+    bool lingering;   /* WebSocket closed by us: reading and discarding until the peer's EOF */
+    uv_shutdown_t shutdown_req; /* the FIN after the close frame, while lingering */
+    net_conn_host *host;        /* the loop's owner */
+    net_server *srv;            /* the server this client belongs to */
+    net_client client;          /* protocol state */
 } net_conn;
 
 void net_conn_set_clock(net_server *srv) {
@@ -100,6 +103,23 @@ static void conn_hand_off(net_conn *conn) {
     conn_close(conn, NET_DISC_CLIENT_CLOSED); /* counts no disconnect: it moved */
 }
 
+static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf);
+
+static void on_shutdown(uv_shutdown_t *req, int status) {
+    net_conn *conn = req->data;
+    if (status < 0 && !conn->closing) conn_close(conn, NET_DISC_WRITE_ERROR);
+}
+
+static void conn_linger(net_conn *conn) {
+    conn->lingering = true;
+    conn->shutdown_req.data = conn;
+    uv_read_stop((uv_stream_t *)&conn->tcp);
+    if (uv_shutdown(&conn->shutdown_req, (uv_stream_t *)&conn->tcp, on_shutdown) != 0 ||
+        uv_read_start((uv_stream_t *)&conn->tcp, on_alloc, on_read) != 0)
+        conn_close(conn, NET_DISC_WRITE_ERROR);
+}
+
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
     (void)suggested;
     net_conn *conn = h->data;
@@ -110,6 +130,10 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
 static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
     net_conn *conn = s->data;
     if (conn->closing) return;
+    if (conn->lingering) { /* what the peer sends after our close frame is not read */
+        if (nread < 0) conn_close(conn, NET_DISC_CLIENT_CLOSED);
+        return;
+    }
     if (nread < 0) {
         conn_close(conn, nread == UV_EOF ? NET_DISC_CLIENT_CLOSED : NET_DISC_READ_ERROR);
         return;
@@ -117,7 +141,10 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
     if (nread == 0) return;
     net_conn_set_clock(conn->srv);
     net_client *c = &conn->client;
-    net_session_feed(conn->srv, c, (const uint8_t *)buf->base, (size_t)nread);
+    if (c->ws)
+        net_ws_feed(conn->srv, c, (const uint8_t *)buf->base, (size_t)nread);
+    else
+        net_session_feed(conn->srv, c, (const uint8_t *)buf->base, (size_t)nread);
     if (!net_client_accepts_input(c)) uv_read_stop(s); /* nothing more is read */
 }
 
@@ -151,6 +178,14 @@ static void flush_client(net_client *c) {
         return;
     }
     if (io == NET_IO_CLOSE) {
+        /* A WebSocket that was sent its close frame (or an HTTP refusal) lingers: a close with
+         * unread input would reset the connection, and a reset can destroy the close frame
+         * before the peer reads it. The FIN says we are done; the peer's EOF (or the CLOSING
+         * timeout, a kill) ends it. */
+        if (net_ws_linger(c)) {
+            if (!conn->lingering) conn_linger(conn);
+            return;
+        }
         conn_close(conn, net_client_reason(c)); /* fatal error or Goodbye flushed */
         return;
     }
@@ -191,19 +226,25 @@ bool net_conn_flush(net_server *srv) {
     return flushed;
 }
 
+static void conn_accept(net_conn_host *host, net_server *srv, uv_stream_t *listener, bool ws);
+
 /* Registers an open socket with its server under its peer's address; false when the server would
  * not (out of memory): the connection is then closing and frees itself. adopted: handed over by
- * the front, which counted it already. */
-static bool conn_register(net_conn *conn, bool adopted) {
+ * the front, which counted it already. ws: it speaks WebSocket (net_ws.h), its handshake still
+ * to come when accepted here, done on the front when adopted. */
+static bool conn_register(net_conn *conn, bool adopted, bool ws) {
     struct sockaddr_storage ss;
     int len = sizeof ss;
     char addr[64] = "-";
     if (uv_tcp_getpeername(&conn->tcp, (struct sockaddr *)&ss, &len) == 0)
         addr_str(&ss, addr, sizeof addr);
     net_conn_set_clock(conn->srv);
-    bool ok = adopted ? net_client_open_adopted(conn->srv, &conn->client, addr)
-                      : net_client_open(conn->srv, &conn->client, addr);
+    bool ok = !ws || (conn->client.ws = net_ws_create(adopted)) != NULL;
+    ok = ok && (adopted ? net_client_open_adopted(conn->srv, &conn->client, addr)
+                        : net_client_open(conn->srv, &conn->client, addr));
     if (!ok) {
+        net_ws_free(conn->client.ws); /* not registered: the release would not free it */
+        conn->client.ws = NULL;
         conn->closing = true;
         uv_close((uv_handle_t *)&conn->tcp, on_conn_closed);
     }
@@ -211,6 +252,14 @@ static bool conn_register(net_conn *conn, bool adopted) {
 }
 
 void net_conn_accept(net_conn_host *host, net_server *srv, uv_stream_t *listener) {
+    conn_accept(host, srv, listener, false);
+}
+
+void net_conn_accept_ws(net_conn_host *host, net_server *srv, uv_stream_t *listener) {
+    conn_accept(host, srv, listener, true);
+}
+
+static void conn_accept(net_conn_host *host, net_server *srv, uv_stream_t *listener, bool ws) {
     net_conn *conn = calloc(1, sizeof *conn);
     if (!conn) {
         net_log(NET_LOG_ERROR, "accept_error", 0, NULL, "out of memory");
@@ -229,14 +278,14 @@ void net_conn_accept(net_conn_host *host, net_server *srv, uv_stream_t *listener
     uv_tcp_nodelay(&conn->tcp, 1);
     int sndbuf = NET_SNDBUF_BYTES;
     uv_send_buffer_size((uv_handle_t *)&conn->tcp, &sndbuf);
-    if (!conn_register(conn, false)) return;
+    if (!conn_register(conn, false, ws)) return;
     uv_read_start((uv_stream_t *)&conn->tcp, on_alloc, on_read);
 }
 
 /* A socket handed over by descriptor (taken over: closed on failure), registered with srv as a
  * connection already counted by the front. NULL when it could not be (the connection is then
  * closing and frees itself). */
-static net_conn *conn_open_fd(net_conn_host *host, net_server *srv, int fd) {
+static net_conn *conn_open_fd(net_conn_host *host, net_server *srv, int fd, bool ws) {
     net_conn *conn = calloc(1, sizeof *conn);
     if (!conn) {
         close(fd);
@@ -255,24 +304,29 @@ static net_conn *conn_open_fd(net_conn_host *host, net_server *srv, int fd) {
         uv_close((uv_handle_t *)&conn->tcp, on_conn_closed);
         return NULL;
     }
-    return conn_register(conn, true) ? conn : NULL;
+    return conn_register(conn, true, ws) ? conn : NULL;
 }
 
 bool net_conn_adopt(net_conn_host *host, net_server *srv, int fd, const net_hello_ticket *t,
                     const uint8_t *leftover, size_t leftover_len) {
-    net_conn *conn = conn_open_fd(host, srv, fd);
+    net_conn *conn = conn_open_fd(host, srv, fd, t->ws);
     if (!conn) return false;
     conn->client.all_events = t->admin && t->all_events;
+    conn->client.snapshot_rate_hz = t->snapshot_rate_hz;
+    conn->client.quantized = t->quantized;
     net_server_welcome(srv, &conn->client, t->request_id, t->admin, t->name, t->room);
-    if (leftover_len) net_session_feed(srv, &conn->client, leftover, leftover_len);
+    if (leftover_len && t->ws)
+        net_ws_feed(srv, &conn->client, leftover, leftover_len);
+    else if (leftover_len)
+        net_session_feed(srv, &conn->client, leftover, leftover_len);
     if (net_client_accepts_input(&conn->client))
         uv_read_start((uv_stream_t *)&conn->tcp, on_alloc, on_read);
     return true;
 }
 
-void net_conn_refuse(net_conn_host *host, net_server *srv, int fd, uint32_t request_id,
-                     int status) {
-    net_conn *conn = conn_open_fd(host, srv, fd);
+void net_conn_refuse(net_conn_host *host, net_server *srv, int fd, uint32_t request_id, int status,
+                     bool ws) {
+    net_conn *conn = conn_open_fd(host, srv, fd, ws);
     if (!conn) return;
     net_server_refuse_room(srv, &conn->client, request_id, status);
     /* Reads go on so that a peer's reset is seen; what it sends is ignored (CLOSING). */

@@ -38,18 +38,22 @@ typedef struct net_conn_host {
  * client of `srv`: TCP_NODELAY, a capped send buffer, reads started. A connection the server
  * does not register is closed at once (and counted until its close callback, as any other). */
 void net_conn_accept(net_conn_host *host, net_server *srv, uv_stream_t *listener);
+/* The same on the WebSocket port: the connection speaks WebSocket (net_ws.h), its handshake
+ * first; it keeps that framing for its whole life, in a room's thread too. */
+void net_conn_accept_ws(net_conn_host *host, net_server *srv, uv_stream_t *listener);
 
 /* The worker's side of a hand-off (docs/rooms-design.md): opens the socket fd (taken over) on
  * host's loop as a client of the room server srv, welcomes it (request_id, admin, name, room:
- * the front's ticket) and feeds it the bytes that followed its Hello, as if just read. False when
- * it could not (the fd is closed then). */
+ * the front's ticket; its transport, t->ws) and feeds it the bytes that followed its Hello, as if
+ * just read. False when it could not (the fd is closed then). */
 bool net_conn_adopt(net_conn_host *host, net_server *srv, int fd, const net_hello_ticket *t,
                     const uint8_t *leftover, size_t leftover_len);
 
 /* A hand-off the worker cannot honour (its room closed meanwhile, the drain began): opens fd on
  * host's loop as a client of srv (a world-less server of the worker's) only to send it the fatal
  * Error of net_server_refuse_room(status) and close. */
-void net_conn_refuse(net_conn_host *host, net_server *srv, int fd, uint32_t request_id, int status);
+void net_conn_refuse(net_conn_host *host, net_server *srv, int fd, uint32_t request_id, int status,
+                     bool ws);
 
 /* Writes every client on srv's dirty list, or closes those the server decided to close. An
  * owner with several servers on a loop calls it for each, before the loop sleeps. True when

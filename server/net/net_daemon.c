@@ -7,6 +7,7 @@
 #include <string.h>
 #include <uv.h>
 
+#include "net_agones.h"
 #include "net_conn.h"
 #include "net_host.h"
 #include "net_http.h"
@@ -42,6 +43,8 @@ struct net_daemon {
     bool hosts_on;                      /* the workers were started */
     uv_tcp_t listener;                  /* game port */
     uv_tcp_t http_listener;             /* metrics port (when http_on) */
+    uv_tcp_t ws_listener;               /* WebSocket port (when ws_on) */
+    bool ws_on;                         /* the WebSocket listener's handle was initialised */
     bool http_on;                       /* the HTTP listener is open */
     uv_timer_t housekeeping;            /* the front's timeouts (hello, pending, HTTP) */
     uv_timer_t drain_timer;             /* bounds the front's part of the drain */
@@ -58,10 +61,14 @@ struct net_daemon {
     bool collecting;                    /* a collection of the workers' figures is in flight */
     bool draining;                      /* shutdown started */
     bool finished;                      /* every long-lived handle is closing */
+    net_agones *agones;                 /* the Agones SDK client (NULL: off) */
+    bool agones_shutting;               /* Shutdown was asked after the drain */
+    bool agones_done;                   /* ... and is over (or the client is closed) */
     uint8_t read_chunk[NET_READ_CHUNK]; /* shared read buffer (reads are handled one at a time) */
 };
 
 static void maybe_finish(net_daemon *d);
+static void on_agones_shut_down(void *ctx);
 static void http_close(net_http_conn *hc);
 static void collect_start(net_daemon *d);
 static bool render_rooms(net_daemon *d, net_buf *out);
@@ -90,6 +97,16 @@ static void on_connection(uv_stream_t *server, int status) {
     net_conn_accept(&d->conns, d->srv, server);
 }
 
+/* The WebSocket port: the same front, the same admission; only the framing differs. */
+static void on_ws_connection(uv_stream_t *server, int status) {
+    net_daemon *d = server->data;
+    if (status < 0) {
+        net_log(NET_LOG_WARN, "accept_error", 0, NULL, "%s", uv_strerror(status));
+        return;
+    }
+    net_conn_accept_ws(&d->conns, d->srv, server);
+}
+
 /* ---- Placing clients in rooms ------------------------------------------------------------- */
 
 /* A Hello passed the front's checks (version, token, room name): the directory places it, or
@@ -109,7 +126,13 @@ static void on_hello(net_server *srv, net_client *c, const net_hello_ticket *t, 
     if (ref.created)
         net_log(NET_LOG_INFO, "room_create", 0, NULL, "room=%.*s auto=1 thread=%u",
                 (int)t->room_len, t->room, ref.thread);
-    net_hello_placement p = {ref.id, ref.thread, t->request_id, t->admin, "", t->all_events};
+    net_hello_placement p = {.room_id = ref.id,
+                             .thread = ref.thread,
+                             .request_id = t->request_id,
+                             .admin = t->admin,
+                             .all_events = t->all_events,
+                             .snapshot_rate_hz = t->snapshot_rate_hz,
+                             .quantized = t->quantized};
     memcpy(p.room, t->room, t->room_len);
     net_client_hand_off(srv, c, &p);
 }
@@ -273,6 +296,12 @@ static bool render_rooms(net_daemon *d, net_buf *out) {
     out->len = 0;
     bool ok = net_rooms_render_json(infos, n, out);
     free(infos);
+    /* With Agones, the GameServer's state and labels join the object: {..., "agones": {...}}. */
+    if (ok && d->agones && out->len >= 2) {
+        out->len -= 2; /* "}\n" */
+        ok = net_buf_append(out, ", ", 2) && net_agones_render_json(d->agones, out) &&
+             net_buf_append(out, "}\n", 2);
+    }
     return ok;
 }
 
@@ -338,6 +367,7 @@ static bool render_metrics(net_daemon *d, net_buf *out) {
     qsort(rows, k, sizeof *rows, room_row_order);
     out->len = 0;
     bool ok = net_metrics_render_rooms(rows, k, &front, &g, out);
+    if (ok && d->agones) ok = net_agones_render_metrics(d->agones, out);
     free(rows);
     return ok;
 }
@@ -452,6 +482,14 @@ static void maybe_finish(net_daemon *d) {
         uv_mutex_unlock(&d->hosts.lock);
         if (!drained) return;
     }
+    /* Agones: Shutdown once every client has had its Goodbye, then the exit. */
+    if (d->agones && !d->agones_done) {
+        if (!d->agones_shutting) {
+            d->agones_shutting = true;
+            net_agones_shutdown(d->agones, on_agones_shut_down, d);
+        }
+        return;
+    }
     d->finished = true;
     for (net_http_conn *h = d->http_conns; h; h = h->next)
         http_close(h);
@@ -467,6 +505,12 @@ static void maybe_finish(net_daemon *d) {
         d->hosts_on = false;
     }
     net_log(NET_LOG_INFO, "drained", 0, NULL, "all clients closed");
+}
+
+static void on_agones_shut_down(void *ctx) {
+    net_daemon *d = ctx;
+    d->agones_done = true;
+    maybe_finish(d);
 }
 
 static void on_drain_timeout(uv_timer_t *t) {
@@ -487,6 +531,7 @@ static void on_signal(uv_signal_t *s, int signum) {
     /* Hellos and CreateRooms from now on get SHUTTING_DOWN (PROTOCOL.md "Shutting down"). */
     net_rooms_begin_drain(d->dir);
     uv_close((uv_handle_t *)&d->listener, NULL); /* stop accepting */
+    if (d->ws_on) uv_close((uv_handle_t *)&d->ws_listener, NULL);
     set_clock(d);
     net_server_drain(d->srv);
     if (d->hosts_on) net_hosts_drain(&d->hosts);
@@ -519,6 +564,25 @@ static int listen_on(net_daemon *d, uv_tcp_t *tcp, const char *bind, uint16_t po
     *bound_port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
                                                  : ((struct sockaddr_in *)&ss)->sin_port);
     return 0;
+}
+
+/* The Agones SDK client, on the sidecar's port from AGONES_SDK_HTTP_PORT (Agones sets it in the
+ * pod; 9358 when unset). NULL when it cannot start: the game runs without it. */
+static net_agones *start_agones(net_daemon *d, const net_config *cfg) {
+    net_agones_config ac = {NET_AGONES_DEFAULT_PORT, cfg->agones_health_ms, cfg->max_clients,
+                            cfg->max_rooms};
+    const char *port = getenv("AGONES_SDK_HTTP_PORT");
+    if (port && *port) {
+        char *end = NULL;
+        unsigned long v = strtoul(port, &end, 10);
+        if (*end || v == 0 || v > 65535)
+            net_log(NET_LOG_WARN, "agones_error", 0, NULL,
+                    "AGONES_SDK_HTTP_PORT='%.16s' is not a port: using %u", port,
+                    NET_AGONES_DEFAULT_PORT);
+        else
+            ac.port = (uint16_t)v;
+    }
+    return net_agones_start(&d->loop, d->dir, &ac);
 }
 
 int net_daemon_run(const net_config *cfg_in, char *world_text, size_t world_len, size_t statics) {
@@ -563,9 +627,10 @@ int net_daemon_run(const net_config *cfg_in, char *world_text, size_t world_len,
     d->hosts.dir = d->dir;
     d->hosts.front_wake = &d->wake;
     d->hosts.default_statics = statics;
+    if (cfg.agones) d->agones = start_agones(d, &cfg); /* before the threads: curl_global_init */
     d->hosts_on = net_hosts_start(&d->hosts);
 
-    uint16_t game_port = 0, http_port = 0;
+    uint16_t game_port = 0, http_port = 0, ws_port = 0;
     const char *http_bind = cfg.http_bind[0] ? cfg.http_bind : cfg.bind; /* default: --bind */
     bool listener_made = d->hosts_on; /* listen_on initialises the handle first */
     bool listening = listener_made &&
@@ -575,12 +640,20 @@ int net_daemon_run(const net_config *cfg_in, char *world_text, size_t world_len,
         listening = listen_on(d, &d->http_listener, http_bind, cfg.http_port, on_http_connection,
                               &http_port) == 0;
     }
+    if (listening && cfg.ws_port) {
+        d->ws_on = true;
+        listening =
+            listen_on(d, &d->ws_listener, cfg.bind, cfg.ws_port, on_ws_connection, &ws_port) == 0;
+    }
     if (!listening) {
         if (!d->hosts_on) net_log(NET_LOG_ERROR, "thread_error", 0, NULL, "cannot start workers");
         exit_code = 1;
+        net_agones_close(d->agones); /* no Shutdown: it never was Ready */
+        d->agones_done = true;
         d->draining = true;
         if (d->hosts_on) net_hosts_drain(&d->hosts);
         if (listener_made) uv_close((uv_handle_t *)&d->listener, NULL);
+        if (d->ws_on) uv_close((uv_handle_t *)&d->ws_listener, NULL);
         maybe_finish(d);
     } else {
         /* The front's timeouts at the tick period, as when they ran in the tick. */
@@ -590,12 +663,13 @@ int net_daemon_run(const net_config *cfg_in, char *world_text, size_t world_len,
         uv_prepare_start(&d->flush, on_flush);
         uv_signal_start(&d->sigterm, on_signal, SIGTERM);
         uv_signal_start(&d->sigint, on_signal, SIGINT);
-        char kv[224];
-        snprintf(kv, sizeof kv, "bind=%s game_port=%u http_bind=%s http_port=%u", cfg.bind,
-                 game_port, http_bind, http_port);
+        char kv[256];
+        snprintf(kv, sizeof kv, "bind=%s game_port=%u http_bind=%s http_port=%u ws_port=%u",
+                 cfg.bind, game_port, http_bind, http_port, ws_port);
         net_log_kv(NET_LOG_INFO, "listening", kv,
                    "tick_rate=%g statics=%zu threads=%u max_rooms=%u version=%s",
                    (double)cfg.tick_rate_hz, statics, cfg.threads, cfg.max_rooms, COLLIDE_VERSION);
+        net_agones_listening(d->agones); /* Ready as soon as `default` has ticked */
     }
     uv_run(&d->loop, UV_RUN_DEFAULT);
     int rc2 = uv_loop_close(&d->loop);
@@ -603,6 +677,7 @@ int net_daemon_run(const net_config *cfg_in, char *world_text, size_t world_len,
         net_log(NET_LOG_ERROR, "loop_close", 0, NULL, "uv_loop_close: %s", uv_strerror(rc2));
         exit_code = 1;
     }
+    net_agones_free(d->agones);
     net_server_destroy(d->srv);
     net_rooms_destroy(d->dir);
     free(d);

@@ -144,25 +144,32 @@ static void adopt(net_host *h, net_worker_msg *m) {
      * would be a lie (PROTOCOL.md "Shutting down"). */
     if (h->draining) {
         net_rooms_abandon(dir, p->room_id);
-        net_conn_refuse(&h->conns, h->lobby, fd, p->request_id, NET_ROOM_SHUTTING_DOWN);
+        net_conn_refuse(&h->conns, h->lobby, fd, p->request_id, NET_ROOM_SHUTTING_DOWN, p->ws);
         return;
     }
     net_room *r = room_ensure(h, p->room_id, p->room);
     if (!r) {
         /* Gone meanwhile (the join's count went with it), or its world failed (counted here). */
         net_rooms_abandon(dir, p->room_id);
-        net_conn_refuse(&h->conns, h->lobby, fd, p->request_id, NET_ROOM_NOT_FOUND);
+        net_conn_refuse(&h->conns, h->lobby, fd, p->request_id, NET_ROOM_NOT_FOUND, p->ws);
         return;
     }
     /* Closed after the front placed the client (an admin's CloseRoom, or the idle close racing
      * the join cannot happen: a join in flight keeps an auto room open): refused, not welcomed
      * into a room on its way out. */
     if (r->closing || !net_rooms_arrived(dir, r->id)) {
-        net_conn_refuse(&h->conns, h->lobby, fd, p->request_id, NET_ROOM_NOT_FOUND);
+        net_conn_refuse(&h->conns, h->lobby, fd, p->request_id, NET_ROOM_NOT_FOUND, p->ws);
         return;
     }
-    net_hello_ticket t = {p->request_id, p->admin,        hd.name,
-                          r->name,       strlen(r->name), p->all_events};
+    net_hello_ticket t = {.request_id = p->request_id,
+                          .admin = p->admin,
+                          .name = hd.name,
+                          .room = r->name,
+                          .room_len = strlen(r->name),
+                          .ws = p->ws,
+                          .all_events = p->all_events,
+                          .snapshot_rate_hz = p->snapshot_rate_hz,
+                          .quantized = p->quantized};
     if (!net_conn_adopt(&h->conns, r->srv, fd, &t, m->bytes + sizeof hd, m->len - sizeof hd))
         net_rooms_left(dir, r->id); /* arrived, then could not be opened: it left at once */
 }

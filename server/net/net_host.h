@@ -30,8 +30,8 @@ typedef struct net_room_sample {
     size_t moving_bodies; /* its world's moving bodies */
     uint64_t slots_retired;
     uint64_t ids_left;
-    uint64_t tick;  /* its world's tick */
-    net_room_id id; /* the directory's id */
+    uint64_t tick;            /* its world's tick */
+    net_room_id id;           /* the directory's id */
     size_t history_bytes;     /* its query history's memory */
     uint64_t history_records; /* mover states that history holds */
 } net_room_sample;

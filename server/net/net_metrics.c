@@ -7,6 +7,7 @@
 
 #include "collide.pb-c.h"
 #include "net_rooms.h"
+#include "net_ws.h"
 
 /* Dense around the figures operators gate on (PERFORMANCE.md: tick p99 <= 4 ms at L1, <= 12 ms at
  * L2, and the 16.7 ms budget of a 60 Hz tick), so a quantile read from the buckets is within about
@@ -84,6 +85,41 @@ static bool histogram(net_buf *out, const char *name, const char *help, const do
     ok &= put(out, "%s_bucket{le=\"+Inf\"} %llu\n", name, (unsigned long long)count);
     ok &= put(out, "%s_sum %.9f\n", name, sum);
     ok &= put(out, "%s_count %llu\n", name, (unsigned long long)count);
+    return ok;
+}
+
+/* One family split by transport: TCP's share is the total less the WebSocket's. Two label
+ * values, whatever the traffic. */
+static bool transport_counter(net_buf *out, const char *name, const char *help, uint64_t total,
+                              uint64_t ws) {
+    return put(out, "# HELP %s %s\n# TYPE %s counter\n", name, help, name) &&
+           put(out, "%s{transport=\"tcp\"} %llu\n%s{transport=\"ws\"} %llu\n", name,
+               (unsigned long long)(total - ws), name, (unsigned long long)ws);
+}
+
+static bool render_transports(const net_metrics *m, net_buf *out) {
+    bool ok = true;
+    ok &= transport_counter(out, "collide_transport_connections_total",
+                            "Accepted game connections by transport.", m->connections_total,
+                            m->ws_connections_total);
+    ok &= transport_counter(out, "collide_transport_bytes_in_total",
+                            "Bytes received on game connections by transport (framing included).",
+                            m->bytes_in_total, m->ws_bytes_in_total);
+    ok &= transport_counter(out, "collide_transport_bytes_out_total",
+                            "Bytes written to game connections by transport (framing included).",
+                            m->bytes_out_total, m->ws_bytes_out_total);
+    ok &= transport_counter(out, "collide_transport_frames_in_total",
+                            "Frames (WebSocket: binary messages) received by transport.",
+                            m->frames_in_total, m->ws_frames_in_total);
+    ok &= transport_counter(out, "collide_transport_frames_out_total",
+                            "Frames (WebSocket: binary messages) sent by transport.",
+                            m->frames_out_total, m->ws_frames_out_total);
+    ok &= put(out, "# HELP collide_ws_handshakes_total WebSocket upgrade requests by outcome.\n"
+                   "# TYPE collide_ws_handshakes_total counter\n");
+    for (int r = 0; r < NET_WS_HANDSHAKE_RESULTS; r++)
+        ok &= put(out, "collide_ws_handshakes_total{result=\"%s\"} %llu\n",
+                  net_ws_handshake_result_str((net_ws_handshake_result)r),
+                  (unsigned long long)m->ws_handshakes_total[r]);
     return ok;
 }
 
@@ -169,6 +205,12 @@ bool net_metrics_render(const net_metrics *m, const net_gauges *g, net_buf *out)
                   m->events_total);
     ok &= counter(out, "collide_slow_client_disconnects_total",
                   "Slow readers disconnected at the hard limit.", m->slow_client_disconnects_total);
+    ok &= counter(out, "collide_quantized_records_copied_total",
+                  "Quantized change records copied from another client's with the same baseline.",
+                  m->quantized_records_copied_total);
+    ok &= counter(out, "collide_quantized_records_encoded_total",
+                  "Quantized change records encoded for a baseline not seen yet that tick.",
+                  m->quantized_records_encoded_total);
     ok &= put(out, "# HELP collide_http_closed_total Ops-port connections closed before they were "
                    "answered, by reason.\n# TYPE collide_http_closed_total counter\n");
     for (int r = 0; r < NET_HTTP_CLOSE_REASON_COUNT; r++) {
@@ -176,6 +218,7 @@ bool net_metrics_render(const net_metrics *m, const net_gauges *g, net_buf *out)
                   net_http_close_reason_str((net_http_close_reason)r),
                   (unsigned long long)m->http_closed_total[r]);
     }
+    ok &= render_transports(m, out);
     ok &=
         counter(out, "collide_log_lines_dropped_total",
                 "Log lines dropped because stderr was not read fast enough.", g->log_lines_dropped);
@@ -219,7 +262,16 @@ void net_metrics_add(net_metrics *acc, const net_metrics *m) {
     acc->lag_sum_seconds += m->lag_sum_seconds;
     acc->snapshots_sent_total += m->snapshots_sent_total;
     acc->capacity_refusals_total += m->capacity_refusals_total;
+    acc->quantized_records_copied_total += m->quantized_records_copied_total;
+    acc->quantized_records_encoded_total += m->quantized_records_encoded_total;
     acc->overloaded = acc->overloaded || m->overloaded;
+    acc->ws_connections_total += m->ws_connections_total;
+    acc->ws_bytes_in_total += m->ws_bytes_in_total;
+    acc->ws_bytes_out_total += m->ws_bytes_out_total;
+    acc->ws_frames_in_total += m->ws_frames_in_total;
+    acc->ws_frames_out_total += m->ws_frames_out_total;
+    for (int i = 0; i < NET_WS_HANDSHAKE_RESULTS; i++)
+        acc->ws_handshakes_total[i] += m->ws_handshakes_total[i];
 }
 
 double net_metrics_tick_quantile(const net_metrics *m, double q) {

@@ -8,9 +8,10 @@
 
 #include "net_buf.h"
 
-#define NET_ERROR_CODE_COUNT 14 /* ErrorCode values 0..13 of PROTOCOL.md */
-#define NET_TICK_BUCKET_COUNT 17 /* finite buckets of the tick-duration histogram */
-#define NET_LAG_BUCKET_COUNT 13  /* finite buckets of the tick-lag histogram */
+#define NET_ERROR_CODE_COUNT 14    /* ErrorCode values 0..13 of PROTOCOL.md */
+#define NET_TICK_BUCKET_COUNT 17   /* finite buckets of the tick-duration histogram */
+#define NET_LAG_BUCKET_COUNT 13    /* finite buckets of the tick-lag histogram */
+#define NET_WS_HANDSHAKE_RESULTS 7 /* net_ws_handshake_result values (net_ws.h) */
 
 typedef enum net_disconnect_reason {
     NET_DISC_CLIENT_CLOSED = 0, /* EOF from the peer */
@@ -56,8 +57,8 @@ typedef struct net_metrics {
     uint64_t bytes_out_total;                          /* bytes written to game sockets */
     uint64_t errors_total[NET_ERROR_CODE_COUNT];       /* Error messages sent, by code */
     uint64_t slow_client_drops_total;                  /* snapshots skipped for slow readers */
-    uint64_t events_total; /* contact/sensor events queued, one per recipient */
-    uint64_t slow_client_disconnects_total;            /* slow readers cut at the hard limit */
+    uint64_t events_total;                  /* contact/sensor events queued, one per recipient */
+    uint64_t slow_client_disconnects_total; /* slow readers cut at the hard limit */
     uint64_t http_closed_total[NET_HTTP_CLOSE_REASON_COUNT]; /* ops connections cut unanswered */
     uint64_t steps_late_total;      /* steps run by a tick callback that found more than one due */
     uint64_t steps_coalesced_total; /* of those, steps that got no snapshot of their own */
@@ -65,8 +66,19 @@ typedef struct net_metrics {
     uint64_t lag_count;                         /* observations (tick callbacks) */
     double lag_sum_seconds;                     /* sum of observed lags */
     uint64_t snapshots_sent_total;              /* snapshots the kernel took (a completed write) */
-    uint64_t capacity_refusals_total; /* Hellos refused because the tick budget is overrun */
-    bool overloaded;                  /* the overload detector's state (net_server.c) */
+    uint64_t capacity_refusals_total;        /* Hellos refused because the tick budget is overrun */
+    uint64_t quantized_records_copied_total; /* quantized change records copied from another
+                                                client's with the same baseline */
+    uint64_t quantized_records_encoded_total; /* quantized change records encoded */
+    bool overloaded;                          /* the overload detector's state (net_server.c) */
+    /* The WebSocket transport's share of the counters above (the rest is TCP's): rendered as
+     * collide_transport_*{transport="tcp"|"ws"}, their own families (see the rooms' note). */
+    uint64_t ws_connections_total;                          /* of connections_total */
+    uint64_t ws_bytes_in_total;                             /* of bytes_in_total */
+    uint64_t ws_bytes_out_total;                            /* of bytes_out_total */
+    uint64_t ws_frames_in_total;                            /* whole binary messages received */
+    uint64_t ws_frames_out_total;                           /* of frames_out_total */
+    uint64_t ws_handshakes_total[NET_WS_HANDSHAKE_RESULTS]; /* by net_ws_handshake_result */
 } net_metrics;
 
 /* Upper bounds (seconds) of the finite tick-duration buckets. */

@@ -11,6 +11,7 @@
 #include "net_internal.h"
 #include "net_log.h"
 #include "net_rooms.h"
+#include "net_ws.h"
 #include "net_session.h"
 
 /* ---- Server lifetime and clock ------------------------------------------------------------- */
@@ -211,6 +212,7 @@ void net_server_enter_closing(net_server *srv, net_client *c, net_disconnect_rea
     c->reason = reason;
     c->closing_us = srv->now_us;
     net_server_mark_dirty(srv, c);
+    if (c->ws) net_ws_on_closing(srv, c, reason); /* the close frame, after what is queued */
 }
 
 /* ---- Output -------------------------------------------------------------------------------- */
@@ -227,11 +229,30 @@ bool net_server_over_hard_limit(net_server *srv, net_client *c) {
     return true;
 }
 
+bool net_server_append_raw(net_server *srv, net_client *c, const void *data, size_t len) {
+    if (c->kill) return false;
+    if (!net_buf_append(&c->out, data, len)) {
+        net_server_kill(srv, c, NET_DISC_OUT_OF_MEMORY);
+        return false;
+    }
+    net_client_note_queue_start(srv, c);
+    net_server_mark_dirty(srv, c);
+    return !net_server_over_hard_limit(srv, c);
+}
+
+size_t net_client_frame_prefix(net_server *srv, const net_client *c, size_t len,
+                               uint8_t out[NET_MAX_FRAME_PREFIX]) {
+    srv->metrics.frames_out_total++;
+    if (!c->ws) return frame_write_prefix((uint32_t)len, out);
+    srv->metrics.ws_frames_out_total++;
+    return net_ws_frame_header(0x2 /* binary */, len, out);
+}
+
 bool net_server_append(net_server *srv, net_client *c, const net_server_msg *m) {
     if (c->kill) return false; /* being closed: whatever it is owed will never be read */
     size_t size = collide__v1__server_message__get_packed_size(m);
-    uint8_t prefix[FRAME_MAX_PREFIX];
-    size_t plen = frame_write_prefix((uint32_t)size, prefix);
+    uint8_t prefix[NET_MAX_FRAME_PREFIX];
+    size_t plen = net_client_frame_prefix(srv, c, size, prefix);
     if (!net_buf_reserve(&c->out, plen + size)) {
         net_server_kill(srv, c, NET_DISC_OUT_OF_MEMORY);
         return false;
@@ -242,7 +263,6 @@ bool net_server_append(net_server *srv, net_client *c, const net_server_msg *m) 
     NET_ASSERT(packed == size);
     (void)packed;
     c->out.len += plen + size;
-    srv->metrics.frames_out_total++;
     net_server_mark_dirty(srv, c);
     return !net_server_over_hard_limit(srv, c);
 }
@@ -288,6 +308,7 @@ void net_client_take_output(net_client *c, net_buf *into) {
 
 void net_client_written(net_server *srv, net_client *c) {
     srv->metrics.bytes_out_total += c->inflight;
+    if (c->ws) srv->metrics.ws_bytes_out_total += c->inflight;
     srv->metrics.snapshots_sent_total += c->inflight_snapshots;
     c->inflight = 0;
     c->inflight_snapshots = 0;
@@ -521,6 +542,7 @@ static bool client_open(net_server *srv, net_client *c, const char *addr, bool c
     c->index = srv->client_count;
     srv->clients[srv->client_count++] = c;
     if (count) srv->metrics.connections_total++;
+    if (count && c->ws) srv->metrics.ws_connections_total++;
     pending_link(srv, c, e);
     /* debug, as is the close of a connection that never said Hello: a flood of sockets that never
      * authenticate must not bury the log (client_hello and its close are the info lines). */
@@ -604,6 +626,11 @@ void net_client_release(net_server *srv, net_client *c) {
     c->owned = NULL;
     c->owned_count = c->owned_cap = 0;
     net_known_free(&c->known);
+    net_ws_free(c->ws);
+    c->ws = NULL;
+    free(c->qknown);
+    c->qknown = NULL;
+    c->qknown_cap = 0;
 }
 
 void net_client_close(net_server *srv, net_client *c, net_disconnect_reason reason) {
@@ -703,6 +730,7 @@ void net_client_hand_off(net_server *srv, net_client *c, const net_hello_placeme
     if (c->kill || c->handed_off) return;
     c->handed_off = true;
     c->placement = *p;
+    c->placement.ws = c->ws != NULL; /* the room's thread keeps the client's framing */
     pending_unlink(srv, c);
     net_server_mark_dirty(srv, c);
 }

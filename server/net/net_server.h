@@ -25,6 +25,7 @@
 #include "net_rate.h"
 #include "net_rooms.h"
 #include "net_snapshot.h"
+#include "quant.h"
 #include "world.h"
 
 struct ProtobufCAllocator;
@@ -57,7 +58,10 @@ typedef struct net_hello_ticket {
     const char *name;    /* Hello.name, sanitised (the client's c->name) */
     const char *room;    /* Hello.room as a room name ("" became "default"), room_len bytes */
     size_t room_len;
+    bool ws; /* net_conn_adopt: the socket speaks WebSocket (its handshake is done) */
     bool all_events; /* Hello.all_events of an admin */
+    uint32_t snapshot_rate_hz; /* Hello.snapshot_rate_hz (0: every tick) */
+    bool quantized;            /* Hello.quantized */
 } net_hello_ticket;
 
 /* Front mode: where the hook placed a client (net_client_hand_off), carried to the room's thread
@@ -68,7 +72,10 @@ typedef struct net_hello_placement {
     uint32_t request_id;   /* the Hello's, for the Welcome */
     bool admin;            /* presented the admin token */
     char room[NET_ROOM_NAME_MAX + 1]; /* the room's name, for Welcome.room */
+    bool ws; /* its transport is WebSocket (net_ws.h): the room keeps the framing */
     bool all_events;                  /* Hello.all_events of an admin */
+    uint32_t snapshot_rate_hz;        /* Hello.snapshot_rate_hz, for the room's snapshots */
+    bool quantized;                   /* Hello.quantized */
 } net_hello_placement;
 
 /* The rooms an admin manages (CreateRoom, CloseRoom, ListRooms: PROTOCOL.md "Rooms"): the
@@ -91,7 +98,11 @@ typedef enum net_client_state {
     NET_CLIENT_CLOSING = 2, /* fatal error or Goodbye queued: flush, then close; input ignored */
 } net_client_state;
 
+struct net_ws;
+
 typedef struct net_client {
+    struct net_ws *ws;            /* the WebSocket transport (net_ws.h); NULL: length-prefixed TCP.
+                                     Set before net_client_open, owned (freed at release) */
     uint32_t id;                  /* Welcome.client_id and owner of its bodies; never 0 */
     net_client_state state;       /* protocol state */
     bool admin;                   /* presented the admin token */
@@ -136,6 +147,13 @@ typedef struct net_client {
     uint64_t statics_gen;                   /* statics_gen of the grid that snapshot read */
     bool statics_settled;                   /* known's statics were exactly the statics in view */
     net_rate rate;                          /* token bucket and abuse tracking */
+    /* Snapshot rate and form (PROTOCOL.md "Snapshot rate and quantized snapshots"). */
+    uint32_t snapshot_rate_hz;   /* Hello.snapshot_rate_hz as asked (0: every tick) */
+    uint32_t snapshot_every;     /* granted: one snapshot every this many ticks (0 counts as 1) */
+    uint64_t next_snapshot_tick; /* its next snapshot goes out at the first tick >= this */
+    bool quantized;              /* Hello.quantized: Snapshot.packed instead of bodies */
+    quant_state *qknown; /* quantized: the state last sent of each body in `known`, same index */
+    uint32_t qknown_cap; /* entries allocated in qknown */
     uint32_t index;              /* position in net_server.clients; UINT32_MAX: not registered */
     uint32_t dirty_index;        /* position in net_server.dirty while dirty */
     uint32_t out_snapshots;      /* snapshots in out (collide_snapshots_sent_total) */
@@ -281,7 +299,8 @@ void net_client_hand_off(net_server *srv, net_client *c, const net_hello_placeme
  * limit or "at capacity", SHUTTING_DOWN), then close. */
 void net_server_refuse_room(net_server *srv, net_client *c, uint32_t request_id, int status);
 /* The room's side of a placed client (and of a Hello in a server with a world): ACTIVE, admin or
- * not, named, and sent Welcome (its tick, bounds, id, room and features). */
+ * not, named, and sent Welcome (its tick, bounds, id, room and features). The snapshot rate and
+ * form are c->snapshot_rate_hz and c->quantized, set from its Hello before this call. */
 void net_server_welcome(net_server *srv, net_client *c, uint32_t request_id, bool admin,
                         const char *name, const char *room);
 /* Shutdown: Goodbye to every client; each becomes CLOSING. */

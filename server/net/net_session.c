@@ -14,10 +14,6 @@
 #include "net_rooms.h"
 #include "wire.h"
 
-#define NET_ERROR_TEXT 128 /* room for any Error.message this file writes */
-
-static vec2 vec2_of(const Collide__V1__Vec2 *v) { return v ? v2(v->x, v->y) : v2(0.0f, 0.0f); }
-
 /* The one mapping of world statuses to wire error codes. A status the world does not document
  * for the call is INTERNAL (see send_world_error). */
 static Collide__V1__ErrorCode world_error_code(world_status st) {
@@ -47,7 +43,7 @@ static Collide__V1__ErrorCode world_error_code(world_status st) {
 }
 
 /* A refused world call as a non-fatal Error: its code from the table, the handler's text. */
-static void send_world_error(net_server *srv, net_client *c, uint32_t rid, world_status st,
+void net_session_world_error(net_server *srv, net_client *c, uint32_t rid, world_status st,
                              const char *text) {
     NET_ASSERT(st != WORLD_OK && st != WORLD_STALE_INPUT);
     net_server_send_error(srv, c, rid, world_error_code(st), false, "%s", text);
@@ -117,7 +113,14 @@ static void on_hello(net_server *srv, net_client *c, uint32_t rid, const Collide
                                   NET_ROOM_NAME_MAX);
             return;
         }
-        net_hello_ticket t = {rid, is_admin, c->name, room, room_len, h->all_events};
+        net_hello_ticket t = {.request_id = rid,
+                              .admin = is_admin,
+                              .name = c->name,
+                              .room = room,
+                              .room_len = room_len,
+                              .all_events = h->all_events,
+                              .snapshot_rate_hz = h->snapshot_rate_hz,
+                              .quantized = h->quantized};
         srv->hello_hook(srv, c, &t, srv->hello_ctx);
         return;
     }
@@ -125,6 +128,8 @@ static void on_hello(net_server *srv, net_client *c, uint32_t rid, const Collide
     if (!is_admin && net_server_refuse_hello_at_capacity(srv, c, rid)) return;
     if (!net_server_admit_session(srv, c, rid)) return;
     c->all_events = is_admin && h->all_events;
+    c->snapshot_rate_hz = h->snapshot_rate_hz;
+    c->quantized = h->quantized;
     net_server_welcome(srv, c, rid, is_admin, c->name, NET_ROOM_DEFAULT);
 }
 
@@ -176,13 +181,25 @@ void net_server_welcome(net_server *srv, net_client *c, uint32_t rid, bool admin
     w.max_bodies_per_client = srv->cfg.max_bodies_per_client;
     w.admin = admin;
     w.room = (char *)room;
+    /* The snapshot rate granted, in whole Hz (tick_rate / interval, rounded), and the quanta of
+     * a quantized client's Snapshot.packed. */
+    c->snapshot_every = net_snapshot_interval(srv->cfg.tick_rate_hz, c->snapshot_rate_hz);
+    /* Its first snapshot is at the first tick of its phase after this one, like all that follow
+     * (net_server_snapshots). */
+    c->next_snapshot_tick = net_snapshot_next_tick(w.tick, c->snapshot_every, c->id);
+    w.snapshot_rate_hz = (uint32_t)lrint((double)w.tick_rate_hz / c->snapshot_every);
+    if (c->quantized) {
+        w.position_quantum = srv->cfg.position_quantum;
+        w.velocity_quantum = srv->cfg.velocity_quantum;
+    }
     /* What of protocol 1.1 this server implements (PROTOCOL.md "Additions"); a client tests for a
      * name, never for a version. */
     static char feature_batch[] = "batch", feature_rooms[] = "rooms", feature_queries[] = "queries",
                 feature_history[] = "history";
     static char feature_filters[] = "filters", feature_sensors[] = "sensors",
-                feature_events[] = "events", feature_rotation[] = "rotation";
-    char *features[9];
+                feature_events[] = "events", feature_websocket[] = "websocket",
+                feature_quantized[] = "quantized", feature_rotation[] = "rotation";
+    char *features[13];
     size_t nf = 0;
     /* "rooms" only where a client can reach them: a server with the directory behind it. */
     if (srv->room_admin) features[nf++] = feature_rooms;
@@ -191,10 +208,14 @@ void net_server_welcome(net_server *srv, net_client *c, uint32_t rid, bool admin
     features[nf++] = feature_sensors;
     features[nf++] = feature_events;
     features[nf++] = feature_queries;
+    features[nf++] = feature_quantized;
     features[nf++] = feature_rotation;
     /* "history" when at_tick can reach back at least one tick (--history-ms) */
     if (floor((double)srv->cfg.history_ms * (double)srv->cfg.tick_rate_hz / 1000.0) >= 1.0)
         features[nf++] = feature_history;
+    /* "websocket" when the daemon listens for it (--ws-port), whichever transport this client
+     * came by: an SDK that connected over TCP may switch its browser build to it. */
+    if (srv->cfg.ws_port != 0) features[nf++] = feature_websocket;
     w.n_features = nf;
     w.features = features;
     net_server_msg m = COLLIDE__V1__SERVER_MESSAGE__INIT;
@@ -207,11 +228,11 @@ void net_server_welcome(net_server *srv, net_client *c, uint32_t rid, bool admin
 }
 
 /* Converts a wire shape; GEOM_OK or the reason it is refused. */
-static geom_shape_error shape_from_pb(const Collide__V1__Shape *s, geom_shape *out) {
+geom_shape_error net_session_shape_from_pb(const Collide__V1__Shape *s, geom_shape *out) {
     if (!s) return GEOM_ERR_UNKNOWN_KIND;
     switch (s->kind_case) {
     case COLLIDE__V1__SHAPE__KIND_BOX:
-        return geom_make_box(vec2_of(s->box ? s->box->half_extents : NULL), out);
+        return geom_make_box(net_vec2_of(s->box ? s->box->half_extents : NULL), out);
     case COLLIDE__V1__SHAPE__KIND_CIRCLE:
         return geom_make_circle(s->circle ? s->circle->radius : 0.0f, out);
     case COLLIDE__V1__SHAPE__KIND_POLYGON: {
@@ -220,7 +241,7 @@ static geom_shape_error shape_from_pb(const Collide__V1__Shape *s, geom_shape *o
         if (n > GEOM_MAX_POLYGON_VERTICES) return GEOM_ERR_TOO_MANY_VERTICES;
         vec2 verts[GEOM_MAX_POLYGON_VERTICES];
         for (size_t i = 0; i < n; i++)
-            verts[i] = vec2_of(s->polygon->vertices[i]);
+            verts[i] = net_vec2_of(s->polygon->vertices[i]);
         return geom_make_polygon(verts, (int)n, out);
     }
     default:
@@ -313,7 +334,7 @@ static void on_spawn(net_server *srv, net_client *c, uint32_t rid,
         }
     }
     geom_shape shape;
-    geom_shape_error serr = shape_from_pb(s->shape, &shape);
+    geom_shape_error serr = net_session_shape_from_pb(s->shape, &shape);
     /* 1.1: the spawn angle is the body's initial angle; the shape stays body-local (PROTOCOL.md
      * "Rotation"), no longer baked. */
     if (serr != GEOM_OK) {
@@ -324,7 +345,7 @@ static void on_spawn(net_server *srv, net_client *c, uint32_t rid,
     /* proto3 tells an absent message field from a zero one: a moving body spawned without a
      * position goes to a spawn point (chosen after the checks below, which do not depend on it) */
     bool at_spawn_point = kind == WORLD_BODY_MOVING && !s->position;
-    vec2 pos = vec2_of(s->position);
+    vec2 pos = net_vec2_of(s->position);
     if (!v2_is_finite(pos) || !isfinite(s->angle)) {
         net_server_send_error(srv, c, rid, NET_ERR(BAD_REQUEST), false,
                               "position and angle must be finite");
@@ -364,7 +385,7 @@ static void on_spawn(net_server *srv, net_client *c, uint32_t rid,
             snprintf(text, sizeof text, "non-finite value");
         else
             snprintf(text, sizeof text, "spawn failed: %s", world_status_str(st));
-        send_world_error(srv, c, rid, st, text);
+        net_session_world_error(srv, c, rid, st, text);
         return;
     }
     if (s->category || s->mask || s->sensor) {
@@ -372,7 +393,7 @@ static void on_spawn(net_server *srv, net_client *c, uint32_t rid,
         st = world_body_set_filter(srv->world, id, &f);
         if (st != WORLD_OK) {
             world_despawn(srv->world, id);
-            send_world_error(srv, c, rid, st, "spawn failed: out of memory for its filter");
+            net_session_world_error(srv, c, rid, st, "spawn failed: out of memory for its filter");
             return;
         }
     }
@@ -418,7 +439,7 @@ static void on_move(net_server *srv, net_client *c, uint32_t rid,
                     const Collide__V1__MoveIntent *mv) {
     world_body_info info;
     if (!check_body_access(srv, c, rid, mv->body_id, &info)) return;
-    world_status st = world_set_intent_turning(srv->world, mv->body_id, vec2_of(mv->velocity),
+    world_status st = world_set_intent_turning(srv->world, mv->body_id, net_vec2_of(mv->velocity),
                                                mv->angular_velocity, mv->input_seq);
     if (st == WORLD_OK || st == WORLD_STALE_INPUT) return; /* older or equal input_seq: ignored */
     char text[NET_ERROR_TEXT];
@@ -430,7 +451,7 @@ static void on_move(net_server *srv, net_client *c, uint32_t rid,
         snprintf(text, sizeof text, "body %u is static", mv->body_id);
     else
         snprintf(text, sizeof text, "cannot move body %u: %s", mv->body_id, world_status_str(st));
-    send_world_error(srv, c, rid, st, text);
+    net_session_world_error(srv, c, rid, st, text);
 }
 
 /* MoveIntents: each item exactly as a MoveIntent of its own, in order; a failing item's Error
@@ -466,7 +487,7 @@ static void on_despawn(net_server *srv, net_client *c, uint32_t rid,
     if (st != WORLD_OK) {
         char text[NET_ERROR_TEXT];
         snprintf(text, sizeof text, "no body %u", d->body_id);
-        send_world_error(srv, c, rid, st, text);
+        net_session_world_error(srv, c, rid, st, text);
         return;
     }
     for (uint32_t i = 0; i < c->owned_count; i++) {
@@ -489,307 +510,9 @@ static void on_ping(net_server *srv, net_client *c, uint32_t rid, const Collide_
     net_server_append(srv, c, &m);
 }
 
-/* ---- Queries (PROTOCOL.md "Queries, history and lag compensation") --------------------------- */
-
-/* The hits of one answer: the world's, then as protobuf structs pointing into each other. Made by
- * the first query, at --max-query-results entries, and kept: a query allocates nothing. */
-typedef struct net_query_buf {
-    size_t cap;              /* entries in each array */
-    world_hit *hits;         /* the world's answer */
-    Collide__V1__Hit *pb;    /* the same as Hit messages */
-    Collide__V1__Hit **ptrs; /* QueryResult.hits */
-    Collide__V1__Vec2 *vecs; /* two per hit: point, normal */
-} net_query_buf;
-
-void net_session_free_queries(net_server *srv) {
-    net_query_buf *q = srv->query;
-    if (!q) return;
-    free(q->hits);
-    free(q->pb);
-    free(q->ptrs);
-    free(q->vecs);
-    free(q);
-    srv->query = NULL;
-}
-
-static net_query_buf *query_buf(net_server *srv) {
-    if (srv->query) return srv->query;
-    size_t cap = srv->cfg.max_query_results ? srv->cfg.max_query_results : 1;
-    net_query_buf *q = calloc(1, sizeof *q);
-    if (!q) return NULL;
-    srv->query = q;
-    q->cap = cap;
-    q->hits = malloc(cap * sizeof *q->hits);
-    q->pb = malloc(cap * sizeof *q->pb);
-    q->ptrs = malloc(cap * sizeof *q->ptrs);
-    q->vecs = malloc(2 * cap * sizeof *q->vecs);
-    if (!q->hits || !q->pb || !q->ptrs || !q->vecs) {
-        net_session_free_queries(srv);
-        return NULL;
-    }
-    return q;
-}
-
-/* The most Hit messages a QueryResult may carry and still fit --max-frame: a Hit is at most 50
- * bytes on the wire (id 6, two Vec2 of 12 + 2, two floats of 5, its own key and length 2). */
-#define NET_HIT_MAX_WIRE 50u
-#define NET_QUERY_RESULT_OVERHEAD 32u
-
-static int cmp_u32(const void *a, const void *b) {
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* QueryFilter to the world's filter, and the cap on hits it asks for; false after a BAD_REQUEST. */
-static bool filter_from_pb(net_server *srv, net_client *c, uint32_t rid,
-                           const Collide__V1__QueryFilter *f, world_query_filter *out,
-                           size_t *cap) {
-    memset(out, 0, sizeof *out);
-    *cap = srv->cfg.max_query_results;
-    size_t fit = srv->cfg.max_frame > NET_QUERY_RESULT_OVERHEAD
-                     ? (srv->cfg.max_frame - NET_QUERY_RESULT_OVERHEAD) / NET_HIT_MAX_WIRE
-                     : 1;
-    if (fit < *cap) *cap = fit ? fit : 1;
-    if (!f) return true;
-    for (size_t i = 0; i < f->n_kinds; i++) {
-        if (f->kinds[i] == COLLIDE__V1__BODY_KIND__BODY_KIND_STATIC)
-            out->kinds |= 1u << WORLD_BODY_STATIC;
-        else if (f->kinds[i] == COLLIDE__V1__BODY_KIND__BODY_KIND_MOVING)
-            out->kinds |= 1u << WORLD_BODY_MOVING;
-        else {
-            net_server_send_error(srv, c, rid, NET_ERR(BAD_REQUEST), false,
-                                  "filter kinds must be BODY_KIND_STATIC or BODY_KIND_MOVING");
-            return false;
-        }
-    }
-    out->category_mask = f->category_mask;
-    out->include_sensors = f->include_sensors;
-    /* The ids are the arena's copy of this frame: sorted in place for the world's binary search. */
-    if (f->n_exclude_ids > 1)
-        qsort(f->exclude_ids, f->n_exclude_ids, sizeof *f->exclude_ids, cmp_u32);
-    out->exclude = f->exclude_ids;
-    out->exclude_count = f->n_exclude_ids;
-    if (f->max_results && f->max_results < *cap) *cap = f->max_results;
-    return true;
-}
-
-/* The query shape, turned by angle; false after the Error (INVALID_SHAPE or BAD_REQUEST). */
-static bool query_shape(net_server *srv, net_client *c, uint32_t rid, const Collide__V1__Shape *s,
-                        float angle, geom_shape *out) {
-    if (!isfinite(angle)) {
-        net_server_send_error(srv, c, rid, NET_ERR(BAD_REQUEST), false, "angle must be finite");
-        return false;
-    }
-    geom_shape_error err = shape_from_pb(s, out);
-    if (err == GEOM_OK && angle != 0.0f) err = geom_shape_rotate(out, angle, out);
-    if (err != GEOM_OK) {
-        net_server_send_error(srv, c, rid, NET_ERR(INVALID_SHAPE), false, "invalid shape: %s",
-                              s ? geom_shape_error_str(err) : "shape missing");
-        return false;
-    }
-    return true;
-}
-
-/* The world's answer as a QueryResult, or its refusal as a non-fatal Error. */
-static void send_query_result(net_server *srv, net_client *c, uint32_t rid, world_status st,
-                              const net_query_buf *q, const world_query_result *res) {
-    if (st != WORLD_OK) {
-        char text[NET_ERROR_TEXT];
-        if (st == WORLD_ERR_HISTORY_EXPIRED)
-            snprintf(text, sizeof text, "at_tick older than the history (from tick %llu on)",
-                     (unsigned long long)world_history_oldest(srv->world));
-        else if (st == WORLD_ERR_FUTURE_TICK)
-            snprintf(text, sizeof text, "at_tick after the newest tick %llu",
-                     (unsigned long long)world_tick(srv->world));
-        else if (st == WORLD_ERR_NOT_FINITE)
-            snprintf(text, sizeof text, "positions and translations must be finite");
-        else
-            snprintf(text, sizeof text, "query refused: %s", world_status_str(st));
-        send_world_error(srv, c, rid, st, text);
-        return;
-    }
-    for (size_t i = 0; i < res->count; i++) {
-        const world_hit *h = &q->hits[i];
-        Collide__V1__Hit *pb = &q->pb[i];
-        collide__v1__hit__init(pb);
-        q->vecs[2 * i] = net_pb_vec2(h->point);
-        q->vecs[2 * i + 1] = net_pb_vec2(h->normal);
-        pb->body_id = h->id;
-        pb->point = &q->vecs[2 * i];
-        pb->normal = &q->vecs[2 * i + 1];
-        pb->fraction = h->fraction;
-        pb->depth = h->depth;
-        q->ptrs[i] = pb;
-    }
-    Collide__V1__QueryResult qr = COLLIDE__V1__QUERY_RESULT__INIT;
-    qr.tick = res->tick;
-    qr.n_hits = res->count;
-    qr.hits = q->ptrs;
-    qr.truncated = res->truncated;
-    net_server_msg m = COLLIDE__V1__SERVER_MESSAGE__INIT;
-    m.request_id = rid;
-    m.msg_case = COLLIDE__V1__SERVER_MESSAGE__MSG_QUERY_RESULT;
-    m.query_result = &qr;
-    net_server_append(srv, c, &m);
-}
-
-/* The buffer, the filter and the cap every query needs; false after the Error. */
-static bool query_setup(net_server *srv, net_client *c, uint32_t rid,
-                        const Collide__V1__QueryFilter *f, world_query_filter *filter, size_t *cap,
-                        net_query_buf **q) {
-    *q = query_buf(srv);
-    if (!*q) {
-        net_server_send_error(srv, c, rid, NET_ERR(INTERNAL), false, "out of memory");
-        return false;
-    }
-    if (!filter_from_pb(srv, c, rid, f, filter, cap)) return false;
-    if (*cap > (*q)->cap) *cap = (*q)->cap;
-    return true;
-}
-
-static void on_ray_cast(net_server *srv, net_client *c, uint32_t rid,
-                        const Collide__V1__RayCast *r) {
-    world_query_filter filter;
-    size_t cap;
-    net_query_buf *q;
-    if (!query_setup(srv, c, rid, r->filter, &filter, &cap, &q)) return;
-    world_query_result res;
-    world_status st = world_query_ray(srv->world, r->at_tick, vec2_of(r->origin),
-                                      vec2_of(r->translation), &filter, r->all, q->hits, cap, &res);
-    send_query_result(srv, c, rid, st, q, &res);
-}
-
-static void on_overlap(net_server *srv, net_client *c, uint32_t rid,
-                       const Collide__V1__OverlapQuery *o) {
-    world_query_filter filter;
-    size_t cap;
-    net_query_buf *q;
-    geom_shape shape;
-    if (!query_shape(srv, c, rid, o->shape, o->angle, &shape)) return;
-    if (!query_setup(srv, c, rid, o->filter, &filter, &cap, &q)) return;
-    world_query_result res;
-    world_status st = world_query_overlap(srv->world, o->at_tick, &shape, vec2_of(o->position),
-                                          &filter, q->hits, cap, &res);
-    send_query_result(srv, c, rid, st, q, &res);
-}
-
-static void on_shape_cast(net_server *srv, net_client *c, uint32_t rid,
-                          const Collide__V1__ShapeCast *sc) {
-    world_query_filter filter;
-    size_t cap;
-    net_query_buf *q;
-    geom_shape shape;
-    if (!query_shape(srv, c, rid, sc->shape, sc->angle, &shape)) return;
-    if (!query_setup(srv, c, rid, sc->filter, &filter, &cap, &q)) return;
-    world_query_result res;
-    world_status st =
-        world_query_shape_cast(srv->world, sc->at_tick, &shape, vec2_of(sc->position),
-                               vec2_of(sc->translation), &filter, sc->all, q->hits, cap, &res);
-    send_query_result(srv, c, rid, st, q, &res);
-}
-
-/* ---- Rooms (admins: PROTOCOL.md "Rooms") ---------------------------------------------------- */
-
-static void room_info_pb(const net_room_info *in, Collide__V1__RoomInfo *out) {
-    collide__v1__room_info__init(out);
-    out->name = (char *)in->name;
-    out->clients = in->clients;
-    out->bodies = in->bodies > UINT32_MAX ? UINT32_MAX : (uint32_t)in->bodies;
-    out->tick = in->tick;
-    out->auto_ = in->auto_created;
-}
-
-static void send_room_info(net_server *srv, net_client *c, uint32_t rid, const net_room_info *in) {
-    Collide__V1__RoomInfo ri;
-    room_info_pb(in, &ri);
-    net_server_msg m = COLLIDE__V1__SERVER_MESSAGE__INIT;
-    m.request_id = rid;
-    m.msg_case = COLLIDE__V1__SERVER_MESSAGE__MSG_ROOM_INFO;
-    m.room_info = &ri;
-    net_server_append(srv, c, &m);
-}
-
-/* Common to the three: admins only (FORBIDDEN, non-fatal, for others), and a server with rooms. */
-static bool room_admin_allowed(net_server *srv, net_client *c, uint32_t rid) {
-    if (!c->admin) {
-        net_server_send_error(srv, c, rid, NET_ERR(FORBIDDEN), false, "rooms are for admins");
-        return false;
-    }
-    if (!srv->room_admin) {
-        net_server_send_error(srv, c, rid, NET_ERR(BAD_REQUEST), false, "no rooms here");
-        return false;
-    }
-    return true;
-}
-
-/* A failed room call's Error: SHUTTING_DOWN is fatal (PROTOCOL.md "Shutting down"), the rest
- * leave the admin's session as it was. */
-static void room_error(net_server *srv, net_client *c, uint32_t rid, int code, const char *err) {
-    net_server_send_error(srv, c, rid, (Collide__V1__ErrorCode)code,
-                          code == NET_ERR(SHUTTING_DOWN), "%s", err);
-}
-
-static void on_create_room(net_server *srv, net_client *c, uint32_t rid,
-                           const Collide__V1__CreateRoom *cr) {
-    if (!room_admin_allowed(srv, c, rid)) return;
-    const char *name = cr->name ? cr->name : "", *world = cr->world ? cr->world : "";
-    net_room_info info;
-    char err[256] = "";
-    int code = srv->room_admin->create(srv->room_admin->ctx, name, strlen(name), world,
-                                       strlen(world), cr->max_clients, &info, err, sizeof err);
-    if (code != 0)
-        room_error(srv, c, rid, code, err);
-    else
-        send_room_info(srv, c, rid, &info);
-}
-
-static void on_close_room(net_server *srv, net_client *c, uint32_t rid,
-                          const Collide__V1__CloseRoom *cr) {
-    if (!room_admin_allowed(srv, c, rid)) return;
-    const char *name = cr->name ? cr->name : "";
-    net_room_info info;
-    char err[256] = "";
-    int code = srv->room_admin->close(srv->room_admin->ctx, name, strlen(name),
-                                      cr->reason ? cr->reason : "", &info, err, sizeof err);
-    if (code != 0)
-        room_error(srv, c, rid, code, err);
-    else
-        send_room_info(srv, c, rid, &info);
-}
-
-static void on_list_rooms(net_server *srv, net_client *c, uint32_t rid) {
-    if (!room_admin_allowed(srv, c, rid)) return;
-    /* Not a hot path: an admin's occasional question, bounded by --max-rooms + 1 entries. */
-    size_t cap = (size_t)srv->cfg.max_rooms + 1u, n;
-    net_room_info *infos = malloc(cap * sizeof *infos);
-    Collide__V1__RoomInfo *ris = malloc(cap * sizeof *ris);
-    Collide__V1__RoomInfo **ptrs = malloc(cap * sizeof *ptrs);
-    if (!infos || !ris || !ptrs) {
-        net_server_send_error(srv, c, rid, NET_ERR(INTERNAL), false, "out of memory");
-    } else {
-        n = srv->room_admin->list(srv->room_admin->ctx, infos, cap);
-        if (n > cap) n = cap;
-        for (size_t i = 0; i < n; i++) {
-            room_info_pb(&infos[i], &ris[i]);
-            ptrs[i] = &ris[i];
-        }
-        Collide__V1__RoomList rl = COLLIDE__V1__ROOM_LIST__INIT;
-        rl.n_rooms = n;
-        rl.rooms = ptrs;
-        net_server_msg m = COLLIDE__V1__SERVER_MESSAGE__INIT;
-        m.request_id = rid;
-        m.msg_case = COLLIDE__V1__SERVER_MESSAGE__MSG_ROOM_LIST;
-        m.room_list = &rl;
-        net_server_append(srv, c, &m);
-    }
-    free(infos);
-    free(ris);
-    free(ptrs);
-}
-
 static void on_set_view(net_server *srv, net_client *c, uint32_t rid,
                         const Collide__V1__SetView *v) {
-    vec2 center = vec2_of(v->center), half = vec2_of(v->half_extents);
+    vec2 center = net_vec2_of(v->center), half = net_vec2_of(v->half_extents);
     if (!v2_is_finite(center) || !v2_is_finite(half) || half.x < 0.0f || half.y < 0.0f) {
         net_server_send_error(srv, c, rid, NET_ERR(BAD_REQUEST), false,
                               "view must be finite with half extents >= 0");
@@ -952,22 +675,22 @@ static void dispatch(net_server *srv, net_client *c, const uint8_t *body, size_t
             on_set_view(srv, c, rid, msg->set_view);
             break;
         case COLLIDE__V1__CLIENT_MESSAGE__MSG_RAY_CAST:
-            on_ray_cast(srv, c, rid, msg->ray_cast);
+            net_session_ray_cast(srv, c, rid, msg->ray_cast);
             break;
         case COLLIDE__V1__CLIENT_MESSAGE__MSG_OVERLAP:
-            on_overlap(srv, c, rid, msg->overlap);
+            net_session_overlap(srv, c, rid, msg->overlap);
             break;
         case COLLIDE__V1__CLIENT_MESSAGE__MSG_SHAPE_CAST:
-            on_shape_cast(srv, c, rid, msg->shape_cast);
+            net_session_shape_cast(srv, c, rid, msg->shape_cast);
             break;
         case COLLIDE__V1__CLIENT_MESSAGE__MSG_CREATE_ROOM:
-            on_create_room(srv, c, rid, msg->create_room);
+            net_session_create_room(srv, c, rid, msg->create_room);
             break;
         case COLLIDE__V1__CLIENT_MESSAGE__MSG_CLOSE_ROOM:
-            on_close_room(srv, c, rid, msg->close_room);
+            net_session_close_room(srv, c, rid, msg->close_room);
             break;
         case COLLIDE__V1__CLIENT_MESSAGE__MSG_LIST_ROOMS:
-            on_list_rooms(srv, c, rid);
+            net_session_list_rooms(srv, c, rid);
             break;
         default:
             net_server_send_error(srv, c, rid, NET_ERR(BAD_REQUEST), false,
@@ -989,6 +712,15 @@ static uint32_t frame_limit(const net_server *srv, const net_client *c) {
     if (c->state == NET_CLIENT_AWAIT_HELLO && srv->cfg.max_hello_frame < max)
         max = srv->cfg.max_hello_frame;
     return max;
+}
+
+uint32_t net_session_frame_limit(const net_server *srv, const net_client *c) {
+    return frame_limit(srv, c);
+}
+
+void net_session_message(net_server *srv, net_client *c, const uint8_t *body, size_t len) {
+    if (!net_client_accepts_input(c)) return;
+    dispatch(srv, c, body, len);
 }
 
 /* Dispatches every whole frame at the start of buf; returns the bytes consumed. */

@@ -27,6 +27,12 @@
 
 /* Feeds bytes read from the client's socket (counted in bytes_in_total). */
 void net_session_feed(net_server *srv, net_client *c, const uint8_t *data, size_t len);
+/* One whole ClientMessage carried by another framing (a WebSocket binary message, net_ws.c):
+ * handled as a length-prefixed frame of that body would be. The caller checked its size against
+ * net_session_frame_limit. */
+void net_session_message(net_server *srv, net_client *c, const uint8_t *body, size_t len);
+/* The largest frame (message) c may send now: --max-hello-frame before Hello, else --max-frame. */
+uint32_t net_session_frame_limit(const net_server *srv, const net_client *c);
 
 /* Frees the query buffer the first query made (net_server_destroy). */
 void net_session_free_queries(net_server *srv);

@@ -1,5 +1,6 @@
 #include "net_snapshot.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,8 +28,12 @@ bool net_snapshot_writer_init(net_snapshot_writer *sw, const net_config *cfg, co
     sw->deferred = malloc(2 * sw->query_cap * sizeof *sw->deferred);
     bool view_ok = net_view_init(&sw->view, w, cfg->view_radius);
     bool marks_ok = net_view_marks_init(&sw->marks, w);
-    return view_ok && marks_ok && sw->query && sw->removed && sw->deferred &&
-           net_buf_reserve(&sw->body, cfg->max_frame + NET_SNAPSHOT_RECORD_COPY);
+    sw->position_quantum = cfg->position_quantum;
+    sw->velocity_quantum = cfg->velocity_quantum;
+    sw->qrecs = malloc(sw->query_cap * sizeof *sw->qrecs);
+    return view_ok && marks_ok && sw->query && sw->removed && sw->deferred && sw->qrecs &&
+           net_buf_reserve(&sw->body, cfg->max_frame + NET_SNAPSHOT_RECORD_COPY) &&
+           net_buf_reserve(&sw->qbytes, cfg->max_frame + NET_SNAPSHOT_QUANT_SLACK);
 }
 
 void net_snapshot_writer_free(net_snapshot_writer *sw) {
@@ -41,6 +46,10 @@ void net_snapshot_writer_free(net_snapshot_writer *sw) {
     net_buf_free(&sw->deltas);
     free(sw->free_records);
     net_view_free(&sw->view);
+    free(sw->qslot);
+    free(sw->qknown_next);
+    free(sw->qrecs);
+    net_buf_free(&sw->qbytes);
 }
 
 /* ---- Delta records ------------------------------------------------------------------------- */
@@ -89,7 +98,28 @@ static bool reserve_deltas(void *ctx, size_t movers) {
         sw->free_records = p;
         sw->free_cap = movers;
     }
+    if (movers > sw->qslots) {
+        net_qslot *q = realloc(sw->qslot, movers * sizeof *q);
+        if (!q) return false;
+        sw->qslot = q;
+        sw->qslots = movers;
+    }
     return true;
+}
+
+/* A body's state in the quanta of the writer. Angles and angular velocities are those of the
+ * world, which does not turn bodies yet: 0, so their flag bits are never set after a body's
+ * first record. */
+static quant_state quantize(const net_snapshot_writer *sw, vec2 position, vec2 velocity,
+                            uint32_t last_input_seq) {
+    quant_state q;
+    memset(&q, 0, sizeof q);
+    q.px = quant_of(position.x, sw->position_quantum);
+    q.py = quant_of(position.y, sw->position_quantum);
+    q.vx = quant_of(velocity.x, sw->velocity_quantum);
+    q.vy = quant_of(velocity.y, sw->velocity_quantum);
+    q.last_input_seq = last_input_seq;
+    return q;
 }
 
 static uint32_t record_delta(void *ctx, const world_body_row *row, uint32_t handle) {
@@ -113,6 +143,11 @@ static uint32_t record_delta(void *ctx, const world_body_row *row, uint32_t hand
     size_t len = net_snapshot_encode_delta(&info, rec + 2);
     rec[0] = WIRE_KEY(WIRE_SNAPSHOT_BODIES, WIRE_LEN);
     rec[1] = (uint8_t)len;
+    /* The quantized form of the same state; records encoded against the old one are stale. */
+    size_t slot = handle / NET_SNAPSHOT_RECORD_COPY;
+    NET_ASSERT(slot < sw->qslots);
+    sw->qslot[slot].cur = quantize(sw, row->position, row->velocity, row->last_input_seq);
+    sw->qslot[slot].valid = false;
     return handle;
 }
 
@@ -209,6 +244,55 @@ static bool statics_unchanged(const net_server *srv, const net_client *c, const 
            (c->resume_key == 0 || c->resume_key > UINT32_MAX);
 }
 
+/* A body's Shape as a stack-built protobuf-c message (no allocation): every part it points at
+ * lives in the struct. */
+typedef struct pb_shape {
+    Collide__V1__Shape shape;
+    Collide__V1__Box box;
+    Collide__V1__Circle circle;
+    Collide__V1__Polygon poly;
+    Collide__V1__Vec2 half, verts[GEOM_MAX_POLYGON_VERTICES];
+    Collide__V1__Vec2 *vert_ptrs[GEOM_MAX_POLYGON_VERTICES];
+} pb_shape;
+
+static void pb_shape_fill(pb_shape *b, const geom_shape *gs) {
+    Collide__V1__Shape shape = COLLIDE__V1__SHAPE__INIT;
+    Collide__V1__Box box = COLLIDE__V1__BOX__INIT;
+    Collide__V1__Circle circle = COLLIDE__V1__CIRCLE__INIT;
+    Collide__V1__Polygon poly = COLLIDE__V1__POLYGON__INIT;
+    b->shape = shape;
+    b->box = box;
+    b->circle = circle;
+    b->poly = poly;
+    switch (gs->kind) {
+    case GEOM_SHAPE_BOX:
+        b->half = net_pb_vec2(gs->u.half_extents);
+        b->box.half_extents = &b->half;
+        b->shape.kind_case = COLLIDE__V1__SHAPE__KIND_BOX;
+        b->shape.box = &b->box;
+        break;
+    case GEOM_SHAPE_CIRCLE:
+        b->circle.radius = gs->u.radius;
+        b->shape.kind_case = COLLIDE__V1__SHAPE__KIND_CIRCLE;
+        b->shape.circle = &b->circle;
+        break;
+    case GEOM_SHAPE_POLYGON: {
+        int n = gs->u.polygon.count;
+        if (n < 0) n = 0;
+        if (n > GEOM_MAX_POLYGON_VERTICES) n = GEOM_MAX_POLYGON_VERTICES;
+        for (int i = 0; i < n; i++) {
+            b->verts[i] = net_pb_vec2(gs->u.polygon.vertices[i]);
+            b->vert_ptrs[i] = &b->verts[i];
+        }
+        b->poly.n_vertices = (size_t)n;
+        b->poly.vertices = b->vert_ptrs;
+        b->shape.kind_case = COLLIDE__V1__SHAPE__KIND_POLYGON;
+        b->shape.polygon = &b->poly;
+        break;
+    }
+    }
+}
+
 /* Packs the full BodyState (shape, kind, owner) of a body new to the client as a Snapshot.bodies
  * field into sw->body, if it fits in budget bytes. Stack-built message: no allocation. New
  * bodies are the rare case (they enter a view once); changed ones take the arena's records. */
@@ -230,16 +314,12 @@ static bool encode_new_body(net_server *srv, world_body_id id, size_t budget,
     bs.last_input_seq = info.last_input_seq;
     bs.angle = angle;
     bs.angular_velocity = info.angular_velocity;
-    Collide__V1__Shape shape = COLLIDE__V1__SHAPE__INIT;
-    Collide__V1__Box box = COLLIDE__V1__BOX__INIT;
-    Collide__V1__Circle circle = COLLIDE__V1__CIRCLE__INIT;
-    Collide__V1__Polygon poly = COLLIDE__V1__POLYGON__INIT;
-    Collide__V1__Vec2 half, verts[GEOM_MAX_POLYGON_VERTICES];
-    Collide__V1__Vec2 *vert_ptrs[GEOM_MAX_POLYGON_VERTICES];
+    pb_shape shape;
+    pb_shape_fill(&shape, &gs);
     bs.kind = info.kind == WORLD_BODY_STATIC ? COLLIDE__V1__BODY_KIND__BODY_KIND_STATIC
                                              : COLLIDE__V1__BODY_KIND__BODY_KIND_MOVING;
     bs.owner = info.owner;
-    bs.shape = &shape;
+    bs.shape = &shape.shape;
     /* Filters as on SpawnBody: a field at its default is left out (0 reads as the default), so a
      * world without filters sends the same bytes as before them. */
     world_filter f;
@@ -247,33 +327,6 @@ static bool encode_new_body(net_server *srv, world_body_id id, size_t budget,
         bs.category = f.category != WORLD_DEFAULT_CATEGORY ? f.category : 0u;
         bs.mask = f.mask != WORLD_DEFAULT_MASK ? f.mask : 0u;
         bs.sensor = f.sensor;
-    }
-    switch (gs.kind) {
-    case GEOM_SHAPE_BOX:
-        half = net_pb_vec2(gs.u.half_extents);
-        box.half_extents = &half;
-        shape.kind_case = COLLIDE__V1__SHAPE__KIND_BOX;
-        shape.box = &box;
-        break;
-    case GEOM_SHAPE_CIRCLE:
-        circle.radius = gs.u.radius;
-        shape.kind_case = COLLIDE__V1__SHAPE__KIND_CIRCLE;
-        shape.circle = &circle;
-        break;
-    case GEOM_SHAPE_POLYGON: {
-        int n = gs.u.polygon.count;
-        if (n < 0) n = 0;
-        if (n > GEOM_MAX_POLYGON_VERTICES) n = GEOM_MAX_POLYGON_VERTICES;
-        for (int i = 0; i < n; i++) {
-            verts[i] = net_pb_vec2(gs.u.polygon.vertices[i]);
-            vert_ptrs[i] = &verts[i];
-        }
-        poly.n_vertices = (size_t)n;
-        poly.vertices = vert_ptrs;
-        shape.kind_case = COLLIDE__V1__SHAPE__KIND_POLYGON;
-        shape.polygon = &poly;
-        break;
-    }
     }
     size_t size = collide__v1__body_state__get_packed_size(&bs);
     size_t need = 1 + varint_size(size) + size;
@@ -285,135 +338,162 @@ static bool encode_new_body(net_server *srv, world_body_id id, size_t budget,
     return true;
 }
 
-/* ---- contact and sensor events ------------------------------------------------------------- */
+/* ---- Where a snapshot's bodies go: BodyStates, or quantized records ------------------------- */
 
-static int cmp_u64(const void *a, const void *b) {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
+typedef struct snap_out {
+    net_buf *s;       /* the Snapshot body; a float client's BodyStates are appended to it */
+    size_t limit;     /* float: s->len may not pass it; quantized: nor may used */
+    bool quant;       /* the client's snapshots carry Snapshot.packed */
+    size_t used;      /* quantized: s->len plus the most the packed field can take so far */
+    size_t nrecs;     /* quantized: records in sw->qrecs */
+    uint32_t last_id; /* quantized: the id of the last record written to sw->qbytes */
+    bool unsorted;    /* quantized: a record came after one of a higher id (qbytes is not the
+                         packed field as it stands: q_write_packed sorts) */
+} snap_out;
+
+/* The most an id_gap adds to a record (a varint of up to 32 bits). */
+#define QUANT_GAP_MAX 5
+
+/* Records are written to sw->qbytes as the packed field will hold them, each behind its id_gap
+ * from the record before: in the usual snapshot (movers only, no round robin) they come in id
+ * order and qbytes goes out as it is. q_begin writes the gap and returns where the record's own
+ * bytes go; q_end notes them (for the sort when they did not come in order). */
+static size_t q_begin(net_snapshot_writer *sw, snap_out *o, uint32_t id) {
+    if (id <= o->last_id) o->unsorted = true;
+    sw->qbytes.len += varint_write(sw->qbytes.data + sw->qbytes.len, id - o->last_id);
+    o->last_id = id;
+    return sw->qbytes.len;
 }
 
-/* The client of a welcomed id, through the sorted table; NULL when none. */
-static net_client *client_of(net_server *srv, uint32_t n, uint32_t id) {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        uint32_t mid_id = (uint32_t)(srv->client_by_id[mid] >> 32);
-        if (mid_id < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo == n || (uint32_t)(srv->client_by_id[lo] >> 32) != id) return NULL;
-    return srv->clients[(uint32_t)srv->client_by_id[lo]];
+static void q_end(net_snapshot_writer *sw, snap_out *o, uint32_t id, size_t off, size_t len) {
+    NET_ASSERT(o->nrecs < sw->query_cap);
+    net_qrec r = {id, (uint32_t)off, (uint32_t)len};
+    sw->qrecs[o->nrecs++] = r;
+    sw->qbytes.len = off + len;
+    o->used += len + QUANT_GAP_MAX;
 }
 
-/* Queues the event in srv->event_scratch for c, once. */
-static void queue_event(net_server *srv, net_client *c) {
-    if (!c || c->kill || c->state != NET_CLIENT_ACTIVE) return;
-    if (c->event_count >= srv->cfg.max_pending_events) {
-        net_log(NET_LOG_WARN, "events_backlog", c->id, c->addr,
-                "%u events waiting for a snapshot, limit %u", c->event_count,
-                srv->cfg.max_pending_events);
-        net_server_kill(srv, c, NET_DISC_EVENTS_BACKLOG);
-        return;
-    }
-    if (!net_buf_append(&c->events, srv->event_scratch.data, srv->event_scratch.len)) {
-        net_server_kill(srv, c, NET_DISC_OUT_OF_MEMORY);
-        return;
-    }
-    c->event_count++;
-    srv->metrics.events_total++;
-}
-
-/* Encodes one Snapshot field (4 contacts or 5 sensor_events) of packed size n into the scratch. */
-static bool scratch_field(net_server *srv, uint32_t field, size_t n) {
-    net_buf *b = &srv->event_scratch;
-    b->len = 0;
-    if (!net_buf_reserve(b, 1 + 10 + n)) return false;
-    b->len += wire_put_key(b->data, field, WIRE_LEN);
-    put_varint(b, n);
+/* A body new to a quantized client: its state against zero, kind, owner and shape. *sent gets
+ * the state sent. False when it does not fit (or is gone). */
+static bool q_new_body(net_server *srv, snap_out *o, const net_view_entry *v,
+                       uint64_t *changed_tick, quant_state *sent) {
+    net_snapshot_writer *sw = &srv->snapshot;
+    world_body_info info;
+    geom_shape gs;
+    if (o->used >= o->limit || !world_body_get(srv->world, v->id, &info) ||
+        !world_body_shape(srv->world, v->id, &gs))
+        return false;
+    pb_shape shape;
+    pb_shape_fill(&shape, &gs);
+    uint8_t shape_bytes[NET_SNAPSHOT_QUANT_SLACK];
+    size_t slen = collide__v1__shape__get_packed_size(&shape.shape);
+    NET_ASSERT(slen + QUANT_CHANGE_MAX + 15 <= sizeof shape_bytes);
+    if (o->used + QUANT_GAP_MAX + QUANT_CHANGE_MAX + 15 + slen > o->limit) return false;
+    collide__v1__shape__pack(&shape.shape, shape_bytes);
+    /* A mover's state is the mirror's, the one its change records are made from. */
+    quant_state q = v->delta_off != NET_VIEW_NO_DELTA
+                        ? sw->qslot[v->delta_off / NET_SNAPSHOT_RECORD_COPY].cur
+                        : quantize(sw, info.position, info.velocity, info.last_input_seq);
+    uint32_t kind = info.kind == WORLD_BODY_STATIC ? COLLIDE__V1__BODY_KIND__BODY_KIND_STATIC
+                                                   : COLLIDE__V1__BODY_KIND__BODY_KIND_MOVING;
+    size_t off = q_begin(sw, o, v->id);
+    size_t len = quant_encode_new(&q, kind, info.owner, shape_bytes, slen, sw->qbytes.data + off);
+    q_end(sw, o, v->id, off, len);
+    *changed_tick = info.changed_tick;
+    *sent = q;
     return true;
 }
 
-/* The recipients of an event: the owners of its moving bodies (0 for a static), then every
- * all_events admin that is not one of them. */
-static void deliver(net_server *srv, uint32_t n, uint32_t owner_a, uint32_t owner_b) {
-    net_client *a = owner_a ? client_of(srv, n, owner_a) : NULL;
-    net_client *b = owner_b && owner_b != owner_a ? client_of(srv, n, owner_b) : NULL;
-    queue_event(srv, a);
-    queue_event(srv, b);
-    for (uint32_t i = 0; i < srv->client_count; i++) {
-        net_client *c = srv->clients[i];
-        if (c->all_events && c != a && c != b) queue_event(srv, c);
+/* A known mover that changed, for a quantized client whose last-sent state is *base: its record
+ * against that baseline, copied when another client with the same baseline had it encoded this
+ * tick. Nothing when the change is below a quantum. *base becomes the state sent. False when it
+ * does not fit. */
+static bool q_changed(net_server *srv, snap_out *o, const net_view_entry *v, quant_state *base) {
+    net_snapshot_writer *sw = &srv->snapshot;
+    net_qslot *qs = &sw->qslot[v->delta_off / NET_SNAPSHOT_RECORD_COPY];
+    if (memcmp(&qs->cur, base, sizeof *base) == 0) return true;
+    if (qs->valid && memcmp(&qs->base, base, sizeof *base) == 0) {
+        srv->metrics.quantized_records_copied_total++;
+    } else if (!qs->valid) {
+        /* The first baseline of the tick keeps the slot: clients at the same rate that missed
+         * no snapshot all share it. */
+        qs->len = (uint8_t)quant_encode_change(&qs->cur, base, qs->rec);
+        qs->base = *base;
+        qs->valid = true;
+        srv->metrics.quantized_records_encoded_total++;
+    } else {
+        uint8_t tmp[QUANT_CHANGE_MAX];
+        size_t len = quant_encode_change(&qs->cur, base, tmp);
+        srv->metrics.quantized_records_encoded_total++;
+        if (o->used + len + QUANT_GAP_MAX > o->limit) return false;
+        size_t off = q_begin(sw, o, v->id);
+        memcpy(sw->qbytes.data + off, tmp, QUANT_CHANGE_MAX);
+        q_end(sw, o, v->id, off, len);
+        *base = qs->cur;
+        return true;
     }
+    if (o->used + qs->len + QUANT_GAP_MAX > o->limit) return false;
+    size_t off = q_begin(sw, o, v->id);
+    /* A fixed-size copy, as the float path's records (the scratch has the slack). */
+    memcpy(sw->qbytes.data + off, qs->rec, QUANT_CHANGE_MAX);
+    q_end(sw, o, v->id, off, qs->len);
+    *base = qs->cur;
+    return true;
 }
 
-void net_server_collect_events(net_server *srv) {
-    const world_contact_event *ce;
-    const world_sensor_event *se;
-    size_t nc = world_contact_events(srv->world, &ce), ns = world_sensor_events(srv->world, &se);
-    if (nc + ns == 0) return;
-    if (srv->client_by_id_cap < srv->client_count) {
-        uint64_t *t = realloc(srv->client_by_id, srv->client_count * sizeof *t);
-        if (!t) {
-            net_log(NET_LOG_ERROR, "out_of_memory", 0, NULL, "event delivery table");
-            return;
-        }
-        srv->client_by_id = t;
-        srv->client_by_id_cap = srv->client_count;
-    }
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < srv->client_count; i++)
-        if (srv->clients[i]->state == NET_CLIENT_ACTIVE)
-            srv->client_by_id[n++] = (uint64_t)srv->clients[i]->id << 32 | i;
-    qsort(srv->client_by_id, n, sizeof *srv->client_by_id, cmp_u64);
-    for (size_t k = 0; k < nc; k++) {
-        Collide__V1__ContactEvent e = COLLIDE__V1__CONTACT_EVENT__INIT;
-        Collide__V1__Vec2 normal = net_pb_vec2(ce[k].normal);
-        e.a = ce[k].a;
-        e.b = ce[k].b;
-        e.begin = ce[k].begin;
-        e.normal = &normal;
-        e.approach_speed = ce[k].approach_speed;
-        size_t sz = collide__v1__contact_event__get_packed_size(&e);
-        if (!scratch_field(srv, WIRE_SNAPSHOT_CONTACTS, sz)) continue;
-        srv->event_scratch.len +=
-            collide__v1__contact_event__pack(&e, srv->event_scratch.data + srv->event_scratch.len);
-        deliver(srv, n, ce[k].owner_a, ce[k].owner_b);
-    }
-    for (size_t k = 0; k < ns; k++) {
-        Collide__V1__SensorEvent e = COLLIDE__V1__SENSOR_EVENT__INIT;
-        e.sensor = se[k].sensor;
-        e.visitor = se[k].visitor;
-        e.begin = se[k].begin;
-        size_t sz = collide__v1__sensor_event__get_packed_size(&e);
-        if (!scratch_field(srv, WIRE_SNAPSHOT_SENSOR_EVENTS, sz)) continue;
-        srv->event_scratch.len +=
-            collide__v1__sensor_event__pack(&e, srv->event_scratch.data + srv->event_scratch.len);
-        deliver(srv, n, se[k].owner_sensor, se[k].owner_visitor);
-    }
+/* A body new to the client, in full. */
+static inline bool out_new(net_server *srv, snap_out *o, const net_view_entry *v,
+                           uint64_t *changed_tick, quant_state *sent) {
+    if (o->quant) return q_new_body(srv, o, v, changed_tick, sent);
+    return o->s->len < o->limit && encode_new_body(srv, v->id, o->limit - o->s->len, changed_tick);
 }
 
-/* Moves the client's waiting events into the snapshot body s, whole fields, oldest first, while
- * they fit in budget bytes; the rest wait for the next snapshot. */
-static void take_events(net_client *c, net_buf *s, size_t budget) {
-    size_t used = 0, taken = 0;
-    const uint8_t *p = c->events.data;
-    const uint8_t *end = p + c->events.len;
-    while (used < c->events.len) {
-        uint64_t len = 0;
-        const uint8_t *q = p + used + 1; /* past the one-byte key */
-        if (!varint_read(&q, end, &len)) break;
-        size_t rec = (size_t)(q - (p + used)) + (size_t)len;
-        if (used + rec > budget) break;
-        used += rec;
-        taken++;
+/* A known mover that changed: a copy of its arena record, or its quantized record. */
+static inline bool out_changed(net_server *srv, snap_out *o, const net_view_entry *v,
+                               quant_state *base) {
+    if (o->quant) return q_changed(srv, o, v, base);
+    const uint8_t *rec = srv->snapshot.deltas.data + v->delta_off;
+    size_t n = (size_t)rec[1] + 2u;
+    if (o->s->len + n > o->limit) return false;
+    memcpy(o->s->data + o->s->len, rec, NET_SNAPSHOT_RECORD_COPY);
+    o->s->len += n;
+    return true;
+}
+
+static int qrec_cmp(const void *a, const void *b) {
+    uint32_t x = ((const net_qrec *)a)->id, y = ((const net_qrec *)b)->id;
+    return (x > y) - (x < y);
+}
+
+/* Appends Snapshot.packed: the records in ascending id order, each behind its id_gap. */
+static void q_write_packed(net_snapshot_writer *sw, snap_out *o) {
+    if (!o->nrecs) return;
+    net_buf *s = o->s;
+    s->len += wire_put_key(s->data + s->len, WIRE_SNAPSHOT_PACKED, WIRE_LEN);
+    if (!o->unsorted) {
+        put_varint(s, sw->qbytes.len);
+        memcpy(s->data + s->len, sw->qbytes.data, sw->qbytes.len);
+        s->len += sw->qbytes.len;
+        return;
     }
-    if (!used) return;
-    memcpy(s->data + s->len, p, used);
-    s->len += used;
-    net_buf_consume(&c->events, used);
-    c->event_count -= (uint32_t)taken;
+    /* New statics before movers, or a round robin's wrap: out of id order. Sorted, and the gaps
+     * written anew. */
+    net_qrec *r = sw->qrecs;
+    qsort(r, o->nrecs, sizeof *r, qrec_cmp);
+    size_t total = 0;
+    uint32_t prev = 0;
+    for (size_t i = 0; i < o->nrecs; i++) {
+        total += varint_size(r[i].id - prev) + r[i].len;
+        prev = r[i].id;
+    }
+    put_varint(s, total);
+    prev = 0;
+    for (size_t i = 0; i < o->nrecs; i++) {
+        put_varint(s, r[i].id - prev);
+        memcpy(s->data + s->len, sw->qbytes.data + r[i].off, r[i].len);
+        s->len += r[i].len;
+        prev = r[i].id;
+    }
 }
 
 void net_session_snapshot(net_server *srv, net_client *c) {
@@ -452,6 +532,24 @@ void net_session_snapshot(net_server *srv, net_client *c) {
         net_server_kill(srv, c, NET_DISC_OUT_OF_MEMORY);
         return;
     }
+    /* Quantized: what was last sent of each known body, rewritten alongside (same index). */
+    bool quant = c->quantized;
+    quant_state *qnext = NULL;
+    const quant_state *qknown = NULL;
+    if (quant) {
+        if (nknown + nview > sw->qknown_next_cap) {
+            size_t cap = 2 * (nknown + nview);
+            quant_state *p = realloc(sw->qknown_next, cap * sizeof *p);
+            if (!p) {
+                net_server_kill(srv, c, NET_DISC_OUT_OF_MEMORY);
+                return;
+            }
+            sw->qknown_next = p;
+            sw->qknown_next_cap = cap;
+        }
+        qnext = sw->qknown_next;
+        qknown = c->qknown ? c->qknown + kept_statics : NULL;
+    }
 
     /* 1. Removed: known ids not in view, in id order, while they fit half a frame. Those that do
      *    not fit stay known and go next time. Both lists are sorted: one merge. */
@@ -486,12 +584,13 @@ void net_session_snapshot(net_server *srv, net_client *c) {
     put_varint(s, tick);
     /* Events first, up to a quarter of the frame: they are never dropped, and what does not fit
      * goes in the next snapshot, ahead of what comes later. */
-    if (c->event_count) take_events(c, s, frame_budget / 4u);
+    if (c->event_count) net_events_take(c, s, frame_budget / 4u);
     size_t removed_field = nremoved ? 1 + varint_size(removed_bytes) + removed_bytes : 0;
     size_t limit = frame_budget - removed_field; /* s->len may not pass this */
     net_known_entry *next = sw->known_next.entries;
     size_t nnext = 0, dropped = 0, ndeferred = 0;
-    const uint8_t *arena = sw->deltas.data;
+    snap_out out = {s, limit, quant, s->len + 1 + varint_size(limit), 0, 0, false};
+    sw->qbytes.len = 0;
     uint64_t resume = c->resume_key, stop_key = 0;
     bool stopped = false;         /* something had no room: stop_key is the first such key */
     bool static_kept_out = false; /* a known static out of view stays known (removed was full) */
@@ -510,8 +609,7 @@ void net_session_snapshot(net_server *srv, net_client *c) {
                 next[nnext].moving = view[i].delta_off != NET_VIEW_NO_DELTA;
                 next[nnext].sent_tick = NET_KNOWN_UNSENT;
                 nnext++;
-            } else if (s->len < limit &&
-                       encode_new_body(srv, view[i].id, limit - s->len, &changed_tick)) {
+            } else if (out_new(srv, &out, &view[i], &changed_tick, quant ? &qnext[nnext] : NULL)) {
                 next[nnext].id = view[i].id;
                 next[nnext].moving = view[i].delta_off != NET_VIEW_NO_DELTA;
                 next[nnext].sent_tick = tick > changed_tick ? tick : changed_tick;
@@ -527,22 +625,20 @@ void net_session_snapshot(net_server *srv, net_client *c) {
                 dropped++;
             } else {
                 static_kept_out |= !known[j].moving;
+                if (quant) qnext[nnext] = qknown[j];
                 next[nnext++] = known[j];
             }
             j++;
         } else {
             net_known_entry e = known[j];
             const net_view_entry *v = &view[i];
+            if (quant) qnext[nnext] = qknown[j];
             if (v->changed_tick > e.sent_tick && v->delta_off != NET_VIEW_NO_DELTA) {
-                const uint8_t *rec = arena + v->delta_off;
-                size_t n = (size_t)rec[1] + 2u;
                 if (vk < resume) {
                     sw->deferred[2 * ndeferred] = (uint32_t)i;
                     sw->deferred[2 * ndeferred + 1] = (uint32_t)nnext;
                     ndeferred++;
-                } else if (s->len + n <= limit) {
-                    memcpy(s->data + s->len, rec, NET_SNAPSHOT_RECORD_COPY);
-                    s->len += n;
+                } else if (out_changed(srv, &out, v, quant ? &qnext[nnext] : NULL)) {
                     e.sent_tick = tick > v->changed_tick ? tick : v->changed_tick;
                 } else if (!stopped) {
                     stopped = true;
@@ -559,24 +655,20 @@ void net_session_snapshot(net_server *srv, net_client *c) {
     size_t unsent_new = 0;
     for (size_t d = 0; d < ndeferred; d++) {
         const net_view_entry *v = &view[sw->deferred[2 * d]];
-        net_known_entry *e = &next[sw->deferred[2 * d + 1]];
+        size_t at = sw->deferred[2 * d + 1];
+        net_known_entry *e = &next[at];
+        quant_state *qe = quant ? &qnext[at] : NULL;
         bool sent = false;
         if (e->sent_tick == NET_KNOWN_UNSENT) {
             uint64_t changed_tick = 0;
-            sent = s->len < limit && encode_new_body(srv, v->id, limit - s->len, &changed_tick);
+            sent = out_new(srv, &out, v, &changed_tick, qe);
             if (sent)
                 e->sent_tick = tick > changed_tick ? tick : changed_tick;
             else
                 unsent_new++;
         } else {
-            const uint8_t *rec = arena + v->delta_off;
-            size_t n = (size_t)rec[1] + 2u;
-            sent = s->len + n <= limit;
-            if (sent) {
-                memcpy(s->data + s->len, rec, NET_SNAPSHOT_RECORD_COPY);
-                s->len += n;
-                e->sent_tick = tick > v->changed_tick ? tick : v->changed_tick;
-            }
+            sent = out_changed(srv, &out, v, qe);
+            if (sent) e->sent_tick = tick > v->changed_tick ? tick : v->changed_tick;
         }
         if (!sent && !stopped) {
             stopped = true;
@@ -585,9 +677,16 @@ void net_session_snapshot(net_server *srv, net_client *c) {
     }
     if (unsent_new) {
         size_t kept = 0;
-        for (size_t k = 0; k < nnext; k++)
-            if (next[k].sent_tick != NET_KNOWN_UNSENT) next[kept++] = next[k];
+        for (size_t k = 0; k < nnext; k++) {
+            if (next[k].sent_tick == NET_KNOWN_UNSENT) continue;
+            if (quant) qnext[kept] = qnext[k];
+            next[kept++] = next[k];
+        }
         nnext = kept;
+    }
+    if (quant) {
+        NET_ASSERT(out.used <= limit);
+        q_write_packed(sw, &out);
     }
     NET_ASSERT(s->len <= limit && nnext <= nknown + nview);
     c->resume_key = stopped ? stop_key : 0;
@@ -603,6 +702,19 @@ void net_session_snapshot(net_server *srv, net_client *c) {
     }
     if (nnext) memcpy(c->known.entries + kept_statics, next, nnext * sizeof *next);
     c->known.count = (uint32_t)(kept_statics + nnext);
+    if (quant) {
+        if (kept_statics + nnext > c->qknown_cap) {
+            uint32_t cap = c->known.cap; /* what known grew to: doubling, like it */
+            quant_state *p = realloc(c->qknown, (size_t)cap * sizeof *p);
+            if (!p) {
+                net_server_kill(srv, c, NET_DISC_OUT_OF_MEMORY);
+                return;
+            }
+            c->qknown = p;
+            c->qknown_cap = cap;
+        }
+        if (nnext) memcpy(c->qknown + kept_statics, qnext, nnext * sizeof *qnext);
+    }
     if (!skip_statics) {
         /* Both lists hold the statics first. With no static kept out of view, the known statics
          * are a subset of those in view: equal counts, equal sets. */
@@ -620,8 +732,8 @@ void net_session_snapshot(net_server *srv, net_client *c) {
 
     /* ServerMessage { snapshot } around it, framed. */
     size_t msg_len = 1 + varint_size(s->len) + s->len;
-    uint8_t prefix[FRAME_MAX_PREFIX];
-    size_t plen = frame_write_prefix((uint32_t)msg_len, prefix);
+    uint8_t prefix[NET_MAX_FRAME_PREFIX];
+    size_t plen = net_client_frame_prefix(srv, c, msg_len, prefix);
     if (!net_buf_reserve(&c->out, plen + msg_len)) {
         net_server_kill(srv, c, NET_DISC_OUT_OF_MEMORY);
         return;
@@ -634,7 +746,6 @@ void net_session_snapshot(net_server *srv, net_client *c) {
     memcpy(c->out.data + c->out.len, s->data, s->len);
     c->out.len += s->len;
     c->out_snapshots++;
-    srv->metrics.frames_out_total++;
     net_server_mark_dirty(srv, c);
 }
 
@@ -646,8 +757,32 @@ void net_server_snapshots(net_server *srv) {
                 "view index rebuild failed: snapshots skipped this tick");
         return;
     }
+    uint64_t tick = world_tick(srv->world);
     for (uint32_t i = 0; i < srv->client_count; i++) {
         net_client *c = srv->clients[i];
-        if (c->state == NET_CLIENT_ACTIVE && !c->kill) net_session_snapshot(srv, c);
+        if (c->state != NET_CLIENT_ACTIVE || c->kill) continue;
+        if (c->snapshot_every > 1u) {
+            /* A reduced rate: the ticks of the client's phase (net_snapshot_next_tick). A
+             * snapshot dropped for a slow reader waits for the next such tick too. */
+            if (tick < c->next_snapshot_tick) continue;
+            c->next_snapshot_tick = net_snapshot_next_tick(tick, c->snapshot_every, c->id);
+        }
+        net_session_snapshot(srv, c);
     }
+}
+
+uint64_t net_snapshot_next_tick(uint64_t after, uint32_t every, uint32_t client_id) {
+    uint64_t phase = client_id % every;
+    uint64_t d = (after + every - phase) % every; /* (after - phase) mod every */
+    return after - d + every;
+}
+
+uint32_t net_snapshot_interval(float tick_rate_hz, uint32_t rate_hz) {
+    long t = lrintf(tick_rate_hz);
+    if (rate_hz == 0 || t <= 0 || rate_hz >= (uint64_t)t) return 1;
+    uint64_t T = (uint64_t)t, k1 = T / rate_hz, k2 = k1 + 1u;
+    /* |T/k - r| = |T - r k| / k: compare the two candidates without division; a tie goes to
+     * the higher rate, k1. */
+    uint64_t e1 = T - rate_hz * k1, e2 = rate_hz * k2 - T;
+    return (uint32_t)(e1 * k2 <= e2 * k1 ? k1 : k2);
 }

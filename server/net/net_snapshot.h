@@ -4,7 +4,15 @@
  * welcomed client it merge-joins the bodies in its view with what it was told before (net_known)
  * and appends one Snapshot: removed ids, new bodies in full, changed ones as a copy of their
  * record, round robin when a frame runs out of room. The hot loop neither reads the world nor
- * encodes (docs/perf/net.md). */
+ * encodes (docs/perf/net.md).
+ *
+ * A quantized client (Hello.quantized: PROTOCOL.md "Snapshot rate and quantized snapshots") goes
+ * through the same merge; its bodies become records of Snapshot.packed (proto/quant.h) against
+ * what it was last sent of each (net_client.qknown, kept beside its known set). A change record
+ * depends on the client only through that baseline, so each mover's is encoded once per tick
+ * (net_qslot) and copied to every client with the same baseline. A client at a reduced rate
+ * (Hello.snapshot_rate_hz) is skipped between the ticks of its phase (net_snapshot_next_tick):
+ * its known set makes the next snapshot carry everything since its last one. */
 #ifndef COLLIDE_NET_SNAPSHOT_H
 #define COLLIDE_NET_SNAPSHOT_H
 
@@ -16,6 +24,7 @@
 #include "net_config.h"
 #include "net_known.h"
 #include "net_view.h"
+#include "quant.h"
 #include "world.h"
 
 #define NET_SNAPSHOT_DELTA_MAX 46 /* bytes of one encoded delta BodyState (at most 45) */
@@ -25,6 +34,27 @@
  * have that much slack): a fixed-size memcpy is a few vector moves, a variable one became a
  * `rep movsq` that cost half the snapshot pass (measured, docs/perf/net.md). */
 #define NET_SNAPSHOT_RECORD_COPY 48
+/* Room past max_frame in the quantized records' scratch, and the most one new body's record
+ * (flags, parts, kind, owner, a 16-vertex polygon's Shape) takes. */
+#define NET_SNAPSHOT_QUANT_SLACK 320
+
+/* A mover's quantized state, and its change record as last encoded for some client with the
+ * baseline it was encoded against: any other client with the same baseline gets a copy
+ * (net_snapshot.c). One struct, so that a client's record costs one slot's cache lines. */
+typedef struct net_qslot {
+    quant_state cur;               /* the mover's state in quanta as of the mirror */
+    quant_state base;              /* the baseline rec was encoded against (when valid) */
+    bool valid;                    /* rec was encoded since the mover last changed */
+    uint8_t len;                   /* bytes in rec (flags and parts; the id_gap is per client) */
+    uint8_t rec[QUANT_CHANGE_MAX]; /* copied as QUANT_CHANGE_MAX bytes whatever len */
+} net_qslot;
+
+/* One record of a quantized snapshot being written, before the sort by id. */
+typedef struct net_qrec {
+    uint32_t id;
+    uint32_t off; /* in net_snapshot_writer.qbytes */
+    uint32_t len;
+} net_qrec;
 
 typedef struct net_snapshot_writer {
     net_view_index view;      /* interest-management grid the views query */
@@ -46,6 +76,14 @@ typedef struct net_snapshot_writer {
     net_buf body;             /* scratch: one Snapshot's encoded body */
     bool always_walk_statics; /* walk every static in view on every tick, as before the known
                                  statics were kept (for benchmarks and differential tests) */
+    /* Quantized snapshots (quant.h). */
+    double position_quantum, velocity_quantum; /* --position-quantum, --velocity-quantum */
+    net_qslot *qslot;         /* each mover's quantized state and record, by record slot */
+    size_t qslots;            /* entries allocated in qslot */
+    quant_state *qknown_next; /* scratch: a quantized client's qknown being rewritten */
+    size_t qknown_next_cap;   /* entries allocated in qknown_next */
+    net_qrec *qrecs;          /* scratch: one quantized snapshot's records (query_cap of them) */
+    net_buf qbytes;           /* scratch: their bytes */
 } net_snapshot_writer;
 
 struct net_server;
@@ -64,6 +102,17 @@ bool net_snapshot_observe(net_snapshot_writer *s, const world *w);
 void net_server_snapshots(struct net_server *srv);
 /* Snapshot for one client; the index and records must be current (net_server_snapshots). */
 void net_session_snapshot(struct net_server *srv, struct net_client *c);
+
+/* The interval in ticks of a client that asked for rate_hz snapshots a second (Hello.
+ * snapshot_rate_hz): the k >= 1 whose tick_rate / k is nearest, ties to the higher rate; 1 for 0
+ * or a rate at or above the tick rate. */
+uint32_t net_snapshot_interval(float tick_rate_hz, uint32_t rate_hz);
+
+/* The first tick after `after` at which a client with an interval of `every` ticks gets its
+ * snapshot: those of its phase, client_id mod every. Clients of one phase snapshot at the same
+ * ticks, so they share their baselines (the quantized records' copies); the phases spread the
+ * reduced-rate clients over the ticks (all at once would make every k-th tick k times as long). */
+uint64_t net_snapshot_next_tick(uint64_t after, uint32_t every, uint32_t client_id);
 
 /* Encodes a delta BodyState (fields 1-4, zero values left out as proto3 does) into out, which has
  * room for NET_SNAPSHOT_DELTA_MAX bytes; returns its length. */

@@ -405,6 +405,7 @@ world_status world_despawn(world *w, world_body_id id) {
     } else {
         uint32_t i = s->index, last = w->mover_count - 1;
         ref = w->movers[i].shape;
+        w->mover_despawns++;
         if (ref_kind(ref) == WORLD_REF_TURNED) {
             w->turns[slot].in_use = 0;
             ref = w->turns[slot].local;

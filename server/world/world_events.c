@@ -14,13 +14,38 @@
 #include "world_pair.h"
 #include "world_statics.h"
 
+#define EV_BEGIN_GAP (2.0f * GEOM_SKIN)
+/* ev->changed: the mover looks for new pairs in this step (it changed place, or a rescan) */
+#define EV_LOOKS 1u
+/* ev->changed: it queried the mover grid (it did not take its partners from the pair list) */
+#define EV_QUERIED 2u
+/* ev->changed: its slide noted its statics in this step (their count in the bits above) */
+#define EV_NOTED 4u
+#define EV_NOTED_SHIFT 4
+
+/* Statics remembered per mover from its slide: a box under a cell wide, grown by a slow move and
+ * the margins, meets at most 2 x 2 cells of unit tiles. */
+#define EV_NEAR 4u
+/* How many pairs ahead the recheck asks for the bodies it will read. */
+#define EV_PREFETCH 8u
+#define EV_END_GAP (4.0f * GEOM_SKIN)
+
 /* A tracked pair: a contact (a, b) or a sensor overlap (a = the sensor, b = the visitor). */
 typedef struct ev_pair {
     world_body_id a, b;
+    /* The key. Contacts: the slots (a slot holds one body at a time, ids ascend with slots; a
+     * pair that lost a body is dropped before the search for new ones). Sensor overlaps: the ids
+     * (a pair ended in the step stays until after the search, and must not hide a new body that
+     * took the slot of one that went). */
+    uint32_t slot_a, slot_b;
+    uint32_t hint_a, hint_b; /* dense indices (movers or statics) where the bodies were last seen:
+                              * the rechecks read the bodies without the slot table */
     uint32_t owner_a, owner_b;
-    vec2 normal; /* contacts: from a towards b, as last seen */
-    bool ended;  /* sensor overlaps: ended in this step (dropped after the step's search, so the
-                  * search does not take a visitor that just left for a new crossing) */
+    vec2 normal;   /* contacts: from a towards b, as last seen */
+    bool ended;    /* ended in this step, dropped after the walk (sensor overlaps: after the step's
+                    * search, so the search does not take a visitor that just left for a new
+                    * crossing) */
+    bool b_static; /* contacts: b is a static (a is always a mover) */
 } ev_pair;
 
 typedef struct ev_set {
@@ -38,29 +63,43 @@ typedef struct world_events {
     size_t cev_count, cev_cap;
     world_sensor_event *sev; /* the last step's sensor events */
     size_t sev_count, sev_cap;
-    vec2 *p0;      /* per dense mover index: its position at the start of the step (sensors) */
-    aabb *swept;   /* per dense mover index: its box swept along the step's straight move */
-    bool p0_valid; /* p0 was filled at the start of this step */
-    bool rescan;   /* look for new pairs around every body */
-    uint64_t lost; /* world_stats.events_lost */
+    vec2 *p0;          /* per dense mover index: its position at the start of the step */
+    aabb *swept;       /* per dense mover index: its box swept along the step's straight move */
+    size_t mover_room; /* entries p0 and swept hold: grown with the movers, not sized to
+                        * mover_cap (a daemon holds many rooms: issue 13's memory per room) */
+    bool p0_valid;     /* p0 was filled at the start of this step */
+    /* The mover pass's pairs (dense indices, path boxes that meet) and its path boxes, copied
+     * before the discrete pass reuses those arrays: a mover whose final box grown by the begin
+     * gap lies in its path box meets every mover within that gap among its pairs (or the other
+     * one left its path, and looks itself), so it needs no grid query of its own. */
+    uint32_t (*pairs)[2];
+    uint32_t pair_count;
+    size_t pair_room;
+    aabb *path;                /* per dense mover index, mover_room entries */
+    bool pairs_valid;          /* pairs and path describe this step's mover pass, complete */
+    uint8_t *changed;          /* per dense mover index: EV_* bits, mover_room entries */
+    uint64_t *changed_bits;    /* per slot: changed place in this step or shown for the first time
+                                * (slot_changed), a bit each: the rechecks read only these */
+    aabb *near_region;         /* per dense mover index: the region of its noted statics */
+    uint32_t (*near)[EV_NEAR]; /* per dense mover index: its noted statics (EV_NOTED) */
+    bool rescan;               /* look for new pairs around every body */
+    uint64_t lost;             /* world_stats.events_lost */
 } world_events;
-
-#define EV_BEGIN_GAP (2.0f * GEOM_SKIN)
-#define EV_END_GAP (4.0f * GEOM_SKIN)
 
 /* ---- the pair sets ------------------------------------------------------------------------ */
 
-static inline uint32_t pair_hash(world_body_id a, world_body_id b) {
+static inline uint32_t pair_hash(uint32_t a, uint32_t b) {
     uint64_t k = ((uint64_t)a << 32 | b) * 0x9e3779b97f4a7c15ull;
     return (uint32_t)(k >> 32);
 }
 
-static int64_t set_find(const ev_set *s, world_body_id a, world_body_id b) {
+/* The pair of key (a, b) (ev_pair.slot_a, slot_b), by index, or -1. */
+static int64_t set_find(const ev_set *s, uint32_t a, uint32_t b) {
     if (!s->hash) return -1;
     for (uint32_t h = pair_hash(a, b) & s->hash_mask;; h = (h + 1) & s->hash_mask) {
         uint32_t v = s->hash[h];
         if (!v) return -1;
-        if (s->pairs[v - 1].a == a && s->pairs[v - 1].b == b) return (int64_t)v - 1;
+        if (s->pairs[v - 1].slot_a == a && s->pairs[v - 1].slot_b == b) return (int64_t)v - 1;
     }
 }
 
@@ -68,7 +107,7 @@ static void set_rehash(ev_set *s) {
     if (!s->hash) return;
     memset(s->hash, 0, ((size_t)s->hash_mask + 1) * sizeof *s->hash);
     for (uint32_t i = 0; i < s->count; i++) {
-        uint32_t h = pair_hash(s->pairs[i].a, s->pairs[i].b) & s->hash_mask;
+        uint32_t h = pair_hash(s->pairs[i].slot_a, s->pairs[i].slot_b) & s->hash_mask;
         while (s->hash[h])
             h = (h + 1) & s->hash_mask;
         s->hash[h] = i + 1;
@@ -94,7 +133,7 @@ static bool set_add(ev_set *s, const ev_pair *p) {
         set_rehash(s);
     }
     s->pairs[s->count] = *p;
-    uint32_t h = pair_hash(p->a, p->b) & s->hash_mask;
+    uint32_t h = pair_hash(p->slot_a, p->slot_b) & s->hash_mask;
     while (s->hash[h])
         h = (h + 1) & s->hash_mask;
     s->hash[h] = ++s->count;
@@ -118,6 +157,12 @@ void world_events_free(world *w) {
     free(ev->sev);
     free(ev->p0);
     free(ev->swept);
+    free(ev->pairs);
+    free(ev->path);
+    free(ev->changed);
+    free(ev->changed_bits);
+    free(ev->near_region);
+    free(ev->near);
     free(ev);
     w->events = NULL;
 }
@@ -129,15 +174,13 @@ void world_set_events(world *w, bool enabled) {
     }
     if (w->events) return;
     world_events *ev = calloc(1, sizeof *ev);
-    if (!ev) return;
-    ev->p0 = malloc((size_t)w->mover_cap * sizeof *ev->p0);
-    ev->swept = malloc((size_t)w->mover_cap * sizeof *ev->swept);
-    if (!ev->p0 || !ev->swept) {
-        free(ev->p0);
-        free(ev->swept);
+    uint64_t *changed_bits = calloc(((size_t)w->capacity + 63) / 64, sizeof *changed_bits);
+    if (!ev || !changed_bits) {
         free(ev);
+        free(changed_bits);
         return;
     }
+    ev->changed_bits = changed_bits;
     ev->rescan = true; /* pairs that touch already begin at the next step */
     w->events = ev;
 }
@@ -169,20 +212,74 @@ void world_events_begin_step(world *w) {
     ev->sev_count = 0;
     /* where each mover began: a body that did not move cannot begin or end a pair by itself
      * (its partner moved, or neither did), and sensors sweep from here */
-    ev->p0_valid = true;
-    for (uint32_t i = 0; i < w->mover_count; i++)
-        ev->p0[i] = w->movers[i].position;
+    if (w->mover_count > ev->mover_room) {
+        size_t room = ev->mover_room ? ev->mover_room : 64;
+        while (room < w->mover_count)
+            room *= 2;
+        /* each array keeps at least mover_room entries whichever realloc fails */
+        vec2 *p0 = realloc(ev->p0, room * sizeof *p0);
+        if (p0) ev->p0 = p0;
+        aabb *swept = p0 ? realloc(ev->swept, room * sizeof *swept) : NULL;
+        if (swept) ev->swept = swept;
+        aabb *path = swept ? realloc(ev->path, room * sizeof *path) : NULL;
+        if (path) ev->path = path;
+        uint8_t *changed = path ? realloc(ev->changed, room) : NULL;
+        if (changed) ev->changed = changed;
+        aabb *near_region = changed ? realloc(ev->near_region, room * sizeof *near_region) : NULL;
+        if (near_region) ev->near_region = near_region;
+        uint32_t(*near)[EV_NEAR] = near_region ? realloc(ev->near, room * sizeof *near) : NULL;
+        if (near) ev->near = near, ev->mover_room = room;
+    }
+    ev->pairs_valid = false;
+    /* out of memory: this step's pairs are measured as if every mover had moved, straight */
+    ev->p0_valid = w->mover_count <= ev->mover_room;
+    if (ev->p0_valid) {
+        for (uint32_t i = 0; i < w->mover_count; i++)
+            ev->p0[i] = w->movers[i].position;
+        if (w->mover_count) memset(ev->changed, 0, w->mover_count); /* NULL while no mover yet */
+    }
+}
+
+void world_events_note_statics(world *w, uint32_t mi, aabb region, const uint32_t *index,
+                               uint32_t count) {
+    world_events *ev = w->events;
+    if (!ev->p0_valid || count > EV_NEAR) return;
+    ev->near_region[mi] = region;
+    for (uint32_t k = 0; k < count; k++)
+        ev->near[mi][k] = index[k];
+    ev->changed[mi] = (uint8_t)(EV_NOTED | count << EV_NOTED_SHIFT);
+}
+
+void world_events_note_pairs(world *w) {
+    world_events *ev = w->events;
+    if (!ev || !ev->p0_valid) return;
+    uint32_t n = w->scratch.pair_count;
+    /* a full pair list may have dropped pairs (world_grid_pairs stops there): not complete */
+    if (n >= w->scratch.pair_cap) return;
+    if (n > ev->pair_room) {
+        size_t room = ev->pair_room ? ev->pair_room : 256;
+        while (room < n)
+            room *= 2;
+        uint32_t(*pairs)[2] = realloc(ev->pairs, room * sizeof *pairs);
+        if (!pairs) return;
+        ev->pairs = pairs;
+        ev->pair_room = room;
+    }
+    /* Both may still be NULL (nothing recorded yet): memcpy takes no NULL, even for 0 bytes. */
+    if (n) memcpy(ev->pairs, w->scratch.pairs, (size_t)n * sizeof *ev->pairs);
+    if (w->mover_count)
+        memcpy(ev->path, w->scratch.path, (size_t)w->mover_count * sizeof *ev->path);
+    ev->pair_count = n;
+    ev->pairs_valid = true;
 }
 
 static inline bool bit_set(const uint64_t *bits, uint32_t slot) {
     return (bits[slot >> 6] >> (slot & 63)) & 1u;
 }
-/* Changed place in this step, or shown for the first time (a static's first step too). */
+/* Changed place in this step, or shown for the first time (a static's first step too), or every
+ * body in a rescan: from ev->changed_bits (note_changes, at the start of the step's events). */
 static inline bool slot_changed(const world *w, uint32_t slot) {
-    if (bit_set(w->spawn_bits, slot)) return true;
-    const world_slot *s = &w->slots[slot];
-    if (s->kind != WORLD_BODY_MOVING || !bit_set(w->moved_bits, slot)) return false;
-    return !vec_eq(w->movers[s->index].position, w->events->p0[s->index]);
+    return bit_set(w->events->changed_bits, slot);
 }
 
 /* A live body as the narrow phase sees it (slot known to be live). */
@@ -266,40 +363,103 @@ static float approach(const world *w, uint32_t sa, uint32_t sb, vec2 n) {
     return v2_dot(v2_sub(slot_intent(w, sa), slot_intent(w, sb)), n);
 }
 
+/* Fills ev->changed_bits, and ev->changed's EV_LOOKS, from the step's change bits: what
+ * slot_changed says of each body, computed once. */
+static void note_changes(world *w) {
+    world_events *ev = w->events;
+    size_t words = ((size_t)w->capacity + 63) / 64;
+    if (ev->rescan) {
+        memset(ev->changed_bits, 0xff, words * sizeof *ev->changed_bits);
+    } else {
+        memcpy(ev->changed_bits, w->spawn_bits, words * sizeof *ev->changed_bits);
+    }
+    for (uint32_t i = 0; i < w->mover_count; i++) {
+        const world_mover *m = &w->movers[i];
+        bool looks =
+            ev->rescan || bit_set(w->spawn_bits, m->slot) ||
+            (bit_set(w->moved_bits, m->slot) && (!ev->p0_valid || !vec_eq(m->position, ev->p0[i])));
+        if (looks) ev->changed_bits[m->slot >> 6] |= 1ull << (m->slot & 63);
+        if (ev->p0_valid)
+            ev->changed[i] =
+                (uint8_t)((ev->changed[i] & ~(EV_LOOKS | EV_QUERIED)) | (looks ? EV_LOOKS : 0u));
+    }
+}
+
+/* Whether the pair of ids a, b (both alive at the last step) may have changed: a body went
+ * (every despawn of a body a step has seen marks its slot until the next step ends), or one of
+ * them changed place or was shown for the first time. Reads two bitmaps, no body. */
+static inline bool pair_may_change(const world *w, const ev_pair *p) {
+    const uint64_t *gone = w->pending_despawn_bits, *changed = w->events->changed_bits;
+    return bit_set(gone, p->slot_a) || bit_set(gone, p->slot_b) || bit_set(changed, p->slot_a) ||
+           bit_set(changed, p->slot_b);
+}
+
+/* The live body of slot as the narrow phase sees it, and its intent, found through *hint (its
+ * dense index when last seen, corrected when the movers were reordered or a despawn moved a body
+ * into its place). */
+static body_view hinted_view(const world *w, uint32_t slot, bool is_static, uint32_t *hint,
+                             vec2 *intent) {
+    WORLD_ASSERT(w->slots[slot].kind == (is_static ? WORLD_BODY_STATIC : WORLD_BODY_MOVING));
+    if (is_static) {
+        if (*hint >= w->static_count || w->statics[*hint].slot != slot)
+            *hint = w->slots[slot].index;
+        *intent = v2(0.0f, 0.0f);
+        return static_view(&w->statics[*hint]);
+    }
+    if (*hint >= w->mover_count || w->movers[*hint].slot != slot) *hint = w->slots[slot].index;
+    const world_mover *m = &w->movers[*hint];
+    *intent = m->intent;
+    return mover_view(m, m->position);
+}
+
 /* 1 for contacts: the tracked pairs whose bodies moved or went. */
 static void contacts_recheck(world *w) {
     world_events *ev = w->events;
     ev_set *s = &ev->contacts;
-    uint32_t kept = 0;
     bool removed = false;
+    /* pairs are updated in place and ended ones dropped after the walk: copying each pair
+     * through a local, part of it just rewritten, stalls on store forwarding */
     for (uint32_t k = 0; k < s->count; k++) {
-        ev_pair p = s->pairs[k];
-        uint32_t sa = id_slot(w, p.a), sb = id_slot(w, p.b);
+        if (k + EV_PREFETCH < s->count) {
+            /* the bodies of a later pair: held pairs lie in no spatial order, so each body is a
+             * cache miss, and these overlap with the work on this one */
+            const ev_pair *q = &s->pairs[k + EV_PREFETCH];
+            if (q->hint_a < w->mover_count) __builtin_prefetch(&w->movers[q->hint_a]);
+            if (q->b_static ? q->hint_b < w->static_count : q->hint_b < w->mover_count)
+                __builtin_prefetch(q->b_static ? (const void *)&w->statics[q->hint_b]
+                                               : (const void *)&w->movers[q->hint_b]);
+        }
+        ev_pair *p = &s->pairs[k];
+        if (!pair_may_change(w, p)) continue;
         bool end;
         float speed = 0.0f;
-        if (sa == UINT32_MAX || sb == UINT32_MAX) {
-            end = true;
-        } else if (!ev->rescan && !slot_changed(w, sa) && !slot_changed(w, sb)) {
-            end = false;
-        } else if (!slots_block(w, sa, sb)) {
-            end = true;
-            speed = approach(w, sa, sb, p.normal);
+        if (bit_set(w->pending_despawn_bits, p->slot_a) ||
+            bit_set(w->pending_despawn_bits, p->slot_b)) {
+            end = true; /* a body went (its slot may hold another by now) */
         } else {
-            body_view va = slot_view(w, sa), vb = slot_view(w, sb);
-            vec2 n;
-            float gap = view_distance(w, &va, &vb, &n);
-            end = gap > EV_END_GAP;
-            if (!end) p.normal = n;
-            speed = approach(w, sa, sb, end ? p.normal : n);
+            WORLD_ASSERT(id_slot(w, p->a) == p->slot_a && id_slot(w, p->b) == p->slot_b);
+            vec2 ia, ib;
+            body_view va = hinted_view(w, p->slot_a, false, &p->hint_a, &ia);
+            body_view vb = hinted_view(w, p->slot_b, p->b_static, &p->hint_b, &ib);
+            if (!slots_block(w, p->slot_a, p->slot_b)) {
+                end = true;
+                speed = v2_dot(v2_sub(ia, ib), p->normal);
+            } else {
+                vec2 n;
+                float gap = view_distance(w, &va, &vb, &n);
+                end = gap > EV_END_GAP;
+                if (!end) p->normal = n;
+                speed = v2_dot(v2_sub(ia, ib), end ? p->normal : n);
+            }
         }
-        if (end && emit_contact(w, &p, speed, false)) {
-            removed = true;
-            continue;
-        }
-        s->pairs[kept++] = p;
+        if (end && emit_contact(w, p, speed, false)) p->ended = removed = true;
     }
+    if (!removed) return;
+    uint32_t kept = 0;
+    for (uint32_t k = 0; k < s->count; k++)
+        if (!s->pairs[k].ended) s->pairs[kept++] = s->pairs[k];
     s->count = kept;
-    if (removed) set_rehash(s);
+    set_rehash(s);
 }
 
 typedef struct contact_ctx {
@@ -310,25 +470,35 @@ typedef struct contact_ctx {
     aabb box;       /* its box grown by the begin gap */
 } contact_ctx;
 
-/* A candidate pair for a begin: the mover c->slot and the body of slot other. */
-static void contact_offer(contact_ctx *c, uint32_t other, const body_view *ov, bool other_static) {
+/* A candidate pair for a begin: the mover c->slot and the body of slot other (dense index
+ * other_index among the movers or the statics). */
+static void contact_offer(contact_ctx *c, uint32_t other, uint32_t other_index, const body_view *ov,
+                          bool other_static) {
     world *w = c->w;
     if (other == c->slot || !slots_block(w, c->slot, other)) return;
-    world_body_id ia = slot_id(w, c->slot), ib = slot_id(w, other);
-    /* a is the mover of a mover-static pair, else the lower id */
-    bool swap = !other_static && ib < ia;
-    world_body_id a = swap ? ib : ia, b = swap ? ia : ib;
-    if (set_find(&w->events->contacts, a, b) >= 0) return;
+    /* a is the mover of a mover-static pair, else the lower id (ids ascend with their slots) */
+    bool swap = !other_static && other < c->slot;
+    uint32_t sa = swap ? other : c->slot, sb = swap ? c->slot : other;
+    if (set_find(&w->events->contacts, sa, sb) >= 0) return;
     vec2 n;
     float gap = view_distance(w, &c->view, ov, &n);
     if (!(gap <= EV_BEGIN_GAP)) return;
-    uint32_t sa = swap ? other : c->slot, sb = swap ? c->slot : other;
-    ev_pair p = {a, b, slot_owner(w, sa), slot_owner(w, sb), swap ? v2_neg(n) : n, false};
+    ev_pair p = {slot_id(w, sa),
+                 slot_id(w, sb),
+                 sa,
+                 sb,
+                 swap ? other_index : c->index,
+                 swap ? c->index : other_index,
+                 slot_owner(w, sa),
+                 slot_owner(w, sb),
+                 swap ? v2_neg(n) : n,
+                 false,
+                 other_static};
     if (!set_add(&w->events->contacts, &p) ||
         !emit_contact(w, &p, approach(w, sa, sb, p.normal), true)) {
         w->events->lost++;
         /* an added pair whose begin could not be listed is taken back: no end without a begin */
-        int64_t k = set_find(&w->events->contacts, a, b);
+        int64_t k = set_find(&w->events->contacts, sa, sb);
         if (k >= 0) {
             w->events->contacts.count--;
             w->events->contacts.pairs[k] = w->events->contacts.pairs[w->events->contacts.count];
@@ -343,8 +513,18 @@ static bool contact_static_visit(const world *cw, uint32_t si, void *vctx) {
     const world_static *st = &c->w->statics[si];
     if (!aabb_overlaps(st->box, c->box)) return true;
     body_view v = static_view(st);
-    contact_offer(c, st->slot, &v, true);
+    contact_offer(c, st->slot, si, &v, true);
     return true;
+}
+
+static inline bool mover_looks(const world *w, uint32_t i) {
+    const world_events *ev = w->events;
+    return ev->p0_valid ? ev->changed[i] & EV_LOOKS
+                        : ev->rescan || slot_changed(w, w->movers[i].slot);
+}
+static inline bool mover_queried(const world *w, uint32_t i) {
+    const world_events *ev = w->events;
+    return ev->p0_valid ? ev->changed[i] & EV_QUERIED : mover_looks(w, i);
 }
 
 static bool contact_mover_visit(const world *cw, uint32_t i, void *vctx) {
@@ -353,31 +533,75 @@ static bool contact_mover_visit(const world *cw, uint32_t i, void *vctx) {
     if (i >= c->w->mover_count) return true;
     const world_mover *m = &c->w->movers[i];
     if (!aabb_overlaps(box_at(m->position, m->lo, m->hi), c->box)) return true;
-    /* a partner that looks too (it moved) and came earlier has offered this pair already */
-    if (i < c->index && (c->w->events->rescan || slot_changed(c->w, m->slot)) &&
-        !slot_is_sensor(c->w, m->slot))
-        return true;
     body_view v = mover_view(m, m->position);
-    contact_offer(c, m->slot, &v, false);
+    if (i < c->index && mover_looks(c->w, i) && !slot_is_sensor(c->w, m->slot)) {
+        /* a partner that came earlier and looks too offers the pair, from its side (the normal's
+         * sign of zero depends on the side): it has already when it queried the grid, not when
+         * it took its partners from the pair list (this mover left its path box: the pair may
+         * not be listed) */
+        if (mover_queried(c->w, i)) return true;
+        contact_ctx other = {c->w, m->slot, i, v,
+                             aabb_inflate(box_at(m->position, m->lo, m->hi), EV_BEGIN_GAP)};
+        contact_offer(&other, c->slot, c->index, &c->view, false);
+        return true;
+    }
+    contact_offer(c, m->slot, i, &v, false);
     return true;
 }
 
-/* 2 for contacts: new pairs around the movers that moved. */
+/* A contact_ctx for the mover of dense index i where it ended. */
+static contact_ctx contact_looker(world *w, uint32_t i) {
+    const world_mover *m = &w->movers[i];
+    contact_ctx c = {w, m->slot, i, mover_view(m, m->position),
+                     aabb_inflate(box_at(m->position, m->lo, m->hi), EV_BEGIN_GAP)};
+    return c;
+}
+
+/* 2 for contacts: new pairs around the movers that moved. Statics through the static grid; movers
+ * from the mover pass's pairs (world_events_note_pairs) when the looker stayed inside its path
+ * box, else through the mover grid the step left. */
 static void contacts_find(world *w) {
     world_events *ev = w->events;
     world_grid *g = &w->cache->grid;
+    uint32_t n = w->mover_count;
     bool grid_ready = false;
-    for (uint32_t i = 0; i < w->mover_count; i++) {
+    for (uint32_t i = 0; i < n; i++) {
         const world_mover *m = &w->movers[i];
-        if (!ev->rescan && !slot_changed(w, m->slot)) continue;
-        if (slot_is_sensor(w, m->slot)) continue;
-        contact_ctx c = {w, m->slot, i, mover_view(m, m->position),
-                         aabb_inflate(box_at(m->position, m->lo, m->hi), EV_BEGIN_GAP)};
-        world_static_query(w, c.box, contact_static_visit, &c);
-        if (w->mover_count < 2) continue;
+        if (!mover_looks(w, i) || slot_is_sensor(w, m->slot)) continue;
+        contact_ctx c = contact_looker(w, i);
+        if (ev->p0_valid && (ev->changed[i] & EV_NOTED) &&
+            aabb_contains(ev->near_region[i], c.box)) {
+            /* its slide walked the statics of a region holding this box: the same statics, in
+             * the same order, as the static query would find */
+            uint32_t count = (uint32_t)ev->changed[i] >> EV_NOTED_SHIFT;
+            for (uint32_t k = 0; k < count; k++)
+                contact_static_visit(w, ev->near[i][k], &c);
+        } else {
+            world_static_query(w, c.box, contact_static_visit, &c);
+        }
+        if (n < 2) continue;
+        if (ev->pairs_valid && aabb_contains(ev->path[i], c.box)) continue;
         if (!grid_ready && !g->valid) world_grid_build_current(w, 0.0f);
         grid_ready = true;
+        if (ev->p0_valid) ev->changed[i] |= EV_QUERIED;
         world_grid_query(w, g, c.box, contact_mover_visit, &c);
+    }
+    if (!ev->pairs_valid) return;
+    for (uint32_t k = 0; k < ev->pair_count; k++) {
+        uint32_t i = ev->pairs[k][0], j = ev->pairs[k][1];
+        bool li = (ev->changed[i] & EV_LOOKS) && !slot_is_sensor(w, w->movers[i].slot);
+        bool lj = (ev->changed[j] & EV_LOOKS) && !slot_is_sensor(w, w->movers[j].slot);
+        if (!li && !lj) continue;
+        if (!li) {
+            uint32_t t = i;
+            i = j, j = t;
+        }
+        const world_mover *mi = &w->movers[i], *mj = &w->movers[j];
+        aabb box = aabb_inflate(box_at(mi->position, mi->lo, mi->hi), EV_BEGIN_GAP);
+        if (!aabb_overlaps(box_at(mj->position, mj->lo, mj->hi), box)) continue;
+        contact_ctx c = contact_looker(w, i);
+        body_view v = mover_view(mj, mj->position);
+        contact_offer(&c, mj->slot, j, &v, false);
     }
 }
 
@@ -446,7 +670,18 @@ static void overlap_offer(world *w, uint32_t ss, uint32_t sv) {
     world_body_id a = slot_id(w, ss), b = slot_id(w, sv);
     if (set_find(&ev->overlaps, a, b) >= 0) return;
     body_view vs = slot_view(w, ss), vv = slot_view(w, sv);
-    ev_pair p = {a, b, slot_owner(w, ss), slot_owner(w, sv), v2(0.0f, 0.0f), false};
+    /* keyed by ids; the overlaps' rechecks find their bodies by id: no hints */
+    ev_pair p = {a,
+                 b,
+                 a,
+                 b,
+                 UINT32_MAX,
+                 UINT32_MAX,
+                 slot_owner(w, ss),
+                 slot_owner(w, sv),
+                 v2(0.0f, 0.0f),
+                 false,
+                 false};
     if (views_overlap(w, &vs, &vv)) {
         if (!set_add(&ev->overlaps, &p) || !emit_sensor(w, &p, true)) {
             ev->lost++;
@@ -535,10 +770,14 @@ static void overlaps_find(world *w) {
 void world_events_end_step(world *w) {
     world_events *ev = w->events;
     if (!ev) return;
+    note_changes(w);
     contacts_recheck(w);
     contacts_find(w);
     overlaps_recheck(w);
-    if (w->sensor_count) overlaps_find(w);
+    if (w->sensor_count && ev->p0_valid)
+        overlaps_find(w);
+    else if (w->sensor_count)
+        ev->lost++; /* no room to sweep: this step's new overlaps are not looked for */
     overlaps_compact(w);
     ev->rescan = false;
 }

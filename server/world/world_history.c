@@ -4,13 +4,6 @@
 #define HIST_MAX_CELLS 16384u
 #define HIST_MIN_CELLS 64u
 
-static inline int32_t hist_cell(float v, float origin, float inv, int32_t n) {
-    float f = (v - origin) * inv;
-    if (!(f > 0.0f)) return 0;
-    if (f >= (float)n) return n - 1;
-    return (int32_t)f;
-}
-
 /* How far a mover's box reaches from its position, on any side. */
 static inline float mover_reach(const world_mover *m) {
     return wmax(wmax(-m->lo.x, -m->lo.y), wmax(m->hi.x, m->hi.y));
@@ -186,12 +179,18 @@ void world_history_record(world *w) {
     h->head = (h->head + 1u) % h->frames;
     world_hist_frame *f = &h->ring[h->head];
     f->tick = w->tick;
+    f->despawns = w->mover_despawns;
+    f->shape = WORLD_HIST_MIXED;
+    if (n > 0 && vec_eq(w->movers[0].lo, v2_neg(w->movers[0].hi)))
+        f->shape = w->movers[0].shape, f->hi = w->movers[0].hi;
     float reach = 0.0f;
     for (uint32_t i = 0; i < n; i++) {
         const world_mover *m = &w->movers[i];
         float r = mover_reach(m);
         h->keys[i] = record_key(h, m->position, r);
         if (h->keys[i] != h->cells) reach = wmax(reach, r);
+        if (m->shape != f->shape || !vec_eq(m->lo, v2_neg(f->hi)) || !vec_eq(m->hi, f->hi))
+            f->shape = WORLD_HIST_MIXED;
     }
     frame_fill(w, h, f, n, NULL, 0, &w->movers[0].position, sizeof *w->movers);
     f->reach = reach;
@@ -217,24 +216,5 @@ uint64_t world_history_oldest(const world *w) {
 
 void world_history_query(const world *w, const world_hist_frame *f, aabb box, hist_visit_fn visit,
                          void *ctx) {
-    const world_history *h = w->history;
-    aabb near = aabb_inflate(box, f->reach);
-    int32_t x0 = hist_cell(near.min.x, h->origin.x, h->inv_cell, h->nx);
-    int32_t x1 = hist_cell(near.max.x, h->origin.x, h->inv_cell, h->nx);
-    int32_t y0 = hist_cell(near.min.y, h->origin.y, h->inv_cell, h->ny);
-    int32_t y1 = hist_cell(near.max.y, h->origin.y, h->inv_cell, h->ny);
-    for (int32_t y = y0; y <= y1; y++) {
-        /* a row's cells are consecutive: one run of records */
-        uint32_t row = (uint32_t)y * (uint32_t)h->nx;
-        uint32_t end = f->cell_start[row + (uint32_t)x1 + 1u];
-        for (uint32_t i = f->cell_start[row + (uint32_t)x0]; i < end; i++) {
-            const world_hist_rec *r = &f->recs[i];
-            vec2 p = r->position;
-            if (p.x < near.min.x || p.x > near.max.x || p.y < near.min.y || p.y > near.max.y)
-                continue;
-            if (!visit(w, r, ctx)) return;
-        }
-    }
-    for (uint32_t i = f->count - f->tail; i < f->count; i++)
-        if (!visit(w, &f->recs[i], ctx)) return;
+    world_history_walk(w, f, box, visit, ctx);
 }

@@ -180,7 +180,9 @@ typedef struct game_query {
     vec2 d;                  /* the translation (zero for an overlap) */
     size_t cap;              /* hits kept: 1 for a first-hit cast, else max */
     bool multi;              /* `all` or an overlap: truncation is reported */
+    bool filtering;          /* the filter can refuse a body (else query_passes is skipped) */
     aabb region;             /* the current chunk's box: candidates whose box misses it wait */
+    const world_hist_frame *frame; /* the movers' frame, NULL for the mover grid */
     world_hit *out;          /* kept hits, sorted (see hit_before) */
     size_t count;            /* entries in out */
     bool truncated;          /* a hit was dropped for the cap */
@@ -217,6 +219,10 @@ static bool hit_before(const game_query *q, const world_hit *a, const world_hit 
 }
 
 static void keep_hit(game_query *q, const world_hit *h) {
+    if (q->count < q->cap && (q->count == 0 || hit_before(q, &q->out[q->count - 1], h))) {
+        q->out[q->count++] = *h; /* after every kept hit (the walks often find them in order) */
+        return;
+    }
     size_t lo = 0, hi = q->count;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
@@ -240,22 +246,38 @@ static void keep_hit(game_query *q, const world_hit *h) {
     q->count++;
 }
 
+/* support_mid and surface_point for a box of half extents he at pos: the general functions' box
+ * case, and the box-box overlap's fast path (so both give the same bits). */
+static inline vec2 box_support_mid(vec2 he, vec2 pos, vec2 n) {
+    const float tie = 1e-6f;
+    return v2(pos.x + (n.x > tie    ? he.x
+                       : n.x < -tie ? -he.x
+                                    : 0.0f),
+              pos.y + (n.y > tie    ? he.y
+                       : n.y < -tie ? -he.y
+                                    : 0.0f));
+}
+
+static inline vec2 box_surface_point(vec2 he, vec2 pos, vec2 q) {
+    vec2 lo = v2_sub(pos, he), hi = v2_add(pos, he);
+    vec2 c = v2_max(lo, v2_min(hi, q));
+    if (c.x != q.x || c.y != q.y) return c; /* outside: the clamp is on the boundary */
+    float dl = q.x - lo.x, dr = hi.x - q.x, db = q.y - lo.y, dt = hi.y - q.y;
+    float m = wmin(wmin(dl, dr), wmin(db, dt));
+    if (m == dl) return v2(lo.x, q.y);
+    if (m == dr) return v2(hi.x, q.y);
+    if (m == db) return v2(q.x, lo.y);
+    return v2(q.x, hi.y);
+}
+
 /* The point of shape s at pos farthest along n; on a tie (a face along n) the middle of the tied
  * points, so a face contact is reported in the middle of the face rather than at one corner. */
 static vec2 support_mid(const geom_shape *s, vec2 pos, vec2 n) {
     switch (s->kind) {
     case GEOM_SHAPE_CIRCLE:
         return v2_mul_add(pos, s->u.radius, n);
-    case GEOM_SHAPE_BOX: {
-        vec2 he = s->u.half_extents;
-        const float tie = 1e-6f;
-        return v2(pos.x + (n.x > tie    ? he.x
-                           : n.x < -tie ? -he.x
-                                        : 0.0f),
-                  pos.y + (n.y > tie    ? he.y
-                           : n.y < -tie ? -he.y
-                                        : 0.0f));
-    }
+    case GEOM_SHAPE_BOX:
+        return box_support_mid(s->u.half_extents, pos, n);
     default: {
         const geom_polygon *p = &s->u.polygon;
         float best = -INFINITY, scale = 0.0f;
@@ -281,17 +303,8 @@ static vec2 surface_point(const geom_shape *s, vec2 pos, vec2 q) {
         if (n.x == 0.0f && n.y == 0.0f) n = v2(0.0f, 1.0f);
         return v2_mul_add(pos, s->u.radius, n);
     }
-    case GEOM_SHAPE_BOX: {
-        vec2 lo = v2_sub(pos, s->u.half_extents), hi = v2_add(pos, s->u.half_extents);
-        vec2 c = v2_max(lo, v2_min(hi, q));
-        if (c.x != q.x || c.y != q.y) return c; /* outside: the clamp is on the boundary */
-        float dl = q.x - lo.x, dr = hi.x - q.x, db = q.y - lo.y, dt = hi.y - q.y;
-        float m = wmin(wmin(dl, dr), wmin(db, dt));
-        if (m == dl) return v2(lo.x, q.y);
-        if (m == dr) return v2(hi.x, q.y);
-        if (m == db) return v2(q.x, lo.y);
-        return v2(q.x, hi.y);
-    }
+    case GEOM_SHAPE_BOX:
+        return box_surface_point(s->u.half_extents, pos, q);
     default: {
         const geom_polygon *p = &s->u.polygon;
         vec2 best = v2_add(pos, p->vertices[0]);
@@ -311,11 +324,10 @@ static vec2 surface_point(const geom_shape *s, vec2 pos, vec2 q) {
     }
 }
 
-/* The exact test of one candidate: the body `id` of shape s at pos. */
-static void query_offer(const world *w, game_query *q, uint32_t slot, uint32_t ref, vec2 pos,
-                        vec2 hi) {
-    world_body_id id = slot_id(w, slot);
-    if (!query_passes(w, q, slot, id)) return;
+/* The exact test of one candidate: the body `id` (in `slot`) of shape `ref` at pos. */
+static void query_offer(const world *w, game_query *q, uint32_t slot, world_body_id id,
+                        uint32_t ref, vec2 pos, vec2 hi) {
+    if (q->filtering && !query_passes(w, q, slot, id)) return;
     geom_shape tmp;
     const geom_shape *s = ref_shape(w, ref, hi, &tmp);
     world_hit h = {.id = id};
@@ -333,14 +345,18 @@ static void query_offer(const world *w, game_query *q, uint32_t slot, uint32_t r
         }
         break;
     case GQ_OVERLAP:
-        /* boxes among boxes (a tile map): the fast path, identical to geom_overlap (geom.h) */
-        if (s->kind == GEOM_SHAPE_BOX && q->shape->kind == GEOM_SHAPE_BOX) {
-            if (!geom_box_box_overlap(q->shape->u.half_extents, q->origin, s->u.half_extents, pos,
-                                      &c))
-                return;
-        } else if (!geom_overlap(q->shape, q->origin, s, pos, &c)) {
-            return;
+        /* boxes among boxes (a tile map): the fast path, identical to geom_overlap (geom.h) and
+         * to the general hit point below */
+        if (ref_kind(ref) == GEOM_SHAPE_BOX && q->shape->kind == GEOM_SHAPE_BOX) {
+            vec2 qhe = q->shape->u.half_extents;
+            if (!geom_box_box_overlap(qhe, q->origin, hi, pos, &c)) return;
+            h.normal = v2_neg(c.normal);
+            h.depth = c.depth;
+            h.point = box_surface_point(
+                hi, pos, v2_mul_add(box_support_mid(qhe, q->origin, c.normal), -c.depth, c.normal));
+            break;
         }
+        if (!geom_overlap(q->shape, q->origin, s, pos, &c)) return;
         h.normal = v2_neg(c.normal);
         h.depth = c.depth;
         h.point = surface_point(
@@ -367,8 +383,8 @@ static void query_offer(const world *w, game_query *q, uint32_t slot, uint32_t r
 static bool query_static(const world *w, uint32_t si, void *vctx) {
     game_query *q = vctx;
     const world_static *s = &w->statics[si];
-    if (aabb_meets(s->box, q->region))
-        query_offer(w, q, s->slot, s->shape, s->position, static_hi(s));
+    /* the walk tested the static's box against q->region already (query_region) */
+    query_offer(w, q, s->slot, slot_id(w, s->slot), s->shape, s->position, static_hi(s));
     return true;
 }
 
@@ -377,7 +393,7 @@ static bool query_mover(const world *w, uint32_t i, void *vctx) {
     if (i >= w->mover_count) return true;
     const world_mover *m = &w->movers[i];
     if (aabb_meets(box_at(m->position, m->lo, m->hi), q->region))
-        query_offer(w, q, m->slot, m->shape, m->position, m->hi);
+        query_offer(w, q, m->slot, slot_id(w, m->slot), m->shape, m->position, m->hi);
     return true;
 }
 
@@ -388,17 +404,31 @@ static bool query_record(const world *w, const world_hist_rec *r, void *vctx) {
     if (slot == UINT32_MAX) return true; /* despawned since: its shape is gone */
     const world_mover *m = &w->movers[w->slots[slot].index];
     if (aabb_meets(box_at(r->position, m->lo, m->hi), q->region))
-        query_offer(w, q, slot, m->shape, r->position, m->hi);
+        query_offer(w, q, slot, r->id, m->shape, r->position, m->hi);
+    return true;
+}
+
+/* query_record for a frame of live movers of one shape (world_history_frame_same_shape): the
+ * record alone says all, no lookup of the mover (two dependent loads from large arrays). */
+static bool query_record_same_shape(const world *w, const world_hist_rec *r, void *vctx) {
+    game_query *q = vctx;
+    const world_hist_frame *f = q->frame;
+    if (aabb_meets(box_at(r->position, v2_neg(f->hi), f->hi), q->region))
+        query_offer(w, q, (uint32_t)((uint64_t)r->id >> w->gen_bits), r->id, f->shape, r->position,
+                    f->hi);
     return true;
 }
 
 static void query_region(const world *w, game_query *q, const world_hist_frame *frame, aabb box) {
     unsigned kinds = q->filter.kinds;
     q->region = box;
-    if (kinds & (1u << WORLD_BODY_STATIC)) world_static_query(w, box, query_static, q);
+    if (kinds & (1u << WORLD_BODY_STATIC)) world_static_walk(w, box, query_static, q);
     if (!(kinds & (1u << WORLD_BODY_MOVING))) return;
-    if (frame) {
-        world_history_query(w, frame, box, query_record, q);
+    if (frame && world_history_frame_same_shape(w, frame)) {
+        q->frame = frame;
+        world_history_walk(w, frame, box, query_record_same_shape, q);
+    } else if (frame) {
+        world_history_walk(w, frame, box, query_record, q);
     } else {
         ensure_grid(w);
         world_grid_query(w, &w->cache->grid, box, query_mover, q);
@@ -479,6 +509,8 @@ static world_status query_begin(const world *w, game_query *q, game_query_kind k
     if (q->filter.kinds == 0)
         q->filter.kinds = (1u << WORLD_BODY_STATIC) | (1u << WORLD_BODY_MOVING);
     if (!q->filter.exclude) q->filter.exclude_count = 0;
+    q->filtering = q->filter.category_mask || q->filter.exclude_count ||
+                   (!q->filter.include_sensors && w->sensor_count);
 #if defined(COLLIDE_ASSERTS) && COLLIDE_ASSERTS
     for (size_t i = 1; i < q->filter.exclude_count; i++)
         WORLD_ASSERT(q->filter.exclude[i - 1] <= q->filter.exclude[i]);

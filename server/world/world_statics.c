@@ -68,15 +68,7 @@ void world_static_relink(world *w, uint32_t from, int32_t to) {
 }
 
 void world_static_query(const world *w, aabb box, static_visit_fn visit, void *ctx) {
-    for (int al = 0; al < w->active_level_count; al++) {
-        const world_level *lv = &w->levels[w->active_levels[al]];
-        cell_range cr = level_range(w, lv, box);
-        WORLD_FOR_STATICS_IN_CELLS(w, lv, cr, s) {
-            const aabb *b = &w->statics[s].box;
-            if (!aabb_meets(*b, box)) continue;
-            if (!visit(w, (uint32_t)s, ctx)) return;
-        }
-    }
+    world_static_walk(w, box, visit, ctx);
 }
 
 const char *world_statics_validate(const world *w) {

@@ -119,6 +119,7 @@ void world_step(world *w) {
          * expected displacement (relative motion: head-on bodies meet in the middle, I7). A fast
          * mover keeps its static-only slide unless a neighbour is in the way of it. */
         world_grid_pairs(w, g);
+        if (w->events) world_events_note_pairs(w);
         mover_candidate cands[WORLD_MAX_MOVER_CANDIDATES];
         uint32_t late[WORLD_MAX_LATE], late_count = 0;
         bool boxes_only = w->nonbox_statics == 0;

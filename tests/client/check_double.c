@@ -10,6 +10,9 @@
  * In --mode oversize it answers Hello with nothing but a length prefix declaring a 1 GiB frame:
  * the client must refuse it from the prefix alone.
  *
+ * A Hello with `quantized` gets the same snapshots as Snapshot.packed (proto/quant.c's encoder,
+ * against what was last sent), so `--check` is tested on both forms.
+ *
  * Usage: check_double --mode bad|good|oversize. Prints "port=N" on stdout once listening on
  * 127.0.0.1, serves one connection, exits when it closes (or after 30 s). */
 #include <arpa/inet.h>
@@ -25,12 +28,17 @@
 
 #include "collide.pb-c.h"
 #include "frame.h"
+#include "quant.h"
+#include "varint.h"
 
 #define OWN_BODY 1u
 #define STATIC_BODY 100u
 #define CLIENT_ID 7u
 
 static int client_fd = -1;
+static bool quantized;              /* the Hello asked for Snapshot.packed */
+static quant_state sent_state[128]; /* by id: what the packed form last sent */
+#define PQ (1.0 / 256.0)
 
 static void send_msg(const Collide__V1__ServerMessage *m) {
     uint8_t buf[4096];
@@ -85,6 +93,45 @@ static void send_snapshot(uint64_t tick, const body_spec *specs, size_t n, bool 
     s.tick = tick;
     s.n_bodies = n;
     s.bodies = ptrs;
+    uint8_t packed[1024];
+    if (quantized) {
+        /* The same bodies as records, in ascending id order. */
+        size_t order[8], len = 0;
+        for (size_t i = 0; i < n; i++) {
+            size_t k = i;
+            while (k > 0 && specs[order[k - 1]].id > specs[i].id) {
+                order[k] = order[k - 1];
+                k--;
+            }
+            order[k] = i;
+        }
+        uint32_t prev = 0;
+        for (size_t k = 0; k < n; k++) {
+            const body_spec *b = &specs[order[k]];
+            quant_state q;
+            memset(&q, 0, sizeof q);
+            q.px = quant_of(b->x, PQ);
+            q.py = quant_of(b->y, PQ);
+            q.last_input_seq = st[order[k]].last_input_seq;
+            len += varint_write(packed + len, b->id - prev);
+            prev = b->id;
+            if (with_shape) {
+                uint8_t shape_bytes[64];
+                size_t sl = collide__v1__shape__pack(&shape[order[k]], shape_bytes);
+                len += quant_encode_new(&q, (uint32_t)b->kind, st[order[k]].owner, shape_bytes, sl,
+                                        packed + len);
+            } else {
+                size_t r = quant_encode_change(&q, &sent_state[b->id % 128], packed + len);
+                if (r == 0) packed[len++] = 0; /* flags 0: nothing changed */
+                len += r;
+            }
+            sent_state[b->id % 128] = q;
+        }
+        s.n_bodies = 0;
+        s.bodies = NULL;
+        s.packed.data = packed;
+        s.packed.len = len;
+    }
     m.msg_case = COLLIDE__V1__SERVER_MESSAGE__MSG_SNAPSHOT;
     m.snapshot = &s;
     send_msg(&m);
@@ -161,6 +208,7 @@ int main(int argc, char **argv) {
                 Collide__V1__Vec2 at = COLLIDE__V1__VEC2__INIT;
                 switch (cm->msg_case) {
                 case COLLIDE__V1__CLIENT_MESSAGE__MSG_HELLO:
+                    quantized = cm->hello->quantized;
                     if (oversize) {
                         const uint8_t gib[5] = {0x80, 0x80, 0x80, 0x80, 0x04}; /* 1 << 30 */
                         if (write(client_fd, gib, sizeof gib) != (ssize_t)sizeof gib) return 1;
@@ -176,6 +224,10 @@ int main(int argc, char **argv) {
                     w.world_max = &hi;
                     w.max_speed = 100.0f;
                     w.max_bodies_per_client = 1;
+                    if (quantized) {
+                        w.position_quantum = (float)PQ;
+                        w.velocity_quantum = 1.0f / 64.0f;
+                    }
                     r.msg_case = COLLIDE__V1__SERVER_MESSAGE__MSG_WELCOME;
                     r.welcome = &w;
                     send_msg(&r);

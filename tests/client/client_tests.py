@@ -25,7 +25,7 @@ TIMEOUT = 120  # seconds for any one command; a generous bound under ASan on a b
 
 class Daemon:
     def __init__(self, path, *extra):
-        self.proc = subprocess.Popen([path, "--port", "0", "--http-port", "0", "--bind",
+        self.proc = subprocess.Popen([path, "--port", "0", "--http-port", "0", "--ws-port", "0", "--bind",
                                       "127.0.0.1", *extra],
                                      stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
         self.port = None
@@ -163,8 +163,13 @@ def case_backend_live(a):
     check(b["batches_sent"] > 10 and b["intents_sent"] == 200 * b["batches_sent"],
           "batches of 200 intents were sent (%d batches)" % b["batches_sent"])
     check(b["errors"]["total"] == 0 and j["errors"]["total"] == 0, "no errors, backend or players")
-    check(b["intents_acked"] == b["batches_sent"] * 200 and b["intents_unacked"] == 0,
-          "every NPC intent was acknowledged by a snapshot (%d)" % b["intents_acked"])
+    # A backend that falls behind its own 30 Hz schedule (a loaded machine) sends one batch with
+    # the newest due seq for several due ticks, and that seq's ack acknowledges them all: acked
+    # counts the scheduled intents, at least those sent, in whole batches, none left unacked.
+    check(b["intents_acked"] >= b["batches_sent"] * 200 and b["intents_acked"] % 200 == 0
+          and b["intents_unacked"] == 0,
+          "every NPC intent was acknowledged by a snapshot (%d acked, %d batches)"
+          % (b["intents_acked"], b["batches_sent"]))
     ack = b["intent_to_ack"]
     check(ack["count"] == b["intents_acked"] and 0 < ack["p50_ms"] <= ack["p99_ms"] < 60000,
           "the NPC ack latency was measured and is plausible")
@@ -217,6 +222,34 @@ def case_spin_live(a):
     check(len(turning) > 0 and all(abs(x) <= 6.0 + 1e-3 for x in turning),
           "watch prints the bodies' turning speeds, within [-6, 6] (%d of %d)"
           % (len(turning), len(ws)))
+
+
+def case_backend_queries_live(a):
+    # --backend-queries R: the backend's one admin connection also sends R ray casts a second in
+    # all, from its NPCs in turn (issue 15: "a backend sending 20,000 ray casts per second").
+    r = run([a.client, "load", "--backend-queries", "10"])
+    check(r.returncode == 2 and "--backend-queries needs --backend" in r.stderr,
+          "--backend-queries without --backend is a usage error")
+    with Daemon(a.daemon, "--admin-token", "backend-secret") as d:
+        r, j = load_json(a.client, d.port, "--clients", "1", "--ramp", "0.1s", "--duration", "3s",
+                         "--rate", "10", "--drain", "20s", "--stall-timeout", "60s",
+                         "--backend", "3", "--admin-token", "backend-secret",
+                         "--backend-queries", "400", "--max-errors", "0")
+    check(r.returncode == 0 and j is not None and j["pass"], "a --backend-queries 400 run passes")
+    b = j["backend"]
+    rc = b["ray_casts"]
+    # the casts start once the NPCs are spawned (late on a loaded machine): at least half a
+    # second's worth, and never more than the 3 s at 400 a second
+    check(200 <= rc["sent"] <= 3 * 400 + 5, "about 400 casts a second were sent (%d)" % rc["sent"])
+    check(rc["answered"] == rc["sent"] and rc["refused"] == 0 and rc["unanswered"] == 0,
+          "every backend cast was answered (%d of %d)" % (rc["answered"], rc["sent"]))
+    q = b["ray_cast_answer"]
+    check(q["count"] == rc["answered"] and 0 < q["p50_ms"] <= q["p99_ms"] < 60000,
+          "the backend's answer latency was measured and is plausible")
+    check(j["ray_casts"]["sent"] == 0, "the players sent none (no --queries)")
+    check(b["errors"]["total"] == 0 and j["errors"]["total"] == 0, "no errors")
+    check("backend ray casts: %d sent, %d answered" % (rc["sent"], rc["answered"]) in r.stdout and
+          "backend ray cast answer" in r.stdout, "the text report has the backend's casts")
 
 
 def read_varint(buf, i):
@@ -450,6 +483,54 @@ def case_check_double(a):
           and "VIOLATION overlap_moving" in r.stdout, "watch --check reports the same faults")
     r = double_run(a, "good", "watch", "--check", "--count", "5")
     check(r.returncode == 0 and "VIOLATION" not in r.stdout, "watch --check passes a good stream")
+    # The same streams as Snapshot.packed (Hello.quantized): --check decodes and checks them alike.
+    r = double_run(a, "bad", "load", "--clients", "1", "--ramp", "0", "--duration", "2s",
+                   "--check", "--quantized", "--drain", "20s", "--stall-timeout", "60s")
+    check(r.returncode == 1 and re.search(r"violation tunnel: body 1 vs body 100", r.stdout)
+          and re.search(r"violation overlap_static: body 4 vs body 100", r.stdout)
+          and "malformed_frames" not in r.stdout,
+          "load --check --quantized catches the same faults in the packed form")
+    r = double_run(a, "good", "load", "--clients", "1", "--ramp", "0", "--duration", "2s",
+                   "--check", "--quantized", "--drain", "20s", "--stall-timeout", "60s")
+    check(r.returncode == 0 and "overlap_static=0 overlap_moving=0 tunnel=0" in r.stdout,
+          "load --check --quantized passes the good packed stream")
+    r = double_run(a, "bad", "watch", "--check", "--quantized", "--count", "5")
+    check(r.returncode == 1 and "VIOLATION tunnel: body 1 vs body 100" in r.stdout
+          and "VIOLATION overlap_moving" in r.stdout, "watch --check --quantized reports them")
+    r = double_run(a, "good", "watch", "--check", "--quantized", "--count", "5")
+    check(r.returncode == 0 and "VIOLATION" not in r.stdout,
+          "watch --check --quantized passes the good packed stream")
+
+
+def case_ws_transport(a):
+    # --transport ws: the same load, ping and watch over the daemon's WebSocket port.
+    ws_port = free_port()
+    with Daemon(a.daemon, "--ws-port", str(ws_port)) as d:
+        r, j = load_json(a.client, ws_port, "--transport", "ws", "--clients", "20", "--threads",
+                         "2", "--ramp", "0.5s", "--duration", "2s", "--rate", "30", "--drain",
+                         "20s", "--check", "--stall-timeout", "60s")
+        check(r.returncode == 0 and j is not None and j["pass"], "a load run over WebSocket passes")
+        check(j["transport"] == "ws" and "(ws)" in r.stdout and "connect+upgrade" in r.stdout,
+              "the report names the transport and what its connect time covers")
+        check(j["clients_spawned"] == 20 and j["disconnects"] == 0 and j["errors"]["total"] == 0,
+              "all 20 WebSocket clients spawned, none lost, no errors")
+        it = j["intents"]
+        check(it["scheduled"] > 20 * 30 and it["acked"] == it["scheduled"],
+              "every intent sent over WebSocket was acknowledged (%d of %d)"
+              % (it["acked"], it["scheduled"]))
+        check(j["check"]["snapshots"] > 0 and j["check"]["pairs"] > 0,
+              "the checker ran on the WebSocket stream")
+        r = run([a.client, "ping", "--transport", "ws", "--port", str(ws_port)])
+        check(r.returncode == 0 and re.search(r"rtt \d+\.\d+ ms", r.stdout), "ping over WebSocket")
+        r = run([a.client, "watch", "--transport", "ws", "--port", str(ws_port), "--count", "3",
+                 "--bodies"])
+        check(r.returncode == 0 and "welcome: client" in r.stdout and "  body " in r.stdout,
+              "watch over WebSocket")
+        r = run([a.client, "ping", "--transport", "ws", "--port", str(d.port),
+                 "--timeout-ms", "20000"])
+        check(r.returncode == 1, "an upgrade sent to the TCP game port fails the ping")
+    r = run([a.client, "ping", "--transport", "carrier-pigeon"])
+    check(r.returncode == 2 and "--transport" in r.stderr, "an unknown transport is a usage error")
 
 
 def case_oversize(a):

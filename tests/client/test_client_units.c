@@ -1,5 +1,7 @@
 /* Unit tests of collide-client's pure parts: the histogram against exact percentiles, the wire
  * scanner against protobuf-c's own encoder, and the checker's geometry against known cases. */
+#include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -240,6 +242,203 @@ static void test_check_turning_tunnel(void) {
     CHECK(tunnels == 0 && overlaps == 0);
 }
 
+static void test_check_gaps(void) {
+    cc_shape a = box_shape(0.5f, 0.5f), c;
+    memset(&c, 0, sizeof c);
+    c.kind = CC_SHAPE_CIRCLE;
+    c.radius = 0.5f;
+    /* apart along x, apart diagonally (corner to corner), overlapping */
+    CHECK_NEAR(cc_shape_gap(&a, 0, 0, 0, &a, 1.003f, 0, 0), 0.003, 1e-6);
+    CHECK_NEAR(cc_shape_gap(&a, 0, 0, 0, &a, 1.3f, 1.4f, 0), 0.5, 1e-6);
+    CHECK_NEAR(cc_shape_gap(&a, 0, 0, 0, &a, 0.9f, 0, 0), -0.1, 1e-6);
+    CHECK_NEAR(cc_shape_gap(&c, 0, 0, 0, &c, 1.25f, 0, 0), 0.25, 1e-6);
+    /* a circle off a box corner: the distance to the corner */
+    CHECK_NEAR(cc_shape_gap(&c, 1.1f, 1.1f, 0, &a, 0, 0, 0), sqrt(2 * 0.6 * 0.6) - 0.5, 1e-6);
+    CHECK_NEAR(cc_shape_gap(&a, 0, 0, 0, &c, 0, 1.002f, 0), 0.002, 1e-6);
+    /* the tolerance: 1e-4 near the origin, growing with the coordinates */
+    CHECK_NEAR(cc_event_tolerance(0, 0, 1, 1), 1e-4 + 16 * 1.1920929e-7, 1e-9);
+    CHECK(cc_event_tolerance(1000, 0, 0, 0) > cc_event_tolerance(10, 0, 0, 0));
+}
+
+/* A hand-built snapshot for the event checks: box bodies of half extent 0.5, events, removals. */
+typedef struct ev_snap {
+    Collide__V1__Snapshot snap;
+    Collide__V1__BodyState bs[4], *bsp[4];
+    Collide__V1__Vec2 pos[4], half[4];
+    Collide__V1__Shape shape[4];
+    Collide__V1__Box box[4];
+    Collide__V1__ContactEvent ce[4], *cep[4];
+    Collide__V1__SensorEvent se[4], *sep[4];
+    uint32_t removed[4];
+} ev_snap;
+
+static void ev_reset(ev_snap *e, uint64_t tick) {
+    memset(e, 0, sizeof *e);
+    collide__v1__snapshot__init(&e->snap);
+    e->snap.tick = tick;
+    e->snap.bodies = e->bsp;
+    e->snap.contacts = e->cep;
+    e->snap.sensor_events = e->sep;
+    e->snap.removed = e->removed;
+}
+static void ev_body(ev_snap *e, uint32_t id, bool is_static, float x, float y) {
+    size_t k = e->snap.n_bodies++;
+    collide__v1__body_state__init(&e->bs[k]);
+    collide__v1__vec2__init(&e->pos[k]);
+    collide__v1__vec2__init(&e->half[k]);
+    collide__v1__shape__init(&e->shape[k]);
+    collide__v1__box__init(&e->box[k]);
+    e->pos[k].x = x, e->pos[k].y = y;
+    e->half[k].x = e->half[k].y = 0.5f;
+    e->box[k].half_extents = &e->half[k];
+    e->shape[k].kind_case = COLLIDE__V1__SHAPE__KIND_BOX;
+    e->shape[k].box = &e->box[k];
+    e->bs[k].id = id;
+    e->bs[k].position = &e->pos[k];
+    e->bs[k].shape = &e->shape[k];
+    e->bs[k].kind = is_static ? COLLIDE__V1__BODY_KIND__BODY_KIND_STATIC
+                              : COLLIDE__V1__BODY_KIND__BODY_KIND_MOVING;
+    e->bsp[k] = &e->bs[k];
+}
+static void ev_contact(ev_snap *e, uint32_t a, uint32_t b, bool begin) {
+    size_t k = e->snap.n_contacts++;
+    collide__v1__contact_event__init(&e->ce[k]);
+    e->ce[k].a = a, e->ce[k].b = b, e->ce[k].begin = begin;
+    e->cep[k] = &e->ce[k];
+}
+static void ev_sensor(ev_snap *e, uint32_t sensor, uint32_t visitor, bool begin) {
+    size_t k = e->snap.n_sensor_events++;
+    collide__v1__sensor_event__init(&e->se[k]);
+    e->se[k].sensor = sensor, e->se[k].visitor = visitor, e->se[k].begin = begin;
+    e->sep[k] = &e->se[k];
+}
+
+/* Body 1 moves along x next to the static 2 at the origin: a gap of g puts it at 1 + g. */
+static uint64_t ev_run(cc_check_view *v, cc_check_stats *st, uint64_t tick, float gap, int event,
+                       bool removed) {
+    static ev_snap e;
+    ev_reset(&e, tick);
+    if (tick == 1) ev_body(&e, 2, true, 0, 0);
+    ev_body(&e, 1, false, 1.0f + gap, 0);
+    if (event) ev_contact(&e, 1, 2, event > 0);
+    if (removed) e.removed[e.snap.n_removed++] = 2;
+    cc_check_snapshot(v, &e.snap, st);
+    return cc_check_total(st);
+}
+
+static cc_check_view *ev_view(cc_check_stats *st) {
+    static cc_check_view v;
+    cc_check_view_init(&v, 0.01f);
+    cc_check_stats_init(st);
+    return &v;
+}
+
+static void test_check_contact_events(void) {
+    cc_check_stats st;
+    cc_check_view *v = ev_view(&st);
+    /* the first snapshot: what it carries may be older than its tick, so nothing is measured */
+    CHECK(ev_run(v, &st, 1, 0.5f, 0, false) == 0);
+    /* begin at 1 skin, rest at 3 skins (the hysteresis band), end at 10: all in order */
+    CHECK(ev_run(v, &st, 2, 0.001f, 1, false) == 0);
+    CHECK(ev_run(v, &st, 3, 0.003f, 0, false) == 0);
+    CHECK(ev_run(v, &st, 4, 0.0019f, 0, false) == 0);
+    CHECK(ev_run(v, &st, 5, 0.01f, -1, false) == 0);
+    CHECK(st.contact_events == 2 && st.events_measured == 2 && v->open_count == 0);
+    /* a begin at 3 skins is too far; its end at 3 skins too near */
+    CHECK(ev_run(v, &st, 6, 0.003f, 1, false) == 1 && st.counts[CC_VIOL_CONTACT_BEGIN_FAR] == 1);
+    CHECK(ev_run(v, &st, 7, 0.003f, -1, false) == 2 && st.counts[CC_VIOL_CONTACT_END_NEAR] == 1);
+    CHECK_NEAR(st.examples[1].depth, -0.003, 1e-5);
+    /* a begin just inside 2 skins and an end just past 4, within the float tolerance */
+    CHECK(ev_run(v, &st, 8, 0.00205f, 1, false) == 2);
+    CHECK(ev_run(v, &st, 9, 0.00395f, -1, false) == 2);
+    /* twice begun; ended without a begin */
+    CHECK(ev_run(v, &st, 10, 0.001f, 1, false) == 2);
+    CHECK(ev_run(v, &st, 11, 0.001f, 1, false) == 3 &&
+          st.counts[CC_VIOL_CONTACT_DUPLICATE_BEGIN] == 1);
+    CHECK(ev_run(v, &st, 12, 0.01f, -1, false) == 3);
+    CHECK(ev_run(v, &st, 13, 0.01f, -1, false) == 4 &&
+          st.counts[CC_VIOL_CONTACT_END_WITHOUT_BEGIN] == 1);
+    /* begun, then parted with no end: counted once, however long it stays open */
+    CHECK(ev_run(v, &st, 14, 0.001f, 1, false) == 4);
+    CHECK(ev_run(v, &st, 15, 0.0041f, 0, false) == 4); /* within the tolerance of 4 skins */
+    CHECK(ev_run(v, &st, 16, 0.01f, 0, false) == 5 && st.counts[CC_VIOL_CONTACT_NOT_ENDED] == 1);
+    CHECK(ev_run(v, &st, 17, 0.02f, 0, false) == 5);
+    CHECK(ev_run(v, &st, 18, 0.02f, -1, false) == 5);
+    /* a snapshot after a gap in the ticks carries events of ticks since: no geometry */
+    CHECK(ev_run(v, &st, 31, 0.5f, 1, false) == 5);
+    CHECK(ev_run(v, &st, 32, 0.5f, 0, false) == 6); /* but then it has parted, unended */
+    CHECK(ev_run(v, &st, 33, 0.5f, -1, false) == 6);
+    /* the end of a contact with a body removed: whatever the gap; no end with it: not ended */
+    CHECK(ev_run(v, &st, 34, 0.001f, 1, false) == 6);
+    CHECK(ev_run(v, &st, 35, 0.001f, -1, true) == 6);
+    cc_check_stats st2;
+    v = ev_view(&st2);
+    CHECK(ev_run(v, &st2, 1, 0.5f, 0, false) == 0);
+    CHECK(ev_run(v, &st2, 2, 0.001f, 1, false) == 0);
+    CHECK(ev_run(v, &st2, 3, 0.001f, 0, true) == 1 && st2.counts[CC_VIOL_CONTACT_NOT_ENDED] == 1);
+    /* the totals fail the run: every kind counts */
+    cc_check_stats_merge(&st, &st2);
+    CHECK(cc_check_total(&st) == 7);
+}
+
+static void test_check_sensor_events(void) {
+    cc_check_stats st;
+    cc_check_view *v = ev_view(&st);
+    static ev_snap e;
+    /* sensor 2 (static), visitor 1: overlapping at x 0.9, apart at 1.5 */
+    ev_reset(&e, 1);
+    ev_body(&e, 2, true, 0, 0);
+    e.bs[0].sensor = 1; /* the overlap checks leave it out: it blocks nothing */
+    ev_body(&e, 1, false, 3.0f, 0);
+    cc_check_snapshot(v, &e.snap, &st);
+    ev_reset(&e, 2);
+    ev_body(&e, 1, false, 0.9f, 0);
+    ev_sensor(&e, 2, 1, true);
+    cc_check_snapshot(v, &e.snap, &st);
+    CHECK(cc_check_total(&st) == 0 && st.events_measured == 1);
+    ev_reset(&e, 3);
+    ev_body(&e, 1, false, 1.5f, 0);
+    ev_sensor(&e, 2, 1, false);
+    cc_check_snapshot(v, &e.snap, &st);
+    CHECK(cc_check_total(&st) == 0);
+    /* a crossing within the tick: begin and end together, apart at the tick's end */
+    ev_reset(&e, 4);
+    ev_body(&e, 1, false, -1.5f, 0);
+    ev_sensor(&e, 2, 1, true);
+    ev_sensor(&e, 2, 1, false);
+    cc_check_snapshot(v, &e.snap, &st);
+    CHECK(cc_check_total(&st) == 0 && v->open_count == 0);
+    /* begun apart */
+    ev_reset(&e, 5);
+    ev_sensor(&e, 2, 1, true);
+    cc_check_snapshot(v, &e.snap, &st);
+    CHECK(cc_check_total(&st) == 1 && st.counts[CC_VIOL_SENSOR_BEGIN_APART] == 1);
+    /* ended overlapping */
+    ev_reset(&e, 6);
+    ev_body(&e, 1, false, 0.5f, 0);
+    ev_sensor(&e, 2, 1, false);
+    cc_check_snapshot(v, &e.snap, &st);
+    CHECK(cc_check_total(&st) == 2 && st.counts[CC_VIOL_SENSOR_END_OVERLAPPING] == 1);
+    /* begun twice; then apart with no end */
+    ev_reset(&e, 7);
+    ev_sensor(&e, 2, 1, true);
+    cc_check_snapshot(v, &e.snap, &st);
+    ev_reset(&e, 8);
+    ev_sensor(&e, 2, 1, true);
+    cc_check_snapshot(v, &e.snap, &st);
+    CHECK(cc_check_total(&st) == 3 && st.counts[CC_VIOL_SENSOR_DUPLICATE_BEGIN] == 1);
+    ev_reset(&e, 9);
+    ev_body(&e, 1, false, 3.0f, 0);
+    cc_check_snapshot(v, &e.snap, &st);
+    CHECK(cc_check_total(&st) == 4 && st.counts[CC_VIOL_SENSOR_NOT_ENDED] == 1);
+    ev_reset(&e, 10);
+    ev_sensor(&e, 2, 1, false);
+    ev_sensor(&e, 2, 1, false);
+    cc_check_snapshot(v, &e.snap, &st);
+    CHECK(cc_check_total(&st) == 5 && st.counts[CC_VIOL_SENSOR_END_WITHOUT_BEGIN] == 1);
+    CHECK(st.sensor_events == 10);
+}
+
 /* cc_load_parse on a fixed argv (getopt permutes argv, so each call gets its own copy). */
 static int parse(load_opts *o, int n, const char *const *args) {
     char *argv[16];
@@ -370,6 +569,7 @@ static void test_backend_batch_and_acks(void) {
 TEST_MAIN(TEST(test_hist_slots_cover_values), TEST(test_hist_percentiles_match_exact),
           TEST(test_hist_merge_equals_combined), TEST(test_wire_scans_snapshot),
           TEST(test_wire_pong), TEST(test_check_depths), TEST(test_check_turning_tunnel),
-          TEST(test_load_parse_rooms_backend),
-          TEST(test_load_room_names), TEST(test_room_stats_merge),
-          TEST(test_backend_batch_and_acks))
+          TEST(test_check_gaps),
+          TEST(test_check_contact_events), TEST(test_check_sensor_events),
+          TEST(test_load_parse_rooms_backend), TEST(test_load_room_names),
+          TEST(test_room_stats_merge), TEST(test_backend_batch_and_acks))

@@ -21,7 +21,7 @@ def main():
     ap.add_argument("--python", default=sys.executable)
     args = ap.parse_args()
 
-    daemon = subprocess.Popen([args.collided, "--port", "0", "--http-port", "0", "--bind",
+    daemon = subprocess.Popen([args.collided, "--port", "0", "--http-port", "0", "--ws-port", "0", "--bind",
                                "127.0.0.1"], stderr=subprocess.PIPE, text=True,
                               env={k: v for k, v in os.environ.items()
                                    if not k.startswith("COLLIDE_")})
@@ -60,6 +60,13 @@ def main():
                                   "--host", "127.0.0.1", "--port", str(port)], timeout=120)
         if example.returncode != 0:
             return fail("the example client exited %d" % example.returncode)
+        # The same session on quantized snapshots at 20 Hz (protocol 1.1): its decoder,
+        # collide_quantized.py, against the daemon.
+        example = subprocess.run([args.python, args.example, "--gen", args.gen,
+                                  "--host", "127.0.0.1", "--port", str(port), "--quantized",
+                                  "--snapshot-rate", "20"], timeout=120)
+        if example.returncode != 0:
+            return fail("the example client exited %d with --quantized" % example.returncode)
 
         daemon.send_signal(signal.SIGTERM)
         try:

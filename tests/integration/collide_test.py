@@ -9,7 +9,9 @@ runs on 2 shared cores and also runs the ASan+UBSan daemon.
 """
 
 import argparse
+import base64
 import errno
+import hashlib
 import json
 import math
 import os
@@ -386,11 +388,17 @@ _DAEMONS = []
 class Daemon:
     """The real collided as a subprocess. stderr is drained by a thread into self.log_lines."""
 
-    def __init__(self, args=(), http=False, env_extra=None, world=None, bind="127.0.0.1"):
+    def __init__(self, args=(), http=False, env_extra=None, world=None, bind="127.0.0.1",
+                 ws=False):
         self.http_port = free_port() if http else 0
+        # The WebSocket port is on by default (7778): off unless asked for, so daemons run side
+        # by side (ctest -j) do not fight over it.
+        self.ws_port = free_port() if ws else 0
         self.host = bind
         cmd = [OPTS.collided, "--bind", bind, "--port", "0",
                "--http-port", str(self.http_port)]
+        if "--ws-port" not in args and "COLLIDE_WS_PORT" not in (env_extra or {}):
+            cmd += ["--ws-port", str(self.ws_port)]
         # Flags a whole run adds to every daemon (scripts/test: under TSan the overload detector is
         # off, since ticks run several times slower there and "at capacity" is not under test).
         cmd += os.environ.get("ITEST_DAEMON_ARGS", "").split()
@@ -493,6 +501,12 @@ class Daemon:
     def client(self, **kw):
         kw.setdefault("host", self.host)
         return Client(self.game_port, **kw)
+
+    def ws_client(self, **kw):
+        """A WsClient on the WebSocket port (the daemon was started with ws=True), upgraded."""
+        kw.setdefault("host", self.host)
+        check(self.ws_port, "this daemon was started without its WebSocket port (ws=True)")
+        return WsClient(self.ws_port, **kw)
 
     def sanitizer_reports(self):
         text = self.log_text()
@@ -898,12 +912,15 @@ def daemon_with_admin(extra_args=(), world=None):
     return d, admin
 
 
-def full_session(daemon, what="fresh client", token=None):
+def full_session(daemon, what="fresh client", token=None, ws=False, room=None):
     """A complete session from a fresh client: Hello, spawn, move, observe motion, ping, despawn.
-    Proves the daemon still serves after whatever the test did before."""
-    c = daemon.client()
+    Proves the daemon still serves after whatever the test did before. ws: over the WebSocket
+    port (WsClient)."""
+    c = daemon.ws_client() if ws else daemon.client()
     try:
-        w = c.hello(name="fresh", token=token)
+        w = c.hello(name="fresh", token=token, room=room)
+        if room is not None:
+            check(w.room == room, "%s: Welcome.room must be %r, got %r" % (what, room, w.room))
         cx = (w.world_min.x + w.world_max.x) / 2
         cy = (w.world_min.y + w.world_max.y) / 2
         # Somewhere free enough in any arena: try a few spots.
@@ -929,6 +946,117 @@ def full_session(daemon, what="fresh client", token=None):
 
 
 # ---------------------------------------------------------------------------------------------
+# WebSocket (PROTOCOL.md "WebSocket transport"): the same session helpers over RFC 6455 frames
+
+WS_OP_CONT, WS_OP_TEXT, WS_OP_BINARY, WS_OP_CLOSE, WS_OP_PING, WS_OP_PONG = 0, 1, 2, 8, 9, 10
+
+
+def ws_frame(payload, opcode=WS_OP_BINARY, fin=True, mask=True, rsv=0):
+    """One client frame as RFC 6455 5.2 lays it out (masked unless told otherwise)."""
+    n = len(payload)
+    head = bytes([(0x80 if fin else 0) | (rsv << 4) | opcode])
+    m = 0x80 if mask else 0
+    if n < 126:
+        head += bytes([m | n])
+    elif n < 65536:
+        head += bytes([m | 126]) + struct.pack(">H", n)
+    else:
+        head += bytes([m | 127]) + struct.pack(">Q", n)
+    if not mask:
+        return head + payload
+    key = os.urandom(4)
+    return head + key + bytes(b ^ key[i % 4] for i, b in enumerate(payload))
+
+
+def ws_request(path="/v1", key="dGhlIHNhbXBsZSBub25jZQ==", version="13", protocol="collide.v1",
+               origin=None, extra=""):
+    """An upgrade request; a field set to None is left out."""
+    lines = ["GET %s HTTP/1.1" % path, "Host: 127.0.0.1", "Upgrade: websocket",
+             "Connection: Upgrade"]
+    if key is not None:
+        lines.append("Sec-WebSocket-Key: " + key)
+    if version is not None:
+        lines.append("Sec-WebSocket-Version: " + version)
+    if protocol is not None:
+        lines.append("Sec-WebSocket-Protocol: " + protocol)
+    if origin is not None:
+        lines.append("Origin: " + origin)
+    return ("\r\n".join(lines) + "\r\n" + extra + "\r\n").encode()
+
+
+class WsClient(Client):
+    """Client over the WebSocket port: each message its own masked binary frame, server frames
+    parsed strictly (FIN, unmasked, binary / close / pong only). Every Client helper works as is.
+    handshake: the raw request to send (default ws_request()); the response is in self.status,
+    self.headers, and the session helpers are usable only after a 101."""
+
+    def __init__(self, port, host="127.0.0.1", handshake=None, **kw):
+        Client.__init__(self, port, host=host, **kw)
+        self.close_code = None    # the code of the server's close frame, once received
+        self.pongs = []           # payloads of the pongs received
+        self.sock.sendall(ws_request() if handshake is None else handshake)
+        deadline = time.monotonic() + REPLY_TIMEOUT
+        while b"\r\n\r\n" not in self.buf:
+            check(self._fill(deadline), "no HTTP response to the upgrade within %ss" % REPLY_TIMEOUT)
+        head, _, rest = bytes(self.buf).partition(b"\r\n\r\n")
+        lines = head.decode("latin-1").split("\r\n")
+        self.status = int(lines[0].split()[1])
+        self.headers = {k.strip().lower(): v.strip() for k, _, v in
+                        (l.partition(":") for l in lines[1:])}
+        self.buf = bytearray(rest)
+        self.body = b""           # an HTTP refusal's body (what came with the response)
+        if self.status != 101:
+            self.body, self.buf = bytes(rest), bytearray()
+        if self.status == 101:
+            accept = base64.b64encode(hashlib.sha1(
+                b"dGhlIHNhbXBsZSBub25jZQ==258EAFA5-E914-47DA-95CA-C5AB0DC85B11").digest()).decode()
+            if handshake is None:
+                check(self.headers.get("sec-websocket-accept") == accept,
+                      "Sec-WebSocket-Accept must be %s, got %r" % (accept, self.headers))
+
+    def send(self, *msgs):
+        self.send_raw(b"".join(ws_frame(m.SerializeToString()) for m in msgs))
+
+    def _try_parse(self):
+        while True:
+            b = self.buf
+            if len(b) < 2:
+                return None
+            check(b[0] & 0x80 and not b[0] & 0x70, "server frames are FIN and use no RSV bit: "
+                  "first byte 0x%02x" % b[0])
+            check(not b[1] & 0x80, "server frames are never masked (RFC 6455 5.1)")
+            op, n, off = b[0] & 0x0F, b[1] & 0x7F, 2
+            if n == 126:
+                if len(b) < 4:
+                    return None
+                n, off = struct.unpack(">H", bytes(b[2:4]))[0], 4
+            elif n == 127:
+                if len(b) < 10:
+                    return None
+                n, off = struct.unpack(">Q", bytes(b[2:10]))[0], 10
+            if len(b) < off + n:
+                return None
+            body = bytes(b[off:off + n])
+            del self.buf[:off + n]
+            if op == WS_OP_CLOSE:
+                check(n >= 2, "the server's close frames carry a code")
+                self.close_code = struct.unpack(">H", body[:2])[0]
+                continue
+            if op == WS_OP_PONG:
+                self.pongs.append(body)
+                continue
+            check(op == WS_OP_BINARY, "server sent opcode %d: only binary, close and pong are "
+                  "expected" % op)
+            check(self.close_code is None, "a message after the close frame")
+            sm = pb.ServerMessage()
+            try:
+                sm.ParseFromString(body)
+            except Exception as e:
+                raise TestFailure("undecodable ServerMessage (%d bytes): %s" % (n, e))
+            return sm
+
+
+# ---------------------------------------------------------------------------------------------
 # Runner
 
 _TESTS = []
@@ -947,6 +1075,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--collided", required=True)
     ap.add_argument("--pb-dir", required=True)
+    ap.add_argument("--client", default=None, help="collide-client, for the tests that drive it")
     ap.add_argument("-k", default=None, help="run only tests whose name contains this")
     OPTS = ap.parse_args()
     sys.path.insert(0, OPTS.pb_dir)

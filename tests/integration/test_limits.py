@@ -38,6 +38,8 @@ def open_world():
 
 def run_collided(args, timeout=ct.START_TIMEOUT):
     env = {k: v for k, v in os.environ.items() if not k.startswith("COLLIDE_")}
+    if "--ws-port" not in args:  # on by default (7778): off, so parallel daemons do not clash
+        args = args + ["--ws-port", "0"]
     return subprocess.run([ct.OPTS.collided] + args, env=env, capture_output=True, text=True,
                           timeout=timeout)
 

@@ -376,6 +376,8 @@ def metrics_names_parse_and_move():
 def run_collided(args, env_extra=None, timeout=ct.START_TIMEOUT):
     env = {k: v for k, v in os.environ.items() if not k.startswith("COLLIDE_")}
     env.update(env_extra or {})
+    if "--ws-port" not in args:  # on by default (7778): off, so parallel daemons do not clash
+        args = args + ["--ws-port", "0"]
     return subprocess.run([ct.OPTS.collided] + args, env=env, capture_output=True, text=True,
                           timeout=timeout)
 

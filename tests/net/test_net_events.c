@@ -85,9 +85,9 @@ typedef struct seen {
     int snapshots;
     int begins, ends; /* contacts */
     int sensor_begins, sensor_ends;
-    uint32_t a, b;                /* the last contact's pair */
-    float normal_x, speed;        /* the last begin's */
-    size_t max_event_bytes;       /* the most event bytes one snapshot carried */
+    uint32_t a, b;          /* the last contact's pair */
+    float normal_x, speed;  /* the last begin's */
+    size_t max_event_bytes; /* the most event bytes one snapshot carried */
 } seen;
 
 /* Takes the client's output and counts what its snapshots carried. */

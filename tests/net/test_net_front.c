@@ -29,7 +29,11 @@ static void place(net_server *srv, net_client *c, const net_hello_ticket *t, voi
         return;
     }
     h->last = ref;
-    net_hello_placement pl = {ref.id, ref.thread, t->request_id, t->admin, "", t->all_events};
+    net_hello_placement pl = {.room_id = ref.id,
+                              .thread = ref.thread,
+                              .request_id = t->request_id,
+                              .admin = t->admin,
+                              .all_events = t->all_events};
     memcpy(pl.room, t->room, t->room_len);
     net_client_hand_off(srv, c, &pl);
 }

@@ -1480,9 +1480,18 @@ static void test_http_parse(void) {
     CHECK(net_http_parse(post, strlen(post), path, sizeof path, &head) == NET_HTTP_METHOD);
     const char *bad = "GET\r\n\r\n";
     CHECK(net_http_parse(bad, strlen(bad), path, sizeof path, &head) == NET_HTTP_BAD);
+    /* Headers that do not end within the bound: 431. (Bytes that are not HTTP at all are 400 at
+     * once: http_parser refuses a method that is not one.) */
     static char big[NET_HTTP_MAX_REQUEST];
     memset(big, 'a', sizeof big);
+    memcpy(big, "GET / HTTP/1.1\r\nX: ", 19);
     CHECK(net_http_parse(big, sizeof big, path, sizeof path, &head) == NET_HTTP_TOO_LARGE);
+    CHECK(net_http_parse(big, sizeof big - 1, path, sizeof path, &head) == NET_HTTP_NEED_MORE);
+    memset(big, 'a', sizeof big);
+    CHECK(net_http_parse(big, sizeof big, path, sizeof path, &head) == NET_HTTP_BAD);
+    const char *head_req = "HEAD /healthz HTTP/1.0\r\n\r\n";
+    CHECK(net_http_parse(head_req, strlen(head_req), path, sizeof path, &head) == NET_HTTP_GET &&
+          head == 1 && strcmp(path, "/healthz") == 0);
 }
 
 static void test_metrics_render(void) {

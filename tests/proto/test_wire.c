@@ -55,6 +55,7 @@ static void test_field_numbers_match_descriptors(void) {
         {&collide__v1__snapshot__descriptor, "tick", WIRE_SNAPSHOT_TICK, WIRE_VARINT},
         {&collide__v1__snapshot__descriptor, "bodies", WIRE_SNAPSHOT_BODIES, WIRE_LEN},
         {&collide__v1__snapshot__descriptor, "removed", WIRE_SNAPSHOT_REMOVED, WIRE_LEN},
+        {&collide__v1__snapshot__descriptor, "packed", WIRE_SNAPSHOT_PACKED, WIRE_LEN},
         {&collide__v1__body_state__descriptor, "id", WIRE_BODY_ID, WIRE_VARINT},
         {&collide__v1__body_state__descriptor, "position", WIRE_BODY_POSITION, WIRE_LEN},
         {&collide__v1__body_state__descriptor, "velocity", WIRE_BODY_VELOCITY, WIRE_LEN},

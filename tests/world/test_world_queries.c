@@ -72,8 +72,9 @@ typedef struct scene {
 
 static const aabb SCENE_BOUNDS = {{0.0f, 0.0f}, {40.0f, 40.0f}};
 
-/* statics and movers of every kind, scattered over the bounds; one step lets the world settle */
-static void scene_make(scene *sc, int statics, int movers) {
+/* statics and movers of every kind (movers all of mover_shape unless it is NULL), scattered over
+ * the bounds */
+static void scene_make_shaped(scene *sc, int statics, int movers, const geom_shape *mover_shape) {
     world_config cfg;
     world_config_default(&cfg);
     cfg.bounds = SCENE_BOUNDS;
@@ -85,6 +86,7 @@ static void scene_make(scene *sc, int statics, int movers) {
         scene_body *b = &sc->bodies[sc->count];
         b->kind = i < statics ? WORLD_BODY_STATIC : WORLD_BODY_MOVING;
         b->shape = random_shape(1 + (int)(rng_next() % 3));
+        if (mover_shape && b->kind == WORLD_BODY_MOVING) b->shape = *mover_shape;
         vec2 p = v2(rng_range(3, 37), rng_range(3, 37));
         if (world_spawn(sc->w, b->kind, &b->shape, p, 1, &b->id, NULL) != WORLD_OK) continue;
         /* a third of the bodies in other categories (bits 0-2), one in eight a sensor */
@@ -94,6 +96,10 @@ static void scene_make(scene *sc, int statics, int movers) {
         if (world_body_set_filter(sc->w, b->id, &b->filter) != WORLD_OK) abort();
         sc->count++;
     }
+}
+
+static void scene_make(scene *sc, int statics, int movers) {
+    scene_make_shaped(sc, statics, movers, NULL);
 }
 
 /* ---- oracles ----------------------------------------------------------------------------------
@@ -660,22 +666,28 @@ static bool vec_equal_or_close(vec2 a, vec2 b) {
 }
 
 /* History: movers wander for 40 ticks with 30 kept; queries at past ticks are judged against the
- * positions the test recorded at those ticks (statics as they are). */
-static void test_history(void) {
-    rng_state = 0xabcdefu;
+ * positions the test recorded at those ticks (statics as they are). With one_shape every mover is
+ * the same box, which the frames remember (their records are then tested without a lookup of the
+ * mover, until one is despawned). */
+static void history_scenes(uint32_t seed, bool one_shape) {
+    rng_state = seed;
     int judged_cases = 0, rewound_hits = 0;
     for (int s = 0; s < 6; s++) {
         scene sc;
-        scene_make(&sc, 25, 34);
-        /* one mover wider than a history cell: kept in the frames' tail */
+        geom_shape mover_shape;
+        if (one_shape) mover_shape = random_shape(GEOM_SHAPE_BOX);
+        scene_make_shaped(&sc, 25, one_shape ? 35 : 34, one_shape ? &mover_shape : NULL);
+        /* (mixed shapes) one mover wider than a history cell: kept in the frames' tail */
         scene_body *big = &sc.bodies[sc.count];
         big->kind = WORLD_BODY_MOVING;
         big->shape = random_shape(GEOM_SHAPE_BOX);
         big->shape.u.half_extents = v2(5.0f, 4.0f);
         big->filter = (world_filter){WORLD_DEFAULT_CATEGORY, WORLD_DEFAULT_MASK, false};
-        CHECK(world_spawn(sc.w, WORLD_BODY_MOVING, &big->shape, v2(20, 20), 1, &big->id, NULL) ==
-              WORLD_OK);
-        sc.count++;
+        if (!one_shape) {
+            CHECK(world_spawn(sc.w, WORLD_BODY_MOVING, &big->shape, v2(20, 20), 1, &big->id,
+                              NULL) == WORLD_OK);
+            sc.count++;
+        }
         CHECK(world_set_history(sc.w, 30));
         enum { TICKS = 40 };
         static vec2 pos[TICKS + 1][SCENE_MAX];
@@ -724,8 +736,10 @@ static void test_history(void) {
                         !vec_equal_or_close(pos[TICKS - back][i], pos[TICKS][i]))
                         rewound_hits++;
         }
-        /* a mover despawned since is left out of past answers (its shape is gone) */
-        int mi = sc.count - 1; /* the big box: its position is inside it */
+        /* a mover despawned since is left out of past answers (its shape is gone), also when
+         * its slot holds a new body */
+        int mi = sc.count - 1; /* a box (the big one, or the last of one shape): its position is
+                                * inside it */
         geom_shape probe;
         geom_make_circle(0.05f, &probe);
         vec2 then = pos[TICKS - 5][mi];
@@ -740,16 +754,27 @@ static void test_history(void) {
               WORLD_OK);
         for (size_t k = 0; k < r.count; k++)
             CHECK(hits[k].id != sc.bodies[mi].id);
+        world_body_id reborn;
+        CHECK(world_spawn(sc.w, WORLD_BODY_MOVING, &sc.bodies[mi].shape, v2(1, 1), 1, &reborn,
+                          NULL) == WORLD_OK);
+        CHECK(world_query_overlap(sc.w, TICKS - 5, &probe, then, NULL, hits, HIT_MAX, &r) ==
+              WORLD_OK);
+        for (size_t k = 0; k < r.count; k++)
+            CHECK(hits[k].id != sc.bodies[mi].id && hits[k].id != reborn);
         world_stats ws;
         world_get_stats(sc.w, &ws);
         CHECK(ws.history_ticks == 31);
         CHECK(ws.history_records == 31u * 35u);
+        CHECK(world_despawn(sc.w, reborn) == WORLD_OK);
         CHECK(ws.history_bytes > 0 && ws.bytes >= ws.history_bytes);
         world_destroy(sc.w);
     }
     CHECK(judged_cases == 6 * 300);
     CHECK(rewound_hits > 100);
 }
+
+static void test_history(void) { history_scenes(0xabcdefu, false); }
+static void test_history_one_shape(void) { history_scenes(0xbcdef1u, true); }
 
 /* The history grows with the movers: frames kept from before a join are sorted again into the
  * larger layout (more cells), and still answer exactly. */
@@ -811,4 +836,4 @@ static void test_history_growth(void) {
 
 TEST_MAIN(TEST(test_ray_casts), TEST(test_overlaps), TEST(test_shape_casts), TEST(test_truncation),
           TEST(test_filters), TEST(test_query_errors), TEST(test_history),
-          TEST(test_history_growth))
+          TEST(test_history_one_shape), TEST(test_history_growth))

@@ -22,6 +22,15 @@ static inline void net_client_note_queue_start(const net_server *srv, net_client
 }
 /* True when c is over the hard output limit, and from now on killed for it. */
 bool net_server_over_hard_limit(net_server *srv, net_client *c);
+/* Appends bytes already framed for the client's transport (net_ws.c: the 101 or an HTTP refusal,
+ * a pong, a close frame), under the same hard limit. */
+#define NET_MAX_FRAME_PREFIX 10 /* the longest framing before a body: a WebSocket header */
+/* Writes the framing of a body of len bytes for c's transport (the varint prefix, or a binary
+ * WebSocket frame's header: one ServerMessage per message, no prefix), counts the frame, and
+ * returns its length. */
+size_t net_client_frame_prefix(net_server *srv, const net_client *c, size_t len,
+                               uint8_t out[NET_MAX_FRAME_PREFIX]);
+bool net_server_append_raw(net_server *srv, net_client *c, const void *data, size_t len);
 /* Appends Error{code, message, fatal}; a fatal one makes c CLOSING. */
 void net_server_send_error(net_server *srv, net_client *c, uint32_t request_id,
                            Collide__V1__ErrorCode code, bool fatal, const char *fmt, ...)
@@ -46,6 +55,37 @@ bool net_server_refuse_hello_at_capacity(net_server *srv, net_client *c, uint32_
 void net_server_refuse_at_capacity(net_server *srv, net_client *c, uint32_t rid);
 /* Drops ids of bodies that are gone (despawned by an admin) so the count is of live bodies. */
 void net_client_prune_owned(net_server *srv, net_client *c);
+
+static inline vec2 net_vec2_of(const Collide__V1__Vec2 *v) {
+    return v ? v2(v->x, v->y) : v2(0.0f, 0.0f);
+}
+
+/* ---- The session's requests, split over files (net_session.c dispatches) --------------------- */
+
+#define NET_ERROR_TEXT 128 /* room for any Error.message the request handlers write */
+
+/* A refused world call as a non-fatal Error: its code from the one table (net_session.c), the
+ * handler's text. */
+void net_session_world_error(net_server *srv, net_client *c, uint32_t rid, world_status st,
+                             const char *text);
+/* Converts a wire shape; GEOM_OK or the reason it is refused. */
+geom_shape_error net_session_shape_from_pb(const Collide__V1__Shape *s, geom_shape *out);
+/* net_queries.c */
+void net_session_ray_cast(net_server *srv, net_client *c, uint32_t rid,
+                          const Collide__V1__RayCast *r);
+void net_session_overlap(net_server *srv, net_client *c, uint32_t rid,
+                         const Collide__V1__OverlapQuery *o);
+void net_session_shape_cast(net_server *srv, net_client *c, uint32_t rid,
+                            const Collide__V1__ShapeCast *sc);
+/* net_events.c: moves c's waiting events into the Snapshot body s, whole fields, oldest first,
+ * while they fit in budget bytes; the rest wait for the next snapshot. */
+void net_events_take(net_client *c, net_buf *s, size_t budget);
+/* net_session_rooms.c */
+void net_session_create_room(net_server *srv, net_client *c, uint32_t rid,
+                             const Collide__V1__CreateRoom *cr);
+void net_session_close_room(net_server *srv, net_client *c, uint32_t rid,
+                            const Collide__V1__CloseRoom *cr);
+void net_session_list_rooms(net_server *srv, net_client *c, uint32_t rid);
 
 static inline Collide__V1__Vec2 net_pb_vec2(vec2 v) {
     Collide__V1__Vec2 r = COLLIDE__V1__VEC2__INIT;

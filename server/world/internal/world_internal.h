@@ -309,6 +309,8 @@ struct world {
     uint64_t *pending_despawn_bits; /* despawned since the last step, of bodies a step showed */
     uint32_t *pending_spawned;      /* slots spawned since the last step */
     size_t pending_spawned_count;   /* entries in pending_spawned */
+    uint64_t mover_despawns;        /* movers despawned so far: a history frame recorded at the
+                                     * same count names only live movers (world_history.h) */
 
     world_filter *filters;   /* per slot, NULL until the first non-default filter (world.h) */
     uint32_t filtered_count; /* live bodies whose filter is not the default: while 0 the step
@@ -521,6 +523,14 @@ void world_sort_u32(uint32_t *v, size_t n);
  * mover began) and its end (after step 4, with the change bits of the step set). */
 void world_events_begin_step(world *w);
 void world_events_end_step(world *w);
+/* The mover pass's pairs, right after world_grid_pairs: contact tracking takes each mover's mover
+ * partners from them instead of querying the grid again. */
+void world_events_note_pairs(world *w);
+/* The statics of level 0 overlapping region, found by a slide of the mover of dense index mi
+ * (every one, in the static grid's walk order): contact tracking takes the mover's statics from
+ * them when its final box grown by the begin gap lies in region. */
+void world_events_note_statics(world *w, uint32_t mi, aabb region, const uint32_t *index,
+                               uint32_t count);
 void world_events_free(world *w);
 /* The next step looks for new pairs around every body, not only the ones that moved (a static
  * spawned, a filter changed). */

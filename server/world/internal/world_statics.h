@@ -2,7 +2,9 @@
  * the level whose cells are at least its size; a walk over a box reaches `extra` cells further on
  * the min side. Every walk of the cell lists goes through WORLD_FOR_STATICS_IN_CELLS, except the
  * S1a loop's (world_slide.c), which reads the occupancy bits a row-word at a time and remembers
- * what it found: a fast path, checked against the general walk by test_world_fastpaths. */
+ * what it found: a fast path, checked against the general walk by test_world_fastpaths; and
+ * world_static_walk below (world_static_query's), which also reads them a row-word at a time and
+ * visits the same statics in the same order. */
 #ifndef COLLIDE_WORLD_STATICS_H
 #define COLLIDE_WORLD_STATICS_H
 
@@ -77,6 +79,37 @@ void world_update_active_levels(world *w);
  * when visit returns false. */
 typedef bool (*static_visit_fn)(const world *w, uint32_t index, void *ctx);
 void world_static_query(const world *w, aabb box, static_visit_fn visit, void *ctx);
+
+/* world_static_query inline, for a hot caller whose visit the compiler can then inline (the game
+ * queries). Same statics in the same order as WORLD_FOR_STATICS_IN_CELLS (rows, then cells, then
+ * list order); each row's occupancy bits are read a word at a time, so the empty cells of a
+ * sparse map cost a bit scan rather than a test each. */
+WORLD_HOT void world_static_walk(const world *w, aabb box, static_visit_fn visit, void *ctx) {
+    for (int al = 0; al < w->active_level_count; al++) {
+        const world_level *lv = &w->levels[w->active_levels[al]];
+        cell_range cr = level_range(w, lv, box);
+        for (int32_t cy = cr.y0; cy <= cr.y1; cy++) {
+            uint32_t c = (uint32_t)(cy * lv->nx + cr.x0), last = (uint32_t)(cy * lv->nx + cr.x1);
+            while (c <= last) {
+                /* the bits of cells c.. in c's word, cut at `last` */
+                uint32_t span = 64u - (c & 63u);
+                uint64_t bits = lv->occupied[c >> 6] >> (c & 63u);
+                if (last - c + 1u < span) {
+                    span = last - c + 1u;
+                    bits &= (1ull << span) - 1u;
+                }
+                for (; bits; bits &= bits - 1u) {
+                    uint32_t cell = c + (uint32_t)__builtin_ctzll(bits);
+                    for (int32_t s = lv->heads[cell]; s >= 0; s = w->statics[s].next) {
+                        if (!aabb_meets(w->statics[s].box, box)) continue;
+                        if (!visit(w, (uint32_t)s, ctx)) return;
+                    }
+                }
+                c += span;
+            }
+        }
+    }
+}
 
 /* Checks the grid links: every static listed exactly once, in its home cell, at its level; counts
  * and occupancy bits agree. NULL when consistent, else what is broken (world_validate). */

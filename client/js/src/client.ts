@@ -1,0 +1,315 @@
+// CollideClient: one session with collided over any Transport. connect() sends Hello and resolves
+// on Welcome; requests with a reply (spawn, ping) return promises matched by request_id; moves
+// return their input_seq; snapshots keep `bodies` (world.ts) and are emitted as typed events.
+import { Emitter } from "./events";
+import {
+  BodyKind,
+  ErrorCode,
+  PROTOCOL_VERSION,
+  errorCodeName,
+  pb,
+  type ClientMessageProps,
+  type Shape,
+  type SnapshotMsg,
+  type WelcomeMsg,
+} from "./proto";
+import type { Transport } from "./transport";
+import { applySnapshot, vec, type Body, type Point } from "./world";
+
+/** An Error sent by the daemon (or a local failure: code UNSPECIFIED, e.g. the connection closed). */
+export class CollideError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly fatal: boolean,
+    readonly requestId: number,
+    /** 1.1 batches: the failing item's position + 1; 0 = not a batch item. */
+    readonly index = 0,
+  ) {
+    super(`${errorCodeName(code)}: ${message}`);
+    this.name = "CollideError";
+  }
+  get codeName(): string {
+    return errorCodeName(this.code);
+  }
+}
+
+export interface Welcome {
+  clientId: number;
+  tickRateHz: number;
+  tick: number;
+  worldMin: Point;
+  worldMax: Point;
+  maxSpeed: number;
+  maxBodiesPerClient: number;
+  admin: boolean;
+  room: string;
+  features: string[];
+  raw: WelcomeMsg;
+}
+
+export interface SnapshotEvent {
+  tick: number;
+  /** Ids new to this client, changed, and gone (despawned or out of view) in this snapshot. */
+  added: number[];
+  changed: number[];
+  removed: number[];
+  /** The snapshot as decoded. */
+  raw: SnapshotMsg;
+}
+
+export interface PongResult {
+  rttMs: number;
+  serverTimeUs: number;
+  tick: number;
+}
+
+export interface ClientEvents {
+  snapshot: (s: SnapshotEvent) => void;
+  /** Every Error the daemon sends, also those that reject a promise. */
+  error: (e: CollideError) => void;
+  goodbye: (reason: string) => void;
+  /** The connection is gone; reason "" after close(). */
+  close: (reason: string, code?: number) => void;
+}
+
+export interface ConnectOptions {
+  token?: string;
+  room?: string;
+  name?: string;
+  /** How long to wait for Welcome, and for each reply (default 10 s). */
+  timeoutMs?: number;
+}
+
+export interface SpawnOptions {
+  position?: Point;
+  angle?: number;
+  /** Default moving; static bodies are for admins. */
+  kind?: BodyKind;
+}
+
+interface Pending {
+  resolve: (m: InstanceType<typeof pb.ServerMessage>) => void;
+  reject: (e: CollideError) => void;
+  timer: ReturnType<typeof setTimeout>;
+}
+
+const now = (): number => (typeof performance !== "undefined" ? performance.now() : Date.now());
+
+export class CollideClient extends Emitter<ClientEvents> {
+  /** Bodies in view, by id, as of the last snapshot. */
+  readonly bodies = new Map<number, Body>();
+  welcome!: Welcome;
+  /** The tick of the last snapshot (Welcome's tick before the first). */
+  tick = 0;
+  closed = false;
+  private nextRequestId = 1;
+  private inputSeq = 0;
+  private pending = new Map<number, Pending>();
+  private readonly timeoutMs: number;
+
+  private constructor(
+    private readonly transport: Transport,
+    opts: ConnectOptions,
+  ) {
+    super();
+    this.timeoutMs = opts.timeoutMs ?? 10000;
+  }
+
+  /** Opens a session over `transport`: Hello, then resolves on Welcome (rejects on Error/close). */
+  static open(transport: Transport, opts: ConnectOptions = {}): Promise<CollideClient> {
+    const c = new CollideClient(transport, opts);
+    transport.onMessage = (m) => c.receive(m);
+    transport.onClose = (reason, code) => c.closedBy(reason, code);
+    return new Promise<CollideClient>((resolve, reject) => {
+      const hello = c.request(
+        { hello: { protocolVersion: PROTOCOL_VERSION, name: opts.name ?? "", token: opts.token ?? "", room: opts.room ?? "" } },
+        false,
+      );
+      transport.onOpen = () => c.flushHello();
+      hello.then(
+        (m) => {
+          const w = m.welcome as WelcomeMsg | null;
+          if (!w) {
+            transport.close();
+            reject(new CollideError(ErrorCode.ERROR_CODE_UNSPECIFIED, `Hello answered by ${m.msg}, not Welcome`, true, m.requestId));
+            return;
+          }
+          c.welcome = {
+            clientId: w.clientId,
+            tickRateHz: w.tickRateHz,
+            tick: Number(w.tick),
+            worldMin: vec(w.worldMin),
+            worldMax: vec(w.worldMax),
+            maxSpeed: w.maxSpeed,
+            maxBodiesPerClient: w.maxBodiesPerClient,
+            admin: w.admin,
+            room: w.room,
+            features: [...w.features],
+            raw: w as WelcomeMsg,
+          };
+          c.tick = Number(w.tick);
+          resolve(c);
+        },
+        (e) => {
+          transport.close();
+          reject(e);
+        },
+      );
+    });
+  }
+
+  private helloBytes: Uint8Array | null = null;
+  private flushHello(): void {
+    if (this.helloBytes) this.transport.send(this.helloBytes);
+    this.helloBytes = null;
+  }
+
+  /** Spawns a body; resolves with its id and where the server put it. */
+  spawn(shape: Shape, opts: SpawnOptions = {}): Promise<{ bodyId: number; position: Point }> {
+    return this.request({
+      spawn: {
+        kind: opts.kind ?? BodyKind.BODY_KIND_MOVING,
+        shape,
+        position: opts.position,
+        angle: opts.angle ?? 0,
+      },
+    }).then((m) => {
+      const s = m.spawned as InstanceType<typeof pb.Spawned>;
+      return { bodyId: s.bodyId, position: vec(s.position) };
+    });
+  }
+
+  /** Sets a body's velocity (units/s, held until replaced). Returns the input_seq it was sent
+   * with: a snapshot whose last_input_seq is at least this has applied it. Errors (not the owner,
+   * unknown body) arrive as `error` events with the returned seq as request_id. */
+  move(bodyId: number, velocity: Point): number {
+    // 1 .. 2^32 - 1, then 1 again: the server compares seqs modulo 2^32 and 0 means "none".
+    const seq = (this.inputSeq = (this.inputSeq % 0xffffffff) + 1);
+    this.send({ requestId: seq, move: { bodyId, inputSeq: seq, velocity } });
+    return seq;
+  }
+
+  /** Removes a body (no reply: its id shows in a snapshot's `removed`). */
+  despawn(bodyId: number): void {
+    this.send({ requestId: this.nextId(), despawn: { bodyId } });
+  }
+
+  /** Replaces the view with a box; halfExtents (0, 0) returns to the default view. Resolves once
+   * the server has taken it (a Ping behind it came back), rejects if it was refused. */
+  setView(center: Point, halfExtents: Point): Promise<void> {
+    const id = this.nextId();
+    let refused: CollideError | null = null;
+    const off = this.on("error", (e) => {
+      if (e.requestId === id) refused = e;
+    });
+    this.send({ requestId: id, setView: { center, halfExtents } });
+    // SetView has no success reply; replies come in request order, so a ping behind it tells.
+    return this.ping().then(
+      () => {
+        off();
+        if (refused) throw refused;
+      },
+      (e) => {
+        off();
+        throw e;
+      },
+    );
+  }
+
+  /** Round trip to the daemon. */
+  ping(): Promise<PongResult> {
+    const t0 = now();
+    return this.request({ ping: { clientTimeUs: Math.round(t0 * 1000) } }).then((m) => ({
+      rttMs: now() - t0,
+      serverTimeUs: Number(m.pong!.serverTimeUs),
+      tick: Number(m.pong!.tick),
+    }));
+  }
+
+  /** Closes the connection; `close` follows with reason "". */
+  close(): void {
+    this.transport.close();
+  }
+
+  /** Sends any ClientMessage (for the 1.1 messages the helpers above do not wrap). */
+  send(msg: ClientMessageProps): void {
+    if (this.closed) throw new CollideError(ErrorCode.ERROR_CODE_UNSPECIFIED, "connection closed", true, msg.requestId ?? 0);
+    this.transport.send(pb.ClientMessage.encode(msg).finish());
+  }
+
+  /** Sends msg with a fresh request_id and resolves with the reply carrying it. */
+  request(msg: ClientMessageProps, sendNow = true): Promise<InstanceType<typeof pb.ServerMessage>> {
+    const requestId = this.nextId();
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(requestId);
+        reject(new CollideError(ErrorCode.ERROR_CODE_UNSPECIFIED, `no reply within ${this.timeoutMs} ms`, false, requestId));
+      }, this.timeoutMs);
+      this.pending.set(requestId, { resolve, reject, timer });
+      const m = { ...msg, requestId };
+      if (sendNow) this.send(m);
+      else this.helloBytes = pb.ClientMessage.encode(m).finish();
+    });
+  }
+
+  private nextId(): number {
+    // Request ids of moves are their input_seq; the others count down from 2^32 - 1 so the two
+    // never meet and an error names what it answers.
+    return 0xffffffff - this.nextRequestId++;
+  }
+
+  private receive(bytes: Uint8Array): void {
+    let m: InstanceType<typeof pb.ServerMessage>;
+    try {
+      m = pb.ServerMessage.decode(bytes);
+    } catch (e) {
+      this.emit("error", new CollideError(ErrorCode.ERROR_CODE_BAD_REQUEST, `undecodable message from the server: ${e}`, true, 0));
+      this.transport.close();
+      return;
+    }
+    switch (m.msg) {
+      case "snapshot": {
+        const snap = m.snapshot as SnapshotMsg;
+        const { added, changed, removed } = applySnapshot(this.bodies, snap);
+        this.tick = Number(snap.tick);
+        this.emit("snapshot", { tick: this.tick, added, changed, removed, raw: snap });
+        return;
+      }
+      case "error": {
+        const e = m.error!;
+        const err = new CollideError(e.code ?? 0, e.message ?? "", !!e.fatal, m.requestId, e.index ?? 0);
+        const p = this.pending.get(m.requestId);
+        if (p) {
+          this.pending.delete(m.requestId);
+          clearTimeout(p.timer);
+          p.reject(err);
+        }
+        this.emit("error", err);
+        return;
+      }
+      case "goodbye":
+        this.emit("goodbye", m.goodbye!.reason ?? "");
+        return;
+      default: {
+        const p = this.pending.get(m.requestId);
+        if (p) {
+          this.pending.delete(m.requestId);
+          clearTimeout(p.timer);
+          p.resolve(m);
+        }
+      }
+    }
+  }
+
+  private closedBy(reason: string, code?: number): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const [id, p] of this.pending) {
+      clearTimeout(p.timer);
+      p.reject(new CollideError(ErrorCode.ERROR_CODE_UNSPECIFIED, `connection closed${reason ? ": " + reason : ""}`, true, id));
+    }
+    this.pending.clear();
+    this.emit("close", reason, code);
+  }
+}

@@ -1,0 +1,60 @@
+// The client's copy of the bodies in its view, kept from the snapshots' deltas
+// (docs/protocol.md "Snapshots: views and deltas"): a body in `bodies` gets its dynamic fields
+// replaced (shape, kind and owner are kept from the first time), an id in `removed` is dropped, a
+// body absent from a snapshot has not changed. Fields are copied, never proto-merged: a zero is
+// not on the wire, and a merge would keep a stale velocity when a body stops.
+import { BodyKind, type BodyStateMsg, type Shape, type SnapshotMsg, type Vec2 } from "./proto";
+
+export interface Point {
+  x: number;
+  y: number;
+}
+
+export interface Body {
+  id: number;
+  position: Point;
+  velocity: Point;
+  angle: number;
+  /** The newest input of this body applied in the tick of the last change (0 = none yet). */
+  lastInputSeq: number;
+  shape: Shape | null;
+  kind: BodyKind;
+  owner: number;
+  /** The tick of the snapshot that last changed this body. */
+  tick: number;
+}
+
+export function vec(v: Vec2 | null | undefined): Point {
+  return { x: v?.x ?? 0, y: v?.y ?? 0 };
+}
+
+/** Applies one snapshot to `bodies`; returns the ids it added, changed and removed. */
+export function applySnapshot(
+  bodies: Map<number, Body>,
+  snap: SnapshotMsg,
+): { added: number[]; changed: number[]; removed: number[] } {
+  const tick = Number(snap.tick);
+  const added: number[] = [];
+  const changed: number[] = [];
+  const removed: number[] = [];
+  for (const id of snap.removed) {
+    if (bodies.delete(id)) removed.push(id);
+  }
+  for (const b of snap.bodies as BodyStateMsg[]) {
+    const prev = bodies.get(b.id);
+    const body: Body = {
+      id: b.id,
+      position: vec(b.position),
+      velocity: vec(b.velocity),
+      angle: b.angle,
+      lastInputSeq: b.lastInputSeq,
+      shape: b.shape ?? prev?.shape ?? null,
+      kind: b.shape ? b.kind : prev ? prev.kind : b.kind || BodyKind.BODY_KIND_MOVING,
+      owner: b.shape ? b.owner : prev ? prev.owner : b.owner,
+      tick,
+    };
+    bodies.set(b.id, body);
+    (prev ? changed : added).push(b.id);
+  }
+  return { added, changed, removed };
+}

@@ -1,0 +1,170 @@
+#include "qsnap.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "varint.h"
+
+void cc_qsnap_init(cc_qsnap *q, float position_quantum, float velocity_quantum) {
+    memset(q, 0, sizeof *q);
+    q->position_quantum = position_quantum > 0 ? position_quantum : QUANT_POSITION_DEFAULT;
+    q->velocity_quantum = velocity_quantum > 0 ? velocity_quantum : QUANT_VELOCITY_DEFAULT;
+}
+
+void cc_qsnap_free(cc_qsnap *q) {
+    quant_table_free(&q->t);
+    for (size_t i = 0; i < q->nshapes; i++)
+        collide__v1__shape__free_unpacked(q->shapes[i], NULL);
+    free(q->states);
+    free(q->ptrs);
+    free(q->vecs);
+    free(q->shapes);
+    memset(q, 0, sizeof *q);
+}
+
+static bool grow(cc_qsnap *q) {
+    size_t cap = q->cap ? 2 * q->cap : 64;
+    Collide__V1__BodyState *st = realloc(q->states, cap * sizeof *st);
+    if (st) q->states = st;
+    Collide__V1__BodyState **pt = realloc(q->ptrs, cap * sizeof *pt);
+    if (pt) q->ptrs = pt;
+    Collide__V1__Vec2 *v = realloc(q->vecs, 2 * cap * sizeof *v);
+    if (v) q->vecs = v;
+    Collide__V1__Shape **sh = realloc(q->shapes, cap * sizeof *sh);
+    if (sh) q->shapes = sh;
+    if (!st || !pt || !v || !sh) return false;
+    q->cap = cap;
+    return true;
+}
+
+/* The angle of a state in radians, [0, 2 pi). */
+static float angle_of(const quant_state *s) {
+    return (float)((double)s->angle * (2.0 * 3.14159265358979323846 / QUANT_ANGLE_STEPS));
+}
+
+static void on_record(void *ctx, const quant_record *r) {
+    cc_qsnap *q = ctx;
+    if (q->failed) return;
+    if (q->n == q->cap && !grow(q)) {
+        q->failed = true;
+        return;
+    }
+    /* The pointers into states and vecs are set once all records are in (they may move). */
+    Collide__V1__BodyState bs = COLLIDE__V1__BODY_STATE__INIT;
+    Collide__V1__Vec2 pos = COLLIDE__V1__VEC2__INIT, vel = COLLIDE__V1__VEC2__INIT;
+    const quant_state *s = &r->body->q;
+    bs.id = r->body->id;
+    pos.x = (float)(s->px * q->position_quantum);
+    pos.y = (float)(s->py * q->position_quantum);
+    vel.x = (float)(s->vx * q->velocity_quantum);
+    vel.y = (float)(s->vy * q->velocity_quantum);
+    bs.last_input_seq = s->last_input_seq;
+    bs.angle = angle_of(s);
+    if (r->flags & QUANT_NEW) {
+        bs.kind = (Collide__V1__BodyKind)r->body->kind;
+        bs.owner = r->body->owner;
+        Collide__V1__Shape *shape = collide__v1__shape__unpack(NULL, r->shape_len, r->shape);
+        if (!shape) {
+            q->failed = true;
+            return;
+        }
+        q->shapes[q->nshapes++] = shape;
+        bs.shape = shape;
+    }
+    q->states[q->n] = bs;
+    q->vecs[2 * q->n] = pos;
+    q->vecs[2 * q->n + 1] = vel;
+    q->n++;
+}
+
+bool cc_qsnap_expand(cc_qsnap *q, Collide__V1__Snapshot *s) {
+    q->n = 0;
+    q->nshapes = 0;
+    q->failed = false;
+    q->saved_bodies = s->bodies;
+    q->saved_n = s->n_bodies;
+    if (s->n_bodies && s->packed.len) return false;
+    for (size_t i = 0; i < s->n_removed; i++)
+        quant_table_remove(&q->t, s->removed[i]);
+    bool ok = quant_apply(&q->t, s->packed.data, s->packed.len, on_record, q) && !q->failed;
+    for (size_t i = 0; i < q->n; i++) {
+        q->states[i].position = &q->vecs[2 * i];
+        q->states[i].velocity = &q->vecs[2 * i + 1];
+        q->ptrs[i] = &q->states[i];
+    }
+    /* A float snapshot's own bodies (a server that ignored Hello.quantized) are left alone. */
+    if (q->n) {
+        s->n_bodies = q->n;
+        s->bodies = q->ptrs;
+    }
+    return ok;
+}
+
+void cc_qsnap_done(cc_qsnap *q, Collide__V1__Snapshot *s) {
+    if (q->n && s->bodies == q->ptrs) {
+        s->n_bodies = q->saved_n;
+        s->bodies = q->saved_bodies;
+    }
+    for (size_t i = 0; i < q->nshapes; i++)
+        collide__v1__shape__free_unpacked(q->shapes[i], NULL);
+    q->n = 0;
+    q->nshapes = 0;
+}
+
+typedef struct scan_ctx {
+    cc_qsnap *q;
+    uint32_t body_id;
+    cc_wire_snapshot_scan *out;
+} scan_ctx;
+
+static void on_scan_record(void *ctx, const quant_record *r) {
+    scan_ctx *x = ctx;
+    x->out->bodies++;
+    if (r->body->id != x->body_id) return;
+    x->out->found = true;
+    x->out->body.id = r->body->id;
+    x->out->body.has_position = true;
+    x->out->body.x = (float)(r->body->q.px * x->q->position_quantum);
+    x->out->body.y = (float)(r->body->q.py * x->q->position_quantum);
+    x->out->body.last_input_seq = r->body->q.last_input_seq;
+}
+
+bool cc_qsnap_scan(cc_qsnap *q, const uint8_t *buf, size_t len, uint32_t body_id,
+                   cc_wire_snapshot_scan *out) {
+    if (buf == NULL && len > 0) return false;
+    memset(out, 0, sizeof *out);
+    wire_reader r = wire_reader_of(buf, len);
+    const uint8_t *packed = NULL;
+    size_t packed_len = 0;
+    /* `removed` goes first whatever the field order: one pass to find the fields. */
+    wire_reader removed[4];
+    size_t nremoved = 0;
+    while (r.p < r.end) {
+        uint32_t field;
+        unsigned type;
+        if (!wire_read_key(&r, &field, &type)) return false;
+        if (field == WIRE_SNAPSHOT_TICK && type == WIRE_VARINT) {
+            if (!wire_read_varint(&r, &out->tick)) return false;
+        } else if (field == WIRE_SNAPSHOT_PACKED && type == WIRE_LEN) {
+            if (packed) return false; /* the server writes it once */
+            if (!wire_read_len(&r, &packed, &packed_len)) return false;
+        } else if (field == WIRE_SNAPSHOT_REMOVED && type == WIRE_LEN) {
+            const uint8_t *d;
+            size_t n;
+            if (!wire_read_len(&r, &d, &n) || nremoved == 4) return false;
+            removed[nremoved++] = wire_reader_of(d, n);
+        } else if (!wire_skip(&r, type)) {
+            return false;
+        }
+    }
+    for (size_t i = 0; i < nremoved; i++) {
+        uint64_t v;
+        while (removed[i].p < removed[i].end) {
+            if (!wire_read_varint(&removed[i], &v) || v > UINT32_MAX) return false;
+            quant_table_remove(&q->t, (uint32_t)v);
+            out->removed++;
+        }
+    }
+    scan_ctx x = {q, body_id, out};
+    return quant_apply(&q->t, packed, packed_len, on_scan_record, &x);
+}

@@ -1,0 +1,263 @@
+#!/usr/bin/env python3
+"""Snapshot rates and quantized snapshots against the real daemon (PROTOCOL.md "Snapshot rate and
+quantized snapshots"): a quantized watcher and a float watcher of the same area agree within half
+a quantum at the same ticks, through each decoder the project ships: the Python example's
+(examples/python/collide_quantized.py) and the C client's (`collide-client watch --quantized`).
+Also: the rate granted and the ticks of a 20 Hz watcher, --position-quantum in the Welcome, and
+the records copied between clients that share a baseline (/metrics)."""
+
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+
+sys.dont_write_bytecode = True  # keep the source tree clean
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "..", "examples", "python"))
+import collide_test as ct  # noqa: E402
+from collide_test import check, kind_of, test  # noqa: E402
+from collide_quantized import QuantizedDecoder  # noqa: E402
+
+CLIENT = None  # collide-client, from --client
+TICKS = 120    # snapshots compared per watcher
+
+
+class Watcher:
+    """A raw watcher of the whole world: float or quantized, at a rate; records every body's
+    state after each of its snapshots, by tick."""
+
+    def __init__(self, daemon, quantized=False, rate=0):
+        self.c = daemon.client()
+        m = ct.msg_hello(1, name="watch")
+        m.hello.quantized = quantized
+        m.hello.snapshot_rate_hz = rate
+        self.c.send(m)
+        sm = self.c.recv_until(lambda m: kind_of(m) == "welcome", what="Welcome")
+        self.welcome = sm.welcome
+        self.decoder = (QuantizedDecoder(ct.pb, sm.welcome.position_quantum,
+                                         sm.welcome.velocity_quantum) if quantized else None)
+        w = sm.welcome
+        self.c.send(ct.msg_set_view(0, 0, 0, w.world_max.x, w.world_max.y))
+        self.states = {}  # tick -> {id: (x, y, vx, vy, seq)}
+        self.view = {}
+
+    def read(self, until_tick):
+        while True:
+            sm = self.c.recv_until(lambda m: kind_of(m) == "snapshot", what="a snapshot")
+            snap = sm.snapshot
+            if self.decoder:
+                check(len(snap.bodies) == 0, "a quantized snapshot carries no BodyState")
+                self.decoder.apply(snap)
+                self.view = {i: (b.px * self.decoder.pq, b.py * self.decoder.pq,
+                                 b.vx * self.decoder.vq, b.vy * self.decoder.vq, b.seq)
+                             for i, b in self.decoder.bodies.items()}
+            else:
+                check(len(snap.packed) == 0, "a float snapshot carries no packed records")
+                for i in snap.removed:
+                    self.view.pop(i, None)
+                for b in snap.bodies:
+                    self.view[b.id] = (b.position.x, b.position.y, b.velocity.x, b.velocity.y,
+                                       b.last_input_seq)
+            self.states[snap.tick] = dict(self.view)
+            if snap.tick >= until_tick:
+                return
+
+
+def movers(d, n=8):
+    """A player with n bodies of every shape, moved by new intents from a thread."""
+    p = d.client()
+    p.hello(name="mover")
+    shapes = [ct.box(1.0, 0.5), ct.circle(0.8), ct.regular_polygon(5, 1.0)]
+    ids = [p.spawn_ok(shapes[i % 3], -60 + 15 * i, 10 * (i % 3)) for i in range(n)]
+    stop = threading.Event()
+
+    def drive():
+        k = 0
+        while not stop.is_set():
+            for j, bid in enumerate(ids):
+                a = 0.37 * k + j
+                p.move(bid, 7.3 * ((k + j) % 5 - 2) + 0.1 * a, 5.1 * ((k * 3 + j) % 7 - 3))
+            k += 1
+            try:
+                p.non_snapshots(0.15)
+            except ct.ConnectionClosed:
+                return
+
+    t = threading.Thread(target=drive, daemon=True)
+    t.start()
+    return p, ids, stop, t
+
+
+def compare(fw, qw, pq, vq, what):
+    """Every tick both have: the same bodies, within half a quantum (plus float32 rounding)."""
+    common = sorted(set(fw.states) & set(qw.states))
+    check(len(common) >= TICKS // 10, "%s: %d common ticks" % (what, len(common)))
+    moving = 0
+    for t in common:
+        f, q = fw.states[t], qw.states[t]
+        check(set(f) == set(q), "%s, tick %d: bodies %s vs %s" % (what, t, sorted(f), sorted(q)))
+        for i in f:
+            fx, fy, fvx, fvy, fseq = f[i]
+            qx, qy, qvx, qvy, qseq = q[i]
+            ptol = pq / 2 + 1e-6 * max(1.0, abs(fx), abs(fy))
+            vtol = vq / 2 + 1e-6 * max(1.0, abs(fvx), abs(fvy))
+            check(abs(fx - qx) <= ptol and abs(fy - qy) <= ptol,
+                  "%s, tick %d, body %d: position (%r, %r) vs (%r, %r)" % (what, t, i, fx, fy,
+                                                                           qx, qy))
+            check(abs(fvx - qvx) <= vtol and abs(fvy - qvy) <= vtol,
+                  "%s, tick %d, body %d: velocity (%r, %r) vs (%r, %r)" % (what, t, i, fvx, fvy,
+                                                                           qvx, qvy))
+            check(fseq == qseq, "%s, tick %d, body %d: seq %d vs %d" % (what, t, i, fseq, qseq))
+            moving += fvx != 0 or fvy != 0
+    check(moving > len(common), "%s: bodies were moving (%d)" % (what, moving))
+    return len(common)
+
+
+@test
+def test_python_decoder_agrees_with_float_watcher():
+    d = ct.Daemon(["--position-quantum", "0.01", "--velocity-quantum", "0.125"],
+                  world=ct.write_world(bounds=((-200, -200), (200, 200))))
+    p, ids, stop, t = movers(d)
+    try:
+        fw = Watcher(d)
+        qw = Watcher(d, quantized=True)
+        q20 = Watcher(d, quantized=True, rate=20)
+        q7 = Watcher(d, quantized=True, rate=7)
+        check(fw.welcome.snapshot_rate_hz == 60 and qw.welcome.snapshot_rate_hz == 60,
+              "full rate granted as 60 Hz")
+        check(q20.welcome.snapshot_rate_hz == 20, "20 Hz granted")
+        check(q7.welcome.snapshot_rate_hz == 7, "7 Hz asked: tick 60 / 9 = 6.67, said 7")
+        check(abs(qw.welcome.position_quantum - 0.01) < 1e-9
+              and qw.welcome.velocity_quantum == 0.125, "the quanta of the flags in the Welcome")
+        check("quantized" in qw.welcome.features, "the feature is announced")
+        end = max(fw.welcome.tick, qw.welcome.tick) + TICKS
+        threads = [threading.Thread(target=w.read, args=(end,)) for w in (fw, qw, q20, q7)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join(60)
+        check(all(not th.is_alive() for th in threads), "every watcher read %d ticks" % TICKS)
+        n = compare(fw, qw, 0.01, 0.125, "quantized at 60 Hz")
+        # A loaded machine coalesces late steps (no snapshot of their own): most ticks remain.
+        check(n >= TICKS // 2, "most ticks compared (%d)" % n)
+        compare(fw, q20, 0.01, 0.125, "quantized at 20 Hz")
+        # One snapshot per window of 3 (9) ticks, at the ticks of the watcher's phase (its
+        # client id mod k), or at the first snapshot pass after when a loaded loop coalesced late
+        # steps.
+        for k, w in ((3, q20), (9, q7)):
+            ticks = sorted(w.states)
+            phase = w.welcome.client_id % k
+            win = [(t - phase) // k for t in ticks]
+            check(all(b > a for a, b in zip(win, win[1:])),
+                  "every %d ticks: never two snapshots in one window: %s" % (k, ticks))
+            check(len(ticks) >= 0.8 * (win[-1] - win[0] + 1),
+                  "every %d ticks: few windows missed: %s" % (k, ticks))
+            on_time = sum(1 for t in ticks if t % k == phase)
+            check(on_time >= len(ticks) // 2, "mostly at the phase's ticks: %s" % ticks)
+        compare(fw, q7, 0.01, 0.125, "quantized at 7 Hz")
+    finally:
+        stop.set()
+        t.join(5)
+        d.stop_and_check()
+
+
+@test
+def test_quantum_flags_bounds_and_env():
+    for bad in ("0", "-1", "1001", "nan"):
+        r = subprocess.run([ct.OPTS.collided, "--port", "0", "--http-port", "0",
+                            "--position-quantum", bad], capture_output=True, text=True,
+                           timeout=30)
+        check(r.returncode == 2 and "position-quantum" in r.stderr,
+              "--position-quantum %s refused at start (exit %d: %s)" % (bad, r.returncode,
+                                                                         r.stderr[-200:]))
+    # The variable, and the flag's upper bound taken.
+    d = ct.Daemon(["--position-quantum", "1000"], env_extra={"COLLIDE_VELOCITY_QUANTUM": "0.5"},
+                  world=ct.write_world(bounds=((-200, -200), (200, 200))))
+    try:
+        w = Watcher(d, quantized=True)
+        check(w.welcome.position_quantum == 1000 and w.welcome.velocity_quantum == 0.5,
+              "quanta from the flag and COLLIDE_VELOCITY_QUANTUM: %r %r" % (
+                  w.welcome.position_quantum, w.welcome.velocity_quantum))
+        f = Watcher(d)
+        check(f.welcome.position_quantum == 0 and f.welcome.velocity_quantum == 0,
+              "a float client's Welcome carries no quanta")
+    finally:
+        d.stop_and_check()
+
+
+def run_watch(port, *extra):
+    return subprocess.Popen([CLIENT, "watch", "--port", str(port), "--bodies", "--count",
+                             str(TICKS), *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+
+
+def parse_watch(text):
+    """tick -> {id: (x, y, vx, vy, seq)}: the state after each snapshot, from --bodies lines."""
+    states = {}
+    view = {}
+    tick = None
+    body = re.compile(r"  body (\d+) kind \d+ owner \d+ pos \(([-\d.]+), ([-\d.]+)\) vel "
+                      r"\(([-\d.]+), ([-\d.]+)\) angle [-\d.]+ w [-\d.]+ seq (\d+)")
+    for line in text.splitlines():
+        m = re.match(r"tick (\d+):", line)
+        if m:
+            if tick is not None:
+                states[tick] = dict(view)
+            tick = int(m.group(1))
+            continue
+        m = body.match(line)
+        if m:
+            view[int(m.group(1))] = tuple(float(g) for g in m.group(2, 3, 4, 5)) + (
+                int(m.group(6)),)
+            continue
+        m = re.match(r"  removed (\d+)", line)
+        if m:
+            view.pop(int(m.group(1)), None)
+    if tick is not None:
+        states[tick] = dict(view)
+    return states
+
+
+@test
+def test_c_client_decoder_agrees_with_float_watch():
+    d = ct.Daemon(http=True, world=ct.write_world(bounds=((-200, -200), (200, 200))))
+    p, ids, stop, t = movers(d)
+    try:
+        fw = run_watch(d.game_port)
+        qw = run_watch(d.game_port, "--quantized", "--check")
+        out_f, err_f = fw.communicate(timeout=120)
+        out_q, err_q = qw.communicate(timeout=120)
+        check(fw.returncode == 0 and qw.returncode == 0,
+              "both watches end well: %s %s" % (err_f[-300:], err_q[-300:]))
+        check("quantized: position 0.00390625, velocity 0.015625" in out_q,
+              "the quantized watch prints the quanta of its Welcome")
+        check("violations 0" in out_q, "--check runs on the quantized form")
+
+        class S:
+            pass
+        f, q = S(), S()
+        f.states, q.states = parse_watch(out_f), parse_watch(out_q)
+        # --bodies prints 3 decimals: half a quantum plus the print's rounding.
+        n = compare(f, q, 1.0 / 256 + 0.001, 1.0 / 64 + 0.001, "collide-client watch")
+        check(n >= TICKS // 2, "%d ticks compared" % n)
+        # One quantized watcher: nothing to share (the copies are the unit tests'); the counters
+        # are exported.
+        parsed = d.metrics()
+        check(ct.metric(parsed, "collide_quantized_records_encoded_total") > 0,
+              "collide_quantized_records_encoded_total counts the records encoded")
+        check(ct.metric(parsed, "collide_quantized_records_copied_total") is not None,
+              "collide_quantized_records_copied_total is exported")
+    finally:
+        stop.set()
+        t.join(5)
+        d.stop_and_check()
+
+
+if __name__ == "__main__":
+    i = sys.argv.index("--client")
+    CLIENT = sys.argv[i + 1]
+    del sys.argv[i:i + 2]
+    ct.main()

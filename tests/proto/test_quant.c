@@ -1,0 +1,247 @@
+/* proto/quant: the records of Snapshot.packed, encoded as the server does (quant_encode_*) and
+ * read back with the client's decoder (quant_apply). Random states to the world bounds and the
+ * max speed, zig-zag extremes, angles across the wrap, ids far apart, and malformed input. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "quant.h"
+#include "varint.h"
+
+#define BOUND 10000.0f     /* the default world's half size is smaller: this covers it */
+#define MAX_SPEED 10000.0f /* --max-speed's default */
+#define BODIES 64
+#define ROUNDS 2000
+
+/* What a server believes it sent one client: the bodies and their last-sent states. */
+typedef struct model {
+    uint32_t id[BODIES];
+    quant_state q[BODIES];
+    bool known[BODIES];
+} model;
+
+static int32_t rnd_i32(harness_rng *r) {
+    return (int32_t)(harness_rng_next(r) ^ (harness_rng_next(r) << 16));
+}
+
+static quant_state random_state(harness_rng *r) {
+    quant_state q;
+    memset(&q, 0, sizeof q);
+    double pq = 1.0 / 256.0, vq = 1.0 / 64.0;
+    q.px = quant_of(harness_rng_range(r, -BOUND, BOUND), pq);
+    q.py = quant_of(harness_rng_range(r, -BOUND, BOUND), pq);
+    q.vx = quant_of(harness_rng_range(r, -MAX_SPEED, MAX_SPEED), vq);
+    q.vy = quant_of(harness_rng_range(r, -MAX_SPEED, MAX_SPEED), vq);
+    q.angle = quant_angle_of(harness_rng_range(r, -20.0f, 20.0f));
+    q.w = quant_of(harness_rng_range(r, -25.2f, 25.2f), 1.0 / QUANT_ANGULAR_VELOCITY_PER_RAD);
+    q.last_input_seq = harness_rng_next(r) % 4u == 0 ? harness_rng_next(r) : 0;
+    /* One in eight takes the extremes: the largest deltas a record can carry. */
+    if (harness_rng_next(r) % 8u == 0) {
+        q.px = harness_rng_next(r) & 1u ? INT32_MAX : INT32_MIN;
+        q.vy = harness_rng_next(r) & 1u ? INT32_MAX : INT32_MIN;
+        q.w = rnd_i32(r);
+        q.angle = harness_rng_next(r) & 1u ? 0 : QUANT_ANGLE_STEPS - 1;
+    }
+    return q;
+}
+
+/* A shape's bytes: any bytes do for the codec (it carries them). */
+static const uint8_t fake_shape[] = {0x1a, 0x05, 0x0d, 0x00, 0x00, 0x80, 0x3f};
+
+static void check_table(const quant_table *t, const model *m) {
+    size_t n = 0;
+    for (int i = 0; i < BODIES; i++) {
+        if (!m->known[i]) continue;
+        n++;
+        const quant_body *b = quant_table_find(t, m->id[i]);
+        CHECK_MSG(b != NULL, "body %u lost", m->id[i]);
+        if (b) CHECK_MSG(memcmp(&b->q, &m->q[i], sizeof b->q) == 0, "body %u differs", m->id[i]);
+    }
+    CHECK(t->count == n);
+}
+
+static void test_round_trip_random(void) {
+    harness_rng r = {7777u};
+    model m;
+    memset(&m, 0, sizeof m);
+    /* Ids far apart: gaps up to 2^26 between neighbours, the last near 2^32. */
+    uint32_t id = 1;
+    for (int i = 0; i < BODIES; i++) {
+        m.id[i] = id;
+        id += 1u + harness_rng_next(&r) % (1u << 26);
+    }
+    m.id[BODIES - 1] = UINT32_MAX;
+    quant_table t;
+    memset(&t, 0, sizeof t);
+    uint8_t packed[BODIES * (QUANT_CHANGE_MAX + 32)];
+    for (int round = 0; round < ROUNDS; round++) {
+        size_t len = 0;
+        uint32_t prev = 0;
+        unsigned removed[BODIES], nremoved = 0;
+        for (int i = 0; i < BODIES; i++) {
+            unsigned what = harness_rng_next(&r) % 8u;
+            if (m.known[i] && what == 0) {
+                removed[nremoved++] = m.id[i];
+                m.known[i] = false;
+                continue;
+            }
+            uint8_t rec[QUANT_CHANGE_MAX + 32];
+            size_t n;
+            quant_state cur = random_state(&r);
+            if (!m.known[i]) {
+                if (what > 3) continue;
+                n = quant_encode_new(&cur, 2, 7, fake_shape, sizeof fake_shape, rec);
+                m.known[i] = true;
+            } else {
+                /* Half the time one part changes a little, as a tick gives (each part alone
+                 * must get its own bit); else anything at all. */
+                if (what < 5) {
+                    cur = m.q[i];
+                    int32_t *parts[] = {&cur.px, &cur.py, &cur.vx, &cur.vy, &cur.w};
+                    unsigned which = harness_rng_next(&r) % 7u;
+                    if (which < 5) {
+                        int64_t x =
+                            (int64_t)*parts[which] + (int64_t)(harness_rng_next(&r) % 200u) - 100;
+                        *parts[which] = x > INT32_MAX   ? INT32_MAX
+                                        : x < INT32_MIN ? INT32_MIN
+                                                        : (int32_t)x;
+                    } else if (which == 5) {
+                        cur.angle = (cur.angle + 65530u) % QUANT_ANGLE_STEPS;
+                    } else {
+                        cur.last_input_seq++;
+                    }
+                }
+                n = quant_encode_change(&cur, &m.q[i], rec);
+                /* The model holds the truth: a change the encoder left out shows as a
+                 * difference below. */
+                m.q[i] = cur;
+                if (n == 0) continue;
+            }
+            m.q[i] = cur;
+            len += varint_write(packed + len, m.id[i] - prev);
+            prev = m.id[i];
+            memcpy(packed + len, rec, n);
+            len += n;
+        }
+        for (unsigned k = 0; k < nremoved; k++)
+            quant_table_remove(&t, removed[k]);
+        CHECK_MSG(quant_apply(&t, packed, len, NULL, NULL), "round %d did not decode", round);
+        check_table(&t, &m);
+    }
+    quant_table_free(&t);
+}
+
+static void test_rounding_and_zigzag(void) {
+    CHECK(quant_of(0.5, 1.0) == 1);
+    CHECK(quant_of(-0.5, 1.0) == -1);
+    CHECK(quant_of(1.0 / 512.0, 1.0 / 256.0) == 1); /* half a quantum: away from zero */
+    CHECK(quant_of(-1.0 / 512.0, 1.0 / 256.0) == -1);
+    CHECK(quant_of(0.49999, 1.0) == 0);
+    CHECK(quant_of(1e30, 1.0 / 256.0) == INT32_MAX);
+    CHECK(quant_of(-1e30, 1.0 / 256.0) == INT32_MIN);
+    CHECK(quant_of(NAN, 1.0) == 0);
+    CHECK(quant_angle_of(0) == 0);
+    CHECK(quant_angle_of(-1e-9) == 0); /* just under a whole turn rounds to 65536: that is 0 */
+    CHECK(quant_angle_of(3.14159265358979323846) == 32768);
+    CHECK(quant_angle_of(-3.14159265358979323846 / 2) == 49152);
+    int64_t ext[] = {0,
+                     -1,
+                     1,
+                     INT32_MAX,
+                     INT32_MIN,
+                     (int64_t)INT32_MAX - INT32_MIN,
+                     (int64_t)INT32_MIN - INT32_MAX,
+                     INT64_MAX,
+                     INT64_MIN};
+    for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++)
+        CHECK(quant_unzigzag(quant_zigzag(ext[i])) == ext[i]);
+    CHECK(quant_zigzag(0) == 0 && quant_zigzag(-1) == 1 && quant_zigzag(1) == 2);
+    CHECK(quant_zigzag(INT64_MIN) == UINT64_MAX);
+
+    /* The widest deltas: every field from one extreme to the other and back. */
+    quant_state lo, hi;
+    memset(&lo, 0, sizeof lo);
+    lo.px = lo.py = lo.vx = lo.vy = lo.w = INT32_MIN;
+    hi = lo;
+    hi.px = hi.py = hi.vx = hi.vy = hi.w = INT32_MAX;
+    hi.angle = 32767;
+    hi.last_input_seq = UINT32_MAX;
+    uint8_t buf[3 * (QUANT_CHANGE_MAX + 16)];
+    size_t len = varint_write(buf, UINT32_MAX);
+    len += quant_encode_new(&lo, 1, UINT32_MAX, NULL, 0, buf + len);
+    quant_table t;
+    memset(&t, 0, sizeof t);
+    CHECK(quant_apply(&t, buf, len, NULL, NULL));
+    len = varint_write(buf, UINT32_MAX);
+    size_t n = quant_encode_change(&hi, &lo, buf + len);
+    CHECK(n > 0 && n + 5 <= QUANT_CHANGE_MAX);
+    CHECK(quant_apply(&t, buf, len + n, NULL, NULL));
+    const quant_body *b = quant_table_find(&t, UINT32_MAX);
+    CHECK(b && memcmp(&b->q, &hi, sizeof hi) == 0 && b->owner == UINT32_MAX && b->kind == 1);
+    len = varint_write(buf, UINT32_MAX);
+    len += quant_encode_change(&lo, &hi, buf + len);
+    CHECK(quant_apply(&t, buf, len, NULL, NULL));
+    b = quant_table_find(&t, UINT32_MAX);
+    CHECK(b && memcmp(&b->q, &lo, sizeof lo) == 0);
+    /* Angles across the wrap take the short way: 65535 -> 1 is +2, one byte. */
+    quant_state a = lo, a2 = lo;
+    a.angle = 65535;
+    a2.angle = 1;
+    n = quant_encode_change(&a2, &a, buf);
+    CHECK(n == 2 && buf[0] == QUANT_ANGLE && buf[1] == 4);
+    /* Half a turn either way is -32768, the one delta without a positive twin. */
+    for (uint32_t from = 0; from < 65536; from += 16384) {
+        quant_table u;
+        memset(&u, 0, sizeof u);
+        quant_state s0 = lo, s1 = lo;
+        s0.angle = from;
+        s1.angle = (from + 32768) % 65536;
+        len = varint_write(buf, 9);
+        len += quant_encode_new(&s0, 2, 1, NULL, 0, buf + len);
+        CHECK(quant_apply(&u, buf, len, NULL, NULL));
+        len = varint_write(buf, 9);
+        len += quant_encode_change(&s1, &s0, buf + len);
+        CHECK_MSG(quant_apply(&u, buf, len, NULL, NULL), "half a turn from %u", from);
+        CHECK(quant_table_find(&u, 9)->q.angle == s1.angle);
+        quant_table_free(&u);
+    }
+    quant_table_free(&t);
+}
+
+/* Bytes a server never sends: each is refused, none is read past its end. */
+static void test_malformed(void) {
+    quant_table t;
+    memset(&t, 0, sizeof t);
+    static const quant_state zero;
+    quant_state one = zero;
+    one.px = 1;
+    uint8_t buf[64];
+    size_t len = varint_write(buf, 5);
+    len += quant_encode_new(&one, 2, 1, fake_shape, sizeof fake_shape, buf + len);
+    CHECK(quant_apply(&t, buf, len, NULL, NULL));
+    CHECK(!quant_apply(&t, buf, len, NULL, NULL)); /* announced twice */
+    for (size_t cut = 1; cut < len; cut++) {
+        quant_table u;
+        memset(&u, 0, sizeof u);
+        CHECK_MSG(!quant_apply(&u, buf, cut, NULL, NULL), "truncated at %zu accepted", cut);
+        quant_table_free(&u);
+    }
+    uint8_t unknown[] = {5, 0x01, 2, 2}; /* a change to id 5: fine */
+    CHECK(quant_apply(&t, unknown, sizeof unknown, NULL, NULL));
+    uint8_t stranger[] = {6, 0x01, 2, 2}; /* a change to a body never announced */
+    CHECK(!quant_apply(&t, stranger, sizeof stranger, NULL, NULL));
+    uint8_t flag7[] = {5, 0x80, 0x01}; /* flag bit 7 */
+    CHECK(!quant_apply(&t, flag7, sizeof flag7, NULL, NULL));
+    uint8_t filter_alone[] = {5, 0x40, 1, 1, 0}; /* bit 6 without bit 5 */
+    CHECK(!quant_apply(&t, filter_alone, sizeof filter_alone, NULL, NULL));
+    uint8_t zero_gap[] = {5, 0x01, 2, 2, 0, 0x01, 2, 2}; /* the same id twice */
+    CHECK(!quant_apply(&t, zero_gap, sizeof zero_gap, NULL, NULL));
+    uint8_t id0[] = {0, 0x01, 2, 2};
+    CHECK(!quant_apply(&t, id0, sizeof id0, NULL, NULL));
+    uint8_t big_angle[] = {5, 0x04, 0x80, 0x80, 0x04}; /* da = 32768: out of range */
+    CHECK(!quant_apply(&t, big_angle, sizeof big_angle, NULL, NULL));
+    quant_table_free(&t);
+}
+
+TEST_MAIN(TEST(test_round_trip_random), TEST(test_rounding_and_zigzag), TEST(test_malformed))

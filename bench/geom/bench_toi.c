@@ -97,8 +97,12 @@ static int cmp_double(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-static float t_collide[CASES], t_box2d[CASES];
-static int hit_collide[CASES], hit_box2d[CASES];
+static float t_collide[CASES];
+static int hit_collide[CASES];
+#ifdef COLLIDE_WITH_BOX2D
+static float t_box2d[CASES];
+static int hit_box2d[CASES];
+#endif
 static long iters_collide;
 
 static double run_collide(void) {

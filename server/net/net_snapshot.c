@@ -107,11 +107,10 @@ static bool reserve_deltas(void *ctx, size_t movers) {
     return true;
 }
 
-/* A body's state in the quanta of the writer. Angles and angular velocities are those of the
- * world, which does not turn bodies yet: 0, so their flag bits are never set after a body's
- * first record. */
+/* A body's state in the quanta of the writer: the angle in 1/65536 turn ([0, 65536)), the
+ * angular velocity in 1/1024 rad/s (PROTOCOL.md "Snapshot rate and quantized snapshots"). */
 static quant_state quantize(const net_snapshot_writer *sw, vec2 position, vec2 velocity,
-                            uint32_t last_input_seq) {
+                            uint32_t last_input_seq, float angle, float angular_velocity) {
     quant_state q;
     memset(&q, 0, sizeof q);
     q.px = quant_of(position.x, sw->position_quantum);
@@ -119,6 +118,8 @@ static quant_state quantize(const net_snapshot_writer *sw, vec2 position, vec2 v
     q.vx = quant_of(velocity.x, sw->velocity_quantum);
     q.vy = quant_of(velocity.y, sw->velocity_quantum);
     q.last_input_seq = last_input_seq;
+    q.angle = quant_angle_of(angle);
+    q.w = quant_of(angular_velocity, 1.0 / QUANT_ANGULAR_VELOCITY_PER_RAD);
     return q;
 }
 
@@ -146,7 +147,8 @@ static uint32_t record_delta(void *ctx, const world_body_row *row, uint32_t hand
     /* The quantized form of the same state; records encoded against the old one are stale. */
     size_t slot = handle / NET_SNAPSHOT_RECORD_COPY;
     NET_ASSERT(slot < sw->qslots);
-    sw->qslot[slot].cur = quantize(sw, row->position, row->velocity, row->last_input_seq);
+    sw->qslot[slot].cur = quantize(sw, row->position, row->velocity, row->last_input_seq,
+                                   row->angle, row->angular_velocity);
     sw->qslot[slot].valid = false;
     return handle;
 }
@@ -380,8 +382,10 @@ static bool q_new_body(net_server *srv, snap_out *o, const net_view_entry *v,
     net_snapshot_writer *sw = &srv->snapshot;
     world_body_info info;
     geom_shape gs;
+    float angle = 0.0f;
+    /* the shape as spawned, body-local; the angle goes in the record (PROTOCOL.md "Rotation") */
     if (o->used >= o->limit || !world_body_get(srv->world, v->id, &info) ||
-        !world_body_shape(srv->world, v->id, &gs))
+        !world_body_local_shape(srv->world, v->id, &gs, &angle))
         return false;
     pb_shape shape;
     pb_shape_fill(&shape, &gs);
@@ -393,7 +397,8 @@ static bool q_new_body(net_server *srv, snap_out *o, const net_view_entry *v,
     /* A mover's state is the mirror's, the one its change records are made from. */
     quant_state q = v->delta_off != NET_VIEW_NO_DELTA
                         ? sw->qslot[v->delta_off / NET_SNAPSHOT_RECORD_COPY].cur
-                        : quantize(sw, info.position, info.velocity, info.last_input_seq);
+                        : quantize(sw, info.position, info.velocity, info.last_input_seq,
+                                   angle, info.angular_velocity);
     uint32_t kind = info.kind == WORLD_BODY_STATIC ? COLLIDE__V1__BODY_KIND__BODY_KIND_STATIC
                                                    : COLLIDE__V1__BODY_KIND__BODY_KIND_MOVING;
     size_t off = q_begin(sw, o, v->id);

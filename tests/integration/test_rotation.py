@@ -104,5 +104,52 @@ def turn_stops_at_a_wall():
     d.stop_and_check()
 
 
+@test
+def past_queries_see_the_angle_of_their_tick():
+    # Lag compensation with a turning bar (a 6 x 0.4 box spinning at 3 rad/s about its centre):
+    # a query at a past tick finds the bar where that tick's snapshot showed it, not where it
+    # points now, one radian on.
+    d = ct.Daemon(["--history-ms", "1000"], world=open_world())
+    c = d.client()
+    c.hello()
+    bid = c.spawn_ok(ct.box(3, 0.2), 0, 0)
+    c.recv_until(lambda m: snap(m) and bid in c.view, what="own body")
+    c.move(bid, 0.0, 0.0, w=3.0)
+    c.recv_until(lambda m: snap(m) and c.view[bid]["w"] != 0, what="the turn applied")
+    seen = dict(c.view[bid])
+    c.recv_until(lambda m: snap(m) and c.view[bid]["tick"] >= seen["tick"] + 20, what="20 ticks")
+    a = seen["angle"]
+    tip = (2.9 * math.cos(a), 2.9 * math.sin(a))
+    moving = [ct.pb.BODY_KIND_MOVING]
+
+    def overlap(at_tick):
+        m = ct.pb.ClientMessage(request_id=c.rid())
+        m.overlap.shape.CopyFrom(ct.circle(0.01))
+        m.overlap.position.x, m.overlap.position.y = tip
+        m.overlap.at_tick = at_tick
+        m.overlap.filter.kinds.extend(moving)
+        c.send(m)
+        return c.reply(m.request_id).query_result
+
+    then, now = overlap(seen["tick"]), overlap(0)
+    check(then.tick == seen["tick"] and [h.body_id for h in then.hits] == [bid],
+          "at tick %d (angle %.3f) the bar's tip is at (%.3f, %.3f): %s"
+          % (seen["tick"], a, tip[0], tip[1], then))
+    check(now.tick > seen["tick"] + 19 and len(now.hits) == 0,
+          "a radian later it is not: %s" % now)
+    # a ray down the bar's axis at that tick meets its end, 3 from the centre
+    m = ct.pb.ClientMessage(request_id=c.rid())
+    m.ray_cast.origin.x, m.ray_cast.origin.y = 6 * math.cos(a), 6 * math.sin(a)
+    m.ray_cast.translation.x, m.ray_cast.translation.y = -6 * math.cos(a), -6 * math.sin(a)
+    m.ray_cast.at_tick = seen["tick"]
+    m.ray_cast.filter.kinds.extend(moving)
+    c.send(m)
+    r = c.reply(m.request_id).query_result
+    check(len(r.hits) == 1 and abs(r.hits[0].fraction - 0.5) < 1e-3,
+          "the ray meets the bar's end half way (3 of 6): %s" % r)
+    c.close()
+    d.stop_and_check()
+
+
 if __name__ == "__main__":
     ct.main()

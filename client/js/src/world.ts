@@ -14,7 +14,11 @@ export interface Body {
   id: number;
   position: Point;
   velocity: Point;
+  /** Radians, counter-clockwise, in [-pi, pi]: the body-local `shape` turned by it about
+   * `position` is where the body is (docs/protocol.md "Rotation"). */
   angle: number;
+  /** Rad/s achieved in the last tick (protocol 1.1 rotation; 0 when not turning). */
+  angularVelocity: number;
   /** The newest input of this body applied in the tick of the last change (0 = none yet). */
   lastInputSeq: number;
   shape: Shape | null;
@@ -47,6 +51,7 @@ export function applySnapshot(
       position: vec(b.position),
       velocity: vec(b.velocity),
       angle: b.angle,
+      angularVelocity: b.angularVelocity,
       lastInputSeq: b.lastInputSeq,
       shape: b.shape ?? prev?.shape ?? null,
       kind: b.shape ? b.kind : prev ? prev.kind : b.kind || BodyKind.BODY_KIND_MOVING,

@@ -397,8 +397,8 @@ static bool q_new_body(net_server *srv, snap_out *o, const net_view_entry *v,
     /* A mover's state is the mirror's, the one its change records are made from. */
     quant_state q = v->delta_off != NET_VIEW_NO_DELTA
                         ? sw->qslot[v->delta_off / NET_SNAPSHOT_RECORD_COPY].cur
-                        : quantize(sw, info.position, info.velocity, info.last_input_seq,
-                                   angle, info.angular_velocity);
+                        : quantize(sw, info.position, info.velocity, info.last_input_seq, angle,
+                                   info.angular_velocity);
     uint32_t kind = info.kind == WORLD_BODY_STATIC ? COLLIDE__V1__BODY_KIND__BODY_KIND_STATIC
                                                    : COLLIDE__V1__BODY_KIND__BODY_KIND_MOVING;
     size_t off = q_begin(sw, o, v->id);

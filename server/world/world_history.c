@@ -18,7 +18,7 @@ static inline float mover_angle(const world *w, const world_mover *m) {
  * disc it turns in for a turned one (its box at a past angle is not its box now). */
 static inline float mover_reach_any_angle(const world *w, const world_mover *m) {
     return ref_kind(m->shape) == WORLD_REF_TURNED ? wmax(w->turns[m->slot].radius, mover_reach(m))
-                                                   : mover_reach(m);
+                                                  : mover_reach(m);
 }
 
 static void history_release(world_history *h) {
@@ -169,8 +169,9 @@ static bool history_grow(world *w, world_history *h, uint32_t n) {
         for (uint32_t i = 0; i < old->count; i++) {
             /* a mover despawned since is skipped by every query: the tail will do */
             uint32_t slot = id_slot(w, old->recs[i].id);
-            float r = slot == UINT32_MAX ? INFINITY
-                                         : mover_reach_any_angle(w, &w->movers[w->slots[slot].index]);
+            float r = slot == UINT32_MAX
+                          ? INFINITY
+                          : mover_reach_any_angle(w, &w->movers[w->slots[slot].index]);
             next.keys[i] = record_key(&next, old->recs[i].position, r);
             if (next.keys[i] != next.cells) reach = wmax(reach, r);
         }

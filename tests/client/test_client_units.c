@@ -467,8 +467,8 @@ static void test_qsnap_turning_and_check(void) {
     quant_state bar, wall;
     memset(&bar, 0, sizeof bar);
     memset(&wall, 0, sizeof wall);
-    wall.py = 256 + 128;                 /* (0, 1.5): a unit box from y 1 to 2 */
-    bar.angle = QUANT_ANGLE_STEPS - 1;   /* just under a whole turn: -2 pi / 65536 */
+    wall.py = 256 + 128;                             /* (0, 1.5): a unit box from y 1 to 2 */
+    bar.angle = QUANT_ANGLE_STEPS - 1;               /* just under a whole turn: -2 pi / 65536 */
     bar.w = -3 * QUANT_ANGULAR_VELOCITY_PER_RAD / 2; /* -1.5 rad/s */
     size_t n = varint_write(packed, 1);
     n += quant_encode_new(&bar, COLLIDE__V1__BODY_KIND__BODY_KIND_MOVING, 7, shape,
@@ -643,8 +643,8 @@ static void test_backend_batch_and_acks(void) {
 
 TEST_MAIN(TEST(test_hist_slots_cover_values), TEST(test_hist_percentiles_match_exact),
           TEST(test_hist_merge_equals_combined), TEST(test_wire_scans_snapshot),
-          TEST(test_wire_pong), TEST(test_check_depths), TEST(test_check_turning_tunnel), TEST(test_qsnap_turning_and_check),
-          TEST(test_check_gaps),
+          TEST(test_wire_pong), TEST(test_check_depths), TEST(test_check_turning_tunnel),
+          TEST(test_qsnap_turning_and_check), TEST(test_check_gaps),
           TEST(test_check_contact_events), TEST(test_check_sensor_events),
           TEST(test_load_parse_rooms_backend), TEST(test_load_room_names),
           TEST(test_room_stats_merge), TEST(test_backend_batch_and_acks))

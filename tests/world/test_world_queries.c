@@ -944,5 +944,4 @@ static void test_history_growth(void) {
 TEST_MAIN(TEST(test_ray_casts), TEST(test_overlaps), TEST(test_shape_casts), TEST(test_truncation),
           TEST(test_filters), TEST(test_query_errors), TEST(test_history),
           TEST(test_history_one_shape), TEST(test_history_turning), TEST(test_history_turning_bar),
-          TEST(test_history_turning_growth),
-          TEST(test_history_growth))
+          TEST(test_history_turning_growth), TEST(test_history_growth))

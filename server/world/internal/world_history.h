@@ -2,9 +2,9 @@
  * (COLLISION.md "History": after step 4 the movers' states are appended; statics never move, so
  * they are not copied).
  *
- * A frame is what one step left: each mover's id, position and angle (16 bytes), sorted by a coarse grid
- * cell of its position (a counting sort), with the start of every cell, so a query walks only the
- * cells along its ray or sweep, as it does over the present movers. The cell size is fixed per
+ * A frame is what one step left: each mover's id, position and angle (16 bytes), sorted by a coarse
+ * grid cell of its position (a counting sort), with the start of every cell, so a query walks only
+ * the cells along its ray or sweep, as it does over the present movers. The cell size is fixed per
  * world (about one cell per mover of capacity, at most 4096 cells): the cell table costs at most
  * 16 KiB per frame. A mover wider than a cell goes to the frame's tail, which every query visits.
  * Shapes are not copied: they never change, and are read from the live body by id (a body

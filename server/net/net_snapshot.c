@@ -20,9 +20,9 @@ bool net_snapshot_writer_init(net_snapshot_writer *sw, const net_config *cfg, co
     world_stats stats;
     world_get_stats(w, &stats);
     sw->query_cap = stats.capacity ? stats.capacity : 1;
-    /* A BodyState takes at least 4 bytes on the wire, and a removed id at least 1: these bound
-     * how many entries one snapshot frame can hold. */
-    sw->removed_cap = cfg->max_frame / 4u + 1u;
+    /* A removed id takes at least 1 byte, and removed ids fill at most half a frame: this bounds
+     * how many one snapshot holds (ids of a slot's first generation are slot + 1, often 1 byte). */
+    sw->removed_cap = cfg->max_frame / 2u + 1u;
     sw->query = malloc(sw->query_cap * sizeof *sw->query);
     sw->removed = malloc(sw->removed_cap * sizeof *sw->removed);
     sw->deferred = malloc(2 * sw->query_cap * sizeof *sw->deferred);

@@ -324,6 +324,8 @@ const HOSTILE: [string, Uint8Array, RegExp][] = [
   ["a change to a body never announced", hex("08 01 02 02"), /never announced/],
   ["a new body already known", bytes((o) => record(o, 7, ZERO, ZERO, { kind: 2, owner: 1, shape: circle(1) })), /announced again/],
   ["a shape length beyond the buffer", hex("09 20 02 01 64 1a 05 0d"), /100 bytes announced, 3 left/],
+  // Three bytes announced, two left (that would decode as circle{} if cut short).
+  ["a shape length one past the buffer", hex("09 20 02 01 03 1a 00"), /3 bytes announced, 2 left/],
   ["a shape that does not decode", hex("09 20 02 01 02 1a 05"), /does not decode/],
   ["a kind past uint32", bytes((o) => { varint(o, 9); varint(o, F.NEW); varint(o, 2 ** 32); }), /kind 4294967296 is not a uint32/],
   ["a sensor of 2", bytes((o) => { varint(o, 9); varint(o, F.NEW | F.FILTER); varint(o, 2); varint(o, 1); varint(o, 0); varint(o, 1); varint(o, 1); varint(o, 2); }), /sensor 2/],

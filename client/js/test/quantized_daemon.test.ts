@@ -1,11 +1,11 @@
 // Quantized snapshots through the SDK against the real collided: a quantized watcher and a float
 // watcher of the same area agree within half a quantum at the same ticks (positions, velocities,
 // input seqs, shapes, kinds and owners), at the full rate and at snapshotRateHz 20; the Welcome
-// says the rate and the quanta granted.
+// says the rate and the quanta granted. The 20 Hz watcher speaks WebSocket where collided has it.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { connect, type Body, type CollideClient, type Shape } from "../src/node";
-import { Daemon, waitFor } from "./daemon";
+import { Daemon, HAS_WS, waitFor } from "./daemon";
 
 const TICKS = 120; // ticks watched (2 s at 60 Hz)
 const PQ = 0.01; // --position-quantum
@@ -93,6 +93,7 @@ test("quantized and float SDK watchers agree within half a quantum, at 60 Hz and
   const d = await Daemon.start({
     args: ["--position-quantum", String(PQ), "--velocity-quantum", String(VQ)],
     world: { bounds: [[-200, -200], [200, 200]] },
+    ws: HAS_WS,
   });
   const clients: CollideClient[] = [];
   let driver: ReturnType<typeof setInterval> | undefined;
@@ -115,7 +116,7 @@ test("quantized and float SDK watchers agree within half a quantum, at 60 Hz and
 
     const fw = await Watcher.open(d.tcpUrl, {});
     const qw = await Watcher.open(d.tcpUrl, { quantized: true });
-    const q20 = await Watcher.open(d.tcpUrl, { quantized: true, snapshotRateHz: 20 });
+    const q20 = await Watcher.open(HAS_WS ? d.wsUrl : d.tcpUrl, { quantized: true, snapshotRateHz: 20 });
     clients.push(fw.c, qw.c, q20.c);
 
     // The Welcome: rate and quanta granted; a float client has no decoder and no quanta.

@@ -121,13 +121,13 @@ const dump = (d: QuantizedDecoder) => JSON.stringify([...d.bodies.entries()].map
 
 // docs/protocol.md "A worked example": a Welcome's tail and four snapshot frames, as captured.
 const WELCOME_TAIL = hex("5a 09 71 75 61 6e 74 69 7a 65 64  60 3c  6d 00 00 80 3b  75 00 00 80 3c");
-const TICK1 = hex(`48 62 46 08 01 32 42
+const TICK1 = hex(`44 62 42 08 01 32 3e
   01 21 80 28 80 28 01 00 0e 0a 0c 0a 0a 0d 00 00 00 40 15 00 00 00 3f
-  80 80 04 21 ff 0c 80 06 02 02 07 1a 05 0d 00 00 00 3f
-  80 80 04 21 80 10 ff 07 02 02 0e 0a 0c 0a 0a 0d 00 00 00 3f 15 00 00 00 3f`);
-const TICK19 = hex("10 62 0e 08 13 32 0a 81 80 04 0b 12 07 80 02 7f 01");
-const TICK20 = hex("0c 62 0a 08 14 32 06 81 80 04 01 10 09");
-const TICK31 = hex("11 62 0f 08 1f 32 06 81 80 04 01 12 07 1a 03 81 80 08");
+  01 21 ff 0c 80 06 02 02 07 1a 05 0d 00 00 00 3f
+  01 21 80 10 ff 07 02 02 0e 0a 0c 0a 0a 0d 00 00 00 3f 15 00 00 00 3f`);
+const TICK13 = hex("0e 62 0c 08 0d 32 08 02 0b 12 07 80 02 7f 01");
+const TICK14 = hex("0a 62 08 08 0e 32 04 02 01 10 09");
+const TICK19 = hex("0d 62 0b 08 13 32 04 02 01 12 07 1a 01 03");
 
 function snapshotOfFrame(frame: Uint8Array): SnapshotMsg {
   const frames = new FrameDecoder().push(frame);
@@ -147,38 +147,38 @@ test("the worked example of docs/protocol.md decodes to the state it describes",
   const bodies = new Map<number, Body>();
 
   const s1 = snapshotOfFrame(TICK1);
-  assert.equal(s1.packed.length, 66);
-  assert.deepEqual(applyQuantizedSnapshot(bodies, d, s1), { added: [1, 65537, 131073], changed: [], removed: [] });
+  assert.equal(s1.packed.length, 62);
+  assert.deepEqual(applyQuantizedSnapshot(bodies, d, s1), { added: [1, 2, 3], changed: [], removed: [] });
   const b1 = bodies.get(1)!;
   assert.deepEqual([b1.position, b1.velocity, b1.kind, b1.owner, b1.tick], [{ x: 10, y: 10 }, { x: 0, y: 0 }, 1, 0, 1]);
   assert.deepEqual(shapeOf(b1.shape), { box: { halfExtents: { x: 2, y: 0.5 } } });
-  const p = bodies.get(65537)!;
+  const p = bodies.get(2)!;
   assert.deepEqual([p.position, p.kind, p.owner, p.angle, p.lastInputSeq], [{ x: -3.25, y: 1.5 }, 2, 2, 0, 0]);
   assert.deepEqual(shapeOf(p.shape), { circle: { radius: 0.5 } });
-  const b3 = bodies.get(131073)!;
+  const b3 = bodies.get(3)!;
   assert.deepEqual([b3.position, b3.kind, b3.owner], [{ x: 4, y: -2 }, 2, 2]);
   assert.deepEqual(shapeOf(b3.shape), { box: { halfExtents: { x: 0.5, y: 0.5 } } });
   assert.deepEqual([b3.category, b3.mask, b3.sensor], [0, 0, false]);
 
-  // Tick 19: position (+9, -4), velocity (+128, -64) quanta, last_input_seq 1.
-  assert.deepEqual(applyQuantizedSnapshot(bodies, d, snapshotOfFrame(TICK19)), { added: [], changed: [65537], removed: [] });
-  assert.deepEqual(stateOf(d.bodies.get(65537)!), { px: -823, py: 380, vx: 128, vy: -64, angle: 0, w: 0, seq: 1 });
-  const moved = bodies.get(65537)!;
-  assert.deepEqual([moved.position, moved.velocity, moved.lastInputSeq, moved.tick], [{ x: -823 / 256, y: 380 / 256 }, { x: 2, y: -1 }, 1, 19]);
+  // Tick 13: position (+9, -4), velocity (+128, -64) quanta, last_input_seq 1.
+  assert.deepEqual(applyQuantizedSnapshot(bodies, d, snapshotOfFrame(TICK13)), { added: [], changed: [2], removed: [] });
+  assert.deepEqual(stateOf(d.bodies.get(2)!), { px: -823, py: 380, vx: 128, vy: -64, angle: 0, w: 0, seq: 1 });
+  const moved = bodies.get(2)!;
+  assert.deepEqual([moved.position, moved.velocity, moved.lastInputSeq, moved.tick], [{ x: -823 / 256, y: 380 / 256 }, { x: 2, y: -1 }, 1, 13]);
   // The shape, kind and owner stay from the first record.
   assert.deepEqual(shapeOf(moved.shape), { circle: { radius: 0.5 } });
   assert.deepEqual([moved.kind, moved.owner], [2, 2]);
 
-  // Tick 20: position only (+8, -5); velocity and seq are kept.
-  applyQuantizedSnapshot(bodies, d, snapshotOfFrame(TICK20));
-  assert.deepEqual(stateOf(d.bodies.get(65537)!), { px: -815, py: 375, vx: 128, vy: -64, angle: 0, w: 0, seq: 1 });
+  // Tick 14: position only (+8, -5); velocity and seq are kept.
+  applyQuantizedSnapshot(bodies, d, snapshotOfFrame(TICK14));
+  assert.deepEqual(stateOf(d.bodies.get(2)!), { px: -815, py: 375, vx: 128, vy: -64, angle: 0, w: 0, seq: 1 });
 
-  // Tick 31: moved (+9, -4), and 131073 removed.
-  assert.deepEqual(applyQuantizedSnapshot(bodies, d, snapshotOfFrame(TICK31)), { added: [], changed: [65537], removed: [131073] });
-  assert.deepEqual(stateOf(d.bodies.get(65537)!), { px: -806, py: 371, vx: 128, vy: -64, angle: 0, w: 0, seq: 1 });
-  assert.deepEqual([...bodies.keys()].sort((a, b) => a - b), [1, 65537]);
-  assert.deepEqual([...d.bodies.keys()].sort((a, b) => a - b), [1, 65537]);
-  assert.deepEqual(bodies.get(65537)!.position, { x: -806 / 256, y: 371 / 256 });
+  // Tick 19 (the ticks between left out): moved (+9, -4), and 3 removed.
+  assert.deepEqual(applyQuantizedSnapshot(bodies, d, snapshotOfFrame(TICK19)), { added: [], changed: [2], removed: [3] });
+  assert.deepEqual(stateOf(d.bodies.get(2)!), { px: -806, py: 371, vx: 128, vy: -64, angle: 0, w: 0, seq: 1 });
+  assert.deepEqual([...bodies.keys()].sort((a, b) => a - b), [1, 2]);
+  assert.deepEqual([...d.bodies.keys()].sort((a, b) => a - b), [1, 2]);
+  assert.deepEqual(bodies.get(2)!.position, { x: -806 / 256, y: 371 / 256 });
   assert.equal(bodies.get(1)!.tick, 1, "a body without a record did not change");
 });
 
@@ -430,16 +430,16 @@ test("client: Hello carries quantized and snapshotRateHz; snapshots fill bodies;
   c.on("snapshot", (s) => events.push(s.added));
   c.on("error", (e) => errors.push(e));
   t.onMessage(new FrameDecoder().push(TICK1)[0]);
-  assert.deepEqual(events, [[1, 65537, 131073]]);
+  assert.deepEqual(events, [[1, 2, 3]]);
   assert.equal(c.tick, 1);
-  assert.deepEqual(c.bodies.get(65537)!.position, { x: -3.25, y: 1.5 });
+  assert.deepEqual(c.bodies.get(2)!.position, { x: -3.25, y: 1.5 });
   // A change to a body it never heard of (8): the error, fatal; bodies as before; the close.
   const bad = pb.ServerMessage.encode({ snapshot: { tick: 2, removed: [1], packed: hex("08 01 02 02") } }).finish();
   t.onMessage(bad);
   assert.equal(errors.length, 1);
   assert.ok(errors[0].fatal && /tick 2 out of sync: a change to body 8/.test(errors[0].message), errors[0].message);
   assert.equal(events.length, 1, "no snapshot event for it");
-  assert.deepEqual([...c.bodies.keys()], [1, 65537, 131073], "the removal in it is not applied either");
+  assert.deepEqual([...c.bodies.keys()], [1, 2, 3], "the removal in it is not applied either");
   assert.equal(c.tick, 1);
   assert.ok(closed());
 });

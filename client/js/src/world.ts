@@ -2,8 +2,10 @@
 // (docs/protocol.md "Snapshots: views and deltas"): a body in `bodies` gets its dynamic fields
 // replaced (shape, kind and owner are kept from the first time), an id in `removed` is dropped, a
 // body absent from a snapshot has not changed. Fields are copied, never proto-merged: a zero is
-// not on the wire, and a merge would keep a stale velocity when a body stops.
+// not on the wire, and a merge would keep a stale velocity when a body stops. A quantized session
+// keeps the same map from its decoder (quantized.ts): the same Body, whichever form came.
 import { BodyKind, type BodyStateMsg, type Shape, type SnapshotMsg, type Vec2 } from "./proto";
+import type { QuantizedDecoder } from "./quantized";
 
 export interface Point {
   x: number;
@@ -24,6 +26,10 @@ export interface Body {
   shape: Shape | null;
   kind: BodyKind;
   owner: number;
+  /** The collision filter, as on the wire: 0 = the default (category 1, mask all bits). */
+  category: number;
+  mask: number;
+  sensor: boolean;
   /** The tick of the snapshot that last changed this body. */
   tick: number;
 }
@@ -56,10 +62,33 @@ export function applySnapshot(
       shape: b.shape ?? prev?.shape ?? null,
       kind: b.shape ? b.kind : prev ? prev.kind : b.kind || BodyKind.BODY_KIND_MOVING,
       owner: b.shape ? b.owner : prev ? prev.owner : b.owner,
+      category: b.shape ? b.category : prev ? prev.category : b.category,
+      mask: b.shape ? b.mask : prev ? prev.mask : b.mask,
+      sensor: b.shape ? b.sensor : prev ? prev.sensor : b.sensor,
       tick,
     };
     bodies.set(b.id, body);
     (prev ? changed : added).push(b.id);
+  }
+  return { added, changed, removed };
+}
+
+/** Applies one quantized snapshot through `decoder` (its `removed`, then its `packed`) and keeps
+ * `bodies` the decoder's bodies in world units. Throws QuantizedDecodeError, leaving both as they
+ * were, when the snapshot breaks the layout. */
+export function applyQuantizedSnapshot(
+  bodies: Map<number, Body>,
+  decoder: QuantizedDecoder,
+  snap: SnapshotMsg,
+): { added: number[]; changed: number[]; removed: number[] } {
+  const tick = Number(snap.tick);
+  const { records, removed } = decoder.applySnapshot(snap);
+  const added: number[] = [];
+  const changed: number[] = [];
+  for (const id of removed) bodies.delete(id);
+  for (const r of records) {
+    (bodies.has(r.id) ? changed : added).push(r.id);
+    bodies.set(r.id, decoder.toBody(r.body, tick));
   }
   return { added, changed, removed };
 }

@@ -67,6 +67,30 @@ static void turn_bounds(const world *w, aabb reach, turn_ctx *c) {
         turn_offer(c, &wall, v2(mid.x, b.min.y - 0.5f), v2(0, 0), 0.0f);
 }
 
+/* Statics a turning mover's tick may touch, gathered by one grid walk for both its advancement
+ * and the slide after it (WORLD_FAST_PATHS; without, each walks the grid itself). */
+#define TURN_NEAR 64
+
+/* The statics meeting region that block the mover of slot self, in the grid walk's order, into
+ * out (at most TURN_NEAR); -1 when there are more. */
+static int turn_gather(const world *w, uint32_t self, aabb region, near_static *out) {
+    int n = 0;
+    for (int al = 0; al < w->active_level_count; al++) {
+        const world_level *lv = &w->levels[w->active_levels[al]];
+        cell_range cr = level_range(w, lv, region);
+        WORLD_FOR_STATICS_IN_CELLS(w, lv, cr, s) {
+            const world_static *st = &w->statics[s];
+            if (!aabb_meets(st->box, region) || !slots_block(w, self, st->slot)) continue;
+            if (n == TURN_NEAR) return -1;
+            out[n].box = st->box;
+            out[n].index = (uint32_t)s;
+            out[n].is_box = ref_kind(st->shape) == GEOM_SHAPE_BOX;
+            n++;
+        }
+    }
+    return n;
+}
+
 static aabb disc_box(vec2 p, float r) {
     return aabb_make(v2(p.x - r, p.y - r), v2(p.x + r, p.y + r));
 }
@@ -80,12 +104,29 @@ vec2 world_turn_slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candi
     aabb disc = disc_box(pos, tr->radius);
     geom_shape ltmp;
     const geom_shape *local = turn_local(w, tr, &ltmp);
+    /* One walk for the advancement and the slide: the region holds the advancement's reach and
+     * every region the slide after it may gather (its box at the contact, inside the swept
+     * disc, grown by at most the L1 length of r), with a margin to spare for rounding. */
+    near_static gathered[TURN_NEAR];
+    int gathered_count = -1;
+    if (WORLD_FAST_PATHS)
+        gathered_count = turn_gather(
+            w, m->slot,
+            aabb_inflate(aabb_sweep(disc, r), fabsf(r.x) + fabsf(r.y) + 2.0f * WORLD_QUERY_MARGIN),
+            gathered);
     if (da != 0.0f) {
         geom_motion ma = {pos, a0, r, da};
         aabb reach = aabb_inflate(aabb_sweep(disc, r), WORLD_QUERY_MARGIN);
         turn_ctx c = {m->slot, v2_mul_add(pos, 0.5f, r),
                       tr->radius + 0.5f * v2_len(r) + WORLD_QUERY_MARGIN, local, &ma, 1.0f};
-        world_static_query(w, reach, turn_static_visit, &c);
+        if (gathered_count >= 0) {
+            /* what world_static_query would visit (the earliest contact does not depend on the
+             * order) */
+            for (int k = 0; k < gathered_count; k++)
+                if (aabb_meets(gathered[k].box, reach)) turn_static_visit(w, gathered[k].index, &c);
+        } else {
+            world_static_query(w, reach, turn_static_visit, &c);
+        }
         turn_bounds(w, reach, &c);
         for (uint32_t k = 0; k < cand_count; k++) {
             const body_view *v = &cands[k].view;
@@ -117,6 +158,14 @@ vec2 world_turn_slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candi
     tr->ang_vel = vel;
     /* the rest of the translation, with the candidates where they stand at that time */
     vec2 p1 = v2_mul_add(pos, ft, r);
+    vec2 rest = v2_scale(r, 1.0f - ft);
+    if (rest.x == 0.0f && rest.y == 0.0f) {
+        /* nothing left to slide: where world_slide would return at once, its statics unread */
+        if (path)
+            *path =
+                aabb_union(box_at(p1, m->lo, m->hi), aabb_union(disc, disc_box(p1, tr->radius)));
+        return p1;
+    }
     mover_candidate moved[WORLD_MAX_MOVER_CANDIDATES];
     for (uint32_t k = 0; k < cand_count; k++) {
         moved[k] = cands[k];
@@ -124,7 +173,24 @@ vec2 world_turn_slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candi
         moved[k].d = v2_scale(cands[k].d, 1.0f - ft);
     }
     aabb slid;
-    vec2 end = world_slide(w, mi, p1, v2_scale(r, 1.0f - ft), moved, cand_count, &slid);
+    vec2 end;
+    if (gathered_count >= 0) {
+        /* the slide's own region, filtered from the walk above in the walk's order: what its
+         * gather would find */
+        aabb region = world_slide_region(box_at(p1, m->lo, m->hi), rest);
+        near_static near[WORLD_NEAR_STATICS];
+        int near_count = 0;
+        for (int k = 0; k < gathered_count && near_count >= 0; k++) {
+            if (!aabb_overlaps(region, gathered[k].box)) continue;
+            if (near_count == WORLD_NEAR_STATICS)
+                near_count = -1;
+            else
+                near[near_count++] = gathered[k];
+        }
+        end = world_slide_gathered(w, mi, p1, rest, moved, cand_count, &slid, near, near_count);
+    } else {
+        end = world_slide(w, mi, p1, rest, moved, cand_count, &slid);
+    }
     if (path) *path = aabb_union(slid, aabb_union(disc, disc_box(p1, tr->radius)));
     return end;
 }

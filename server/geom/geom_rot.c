@@ -302,8 +302,10 @@ static inline float point_box_sq(vec2 p, vec2 h, vec2 *nearest) {
  * include a vertex), so the distance is the least of the eight corner-to-box distances, each
  * exact and cheap in the other box's frame. Same contract as GJK's answer (distance_cached). */
 /* The two boxes' separation along their four face axes (> 0: apart, and never more than their
- * distance), and the axis that gives it (world, unit, from A towards B). */
-ROT_HOT float box_box_separation(vec2 ha, geom_xf xa, vec2 hb, geom_xf xb, vec2 *axis) {
+ * distance), and the axis that gives it (world, unit, from A towards B) and its index (0, 1: A's
+ * x and y; 2, 3: B's). */
+ROT_HOT float box_box_separation(vec2 ha, geom_xf xa, vec2 hb, geom_xf xb, vec2 *axis,
+                                 int *index) {
     vec2 d = v2_sub(xb.p, xa.p);
     float c = xa.q.x * xb.q.x + xa.q.y * xb.q.y, s = xa.q.x * xb.q.y - xa.q.y * xb.q.x;
     float ac = fabsf(c), as = fabsf(s);
@@ -318,7 +320,27 @@ ROT_HOT float box_box_separation(vec2 ha, geom_xf xa, vec2 hb, geom_xf xb, vec2 
         if (sep[i] > sep[k]) k = i;
     vec2 q = k < 2 ? xa.q : xb.q, n = k & 1 ? v2_perp(q) : q;
     *axis = v2_dot(n, d) < 0.0f ? v2_neg(n) : n; /* from A towards B */
+    *index = k;
     return sep[k];
+}
+
+/* Whether the separation along face axis k (box_box_separation's) is the distance: the other
+ * box's deepest corner along it projects inside the face (box_box_distance's corner-against-face
+ * case, the same arithmetic). */
+static bool box_face_exact(vec2 ha, geom_xf xa, vec2 hb, geom_xf xb, int k) {
+    vec2 d = v2_sub(xb.p, xa.p);
+    float c = xa.q.x * xb.q.x + xa.q.y * xb.q.y, s = xa.q.x * xb.q.y - xa.q.y * xb.q.x;
+    bool ref_a = k < 2;
+    int j = k & 1;
+    vec2 o = ref_a ? v2(xa.q.x * d.x + xa.q.y * d.y, xa.q.x * d.y - xa.q.y * d.x)
+                   : v2(-(xb.q.x * d.x + xb.q.y * d.y), -(xb.q.x * d.y - xb.q.y * d.x));
+    vec2 hr = ref_a ? ha : hb;
+    vec2 ex = ref_a ? v2(c * hb.x, s * hb.x) : v2(c * ha.x, -s * ha.x);
+    vec2 ey = ref_a ? v2(-s * hb.y, c * hb.y) : v2(s * ha.y, c * ha.y);
+    float sg = (j ? o.y : o.x) >= 0.0f ? 1.0f : -1.0f;
+    vec2 corner = v2_sub(o, v2_add(sg * (j ? ex.y : ex.x) >= 0.0f ? ex : v2_neg(ex),
+                                   sg * (j ? ey.y : ey.x) >= 0.0f ? ey : v2_neg(ey)));
+    return fabsf(j ? corner.x : corner.y) <= (j ? hr.x : hr.y);
 }
 
 static float box_box_distance(vec2 ha, geom_xf xa, vec2 hb, geom_xf xb, geom_closest *out) {
@@ -565,8 +587,17 @@ bool geom_toi_turning(const geom_shape *a, const geom_motion *ma, const geom_sha
              * face, the common approach). Near the target the exact distance decides, so the
              * answer is the distance's, as for any other pair. */
             vec2 axis;
-            float sep = box_box_separation(a->u.half_extents, xa, b->u.half_extents, xb, &axis);
+            int k;
+            float sep =
+                box_box_separation(a->u.half_extents, xa, b->u.half_extents, xb, &axis, &k);
             if (sep > target + tolerance) {
+                d = sep;
+                c.overlap = false;
+                c.normal = axis;
+            } else if (sep > 1e-6f &&
+                       box_face_exact(a->u.half_extents, xa, b->u.half_extents, xb, k)) {
+                /* arrived, a corner against a face: box_box_distance's answer (the distance
+                 * is sep along the axis) without the rest of its work */
                 d = sep;
                 c.overlap = false;
                 c.normal = axis;

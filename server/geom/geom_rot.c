@@ -304,8 +304,7 @@ static inline float point_box_sq(vec2 p, vec2 h, vec2 *nearest) {
 /* The two boxes' separation along their four face axes (> 0: apart, and never more than their
  * distance), and the axis that gives it (world, unit, from A towards B) and its index (0, 1: A's
  * x and y; 2, 3: B's). */
-ROT_HOT float box_box_separation(vec2 ha, geom_xf xa, vec2 hb, geom_xf xb, vec2 *axis,
-                                 int *index) {
+ROT_HOT float box_box_separation(vec2 ha, geom_xf xa, vec2 hb, geom_xf xb, vec2 *axis, int *index) {
     vec2 d = v2_sub(xb.p, xa.p);
     float c = xa.q.x * xb.q.x + xa.q.y * xb.q.y, s = xa.q.x * xb.q.y - xa.q.y * xb.q.x;
     float ac = fabsf(c), as = fabsf(s);
@@ -588,8 +587,7 @@ bool geom_toi_turning(const geom_shape *a, const geom_motion *ma, const geom_sha
              * answer is the distance's, as for any other pair. */
             vec2 axis;
             int k;
-            float sep =
-                box_box_separation(a->u.half_extents, xa, b->u.half_extents, xb, &axis, &k);
+            float sep = box_box_separation(a->u.half_extents, xa, b->u.half_extents, xb, &axis, &k);
             if (sep > target + tolerance) {
                 d = sep;
                 c.overlap = false;

@@ -173,10 +173,11 @@ WORLD_HOT float slide_respond(vec2 *pos, vec2 *r, float t, vec2 n, bool with_mov
  * own displacement over the same tick (relative motion). Returns the end position and grows
  * *path by every point the body passes. given: the statics world_slide_region's region holds
  * (gathered by the caller, given_count of them, -1 for more than WORLD_NEAR_STATICS), or NULL
- * to gather them here. */
+ * to gather them here. turned: a turned body's shape as it stands (geom_shape_orient of its
+ * local shape by its cos/sin), or NULL to build it here. */
 WORLD_HOT vec2 slide_impl(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candidate *cands,
                           uint32_t cand_count, aabb *path, const near_static *given,
-                          int given_count) {
+                          int given_count, const geom_shape *turned) {
     const world_mover *m = &w->movers[mi];
     body_view a = mover_view(m, pos);
     float tau = 0.0f; /* fraction of the tick used so far */
@@ -197,8 +198,9 @@ WORLD_HOT vec2 slide_impl(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_c
     }
     bool a_box = ref_kind(m->shape) == GEOM_SHAPE_BOX;
     geom_shape a_tmp;
-    const geom_shape *a_shape =
-        ref_kind(m->shape) == WORLD_REF_TURNED ? ref_shape(w, m->shape, m->hi, &a_tmp) : NULL;
+    const geom_shape *a_shape = turned;
+    if (!a_shape && ref_kind(m->shape) == WORLD_REF_TURNED)
+        a_shape = ref_shape(w, m->shape, m->hi, &a_tmp);
     /* far from the bounds (the whole slide stays a skin inside them): no need to sweep them */
     bool check_bounds =
         !WORLD_FAST_PATHS || !aabb_contains(w->inner_bounds, aabb_inflate(pbox, reach));
@@ -250,13 +252,13 @@ WORLD_HOT vec2 slide_impl(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_c
 
 vec2 world_slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candidate *cands,
                  uint32_t cand_count, aabb *path) {
-    return slide_impl(w, mi, pos, r, cands, cand_count, path, NULL, 0);
+    return slide_impl(w, mi, pos, r, cands, cand_count, path, NULL, 0, NULL);
 }
 
 vec2 world_slide_gathered(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candidate *cands,
-                          uint32_t cand_count, aabb *path, const near_static *near,
-                          int near_count) {
-    return slide_impl(w, mi, pos, r, cands, cand_count, path, near, near_count);
+                          uint32_t cand_count, aabb *path, const near_static *near, int near_count,
+                          const geom_shape *turned) {
+    return slide_impl(w, mi, pos, r, cands, cand_count, path, near, near_count, turned);
 }
 
 /* The slide of a box mover moving less than a cell, among statics that are all boxes in the

@@ -20,6 +20,7 @@ typedef struct turn_ctx {
     uint32_t self;           /* the turning mover's slot */
     vec2 mid;                /* the middle of its path */
     float reach;             /* how far from mid any point of it gets over the tick (+ margin) */
+    aabb swept;              /* a box that holds it over the tick (+ margin) */
     const geom_shape *local; /* its body-local shape */
     const geom_motion *ma;   /* its motion over the tick */
     float t;                 /* earliest contact so far, fraction of the tick */
@@ -40,6 +41,7 @@ static bool turn_static_visit(const world *w, uint32_t index, void *vctx) {
     float dx = wmax(wmax(st->box.min.x - c->mid.x, c->mid.x - st->box.max.x), 0.0f);
     float dy = wmax(wmax(st->box.min.y - c->mid.y, c->mid.y - st->box.max.y), 0.0f);
     if (dx * dx + dy * dy > c->reach * c->reach) return true;
+    if (!aabb_meets(st->box, c->swept)) return true;
     if (!slots_block(w, c->self, st->slot)) return true;
     geom_shape tmp;
     turn_offer(c, ref_shape(w, st->shape, static_hi(st), &tmp), st->position, v2(0.0f, 0.0f), 0.0f);
@@ -117,8 +119,20 @@ vec2 world_turn_slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candi
     if (da != 0.0f) {
         geom_motion ma = {pos, a0, r, da};
         aabb reach = aabb_inflate(aabb_sweep(disc, r), WORLD_QUERY_MARGIN);
-        turn_ctx c = {m->slot, v2_mul_add(pos, 0.5f, r),
-                      tr->radius + 0.5f * v2_len(r) + WORLD_QUERY_MARGIN, local, &ma, 1.0f};
+        /* Turned by up to |da|, no point of the shape moves more than |da| radius along an
+         * axis, so its AABB at any angle of the tick lies within the start's grown by that
+         * much: with the path, a box tighter than the disc when the turn is small (a tick's
+         * turn is: 2 pi rad/s at 60 Hz is 0.1 rad). A static beyond it by more than the
+         * margin (above the advancement's target and tolerance) cannot come near. */
+        aabb swept = aabb_inflate(aabb_sweep(box_at(pos, m->lo, m->hi), r),
+                                  fabsf(da) * tr->radius + WORLD_QUERY_MARGIN);
+        turn_ctx c = {m->slot,
+                      v2_mul_add(pos, 0.5f, r),
+                      tr->radius + 0.5f * v2_len(r) + WORLD_QUERY_MARGIN,
+                      swept,
+                      local,
+                      &ma,
+                      1.0f};
         if (gathered_count >= 0) {
             /* what world_static_query would visit (the earliest contact does not depend on the
              * order) */
@@ -148,10 +162,15 @@ vec2 world_turn_slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candi
         m->changed_tick = w->tick;
         w->moved_bits[m->slot >> 6] |= 1ull << (m->slot & 63);
     }
+    /* the shape as it now stands, built once for its AABB and the slide */
+    geom_shape turned_shape;
+    bool built = false;
     if (a1 != a0) {
         tr->angle = a1;
         tr->q = v2(cosf(a1), sinf(a1));
-        aabb box = geom_shape_aabb_xf(local, geom_xf_make(v2(0.0f, 0.0f), a1));
+        geom_shape_orient(local, tr->q, &turned_shape);
+        built = true;
+        aabb box = geom_shape_aabb(&turned_shape, v2(0.0f, 0.0f));
         m->lo = box.min;
         m->hi = box.max;
     }
@@ -187,7 +206,9 @@ vec2 world_turn_slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candi
             else
                 near[near_count++] = gathered[k];
         }
-        end = world_slide_gathered(w, mi, p1, rest, moved, cand_count, &slid, near, near_count);
+        if (!built) geom_shape_orient(local, tr->q, &turned_shape);
+        end = world_slide_gathered(w, mi, p1, rest, moved, cand_count, &slid, near, near_count,
+                                   &turned_shape);
     } else {
         end = world_slide(w, mi, p1, rest, moved, cand_count, &slid);
     }

@@ -26,9 +26,11 @@ vec2 world_slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candidate 
                  uint32_t cand_count, aabb *path);
 /* world_slide with the statics of its short-slide region gathered by the caller (near_count of
  * them in near, in the order the grid walk of that region finds them, those that block the
- * mover only; -1 for more than WORLD_NEAR_STATICS): the same results. */
+ * mover only; -1 for more than WORLD_NEAR_STATICS) and, for a turned mover, its shape as it
+ * stands (or NULL): the same results. */
 vec2 world_slide_gathered(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candidate *cands,
-                          uint32_t cand_count, aabb *path, const near_static *near, int near_count);
+                          uint32_t cand_count, aabb *path, const near_static *near, int near_count,
+                          const geom_shape *turned);
 /* The same slide through the box-among-boxes fast path when it applies: the same results. */
 vec2 world_slide_box(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candidate *cands,
                      uint32_t cand_count);

@@ -201,6 +201,7 @@ WORLD_HOT vec2 slide_impl(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_c
     const geom_shape *a_shape = turned;
     if (!a_shape && ref_kind(m->shape) == WORLD_REF_TURNED)
         a_shape = ref_shape(w, m->shape, m->hi, &a_tmp);
+    bool a_poly = WORLD_FAST_PATHS && a_shape && a_shape->kind == GEOM_SHAPE_POLYGON;
     /* far from the bounds (the whole slide stays a skin inside them): no need to sweep them */
     bool check_bounds =
         !WORLD_FAST_PATHS || !aabb_contains(w->inner_bounds, aabb_inflate(pbox, reach));
@@ -225,6 +226,12 @@ WORLD_HOT vec2 slide_impl(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_c
                 bool hit;
                 if (a_box && near[k].is_box) {
                     hit = box_sweep(box, r, inv, near[k].box, &toi);
+                } else if (a_poly && near[k].is_box) {
+                    /* a turned box against a box static: pair_sweep's answer without the
+                     * dispatch */
+                    const world_static *st = &w->statics[near[k].index];
+                    hit = geom_sweep_polygon_box(&a_shape->u.polygon, pos, r, static_hi(st),
+                                                 st->position, &toi);
                 } else {
                     body_view b = static_view(&w->statics[near[k].index]);
                     hit = slide_pair(w, a_shape, &a, r, &b, v2(0.0f, 0.0f), &toi);

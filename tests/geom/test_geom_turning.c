@@ -367,10 +367,41 @@ static void test_box_distance_many(void) {
     CHECK(apart > 3000 && overlapping > 1000 && by_corners > 300 && by_face > 2000);
 }
 
+/* Two boxes whose corners meet head-on: A's farthest corner along a random u runs at B's farthest
+ * corner along -u (give or take 1e-3 across), turning a little, so the last steps of the
+ * advancement see a corner against a corner, where the face separation is less than the
+ * distance and only the exact distance may decide the arrival. */
+static void make_corner_case(harness_rng *rng, const geom_shape *a, const geom_shape *b,
+                             geom_motion *ma, geom_motion *mb) {
+    memset(ma, 0, sizeof *ma);
+    memset(mb, 0, sizeof *mb);
+    ma->p0 = v2(harness_rng_range(rng, -5, 5), harness_rng_range(rng, -5, 5));
+    ma->a0 = harness_rng_range(rng, -3.2f, 3.2f);
+    mb->a0 = harness_rng_range(rng, -3.2f, 3.2f);
+    float dir = harness_rng_range(rng, 0, 6.2831853f);
+    vec2 u = v2(cosf(dir), sinf(dir));
+    vec2 ca = v2(0, 0), cb = v2(0, 0);
+    float best_a = -INFINITY, best_b = INFINITY;
+    for (int k = 0; k < 4; k++) {
+        vec2 sgn = v2(k & 1 ? 1.0f : -1.0f, k & 2 ? 1.0f : -1.0f);
+        vec2 pa = geom_rotate(v2(cosf(ma->a0), sinf(ma->a0)),
+                              v2(sgn.x * a->u.half_extents.x, sgn.y * a->u.half_extents.y));
+        vec2 pb = geom_rotate(v2(cosf(mb->a0), sinf(mb->a0)),
+                              v2(sgn.x * b->u.half_extents.x, sgn.y * b->u.half_extents.y));
+        if (v2_dot(pa, u) > best_a) best_a = v2_dot(pa, u), ca = pa;
+        if (v2_dot(pb, u) < best_b) best_b = v2_dot(pb, u), cb = pb;
+    }
+    float gap = harness_rng_range(rng, 0.05f, 0.5f);
+    vec2 across = v2_scale(v2_perp(u), harness_rng_range(rng, -1e-3f, 1e-3f));
+    mb->p0 = v2_add(v2_add(ma->p0, v2_sub(ca, cb)), v2_add(v2_scale(u, gap), across));
+    ma->dp = v2_scale(u, gap + harness_rng_range(rng, 0.01f, 0.3f));
+    ma->da = harness_rng_range(rng, -0.05f, 0.05f);
+}
+
 /* geom_toi_turning for two boxes (the separation steps, the corner-against-face answer, and the
- * discs' entry time that skips the approach): 2,700 cases, moving and spinning (from far apart
- * to just apart), spinning only, and starting in contact, each against 2,000 sub-steps of the
- * exact overlap test, and a hit's gap by the brute-force distance. */
+ * discs' entry time that skips the approach): 3,600 cases, moving and spinning (from far apart
+ * to just apart), spinning only, starting in contact, and corners meeting head-on, each against
+ * 2,000 sub-steps of the exact overlap test, and a hit's gap by the brute-force distance. */
 static void test_toi_box_box_many(void) {
     static const scenario scs[3] = {MOVE_AND_SPIN, SPIN_ONLY, START_IN_CONTACT};
     for (int k = 0; k < 3; k++) {
@@ -392,6 +423,19 @@ static void test_toi_box_box_many(void) {
         if (scs[k] == START_IN_CONTACT) CHECK(total.start > cases / 2);
         CHECK(total.iterations <= cases / 20);
     }
+    /* corners head-on: every hit must still stand within target + tolerance by the brute-force
+     * distance (check_case_n's tightness) */
+    harness_rng rng = {1950u};
+    tally total = {0, 0, 0, 0, 0};
+    for (int i = 0; i < 900; i++) {
+        geom_shape a = box_for(&rng), b = box_for(&rng);
+        geom_motion ma, mb;
+        make_corner_case(&rng, &a, &b, &ma, &mb);
+        check_case_n(&a, &ma, &b, &mb, MOVE_AND_SPIN, "box-box corners", i, &total, 2000);
+    }
+    printf("  box-box corners head-on: %d hits, %d separated, %d at the bound\n", total.hits,
+           total.separated, total.iterations);
+    CHECK(total.hits > 800);
 }
 
 /* A defined answer at the iteration bound: a motion whose gap shrinks more slowly than the

@@ -47,8 +47,8 @@ static inline bool slide_pair(const world *w, const geom_shape *a_shape, const b
 
 /* Sweeps body a (at a->pos, AABB box, slot self) by r against every static that blocks it,
  * walking each level's cells along the path chunk by chunk; keeps the earliest hit in best. */
-static void sweep_statics(const world *w, uint32_t self, const body_view *a,
-                          const geom_shape *a_shape, aabb box, vec2 r, sweep_hit *best) {
+WORLD_HOT void sweep_statics(const world *w, uint32_t self, const body_view *a,
+                             const geom_shape *a_shape, aabb box, vec2 r, sweep_hit *best) {
     bool a_box = ref_kind(a->ref) == GEOM_SHAPE_BOX;
     vec2 inv = recip(r);
     float len = wmax(fabsf(r.x), fabsf(r.y));

@@ -552,6 +552,12 @@ static float disc_entry(vec2 p, vec2 v, float reach) {
 
 bool geom_toi_turning(const geom_shape *a, const geom_motion *ma, const geom_shape *b,
                       const geom_motion *mb, float target, float tolerance, geom_toi_result *out) {
+    return geom_toi_turning_before(a, ma, b, mb, target, tolerance, 2.0f, out);
+}
+
+bool geom_toi_turning_before(const geom_shape *a, const geom_motion *ma, const geom_shape *b,
+                             const geom_motion *mb, float target, float tolerance, float before,
+                             geom_toi_result *out) {
     geom_toi_result r;
     memset(&r, 0, sizeof r);
     r.t = 1.0f;
@@ -566,7 +572,7 @@ bool geom_toi_turning(const geom_shape *a, const geom_motion *ma, const geom_sha
      * this time), no advancement step could stop, so it starts there (or answers at once when
      * they never do). A far approach costs one root instead of a few steps. */
     float t = disc_entry(v2_sub(mb->p0, ma->p0), v2_neg(dv), ra + rb + 2.0f * target + tolerance);
-    if (t > 1.0f) {
+    if (t > 1.0f || t >= before) {
         r.state = GEOM_TOI_SEPARATED;
         if (out) *out = r;
         return false;
@@ -621,6 +627,13 @@ bool geom_toi_turning(const geom_shape *a, const geom_motion *ma, const geom_sha
         } else {
             t += (d - target) / bound;
             if (!(t < 1.0f)) exhausted = false;
+            if (!(t < before)) {
+                /* at or past the caller's horizon: whatever comes later is no earlier */
+                r.state = GEOM_TOI_SEPARATED;
+                r.t = 1.0f;
+                if (out) *out = r;
+                return false;
+            }
         }
     }
     if (exhausted) {

@@ -91,5 +91,11 @@ typedef struct geom_toi_result {
  * GEOM_TOI_SEPARATED. */
 bool geom_toi_turning(const geom_shape *a, const geom_motion *ma, const geom_shape *b,
                       const geom_motion *mb, float target, float tolerance, geom_toi_result *out);
+/* The same, for a caller that only wants a contact earlier than `before` (the earliest among
+ * several pairs): once the advancement reaches `before` it stops and answers
+ * GEOM_TOI_SEPARATED. Below `before` the steps and the answer are geom_toi_turning's. */
+bool geom_toi_turning_before(const geom_shape *a, const geom_motion *ma, const geom_shape *b,
+                             const geom_motion *mb, float target, float tolerance, float before,
+                             geom_toi_result *out);
 
 #endif

@@ -27,9 +27,13 @@ typedef struct turn_ctx {
 } turn_ctx;
 
 static void turn_offer(turn_ctx *c, const geom_shape *b, vec2 pb, vec2 db, float dab) {
+    /* only an earlier contact than the one found matters: none at all once it is at the start,
+     * and the advancement stops at it (the same earliest contact, fewer steps) */
+    if (c->t == 0.0f) return;
     geom_motion mb = {pb, 0.0f, db, dab};
     geom_toi_result r;
-    if (geom_toi_turning(c->local, c->ma, b, &mb, TURN_TARGET, TURN_TOLERANCE, &r) && r.t < c->t)
+    if (geom_toi_turning_before(c->local, c->ma, b, &mb, TURN_TARGET, TURN_TOLERANCE, c->t, &r) &&
+        r.t < c->t)
         c->t = r.t;
 }
 

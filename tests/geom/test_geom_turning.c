@@ -200,6 +200,23 @@ static void check_case_n(const geom_shape *a, const geom_motion *ma, const geom_
         CHECK_MSG(d <= TARGET + TOLERANCE + 2e-5 && d >= TARGET - 2e-5,
                   "%s %s case %d: gap %.6f at the hit", label, scenario_names[sc], i, d);
     }
+    /* geom_toi_turning_before at horizons below, at and above the answer: the same answer when
+     * it comes before the horizon (bit for bit), else no contact */
+    const float horizons[4] = {0.5f * r.t, r.t, nextafterf(r.t, 2.0f), 0.25f + 0.5f * r.t};
+    for (int h = 0; h < 4; h++) {
+        geom_toi_result rb;
+        bool hit_b = geom_toi_turning_before(a, ma, b, mb, TARGET, TOLERANCE, horizons[h], &rb);
+        if (hit && r.t < horizons[h])
+            CHECK_MSG(hit_b && rb.state == r.state && rb.t == r.t && rb.iterations == r.iterations,
+                      "%s %s case %d: before %g: state %d t %g, not %d %g", label,
+                      scenario_names[sc], i, (double)horizons[h], (int)rb.state, (double)rb.t,
+                      (int)r.state, (double)r.t);
+        else
+            CHECK_MSG(!hit_b && rb.state == GEOM_TOI_SEPARATED,
+                      "%s %s case %d: before %g: state %d t %g (answer %d at %g)", label,
+                      scenario_names[sc], i, (double)horizons[h], (int)rb.state, (double)rb.t,
+                      (int)r.state, (double)r.t);
+    }
     tl->hits += r.state == GEOM_TOI_HIT;
     tl->separated += r.state == GEOM_TOI_SEPARATED;
     tl->start += r.state == GEOM_TOI_START_CONTACT;

@@ -287,7 +287,6 @@ static float distance_cached(const geom_shape *a, geom_xf xa, const geom_shape *
 
 /* The corner of a box (half extents h) nearest to the point p, both in the box's frame: the
  * squared distance, and the nearest point (p clamped to the box). */
-static inline float max_f(float a, float b) { return a > b ? a : b; }
 static inline float clamp_f(float v, float lo, float hi) { return v < lo ? lo : v > hi ? hi : v; }
 
 static inline float point_box_sq(vec2 p, vec2 h, vec2 *nearest) {

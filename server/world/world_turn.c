@@ -110,26 +110,25 @@ vec2 world_turn_slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candi
     aabb disc = disc_box(pos, tr->radius);
     geom_shape ltmp;
     const geom_shape *local = turn_local(w, tr, &ltmp);
-    /* One walk for the advancement and the slide: the region holds the advancement's reach and
-     * every region the slide after it may gather (its box at the contact, inside the swept
-     * disc, grown by at most the L1 length of r), with a margin to spare for rounding. */
+    /* One walk for the advancement and the slide. Turned by up to |da|, no point of the shape
+     * moves more than |da| radius along an axis, so its AABB at any angle of the tick lies within
+     * the start's grown by that much: the start's AABB swept by r and so grown holds the shape
+     * over the whole tick (a box tighter than the disc for a tick's small turn: 2 pi rad/s at
+     * 60 Hz is 0.1 rad). Statics beyond it by more than the margin (above the advancement's
+     * target and tolerance) cannot come near; the slide after the contact gathers within its
+     * box there grown by at most the L1 length of r. The walk covers both, with a margin to
+     * spare for rounding. */
+    aabb swept = aabb_inflate(aabb_sweep(box_at(pos, m->lo, m->hi), r),
+                              fabsf(da) * tr->radius + WORLD_QUERY_MARGIN);
     near_static gathered[TURN_NEAR];
     int gathered_count = -1;
     if (WORLD_FAST_PATHS)
         gathered_count = turn_gather(
-            w, m->slot,
-            aabb_inflate(aabb_sweep(disc, r), fabsf(r.x) + fabsf(r.y) + 2.0f * WORLD_QUERY_MARGIN),
+            w, m->slot, aabb_inflate(swept, fabsf(r.x) + fabsf(r.y) + WORLD_QUERY_MARGIN),
             gathered);
     if (da != 0.0f) {
         geom_motion ma = {pos, a0, r, da};
         aabb reach = aabb_inflate(aabb_sweep(disc, r), WORLD_QUERY_MARGIN);
-        /* Turned by up to |da|, no point of the shape moves more than |da| radius along an
-         * axis, so its AABB at any angle of the tick lies within the start's grown by that
-         * much: with the path, a box tighter than the disc when the turn is small (a tick's
-         * turn is: 2 pi rad/s at 60 Hz is 0.1 rad). A static beyond it by more than the
-         * margin (above the advancement's target and tolerance) cannot come near. */
-        aabb swept = aabb_inflate(aabb_sweep(box_at(pos, m->lo, m->hi), r),
-                                  fabsf(da) * tr->radius + WORLD_QUERY_MARGIN);
         turn_ctx c = {m->slot,
                       v2_mul_add(pos, 0.5f, r),
                       tr->radius + 0.5f * v2_len(r) + WORLD_QUERY_MARGIN,

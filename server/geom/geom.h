@@ -153,6 +153,10 @@ typedef struct geom_toi {
  * Returns false when they do not touch during the interval. */
 bool geom_sweep(const geom_shape *a, vec2 pa, vec2 da, const geom_shape *b, vec2 pb, vec2 db,
                 geom_toi *out);
+/* geom_sweep of polygon A (at pa, moving by da) against a fixed box B (half extents hb, at pb):
+ * the same answer, without the dispatch (a turned box sliding among box tiles). */
+bool geom_sweep_polygon_box(const geom_polygon *a, vec2 pa, vec2 da, vec2 hb, vec2 pb,
+                            geom_toi *out);
 
 /* ---- Precise answers at the edges of the contract (what the implementation guarantees) ------
  *   - geom_overlap: boxes and polygons by separating axes over both shapes' edge normals (exact

@@ -5,6 +5,13 @@
 #include <math.h>
 #include <string.h>
 
+/* The advancement's per-step helpers: inlined whatever the compiler's budget says. */
+#if defined(__GNUC__)
+#define ROT_HOT static inline __attribute__((always_inline))
+#else
+#define ROT_HOT static inline
+#endif
+
 float geom_shape_radius(const geom_shape *s) {
     switch (s->kind) {
     case GEOM_SHAPE_BOX:
@@ -276,6 +283,166 @@ static float gjk(const proxy *pa, const proxy *pb, gjk_cache *cache, vec2 *out_a
 static float distance_cached(const geom_shape *a, geom_xf xa, const geom_shape *b, geom_xf xb,
                              gjk_cache *cache, geom_closest *out);
 
+/* ---- box - box: separating axes and corners, no GJK ----------------------------------------- */
+
+/* The corner of a box (half extents h) nearest to the point p, both in the box's frame: the
+ * squared distance, and the nearest point (p clamped to the box). */
+static inline float clamp_f(float v, float lo, float hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+static inline float point_box_sq(vec2 p, vec2 h, vec2 *nearest) {
+    vec2 c = v2(clamp_f(p.x, -h.x, h.x), clamp_f(p.y, -h.y, h.y));
+    *nearest = c;
+    return v2_len_sq(v2_sub(p, c));
+}
+
+/* Distance between two turned boxes. Overlap by their four face axes (enough for two convex
+ * polygons in 2D); apart, the closest pair of points always has a corner of one box at one end
+ * (two convex polygons meet at a vertex-edge or vertex-vertex pair, or along parallel edges that
+ * include a vertex), so the distance is the least of the eight corner-to-box distances, each
+ * exact and cheap in the other box's frame. Same contract as GJK's answer (distance_cached). */
+/* The two boxes' separation along their four face axes (> 0: apart, and never more than their
+ * distance), and the axis that gives it (world, unit, from A towards B) and its index (0, 1: A's
+ * x and y; 2, 3: B's). */
+ROT_HOT float box_box_separation(vec2 ha, geom_xf xa, vec2 hb, geom_xf xb, vec2 *axis, int *index) {
+    vec2 d = v2_sub(xb.p, xa.p);
+    float c = xa.q.x * xb.q.x + xa.q.y * xb.q.y, s = xa.q.x * xb.q.y - xa.q.y * xb.q.x;
+    float ac = fabsf(c), as = fabsf(s);
+    float sep[4] = {
+        fabsf(xa.q.x * d.x + xa.q.y * d.y) - ha.x - hb.x * ac - hb.y * as,
+        fabsf(xa.q.x * d.y - xa.q.y * d.x) - ha.y - hb.x * as - hb.y * ac,
+        fabsf(xb.q.x * d.x + xb.q.y * d.y) - hb.x - ha.x * ac - ha.y * as,
+        fabsf(xb.q.x * d.y - xb.q.y * d.x) - hb.y - ha.x * as - ha.y * ac,
+    };
+    int k = 0;
+    for (int i = 1; i < 4; i++)
+        if (sep[i] > sep[k]) k = i;
+    vec2 q = k < 2 ? xa.q : xb.q, n = k & 1 ? v2_perp(q) : q;
+    *axis = v2_dot(n, d) < 0.0f ? v2_neg(n) : n; /* from A towards B */
+    *index = k;
+    return sep[k];
+}
+
+/* Whether the separation along face axis k (box_box_separation's) is the distance: the other
+ * box's deepest corner along it projects inside the face (box_box_distance's corner-against-face
+ * case, the same arithmetic). */
+static bool box_face_exact(vec2 ha, geom_xf xa, vec2 hb, geom_xf xb, int k) {
+    vec2 d = v2_sub(xb.p, xa.p);
+    float c = xa.q.x * xb.q.x + xa.q.y * xb.q.y, s = xa.q.x * xb.q.y - xa.q.y * xb.q.x;
+    bool ref_a = k < 2;
+    int j = k & 1;
+    vec2 o = ref_a ? v2(xa.q.x * d.x + xa.q.y * d.y, xa.q.x * d.y - xa.q.y * d.x)
+                   : v2(-(xb.q.x * d.x + xb.q.y * d.y), -(xb.q.x * d.y - xb.q.y * d.x));
+    vec2 hr = ref_a ? ha : hb;
+    vec2 ex = ref_a ? v2(c * hb.x, s * hb.x) : v2(c * ha.x, -s * ha.x);
+    vec2 ey = ref_a ? v2(-s * hb.y, c * hb.y) : v2(s * ha.y, c * ha.y);
+    float sg = (j ? o.y : o.x) >= 0.0f ? 1.0f : -1.0f;
+    vec2 corner = v2_sub(o, v2_add(sg * (j ? ex.y : ex.x) >= 0.0f ? ex : v2_neg(ex),
+                                   sg * (j ? ey.y : ey.x) >= 0.0f ? ey : v2_neg(ey)));
+    return fabsf(j ? corner.x : corner.y) <= (j ? hr.x : hr.y);
+}
+
+static float box_box_distance(vec2 ha, geom_xf xa, vec2 hb, geom_xf xb, geom_closest *out) {
+    geom_closest r;
+    r.iterations = 0;
+    vec2 d = v2_sub(xb.p, xa.p);
+    /* B's x axis in A's frame (c, s): B's y axis there is (-s, c); A's axes in B's frame are
+     * (c, -s) and (s, c) */
+    float c = xa.q.x * xb.q.x + xa.q.y * xb.q.y, s = xa.q.x * xb.q.y - xa.q.y * xb.q.x;
+    float ac = fabsf(c), as = fabsf(s);
+    vec2 tb = v2(xa.q.x * d.x + xa.q.y * d.y, xa.q.x * d.y - xa.q.y * d.x); /* B's centre in A */
+    vec2 ta = v2(-(xb.q.x * d.x + xb.q.y * d.y), -(xb.q.x * d.y - xb.q.y * d.x)); /* A's in B */
+    float seps[4] = {
+        fabsf(tb.x) - ha.x - hb.x * ac - hb.y * as,
+        fabsf(tb.y) - ha.y - hb.x * as - hb.y * ac,
+        fabsf(ta.x) - hb.x - ha.x * ac - ha.y * as,
+        fabsf(ta.y) - hb.y - ha.x * as - ha.y * ac,
+    };
+    int k = 0;
+    for (int i = 1; i < 4; i++)
+        if (seps[i] > seps[k]) k = i;
+    float sep = seps[k];
+    const float eps = 1e-6f; /* as GJK's: closer than this is touching */
+    if (!(sep > 0.0f)) {
+        r.distance = 0.0f;
+        r.overlap = true;
+        r.normal = v2(0.0f, 1.0f);
+        r.point_a = r.point_b = v2_mul_add(xa.p, 0.5f, d);
+        if (out) *out = r;
+        return 0.0f;
+    }
+    /* A corner against a face (the common case): the other box's deepest corner along the best
+     * axis, if it projects inside the reference face, is exactly sep from it, and no two points
+     * are closer than sep (a lower bound): the distance is sep. The reference box is A for A's
+     * axes (k < 2), else B; everything below in its frame, j the axis (0 x, 1 y). */
+    {
+        bool ref_a = k < 2;
+        int j = k & 1;
+        vec2 o = ref_a ? tb : ta, hr = ref_a ? ha : hb;
+        vec2 ex = ref_a ? v2(c * hb.x, s * hb.x) : v2(c * ha.x, -s * ha.x);
+        vec2 ey = ref_a ? v2(-s * hb.y, c * hb.y) : v2(s * ha.y, c * ha.y);
+        float sg = (j ? o.y : o.x) >= 0.0f ? 1.0f : -1.0f; /* the side the other box is on */
+        vec2 corner = v2_sub(o, v2_add(sg * (j ? ex.y : ex.x) >= 0.0f ? ex : v2_neg(ex),
+                                       sg * (j ? ey.y : ey.x) >= 0.0f ? ey : v2_neg(ey)));
+        if (fabsf(j ? corner.x : corner.y) <= (j ? hr.x : hr.y)) {
+            vec2 foot = j ? v2(corner.x, sg * hr.y) : v2(sg * hr.x, corner.y);
+            geom_xf xr = ref_a ? xa : xb;
+            vec2 wc = geom_xf_apply(xr, corner), wf = geom_xf_apply(xr, foot);
+            vec2 n = geom_rotate(xr.q, j ? v2(0.0f, sg) : v2(sg, 0.0f)); /* reference to other */
+            r.normal = ref_a ? n : v2_neg(n);
+            r.point_a = ref_a ? wf : wc;
+            r.point_b = ref_a ? wc : wf;
+            r.overlap = !(sep > eps);
+            r.distance = r.overlap ? 0.0f : sep;
+            if (out) *out = r;
+            return r.distance;
+        }
+    }
+    /* B's corners against A, in A's frame */
+    vec2 bx = v2(c * hb.x, s * hb.x), by = v2(-s * hb.y, c * hb.y);
+    float best = INFINITY;
+    vec2 best_p = v2(0, 0), best_c = v2(0, 0);
+    bool from_b = true;
+    for (int k = 0; k < 4; k++) {
+        vec2 p = v2_add(tb, v2_add(k & 1 ? bx : v2_neg(bx), k & 2 ? by : v2_neg(by))), near;
+        float q = point_box_sq(p, ha, &near);
+        if (q < best) best = q, best_p = p, best_c = near;
+    }
+    /* A's corners against B, in B's frame */
+    vec2 ax = v2(c * ha.x, -s * ha.x), ay = v2(s * ha.y, c * ha.y);
+    for (int k = 0; k < 4; k++) {
+        vec2 p = v2_add(ta, v2_add(k & 1 ? ax : v2_neg(ax), k & 2 ? ay : v2_neg(ay))), near;
+        float q = point_box_sq(p, hb, &near);
+        if (q < best) best = q, best_p = p, best_c = near, from_b = false;
+    }
+    float dist = sqrtf(best);
+    /* back to the world: the corner and the nearest point on the other box, normal A to B */
+    vec2 pa, pb;
+    if (from_b) {
+        pb = v2_add(xa.p, geom_rotate(xa.q, best_p));
+        pa = v2_add(xa.p, geom_rotate(xa.q, best_c));
+    } else {
+        pa = v2_add(xb.p, geom_rotate(xb.q, best_p));
+        pb = v2_add(xb.p, geom_rotate(xb.q, best_c));
+    }
+    vec2 n = dist > 0.0f
+                 ? v2_scale(geom_rotate(from_b ? xa.q : xb.q,
+                                        from_b ? v2_sub(best_p, best_c) : v2_sub(best_c, best_p)),
+                            1.0f / dist)
+                 : v2(0.0f, 1.0f);
+    r.normal = n;
+    r.point_a = pa;
+    r.point_b = pb;
+    if (dist > eps) {
+        r.distance = dist;
+        r.overlap = false;
+    } else {
+        r.distance = 0.0f;
+        r.overlap = true;
+    }
+    if (out) *out = r;
+    return r.distance;
+}
+
 float geom_distance_xf(const geom_shape *a, geom_xf xa, const geom_shape *b, geom_xf xb,
                        geom_closest *out) {
     return distance_cached(a, xa, b, xb, NULL, out);
@@ -292,6 +459,8 @@ static float distance_cached(const geom_shape *a, geom_xf xa, const geom_shape *
         if (out) *out = r;
         return r.distance;
     }
+    if (a->kind == GEOM_SHAPE_BOX && b->kind == GEOM_SHAPE_BOX)
+        return box_box_distance(a->u.half_extents, xa, b->u.half_extents, xb, out);
     proxy pa, pb;
     make_proxy(a, xa, origin, &pa);
     make_proxy(b, xb, origin, &pb);
@@ -323,7 +492,7 @@ static float distance_cached(const geom_shape *a, geom_xf xa, const geom_shape *
  * 3e-8, under float's own rounding of the result), libm beyond. The advancement evaluates a
  * motion at many times; its start angle's cos/sin is taken once, so each step costs a few
  * multiplications instead of two libm calls. */
-static vec2 turn_of(float x) {
+ROT_HOT vec2 turn_of(float x) {
     if (!(fabsf(x) <= 1.0f)) return v2(cosf(x), sinf(x));
     float x2 = x * x;
     float c = 1.0f + x2 * (-1.0f / 2 + x2 * (1.0f / 24 + x2 * (-1.0f / 720 + x2 * (1.0f / 40320))));
@@ -332,31 +501,115 @@ static vec2 turn_of(float x) {
     return v2(c, s);
 }
 
+/* (cos a, sin a) for a start angle: a quarter-turn reduction to |x| <= pi/4 and turn_of, so the
+ * advancement's setup costs no libm call (an angle of 0, every static's, costs nothing). Within
+ * about 1e-7 of cosf/sinf for |a| up to a few turns; libm beyond. */
+static vec2 start_turn(float a) {
+    if (a == 0.0f) return v2(1.0f, 0.0f);
+    if (!(fabsf(a) <= 32.0f)) return v2(cosf(a), sinf(a));
+    /* the nearest number of quarter turns (a * 2 / pi, rounded; no libm call) */
+    int ki = (int)(a * 0.63661977f + (a >= 0.0f ? 0.5f : -0.5f));
+    float k = (float)ki;
+    /* pi/2 in two parts (Cody-Waite: k times the first is exact), so the reduction keeps float
+     * precision */
+    vec2 r = turn_of((a - k * 1.5703125f) - k * 4.83826794e-4f);
+    switch (ki & 3) {
+    case 1:
+        return v2(-r.y, r.x);
+    case 2:
+        return v2(-r.x, -r.y);
+    case 3:
+        return v2(r.y, -r.x);
+    default:
+        return r;
+    }
+}
+
 /* A motion evaluated at t: q0 (the start's cos/sin) turned further by t * da. */
-static geom_xf motion_at(const geom_motion *m, vec2 q0, float t) {
+ROT_HOT geom_xf motion_at(const geom_motion *m, vec2 q0, float t) {
     geom_xf x;
     x.p = v2_mul_add(m->p0, t, m->dp);
     x.q = m->da == 0.0f ? q0 : geom_rotate(q0, turn_of(t * m->da));
     return x;
 }
 
+/* The first time in [0, 1] at which B's origin, at p relative to A's and moving by v relative to
+ * it over the interval, comes within `reach` of A's origin; 0 when it starts within (or the
+ * numbers are too large to trust), above 1 when it never does. */
+static float disc_entry(vec2 p, vec2 v, float reach) {
+    const float big = 1e6f; /* far below float overflow of the squares, and beyond any scene */
+    if (!(fabsf(p.x) < big && fabsf(p.y) < big && fabsf(v.x) < big && fabsf(v.y) < big))
+        return 0.0f;
+    float c = v2_dot(p, p) - reach * reach;
+    if (!(c > 0.0f)) return 0.0f;
+    float b = v2_dot(p, v);
+    if (!(b < 0.0f)) return 2.0f; /* not closing */
+    float disc = b * b - v2_dot(v, v) * c;
+    if (!(disc >= 0.0f)) return 2.0f; /* passes by */
+    return c / (-b + sqrtf(disc));    /* the smaller root, without cancellation */
+}
+
 bool geom_toi_turning(const geom_shape *a, const geom_motion *ma, const geom_shape *b,
                       const geom_motion *mb, float target, float tolerance, geom_toi_result *out) {
+    return geom_toi_turning_before(a, ma, b, mb, target, tolerance, 2.0f, out);
+}
+
+bool geom_toi_turning_before(const geom_shape *a, const geom_motion *ma, const geom_shape *b,
+                             const geom_motion *mb, float target, float tolerance, float before,
+                             geom_toi_result *out) {
     geom_toi_result r;
     memset(&r, 0, sizeof r);
     r.t = 1.0f;
     r.normal = v2(0.0f, 1.0f);
     /* Angular terms over the whole interval: no point of a turning shape moves (across any
      * fixed direction) faster than |da| times its farthest point from the body origin. */
-    float spin = fabsf(ma->da) * geom_shape_radius(a) + fabsf(mb->da) * geom_shape_radius(b);
+    float ra = geom_shape_radius(a), rb = geom_shape_radius(b);
+    float spin = fabsf(ma->da) * ra + fabsf(mb->da) * rb;
     vec2 dv = v2_sub(ma->dp, mb->dp); /* A's motion relative to B */
-    vec2 qa = v2(cosf(ma->a0), sinf(ma->a0)), qb = v2(cosf(mb->a0), sinf(mb->a0));
-    float t = 0.0f;
+    /* Whatever their turn, the shapes stay inside the discs of their radii around their origins:
+     * until those discs come within target + tolerance (and as much again for the rounding of
+     * this time), no advancement step could stop, so it starts there (or answers at once when
+     * they never do). A far approach costs one root instead of a few steps. */
+    float t = disc_entry(v2_sub(mb->p0, ma->p0), v2_neg(dv), ra + rb + 2.0f * target + tolerance);
+    if (t > 1.0f || t >= before) {
+        r.state = GEOM_TOI_SEPARATED;
+        if (out) *out = r;
+        return false;
+    }
+    vec2 qa = start_turn(ma->a0), qb = start_turn(mb->a0);
     bool exhausted = true;
     gjk_cache cache = {0, {0, 0, 0}, {0, 0, 0}};
+    bool boxes = a->kind == GEOM_SHAPE_BOX && b->kind == GEOM_SHAPE_BOX;
     for (int it = 0; it < GEOM_CA_MAX_ITERATIONS && exhausted; it++) {
         geom_closest c;
-        float d = distance_cached(a, motion_at(ma, qa, t), b, motion_at(mb, qb, t), &cache, &c);
+        geom_xf xa = motion_at(ma, qa, t), xb = motion_at(mb, qb, t);
+        float d;
+        if (boxes) {
+            /* Two boxes: their separation along a face axis is a lower bound of the distance,
+             * and the gap along that fixed axis closes no faster than the same bound, so it
+             * advances as safely as the distance does (and equals it whenever a corner meets a
+             * face, the common approach). Near the target the exact distance decides, so the
+             * answer is the distance's, as for any other pair. */
+            vec2 axis;
+            int k;
+            float sep = box_box_separation(a->u.half_extents, xa, b->u.half_extents, xb, &axis, &k);
+            if (sep > target + tolerance) {
+                d = sep;
+                c.overlap = false;
+                c.normal = axis;
+            } else if (sep > 1e-6f &&
+                       box_face_exact(a->u.half_extents, xa, b->u.half_extents, xb, k)) {
+                /* arrived, a corner against a face: box_box_distance's answer (the distance
+                 * is sep along the axis) without the rest of its work */
+                d = sep;
+                c.overlap = false;
+                c.normal = axis;
+            } else {
+                d = box_box_distance(a->u.half_extents, xa, b->u.half_extents, xb, &c);
+            }
+        } else {
+            d = distance_cached(a, xa, b, xb, &cache, &c);
+        }
         r.t = t;
         r.normal = c.normal;
         r.distance = d;
@@ -373,6 +626,13 @@ bool geom_toi_turning(const geom_shape *a, const geom_motion *ma, const geom_sha
         } else {
             t += (d - target) / bound;
             if (!(t < 1.0f)) exhausted = false;
+            if (!(t < before)) {
+                /* at or past the caller's horizon: whatever comes later is no earlier */
+                r.state = GEOM_TOI_SEPARATED;
+                r.t = 1.0f;
+                if (out) *out = r;
+                return false;
+            }
         }
     }
     if (exhausted) {

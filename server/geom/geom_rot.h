@@ -2,12 +2,17 @@
  *
  * A shape stays body-local; where it stands is a transform (position and rotation kept as
  * cos/sin), applied to the vertices as a query reads them. Nothing here re-bakes a stored shape.
- *   - geom_distance_xf: GJK distance between two convex shapes with the closest points.
+ *   - geom_distance_xf: GJK distance between two convex shapes with the closest points (two
+ *     boxes: their face axes, then a corner against a face or the eight corners against the
+ *     other box, exact and without GJK).
  *   - geom_toi_turning: time of impact under combined linear and angular motion by conservative
  *     advancement (Mirtich; the seed's "Collision detection for dummies"): from the closest points'
  *     direction n, no point can close the gap faster than |v_rel . n| + |w_a| r_a + |w_b| r_b
  *     (r = the farthest point of the shape from its body origin, which it turns about), so
- *     advancing by (distance - target) / that bound never overshoots. Included by geom.h. */
+ *     advancing by (distance - target) / that bound never overshoots. It starts when the discs
+ *     of radius r around the two origins come near (before, the shapes cannot), and two boxes
+ *     advance by their separation along a face axis (a lower bound of the distance, safe with
+ *     the same bound along that axis) until the exact distance decides. Included by geom.h. */
 #ifndef COLLIDE_GEOM_ROT_H
 #define COLLIDE_GEOM_ROT_H
 
@@ -86,5 +91,11 @@ typedef struct geom_toi_result {
  * GEOM_TOI_SEPARATED. */
 bool geom_toi_turning(const geom_shape *a, const geom_motion *ma, const geom_shape *b,
                       const geom_motion *mb, float target, float tolerance, geom_toi_result *out);
+/* The same, for a caller that only wants a contact earlier than `before` (the earliest among
+ * several pairs): once the advancement reaches `before` it stops and answers
+ * GEOM_TOI_SEPARATED. Below `before` the steps and the answer are geom_toi_turning's. */
+bool geom_toi_turning_before(const geom_shape *a, const geom_motion *ma, const geom_shape *b,
+                             const geom_motion *mb, float target, float tolerance, float before,
+                             geom_toi_result *out);
 
 #endif

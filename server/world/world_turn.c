@@ -20,15 +20,20 @@ typedef struct turn_ctx {
     uint32_t self;           /* the turning mover's slot */
     vec2 mid;                /* the middle of its path */
     float reach;             /* how far from mid any point of it gets over the tick (+ margin) */
+    aabb swept;              /* a box that holds it over the tick (+ margin) */
     const geom_shape *local; /* its body-local shape */
     const geom_motion *ma;   /* its motion over the tick */
     float t;                 /* earliest contact so far, fraction of the tick */
 } turn_ctx;
 
 static void turn_offer(turn_ctx *c, const geom_shape *b, vec2 pb, vec2 db, float dab) {
+    /* only an earlier contact than the one found matters: none at all once it is at the start,
+     * and the advancement stops at it (the same earliest contact, fewer steps) */
+    if (c->t == 0.0f) return;
     geom_motion mb = {pb, 0.0f, db, dab};
     geom_toi_result r;
-    if (geom_toi_turning(c->local, c->ma, b, &mb, TURN_TARGET, TURN_TOLERANCE, &r) && r.t < c->t)
+    if (geom_toi_turning_before(c->local, c->ma, b, &mb, TURN_TARGET, TURN_TOLERANCE, c->t, &r) &&
+        r.t < c->t)
         c->t = r.t;
 }
 
@@ -40,6 +45,7 @@ static bool turn_static_visit(const world *w, uint32_t index, void *vctx) {
     float dx = wmax(wmax(st->box.min.x - c->mid.x, c->mid.x - st->box.max.x), 0.0f);
     float dy = wmax(wmax(st->box.min.y - c->mid.y, c->mid.y - st->box.max.y), 0.0f);
     if (dx * dx + dy * dy > c->reach * c->reach) return true;
+    if (!aabb_meets(st->box, c->swept)) return true;
     if (!slots_block(w, c->self, st->slot)) return true;
     geom_shape tmp;
     turn_offer(c, ref_shape(w, st->shape, static_hi(st), &tmp), st->position, v2(0.0f, 0.0f), 0.0f);
@@ -67,6 +73,30 @@ static void turn_bounds(const world *w, aabb reach, turn_ctx *c) {
         turn_offer(c, &wall, v2(mid.x, b.min.y - 0.5f), v2(0, 0), 0.0f);
 }
 
+/* Statics a turning mover's tick may touch, gathered by one grid walk for both its advancement
+ * and the slide after it (WORLD_FAST_PATHS; without, each walks the grid itself). */
+#define TURN_NEAR 64
+
+/* The statics meeting region that block the mover of slot self, in the grid walk's order, into
+ * out (at most TURN_NEAR); -1 when there are more. */
+static int turn_gather(const world *w, uint32_t self, aabb region, near_static *out) {
+    int n = 0;
+    for (int al = 0; al < w->active_level_count; al++) {
+        const world_level *lv = &w->levels[w->active_levels[al]];
+        cell_range cr = level_range(w, lv, region);
+        WORLD_FOR_STATICS_IN_CELLS(w, lv, cr, s) {
+            const world_static *st = &w->statics[s];
+            if (!aabb_meets(st->box, region) || !slots_block(w, self, st->slot)) continue;
+            if (n == TURN_NEAR) return -1;
+            out[n].box = st->box;
+            out[n].index = (uint32_t)s;
+            out[n].is_box = ref_kind(st->shape) == GEOM_SHAPE_BOX;
+            n++;
+        }
+    }
+    return n;
+}
+
 static aabb disc_box(vec2 p, float r) {
     return aabb_make(v2(p.x - r, p.y - r), v2(p.x + r, p.y + r));
 }
@@ -80,12 +110,40 @@ vec2 world_turn_slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candi
     aabb disc = disc_box(pos, tr->radius);
     geom_shape ltmp;
     const geom_shape *local = turn_local(w, tr, &ltmp);
+    /* One walk for the advancement and the slide. Turned by up to |da|, no point of the shape
+     * moves more than |da| radius along an axis, so its AABB at any angle of the tick lies within
+     * the start's grown by that much: the start's AABB swept by r and so grown holds the shape
+     * over the whole tick (a box tighter than the disc for a tick's small turn: 2 pi rad/s at
+     * 60 Hz is 0.1 rad). Statics beyond it by more than the margin (above the advancement's
+     * target and tolerance) cannot come near; the slide after the contact gathers within its
+     * box there grown by at most the L1 length of r. The walk covers both, with a margin to
+     * spare for rounding. */
+    aabb swept = aabb_inflate(aabb_sweep(box_at(pos, m->lo, m->hi), r),
+                              fabsf(da) * tr->radius + WORLD_QUERY_MARGIN);
+    near_static gathered[TURN_NEAR];
+    int gathered_count = -1;
+    if (WORLD_FAST_PATHS)
+        gathered_count = turn_gather(
+            w, m->slot, aabb_inflate(swept, fabsf(r.x) + fabsf(r.y) + WORLD_QUERY_MARGIN),
+            gathered);
     if (da != 0.0f) {
         geom_motion ma = {pos, a0, r, da};
         aabb reach = aabb_inflate(aabb_sweep(disc, r), WORLD_QUERY_MARGIN);
-        turn_ctx c = {m->slot, v2_mul_add(pos, 0.5f, r),
-                      tr->radius + 0.5f * v2_len(r) + WORLD_QUERY_MARGIN, local, &ma, 1.0f};
-        world_static_query(w, reach, turn_static_visit, &c);
+        turn_ctx c = {m->slot,
+                      v2_mul_add(pos, 0.5f, r),
+                      tr->radius + 0.5f * v2_len(r) + WORLD_QUERY_MARGIN,
+                      swept,
+                      local,
+                      &ma,
+                      1.0f};
+        if (gathered_count >= 0) {
+            /* what world_static_query would visit (the earliest contact does not depend on the
+             * order) */
+            for (int k = 0; k < gathered_count; k++)
+                if (aabb_meets(gathered[k].box, reach)) turn_static_visit(w, gathered[k].index, &c);
+        } else {
+            world_static_query(w, reach, turn_static_visit, &c);
+        }
         turn_bounds(w, reach, &c);
         for (uint32_t k = 0; k < cand_count; k++) {
             const body_view *v = &cands[k].view;
@@ -107,16 +165,29 @@ vec2 world_turn_slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candi
         m->changed_tick = w->tick;
         w->moved_bits[m->slot >> 6] |= 1ull << (m->slot & 63);
     }
+    /* the shape as it now stands, built once for its AABB and the slide */
+    geom_shape turned_shape;
+    bool built = false;
     if (a1 != a0) {
         tr->angle = a1;
         tr->q = v2(cosf(a1), sinf(a1));
-        aabb box = geom_shape_aabb_xf(local, geom_xf_make(v2(0.0f, 0.0f), a1));
+        geom_shape_orient(local, tr->q, &turned_shape);
+        built = true;
+        aabb box = geom_shape_aabb(&turned_shape, v2(0.0f, 0.0f));
         m->lo = box.min;
         m->hi = box.max;
     }
     tr->ang_vel = vel;
     /* the rest of the translation, with the candidates where they stand at that time */
     vec2 p1 = v2_mul_add(pos, ft, r);
+    vec2 rest = v2_scale(r, 1.0f - ft);
+    if (rest.x == 0.0f && rest.y == 0.0f) {
+        /* nothing left to slide: where world_slide would return at once, its statics unread */
+        if (path)
+            *path =
+                aabb_union(box_at(p1, m->lo, m->hi), aabb_union(disc, disc_box(p1, tr->radius)));
+        return p1;
+    }
     mover_candidate moved[WORLD_MAX_MOVER_CANDIDATES];
     for (uint32_t k = 0; k < cand_count; k++) {
         moved[k] = cands[k];
@@ -124,7 +195,26 @@ vec2 world_turn_slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candi
         moved[k].d = v2_scale(cands[k].d, 1.0f - ft);
     }
     aabb slid;
-    vec2 end = world_slide(w, mi, p1, v2_scale(r, 1.0f - ft), moved, cand_count, &slid);
+    vec2 end;
+    if (gathered_count >= 0) {
+        /* the slide's own region, filtered from the walk above in the walk's order: what its
+         * gather would find */
+        aabb region = world_slide_region(box_at(p1, m->lo, m->hi), rest);
+        near_static near[WORLD_NEAR_STATICS];
+        int near_count = 0;
+        for (int k = 0; k < gathered_count && near_count >= 0; k++) {
+            if (!aabb_overlaps(region, gathered[k].box)) continue;
+            if (near_count == WORLD_NEAR_STATICS)
+                near_count = -1;
+            else
+                near[near_count++] = gathered[k];
+        }
+        if (!built) geom_shape_orient(local, tr->q, &turned_shape);
+        end = world_slide_gathered(w, mi, p1, rest, moved, cand_count, &slid, near, near_count,
+                                   &turned_shape);
+    } else {
+        end = world_slide(w, mi, p1, rest, moved, cand_count, &slid);
+    }
     if (path) *path = aabb_union(slid, aabb_union(disc, disc_box(p1, tr->radius)));
     return end;
 }

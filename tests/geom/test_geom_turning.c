@@ -163,8 +163,9 @@ static void make_case(harness_rng *rng, scenario sc, const geom_shape *a, const 
     }
 }
 
-static void check_case(const geom_shape *a, const geom_motion *ma, const geom_shape *b,
-                       const geom_motion *mb, scenario sc, const char *label, int i, tally *tl) {
+static void check_case_n(const geom_shape *a, const geom_motion *ma, const geom_shape *b,
+                         const geom_motion *mb, scenario sc, const char *label, int i, tally *tl,
+                         int substeps) {
     geom_toi_result r;
     bool hit = geom_toi_turning(a, ma, b, mb, TARGET, TOLERANCE, &r);
     CHECK_MSG(r.t >= 0.0f && r.t <= 1.0f && isfinite(r.normal.x) && isfinite(r.normal.y),
@@ -172,14 +173,14 @@ static void check_case(const geom_shape *a, const geom_motion *ma, const geom_sh
     CHECK_MSG(hit == (r.state != GEOM_TOI_SEPARATED), "%s case %d", label, i);
     /* brute force: the first sub-step that overlaps */
     int first = -1;
-    for (int k = 0; k <= SUBSTEPS; k++) {
-        double t = (double)k / SUBSTEPS;
+    for (int k = 0; k <= substeps; k++) {
+        double t = (double)k / substeps;
         if (gap_at(a, ma, b, mb, t) < 0) {
             first = k;
             break;
         }
     }
-    double t_first = first < 0 ? 2.0 : (double)first / SUBSTEPS;
+    double t_first = first < 0 ? 2.0 : (double)first / substeps;
     /* Sound: nothing overlaps up to and including the reported time. */
     CHECK_MSG(t_first > r.t || (r.state == GEOM_TOI_START_CONTACT && r.t == 0.0f),
               "%s %s case %d: overlap at %.5f before toi %.5f (state %d)", label,
@@ -199,10 +200,32 @@ static void check_case(const geom_shape *a, const geom_motion *ma, const geom_sh
         CHECK_MSG(d <= TARGET + TOLERANCE + 2e-5 && d >= TARGET - 2e-5,
                   "%s %s case %d: gap %.6f at the hit", label, scenario_names[sc], i, d);
     }
+    /* geom_toi_turning_before at horizons below, at and above the answer: the same answer when
+     * it comes before the horizon (bit for bit), else no contact */
+    const float horizons[4] = {0.5f * r.t, r.t, nextafterf(r.t, 2.0f), 0.25f + 0.5f * r.t};
+    for (int h = 0; h < 4; h++) {
+        geom_toi_result rb;
+        bool hit_b = geom_toi_turning_before(a, ma, b, mb, TARGET, TOLERANCE, horizons[h], &rb);
+        if (hit && r.t < horizons[h])
+            CHECK_MSG(hit_b && rb.state == r.state && rb.t == r.t && rb.iterations == r.iterations,
+                      "%s %s case %d: before %g: state %d t %g, not %d %g", label,
+                      scenario_names[sc], i, (double)horizons[h], (int)rb.state, (double)rb.t,
+                      (int)r.state, (double)r.t);
+        else
+            CHECK_MSG(!hit_b && rb.state == GEOM_TOI_SEPARATED,
+                      "%s %s case %d: before %g: state %d t %g (answer %d at %g)", label,
+                      scenario_names[sc], i, (double)horizons[h], (int)rb.state, (double)rb.t,
+                      (int)r.state, (double)r.t);
+    }
     tl->hits += r.state == GEOM_TOI_HIT;
     tl->separated += r.state == GEOM_TOI_SEPARATED;
     tl->start += r.state == GEOM_TOI_START_CONTACT;
     tl->iterations += r.state == GEOM_TOI_ITERATIONS;
+}
+
+static void check_case(const geom_shape *a, const geom_motion *ma, const geom_shape *b,
+                       const geom_motion *mb, scenario sc, const char *label, int i, tally *tl) {
+    check_case_n(a, ma, b, mb, sc, label, i, tl, SUBSTEPS);
 }
 
 static void run_scenario(scenario sc, int cases, unsigned seed) {
@@ -278,6 +301,160 @@ static void test_distance_every_pair(void) {
         }
 }
 
+/* ---- box - box: the specialised paths, thousands of cases -------------------------------- */
+
+/* A random box for the box-box properties: sizes from slivers (0.02) to 2, a fifth of them square;
+ * turned at random, or (one case in four) by a multiple of a quarter turn, so parallel edges and
+ * exact ties between corners come up. */
+static geom_shape box_for(harness_rng *rng) {
+    geom_shape s;
+    float hx = harness_rng_range(rng, 0.02f, 2.0f);
+    float hy = harness_rng_next(rng) % 5 == 0 ? hx : harness_rng_range(rng, 0.02f, 2.0f);
+    MUST(geom_make_box(v2(hx, hy), &s) == GEOM_OK);
+    return s;
+}
+static float angle_for(harness_rng *rng) {
+    if (harness_rng_next(rng) % 4 == 0)
+        return 1.5707963f * (float)(int)(harness_rng_next(rng) % 4) - 3.1415927f;
+    return harness_rng_range(rng, -3.2f, 3.2f);
+}
+
+/* The least corner-to-corner distance: equal to the distance when the closest points are two
+ * corners (the box distance's corner path), else larger (its corner-against-face path). */
+static double corner_corner(const geom_shape *a, dvec pa, const geom_shape *b, dvec pb) {
+    dvec va[4], vb[4];
+    corners(a, pa, va);
+    corners(b, pb, vb);
+    double best = 1e300;
+    for (int i = 0; i < 4; i++)
+        for (int k = 0; k < 4; k++)
+            best = fmin(best, hypot(va[i].x - vb[k].x, va[i].y - vb[k].y));
+    return best;
+}
+
+/* geom_distance_xf for two boxes (separating axes, then corner against face or the eight corners
+ * against boxes): distance, closest points and normal against the vertex-edge brute force, in
+ * 6,000 cases from overlapping to apart; both ways to the answer must come up. */
+static void test_box_distance_many(void) {
+    harness_rng rng = {1801};
+    int apart = 0, overlapping = 0, by_corners = 0, by_face = 0;
+    for (int i = 0; i < 6000; i++) {
+        geom_shape a = box_for(&rng), b = box_for(&rng);
+        float reach = geom_shape_radius(&a) + geom_shape_radius(&b);
+        geom_xf xa = geom_xf_make(
+            v2(harness_rng_range(&rng, -5, 5), harness_rng_range(&rng, -5, 5)), angle_for(&rng));
+        float dir = harness_rng_range(&rng, 0, 6.2831853f);
+        float len = harness_rng_range(&rng, 0.2f, 1.5f) * reach;
+        geom_xf xb =
+            geom_xf_make(v2_add(xa.p, v2(len * cosf(dir), len * sinf(dir))), angle_for(&rng));
+        geom_closest c;
+        float d = geom_distance_xf(&a, xa, &b, xb, &c);
+        geom_shape ta = turned(&a, atan2(xa.q.y, xa.q.x)), tb = turned(&b, atan2(xb.q.y, xb.q.x));
+        dvec pa = dv(xa.p.x, xa.p.y), pb = dv(xb.p.x, xb.p.y);
+        double gap = oracle_gap(&ta, pa, &tb, pb, NULL);
+        if (gap < -1e-4) {
+            overlapping++;
+            CHECK_MSG(c.overlap && d == 0.0f, "box case %d: overlap missed (gap %g, d %g)", i, gap,
+                      (double)d);
+            continue;
+        }
+        if (gap < 1e-4) continue; /* touching: either answer */
+        apart++;
+        double bd = brute_distance(&ta, pa, &tb, pb);
+        CHECK_MSG(!c.overlap && fabs(d - bd) < 1e-4, "box case %d: %.7f vs %.7f", i, (double)d, bd);
+        vec2 gapv = v2_sub(c.point_b, c.point_a);
+        CHECK_MSG(fabs(v2_len(gapv) - d) < 1e-4, "box case %d: points %g apart, distance %g", i,
+                  (double)v2_len(gapv), (double)d);
+        CHECK_MSG(v2_dot(gapv, c.normal) > 0.99f * d, "box case %d: normal", i);
+        CHECK(fabs(v2_len(c.normal) - 1.0) < 1e-5);
+        /* the closest points lie on the shapes (within rounding of their boundary) */
+        dvec va[4], vb[4];
+        corners(&ta, pa, va);
+        corners(&tb, pb, vb);
+        CHECK_MSG(point_polygon(dv(c.point_a.x, c.point_a.y), va, 4) < 1e-4 &&
+                      point_polygon(dv(c.point_b.x, c.point_b.y), vb, 4) < 1e-4,
+                  "box case %d: closest points off the boxes", i);
+        if (fabs(corner_corner(&ta, pa, &tb, pb) - bd) < 1e-6)
+            by_corners++;
+        else
+            by_face++;
+    }
+    printf("  %d apart (%d corner to corner, %d corner to face), %d overlapping\n", apart,
+           by_corners, by_face, overlapping);
+    CHECK(apart > 3000 && overlapping > 1000 && by_corners > 300 && by_face > 2000);
+}
+
+/* Two boxes whose corners meet head-on: A's farthest corner along a random u runs at B's farthest
+ * corner along -u (give or take 1e-3 across), turning a little, so the last steps of the
+ * advancement see a corner against a corner, where the face separation is less than the
+ * distance and only the exact distance may decide the arrival. */
+static void make_corner_case(harness_rng *rng, const geom_shape *a, const geom_shape *b,
+                             geom_motion *ma, geom_motion *mb) {
+    memset(ma, 0, sizeof *ma);
+    memset(mb, 0, sizeof *mb);
+    ma->p0 = v2(harness_rng_range(rng, -5, 5), harness_rng_range(rng, -5, 5));
+    ma->a0 = harness_rng_range(rng, -3.2f, 3.2f);
+    mb->a0 = harness_rng_range(rng, -3.2f, 3.2f);
+    float dir = harness_rng_range(rng, 0, 6.2831853f);
+    vec2 u = v2(cosf(dir), sinf(dir));
+    vec2 ca = v2(0, 0), cb = v2(0, 0);
+    float best_a = -INFINITY, best_b = INFINITY;
+    for (int k = 0; k < 4; k++) {
+        vec2 sgn = v2(k & 1 ? 1.0f : -1.0f, k & 2 ? 1.0f : -1.0f);
+        vec2 pa = geom_rotate(v2(cosf(ma->a0), sinf(ma->a0)),
+                              v2(sgn.x * a->u.half_extents.x, sgn.y * a->u.half_extents.y));
+        vec2 pb = geom_rotate(v2(cosf(mb->a0), sinf(mb->a0)),
+                              v2(sgn.x * b->u.half_extents.x, sgn.y * b->u.half_extents.y));
+        if (v2_dot(pa, u) > best_a) best_a = v2_dot(pa, u), ca = pa;
+        if (v2_dot(pb, u) < best_b) best_b = v2_dot(pb, u), cb = pb;
+    }
+    float gap = harness_rng_range(rng, 0.05f, 0.5f);
+    vec2 across = v2_scale(v2_perp(u), harness_rng_range(rng, -1e-3f, 1e-3f));
+    mb->p0 = v2_add(v2_add(ma->p0, v2_sub(ca, cb)), v2_add(v2_scale(u, gap), across));
+    ma->dp = v2_scale(u, gap + harness_rng_range(rng, 0.01f, 0.3f));
+    ma->da = harness_rng_range(rng, -0.05f, 0.05f);
+}
+
+/* geom_toi_turning for two boxes (the separation steps, the corner-against-face answer, and the
+ * discs' entry time that skips the approach): 3,600 cases, moving and spinning (from far apart
+ * to just apart), spinning only, starting in contact, and corners meeting head-on, each against
+ * 2,000 sub-steps of the exact overlap test, and a hit's gap by the brute-force distance. */
+static void test_toi_box_box_many(void) {
+    static const scenario scs[3] = {MOVE_AND_SPIN, SPIN_ONLY, START_IN_CONTACT};
+    for (int k = 0; k < 3; k++) {
+        harness_rng rng = {1900u + (unsigned)k};
+        tally total = {0, 0, 0, 0, 0};
+        int cases = 900;
+        for (int i = 0; i < cases; i++) {
+            geom_shape a = box_for(&rng), b = box_for(&rng);
+            geom_motion ma, mb;
+            make_case(&rng, scs[k], &a, &b, &ma, &mb);
+            check_case_n(&a, &ma, &b, &mb, scs[k], "box-box many", i, &total, 2000);
+        }
+        printf("  box-box %s: %d hits, %d separated, %d in contact at the start, %d at the bound, "
+               "%d with a brute-force overlap\n",
+               scenario_names[scs[k]], total.hits, total.separated, total.start, total.iterations,
+               total.brute_overlaps);
+        if (scs[k] == MOVE_AND_SPIN) CHECK(total.hits > cases / 2 && total.separated > cases / 20);
+        if (scs[k] == SPIN_ONLY) CHECK(total.hits > cases / 5);
+        if (scs[k] == START_IN_CONTACT) CHECK(total.start > cases / 2);
+        CHECK(total.iterations <= cases / 20);
+    }
+    /* corners head-on: every hit must still stand within target + tolerance by the brute-force
+     * distance (check_case_n's tightness) */
+    harness_rng rng = {1950u};
+    tally total = {0, 0, 0, 0, 0};
+    for (int i = 0; i < 900; i++) {
+        geom_shape a = box_for(&rng), b = box_for(&rng);
+        geom_motion ma, mb;
+        make_corner_case(&rng, &a, &b, &ma, &mb);
+        check_case_n(&a, &ma, &b, &mb, MOVE_AND_SPIN, "box-box corners", i, &total, 2000);
+    }
+    printf("  box-box corners head-on: %d hits, %d separated, %d at the bound\n", total.hits,
+           total.separated, total.iterations);
+    CHECK(total.hits > 800);
+}
+
 /* A defined answer at the iteration bound: a motion whose gap shrinks more slowly than the
  * bound says (a fast spin next to a wall it does not reach) stops at a safe time, flagged. */
 static void test_iteration_bound(void) {
@@ -297,4 +474,5 @@ static void test_iteration_bound(void) {
 }
 
 TEST_MAIN(TEST(test_distance_every_pair), TEST(test_toi_move_and_spin), TEST(test_toi_spin_only),
-          TEST(test_toi_start_in_contact), TEST(test_toi_grazing), TEST(test_iteration_bound))
+          TEST(test_toi_start_in_contact), TEST(test_toi_grazing), TEST(test_iteration_bound),
+          TEST(test_box_distance_many), TEST(test_toi_box_box_many))

@@ -394,7 +394,84 @@ static void test_spawn_angle_is_initial_angle(void) {
     world_destroy(w);
 }
 
+/* S1r's case against the oracle: boxes (S1's 0.8 x 0.8) and thin bars turning at random speeds
+ * up to the max among unit box tiles (a fifth of the cells), walking at random; movers ignoring
+ * each other (the tick S1r runs) and colliding. After every tick no mover overlaps a tile by more
+ * than the skin (by its reported angle, in double) and none is outside: 72,000 mover-ticks
+ * through the turning tick's box paths (the discs' entry, the box separation steps, the corner
+ * against a face, the swept-box cull, the shared walk, the polygon-box slide). */
+static void test_turning_boxes_among_tiles(void) {
+    for (int scene = 0; scene < 2; scene++) {
+        harness_rng rng = {1717u + (unsigned)scene};
+        const int n = 24; /* cells per side: the bounds are [-12, 12]^2 */
+        world *w = wt_world(12.0f, 1024);
+        CHECK(w);
+        world_set_mover_collisions(w, scene == 1);
+        static bool solid[24 * 24];
+        world_body_id tiles[24 * 24];
+        vec2 tile_at[24 * 24];
+        int nt = 0;
+        for (int c = 0; c < n * n; c++) {
+            solid[c] = harness_rng_unit(&rng) < 0.2f;
+            if (!solid[c]) continue;
+            tile_at[nt] = v2((float)(c % n) - 11.5f, (float)(c / n) - 11.5f);
+            tiles[nt] = wt_spawn(w, WORLD_BODY_STATIC, wt_box(0.5f, 0.5f), tile_at[nt]);
+            CHECK(tiles[nt]);
+            nt++;
+        }
+        world_body_id movers[150];
+        int nm = 0;
+        while (nm < 150) {
+            int c = (int)(harness_rng_next(&rng) % (unsigned)(n * n));
+            if (solid[c]) continue;
+            solid[c] = true; /* one mover per free cell */
+            geom_shape s = nm % 3 == 2 ? wt_box(0.45f, 0.04f) : wt_box(0.4f, 0.4f);
+            movers[nm] = wt_spawn(w, WORLD_BODY_MOVING, s,
+                                  v2((float)(c % n) - 11.5f, (float)(c / n) - 11.5f));
+            CHECK(movers[nm]);
+            nm++;
+        }
+        long stopped = 0; /* mover-ticks that wanted to turn and did not turn all the way */
+        float spin[150];
+        for (int t = 0; t < 240; t++) {
+            if (t % 40 == 0)
+                for (int i = 0; i < nm; i++) {
+                    float a = harness_rng_range(&rng, 0, 6.2831853f),
+                          sp = harness_rng_range(&rng, 0, 8);
+                    spin[i] = harness_rng_range(&rng, -MAX_W, MAX_W);
+                    CHECK(world_set_intent_turning(w, movers[i], v2(sp * cosf(a), sp * sinf(a)),
+                                                   spin[i], (uint32_t)t + 1) == WORLD_OK);
+                }
+            world_step(w);
+            for (int i = 0; i < nm; i++) {
+                world_body_info info;
+                CHECK(world_body_get(w, movers[i], &info));
+                stopped += fabsf(info.angular_velocity) < 0.99f * fabsf(spin[i]);
+                aabb near = aabb_inflate(info.bounds, 0.01f);
+                for (int k = 0; k < nt; k++) {
+                    if (!aabb_overlaps(near, aabb_make(v2_sub(tile_at[k], v2(0.5f, 0.5f)),
+                                                       v2_add(tile_at[k], v2(0.5f, 0.5f)))))
+                        continue;
+                    double depth = tt_depth(w, movers[i], tiles[k]);
+                    CHECK_MSG(depth <= GEOM_SKIN, "scene %d tick %d mover %d: %g into a tile",
+                              scene, t, i, depth);
+                }
+                wo_body b;
+                CHECK(tt_body(w, movers[i], &b) &&
+                      wo_bounds_gap(&b, world_get_config(w)->bounds) >= -1e-4);
+            }
+        }
+        /* contacts while turning came up (most of S1r's work) */
+        printf("  scene %d: %ld of %d mover-ticks stopped turning at a contact\n", scene, stopped,
+               240 * nm);
+        CHECK(stopped > 240 * nm / 10);
+        CHECK(world_validate(w) == NULL);
+        world_destroy(w);
+    }
+}
+
 TEST_MAIN(TEST(test_i1_spinning_bar), TEST(test_turn_into_wall_stops_at_contact),
           TEST(test_i2_i3_turning_crowd), TEST(test_i5_turning_box_rests_in_corner),
           TEST(test_i7_turning_head_on), TEST(test_i6_turning_determinism),
-          TEST(test_clamp_and_rate), TEST(test_spawn_angle_is_initial_angle))
+          TEST(test_clamp_and_rate), TEST(test_spawn_angle_is_initial_angle),
+          TEST(test_turning_boxes_among_tiles))

@@ -522,7 +522,12 @@ static inline void scratch_give(world *w, world_scratch_array a, world_owner who
 /* ---- shared between the world_*.c files -------------------------------------------------- */
 
 /* An angle in [-pi, pi] (IEEE remainder: exact, so the same on every machine). */
-static inline float world_wrap_angle(float a) { return remainderf(a, 6.28318531f); }
+static inline float world_wrap_angle(float a) {
+    /* within half a turn remainderf returns a itself (the quotient rounds to 0, a tie to even):
+     * no libm call for the common case of a tick's small turn */
+    if (fabsf(a) <= 0.5f * 6.28318531f) return a;
+    return remainderf(a, 6.28318531f);
+}
 
 /* Whether mover m turns this step, or turned in the last one (so its achieved turning speed
  * goes back to 0). */

@@ -8,8 +8,14 @@
  *      or a filter changed): contacts in each mover's box grown by 2 x skin, through the static
  *      grid and the mover grid the step left; sensor overlaps along each mover's straight move of
  *      the step (its swept box), so a visitor crossing a sensor within one step is seen.
- * The sets are hashed by pair; the hash is rebuilt after the pass that removes pairs. Nothing here
- * runs while events are off (w->events NULL), so the step without them costs what it did. */
+ * Contacts are kept grouped by a home mover (one of their own, by dense index: the movers are
+ * sorted by space, so the recheck walks the bodies in memory order and a mover's held pairs sit
+ * together); whether a pair is held is a scan of its two movers' groups (a few pairs), no hash.
+ * The step's new contacts wait in a side list until the search is over, then are merged into
+ * their groups; the groups are rebuilt (a counting sort) when dense indices moved: a re-sort of
+ * the movers, a despawn, a spawn. Sensor overlaps are few: a set hashed by pair, rebuilt after
+ * the pass that removes pairs. Nothing here runs while events are off (w->events NULL), so the
+ * step without them costs what it did. */
 #include "world_movers.h"
 #include "world_pair.h"
 #include "world_statics.h"
@@ -41,6 +47,9 @@ typedef struct ev_pair {
     uint32_t hint_a, hint_b; /* dense indices (movers or statics) where the bodies were last seen:
                               * the rechecks read the bodies without the slot table */
     uint32_t owner_a, owner_b;
+    uint32_t home; /* contacts of the step (ev_contacts.fresh): the dense index of the mover whose
+                    * group it joins (one of its own) */
+    uint32_t next; /* contacts of the step: the previous one with the same home + 1, 0 none */
     vec2 normal;   /* contacts: from a towards b, as last seen */
     bool ended;    /* ended in this step, dropped after the walk (sensor overlaps: after the step's
                     * search, so the search does not take a visitor that just left for a new
@@ -56,8 +65,29 @@ typedef struct ev_set {
     uint32_t hash_mask; /* hash size - 1 (a power of two >= 2 x cap) */
 } ev_set;
 
+/* The held contacts, grouped by home mover (a mover of the pair: the one of lower dense index when
+ * grouped, the one that found it for a pair of the step), homes ascending: the pairs of home i are
+ * pairs[start[i] .. start[i + 1]). Pairs whose body went sort into a last group, `homes`, which the
+ * recheck empties. */
+typedef struct ev_contacts {
+    ev_pair *pairs;        /* held, grouped */
+    ev_pair *spare;        /* the other buffer: grouping and merging write into it, then swap */
+    uint32_t count;        /* held pairs */
+    uint32_t cap;          /* capacity of pairs and of spare (both: either may be the next pairs) */
+    uint32_t *start;       /* homes + 2 entries */
+    uint32_t *fresh_head;  /* per dense mover index: its newest pair of the step + 1, 0 none */
+    size_t room;           /* entries start and fresh_head hold */
+    uint32_t homes;        /* w->mover_count when grouped */
+    uint64_t sorts;        /* w->mover_sorts when grouped */
+    uint64_t despawns;     /* w->mover_despawns when grouped */
+    bool grouped;          /* start describes pairs for the movers as they are */
+    ev_pair *fresh;        /* the step's new pairs, merged into the groups after the search */
+    uint32_t fresh_count;  /* entries in fresh */
+    uint32_t fresh_cap;    /* capacity of fresh */
+} ev_contacts;
+
 typedef struct world_events {
-    ev_set contacts;
+    ev_contacts contacts;
     ev_set overlaps;
     world_contact_event *cev; /* the last step's contact events */
     size_t cev_count, cev_cap;
@@ -151,7 +181,11 @@ static void set_free(ev_set *s) {
 void world_events_free(world *w) {
     world_events *ev = w->events;
     if (!ev) return;
-    set_free(&ev->contacts);
+    free(ev->contacts.pairs);
+    free(ev->contacts.spare);
+    free(ev->contacts.start);
+    free(ev->contacts.fresh_head);
+    free(ev->contacts.fresh);
     set_free(&ev->overlaps);
     free(ev->cev);
     free(ev->sev);
@@ -412,54 +446,199 @@ static body_view hinted_view(const world *w, uint32_t slot, bool is_static, uint
     return mover_view(m, m->position);
 }
 
-/* 1 for contacts: the tracked pairs whose bodies moved or went. */
+static inline uint32_t wmin_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
+
+/* Room for the groups of n movers (start: n + 2 entries, fresh_head: n); false when it could not
+ * grow. */
+static bool contacts_room(ev_contacts *s, uint32_t n) {
+    if ((size_t)n + 2 <= s->room) return true;
+    size_t room = s->room ? s->room : 64;
+    while (room < (size_t)n + 2)
+        room *= 2;
+    uint32_t *start = realloc(s->start, room * sizeof *start);
+    if (!start) return false;
+    s->start = start;
+    uint32_t *head = realloc(s->fresh_head, room * sizeof *head);
+    if (!head) return false;
+    /* fresh_head is all zero between steps (the merge clears what it used) */
+    memset(head + s->room, 0, (room - s->room) * sizeof *head);
+    s->fresh_head = head;
+    s->room = room;
+    return true;
+}
+
+/* Room for `need` held pairs in both buffers; false when they could not grow. */
+static bool contacts_cap(ev_contacts *s, uint32_t need) {
+    if (need <= s->cap) return true;
+    uint32_t cap = s->cap ? s->cap : 64;
+    while (cap < need)
+        cap *= 2;
+    ev_pair *pairs = realloc(s->pairs, (size_t)cap * sizeof *pairs);
+    if (!pairs) return false;
+    s->pairs = pairs;
+    ev_pair *spare = realloc(s->spare, (size_t)cap * sizeof *spare);
+    if (!spare) return false;
+    s->spare = spare;
+    s->cap = cap;
+    return true;
+}
+
+/* Groups the held pairs by their home for the movers as they are now (a counting sort into the
+ * spare buffer), when dense indices may have moved since they were grouped: home is the lower
+ * dense index of the pair's movers, or the last group (`homes`) when a body went. False when
+ * there was no room (nothing changed: the step's contacts are then not looked at). */
+static bool contacts_group(world *w) {
+    ev_contacts *s = &w->events->contacts;
+    uint32_t n = w->mover_count;
+    if (s->grouped && s->homes == n && s->sorts == w->mover_sorts &&
+        s->despawns == w->mover_despawns)
+        return true;
+    if (!contacts_room(s, n)) return false;
+    uint32_t *start = s->start;
+    memset(start, 0, ((size_t)n + 2) * sizeof *start);
+    for (uint32_t k = 0; k < s->count; k++) {
+        ev_pair *p = &s->pairs[k];
+        uint32_t sa = id_slot(w, p->a), sb = id_slot(w, p->b);
+        uint32_t home = n;
+        if (sa != UINT32_MAX && sb != UINT32_MAX && !bit_set(w->pending_despawn_bits, sa) &&
+            !bit_set(w->pending_despawn_bits, sb)) {
+            p->hint_a = w->slots[sa].index;
+            if (!p->b_static) p->hint_b = w->slots[sb].index;
+            home = p->b_static ? p->hint_a : wmin_u32(p->hint_a, p->hint_b);
+        }
+        p->home = home;
+        start[home + 1]++;
+    }
+    for (uint32_t h = 0; h <= n; h++)
+        start[h + 1] += start[h];
+    for (uint32_t k = 0; k < s->count; k++) {
+        const ev_pair *p = &s->pairs[k];
+        s->spare[start[p->home]++] = *p;
+    }
+    /* start[h] now ends group h: shift back so it starts it */
+    memmove(start + 1, start, ((size_t)n + 1) * sizeof *start);
+    start[0] = 0;
+    ev_pair *t = s->pairs;
+    s->pairs = s->spare;
+    s->spare = t;
+    s->homes = n;
+    s->sorts = w->mover_sorts;
+    s->despawns = w->mover_despawns;
+    s->grouped = true;
+    return true;
+}
+
+/* 1 for contacts: the held pairs whose bodies moved or went, group by group; the ended ones are
+ * dropped and the groups closed up. */
 static void contacts_recheck(world *w) {
     world_events *ev = w->events;
-    ev_set *s = &ev->contacts;
-    bool removed = false;
-    /* pairs are updated in place and ended ones dropped after the walk: copying each pair
-     * through a local, part of it just rewritten, stalls on store forwarding */
-    for (uint32_t k = 0; k < s->count; k++) {
-        if (k + EV_PREFETCH < s->count) {
-            /* the bodies of a later pair: held pairs lie in no spatial order, so each body is a
-             * cache miss, and these overlap with the work on this one */
-            const ev_pair *q = &s->pairs[k + EV_PREFETCH];
-            if (q->hint_a < w->mover_count) __builtin_prefetch(&w->movers[q->hint_a]);
-            if (q->b_static ? q->hint_b < w->static_count : q->hint_b < w->mover_count)
-                __builtin_prefetch(q->b_static ? (const void *)&w->statics[q->hint_b]
-                                               : (const void *)&w->movers[q->hint_b]);
-        }
-        ev_pair *p = &s->pairs[k];
-        if (!pair_may_change(w, p)) continue;
-        bool end;
-        float speed = 0.0f;
-        if (bit_set(w->pending_despawn_bits, p->slot_a) ||
-            bit_set(w->pending_despawn_bits, p->slot_b)) {
-            end = true; /* a body went (its slot may hold another by now) */
-        } else {
-            WORLD_ASSERT(id_slot(w, p->a) == p->slot_a && id_slot(w, p->b) == p->slot_b);
-            vec2 ia, ib;
-            body_view va = hinted_view(w, p->slot_a, false, &p->hint_a, &ia);
-            body_view vb = hinted_view(w, p->slot_b, p->b_static, &p->hint_b, &ib);
-            if (!slots_block(w, p->slot_a, p->slot_b)) {
-                end = true;
-                speed = v2_dot(v2_sub(ia, ib), p->normal);
-            } else {
-                vec2 n;
-                float gap = view_distance(w, &va, &vb, &n);
-                end = gap > EV_END_GAP;
-                if (!end) p->normal = n;
-                speed = v2_dot(v2_sub(ia, ib), end ? p->normal : n);
+    ev_contacts *s = &ev->contacts;
+    uint32_t kept = 0, k = 0, n = s->homes;
+    for (uint32_t h = 0; h <= n; h++) {
+        uint32_t end = s->start[h + 1];
+        s->start[h] = kept;
+        for (; k < end; k++) {
+            ev_pair *p = &s->pairs[k];
+            if (h == n || pair_may_change(w, p)) {
+                bool ended;
+                float speed = 0.0f;
+                if (h == n || bit_set(w->pending_despawn_bits, p->slot_a) ||
+                    bit_set(w->pending_despawn_bits, p->slot_b)) {
+                    ended = true; /* a body went (its slot may hold another by now) */
+                } else {
+                    WORLD_ASSERT(id_slot(w, p->a) == p->slot_a && id_slot(w, p->b) == p->slot_b);
+                    vec2 ia, ib;
+                    body_view va = hinted_view(w, p->slot_a, false, &p->hint_a, &ia);
+                    body_view vb = hinted_view(w, p->slot_b, p->b_static, &p->hint_b, &ib);
+                    if (!slots_block(w, p->slot_a, p->slot_b)) {
+                        ended = true;
+                        speed = v2_dot(v2_sub(ia, ib), p->normal);
+                    } else {
+                        vec2 nrm;
+                        float gap = view_distance(w, &va, &vb, &nrm);
+                        ended = gap > EV_END_GAP;
+                        if (!ended) p->normal = nrm;
+                        speed = v2_dot(v2_sub(ia, ib), ended ? p->normal : nrm);
+                    }
+                }
+                if (ended && emit_contact(w, p, speed, false)) continue;
             }
+            if (kept != k) s->pairs[kept] = *p;
+            kept++;
         }
-        if (end && emit_contact(w, p, speed, false)) p->ended = removed = true;
     }
-    if (!removed) return;
-    uint32_t kept = 0;
-    for (uint32_t k = 0; k < s->count; k++)
-        if (!s->pairs[k].ended) s->pairs[kept++] = s->pairs[k];
+    s->start[n + 1] = kept;
     s->count = kept;
-    set_rehash(s);
+    /* a pair of a body that went whose end could not be listed stays in the last group: group
+     * again next step (its ids no longer name it: it goes there again, and ends) */
+    if (s->start[n] != kept) s->grouped = false;
+}
+
+/* Whether the pair of key (sa, sb) is held: the groups of its movers (dense indices ia, and ib
+ * or UINT32_MAX for a static), and the step's new pairs of those homes. */
+static bool contact_held(const ev_contacts *s, uint32_t sa, uint32_t sb, uint32_t ia, uint32_t ib) {
+    for (int side = 0; side < 2; side++) {
+        uint32_t h = side ? ib : ia;
+        if (h >= s->homes) continue;
+        for (uint32_t k = s->start[h]; k < s->start[h + 1]; k++)
+            if (s->pairs[k].slot_a == sa && s->pairs[k].slot_b == sb) return true;
+        for (uint32_t f = s->fresh_head[h]; f; f = s->fresh[f - 1].next)
+            if (s->fresh[f - 1].slot_a == sa && s->fresh[f - 1].slot_b == sb) return true;
+    }
+    return false;
+}
+
+/* Adds a new pair of the step to the group of its home (p->home); false when there was no room
+ * (the buffers grow here so the merge never has to). */
+static bool contact_add(ev_contacts *s, ev_pair *p) {
+    if (!contacts_cap(s, s->count + s->fresh_count + 1)) return false;
+    if (s->fresh_count == s->fresh_cap) {
+        uint32_t cap = s->fresh_cap ? s->fresh_cap * 2 : 64;
+        ev_pair *fresh = realloc(s->fresh, (size_t)cap * sizeof *fresh);
+        if (!fresh) return false;
+        s->fresh = fresh;
+        s->fresh_cap = cap;
+    }
+    p->next = s->fresh_head[p->home];
+    s->fresh[s->fresh_count++] = *p;
+    s->fresh_head[p->home] = s->fresh_count;
+    return true;
+}
+
+/* Takes back the pair contact_add added last. */
+static void contact_unadd(ev_contacts *s) {
+    const ev_pair *p = &s->fresh[--s->fresh_count];
+    s->fresh_head[p->home] = p->next;
+}
+
+/* After the search: the step's new pairs join their groups (at each group's end), through the
+ * spare buffer. */
+static void contacts_merge(ev_contacts *s) {
+    if (!s->fresh_count) return;
+    WORLD_ASSERT(s->count + s->fresh_count <= s->cap);
+    uint32_t out = 0, from = 0, added = 0;
+    for (uint32_t h = 0; h < s->homes; h++) {
+        uint32_t end = s->start[h + 1];
+        if (s->fresh_head[h]) {
+            memcpy(s->spare + out, s->pairs + from, (size_t)(end - from) * sizeof *s->spare);
+            out += end - from;
+            from = end;
+            for (uint32_t f = s->fresh_head[h]; f; f = s->fresh[f - 1].next) {
+                s->spare[out++] = s->fresh[f - 1];
+                added++;
+            }
+            s->fresh_head[h] = 0;
+        }
+        s->start[h + 1] = end + added;
+    }
+    WORLD_ASSERT(added == s->fresh_count);
+    memcpy(s->spare + out, s->pairs + from, (size_t)(s->count - from) * sizeof *s->spare);
+    s->count += added;
+    s->start[s->homes + 1] = s->count;
+    s->fresh_count = 0;
+    ev_pair *t = s->pairs;
+    s->pairs = s->spare;
+    s->spare = t;
 }
 
 typedef struct contact_ctx {
@@ -479,7 +658,8 @@ static void contact_offer(contact_ctx *c, uint32_t other, uint32_t other_index, 
     /* a is the mover of a mover-static pair, else the lower id (ids ascend with their slots) */
     bool swap = !other_static && other < c->slot;
     uint32_t sa = swap ? other : c->slot, sb = swap ? c->slot : other;
-    if (set_find(&w->events->contacts, sa, sb) >= 0) return;
+    ev_contacts *s = &w->events->contacts;
+    if (contact_held(s, sa, sb, c->index, other_static ? UINT32_MAX : other_index)) return;
     vec2 n;
     float gap = view_distance(w, &c->view, ov, &n);
     if (!(gap <= EV_BEGIN_GAP)) return;
@@ -491,19 +671,19 @@ static void contact_offer(contact_ctx *c, uint32_t other, uint32_t other_index, 
                  swap ? c->index : other_index,
                  slot_owner(w, sa),
                  slot_owner(w, sb),
+                 c->index,
+                 0,
                  swap ? v2_neg(n) : n,
                  false,
                  other_static};
-    if (!set_add(&w->events->contacts, &p) ||
-        !emit_contact(w, &p, approach(w, sa, sb, p.normal), true)) {
+    if (!contact_add(s, &p)) {
         w->events->lost++;
-        /* an added pair whose begin could not be listed is taken back: no end without a begin */
-        int64_t k = set_find(&w->events->contacts, sa, sb);
-        if (k >= 0) {
-            w->events->contacts.count--;
-            w->events->contacts.pairs[k] = w->events->contacts.pairs[w->events->contacts.count];
-            set_rehash(&w->events->contacts);
-        }
+        return;
+    }
+    /* a pair whose begin could not be listed is taken back: no end without a begin */
+    if (!emit_contact(w, &p, approach(w, sa, sb, p.normal), true)) {
+        w->events->lost++;
+        contact_unadd(s);
     }
 }
 
@@ -679,6 +859,8 @@ static void overlap_offer(world *w, uint32_t ss, uint32_t sv) {
                  UINT32_MAX,
                  slot_owner(w, ss),
                  slot_owner(w, sv),
+                 0,
+                 0,
                  v2(0.0f, 0.0f),
                  false,
                  false};
@@ -771,8 +953,13 @@ void world_events_end_step(world *w) {
     world_events *ev = w->events;
     if (!ev) return;
     note_changes(w);
-    contacts_recheck(w);
-    contacts_find(w);
+    if (contacts_group(w)) {
+        contacts_recheck(w);
+        contacts_find(w);
+        contacts_merge(&ev->contacts);
+    } else {
+        ev->lost++; /* no room to group: this step's contacts are not looked at */
+    }
     overlaps_recheck(w);
     if (w->sensor_count && ev->p0_valid)
         overlaps_find(w);

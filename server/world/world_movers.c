@@ -206,6 +206,7 @@ void world_sort_movers(world *w) {
     }
     for (uint32_t i = 0; i < n; i++)
         w->slots[w->movers[i].slot].index = i;
+    w->mover_sorts++;
     scratch_give(w, WORLD_SCRATCH_PAIRS, WORLD_OWNER_SORT);
 }
 

@@ -292,6 +292,8 @@ struct world {
     size_t pending_spawned_count;   /* entries in pending_spawned */
     uint64_t mover_despawns;        /* movers despawned so far: a history frame recorded at the
                                      * same count names only live movers (world_history.h) */
+    uint64_t mover_sorts;           /* spatial re-sorts of the movers so far: with mover_despawns
+                                     * and mover_count, says whether dense indices moved */
 
     world_filter *filters;   /* per slot, NULL until the first non-default filter (world.h) */
     uint32_t filtered_count; /* live bodies whose filter is not the default: while 0 the step

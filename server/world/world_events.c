@@ -36,6 +36,13 @@
 #define EV_PREFETCH 8u
 #define EV_END_GAP (4.0f * GEOM_SKIN)
 
+/* The rare path of a hot loop: kept out of line so the loop stays small. */
+#if defined(__GNUC__)
+#define EV_COLD __attribute__((noinline))
+#else
+#define EV_COLD
+#endif
+
 /* A tracked pair: a contact (a, b) or a sensor overlap (a = the sensor, b = the visitor). */
 typedef struct ev_pair {
     world_body_id a, b;
@@ -47,9 +54,8 @@ typedef struct ev_pair {
     uint32_t hint_a, hint_b; /* dense indices (movers or statics) where the bodies were last seen:
                               * the rechecks read the bodies without the slot table */
     uint32_t owner_a, owner_b;
-    uint32_t home; /* contacts of the step (ev_contacts.fresh): the dense index of the mover whose
-                    * group it joins (one of its own) */
-    uint32_t next; /* contacts of the step: the previous one with the same home + 1, 0 none */
+    uint32_t home; /* contacts in ev_contacts.tail: the dense index of the mover that found it */
+    uint32_t next; /* contacts in the tail: the previous one with the same home + 1, 0 none */
     vec2 normal;   /* contacts: from a towards b, as last seen */
     bool ended;    /* ended in this step, dropped after the walk (sensor overlaps: after the step's
                     * search, so the search does not take a visitor that just left for a new
@@ -65,25 +71,30 @@ typedef struct ev_set {
     uint32_t hash_mask; /* hash size - 1 (a power of two >= 2 x cap) */
 } ev_set;
 
-/* The held contacts, grouped by home mover (a mover of the pair: the one of lower dense index when
- * grouped, the one that found it for a pair of the step), homes ascending: the pairs of home i are
- * pairs[start[i] .. start[i + 1]). Pairs whose body went sort into a last group, `homes`, which the
- * recheck empties. */
+/* The held contacts. Grouped by home mover (a mover of the pair: the one of lower dense index),
+ * homes ascending: the pairs of home i are pairs[start[i] .. start[i + 1]); pairs whose body went
+ * sort into a last group, `homes`, which the recheck empties. Pairs begun since the grouping wait
+ * in `tail`, listed per home (the finder: one of the pair's movers) through tail_head and next.
+ * An ended pair stays where it is with its key cleared (slot_a UINT32_MAX: nothing finds it) until
+ * the next grouping: a step copies no pair unless the grouping is due (the movers' dense indices
+ * moved, or the tail and the ended pairs outgrow a fraction of the groups). */
 typedef struct ev_contacts {
-    ev_pair *pairs;        /* held, grouped */
-    ev_pair *spare;        /* the other buffer: grouping and merging write into it, then swap */
-    uint32_t count;        /* held pairs */
-    uint32_t cap;          /* capacity of pairs and of spare (both: either may be the next pairs) */
-    uint32_t *start;       /* homes + 2 entries */
-    uint32_t *fresh_head;  /* per dense mover index: its newest pair of the step + 1, 0 none */
-    size_t room;           /* entries start and fresh_head hold */
-    uint32_t homes;        /* w->mover_count when grouped */
-    uint64_t sorts;        /* w->mover_sorts when grouped */
-    uint64_t despawns;     /* w->mover_despawns when grouped */
-    bool grouped;          /* start describes pairs for the movers as they are */
-    ev_pair *fresh;        /* the step's new pairs, merged into the groups after the search */
-    uint32_t fresh_count;  /* entries in fresh */
-    uint32_t fresh_cap;    /* capacity of fresh */
+    ev_pair *pairs;       /* grouped */
+    ev_pair *spare;       /* the other buffer: the grouping writes into it, then they swap */
+    uint32_t count;       /* entries in pairs, ended ones included */
+    uint32_t cap;         /* capacity of pairs and of spare (>= count + tail_count) */
+    uint32_t *start;      /* homes + 2 entries */
+    uint32_t *tail_head;  /* per dense mover index: its newest pair in tail + 1, 0 none */
+    size_t room;          /* entries start and tail_head hold */
+    uint32_t homes;       /* w->mover_count when grouped */
+    uint64_t sorts;       /* w->mover_sorts when grouped */
+    uint64_t despawns;    /* w->mover_despawns when grouped */
+    bool grouped;         /* start describes pairs for the movers as they are */
+    ev_pair *tail;        /* begun since the grouping */
+    uint32_t tail_count;  /* entries in tail, ended ones included */
+    uint32_t tail_cap;    /* capacity of tail */
+    uint32_t dead;        /* ended pairs still in pairs or tail */
+    uint32_t live;        /* held pairs: count + tail_count - dead */
 } ev_contacts;
 
 typedef struct world_events {
@@ -109,7 +120,9 @@ typedef struct world_events {
     bool pairs_valid;          /* pairs and path describe this step's mover pass, complete */
     uint8_t *changed;          /* per dense mover index: EV_* bits, mover_room entries */
     uint64_t *changed_bits;    /* per slot: changed place in this step or shown for the first time
-                                * (slot_changed), a bit each: the rechecks read only these */
+                                * (slot_changed), or its body went (a live body in such a slot is
+                                * new, so shown first anyway), a bit each: the rechecks read only
+                                * these */
     aabb *near_region;         /* per dense mover index: the region of its noted statics */
     uint32_t (*near)[EV_NEAR]; /* per dense mover index: its noted statics (EV_NOTED) */
     bool rescan;               /* look for new pairs around every body */
@@ -184,8 +197,8 @@ void world_events_free(world *w) {
     free(ev->contacts.pairs);
     free(ev->contacts.spare);
     free(ev->contacts.start);
-    free(ev->contacts.fresh_head);
-    free(ev->contacts.fresh);
+    free(ev->contacts.tail_head);
+    free(ev->contacts.tail);
     set_free(&ev->overlaps);
     free(ev->cev);
     free(ev->sev);
@@ -231,7 +244,7 @@ size_t world_sensor_events(const world *w, const world_sensor_event **out) {
     *out = w->events ? w->events->sev : NULL;
     return w->events ? w->events->sev_count : 0;
 }
-size_t world_contact_count(const world *w) { return w->events ? w->events->contacts.count : 0; }
+size_t world_contact_count(const world *w) { return w->events ? w->events->contacts.live : 0; }
 size_t world_sensor_overlap_count(const world *w) {
     return w->events ? w->events->overlaps.count : 0;
 }
@@ -334,7 +347,7 @@ static uint32_t slot_owner(const world *w, uint32_t slot) {
 
 /* geom_distance of two boxes, from their AABBs: the common case (S1b's every pair), without
  * building shapes or walking polygon vertices. */
-static float box_distance(aabb a, aabb b, vec2 *n) {
+WORLD_HOT float box_distance(aabb a, aabb b, vec2 *n) {
     float dx = wmax(b.min.x - a.max.x, a.min.x - b.max.x);
     float dy = wmax(b.min.y - a.max.y, a.min.y - b.max.y);
     float sx = (b.min.x + b.max.x) >= (a.min.x + a.max.x) ? 1.0f : -1.0f;
@@ -353,7 +366,7 @@ static float box_distance(aabb a, aabb b, vec2 *n) {
     return dy;
 }
 
-static float view_distance(const world *w, const body_view *a, const body_view *b, vec2 *n) {
+WORLD_HOT float view_distance(const world *w, const body_view *a, const body_view *b, vec2 *n) {
     if (ref_kind(a->ref) == GEOM_SHAPE_BOX && ref_kind(b->ref) == GEOM_SHAPE_BOX)
         return box_distance(box_at(a->pos, a->lo, a->hi), box_at(b->pos, b->lo, b->hi), n);
     geom_shape ta, tb;
@@ -405,7 +418,9 @@ static void note_changes(world *w) {
     if (ev->rescan) {
         memset(ev->changed_bits, 0xff, words * sizeof *ev->changed_bits);
     } else {
-        memcpy(ev->changed_bits, w->spawn_bits, words * sizeof *ev->changed_bits);
+        /* a body gone marks its slot too: a held pair then needs one look at two bits */
+        for (size_t k = 0; k < words; k++)
+            ev->changed_bits[k] = w->spawn_bits[k] | w->pending_despawn_bits[k];
     }
     for (uint32_t i = 0; i < w->mover_count; i++) {
         const world_mover *m = &w->movers[i];
@@ -423,15 +438,14 @@ static void note_changes(world *w) {
  * (every despawn of a body a step has seen marks its slot until the next step ends), or one of
  * them changed place or was shown for the first time. Reads two bitmaps, no body. */
 static inline bool pair_may_change(const world *w, const ev_pair *p) {
-    const uint64_t *gone = w->pending_despawn_bits, *changed = w->events->changed_bits;
-    return bit_set(gone, p->slot_a) || bit_set(gone, p->slot_b) || bit_set(changed, p->slot_a) ||
-           bit_set(changed, p->slot_b);
+    const uint64_t *changed = w->events->changed_bits; /* gone bodies included (note_changes) */
+    return bit_set(changed, p->slot_a) || bit_set(changed, p->slot_b);
 }
 
 /* The live body of slot as the narrow phase sees it, and its intent, found through *hint (its
  * dense index when last seen, corrected when the movers were reordered or a despawn moved a body
  * into its place). */
-static body_view hinted_view(const world *w, uint32_t slot, bool is_static, uint32_t *hint,
+WORLD_HOT body_view hinted_view(const world *w, uint32_t slot, bool is_static, uint32_t *hint,
                              vec2 *intent) {
     WORLD_ASSERT(w->slots[slot].kind == (is_static ? WORLD_BODY_STATIC : WORLD_BODY_MOVING));
     if (is_static) {
@@ -448,7 +462,7 @@ static body_view hinted_view(const world *w, uint32_t slot, bool is_static, uint
 
 static inline uint32_t wmin_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
 
-/* Room for the groups of n movers (start: n + 2 entries, fresh_head: n); false when it could not
+/* Room for the groups of n movers (start: n + 2 entries, tail_head: n); false when it could not
  * grow. */
 static bool contacts_room(ev_contacts *s, uint32_t n) {
     if ((size_t)n + 2 <= s->room) return true;
@@ -458,16 +472,16 @@ static bool contacts_room(ev_contacts *s, uint32_t n) {
     uint32_t *start = realloc(s->start, room * sizeof *start);
     if (!start) return false;
     s->start = start;
-    uint32_t *head = realloc(s->fresh_head, room * sizeof *head);
+    uint32_t *head = realloc(s->tail_head, room * sizeof *head);
     if (!head) return false;
-    /* fresh_head is all zero between steps (the merge clears what it used) */
+    /* tail_head is all zero but for the homes of the tail (the grouping clears those) */
     memset(head + s->room, 0, (room - s->room) * sizeof *head);
-    s->fresh_head = head;
+    s->tail_head = head;
     s->room = room;
     return true;
 }
 
-/* Room for `need` held pairs in both buffers; false when they could not grow. */
+/* Room for `need` pairs in both buffers; false when they could not grow. */
 static bool contacts_cap(ev_contacts *s, uint32_t need) {
     if (need <= s->cap) return true;
     uint32_t cap = s->cap ? s->cap : 64;
@@ -483,44 +497,56 @@ static bool contacts_cap(ev_contacts *s, uint32_t need) {
     return true;
 }
 
-/* Groups the held pairs by their home for the movers as they are now (a counting sort into the
- * spare buffer), when dense indices may have moved since they were grouped: home is the lower
- * dense index of the pair's movers, or the last group (`homes`) when a body went. False when
- * there was no room (nothing changed: the step's contacts are then not looked at). */
+/* The home of a held pair for the movers as they are now: the lower dense index of its movers
+ * (hints refreshed), or `n`, the last group, when a body went. */
+static uint32_t contact_home(const world *w, ev_pair *p, uint32_t n) {
+    uint32_t sa = id_slot(w, p->a), sb = id_slot(w, p->b);
+    if (sa == UINT32_MAX || sb == UINT32_MAX || bit_set(w->pending_despawn_bits, sa) ||
+        bit_set(w->pending_despawn_bits, sb))
+        return n;
+    p->hint_a = w->slots[sa].index;
+    if (!p->b_static) p->hint_b = w->slots[sb].index;
+    return p->b_static || p->hint_a < p->hint_b ? p->hint_a : p->hint_b;
+}
+
+/* Groups the held pairs, those of the tail too, by their home for the movers as they are now (a
+ * counting sort into the spare buffer, ended pairs dropped), when it is due: dense indices may
+ * have moved since the last grouping, or the tail and the ended pairs outgrew an eighth of the
+ * groups. False when there was no room (nothing changed: the step's contacts are then not looked
+ * at). */
 static bool contacts_group(world *w) {
     ev_contacts *s = &w->events->contacts;
     uint32_t n = w->mover_count;
     if (s->grouped && s->homes == n && s->sorts == w->mover_sorts &&
-        s->despawns == w->mover_despawns)
+        s->despawns == w->mover_despawns && s->tail_count + s->dead <= s->count / 8 + 64)
         return true;
     if (!contacts_room(s, n)) return false;
+    WORLD_ASSERT(s->count + s->tail_count <= s->cap);
     uint32_t *start = s->start;
     memset(start, 0, ((size_t)n + 2) * sizeof *start);
-    for (uint32_t k = 0; k < s->count; k++) {
-        ev_pair *p = &s->pairs[k];
-        uint32_t sa = id_slot(w, p->a), sb = id_slot(w, p->b);
-        uint32_t home = n;
-        if (sa != UINT32_MAX && sb != UINT32_MAX && !bit_set(w->pending_despawn_bits, sa) &&
-            !bit_set(w->pending_despawn_bits, sb)) {
-            p->hint_a = w->slots[sa].index;
-            if (!p->b_static) p->hint_b = w->slots[sb].index;
-            home = p->b_static ? p->hint_a : wmin_u32(p->hint_a, p->hint_b);
-        }
-        p->home = home;
-        start[home + 1]++;
+    for (uint32_t k = 0; k < s->count; k++)
+        if (s->pairs[k].slot_a != UINT32_MAX) start[(s->pairs[k].home = contact_home(w, &s->pairs[k], n)) + 1]++;
+    for (uint32_t k = 0; k < s->tail_count; k++) {
+        ev_pair *p = &s->tail[k];
+        s->tail_head[p->home] = 0; /* the old home, a dense index of the last grouping's */
+        if (p->slot_a != UINT32_MAX) start[(p->home = contact_home(w, p, n)) + 1]++;
     }
     for (uint32_t h = 0; h <= n; h++)
         start[h + 1] += start[h];
-    for (uint32_t k = 0; k < s->count; k++) {
-        const ev_pair *p = &s->pairs[k];
-        s->spare[start[p->home]++] = *p;
-    }
+    for (uint32_t k = 0; k < s->count; k++)
+        if (s->pairs[k].slot_a != UINT32_MAX) s->spare[start[s->pairs[k].home]++] = s->pairs[k];
+    for (uint32_t k = 0; k < s->tail_count; k++)
+        if (s->tail[k].slot_a != UINT32_MAX) s->spare[start[s->tail[k].home]++] = s->tail[k];
     /* start[h] now ends group h: shift back so it starts it */
     memmove(start + 1, start, ((size_t)n + 1) * sizeof *start);
     start[0] = 0;
     ev_pair *t = s->pairs;
     s->pairs = s->spare;
     s->spare = t;
+    s->count = start[n + 1];
+    WORLD_ASSERT(s->count == s->live);
+    s->tail_count = 0;
+    s->dead = 0;
     s->homes = n;
     s->sorts = w->mover_sorts;
     s->despawns = w->mover_despawns;
@@ -528,117 +554,92 @@ static bool contacts_group(world *w) {
     return true;
 }
 
-/* 1 for contacts: the held pairs whose bodies moved or went, group by group; the ended ones are
- * dropped and the groups closed up. */
-static void contacts_recheck(world *w) {
-    world_events *ev = w->events;
-    ev_contacts *s = &ev->contacts;
-    uint32_t kept = 0, k = 0, n = s->homes;
-    for (uint32_t h = 0; h <= n; h++) {
-        uint32_t end = s->start[h + 1];
-        s->start[h] = kept;
-        for (; k < end; k++) {
-            ev_pair *p = &s->pairs[k];
-            if (h == n || pair_may_change(w, p)) {
-                bool ended;
-                float speed = 0.0f;
-                if (h == n || bit_set(w->pending_despawn_bits, p->slot_a) ||
-                    bit_set(w->pending_despawn_bits, p->slot_b)) {
-                    ended = true; /* a body went (its slot may hold another by now) */
-                } else {
-                    WORLD_ASSERT(id_slot(w, p->a) == p->slot_a && id_slot(w, p->b) == p->slot_b);
-                    vec2 ia, ib;
-                    body_view va = hinted_view(w, p->slot_a, false, &p->hint_a, &ia);
-                    body_view vb = hinted_view(w, p->slot_b, p->b_static, &p->hint_b, &ib);
-                    if (!slots_block(w, p->slot_a, p->slot_b)) {
-                        ended = true;
-                        speed = v2_dot(v2_sub(ia, ib), p->normal);
-                    } else {
-                        vec2 nrm;
-                        float gap = view_distance(w, &va, &vb, &nrm);
-                        ended = gap > EV_END_GAP;
-                        if (!ended) p->normal = nrm;
-                        speed = v2_dot(v2_sub(ia, ib), ended ? p->normal : nrm);
-                    }
-                }
-                if (ended && emit_contact(w, p, speed, false)) continue;
-            }
-            if (kept != k) s->pairs[kept] = *p;
-            kept++;
+/* Rechecks one held pair (gone: it is in the last group, a body went) and ends it if due: its key
+ * is cleared, and it stays where it is until the next grouping. */
+WORLD_HOT void contact_recheck(world *w, ev_pair *p, bool gone) {
+    bool ended;
+    float speed = 0.0f;
+    if (gone || bit_set(w->pending_despawn_bits, p->slot_a) ||
+        bit_set(w->pending_despawn_bits, p->slot_b)) {
+        ended = true; /* a body went (its slot may hold another by now) */
+    } else {
+        WORLD_ASSERT(id_slot(w, p->a) == p->slot_a && id_slot(w, p->b) == p->slot_b);
+        vec2 ia, ib;
+        body_view va = hinted_view(w, p->slot_a, false, &p->hint_a, &ia);
+        body_view vb = hinted_view(w, p->slot_b, p->b_static, &p->hint_b, &ib);
+        if (!slots_block(w, p->slot_a, p->slot_b)) {
+            ended = true;
+            speed = v2_dot(v2_sub(ia, ib), p->normal);
+        } else {
+            vec2 nrm;
+            float gap = view_distance(w, &va, &vb, &nrm);
+            ended = gap > EV_END_GAP;
+            if (!ended) p->normal = nrm;
+            speed = v2_dot(v2_sub(ia, ib), ended ? p->normal : nrm);
         }
     }
-    s->start[n + 1] = kept;
-    s->count = kept;
-    /* a pair of a body that went whose end could not be listed stays in the last group: group
-     * again next step (its ids no longer name it: it goes there again, and ends) */
-    if (s->start[n] != kept) s->grouped = false;
+    if (ended && emit_contact(w, p, speed, false)) {
+        ev_contacts *s = &w->events->contacts;
+        p->slot_a = p->slot_b = UINT32_MAX;
+        s->dead++;
+        s->live--;
+    }
+}
+
+/* 1 for contacts: the held pairs whose bodies moved or went, the groups in order, then the tail
+ * (every pair there is from an earlier step: this runs before the search). */
+static void contacts_recheck(world *w) {
+    ev_contacts *s = &w->events->contacts;
+    uint32_t gone_from = s->start[s->homes];
+    for (uint32_t k = 0; k < s->count; k++) {
+        ev_pair *p = &s->pairs[k];
+        if (p->slot_a == UINT32_MAX) continue;
+        bool gone = k >= gone_from;
+        if (gone || pair_may_change(w, p)) contact_recheck(w, p, gone);
+    }
+    for (uint32_t k = 0; k < s->tail_count; k++) {
+        ev_pair *p = &s->tail[k];
+        if (p->slot_a != UINT32_MAX && pair_may_change(w, p)) contact_recheck(w, p, false);
+    }
 }
 
 /* Whether the pair of key (sa, sb) is held: the groups of its movers (dense indices ia, and ib
- * or UINT32_MAX for a static), and the step's new pairs of those homes. */
-static bool contact_held(const ev_contacts *s, uint32_t sa, uint32_t sb, uint32_t ia, uint32_t ib) {
+ * or UINT32_MAX for a static), and their lists in the tail. */
+WORLD_HOT bool contact_held(const ev_contacts *s, uint32_t sa, uint32_t sb, uint32_t ia, uint32_t ib) {
     for (int side = 0; side < 2; side++) {
         uint32_t h = side ? ib : ia;
         if (h >= s->homes) continue;
         for (uint32_t k = s->start[h]; k < s->start[h + 1]; k++)
             if (s->pairs[k].slot_a == sa && s->pairs[k].slot_b == sb) return true;
-        for (uint32_t f = s->fresh_head[h]; f; f = s->fresh[f - 1].next)
-            if (s->fresh[f - 1].slot_a == sa && s->fresh[f - 1].slot_b == sb) return true;
+        for (uint32_t f = s->tail_head[h]; f; f = s->tail[f - 1].next)
+            if (s->tail[f - 1].slot_a == sa && s->tail[f - 1].slot_b == sb) return true;
     }
     return false;
 }
 
-/* Adds a new pair of the step to the group of its home (p->home); false when there was no room
- * (the buffers grow here so the merge never has to). */
+/* Adds a new pair to the tail, listed under its home (p->home); false when there was no room
+ * (both buffers grow here, so the grouping never has to). */
 static bool contact_add(ev_contacts *s, ev_pair *p) {
-    if (!contacts_cap(s, s->count + s->fresh_count + 1)) return false;
-    if (s->fresh_count == s->fresh_cap) {
-        uint32_t cap = s->fresh_cap ? s->fresh_cap * 2 : 64;
-        ev_pair *fresh = realloc(s->fresh, (size_t)cap * sizeof *fresh);
-        if (!fresh) return false;
-        s->fresh = fresh;
-        s->fresh_cap = cap;
+    if (!contacts_cap(s, s->count + s->tail_count + 1)) return false;
+    if (s->tail_count == s->tail_cap) {
+        uint32_t cap = s->tail_cap ? s->tail_cap * 2 : 64;
+        ev_pair *tail = realloc(s->tail, (size_t)cap * sizeof *tail);
+        if (!tail) return false;
+        s->tail = tail;
+        s->tail_cap = cap;
     }
-    p->next = s->fresh_head[p->home];
-    s->fresh[s->fresh_count++] = *p;
-    s->fresh_head[p->home] = s->fresh_count;
+    p->next = s->tail_head[p->home];
+    s->tail[s->tail_count++] = *p;
+    s->tail_head[p->home] = s->tail_count;
+    s->live++;
     return true;
 }
 
 /* Takes back the pair contact_add added last. */
 static void contact_unadd(ev_contacts *s) {
-    const ev_pair *p = &s->fresh[--s->fresh_count];
-    s->fresh_head[p->home] = p->next;
-}
-
-/* After the search: the step's new pairs join their groups (at each group's end), through the
- * spare buffer. */
-static void contacts_merge(ev_contacts *s) {
-    if (!s->fresh_count) return;
-    WORLD_ASSERT(s->count + s->fresh_count <= s->cap);
-    uint32_t out = 0, from = 0, added = 0;
-    for (uint32_t h = 0; h < s->homes; h++) {
-        uint32_t end = s->start[h + 1];
-        if (s->fresh_head[h]) {
-            memcpy(s->spare + out, s->pairs + from, (size_t)(end - from) * sizeof *s->spare);
-            out += end - from;
-            from = end;
-            for (uint32_t f = s->fresh_head[h]; f; f = s->fresh[f - 1].next) {
-                s->spare[out++] = s->fresh[f - 1];
-                added++;
-            }
-            s->fresh_head[h] = 0;
-        }
-        s->start[h + 1] = end + added;
-    }
-    WORLD_ASSERT(added == s->fresh_count);
-    memcpy(s->spare + out, s->pairs + from, (size_t)(s->count - from) * sizeof *s->spare);
-    s->count += added;
-    s->start[s->homes + 1] = s->count;
-    s->fresh_count = 0;
-    ev_pair *t = s->pairs;
-    s->pairs = s->spare;
-    s->spare = t;
+    const ev_pair *p = &s->tail[--s->tail_count];
+    s->tail_head[p->home] = p->next;
+    s->live--;
 }
 
 typedef struct contact_ctx {
@@ -649,9 +650,12 @@ typedef struct contact_ctx {
     aabb box;       /* its box grown by the begin gap */
 } contact_ctx;
 
+static void contact_begin(const contact_ctx *c, uint32_t sa, uint32_t sb, uint32_t other_index,
+                          vec2 normal, bool swap, bool other_static);
+
 /* A candidate pair for a begin: the mover c->slot and the body of slot other (dense index
  * other_index among the movers or the statics). */
-static void contact_offer(contact_ctx *c, uint32_t other, uint32_t other_index, const body_view *ov,
+WORLD_HOT void contact_offer(contact_ctx *c, uint32_t other, uint32_t other_index, const body_view *ov,
                           bool other_static) {
     world *w = c->w;
     if (other == c->slot || !slots_block(w, c->slot, other)) return;
@@ -663,6 +667,15 @@ static void contact_offer(contact_ctx *c, uint32_t other, uint32_t other_index, 
     vec2 n;
     float gap = view_distance(w, &c->view, ov, &n);
     if (!(gap <= EV_BEGIN_GAP)) return;
+    contact_begin(c, sa, sb, other_index, swap ? v2_neg(n) : n, swap, other_static);
+}
+
+/* A new pair of the step (contact_offer): held from now, and its begin listed. */
+static EV_COLD void contact_begin(const contact_ctx *c, uint32_t sa, uint32_t sb,
+                                                    uint32_t other_index, vec2 normal, bool swap,
+                                                    bool other_static) {
+    world *w = c->w;
+    ev_contacts *s = &w->events->contacts;
     ev_pair p = {slot_id(w, sa),
                  slot_id(w, sb),
                  sa,
@@ -673,7 +686,7 @@ static void contact_offer(contact_ctx *c, uint32_t other, uint32_t other_index, 
                  slot_owner(w, sb),
                  c->index,
                  0,
-                 swap ? v2_neg(n) : n,
+                 normal,
                  false,
                  other_static};
     if (!contact_add(s, &p)) {
@@ -687,7 +700,7 @@ static void contact_offer(contact_ctx *c, uint32_t other, uint32_t other_index, 
     }
 }
 
-static bool contact_static_visit(const world *cw, uint32_t si, void *vctx) {
+WORLD_HOT bool contact_static_visit(const world *cw, uint32_t si, void *vctx) {
     contact_ctx *c = vctx;
     (void)cw;
     const world_static *st = &c->w->statics[si];
@@ -730,7 +743,7 @@ static bool contact_mover_visit(const world *cw, uint32_t i, void *vctx) {
 }
 
 /* A contact_ctx for the mover of dense index i where it ended. */
-static contact_ctx contact_looker(world *w, uint32_t i) {
+WORLD_HOT contact_ctx contact_looker(world *w, uint32_t i) {
     const world_mover *m = &w->movers[i];
     contact_ctx c = {w, m->slot, i, mover_view(m, m->position),
                      aabb_inflate(box_at(m->position, m->lo, m->hi), EV_BEGIN_GAP)};
@@ -956,7 +969,6 @@ void world_events_end_step(world *w) {
     if (contacts_group(w)) {
         contacts_recheck(w);
         contacts_find(w);
-        contacts_merge(&ev->contacts);
     } else {
         ev->lost++; /* no room to group: this step's contacts are not looked at */
     }

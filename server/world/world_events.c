@@ -61,6 +61,7 @@ typedef struct ev_pair {
                     * search, so the search does not take a visitor that just left for a new
                     * crossing) */
     bool b_static; /* contacts: b is a static (a is always a mover) */
+    bool seen;     /* contacts: rechecked in this step's search already */
 } ev_pair;
 
 typedef struct ev_set {
@@ -79,22 +80,25 @@ typedef struct ev_set {
  * the next grouping: a step copies no pair unless the grouping is due (the movers' dense indices
  * moved, or the tail and the ended pairs outgrow a fraction of the groups). */
 typedef struct ev_contacts {
-    ev_pair *pairs;       /* grouped */
-    ev_pair *spare;       /* the other buffer: the grouping writes into it, then they swap */
-    uint32_t count;       /* entries in pairs, ended ones included */
-    uint32_t cap;         /* capacity of pairs and of spare (>= count + tail_count) */
-    uint32_t *start;      /* homes + 2 entries */
-    uint32_t *tail_head;  /* per dense mover index: its newest pair in tail + 1, 0 none */
-    size_t room;          /* entries start and tail_head hold */
-    uint32_t homes;       /* w->mover_count when grouped */
-    uint64_t sorts;       /* w->mover_sorts when grouped */
-    uint64_t despawns;    /* w->mover_despawns when grouped */
-    bool grouped;         /* start describes pairs for the movers as they are */
-    ev_pair *tail;        /* begun since the grouping */
-    uint32_t tail_count;  /* entries in tail, ended ones included */
-    uint32_t tail_cap;    /* capacity of tail */
-    uint32_t dead;        /* ended pairs still in pairs or tail */
-    uint32_t live;        /* held pairs: count + tail_count - dead */
+    ev_pair *pairs;      /* grouped */
+    ev_pair *spare;      /* the other buffer: the grouping writes into it, then they swap */
+    uint32_t count;      /* entries in pairs, ended ones included */
+    uint32_t cap;        /* capacity of pairs and of spare (>= count + tail_count) */
+    uint32_t *start;     /* homes + 2 entries */
+    uint32_t *tail_head; /* per dense mover index: its newest pair in tail + 1, 0 none */
+    size_t room;         /* entries start and tail_head hold */
+    uint32_t homes;      /* w->mover_count when grouped */
+    uint64_t sorts;      /* w->mover_sorts when grouped */
+    uint64_t despawns;   /* w->mover_despawns when grouped */
+    bool grouped;        /* start describes pairs for the movers as they are */
+    ev_pair *tail;       /* begun since the grouping */
+    uint32_t tail_count; /* entries in tail, ended ones included */
+    uint32_t tail_cap;   /* capacity of tail */
+    uint32_t tail_old;   /* tail_count at the step's start: pairs past it began in this step */
+    uint32_t dead;       /* ended pairs still in pairs or tail */
+    uint32_t live;       /* held pairs: count + tail_count - dead */
+    world_contact_event *begins; /* the step's begins, listed after its ends once both are known */
+    size_t begin_count, begin_cap;
 } ev_contacts;
 
 typedef struct world_events {
@@ -199,6 +203,7 @@ void world_events_free(world *w) {
     free(ev->contacts.start);
     free(ev->contacts.tail_head);
     free(ev->contacts.tail);
+    free(ev->contacts.begins);
     set_free(&ev->overlaps);
     free(ev->cev);
     free(ev->sev);
@@ -446,7 +451,7 @@ static inline bool pair_may_change(const world *w, const ev_pair *p) {
  * dense index when last seen, corrected when the movers were reordered or a despawn moved a body
  * into its place). */
 WORLD_HOT body_view hinted_view(const world *w, uint32_t slot, bool is_static, uint32_t *hint,
-                             vec2 *intent) {
+                                vec2 *intent) {
     WORLD_ASSERT(w->slots[slot].kind == (is_static ? WORLD_BODY_STATIC : WORLD_BODY_MOVING));
     if (is_static) {
         if (*hint >= w->static_count || w->statics[*hint].slot != slot)
@@ -511,21 +516,22 @@ static uint32_t contact_home(const world *w, ev_pair *p, uint32_t n) {
 
 /* Groups the held pairs, those of the tail too, by their home for the movers as they are now (a
  * counting sort into the spare buffer, ended pairs dropped), when it is due: dense indices may
- * have moved since the last grouping, or the tail and the ended pairs outgrew an eighth of the
+ * have moved since the last grouping, or the tail and the ended pairs outgrew half the
  * groups. False when there was no room (nothing changed: the step's contacts are then not looked
  * at). */
 static bool contacts_group(world *w) {
     ev_contacts *s = &w->events->contacts;
     uint32_t n = w->mover_count;
     if (s->grouped && s->homes == n && s->sorts == w->mover_sorts &&
-        s->despawns == w->mover_despawns && s->tail_count + s->dead <= s->count / 8 + 64)
+        s->despawns == w->mover_despawns && s->tail_count + s->dead <= s->count / 2 + 64)
         return true;
     if (!contacts_room(s, n)) return false;
     WORLD_ASSERT(s->count + s->tail_count <= s->cap);
     uint32_t *start = s->start;
     memset(start, 0, ((size_t)n + 2) * sizeof *start);
     for (uint32_t k = 0; k < s->count; k++)
-        if (s->pairs[k].slot_a != UINT32_MAX) start[(s->pairs[k].home = contact_home(w, &s->pairs[k], n)) + 1]++;
+        if (s->pairs[k].slot_a != UINT32_MAX)
+            start[(s->pairs[k].home = contact_home(w, &s->pairs[k], n)) + 1]++;
     for (uint32_t k = 0; k < s->tail_count; k++) {
         ev_pair *p = &s->tail[k];
         s->tail_head[p->home] = 0; /* the old home, a dense index of the last grouping's */
@@ -554,67 +560,116 @@ static bool contacts_group(world *w) {
     return true;
 }
 
-/* Rechecks one held pair (gone: it is in the last group, a body went) and ends it if due: its key
- * is cleared, and it stays where it is until the next grouping. */
-WORLD_HOT void contact_recheck(world *w, ev_pair *p, bool gone) {
+static void contact_end(world *w, ev_pair *p, float speed);
+static void contacts_list_begins(world *w);
+
+/* Rechecks one held pair, both bodies there (va, vb and their intents ia, ib; a static's is 0),
+ * and ends it if due: its key is cleared, and it stays where it is until the next grouping. */
+WORLD_HOT void contact_update(world *w, ev_pair *p, const body_view *va, const body_view *vb,
+                              vec2 ia, vec2 ib) {
     bool ended;
-    float speed = 0.0f;
-    if (gone || bit_set(w->pending_despawn_bits, p->slot_a) ||
-        bit_set(w->pending_despawn_bits, p->slot_b)) {
-        ended = true; /* a body went (its slot may hold another by now) */
+    float speed;
+    if (!slots_block(w, p->slot_a, p->slot_b)) {
+        ended = true;
+        speed = v2_dot(v2_sub(ia, ib), p->normal);
     } else {
-        WORLD_ASSERT(id_slot(w, p->a) == p->slot_a && id_slot(w, p->b) == p->slot_b);
-        vec2 ia, ib;
-        body_view va = hinted_view(w, p->slot_a, false, &p->hint_a, &ia);
-        body_view vb = hinted_view(w, p->slot_b, p->b_static, &p->hint_b, &ib);
-        if (!slots_block(w, p->slot_a, p->slot_b)) {
-            ended = true;
-            speed = v2_dot(v2_sub(ia, ib), p->normal);
-        } else {
-            vec2 nrm;
-            float gap = view_distance(w, &va, &vb, &nrm);
-            ended = gap > EV_END_GAP;
-            if (!ended) p->normal = nrm;
-            speed = v2_dot(v2_sub(ia, ib), ended ? p->normal : nrm);
-        }
+        vec2 nrm;
+        float gap = view_distance(w, va, vb, &nrm);
+        ended = gap > EV_END_GAP;
+        if (!ended) p->normal = nrm;
+        speed = v2_dot(v2_sub(ia, ib), ended ? p->normal : nrm);
     }
-    if (ended && emit_contact(w, p, speed, false)) {
-        ev_contacts *s = &w->events->contacts;
-        p->slot_a = p->slot_b = UINT32_MAX;
-        s->dead++;
-        s->live--;
-    }
+    if (ended) contact_end(w, p, speed);
 }
 
-/* 1 for contacts: the held pairs whose bodies moved or went, the groups in order, then the tail
- * (every pair there is from an earlier step: this runs before the search). */
+/* Lists the end of a held pair and clears its key (it stays where it is until the next grouping,
+ * found by nothing). */
+static void contact_end(world *w, ev_pair *p, float speed) {
+    if (!emit_contact(w, p, speed, false)) return;
+    ev_contacts *s = &w->events->contacts;
+    p->slot_a = p->slot_b = UINT32_MAX;
+    s->dead++;
+    s->live--;
+}
+
+/* Rechecks one held pair the search did not (gone: it is in the last group, a body went). */
+WORLD_HOT void contact_recheck(world *w, ev_pair *p, bool gone) {
+    if (gone || bit_set(w->pending_despawn_bits, p->slot_a) ||
+        bit_set(w->pending_despawn_bits, p->slot_b)) {
+        contact_end(w, p, 0.0f); /* a body went (its slot may hold another by now) */
+        return;
+    }
+    WORLD_ASSERT(id_slot(w, p->a) == p->slot_a && id_slot(w, p->b) == p->slot_b);
+    vec2 ia, ib;
+    body_view va = hinted_view(w, p->slot_a, false, &p->hint_a, &ia);
+    body_view vb = hinted_view(w, p->slot_b, p->b_static, &p->hint_b, &ib);
+    contact_update(w, p, &va, &vb, ia, ib);
+}
+
+/* 1 for contacts, after the search (which rechecked the held pairs it came across): the other
+ * held pairs whose bodies moved or went, the groups in order, then the tail of earlier steps; and
+ * the step's begins are listed after its ends. */
 static void contacts_recheck(world *w) {
     ev_contacts *s = &w->events->contacts;
     uint32_t gone_from = s->start[s->homes];
     for (uint32_t k = 0; k < s->count; k++) {
         ev_pair *p = &s->pairs[k];
         if (p->slot_a == UINT32_MAX) continue;
+        if (p->seen) {
+            p->seen = false;
+            continue;
+        }
         bool gone = k >= gone_from;
         if (gone || pair_may_change(w, p)) contact_recheck(w, p, gone);
     }
-    for (uint32_t k = 0; k < s->tail_count; k++) {
+    for (uint32_t k = 0; k < s->tail_old; k++) {
         ev_pair *p = &s->tail[k];
-        if (p->slot_a != UINT32_MAX && pair_may_change(w, p)) contact_recheck(w, p, false);
+        if (p->slot_a == UINT32_MAX) continue;
+        if (p->seen) {
+            p->seen = false;
+            continue;
+        }
+        if (pair_may_change(w, p)) contact_recheck(w, p, false);
     }
+    contacts_list_begins(w);
+}
+
+/* The step's begins, after its ends. When they cannot be listed, their pairs are taken back (no
+ * end without a begin): they are the tail past tail_old, in the same order. */
+static void contacts_list_begins(world *w) {
+    world_events *ev = w->events;
+    ev_contacts *s = &ev->contacts;
+    if (!s->begin_count) return;
+    world_contact_event *cev =
+        grow(ev->cev, &ev->cev_cap, ev->cev_count + s->begin_count, sizeof *cev);
+    if (cev) {
+        ev->cev = cev;
+        memcpy(cev + ev->cev_count, s->begins, s->begin_count * sizeof *cev);
+        ev->cev_count += s->begin_count;
+    } else {
+        ev->lost += s->begin_count;
+        for (uint32_t k = s->tail_old; k < s->tail_count; k++) {
+            s->tail[k].slot_a = s->tail[k].slot_b = UINT32_MAX;
+            s->dead++;
+            s->live--;
+        }
+    }
+    s->begin_count = 0;
 }
 
 /* Whether the pair of key (sa, sb) is held: the groups of its movers (dense indices ia, and ib
  * or UINT32_MAX for a static), and their lists in the tail. */
-WORLD_HOT bool contact_held(const ev_contacts *s, uint32_t sa, uint32_t sb, uint32_t ia, uint32_t ib) {
+WORLD_HOT ev_pair *contact_held(ev_contacts *s, uint32_t sa, uint32_t sb, uint32_t ia,
+                                uint32_t ib) {
     for (int side = 0; side < 2; side++) {
         uint32_t h = side ? ib : ia;
         if (h >= s->homes) continue;
         for (uint32_t k = s->start[h]; k < s->start[h + 1]; k++)
-            if (s->pairs[k].slot_a == sa && s->pairs[k].slot_b == sb) return true;
+            if (s->pairs[k].slot_a == sa && s->pairs[k].slot_b == sb) return &s->pairs[k];
         for (uint32_t f = s->tail_head[h]; f; f = s->tail[f - 1].next)
-            if (s->tail[f - 1].slot_a == sa && s->tail[f - 1].slot_b == sb) return true;
+            if (s->tail[f - 1].slot_a == sa && s->tail[f - 1].slot_b == sb) return &s->tail[f - 1];
     }
-    return false;
+    return NULL;
 }
 
 /* Adds a new pair to the tail, listed under its home (p->home); false when there was no room
@@ -655,15 +710,36 @@ static void contact_begin(const contact_ctx *c, uint32_t sa, uint32_t sb, uint32
 
 /* A candidate pair for a begin: the mover c->slot and the body of slot other (dense index
  * other_index among the movers or the statics). */
-WORLD_HOT void contact_offer(contact_ctx *c, uint32_t other, uint32_t other_index, const body_view *ov,
-                          bool other_static) {
+WORLD_HOT void contact_offer(contact_ctx *c, uint32_t other, uint32_t other_index,
+                             const body_view *ov, bool other_static) {
     world *w = c->w;
     if (other == c->slot || !slots_block(w, c->slot, other)) return;
     /* a is the mover of a mover-static pair, else the lower id (ids ascend with their slots) */
     bool swap = !other_static && other < c->slot;
     uint32_t sa = swap ? other : c->slot, sb = swap ? c->slot : other;
     ev_contacts *s = &w->events->contacts;
-    if (contact_held(s, sa, sb, c->index, other_static ? UINT32_MAX : other_index)) return;
+    ev_pair *held = contact_held(s, sa, sb, c->index, other_static ? UINT32_MAX : other_index);
+    if (held && (bit_set(w->pending_despawn_bits, sa) || bit_set(w->pending_despawn_bits, sb))) {
+        /* a pair of a body that went, whose slot holds this new one: it ends (as contacts_recheck
+         * would end it), and this one may begin */
+        contact_end(w, held, 0.0f);
+        if (held->slot_a != UINT32_MAX) return; /* its end could not be listed: still held */
+        held = NULL;
+    }
+    if (held) {
+        /* its recheck, here (a body of it moved: this one), unless done or it began in this step;
+         * from a to b as contacts_recheck would */
+        if (!held->seen && !(held >= s->tail + s->tail_old && held < s->tail + s->tail_count)) {
+            held->seen = true;
+            vec2 ic = slot_intent(w, c->slot),
+                 io = other_static ? v2(0.0f, 0.0f) : slot_intent(w, other);
+            if (swap)
+                contact_update(w, held, ov, &c->view, io, ic);
+            else
+                contact_update(w, held, &c->view, ov, ic, io);
+        }
+        return;
+    }
     vec2 n;
     float gap = view_distance(w, &c->view, ov, &n);
     if (!(gap <= EV_BEGIN_GAP)) return;
@@ -672,8 +748,7 @@ WORLD_HOT void contact_offer(contact_ctx *c, uint32_t other, uint32_t other_inde
 
 /* A new pair of the step (contact_offer): held from now, and its begin listed. */
 static EV_COLD void contact_begin(const contact_ctx *c, uint32_t sa, uint32_t sb,
-                                                    uint32_t other_index, vec2 normal, bool swap,
-                                                    bool other_static) {
+                                  uint32_t other_index, vec2 normal, bool swap, bool other_static) {
     world *w = c->w;
     ev_contacts *s = &w->events->contacts;
     ev_pair p = {slot_id(w, sa),
@@ -688,16 +763,23 @@ static EV_COLD void contact_begin(const contact_ctx *c, uint32_t sa, uint32_t sb
                  0,
                  normal,
                  false,
-                 other_static};
+                 other_static,
+                 false};
     if (!contact_add(s, &p)) {
         w->events->lost++;
         return;
     }
     /* a pair whose begin could not be listed is taken back: no end without a begin */
-    if (!emit_contact(w, &p, approach(w, sa, sb, p.normal), true)) {
+    world_contact_event *b = grow(s->begins, &s->begin_cap, s->begin_count + 1, sizeof *b);
+    if (!b) {
         w->events->lost++;
         contact_unadd(s);
+        return;
     }
+    s->begins = b;
+    world_contact_event e = {
+        p.a, p.b, p.owner_a, p.owner_b, p.normal, approach(w, sa, sb, p.normal), true};
+    b[s->begin_count++] = e;
 }
 
 WORLD_HOT bool contact_static_visit(const world *cw, uint32_t si, void *vctx) {
@@ -876,6 +958,7 @@ static void overlap_offer(world *w, uint32_t ss, uint32_t sv) {
                  0,
                  v2(0.0f, 0.0f),
                  false,
+                 false,
                  false};
     if (views_overlap(w, &vs, &vv)) {
         if (!set_add(&ev->overlaps, &p) || !emit_sensor(w, &p, true)) {
@@ -967,8 +1050,9 @@ void world_events_end_step(world *w) {
     if (!ev) return;
     note_changes(w);
     if (contacts_group(w)) {
-        contacts_recheck(w);
+        ev->contacts.tail_old = ev->contacts.tail_count;
         contacts_find(w);
+        contacts_recheck(w);
     } else {
         ev->lost++; /* no room to group: this step's contacts are not looked at */
     }

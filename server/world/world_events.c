@@ -130,6 +130,7 @@ typedef struct world_events {
     aabb *near_region;         /* per dense mover index: the region of its noted statics */
     uint32_t (*near)[EV_NEAR]; /* per dense mover index: its noted statics (EV_NOTED) */
     bool rescan;               /* look for new pairs around every body */
+    bool gone_any;             /* a body went since the last step (pending_despawn_bits) */
     uint64_t lost;             /* world_stats.events_lost */
 } world_events;
 
@@ -415,8 +416,8 @@ static float approach(const world *w, uint32_t sa, uint32_t sb, vec2 n) {
     return v2_dot(v2_sub(slot_intent(w, sa), slot_intent(w, sb)), n);
 }
 
-/* Fills ev->changed_bits, and ev->changed's EV_LOOKS, from the step's change bits: what
- * slot_changed says of each body, computed once. */
+/* Fills ev->changed_bits from the step's change bits, but for the movers (note_mover): what
+ * slot_changed says of each body, computed once; and ev->gone_any. */
 static void note_changes(world *w) {
     world_events *ev = w->events;
     size_t words = ((size_t)w->capacity + 63) / 64;
@@ -427,16 +428,25 @@ static void note_changes(world *w) {
         for (size_t k = 0; k < words; k++)
             ev->changed_bits[k] = w->spawn_bits[k] | w->pending_despawn_bits[k];
     }
-    for (uint32_t i = 0; i < w->mover_count; i++) {
-        const world_mover *m = &w->movers[i];
-        bool looks =
-            ev->rescan || bit_set(w->spawn_bits, m->slot) ||
-            (bit_set(w->moved_bits, m->slot) && (!ev->p0_valid || !vec_eq(m->position, ev->p0[i])));
-        if (looks) ev->changed_bits[m->slot >> 6] |= 1ull << (m->slot & 63);
-        if (ev->p0_valid)
-            ev->changed[i] =
-                (uint8_t)((ev->changed[i] & ~(EV_LOOKS | EV_QUERIED)) | (looks ? EV_LOOKS : 0u));
-    }
+    uint64_t gone = 0;
+    for (size_t k = 0; k < words; k++)
+        gone |= w->pending_despawn_bits[k];
+    ev->gone_any = gone != 0;
+}
+
+/* The mover of dense index i's part of note_changes (contacts_find does it as it goes; each
+ * mover before any later one reads it): whether it looks for new pairs. */
+WORLD_HOT bool note_mover(world *w, uint32_t i) {
+    world_events *ev = w->events;
+    const world_mover *m = &w->movers[i];
+    bool looks =
+        ev->rescan || bit_set(w->spawn_bits, m->slot) ||
+        (bit_set(w->moved_bits, m->slot) && (!ev->p0_valid || !vec_eq(m->position, ev->p0[i])));
+    if (looks) ev->changed_bits[m->slot >> 6] |= 1ull << (m->slot & 63);
+    if (ev->p0_valid)
+        ev->changed[i] =
+            (uint8_t)((ev->changed[i] & ~(EV_LOOKS | EV_QUERIED)) | (looks ? EV_LOOKS : 0u));
+    return looks;
 }
 
 /* Whether the pair of ids a, b (both alive at the last step) may have changed: a body went
@@ -594,8 +604,8 @@ static void contact_end(world *w, ev_pair *p, float speed) {
 
 /* Rechecks one held pair the search did not (gone: it is in the last group, a body went). */
 WORLD_HOT void contact_recheck(world *w, ev_pair *p, bool gone) {
-    if (gone || bit_set(w->pending_despawn_bits, p->slot_a) ||
-        bit_set(w->pending_despawn_bits, p->slot_b)) {
+    if (gone || (w->events->gone_any && (bit_set(w->pending_despawn_bits, p->slot_a) ||
+                                         bit_set(w->pending_despawn_bits, p->slot_b)))) {
         contact_end(w, p, 0.0f); /* a body went (its slot may hold another by now) */
         return;
     }
@@ -631,6 +641,8 @@ static void contacts_recheck(world *w) {
         }
         if (pair_may_change(w, p)) contact_recheck(w, p, false);
     }
+    for (uint32_t k = s->tail_old; k < s->tail_count; k++)
+        s->tail[k].seen = false; /* began in this step: seen from their start */
     contacts_list_begins(w);
 }
 
@@ -702,6 +714,7 @@ typedef struct contact_ctx {
     uint32_t slot;  /* the mover looking */
     uint32_t index; /* its dense index */
     body_view view; /* it, where it ended */
+    vec2 intent;    /* its intent */
     aabb box;       /* its box grown by the begin gap */
 } contact_ctx;
 
@@ -719,7 +732,8 @@ WORLD_HOT void contact_offer(contact_ctx *c, uint32_t other, uint32_t other_inde
     uint32_t sa = swap ? other : c->slot, sb = swap ? c->slot : other;
     ev_contacts *s = &w->events->contacts;
     ev_pair *held = contact_held(s, sa, sb, c->index, other_static ? UINT32_MAX : other_index);
-    if (held && (bit_set(w->pending_despawn_bits, sa) || bit_set(w->pending_despawn_bits, sb))) {
+    if (held && w->events->gone_any &&
+        (bit_set(w->pending_despawn_bits, sa) || bit_set(w->pending_despawn_bits, sb))) {
         /* a pair of a body that went, whose slot holds this new one: it ends (as contacts_recheck
          * would end it), and this one may begin */
         contact_end(w, held, 0.0f);
@@ -727,12 +741,12 @@ WORLD_HOT void contact_offer(contact_ctx *c, uint32_t other, uint32_t other_inde
         held = NULL;
     }
     if (held) {
-        /* its recheck, here (a body of it moved: this one), unless done or it began in this step;
-         * from a to b as contacts_recheck would */
-        if (!held->seen && !(held >= s->tail + s->tail_old && held < s->tail + s->tail_count)) {
+        /* its recheck, here (a body of it moved: this one), unless done or it began in this step
+         * (seen from its start); from a to b as contacts_recheck would */
+        if (!held->seen) {
             held->seen = true;
-            vec2 ic = slot_intent(w, c->slot),
-                 io = other_static ? v2(0.0f, 0.0f) : slot_intent(w, other);
+            vec2 ic = c->intent,
+                 io = other_static ? v2(0.0f, 0.0f) : w->movers[other_index].intent;
             if (swap)
                 contact_update(w, held, ov, &c->view, io, ic);
             else
@@ -764,7 +778,7 @@ static EV_COLD void contact_begin(const contact_ctx *c, uint32_t sa, uint32_t sb
                  normal,
                  false,
                  other_static,
-                 false};
+                 true};
     if (!contact_add(s, &p)) {
         w->events->lost++;
         return;
@@ -815,7 +829,7 @@ static bool contact_mover_visit(const world *cw, uint32_t i, void *vctx) {
          * it took its partners from the pair list (this mover left its path box: the pair may
          * not be listed) */
         if (mover_queried(c->w, i)) return true;
-        contact_ctx other = {c->w, m->slot, i, v,
+        contact_ctx other = {c->w, m->slot, i, v, m->intent,
                              aabb_inflate(box_at(m->position, m->lo, m->hi), EV_BEGIN_GAP)};
         contact_offer(&other, c->slot, c->index, &c->view, false);
         return true;
@@ -827,7 +841,7 @@ static bool contact_mover_visit(const world *cw, uint32_t i, void *vctx) {
 /* A contact_ctx for the mover of dense index i where it ended. */
 WORLD_HOT contact_ctx contact_looker(world *w, uint32_t i) {
     const world_mover *m = &w->movers[i];
-    contact_ctx c = {w, m->slot, i, mover_view(m, m->position),
+    contact_ctx c = {w, m->slot, i, mover_view(m, m->position), m->intent,
                      aabb_inflate(box_at(m->position, m->lo, m->hi), EV_BEGIN_GAP)};
     return c;
 }
@@ -842,7 +856,7 @@ static void contacts_find(world *w) {
     bool grid_ready = false;
     for (uint32_t i = 0; i < n; i++) {
         const world_mover *m = &w->movers[i];
-        if (!mover_looks(w, i) || slot_is_sensor(w, m->slot)) continue;
+        if (!note_mover(w, i) || slot_is_sensor(w, m->slot)) continue;
         contact_ctx c = contact_looker(w, i);
         if (ev->p0_valid && (ev->changed[i] & EV_NOTED) &&
             aabb_contains(ev->near_region[i], c.box)) {
@@ -1051,9 +1065,11 @@ void world_events_end_step(world *w) {
     note_changes(w);
     if (contacts_group(w)) {
         ev->contacts.tail_old = ev->contacts.tail_count;
-        contacts_find(w);
+        contacts_find(w); /* note_changes for each mover too */
         contacts_recheck(w);
     } else {
+        for (uint32_t i = 0; i < w->mover_count; i++)
+            note_mover(w, i);
         ev->lost++; /* no room to group: this step's contacts are not looked at */
     }
     overlaps_recheck(w);

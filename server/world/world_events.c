@@ -26,14 +26,12 @@
 /* ev->changed: it queried the mover grid (it did not take its partners from the pair list) */
 #define EV_QUERIED 2u
 /* ev->changed: its slide noted its statics in this step (their count in the bits above) */
-#define EV_NOTED 4u
-#define EV_NOTED_SHIFT 4
+#define EV_NOTED WORLD_EVENTS_NOTED
+#define EV_NOTED_SHIFT WORLD_EVENTS_NOTED_SHIFT
 
 /* Statics remembered per mover from its slide: a box under a cell wide, grown by a slow move and
  * the margins, meets at most 2 x 2 cells of unit tiles. */
-#define EV_NEAR 4u
-/* How many pairs ahead the recheck asks for the bodies it will read. */
-#define EV_PREFETCH 8u
+#define EV_NEAR WORLD_EVENTS_NEAR
 #define EV_END_GAP (4.0f * GEOM_SKIN)
 
 /* The rare path of a hot loop: kept out of line so the loop stays small. */
@@ -218,6 +216,7 @@ void world_events_free(world *w) {
     free(ev->near);
     free(ev);
     w->events = NULL;
+    memset(&w->event_notes, 0, sizeof w->event_notes);
 }
 
 void world_set_events(world *w, bool enabled) {
@@ -291,16 +290,8 @@ void world_events_begin_step(world *w) {
             ev->p0[i] = w->movers[i].position;
         if (w->mover_count) memset(ev->changed, 0, w->mover_count); /* NULL while no mover yet */
     }
-}
-
-void world_events_note_statics(world *w, uint32_t mi, aabb region, const uint32_t *index,
-                               uint32_t count) {
-    world_events *ev = w->events;
-    if (!ev->p0_valid || count > EV_NEAR) return;
-    ev->near_region[mi] = region;
-    for (uint32_t k = 0; k < count; k++)
-        ev->near[mi][k] = index[k];
-    ev->changed[mi] = (uint8_t)(EV_NOTED | count << EV_NOTED_SHIFT);
+    world_event_notes notes = {ev->near_region, ev->near, ev->changed, ev->p0_valid};
+    w->event_notes = notes;
 }
 
 void world_events_note_pairs(world *w) {

@@ -837,6 +837,71 @@ WORLD_HOT contact_ctx contact_looker(world *w, uint32_t i) {
     return c;
 }
 
+/* The held pair (sa, sb) of movers (dense indices) ia and ib (UINT32_MAX for a static) a body of
+ * which went, its slot now another's: it ends as contacts_recheck would end it. NULL when it
+ * did (the pair is not held: the new body may begin), else the pair (its end could not be
+ * listed: still held). */
+WORLD_HOT ev_pair *contact_held_live(world *w, uint32_t sa, uint32_t sb, uint32_t ia, uint32_t ib) {
+    ev_pair *held = contact_held(&w->events->contacts, sa, sb, ia, ib);
+    if (held && w->events->gone_any &&
+        (bit_set(w->pending_despawn_bits, sa) || bit_set(w->pending_despawn_bits, sb))) {
+        contact_end(w, held, 0.0f);
+        if (held->slot_a == UINT32_MAX) return NULL;
+    }
+    return held;
+}
+
+/* contact_static_visit and contact_offer for a box mover (dense index i, its box lb, grown by the
+ * begin gap: box) and a box static, filters off: the same arithmetic, without the views. */
+WORLD_HOT void contact_static_box(world *w, uint32_t i, const world_mover *m, aabb lb, aabb box,
+                                  uint32_t si) {
+    const world_static *st = &w->statics[si];
+    if (!aabb_overlaps(st->box, box)) return;
+    ev_pair *held = contact_held_live(w, m->slot, st->slot, i, UINT32_MAX);
+    if (held && held->seen) return;
+    /* static_view's box: its offsets from the position, added back */
+    aabb sb = box_at(st->position, v2_sub(st->box.min, st->position), static_hi(st));
+    vec2 n;
+    float gap = box_distance(lb, sb, &n);
+    if (held) {
+        held->seen = true;
+        if (gap > EV_END_GAP)
+            contact_end(w, held, v2_dot(v2_sub(m->intent, v2(0.0f, 0.0f)), held->normal));
+        else
+            held->normal = n;
+        return;
+    }
+    if (!(gap <= EV_BEGIN_GAP)) return;
+    contact_ctx c = contact_looker(w, i);
+    contact_begin(&c, m->slot, st->slot, si, n, false, true);
+}
+
+/* contact_offer for box movers, filters off, from the pair list: looker i (its box lb), partner j
+ * (its box jb). */
+WORLD_HOT void contact_mover_box(world *w, uint32_t i, uint32_t j, aabb lb, aabb jb) {
+    const world_mover *mi = &w->movers[i], *mj = &w->movers[j];
+    bool swap = mj->slot < mi->slot;
+    uint32_t sa = swap ? mj->slot : mi->slot, sb = swap ? mi->slot : mj->slot;
+    ev_pair *held = contact_held_live(w, sa, sb, i, j);
+    if (held && held->seen) return;
+    vec2 n;
+    if (held) {
+        held->seen = true;
+        float gap = swap ? box_distance(jb, lb, &n) : box_distance(lb, jb, &n);
+        vec2 ia = swap ? mj->intent : mi->intent, ib = swap ? mi->intent : mj->intent;
+        if (gap > EV_END_GAP)
+            contact_end(w, held, v2_dot(v2_sub(ia, ib), held->normal));
+        else
+            held->normal = n;
+        return;
+    }
+    float gap = box_distance(lb, jb, &n);
+    if (!(gap <= EV_BEGIN_GAP)) return;
+    contact_ctx c = contact_looker(w, i);
+    contact_begin(&c, sa, sb, j, swap ? v2_neg(n) : n, swap, false);
+}
+
+
 /* 2 for contacts: new pairs around the movers that moved. Statics through the static grid; movers
  * from the mover pass's pairs (world_events_note_pairs) when the looker stayed inside its path
  * box, else through the mover grid the step left. */
@@ -845,12 +910,28 @@ static void contacts_find(world *w) {
     world_grid *g = &w->cache->grid;
     uint32_t n = w->mover_count;
     bool grid_ready = false;
+    /* boxes among boxes, filters off (S1b): the pairs take contact_static_box, contact_mover_box */
+    bool boxes = !w->filtered_count && !w->nonbox_statics;
     for (uint32_t i = 0; i < n; i++) {
         const world_mover *m = &w->movers[i];
         if (!note_mover(w, i) || slot_is_sensor(w, m->slot)) continue;
+        bool statics_done = false;
+        if (boxes && ref_kind(m->shape) == GEOM_SHAPE_BOX && ev->p0_valid &&
+            (ev->changed[i] & EV_NOTED)) {
+            aabb lb = box_at(m->position, m->lo, m->hi), box = aabb_inflate(lb, EV_BEGIN_GAP);
+            if (aabb_contains(ev->near_region[i], box)) {
+                uint32_t count = (uint32_t)ev->changed[i] >> EV_NOTED_SHIFT;
+                for (uint32_t k = 0; k < count; k++)
+                    contact_static_box(w, i, m, lb, box, ev->near[i][k]);
+                if (n < 2 || (ev->pairs_valid && aabb_contains(ev->path[i], box))) continue;
+                statics_done = true;
+            }
+        }
         contact_ctx c = contact_looker(w, i);
-        if (ev->p0_valid && (ev->changed[i] & EV_NOTED) &&
-            aabb_contains(ev->near_region[i], c.box)) {
+        if (statics_done) {
+            /* done above */
+        } else if (ev->p0_valid && (ev->changed[i] & EV_NOTED) &&
+                   aabb_contains(ev->near_region[i], c.box)) {
             /* its slide walked the statics of a region holding this box: the same statics, in
              * the same order, as the static query would find */
             uint32_t count = (uint32_t)ev->changed[i] >> EV_NOTED_SHIFT;
@@ -877,8 +958,12 @@ static void contacts_find(world *w) {
             i = j, j = t;
         }
         const world_mover *mi = &w->movers[i], *mj = &w->movers[j];
-        aabb box = aabb_inflate(box_at(mi->position, mi->lo, mi->hi), EV_BEGIN_GAP);
-        if (!aabb_overlaps(box_at(mj->position, mj->lo, mj->hi), box)) continue;
+        aabb lb = box_at(mi->position, mi->lo, mi->hi), jb = box_at(mj->position, mj->lo, mj->hi);
+        if (!aabb_overlaps(jb, aabb_inflate(lb, EV_BEGIN_GAP))) continue;
+        if (boxes && ref_kind(mi->shape) == GEOM_SHAPE_BOX && ref_kind(mj->shape) == GEOM_SHAPE_BOX) {
+            contact_mover_box(w, i, j, lb, jb);
+            continue;
+        }
         contact_ctx c = contact_looker(w, i);
         body_view v = mover_view(mj, mj->position);
         contact_offer(&c, mj->slot, j, &v, false);

@@ -118,7 +118,9 @@ typedef struct world_events {
     uint32_t (*pairs)[2];
     uint32_t pair_count;
     size_t pair_room;
-    aabb *path;                /* per dense mover index, mover_room entries */
+    aabb *path;                /* per dense mover index, mover_room entries: a copy of the path
+                                * boxes, once the step overwrote scratch.path */
+    bool path_live;            /* scratch.path still holds the mover pass's path boxes */
     bool pairs_valid;          /* pairs and path describe this step's mover pass, complete */
     uint8_t *changed;          /* per dense mover index: EV_* bits, mover_room entries */
     uint64_t *changed_bits;    /* per slot: changed place in this step or shown for the first time
@@ -283,6 +285,7 @@ void world_events_begin_step(world *w) {
         if (near) ev->near = near, ev->mover_room = room;
     }
     ev->pairs_valid = false;
+    ev->path_live = false;
     /* out of memory: this step's pairs are measured as if every mover had moved, straight */
     ev->p0_valid = w->mover_count <= ev->mover_room;
     if (ev->p0_valid) {
@@ -311,10 +314,24 @@ void world_events_note_pairs(world *w) {
     }
     /* Both may still be NULL (nothing recorded yet): memcpy takes no NULL, even for 0 bytes. */
     if (n) memcpy(ev->pairs, w->scratch.pairs, (size_t)n * sizeof *ev->pairs);
-    if (w->mover_count)
-        memcpy(ev->path, w->scratch.path, (size_t)w->mover_count * sizeof *ev->path);
+    /* the path boxes stay where they are unless the mover grid is rebuilt over the current boxes
+     * (world_events_keep_path): most steps copy none */
+    ev->path_live = true;
     ev->pair_count = n;
     ev->pairs_valid = true;
+}
+
+void world_events_keep_path(const world *w) {
+    world_events *ev = w->events;
+    if (!ev->path_live) return;
+    if (w->mover_count)
+        memcpy(ev->path, w->scratch.path, (size_t)w->mover_count * sizeof *ev->path);
+    ev->path_live = false;
+}
+
+/* The mover pass's path box of the mover of dense index i (pairs_valid). */
+static inline aabb path_box(const world *w, uint32_t i) {
+    return w->events->path_live ? w->scratch.path[i] : w->events->path[i];
 }
 
 static inline bool bit_set(const uint64_t *bits, uint32_t slot) {
@@ -430,13 +447,18 @@ static void note_changes(world *w) {
 WORLD_HOT bool note_mover(world *w, uint32_t i) {
     world_events *ev = w->events;
     const world_mover *m = &w->movers[i];
-    bool looks =
-        ev->rescan || bit_set(w->spawn_bits, m->slot) ||
-        (bit_set(w->moved_bits, m->slot) && (!ev->p0_valid || !vec_eq(m->position, ev->p0[i])));
-    if (looks) ev->changed_bits[m->slot >> 6] |= 1ull << (m->slot & 63);
-    if (ev->p0_valid)
-        ev->changed[i] =
-            (uint8_t)((ev->changed[i] & ~(EV_LOOKS | EV_QUERIED)) | (looks ? EV_LOOKS : 0u));
+    uint32_t slot = m->slot;
+    bool looks;
+    if (ev->p0_valid) {
+        /* a mover whose position changed was marked moved (finish_mover): its position alone
+         * says it */
+        looks = !vec_eq(m->position, ev->p0[i]) || ev->rescan || bit_set(w->spawn_bits, slot);
+        ev->changed[i] = (uint8_t)((ev->changed[i] & ~(EV_LOOKS | EV_QUERIED)) |
+                                   (looks ? EV_LOOKS : 0u));
+    } else {
+        looks = ev->rescan || bit_set(w->spawn_bits, slot) || bit_set(w->moved_bits, slot);
+    }
+    if (looks) ev->changed_bits[slot >> 6] |= 1ull << (slot & 63);
     return looks;
 }
 
@@ -923,7 +945,7 @@ static void contacts_find(world *w) {
                 uint32_t count = (uint32_t)ev->changed[i] >> EV_NOTED_SHIFT;
                 for (uint32_t k = 0; k < count; k++)
                     contact_static_box(w, i, m, lb, box, ev->near[i][k]);
-                if (n < 2 || (ev->pairs_valid && aabb_contains(ev->path[i], box))) continue;
+                if (n < 2 || (ev->pairs_valid && aabb_contains(path_box(w, i), box))) continue;
                 statics_done = true;
             }
         }
@@ -941,7 +963,7 @@ static void contacts_find(world *w) {
             world_static_query(w, c.box, contact_static_visit, &c);
         }
         if (n < 2) continue;
-        if (ev->pairs_valid && aabb_contains(ev->path[i], c.box)) continue;
+        if (ev->pairs_valid && aabb_contains(path_box(w, i), c.box)) continue;
         if (!grid_ready && !g->valid) world_grid_build_current(w, 0.0f);
         grid_ready = true;
         if (ev->p0_valid) ev->changed[i] |= EV_QUERIED;
@@ -1155,4 +1177,5 @@ void world_events_end_step(world *w) {
         ev->lost++; /* no room to sweep: this step's new overlaps are not looked for */
     overlaps_compact(w);
     ev->rescan = false;
+    ev->path_live = false; /* the queries after the step may rebuild the grid over scratch.path */
 }

@@ -483,6 +483,9 @@ void world_events_end_step(world *w);
 /* The mover pass's pairs, right after world_grid_pairs: contact tracking takes each mover's mover
  * partners from them instead of querying the grid again. */
 void world_events_note_pairs(world *w);
+/* The mover grid is about to be rebuilt over scratch.path: contact tracking copies the mover
+ * pass's path boxes first, if it still reads them there (world_grid_build_current). */
+void world_events_keep_path(const world *w);
 /* The statics of level 0 overlapping region, found by a slide of the mover of dense index mi
  * (every one, in the static grid's walk order): contact tracking takes the mover's statics from
  * them when its final box grown by the begin gap lies in region. Inline: every slide of a box

@@ -488,8 +488,6 @@ WORLD_HOT body_view hinted_view(const world *w, uint32_t slot, bool is_static, u
     return mover_view(m, m->position);
 }
 
-static inline uint32_t wmin_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
-
 /* Room for the groups of n movers (start: n + 2 entries, tail_head: n); false when it could not
  * grow. */
 static bool contacts_room(ev_contacts *s, uint32_t n) {

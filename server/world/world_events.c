@@ -684,13 +684,18 @@ static void contacts_list_begins(world *w) {
  * or UINT32_MAX for a static), and their lists in the tail. */
 WORLD_HOT ev_pair *contact_held(ev_contacts *s, uint32_t sa, uint32_t sb, uint32_t ia,
                                 uint32_t ib) {
+    /* the bounds in locals: the pairs' fields and start are both uint32_t, so each store the
+     * compiler cannot see past would otherwise reload them */
+    ev_pair *pairs = s->pairs, *tail = s->tail;
+    const uint32_t *start = s->start, *head = s->tail_head;
+    uint32_t homes = s->homes;
     for (int side = 0; side < 2; side++) {
         uint32_t h = side ? ib : ia;
-        if (h >= s->homes) continue;
-        for (uint32_t k = s->start[h]; k < s->start[h + 1]; k++)
-            if (s->pairs[k].slot_a == sa && s->pairs[k].slot_b == sb) return &s->pairs[k];
-        for (uint32_t f = s->tail_head[h]; f; f = s->tail[f - 1].next)
-            if (s->tail[f - 1].slot_a == sa && s->tail[f - 1].slot_b == sb) return &s->tail[f - 1];
+        if (h >= homes) continue;
+        for (ev_pair *p = pairs + start[h], *end = pairs + start[h + 1]; p < end; p++)
+            if (p->slot_a == sa && p->slot_b == sb) return p;
+        for (uint32_t f = head[h]; f; f = tail[f - 1].next)
+            if (tail[f - 1].slot_a == sa && tail[f - 1].slot_b == sb) return &tail[f - 1];
     }
     return NULL;
 }
@@ -931,16 +936,16 @@ static void contacts_find(world *w) {
     uint32_t n = w->mover_count;
     bool grid_ready = false;
     /* boxes among boxes, filters off (S1b): the pairs take contact_static_box, contact_mover_box */
-    bool boxes = !w->filtered_count && !w->nonbox_statics;
+    bool boxes = !w->filtered_count && !w->nonbox_statics && ev->p0_valid;
     for (uint32_t i = 0; i < n; i++) {
         const world_mover *m = &w->movers[i];
         if (!note_mover(w, i) || slot_is_sensor(w, m->slot)) continue;
         bool statics_done = false;
-        if (boxes && ref_kind(m->shape) == GEOM_SHAPE_BOX && ev->p0_valid &&
-            (ev->changed[i] & EV_NOTED)) {
+        uint32_t flags = boxes ? ev->changed[i] : 0u;
+        if ((flags & EV_NOTED) && ref_kind(m->shape) == GEOM_SHAPE_BOX) {
             aabb lb = box_at(m->position, m->lo, m->hi), box = aabb_inflate(lb, EV_BEGIN_GAP);
             if (aabb_contains(ev->near_region[i], box)) {
-                uint32_t count = (uint32_t)ev->changed[i] >> EV_NOTED_SHIFT;
+                uint32_t count = flags >> EV_NOTED_SHIFT;
                 for (uint32_t k = 0; k < count; k++)
                     contact_static_box(w, i, m, lb, box, ev->near[i][k]);
                 if (n < 2 || (ev->pairs_valid && aabb_contains(path_box(w, i), box))) continue;

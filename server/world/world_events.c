@@ -1,21 +1,25 @@
 /* world_events: contact and sensor events (COLLISION.md step 4, world.h "Contact and sensor
  * events"). Two pair sets carried from step to step: contacts in the band (begin at a gap of at
  * most 2 x skin, end past 4 x skin: the hysteresis keeps a resting contact from flickering) and
- * sensor overlaps. Each step:
- *   1. the pairs already tracked are checked again, but only those with a body that moved (or is
- *      gone): a pair whose bodies both stood still keeps its gap;
- *   2. new pairs are looked for around the bodies that moved (all of them after a static spawned
- *      or a filter changed): contacts in each mover's box grown by 2 x skin, through the static
- *      grid and the mover grid the step left; sensor overlaps along each mover's straight move of
- *      the step (its swept box), so a visitor crossing a sensor within one step is seen.
+ * sensor overlaps. Each step, for contacts:
+ *   1. the search: each mover that changed place (every one in a rescan: a static spawned, a
+ *      filter changed), in dense order, looks at the bodies within 2 x skin of its box: the
+ *      statics its slide noted (else the static grid), the movers of the mover pass's pair list
+ *      (else the mover grid). A held pair it comes across is rechecked there (its gap from a to b,
+ *      the normal kept, an end past 4 x skin); another begins at 2 x skin. Boxes among boxes with
+ *      filters off (S1b) take the same arithmetic without building views;
+ *   2. the other held pairs with a body that moved or went are rechecked (a pair whose bodies
+ *      both stood still keeps its gap), and the step's begins are listed after its ends.
+ * Then sensor overlaps: rechecked, and looked for along each mover's straight move of the step
+ * (its swept box), so a visitor crossing a sensor within one step is seen.
  * Contacts are kept grouped by a home mover (one of their own, by dense index: the movers are
- * sorted by space, so the recheck walks the bodies in memory order and a mover's held pairs sit
- * together); whether a pair is held is a scan of its two movers' groups (a few pairs), no hash.
- * The step's new contacts wait in a side list until the search is over, then are merged into
- * their groups; the groups are rebuilt (a counting sort) when dense indices moved: a re-sort of
- * the movers, a despawn, a spawn. Sensor overlaps are few: a set hashed by pair, rebuilt after
- * the pass that removes pairs. Nothing here runs while events are off (w->events NULL), so the
- * step without them costs what it did. */
+ * sorted by space, so the walks read the bodies in memory order and a mover's held pairs sit
+ * together); whether a pair is held is a scan of its movers' groups (a few pairs), no hash. New
+ * pairs wait in a tail, ended ones stay in place with their key cleared, until the groups are
+ * rebuilt (a counting sort): when dense indices moved (a re-sort of the movers, a despawn, a
+ * spawn) or the tail and the ended pairs outgrow half the groups. Sensor overlaps are few: a set
+ * hashed by pair, rebuilt after the pass that removes pairs. Nothing here runs while events are
+ * off (w->events NULL), so the step without them costs what it did. */
 #include "world_movers.h"
 #include "world_pair.h"
 #include "world_statics.h"

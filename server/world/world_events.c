@@ -696,8 +696,8 @@ WORLD_HOT ev_pair *contact_held(ev_contacts *s, uint32_t sa, uint32_t sb, uint32
     for (int side = 0; side < 2; side++) {
         uint32_t h = side ? ib : ia;
         if (h >= homes) continue;
-        for (ev_pair *p = pairs + start[h], *end = pairs + start[h + 1]; p < end; p++)
-            if (p->slot_a == sa && p->slot_b == sb) return p;
+        for (uint32_t k = start[h], end = start[h + 1]; k < end; k++)
+            if (pairs[k].slot_a == sa && pairs[k].slot_b == sb) return &pairs[k];
         for (uint32_t f = head[h]; f; f = tail[f - 1].next)
             if (tail[f - 1].slot_a == sa && tail[f - 1].slot_b == sb) return &tail[f - 1];
     }

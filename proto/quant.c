@@ -59,14 +59,22 @@ size_t quant_encode_change(const quant_state *cur, const quant_state *base, uint
 }
 
 size_t quant_encode_new(const quant_state *cur, uint32_t kind, uint32_t owner, const uint8_t *shape,
-                        size_t shape_len, uint8_t *out) {
+                        size_t shape_len, const quant_filter *filter, uint8_t *out) {
     static const quant_state zero;
-    size_t n = encode_parts(cur, &zero, QUANT_NEW, out);
+    bool filtered = filter && (filter->category != QUANT_DEFAULT_CATEGORY ||
+                               filter->mask != QUANT_DEFAULT_MASK || filter->sensor);
+    size_t n = encode_parts(cur, &zero, QUANT_NEW | (filtered ? QUANT_FILTER : 0u), out);
     n += varint_write(out + n, kind);
     n += varint_write(out + n, owner);
     n += varint_write(out + n, shape_len);
     if (shape_len) memcpy(out + n, shape, shape_len);
-    return n + shape_len;
+    n += shape_len;
+    if (filtered) {
+        n += varint_write(out + n, filter->category);
+        n += varint_write(out + n, filter->mask);
+        n += varint_write(out + n, filter->sensor ? 1u : 0u);
+    }
+    return n;
 }
 
 /* ---- Reading ------------------------------------------------------------------------------- */

@@ -58,11 +58,22 @@ static inline int64_t quant_unzigzag(uint64_t u) { return (int64_t)(u >> 1) ^ -(
  * (then no record is due). */
 size_t quant_encode_change(const quant_state *cur, const quant_state *base, uint8_t *out);
 
+/* A body's filters (SpawnBody.category, mask, sensor). Bit 6 of a new body's record carries them
+ * only when one differs from the defaults. */
+typedef struct quant_filter {
+    uint32_t category, mask;
+    bool sensor;
+} quant_filter;
+#define QUANT_DEFAULT_CATEGORY 1u
+#define QUANT_DEFAULT_MASK 0xffffffffu
+#define QUANT_NEW_EXTRA_MAX 26 /* kind, owner, shape length: 15; category, mask, sensor: 11 */
+
 /* The flags and parts of a body new to the client: its parts against zero, then kind, owner and
- * the Shape message's bytes (shape_len of them). out has room for QUANT_CHANGE_MAX + 15 +
+ * the Shape message's bytes (shape_len of them), then its filters if one is not the default
+ * (filter NULL: the defaults). out has room for QUANT_CHANGE_MAX + QUANT_NEW_EXTRA_MAX +
  * shape_len bytes; returns the length. */
 size_t quant_encode_new(const quant_state *cur, uint32_t kind, uint32_t owner, const uint8_t *shape,
-                        size_t shape_len, uint8_t *out);
+                        size_t shape_len, const quant_filter *filter, uint8_t *out);
 
 /* ---- The client's side --------------------------------------------------------------------- */
 

@@ -48,7 +48,7 @@ def load(path):
     for line in open(path):
         m = re.match(r'collide_tick_duration_seconds_bucket\{le="([^"]+)"\} (\d+)', line)
         if m: b[m.group(1)] = int(m.group(2))
-        m = re.match(r'(collide_ticks_skipped_total|collide_slow_client_drops_total|collide_slow_client_disconnects_total) (\d+)', line)
+        m = re.match(r'(collide_ticks_skipped_total|collide_slow_client_drops_total|collide_slow_client_disconnects_total|collide_quantized_records_(?:copied|encoded)_total) (\d+)', line)
         if m: other[m.group(1)] = int(m.group(2))
         m = re.match(r'(collide_transport_(?:bytes|frames)_(?:in|out)_total\{transport="[a-z]+"\}) (\d+)', line)
         if m: other[m.group(1)] = int(m.group(2))
@@ -60,6 +60,11 @@ for q in (0.5, 0.99):
     le = next((le for le, c in d if total and c >= q * total), "?")
     print(f"daemon tick p{int(q * 100)} <= {le} s (histogram bucket bound; {total} ticks)")
 for k in o1: print(f"daemon {k}: {o1[k] - o0.get(k, 0)}")
+# Quantized clients: every byte sent (frames, envelopes, acks, pongs included) over the body records
+# the snapshots carried, an upper bound on the bytes per body per snapshot.
+recs = sum(o1[k] - o0.get(k, 0) for k in o1 if k.startswith("collide_quantized_records_"))
+out = sum(o1[k] - o0.get(k, 0) for k in o1 if k.startswith("collide_transport_bytes_out_total"))
+if recs: print(f"daemon bytes out per quantized body record (all bytes / records): {out / recs:.2f}")
 PY
 fi
 kill "$sp" 2>/dev/null || true

@@ -20,9 +20,9 @@ bool net_snapshot_writer_init(net_snapshot_writer *sw, const net_config *cfg, co
     world_stats stats;
     world_get_stats(w, &stats);
     sw->query_cap = stats.capacity ? stats.capacity : 1;
-    /* A BodyState takes at least 4 bytes on the wire, and a removed id at least 1: these bound
-     * how many entries one snapshot frame can hold. */
-    sw->removed_cap = cfg->max_frame / 4u + 1u;
+    /* A removed id takes at least 1 byte, and removed ids fill at most half a frame: this bounds
+     * how many one snapshot holds (ids of a slot's first generation are slot + 1, often 1 byte). */
+    sw->removed_cap = cfg->max_frame / 2u + 1u;
     sw->query = malloc(sw->query_cap * sizeof *sw->query);
     sw->removed = malloc(sw->removed_cap * sizeof *sw->removed);
     sw->deferred = malloc(2 * sw->query_cap * sizeof *sw->deferred);
@@ -375,8 +375,9 @@ static bool q_new_body(net_server *srv, snap_out *o, const net_view_entry *v,
     pb_shape_fill(&shape, &gs);
     uint8_t shape_bytes[NET_SNAPSHOT_QUANT_SLACK];
     size_t slen = collide__v1__shape__get_packed_size(&shape.shape);
-    NET_ASSERT(slen + QUANT_CHANGE_MAX + 15 <= sizeof shape_bytes);
-    if (o->used + QUANT_GAP_MAX + QUANT_CHANGE_MAX + 15 + slen > o->limit) return false;
+    NET_ASSERT(slen + QUANT_CHANGE_MAX + QUANT_NEW_EXTRA_MAX <= sizeof shape_bytes);
+    if (o->used + QUANT_GAP_MAX + QUANT_CHANGE_MAX + QUANT_NEW_EXTRA_MAX + slen > o->limit)
+        return false;
     collide__v1__shape__pack(&shape.shape, shape_bytes);
     /* A mover's state is the mirror's, the one its change records are made from. */
     quant_state q = v->delta_off != NET_VIEW_NO_DELTA
@@ -385,7 +386,12 @@ static bool q_new_body(net_server *srv, snap_out *o, const net_view_entry *v,
     uint32_t kind = info.kind == WORLD_BODY_STATIC ? COLLIDE__V1__BODY_KIND__BODY_KIND_STATIC
                                                    : COLLIDE__V1__BODY_KIND__BODY_KIND_MOVING;
     size_t off = q_begin(sw, o, v->id);
-    size_t len = quant_encode_new(&q, kind, info.owner, shape_bytes, slen, sw->qbytes.data + off);
+    /* Filters as on the float path: sent only off the defaults (bit 6). */
+    world_filter f;
+    quant_filter filter = {QUANT_DEFAULT_CATEGORY, QUANT_DEFAULT_MASK, false};
+    if (world_body_filter(srv->world, v->id, &f)) filter = (quant_filter){f.category, f.mask, f.sensor};
+    size_t len = quant_encode_new(&q, kind, info.owner, shape_bytes, slen, &filter,
+                                  sw->qbytes.data + off);
     q_end(sw, o, v->id, off, len);
     *changed_tick = info.changed_tick;
     *sent = q;

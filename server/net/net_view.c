@@ -79,8 +79,8 @@ static bool big_push(net_view_grid *g, const net_view_item *it) {
     return true;
 }
 
-/* The world lists ids in ascending slot order, which is ascending id order today; should that
- * change, an LSD radix sort (three 11-bit digits) restores it: the grid's runs depend on it. */
+/* The world lists ids in ascending id order (world_query_aabb); the check costs one pass, and an
+ * LSD radix sort (three 11-bit digits) would restore the order: the grid's runs depend on it. */
 static void sort_ids(world_body_id *ids, world_body_id *tmp, size_t n) {
     size_t i = 1;
     while (i < n && ids[i - 1] < ids[i])

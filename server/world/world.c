@@ -88,8 +88,8 @@ world *world_create(const world_config *cfg_in) {
     uint32_t slot_bits = 1;
     while (slot_bits < 24 && (1u << slot_bits) < cfg.max_bodies)
         slot_bits++;
-    w->gen_bits = 32 - slot_bits;
-    w->gen_max = (uint32_t)((1ull << w->gen_bits) - 1u);
+    w->slot_bits = slot_bits;
+    w->gen_max = (uint32_t)((1ull << (32 - slot_bits)) - 1u);
 
     uint32_t cap = w->capacity;
     /* Polygons need a pool entry; boxes and circles do not. A quarter of the bodies, at least 64.
@@ -211,6 +211,7 @@ void world_destroy(world *w) {
         free(g->unindexed);
         free(w->cache->results);
         free(w->cache->rows);
+        free(w->cache->row_keys);
         free(w->cache);
     }
     free(w->slots);
@@ -550,7 +551,9 @@ void world_get_stats(const world *w, world_stats *out) {
     out->jammed = w->jammed;
     out->events_lost = world_events_lost(w);
     out->bytes = w->bytes;
-    if (w->cache->rows) out->bytes += 2 * (size_t)w->capacity * sizeof *w->cache->rows;
+    if (w->cache->rows)
+        out->bytes += 2 * (size_t)w->capacity * sizeof *w->cache->rows +
+                      4 * (size_t)w->capacity * sizeof *w->cache->row_keys;
     out->slots_retired = w->slots_retired;
     /* every spawn used one generation of one slot; a retired slot has used all of its own */
     uint64_t ids = (uint64_t)w->capacity * w->gen_max;

@@ -139,7 +139,7 @@ bool world_body_get(const world *w, world_body_id id, world_body_info *out);
 bool world_body_shape(const world *w, world_body_id id, geom_shape *out);
 bool world_body_alive(const world *w, world_body_id id);
 
-/* Ids of bodies whose AABB overlaps box, in ascending id-slot order. Writes at most max ids and
+/* Ids of bodies whose AABB overlaps box, in ascending id order. Writes at most max ids and
  * returns how many overlap in all (so a return > max means out was truncated). kinds is a mask of
  * (1u << WORLD_BODY_STATIC) | (1u << WORLD_BODY_MOVING); 0 means both. */
 size_t world_query_aabb(const world *w, aabb box, unsigned kinds, world_body_id *out, size_t max);

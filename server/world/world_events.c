@@ -747,8 +747,8 @@ WORLD_HOT void contact_offer(contact_ctx *c, uint32_t other, uint32_t other_inde
                              const body_view *ov, bool other_static) {
     world *w = c->w;
     if (other == c->slot || !slots_block(w, c->slot, other)) return;
-    /* a is the mover of a mover-static pair, else the lower id (ids ascend with their slots) */
-    bool swap = !other_static && other < c->slot;
+    /* a is the mover of a mover-static pair, else the lower id */
+    bool swap = !other_static && slot_id(w, other) < slot_id(w, c->slot);
     uint32_t sa = swap ? other : c->slot, sb = swap ? c->slot : other;
     ev_contacts *s = &w->events->contacts;
     ev_pair *held = contact_held(s, sa, sb, c->index, other_static ? UINT32_MAX : other_index);

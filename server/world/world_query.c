@@ -61,8 +61,15 @@ static size_t query_collect(const world *w, collect_ctx c, unsigned kinds, world
         if (unique > 0 && r[unique - 1] == r[i]) continue;
         r[unique++] = r[i];
     }
+    /* Slot order is id order only within one generation (make_id): sorted again as ids. */
+    bool sorted = true;
+    for (size_t i = 0; i < unique; i++) {
+        r[i] = slot_id(w, r[i]);
+        sorted &= i == 0 || r[i - 1] < r[i];
+    }
+    if (!sorted) world_sort_u32(r, unique);
     for (size_t i = 0; i < unique && i < max; i++)
-        out[i] = slot_id(w, r[i]);
+        out[i] = r[i];
     return unique;
 }
 
@@ -414,7 +421,7 @@ static bool query_record_same_shape(const world *w, const world_hist_rec *r, voi
     game_query *q = vctx;
     const world_hist_frame *f = q->frame;
     if (aabb_meets(box_at(r->position, v2_neg(f->hi), f->hi), q->region))
-        query_offer(w, q, (uint32_t)((uint64_t)r->id >> w->gen_bits), r->id, f->shape, r->position,
+        query_offer(w, q, id_slot_bits(w, r->id), r->id, f->shape, r->position,
                     f->hi);
     return true;
 }

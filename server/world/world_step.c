@@ -223,8 +223,52 @@ static void row_of_body(const world *w, uint32_t slot, world_body_row *r) {
     }
 }
 
-/* One walk over the slots the step marked, in slot order: ids ascend with their slot, and within
- * a slot the despawned generation comes before the live one. */
+/* Rows come from the slot walk in slot order; an id orders by generation first (make_id), so rows
+ * of mixed generations are put in id order by a stable sort on the generation alone (LSD radix,
+ * a byte per pass, a pass skipped when every row has the same byte), then moved in place along
+ * the permutation's cycles. A world whose changed bodies share one generation (no slot reused
+ * since) pays the sortedness check alone. */
+static void table_sort_by_id(const world *w, world_cache *cache, size_t n) {
+    world_body_row *rows = cache->rows;
+    size_t i = 1;
+    while (i < n && rows[i - 1].id < rows[i].id)
+        i++;
+    if (i >= n) return;
+    uint64_t *key = cache->row_keys, *tmp = cache->row_keys + 2 * (size_t)w->capacity;
+    for (size_t k = 0; k < n; k++)
+        key[k] = (uint64_t)((rows[k].id - 1u) >> w->slot_bits) << 32 | k;
+    for (uint32_t shift = 32; shift < 64 - w->slot_bits; shift += 8) {
+        size_t count[257] = {0};
+        for (size_t k = 0; k < n; k++)
+            count[((key[k] >> shift) & 0xffu) + 1u]++;
+        if (count[((key[0] >> shift) & 0xffu) + 1u] == n) continue;
+        for (size_t d = 0; d < 256; d++)
+            count[d + 1] += count[d];
+        for (size_t k = 0; k < n; k++)
+            tmp[count[(key[k] >> shift) & 0xffu]++] = key[k];
+        uint64_t *t = key;
+        key = tmp;
+        tmp = t;
+    }
+    /* Position p takes the row at key[p]'s low half; a done position points at itself. */
+    for (size_t p = 0; p < n; p++) {
+        size_t from = (uint32_t)key[p];
+        if (from == p) continue;
+        world_body_row held = rows[p];
+        size_t j = p;
+        for (;;) {
+            from = (uint32_t)key[j];
+            key[j] = j;
+            if (from == p) break;
+            rows[j] = rows[from];
+            j = from;
+        }
+        rows[j] = held;
+    }
+}
+
+/* One walk over the slots the step marked, in slot order (within a slot the despawned generation
+ * before the live one), then into id order. */
 void world_table_build(const world *w) {
     world_cache *cache = w->cache;
     WORLD_ASSERT(cache->rows);
@@ -258,6 +302,7 @@ void world_table_build(const world *w) {
         }
     }
     WORLD_ASSERT(n <= 2 * (size_t)w->capacity);
+    table_sort_by_id(w, cache, n);
     cache->row_count = n;
     cache->rows_built = true;
 }
@@ -269,7 +314,14 @@ size_t world_body_table(const world *w, const world_body_row **rows) {
     if (!cache->rows) {
         /* The bound, allocated once: no later read or despawn allocates. */
         cache->rows = malloc(2 * (size_t)w->capacity * sizeof *cache->rows);
-        if (!cache->rows) return 0;
+        cache->row_keys = malloc(4 * (size_t)w->capacity * sizeof *cache->row_keys);
+        if (!cache->rows || !cache->row_keys) {
+            free(cache->rows);
+            free(cache->row_keys);
+            cache->rows = NULL;
+            cache->row_keys = NULL;
+            return 0;
+        }
     }
     if (!cache->rows_built) world_table_build(w);
     *rows = cache->rows;

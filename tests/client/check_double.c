@@ -118,7 +118,11 @@ static void send_snapshot(uint64_t tick, const body_spec *specs, size_t n, bool 
             if (with_shape) {
                 uint8_t shape_bytes[64];
                 size_t sl = collide__v1__shape__pack(&shape[order[k]], shape_bytes);
-                len += quant_encode_new(&q, (uint32_t)b->kind, st[order[k]].owner, shape_bytes, sl,
+                /* the filters as the float form has them (0 reads as the default) */
+                const Collide__V1__BodyState *bs = &st[order[k]];
+                quant_filter f = {bs->category ? bs->category : QUANT_DEFAULT_CATEGORY,
+                                  bs->mask ? bs->mask : QUANT_DEFAULT_MASK, bs->sensor};
+                len += quant_encode_new(&q, (uint32_t)b->kind, bs->owner, shape_bytes, sl, &f,
                                         packed + len);
             } else {
                 size_t r = quant_encode_change(&q, &sent_state[b->id % 128], packed + len);

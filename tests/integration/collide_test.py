@@ -389,22 +389,7 @@ class Daemon:
 
     def __init__(self, args=(), http=False, env_extra=None, world=None, bind="127.0.0.1",
                  ws=False):
-        self.http_port = free_port() if http else 0
-        # The WebSocket port is on by default (7778): off unless asked for, so daemons run side
-        # by side (ctest -j) do not fight over it.
-        self.ws_port = free_port() if ws else 0
         self.host = bind
-        cmd = [OPTS.collided, "--bind", bind, "--port", "0",
-               "--http-port", str(self.http_port)]
-        if "--ws-port" not in args and "COLLIDE_WS_PORT" not in (env_extra or {}):
-            cmd += ["--ws-port", str(self.ws_port)]
-        # Flags a whole run adds to every daemon (scripts/test: under TSan the overload detector is
-        # off, since ticks run several times slower there and "at capacity" is not under test).
-        cmd += os.environ.get("ITEST_DAEMON_ARGS", "").split()
-        if world is not None:
-            cmd += ["--world", world]
-        cmd += list(args)
-        self.cmd = cmd
         env = dict(os.environ)
         # Keep the daemon's configuration to what the test passes on the command line.
         for k in list(env):
@@ -412,6 +397,36 @@ class Daemon:
                 del env[k]
         if env_extra:
             env.update(env_extra)
+        # free_port() releases the port it found: another process (a test of another suite under
+        # ctest -j) may take it before collided binds. That start is retried on fresh ports.
+        for attempt in range(3):
+            self.http_port = free_port() if http else 0
+            # The WebSocket port is on by default (7778): off unless asked for, so daemons run
+            # side by side (ctest -j) do not fight over it.
+            self.ws_port = free_port() if ws else 0
+            cmd = [OPTS.collided, "--bind", bind, "--port", "0",
+                   "--http-port", str(self.http_port)]
+            if "--ws-port" not in args and "COLLIDE_WS_PORT" not in (env_extra or {}):
+                cmd += ["--ws-port", str(self.ws_port)]
+            # Flags a whole run adds to every daemon (scripts/test: under TSan the overload
+            # detector is off, since ticks run several times slower there and "at capacity" is not
+            # under test).
+            cmd += os.environ.get("ITEST_DAEMON_ARGS", "").split()
+            if world is not None:
+                cmd += ["--world", world]
+            cmd += list(args)
+            try:
+                self._start(cmd, env)
+                return
+            except TestFailure:
+                lost_race = (self.proc.returncode not in (None, 0) and (http or ws) and
+                             "address already in use" in self.log_text())
+                if not lost_race or attempt == 2:
+                    raise
+                _DAEMONS.remove(self)
+
+    def _start(self, cmd, env):
+        self.cmd = cmd
         self.log_lines = []
         self.lock = threading.Lock()
         self.listening = threading.Event()

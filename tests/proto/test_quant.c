@@ -91,7 +91,7 @@ static void test_round_trip_random(void) {
             quant_state cur = random_state(&r);
             if (!m.known[i]) {
                 if (what > 3) continue;
-                n = quant_encode_new(&cur, 2, 7, fake_shape, sizeof fake_shape, rec);
+                n = quant_encode_new(&cur, 2, 7, fake_shape, sizeof fake_shape, NULL, rec);
                 m.known[i] = true;
             } else {
                 /* Half the time one part changes a little, as a tick gives (each part alone
@@ -169,7 +169,7 @@ static void test_rounding_and_zigzag(void) {
     hi.last_input_seq = UINT32_MAX;
     uint8_t buf[3 * (QUANT_CHANGE_MAX + 16)];
     size_t len = varint_write(buf, UINT32_MAX);
-    len += quant_encode_new(&lo, 1, UINT32_MAX, NULL, 0, buf + len);
+    len += quant_encode_new(&lo, 1, UINT32_MAX, NULL, 0, NULL, buf + len);
     quant_table t;
     memset(&t, 0, sizeof t);
     CHECK(quant_apply(&t, buf, len, NULL, NULL));
@@ -198,7 +198,7 @@ static void test_rounding_and_zigzag(void) {
         s0.angle = from;
         s1.angle = (from + 32768) % 65536;
         len = varint_write(buf, 9);
-        len += quant_encode_new(&s0, 2, 1, NULL, 0, buf + len);
+        len += quant_encode_new(&s0, 2, 1, NULL, 0, NULL, buf + len);
         CHECK(quant_apply(&u, buf, len, NULL, NULL));
         len = varint_write(buf, 9);
         len += quant_encode_change(&s1, &s0, buf + len);
@@ -218,7 +218,7 @@ static void test_malformed(void) {
     one.px = 1;
     uint8_t buf[64];
     size_t len = varint_write(buf, 5);
-    len += quant_encode_new(&one, 2, 1, fake_shape, sizeof fake_shape, buf + len);
+    len += quant_encode_new(&one, 2, 1, fake_shape, sizeof fake_shape, NULL, buf + len);
     CHECK(quant_apply(&t, buf, len, NULL, NULL));
     CHECK(!quant_apply(&t, buf, len, NULL, NULL)); /* announced twice */
     for (size_t cut = 1; cut < len; cut++) {

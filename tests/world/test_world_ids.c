@@ -72,9 +72,10 @@ static void test_first_input_seq_any_but_zero(void) {
 
 /* A slot retires when its generation would wrap (world_despawn: gen >= gen_max). With the 16 bits
  * of generation a 65536-body world has, that takes 65535 spawns of one slot; the test makes a
- * world with 2 bits of generation instead (id = slot << 2 | gen, gen 1..3), as world_create would
+ * world with 2 bits of generation instead (id = ((gen - 1) << 30 | slot) + 1, gen 1..3), as world_create would
  * for a 2^30-body world, before its first spawn. world_stats counts the retired slots and the
  * spawns the id space still allows. */
+#define ID_SLOT(id) (((id) - 1u) & ((1u << 30) - 1u))
 static void test_slots_retire_and_are_counted(void) {
     world *w = wt_world(100, 4);
     CHECK(w);
@@ -82,7 +83,7 @@ static void test_slots_retire_and_are_counted(void) {
     world_get_stats(w, &st);
     CHECK(st.slots_retired == 0);
     CHECK_MSG(st.ids_left == 4ull * w->gen_max, "ids_left %llu", (unsigned long long)st.ids_left);
-    w->gen_bits = 2;
+    w->slot_bits = 30;
     w->gen_max = 3;
     CHECK(world_validate(w) == NULL);
     world_get_stats(w, &st);
@@ -97,8 +98,8 @@ static void test_slots_retire_and_are_counted(void) {
     for (int i = 0; i < 3; i++) {
         world_body_id id = spawn_mover(w, v2(0, 0));
         CHECK(id && id != prev && id != keep);
-        if (prev) CHECK((id >> 2) == (prev >> 2)); /* same slot, next generation */
-        CHECK((id & 3u) == (uint32_t)(i + 1));
+        if (prev) CHECK(ID_SLOT(id) == ID_SLOT(prev)); /* same slot, next generation */
+        CHECK((id - 1u) >> 30 == (uint32_t)i);
         world_step(w);
         CHECK(world_despawn(w, id) == WORLD_OK);
         world_step(w);
@@ -111,7 +112,7 @@ static void test_slots_retire_and_are_counted(void) {
     CHECK(world_validate(w) == NULL);
     /* the retired slot is never handed out again: two more slots, then full */
     world_body_id x = spawn_mover(w, v2(20, 20)), y = spawn_mover(w, v2(-20, 20));
-    CHECK(x && y && (x >> 2) != (prev >> 2) && (y >> 2) != (prev >> 2));
+    CHECK(x && y && ID_SLOT(x) != ID_SLOT(prev) && ID_SLOT(y) != ID_SLOT(prev));
     world_body_id none = WORLD_NULL_BODY;
     geom_shape c = wt_circle(1);
     CHECK(world_spawn(w, WORLD_BODY_MOVING, &c, v2(40, 40), 7u, &none, NULL) == WORLD_ERR_FULL);
@@ -124,5 +125,22 @@ static void test_slots_retire_and_are_counted(void) {
     world_destroy(w);
 }
 
-TEST_MAIN(TEST(test_input_seq_wraps), TEST(test_first_input_seq_any_but_zero),
+/* Bodies of a slot's first generation have the id slot + 1 (the generation sits above the slot):
+ * neighbours' ids are close, which keeps a quantized snapshot's id gaps to one byte. */
+static void test_neighbours_ids_are_close(void) {
+    world *w = wt_world(100, 65536);
+    CHECK(w);
+    world_body_id id[8];
+    for (int i = 0; i < 8; i++) {
+        id[i] = spawn_mover(w, v2(-40.0f + 10.0f * (float)i, 0));
+        CHECK(id[i]);
+    }
+    for (int i = 1; i < 8; i++) {
+        uint32_t gap = id[i] > id[i - 1] ? id[i] - id[i - 1] : id[i - 1] - id[i];
+        CHECK_MSG(gap == 1 && id[i] <= 8, "ids %u then %u", id[i - 1], id[i]);
+    }
+    world_destroy(w);
+}
+
+TEST_MAIN(TEST(test_input_seq_wraps), TEST(test_neighbours_ids_are_close), TEST(test_first_input_seq_any_but_zero),
           TEST(test_slots_retire_and_are_counted))

@@ -13,8 +13,9 @@ import {
   type SnapshotMsg,
   type WelcomeMsg,
 } from "./proto";
+import { QuantizedDecodeError, QuantizedDecoder } from "./quantized";
 import type { Transport } from "./transport";
-import { applySnapshot, vec, type Body, type Point } from "./world";
+import { applyQuantizedSnapshot, applySnapshot, vec, type Body, type Point } from "./world";
 
 /** An Error sent by the daemon (or a local failure: code UNSPECIFIED, e.g. the connection closed). */
 export class CollideError extends Error {
@@ -45,6 +46,11 @@ export interface Welcome {
   admin: boolean;
   room: string;
   features: string[];
+  /** The snapshot rate granted, rounded to whole Hz (the exact rate is tickRateHz / k). */
+  snapshotRateHz: number;
+  /** The quanta of quantized snapshots (units, units/s); 0 when they were not granted. */
+  positionQuantum: number;
+  velocityQuantum: number;
   raw: WelcomeMsg;
 }
 
@@ -77,6 +83,11 @@ export interface ConnectOptions {
   token?: string;
   room?: string;
   name?: string;
+  /** Snapshots at about this rate (the nearest tick_rate / k); 0 or absent = every tick. */
+  snapshotRateHz?: number;
+  /** Ask for quantized snapshots (Snapshot.packed): 4x+ fewer bytes, values rounded to the
+   * Welcome's quanta. `bodies` and the snapshot events look the same either way. */
+  quantized?: boolean;
   /** How long to wait for Welcome, and for each reply (default 10 s). */
   timeoutMs?: number;
 }
@@ -103,6 +114,9 @@ export class CollideClient extends Emitter<ClientEvents> {
   /** The tick of the last snapshot (Welcome's tick before the first). */
   tick = 0;
   closed = false;
+  /** The decoder of a quantized session (its bodies in quanta, exactly the server's), null for a
+   * float one (not asked for, or a server that did not grant it). */
+  quantized: QuantizedDecoder | null = null;
   private nextRequestId = 1;
   private inputSeq = 0;
   private pending = new Map<number, Pending>();
@@ -123,7 +137,16 @@ export class CollideClient extends Emitter<ClientEvents> {
     transport.onClose = (reason, code) => c.closedBy(reason, code);
     return new Promise<CollideClient>((resolve, reject) => {
       const hello = c.request(
-        { hello: { protocolVersion: PROTOCOL_VERSION, name: opts.name ?? "", token: opts.token ?? "", room: opts.room ?? "" } },
+        {
+          hello: {
+            protocolVersion: PROTOCOL_VERSION,
+            name: opts.name ?? "",
+            token: opts.token ?? "",
+            room: opts.room ?? "",
+            snapshotRateHz: opts.snapshotRateHz ?? 0,
+            quantized: opts.quantized ?? false,
+          },
+        },
         false,
       );
       transport.onOpen = () => c.flushHello();
@@ -146,8 +169,14 @@ export class CollideClient extends Emitter<ClientEvents> {
             admin: w.admin,
             room: w.room,
             features: [...w.features],
+            // A daemon before 1.1 leaves it out: every tick.
+            snapshotRateHz: w.snapshotRateHz || w.tickRateHz,
+            positionQuantum: w.positionQuantum,
+            velocityQuantum: w.velocityQuantum,
             raw: w as WelcomeMsg,
           };
+          // Quanta are set only for a client granted quantized snapshots.
+          if (opts.quantized && w.positionQuantum > 0) c.quantized = new QuantizedDecoder(w.positionQuantum, w.velocityQuantum);
           c.tick = Number(w.tick);
           resolve(c);
         },
@@ -271,7 +300,20 @@ export class CollideClient extends Emitter<ClientEvents> {
     switch (m.msg) {
       case "snapshot": {
         const snap = m.snapshot as SnapshotMsg;
-        const { added, changed, removed } = applySnapshot(this.bodies, snap);
+        let delta: { added: number[]; changed: number[]; removed: number[] };
+        try {
+          if (this.quantized) delta = applyQuantizedSnapshot(this.bodies, this.quantized, snap);
+          else if (snap.packed.length) throw new QuantizedDecodeError("quantized records in a float session");
+          else delta = applySnapshot(this.bodies, snap);
+        } catch (e) {
+          if (!(e instanceof QuantizedDecodeError)) throw e;
+          // Out of sync with the server (which never sends such a snapshot): bodies stay as
+          // they were before it; the session is over, a new one starts from a clean state.
+          this.emit("error", new CollideError(ErrorCode.ERROR_CODE_BAD_REQUEST, `snapshot at tick ${snap.tick} out of sync: ${e.message}`, true, 0));
+          this.transport.close();
+          return;
+        }
+        const { added, changed, removed } = delta;
         this.tick = Number(snap.tick);
         this.emit("snapshot", { tick: this.tick, added, changed, removed, raw: snap });
         return;

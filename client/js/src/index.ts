@@ -6,6 +6,7 @@ import { webSocketTransport, type WebSocketConstructor } from "./transport";
 export * from "./client";
 export * from "./proto";
 export * from "./world";
+export * from "./quantized";
 export * from "./framing";
 export * from "./transport";
 export * from "./prediction";

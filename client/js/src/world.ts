@@ -2,8 +2,10 @@
 // (docs/protocol.md "Snapshots: views and deltas"): a body in `bodies` gets its dynamic fields
 // replaced (shape, kind and owner are kept from the first time), an id in `removed` is dropped, a
 // body absent from a snapshot has not changed. Fields are copied, never proto-merged: a zero is
-// not on the wire, and a merge would keep a stale velocity when a body stops.
+// not on the wire, and a merge would keep a stale velocity when a body stops. A quantized session
+// keeps the same map from its decoder (quantized.ts): the same Body, whichever form came.
 import { BodyKind, type BodyStateMsg, type Shape, type SnapshotMsg, type Vec2 } from "./proto";
+import type { QuantizedDecoder } from "./quantized";
 
 export interface Point {
   x: number;
@@ -14,12 +16,19 @@ export interface Body {
   id: number;
   position: Point;
   velocity: Point;
+  /** Radians. */
   angle: number;
+  /** Radians per second (0 from a daemon that does not turn bodies). */
+  angularVelocity: number;
   /** The newest input of this body applied in the tick of the last change (0 = none yet). */
   lastInputSeq: number;
   shape: Shape | null;
   kind: BodyKind;
   owner: number;
+  /** The collision filter, as on the wire: 0 = the default (category 1, mask all bits). */
+  category: number;
+  mask: number;
+  sensor: boolean;
   /** The tick of the snapshot that last changed this body. */
   tick: number;
 }
@@ -47,14 +56,39 @@ export function applySnapshot(
       position: vec(b.position),
       velocity: vec(b.velocity),
       angle: b.angle,
+      // BodyState.angular_velocity (9) comes with rotation; absent from older generated code.
+      angularVelocity: (b as { angularVelocity?: number }).angularVelocity ?? 0,
       lastInputSeq: b.lastInputSeq,
       shape: b.shape ?? prev?.shape ?? null,
       kind: b.shape ? b.kind : prev ? prev.kind : b.kind || BodyKind.BODY_KIND_MOVING,
       owner: b.shape ? b.owner : prev ? prev.owner : b.owner,
+      category: b.shape ? b.category : prev ? prev.category : b.category,
+      mask: b.shape ? b.mask : prev ? prev.mask : b.mask,
+      sensor: b.shape ? b.sensor : prev ? prev.sensor : b.sensor,
       tick,
     };
     bodies.set(b.id, body);
     (prev ? changed : added).push(b.id);
+  }
+  return { added, changed, removed };
+}
+
+/** Applies one quantized snapshot through `decoder` (its `removed`, then its `packed`) and keeps
+ * `bodies` the decoder's bodies in world units. Throws QuantizedDecodeError, leaving both as they
+ * were, when the snapshot breaks the layout. */
+export function applyQuantizedSnapshot(
+  bodies: Map<number, Body>,
+  decoder: QuantizedDecoder,
+  snap: SnapshotMsg,
+): { added: number[]; changed: number[]; removed: number[] } {
+  const tick = Number(snap.tick);
+  const { records, removed } = decoder.applySnapshot(snap);
+  const added: number[] = [];
+  const changed: number[] = [];
+  for (const id of removed) bodies.delete(id);
+  for (const r of records) {
+    (bodies.has(r.id) ? changed : added).push(r.id);
+    bodies.set(r.id, decoder.toBody(r.body, tick));
   }
   return { added, changed, removed };
 }

@@ -3,6 +3,9 @@
 // server has it (DOM), draw each in its owner's colour at that place (screenshot), and show them
 // moving. The page is the one collided itself serves on its WebSocket port (GET /, its bundle
 // compiled in). The screenshot is kept in build/viewer-screenshot.png for a person to look at.
+// Twice: with float snapshots, and with ?quantized=1&rate=15 (quantized, every 2nd tick) at a
+// position quantum of 1/1024 unit, so that half a quantum stays inside the 1e-3 the places are
+// held to.
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -16,13 +19,13 @@ const SCALE = 2; // px per world unit: the viewer is opened at ?scale=2, camera 
 
 interface Listed { id: number; owner: number; kind: number; x: number; y: number; sx: number; sy: number }
 
-test("the viewer draws the daemon's bodies where the server has them, and they move", {
+for (const quantized of [false, true]) test(`the viewer${quantized ? " (quantized, 15 Hz)" : ""} draws the daemon's bodies where the server has them, and they move`, {
   skip: HAS_WS ? false : "collided has no --ws-port yet (branch i14-ws)", timeout: 120000,
 }, async () => {
   const d = await Daemon.start({
     ws: true,
     // A token for players, and the viewer logs in with the admin token for the whole world.
-    args: ["--tick-rate", "30", "--token", "play", "--admin-token", "watch"],
+    args: ["--tick-rate", "30", "--token", "play", "--admin-token", "watch", "--position-quantum", String(1 / 1024)],
     world: { bounds: [[-100, -100], [100, 100]], statics: [{ position: [0, -50], box: { half_extents: [40, 5] } }] },
   });
   // The daemon's own page: http on the WebSocket port (the page then opens ws://<same host>/v1).
@@ -41,7 +44,7 @@ test("the viewer draws the daemon's bodies where the server has them, and they m
     for (const m of movers) m.c.move(m.id, { x: 0, y: -12 });
 
     browser = await Browser.start(800, 600);
-    await browser.goto(`${site.url}/?ws=${encodeURIComponent(d.wsUrl)}&scale=${SCALE}&token=watch&whole=1`);
+    await browser.goto(`${site.url}/?ws=${encodeURIComponent(d.wsUrl)}&scale=${SCALE}&token=watch&whole=1${quantized ? "&quantized=1&rate=15" : ""}`);
     const list = () => browser!.exec<Listed[]>(`return [...document.querySelectorAll("#bodies li")].map(li => ({
         id: +li.dataset.id, owner: +li.dataset.owner, kind: +li.dataset.kind,
         x: +li.dataset.x, y: +li.dataset.y, sx: +li.dataset.sx, sy: +li.dataset.sy }))`);
@@ -84,7 +87,7 @@ test("the viewer draws the daemon's bodies where the server has them, and they m
 
     // The screenshot: each body's centre in its owner's colour, the wall grey, empty space dark.
     const png = await browser.screenshot();
-    writeFileSync(join(ROOT, "build", "viewer-screenshot.png"), png);
+    writeFileSync(join(ROOT, "build", `viewer-screenshot${quantized ? "-quantized" : ""}.png`), png);
     const img = decodePng(png);
     const near = (got: number[], want: number[], what: string) =>
       assert.ok(got.every((v, i) => Math.abs(v - want[i]) <= 3), `${what}: pixel ${got}, want ${want}`);
@@ -97,6 +100,8 @@ test("the viewer draws the daemon's bodies where the server has them, and they m
     near(pixel(img, canvas.w / 2 - 30 * SCALE, canvas.h / 2), [0x16, 0x16, 0x16], "empty space");
     const status = await browser.exec<string>(`return document.getElementById("status").textContent`);
     assert.match(status, /^tick \d+ \| rtt [\d.]+ ms \| \d+ snapshots\/s \| 4 bodies in view \| room default \(admin\)/);
+    if (quantized) assert.match(status, / \| quantized at 15 Hz$/);
+    else assert.doesNotMatch(status, /quantized/);
 
     // Hover names the body; a click follows it (the camera centres on it); the wheel zooms about
     // the cursor; a drag pans and stops following.

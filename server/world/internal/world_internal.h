@@ -41,8 +41,8 @@
  *   - What changed goes out through one mechanism, the body table (world_body_table, Box2D's move
  *     events as one dense array): the step only marks bits by slot (moved_bits as movers finish,
  *     spawn_bits and despawn_bits as it closes, the despawned generation and kind kept in the
- *     slot), and the first read walks those bits once, in slot order, which is id order, into
- *     rows. A step nobody reads the table of costs its marks alone (bench_world never reads it);
+ *     slot), and the first read walks those bits once, in slot order, into rows, then puts
+ *     them in id order (a no-op check while every changed body has the same generation). A step nobody reads the table of costs its marks alone (bench_world never reads it);
  *     the reader pays O(words + rows). The rows are allocated by the first read, not by
  *     world_create: 2 x capacity rows of 56 bytes would break the bytes-per-static budget of a
  *     world that never reads them. */
@@ -204,6 +204,8 @@ typedef struct world_cache {
     uint32_t result_cap;  /* capacity of results */
     world_body_row *rows; /* the body table, allocated by its first read (2 x capacity rows: each
                            * slot may hold a live body and name one despawned since the step) */
+    uint64_t *row_keys;   /* with rows: 2 x 2 x capacity sort keys (generation, row), for the
+                           * id order of rows of mixed generations (world_table_build) */
     size_t row_count;     /* rows of the last step's table, once built */
     bool rows_built;      /* rows describe the last step (cleared by world_step) */
 } world_cache;
@@ -257,7 +259,7 @@ struct world {
     aabb inner_bounds;      /* bounds shrunk by the skin: a slide inside needs no bounds sweep */
     uint32_t capacity;      /* max bodies */
     uint32_t mover_cap;     /* max moving bodies (<= capacity): sizes the mover arrays */
-    uint32_t gen_bits;      /* id = slot << gen_bits | gen */
+    uint32_t slot_bits;     /* id = gen << slot_bits | slot: see make_id */
     uint32_t gen_max;       /* largest generation */
     uint64_t spawns;        /* bodies ever spawned: each took one generation of one slot */
     uint32_t slots_retired; /* slots whose generation ran out (WORLD_SLOT_RETIRED) */
@@ -375,15 +377,28 @@ static inline aabb box_at(vec2 p, vec2 lo, vec2 hi) {
 }
 static inline bool vec_eq(vec2 a, vec2 b) { return memcmp(&a, &b, sizeof a) == 0; }
 
+/* id = ((gen - 1) << slot_bits | slot) + 1: the generation (1..gen_max) sits above the slot, so a
+ * body of a slot's first generation (most of a game's) has the id slot + 1. Neighbours' ids are
+ * close: a quantized snapshot's id gaps (Snapshot.packed, ascending id order) and a MoveIntent's
+ * body_id take one or two varint bytes rather than three. Ascending id order is ascending slot
+ * order only within one generation: whatever promises id order (the body table,
+ * world_query_aabb, a contact's a and b) compares ids, not slots. Never 0 (WORLD_NULL_BODY), and
+ * gen <= gen_max = 2^(32 - slot_bits) - 1 keeps the largest id below 2^32. */
 static inline world_body_id make_id(const world *w, uint32_t slot, uint32_t gen) {
-    return (slot << w->gen_bits) | gen;
+    return (((gen - 1u) << w->slot_bits) | slot) + 1u;
+}
+
+/* The slot an id names, live or not (no check); id must not be 0. */
+static inline uint32_t id_slot_bits(const world *w, world_body_id id) {
+    return (id - 1u) & (uint32_t)((1ull << w->slot_bits) - 1u);
 }
 
 /* The slot of a live id, or UINT32_MAX. */
 static inline uint32_t id_slot(const world *w, world_body_id id) {
-    uint32_t gen = id & w->gen_max;
-    uint32_t slot = (uint32_t)((uint64_t)id >> w->gen_bits);
-    if (gen == 0 || slot >= w->capacity) return UINT32_MAX;
+    if (id == WORLD_NULL_BODY) return UINT32_MAX;
+    uint32_t gen = (uint32_t)((uint64_t)(id - 1u) >> w->slot_bits) + 1u;
+    uint32_t slot = id_slot_bits(w, id);
+    if (gen > w->gen_max || slot >= w->capacity) return UINT32_MAX;
     const world_slot *s = &w->slots[slot];
     if (s->kind == 0 || s->gen != gen) return UINT32_MAX;
     /* a live id names a body in the dense arrays */

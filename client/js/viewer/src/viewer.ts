@@ -131,7 +131,7 @@ function draw(): void {
   const now = performance.now();
   snapTimes = snapTimes.filter((t) => now - t < 1000);
   const st = client && !client.closed
-    ? `tick ${client.tick} | rtt ${isNaN(rttMs) ? "-" : rttMs.toFixed(1) + " ms"} | ${snapTimes.length} snapshots/s | ${drawn.length} bodies in view | room ${client.welcome.room}${client.welcome.admin ? " (admin)" : ""} | zoom ${cam.scale.toFixed(2)} px/unit`
+    ? `tick ${client.tick} | rtt ${isNaN(rttMs) ? "-" : rttMs.toFixed(1) + " ms"} | ${snapTimes.length} snapshots/s | ${drawn.length} bodies in view | room ${client.welcome.room}${client.welcome.admin ? " (admin)" : ""} | zoom ${cam.scale.toFixed(2)} px/unit${client.quantized ? ` | quantized at ${client.welcome.snapshotRateHz} Hz` : ""}`
     : `not connected${lastError ? ": " + lastError : ""}`;
   if (statusEl.textContent !== st) statusEl.textContent = st;
   statusEl.dataset.tick = String(client?.tick ?? 0);
@@ -150,6 +150,8 @@ async function start(): Promise<void> {
   try {
     const c = await connect($<HTMLInputElement>("url").value, {
       name: "viewer", room: $<HTMLInputElement>("room").value, token: $<HTMLInputElement>("token").value,
+      // Fewer, smaller snapshots for slow links (protocol 1.1): ?quantized=1, ?rate=HZ.
+      quantized: params.get("quantized") === "1", snapshotRateHz: Number(params.get("rate") ?? 0) || 0,
     });
     client = c;
     interp = new InterpolationBuffer({ tickRateHz: c.welcome.tickRateHz, delayMs: Number(params.get("delay") ?? 100) });

@@ -48,8 +48,9 @@
 /* A tracked pair: a contact (a, b) or a sensor overlap (a = the sensor, b = the visitor). */
 typedef struct ev_pair {
     world_body_id a, b;
-    /* The key. Contacts: the slots (a slot holds one body at a time, ids ascend with slots; a
-     * pair that lost a body is dropped before the search for new ones). Sensor overlaps: the ids
+    /* The key. Contacts: the slots (a slot holds one body at a time; a pair that lost a body is
+     * ended before the search takes the slot's new body: contacts_recheck for a despawned mover's
+     * pairs, contact_held_live for a static's whose slot was taken again). Sensor overlaps: the ids
      * (a pair ended in the step stays until after the search, and must not hide a new body that
      * took the slot of one that went). */
     uint32_t slot_a, slot_b;
@@ -909,7 +910,7 @@ WORLD_HOT void contact_static_box(world *w, uint32_t i, const world_mover *m, aa
  * (its box jb). */
 WORLD_HOT void contact_mover_box(world *w, uint32_t i, uint32_t j, aabb lb, aabb jb) {
     const world_mover *mi = &w->movers[i], *mj = &w->movers[j];
-    bool swap = mj->slot < mi->slot;
+    bool swap = slot_id(w, mj->slot) < slot_id(w, mi->slot); /* a: the lower id */
     uint32_t sa = swap ? mj->slot : mi->slot, sb = swap ? mi->slot : mj->slot;
     ev_pair *held = contact_held_live(w, sa, sb, i, j);
     if (held && held->seen) return;

@@ -49,8 +49,9 @@
 typedef struct ev_pair {
     world_body_id a, b;
     /* The key. Contacts: the slots (a slot holds one body at a time; a pair that lost a body is
-     * ended before the search takes the slot's new body: contacts_recheck for a despawned mover's
-     * pairs, contact_held_live for a static's whose slot was taken again). Sensor overlaps: the ids
+     * never taken for the slot's new body's: a despawned mover's pairs wait in the last group,
+     * which no search scans, until contacts_recheck ends them; a static's, found under its slot's
+     * new body, is ended there, contact_held_live). Sensor overlaps: the ids
      * (a pair ended in the step stays until after the search, and must not hide a new body that
      * took the slot of one that went). */
     uint32_t slot_a, slot_b;
@@ -60,9 +61,9 @@ typedef struct ev_pair {
     uint32_t home; /* contacts in ev_contacts.tail: the dense index of the mover that found it */
     uint32_t next; /* contacts in the tail: the previous one with the same home + 1, 0 none */
     vec2 normal;   /* contacts: from a towards b, as last seen */
-    bool ended;    /* ended in this step, dropped after the walk (sensor overlaps: after the step's
-                    * search, so the search does not take a visitor that just left for a new
-                    * crossing) */
+    bool ended;    /* sensor overlaps: ended in this step, dropped after the step's search, so the
+                    * search does not take a visitor that just left for a new crossing (contacts
+                    * clear their key instead) */
     bool b_static; /* contacts: b is a static (a is always a mover) */
     bool seen;     /* contacts: rechecked in this step's search already */
 } ev_pair;

@@ -1,15 +1,25 @@
 /* world_events: contact and sensor events (COLLISION.md step 4, world.h "Contact and sensor
  * events"). Two pair sets carried from step to step: contacts in the band (begin at a gap of at
  * most 2 x skin, end past 4 x skin: the hysteresis keeps a resting contact from flickering) and
- * sensor overlaps. Each step:
- *   1. the pairs already tracked are checked again, but only those with a body that moved (or is
- *      gone): a pair whose bodies both stood still keeps its gap;
- *   2. new pairs are looked for around the bodies that moved (all of them after a static spawned
- *      or a filter changed): contacts in each mover's box grown by 2 x skin, through the static
- *      grid and the mover grid the step left; sensor overlaps along each mover's straight move of
- *      the step (its swept box), so a visitor crossing a sensor within one step is seen.
- * The sets are hashed by pair; the hash is rebuilt after the pass that removes pairs. Nothing here
- * runs while events are off (w->events NULL), so the step without them costs what it did. */
+ * sensor overlaps. Each step, for contacts:
+ *   1. the search: each mover that changed place (every one in a rescan: a static spawned, a
+ *      filter changed), in dense order, looks at the bodies within 2 x skin of its box: the
+ *      statics its slide noted (else the static grid), the movers of the mover pass's pair list
+ *      (else the mover grid). A held pair it comes across is rechecked there (its gap from a to b,
+ *      the normal kept, an end past 4 x skin); another begins at 2 x skin. Boxes among boxes with
+ *      filters off (S1b) take the same arithmetic without building views;
+ *   2. the other held pairs with a body that moved or went are rechecked (a pair whose bodies
+ *      both stood still keeps its gap), and the step's begins are listed after its ends.
+ * Then sensor overlaps: rechecked, and looked for along each mover's straight move of the step
+ * (its swept box), so a visitor crossing a sensor within one step is seen.
+ * Contacts are kept grouped by a home mover (one of their own, by dense index: the movers are
+ * sorted by space, so the walks read the bodies in memory order and a mover's held pairs sit
+ * together); whether a pair is held is a scan of its movers' groups (a few pairs), no hash. New
+ * pairs wait in a tail, ended ones stay in place with their key cleared, until the groups are
+ * rebuilt (a counting sort): when dense indices moved (a re-sort of the movers, a despawn, a
+ * spawn) or the tail and the ended pairs outgrow half the groups. Sensor overlaps are few: a set
+ * hashed by pair, rebuilt after the pass that removes pairs. Nothing here runs while events are
+ * off (w->events NULL), so the step without them costs what it did. */
 #include "world_movers.h"
 #include "world_pair.h"
 #include "world_statics.h"
@@ -20,32 +30,42 @@
 /* ev->changed: it queried the mover grid (it did not take its partners from the pair list) */
 #define EV_QUERIED 2u
 /* ev->changed: its slide noted its statics in this step (their count in the bits above) */
-#define EV_NOTED 4u
-#define EV_NOTED_SHIFT 4
+#define EV_NOTED WORLD_EVENTS_NOTED
+#define EV_NOTED_SHIFT WORLD_EVENTS_NOTED_SHIFT
 
 /* Statics remembered per mover from its slide: a box under a cell wide, grown by a slow move and
  * the margins, meets at most 2 x 2 cells of unit tiles. */
-#define EV_NEAR 4u
-/* How many pairs ahead the recheck asks for the bodies it will read. */
-#define EV_PREFETCH 8u
+#define EV_NEAR WORLD_EVENTS_NEAR
 #define EV_END_GAP (4.0f * GEOM_SKIN)
+
+/* The rare path of a hot loop: kept out of line so the loop stays small. */
+#if defined(__GNUC__)
+#define EV_COLD __attribute__((noinline))
+#else
+#define EV_COLD
+#endif
 
 /* A tracked pair: a contact (a, b) or a sensor overlap (a = the sensor, b = the visitor). */
 typedef struct ev_pair {
     world_body_id a, b;
-    /* The key. Contacts: the slots (a slot holds one body at a time, ids ascend with slots; a
-     * pair that lost a body is dropped before the search for new ones). Sensor overlaps: the ids
+    /* The key. Contacts: the slots (a slot holds one body at a time; a pair that lost a body is
+     * never taken for the slot's new body's: a despawned mover's pairs wait in the last group,
+     * which no search scans, until contacts_recheck ends them; a static's, found under its slot's
+     * new body, is ended there, contact_held_live). Sensor overlaps: the ids
      * (a pair ended in the step stays until after the search, and must not hide a new body that
      * took the slot of one that went). */
     uint32_t slot_a, slot_b;
     uint32_t hint_a, hint_b; /* dense indices (movers or statics) where the bodies were last seen:
                               * the rechecks read the bodies without the slot table */
     uint32_t owner_a, owner_b;
+    uint32_t home; /* contacts in ev_contacts.tail: the dense index of the mover that found it */
+    uint32_t next; /* contacts in the tail: the previous one with the same home + 1, 0 none */
     vec2 normal;   /* contacts: from a towards b, as last seen */
-    bool ended;    /* ended in this step, dropped after the walk (sensor overlaps: after the step's
-                    * search, so the search does not take a visitor that just left for a new
-                    * crossing) */
+    bool ended;    /* sensor overlaps: ended in this step, dropped after the step's search, so the
+                    * search does not take a visitor that just left for a new crossing (contacts
+                    * clear their key instead) */
     bool b_static; /* contacts: b is a static (a is always a mover) */
+    bool seen;     /* contacts: rechecked in this step's search already */
 } ev_pair;
 
 typedef struct ev_set {
@@ -56,8 +76,37 @@ typedef struct ev_set {
     uint32_t hash_mask; /* hash size - 1 (a power of two >= 2 x cap) */
 } ev_set;
 
+/* The held contacts. Grouped by home mover (a mover of the pair: the one of lower dense index),
+ * homes ascending: the pairs of home i are pairs[start[i] .. start[i + 1]); pairs whose body went
+ * sort into a last group, `homes`, which the recheck empties. Pairs begun since the grouping wait
+ * in `tail`, listed per home (the finder: one of the pair's movers) through tail_head and next.
+ * An ended pair stays where it is with its key cleared (slot_a UINT32_MAX: nothing finds it) until
+ * the next grouping: a step copies no pair unless the grouping is due (the movers' dense indices
+ * moved, or the tail and the ended pairs outgrow a fraction of the groups). */
+typedef struct ev_contacts {
+    ev_pair *pairs;      /* grouped */
+    ev_pair *spare;      /* the other buffer: the grouping writes into it, then they swap */
+    uint32_t count;      /* entries in pairs, ended ones included */
+    uint32_t cap;        /* capacity of pairs and of spare (>= count + tail_count) */
+    uint32_t *start;     /* homes + 2 entries */
+    uint32_t *tail_head; /* per dense mover index: its newest pair in tail + 1, 0 none */
+    size_t room;         /* entries start and tail_head hold */
+    uint32_t homes;      /* w->mover_count when grouped */
+    uint64_t sorts;      /* w->mover_sorts when grouped */
+    uint64_t despawns;   /* w->mover_despawns when grouped */
+    bool grouped;        /* start describes pairs for the movers as they are */
+    ev_pair *tail;       /* begun since the grouping */
+    uint32_t tail_count; /* entries in tail, ended ones included */
+    uint32_t tail_cap;   /* capacity of tail */
+    uint32_t tail_old;   /* tail_count at the step's start: pairs past it began in this step */
+    uint32_t dead;       /* ended pairs still in pairs or tail */
+    uint32_t live;       /* held pairs: count + tail_count - dead */
+    world_contact_event *begins; /* the step's begins, listed after its ends once both are known */
+    size_t begin_count, begin_cap;
+} ev_contacts;
+
 typedef struct world_events {
-    ev_set contacts;
+    ev_contacts contacts;
     ev_set overlaps;
     world_contact_event *cev; /* the last step's contact events */
     size_t cev_count, cev_cap;
@@ -75,14 +124,19 @@ typedef struct world_events {
     uint32_t (*pairs)[2];
     uint32_t pair_count;
     size_t pair_room;
-    aabb *path;                /* per dense mover index, mover_room entries */
+    aabb *path;                /* per dense mover index, mover_room entries: a copy of the path
+                                * boxes, once the step overwrote scratch.path */
+    bool path_live;            /* scratch.path still holds the mover pass's path boxes */
     bool pairs_valid;          /* pairs and path describe this step's mover pass, complete */
     uint8_t *changed;          /* per dense mover index: EV_* bits, mover_room entries */
     uint64_t *changed_bits;    /* per slot: changed place in this step or shown for the first time
-                                * (slot_changed), a bit each: the rechecks read only these */
+                                * (slot_changed), or its body went (a live body in such a slot is
+                                * new, so shown first anyway), a bit each: the rechecks read only
+                                * these */
     aabb *near_region;         /* per dense mover index: the region of its noted statics */
     uint32_t (*near)[EV_NEAR]; /* per dense mover index: its noted statics (EV_NOTED) */
     bool rescan;               /* look for new pairs around every body */
+    bool gone_any;             /* a body went since the last step (pending_despawn_bits) */
     uint64_t lost;             /* world_stats.events_lost */
 } world_events;
 
@@ -151,7 +205,12 @@ static void set_free(ev_set *s) {
 void world_events_free(world *w) {
     world_events *ev = w->events;
     if (!ev) return;
-    set_free(&ev->contacts);
+    free(ev->contacts.pairs);
+    free(ev->contacts.spare);
+    free(ev->contacts.start);
+    free(ev->contacts.tail_head);
+    free(ev->contacts.tail);
+    free(ev->contacts.begins);
     set_free(&ev->overlaps);
     free(ev->cev);
     free(ev->sev);
@@ -165,6 +224,7 @@ void world_events_free(world *w) {
     free(ev->near);
     free(ev);
     w->events = NULL;
+    memset(&w->event_notes, 0, sizeof w->event_notes);
 }
 
 void world_set_events(world *w, bool enabled) {
@@ -197,7 +257,7 @@ size_t world_sensor_events(const world *w, const world_sensor_event **out) {
     *out = w->events ? w->events->sev : NULL;
     return w->events ? w->events->sev_count : 0;
 }
-size_t world_contact_count(const world *w) { return w->events ? w->events->contacts.count : 0; }
+size_t world_contact_count(const world *w) { return w->events ? w->events->contacts.live : 0; }
 size_t world_sensor_overlap_count(const world *w) {
     return w->events ? w->events->overlaps.count : 0;
 }
@@ -231,6 +291,7 @@ void world_events_begin_step(world *w) {
         if (near) ev->near = near, ev->mover_room = room;
     }
     ev->pairs_valid = false;
+    ev->path_live = false;
     /* out of memory: this step's pairs are measured as if every mover had moved, straight */
     ev->p0_valid = w->mover_count <= ev->mover_room;
     if (ev->p0_valid) {
@@ -238,16 +299,8 @@ void world_events_begin_step(world *w) {
             ev->p0[i] = w->movers[i].position;
         if (w->mover_count) memset(ev->changed, 0, w->mover_count); /* NULL while no mover yet */
     }
-}
-
-void world_events_note_statics(world *w, uint32_t mi, aabb region, const uint32_t *index,
-                               uint32_t count) {
-    world_events *ev = w->events;
-    if (!ev->p0_valid || count > EV_NEAR) return;
-    ev->near_region[mi] = region;
-    for (uint32_t k = 0; k < count; k++)
-        ev->near[mi][k] = index[k];
-    ev->changed[mi] = (uint8_t)(EV_NOTED | count << EV_NOTED_SHIFT);
+    world_event_notes notes = {ev->near_region, ev->near, ev->changed, ev->p0_valid};
+    w->event_notes = notes;
 }
 
 void world_events_note_pairs(world *w) {
@@ -267,10 +320,24 @@ void world_events_note_pairs(world *w) {
     }
     /* Both may still be NULL (nothing recorded yet): memcpy takes no NULL, even for 0 bytes. */
     if (n) memcpy(ev->pairs, w->scratch.pairs, (size_t)n * sizeof *ev->pairs);
-    if (w->mover_count)
-        memcpy(ev->path, w->scratch.path, (size_t)w->mover_count * sizeof *ev->path);
+    /* the path boxes stay where they are unless the mover grid is rebuilt over the current boxes
+     * (world_events_keep_path): most steps copy none */
+    ev->path_live = true;
     ev->pair_count = n;
     ev->pairs_valid = true;
+}
+
+void world_events_keep_path(const world *w) {
+    world_events *ev = w->events;
+    if (!ev->path_live) return;
+    if (w->mover_count)
+        memcpy(ev->path, w->scratch.path, (size_t)w->mover_count * sizeof *ev->path);
+    ev->path_live = false;
+}
+
+/* The mover pass's path box of the mover of dense index i (pairs_valid). */
+static inline aabb path_box(const world *w, uint32_t i) {
+    return w->events->path_live ? w->scratch.path[i] : w->events->path[i];
 }
 
 static inline bool bit_set(const uint64_t *bits, uint32_t slot) {
@@ -300,7 +367,7 @@ static uint32_t slot_owner(const world *w, uint32_t slot) {
 
 /* geom_distance of two boxes, from their AABBs: the common case (S1b's every pair), without
  * building shapes or walking polygon vertices. */
-static float box_distance(aabb a, aabb b, vec2 *n) {
+WORLD_HOT float box_distance(aabb a, aabb b, vec2 *n) {
     float dx = wmax(b.min.x - a.max.x, a.min.x - b.max.x);
     float dy = wmax(b.min.y - a.max.y, a.min.y - b.max.y);
     float sx = (b.min.x + b.max.x) >= (a.min.x + a.max.x) ? 1.0f : -1.0f;
@@ -319,7 +386,7 @@ static float box_distance(aabb a, aabb b, vec2 *n) {
     return dy;
 }
 
-static float view_distance(const world *w, const body_view *a, const body_view *b, vec2 *n) {
+WORLD_HOT float view_distance(const world *w, const body_view *a, const body_view *b, vec2 *n) {
     if (ref_kind(a->ref) == GEOM_SHAPE_BOX && ref_kind(b->ref) == GEOM_SHAPE_BOX)
         return box_distance(box_at(a->pos, a->lo, a->hi), box_at(b->pos, b->lo, b->hi), n);
     geom_shape ta, tb;
@@ -363,42 +430,57 @@ static float approach(const world *w, uint32_t sa, uint32_t sb, vec2 n) {
     return v2_dot(v2_sub(slot_intent(w, sa), slot_intent(w, sb)), n);
 }
 
-/* Fills ev->changed_bits, and ev->changed's EV_LOOKS, from the step's change bits: what
- * slot_changed says of each body, computed once. */
+/* Fills ev->changed_bits from the step's change bits, but for the movers (note_mover): what
+ * slot_changed says of each body, computed once; and ev->gone_any. */
 static void note_changes(world *w) {
     world_events *ev = w->events;
     size_t words = ((size_t)w->capacity + 63) / 64;
     if (ev->rescan) {
         memset(ev->changed_bits, 0xff, words * sizeof *ev->changed_bits);
     } else {
-        memcpy(ev->changed_bits, w->spawn_bits, words * sizeof *ev->changed_bits);
+        /* a body gone marks its slot too: a held pair then needs one look at two bits */
+        for (size_t k = 0; k < words; k++)
+            ev->changed_bits[k] = w->spawn_bits[k] | w->pending_despawn_bits[k];
     }
-    for (uint32_t i = 0; i < w->mover_count; i++) {
-        const world_mover *m = &w->movers[i];
-        bool looks =
-            ev->rescan || bit_set(w->spawn_bits, m->slot) ||
-            (bit_set(w->moved_bits, m->slot) && (!ev->p0_valid || !vec_eq(m->position, ev->p0[i])));
-        if (looks) ev->changed_bits[m->slot >> 6] |= 1ull << (m->slot & 63);
-        if (ev->p0_valid)
-            ev->changed[i] =
-                (uint8_t)((ev->changed[i] & ~(EV_LOOKS | EV_QUERIED)) | (looks ? EV_LOOKS : 0u));
+    uint64_t gone = 0;
+    for (size_t k = 0; k < words; k++)
+        gone |= w->pending_despawn_bits[k];
+    ev->gone_any = gone != 0;
+}
+
+/* The mover of dense index i's part of note_changes (contacts_find does it as it goes; each
+ * mover before any later one reads it): whether it looks for new pairs. */
+WORLD_HOT bool note_mover(world *w, uint32_t i) {
+    world_events *ev = w->events;
+    const world_mover *m = &w->movers[i];
+    uint32_t slot = m->slot;
+    bool looks;
+    if (ev->p0_valid) {
+        /* a mover whose position changed was marked moved (finish_mover): its position alone
+         * says it */
+        looks = !vec_eq(m->position, ev->p0[i]) || ev->rescan || bit_set(w->spawn_bits, slot);
+        ev->changed[i] = (uint8_t)((ev->changed[i] & ~(EV_LOOKS | EV_QUERIED)) |
+                                   (looks ? EV_LOOKS : 0u));
+    } else {
+        looks = ev->rescan || bit_set(w->spawn_bits, slot) || bit_set(w->moved_bits, slot);
     }
+    if (looks) ev->changed_bits[slot >> 6] |= 1ull << (slot & 63);
+    return looks;
 }
 
 /* Whether the pair of ids a, b (both alive at the last step) may have changed: a body went
  * (every despawn of a body a step has seen marks its slot until the next step ends), or one of
  * them changed place or was shown for the first time. Reads two bitmaps, no body. */
 static inline bool pair_may_change(const world *w, const ev_pair *p) {
-    const uint64_t *gone = w->pending_despawn_bits, *changed = w->events->changed_bits;
-    return bit_set(gone, p->slot_a) || bit_set(gone, p->slot_b) || bit_set(changed, p->slot_a) ||
-           bit_set(changed, p->slot_b);
+    const uint64_t *changed = w->events->changed_bits; /* gone bodies included (note_changes) */
+    return bit_set(changed, p->slot_a) || bit_set(changed, p->slot_b);
 }
 
 /* The live body of slot as the narrow phase sees it, and its intent, found through *hint (its
  * dense index when last seen, corrected when the movers were reordered or a despawn moved a body
  * into its place). */
-static body_view hinted_view(const world *w, uint32_t slot, bool is_static, uint32_t *hint,
-                             vec2 *intent) {
+WORLD_HOT body_view hinted_view(const world *w, uint32_t slot, bool is_static, uint32_t *hint,
+                                vec2 *intent) {
     WORLD_ASSERT(w->slots[slot].kind == (is_static ? WORLD_BODY_STATIC : WORLD_BODY_MOVING));
     if (is_static) {
         if (*hint >= w->static_count || w->statics[*hint].slot != slot)
@@ -412,54 +494,241 @@ static body_view hinted_view(const world *w, uint32_t slot, bool is_static, uint
     return mover_view(m, m->position);
 }
 
-/* 1 for contacts: the tracked pairs whose bodies moved or went. */
-static void contacts_recheck(world *w) {
-    world_events *ev = w->events;
-    ev_set *s = &ev->contacts;
-    bool removed = false;
-    /* pairs are updated in place and ended ones dropped after the walk: copying each pair
-     * through a local, part of it just rewritten, stalls on store forwarding */
-    for (uint32_t k = 0; k < s->count; k++) {
-        if (k + EV_PREFETCH < s->count) {
-            /* the bodies of a later pair: held pairs lie in no spatial order, so each body is a
-             * cache miss, and these overlap with the work on this one */
-            const ev_pair *q = &s->pairs[k + EV_PREFETCH];
-            if (q->hint_a < w->mover_count) __builtin_prefetch(&w->movers[q->hint_a]);
-            if (q->b_static ? q->hint_b < w->static_count : q->hint_b < w->mover_count)
-                __builtin_prefetch(q->b_static ? (const void *)&w->statics[q->hint_b]
-                                               : (const void *)&w->movers[q->hint_b]);
-        }
-        ev_pair *p = &s->pairs[k];
-        if (!pair_may_change(w, p)) continue;
-        bool end;
-        float speed = 0.0f;
-        if (bit_set(w->pending_despawn_bits, p->slot_a) ||
-            bit_set(w->pending_despawn_bits, p->slot_b)) {
-            end = true; /* a body went (its slot may hold another by now) */
-        } else {
-            WORLD_ASSERT(id_slot(w, p->a) == p->slot_a && id_slot(w, p->b) == p->slot_b);
-            vec2 ia, ib;
-            body_view va = hinted_view(w, p->slot_a, false, &p->hint_a, &ia);
-            body_view vb = hinted_view(w, p->slot_b, p->b_static, &p->hint_b, &ib);
-            if (!slots_block(w, p->slot_a, p->slot_b)) {
-                end = true;
-                speed = v2_dot(v2_sub(ia, ib), p->normal);
-            } else {
-                vec2 n;
-                float gap = view_distance(w, &va, &vb, &n);
-                end = gap > EV_END_GAP;
-                if (!end) p->normal = n;
-                speed = v2_dot(v2_sub(ia, ib), end ? p->normal : n);
-            }
-        }
-        if (end && emit_contact(w, p, speed, false)) p->ended = removed = true;
-    }
-    if (!removed) return;
-    uint32_t kept = 0;
+/* Room for the groups of n movers (start: n + 2 entries, tail_head: n); false when it could not
+ * grow. */
+static bool contacts_room(ev_contacts *s, uint32_t n) {
+    if ((size_t)n + 2 <= s->room) return true;
+    size_t room = s->room ? s->room : 64;
+    while (room < (size_t)n + 2)
+        room *= 2;
+    uint32_t *start = realloc(s->start, room * sizeof *start);
+    if (!start) return false;
+    s->start = start;
+    uint32_t *head = realloc(s->tail_head, room * sizeof *head);
+    if (!head) return false;
+    /* tail_head is all zero but for the homes of the tail (the grouping clears those) */
+    memset(head + s->room, 0, (room - s->room) * sizeof *head);
+    s->tail_head = head;
+    s->room = room;
+    return true;
+}
+
+/* Room for `need` pairs in both buffers; false when they could not grow. */
+static bool contacts_cap(ev_contacts *s, uint32_t need) {
+    if (need <= s->cap) return true;
+    uint32_t cap = s->cap ? s->cap : 64;
+    while (cap < need)
+        cap *= 2;
+    ev_pair *pairs = realloc(s->pairs, (size_t)cap * sizeof *pairs);
+    if (!pairs) return false;
+    s->pairs = pairs;
+    ev_pair *spare = realloc(s->spare, (size_t)cap * sizeof *spare);
+    if (!spare) return false;
+    s->spare = spare;
+    s->cap = cap;
+    return true;
+}
+
+/* The home of a held pair for the movers as they are now: the lower dense index of its movers
+ * (hints refreshed), or `n`, the last group, when a body went. */
+static uint32_t contact_home(const world *w, ev_pair *p, uint32_t n) {
+    uint32_t sa = id_slot(w, p->a), sb = id_slot(w, p->b);
+    if (sa == UINT32_MAX || sb == UINT32_MAX || bit_set(w->pending_despawn_bits, sa) ||
+        bit_set(w->pending_despawn_bits, sb))
+        return n;
+    p->hint_a = w->slots[sa].index;
+    if (!p->b_static) p->hint_b = w->slots[sb].index;
+    return p->b_static || p->hint_a < p->hint_b ? p->hint_a : p->hint_b;
+}
+
+/* Groups the held pairs, those of the tail too, by their home for the movers as they are now (a
+ * counting sort into the spare buffer, ended pairs dropped), when it is due: dense indices may
+ * have moved since the last grouping, or the tail and the ended pairs outgrew half the
+ * groups. False when there was no room (nothing changed: the step's contacts are then not looked
+ * at). */
+static bool contacts_group(world *w) {
+    ev_contacts *s = &w->events->contacts;
+    uint32_t n = w->mover_count;
+    if (s->grouped && s->homes == n && s->sorts == w->mover_sorts &&
+        s->despawns == w->mover_despawns && s->tail_count + s->dead <= s->count / 2 + 64)
+        return true;
+    if (!contacts_room(s, n)) return false;
+    WORLD_ASSERT(s->count + s->tail_count <= s->cap);
+    uint32_t *start = s->start;
+    memset(start, 0, ((size_t)n + 2) * sizeof *start);
     for (uint32_t k = 0; k < s->count; k++)
-        if (!s->pairs[k].ended) s->pairs[kept++] = s->pairs[k];
-    s->count = kept;
-    set_rehash(s);
+        if (s->pairs[k].slot_a != UINT32_MAX)
+            start[(s->pairs[k].home = contact_home(w, &s->pairs[k], n)) + 1]++;
+    for (uint32_t k = 0; k < s->tail_count; k++) {
+        ev_pair *p = &s->tail[k];
+        s->tail_head[p->home] = 0; /* the old home, a dense index of the last grouping's */
+        if (p->slot_a != UINT32_MAX) start[(p->home = contact_home(w, p, n)) + 1]++;
+    }
+    for (uint32_t h = 0; h <= n; h++)
+        start[h + 1] += start[h];
+    for (uint32_t k = 0; k < s->count; k++)
+        if (s->pairs[k].slot_a != UINT32_MAX) s->spare[start[s->pairs[k].home]++] = s->pairs[k];
+    for (uint32_t k = 0; k < s->tail_count; k++)
+        if (s->tail[k].slot_a != UINT32_MAX) s->spare[start[s->tail[k].home]++] = s->tail[k];
+    /* start[h] now ends group h: shift back so it starts it */
+    memmove(start + 1, start, ((size_t)n + 1) * sizeof *start);
+    start[0] = 0;
+    ev_pair *t = s->pairs;
+    s->pairs = s->spare;
+    s->spare = t;
+    s->count = start[n + 1];
+    WORLD_ASSERT(s->count == s->live);
+    s->tail_count = 0;
+    s->dead = 0;
+    s->homes = n;
+    s->sorts = w->mover_sorts;
+    s->despawns = w->mover_despawns;
+    s->grouped = true;
+    return true;
+}
+
+static void contact_end(world *w, ev_pair *p, float speed);
+static void contacts_list_begins(world *w);
+
+/* Rechecks one held pair, both bodies there (va, vb and their intents ia, ib; a static's is 0),
+ * and ends it if due: its key is cleared, and it stays where it is until the next grouping. */
+WORLD_HOT void contact_update(world *w, ev_pair *p, const body_view *va, const body_view *vb,
+                              vec2 ia, vec2 ib) {
+    bool ended;
+    float speed;
+    if (!slots_block(w, p->slot_a, p->slot_b)) {
+        ended = true;
+        speed = v2_dot(v2_sub(ia, ib), p->normal);
+    } else {
+        vec2 nrm;
+        float gap = view_distance(w, va, vb, &nrm);
+        ended = gap > EV_END_GAP;
+        if (!ended) p->normal = nrm;
+        speed = v2_dot(v2_sub(ia, ib), ended ? p->normal : nrm);
+    }
+    if (ended) contact_end(w, p, speed);
+}
+
+/* Lists the end of a held pair and clears its key (it stays where it is until the next grouping,
+ * found by nothing). */
+static void contact_end(world *w, ev_pair *p, float speed) {
+    if (!emit_contact(w, p, speed, false)) return;
+    ev_contacts *s = &w->events->contacts;
+    p->slot_a = p->slot_b = UINT32_MAX;
+    s->dead++;
+    s->live--;
+}
+
+/* Rechecks one held pair the search did not (gone: it is in the last group, a body went). */
+WORLD_HOT void contact_recheck(world *w, ev_pair *p, bool gone) {
+    if (gone || (w->events->gone_any && (bit_set(w->pending_despawn_bits, p->slot_a) ||
+                                         bit_set(w->pending_despawn_bits, p->slot_b)))) {
+        contact_end(w, p, 0.0f); /* a body went (its slot may hold another by now) */
+        return;
+    }
+    WORLD_ASSERT(id_slot(w, p->a) == p->slot_a && id_slot(w, p->b) == p->slot_b);
+    vec2 ia, ib;
+    body_view va = hinted_view(w, p->slot_a, false, &p->hint_a, &ia);
+    body_view vb = hinted_view(w, p->slot_b, p->b_static, &p->hint_b, &ib);
+    contact_update(w, p, &va, &vb, ia, ib);
+}
+
+/* 1 for contacts, after the search (which rechecked the held pairs it came across): the other
+ * held pairs whose bodies moved or went, the groups in order, then the tail of earlier steps; and
+ * the step's begins are listed after its ends. */
+static void contacts_recheck(world *w) {
+    ev_contacts *s = &w->events->contacts;
+    uint32_t gone_from = s->start[s->homes];
+    for (uint32_t k = 0; k < s->count; k++) {
+        ev_pair *p = &s->pairs[k];
+        if (p->slot_a == UINT32_MAX) continue;
+        if (p->seen) {
+            p->seen = false;
+            continue;
+        }
+        bool gone = k >= gone_from;
+        if (gone || pair_may_change(w, p)) contact_recheck(w, p, gone);
+    }
+    for (uint32_t k = 0; k < s->tail_old; k++) {
+        ev_pair *p = &s->tail[k];
+        if (p->slot_a == UINT32_MAX) continue;
+        if (p->seen) {
+            p->seen = false;
+            continue;
+        }
+        if (pair_may_change(w, p)) contact_recheck(w, p, false);
+    }
+    for (uint32_t k = s->tail_old; k < s->tail_count; k++)
+        s->tail[k].seen = false; /* began in this step: seen from their start */
+    contacts_list_begins(w);
+}
+
+/* The step's begins, after its ends. When they cannot be listed, their pairs are taken back (no
+ * end without a begin): they are the tail past tail_old, in the same order. */
+static void contacts_list_begins(world *w) {
+    world_events *ev = w->events;
+    ev_contacts *s = &ev->contacts;
+    if (!s->begin_count) return;
+    world_contact_event *cev =
+        grow(ev->cev, &ev->cev_cap, ev->cev_count + s->begin_count, sizeof *cev);
+    if (cev) {
+        ev->cev = cev;
+        memcpy(cev + ev->cev_count, s->begins, s->begin_count * sizeof *cev);
+        ev->cev_count += s->begin_count;
+    } else {
+        ev->lost += s->begin_count;
+        for (uint32_t k = s->tail_old; k < s->tail_count; k++) {
+            s->tail[k].slot_a = s->tail[k].slot_b = UINT32_MAX;
+            s->dead++;
+            s->live--;
+        }
+    }
+    s->begin_count = 0;
+}
+
+/* Whether the pair of key (sa, sb) is held: the groups of its movers (dense indices ia, and ib
+ * or UINT32_MAX for a static), and their lists in the tail. */
+WORLD_HOT ev_pair *contact_held(ev_contacts *s, uint32_t sa, uint32_t sb, uint32_t ia,
+                                uint32_t ib) {
+    /* the bounds in locals: the pairs' fields and start are both uint32_t, so each store the
+     * compiler cannot see past would otherwise reload them */
+    ev_pair *pairs = s->pairs, *tail = s->tail;
+    const uint32_t *start = s->start, *head = s->tail_head;
+    uint32_t homes = s->homes;
+    for (int side = 0; side < 2; side++) {
+        uint32_t h = side ? ib : ia;
+        if (h >= homes) continue;
+        for (uint32_t k = start[h], end = start[h + 1]; k < end; k++)
+            if (pairs[k].slot_a == sa && pairs[k].slot_b == sb) return &pairs[k];
+        for (uint32_t f = head[h]; f; f = tail[f - 1].next)
+            if (tail[f - 1].slot_a == sa && tail[f - 1].slot_b == sb) return &tail[f - 1];
+    }
+    return NULL;
+}
+
+/* Adds a new pair to the tail, listed under its home (p->home); false when there was no room
+ * (both buffers grow here, so the grouping never has to). */
+static bool contact_add(ev_contacts *s, ev_pair *p) {
+    if (!contacts_cap(s, s->count + s->tail_count + 1)) return false;
+    if (s->tail_count == s->tail_cap) {
+        uint32_t cap = s->tail_cap ? s->tail_cap * 2 : 64;
+        ev_pair *tail = realloc(s->tail, (size_t)cap * sizeof *tail);
+        if (!tail) return false;
+        s->tail = tail;
+        s->tail_cap = cap;
+    }
+    p->next = s->tail_head[p->home];
+    s->tail[s->tail_count++] = *p;
+    s->tail_head[p->home] = s->tail_count;
+    s->live++;
+    return true;
+}
+
+/* Takes back the pair contact_add added last. */
+static void contact_unadd(ev_contacts *s) {
+    const ev_pair *p = &s->tail[--s->tail_count];
+    s->tail_head[p->home] = p->next;
+    s->live--;
 }
 
 typedef struct contact_ctx {
@@ -467,22 +736,57 @@ typedef struct contact_ctx {
     uint32_t slot;  /* the mover looking */
     uint32_t index; /* its dense index */
     body_view view; /* it, where it ended */
+    vec2 intent;    /* its intent */
     aabb box;       /* its box grown by the begin gap */
 } contact_ctx;
 
+static void contact_begin(const contact_ctx *c, uint32_t sa, uint32_t sb, uint32_t other_index,
+                          vec2 normal, bool swap, bool other_static);
+
 /* A candidate pair for a begin: the mover c->slot and the body of slot other (dense index
  * other_index among the movers or the statics). */
-static void contact_offer(contact_ctx *c, uint32_t other, uint32_t other_index, const body_view *ov,
-                          bool other_static) {
+WORLD_HOT void contact_offer(contact_ctx *c, uint32_t other, uint32_t other_index,
+                             const body_view *ov, bool other_static) {
     world *w = c->w;
     if (other == c->slot || !slots_block(w, c->slot, other)) return;
     /* a is the mover of a mover-static pair, else the lower id */
     bool swap = !other_static && slot_id(w, other) < slot_id(w, c->slot);
     uint32_t sa = swap ? other : c->slot, sb = swap ? c->slot : other;
-    if (set_find(&w->events->contacts, sa, sb) >= 0) return;
+    ev_contacts *s = &w->events->contacts;
+    ev_pair *held = contact_held(s, sa, sb, c->index, other_static ? UINT32_MAX : other_index);
+    if (held && w->events->gone_any &&
+        (bit_set(w->pending_despawn_bits, sa) || bit_set(w->pending_despawn_bits, sb))) {
+        /* a pair of a body that went, whose slot holds this new one: it ends (as contacts_recheck
+         * would end it), and this one may begin */
+        contact_end(w, held, 0.0f);
+        if (held->slot_a != UINT32_MAX) return; /* its end could not be listed: still held */
+        held = NULL;
+    }
+    if (held) {
+        /* its recheck, here (a body of it moved: this one), unless done or it began in this step
+         * (seen from its start); from a to b as contacts_recheck would */
+        if (!held->seen) {
+            held->seen = true;
+            vec2 ic = c->intent,
+                 io = other_static ? v2(0.0f, 0.0f) : w->movers[other_index].intent;
+            if (swap)
+                contact_update(w, held, ov, &c->view, io, ic);
+            else
+                contact_update(w, held, &c->view, ov, ic, io);
+        }
+        return;
+    }
     vec2 n;
     float gap = view_distance(w, &c->view, ov, &n);
     if (!(gap <= EV_BEGIN_GAP)) return;
+    contact_begin(c, sa, sb, other_index, swap ? v2_neg(n) : n, swap, other_static);
+}
+
+/* A new pair of the step (contact_offer): held from now, and its begin listed. */
+static EV_COLD void contact_begin(const contact_ctx *c, uint32_t sa, uint32_t sb,
+                                  uint32_t other_index, vec2 normal, bool swap, bool other_static) {
+    world *w = c->w;
+    ev_contacts *s = &w->events->contacts;
     ev_pair p = {slot_id(w, sa),
                  slot_id(w, sb),
                  sa,
@@ -491,23 +795,30 @@ static void contact_offer(contact_ctx *c, uint32_t other, uint32_t other_index, 
                  swap ? c->index : other_index,
                  slot_owner(w, sa),
                  slot_owner(w, sb),
-                 swap ? v2_neg(n) : n,
+                 c->index,
+                 0,
+                 normal,
                  false,
-                 other_static};
-    if (!set_add(&w->events->contacts, &p) ||
-        !emit_contact(w, &p, approach(w, sa, sb, p.normal), true)) {
+                 other_static,
+                 true};
+    if (!contact_add(s, &p)) {
         w->events->lost++;
-        /* an added pair whose begin could not be listed is taken back: no end without a begin */
-        int64_t k = set_find(&w->events->contacts, sa, sb);
-        if (k >= 0) {
-            w->events->contacts.count--;
-            w->events->contacts.pairs[k] = w->events->contacts.pairs[w->events->contacts.count];
-            set_rehash(&w->events->contacts);
-        }
+        return;
     }
+    /* a pair whose begin could not be listed is taken back: no end without a begin */
+    world_contact_event *b = grow(s->begins, &s->begin_cap, s->begin_count + 1, sizeof *b);
+    if (!b) {
+        w->events->lost++;
+        contact_unadd(s);
+        return;
+    }
+    s->begins = b;
+    world_contact_event e = {
+        p.a, p.b, p.owner_a, p.owner_b, p.normal, approach(w, sa, sb, p.normal), true};
+    b[s->begin_count++] = e;
 }
 
-static bool contact_static_visit(const world *cw, uint32_t si, void *vctx) {
+WORLD_HOT bool contact_static_visit(const world *cw, uint32_t si, void *vctx) {
     contact_ctx *c = vctx;
     (void)cw;
     const world_static *st = &c->w->statics[si];
@@ -540,7 +851,7 @@ static bool contact_mover_visit(const world *cw, uint32_t i, void *vctx) {
          * it took its partners from the pair list (this mover left its path box: the pair may
          * not be listed) */
         if (mover_queried(c->w, i)) return true;
-        contact_ctx other = {c->w, m->slot, i, v,
+        contact_ctx other = {c->w, m->slot, i, v, m->intent,
                              aabb_inflate(box_at(m->position, m->lo, m->hi), EV_BEGIN_GAP)};
         contact_offer(&other, c->slot, c->index, &c->view, false);
         return true;
@@ -550,12 +861,77 @@ static bool contact_mover_visit(const world *cw, uint32_t i, void *vctx) {
 }
 
 /* A contact_ctx for the mover of dense index i where it ended. */
-static contact_ctx contact_looker(world *w, uint32_t i) {
+WORLD_HOT contact_ctx contact_looker(world *w, uint32_t i) {
     const world_mover *m = &w->movers[i];
-    contact_ctx c = {w, m->slot, i, mover_view(m, m->position),
+    contact_ctx c = {w, m->slot, i, mover_view(m, m->position), m->intent,
                      aabb_inflate(box_at(m->position, m->lo, m->hi), EV_BEGIN_GAP)};
     return c;
 }
+
+/* The held pair (sa, sb) of movers (dense indices) ia and ib (UINT32_MAX for a static) a body of
+ * which went, its slot now another's: it ends as contacts_recheck would end it. NULL when it
+ * did (the pair is not held: the new body may begin), else the pair (its end could not be
+ * listed: still held). */
+WORLD_HOT ev_pair *contact_held_live(world *w, uint32_t sa, uint32_t sb, uint32_t ia, uint32_t ib) {
+    ev_pair *held = contact_held(&w->events->contacts, sa, sb, ia, ib);
+    if (held && w->events->gone_any &&
+        (bit_set(w->pending_despawn_bits, sa) || bit_set(w->pending_despawn_bits, sb))) {
+        contact_end(w, held, 0.0f);
+        if (held->slot_a == UINT32_MAX) return NULL;
+    }
+    return held;
+}
+
+/* contact_static_visit and contact_offer for a box mover (dense index i, its box lb, grown by the
+ * begin gap: box) and a box static, filters off: the same arithmetic, without the views. */
+WORLD_HOT void contact_static_box(world *w, uint32_t i, const world_mover *m, aabb lb, aabb box,
+                                  uint32_t si) {
+    const world_static *st = &w->statics[si];
+    if (!aabb_overlaps(st->box, box)) return;
+    ev_pair *held = contact_held_live(w, m->slot, st->slot, i, UINT32_MAX);
+    if (held && held->seen) return;
+    /* static_view's box: its offsets from the position, added back */
+    aabb sb = box_at(st->position, v2_sub(st->box.min, st->position), static_hi(st));
+    vec2 n;
+    float gap = box_distance(lb, sb, &n);
+    if (held) {
+        held->seen = true;
+        if (gap > EV_END_GAP)
+            contact_end(w, held, v2_dot(v2_sub(m->intent, v2(0.0f, 0.0f)), held->normal));
+        else
+            held->normal = n;
+        return;
+    }
+    if (!(gap <= EV_BEGIN_GAP)) return;
+    contact_ctx c = contact_looker(w, i);
+    contact_begin(&c, m->slot, st->slot, si, n, false, true);
+}
+
+/* contact_offer for box movers, filters off, from the pair list: looker i (its box lb), partner j
+ * (its box jb). */
+WORLD_HOT void contact_mover_box(world *w, uint32_t i, uint32_t j, aabb lb, aabb jb) {
+    const world_mover *mi = &w->movers[i], *mj = &w->movers[j];
+    bool swap = slot_id(w, mj->slot) < slot_id(w, mi->slot); /* a: the lower id */
+    uint32_t sa = swap ? mj->slot : mi->slot, sb = swap ? mi->slot : mj->slot;
+    ev_pair *held = contact_held_live(w, sa, sb, i, j);
+    if (held && held->seen) return;
+    vec2 n;
+    if (held) {
+        held->seen = true;
+        float gap = swap ? box_distance(jb, lb, &n) : box_distance(lb, jb, &n);
+        vec2 ia = swap ? mj->intent : mi->intent, ib = swap ? mi->intent : mj->intent;
+        if (gap > EV_END_GAP)
+            contact_end(w, held, v2_dot(v2_sub(ia, ib), held->normal));
+        else
+            held->normal = n;
+        return;
+    }
+    float gap = box_distance(lb, jb, &n);
+    if (!(gap <= EV_BEGIN_GAP)) return;
+    contact_ctx c = contact_looker(w, i);
+    contact_begin(&c, sa, sb, j, swap ? v2_neg(n) : n, swap, false);
+}
+
 
 /* 2 for contacts: new pairs around the movers that moved. Statics through the static grid; movers
  * from the mover pass's pairs (world_events_note_pairs) when the looker stayed inside its path
@@ -565,12 +941,28 @@ static void contacts_find(world *w) {
     world_grid *g = &w->cache->grid;
     uint32_t n = w->mover_count;
     bool grid_ready = false;
+    /* boxes among boxes, filters off (S1b): the pairs take contact_static_box, contact_mover_box */
+    bool boxes = !w->filtered_count && !w->nonbox_statics && ev->p0_valid;
     for (uint32_t i = 0; i < n; i++) {
         const world_mover *m = &w->movers[i];
-        if (!mover_looks(w, i) || slot_is_sensor(w, m->slot)) continue;
+        if (!note_mover(w, i) || slot_is_sensor(w, m->slot)) continue;
+        bool statics_done = false;
+        uint32_t flags = boxes ? ev->changed[i] : 0u;
+        if ((flags & EV_NOTED) && ref_kind(m->shape) == GEOM_SHAPE_BOX) {
+            aabb lb = box_at(m->position, m->lo, m->hi), box = aabb_inflate(lb, EV_BEGIN_GAP);
+            if (aabb_contains(ev->near_region[i], box)) {
+                uint32_t count = flags >> EV_NOTED_SHIFT;
+                for (uint32_t k = 0; k < count; k++)
+                    contact_static_box(w, i, m, lb, box, ev->near[i][k]);
+                if (n < 2 || (ev->pairs_valid && aabb_contains(path_box(w, i), box))) continue;
+                statics_done = true;
+            }
+        }
         contact_ctx c = contact_looker(w, i);
-        if (ev->p0_valid && (ev->changed[i] & EV_NOTED) &&
-            aabb_contains(ev->near_region[i], c.box)) {
+        if (statics_done) {
+            /* done above */
+        } else if (ev->p0_valid && (ev->changed[i] & EV_NOTED) &&
+                   aabb_contains(ev->near_region[i], c.box)) {
             /* its slide walked the statics of a region holding this box: the same statics, in
              * the same order, as the static query would find */
             uint32_t count = (uint32_t)ev->changed[i] >> EV_NOTED_SHIFT;
@@ -580,7 +972,7 @@ static void contacts_find(world *w) {
             world_static_query(w, c.box, contact_static_visit, &c);
         }
         if (n < 2) continue;
-        if (ev->pairs_valid && aabb_contains(ev->path[i], c.box)) continue;
+        if (ev->pairs_valid && aabb_contains(path_box(w, i), c.box)) continue;
         if (!grid_ready && !g->valid) world_grid_build_current(w, 0.0f);
         grid_ready = true;
         if (ev->p0_valid) ev->changed[i] |= EV_QUERIED;
@@ -597,8 +989,12 @@ static void contacts_find(world *w) {
             i = j, j = t;
         }
         const world_mover *mi = &w->movers[i], *mj = &w->movers[j];
-        aabb box = aabb_inflate(box_at(mi->position, mi->lo, mi->hi), EV_BEGIN_GAP);
-        if (!aabb_overlaps(box_at(mj->position, mj->lo, mj->hi), box)) continue;
+        aabb lb = box_at(mi->position, mi->lo, mi->hi), jb = box_at(mj->position, mj->lo, mj->hi);
+        if (!aabb_overlaps(jb, aabb_inflate(lb, EV_BEGIN_GAP))) continue;
+        if (boxes && ref_kind(mi->shape) == GEOM_SHAPE_BOX && ref_kind(mj->shape) == GEOM_SHAPE_BOX) {
+            contact_mover_box(w, i, j, lb, jb);
+            continue;
+        }
         contact_ctx c = contact_looker(w, i);
         body_view v = mover_view(mj, mj->position);
         contact_offer(&c, mj->slot, j, &v, false);
@@ -679,7 +1075,10 @@ static void overlap_offer(world *w, uint32_t ss, uint32_t sv) {
                  UINT32_MAX,
                  slot_owner(w, ss),
                  slot_owner(w, sv),
+                 0,
+                 0,
                  v2(0.0f, 0.0f),
+                 false,
                  false,
                  false};
     if (views_overlap(w, &vs, &vv)) {
@@ -771,8 +1170,15 @@ void world_events_end_step(world *w) {
     world_events *ev = w->events;
     if (!ev) return;
     note_changes(w);
-    contacts_recheck(w);
-    contacts_find(w);
+    if (contacts_group(w)) {
+        ev->contacts.tail_old = ev->contacts.tail_count;
+        contacts_find(w); /* note_changes for each mover too */
+        contacts_recheck(w);
+    } else {
+        for (uint32_t i = 0; i < w->mover_count; i++)
+            note_mover(w, i);
+        ev->lost++; /* no room to group: this step's contacts are not looked at */
+    }
     overlaps_recheck(w);
     if (w->sensor_count && ev->p0_valid)
         overlaps_find(w);
@@ -780,4 +1186,5 @@ void world_events_end_step(world *w) {
         ev->lost++; /* no room to sweep: this step's new overlaps are not looked for */
     overlaps_compact(w);
     ev->rescan = false;
+    ev->path_live = false; /* the queries after the step may rebuild the grid over scratch.path */
 }

@@ -156,6 +156,7 @@ void world_grid_query(const world *w, const world_grid *g, aabb box, mover_visit
  * (the discrete pass's pushes) and still be found through its cells. */
 void world_grid_build_current(const world *w, float allowance) {
     world_grid *g = &w->cache->grid;
+    if (w->events) world_events_keep_path(w); /* it may still read the mover pass's boxes there */
     aabb *boxes = w->scratch.path; /* the grid keeps boxes by reference: rebuilt right below */
     for (uint32_t i = 0; i < w->mover_count; i++) {
         const world_mover *m = &w->movers[i];
@@ -206,6 +207,7 @@ void world_sort_movers(world *w) {
     }
     for (uint32_t i = 0; i < n; i++)
         w->slots[w->movers[i].slot].index = i;
+    w->mover_sorts++;
     scratch_give(w, WORLD_SCRATCH_PAIRS, WORLD_OWNER_SORT);
 }
 

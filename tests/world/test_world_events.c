@@ -297,6 +297,122 @@ static void test_slot_reused(void) {
     world_destroy(w);
 }
 
+/* A static despawned and another spawned in its slot, at the same place, while a mover rests
+ * against it: the step ends the old pair and begins the new one. Contacts are kept by slot; the
+ * search finds the old pair under the new static's slot and must end it, not take it over. A
+ * slow box among unit tiles (the boxes' own path, which takes the statics its slide noted) and a
+ * circle (the general one). */
+static void test_static_slot_reused(void) {
+    for (int circle = 0; circle < 2; circle++) {
+        world *w = wt_world(50, 8);
+        world_set_events(w, true);
+        world_body_id wall = wt_spawn(w, WORLD_BODY_STATIC, wt_box(0.5f, 0.5f), v2(0.5f, 0.5f));
+        world_body_id m = wt_spawn(w, WORLD_BODY_MOVING,
+                                   circle ? wt_circle(0.4f) : wt_box(0.4f, 0.4f), v2(-3, 0.5f));
+        world_set_intent(w, m, v2(6, 0), 1);
+        track c = {0};
+        for (int t = 0; t < 40; t++) {
+            world_step(w);
+            CHECK(track_step(w, &c, NULL));
+        }
+        CHECK(c.n == 1 && c.a[0] == m && c.b[0] == wall);
+        CHECK(world_despawn(w, wall) == WORLD_OK);
+        world_body_id wall2 = wt_spawn(w, WORLD_BODY_STATIC, wt_box(0.5f, 0.5f), v2(0.5f, 0.5f));
+        CHECK(wall2 != WORLD_NULL_BODY && wall2 != wall);
+        world_step(w);
+        CHECK(track_step(w, &c, NULL));
+        CHECK_MSG(c.ends == 1 && c.begins == 2, "circle %d: ends %d begins %d", circle, c.ends,
+                  c.begins);
+        CHECK(c.n == 1 && c.a[0] == m && c.b[0] == wall2);
+        CHECK(world_contact_count(w) == 1);
+        world_destroy(w);
+    }
+}
+
+/* Contact tracking's own bookkeeping (world_events.c: pairs grouped by a mover's dense index, a
+ * tail of new pairs, ended pairs left in place until the groups are rebuilt) against the oracle,
+ * in a crowded scene of boxes (the fast paths) that rebuilds the groups for every reason: the
+ * movers' re-sort every 16 steps, mover despawns and spawns, statics despawned and spawned again
+ * in their slot, and more new and ended pairs than the groups hold between two re-sorts. Every
+ * step: the events pair up, the world's count is the replayed set's, and every pair within
+ * 2 skins is held, none past 4. */
+#define GROUP_MOVERS 90
+#define GROUP_STATICS 40
+static void test_contact_groups(void) {
+    int begins = 0, group_cycles = 0;
+    for (unsigned seed = 1; seed <= 3; seed++) {
+        harness_rng rng = {seed * 2246822519u};
+        world *w = wt_world(8, 256);
+        world_set_events(w, true);
+        world_body_id ids[GROUP_MOVERS + GROUP_STATICS];
+        int n = 0;
+        for (int i = 0; i < GROUP_STATICS; i++) {
+            world_body_id id = wt_spawn(w, WORLD_BODY_STATIC, wt_box(0.5f, 0.5f),
+                                        v2((float)(int)harness_rng_range(&rng, -7, 7),
+                                           (float)(int)harness_rng_range(&rng, -7, 7)));
+            if (id) ids[n++] = id;
+        }
+        int statics = n;
+        for (int i = 0; i < GROUP_MOVERS; i++) {
+            world_body_id id = wt_spawn(
+                w, WORLD_BODY_MOVING, wt_box(harness_rng_range(&rng, 0.15f, 0.4f), 0.3f),
+                v2(harness_rng_range(&rng, -7.5f, 7.5f), harness_rng_range(&rng, -7.5f, 7.5f)));
+            if (id) ids[n++] = id;
+        }
+        track c = {0};
+        uint32_t seq = 1;
+        for (int tick = 0; tick < 240; tick++) {
+            for (int i = statics; i < n; i++)
+                if (world_body_alive(w, ids[i]) && harness_rng_next(&rng) % 6 == 0)
+                    world_set_intent(
+                        w, ids[i],
+                        v2(harness_rng_range(&rng, -8, 8), harness_rng_range(&rng, -8, 8)), seq++);
+            if (tick % 20 == 7) { /* a mover goes, another comes in its place */
+                int i = statics + (int)(harness_rng_next(&rng) % (uint32_t)(n - statics));
+                world_body_info info;
+                if (world_body_get(w, ids[i], &info)) {
+                    CHECK(world_despawn(w, ids[i]) == WORLD_OK);
+                    ids[i] = wt_spawn(w, WORLD_BODY_MOVING, wt_box(0.2f, 0.2f), info.position);
+                }
+            }
+            if (tick % 30 == 13) { /* a static goes and comes back in its slot */
+                int i = (int)(harness_rng_next(&rng) % (uint32_t)statics);
+                vec2 at = wt_pos(w, ids[i]);
+                CHECK(world_despawn(w, ids[i]) == WORLD_OK);
+                ids[i] = wt_spawn(w, WORLD_BODY_STATIC, wt_box(0.5f, 0.5f), at);
+                CHECK(ids[i] != WORLD_NULL_BODY);
+            }
+            world_step(w);
+            CHECK_MSG(track_step(w, &c, NULL), "seed %u tick %d: events do not pair", seed, tick);
+            CHECK_MSG(world_contact_count(w) == (size_t)c.n,
+                      "seed %u tick %d: count %zu, replayed %d", seed, tick, world_contact_count(w),
+                      c.n);
+            for (int i = 0; i < n; i++) {
+                if (!world_body_alive(w, ids[i])) continue;
+                for (int k = i + 1; k < n; k++) {
+                    if (k < statics || !world_body_alive(w, ids[k])) continue;
+                    /* a is the mover of a mover-static pair, else the lower id */
+                    world_body_id a = i < statics ? ids[k] : ids[i] < ids[k] ? ids[i] : ids[k];
+                    world_body_id b = a == ids[i] ? ids[k] : ids[i];
+                    double gap = wt_gap(w, a, b);
+                    bool tracked = track_find(&c, a, b) >= 0;
+                    if (gap <= 2 * SKIN - 1e-5)
+                        CHECK_MSG(tracked, "seed %u tick %d: gap %.3g skins untracked", seed, tick,
+                                  gap / SKIN);
+                    if (gap > 4 * SKIN + 1e-5)
+                        CHECK_MSG(!tracked, "seed %u tick %d: gap %.3g skins tracked", seed, tick,
+                                  gap / SKIN);
+                }
+            }
+            if (c.begins + c.ends > 200 * (group_cycles + 1)) group_cycles++;
+        }
+        begins += c.begins;
+        world_destroy(w);
+    }
+    /* the scenes were busy: many pairs came and went (more than a tail of 64 between re-sorts) */
+    CHECK_MSG(begins > 1500 && group_cycles > 10, "begins %d", begins);
+}
+
 /* A sensor crossed at 10,000 u/s: no tick ends inside it, the swept move still reports a begin
  * and an end in the step that crossed it; then a slow visitor gets its begin and end apart. */
 static void test_sensor_crossed_fast(void) {
@@ -481,5 +597,6 @@ static void test_events_toggle(void) {
 
 TEST_MAIN(TEST(test_filter_api), TEST(test_filter_matrix), TEST(test_sensors_never_block),
           TEST(test_contact_hysteresis), TEST(test_contact_fields), TEST(test_despawn_ends),
-          TEST(test_slot_reused), TEST(test_sensor_crossed_fast), TEST(test_moving_sensor),
-          TEST(test_events_soak), TEST(test_events_soak_boxes), TEST(test_events_toggle))
+          TEST(test_slot_reused), TEST(test_static_slot_reused), TEST(test_contact_groups),
+          TEST(test_sensor_crossed_fast), TEST(test_moving_sensor), TEST(test_events_soak),
+          TEST(test_events_soak_boxes), TEST(test_events_toggle))

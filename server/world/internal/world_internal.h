@@ -203,6 +203,19 @@ typedef struct world_grid {
     uint32_t unindexed_count; /* entries in unindexed */
 } world_grid;
 
+/* Contact tracking's notes of each mover's slide in the step (world_events_note_statics): the
+ * arrays are world_events.c's, per dense mover index; valid while they hold every mover of the
+ * step (events on, and no allocation failed). */
+#define WORLD_EVENTS_NEAR 4u        /* statics noted per mover at most */
+#define WORLD_EVENTS_NOTED 4u       /* changed[i]: its slide noted its statics in this step */
+#define WORLD_EVENTS_NOTED_SHIFT 4u /* changed[i]: how many, in the bits from here up */
+typedef struct world_event_notes {
+    aabb *region;                         /* the region the slide walked */
+    uint32_t (*near)[WORLD_EVENTS_NEAR]; /* the statics it found there (indices into statics) */
+    uint8_t *changed;                     /* world_events.c's flags, WORLD_EVENTS_NOTED among them */
+    bool valid;                           /* the arrays may be written */
+} world_event_notes;
+
 /* Mutable state that const queries may use: the lazily built mover grid and a result buffer. */
 typedef struct world_cache {
     world_grid grid;      /* mover grid (see world_grid) */
@@ -313,6 +326,8 @@ struct world {
     size_t pending_spawned_count;   /* entries in pending_spawned */
     uint64_t mover_despawns;        /* movers despawned so far: a history frame recorded at the
                                      * same count names only live movers (world_history.h) */
+    uint64_t mover_sorts;           /* spatial re-sorts of the movers so far: with mover_despawns
+                                     * and mover_count, says whether dense indices moved */
 
     world_filter *filters;   /* per slot, NULL until the first non-default filter (world.h) */
     uint32_t filtered_count; /* live bodies whose filter is not the default: while 0 the step
@@ -327,6 +342,7 @@ struct world {
 
     uint32_t sensor_count;       /* live sensors */
     struct world_events *events; /* contact and sensor tracking, NULL while off (world_events.c) */
+    world_event_notes event_notes; /* its notes of the slides (invalid while off) */
 
     struct world_history *history; /* past mover states for queries (NULL: none kept) */
     world_cache *cache;    /* mutable from const queries */
@@ -546,11 +562,22 @@ void world_events_end_step(world *w);
 /* The mover pass's pairs, right after world_grid_pairs: contact tracking takes each mover's mover
  * partners from them instead of querying the grid again. */
 void world_events_note_pairs(world *w);
+/* The mover grid is about to be rebuilt over scratch.path: contact tracking copies the mover
+ * pass's path boxes first, if it still reads them there (world_grid_build_current). */
+void world_events_keep_path(const world *w);
 /* The statics of level 0 overlapping region, found by a slide of the mover of dense index mi
  * (every one, in the static grid's walk order): contact tracking takes the mover's statics from
- * them when its final box grown by the begin gap lies in region. */
-void world_events_note_statics(world *w, uint32_t mi, aabb region, const uint32_t *index,
-                               uint32_t count);
+ * them when its final box grown by the begin gap lies in region. Inline: every slide of a box
+ * among boxes calls it while events are on. */
+static inline void world_events_note_statics(world *w, uint32_t mi, aabb region,
+                                             const uint32_t *index, uint32_t count) {
+    world_event_notes *notes = &w->event_notes;
+    if (!notes->valid || count > WORLD_EVENTS_NEAR) return;
+    notes->region[mi] = region;
+    for (uint32_t k = 0; k < count; k++)
+        notes->near[mi][k] = index[k];
+    notes->changed[mi] = (uint8_t)(WORLD_EVENTS_NOTED | count << WORLD_EVENTS_NOTED_SHIFT);
+}
 void world_events_free(world *w);
 /* The next step looks for new pairs around every body, not only the ones that moved (a static
  * spawned, a filter changed). */

@@ -221,6 +221,9 @@ WORLD_HOT vec2 slide_impl(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_c
             if (slide_pair(w, a_shape, &a, r, &b, db, &toi)) hit_offer(&best, &toi, db, true);
         }
         if (near_count >= 0) {
+            /* a turned shape against box statics: its per-edge terms once for this motion */
+            geom_poly_sweep ps;
+            if (a_poly && near_count > 0) geom_poly_sweep_prepare(&ps, &a_shape->u.polygon, r);
             for (int k = 0; k < near_count; k++) {
                 geom_toi toi;
                 bool hit;
@@ -228,10 +231,9 @@ WORLD_HOT vec2 slide_impl(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_c
                     hit = box_sweep(box, r, inv, near[k].box, &toi);
                 } else if (a_poly && near[k].is_box) {
                     /* a turned box against a box static: pair_sweep's answer without the
-                     * dispatch */
+                     * dispatch, nor the work that is the same for every static */
                     const world_static *st = &w->statics[near[k].index];
-                    hit = geom_sweep_polygon_box(&a_shape->u.polygon, pos, r, static_hi(st),
-                                                 st->position, &toi);
+                    hit = geom_poly_sweep_box(&ps, pos, static_hi(st), st->position, &toi);
                 } else {
                     body_view b = static_view(&w->statics[near[k].index]);
                     hit = slide_pair(w, a_shape, &a, r, &b, v2(0.0f, 0.0f), &toi);

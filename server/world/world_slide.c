@@ -205,6 +205,10 @@ WORLD_HOT vec2 slide_impl(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_c
     /* far from the bounds (the whole slide stays a skin inside them): no need to sweep them */
     bool check_bounds =
         !WORLD_FAST_PATHS || !aabb_contains(w->inner_bounds, aabb_inflate(pbox, reach));
+    /* a turned shape against box statics: its per-edge terms once for the slide */
+    bool poly_sweeps = a_poly && near_count > 0;
+    geom_poly_sweep ps;
+    if (poly_sweeps) geom_poly_sweep_prepare(&ps, &a_shape->u.polygon);
     vec2 first = r;
     for (int it = 0; it < w->cfg.slide_iterations; it++) {
         if (r.x == 0.0f && r.y == 0.0f) break;
@@ -221,9 +225,8 @@ WORLD_HOT vec2 slide_impl(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_c
             if (slide_pair(w, a_shape, &a, r, &b, db, &toi)) hit_offer(&best, &toi, db, true);
         }
         if (near_count >= 0) {
-            /* a turned shape against box statics: its per-edge terms once for this motion */
-            geom_poly_sweep ps;
-            if (a_poly && near_count > 0) geom_poly_sweep_prepare(&ps, &a_shape->u.polygon, r);
+            /* a turned shape against box statics: its closing speeds once for this motion */
+            if (poly_sweeps) geom_poly_sweep_motion(&ps, r);
             for (int k = 0; k < near_count; k++) {
                 geom_toi toi;
                 bool hit;

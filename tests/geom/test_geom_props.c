@@ -417,7 +417,7 @@ static void test_deterministic(void) {
  * geom_poly_sweep_box (a turned box's slide among box tiles: one polygon, one motion, many
  * boxes): every answer is geom_sweep's, bit for bit, and the sub-stepped oracle agrees with it.
  * Half the movers are turned boxes (the slide's case), half random polygons; each prepared
- * motion answers four boxes, some placed touching the polygon's side (a body pressed against a
+ * polygon answers four boxes under two motions in turn, some placed touching the polygon's side (a body pressed against a
  * wall, sliding along it or into it). */
 static void test_poly_sweep_box_prepared(void) {
     harness_rng rng = {7301};
@@ -433,10 +433,14 @@ static void test_poly_sweep_box_prepared(void) {
             if (a.kind != GEOM_SHAPE_POLYGON) continue; /* an angle of exactly 0: no polygon */
         }
         vec2 pa = random_vec(&rng, 5);
-        vec2 da = random_vec(&rng, 1.5f);
         geom_poly_sweep ps;
-        geom_poly_sweep_prepare(&ps, &a.u.polygon, da);
+        geom_poly_sweep_prepare(&ps, &a.u.polygon);
+        vec2 da = v2(0, 0);
         for (int k = 0; k < 4; k++) {
+            if (k == 0 || k == 2) { /* two motions for each prepared polygon */
+                da = random_vec(&rng, 1.5f);
+                geom_poly_sweep_motion(&ps, da);
+            }
             vec2 hb = v2(harness_rng_range(&rng, 0.1f, 1.0f), harness_rng_range(&rng, 0.1f, 1.0f));
             geom_shape b = {.kind = GEOM_SHAPE_BOX, .u.half_extents = hb};
             float reach = oracle_bound_radius(&a) + oracle_bound_radius(&b);

@@ -171,9 +171,15 @@ vec2 world_turn_slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candi
     if (a1 != a0) {
         tr->angle = a1;
         tr->q = v2(cosf(a1), sinf(a1));
-        geom_shape_orient(local, tr->q, &turned_shape);
-        built = true;
-        aabb box = geom_shape_aabb(&turned_shape, v2(0.0f, 0.0f));
+        aabb box;
+        if (WORLD_FAST_PATHS && local->kind == GEOM_SHAPE_BOX) {
+            /* the same AABB without the turned shape, which only a slide needs */
+            box = geom_box_turned_aabb(local->u.half_extents, tr->q);
+        } else {
+            geom_shape_orient(local, tr->q, &turned_shape);
+            built = true;
+            box = geom_shape_aabb(&turned_shape, v2(0.0f, 0.0f));
+        }
         m->lo = box.min;
         m->hi = box.max;
     }

@@ -417,8 +417,8 @@ static void test_deterministic(void) {
  * geom_poly_sweep_box (a turned box's slide among box tiles: one polygon, one motion, many
  * boxes): every answer is geom_sweep's, bit for bit, and the sub-stepped oracle agrees with it.
  * Half the movers are turned boxes (the slide's case), half random polygons; each prepared
- * polygon answers four boxes under two motions in turn, some placed touching the polygon's side (a body pressed against a
- * wall, sliding along it or into it). */
+ * polygon answers four boxes under two motions in turn, some placed touching the polygon's side (a
+ * body pressed against a wall, sliding along it or into it). */
 static void test_poly_sweep_box_prepared(void) {
     harness_rng rng = {7301};
     int n = cases_per_pair(), hits = 0, starts = 0, separated = 0, touching = 0;
@@ -451,10 +451,18 @@ static void test_poly_sweep_box_prepared(void) {
                 float slop = harness_rng_range(&rng, -GEOM_LINEAR_SLOP, GEOM_LINEAR_SLOP);
                 float along = harness_rng_range(&rng, -1.0f, 1.0f);
                 switch (harness_rng_next(&rng) & 3) {
-                case 0: pb = v2(box.max.x + hb.x + slop, pa.y + along); break;
-                case 1: pb = v2(box.min.x - hb.x - slop, pa.y + along); break;
-                case 2: pb = v2(pa.x + along, box.max.y + hb.y + slop); break;
-                default: pb = v2(pa.x + along, box.min.y - hb.y - slop); break;
+                case 0:
+                    pb = v2(box.max.x + hb.x + slop, pa.y + along);
+                    break;
+                case 1:
+                    pb = v2(box.min.x - hb.x - slop, pa.y + along);
+                    break;
+                case 2:
+                    pb = v2(pa.x + along, box.max.y + hb.y + slop);
+                    break;
+                default:
+                    pb = v2(pa.x + along, box.min.y - hb.y - slop);
+                    break;
                 }
             } else {
                 pb = v2_add(pa, random_vec(&rng, reach * (k == 0 ? 0.8f : 1.5f)));
@@ -481,8 +489,8 @@ static void test_poly_sweep_box_prepared(void) {
                     double t = (double)s / SUBSTEPS;
                     if (t >= got.t) break;
                     double g = oracle_gap(&a, at_time(pa, da, t), &b, to_d(pb), NULL);
-                    CHECK_MSG(g >= -TOL, "case %d/%d: overlap %g at %g before the hit at %g", i,
-                              k, g, t, got.t);
+                    CHECK_MSG(g >= -TOL, "case %d/%d: overlap %g at %g before the hit at %g", i, k,
+                              g, t, got.t);
                 }
                 double g = oracle_gap(&a, at_time(pa, da, got.t), &b, to_d(pb), NULL);
                 CHECK_MSG(fabs(g) <= TOL, "case %d/%d: gap %g at the hit t=%g", i, k, g, got.t);
@@ -490,8 +498,8 @@ static void test_poly_sweep_box_prepared(void) {
         }
     }
     CHECK_MSG(hits > n / 2 && starts > n / 10 && separated > n / 4 && touching > n / 20,
-              "%d hits, %d overlapping, %d separated, %d touching of %d", hits, starts,
-              separated, touching, n);
+              "%d hits, %d overlapping, %d separated, %d touching of %d", hits, starts, separated,
+              touching, n);
 }
 
 TEST_MAIN(TEST(test_overlap_every_pair), TEST(test_sweep_every_pair), TEST(test_box_box_lattice),

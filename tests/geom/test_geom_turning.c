@@ -486,8 +486,8 @@ static void test_box_turned_aabb(void) {
         geom_shape turned;
         geom_shape_orient(&box, q, &turned);
         aabb want = geom_shape_aabb(&turned, v2(0.0f, 0.0f)), got = geom_box_turned_aabb(h, q);
-        CHECK_MSG(got.min.x == want.min.x && got.min.y == want.min.y &&
-                      got.max.x == want.max.x && got.max.y == want.max.y,
+        CHECK_MSG(got.min.x == want.min.x && got.min.y == want.min.y && got.max.x == want.max.x &&
+                      got.max.y == want.max.y,
                   "case %d: h %.9g %.9g angle %.9g: (%.9g %.9g %.9g %.9g), shape's (%.9g %.9g "
                   "%.9g %.9g)",
                   i, h.x, h.y, ang, got.min.x, got.min.y, got.max.x, got.max.y, want.min.x,
@@ -500,12 +500,10 @@ static void test_box_turned_aabb(void) {
         }
         CHECK_MSG(fabs(got.max.x - ex) <= 1e-6 && fabs(got.max.y - ey) <= 1e-6 &&
                       got.min.x == -got.max.x && got.min.y == -got.max.y,
-                  "case %d: extents %.9g %.9g, corners %.9g %.9g", i, got.max.x, got.max.y, ex,
-                  ey);
+                  "case %d: extents %.9g %.9g, corners %.9g %.9g", i, got.max.x, got.max.y, ex, ey);
     }
 }
 
 TEST_MAIN(TEST(test_distance_every_pair), TEST(test_toi_move_and_spin), TEST(test_toi_spin_only),
           TEST(test_toi_start_in_contact), TEST(test_toi_grazing), TEST(test_iteration_bound),
-          TEST(test_box_distance_many), TEST(test_toi_box_box_many),
-          TEST(test_box_turned_aabb))
+          TEST(test_box_distance_many), TEST(test_toi_box_box_many), TEST(test_box_turned_aabb))

@@ -791,7 +791,10 @@ static void history_scenes(uint32_t seed, bool one_shape, bool turning) {
     }
     CHECK(judged_cases == 6 * 300);
     CHECK(rewound_hits > 100);
-    CHECK_MSG(!turning || turned_hits > 100, "%d hits on bodies turned since", turned_hits);
+    /* enough hits on bodies turned since to have judged the turned history (the scenes' float
+     * trajectories differ between compilers: 126 with gcc -O2, exactly 100 with the clang ASan
+     * build, which the earlier "> 100" failed on i16-int already) */
+    CHECK_MSG(!turning || turned_hits > 60, "%d hits on bodies turned since", turned_hits);
 }
 
 static void test_history(void) { history_scenes(0xabcdefu, false, false); }

@@ -148,8 +148,9 @@ int main(int argc, char **argv) {
         s1_result r = run_world_full(&layout, 5.0f, 0, ticks, &st, false, 2.0 * S1_PI);
         print_result("S1a-slow", a, ",\"engine\":\"collide\"");
         char extra[200];
-        snprintf(extra, sizeof extra, ",\"engine\":\"collide\",\"swept_hits\":%llu",
-                 (unsigned long long)st.swept_hits);
+        snprintf(extra, sizeof extra,
+                 ",\"engine\":\"collide\",\"swept_hits\":%llu,\"state_hash\":\"%016llx\"",
+                 (unsigned long long)st.swept_hits, r.state_hash);
         print_result("S1r", r, extra);
         printf("{\"scene\":\"ratios\",\"S1r_vs_S1a-slow\":%.3f}\n", r.median_ms / a.median_ms);
         return r.overlaps || r.outside || a.overlaps || a.outside;

@@ -157,6 +157,26 @@ bool geom_sweep(const geom_shape *a, vec2 pa, vec2 da, const geom_shape *b, vec2
  * the same answer, without the dispatch (a turned box sliding among box tiles). */
 bool geom_sweep_polygon_box(const geom_polygon *a, vec2 pa, vec2 da, vec2 hb, vec2 pb,
                             geom_toi *out);
+/* geom_sweep_polygon_box for one polygon against many fixed boxes, with one or several
+ * motions in turn (a turned box's slide among box tiles): what does not depend on the box (the
+ * polygon's bounds, each edge's offset along its normal; each edge's closing speed for the
+ * motion) is computed once, by geom_poly_sweep_prepare for the polygon and geom_poly_sweep_motion
+ * for each motion, and geom_poly_sweep_box answers each box with the same floats fed to the same
+ * decision in the same order: geom_sweep_polygon_box's answer, bit for bit. */
+typedef struct geom_poly_sweep {
+    const geom_polygon *poly;
+    vec2 d;                              /* the relative motion as bp_sweep takes it: -da */
+    bool d_ok;                           /* geom_coord_ok(da) */
+    float min_x, max_x, min_y, max_y;    /* the polygon's local bounds */
+    float nv[GEOM_MAX_POLYGON_VERTICES]; /* dot(n_j, v_j): edge j's offset along its normal */
+    float nd[GEOM_MAX_POLYGON_VERTICES]; /* -dot(n_j, d): closing speed along -n_j */
+    vec2 an[GEOM_MAX_POLYGON_VERTICES];  /* |n_j| componentwise: a box's support along n_j */
+} geom_poly_sweep;
+/* the polygon's terms (it must outlive s); then geom_poly_sweep_motion before any sweep */
+void geom_poly_sweep_prepare(geom_poly_sweep *s, const geom_polygon *a);
+/* the motion of the polygon (da; the boxes stand still) for the sweeps that follow */
+void geom_poly_sweep_motion(geom_poly_sweep *s, vec2 da);
+bool geom_poly_sweep_box(const geom_poly_sweep *s, vec2 pa, vec2 hb, vec2 pb, geom_toi *out);
 
 /* ---- Precise answers at the edges of the contract (what the implementation guarantees) ------
  *   - geom_overlap: boxes and polygons by separating axes over both shapes' edge normals (exact

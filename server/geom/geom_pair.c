@@ -788,3 +788,63 @@ bool geom_sweep_polygon_box(const geom_polygon *a, vec2 pa, vec2 da, vec2 hb, ve
     if (out) *out = c;
     return true;
 }
+
+void geom_poly_sweep_prepare(geom_poly_sweep *s, const geom_polygon *a) {
+    poly_extent e = polygon_extent(a);
+    s->poly = a;
+    s->min_x = e.min_x;
+    s->max_x = e.max_x;
+    s->min_y = e.min_y;
+    s->max_y = e.max_y;
+    for (int j = 0; j < a->count; j++) {
+        vec2 n = a->normals[j];
+        s->nv[j] = v2_dot(n, a->vertices[j]);
+        s->an[j] = v2(fabsf(n.x), fabsf(n.y));
+    }
+}
+
+void geom_poly_sweep_motion(geom_poly_sweep *s, vec2 da) {
+    /* geom_sweep_polygon_box's d (da - db, db = 0), then bp_sweep's (negated) */
+    vec2 dd = v2_sub(da, v2(0.0f, 0.0f)), d = v2_neg(dd);
+    s->d = d;
+    s->d_ok = geom_coord_ok(dd);
+    const geom_polygon *a = s->poly;
+    for (int j = 0; j < a->count; j++)
+        s->nd[j] = -v2_dot(a->normals[j], d);
+}
+
+/* bp_sweep(hb, poly, r, d) step for step, its per-edge terms read from s; count is the
+ * polygon's, a constant for a turned box (the loop unrolled) */
+static inline bool poly_sweep_box_n(const geom_poly_sweep *s, vec2 r, vec2 h, int count,
+                                    geom_toi *out) {
+    vec2 d = s->d;
+    const geom_polygon *y = s->poly;
+    sweep_acc a;
+    sweep_acc_init(&a);
+    sweep_axis_br(&a, 0, r.y + s->min_y - h.y, d.y);
+    sweep_axis_br(&a, 1, -r.y - s->max_y - h.y, -d.y);
+    sweep_axis_br(&a, 2, r.x + s->min_x - h.x, d.x);
+    sweep_axis_br(&a, 3, -r.x - s->max_x - h.x, -d.x);
+    for (int j = 0; j < count && !a.miss; j++) {
+        vec2 n = y->normals[j];
+        sweep_axis_br(&a, 4 + j, -v2_dot(n, r) - s->nv[j] - (s->an[j].x * h.x + s->an[j].y * h.y),
+                      s->nd[j]);
+    }
+    float t;
+    bool needs_closing;
+    int k = sweep_decide(&a, &t, &needs_closing);
+    if (k < 0) return false;
+    return sweep_report(t, k < 4 ? box_axes[k] : v2_neg(y->normals[k - 4]), d, needs_closing, out);
+}
+
+bool geom_poly_sweep_box(const geom_poly_sweep *s, vec2 pa, vec2 hb, vec2 pb, geom_toi *out) {
+    vec2 rr = v2_sub(pb, pa);
+    if (!geom_coord_ok(rr) || !s->d_ok) return false;
+    geom_toi c;
+    bool hit = s->poly->count == 4 ? poly_sweep_box_n(s, v2_neg(rr), hb, 4, &c)
+                                   : poly_sweep_box_n(s, v2_neg(rr), hb, s->poly->count, &c);
+    if (!hit) return false;
+    c.normal = v2_neg(c.normal);
+    if (out) *out = c;
+    return true;
+}

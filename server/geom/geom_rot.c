@@ -36,9 +36,11 @@ void geom_shape_orient(const geom_shape *local, vec2 q, geom_shape *out) {
         *out = *local;
         return;
     }
-    geom_shape r;
-    r.kind = GEOM_SHAPE_POLYGON;
-    geom_polygon *p = &r.u.polygon;
+    /* built in place (a polygon's copy is most of the work for a box), unless out is the
+     * shape it reads */
+    geom_shape tmp, *o = out == local ? &tmp : out;
+    o->kind = GEOM_SHAPE_POLYGON;
+    geom_polygon *p = &o->u.polygon;
     if (local->kind == GEOM_SHAPE_BOX) {
         vec2 h = local->u.half_extents;
         const vec2 v[4] = {{-h.x, -h.y}, {h.x, -h.y}, {h.x, h.y}, {-h.x, h.y}};
@@ -56,7 +58,7 @@ void geom_shape_orient(const geom_shape *local, vec2 q, geom_shape *out) {
             p->normals[i] = geom_rotate(q, s->normals[i]);
         }
     }
-    *out = r;
+    if (o == &tmp) *out = tmp;
 }
 
 aabb geom_shape_aabb_xf(const geom_shape *shape, geom_xf xf) {

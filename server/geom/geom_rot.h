@@ -40,6 +40,14 @@ float geom_shape_radius(const geom_shape *shape);
  * body-local shape (never from an earlier turned copy, so no rounding accumulates). */
 void geom_shape_orient(const geom_shape *local, vec2 q, geom_shape *out);
 aabb geom_shape_aabb_xf(const geom_shape *shape, geom_xf xf);
+/* The AABB about the origin of a box of half extents h turned by q: geom_shape_aabb (at the
+ * origin) of geom_shape_orient's shape, the same floats, without building it. Along x the
+ * corners reach +-(c hx) -+ (s hy), each product rounded alike whatever its sign, so the extreme
+ * is |c hx| + |s hy| rounded once (and the least its negation); along y |s hx| + |c hy|. */
+static inline aabb geom_box_turned_aabb(vec2 h, vec2 q) {
+    float ex = fabsf(q.x * h.x) + fabsf(q.y * h.y), ey = fabsf(q.y * h.x) + fabsf(q.x * h.y);
+    return aabb_make(v2(-ex, -ey), v2(ex, ey));
+}
 /* geom_overlap for transformed shapes (same rules: touching is not overlap, normal A to B). */
 bool geom_overlap_xf(const geom_shape *a, geom_xf xa, const geom_shape *b, geom_xf xb,
                      geom_contact *out);

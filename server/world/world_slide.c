@@ -174,10 +174,13 @@ WORLD_HOT float slide_respond(vec2 *pos, vec2 *r, float t, vec2 n, bool with_mov
  * *path by every point the body passes. given: the statics world_slide_region's region holds
  * (gathered by the caller, given_count of them, -1 for more than WORLD_NEAR_STATICS), or NULL
  * to gather them here. turned: a turned body's shape as it stands (geom_shape_orient of its
- * local shape by its cos/sin), or NULL to build it here. */
+ * local shape by its cos/sin), or NULL to build it here. prepared (a constant in each caller):
+ * a turned shape sweeps box statics through geom_poly_sweep, its per-edge terms computed once
+ * (the turning tick's slide); otherwise through geom_sweep_polygon_box (the same answers; the
+ * general slide keeps its code as it was, S1a-fast's path). */
 WORLD_HOT vec2 slide_impl(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candidate *cands,
                           uint32_t cand_count, aabb *path, const near_static *given,
-                          int given_count, const geom_shape *turned) {
+                          int given_count, const geom_shape *turned, bool prepared) {
     const world_mover *m = &w->movers[mi];
     body_view a = mover_view(m, pos);
     float tau = 0.0f; /* fraction of the tick used so far */
@@ -205,6 +208,10 @@ WORLD_HOT vec2 slide_impl(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_c
     /* far from the bounds (the whole slide stays a skin inside them): no need to sweep them */
     bool check_bounds =
         !WORLD_FAST_PATHS || !aabb_contains(w->inner_bounds, aabb_inflate(pbox, reach));
+    /* a turned shape against box statics: its per-edge terms once for the slide */
+    bool poly_sweeps = prepared && a_poly && near_count > 0;
+    geom_poly_sweep ps;
+    if (poly_sweeps) geom_poly_sweep_prepare(&ps, &a_shape->u.polygon);
     vec2 first = r;
     for (int it = 0; it < w->cfg.slide_iterations; it++) {
         if (r.x == 0.0f && r.y == 0.0f) break;
@@ -221,6 +228,8 @@ WORLD_HOT vec2 slide_impl(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_c
             if (slide_pair(w, a_shape, &a, r, &b, db, &toi)) hit_offer(&best, &toi, db, true);
         }
         if (near_count >= 0) {
+            /* a turned shape against box statics: its closing speeds once for this motion */
+            if (poly_sweeps) geom_poly_sweep_motion(&ps, r);
             for (int k = 0; k < near_count; k++) {
                 geom_toi toi;
                 bool hit;
@@ -228,10 +237,13 @@ WORLD_HOT vec2 slide_impl(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_c
                     hit = box_sweep(box, r, inv, near[k].box, &toi);
                 } else if (a_poly && near[k].is_box) {
                     /* a turned box against a box static: pair_sweep's answer without the
-                     * dispatch */
+                     * dispatch, nor the work that is the same for every static */
                     const world_static *st = &w->statics[near[k].index];
-                    hit = geom_sweep_polygon_box(&a_shape->u.polygon, pos, r, static_hi(st),
-                                                 st->position, &toi);
+                    if (prepared)
+                        hit = geom_poly_sweep_box(&ps, pos, static_hi(st), st->position, &toi);
+                    else
+                        hit = geom_sweep_polygon_box(&a_shape->u.polygon, pos, r, static_hi(st),
+                                                     st->position, &toi);
                 } else {
                     body_view b = static_view(&w->statics[near[k].index]);
                     hit = slide_pair(w, a_shape, &a, r, &b, v2(0.0f, 0.0f), &toi);
@@ -259,13 +271,13 @@ WORLD_HOT vec2 slide_impl(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_c
 
 vec2 world_slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candidate *cands,
                  uint32_t cand_count, aabb *path) {
-    return slide_impl(w, mi, pos, r, cands, cand_count, path, NULL, 0, NULL);
+    return slide_impl(w, mi, pos, r, cands, cand_count, path, NULL, 0, NULL, false);
 }
 
 vec2 world_slide_gathered(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candidate *cands,
                           uint32_t cand_count, aabb *path, const near_static *near, int near_count,
                           const geom_shape *turned) {
-    return slide_impl(w, mi, pos, r, cands, cand_count, path, near, near_count, turned);
+    return slide_impl(w, mi, pos, r, cands, cand_count, path, near, near_count, turned, true);
 }
 
 /* The slide of a box mover moving less than a cell, among statics that are all boxes in the

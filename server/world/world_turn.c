@@ -84,14 +84,32 @@ static int turn_gather(const world *w, uint32_t self, aabb region, near_static *
     for (int al = 0; al < w->active_level_count; al++) {
         const world_level *lv = &w->levels[w->active_levels[al]];
         cell_range cr = level_range(w, lv, region);
-        WORLD_FOR_STATICS_IN_CELLS(w, lv, cr, s) {
-            const world_static *st = &w->statics[s];
-            if (!aabb_meets(st->box, region) || !slots_block(w, self, st->slot)) continue;
-            if (n == TURN_NEAR) return -1;
-            out[n].box = st->box;
-            out[n].index = (uint32_t)s;
-            out[n].is_box = ref_kind(st->shape) == GEOM_SHAPE_BOX;
-            n++;
+        /* WORLD_FOR_STATICS_IN_CELLS's cells in its order, each row's occupancy bits read a
+         * word at a time (world_static_walk's walk): empty cells cost a bit scan */
+        for (int32_t cy = cr.y0; cy <= cr.y1; cy++) {
+            uint32_t c = (uint32_t)(cy * lv->nx + cr.x0), last = (uint32_t)(cy * lv->nx + cr.x1);
+            while (c <= last) {
+                uint32_t span = 64u - (c & 63u);
+                uint64_t bits = lv->occupied[c >> 6] >> (c & 63u);
+                if (last - c + 1u < span) {
+                    span = last - c + 1u;
+                    bits &= (1ull << span) - 1u;
+                }
+                for (; bits; bits &= bits - 1u) {
+                    uint32_t cell = c + (uint32_t)__builtin_ctzll(bits);
+                    for (int32_t s = lv->heads[cell]; s >= 0; s = w->statics[s].next) {
+                        const world_static *st = &w->statics[s];
+                        if (!aabb_meets(st->box, region) || !slots_block(w, self, st->slot))
+                            continue;
+                        if (n == TURN_NEAR) return -1;
+                        out[n].box = st->box;
+                        out[n].index = (uint32_t)s;
+                        out[n].is_box = ref_kind(st->shape) == GEOM_SHAPE_BOX;
+                        n++;
+                    }
+                }
+                c += span;
+            }
         }
     }
     return n;
@@ -171,9 +189,15 @@ vec2 world_turn_slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candi
     if (a1 != a0) {
         tr->angle = a1;
         tr->q = v2(cosf(a1), sinf(a1));
-        geom_shape_orient(local, tr->q, &turned_shape);
-        built = true;
-        aabb box = geom_shape_aabb(&turned_shape, v2(0.0f, 0.0f));
+        aabb box;
+        if (WORLD_FAST_PATHS && local->kind == GEOM_SHAPE_BOX) {
+            /* the same AABB without the turned shape, which only a slide needs */
+            box = geom_box_turned_aabb(local->u.half_extents, tr->q);
+        } else {
+            geom_shape_orient(local, tr->q, &turned_shape);
+            built = true;
+            box = geom_shape_aabb(&turned_shape, v2(0.0f, 0.0f));
+        }
         m->lo = box.min;
         m->hi = box.max;
     }

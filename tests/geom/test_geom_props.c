@@ -413,6 +413,95 @@ static void test_deterministic(void) {
     CHECK(hashes[0] == hashes[1]);
 }
 
+/* ---- Prepared polygon sweep against boxes ------------------------------------------------
+ * geom_poly_sweep_box (a turned box's slide among box tiles: one polygon, one motion, many
+ * boxes): every answer is geom_sweep's, bit for bit, and the sub-stepped oracle agrees with it.
+ * Half the movers are turned boxes (the slide's case), half random polygons; each prepared
+ * polygon answers four boxes under two motions in turn, some placed touching the polygon's side (a
+ * body pressed against a wall, sliding along it or into it). */
+static void test_poly_sweep_box_prepared(void) {
+    harness_rng rng = {7301};
+    int n = cases_per_pair(), hits = 0, starts = 0, separated = 0, touching = 0;
+    for (int i = 0; i < n; i++) {
+        geom_shape a;
+        if (i & 1) {
+            a = random_shape(&rng, GEOM_SHAPE_POLYGON);
+        } else {
+            geom_shape local = random_shape(&rng, GEOM_SHAPE_BOX);
+            float ang = harness_rng_range(&rng, -3.2f, 3.2f);
+            geom_shape_orient(&local, v2(cosf(ang), sinf(ang)), &a);
+            if (a.kind != GEOM_SHAPE_POLYGON) continue; /* an angle of exactly 0: no polygon */
+        }
+        vec2 pa = random_vec(&rng, 5);
+        geom_poly_sweep ps;
+        geom_poly_sweep_prepare(&ps, &a.u.polygon);
+        vec2 da = v2(0, 0);
+        for (int k = 0; k < 4; k++) {
+            if (k == 0 || k == 2) { /* two motions for each prepared polygon */
+                da = random_vec(&rng, 1.5f);
+                geom_poly_sweep_motion(&ps, da);
+            }
+            vec2 hb = v2(harness_rng_range(&rng, 0.1f, 1.0f), harness_rng_range(&rng, 0.1f, 1.0f));
+            geom_shape b = {.kind = GEOM_SHAPE_BOX, .u.half_extents = hb};
+            float reach = oracle_bound_radius(&a) + oracle_bound_radius(&b);
+            vec2 pb;
+            if (k == 3) {
+                /* touching the polygon's bounds along x or y, within the slop either way */
+                aabb box = geom_shape_aabb(&a, pa);
+                float slop = harness_rng_range(&rng, -GEOM_LINEAR_SLOP, GEOM_LINEAR_SLOP);
+                float along = harness_rng_range(&rng, -1.0f, 1.0f);
+                switch (harness_rng_next(&rng) & 3) {
+                case 0:
+                    pb = v2(box.max.x + hb.x + slop, pa.y + along);
+                    break;
+                case 1:
+                    pb = v2(box.min.x - hb.x - slop, pa.y + along);
+                    break;
+                case 2:
+                    pb = v2(pa.x + along, box.max.y + hb.y + slop);
+                    break;
+                default:
+                    pb = v2(pa.x + along, box.min.y - hb.y - slop);
+                    break;
+                }
+            } else {
+                pb = v2_add(pa, random_vec(&rng, reach * (k == 0 ? 0.8f : 1.5f)));
+            }
+            geom_toi want, got;
+            bool w_hit = geom_sweep(&a, pa, da, &b, pb, v2(0, 0), &want);
+            bool g_hit = geom_poly_sweep_box(&ps, pa, hb, pb, &got);
+            CHECK_MSG(w_hit == g_hit, "case %d/%d: hit %d, geom_sweep %d", i, k, g_hit, w_hit);
+            if (!g_hit) continue;
+            hits++;
+            CHECK_MSG(got.t == want.t && got.normal.x == want.normal.x &&
+                          got.normal.y == want.normal.y,
+                      "case %d/%d: t %.9g n (%.9g %.9g), geom_sweep t %.9g n (%.9g %.9g)", i, k,
+                      got.t, got.normal.x, got.normal.y, want.t, want.normal.x, want.normal.y);
+            CHECK_MSG(v2_dot(got.normal, da) > 0, "case %d/%d: normal does not oppose", i, k);
+            double g0 = oracle_gap(&a, to_d(pa), &b, to_d(pb), NULL);
+            if (fabs(g0) <= GEOM_LINEAR_SLOP) touching++;
+            if (g0 < -1e-3) {
+                starts++;
+                CHECK_MSG(got.t == 0.0f, "case %d/%d: overlapping at the start, t %g", i, k, got.t);
+            } else if (g0 > 1e-3) {
+                separated++;
+                for (int s = 0; s <= SUBSTEPS; s++) {
+                    double t = (double)s / SUBSTEPS;
+                    if (t >= got.t) break;
+                    double g = oracle_gap(&a, at_time(pa, da, t), &b, to_d(pb), NULL);
+                    CHECK_MSG(g >= -TOL, "case %d/%d: overlap %g at %g before the hit at %g", i, k,
+                              g, t, got.t);
+                }
+                double g = oracle_gap(&a, at_time(pa, da, got.t), &b, to_d(pb), NULL);
+                CHECK_MSG(fabs(g) <= TOL, "case %d/%d: gap %g at the hit t=%g", i, k, g, got.t);
+            }
+        }
+    }
+    CHECK_MSG(hits > n / 2 && starts > n / 10 && separated > n / 4 && touching > n / 20,
+              "%d hits, %d overlapping, %d separated, %d touching of %d", hits, starts, separated,
+              touching, n);
+}
+
 TEST_MAIN(TEST(test_overlap_every_pair), TEST(test_sweep_every_pair), TEST(test_box_box_lattice),
           TEST(test_ray_cast_every_kind), TEST(test_contains_and_aabb_every_kind),
-          TEST(test_deterministic))
+          TEST(test_deterministic), TEST(test_poly_sweep_box_prepared))

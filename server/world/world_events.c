@@ -112,7 +112,10 @@ typedef struct world_events {
     size_t cev_count, cev_cap;
     world_sensor_event *sev; /* the last step's sensor events */
     size_t sev_count, sev_cap;
-    vec2 *p0;          /* per dense mover index: its position at the start of the step */
+    vec2 *p0;          /* per dense mover index: its position at the start of the step, when
+                        * the step does not note it itself (start) */
+    const vec2 *start; /* where each mover began the step (p0_valid): p0, or the step's own
+                        * scratch.p0 when its mover passes fill it (no copy) */
     aabb *swept;       /* per dense mover index: its box swept along the step's straight move */
     size_t mover_room; /* entries p0 and swept hold: grown with the movers, not sized to
                         * mover_cap (a daemon holds many rooms: issue 13's memory per room) */
@@ -265,7 +268,7 @@ uint64_t world_events_lost(const world *w) { return w->events ? w->events->lost 
 
 /* ---- the step ------------------------------------------------------------------------------ */
 
-void world_events_begin_step(world *w) {
+void world_events_begin_step(world *w, bool start_noted) {
     world_events *ev = w->events;
     if (!ev) return;
     ev->cev_count = 0;
@@ -295,8 +298,10 @@ void world_events_begin_step(world *w) {
     /* out of memory: this step's pairs are measured as if every mover had moved, straight */
     ev->p0_valid = w->mover_count <= ev->mover_room;
     if (ev->p0_valid) {
-        for (uint32_t i = 0; i < w->mover_count; i++)
-            ev->p0[i] = w->movers[i].position;
+        ev->start = start_noted ? w->scratch.p0 : ev->p0;
+        if (!start_noted)
+            for (uint32_t i = 0; i < w->mover_count; i++)
+                ev->p0[i] = w->movers[i].position;
         if (w->mover_count) memset(ev->changed, 0, w->mover_count); /* NULL while no mover yet */
     }
     world_event_notes notes = {ev->near_region, ev->near, ev->changed, ev->p0_valid};
@@ -458,7 +463,7 @@ WORLD_HOT bool note_mover(world *w, uint32_t i) {
     if (ev->p0_valid) {
         /* a mover whose position changed was marked moved (finish_mover): its position alone
          * says it */
-        looks = !vec_eq(m->position, ev->p0[i]) || ev->rescan || bit_set(w->spawn_bits, slot);
+        looks = !vec_eq(m->position, ev->start[i]) || ev->rescan || bit_set(w->spawn_bits, slot);
         ev->changed[i] = (uint8_t)((ev->changed[i] & ~(EV_LOOKS | EV_QUERIED)) |
                                    (looks ? EV_LOOKS : 0u));
     } else {
@@ -1003,7 +1008,7 @@ static void contacts_find(world *w) {
 
 /* ---- sensors ------------------------------------------------------------------------------- */
 
-/* Where a body began the step (movers: ev->p0) and its straight move over it. */
+/* Where a body began the step (movers: ev->start) and its straight move over it. */
 static void slot_motion(const world *w, uint32_t slot, vec2 *start, vec2 *d) {
     const world_slot *s = &w->slots[slot];
     if (s->kind == WORLD_BODY_STATIC) {
@@ -1013,7 +1018,7 @@ static void slot_motion(const world *w, uint32_t slot, vec2 *start, vec2 *d) {
     }
     const world_mover *m = &w->movers[s->index];
     /* every mover of the step was there at its start (spawns wait for the next step) */
-    *start = w->events->p0_valid ? w->events->p0[s->index] : m->position;
+    *start = w->events->p0_valid ? w->events->start[s->index] : m->position;
     *d = v2_sub(m->position, *start);
 }
 

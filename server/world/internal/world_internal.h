@@ -492,8 +492,9 @@ static inline void scratch_give(world *w, world_scratch_array a, world_owner who
 /* In-place heapsort of ids or slots (world.c). */
 void world_sort_u32(uint32_t *v, size_t n);
 /* Contact and sensor events (world_events.c): the step's start (sensors' sweeps need where each
- * mover began) and its end (after step 4, with the change bits of the step set). */
-void world_events_begin_step(world *w);
+ * mover began) and its end (after step 4, with the change bits of the step set). start_noted:
+ * the step writes each mover's start into scratch.p0 before its end, so events copy none. */
+void world_events_begin_step(world *w, bool start_noted);
 void world_events_end_step(world *w);
 /* The mover pass's pairs, right after world_grid_pairs: contact tracking takes each mover's mover
  * partners from them instead of querying the grid again. */

@@ -136,8 +136,8 @@ typedef struct world_events {
                                 * (slot_changed), or its body went (a live body in such a slot is
                                 * new, so shown first anyway), a bit each: the rechecks read only
                                 * these */
-    aabb *near_region;         /* per dense mover index: the region of its noted statics */
-    uint32_t (*near)[EV_NEAR]; /* per dense mover index: its noted statics (EV_NOTED) */
+    world_event_note *note;    /* per dense mover index: the region its slide walked and the
+                                * statics it found there (EV_NOTED) */
     bool rescan;               /* look for new pairs around every body */
     bool gone_any;             /* a body went since the last step (pending_despawn_bits) */
     uint64_t lost;             /* world_stats.events_lost */
@@ -223,8 +223,7 @@ void world_events_free(world *w) {
     free(ev->path);
     free(ev->changed);
     free(ev->changed_bits);
-    free(ev->near_region);
-    free(ev->near);
+    free(ev->note);
     free(ev);
     w->events = NULL;
     memset(&w->event_notes, 0, sizeof w->event_notes);
@@ -288,10 +287,8 @@ void world_events_begin_step(world *w, bool start_noted) {
         if (path) ev->path = path;
         uint8_t *changed = path ? realloc(ev->changed, room) : NULL;
         if (changed) ev->changed = changed;
-        aabb *near_region = changed ? realloc(ev->near_region, room * sizeof *near_region) : NULL;
-        if (near_region) ev->near_region = near_region;
-        uint32_t(*near)[EV_NEAR] = near_region ? realloc(ev->near, room * sizeof *near) : NULL;
-        if (near) ev->near = near, ev->mover_room = room;
+        world_event_note *note = changed ? realloc(ev->note, room * sizeof *note) : NULL;
+        if (note) ev->note = note, ev->mover_room = room;
     }
     ev->pairs_valid = false;
     ev->path_live = false;
@@ -304,7 +301,7 @@ void world_events_begin_step(world *w, bool start_noted) {
                 ev->p0[i] = w->movers[i].position;
         if (w->mover_count) memset(ev->changed, 0, w->mover_count); /* NULL while no mover yet */
     }
-    world_event_notes notes = {ev->near_region, ev->near, ev->changed, ev->p0_valid};
+    world_event_notes notes = {ev->note, ev->changed, ev->p0_valid};
     w->event_notes = notes;
 }
 
@@ -955,10 +952,11 @@ static void contacts_find(world *w) {
         uint32_t flags = boxes ? ev->changed[i] : 0u;
         if ((flags & EV_NOTED) && ref_kind(m->shape) == GEOM_SHAPE_BOX) {
             aabb lb = box_at(m->position, m->lo, m->hi), box = aabb_inflate(lb, EV_BEGIN_GAP);
-            if (aabb_contains(ev->near_region[i], box)) {
+            const world_event_note *note = &ev->note[i];
+            if (aabb_contains(note->region, box)) {
                 uint32_t count = flags >> EV_NOTED_SHIFT;
                 for (uint32_t k = 0; k < count; k++)
-                    contact_static_box(w, i, m, lb, box, ev->near[i][k]);
+                    contact_static_box(w, i, m, lb, box, note->near[k]);
                 if (n < 2 || (ev->pairs_valid && aabb_contains(path_box(w, i), box))) continue;
                 statics_done = true;
             }
@@ -967,12 +965,12 @@ static void contacts_find(world *w) {
         if (statics_done) {
             /* done above */
         } else if (ev->p0_valid && (ev->changed[i] & EV_NOTED) &&
-                   aabb_contains(ev->near_region[i], c.box)) {
+                   aabb_contains(ev->note[i].region, c.box)) {
             /* its slide walked the statics of a region holding this box: the same statics, in
              * the same order, as the static query would find */
             uint32_t count = (uint32_t)ev->changed[i] >> EV_NOTED_SHIFT;
             for (uint32_t k = 0; k < count; k++)
-                contact_static_visit(w, ev->near[i][k], &c);
+                contact_static_visit(w, ev->note[i].near[k], &c);
         } else {
             world_static_query(w, c.box, contact_static_visit, &c);
         }

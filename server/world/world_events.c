@@ -337,11 +337,6 @@ void world_events_keep_path(const world *w) {
     ev->path_live = false;
 }
 
-/* The mover pass's path box of the mover of dense index i (pairs_valid). */
-static inline aabb path_box(const world *w, uint32_t i) {
-    return w->events->path_live ? w->scratch.path[i] : w->events->path[i];
-}
-
 static inline bool bit_set(const uint64_t *bits, uint32_t slot) {
     return (bits[slot >> 6] >> (slot & 63)) & 1u;
 }
@@ -451,23 +446,26 @@ static void note_changes(world *w) {
 }
 
 /* The mover of dense index i's part of note_changes (contacts_find does it as it goes; each
- * mover before any later one reads it): whether it looks for new pairs. */
-WORLD_HOT bool note_mover(world *w, uint32_t i) {
+ * mover before any later one reads it): its ev->changed bits, returned so the caller need not
+ * read them back (EV_LOOKS: it looks for new pairs; only that bit without p0_valid). */
+WORLD_HOT uint32_t note_mover(world *w, uint32_t i) {
     world_events *ev = w->events;
     const world_mover *m = &w->movers[i];
     uint32_t slot = m->slot;
     bool looks;
+    uint32_t flags;
     if (ev->p0_valid) {
         /* a mover whose position changed was marked moved (finish_mover): its position alone
          * says it */
         looks = !vec_eq(m->position, ev->start[i]) || ev->rescan || bit_set(w->spawn_bits, slot);
-        ev->changed[i] = (uint8_t)((ev->changed[i] & ~(EV_LOOKS | EV_QUERIED)) |
-                                   (looks ? EV_LOOKS : 0u));
+        flags = ((uint32_t)ev->changed[i] & ~(EV_LOOKS | EV_QUERIED)) | (looks ? EV_LOOKS : 0u);
+        ev->changed[i] = (uint8_t)flags;
     } else {
         looks = ev->rescan || bit_set(w->spawn_bits, slot) || bit_set(w->moved_bits, slot);
+        flags = looks ? EV_LOOKS : 0u;
     }
     if (looks) ev->changed_bits[slot >> 6] |= 1ull << (slot & 63);
-    return looks;
+    return flags;
 }
 
 /* Whether the pair of ids a, b (both alive at the last step) may have changed: a body went
@@ -945,19 +943,25 @@ static void contacts_find(world *w) {
     bool grid_ready = false;
     /* boxes among boxes, filters off (S1b): the pairs take contact_static_box, contact_mover_box */
     bool boxes = !w->filtered_count && !w->nonbox_statics && ev->p0_valid;
+    /* in locals: the stores of the walk (a byte of ev->changed, a pair's flag) may alias anything
+     * to the compiler, which would reload each of these after every one */
+    const bool pairs_valid = ev->pairs_valid;
+    const world_event_note *notes = ev->note;
+    const aabb *paths = pairs_valid ? (ev->path_live ? w->scratch.path : ev->path) : NULL;
     for (uint32_t i = 0; i < n; i++) {
         const world_mover *m = &w->movers[i];
-        if (!note_mover(w, i) || slot_is_sensor(w, m->slot)) continue;
+        uint32_t noted = note_mover(w, i);
+        if (!(noted & EV_LOOKS) || slot_is_sensor(w, m->slot)) continue;
         bool statics_done = false;
-        uint32_t flags = boxes ? ev->changed[i] : 0u;
+        uint32_t flags = boxes ? noted : 0u;
         if ((flags & EV_NOTED) && ref_kind(m->shape) == GEOM_SHAPE_BOX) {
             aabb lb = box_at(m->position, m->lo, m->hi), box = aabb_inflate(lb, EV_BEGIN_GAP);
-            const world_event_note *note = &ev->note[i];
+            const world_event_note *note = &notes[i];
             if (aabb_contains(note->region, box)) {
                 uint32_t count = flags >> EV_NOTED_SHIFT;
                 for (uint32_t k = 0; k < count; k++)
                     contact_static_box(w, i, m, lb, box, note->near[k]);
-                if (n < 2 || (ev->pairs_valid && aabb_contains(path_box(w, i), box))) continue;
+                if (n < 2 || (pairs_valid && aabb_contains(paths[i], box))) continue;
                 statics_done = true;
             }
         }
@@ -975,8 +979,12 @@ static void contacts_find(world *w) {
             world_static_query(w, c.box, contact_static_visit, &c);
         }
         if (n < 2) continue;
-        if (ev->pairs_valid && aabb_contains(path_box(w, i), c.box)) continue;
-        if (!grid_ready && !g->valid) world_grid_build_current(w, 0.0f);
+        if (pairs_valid && aabb_contains(paths[i], c.box)) continue;
+        if (!grid_ready && !g->valid) {
+            world_grid_build_current(w, 0.0f);
+            /* it kept the path boxes aside first (world_events_keep_path) */
+            if (pairs_valid) paths = ev->path_live ? w->scratch.path : ev->path;
+        }
         grid_ready = true;
         if (ev->p0_valid) ev->changed[i] |= EV_QUERIED;
         world_grid_query(w, g, c.box, contact_mover_visit, &c);

@@ -686,7 +686,7 @@ static void contacts_list_begins(world *w) {
     s->begin_count = 0;
 }
 
-/* Whether the pair of key (sa, sb) is held: the groups of its movers (dense indices ia, and ib
+/* Whether the pair of key (sa, sb) is held: the group of its movers (dense indices ia, and ib
  * or UINT32_MAX for a static), and their lists in the tail. */
 WORLD_HOT ev_pair *contact_held(ev_contacts *s, uint32_t sa, uint32_t sb, uint32_t ia,
                                 uint32_t ib) {
@@ -695,11 +695,16 @@ WORLD_HOT ev_pair *contact_held(ev_contacts *s, uint32_t sa, uint32_t sb, uint32
     ev_pair *pairs = s->pairs, *tail = s->tail;
     const uint32_t *start = s->start, *head = s->tail_head;
     uint32_t homes = s->homes;
+    /* grouped: under the lower dense index of its movers (contact_home), which has not moved
+     * since the grouping (contacts_group regroups when any did): one group to scan, not two */
+    uint32_t g = ia < ib ? ia : ib;
+    if (g < homes)
+        for (uint32_t k = start[g], end = start[g + 1]; k < end; k++)
+            if (pairs[k].slot_a == sa && pairs[k].slot_b == sb) return &pairs[k];
+    /* begun since: listed under the mover that found it, either */
     for (int side = 0; side < 2; side++) {
         uint32_t h = side ? ib : ia;
         if (h >= homes) continue;
-        for (uint32_t k = start[h], end = start[h + 1]; k < end; k++)
-            if (pairs[k].slot_a == sa && pairs[k].slot_b == sb) return &pairs[k];
         for (uint32_t f = head[h]; f; f = tail[f - 1].next)
             if (tail[f - 1].slot_a == sa && tail[f - 1].slot_b == sb) return &tail[f - 1];
     }

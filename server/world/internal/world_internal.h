@@ -192,8 +192,8 @@ typedef struct world_grid {
 #define WORLD_EVENTS_NOTED_SHIFT 4u /* changed[i]: how many, in the bits from here up */
 /* One mover's note, the region and its statics side by side (32 bytes: one read of a line). */
 typedef struct world_event_note {
-    aabb region;                        /* the region the slide walked */
-    uint32_t near[WORLD_EVENTS_NEAR];   /* the statics it found there (indices into statics) */
+    aabb region;                      /* the region the slide walked */
+    uint32_t near[WORLD_EVENTS_NEAR]; /* the statics it found there (indices into statics) */
 } world_event_note;
 typedef struct world_event_notes {
     world_event_note *note; /* per dense mover index */

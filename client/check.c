@@ -286,6 +286,22 @@ static bool point_inside(const cc_shape *s, const double *wx, const double *wy, 
     return true;
 }
 
+/* A turning mover's corners: each one's chord from where it stood at the previous tick to where
+ * it stands now, against the static (a turn that swings a bar's end through a thin wall moves no
+ * centre across it). Chords, not arcs: a sampled check, like the centre's. */
+static bool turned_through(const cc_check_body *m, const cc_check_body *st, float margin) {
+    if (m->shape.kind != CC_SHAPE_POLY || m->angle == m->prev_angle) return false;
+    double px[CC_CHECK_MAX_VERTS], py[CC_CHECK_MAX_VERTS], nx[CC_CHECK_MAX_VERTS],
+        ny[CC_CHECK_MAX_VERTS];
+    place(&m->shape, m->prev_x, m->prev_y, m->prev_angle, px, py);
+    place(&m->shape, m->x, m->y, m->angle, nx, ny);
+    for (unsigned i = 0; i < m->shape.count; i++)
+        if (cc_segment_crosses(&st->shape, st->x, st->y, st->angle, margin, (float)px[i],
+                               (float)py[i], (float)nx[i], (float)ny[i]))
+            return true;
+    return false;
+}
+
 bool cc_segment_crosses(const cc_shape *s, float x, float y, float angle, float margin, float x0,
                         float y0, float x1, float y1) {
     double wx[CC_CHECK_MAX_VERTS], wy[CC_CHECK_MAX_VERTS];
@@ -509,6 +525,7 @@ void cc_check_snapshot(cc_check_view *v, const Collide__V1__Snapshot *snap, cc_c
             b = &v->bodies[i];
             b->prev_x = b->x;
             b->prev_y = b->y;
+            b->prev_angle = b->angle;
             b->known_prev = consecutive;
             if (bs->kind != COLLIDE__V1__BODY_KIND__BODY_KIND_UNSPECIFIED)
                 b->kind = (uint8_t)bs->kind;
@@ -541,8 +558,9 @@ void cc_check_snapshot(cc_check_view *v, const Collide__V1__Snapshot *snap, cc_c
                 record(s, (a_static || b_static) ? CC_VIOL_OVERLAP_STATIC : CC_VIOL_OVERLAP_MOVING,
                        mover->id, other->id, snap->tick, depth);
             } else if (!a_static && b_static && a->known_prev &&
-                       cc_segment_crosses(&b->shape, b->x, b->y, b->angle, v->tolerance, a->prev_x,
-                                          a->prev_y, a->x, a->y)) {
+                       (cc_segment_crosses(&b->shape, b->x, b->y, b->angle, v->tolerance,
+                                           a->prev_x, a->prev_y, a->x, a->y) ||
+                        turned_through(a, b, v->tolerance))) {
                 record(s, CC_VIOL_TUNNEL, a->id, b->id, snap->tick, 0.0f);
             }
         }

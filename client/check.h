@@ -63,6 +63,7 @@ typedef struct cc_check_body {
     float angle;     /* radians */
     float prev_x;    /* position before this tick's update */
     float prev_y;
+    float prev_angle;        /* angle before this tick's update */
     uint64_t tick;           /* tick of the last update */
     cc_shape shape;          /* as sent the first time the body was seen */
     uint32_t category, mask; /* its filter (BodyState 10, 11; 0 reads as the default) */

@@ -73,6 +73,7 @@ typedef struct load_player {
     uint64_t intended[CC_ACK_RING];        /* intended send time by input_seq % CC_ACK_RING */
     float x, y;                            /* last known body position */
     float angle;                           /* walk/bounce heading */
+    float spin;                            /* --spin: its turning speed, rad/s */
     float stuck_x, stuck_y;                /* position at the last stuck test (bounce) */
     uint64_t stuck_at_us;                  /* time of the last stuck test */
     uint32_t rng;                          /* xorshift32 state */
@@ -296,6 +297,7 @@ static void on_spawned(load_player *p, const Collide__V1__Spawned *sp, uint64_t 
     }
     p->state = P_RUNNING;
     p->angle = rng_unit(&p->rng) * 6.2831853f;
+    p->spin = (float)(o->spin * (2.0 * rng_unit(&p->rng) - 1.0));
     p->stuck_x = p->x;
     p->stuck_y = p->y;
     p->stuck_at_us = now;
@@ -584,7 +586,8 @@ static void player_due(load_player *p, uint64_t now) {
         uint64_t intended = p->intended[p->sched_seq % CC_ACK_RING];
         cc_hist_record(&w->stats.send_lag_us, now - intended);
         player_velocity(p, o, now, &vx, &vy);
-        if (cc_session_move(&p->conn, p->body_id, p->sched_seq, vx, vy)) w->stats.intents_sent++;
+        if (cc_session_move_turning(&p->conn, p->body_id, p->sched_seq, vx, vy, p->spin))
+            w->stats.intents_sent++;
         dirty = true;
     }
     if (p->next_ping_us <= now) {
@@ -831,6 +834,8 @@ static void load_usage(FILE *f) {
             "                       latency is reported (default 0: none)\n"
             "  --backend-queries R  the backend also sends R first-hit ray casts per second in\n"
             "                       all, from its NPCs in turn, as --queries does (default 0)\n"
+            "  --spin W             each player's body also turns, at a speed drawn uniformly\n"
+            "                       from [-W, W] rad/s (MoveIntent.angular_velocity; default 0)\n"
             "Snapshots:\n"
             "  --quantized          ask for quantized snapshots (Snapshot.packed) and decode "
             "them\n"
@@ -890,6 +895,7 @@ enum {
     OPT_BACKEND_QUERIES,
     OPT_QUANTIZED,
     OPT_SNAPSHOT_RATE,
+    OPT_SPIN,
 };
 
 static int pick(const char *flag, const char *arg, const char *const *names, int n) {
@@ -950,6 +956,7 @@ int cc_load_parse(int argc, char **argv, load_opts *o) {
         {"admin-token", 1, NULL, OPT_ADMIN_TOKEN},
         {"queries", 1, NULL, OPT_QUERIES},
         {"backend-queries", 1, NULL, OPT_BACKEND_QUERIES},
+        {"spin", 1, NULL, OPT_SPIN},
         {NULL, 0, NULL, 0},
     };
     memset(o, 0, sizeof *o);
@@ -1085,6 +1092,9 @@ int cc_load_parse(int argc, char **argv, load_opts *o) {
             break;
         case OPT_BACKEND_QUERIES:
             ok = cc_parse_double(CMD, "--backend-queries", optarg, 0, 1e6, &o->backend_queries_hz);
+            break;
+        case OPT_SPIN:
+            ok = cc_parse_double(CMD, "--spin", optarg, 0, 1000, &o->spin);
             break;
         default:
             fprintf(stderr, "collide-client " CMD ": see 'collide-client load --help'\n");

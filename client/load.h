@@ -47,6 +47,8 @@ typedef struct load_opts {
     bool quantized;            /* --quantized: Hello.quantized, Snapshot.packed decoded */
     uint32_t snapshot_rate;    /* --snapshot-rate: Hello.snapshot_rate_hz (0: every tick) */
     double backend_queries_hz; /* --backend-queries: ray casts per second from the backend */
+    double spin;               /* --spin: each player turns at a fixed speed drawn uniformly from
+                                * [-spin, spin] rad/s (0: no turning) */
 } load_opts;
 
 int cc_load_main(int argc, char **argv);

@@ -37,9 +37,12 @@ static bool grow(cc_qsnap *q) {
     return true;
 }
 
-/* The angle of a state in radians, [0, 2 pi). */
+/* The angle of a state in radians, [-pi, pi) as the server keeps it: quanta of half a turn and
+ * more are negative angles. */
 static float angle_of(const quant_state *s) {
-    return (float)((double)s->angle * (2.0 * 3.14159265358979323846 / QUANT_ANGLE_STEPS));
+    int32_t turns = (int32_t)s->angle;
+    if (turns >= QUANT_ANGLE_STEPS / 2) turns -= QUANT_ANGLE_STEPS;
+    return (float)((double)turns * (2.0 * 3.14159265358979323846 / QUANT_ANGLE_STEPS));
 }
 
 static void on_record(void *ctx, const quant_record *r) {
@@ -60,6 +63,7 @@ static void on_record(void *ctx, const quant_record *r) {
     vel.y = (float)(s->vy * q->velocity_quantum);
     bs.last_input_seq = s->last_input_seq;
     bs.angle = angle_of(s);
+    bs.angular_velocity = (float)((double)s->w / QUANT_ANGULAR_VELOCITY_PER_RAD);
     if (r->flags & QUANT_NEW) {
         bs.kind = (Collide__V1__BodyKind)r->body->kind;
         bs.owner = r->body->owner;

@@ -58,12 +58,18 @@ bool cc_session_set_view(cc_conn *c, uint32_t request_id, float cx, float cy, fl
 }
 
 bool cc_session_move(cc_conn *c, uint32_t body_id, uint32_t input_seq, float vx, float vy) {
+    return cc_session_move_turning(c, body_id, input_seq, vx, vy, 0.0f);
+}
+
+bool cc_session_move_turning(cc_conn *c, uint32_t body_id, uint32_t input_seq, float vx, float vy,
+                             float w) {
     Collide__V1__ClientMessage m = COLLIDE__V1__CLIENT_MESSAGE__INIT;
     Collide__V1__MoveIntent mi = COLLIDE__V1__MOVE_INTENT__INIT;
     Collide__V1__Vec2 v = session_vec2(vx, vy);
     mi.body_id = body_id;
     mi.input_seq = input_seq;
     mi.velocity = &v;
+    mi.angular_velocity = w;
     m.msg_case = COLLIDE__V1__CLIENT_MESSAGE__MSG_MOVE;
     m.move = &mi;
     return cc_conn_queue(c, &m);

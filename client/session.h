@@ -21,6 +21,9 @@ bool cc_session_hello_ex(cc_conn *c, uint32_t request_id, const char *name, cons
 bool cc_session_ping(cc_conn *c, uint32_t request_id, uint64_t client_time_us);
 bool cc_session_set_view(cc_conn *c, uint32_t request_id, float cx, float cy, float hx, float hy);
 bool cc_session_move(cc_conn *c, uint32_t body_id, uint32_t input_seq, float vx, float vy);
+/* The same with a turning speed (MoveIntent.angular_velocity, rad/s; protocol 1.1 "Rotation"). */
+bool cc_session_move_turning(cc_conn *c, uint32_t body_id, uint32_t input_seq, float vx, float vy,
+                             float w);
 /* A first-hit RayCast from (x, y) by (tx, ty), leaving out body `exclude` (0: none). */
 bool cc_session_ray_cast(cc_conn *c, uint32_t request_id, float x, float y, float tx, float ty,
                          uint32_t exclude);

@@ -139,11 +139,12 @@ static void watch_snapshot(watch_ctx *x, const Collide__V1__Snapshot *s, size_t 
             if (!b) continue;
             char sh[64];
             printf("  body %u kind %d owner %u pos (%.3f, %.3f) vel (%.3f, %.3f) angle %.3f "
-                   "seq %u%s\n",
+                   "w %.3f seq %u%s\n",
                    b->id, (int)b->kind, b->owner, b->position ? (double)b->position->x : 0.0,
                    b->position ? (double)b->position->y : 0.0,
                    b->velocity ? (double)b->velocity->x : 0.0,
-                   b->velocity ? (double)b->velocity->y : 0.0, (double)b->angle, b->last_input_seq,
+                   b->velocity ? (double)b->velocity->y : 0.0, (double)b->angle,
+                   (double)b->angular_velocity, b->last_input_seq,
                    shape_text(b->shape, sh, sizeof sh));
         }
         for (size_t i = 0; i < s->n_removed; i++)

@@ -88,6 +88,8 @@ enum wire_field {
     WIRE_BODY_POSITION = 2,
     WIRE_BODY_VELOCITY = 3,
     WIRE_BODY_LAST_INPUT_SEQ = 4,
+    WIRE_BODY_ANGLE = 8,
+    WIRE_BODY_ANGULAR_VELOCITY = 9,
     /* Pong */
     WIRE_PONG_CLIENT_TIME_US = 1,
     WIRE_PONG_TICK = 3,

@@ -5,7 +5,8 @@
  *
  * Usage: bench_world [timed_ticks (default 600)] [scene filter substring, or "arena" for the
  * default arena with 1,000 and 5,000 players, or "events" for S1b with and without contact
- * tracking: "S1b-slow-events", "S1b-fast-events", "events" for both] */
+ * tracking: "S1b-slow-events", "S1b-fast-events", "events" for both, or "S1r" for the turning
+ * scene next to S1a-slow] */
 #include "s1_world.h"
 #include "world_load.h"
 
@@ -139,6 +140,20 @@ int main(int argc, char **argv) {
         bad |= ev.overlaps || ev.outside || ev.state_hash != plain.state_hash;
     }
     if (filter && strstr(filter, "events")) return bad;
+    /* S1r (issue 16): S1a-slow's map and speed, every mover a box turning at a random speed up
+     * to 2 pi rad/s; measured next to S1a-slow in the same run (target <= 3x). */
+    if (filter && strstr(filter, "S1r")) {
+        world_stats st;
+        s1_result a = run_world(&layout, 5.0f, 0, ticks, &st);
+        s1_result r = run_world_full(&layout, 5.0f, 0, ticks, &st, false, 2.0 * S1_PI);
+        print_result("S1a-slow", a, ",\"engine\":\"collide\"");
+        char extra[200];
+        snprintf(extra, sizeof extra, ",\"engine\":\"collide\",\"swept_hits\":%llu",
+                 (unsigned long long)st.swept_hits);
+        print_result("S1r", r, extra);
+        printf("{\"scene\":\"ratios\",\"S1r_vs_S1a-slow\":%.3f}\n", r.median_ms / a.median_ms);
+        return r.overlaps || r.outside || a.overlaps || a.outside;
+    }
     if (filter && strstr(filter, "arena")) return run_arena(1000, ticks) | run_arena(5000, ticks);
     for (int i = 0; i < 4; i++) {
         if (filter && !strstr(scenes[i].name, filter)) continue;

@@ -112,7 +112,6 @@ static inline size_t s1_world_bytes(const s1_layout *l, uint32_t capacity, uint3
     return st.bytes;
 }
 
-/* events: contact and sensor tracking on (world_set_events), for its cost on S1b. */
 /* Adds the step's events to r's count and to its digest: a sum of per-event hashes, so the order
  * of the events within a step does not matter, but every field does (the floats bit for bit). */
 static inline void s1_digest_events(const world *w, uint64_t tick, s1_result *r) {
@@ -139,8 +138,11 @@ static inline void s1_digest_events(const world *w, uint64_t tick, s1_result *r)
     r->events += nc + ns;
 }
 
-static inline s1_result run_world_events(const s1_layout *l, float speed, int movers_collide,
-                                         int ticks, world_stats *stats, bool events) {
+/* events: contact and sensor tracking on (world_set_events), for its cost on S1b. spin > 0: scene
+ * S1r (docs/performance.md): with each velocity draw a mover also draws its turning speed,
+ * w = (2 unit() - 1) * spin, right after its heading a. */
+static inline s1_result run_world_full(const s1_layout *l, float speed, int movers_collide,
+                                       int ticks, world_stats *stats, bool events, double spin) {
     s1_result r = {0, 0, 0, 0, 0, 0, 0, 0};
     s1_world *s = calloc(1, sizeof *s);
     double *times = calloc((size_t)ticks, sizeof *times);
@@ -159,8 +161,12 @@ static inline s1_result run_world_events(const s1_layout *l, float speed, int mo
             seq++;
             for (int i = 0; i < S1_MOVERS; i++) {
                 double a = s1_unit(&rng) * 2.0 * S1_PI;
-                world_set_intent(s->w, s->movers[i],
-                                 v2((float)(speed * cos(a)), (float)(speed * sin(a))), seq);
+                vec2 v = v2((float)(speed * cos(a)), (float)(speed * sin(a)));
+                if (spin > 0.0)
+                    world_set_intent_turning(s->w, s->movers[i], v,
+                                             (float)((2.0 * s1_unit(&rng) - 1.0) * spin), seq);
+                else
+                    world_set_intent(s->w, s->movers[i], v, seq);
             }
         }
         double t0 = s1_now_ms();
@@ -180,6 +186,11 @@ static inline s1_result run_world_events(const s1_layout *l, float speed, int mo
     free(times);
     free(s);
     return r;
+}
+
+static inline s1_result run_world_events(const s1_layout *l, float speed, int movers_collide,
+                                         int ticks, world_stats *stats, bool events) {
+    return run_world_full(l, speed, movers_collide, ticks, stats, events, 0.0);
 }
 
 static inline s1_result run_world(const s1_layout *l, float speed, int movers_collide, int ticks,

@@ -108,6 +108,8 @@ class QuantizedDecoder:
                 b.vy += dy
             if flags & ANGLE:
                 da, i = _zigzag(data, i)
+                if not -32768 <= da <= 32767:
+                    raise DecodeError("angle delta %d of body %d out of range" % (da, body_id))
                 b.angle = (b.angle + da) % 65536
             if flags & INPUT_SEQ:
                 b.seq, i = _varint(data, i)
@@ -133,9 +135,12 @@ class QuantizedDecoder:
         return out
 
     def body_state(self, b, with_shape=True):
-        """The body as a pb.BodyState in world units (what a float snapshot would carry)."""
-        bs = self.pb.BodyState(id=b.id, last_input_seq=b.seq,
-                               angle=b.angle * 2.0 * math.pi / 65536)
+        """The body as a pb.BodyState in world units (what a float snapshot would carry): the
+        angle in [-pi, pi) as the server keeps it (quanta of half a turn and more are negative
+        angles), the turning speed in rad/s."""
+        turns = b.angle - 65536 if b.angle >= 32768 else b.angle
+        bs = self.pb.BodyState(id=b.id, last_input_seq=b.seq, angle=turns * 2.0 * math.pi / 65536,
+                               angular_velocity=b.w / 1024.0)
         bs.position.x = b.px * self.pq
         bs.position.y = b.py * self.pq
         bs.velocity.x = b.vx * self.vq

@@ -7,7 +7,7 @@
  *
  * Conventions (hold for every function below):
  *   - float32, y up, positions in world units. A shape is defined in body-local coordinates and
- *     placed by a position (no rotation yet: COLLISION.md lists rotation as "later").
+ *     placed by a position, or by a transform (position and rotation) in geom_rot.h.
  *   - Every normal a pair query returns points from A towards B, and is unit length.
  *   - Degenerate input (zero motion, touching, coincident centres, parallel edges, huge
  *     coordinates) gives a defined answer, never NaN or Inf.
@@ -153,6 +153,10 @@ typedef struct geom_toi {
  * Returns false when they do not touch during the interval. */
 bool geom_sweep(const geom_shape *a, vec2 pa, vec2 da, const geom_shape *b, vec2 pb, vec2 db,
                 geom_toi *out);
+/* geom_sweep of polygon A (at pa, moving by da) against a fixed box B (half extents hb, at pb):
+ * the same answer, without the dispatch (a turned box sliding among box tiles). */
+bool geom_sweep_polygon_box(const geom_polygon *a, vec2 pa, vec2 da, vec2 hb, vec2 pb,
+                            geom_toi *out);
 
 /* ---- Precise answers at the edges of the contract (what the implementation guarantees) ------
  *   - geom_overlap: boxes and polygons by separating axes over both shapes' edge normals (exact
@@ -191,6 +195,7 @@ bool geom_sweep(const geom_shape *a, vec2 pa, vec2 da, const geom_shape *b, vec2
  *   bool geom_box_box_sweep(vec2 half_a, vec2 pa, vec2 da, vec2 half_b, vec2 pb, vec2 db,
  *                           geom_toi *out); */
 #include "geom_box.h"
+#include "geom_rot.h"
 
 #ifdef __cplusplus
 }

@@ -776,3 +776,15 @@ float geom_distance(const geom_shape *a, vec2 pa, const geom_shape *b, vec2 pb, 
     if (normal) *normal = n;
     return dist;
 }
+
+bool geom_sweep_polygon_box(const geom_polygon *a, vec2 pa, vec2 da, vec2 hb, vec2 pb,
+                            geom_toi *out) {
+    /* sweep_general's polygon-box case with db = 0 (da - 0 is da), step for step */
+    vec2 r = v2_sub(pb, pa), d = v2_sub(da, v2(0.0f, 0.0f));
+    if (!geom_coord_ok(r) || !geom_coord_ok(d)) return false;
+    geom_toi c;
+    if (!bp_sweep(hb, a, v2_neg(r), v2_neg(d), &c)) return false;
+    c.normal = v2_neg(c.normal);
+    if (out) *out = c;
+    return true;
+}

@@ -65,6 +65,7 @@ int main(int argc, char **argv) {
     world_config_default(&wc);
     wc.tick_rate_hz = cfg.tick_rate_hz;
     wc.max_speed = cfg.max_speed;
+    wc.max_angular_speed = cfg.max_angular_speed;
     wc.max_bodies = cfg.max_bodies;
     /* The default world as text: every room built from it (`default`, auto rooms) is built on
      * its own thread (docs/rooms-design.md). It is loaded once here to refuse a bad file at

@@ -1,5 +1,7 @@
 #include "net_config.h"
 
+#include "world.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -17,6 +19,7 @@ void net_config_default(net_config *cfg) {
     cfg->http_port = 9100;
     cfg->tick_rate_hz = 60.0f;
     cfg->max_speed = 10000.0f;
+    cfg->max_angular_speed = WORLD_DEFAULT_MAX_ANGULAR_SPEED;
     cfg->max_clients = 1500;
     cfg->max_pending = 256;
     cfg->max_pending_per_address = 64;
@@ -106,6 +109,8 @@ static const opt_def opts[] = {
      "HZ  simulation ticks per second (default 60)"},
     {"max-speed", "COLLIDE_MAX_SPEED", OPT_FLOAT, F(max_speed), 0, 1e-3, 1e7,
      "UNITS_PER_S  intents are clamped to it (default 10000)"},
+    {"max-angular-speed", "COLLIDE_MAX_ANGULAR_SPEED", OPT_FLOAT, F(max_angular_speed), 0, 1e-3,
+     1e4, "RAD_PER_S  turning intents are clamped to it (default 25.1327 = 8 pi)"},
     {"token", "COLLIDE_TOKEN", OPT_SECRET, F(token), F(token_len), 0, 0,
      "SECRET  clients must present it in Hello (default none)"},
     {"admin-token", "COLLIDE_ADMIN_TOKEN", OPT_SECRET, F(admin_token), F(admin_token_len), 0, 0,

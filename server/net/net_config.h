@@ -24,6 +24,7 @@ typedef struct net_config {
     char world_path[1024];            /* JSON world file; empty = the embedded arena */
     float tick_rate_hz;               /* world steps per second */
     float max_speed;                  /* intents are clamped to this */
+    float max_angular_speed;          /* turning intents are clamped to this, rad/s */
     char token[NET_MAX_SECRET];       /* clients must present it; empty = none */
     size_t token_len;                 /* bytes in token */
     char admin_token[NET_MAX_SECRET]; /* admin clients present it; empty = no admins */

@@ -514,6 +514,7 @@ static int admin_create(void *ctx, const char *name, size_t len, const char *wor
         world_config_default(&wc);
         wc.tick_rate_hz = all->cfg.tick_rate_hz;
         wc.max_speed = all->cfg.max_speed;
+        wc.max_angular_speed = all->cfg.max_angular_speed;
         wc.max_bodies = all->cfg.max_bodies;
         char *data = NULL;
         net_world_status ws = net_world_read(all->cfg.world_dir, world, world_len, &wc, &data,

@@ -81,6 +81,7 @@ net_room *net_room_open(uv_loop_t *loop, net_rooms *dir, net_room_id id, const c
     world_config_default(&wc);
     wc.tick_rate_hz = cfg->tick_rate_hz;
     wc.max_speed = cfg->max_speed;
+    wc.max_angular_speed = cfg->max_angular_speed;
     wc.max_bodies = cfg->max_bodies;
     world *w = r && spawns
                    ? world_load_json(net_world_text_data(text), name, &wc, spawns, err, err_size)

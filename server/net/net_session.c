@@ -198,8 +198,8 @@ void net_server_welcome(net_server *srv, net_client *c, uint32_t rid, bool admin
                 feature_history[] = "history";
     static char feature_filters[] = "filters", feature_sensors[] = "sensors",
                 feature_events[] = "events", feature_websocket[] = "websocket",
-                feature_quantized[] = "quantized";
-    char *features[12];
+                feature_quantized[] = "quantized", feature_rotation[] = "rotation";
+    char *features[13];
     size_t nf = 0;
     /* "rooms" only where a client can reach them: a server with the directory behind it. */
     if (srv->room_admin) features[nf++] = feature_rooms;
@@ -209,6 +209,7 @@ void net_server_welcome(net_server *srv, net_client *c, uint32_t rid, bool admin
     features[nf++] = feature_events;
     features[nf++] = feature_queries;
     features[nf++] = feature_quantized;
+    features[nf++] = feature_rotation;
     /* "history" when at_tick can reach back at least one tick (--history-ms) */
     if (floor((double)srv->cfg.history_ms * (double)srv->cfg.tick_rate_hz / 1000.0) >= 1.0)
         features[nf++] = feature_history;
@@ -334,10 +335,8 @@ static void on_spawn(net_server *srv, net_client *c, uint32_t rid,
     }
     geom_shape shape;
     geom_shape_error serr = net_session_shape_from_pb(s->shape, &shape);
-    /* Bodies do not turn while they move, so the spawn angle is baked into the shape here; the
-     * body is then reported in world orientation with angle 0 (docs/net-design.md). */
-    if (serr == GEOM_OK && s->angle != 0.0f && isfinite(s->angle))
-        serr = geom_shape_rotate(&shape, s->angle, &shape);
+    /* 1.1: the spawn angle is the body's initial angle; the shape stays body-local (PROTOCOL.md
+     * "Rotation"), no longer baked. */
     if (serr != GEOM_OK) {
         net_server_send_error(srv, c, rid, NET_ERR(INVALID_SHAPE), false, "invalid shape: %s",
                               s->shape ? geom_shape_error_str(serr) : "shape missing");
@@ -371,7 +370,8 @@ static void on_spawn(net_server *srv, net_client *c, uint32_t rid,
     if (at_spawn_point) pos = spawn_point_for(srv, &shape);
     world_body_id id = WORLD_NULL_BODY;
     geom_shape_error werr = GEOM_OK;
-    world_status st = world_spawn(srv->world, kind, &shape, pos, c->id, &id, &werr);
+    world_status st =
+        world_spawn_turned(srv->world, kind, &shape, pos, s->angle, c->id, &id, &werr);
     if (st != WORLD_OK) {
         char text[NET_ERROR_TEXT];
         if (st == WORLD_ERR_INVALID_SHAPE)
@@ -439,12 +439,12 @@ static void on_move(net_server *srv, net_client *c, uint32_t rid,
                     const Collide__V1__MoveIntent *mv) {
     world_body_info info;
     if (!check_body_access(srv, c, rid, mv->body_id, &info)) return;
-    world_status st =
-        world_set_intent(srv->world, mv->body_id, net_vec2_of(mv->velocity), mv->input_seq);
+    world_status st = world_set_intent_turning(srv->world, mv->body_id, net_vec2_of(mv->velocity),
+                                               mv->angular_velocity, mv->input_seq);
     if (st == WORLD_OK || st == WORLD_STALE_INPUT) return; /* older or equal input_seq: ignored */
     char text[NET_ERROR_TEXT];
     if (st == WORLD_ERR_NOT_FINITE)
-        snprintf(text, sizeof text, "velocity must be finite");
+        snprintf(text, sizeof text, "velocity and angular_velocity must be finite");
     else if (st == WORLD_ERR_NOT_FOUND)
         snprintf(text, sizeof text, "no body %u", mv->body_id);
     else if (st == WORLD_ERR_NOT_MOVING)

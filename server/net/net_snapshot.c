@@ -64,7 +64,8 @@ static size_t put_vec2_field(uint8_t *out, uint32_t field, vec2 v) {
     return n;
 }
 
-/* Hand-encoded: the same bytes protobuf-c writes for these four fields of BodyState, without its
+/* Hand-encoded: the same bytes protobuf-c writes for these fields of BodyState (id, position,
+ * velocity, last_input_seq, angle, angular_velocity), without its
  * descriptor walk; the unit tests decode every snapshot with protobuf-c. */
 size_t net_snapshot_encode_delta(const world_body_info *info, uint8_t *out) {
     size_t n = 0;
@@ -76,6 +77,10 @@ size_t net_snapshot_encode_delta(const world_body_info *info, uint8_t *out) {
         out[n++] = WIRE_KEY(WIRE_BODY_LAST_INPUT_SEQ, WIRE_VARINT);
         n += varint_write(out + n, info->last_input_seq);
     }
+    /* 1.1 rotation: left out at 0, so a body that never turned costs the bytes it did before */
+    if (info->angle != 0.0f) n += wire_put_float(out + n, WIRE_BODY_ANGLE, info->angle);
+    if (info->angular_velocity != 0.0f)
+        n += wire_put_float(out + n, WIRE_BODY_ANGULAR_VELOCITY, info->angular_velocity);
     NET_ASSERT(n <= NET_SNAPSHOT_DELTA_MAX);
     return n;
 }
@@ -102,11 +107,10 @@ static bool reserve_deltas(void *ctx, size_t movers) {
     return true;
 }
 
-/* A body's state in the quanta of the writer. Angles and angular velocities are those of the
- * world, which does not turn bodies yet: 0, so their flag bits are never set after a body's
- * first record. */
+/* A body's state in the quanta of the writer: the angle in 1/65536 turn ([0, 65536)), the
+ * angular velocity in 1/1024 rad/s (PROTOCOL.md "Snapshot rate and quantized snapshots"). */
 static quant_state quantize(const net_snapshot_writer *sw, vec2 position, vec2 velocity,
-                            uint32_t last_input_seq) {
+                            uint32_t last_input_seq, float angle, float angular_velocity) {
     quant_state q;
     memset(&q, 0, sizeof q);
     q.px = quant_of(position.x, sw->position_quantum);
@@ -114,6 +118,8 @@ static quant_state quantize(const net_snapshot_writer *sw, vec2 position, vec2 v
     q.vx = quant_of(velocity.x, sw->velocity_quantum);
     q.vy = quant_of(velocity.y, sw->velocity_quantum);
     q.last_input_seq = last_input_seq;
+    q.angle = quant_angle_of(angle);
+    q.w = quant_of(angular_velocity, 1.0 / QUANT_ANGULAR_VELOCITY_PER_RAD);
     return q;
 }
 
@@ -133,13 +139,16 @@ static uint32_t record_delta(void *ctx, const world_body_row *row, uint32_t hand
     info.position = row->position;
     info.velocity = row->velocity;
     info.last_input_seq = row->last_input_seq;
+    info.angle = row->angle;
+    info.angular_velocity = row->angular_velocity;
     size_t len = net_snapshot_encode_delta(&info, rec + 2);
     rec[0] = WIRE_KEY(WIRE_SNAPSHOT_BODIES, WIRE_LEN);
     rec[1] = (uint8_t)len;
     /* The quantized form of the same state; records encoded against the old one are stale. */
     size_t slot = handle / NET_SNAPSHOT_RECORD_COPY;
     NET_ASSERT(slot < sw->qslots);
-    sw->qslot[slot].cur = quantize(sw, row->position, row->velocity, row->last_input_seq);
+    sw->qslot[slot].cur = quantize(sw, row->position, row->velocity, row->last_input_seq,
+                                   row->angle, row->angular_velocity);
     sw->qslot[slot].valid = false;
     return handle;
 }
@@ -294,7 +303,10 @@ static bool encode_new_body(net_server *srv, world_body_id id, size_t budget,
     net_snapshot_writer *sw = &srv->snapshot;
     world_body_info info;
     geom_shape gs;
-    if (!world_body_get(srv->world, id, &info) || !world_body_shape(srv->world, id, &gs))
+    float angle = 0.0f;
+    /* the shape as spawned, body-local, with the current angle (PROTOCOL.md "Rotation") */
+    if (!world_body_get(srv->world, id, &info) ||
+        !world_body_local_shape(srv->world, id, &gs, &angle))
         return false;
     Collide__V1__Vec2 pos = net_pb_vec2(info.position), vel = net_pb_vec2(info.velocity);
     Collide__V1__BodyState bs = COLLIDE__V1__BODY_STATE__INIT;
@@ -302,6 +314,8 @@ static bool encode_new_body(net_server *srv, world_body_id id, size_t budget,
     bs.position = &pos;
     bs.velocity = &vel;
     bs.last_input_seq = info.last_input_seq;
+    bs.angle = angle;
+    bs.angular_velocity = info.angular_velocity;
     pb_shape shape;
     pb_shape_fill(&shape, &gs);
     bs.kind = info.kind == WORLD_BODY_STATIC ? COLLIDE__V1__BODY_KIND__BODY_KIND_STATIC
@@ -368,8 +382,10 @@ static bool q_new_body(net_server *srv, snap_out *o, const net_view_entry *v,
     net_snapshot_writer *sw = &srv->snapshot;
     world_body_info info;
     geom_shape gs;
+    float angle = 0.0f;
+    /* the shape as spawned, body-local; the angle goes in the record (PROTOCOL.md "Rotation") */
     if (o->used >= o->limit || !world_body_get(srv->world, v->id, &info) ||
-        !world_body_shape(srv->world, v->id, &gs))
+        !world_body_local_shape(srv->world, v->id, &gs, &angle))
         return false;
     pb_shape shape;
     pb_shape_fill(&shape, &gs);
@@ -382,7 +398,8 @@ static bool q_new_body(net_server *srv, snap_out *o, const net_view_entry *v,
     /* A mover's state is the mirror's, the one its change records are made from. */
     quant_state q = v->delta_off != NET_VIEW_NO_DELTA
                         ? sw->qslot[v->delta_off / NET_SNAPSHOT_RECORD_COPY].cur
-                        : quantize(sw, info.position, info.velocity, info.last_input_seq);
+                        : quantize(sw, info.position, info.velocity, info.last_input_seq, angle,
+                                   info.angular_velocity);
     uint32_t kind = info.kind == WORLD_BODY_STATIC ? COLLIDE__V1__BODY_KIND__BODY_KIND_STATIC
                                                    : COLLIDE__V1__BODY_KIND__BODY_KIND_MOVING;
     size_t off = q_begin(sw, o, v->id);

@@ -27,7 +27,7 @@
 #include "quant.h"
 #include "world.h"
 
-#define NET_SNAPSHOT_DELTA_MAX 40 /* bytes of one encoded delta BodyState (at most 35) */
+#define NET_SNAPSHOT_DELTA_MAX 46 /* bytes of one encoded delta BodyState (at most 45) */
 /* One record: Snapshot.bodies key, one length byte (a delta is < 128 bytes), the delta. */
 #define NET_SNAPSHOT_RECORD_MAX (2 + NET_SNAPSHOT_DELTA_MAX)
 /* Records are copied as this many bytes whatever their length (the arena and the snapshot buffer

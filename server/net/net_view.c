@@ -203,6 +203,8 @@ static world_body_row row_of_info(const world_body_info *info) {
     r.velocity = info->velocity;
     r.bounds = info->bounds;
     r.changed_tick = info->changed_tick;
+    r.angle = info->angle;
+    r.angular_velocity = info->angular_velocity;
     return r;
 }
 

@@ -43,6 +43,7 @@ void world_config_default(world_config *cfg) {
     cfg->separation_passes = 8;
     cfg->max_shape_size = 1000.0f;
     cfg->max_moving_bodies = 0;
+    cfg->max_angular_speed = WORLD_DEFAULT_MAX_ANGULAR_SPEED;
 }
 
 /* ---- create / destroy ------------------------------------------------------------------------ */
@@ -75,6 +76,8 @@ world *world_create(const world_config *cfg_in) {
     if (cfg.separation_passes > 16) cfg.separation_passes = 16;
     if (!(cfg.max_shape_size > 0.0f) || !isfinite(cfg.max_shape_size)) cfg.max_shape_size = 1000.0f;
     if (cfg.max_shape_size > GEOM_MAX_SIZE) cfg.max_shape_size = GEOM_MAX_SIZE;
+    if (!(cfg.max_angular_speed > 0.0f) || !isfinite(cfg.max_angular_speed))
+        cfg.max_angular_speed = WORLD_DEFAULT_MAX_ANGULAR_SPEED;
 
     world *w = calloc(1, sizeof *w);
     if (!w) return NULL;
@@ -236,6 +239,7 @@ void world_destroy(world *w) {
     free(w->scratch.sort_counts);
     free(w->scratch.pushed);
     free(w->filters);
+    free(w->turns);
     world_events_free(w);
     free(w);
 }
@@ -246,12 +250,41 @@ void world_set_mover_collisions(world *w, bool enabled) { w->movers_collide = en
 
 /* ---- spawn / despawn / intents ------------------------------------------------------------- */
 
+/* The per-slot turn table, allocated by the first turned body. */
+static bool turns_ready(world *w) {
+    if (!w->turns) w->turns = world_alloc(w, w->capacity, sizeof *w->turns);
+    return w->turns != NULL;
+}
+
+/* Makes the body of `slot`, whose shape reference is `ref`, a turned one at angle (q): its
+ * reference becomes WORLD_REF_TURNED | slot and its local shape is kept in the turn record. */
+static uint32_t turn_begin(world *w, uint32_t slot, uint32_t ref, const geom_shape *local,
+                           float angle) {
+    world_turn *t = &w->turns[slot];
+    memset(t, 0, sizeof *t);
+    t->angle = angle;
+    t->q = v2(cosf(angle), sinf(angle));
+    t->radius = geom_shape_radius(local);
+    t->local = ref;
+    if (local->kind == GEOM_SHAPE_BOX) t->half = local->u.half_extents;
+    if (local->kind == GEOM_SHAPE_CIRCLE) t->half = v2(local->u.radius, local->u.radius);
+    t->in_use = 1;
+    return (WORLD_REF_TURNED << WORLD_REF_KIND_SHIFT) | slot;
+}
+
 world_status world_spawn(world *w, world_body_kind kind, const geom_shape *shape, vec2 position,
                          uint32_t owner, world_body_id *out_id, geom_shape_error *shape_error) {
+    return world_spawn_turned(w, kind, shape, position, 0.0f, owner, out_id, shape_error);
+}
+
+world_status world_spawn_turned(world *w, world_body_kind kind, const geom_shape *shape,
+                                vec2 position, float angle, uint32_t owner, world_body_id *out_id,
+                                geom_shape_error *shape_error) {
     if (out_id) *out_id = WORLD_NULL_BODY;
     if (shape_error) *shape_error = GEOM_OK;
     if (kind != WORLD_BODY_STATIC && kind != WORLD_BODY_MOVING) return WORLD_ERR_INVALID_SHAPE;
-    if (!v2_is_finite(position)) return WORLD_ERR_NOT_FINITE;
+    if (!v2_is_finite(position) || !isfinite(angle)) return WORLD_ERR_NOT_FINITE;
+    angle = world_wrap_angle(angle);
     geom_shape_error err = shape ? geom_shape_validate(shape) : GEOM_ERR_UNKNOWN_KIND;
     aabb local = {{0, 0}, {0, 0}};
     if (!err) {
@@ -262,6 +295,12 @@ world_status world_spawn(world *w, world_body_kind kind, const geom_shape *shape
     if (err) {
         if (shape_error) *shape_error = err;
         return WORLD_ERR_INVALID_SHAPE;
+    }
+    /* A spawn angle is the initial angle: the shape stays body-local, its AABB is the turned one */
+    bool turned = angle != 0.0f;
+    if (turned) {
+        if (!turns_ready(w)) return WORLD_ERR_NO_MEMORY;
+        local = geom_shape_aabb_xf(shape, geom_xf_make(v2(0.0f, 0.0f), angle));
     }
     /* PROTOCOL.md refuses a spawn whose *position* is outside the world. A moving body whose
      * position is inside but whose shape pokes through a wall is shifted inward instead (as a spawn
@@ -291,6 +330,7 @@ world_status world_spawn(world *w, world_body_kind kind, const geom_shape *shape
     uint32_t slot = w->free_slots[--w->free_count];
     world_slot *s = &w->slots[slot];
     WORLD_ASSERT(slot < w->capacity && s->kind == 0 && !(s->flags & WORLD_SLOT_RETIRED));
+    if (turned) ref = turn_begin(w, slot, ref, shape, angle);
     s->gen++;
     w->spawns++;
     s->kind = (uint8_t)kind;
@@ -350,6 +390,10 @@ world_status world_despawn(world *w, world_body_id id) {
         uint32_t i = s->index, last = w->static_count - 1;
         ref = w->statics[i].shape;
         if (ref_kind(ref) != GEOM_SHAPE_BOX) w->nonbox_statics--;
+        if (ref_kind(ref) == WORLD_REF_TURNED) {
+            w->turns[slot].in_use = 0;
+            ref = w->turns[slot].local;
+        }
         world_static_relink(w, i, w->statics[i].next);
         if (--w->levels[w->statics[i].level].count == 0) world_update_active_levels(w);
         if (i != last) {
@@ -363,6 +407,10 @@ world_status world_despawn(world *w, world_body_id id) {
         uint32_t i = s->index, last = w->mover_count - 1;
         ref = w->movers[i].shape;
         w->mover_despawns++;
+        if (ref_kind(ref) == WORLD_REF_TURNED) {
+            w->turns[slot].in_use = 0;
+            ref = w->turns[slot].local;
+        }
         w->cache->grid.valid = false; /* dense indices change: rebuilt by the next query */
         if (i != last) {
             w->movers[i] = w->movers[last];
@@ -464,6 +512,50 @@ world_status world_set_intent(world *w, world_body_id id, vec2 velocity, uint32_
     return WORLD_OK;
 }
 
+world_status world_set_intent_turning(world *w, world_body_id id, vec2 velocity,
+                                      float angular_velocity, uint32_t input_seq) {
+    uint32_t slot = id_slot(w, id);
+    if (slot == UINT32_MAX) return WORLD_ERR_NOT_FOUND;
+    if (w->slots[slot].kind != WORLD_BODY_MOVING) return WORLD_ERR_NOT_MOVING;
+    if (!isfinite(angular_velocity)) return WORLD_ERR_NOT_FINITE;
+    world_mover *m = &w->movers[w->slots[slot].index];
+    /* A body that starts turning becomes a turned one (before the intent, so a failed table
+     * allocation changes nothing). */
+    if (angular_velocity != 0.0f && ref_kind(m->shape) != WORLD_REF_TURNED) {
+        if (!turns_ready(w)) return WORLD_ERR_NO_MEMORY;
+    }
+    world_status st = world_set_intent(w, id, velocity, input_seq);
+    if (st != WORLD_OK) return st;
+    float lim = w->cfg.max_angular_speed;
+    float spin = angular_velocity > lim ? lim : angular_velocity < -lim ? -lim : angular_velocity;
+    if (ref_kind(m->shape) != WORLD_REF_TURNED) {
+        if (spin == 0.0f) return WORLD_OK;
+        geom_shape tmp;
+        const geom_shape *local = ref_shape(w, m->shape, m->hi, &tmp);
+        geom_shape copy = *local;
+        m->shape = turn_begin(w, slot, m->shape, &copy, 0.0f);
+    }
+    w->turns[slot].spin = spin;
+    if (spin != 0.0f) w->turning_hint++;
+    return WORLD_OK;
+}
+
+bool world_body_local_shape(const world *w, world_body_id id, geom_shape *out, float *angle) {
+    uint32_t slot = id_slot(w, id);
+    if (slot == UINT32_MAX) return false;
+    const world_slot *s = &w->slots[slot];
+    uint32_t ref =
+        s->kind == WORLD_BODY_STATIC ? w->statics[s->index].shape : w->movers[s->index].shape;
+    if (ref_kind(ref) != WORLD_REF_TURNED) {
+        if (angle) *angle = 0.0f;
+        return world_body_shape(w, id, out);
+    }
+    geom_shape tmp;
+    *out = *turn_local(w, &w->turns[slot], &tmp);
+    if (angle) *angle = w->turns[slot].angle;
+    return true;
+}
+
 /* ---- queries --------------------------------------------------------------------------------- */
 
 bool world_body_alive(const world *w, world_body_id id) { return id_slot(w, id) != UINT32_MAX; }
@@ -489,6 +581,12 @@ bool world_body_get(const world *w, world_body_id id, world_body_info *out) {
         out->last_input_seq = m->applied_seq;
         out->changed_tick = m->changed_tick;
         out->bounds = box_at(m->position, m->lo, m->hi);
+    }
+    if (w->turns && w->turns[slot].in_use) {
+        const world_turn *t = &w->turns[slot];
+        out->angle = t->angle;
+        out->angular_velocity = t->ang_vel;
+        out->angular_intent = t->spin;
     }
     return true;
 }
@@ -605,6 +703,13 @@ uint64_t world_state_hash(const world *w) {
             h = hash_bytes(h, &m->pending_seq, sizeof m->pending_seq);
             h = hash_bytes(h, &m->applied_seq, sizeof m->applied_seq);
         }
+        /* bodies that never turned add nothing: hashes of worlds without rotation are unchanged */
+        if (w->turns && w->turns[slot].in_use) {
+            const world_turn *t = &w->turns[slot];
+            h = hash_bytes(h, &t->angle, sizeof t->angle);
+            h = hash_bytes(h, &t->spin, sizeof t->spin);
+            h = hash_bytes(h, &t->ang_vel, sizeof t->ang_vel);
+        }
         /* a default filter adds nothing: hashes of worlds without filters are unchanged */
         if (w->filters && !filter_is_default(&w->filters[slot])) {
             const world_filter *f = &w->filters[slot];
@@ -615,6 +720,11 @@ uint64_t world_state_hash(const world *w) {
         }
     }
     return h;
+}
+
+/* The body-local shape reference of a body (a turned body's is in its turn record). */
+static uint32_t local_ref(const world *w, uint32_t ref, uint32_t slot) {
+    return ref_kind(ref) == WORLD_REF_TURNED ? w->turns[slot].local : ref;
 }
 
 const char *world_validate(const world *w) {
@@ -670,9 +780,11 @@ const char *world_validate(const world *w) {
     /* the polygon pool: pool entries in use by polygon shapes plus free entries fill it */
     uint32_t polys = 0;
     for (uint32_t i = 0; i < w->static_count; i++)
-        polys += ref_kind(w->statics[i].shape) == GEOM_SHAPE_POLYGON;
+        polys +=
+            ref_kind(local_ref(w, w->statics[i].shape, w->statics[i].slot)) == GEOM_SHAPE_POLYGON;
     for (uint32_t i = 0; i < w->mover_count; i++)
-        polys += ref_kind(w->movers[i].shape) == GEOM_SHAPE_POLYGON;
+        polys +=
+            ref_kind(local_ref(w, w->movers[i].shape, w->movers[i].slot)) == GEOM_SHAPE_POLYGON;
     if (polys + w->free_poly_count != w->poly_cap) return "polygon pool: entries lost or doubled";
     for (uint32_t k = 0; k < w->free_poly_count; k++)
         if (w->free_polys[k] >= w->poly_cap) return "polygon pool: free entry out of range";

@@ -65,9 +65,14 @@ typedef struct world_config {
     float max_shape_size;       /* largest half extent / radius / vertex distance; default 1000 */
     uint32_t max_moving_bodies; /* of max_bodies, how many may be moving; 0 = all of them (the
                                  * default). Sizes the per-mover arrays, so a world that is mostly
-                                 * map costs less per static. Last field: code that fills a config
-                                 * from world_config_default() keeps working */
+                                 * map costs less per static */
+    float max_angular_speed;    /* rad/s: turning intents are clamped to it; 0 = the default 8 pi.
+                                 * Last field: code that fills a config from world_config_default()
+                                 * keeps working */
 } world_config;
+
+/* The default of world_config.max_angular_speed (PROTOCOL.md "Rotation"): 8 pi rad/s. */
+#define WORLD_DEFAULT_MAX_ANGULAR_SPEED 25.132741f
 
 /* Fills the defaults documented above, with bounds [-500,500]^2. */
 void world_config_default(world_config *cfg);
@@ -84,6 +89,25 @@ const world_config *world_get_config(const world *w);
 world_status world_spawn(world *w, world_body_kind kind, const geom_shape *shape, vec2 position,
                          uint32_t owner, world_body_id *out_id, geom_shape_error *shape_error);
 world_status world_despawn(world *w, world_body_id id);
+
+/* Rotation (PROTOCOL.md "Rotation", COLLISION.md "Rotation"). A body's shape stays body-local as
+ * spawned; its angle (radians, counter-clockwise, kept in [-pi, pi]) places it: world vertex =
+ * rotate(angle) * local + position. world_spawn_turned spawns at an initial angle (world_spawn is
+ * angle 0); a body that never turns and stands at angle 0 keeps the axis-aligned fast paths.
+ * The first turned body allocates a per-slot table (WORLD_ERR_NO_MEMORY if that fails; counted
+ * in world_stats.bytes). A turning body moves and turns until its first contact along the
+ * combined motion (conservative advancement, geom_toi_turning), stops turning there for the tick
+ * and slides on with what is left of its translation. */
+world_status world_spawn_turned(world *w, world_body_kind kind, const geom_shape *shape,
+                                vec2 position, float angle, uint32_t owner, world_body_id *out_id,
+                                geom_shape_error *shape_error);
+/* world_set_intent with a turning speed (rad/s, counter-clockwise), clamped to
+ * max_angular_speed; it holds until replaced (world_set_intent leaves it as it is). */
+world_status world_set_intent_turning(world *w, world_body_id id, vec2 velocity,
+                                      float angular_velocity, uint32_t input_seq);
+/* The shape as spawned, body-local (world_body_shape gives it as it stands, turned by the
+ * current angle), and the current angle. */
+bool world_body_local_shape(const world *w, world_body_id id, geom_shape *out, float *angle);
 
 /* Collision filters and sensors (PROTOCOL.md "Filters, sensors, contact events"). Two bodies
  * interact (block each other, appear in each other's events) iff
@@ -133,10 +157,13 @@ typedef struct world_body_info {
                               * (the spawn's tick for a new body: the step after the spawn call,
                               * world_tick() + 1, the first step whose snapshot can show it) */
     aabb bounds;             /* current AABB */
+    float angle;             /* radians, in [-pi, pi] (0 for a body that never turned) */
+    float angular_velocity;  /* achieved in the last tick, rad/s */
+    float angular_intent;    /* desired turning speed, after clamping */
 } world_body_info;
 
 bool world_body_get(const world *w, world_body_id id, world_body_info *out);
-bool world_body_shape(const world *w, world_body_id id, geom_shape *out);
+bool world_body_shape(const world *w, world_body_id id, geom_shape *out); /* as it stands */
 bool world_body_alive(const world *w, world_body_id id);
 
 /* Ids of bodies whose AABB overlaps box, in ascending id order. Writes at most max ids and
@@ -249,6 +276,8 @@ typedef struct world_body_row {
     vec2 velocity;           /* as world_body_info */
     aabb bounds;             /* as world_body_info */
     uint64_t changed_tick;   /* as world_body_info */
+    float angle;             /* as world_body_info */
+    float angular_velocity;  /* as world_body_info */
 } world_body_row;
 
 /* Points *rows at the most recent step's table and returns its row count (0 before the first
@@ -334,7 +363,8 @@ void world_get_stats(const world *w, world_stats *out);
 #define WORLD_MAX_JAM_REPORT 256
 size_t world_last_jams(const world *w, world_body_id (*out)[2], size_t max);
 
-/* A hash of the full simulation state (ids, positions, velocities, intents, sequences, tick);
+/* A hash of the full simulation state (ids, positions, velocities, intents, sequences, tick, and
+ * the angles, turning speeds and turning intents of bodies that turned);
  * bit-identical states give equal hashes (I6). */
 uint64_t world_state_hash(const world *w);
 

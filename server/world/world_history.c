@@ -9,6 +9,18 @@ static inline float mover_reach(const world_mover *m) {
     return wmax(wmax(-m->lo.x, -m->lo.y), wmax(m->hi.x, m->hi.y));
 }
 
+/* A mover's angle (0 for one that never turned). */
+static inline float mover_angle(const world *w, const world_mover *m) {
+    return ref_kind(m->shape) == WORLD_REF_TURNED ? w->turns[m->slot].angle : 0.0f;
+}
+
+/* How far a mover's box may reach at any angle it had: its box now for one that never turned, the
+ * disc it turns in for a turned one (its box at a past angle is not its box now). */
+static inline float mover_reach_any_angle(const world *w, const world_mover *m) {
+    return ref_kind(m->shape) == WORLD_REF_TURNED ? wmax(w->turns[m->slot].radius, mover_reach(m))
+                                                  : mover_reach(m);
+}
+
 static void history_release(world_history *h) {
     free(h->ring);
     free(h->recs);
@@ -94,13 +106,13 @@ static inline uint32_t record_key(const world_history *h, vec2 p, float reach) {
            (uint32_t)hist_cell(p.x, h->origin.x, h->inv_cell, h->nx);
 }
 
-/* Fills frame f with n states by a counting sort on their keys (h->keys), the tail last: the ids
- * and positions of old records (ids non-NULL, strided), or else of the world's movers. */
+/* Fills frame f with n states by a counting sort on their keys (h->keys), the tail last: old
+ * records (old non-NULL), or else the world's movers. */
 static void frame_fill(const world *w, world_history *h, world_hist_frame *f, uint32_t n,
-                       const world_body_id *ids, size_t id_stride, const vec2 *pos,
-                       size_t pos_stride) {
+                       const world_hist_rec *old) {
     uint32_t *start = f->cell_start;
     uint32_t tail = 0;
+    bool turned = w->turns != NULL; /* a world that never turned a body: every angle is 0 */
     memset(start, 0, (h->cells + 1u) * sizeof *start);
     for (uint32_t i = 0; i < n; i++) {
         if (h->keys[i] == h->cells)
@@ -114,9 +126,14 @@ static void frame_fill(const world *w, world_history *h, world_hist_frame *f, ui
     for (uint32_t i = 0; i < n; i++) {
         uint32_t key = h->keys[i];
         uint32_t at = key == h->cells ? tail_at++ : start[key]++;
-        f->recs[at].id = ids ? *(const world_body_id *)((const char *)ids + i * id_stride)
-                             : slot_id(w, w->movers[i].slot);
-        f->recs[at].position = *(const vec2 *)((const char *)pos + i * pos_stride);
+        if (old) {
+            f->recs[at] = old[i];
+        } else {
+            const world_mover *m = &w->movers[i];
+            f->recs[at].id = slot_id(w, m->slot);
+            f->recs[at].position = m->position;
+            f->recs[at].angle = turned ? mover_angle(w, m) : 0.0f;
+        }
     }
     /* start[c] now holds the end of cell c: shift back to starts */
     for (uint32_t c = h->cells; c > 0; c--)
@@ -152,12 +169,13 @@ static bool history_grow(world *w, world_history *h, uint32_t n) {
         for (uint32_t i = 0; i < old->count; i++) {
             /* a mover despawned since is skipped by every query: the tail will do */
             uint32_t slot = id_slot(w, old->recs[i].id);
-            float r = slot == UINT32_MAX ? INFINITY : mover_reach(&w->movers[w->slots[slot].index]);
+            float r = slot == UINT32_MAX
+                          ? INFINITY
+                          : mover_reach_any_angle(w, &w->movers[w->slots[slot].index]);
             next.keys[i] = record_key(&next, old->recs[i].position, r);
             if (next.keys[i] != next.cells) reach = wmax(reach, r);
         }
-        frame_fill(w, &next, f, old->count, &old->recs[0].id, sizeof *old->recs,
-                   &old->recs[0].position, sizeof *old->recs);
+        frame_fill(w, &next, f, old->count, old->recs);
         f->reach = reach;
     }
     history_release(h);
@@ -181,7 +199,10 @@ void world_history_record(world *w) {
     f->tick = w->tick;
     f->despawns = w->mover_despawns;
     f->shape = WORLD_HIST_MIXED;
-    if (n > 0 && vec_eq(w->movers[0].lo, v2_neg(w->movers[0].hi)))
+    /* a turned mover's reference is its own (and its shape depends on the recorded angle): never
+     * shared */
+    if (n > 0 && ref_kind(w->movers[0].shape) != WORLD_REF_TURNED &&
+        vec_eq(w->movers[0].lo, v2_neg(w->movers[0].hi)))
         f->shape = w->movers[0].shape, f->hi = w->movers[0].hi;
     float reach = 0.0f;
     for (uint32_t i = 0; i < n; i++) {
@@ -192,7 +213,7 @@ void world_history_record(world *w) {
         if (m->shape != f->shape || !vec_eq(m->lo, v2_neg(f->hi)) || !vec_eq(m->hi, f->hi))
             f->shape = WORLD_HIST_MIXED;
     }
-    frame_fill(w, h, f, n, NULL, 0, &w->movers[0].position, sizeof *w->movers);
+    frame_fill(w, h, f, n, NULL);
     f->reach = reach;
     if (h->filled < h->frames) h->filled++;
 }

@@ -331,12 +331,8 @@ static vec2 surface_point(const geom_shape *s, vec2 pos, vec2 q) {
     }
 }
 
-/* The exact test of one candidate: the body `id` (in `slot`) of shape `ref` at pos. */
-static void query_offer(const world *w, game_query *q, uint32_t slot, world_body_id id,
-                        uint32_t ref, vec2 pos, vec2 hi) {
-    if (q->filtering && !query_passes(w, q, slot, id)) return;
-    geom_shape tmp;
-    const geom_shape *s = ref_shape(w, ref, hi, &tmp);
+/* The exact test of one candidate that passed the filter: the body `id` of shape s at pos. */
+static void query_test(game_query *q, world_body_id id, const geom_shape *s, vec2 pos) {
     world_hit h = {.id = id};
     geom_contact c;
     switch (q->kind) {
@@ -354,8 +350,8 @@ static void query_offer(const world *w, game_query *q, uint32_t slot, world_body
     case GQ_OVERLAP:
         /* boxes among boxes (a tile map): the fast path, identical to geom_overlap (geom.h) and
          * to the general hit point below */
-        if (ref_kind(ref) == GEOM_SHAPE_BOX && q->shape->kind == GEOM_SHAPE_BOX) {
-            vec2 qhe = q->shape->u.half_extents;
+        if (s->kind == GEOM_SHAPE_BOX && q->shape->kind == GEOM_SHAPE_BOX) {
+            vec2 qhe = q->shape->u.half_extents, hi = s->u.half_extents;
             if (!geom_box_box_overlap(qhe, q->origin, hi, pos, &c)) return;
             h.normal = v2_neg(c.normal);
             h.depth = c.depth;
@@ -387,6 +383,14 @@ static void query_offer(const world *w, game_query *q, uint32_t slot, world_body
     keep_hit(q, &h);
 }
 
+/* The exact test of one candidate: the body `id` (in `slot`) of shape `ref` at pos. */
+static inline void query_offer(const world *w, game_query *q, uint32_t slot, world_body_id id,
+                               uint32_t ref, vec2 pos, vec2 hi) {
+    if (q->filtering && !query_passes(w, q, slot, id)) return;
+    geom_shape tmp;
+    query_test(q, id, ref_shape(w, ref, hi, &tmp), pos);
+}
+
 static bool query_static(const world *w, uint32_t si, void *vctx) {
     game_query *q = vctx;
     const world_static *s = &w->statics[si];
@@ -404,12 +408,22 @@ static bool query_mover(const world *w, uint32_t i, void *vctx) {
     return true;
 }
 
-/* A mover as a history frame recorded it: its shape from the live body (shapes never change). */
+/* A mover as a history frame recorded it: its shape from the live body (shapes never change), a
+ * turned body's turned by the angle it had then. */
 static bool query_record(const world *w, const world_hist_rec *r, void *vctx) {
     game_query *q = vctx;
     uint32_t slot = id_slot(w, r->id);
     if (slot == UINT32_MAX) return true; /* despawned since: its shape is gone */
     const world_mover *m = &w->movers[w->slots[slot].index];
+    if (ref_kind(m->shape) == WORLD_REF_TURNED) {
+        geom_shape local, s;
+        geom_shape_orient(turn_local(w, &w->turns[slot], &local),
+                          v2(cosf(r->angle), sinf(r->angle)), &s);
+        if (aabb_meets(geom_shape_aabb(&s, r->position), q->region) &&
+            (!q->filtering || query_passes(w, q, slot, r->id)))
+            query_test(q, r->id, &s, r->position);
+        return true;
+    }
     if (aabb_meets(box_at(r->position, m->lo, m->hi), q->region))
         query_offer(w, q, slot, r->id, m->shape, r->position, m->hi);
     return true;

@@ -13,13 +13,6 @@
 #include "world_slide.h"
 #include "world_statics.h"
 
-/* A static near a short sweep, copied so the slide's iterations loop over a small array. */
-typedef struct near_static {
-    aabb box;        /* its AABB */
-    uint32_t index;  /* into statics */
-    uint32_t is_box; /* box shape: the AABB fast path applies */
-} near_static;
-#define WORLD_NEAR_STATICS 32
 /* Cells a remembered walk reaches past the swept region in the direction of motion. */
 #define WORLD_NEAR_GROW 1
 
@@ -43,10 +36,19 @@ static int gather_statics(const world *w, uint32_t self, aabb region, near_stati
     return n;
 }
 
+/* pair_sweep for the slide's body a, whose shape a turned body brings built (a_shape, turned
+ * once per slide rather than once per pair; NULL for every other body). The same answer. */
+static inline bool slide_pair(const world *w, const geom_shape *a_shape, const body_view *a,
+                              vec2 da, const body_view *b, vec2 db, geom_toi *out) {
+    if (!a_shape) return pair_sweep(w, a, da, b, db, out);
+    geom_shape tb;
+    return geom_sweep(a_shape, a->pos, da, ref_shape(w, b->ref, b->hi, &tb), b->pos, db, out);
+}
+
 /* Sweeps body a (at a->pos, AABB box, slot self) by r against every static that blocks it,
  * walking each level's cells along the path chunk by chunk; keeps the earliest hit in best. */
-static void sweep_statics(const world *w, uint32_t self, const body_view *a, aabb box, vec2 r,
-                          sweep_hit *best) {
+WORLD_HOT void sweep_statics(const world *w, uint32_t self, const body_view *a,
+                             const geom_shape *a_shape, aabb box, vec2 r, sweep_hit *best) {
     bool a_box = ref_kind(a->ref) == GEOM_SHAPE_BOX;
     vec2 inv = recip(r);
     float len = wmax(fabsf(r.x), fabsf(r.y));
@@ -80,7 +82,7 @@ static void sweep_statics(const world *w, uint32_t self, const body_view *a, aab
                     hit = box_sweep(box, r, inv, st->box, &toi);
                 } else {
                     body_view b = static_view(st);
-                    hit = pair_sweep(w, a, r, &b, v2(0.0f, 0.0f), &toi);
+                    hit = slide_pair(w, a_shape, a, r, &b, v2(0.0f, 0.0f), &toi);
                 }
                 if (hit) hit_offer(best, &toi, v2(0.0f, 0.0f), false);
             }
@@ -169,22 +171,37 @@ WORLD_HOT float slide_respond(vec2 *pos, vec2 *r, float t, vec2 n, bool with_mov
 
 /* Collide-and-slide of one mover from pos by r (COLLISION.md step 2). Candidates move along their
  * own displacement over the same tick (relative motion). Returns the end position and grows
- * *path by every point the body passes. */
-vec2 world_slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candidate *cands,
-                 uint32_t cand_count, aabb *path) {
+ * *path by every point the body passes. given: the statics world_slide_region's region holds
+ * (gathered by the caller, given_count of them, -1 for more than WORLD_NEAR_STATICS), or NULL
+ * to gather them here. turned: a turned body's shape as it stands (geom_shape_orient of its
+ * local shape by its cos/sin), or NULL to build it here. */
+WORLD_HOT vec2 slide_impl(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candidate *cands,
+                          uint32_t cand_count, aabb *path, const near_static *given,
+                          int given_count, const geom_shape *turned) {
     const world_mover *m = &w->movers[mi];
     body_view a = mover_view(m, pos);
     float tau = 0.0f; /* fraction of the tick used so far */
     aabb pbox = box_at(pos, m->lo, m->hi);
     /* A short move (within one fine cell) gathers its statics once: every iteration stays within
      * the start box grown by the L1 length of r, since sliding never lengthens the motion. */
-    near_static near[WORLD_NEAR_STATICS];
+    near_static near_buf[WORLD_NEAR_STATICS];
+    const near_static *near = near_buf;
     int near_count = -1;
     float reach = fabsf(r.x) + fabsf(r.y);
-    if (WORLD_FAST_PATHS && reach <= w->levels[0].cell)
-        near_count =
-            gather_statics(w, m->slot, aabb_inflate(pbox, reach + WORLD_QUERY_MARGIN), near);
+    if (WORLD_FAST_PATHS && reach <= w->levels[0].cell) {
+        if (given) {
+            near = given;
+            near_count = given_count;
+        } else {
+            near_count = gather_statics(w, m->slot, world_slide_region(pbox, r), near_buf);
+        }
+    }
     bool a_box = ref_kind(m->shape) == GEOM_SHAPE_BOX;
+    geom_shape a_tmp;
+    const geom_shape *a_shape = turned;
+    if (!a_shape && ref_kind(m->shape) == WORLD_REF_TURNED)
+        a_shape = ref_shape(w, m->shape, m->hi, &a_tmp);
+    bool a_poly = WORLD_FAST_PATHS && a_shape && a_shape->kind == GEOM_SHAPE_POLYGON;
     /* far from the bounds (the whole slide stays a skin inside them): no need to sweep them */
     bool check_bounds =
         !WORLD_FAST_PATHS || !aabb_contains(w->inner_bounds, aabb_inflate(pbox, reach));
@@ -201,7 +218,7 @@ vec2 world_slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candidate 
             b.pos = v2_mul_add(b.pos, tau, cands[c].d);
             vec2 db = v2_scale(cands[c].d, 1.0f - tau);
             geom_toi toi;
-            if (pair_sweep(w, &a, r, &b, db, &toi)) hit_offer(&best, &toi, db, true);
+            if (slide_pair(w, a_shape, &a, r, &b, db, &toi)) hit_offer(&best, &toi, db, true);
         }
         if (near_count >= 0) {
             for (int k = 0; k < near_count; k++) {
@@ -209,14 +226,20 @@ vec2 world_slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candidate 
                 bool hit;
                 if (a_box && near[k].is_box) {
                     hit = box_sweep(box, r, inv, near[k].box, &toi);
+                } else if (a_poly && near[k].is_box) {
+                    /* a turned box against a box static: pair_sweep's answer without the
+                     * dispatch */
+                    const world_static *st = &w->statics[near[k].index];
+                    hit = geom_sweep_polygon_box(&a_shape->u.polygon, pos, r, static_hi(st),
+                                                 st->position, &toi);
                 } else {
                     body_view b = static_view(&w->statics[near[k].index]);
-                    hit = pair_sweep(w, &a, r, &b, v2(0.0f, 0.0f), &toi);
+                    hit = slide_pair(w, a_shape, &a, r, &b, v2(0.0f, 0.0f), &toi);
                 }
                 if (hit) hit_offer(&best, &toi, v2(0.0f, 0.0f), false);
             }
         } else {
-            sweep_statics(w, m->slot, &a, box, r, &best);
+            sweep_statics(w, m->slot, &a, a_shape, box, r, &best);
         }
         if (best.t > 1.0f) {
             pos = v2_add(pos, r);
@@ -232,6 +255,17 @@ vec2 world_slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candidate 
     }
     *path = pbox;
     return pos;
+}
+
+vec2 world_slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candidate *cands,
+                 uint32_t cand_count, aabb *path) {
+    return slide_impl(w, mi, pos, r, cands, cand_count, path, NULL, 0, NULL);
+}
+
+vec2 world_slide_gathered(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candidate *cands,
+                          uint32_t cand_count, aabb *path, const near_static *near, int near_count,
+                          const geom_shape *turned) {
+    return slide_impl(w, mi, pos, r, cands, cand_count, path, near, near_count, turned);
 }
 
 /* The slide of a box mover moving less than a cell, among statics that are all boxes in the

@@ -60,7 +60,7 @@ void world_step(world *w) {
     uint32_t n = w->mover_count;
     /* Movers that ignore each other, none waiting for a push out of a static: each is done
      * after its slide (one walk over the movers instead of three). */
-    bool finished = (!w->movers_collide || n < 2) && !w->static_checks_pending;
+    bool finished = (!w->movers_collide || n < 2) && !w->static_checks_pending && !w->turning_hint;
     world_events_begin_step(w, !finished); /* the passes below note each start in scratch.p0 */
     float dt = w->dt;
     world_grid *g = &w->cache->grid;
@@ -76,7 +76,9 @@ void world_step(world *w) {
             aabb unused;
             w->scratch.p0[i] = m->position;
             w->scratch.p2[i] =
-                world_slide(w, i, m->position, v2_scale(m->intent, dt), NULL, 0, &unused);
+                mover_turning(w, m)
+                    ? world_turn_slide(w, i, m->position, v2_scale(m->intent, dt), NULL, 0, &unused)
+                    : world_slide(w, i, m->position, v2_scale(m->intent, dt), NULL, 0, &unused);
         }
     } else {
         /* 1: where each mover is expected to go. A slow one (moving less than a cell): its
@@ -102,6 +104,14 @@ void world_step(world *w) {
                     aabb_union(aabb_sweep(box, want), aabb_sweep(box, w->scratch.d1[i]));
             }
             w->scratch.path[i] = aabb_inflate(w->scratch.path[i], WORLD_PUSH_ALLOWANCE);
+            /* a turning body reaches anywhere in the disc of its shape around its path */
+            if (mover_turning(w, m)) {
+                float rad = w->turns[m->slot].radius;
+                aabb disc = aabb_make(v2(m->position.x - rad, m->position.y - rad),
+                                      v2(m->position.x + rad, m->position.y + rad));
+                w->scratch.path[i] = aabb_union(
+                    w->scratch.path[i], aabb_inflate(aabb_sweep(disc, want), WORLD_PUSH_ALLOWANCE));
+            }
         }
         world_grid_build(w, g, w->scratch.path);
         /* 2: one collide-and-slide per mover, in order, against statics, bounds and the movers
@@ -117,9 +127,11 @@ void world_step(world *w) {
             const world_mover *m = &w->movers[i];
             vec2 want = v2_scale(m->intent, dt);
             bool fast = wmax(fabsf(want.x), fabsf(want.y)) > cell;
-            aabb reach = fast ? w->scratch.path[i]
-                              : aabb_inflate(aabb_sweep(box_at(m->position, m->lo, m->hi), want),
-                                             WORLD_QUERY_MARGIN);
+            bool turning = mover_turning(w, m);
+            aabb reach = fast || turning
+                             ? w->scratch.path[i]
+                             : aabb_inflate(aabb_sweep(box_at(m->position, m->lo, m->hi), want),
+                                            WORLD_QUERY_MARGIN);
             cand_ctx c = {w, m->slot, i, reach, cands, 0, 0};
             for (uint32_t k = w->scratch.adj_start[i]; k < w->scratch.adj_start[i + 1]; k++)
                 cand_visit(w, w->scratch.adj[k], &c);
@@ -136,7 +148,7 @@ void world_step(world *w) {
                 c.out[c.count].index = j;
                 c.count++;
             }
-            if (fast) {
+            if (fast && !turning) {
                 /* Its static-only slide left it where it was: every component of its motion
                  * is stopped at once by statics or the bounds. Among boxes every contact normal
                  * is an axis and each response only shrinks a component (never flips or adds
@@ -161,7 +173,13 @@ void world_step(world *w) {
                 }
                 if (!in_way) continue; /* p2 already holds the static-only slide */
             }
-            w->scratch.p2[i] = world_slide_box(w, i, m->position, want, cands, c.count);
+            if (turning) {
+                aabb unused;
+                w->scratch.p2[i] =
+                    world_turn_slide(w, i, m->position, want, cands, c.count, &unused);
+            } else {
+                w->scratch.p2[i] = world_slide_box(w, i, m->position, want, cands, c.count);
+            }
             if (late_count < WORLD_MAX_LATE &&
                 !aabb_contains(w->scratch.path[i], box_at(w->scratch.p2[i], m->lo, m->hi)))
                 late[late_count++] = i;
@@ -187,6 +205,7 @@ void world_step(world *w) {
         w->spawn_bits[slot >> 6] |= 1ull << (slot & 63);
     }
     w->pending_spawned_count = 0;
+    world_turn_recount(w);
     /* step 4's events: what touches what now, against the step before */
     world_events_end_step(w);
     uint64_t *despawned = w->despawn_bits;
@@ -220,6 +239,10 @@ static void row_of_body(const world *w, uint32_t slot, world_body_row *r) {
         r->last_input_seq = m->applied_seq;
         r->changed_tick = m->changed_tick;
         r->bounds = box_at(m->position, m->lo, m->hi);
+    }
+    if (w->turns && w->turns[slot].in_use) {
+        r->angle = w->turns[slot].angle;
+        r->angular_velocity = w->turns[slot].ang_vel;
     }
 }
 

@@ -198,6 +198,32 @@ def case_queries_live(a):
     check("ray casts:" in r.stdout and "ray cast answer" in r.stdout, "the text report says so")
 
 
+def case_spin_live(a):
+    # --spin W: the players' bodies turn (MoveIntent.angular_velocity) and the run, --check on
+    # (oriented overlaps, tunnelling of turning corners), passes; a watch beside it sees angles
+    # and turning speeds within [-W, W] (issue 16).
+    with Daemon(a.daemon) as d:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "report.json")
+            load = subprocess.Popen([a.client, "load", "--port", str(d.port), "--json", path,
+                                     "--clients", "8", "--ramp", "0.2s", "--duration", "3s",
+                                     "--rate", "10", "--spin", "6", "--check", "--drain", "20s",
+                                     "--stall-timeout", "60s", "--max-errors", "0"],
+                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            time.sleep(1.5)
+            w = run([a.client, "watch", "--port", str(d.port), "--count", "30", "--bodies"])
+            out, _ = load.communicate(timeout=TIMEOUT)
+            sys.stdout.write(out)
+            j = json.load(open(path)) if os.path.exists(path) else None
+    check(load.returncode == 0 and j is not None and j["pass"], "a --spin 6 --check run passes")
+    check(j["check"]["enabled"] and j["check"]["pairs"] > 0, "the checker ran on the real stream")
+    ws = [float(x) for x in re.findall(r" w (-?[0-9.]+) seq", w.stdout)]
+    turning = [x for x in ws if x != 0.0]
+    check(len(turning) > 0 and all(abs(x) <= 6.0 + 1e-3 for x in turning),
+          "watch prints the bodies' turning speeds, within [-6, 6] (%d of %d)"
+          % (len(turning), len(ws)))
+
+
 def case_backend_queries_live(a):
     # --backend-queries R: the backend's one admin connection also sends R ray casts a second in
     # all, from its NPCs in turn (issue 15: "a backend sending 20,000 ray casts per second").

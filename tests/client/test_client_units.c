@@ -12,6 +12,9 @@
 #include "harness.h"
 #include "hist.h"
 #include "load.h"
+#include "qsnap.h"
+#include "quant.h"
+#include "varint.h"
 #include "report.h"
 #include "wire_read.h"
 
@@ -191,6 +194,55 @@ static void test_check_depths(void) {
     CHECK(!cc_segment_crosses(&b, 0, 0, 0, 0.01f, -5, 0, -4, 0));
     CHECK(cc_segment_crosses(&c, 0, 0, 0, 0.01f, -5, 0.2f, 5, -0.2f));
     CHECK(!cc_segment_crosses(&c, 0, 0, 0, 0.01f, -5, 0.6f, 5, 0.6f));
+}
+
+/* --check and turning bodies: a bar whose centre stays put but whose end swings through a thin
+ * static between two ticks is tunnelling (the corners' chords are checked, not only the centre's),
+ * and the same turn that stays clear of the static is not. */
+static void check_turn(float wall_half_y, uint64_t *tunnels, uint64_t *overlaps) {
+    cc_check_view *v = calloc(1, sizeof *v);
+    cc_check_stats st;
+    CHECK(v != NULL);
+    if (!v) return;
+    cc_check_view_init(v, 0.01f);
+    cc_check_stats_init(&st);
+    Collide__V1__Vec2 wall_half = COLLIDE__V1__VEC2__INIT, bar_half = COLLIDE__V1__VEC2__INIT;
+    wall_half.x = 0.05f, wall_half.y = wall_half_y;
+    bar_half.x = 2.0f, bar_half.y = 0.1f;
+    Collide__V1__Box wall_box = COLLIDE__V1__BOX__INIT, bar_box = COLLIDE__V1__BOX__INIT;
+    wall_box.half_extents = &wall_half;
+    bar_box.half_extents = &bar_half;
+    Collide__V1__Shape wall_shape = COLLIDE__V1__SHAPE__INIT, bar_shape = COLLIDE__V1__SHAPE__INIT;
+    wall_shape.kind_case = COLLIDE__V1__SHAPE__KIND_BOX, wall_shape.box = &wall_box;
+    bar_shape.kind_case = COLLIDE__V1__SHAPE__KIND_BOX, bar_shape.box = &bar_box;
+    Collide__V1__Vec2 wall_pos = COLLIDE__V1__VEC2__INIT, bar_pos = COLLIDE__V1__VEC2__INIT;
+    bar_pos.x = -1.0f, bar_pos.y = 3.0f;
+    Collide__V1__BodyState wall = COLLIDE__V1__BODY_STATE__INIT, bar = COLLIDE__V1__BODY_STATE__INIT;
+    wall.id = 100, wall.position = &wall_pos, wall.shape = &wall_shape;
+    wall.kind = COLLIDE__V1__BODY_KIND__BODY_KIND_STATIC;
+    bar.id = 1, bar.position = &bar_pos, bar.shape = &bar_shape;
+    bar.kind = COLLIDE__V1__BODY_KIND__BODY_KIND_MOVING;
+    Collide__V1__BodyState *both[2] = {&wall, &bar}, *just_bar[1] = {&bar};
+    Collide__V1__Snapshot snap = COLLIDE__V1__SNAPSHOT__INIT;
+    snap.tick = 10, snap.n_bodies = 2, snap.bodies = both;
+    cc_check_snapshot(v, &snap, &st);
+    /* next tick: turned a quarter turn clockwise about the same centre, lying along x = -1 */
+    bar.angle = -1.5707964f;
+    bar.angular_velocity = -94.0f;
+    snap.tick = 11, snap.n_bodies = 1, snap.bodies = just_bar;
+    cc_check_snapshot(v, &snap, &st);
+    *tunnels = st.counts[CC_VIOL_TUNNEL];
+    *overlaps = st.counts[CC_VIOL_OVERLAP_STATIC];
+    free(v);
+}
+static void test_check_turning_tunnel(void) {
+    uint64_t tunnels, overlaps;
+    /* a wall up to y = 2.5: the bar's end swings from (1, 2.9) to (-1.1, 1) through it */
+    check_turn(2.5f, &tunnels, &overlaps);
+    CHECK(tunnels == 1 && overlaps == 0);
+    /* a wall up to y = 1.5: the swing passes above it */
+    check_turn(1.5f, &tunnels, &overlaps);
+    CHECK(tunnels == 0 && overlaps == 0);
 }
 
 static void test_check_gaps(void) {
@@ -390,6 +442,78 @@ static void test_check_sensor_events(void) {
     CHECK(st.sensor_events == 10);
 }
 
+/* Quantized snapshots and rotation: cc_qsnap_expand gives a record's angle in [-pi, pi) (the
+ * server's range) and its turning speed in rad/s, and --check's oriented overlap test sees the
+ * decoded angle: a bar beside a static is clear at angle 0 and through it a quarter turn on. */
+static size_t box_shape_bytes(float hx, float hy, uint8_t *out) {
+    Collide__V1__Vec2 half = COLLIDE__V1__VEC2__INIT;
+    half.x = hx, half.y = hy;
+    Collide__V1__Box box = COLLIDE__V1__BOX__INIT;
+    box.half_extents = &half;
+    Collide__V1__Shape sh = COLLIDE__V1__SHAPE__INIT;
+    sh.kind_case = COLLIDE__V1__SHAPE__KIND_BOX, sh.box = &box;
+    return collide__v1__shape__pack(&sh, out);
+}
+static void test_qsnap_turning_and_check(void) {
+    cc_qsnap q;
+    cc_qsnap_init(&q, 1.0f / 256.0f, 1.0f / 64.0f);
+    cc_check_view *v = calloc(1, sizeof *v);
+    CHECK(v != NULL);
+    if (!v) return;
+    cc_check_stats st;
+    cc_check_view_init(v, 0.01f);
+    cc_check_stats_init(&st);
+    uint8_t shape[32], packed[256];
+    quant_state bar, wall;
+    memset(&bar, 0, sizeof bar);
+    memset(&wall, 0, sizeof wall);
+    wall.py = 256 + 128;                             /* (0, 1.5): a unit box from y 1 to 2 */
+    bar.angle = QUANT_ANGLE_STEPS - 1;               /* just under a whole turn: -2 pi / 65536 */
+    bar.w = -3 * QUANT_ANGULAR_VELOCITY_PER_RAD / 2; /* -1.5 rad/s */
+    size_t n = varint_write(packed, 1);
+    n += quant_encode_new(&bar, COLLIDE__V1__BODY_KIND__BODY_KIND_MOVING, 7, shape,
+                          box_shape_bytes(2.0f, 0.1f, shape), NULL, packed + n);
+    n += varint_write(packed + n, 99);
+    n += quant_encode_new(&wall, COLLIDE__V1__BODY_KIND__BODY_KIND_STATIC, 0, shape,
+                          box_shape_bytes(0.5f, 0.5f, shape), NULL, packed + n);
+    Collide__V1__Snapshot snap = COLLIDE__V1__SNAPSHOT__INIT;
+    snap.tick = 10;
+    snap.packed.data = packed, snap.packed.len = n;
+    CHECK(cc_qsnap_expand(&q, &snap) && snap.n_bodies == 2);
+    CHECK(snap.bodies[0]->id == 1);
+    CHECK_NEAR(snap.bodies[0]->angle, -2.0 * 3.14159265358979 / 65536, 1e-7);
+    CHECK(snap.bodies[0]->angular_velocity == -1.5f);
+    cc_check_snapshot(v, &snap, &st);
+    cc_qsnap_done(&q, &snap);
+    CHECK(cc_check_total(&st) == 0);
+    /* a quarter turn the short way (+16385 quanta across the wrap), spinning the other way */
+    quant_state turned = bar;
+    turned.angle = QUANT_ANGLE_STEPS / 4;
+    turned.w = 2 * QUANT_ANGULAR_VELOCITY_PER_RAD;
+    n = varint_write(packed, 1);
+    n += quant_encode_change(&turned, &bar, packed + n);
+    snap.tick = 11;
+    snap.packed.len = n;
+    CHECK(cc_qsnap_expand(&q, &snap) && snap.n_bodies == 1);
+    CHECK_NEAR(snap.bodies[0]->angle, 3.14159265358979 / 2, 1e-6);
+    CHECK(snap.bodies[0]->angular_velocity == 2.0f);
+    cc_check_snapshot(v, &snap, &st);
+    cc_qsnap_done(&q, &snap);
+    CHECK(st.counts[CC_VIOL_OVERLAP_STATIC] == 1);
+    /* three quarters: -pi/2, clear of the wall again */
+    quant_state back = turned;
+    back.angle = 3 * QUANT_ANGLE_STEPS / 4;
+    n = varint_write(packed, 1);
+    n += quant_encode_change(&back, &turned, packed + n);
+    snap.tick = 12;
+    snap.packed.len = n;
+    CHECK(cc_qsnap_expand(&q, &snap) && snap.n_bodies == 1);
+    CHECK_NEAR(snap.bodies[0]->angle, -3.14159265358979 / 2, 1e-6);
+    cc_qsnap_done(&q, &snap);
+    cc_qsnap_free(&q);
+    free(v);
+}
+
 /* cc_load_parse on a fixed argv (getopt permutes argv, so each call gets its own copy). */
 static int parse(load_opts *o, int n, const char *const *args) {
     char *argv[16];
@@ -519,7 +643,8 @@ static void test_backend_batch_and_acks(void) {
 
 TEST_MAIN(TEST(test_hist_slots_cover_values), TEST(test_hist_percentiles_match_exact),
           TEST(test_hist_merge_equals_combined), TEST(test_wire_scans_snapshot),
-          TEST(test_wire_pong), TEST(test_check_depths), TEST(test_check_gaps),
+          TEST(test_wire_pong), TEST(test_check_depths), TEST(test_check_turning_tunnel),
+          TEST(test_qsnap_turning_and_check), TEST(test_check_gaps),
           TEST(test_check_contact_events), TEST(test_check_sensor_events),
           TEST(test_load_parse_rooms_backend), TEST(test_load_room_names),
           TEST(test_room_stats_merge), TEST(test_backend_batch_and_acks))

@@ -188,12 +188,13 @@ def msg_spawn(rid, shape, x, y, kind=None, angle=None):
     return m
 
 
-def msg_move(rid, body_id, seq, vx, vy):
+def msg_move(rid, body_id, seq, vx, vy, w=0.0):
     m = pb.ClientMessage(request_id=rid)
     m.move.body_id = body_id
     m.move.input_seq = seq
     m.move.velocity.x = vx
     m.move.velocity.y = vy
+    m.move.angular_velocity = w
     return m
 
 
@@ -761,6 +762,7 @@ class Client:
             st["vx"], st["vy"] = b.velocity.x, b.velocity.y
             st["seq"] = b.last_input_seq
             st["angle"] = b.angle
+            st["w"] = b.angular_velocity
             st["tick"] = snap.tick
 
     def recv_until(self, pred, timeout=REPLY_TIMEOUT, what="a matching message", keep=None):
@@ -861,11 +863,11 @@ class Client:
         check(sm.spawned.body_id != 0, "Spawned.body_id must not be 0")
         return sm.spawned.body_id
 
-    def move(self, body_id, vx, vy, seq=None, rid=0):
+    def move(self, body_id, vx, vy, seq=None, rid=0, w=0.0):
         if seq is None:
             seq = self.next_seq
             self.next_seq += 1
-        self.send(msg_move(rid, body_id, seq, vx, vy))
+        self.send(msg_move(rid, body_id, seq, vx, vy, w))
         return seq
 
     def ping(self, t=None):

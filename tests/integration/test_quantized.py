@@ -3,8 +3,12 @@
 quantized snapshots"): a quantized watcher and a float watcher of the same area agree within half
 a quantum at the same ticks, through each decoder the project ships: the Python example's
 (examples/python/collide_quantized.py) and the C client's (`collide-client watch --quantized`).
-Also: the rate granted and the ticks of a 20 Hz watcher, --position-quantum in the Welcome, and
-the records copied between clients that share a baseline (/metrics)."""
+The movers turn (issue 16): the angles (1/65536 turn) and turning speeds (1/1024 rad/s) agree
+within half a quantum too, across the -pi/pi wrap. Also: the rate granted and the ticks of a 20 Hz
+watcher, --position-quantum in the Welcome, and the records copied between clients that share a
+baseline (/metrics)."""
+
+import math
 
 import os
 import re
@@ -41,7 +45,7 @@ class Watcher:
                                          sm.welcome.velocity_quantum) if quantized else None)
         w = sm.welcome
         self.c.send(ct.msg_set_view(0, 0, 0, w.world_max.x, w.world_max.y))
-        self.states = {}  # tick -> {id: (x, y, vx, vy, seq)}
+        self.states = {}  # tick -> {id: (x, y, vx, vy, seq, angle, w)}
         self.view = {}
 
     def read(self, until_tick):
@@ -51,27 +55,32 @@ class Watcher:
             if self.decoder:
                 check(len(snap.bodies) == 0, "a quantized snapshot carries no BodyState")
                 self.decoder.apply(snap)
-                self.view = {i: (b.px * self.decoder.pq, b.py * self.decoder.pq,
-                                 b.vx * self.decoder.vq, b.vy * self.decoder.vq, b.seq)
-                             for i, b in self.decoder.bodies.items()}
+                self.view = {}
+                for i, b in self.decoder.bodies.items():
+                    s = self.decoder.body_state(b, False)
+                    self.view[i] = (b.px * self.decoder.pq, b.py * self.decoder.pq,
+                                    b.vx * self.decoder.vq, b.vy * self.decoder.vq, b.seq,
+                                    s.angle, s.angular_velocity)
             else:
                 check(len(snap.packed) == 0, "a float snapshot carries no packed records")
                 for i in snap.removed:
                     self.view.pop(i, None)
                 for b in snap.bodies:
                     self.view[b.id] = (b.position.x, b.position.y, b.velocity.x, b.velocity.y,
-                                       b.last_input_seq)
+                                       b.last_input_seq, b.angle, b.angular_velocity)
             self.states[snap.tick] = dict(self.view)
             if snap.tick >= until_tick:
                 return
 
 
 def movers(d, n=8):
-    """A player with n bodies of every shape, moved by new intents from a thread."""
+    """A player with n bodies of every shape, moved and turned by new intents from a thread (the
+    odd ones spawned at an angle near the -pi/pi wrap)."""
     p = d.client()
     p.hello(name="mover")
     shapes = [ct.box(1.0, 0.5), ct.circle(0.8), ct.regular_polygon(5, 1.0)]
-    ids = [p.spawn_ok(shapes[i % 3], -60 + 15 * i, 10 * (i % 3)) for i in range(n)]
+    ids = [p.spawn_ok(shapes[i % 3], -60 + 15 * i, 10 * (i % 3), angle=3.1 if i % 2 else 0.0)
+           for i in range(n)]
     stop = threading.Event()
 
     def drive():
@@ -79,7 +88,8 @@ def movers(d, n=8):
         while not stop.is_set():
             for j, bid in enumerate(ids):
                 a = 0.37 * k + j
-                p.move(bid, 7.3 * ((k + j) % 5 - 2) + 0.1 * a, 5.1 * ((k * 3 + j) % 7 - 3))
+                p.move(bid, 7.3 * ((k + j) % 5 - 2) + 0.1 * a, 5.1 * ((k * 3 + j) % 7 - 3),
+                       w=2.3 * ((k + 2 * j) % 7 - 3))
             k += 1
             try:
                 p.non_snapshots(0.15)
@@ -91,17 +101,30 @@ def movers(d, n=8):
     return p, ids, stop, t
 
 
-def compare(fw, qw, pq, vq, what):
-    """Every tick both have: the same bodies, within half a quantum (plus float32 rounding)."""
+def angle_diff(a, b):
+    """a - b the short way round, in (-pi, pi]."""
+    d = math.fmod(a - b, 2 * math.pi)
+    if d > math.pi:
+        d -= 2 * math.pi
+    if d <= -math.pi:
+        d += 2 * math.pi
+    return d
+
+
+def compare(fw, qw, pq, vq, what, printed=0.0):
+    """Every tick both have: the same bodies, within half a quantum (plus float32 rounding, plus
+    `printed` for values read back from text)."""
     common = sorted(set(fw.states) & set(qw.states))
     check(len(common) >= TICKS // 10, "%s: %d common ticks" % (what, len(common)))
-    moving = 0
+    moving = turning = negative = 0
+    atol = math.pi / 65536 + 1e-6 + printed
+    wtol = 0.5 / 1024 + 1e-6 + printed
     for t in common:
         f, q = fw.states[t], qw.states[t]
         check(set(f) == set(q), "%s, tick %d: bodies %s vs %s" % (what, t, sorted(f), sorted(q)))
         for i in f:
-            fx, fy, fvx, fvy, fseq = f[i]
-            qx, qy, qvx, qvy, qseq = q[i]
+            fx, fy, fvx, fvy, fseq, fa, fw_ = f[i]
+            qx, qy, qvx, qvy, qseq, qa, qw_ = q[i]
             ptol = pq / 2 + 1e-6 * max(1.0, abs(fx), abs(fy))
             vtol = vq / 2 + 1e-6 * max(1.0, abs(fvx), abs(fvy))
             check(abs(fx - qx) <= ptol and abs(fy - qy) <= ptol,
@@ -111,8 +134,17 @@ def compare(fw, qw, pq, vq, what):
                   "%s, tick %d, body %d: velocity (%r, %r) vs (%r, %r)" % (what, t, i, fvx, fvy,
                                                                            qvx, qvy))
             check(fseq == qseq, "%s, tick %d, body %d: seq %d vs %d" % (what, t, i, fseq, qseq))
+            check(abs(angle_diff(fa, qa)) <= atol and -math.pi - atol <= qa < math.pi + atol,
+                  "%s, tick %d, body %d: angle %r vs %r (decoded into [-pi, pi))" % (
+                      what, t, i, fa, qa))
+            check(abs(fw_ - qw_) <= wtol,
+                  "%s, tick %d, body %d: turning speed %r vs %r" % (what, t, i, fw_, qw_))
             moving += fvx != 0 or fvy != 0
+            turning += fw_ != 0
+            negative += fa < -0.01
     check(moving > len(common), "%s: bodies were moving (%d)" % (what, moving))
+    check(turning > len(common) and negative > 0,
+          "%s: bodies were turning (%d), some at negative angles (%d)" % (what, turning, negative))
     return len(common)
 
 
@@ -195,12 +227,13 @@ def run_watch(port, *extra):
 
 
 def parse_watch(text):
-    """tick -> {id: (x, y, vx, vy, seq)}: the state after each snapshot, from --bodies lines."""
+    """tick -> {id: (x, y, vx, vy, seq, angle, w)}: the state after each snapshot, from --bodies
+    lines."""
     states = {}
     view = {}
     tick = None
     body = re.compile(r"  body (\d+) kind \d+ owner \d+ pos \(([-\d.]+), ([-\d.]+)\) vel "
-                      r"\(([-\d.]+), ([-\d.]+)\) angle [-\d.]+ seq (\d+)")
+                      r"\(([-\d.]+), ([-\d.]+)\) angle ([-\d.]+) w ([-\d.]+) seq (\d+)")
     for line in text.splitlines():
         m = re.match(r"tick (\d+):", line)
         if m:
@@ -211,7 +244,7 @@ def parse_watch(text):
         m = body.match(line)
         if m:
             view[int(m.group(1))] = tuple(float(g) for g in m.group(2, 3, 4, 5)) + (
-                int(m.group(6)),)
+                int(m.group(8)), float(m.group(6)), float(m.group(7)))
             continue
         m = re.match(r"  removed (\d+)", line)
         if m:
@@ -241,7 +274,8 @@ def test_c_client_decoder_agrees_with_float_watch():
         f, q = S(), S()
         f.states, q.states = parse_watch(out_f), parse_watch(out_q)
         # --bodies prints 3 decimals: half a quantum plus the print's rounding.
-        n = compare(f, q, 1.0 / 256 + 0.001, 1.0 / 64 + 0.001, "collide-client watch")
+        n = compare(f, q, 1.0 / 256 + 0.001, 1.0 / 64 + 0.001, "collide-client watch",
+                    printed=0.001)
         check(n >= TICKS // 2, "%d ticks compared" % n)
         # One quantized watcher: nothing to share (the copies are the unit tests'); the counters
         # are exported.

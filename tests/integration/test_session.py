@@ -117,8 +117,9 @@ def spawn_each_shape():
 
 @test
 def spawn_angle_turns_the_shape():
-    # The spawn angle is baked into the shape (docs/net-design.md): a box turned by 45 degrees is
-    # described in snapshots as the 4-vertex polygon it has become, in world orientation.
+    # Protocol 1.1 "Rotation": the spawn angle is the body's initial angle, no longer baked into
+    # the shape: a box turned by 45 degrees is described as the box it was spawned as, body-local,
+    # with BodyState.angle = pi/4, and it collides turned (test_rotation.py).
     d = ct.Daemon(world=open_world())
     c = d.client()
     c.hello()
@@ -129,16 +130,11 @@ def spawn_angle_turns_the_shape():
     bid = sm.spawned.body_id
     c.recv_until(lambda m: snap(m) and bid in c.view, what="the turned body in a snapshot")
     first = c.view[bid]["new_msg"]
-    check(first.shape.WhichOneof("kind") == "polygon",
-          "a box turned by 45 degrees must be described as a polygon, got %s" % first.shape)
-    verts = [(v.x, v.y) for v in first.shape.polygon.vertices]
-    check(len(verts) == 4, "4 vertices expected, got %d" % len(verts))
-    h = math.sqrt(0.5)
-    for (px, py) in [(2, 1), (-2, 1), (-2, -1), (2, -1)]:
-        tx, ty = h * px - h * py, h * px + h * py
-        check(any(abs(tx - vx) < 1e-4 and abs(ty - vy) < 1e-4 for vx, vy in verts),
-              "corner (%g,%g) turned must be a vertex, got %s" % (px, py, verts))
-    check(first.angle == 0, "the angle is in the shape; BodyState.angle must be 0")
+    check(first.shape.WhichOneof("kind") == "box" and first.shape.box.half_extents.x == 2
+          and first.shape.box.half_extents.y == 1,
+          "the shape must stay the body-local box (2, 1), got %s" % first.shape)
+    check(abs(first.angle - math.pi / 4) < 1e-6, "BodyState.angle must be pi/4, got %r"
+          % first.angle)
     c.close()
     d.stop_and_check()
 

@@ -164,6 +164,8 @@ typedef struct tu_body {
     Collide__V1__BodyKind kind;
     uint32_t owner;
     float hx, hy; /* a box's half extents (0 for other shapes) */
+    float angle;  /* radians, as last reported (1.1 rotation) */
+    float w;      /* angular velocity, rad/s, as last reported */
 } tu_body;
 
 typedef struct tu_view {
@@ -251,6 +253,8 @@ static inline bool tu_view_apply(tu_view *v, const Collide__V1__Snapshot *s) {
         b->vx = tu_x(bs->velocity);
         b->vy = tu_y(bs->velocity);
         b->last_input_seq = bs->last_input_seq;
+        b->angle = bs->angle;
+        b->w = bs->angular_velocity;
     }
     return ok;
 }

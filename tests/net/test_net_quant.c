@@ -7,6 +7,7 @@
  *  - quantized watchers at several rates decode (proto/quant.c, the client's decoder) exactly
  *    the server's quantized state after each of their snapshots, for 10,000 ticks, and agree
  *    with a float watcher within half a quantum at the same ticks;
+ *    (angles and angular velocities too: the movers of that run turn, some spawned at an angle);
  *  - new bodies of every shape; a slow reader's dropped snapshots; records copied. */
 #include <math.h>
 #include <stdio.h>
@@ -46,6 +47,7 @@ typedef struct fixture {
     uint32_t seq;
     uint32_t movers[8];
     size_t nmovers;
+    bool turning; /* the movers spawn at angles and turn (MoveIntent.angular_velocity) */
 } fixture;
 
 static void feed(fixture *f, int ci, size_t n) { net_session_feed(f->srv, &f->c[ci], f->buf, n); }
@@ -157,6 +159,8 @@ static uint32_t spawn_filtered(fixture *f, int ci, Collide__V1__BodyKind kind, i
     s.kind = kind;
     s.shape = &sh;
     s.position = &pos;
+    /* turning runs: every other body at an angle either side of the wrap (-pi/pi) */
+    if (f->turning && ((int)(x + y) & 1)) s.angle = x > 0.0f ? 3.1f : -3.1f;
     if (filter) {
         s.category = filter->category;
         s.mask = filter->mask;
@@ -193,13 +197,35 @@ static void build_scene(fixture *f) {
     }
 }
 
+/* A MoveIntent with a turning speed (rad/s). */
+static size_t move_turning(uint32_t body, uint32_t seq, float vx, float vy, float w, uint8_t *out,
+                           size_t cap) {
+    Collide__V1__Vec2 v = COLLIDE__V1__VEC2__INIT;
+    v.x = vx;
+    v.y = vy;
+    Collide__V1__MoveIntent mv = COLLIDE__V1__MOVE_INTENT__INIT;
+    mv.body_id = body;
+    mv.input_seq = seq;
+    mv.velocity = &v;
+    mv.angular_velocity = w;
+    tu_cmsg m = COLLIDE__V1__CLIENT_MESSAGE__INIT;
+    m.msg_case = COLLIDE__V1__CLIENT_MESSAGE__MSG_MOVE;
+    m.move = &mv;
+    return tu_frame(&m, out, cap);
+}
+
 /* New intents for some movers, now and then one despawned and respawned (ids far apart come
  * from the generational slots). */
 static void churn(fixture *f, harness_rng *r, int tick) {
     if (tick % 5 == 0) {
         uint32_t k = harness_rng_next(r) % (uint32_t)f->nmovers;
         float vx = harness_rng_range(r, -40.0f, 40.0f), vy = harness_rng_range(r, -40.0f, 40.0f);
-        feed(f, PLAYER, tu_move(0, f->movers[k], ++f->seq, vx, vy, f->buf, sizeof f->buf));
+        if (f->turning)
+            feed(f, PLAYER,
+                 move_turning(f->movers[k], ++f->seq, vx, vy, harness_rng_range(r, -20.0f, 20.0f),
+                              f->buf, sizeof f->buf));
+        else
+            feed(f, PLAYER, tu_move(0, f->movers[k], ++f->seq, vx, vy, f->buf, sizeof f->buf));
     }
     if (tick % 97 == 13) {
         uint32_t k = harness_rng_next(r) % (uint32_t)f->nmovers;
@@ -344,12 +370,15 @@ static bool qwatch_exact(const qwatch *q, fixture *f, char *why, size_t why_size
         want.vx = quant_of(info.velocity.x, q->vq);
         want.vy = quant_of(info.velocity.y, q->vq);
         want.last_input_seq = info.last_input_seq;
+        want.angle = quant_angle_of(info.angle);
+        want.w = quant_of(info.angular_velocity, 1.0 / QUANT_ANGULAR_VELOCITY_PER_RAD);
         if (memcmp(&want, &b->q, sizeof want) != 0) {
-            snprintf(
-                why, why_size,
-                "body %u: decoded (%d, %d) v (%d, %d) seq %u, server (%d, %d) v (%d, %d) seq %u",
-                ids[i], b->q.px, b->q.py, b->q.vx, b->q.vy, b->q.last_input_seq, want.px, want.py,
-                want.vx, want.vy, want.last_input_seq);
+            snprintf(why, why_size,
+                     "body %u: decoded (%d, %d) v (%d, %d) seq %u a %u w %d, server (%d, %d) v "
+                     "(%d, %d) seq %u a %u w %d",
+                     ids[i], b->q.px, b->q.py, b->q.vx, b->q.vy, b->q.last_input_seq, b->q.angle,
+                     b->q.w, want.px, want.py, want.vx, want.vy, want.last_input_seq, want.angle,
+                     want.w);
             return false;
         }
         uint32_t kind = info.kind == WORLD_BODY_STATIC ? STATIC : MOVING;
@@ -480,6 +509,7 @@ static void test_no_drift_over_10000_ticks(void) {
     static qwatch qw[QUANT_WATCHERS];
     fixture *f = &fx;
     fixture_init(f);
+    f->turning = true;
     connect_client(f, ADMIN, "adm", 0, false, NULL, NULL);
     whole_world(f, ADMIN);
     connect_client(f, PLAYER, NULL, 0, false, NULL, NULL);
@@ -500,7 +530,7 @@ static void test_no_drift_over_10000_ticks(void) {
     harness_rng r = {31337u};
     char why[256] = "";
     bool ok = true;
-    unsigned compared = 0;
+    unsigned compared = 0, turning = 0, wrapped = 0;
     for (int tick = 0; tick < DRIFT_TICKS && ok; tick++) {
         churn(f, &r, tick);
         f->srv->now_us += 16667;
@@ -532,6 +562,18 @@ static void test_no_drift_over_10000_ticks(void) {
                  fabs(fv.b[b].py - qb->q.py * qw[0].pq) <= tol &&
                  fabs(fv.b[b].vx - qb->q.vx * qw[0].vq) <= vtol &&
                  fabs(fv.b[b].vy - qb->q.vy * qw[0].vq) <= vtol;
+            /* The angle within half of 1/65536 turn, the short way round (the float is in
+             * [-pi, pi], the quanta in [0, 65536)); the turning speed within half of 1/1024. */
+            if (ok) {
+                double turn = 2.0 * 3.14159265358979323846;
+                double da = fv.b[b].angle - qb->q.angle * (turn / QUANT_ANGLE_STEPS);
+                da -= turn * floor(da / turn + 0.5);
+                ok = fabs(da) <= 0.5 * turn / QUANT_ANGLE_STEPS + 1e-6 &&
+                     fabs(fv.b[b].w - qb->q.w / (double)QUANT_ANGULAR_VELOCITY_PER_RAD) <=
+                         0.5 / QUANT_ANGULAR_VELOCITY_PER_RAD + 1e-6;
+                turning += fv.b[b].w != 0.0f;
+                wrapped += fv.b[b].angle < 0.0f && qb->q.angle > 32768u;
+            }
             if (!ok)
                 fprintf(stderr, "tick %d: body %u float and quantized disagree\n", tick,
                         fv.b[b].id);
@@ -540,6 +582,9 @@ static void test_no_drift_over_10000_ticks(void) {
     }
     CHECK_MSG(ok, "failed before tick %d", DRIFT_TICKS);
     CHECK(compared > 10000u);
+    /* the run turned bodies, and negative angles were sent as quanta above half a turn */
+    CHECK_MSG(turning > compared / 4 && wrapped > 100, "turning %u wrapped %u of %u", turning,
+              wrapped, compared);
     CHECK(qw[2].snapshots >= DRIFT_TICKS / 3 - 1 && qw[2].snapshots <= DRIFT_TICKS / 3 + 1);
     CHECK(qw[3].snapshots >= DRIFT_TICKS / 9 - 1 && qw[3].snapshots <= DRIFT_TICKS / 9 + 1);
     /* The two full-rate watchers share every baseline: about half the records are copies. */
@@ -560,6 +605,7 @@ static void test_new_bodies_of_every_shape(void) {
     static qwatch q;
     fixture *f = &fx;
     fixture_init(f);
+    f->turning = true; /* half the bodies spawn at an angle: the shape stays body-local */
     connect_client(f, ADMIN, "adm", 0, false, NULL, NULL);
     whole_world(f, ADMIN);
     connect_client(f, PLAYER, NULL, 0, false, NULL, NULL);
@@ -579,7 +625,7 @@ static void test_new_bodies_of_every_shape(void) {
     const Collide__V1__Snapshot *s = msgs.m[0]->snapshot;
     qwatch_take(&q, &f->c[2]);
     CHECK(q.ok && q.snapshots == 1 && q.t.count == 12 && s->n_bodies == 12);
-    int kinds[3] = {0};
+    int kinds[3] = {0}, angled = 0;
     for (size_t i = 0; i < s->n_bodies; i++) {
         const Collide__V1__BodyState *bs = s->bodies[i];
         size_t k = 0;
@@ -594,9 +640,12 @@ static void test_new_bodies_of_every_shape(void) {
         CHECK(b && b->kind == (uint32_t)bs->kind && b->owner == bs->owner);
         CHECK(b->q.px == quant_of(tu_x(bs->position), pq) &&
               b->q.py == quant_of(tu_y(bs->position), pq));
+        CHECK(b->q.angle == quant_angle_of(bs->angle));
+        angled += bs->angle != 0.0f;
         kinds[bs->shape->kind_case - 1]++;
     }
     CHECK(kinds[0] == 4 && kinds[1] == 4 && kinds[2] == 4);
+    CHECK_MSG(angled >= 4, "%d bodies spawned at an angle", angled);
     tu_free(&msgs);
     /* The next ticks: nothing moves, so nothing is said (no record, no shape again). */
     for (int t = 0; t < 3; t++) {

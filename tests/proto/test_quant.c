@@ -209,6 +209,60 @@ static void test_rounding_and_zigzag(void) {
     quant_table_free(&t);
 }
 
+/* A turning body as the server sends it: the world keeps its angle in [-pi, pi] (IEEE remainder)
+ * and its turning speed in rad/s, either sign; each tick's record carries the angle and turning
+ * speed deltas against the last sent, and the client's sum stays within half a quantum of the
+ * float angle (the short way round) however many times the angle wraps, both ways. */
+static void test_turning_body_across_the_wrap(void) {
+    const double turn = 2.0 * 3.14159265358979323846;
+    const float speeds[] = {-25.13f, -7.3f, 3.1f, 25.13f};
+    quant_table t;
+    memset(&t, 0, sizeof t);
+    uint8_t packed[QUANT_CHANGE_MAX + 32];
+    quant_state sent;
+    memset(&sent, 0, sizeof sent);
+    unsigned wraps = 0, records = 0;
+    float angle = 3.0f, w = 0.0f;
+    for (int k = 0; k < 4000; k++) {
+        if (k % 1000 == 0) w = speeds[k / 1000];
+        float next = remainderf(angle + w / 60.0f, 6.28318531f);
+        wraps += fabsf(next - angle) > 3.0f;
+        angle = next;
+        quant_state cur = sent;
+        cur.angle = quant_angle_of(angle);
+        cur.w = quant_of(w, 1.0 / QUANT_ANGULAR_VELOCITY_PER_RAD);
+        size_t n = varint_write(packed, 42);
+        n += k == 0 ? quant_encode_new(&cur, 2, 1, NULL, 0, NULL, packed + n)
+                    : quant_encode_change(&cur, &sent, packed + n);
+        sent = cur;
+        CHECK_MSG(quant_apply(&t, packed, n, NULL, NULL), "tick %d did not decode", k);
+        records++;
+        const quant_body *b = quant_table_find(&t, 42);
+        if (!b) break;
+        double got = b->q.angle * (turn / QUANT_ANGLE_STEPS), d = angle - got;
+        d -= turn * floor(d / turn + 0.5);
+        CHECK_MSG(fabs(d) <= 0.5 * turn / QUANT_ANGLE_STEPS + 1e-6 && b->q.angle < 65536u,
+                  "tick %d: angle %.9g decoded %u", k, (double)angle, b->q.angle);
+        CHECK_MSG(fabs(b->q.w / (double)QUANT_ANGULAR_VELOCITY_PER_RAD - w) <=
+                      0.5 / QUANT_ANGULAR_VELOCITY_PER_RAD,
+                  "tick %d: turning speed %g decoded %d", k, (double)w, b->q.w);
+    }
+    /* each speed wraps: 4000 ticks at |w| >= 3.1 rad/s pass pi many times, both ways */
+    CHECK_MSG(wraps >= 20 && records == 4000, "wraps %u records %u", wraps, records);
+    /* a negative spin's angle record is a negative delta: one tick at -7.3 rad/s from quantum 3 */
+    quant_state a, b;
+    memset(&a, 0, sizeof a);
+    b = a;
+    a.angle = 3;
+    b.angle = quant_angle_of(3 * turn / QUANT_ANGLE_STEPS - 7.3 / 60.0);
+    size_t n = quant_encode_change(&b, &a, packed);
+    CHECK(n == 3 && packed[0] == QUANT_ANGLE && b.angle > 60000u);
+    const uint8_t *p = packed + 1;
+    uint64_t u;
+    CHECK(varint_read(&p, packed + n, &u) && quant_unzigzag(u) == (int64_t)b.angle - 65536 - 3);
+    quant_table_free(&t);
+}
+
 /* Bytes a server never sends: each is refused, none is read past its end. */
 static void test_malformed(void) {
     quant_table t;
@@ -244,4 +298,5 @@ static void test_malformed(void) {
     quant_table_free(&t);
 }
 
-TEST_MAIN(TEST(test_round_trip_random), TEST(test_rounding_and_zigzag), TEST(test_malformed))
+TEST_MAIN(TEST(test_round_trip_random), TEST(test_rounding_and_zigzag),
+          TEST(test_turning_body_across_the_wrap), TEST(test_malformed))

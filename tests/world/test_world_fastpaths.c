@@ -13,6 +13,8 @@
 #include "world_test_util.h"
 
 #define FP_SCENES 40
+/* scenes 0 .. FP_SCENES_PLAIN - 1 never turn; later ones do */
+#define FP_SCENES_PLAIN 96
 #define FP_TICKS 240
 #define FP_CHECK_EVERY 40
 #define FP_MAX_BODIES 1024
@@ -29,6 +31,7 @@ typedef struct fp_scene {
     bool boxes;       /* movers are boxes only */
     bool round_tiles; /* style 0: a fifth of the tiles are circles (no remembered statics) */
     float fast;       /* share of fast intents */
+    float spin;       /* share of turning intents (scenes from FP_SCENES_PLAIN on) */
     uint32_t seq;     /* input sequence */
 } fp_scene;
 
@@ -94,7 +97,11 @@ static void fp_intent(fp_scene *s, int i) {
         float a = harness_rng_range(rng, 0, 6.2831853f);
         v = v2(speed * cosf(a), speed * sinf(a));
     }
-    world_set_intent(s->w, s->movers[i], v, ++s->seq);
+    if (s->spin > 0.0f && harness_rng_unit(rng) < s->spin)
+        world_set_intent_turning(s->w, s->movers[i], v, harness_rng_range(rng, -12.0f, 12.0f),
+                                 ++s->seq);
+    else
+        world_set_intent(s->w, s->movers[i], v, ++s->seq);
 }
 
 /* Runs scene k and prints its checkpoints; false when the world could not be built. */
@@ -106,6 +113,9 @@ static bool fp_run(int k) {
     s->boxes = s->style != 1 || (k / 2) % 2 == 0;
     s->round_tiles = (k / 2) % 2 == 1;
     s->fast = (k / 6) % 3 == 0 ? 0.0f : (k / 6) % 3 == 1 ? 0.05f : 0.3f;
+    /* the scenes past the plain ones turn some of their movers (the turning tick's shared walk
+     * of the statics against each part walking its own) */
+    s->spin = k < FP_SCENES_PLAIN ? 0.0f : (k / 3) % 2 ? 0.7f : 0.3f;
     s->half = harness_rng_range(&s->rng, 12.0f, 40.0f);
     world_config cfg;
     world_config_default(&cfg);
@@ -127,8 +137,8 @@ static bool fp_run(int k) {
     int movers = 20 + (int)(harness_rng_next(&s->rng) % 120);
     for (int i = 0; i < movers; i++)
         fp_mover(s);
-    printf("scene %d (style %d, %s, fast %.2f, %d statics, %d movers):", k, s->style,
-           collide ? "colliding" : "alone", (double)s->fast, s->ns, s->nm);
+    printf("scene %d (style %d, %s, fast %.2f, spin %.1f, %d statics, %d movers):", k, s->style,
+           collide ? "colliding" : "alone", (double)s->fast, (double)s->spin, s->ns, s->nm);
     for (int t = 1; t <= FP_TICKS; t++) {
         for (int i = 0; i < s->nm; i++)
             if (t == 1 || harness_rng_unit(&s->rng) < 0.08f) fp_intent(s, i);

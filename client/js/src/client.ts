@@ -209,13 +209,15 @@ export class CollideClient extends Emitter<ClientEvents> {
     });
   }
 
-  /** Sets a body's velocity (units/s, held until replaced). Returns the input_seq it was sent
-   * with: a snapshot whose last_input_seq is at least this has applied it. Errors (not the owner,
-   * unknown body) arrive as `error` events with the returned seq as request_id. */
-  move(bodyId: number, velocity: Point): number {
+  /** Sets a body's velocity (units/s) and turning speed (rad/s, counter-clockwise; 1.1
+   * feature "rotation", clamped to the server's --max-angular-speed), both held until replaced: a
+   * move without angularVelocity stops the turning. Returns the input_seq it was sent with: a
+   * snapshot whose last_input_seq is at least this has applied it. Errors (not the owner, unknown
+   * body) arrive as `error` events with the returned seq as request_id. */
+  move(bodyId: number, velocity: Point, angularVelocity = 0): number {
     // 1 .. 2^32 - 1, then 1 again: the server compares seqs modulo 2^32 and 0 means "none".
     const seq = (this.inputSeq = (this.inputSeq % 0xffffffff) + 1);
-    this.send({ requestId: seq, move: { bodyId, inputSeq: seq, velocity } });
+    this.send({ requestId: seq, move: { bodyId, inputSeq: seq, velocity, angularVelocity } });
     return seq;
   }
 

@@ -220,7 +220,8 @@ export class QuantizedDecoder {
       id: q.id,
       position: { x: q.px * this.positionQuantum, y: q.py * this.positionQuantum },
       velocity: { x: q.vx * this.velocityQuantum, y: q.vy * this.velocityQuantum },
-      angle: (q.angle * 2 * Math.PI) / ANGLE_STEPS,
+      // [-pi, pi), as the float BodyState.angle and the C and Python decoders give it
+      angle: ((q.angle >= ANGLE_STEPS / 2 ? q.angle - ANGLE_STEPS : q.angle) * 2 * Math.PI) / ANGLE_STEPS,
       angularVelocity: q.angularVelocity / ANGULAR_VELOCITY_PER_RAD,
       lastInputSeq: q.lastInputSeq,
       shape: q.shape,

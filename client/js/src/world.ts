@@ -16,9 +16,10 @@ export interface Body {
   id: number;
   position: Point;
   velocity: Point;
-  /** Radians. */
+  /** Radians, counter-clockwise, in [-pi, pi]: the body-local `shape` turned by it about
+   * `position` is where the body is (docs/protocol.md "Rotation"). */
   angle: number;
-  /** Radians per second (0 from a daemon that does not turn bodies). */
+  /** Rad/s achieved in the last tick (protocol 1.1 rotation; 0 when not turning). */
   angularVelocity: number;
   /** The newest input of this body applied in the tick of the last change (0 = none yet). */
   lastInputSeq: number;
@@ -56,8 +57,7 @@ export function applySnapshot(
       position: vec(b.position),
       velocity: vec(b.velocity),
       angle: b.angle,
-      // BodyState.angular_velocity (9) comes with rotation; absent from older generated code.
-      angularVelocity: (b as { angularVelocity?: number }).angularVelocity ?? 0,
+      angularVelocity: b.angularVelocity,
       lastInputSeq: b.lastInputSeq,
       shape: b.shape ?? prev?.shape ?? null,
       kind: b.shape ? b.kind : prev ? prev.kind : b.kind || BodyKind.BODY_KIND_MOVING,

@@ -224,9 +224,11 @@ test("round trip: zig-zag extremes of every part, ids far apart, every shape new
     d.apply([], Uint8Array.from(out));
     assert.equal(d.bodies.get(U32_MAX)!.angle, s.to, `angle ${s.from} -> ${s.to}`);
   }
-  // The float view: angle in radians, angular velocity in rad/s.
+  // The float view: angle in radians in [-pi, pi) (as the float BodyState), angular velocity in rad/s.
   const view = d.toBody(d.bodies.get(0x80000000)!, 7);
-  assert.equal(view.angle, (65535 * 2 * Math.PI) / 65536);
+  assert.equal(view.angle, (-1 * 2 * Math.PI) / 65536);
+  assert.equal(d.toBody({ ...d.bodies.get(0x80000000)!, angle: 32767 }, 7).angle, (32767 * 2 * Math.PI) / 65536);
+  assert.equal(d.toBody({ ...d.bodies.get(0x80000000)!, angle: 32768 }, 7).angle, -Math.PI);
   assert.equal(view.angularVelocity, INT32_MAX / 1024);
   assert.equal(view.position.x, INT32_MAX / 256);
   assert.equal(view.velocity.y, INT32_MIN / 64);

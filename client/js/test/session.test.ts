@@ -41,6 +41,28 @@ for (const { name, skip } of TRANSPORTS) {
       const seq3 = c.move(bodyId, { x: 0, y: 0 });
       await waitFor(() => c!.bodies.get(bodyId)!.lastInputSeq >= seq3, "the stop to be applied");
       assert.deepEqual(c.bodies.get(bodyId)!.velocity, { x: 0, y: 0 });
+      // Turning (1.1 "rotation"): a body spawned at an angle reports it with its body-local shape;
+      // a move with a turning speed turns it, the mirror showing the speed and the angle moving;
+      // a move without one stops it, and the mirror says 0 (not the last speed it saw).
+      assert.ok(c.welcome.features.includes("rotation"), `features: ${c.welcome.features}`);
+      const bar = await c.spawn(box(2, 0.5), { position: { x: -10, y: 20 }, angle: 0.3 });
+      await waitFor(() => c!.bodies.has(bar.bodyId), "the bar in a snapshot");
+      const bar0 = c.bodies.get(bar.bodyId)!;
+      assert.ok(Math.abs(bar0.angle - 0.3) < 1e-6 && bar0.angularVelocity === 0, `angle ${bar0.angle}`);
+      assert.deepEqual({ ...bar0.shape?.box?.halfExtents }, { x: 2, y: 0.5 });
+      const turn = c.move(bar.bodyId, { x: 0, y: 0 }, -1.5);
+      await waitFor(() => c!.bodies.get(bar.bodyId)!.lastInputSeq >= turn &&
+                          c!.bodies.get(bar.bodyId)!.angularVelocity !== 0, "the turn applied");
+      assert.ok(Math.abs(c.bodies.get(bar.bodyId)!.angularVelocity + 1.5) < 1e-4);
+      await waitFor(() => c!.bodies.get(bar.bodyId)!.angle < 0.2, "the bar to turn clockwise");
+      const still = c.move(bar.bodyId, { x: 0, y: 0 });
+      await waitFor(() => c!.bodies.get(bar.bodyId)!.lastInputSeq >= still &&
+                          c!.bodies.get(bar.bodyId)!.angularVelocity === 0, "the turn to stop");
+      const a0 = c.bodies.get(bar.bodyId)!.angle;
+      await c.ping();
+      assert.equal(c.bodies.get(bar.bodyId)!.angle, a0, "stopped: the angle holds");
+      c.despawn(bar.bodyId);
+
       // Snapshots come every tick, in tick order.
       for (let i = 1; i < snaps.length; i++) assert.ok(snaps[i].tick > snaps[i - 1].tick);
 

@@ -17,7 +17,7 @@ import { Daemon, HAS_WS, sleep, waitFor } from "./daemon";
 const ROOT = join(__dirname, "..", "..");
 const SCALE = 2; // px per world unit: the viewer is opened at ?scale=2, camera at (0, 0)
 
-interface Listed { id: number; owner: number; kind: number; x: number; y: number; sx: number; sy: number }
+interface Listed { id: number; owner: number; kind: number; x: number; y: number; angle: number; sx: number; sy: number }
 
 for (const quantized of [false, true]) test(`the viewer${quantized ? " (quantized, 15 Hz)" : ""} draws the daemon's bodies where the server has them, and they move`, {
   skip: HAS_WS ? false : "collided has no --ws-port yet (branch i14-ws)", timeout: 120000,
@@ -40,20 +40,27 @@ for (const quantized of [false, true]) test(`the viewer${quantized ? " (quantize
     const box = await a.spawn({ box: { halfExtents: { x: 6, y: 6 } } }, { position: { x: 0, y: 30 } });
     const tri = await b.spawn({ polygon: { vertices: [{ x: -8, y: -6 }, { x: 8, y: -6 }, { x: 0, y: 8 }] } },
                               { position: { x: 60, y: 30 } });
+    // A long bar spawned near upright and turning: it must be drawn turned by the server's angle.
+    const bar = await b.spawn({ box: { halfExtents: { x: 14, y: 1.5 } } },
+                              { position: { x: -60, y: -75 }, angle: 1.3 });
     const movers = [{ c: a, id: circle.bodyId }, { c: a, id: box.bodyId }, { c: b, id: tri.bodyId }];
     for (const m of movers) m.c.move(m.id, { x: 0, y: -12 });
+    b.move(bar.bodyId, { x: 0, y: 0 }, 1.0);
+    await waitFor(() => (b.bodies.get(bar.bodyId)?.angle ?? 0) > 1.6, "the bar to turn past 1.6 rad");
+    b.move(bar.bodyId, { x: 0, y: 0 }); // and stop it there, near upright
+    movers.push({ c: b, id: bar.bodyId });
 
     browser = await Browser.start(800, 600);
     await browser.goto(`${site.url}/?ws=${encodeURIComponent(d.wsUrl)}&scale=${SCALE}&token=watch&whole=1${quantized ? "&quantized=1&rate=15" : ""}`);
     const list = () => browser!.exec<Listed[]>(`return [...document.querySelectorAll("#bodies li")].map(li => ({
         id: +li.dataset.id, owner: +li.dataset.owner, kind: +li.dataset.kind,
-        x: +li.dataset.x, y: +li.dataset.y, sx: +li.dataset.sx, sy: +li.dataset.sy }))`);
+        x: +li.dataset.x, y: +li.dataset.y, angle: +li.dataset.angle, sx: +li.dataset.sx, sy: +li.dataset.sy }))`);
     let listed: Listed[] = [];
     const deadline = Date.now() + 20000;
-    while ((listed = await list()).length < 4) {
+    while ((listed = await list()).length < 5) {
       if (Date.now() > deadline) {
         const status = await browser.exec<string>(`return document.getElementById("status").textContent`);
-        throw new Error(`the viewer lists ${listed.length} bodies, want 4 (status: ${status})`);
+        throw new Error(`the viewer lists ${listed.length} bodies, want 5 (status: ${status})`);
       }
       await sleep(100);
     }
@@ -77,8 +84,12 @@ for (const quantized of [false, true]) test(`the viewer${quantized ? " (quantize
       const l = listed.find((x) => x.id === m.id);
       assert.ok(l, `body ${m.id} listed`);
       assert.equal(l.owner, m.c.welcome.clientId);
-      assert.ok(Math.abs(l.x - server.position.x) < 1e-3 && Math.abs(l.y - server.position.y) < 1e-3,
+      const posTol = quantized ? 1 / 512 + 1e-6 : 1e-3; // quantized: half a position quantum
+      assert.ok(Math.abs(l.x - server.position.x) < posTol && Math.abs(l.y - server.position.y) < posTol,
                 `body ${m.id} drawn at (${l.x}, ${l.y}), the server has (${server.position.x}, ${server.position.y})`);
+      // quantized: within half an angle quantum (1/65536 turn)
+      const angleTol = quantized ? Math.PI / 65536 : 1e-6;
+      assert.ok(Math.abs(l.angle - server.angle) < angleTol, `body ${m.id} drawn at angle ${l.angle}, the server has ${server.angle}`);
       assert.ok(Math.abs(l.sx - (canvas.w / 2 + server.position.x * SCALE)) < 0.1 &&
                 Math.abs(l.sy - (canvas.h / 2 - server.position.y * SCALE)) < 0.1, `body ${m.id} screen place`);
     }
@@ -95,11 +106,20 @@ for (const quantized of [false, true]) test(`the viewer${quantized ? " (quantize
       const want = l.kind === 1 ? [0x8a, 0x8a, 0x8a] : hslToRgb((l.owner * 137.508) % 360, 80, 60);
       near(pixel(img, l.sx, l.sy), want, `body ${l.id} (owner ${l.owner}) at (${l.sx}, ${l.sy})`);
     }
+    // The bar, turned (stopped a little past 1.6 rad, near upright): 11 units out
+    // along its turned axis is bar; 11 units out across it (its half width is 1.5) is space.
+    const barL = listed.find((l) => l.id === bar.bodyId)!;
+    assert.ok(Math.abs(Math.sin(barL.angle)) > 0.6, `the bar stopped at angle ${barL.angle}`);
+    const along = [Math.cos(barL.angle), Math.sin(barL.angle)], across = [-along[1], along[0]];
+    near(pixel(img, barL.sx + 11 * SCALE * along[0], barL.sy - 11 * SCALE * along[1]),
+         hslToRgb((barL.owner * 137.508) % 360, 80, 60), `the bar 11 units along its axis (angle ${barL.angle})`);
+    near(pixel(img, barL.sx + 11 * SCALE * across[0], barL.sy - 11 * SCALE * across[1]),
+         [0x16, 0x16, 0x16], `11 units across the bar (angle ${barL.angle})`);
     assert.notDeepEqual(hslToRgb((a.welcome.clientId * 137.508) % 360, 80, 60),
                         hslToRgb((b.welcome.clientId * 137.508) % 360, 80, 60), "two owners, two colours");
     near(pixel(img, canvas.w / 2 - 30 * SCALE, canvas.h / 2), [0x16, 0x16, 0x16], "empty space");
     const status = await browser.exec<string>(`return document.getElementById("status").textContent`);
-    assert.match(status, /^tick \d+ \| rtt [\d.]+ ms \| \d+ snapshots\/s \| 4 bodies in view \| room default \(admin\)/);
+    assert.match(status, /^tick \d+ \| rtt [\d.]+ ms \| \d+ snapshots\/s \| 5 bodies in view \| room default \(admin\)/);
     if (quantized) assert.match(status, / \| quantized at 15 Hz$/);
     else assert.doesNotMatch(status, /quantized/);
 

@@ -2,15 +2,17 @@
  * (COLLISION.md "History": after step 4 the movers' states are appended; statics never move, so
  * they are not copied).
  *
- * A frame is what one step left: each mover's id and position (12 bytes), sorted by a coarse grid
- * cell of its position (a counting sort), with the start of every cell, so a query walks only the
- * cells along its ray or sweep, as it does over the present movers. The cell size is fixed per
+ * A frame is what one step left: each mover's id, position and angle (16 bytes), sorted by a coarse
+ * grid cell of its position (a counting sort), with the start of every cell, so a query walks only
+ * the cells along its ray or sweep, as it does over the present movers. The cell size is fixed per
  * world (about one cell per mover of capacity, at most 4096 cells): the cell table costs at most
  * 16 KiB per frame. A mover wider than a cell goes to the frame's tail, which every query visits.
  * Shapes are not copied: they never change, and are read from the live body by id (a body
- * despawned since is left out). When every mover of a frame has the same symmetric shape (players
- * of one size), the frame notes it, and while no mover has been despawned since, a query tests the
- * records without that lookup (world_history_frame_same_shape). */
+ * despawned since is left out); a turned body's (rotation) is its body-local shape turned by the
+ * recorded angle, so a past query sees it as it stood then. When every mover of a frame has the
+ * same symmetric shape (players of one size, none turned), the frame notes it, and while no mover
+ * has been despawned since, a query tests the records without that lookup
+ * (world_history_frame_same_shape). */
 #ifndef COLLIDE_WORLD_HISTORY_H
 #define COLLIDE_WORLD_HISTORY_H
 
@@ -19,6 +21,9 @@
 typedef struct world_hist_rec {
     world_body_id id; /* the mover (stale once it is despawned) */
     vec2 position;    /* where it was after the frame's tick */
+    float angle;      /* its angle then (world_turn.angle; 0 for a body that never turned): a
+                       * query turns the body-local shape by (cosf, sinf) of it, as the world
+                       * does (turn_begin, world_turn.c), so the shape is the one of that tick */
 } world_hist_rec;
 
 #define WORLD_HIST_MIXED UINT32_MAX
@@ -60,7 +65,8 @@ static inline bool world_history_frame_same_shape(const world *w, const world_hi
     return f->shape != WORLD_HIST_MIXED && f->despawns == w->mover_despawns;
 }
 
-/* Appends the movers' current positions as the frame of the current tick (world_step, step 4). */
+/* Appends the movers' current positions and angles as the frame of the current tick (world_step,
+ * step 4). */
 void world_history_record(world *w);
 void world_history_free(world *w);
 /* The frame of `tick`, or NULL when it is not kept. */

@@ -13,6 +13,7 @@
  *   world_events.c    contact and sensor events (step 4), when turned on
  *   world_query.c     AABB/box queries, ray casts and the game queries (rays, overlaps, casts)
  *   world_history.c   the ring of past mover states the game queries rewind to
+ *   world_turn.c      rotation: a turning mover's move-and-turn up to its first contact
  *   world_load.c      the JSON world file loader (links jansson; the only file reader)
  *
  * Layout, and why:
@@ -84,6 +85,10 @@ _Noreturn static inline void world_assert_fail(const char *cond, const char *fil
 #define WORLD_REF_KIND_SHIFT 30u
 #define WORLD_REF_INDEX_MASK ((1u << WORLD_REF_KIND_SHIFT) - 1u)
 #define WORLD_REF_NONE 0xffffffffu
+/* Kind 0: a turned body (world_turn). Its index is the body's slot; the shape it collides with is
+ * its body-local shape turned by the slot's cos/sin, built by ref_shape at each use (nothing is
+ * re-baked). Every fast path tests for GEOM_SHAPE_BOX, so a turned body takes the general ones. */
+#define WORLD_REF_TURNED 0u
 
 /* Slot flags. */
 #define WORLD_SLOT_SPAWNED 1u /* spawned since the last step: reported in the next table */
@@ -148,6 +153,20 @@ typedef struct world_mover {
     uint32_t flags;        /* WORLD_MOVER_* */
     uint64_t changed_tick; /* tick of the last change (see world_body_info) */
 } world_mover;
+
+/* A body that turned or was spawned at an angle (per slot, world.turns). */
+typedef struct world_turn {
+    vec2 q;         /* (cos angle, sin angle) */
+    float angle;    /* radians, in [-pi, pi] */
+    float spin;     /* turning intent, rad/s, clamped to max_angular_speed */
+    float ang_vel;  /* achieved in the last step, rad/s */
+    float radius;   /* farthest point of the local shape from the body origin (what it turns
+                     * about): the angular term of conservative advancement */
+    vec2 half;      /* the local box's half extents, or the circle's radius in x */
+    uint32_t local; /* the body-local shape: kind + polygon pool index (a polygon keeps its
+                     * spawn-time pool entry as its local shape) */
+    uint32_t in_use;
+} world_turn;
 
 /* One level of the static grid: a dense grid over the bounds; a static lives in exactly one cell
  * (the one holding its AABB's min corner) of the level whose cell is at least its size, so a
@@ -319,6 +338,12 @@ struct world {
                               * takes its filter-free fast paths, bit-identical to the general
                               * ones, so S1 costs what it cost before filters existed */
 
+    world_turn *turns;     /* per slot, NULL until the first turned body (world_spawn_turned,
+                            * world_set_intent_turning): a world that never turns pays nothing */
+    uint32_t turning_hint; /* movers that may turn or have turned in the last step (an upper
+                            * bound, recounted by each step): 0 keeps the step's non-turning
+                            * fast paths */
+
     uint32_t sensor_count;       /* live sensors */
     struct world_events *events; /* contact and sensor tracking, NULL while off (world_events.c) */
     world_event_notes event_notes; /* its notes of the slides (invalid while off) */
@@ -414,9 +439,32 @@ static inline world_body_id slot_id(const world *w, uint32_t slot) {
     return make_id(w, slot, w->slots[slot].gen);
 }
 
-/* Builds a geom_shape for a reference; boxes and circles into tmp, polygons from the pool. */
+/* The body-local shape of a turned body: boxes and circles into tmp, polygons from the pool. */
+static inline const geom_shape *turn_local(const world *w, const world_turn *t, geom_shape *tmp) {
+    switch (ref_kind(t->local)) {
+    case GEOM_SHAPE_BOX:
+        tmp->kind = GEOM_SHAPE_BOX;
+        tmp->u.half_extents = t->half;
+        return tmp;
+    case GEOM_SHAPE_CIRCLE:
+        tmp->kind = GEOM_SHAPE_CIRCLE;
+        tmp->u.radius = t->half.x;
+        return tmp;
+    default:
+        return &w->polys[ref_index(t->local)];
+    }
+}
+
+/* Builds a geom_shape for a reference; boxes and circles into tmp, polygons from the pool, a
+ * turned body's local shape turned by its cos/sin into tmp. */
 static inline const geom_shape *ref_shape(const world *w, uint32_t ref, vec2 hi, geom_shape *tmp) {
     switch (ref_kind(ref)) {
+    case WORLD_REF_TURNED: {
+        const world_turn *t = &w->turns[ref_index(ref)];
+        geom_shape l;
+        geom_shape_orient(turn_local(w, t, &l), t->q, tmp);
+        return tmp;
+    }
     case GEOM_SHAPE_BOX:
         tmp->kind = GEOM_SHAPE_BOX;
         tmp->u.half_extents = hi;
@@ -492,6 +540,22 @@ static inline void scratch_give(world *w, world_scratch_array a, world_owner who
 }
 
 /* ---- shared between the world_*.c files -------------------------------------------------- */
+
+/* An angle in [-pi, pi] (IEEE remainder: exact, so the same on every machine). */
+static inline float world_wrap_angle(float a) {
+    /* within half a turn remainderf returns a itself (the quotient rounds to 0, a tie to even):
+     * no libm call for the common case of a tick's small turn */
+    if (fabsf(a) <= 0.5f * 6.28318531f) return a;
+    return remainderf(a, 6.28318531f);
+}
+
+/* Whether mover m turns this step, or turned in the last one (so its achieved turning speed
+ * goes back to 0). */
+static inline bool mover_turning(const world *w, const world_mover *m) {
+    if (!w->turning_hint || ref_kind(m->shape) != WORLD_REF_TURNED) return false;
+    const world_turn *t = &w->turns[m->slot];
+    return t->spin != 0.0f || t->ang_vel != 0.0f;
+}
 
 /* In-place heapsort of ids or slots (world.c). */
 void world_sort_u32(uint32_t *v, size_t n);

@@ -1,7 +1,8 @@
 // The live viewer: a spectator session over WebSocket (the SDK's browser entry) drawing the world
 // on a canvas. World y points up; drag pans, the wheel zooms, a click follows a body (Esc stops),
-// hovering shows a body's id, owner and velocity. Remote movers are drawn through the SDK's
-// interpolation buffer, a little in the past; statics as they are.
+// hovering shows a body's id, owner, velocity and turning speed. Each body is its body-local shape
+// turned by its angle. Remote movers are drawn through the SDK's interpolation buffer, a little in
+// the past; statics as they are.
 import { connect, errorCodeName, InterpolationBuffer, type Body, type CollideClient, type CollideError, type Shape } from "../../src/index";
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
@@ -125,7 +126,7 @@ function draw(): void {
     ctx.fill();
     if (d.body.id === follow) { ctx.strokeStyle = "#fff"; ctx.lineWidth = 2; ctx.stroke(); }
     const [sx, sy] = toScreen(d.x, d.y);
-    items.push(`<li data-id="${d.body.id}" data-owner="${d.body.owner}" data-kind="${d.body.kind}" data-x="${d.x}" data-y="${d.y}" data-sx="${sx.toFixed(1)}" data-sy="${sy.toFixed(1)}" data-colour="${colourOf(d.body)}"></li>`);
+    items.push(`<li data-id="${d.body.id}" data-owner="${d.body.owner}" data-kind="${d.body.kind}" data-x="${d.x}" data-y="${d.y}" data-angle="${d.angle}" data-sx="${sx.toFixed(1)}" data-sy="${sy.toFixed(1)}" data-colour="${colourOf(d.body)}"></li>`);
   }
   listEl.innerHTML = items.join("");
   const now = performance.now();
@@ -199,7 +200,9 @@ canvas.addEventListener("mousemove", (e) => {
   const d = bodyAt(e.offsetX, e.offsetY);
   if (!d) { hoverEl.style.display = "none"; return; }
   const v = d.body.velocity;
-  hoverEl.textContent = `#${d.body.id} ${d.body.kind === 1 ? "static" : "owner " + d.body.owner} v (${v.x.toFixed(1)}, ${v.y.toFixed(1)})`;
+  const w = d.body.angularVelocity;
+  hoverEl.textContent = `#${d.body.id} ${d.body.kind === 1 ? "static" : "owner " + d.body.owner} v (${v.x.toFixed(1)}, ${v.y.toFixed(1)})` +
+    (w ? ` w ${w.toFixed(2)} rad/s` : "");
   hoverEl.style.left = `${e.clientX + 12}px`; hoverEl.style.top = `${e.clientY + 12}px`; hoverEl.style.display = "block";
 });
 canvas.addEventListener("wheel", (e) => {

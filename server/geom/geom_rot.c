@@ -1,0 +1,653 @@
+/* geom_rot: transforms, GJK distance and conservative advancement (see geom_rot.h). */
+#include "geom.h"
+#include "geom_internal.h"
+
+#include <math.h>
+#include <string.h>
+
+/* The advancement's per-step helpers: inlined whatever the compiler's budget says. */
+#if defined(__GNUC__)
+#define ROT_HOT static inline __attribute__((always_inline))
+#else
+#define ROT_HOT static inline
+#endif
+
+float geom_shape_radius(const geom_shape *s) {
+    switch (s->kind) {
+    case GEOM_SHAPE_BOX:
+        return v2_len(s->u.half_extents);
+    case GEOM_SHAPE_CIRCLE:
+        return s->u.radius;
+    case GEOM_SHAPE_POLYGON: {
+        float r2 = 0.0f;
+        for (int i = 0; i < s->u.polygon.count; i++) {
+            float l = v2_len_sq(s->u.polygon.vertices[i]);
+            if (l > r2) r2 = l;
+        }
+        return sqrtf(r2);
+    }
+    }
+    return 0.0f;
+}
+
+void geom_shape_orient(const geom_shape *local, vec2 q, geom_shape *out) {
+    if (local->kind == GEOM_SHAPE_CIRCLE ||
+        (local->kind == GEOM_SHAPE_BOX && q.x == 1.0f && q.y == 0.0f)) {
+        *out = *local;
+        return;
+    }
+    geom_shape r;
+    r.kind = GEOM_SHAPE_POLYGON;
+    geom_polygon *p = &r.u.polygon;
+    if (local->kind == GEOM_SHAPE_BOX) {
+        vec2 h = local->u.half_extents;
+        const vec2 v[4] = {{-h.x, -h.y}, {h.x, -h.y}, {h.x, h.y}, {-h.x, h.y}};
+        const vec2 n[4] = {{0.0f, -1.0f}, {1.0f, 0.0f}, {0.0f, 1.0f}, {-1.0f, 0.0f}};
+        p->count = 4;
+        for (int i = 0; i < 4; i++) {
+            p->vertices[i] = geom_rotate(q, v[i]);
+            p->normals[i] = geom_rotate(q, n[i]);
+        }
+    } else {
+        const geom_polygon *s = &local->u.polygon;
+        p->count = s->count;
+        for (int i = 0; i < s->count; i++) {
+            p->vertices[i] = geom_rotate(q, s->vertices[i]);
+            p->normals[i] = geom_rotate(q, s->normals[i]);
+        }
+    }
+    *out = r;
+}
+
+aabb geom_shape_aabb_xf(const geom_shape *shape, geom_xf xf) {
+    if (shape->kind == GEOM_SHAPE_CIRCLE) return geom_shape_aabb(shape, xf.p);
+    geom_shape o;
+    geom_shape_orient(shape, xf.q, &o);
+    return geom_shape_aabb(&o, xf.p);
+}
+
+bool geom_overlap_xf(const geom_shape *a, geom_xf xa, const geom_shape *b, geom_xf xb,
+                     geom_contact *out) {
+    geom_shape oa, ob;
+    geom_shape_orient(a, xa.q, &oa);
+    geom_shape_orient(b, xb.q, &ob);
+    return geom_overlap(&oa, xa.p, &ob, xb.p, out);
+}
+
+/* ---- GJK --------------------------------------------------------------------------------- */
+
+/* A shape as GJK sees it: points (already placed) plus a radius. */
+typedef struct proxy {
+    vec2 v[GEOM_MAX_POLYGON_VERTICES];
+    int count;
+    float radius;
+} proxy;
+
+/* Places the shape's points by xf, relative to `origin` (A's position: small numbers near the
+ * pair, whatever the world coordinates). */
+static void make_proxy(const geom_shape *s, geom_xf xf, vec2 origin, proxy *out) {
+    vec2 p = v2_sub(xf.p, origin);
+    switch (s->kind) {
+    case GEOM_SHAPE_CIRCLE:
+        out->count = 1;
+        out->v[0] = p;
+        out->radius = s->u.radius;
+        return;
+    case GEOM_SHAPE_BOX: {
+        vec2 h = s->u.half_extents;
+        const vec2 v[4] = {{-h.x, -h.y}, {h.x, -h.y}, {h.x, h.y}, {-h.x, h.y}};
+        out->count = 4;
+        for (int i = 0; i < 4; i++)
+            out->v[i] = v2_add(p, geom_rotate(xf.q, v[i]));
+        out->radius = 0.0f;
+        return;
+    }
+    case GEOM_SHAPE_POLYGON:
+        out->count = s->u.polygon.count;
+        for (int i = 0; i < out->count; i++)
+            out->v[i] = v2_add(p, geom_rotate(xf.q, s->u.polygon.vertices[i]));
+        out->radius = 0.0f;
+        return;
+    }
+    out->count = 1;
+    out->v[0] = p;
+    out->radius = 0.0f;
+}
+
+static int support(const proxy *p, vec2 d) {
+    int best = 0;
+    float bv = v2_dot(p->v[0], d);
+    for (int i = 1; i < p->count; i++) {
+        float v = v2_dot(p->v[i], d);
+        if (v > bv) bv = v, best = i;
+    }
+    return best;
+}
+
+typedef struct simplex_vertex {
+    vec2 wa, wb, w; /* support points on A and B, w = wb - wa */
+    float a;        /* barycentric weight of the closest point */
+    int ia, ib;
+} simplex_vertex;
+
+/* Reduces a segment to the part whose closest point to the origin it holds. */
+static int solve2(simplex_vertex *s) {
+    vec2 w1 = s[0].w, w2 = s[1].w, e12 = v2_sub(w2, w1);
+    float d12_2 = -v2_dot(w1, e12);
+    if (d12_2 <= 0.0f) {
+        s[0].a = 1.0f;
+        return 1;
+    }
+    float d12_1 = v2_dot(w2, e12);
+    if (d12_1 <= 0.0f) {
+        s[1].a = 1.0f;
+        s[0] = s[1];
+        return 1;
+    }
+    float inv = 1.0f / (d12_1 + d12_2);
+    s[0].a = d12_1 * inv;
+    s[1].a = d12_2 * inv;
+    return 2;
+}
+
+/* The same for a triangle: its Voronoi regions, vertices then edges, else the inside (3). */
+static int solve3(simplex_vertex *s) {
+    vec2 w1 = s[0].w, w2 = s[1].w, w3 = s[2].w;
+    vec2 e12 = v2_sub(w2, w1), e13 = v2_sub(w3, w1), e23 = v2_sub(w3, w2);
+    float d12_1 = v2_dot(w2, e12), d12_2 = -v2_dot(w1, e12);
+    float d13_1 = v2_dot(w3, e13), d13_2 = -v2_dot(w1, e13);
+    float d23_1 = v2_dot(w3, e23), d23_2 = -v2_dot(w2, e23);
+    float n123 = v2_cross(e12, e13);
+    float d123_1 = n123 * v2_cross(w2, w3);
+    float d123_2 = n123 * v2_cross(w3, w1);
+    float d123_3 = n123 * v2_cross(w1, w2);
+    if (d12_2 <= 0.0f && d13_2 <= 0.0f) {
+        s[0].a = 1.0f;
+        return 1;
+    }
+    if (d12_1 > 0.0f && d12_2 > 0.0f && d123_3 <= 0.0f) {
+        float inv = 1.0f / (d12_1 + d12_2);
+        s[0].a = d12_1 * inv;
+        s[1].a = d12_2 * inv;
+        return 2;
+    }
+    if (d13_1 > 0.0f && d13_2 > 0.0f && d123_2 <= 0.0f) {
+        float inv = 1.0f / (d13_1 + d13_2);
+        s[0].a = d13_1 * inv;
+        s[2].a = d13_2 * inv;
+        s[1] = s[2];
+        return 2;
+    }
+    if (d12_1 <= 0.0f && d23_2 <= 0.0f) {
+        s[1].a = 1.0f;
+        s[0] = s[1];
+        return 1;
+    }
+    if (d13_1 <= 0.0f && d23_1 <= 0.0f) {
+        s[2].a = 1.0f;
+        s[0] = s[2];
+        return 1;
+    }
+    if (d23_1 > 0.0f && d23_2 > 0.0f && d123_1 <= 0.0f) {
+        float inv = 1.0f / (d23_1 + d23_2);
+        s[2].a = d23_2 * inv;
+        s[1].a = d23_1 * inv;
+        s[0] = s[2];
+        return 2;
+    }
+    float inv = 1.0f / (d123_1 + d123_2 + d123_3);
+    s[0].a = d123_1 * inv;
+    s[1].a = d123_2 * inv;
+    s[2].a = d123_3 * inv;
+    return 3;
+}
+
+/* The support points GJK ended with, to start the next query of the same pair from (Box2D's
+ * simplex cache): conservative advancement asks about the same pair a few times, each close to
+ * the last, so a warm start usually needs one iteration. */
+typedef struct gjk_cache {
+    int count; /* 0: cold */
+    int ia[3], ib[3];
+} gjk_cache;
+
+static float gjk(const proxy *pa, const proxy *pb, gjk_cache *cache, vec2 *out_a, vec2 *out_b,
+                 int *iters) {
+    simplex_vertex s[3];
+    int n = cache && cache->count > 0 ? cache->count : 1;
+    for (int i = 0; i < n; i++) {
+        int ia = cache && cache->count > 0 ? cache->ia[i] : 0;
+        int ib = cache && cache->count > 0 ? cache->ib[i] : 0;
+        s[i].ia = ia;
+        s[i].ib = ib;
+        s[i].wa = pa->v[ia];
+        s[i].wb = pb->v[ib];
+        s[i].w = v2_sub(s[i].wb, s[i].wa);
+        s[i].a = 1.0f / (float)n;
+    }
+    int it = 0;
+    while (it < GEOM_GJK_MAX_ITERATIONS) {
+        int save_a[3], save_b[3], save_n = n;
+        for (int i = 0; i < n; i++)
+            save_a[i] = s[i].ia, save_b[i] = s[i].ib;
+        if (n == 2)
+            n = solve2(s);
+        else if (n == 3)
+            n = solve3(s);
+        if (n == 3) break; /* the origin is inside: overlapping */
+        vec2 d;
+        if (n == 1) {
+            d = v2_neg(s[0].w);
+        } else {
+            vec2 e = v2_sub(s[1].w, s[0].w);
+            d = v2_cross(e, v2_neg(s[0].w)) > 0.0f ? v2_perp(e) : v2_right_perp(e);
+        }
+        /* The origin lies on the simplex (touching): no direction left to search. */
+        if (v2_len_sq(d) < 1e-24f) break;
+        simplex_vertex *v = &s[n];
+        v->ia = support(pa, v2_neg(d));
+        v->ib = support(pb, d);
+        v->wa = pa->v[v->ia];
+        v->wb = pb->v[v->ib];
+        v->w = v2_sub(v->wb, v->wa);
+        it++;
+        /* A support point already held: no progress is possible, the simplex is the answer. */
+        bool dup = false;
+        for (int i = 0; i < save_n; i++)
+            if (save_a[i] == v->ia && save_b[i] == v->ib) dup = true;
+        if (dup) break;
+        n++;
+    }
+    *iters = it;
+    if (cache) {
+        cache->count = n;
+        for (int i = 0; i < n; i++)
+            cache->ia[i] = s[i].ia, cache->ib[i] = s[i].ib;
+    }
+    vec2 ca = v2(0.0f, 0.0f), cb = v2(0.0f, 0.0f);
+    if (n == 3) {
+        ca = v2_add(v2_add(v2_scale(s[0].wa, s[0].a), v2_scale(s[1].wa, s[1].a)),
+                    v2_scale(s[2].wa, s[2].a));
+        *out_a = ca;
+        *out_b = ca;
+        return 0.0f;
+    }
+    for (int i = 0; i < n; i++) {
+        ca = v2_mul_add(ca, s[i].a, s[i].wa);
+        cb = v2_mul_add(cb, s[i].a, s[i].wb);
+    }
+    *out_a = ca;
+    *out_b = cb;
+    return v2_len(v2_sub(cb, ca));
+}
+
+static float distance_cached(const geom_shape *a, geom_xf xa, const geom_shape *b, geom_xf xb,
+                             gjk_cache *cache, geom_closest *out);
+
+/* ---- box - box: separating axes and corners, no GJK ----------------------------------------- */
+
+/* The corner of a box (half extents h) nearest to the point p, both in the box's frame: the
+ * squared distance, and the nearest point (p clamped to the box). */
+static inline float clamp_f(float v, float lo, float hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+static inline float point_box_sq(vec2 p, vec2 h, vec2 *nearest) {
+    vec2 c = v2(clamp_f(p.x, -h.x, h.x), clamp_f(p.y, -h.y, h.y));
+    *nearest = c;
+    return v2_len_sq(v2_sub(p, c));
+}
+
+/* Distance between two turned boxes. Overlap by their four face axes (enough for two convex
+ * polygons in 2D); apart, the closest pair of points always has a corner of one box at one end
+ * (two convex polygons meet at a vertex-edge or vertex-vertex pair, or along parallel edges that
+ * include a vertex), so the distance is the least of the eight corner-to-box distances, each
+ * exact and cheap in the other box's frame. Same contract as GJK's answer (distance_cached). */
+/* The two boxes' separation along their four face axes (> 0: apart, and never more than their
+ * distance), and the axis that gives it (world, unit, from A towards B) and its index (0, 1: A's
+ * x and y; 2, 3: B's). */
+ROT_HOT float box_box_separation(vec2 ha, geom_xf xa, vec2 hb, geom_xf xb, vec2 *axis, int *index) {
+    vec2 d = v2_sub(xb.p, xa.p);
+    float c = xa.q.x * xb.q.x + xa.q.y * xb.q.y, s = xa.q.x * xb.q.y - xa.q.y * xb.q.x;
+    float ac = fabsf(c), as = fabsf(s);
+    float sep[4] = {
+        fabsf(xa.q.x * d.x + xa.q.y * d.y) - ha.x - hb.x * ac - hb.y * as,
+        fabsf(xa.q.x * d.y - xa.q.y * d.x) - ha.y - hb.x * as - hb.y * ac,
+        fabsf(xb.q.x * d.x + xb.q.y * d.y) - hb.x - ha.x * ac - ha.y * as,
+        fabsf(xb.q.x * d.y - xb.q.y * d.x) - hb.y - ha.x * as - ha.y * ac,
+    };
+    int k = 0;
+    for (int i = 1; i < 4; i++)
+        if (sep[i] > sep[k]) k = i;
+    vec2 q = k < 2 ? xa.q : xb.q, n = k & 1 ? v2_perp(q) : q;
+    *axis = v2_dot(n, d) < 0.0f ? v2_neg(n) : n; /* from A towards B */
+    *index = k;
+    return sep[k];
+}
+
+/* Whether the separation along face axis k (box_box_separation's) is the distance: the other
+ * box's deepest corner along it projects inside the face (box_box_distance's corner-against-face
+ * case, the same arithmetic). */
+static bool box_face_exact(vec2 ha, geom_xf xa, vec2 hb, geom_xf xb, int k) {
+    vec2 d = v2_sub(xb.p, xa.p);
+    float c = xa.q.x * xb.q.x + xa.q.y * xb.q.y, s = xa.q.x * xb.q.y - xa.q.y * xb.q.x;
+    bool ref_a = k < 2;
+    int j = k & 1;
+    vec2 o = ref_a ? v2(xa.q.x * d.x + xa.q.y * d.y, xa.q.x * d.y - xa.q.y * d.x)
+                   : v2(-(xb.q.x * d.x + xb.q.y * d.y), -(xb.q.x * d.y - xb.q.y * d.x));
+    vec2 hr = ref_a ? ha : hb;
+    vec2 ex = ref_a ? v2(c * hb.x, s * hb.x) : v2(c * ha.x, -s * ha.x);
+    vec2 ey = ref_a ? v2(-s * hb.y, c * hb.y) : v2(s * ha.y, c * ha.y);
+    float sg = (j ? o.y : o.x) >= 0.0f ? 1.0f : -1.0f;
+    vec2 corner = v2_sub(o, v2_add(sg * (j ? ex.y : ex.x) >= 0.0f ? ex : v2_neg(ex),
+                                   sg * (j ? ey.y : ey.x) >= 0.0f ? ey : v2_neg(ey)));
+    return fabsf(j ? corner.x : corner.y) <= (j ? hr.x : hr.y);
+}
+
+static float box_box_distance(vec2 ha, geom_xf xa, vec2 hb, geom_xf xb, geom_closest *out) {
+    geom_closest r;
+    r.iterations = 0;
+    vec2 d = v2_sub(xb.p, xa.p);
+    /* B's x axis in A's frame (c, s): B's y axis there is (-s, c); A's axes in B's frame are
+     * (c, -s) and (s, c) */
+    float c = xa.q.x * xb.q.x + xa.q.y * xb.q.y, s = xa.q.x * xb.q.y - xa.q.y * xb.q.x;
+    float ac = fabsf(c), as = fabsf(s);
+    vec2 tb = v2(xa.q.x * d.x + xa.q.y * d.y, xa.q.x * d.y - xa.q.y * d.x); /* B's centre in A */
+    vec2 ta = v2(-(xb.q.x * d.x + xb.q.y * d.y), -(xb.q.x * d.y - xb.q.y * d.x)); /* A's in B */
+    float seps[4] = {
+        fabsf(tb.x) - ha.x - hb.x * ac - hb.y * as,
+        fabsf(tb.y) - ha.y - hb.x * as - hb.y * ac,
+        fabsf(ta.x) - hb.x - ha.x * ac - ha.y * as,
+        fabsf(ta.y) - hb.y - ha.x * as - ha.y * ac,
+    };
+    int k = 0;
+    for (int i = 1; i < 4; i++)
+        if (seps[i] > seps[k]) k = i;
+    float sep = seps[k];
+    const float eps = 1e-6f; /* as GJK's: closer than this is touching */
+    if (!(sep > 0.0f)) {
+        r.distance = 0.0f;
+        r.overlap = true;
+        r.normal = v2(0.0f, 1.0f);
+        r.point_a = r.point_b = v2_mul_add(xa.p, 0.5f, d);
+        if (out) *out = r;
+        return 0.0f;
+    }
+    /* A corner against a face (the common case): the other box's deepest corner along the best
+     * axis, if it projects inside the reference face, is exactly sep from it, and no two points
+     * are closer than sep (a lower bound): the distance is sep. The reference box is A for A's
+     * axes (k < 2), else B; everything below in its frame, j the axis (0 x, 1 y). */
+    {
+        bool ref_a = k < 2;
+        int j = k & 1;
+        vec2 o = ref_a ? tb : ta, hr = ref_a ? ha : hb;
+        vec2 ex = ref_a ? v2(c * hb.x, s * hb.x) : v2(c * ha.x, -s * ha.x);
+        vec2 ey = ref_a ? v2(-s * hb.y, c * hb.y) : v2(s * ha.y, c * ha.y);
+        float sg = (j ? o.y : o.x) >= 0.0f ? 1.0f : -1.0f; /* the side the other box is on */
+        vec2 corner = v2_sub(o, v2_add(sg * (j ? ex.y : ex.x) >= 0.0f ? ex : v2_neg(ex),
+                                       sg * (j ? ey.y : ey.x) >= 0.0f ? ey : v2_neg(ey)));
+        if (fabsf(j ? corner.x : corner.y) <= (j ? hr.x : hr.y)) {
+            vec2 foot = j ? v2(corner.x, sg * hr.y) : v2(sg * hr.x, corner.y);
+            geom_xf xr = ref_a ? xa : xb;
+            vec2 wc = geom_xf_apply(xr, corner), wf = geom_xf_apply(xr, foot);
+            vec2 n = geom_rotate(xr.q, j ? v2(0.0f, sg) : v2(sg, 0.0f)); /* reference to other */
+            r.normal = ref_a ? n : v2_neg(n);
+            r.point_a = ref_a ? wf : wc;
+            r.point_b = ref_a ? wc : wf;
+            r.overlap = !(sep > eps);
+            r.distance = r.overlap ? 0.0f : sep;
+            if (out) *out = r;
+            return r.distance;
+        }
+    }
+    /* B's corners against A, in A's frame */
+    vec2 bx = v2(c * hb.x, s * hb.x), by = v2(-s * hb.y, c * hb.y);
+    float best = INFINITY;
+    vec2 best_p = v2(0, 0), best_c = v2(0, 0);
+    bool from_b = true;
+    for (int k = 0; k < 4; k++) {
+        vec2 p = v2_add(tb, v2_add(k & 1 ? bx : v2_neg(bx), k & 2 ? by : v2_neg(by))), near;
+        float q = point_box_sq(p, ha, &near);
+        if (q < best) best = q, best_p = p, best_c = near;
+    }
+    /* A's corners against B, in B's frame */
+    vec2 ax = v2(c * ha.x, -s * ha.x), ay = v2(s * ha.y, c * ha.y);
+    for (int k = 0; k < 4; k++) {
+        vec2 p = v2_add(ta, v2_add(k & 1 ? ax : v2_neg(ax), k & 2 ? ay : v2_neg(ay))), near;
+        float q = point_box_sq(p, hb, &near);
+        if (q < best) best = q, best_p = p, best_c = near, from_b = false;
+    }
+    float dist = sqrtf(best);
+    /* back to the world: the corner and the nearest point on the other box, normal A to B */
+    vec2 pa, pb;
+    if (from_b) {
+        pb = v2_add(xa.p, geom_rotate(xa.q, best_p));
+        pa = v2_add(xa.p, geom_rotate(xa.q, best_c));
+    } else {
+        pa = v2_add(xb.p, geom_rotate(xb.q, best_p));
+        pb = v2_add(xb.p, geom_rotate(xb.q, best_c));
+    }
+    vec2 n = dist > 0.0f
+                 ? v2_scale(geom_rotate(from_b ? xa.q : xb.q,
+                                        from_b ? v2_sub(best_p, best_c) : v2_sub(best_c, best_p)),
+                            1.0f / dist)
+                 : v2(0.0f, 1.0f);
+    r.normal = n;
+    r.point_a = pa;
+    r.point_b = pb;
+    if (dist > eps) {
+        r.distance = dist;
+        r.overlap = false;
+    } else {
+        r.distance = 0.0f;
+        r.overlap = true;
+    }
+    if (out) *out = r;
+    return r.distance;
+}
+
+float geom_distance_xf(const geom_shape *a, geom_xf xa, const geom_shape *b, geom_xf xb,
+                       geom_closest *out) {
+    return distance_cached(a, xa, b, xb, NULL, out);
+}
+
+static float distance_cached(const geom_shape *a, geom_xf xa, const geom_shape *b, geom_xf xb,
+                             gjk_cache *cache, geom_closest *out) {
+    geom_closest r;
+    memset(&r, 0, sizeof r);
+    r.normal = v2(0.0f, 1.0f);
+    vec2 origin = xa.p;
+    if (!geom_coord_ok(v2_sub(xb.p, xa.p))) {
+        r.distance = GEOM_MAX_COORD;
+        if (out) *out = r;
+        return r.distance;
+    }
+    if (a->kind == GEOM_SHAPE_BOX && b->kind == GEOM_SHAPE_BOX)
+        return box_box_distance(a->u.half_extents, xa, b->u.half_extents, xb, out);
+    proxy pa, pb;
+    make_proxy(a, xa, origin, &pa);
+    make_proxy(b, xb, origin, &pb);
+    vec2 ca, cb;
+    float d = gjk(&pa, &pb, cache, &ca, &cb, &r.iterations);
+    float radii = pa.radius + pb.radius;
+    /* Closer than this between the cores is touching: GJK's float rounding lies below it. */
+    const float eps = 1e-6f;
+    if (d > radii + eps && d > eps) {
+        vec2 n = v2_scale(v2_sub(cb, ca), 1.0f / d);
+        r.normal = n;
+        r.distance = d - radii;
+        r.point_a = v2_add(v2_mul_add(ca, pa.radius, n), origin);
+        r.point_b = v2_add(v2_mul_add(cb, -pb.radius, n), origin);
+    } else {
+        if (d > eps) r.normal = v2_scale(v2_sub(cb, ca), 1.0f / d);
+        r.overlap = true;
+        r.distance = 0.0f;
+        r.point_a = v2_add(ca, origin);
+        r.point_b = v2_add(cb, origin);
+    }
+    if (out) *out = r;
+    return r.distance;
+}
+
+/* ---- conservative advancement -------------------------------------------------------------- */
+
+/* (cos x, sin x) for the turn within an interval: Taylor to x^9 for |x| <= 1 (error below
+ * 3e-8, under float's own rounding of the result), libm beyond. The advancement evaluates a
+ * motion at many times; its start angle's cos/sin is taken once, so each step costs a few
+ * multiplications instead of two libm calls. */
+ROT_HOT vec2 turn_of(float x) {
+    if (!(fabsf(x) <= 1.0f)) return v2(cosf(x), sinf(x));
+    float x2 = x * x;
+    float c = 1.0f + x2 * (-1.0f / 2 + x2 * (1.0f / 24 + x2 * (-1.0f / 720 + x2 * (1.0f / 40320))));
+    float s = x * (1.0f + x2 * (-1.0f / 6 + x2 * (1.0f / 120 + x2 * (-1.0f / 5040 +
+                                                                      x2 * (1.0f / 362880)))));
+    return v2(c, s);
+}
+
+/* (cos a, sin a) for a start angle: a quarter-turn reduction to |x| <= pi/4 and turn_of, so the
+ * advancement's setup costs no libm call (an angle of 0, every static's, costs nothing). Within
+ * about 1e-7 of cosf/sinf for |a| up to a few turns; libm beyond. */
+static vec2 start_turn(float a) {
+    if (a == 0.0f) return v2(1.0f, 0.0f);
+    if (!(fabsf(a) <= 32.0f)) return v2(cosf(a), sinf(a));
+    /* the nearest number of quarter turns (a * 2 / pi, rounded; no libm call) */
+    int ki = (int)(a * 0.63661977f + (a >= 0.0f ? 0.5f : -0.5f));
+    float k = (float)ki;
+    /* pi/2 in two parts (Cody-Waite: k times the first is exact), so the reduction keeps float
+     * precision */
+    vec2 r = turn_of((a - k * 1.5703125f) - k * 4.83826794e-4f);
+    switch (ki & 3) {
+    case 1:
+        return v2(-r.y, r.x);
+    case 2:
+        return v2(-r.x, -r.y);
+    case 3:
+        return v2(r.y, -r.x);
+    default:
+        return r;
+    }
+}
+
+/* A motion evaluated at t: q0 (the start's cos/sin) turned further by t * da. */
+ROT_HOT geom_xf motion_at(const geom_motion *m, vec2 q0, float t) {
+    geom_xf x;
+    x.p = v2_mul_add(m->p0, t, m->dp);
+    x.q = m->da == 0.0f ? q0 : geom_rotate(q0, turn_of(t * m->da));
+    return x;
+}
+
+/* The first time in [0, 1] at which B's origin, at p relative to A's and moving by v relative to
+ * it over the interval, comes within `reach` of A's origin; 0 when it starts within (or the
+ * numbers are too large to trust), above 1 when it never does. */
+static float disc_entry(vec2 p, vec2 v, float reach) {
+    const float big = 1e6f; /* far below float overflow of the squares, and beyond any scene */
+    if (!(fabsf(p.x) < big && fabsf(p.y) < big && fabsf(v.x) < big && fabsf(v.y) < big))
+        return 0.0f;
+    float c = v2_dot(p, p) - reach * reach;
+    if (!(c > 0.0f)) return 0.0f;
+    float b = v2_dot(p, v);
+    if (!(b < 0.0f)) return 2.0f; /* not closing */
+    float disc = b * b - v2_dot(v, v) * c;
+    if (!(disc >= 0.0f)) return 2.0f; /* passes by */
+    return c / (-b + sqrtf(disc));    /* the smaller root, without cancellation */
+}
+
+bool geom_toi_turning(const geom_shape *a, const geom_motion *ma, const geom_shape *b,
+                      const geom_motion *mb, float target, float tolerance, geom_toi_result *out) {
+    return geom_toi_turning_before(a, ma, b, mb, target, tolerance, 2.0f, out);
+}
+
+bool geom_toi_turning_before(const geom_shape *a, const geom_motion *ma, const geom_shape *b,
+                             const geom_motion *mb, float target, float tolerance, float before,
+                             geom_toi_result *out) {
+    geom_toi_result r;
+    memset(&r, 0, sizeof r);
+    r.t = 1.0f;
+    r.normal = v2(0.0f, 1.0f);
+    /* Angular terms over the whole interval: no point of a turning shape moves (across any
+     * fixed direction) faster than |da| times its farthest point from the body origin. */
+    float ra = geom_shape_radius(a), rb = geom_shape_radius(b);
+    float spin = fabsf(ma->da) * ra + fabsf(mb->da) * rb;
+    vec2 dv = v2_sub(ma->dp, mb->dp); /* A's motion relative to B */
+    /* Whatever their turn, the shapes stay inside the discs of their radii around their origins:
+     * until those discs come within target + tolerance (and as much again for the rounding of
+     * this time), no advancement step could stop, so it starts there (or answers at once when
+     * they never do). A far approach costs one root instead of a few steps. */
+    float t = disc_entry(v2_sub(mb->p0, ma->p0), v2_neg(dv), ra + rb + 2.0f * target + tolerance);
+    if (t > 1.0f || t >= before) {
+        r.state = GEOM_TOI_SEPARATED;
+        if (out) *out = r;
+        return false;
+    }
+    vec2 qa = start_turn(ma->a0), qb = start_turn(mb->a0);
+    bool exhausted = true;
+    gjk_cache cache = {0, {0, 0, 0}, {0, 0, 0}};
+    bool boxes = a->kind == GEOM_SHAPE_BOX && b->kind == GEOM_SHAPE_BOX;
+    for (int it = 0; it < GEOM_CA_MAX_ITERATIONS && exhausted; it++) {
+        geom_closest c;
+        geom_xf xa = motion_at(ma, qa, t), xb = motion_at(mb, qb, t);
+        float d;
+        if (boxes) {
+            /* Two boxes: their separation along a face axis is a lower bound of the distance,
+             * and the gap along that fixed axis closes no faster than the same bound, so it
+             * advances as safely as the distance does (and equals it whenever a corner meets a
+             * face, the common approach). Near the target the exact distance decides, so the
+             * answer is the distance's, as for any other pair. */
+            vec2 axis;
+            int k;
+            float sep = box_box_separation(a->u.half_extents, xa, b->u.half_extents, xb, &axis, &k);
+            if (sep > target + tolerance) {
+                d = sep;
+                c.overlap = false;
+                c.normal = axis;
+            } else if (sep > 1e-6f &&
+                       box_face_exact(a->u.half_extents, xa, b->u.half_extents, xb, k)) {
+                /* arrived, a corner against a face: box_box_distance's answer (the distance
+                 * is sep along the axis) without the rest of its work */
+                d = sep;
+                c.overlap = false;
+                c.normal = axis;
+            } else {
+                d = box_box_distance(a->u.half_extents, xa, b->u.half_extents, xb, &c);
+            }
+        } else {
+            d = distance_cached(a, xa, b, xb, &cache, &c);
+        }
+        r.t = t;
+        r.normal = c.normal;
+        r.distance = d;
+        r.iterations = it;
+        if (c.overlap || d <= target + tolerance) {
+            r.state = t == 0.0f ? GEOM_TOI_START_CONTACT : GEOM_TOI_HIT;
+            if (out) *out = r;
+            return true;
+        }
+        /* The seed's bound: the gap along n shrinks no faster than this. */
+        float bound = fabsf(v2_dot(dv, c.normal)) + spin;
+        if (!(bound > 0.0f)) {
+            exhausted = false; /* nothing moves: no contact ahead */
+        } else {
+            t += (d - target) / bound;
+            if (!(t < 1.0f)) exhausted = false;
+            if (!(t < before)) {
+                /* at or past the caller's horizon: whatever comes later is no earlier */
+                r.state = GEOM_TOI_SEPARATED;
+                r.t = 1.0f;
+                if (out) *out = r;
+                return false;
+            }
+        }
+    }
+    if (exhausted) {
+        /* The bound: the last time reached is still safe; stop there (conservative). */
+        geom_closest c;
+        r.distance = geom_distance_xf(a, motion_at(ma, qa, t), b, motion_at(mb, qb, t), &c);
+        r.normal = c.normal;
+        r.t = t;
+        r.state = GEOM_TOI_ITERATIONS;
+        r.iterations = GEOM_CA_MAX_ITERATIONS;
+        if (out) *out = r;
+        return true;
+    }
+    r.state = GEOM_TOI_SEPARATED;
+    r.t = 1.0f;
+    if (out) *out = r;
+    return false;
+}

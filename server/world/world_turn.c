@@ -1,0 +1,232 @@
+/* world_turn: rotation in the tick (COLLISION.md "Rotation", PROTOCOL.md "Rotation").
+ *
+ * A turning mover moves and turns together until its first contact along the combined motion:
+ * conservative advancement (geom_toi_turning, the seed's bound |v_rel . n| + |w| r) against the
+ * statics, the bounds and the mover candidates near the disc its turn sweeps. It stops turning
+ * there for the tick (its angle is the angle reached at the contact) and slides on with what is
+ * left of its translation through the ordinary collide-and-slide, with its shape as it now
+ * stands. The angle is kept per slot (world_turn) as an angle and its cos/sin, taken afresh from
+ * the angle each tick, so nothing accumulates rounding. */
+#include "world_slide.h"
+#include "world_statics.h"
+
+/* The gap the advancement stops at, and how far above it counts as arrived: under the skin the
+ * linear slide keeps (so a body resting a skin from a wall can still turn a little), above the
+ * float rounding of positions. */
+#define TURN_TARGET (0.5f * GEOM_SKIN)
+#define TURN_TOLERANCE (0.25f * GEOM_SKIN)
+
+typedef struct turn_ctx {
+    uint32_t self;           /* the turning mover's slot */
+    vec2 mid;                /* the middle of its path */
+    float reach;             /* how far from mid any point of it gets over the tick (+ margin) */
+    aabb swept;              /* a box that holds it over the tick (+ margin) */
+    const geom_shape *local; /* its body-local shape */
+    const geom_motion *ma;   /* its motion over the tick */
+    float t;                 /* earliest contact so far, fraction of the tick */
+} turn_ctx;
+
+static void turn_offer(turn_ctx *c, const geom_shape *b, vec2 pb, vec2 db, float dab) {
+    /* only an earlier contact than the one found matters: none at all once it is at the start,
+     * and the advancement stops at it (the same earliest contact, fewer steps) */
+    if (c->t == 0.0f) return;
+    geom_motion mb = {pb, 0.0f, db, dab};
+    geom_toi_result r;
+    if (geom_toi_turning_before(c->local, c->ma, b, &mb, TURN_TARGET, TURN_TOLERANCE, c->t, &r) &&
+        r.t < c->t)
+        c->t = r.t;
+}
+
+static bool turn_static_visit(const world *w, uint32_t index, void *vctx) {
+    turn_ctx *c = vctx;
+    const world_static *st = &w->statics[index];
+    /* beyond the disc the turning shape sweeps (a circle against the static's AABB): the corners
+     * of the query box hold most of what it finds, and no advancement is needed for them */
+    float dx = wmax(wmax(st->box.min.x - c->mid.x, c->mid.x - st->box.max.x), 0.0f);
+    float dy = wmax(wmax(st->box.min.y - c->mid.y, c->mid.y - st->box.max.y), 0.0f);
+    if (dx * dx + dy * dy > c->reach * c->reach) return true;
+    if (!aabb_meets(st->box, c->swept)) return true;
+    if (!slots_block(w, c->self, st->slot)) return true;
+    geom_shape tmp;
+    turn_offer(c, ref_shape(w, st->shape, static_hi(st), &tmp), st->position, v2(0.0f, 0.0f), 0.0f);
+    return true;
+}
+
+/* The bounds as four walls, each a unit-thick box just outside them along the part the turn can
+ * reach (short boxes: GJK stays precise near the body). */
+static void turn_bounds(const world *w, aabb reach, turn_ctx *c) {
+    const aabb b = w->cfg.bounds;
+    if (aabb_contains(w->inner_bounds, reach)) return;
+    vec2 mid = v2_scale(v2_add(reach.min, reach.max), 0.5f);
+    vec2 half = v2_add(v2_scale(v2_sub(reach.max, reach.min), 0.5f), v2(1.0f, 1.0f));
+    geom_shape wall;
+    wall.kind = GEOM_SHAPE_BOX;
+    wall.u.half_extents = v2(0.5f, half.y);
+    if (reach.max.x > w->inner_bounds.max.x)
+        turn_offer(c, &wall, v2(b.max.x + 0.5f, mid.y), v2(0, 0), 0.0f);
+    if (reach.min.x < w->inner_bounds.min.x)
+        turn_offer(c, &wall, v2(b.min.x - 0.5f, mid.y), v2(0, 0), 0.0f);
+    wall.u.half_extents = v2(half.x, 0.5f);
+    if (reach.max.y > w->inner_bounds.max.y)
+        turn_offer(c, &wall, v2(mid.x, b.max.y + 0.5f), v2(0, 0), 0.0f);
+    if (reach.min.y < w->inner_bounds.min.y)
+        turn_offer(c, &wall, v2(mid.x, b.min.y - 0.5f), v2(0, 0), 0.0f);
+}
+
+/* Statics a turning mover's tick may touch, gathered by one grid walk for both its advancement
+ * and the slide after it (WORLD_FAST_PATHS; without, each walks the grid itself). */
+#define TURN_NEAR 64
+
+/* The statics meeting region that block the mover of slot self, in the grid walk's order, into
+ * out (at most TURN_NEAR); -1 when there are more. */
+static int turn_gather(const world *w, uint32_t self, aabb region, near_static *out) {
+    int n = 0;
+    for (int al = 0; al < w->active_level_count; al++) {
+        const world_level *lv = &w->levels[w->active_levels[al]];
+        cell_range cr = level_range(w, lv, region);
+        WORLD_FOR_STATICS_IN_CELLS(w, lv, cr, s) {
+            const world_static *st = &w->statics[s];
+            if (!aabb_meets(st->box, region) || !slots_block(w, self, st->slot)) continue;
+            if (n == TURN_NEAR) return -1;
+            out[n].box = st->box;
+            out[n].index = (uint32_t)s;
+            out[n].is_box = ref_kind(st->shape) == GEOM_SHAPE_BOX;
+            n++;
+        }
+    }
+    return n;
+}
+
+static aabb disc_box(vec2 p, float r) {
+    return aabb_make(v2(p.x - r, p.y - r), v2(p.x + r, p.y + r));
+}
+
+vec2 world_turn_slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candidate *cands,
+                      uint32_t cand_count, aabb *path) {
+    world_mover *m = &w->movers[mi];
+    world_turn *tr = &w->turns[m->slot];
+    WORLD_ASSERT(ref_kind(m->shape) == WORLD_REF_TURNED && tr->in_use);
+    float da = tr->spin * w->dt, a0 = tr->angle, ft = 1.0f;
+    aabb disc = disc_box(pos, tr->radius);
+    geom_shape ltmp;
+    const geom_shape *local = turn_local(w, tr, &ltmp);
+    /* One walk for the advancement and the slide. Turned by up to |da|, no point of the shape
+     * moves more than |da| radius along an axis, so its AABB at any angle of the tick lies within
+     * the start's grown by that much: the start's AABB swept by r and so grown holds the shape
+     * over the whole tick (a box tighter than the disc for a tick's small turn: 2 pi rad/s at
+     * 60 Hz is 0.1 rad). Statics beyond it by more than the margin (above the advancement's
+     * target and tolerance) cannot come near; the slide after the contact gathers within its
+     * box there grown by at most the L1 length of r. The walk covers both, with a margin to
+     * spare for rounding. */
+    aabb swept = aabb_inflate(aabb_sweep(box_at(pos, m->lo, m->hi), r),
+                              fabsf(da) * tr->radius + WORLD_QUERY_MARGIN);
+    near_static gathered[TURN_NEAR];
+    int gathered_count = -1;
+    if (WORLD_FAST_PATHS)
+        gathered_count = turn_gather(
+            w, m->slot, aabb_inflate(swept, fabsf(r.x) + fabsf(r.y) + WORLD_QUERY_MARGIN),
+            gathered);
+    if (da != 0.0f) {
+        geom_motion ma = {pos, a0, r, da};
+        aabb reach = aabb_inflate(aabb_sweep(disc, r), WORLD_QUERY_MARGIN);
+        turn_ctx c = {m->slot,
+                      v2_mul_add(pos, 0.5f, r),
+                      tr->radius + 0.5f * v2_len(r) + WORLD_QUERY_MARGIN,
+                      swept,
+                      local,
+                      &ma,
+                      1.0f};
+        if (gathered_count >= 0) {
+            /* what world_static_query would visit (the earliest contact does not depend on the
+             * order) */
+            for (int k = 0; k < gathered_count; k++)
+                if (aabb_meets(gathered[k].box, reach)) turn_static_visit(w, gathered[k].index, &c);
+        } else {
+            world_static_query(w, reach, turn_static_visit, &c);
+        }
+        turn_bounds(w, reach, &c);
+        for (uint32_t k = 0; k < cand_count; k++) {
+            const body_view *v = &cands[k].view;
+            if (!aabb_meets(aabb_sweep(box_at(v->pos, v->lo, v->hi), cands[k].d), reach)) continue;
+            /* a candidate that has not moved yet turns too (its shape as it stands now, turned
+             * further by its own turn of the tick): head-on turning bodies meet symmetrically */
+            const world_mover *o = &w->movers[cands[k].index];
+            float dab =
+                cands[k].index > mi && mover_turning(w, o) ? w->turns[o->slot].spin * w->dt : 0.0f;
+            geom_shape tmp;
+            turn_offer(&c, ref_shape(w, v->ref, v->hi, &tmp), v->pos, cands[k].d, dab);
+        }
+        ft = c.t;
+    }
+    /* turned up to the contact (all of the turn when there is none), then stopped for the tick */
+    float turned = ft * da;
+    float a1 = world_wrap_angle(a0 + turned), vel = turned * w->cfg.tick_rate_hz;
+    if (a1 != a0 || vel != tr->ang_vel) {
+        m->changed_tick = w->tick;
+        w->moved_bits[m->slot >> 6] |= 1ull << (m->slot & 63);
+    }
+    /* the shape as it now stands, built once for its AABB and the slide */
+    geom_shape turned_shape;
+    bool built = false;
+    if (a1 != a0) {
+        tr->angle = a1;
+        tr->q = v2(cosf(a1), sinf(a1));
+        geom_shape_orient(local, tr->q, &turned_shape);
+        built = true;
+        aabb box = geom_shape_aabb(&turned_shape, v2(0.0f, 0.0f));
+        m->lo = box.min;
+        m->hi = box.max;
+    }
+    tr->ang_vel = vel;
+    /* the rest of the translation, with the candidates where they stand at that time */
+    vec2 p1 = v2_mul_add(pos, ft, r);
+    vec2 rest = v2_scale(r, 1.0f - ft);
+    if (rest.x == 0.0f && rest.y == 0.0f) {
+        /* nothing left to slide: where world_slide would return at once, its statics unread */
+        if (path)
+            *path =
+                aabb_union(box_at(p1, m->lo, m->hi), aabb_union(disc, disc_box(p1, tr->radius)));
+        return p1;
+    }
+    mover_candidate moved[WORLD_MAX_MOVER_CANDIDATES];
+    for (uint32_t k = 0; k < cand_count; k++) {
+        moved[k] = cands[k];
+        moved[k].view.pos = v2_mul_add(cands[k].view.pos, ft, cands[k].d);
+        moved[k].d = v2_scale(cands[k].d, 1.0f - ft);
+    }
+    aabb slid;
+    vec2 end;
+    if (gathered_count >= 0) {
+        /* the slide's own region, filtered from the walk above in the walk's order: what its
+         * gather would find */
+        aabb region = world_slide_region(box_at(p1, m->lo, m->hi), rest);
+        near_static near[WORLD_NEAR_STATICS];
+        int near_count = 0;
+        for (int k = 0; k < gathered_count && near_count >= 0; k++) {
+            if (!aabb_overlaps(region, gathered[k].box)) continue;
+            if (near_count == WORLD_NEAR_STATICS)
+                near_count = -1;
+            else
+                near[near_count++] = gathered[k];
+        }
+        if (!built) geom_shape_orient(local, tr->q, &turned_shape);
+        end = world_slide_gathered(w, mi, p1, rest, moved, cand_count, &slid, near, near_count,
+                                   &turned_shape);
+    } else {
+        end = world_slide(w, mi, p1, rest, moved, cand_count, &slid);
+    }
+    if (path) *path = aabb_union(slid, aabb_union(disc, disc_box(p1, tr->radius)));
+    return end;
+}
+
+void world_turn_recount(world *w) {
+    if (!w->turning_hint) return;
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < w->mover_count; i++) {
+        const world_mover *m = &w->movers[i];
+        if (ref_kind(m->shape) != WORLD_REF_TURNED) continue;
+        const world_turn *t = &w->turns[m->slot];
+        n += t->spin != 0.0f || t->ang_vel != 0.0f;
+    }
+    w->turning_hint = n;
+}

@@ -1,0 +1,478 @@
+/* geom: turning shapes against brute force. geom_toi_turning (conservative advancement) is
+ * checked by sub-stepping each motion 10^4 times and testing overlap exactly with oracle.h's
+ * separating-axis gap in double (shapes turned by geom_shape_rotate, in double); GJK distances
+ * against a vertex-edge brute force in double. Every ordered pair of shape kinds, spinning and
+ * moving, spinning alone, thin and long shapes, starting in contact, and grazing. Fixed seeds. */
+#include "geom.h"
+#include "harness.h"
+#include "oracle.h"
+
+static const geom_shape_kind kinds[3] = {GEOM_SHAPE_BOX, GEOM_SHAPE_POLYGON, GEOM_SHAPE_CIRCLE};
+static const char *kind_names[4] = {"?", "box", "polygon", "circle"};
+
+/* A setup step that cannot fail (CHECK returns void; these helpers return values). */
+#define MUST(cond)                                                                                 \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "%s:%d: setup failed: %s\n", __FILE__, __LINE__, #cond);               \
+            abort();                                                                               \
+        }                                                                                          \
+    } while (0)
+
+#define SUBSTEPS 10000
+#define TARGET (0.5f * GEOM_SKIN)
+#define TOLERANCE (0.25f * GEOM_SKIN)
+
+/* Thin and long shapes come in every third case: a 4 x 0.2 bar, a 3 x 0.05 sliver. */
+static geom_shape shape_for(harness_rng *rng, geom_shape_kind kind, int i) {
+    geom_shape s;
+    if (i % 3 == 2 && kind == GEOM_SHAPE_BOX) {
+        MUST(geom_make_box(i % 2 ? v2(2.0f, 0.1f) : v2(1.5f, 0.025f), &s) == GEOM_OK);
+        return s;
+    }
+    if (i % 3 == 2 && kind == GEOM_SHAPE_POLYGON) {
+        vec2 v[4] = {{-2.0f, -0.05f}, {2.0f, -0.1f}, {2.2f, 0.1f}, {-1.8f, 0.05f}};
+        MUST(geom_make_polygon(v, 4, &s) == GEOM_OK);
+        return s;
+    }
+    if (i % 3 == 2 && kind == GEOM_SHAPE_CIRCLE) {
+        MUST(geom_make_circle(0.05f, &s) == GEOM_OK);
+        return s;
+    }
+    int n = (harness_rng_next(rng) & 1) ? 8 : 3 + (int)(harness_rng_next(rng) % 6);
+    return oracle_random_shape(rng, kind, n);
+}
+
+/* The shape at angle a, in world orientation, for the oracle (double-precision turn). */
+static geom_shape turned(const geom_shape *s, double a) {
+    geom_shape o;
+    MUST(geom_shape_rotate(s, (float)a, &o) == GEOM_OK);
+    return o;
+}
+
+/* Exact separating-axis gap at time t of the two motions: < 0 overlapping. */
+static double gap_at(const geom_shape *a, const geom_motion *ma, const geom_shape *b,
+                     const geom_motion *mb, double t) {
+    geom_shape ta = turned(a, ma->a0 + t * ma->da), tb = turned(b, mb->a0 + t * mb->da);
+    dvec pa = dv(ma->p0.x + t * ma->dp.x, ma->p0.y + t * ma->dp.y);
+    dvec pb = dv(mb->p0.x + t * mb->dp.x, mb->p0.y + t * mb->dp.y);
+    return oracle_gap(&ta, pa, &tb, pb, NULL);
+}
+
+/* ---- brute-force distance: vertex against edge, both ways, in double ---------------------- */
+
+static int corners(const geom_shape *s, dvec pos, dvec *out) { return oracle_points(s, pos, out); }
+
+static double point_segment(dvec p, dvec a, dvec b) {
+    dvec e = dv(b.x - a.x, b.y - a.y), ap = dv(p.x - a.x, p.y - a.y);
+    double l = dv_dot(e, e), t = l > 0 ? dv_dot(ap, e) / l : 0;
+    t = t < 0 ? 0 : t > 1 ? 1 : t;
+    dvec c = dv(a.x + t * e.x - p.x, a.y + t * e.y - p.y);
+    return sqrt(dv_dot(c, c));
+}
+
+/* Distance from point p to the (closed) polygon of n corners; 0 inside. */
+static double point_polygon(dvec p, const dvec *v, int n) {
+    bool inside = true;
+    double best = 1e300;
+    for (int i = 0; i < n; i++) {
+        dvec a = v[i], b = v[(i + 1) % n];
+        if ((b.x - a.x) * (p.y - a.y) - (b.y - a.y) * (p.x - a.x) < 0) inside = false;
+        best = fmin(best, point_segment(p, a, b));
+    }
+    return inside ? 0 : best;
+}
+
+/* Distance between two shapes that do not overlap (turned shapes, world orientation). */
+static double brute_distance(const geom_shape *a, dvec pa, const geom_shape *b, dvec pb) {
+    dvec va[GEOM_MAX_POLYGON_VERTICES], vb[GEOM_MAX_POLYGON_VERTICES];
+    int na = corners(a, pa, va), nb = corners(b, pb, vb);
+    double ra = a->kind == GEOM_SHAPE_CIRCLE ? a->u.radius : 0;
+    double rb = b->kind == GEOM_SHAPE_CIRCLE ? b->u.radius : 0;
+    if (na == 0) va[0] = pa, na = 1;
+    if (nb == 0) vb[0] = pb, nb = 1;
+    double best = 1e300;
+    if (nb >= 3)
+        for (int i = 0; i < na; i++)
+            best = fmin(best, point_polygon(va[i], vb, nb));
+    if (na >= 3)
+        for (int i = 0; i < nb; i++)
+            best = fmin(best, point_polygon(vb[i], va, na));
+    if (na == 1 && nb == 1)
+        best = sqrt(dv_dot(dv(pb.x - pa.x, pb.y - pa.y), dv(pb.x - pa.x, pb.y - pa.y)));
+    return fmax(0, best - ra - rb);
+}
+
+/* ---- the TOI against sub-stepping ----------------------------------------------------------- */
+
+typedef enum scenario { MOVE_AND_SPIN, SPIN_ONLY, START_IN_CONTACT, GRAZING } scenario;
+static const char *scenario_names[4] = {"move+spin", "spin only", "start in contact", "grazing"};
+
+typedef struct tally {
+    int hits, separated, start, iterations, brute_overlaps;
+} tally;
+
+static void make_case(harness_rng *rng, scenario sc, const geom_shape *a, const geom_shape *b,
+                      geom_motion *ma, geom_motion *mb) {
+    float ra = geom_shape_radius(a), rb = geom_shape_radius(b), reach = ra + rb;
+    memset(ma, 0, sizeof *ma);
+    memset(mb, 0, sizeof *mb);
+    ma->p0 = v2(harness_rng_range(rng, -5, 5), harness_rng_range(rng, -5, 5));
+    ma->a0 = harness_rng_range(rng, -3.2f, 3.2f);
+    mb->a0 = harness_rng_range(rng, -3.2f, 3.2f);
+    float dir = harness_rng_range(rng, 0, 6.2831853f);
+    vec2 u = v2(cosf(dir), sinf(dir));
+    switch (sc) {
+    case MOVE_AND_SPIN: {
+        float dist = harness_rng_range(rng, 1.05f, 3.0f) * reach;
+        mb->p0 = v2_mul_add(ma->p0, dist, u);
+        /* aimed at B give or take a reach, covering 0.5..2 times the distance */
+        vec2 aim = v2_add(v2_sub(mb->p0, ma->p0), v2(harness_rng_range(rng, -reach, reach),
+                                                     harness_rng_range(rng, -reach, reach)));
+        ma->dp = v2_scale(aim, harness_rng_range(rng, 0.5f, 2.0f));
+        ma->da = harness_rng_range(rng, -4.0f, 4.0f);
+        mb->dp = v2(harness_rng_range(rng, -1, 1), harness_rng_range(rng, -1, 1));
+        mb->da = harness_rng_range(rng, -2.0f, 2.0f);
+        break;
+    }
+    case SPIN_ONLY: {
+        /* close enough that a turn of up to 5 rad may sweep A into B */
+        float dist = harness_rng_range(rng, 0.7f, 1.0f) * reach;
+        mb->p0 = v2_mul_add(ma->p0, dist, u);
+        ma->da = harness_rng_range(rng, -5.0f, 5.0f);
+        break;
+    }
+    case START_IN_CONTACT: {
+        float dist = harness_rng_range(rng, 0.05f, 0.6f) * reach;
+        mb->p0 = v2_mul_add(ma->p0, dist, u);
+        ma->dp = v2_scale(u, harness_rng_range(rng, 0.1f, 2.0f));
+        ma->da = harness_rng_range(rng, -2.0f, 2.0f);
+        break;
+    }
+    case GRAZING: {
+        /* A slides along x under B: B's lowest point sits eps above A's highest (no turning:
+         * the AABBs are the exact extents), eps in [-1e-3, 1e-3]. */
+        aabb ba = geom_shape_aabb_xf(a, geom_xf_make(ma->p0, ma->a0));
+        aabb bb = geom_shape_aabb_xf(b, geom_xf_make(v2(0, 0), mb->a0));
+        float eps = harness_rng_range(rng, -1e-3f, 1e-3f);
+        mb->p0 =
+            v2(ma->p0.x + harness_rng_range(rng, 1.5f, 3.0f) * reach, ba.max.y - bb.min.y + eps);
+        ma->dp = v2(4.0f * reach, 0.0f);
+        break;
+    }
+    }
+}
+
+static void check_case_n(const geom_shape *a, const geom_motion *ma, const geom_shape *b,
+                         const geom_motion *mb, scenario sc, const char *label, int i, tally *tl,
+                         int substeps) {
+    geom_toi_result r;
+    bool hit = geom_toi_turning(a, ma, b, mb, TARGET, TOLERANCE, &r);
+    CHECK_MSG(r.t >= 0.0f && r.t <= 1.0f && isfinite(r.normal.x) && isfinite(r.normal.y),
+              "%s %s case %d: t %g", label, scenario_names[sc], i, (double)r.t);
+    CHECK_MSG(hit == (r.state != GEOM_TOI_SEPARATED), "%s case %d", label, i);
+    /* brute force: the first sub-step that overlaps */
+    int first = -1;
+    for (int k = 0; k <= substeps; k++) {
+        double t = (double)k / substeps;
+        if (gap_at(a, ma, b, mb, t) < 0) {
+            first = k;
+            break;
+        }
+    }
+    double t_first = first < 0 ? 2.0 : (double)first / substeps;
+    /* Sound: nothing overlaps up to and including the reported time. */
+    CHECK_MSG(t_first > r.t || (r.state == GEOM_TOI_START_CONTACT && r.t == 0.0f),
+              "%s %s case %d: overlap at %.5f before toi %.5f (state %d)", label,
+              scenario_names[sc], i, t_first, (double)r.t, (int)r.state);
+    /* Complete: an overlap the sub-steps found is reported, at or before it. */
+    if (first >= 0) {
+        tl->brute_overlaps++;
+        CHECK_MSG(hit && r.t <= t_first, "%s %s case %d: missed overlap at %.5f (t %.5f)", label,
+                  scenario_names[sc], i, t_first, (double)r.t);
+    }
+    /* Tight: a hit stands within target + tolerance, by the brute-force distance. */
+    if (r.state == GEOM_TOI_HIT) {
+        double t = r.t;
+        geom_shape ta = turned(a, ma->a0 + t * ma->da), tb = turned(b, mb->a0 + t * mb->da);
+        double d = brute_distance(&ta, dv(ma->p0.x + t * ma->dp.x, ma->p0.y + t * ma->dp.y), &tb,
+                                  dv(mb->p0.x + t * mb->dp.x, mb->p0.y + t * mb->dp.y));
+        CHECK_MSG(d <= TARGET + TOLERANCE + 2e-5 && d >= TARGET - 2e-5,
+                  "%s %s case %d: gap %.6f at the hit", label, scenario_names[sc], i, d);
+    }
+    /* geom_toi_turning_before at horizons below, at and above the answer: the same answer when
+     * it comes before the horizon (bit for bit), else no contact */
+    const float horizons[4] = {0.5f * r.t, r.t, nextafterf(r.t, 2.0f), 0.25f + 0.5f * r.t};
+    for (int h = 0; h < 4; h++) {
+        geom_toi_result rb;
+        bool hit_b = geom_toi_turning_before(a, ma, b, mb, TARGET, TOLERANCE, horizons[h], &rb);
+        if (hit && r.t < horizons[h])
+            CHECK_MSG(hit_b && rb.state == r.state && rb.t == r.t && rb.iterations == r.iterations,
+                      "%s %s case %d: before %g: state %d t %g, not %d %g", label,
+                      scenario_names[sc], i, (double)horizons[h], (int)rb.state, (double)rb.t,
+                      (int)r.state, (double)r.t);
+        else
+            CHECK_MSG(!hit_b && rb.state == GEOM_TOI_SEPARATED,
+                      "%s %s case %d: before %g: state %d t %g (answer %d at %g)", label,
+                      scenario_names[sc], i, (double)horizons[h], (int)rb.state, (double)rb.t,
+                      (int)r.state, (double)r.t);
+    }
+    tl->hits += r.state == GEOM_TOI_HIT;
+    tl->separated += r.state == GEOM_TOI_SEPARATED;
+    tl->start += r.state == GEOM_TOI_START_CONTACT;
+    tl->iterations += r.state == GEOM_TOI_ITERATIONS;
+}
+
+static void check_case(const geom_shape *a, const geom_motion *ma, const geom_shape *b,
+                       const geom_motion *mb, scenario sc, const char *label, int i, tally *tl) {
+    check_case_n(a, ma, b, mb, sc, label, i, tl, SUBSTEPS);
+}
+
+static void run_scenario(scenario sc, int cases, unsigned seed) {
+    tally total = {0, 0, 0, 0, 0};
+    for (int ka = 0; ka < 3; ka++)
+        for (int kb = 0; kb < 3; kb++) {
+            harness_rng rng = {seed + (unsigned)(ka * 3 + kb)};
+            char label[32];
+            snprintf(label, sizeof label, "%s-%s", kind_names[kinds[ka]], kind_names[kinds[kb]]);
+            for (int i = 0; i < cases; i++) {
+                geom_shape a = shape_for(&rng, kinds[ka], i), b = shape_for(&rng, kinds[kb], i + 1);
+                geom_motion ma, mb;
+                make_case(&rng, sc, &a, &b, &ma, &mb);
+                check_case(&a, &ma, &b, &mb, sc, label, i, &total);
+            }
+        }
+    printf("  %s: %d hits, %d separated, %d in contact at the start, %d at the iteration bound, "
+           "%d with a brute-force overlap\n",
+           scenario_names[sc], total.hits, total.separated, total.start, total.iterations,
+           total.brute_overlaps);
+    /* The cases exercise what they claim to. */
+    if (sc == MOVE_AND_SPIN) CHECK(total.hits > 9 * cases / 5);
+    if (sc == SPIN_ONLY) CHECK(total.hits > 9 * cases / 6);
+    if (sc == MOVE_AND_SPIN) CHECK(total.separated > 0);
+    if (sc == START_IN_CONTACT) CHECK(total.start > 9 * cases * 4 / 5);
+    if (sc == GRAZING) CHECK(total.hits > 0 && total.separated > 0);
+    CHECK(total.iterations <= 9 * cases / 20);
+}
+
+static void test_toi_move_and_spin(void) { run_scenario(MOVE_AND_SPIN, 24, 1601); }
+static void test_toi_spin_only(void) { run_scenario(SPIN_ONLY, 16, 1602); }
+static void test_toi_start_in_contact(void) { run_scenario(START_IN_CONTACT, 8, 1603); }
+static void test_toi_grazing(void) { run_scenario(GRAZING, 12, 1604); }
+
+/* GJK: distance and closest points against the vertex-edge brute force, turned shapes. */
+static void test_distance_every_pair(void) {
+    for (int ka = 0; ka < 3; ka++)
+        for (int kb = 0; kb < 3; kb++) {
+            harness_rng rng = {1700u + (unsigned)(ka * 3 + kb)};
+            int apart = 0;
+            for (int i = 0; i < 400; i++) {
+                geom_shape a = shape_for(&rng, kinds[ka], i), b = shape_for(&rng, kinds[kb], i);
+                float reach = geom_shape_radius(&a) + geom_shape_radius(&b);
+                geom_xf xa = geom_xf_make(v2(harness_rng_range(&rng, -5, 5), 0.5f),
+                                          harness_rng_range(&rng, -3.2f, 3.2f));
+                float dir = harness_rng_range(&rng, 0, 6.2831853f);
+                float len = harness_rng_range(&rng, 0.2f, 1.6f) * reach;
+                geom_xf xb = geom_xf_make(v2_add(xa.p, v2(len * cosf(dir), len * sinf(dir))),
+                                          harness_rng_range(&rng, -3.2f, 3.2f));
+                geom_closest c;
+                float d = geom_distance_xf(&a, xa, &b, xb, &c);
+                geom_shape ta = turned(&a, atan2(xa.q.y, xa.q.x)),
+                           tb = turned(&b, atan2(xb.q.y, xb.q.x));
+                dvec pa = dv(xa.p.x, xa.p.y), pb = dv(xb.p.x, xb.p.y);
+                double gap = oracle_gap(&ta, pa, &tb, pb, NULL);
+                if (gap < -1e-4) {
+                    CHECK_MSG(c.overlap && d == 0.0f, "%s-%s case %d: overlap missed",
+                              kind_names[kinds[ka]], kind_names[kinds[kb]], i);
+                    continue;
+                }
+                if (gap < 1e-4) continue; /* touching: either answer */
+                apart++;
+                double bd = brute_distance(&ta, pa, &tb, pb);
+                CHECK_MSG(!c.overlap && fabs(d - bd) < 1e-4, "%s-%s case %d: %g vs %g",
+                          kind_names[kinds[ka]], kind_names[kinds[kb]], i, (double)d, bd);
+                /* the closest points are that far apart, along the normal */
+                vec2 gapv = v2_sub(c.point_b, c.point_a);
+                CHECK(fabs(v2_len(gapv) - d) < 1e-4);
+                CHECK(v2_dot(gapv, c.normal) > 0.99f * d);
+                CHECK(fabs(v2_len(c.normal) - 1.0) < 1e-5);
+            }
+            CHECK(apart > 100);
+        }
+}
+
+/* ---- box - box: the specialised paths, thousands of cases -------------------------------- */
+
+/* A random box for the box-box properties: sizes from slivers (0.02) to 2, a fifth of them square;
+ * turned at random, or (one case in four) by a multiple of a quarter turn, so parallel edges and
+ * exact ties between corners come up. */
+static geom_shape box_for(harness_rng *rng) {
+    geom_shape s;
+    float hx = harness_rng_range(rng, 0.02f, 2.0f);
+    float hy = harness_rng_next(rng) % 5 == 0 ? hx : harness_rng_range(rng, 0.02f, 2.0f);
+    MUST(geom_make_box(v2(hx, hy), &s) == GEOM_OK);
+    return s;
+}
+static float angle_for(harness_rng *rng) {
+    if (harness_rng_next(rng) % 4 == 0)
+        return 1.5707963f * (float)(int)(harness_rng_next(rng) % 4) - 3.1415927f;
+    return harness_rng_range(rng, -3.2f, 3.2f);
+}
+
+/* The least corner-to-corner distance: equal to the distance when the closest points are two
+ * corners (the box distance's corner path), else larger (its corner-against-face path). */
+static double corner_corner(const geom_shape *a, dvec pa, const geom_shape *b, dvec pb) {
+    dvec va[4], vb[4];
+    corners(a, pa, va);
+    corners(b, pb, vb);
+    double best = 1e300;
+    for (int i = 0; i < 4; i++)
+        for (int k = 0; k < 4; k++)
+            best = fmin(best, hypot(va[i].x - vb[k].x, va[i].y - vb[k].y));
+    return best;
+}
+
+/* geom_distance_xf for two boxes (separating axes, then corner against face or the eight corners
+ * against boxes): distance, closest points and normal against the vertex-edge brute force, in
+ * 6,000 cases from overlapping to apart; both ways to the answer must come up. */
+static void test_box_distance_many(void) {
+    harness_rng rng = {1801};
+    int apart = 0, overlapping = 0, by_corners = 0, by_face = 0;
+    for (int i = 0; i < 6000; i++) {
+        geom_shape a = box_for(&rng), b = box_for(&rng);
+        float reach = geom_shape_radius(&a) + geom_shape_radius(&b);
+        geom_xf xa = geom_xf_make(
+            v2(harness_rng_range(&rng, -5, 5), harness_rng_range(&rng, -5, 5)), angle_for(&rng));
+        float dir = harness_rng_range(&rng, 0, 6.2831853f);
+        float len = harness_rng_range(&rng, 0.2f, 1.5f) * reach;
+        geom_xf xb =
+            geom_xf_make(v2_add(xa.p, v2(len * cosf(dir), len * sinf(dir))), angle_for(&rng));
+        geom_closest c;
+        float d = geom_distance_xf(&a, xa, &b, xb, &c);
+        geom_shape ta = turned(&a, atan2(xa.q.y, xa.q.x)), tb = turned(&b, atan2(xb.q.y, xb.q.x));
+        dvec pa = dv(xa.p.x, xa.p.y), pb = dv(xb.p.x, xb.p.y);
+        double gap = oracle_gap(&ta, pa, &tb, pb, NULL);
+        if (gap < -1e-4) {
+            overlapping++;
+            CHECK_MSG(c.overlap && d == 0.0f, "box case %d: overlap missed (gap %g, d %g)", i, gap,
+                      (double)d);
+            continue;
+        }
+        if (gap < 1e-4) continue; /* touching: either answer */
+        apart++;
+        double bd = brute_distance(&ta, pa, &tb, pb);
+        CHECK_MSG(!c.overlap && fabs(d - bd) < 1e-4, "box case %d: %.7f vs %.7f", i, (double)d, bd);
+        vec2 gapv = v2_sub(c.point_b, c.point_a);
+        CHECK_MSG(fabs(v2_len(gapv) - d) < 1e-4, "box case %d: points %g apart, distance %g", i,
+                  (double)v2_len(gapv), (double)d);
+        CHECK_MSG(v2_dot(gapv, c.normal) > 0.99f * d, "box case %d: normal", i);
+        CHECK(fabs(v2_len(c.normal) - 1.0) < 1e-5);
+        /* the closest points lie on the shapes (within rounding of their boundary) */
+        dvec va[4], vb[4];
+        corners(&ta, pa, va);
+        corners(&tb, pb, vb);
+        CHECK_MSG(point_polygon(dv(c.point_a.x, c.point_a.y), va, 4) < 1e-4 &&
+                      point_polygon(dv(c.point_b.x, c.point_b.y), vb, 4) < 1e-4,
+                  "box case %d: closest points off the boxes", i);
+        if (fabs(corner_corner(&ta, pa, &tb, pb) - bd) < 1e-6)
+            by_corners++;
+        else
+            by_face++;
+    }
+    printf("  %d apart (%d corner to corner, %d corner to face), %d overlapping\n", apart,
+           by_corners, by_face, overlapping);
+    CHECK(apart > 3000 && overlapping > 1000 && by_corners > 300 && by_face > 2000);
+}
+
+/* Two boxes whose corners meet head-on: A's farthest corner along a random u runs at B's farthest
+ * corner along -u (give or take 1e-3 across), turning a little, so the last steps of the
+ * advancement see a corner against a corner, where the face separation is less than the
+ * distance and only the exact distance may decide the arrival. */
+static void make_corner_case(harness_rng *rng, const geom_shape *a, const geom_shape *b,
+                             geom_motion *ma, geom_motion *mb) {
+    memset(ma, 0, sizeof *ma);
+    memset(mb, 0, sizeof *mb);
+    ma->p0 = v2(harness_rng_range(rng, -5, 5), harness_rng_range(rng, -5, 5));
+    ma->a0 = harness_rng_range(rng, -3.2f, 3.2f);
+    mb->a0 = harness_rng_range(rng, -3.2f, 3.2f);
+    float dir = harness_rng_range(rng, 0, 6.2831853f);
+    vec2 u = v2(cosf(dir), sinf(dir));
+    vec2 ca = v2(0, 0), cb = v2(0, 0);
+    float best_a = -INFINITY, best_b = INFINITY;
+    for (int k = 0; k < 4; k++) {
+        vec2 sgn = v2(k & 1 ? 1.0f : -1.0f, k & 2 ? 1.0f : -1.0f);
+        vec2 pa = geom_rotate(v2(cosf(ma->a0), sinf(ma->a0)),
+                              v2(sgn.x * a->u.half_extents.x, sgn.y * a->u.half_extents.y));
+        vec2 pb = geom_rotate(v2(cosf(mb->a0), sinf(mb->a0)),
+                              v2(sgn.x * b->u.half_extents.x, sgn.y * b->u.half_extents.y));
+        if (v2_dot(pa, u) > best_a) best_a = v2_dot(pa, u), ca = pa;
+        if (v2_dot(pb, u) < best_b) best_b = v2_dot(pb, u), cb = pb;
+    }
+    float gap = harness_rng_range(rng, 0.05f, 0.5f);
+    vec2 across = v2_scale(v2_perp(u), harness_rng_range(rng, -1e-3f, 1e-3f));
+    mb->p0 = v2_add(v2_add(ma->p0, v2_sub(ca, cb)), v2_add(v2_scale(u, gap), across));
+    ma->dp = v2_scale(u, gap + harness_rng_range(rng, 0.01f, 0.3f));
+    ma->da = harness_rng_range(rng, -0.05f, 0.05f);
+}
+
+/* geom_toi_turning for two boxes (the separation steps, the corner-against-face answer, and the
+ * discs' entry time that skips the approach): 3,600 cases, moving and spinning (from far apart
+ * to just apart), spinning only, starting in contact, and corners meeting head-on, each against
+ * 2,000 sub-steps of the exact overlap test, and a hit's gap by the brute-force distance. */
+static void test_toi_box_box_many(void) {
+    static const scenario scs[3] = {MOVE_AND_SPIN, SPIN_ONLY, START_IN_CONTACT};
+    for (int k = 0; k < 3; k++) {
+        harness_rng rng = {1900u + (unsigned)k};
+        tally total = {0, 0, 0, 0, 0};
+        int cases = 900;
+        for (int i = 0; i < cases; i++) {
+            geom_shape a = box_for(&rng), b = box_for(&rng);
+            geom_motion ma, mb;
+            make_case(&rng, scs[k], &a, &b, &ma, &mb);
+            check_case_n(&a, &ma, &b, &mb, scs[k], "box-box many", i, &total, 2000);
+        }
+        printf("  box-box %s: %d hits, %d separated, %d in contact at the start, %d at the bound, "
+               "%d with a brute-force overlap\n",
+               scenario_names[scs[k]], total.hits, total.separated, total.start, total.iterations,
+               total.brute_overlaps);
+        if (scs[k] == MOVE_AND_SPIN) CHECK(total.hits > cases / 2 && total.separated > cases / 20);
+        if (scs[k] == SPIN_ONLY) CHECK(total.hits > cases / 5);
+        if (scs[k] == START_IN_CONTACT) CHECK(total.start > cases / 2);
+        CHECK(total.iterations <= cases / 20);
+    }
+    /* corners head-on: every hit must still stand within target + tolerance by the brute-force
+     * distance (check_case_n's tightness) */
+    harness_rng rng = {1950u};
+    tally total = {0, 0, 0, 0, 0};
+    for (int i = 0; i < 900; i++) {
+        geom_shape a = box_for(&rng), b = box_for(&rng);
+        geom_motion ma, mb;
+        make_corner_case(&rng, &a, &b, &ma, &mb);
+        check_case_n(&a, &ma, &b, &mb, MOVE_AND_SPIN, "box-box corners", i, &total, 2000);
+    }
+    printf("  box-box corners head-on: %d hits, %d separated, %d at the bound\n", total.hits,
+           total.separated, total.iterations);
+    CHECK(total.hits > 800);
+}
+
+/* A defined answer at the iteration bound: a motion whose gap shrinks more slowly than the
+ * bound says (a fast spin next to a wall it does not reach) stops at a safe time, flagged. */
+static void test_iteration_bound(void) {
+    geom_shape bar, wall;
+    CHECK(geom_make_box(v2(2.0f, 0.1f), &bar) == GEOM_OK);
+    CHECK(geom_make_box(v2(10.0f, 0.05f), &wall) == GEOM_OK);
+    /* the bar's ends pass 0.01 under the wall while it turns half a turn */
+    geom_motion ma = {v2(0, 0), 0.0f, v2(0, 0), 3.14159265f};
+    geom_motion mb = {v2(0, 2.0f + 0.05f + 0.01f), 0.0f, v2(0, 0), 0.0f};
+    geom_toi_result r;
+    CHECK(geom_toi_turning(&bar, &ma, &wall, &mb, TARGET, TOLERANCE, &r));
+    CHECK(r.state == GEOM_TOI_ITERATIONS);
+    CHECK(r.t > 0.0f && r.t < 0.5f);
+    for (int k = 0; k <= SUBSTEPS; k++)
+        if ((double)k / SUBSTEPS <= r.t)
+            CHECK(gap_at(&bar, &ma, &wall, &mb, (double)k / SUBSTEPS) > 0);
+}
+
+TEST_MAIN(TEST(test_distance_every_pair), TEST(test_toi_move_and_spin), TEST(test_toi_spin_only),
+          TEST(test_toi_start_in_contact), TEST(test_toi_grazing), TEST(test_iteration_bound),
+          TEST(test_box_distance_many), TEST(test_toi_box_box_many))

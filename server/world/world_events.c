@@ -112,7 +112,10 @@ typedef struct world_events {
     size_t cev_count, cev_cap;
     world_sensor_event *sev; /* the last step's sensor events */
     size_t sev_count, sev_cap;
-    vec2 *p0;          /* per dense mover index: its position at the start of the step */
+    vec2 *p0;          /* per dense mover index: its position at the start of the step, when
+                        * the step does not note it itself (start) */
+    const vec2 *start; /* where each mover began the step (p0_valid): p0, or the step's own
+                        * scratch.p0 when its mover passes fill it (no copy) */
     aabb *swept;       /* per dense mover index: its box swept along the step's straight move */
     size_t mover_room; /* entries p0 and swept hold: grown with the movers, not sized to
                         * mover_cap (a daemon holds many rooms: issue 13's memory per room) */
@@ -133,8 +136,8 @@ typedef struct world_events {
                                 * (slot_changed), or its body went (a live body in such a slot is
                                 * new, so shown first anyway), a bit each: the rechecks read only
                                 * these */
-    aabb *near_region;         /* per dense mover index: the region of its noted statics */
-    uint32_t (*near)[EV_NEAR]; /* per dense mover index: its noted statics (EV_NOTED) */
+    world_event_note *note;    /* per dense mover index: the region its slide walked and the
+                                * statics it found there (EV_NOTED) */
     bool rescan;               /* look for new pairs around every body */
     bool gone_any;             /* a body went since the last step (pending_despawn_bits) */
     uint64_t lost;             /* world_stats.events_lost */
@@ -220,8 +223,7 @@ void world_events_free(world *w) {
     free(ev->path);
     free(ev->changed);
     free(ev->changed_bits);
-    free(ev->near_region);
-    free(ev->near);
+    free(ev->note);
     free(ev);
     w->events = NULL;
     memset(&w->event_notes, 0, sizeof w->event_notes);
@@ -265,7 +267,7 @@ uint64_t world_events_lost(const world *w) { return w->events ? w->events->lost 
 
 /* ---- the step ------------------------------------------------------------------------------ */
 
-void world_events_begin_step(world *w) {
+void world_events_begin_step(world *w, bool start_noted) {
     world_events *ev = w->events;
     if (!ev) return;
     ev->cev_count = 0;
@@ -285,21 +287,21 @@ void world_events_begin_step(world *w) {
         if (path) ev->path = path;
         uint8_t *changed = path ? realloc(ev->changed, room) : NULL;
         if (changed) ev->changed = changed;
-        aabb *near_region = changed ? realloc(ev->near_region, room * sizeof *near_region) : NULL;
-        if (near_region) ev->near_region = near_region;
-        uint32_t(*near)[EV_NEAR] = near_region ? realloc(ev->near, room * sizeof *near) : NULL;
-        if (near) ev->near = near, ev->mover_room = room;
+        world_event_note *note = changed ? realloc(ev->note, room * sizeof *note) : NULL;
+        if (note) ev->note = note, ev->mover_room = room;
     }
     ev->pairs_valid = false;
     ev->path_live = false;
     /* out of memory: this step's pairs are measured as if every mover had moved, straight */
     ev->p0_valid = w->mover_count <= ev->mover_room;
     if (ev->p0_valid) {
-        for (uint32_t i = 0; i < w->mover_count; i++)
-            ev->p0[i] = w->movers[i].position;
+        ev->start = start_noted ? w->scratch.p0 : ev->p0;
+        if (!start_noted)
+            for (uint32_t i = 0; i < w->mover_count; i++)
+                ev->p0[i] = w->movers[i].position;
         if (w->mover_count) memset(ev->changed, 0, w->mover_count); /* NULL while no mover yet */
     }
-    world_event_notes notes = {ev->near_region, ev->near, ev->changed, ev->p0_valid};
+    world_event_notes notes = {ev->note, ev->changed, ev->p0_valid};
     w->event_notes = notes;
 }
 
@@ -333,11 +335,6 @@ void world_events_keep_path(const world *w) {
     if (w->mover_count)
         memcpy(ev->path, w->scratch.path, (size_t)w->mover_count * sizeof *ev->path);
     ev->path_live = false;
-}
-
-/* The mover pass's path box of the mover of dense index i (pairs_valid). */
-static inline aabb path_box(const world *w, uint32_t i) {
-    return w->events->path_live ? w->scratch.path[i] : w->events->path[i];
 }
 
 static inline bool bit_set(const uint64_t *bits, uint32_t slot) {
@@ -449,23 +446,26 @@ static void note_changes(world *w) {
 }
 
 /* The mover of dense index i's part of note_changes (contacts_find does it as it goes; each
- * mover before any later one reads it): whether it looks for new pairs. */
-WORLD_HOT bool note_mover(world *w, uint32_t i) {
+ * mover before any later one reads it): its ev->changed bits, returned so the caller need not
+ * read them back (EV_LOOKS: it looks for new pairs; only that bit without p0_valid). */
+WORLD_HOT uint32_t note_mover(world *w, uint32_t i) {
     world_events *ev = w->events;
     const world_mover *m = &w->movers[i];
     uint32_t slot = m->slot;
     bool looks;
+    uint32_t flags;
     if (ev->p0_valid) {
         /* a mover whose position changed was marked moved (finish_mover): its position alone
          * says it */
-        looks = !vec_eq(m->position, ev->p0[i]) || ev->rescan || bit_set(w->spawn_bits, slot);
-        ev->changed[i] = (uint8_t)((ev->changed[i] & ~(EV_LOOKS | EV_QUERIED)) |
-                                   (looks ? EV_LOOKS : 0u));
+        looks = !vec_eq(m->position, ev->start[i]) || ev->rescan || bit_set(w->spawn_bits, slot);
+        flags = ((uint32_t)ev->changed[i] & ~(EV_LOOKS | EV_QUERIED)) | (looks ? EV_LOOKS : 0u);
+        ev->changed[i] = (uint8_t)flags;
     } else {
         looks = ev->rescan || bit_set(w->spawn_bits, slot) || bit_set(w->moved_bits, slot);
+        flags = looks ? EV_LOOKS : 0u;
     }
     if (looks) ev->changed_bits[slot >> 6] |= 1ull << (slot & 63);
-    return looks;
+    return flags;
 }
 
 /* Whether the pair of ids a, b (both alive at the last step) may have changed: a body went
@@ -686,7 +686,7 @@ static void contacts_list_begins(world *w) {
     s->begin_count = 0;
 }
 
-/* Whether the pair of key (sa, sb) is held: the groups of its movers (dense indices ia, and ib
+/* Whether the pair of key (sa, sb) is held: the group of its movers (dense indices ia, and ib
  * or UINT32_MAX for a static), and their lists in the tail. */
 WORLD_HOT ev_pair *contact_held(ev_contacts *s, uint32_t sa, uint32_t sb, uint32_t ia,
                                 uint32_t ib) {
@@ -695,11 +695,16 @@ WORLD_HOT ev_pair *contact_held(ev_contacts *s, uint32_t sa, uint32_t sb, uint32
     ev_pair *pairs = s->pairs, *tail = s->tail;
     const uint32_t *start = s->start, *head = s->tail_head;
     uint32_t homes = s->homes;
+    /* grouped: under the lower dense index of its movers (contact_home), which has not moved
+     * since the grouping (contacts_group regroups when any did): one group to scan, not two */
+    uint32_t g = ia < ib ? ia : ib;
+    if (g < homes)
+        for (uint32_t k = start[g], end = start[g + 1]; k < end; k++)
+            if (pairs[k].slot_a == sa && pairs[k].slot_b == sb) return &pairs[k];
+    /* begun since: listed under the mover that found it, either */
     for (int side = 0; side < 2; side++) {
         uint32_t h = side ? ib : ia;
         if (h >= homes) continue;
-        for (uint32_t k = start[h], end = start[h + 1]; k < end; k++)
-            if (pairs[k].slot_a == sa && pairs[k].slot_b == sb) return &pairs[k];
         for (uint32_t f = head[h]; f; f = tail[f - 1].next)
             if (tail[f - 1].slot_a == sa && tail[f - 1].slot_b == sb) return &tail[f - 1];
     }
@@ -943,18 +948,25 @@ static void contacts_find(world *w) {
     bool grid_ready = false;
     /* boxes among boxes, filters off (S1b): the pairs take contact_static_box, contact_mover_box */
     bool boxes = !w->filtered_count && !w->nonbox_statics && ev->p0_valid;
+    /* in locals: the stores of the walk (a byte of ev->changed, a pair's flag) may alias anything
+     * to the compiler, which would reload each of these after every one */
+    const bool pairs_valid = ev->pairs_valid;
+    const world_event_note *notes = ev->note;
+    const aabb *paths = pairs_valid ? (ev->path_live ? w->scratch.path : ev->path) : NULL;
     for (uint32_t i = 0; i < n; i++) {
         const world_mover *m = &w->movers[i];
-        if (!note_mover(w, i) || slot_is_sensor(w, m->slot)) continue;
+        uint32_t noted = note_mover(w, i);
+        if (!(noted & EV_LOOKS) || slot_is_sensor(w, m->slot)) continue;
         bool statics_done = false;
-        uint32_t flags = boxes ? ev->changed[i] : 0u;
+        uint32_t flags = boxes ? noted : 0u;
         if ((flags & EV_NOTED) && ref_kind(m->shape) == GEOM_SHAPE_BOX) {
             aabb lb = box_at(m->position, m->lo, m->hi), box = aabb_inflate(lb, EV_BEGIN_GAP);
-            if (aabb_contains(ev->near_region[i], box)) {
+            const world_event_note *note = &notes[i];
+            if (aabb_contains(note->region, box)) {
                 uint32_t count = flags >> EV_NOTED_SHIFT;
                 for (uint32_t k = 0; k < count; k++)
-                    contact_static_box(w, i, m, lb, box, ev->near[i][k]);
-                if (n < 2 || (ev->pairs_valid && aabb_contains(path_box(w, i), box))) continue;
+                    contact_static_box(w, i, m, lb, box, note->near[k]);
+                if (n < 2 || (pairs_valid && aabb_contains(paths[i], box))) continue;
                 statics_done = true;
             }
         }
@@ -962,18 +974,22 @@ static void contacts_find(world *w) {
         if (statics_done) {
             /* done above */
         } else if (ev->p0_valid && (ev->changed[i] & EV_NOTED) &&
-                   aabb_contains(ev->near_region[i], c.box)) {
+                   aabb_contains(ev->note[i].region, c.box)) {
             /* its slide walked the statics of a region holding this box: the same statics, in
              * the same order, as the static query would find */
             uint32_t count = (uint32_t)ev->changed[i] >> EV_NOTED_SHIFT;
             for (uint32_t k = 0; k < count; k++)
-                contact_static_visit(w, ev->near[i][k], &c);
+                contact_static_visit(w, ev->note[i].near[k], &c);
         } else {
             world_static_query(w, c.box, contact_static_visit, &c);
         }
         if (n < 2) continue;
-        if (ev->pairs_valid && aabb_contains(path_box(w, i), c.box)) continue;
-        if (!grid_ready && !g->valid) world_grid_build_current(w, 0.0f);
+        if (pairs_valid && aabb_contains(paths[i], c.box)) continue;
+        if (!grid_ready && !g->valid) {
+            world_grid_build_current(w, 0.0f);
+            /* it kept the path boxes aside first (world_events_keep_path) */
+            if (pairs_valid) paths = ev->path_live ? w->scratch.path : ev->path;
+        }
         grid_ready = true;
         if (ev->p0_valid) ev->changed[i] |= EV_QUERIED;
         world_grid_query(w, g, c.box, contact_mover_visit, &c);
@@ -1003,7 +1019,7 @@ static void contacts_find(world *w) {
 
 /* ---- sensors ------------------------------------------------------------------------------- */
 
-/* Where a body began the step (movers: ev->p0) and its straight move over it. */
+/* Where a body began the step (movers: ev->start) and its straight move over it. */
 static void slot_motion(const world *w, uint32_t slot, vec2 *start, vec2 *d) {
     const world_slot *s = &w->slots[slot];
     if (s->kind == WORLD_BODY_STATIC) {
@@ -1013,7 +1029,7 @@ static void slot_motion(const world *w, uint32_t slot, vec2 *start, vec2 *d) {
     }
     const world_mover *m = &w->movers[s->index];
     /* every mover of the step was there at its start (spawns wait for the next step) */
-    *start = w->events->p0_valid ? w->events->p0[s->index] : m->position;
+    *start = w->events->p0_valid ? w->events->start[s->index] : m->position;
     *d = v2_sub(m->position, *start);
 }
 

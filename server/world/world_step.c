@@ -57,16 +57,16 @@ void world_step(world *w) {
     w->tick++;
     w->jam_count = 0;
     if (w->tick % WORLD_SORT_INTERVAL == 1) world_sort_movers(w);
-    world_events_begin_step(w);
     uint32_t n = w->mover_count;
+    /* Movers that ignore each other, none waiting for a push out of a static: each is done
+     * after its slide (one walk over the movers instead of three). */
+    bool finished = (!w->movers_collide || n < 2) && !w->static_checks_pending && !w->turning_hint;
+    world_events_begin_step(w, !finished); /* the passes below note each start in scratch.p0 */
     float dt = w->dt;
     world_grid *g = &w->cache->grid;
     g->valid = false;
     memset(w->moved_bits, 0, ((w->capacity + 63) / 64) * sizeof *w->moved_bits);
 
-    /* Movers that ignore each other, none waiting for a push out of a static: each is done
-     * after its slide (one walk over the movers instead of three). */
-    bool finished = (!w->movers_collide || n < 2) && !w->static_checks_pending && !w->turning_hint;
     if (finished) {
         world_step_alone(w);
     } else if (!w->movers_collide || n < 2) {

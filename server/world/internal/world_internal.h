@@ -209,11 +209,15 @@ typedef struct world_grid {
 #define WORLD_EVENTS_NEAR 4u        /* statics noted per mover at most */
 #define WORLD_EVENTS_NOTED 4u       /* changed[i]: its slide noted its statics in this step */
 #define WORLD_EVENTS_NOTED_SHIFT 4u /* changed[i]: how many, in the bits from here up */
+/* One mover's note, the region and its statics side by side (32 bytes: one read of a line). */
+typedef struct world_event_note {
+    aabb region;                      /* the region the slide walked */
+    uint32_t near[WORLD_EVENTS_NEAR]; /* the statics it found there (indices into statics) */
+} world_event_note;
 typedef struct world_event_notes {
-    aabb *region;                         /* the region the slide walked */
-    uint32_t (*near)[WORLD_EVENTS_NEAR]; /* the statics it found there (indices into statics) */
-    uint8_t *changed;                     /* world_events.c's flags, WORLD_EVENTS_NOTED among them */
-    bool valid;                           /* the arrays may be written */
+    world_event_note *note; /* per dense mover index */
+    uint8_t *changed;       /* world_events.c's flags, WORLD_EVENTS_NOTED among them */
+    bool valid;             /* the arrays may be written */
 } world_event_notes;
 
 /* Mutable state that const queries may use: the lazily built mover grid and a result buffer. */
@@ -556,8 +560,9 @@ static inline bool mover_turning(const world *w, const world_mover *m) {
 /* In-place heapsort of ids or slots (world.c). */
 void world_sort_u32(uint32_t *v, size_t n);
 /* Contact and sensor events (world_events.c): the step's start (sensors' sweeps need where each
- * mover began) and its end (after step 4, with the change bits of the step set). */
-void world_events_begin_step(world *w);
+ * mover began) and its end (after step 4, with the change bits of the step set). start_noted:
+ * the step writes each mover's start into scratch.p0 before its end, so events copy none. */
+void world_events_begin_step(world *w, bool start_noted);
 void world_events_end_step(world *w);
 /* The mover pass's pairs, right after world_grid_pairs: contact tracking takes each mover's mover
  * partners from them instead of querying the grid again. */
@@ -573,9 +578,10 @@ static inline void world_events_note_statics(world *w, uint32_t mi, aabb region,
                                              const uint32_t *index, uint32_t count) {
     world_event_notes *notes = &w->event_notes;
     if (!notes->valid || count > WORLD_EVENTS_NEAR) return;
-    notes->region[mi] = region;
+    world_event_note *note = &notes->note[mi];
+    note->region = region;
     for (uint32_t k = 0; k < count; k++)
-        notes->near[mi][k] = index[k];
+        note->near[k] = index[k];
     notes->changed[mi] = (uint8_t)(WORLD_EVENTS_NOTED | count << WORLD_EVENTS_NOTED_SHIFT);
 }
 void world_events_free(world *w);

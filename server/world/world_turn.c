@@ -77,42 +77,34 @@ static void turn_bounds(const world *w, aabb reach, turn_ctx *c) {
  * and the slide after it (WORLD_FAST_PATHS; without, each walks the grid itself). */
 #define TURN_NEAR 64
 
-/* The statics meeting region that block the mover of slot self, in the grid walk's order, into
- * out (at most TURN_NEAR); -1 when there are more. */
-static int turn_gather(const world *w, uint32_t self, aabb region, near_static *out) {
-    int n = 0;
-    for (int al = 0; al < w->active_level_count; al++) {
-        const world_level *lv = &w->levels[w->active_levels[al]];
-        cell_range cr = level_range(w, lv, region);
-        /* WORLD_FOR_STATICS_IN_CELLS's cells in its order, each row's occupancy bits read a
-         * word at a time (world_static_walk's walk): empty cells cost a bit scan */
-        for (int32_t cy = cr.y0; cy <= cr.y1; cy++) {
-            uint32_t c = (uint32_t)(cy * lv->nx + cr.x0), last = (uint32_t)(cy * lv->nx + cr.x1);
-            while (c <= last) {
-                uint32_t span = 64u - (c & 63u);
-                uint64_t bits = lv->occupied[c >> 6] >> (c & 63u);
-                if (last - c + 1u < span) {
-                    span = last - c + 1u;
-                    bits &= (1ull << span) - 1u;
-                }
-                for (; bits; bits &= bits - 1u) {
-                    uint32_t cell = c + (uint32_t)__builtin_ctzll(bits);
-                    for (int32_t s = lv->heads[cell]; s >= 0; s = w->statics[s].next) {
-                        const world_static *st = &w->statics[s];
-                        if (!aabb_meets(st->box, region) || !slots_block(w, self, st->slot))
-                            continue;
-                        if (n == TURN_NEAR) return -1;
-                        out[n].box = st->box;
-                        out[n].index = (uint32_t)s;
-                        out[n].is_box = ref_kind(st->shape) == GEOM_SHAPE_BOX;
-                        n++;
-                    }
-                }
-                c += span;
-            }
-        }
+typedef struct turn_gather_ctx {
+    uint32_t self;     /* the turning mover's slot */
+    near_static *out;  /* TURN_NEAR entries */
+    int n;             /* gathered so far */
+    bool full;         /* one more blocked than out holds */
+} turn_gather_ctx;
+
+static bool turn_gather_visit(const world *w, uint32_t s, void *vctx) {
+    turn_gather_ctx *g = vctx;
+    const world_static *st = &w->statics[s];
+    if (!slots_block(w, g->self, st->slot)) return true;
+    if (g->n == TURN_NEAR) {
+        g->full = true;
+        return false;
     }
-    return n;
+    g->out[g->n++] = (near_static){.box = st->box,
+                                   .index = s,
+                                   .is_box = ref_kind(st->shape) == GEOM_SHAPE_BOX};
+    return true;
+}
+
+/* The statics meeting region that block the mover of slot self, in the grid walk's order
+ * (world_static_walk, inlined with its visitor), into out (at most TURN_NEAR); -1 when there are
+ * more. */
+static int turn_gather(const world *w, uint32_t self, aabb region, near_static *out) {
+    turn_gather_ctx g = {self, out, 0, false};
+    world_static_walk(w, region, turn_gather_visit, &g);
+    return g.full ? -1 : g.n;
 }
 
 static aabb disc_box(vec2 p, float r) {

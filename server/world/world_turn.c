@@ -78,10 +78,10 @@ static void turn_bounds(const world *w, aabb reach, turn_ctx *c) {
 #define TURN_NEAR 64
 
 typedef struct turn_gather_ctx {
-    uint32_t self;     /* the turning mover's slot */
-    near_static *out;  /* TURN_NEAR entries */
-    int n;             /* gathered so far */
-    bool full;         /* one more blocked than out holds */
+    uint32_t self;    /* the turning mover's slot */
+    near_static *out; /* TURN_NEAR entries */
+    int n;            /* gathered so far */
+    bool full;        /* one more blocked than out holds */
 } turn_gather_ctx;
 
 static bool turn_gather_visit(const world *w, uint32_t s, void *vctx) {
@@ -92,9 +92,8 @@ static bool turn_gather_visit(const world *w, uint32_t s, void *vctx) {
         g->full = true;
         return false;
     }
-    g->out[g->n++] = (near_static){.box = st->box,
-                                   .index = s,
-                                   .is_box = ref_kind(st->shape) == GEOM_SHAPE_BOX};
+    g->out[g->n++] =
+        (near_static){.box = st->box, .index = s, .is_box = ref_kind(st->shape) == GEOM_SHAPE_BOX};
     return true;
 }
 

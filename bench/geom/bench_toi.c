@@ -15,6 +15,7 @@
  * holds src/libbox2d.a> (never part of the product; docs/performance.md says how it was built).
  *
  * Usage: bench_toi [runs]   (default 7) */
+#include "bench_rng.h"
 #include "geom.h"
 
 #include <math.h>
@@ -39,27 +40,18 @@ typedef struct toi_case {
 static toi_case cases[CASES];
 static volatile float sink_f;
 
-static unsigned rng_state = 12345;
-static unsigned rng_next(void) {
-    unsigned x = rng_state;
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    return rng_state = x;
-}
-static float rng_unit(void) { return (float)(rng_next() >> 8) / 16777216.0f; }
-static float rng_range(float lo, float hi) { return lo + (hi - lo) * rng_unit(); }
+static bench_rng rng = {12345};
 
 static geom_shape make_shape(int poly8) {
     geom_shape s;
     if (!poly8) {
-        if (geom_make_box(v2(rng_range(0.2f, 1.0f), rng_range(0.2f, 1.0f)), &s)) abort();
+        if (geom_make_box(v2(bench_rng_range(&rng, 0.2f, 1.0f), bench_rng_range(&rng, 0.2f, 1.0f)), &s)) abort();
         return s;
     }
     vec2 v[8];
-    float r = rng_range(0.4f, 1.0f);
+    float r = bench_rng_range(&rng, 0.4f, 1.0f);
     for (int i = 0; i < 8; i++) {
-        float a = 6.2831853f * ((float)i + rng_range(0.2f, 0.8f)) / 8.0f;
+        float a = 6.2831853f * ((float)i + bench_rng_range(&rng, 0.2f, 0.8f)) / 8.0f;
         v[i] = v2(r * cosf(a), r * sinf(a) * 0.7f);
     }
     if (geom_make_hull(v, 8, &s)) abort();
@@ -72,17 +64,17 @@ static void make_cases(int poly8) {
         c->a = make_shape(poly8);
         c->b = make_shape(poly8);
         float reach = geom_shape_radius(&c->a) + geom_shape_radius(&c->b);
-        float dir = rng_range(0.0f, 6.2831853f), dist = rng_range(1.1f, 2.5f) * reach;
-        c->ma.p0 = v2(rng_range(-10, 10), rng_range(-10, 10));
-        c->ma.a0 = rng_range(-3.14159f, 3.14159f);
+        float dir = bench_rng_range(&rng, 0.0f, 6.2831853f), dist = bench_rng_range(&rng, 1.1f, 2.5f) * reach;
+        c->ma.p0 = v2(bench_rng_range(&rng, -10, 10), bench_rng_range(&rng, -10, 10));
+        c->ma.a0 = bench_rng_range(&rng, -3.14159f, 3.14159f);
         c->mb.p0 = v2_add(c->ma.p0, v2(dist * cosf(dir), dist * sinf(dir)));
-        c->mb.a0 = rng_range(-3.14159f, 3.14159f);
+        c->mb.a0 = bench_rng_range(&rng, -3.14159f, 3.14159f);
         vec2 aim = v2_add(v2_sub(c->mb.p0, c->ma.p0),
-                          v2(rng_range(-reach, reach), rng_range(-reach, reach)));
-        c->ma.dp = v2_scale(aim, rng_range(0.5f, 2.0f));
-        c->ma.da = rng_range(-0.5f, 0.5f);
-        c->mb.dp = v2(rng_range(-0.3f, 0.3f) * reach, rng_range(-0.3f, 0.3f) * reach);
-        c->mb.da = rng_range(-0.25f, 0.25f);
+                          v2(bench_rng_range(&rng, -reach, reach), bench_rng_range(&rng, -reach, reach)));
+        c->ma.dp = v2_scale(aim, bench_rng_range(&rng, 0.5f, 2.0f));
+        c->ma.da = bench_rng_range(&rng, -0.5f, 0.5f);
+        c->mb.dp = v2(bench_rng_range(&rng, -0.3f, 0.3f) * reach, bench_rng_range(&rng, -0.3f, 0.3f) * reach);
+        c->mb.da = bench_rng_range(&rng, -0.25f, 0.25f);
     }
 }
 

@@ -10,15 +10,6 @@
 #include "net_test_util.h"
 #include "world_load.h"
 
-uint32_t bench_rng_next(bench_rng *r) {
-    uint32_t x = r->state;
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    return r->state = x;
-}
-
-float bench_rng_unit(bench_rng *r) { return (float)(bench_rng_next(r) >> 8) / 16777216.0f; }
 
 double bench_now_ms(void) {
     struct timespec ts;

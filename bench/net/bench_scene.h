@@ -10,15 +10,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bench_rng.h"
 #include "net_server.h"
 #include "world.h"
 
-/* xorshift32 (PERFORMANCE.md); the state must not be 0. */
-typedef struct bench_rng {
-    uint32_t state;
-} bench_rng;
-uint32_t bench_rng_next(bench_rng *r);
-float bench_rng_unit(bench_rng *r); /* (next() >> 8) / 2^24 */
 
 double bench_now_ms(void);
 /* The p-quantile (0..1) of v[0..n), nearest rank; sorts v. */

@@ -12,6 +12,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_rng.h"
+
 #define S1_MAP 256
 #define S1_STATICS 13798
 #define S1_MOVERS 10000
@@ -20,17 +22,9 @@
 #define S1_SKIN 1e-3 /* GEOM_SKIN, the gap a stopped mover keeps */
 #define S1_PI 3.14159265358979323846
 
-typedef struct s1_rng {
-    uint32_t state; /* xorshift32 state */
-} s1_rng;
-static inline uint32_t s1_next(s1_rng *r) {
-    uint32_t x = r->state;
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    return r->state = x;
-}
-static inline double s1_unit(s1_rng *r) { return (double)(s1_next(r) >> 8) / 16777216.0; }
+typedef bench_rng s1_rng; /* bench_rng.h: the scenes' xorshift32 */
+static inline uint32_t s1_next(s1_rng *r) { return bench_rng_next(r); }
+static inline double s1_unit(s1_rng *r) { return bench_rng_unit_d(r); }
 
 static inline double s1_now_ms(void) {
     struct timespec ts;

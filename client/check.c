@@ -558,8 +558,8 @@ void cc_check_snapshot(cc_check_view *v, const Collide__V1__Snapshot *snap, cc_c
                 record(s, (a_static || b_static) ? CC_VIOL_OVERLAP_STATIC : CC_VIOL_OVERLAP_MOVING,
                        mover->id, other->id, snap->tick, depth);
             } else if (!a_static && b_static && a->known_prev &&
-                       (cc_segment_crosses(&b->shape, b->x, b->y, b->angle, v->tolerance,
-                                           a->prev_x, a->prev_y, a->x, a->y) ||
+                       (cc_segment_crosses(&b->shape, b->x, b->y, b->angle, v->tolerance, a->prev_x,
+                                           a->prev_y, a->x, a->y) ||
                         turned_through(a, b, v->tolerance))) {
                 record(s, CC_VIOL_TUNNEL, a->id, b->id, snap->tick, 0.0f);
             }

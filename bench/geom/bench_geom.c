@@ -49,13 +49,16 @@ static geom_shape random_shape(geom_shape_kind kind) {
     geom_shape s;
     for (;;) {
         if (kind == GEOM_SHAPE_BOX) {
-            if (geom_make_box(v2(bench_rng_range(&rng, 0.2f, 2), bench_rng_range(&rng, 0.2f, 2)), &s) == GEOM_OK) return s;
+            if (geom_make_box(v2(bench_rng_range(&rng, 0.2f, 2), bench_rng_range(&rng, 0.2f, 2)),
+                              &s) == GEOM_OK)
+                return s;
         } else if (kind == GEOM_SHAPE_CIRCLE) {
             if (geom_make_circle(bench_rng_range(&rng, 0.2f, 2), &s) == GEOM_OK) return s;
         } else {
             /* Octagon-ish: 8 points on a random ellipse, stratified angles. */
             vec2 pts[8];
-            float ax = bench_rng_range(&rng, 0.3f, 2), ay = bench_rng_range(&rng, 0.3f, 2), rot = bench_rng_range(&rng, 0, 6.2831853f);
+            float ax = bench_rng_range(&rng, 0.3f, 2), ay = bench_rng_range(&rng, 0.3f, 2),
+                  rot = bench_rng_range(&rng, 0, 6.2831853f);
             for (int i = 0; i < 8; i++) {
                 float ang = 6.2831853f * ((float)i + bench_rng_range(&rng, 0.1f, 0.9f)) / 8.0f;
                 float x = ax * cosf(ang), y = ay * sinf(ang);
@@ -88,10 +91,13 @@ static void make_pairs(geom_shape_kind ka, geom_shape_kind kb) {
         bool hit = geom_overlap(&p.a, p.pa, &p.b, p.pb, NULL);
         if (hit ? overlapping >= PAIRS / 2 : apart >= PAIRS / 2) continue;
         hit ? overlapping++ : apart++;
-        p.da = v2_add(v2_scale(off, bench_rng_range(&rng, 0, 2)), v2(bench_rng_range(&rng, -1, 1), bench_rng_range(&rng, -1, 1)));
-        p.db = (bench_rng_next(&rng) & 1) ? v2(bench_rng_range(&rng, -1, 1), bench_rng_range(&rng, -1, 1)) : v2(0, 0);
-        p.origin =
-            v2_add(p.pb, v2(bench_rng_range(&rng, -3 * reach, 3 * reach), bench_rng_range(&rng, -3 * reach, 3 * reach)));
+        p.da = v2_add(v2_scale(off, bench_rng_range(&rng, 0, 2)),
+                      v2(bench_rng_range(&rng, -1, 1), bench_rng_range(&rng, -1, 1)));
+        p.db = (bench_rng_next(&rng) & 1)
+                   ? v2(bench_rng_range(&rng, -1, 1), bench_rng_range(&rng, -1, 1))
+                   : v2(0, 0);
+        p.origin = v2_add(p.pb, v2(bench_rng_range(&rng, -3 * reach, 3 * reach),
+                                   bench_rng_range(&rng, -3 * reach, 3 * reach)));
         p.ray_disp = v2_add(v2_scale(v2_sub(p.pb, p.origin), bench_rng_range(&rng, 0, 2)),
                             v2(bench_rng_range(&rng, -1, 1), bench_rng_range(&rng, -1, 1)));
         if (ka == GEOM_SHAPE_BOX && kb == GEOM_SHAPE_BOX) {

@@ -45,7 +45,9 @@ static bench_rng rng = {12345};
 static geom_shape make_shape(int poly8) {
     geom_shape s;
     if (!poly8) {
-        if (geom_make_box(v2(bench_rng_range(&rng, 0.2f, 1.0f), bench_rng_range(&rng, 0.2f, 1.0f)), &s)) abort();
+        if (geom_make_box(v2(bench_rng_range(&rng, 0.2f, 1.0f), bench_rng_range(&rng, 0.2f, 1.0f)),
+                          &s))
+            abort();
         return s;
     }
     vec2 v[8];
@@ -64,16 +66,18 @@ static void make_cases(int poly8) {
         c->a = make_shape(poly8);
         c->b = make_shape(poly8);
         float reach = geom_shape_radius(&c->a) + geom_shape_radius(&c->b);
-        float dir = bench_rng_range(&rng, 0.0f, 6.2831853f), dist = bench_rng_range(&rng, 1.1f, 2.5f) * reach;
+        float dir = bench_rng_range(&rng, 0.0f, 6.2831853f),
+              dist = bench_rng_range(&rng, 1.1f, 2.5f) * reach;
         c->ma.p0 = v2(bench_rng_range(&rng, -10, 10), bench_rng_range(&rng, -10, 10));
         c->ma.a0 = bench_rng_range(&rng, -3.14159f, 3.14159f);
         c->mb.p0 = v2_add(c->ma.p0, v2(dist * cosf(dir), dist * sinf(dir)));
         c->mb.a0 = bench_rng_range(&rng, -3.14159f, 3.14159f);
-        vec2 aim = v2_add(v2_sub(c->mb.p0, c->ma.p0),
-                          v2(bench_rng_range(&rng, -reach, reach), bench_rng_range(&rng, -reach, reach)));
+        vec2 aim = v2_add(v2_sub(c->mb.p0, c->ma.p0), v2(bench_rng_range(&rng, -reach, reach),
+                                                         bench_rng_range(&rng, -reach, reach)));
         c->ma.dp = v2_scale(aim, bench_rng_range(&rng, 0.5f, 2.0f));
         c->ma.da = bench_rng_range(&rng, -0.5f, 0.5f);
-        c->mb.dp = v2(bench_rng_range(&rng, -0.3f, 0.3f) * reach, bench_rng_range(&rng, -0.3f, 0.3f) * reach);
+        c->mb.dp = v2(bench_rng_range(&rng, -0.3f, 0.3f) * reach,
+                      bench_rng_range(&rng, -0.3f, 0.3f) * reach);
         c->mb.da = bench_rng_range(&rng, -0.25f, 0.25f);
     }
 }
@@ -168,9 +172,10 @@ static void report(const char *pair, const char *who, double *ns, int runs, cons
     int h = 0;
     for (int i = 0; i < CASES; i++)
         h += hits[i] != 0;
-    printf("{\"bench\":\"toi\",\"pair\":\"%s\",\"engine\":\"%s\",\"median_ns\":%.1f,\"min_ns\":%.1f,"
-           "\"cases\":%d,\"hits\":%d,\"runs\":%d}\n",
-           pair, who, ns[runs / 2], ns[0], CASES, h, runs);
+    printf(
+        "{\"bench\":\"toi\",\"pair\":\"%s\",\"engine\":\"%s\",\"median_ns\":%.1f,\"min_ns\":%.1f,"
+        "\"cases\":%d,\"hits\":%d,\"runs\":%d}\n",
+        pair, who, ns[runs / 2], ns[0], CASES, h, runs);
 }
 
 int main(int argc, char **argv) {

@@ -10,7 +10,6 @@
 #include "net_test_util.h"
 #include "world_load.h"
 
-
 double bench_now_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -14,7 +14,6 @@
 #include "net_server.h"
 #include "world.h"
 
-
 double bench_now_ms(void);
 /* The p-quantile (0..1) of v[0..n), nearest rank; sorts v. */
 double bench_pct(double *v, int n, double p);

@@ -498,8 +498,9 @@ ROT_HOT vec2 turn_of(float x) {
     if (!(fabsf(x) <= 1.0f)) return v2(cosf(x), sinf(x));
     float x2 = x * x;
     float c = 1.0f + x2 * (-1.0f / 2 + x2 * (1.0f / 24 + x2 * (-1.0f / 720 + x2 * (1.0f / 40320))));
-    float s = x * (1.0f + x2 * (-1.0f / 6 + x2 * (1.0f / 120 + x2 * (-1.0f / 5040 +
-                                                                      x2 * (1.0f / 362880)))));
+    float s =
+        x *
+        (1.0f + x2 * (-1.0f / 6 + x2 * (1.0f / 120 + x2 * (-1.0f / 5040 + x2 * (1.0f / 362880)))));
     return v2(c, s);
 }
 

@@ -9,7 +9,6 @@
 #include "net_conn.h"
 #include "net_log.h"
 
-
 static void maybe_closed(net_room *r);
 static void on_timer_closed(uv_handle_t *h) {
     net_room *r = h->data;

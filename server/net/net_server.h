@@ -58,7 +58,7 @@ typedef struct net_hello_ticket {
     const char *name;    /* Hello.name, sanitised (the client's c->name) */
     const char *room;    /* Hello.room as a room name ("" became "default"), room_len bytes */
     size_t room_len;
-    bool ws; /* net_conn_adopt: the socket speaks WebSocket (its handshake is done) */
+    bool ws;         /* net_conn_adopt: the socket speaks WebSocket (its handshake is done) */
     bool all_events; /* Hello.all_events of an admin */
     uint32_t snapshot_rate_hz; /* Hello.snapshot_rate_hz (0: every tick) */
     bool quantized;            /* Hello.quantized */
@@ -67,15 +67,15 @@ typedef struct net_hello_ticket {
 /* Front mode: where the hook placed a client (net_client_hand_off), carried to the room's thread
  * with its socket. The room is named by id, never by pointer (docs/rooms-design.md). */
 typedef struct net_hello_placement {
-    uint64_t room_id;      /* the directory's id of the room */
-    uint32_t thread;       /* the worker that owns it */
-    uint32_t request_id;   /* the Hello's, for the Welcome */
-    bool admin;            /* presented the admin token */
+    uint64_t room_id;                 /* the directory's id of the room */
+    uint32_t thread;                  /* the worker that owns it */
+    uint32_t request_id;              /* the Hello's, for the Welcome */
+    bool admin;                       /* presented the admin token */
     char room[NET_ROOM_NAME_MAX + 1]; /* the room's name, for Welcome.room */
-    bool ws; /* its transport is WebSocket (net_ws.h): the room keeps the framing */
-    bool all_events;                  /* Hello.all_events of an admin */
-    uint32_t snapshot_rate_hz;        /* Hello.snapshot_rate_hz, for the room's snapshots */
-    bool quantized;                   /* Hello.quantized */
+    bool ws;         /* its transport is WebSocket (net_ws.h): the room keeps the framing */
+    bool all_events; /* Hello.all_events of an admin */
+    uint32_t snapshot_rate_hz; /* Hello.snapshot_rate_hz, for the room's snapshots */
+    bool quantized;            /* Hello.quantized */
 } net_hello_placement;
 
 /* The rooms an admin manages (CreateRoom, CloseRoom, ListRooms: PROTOCOL.md "Rooms"): the
@@ -101,21 +101,21 @@ typedef enum net_client_state {
 struct net_ws;
 
 typedef struct net_client {
-    struct net_ws *ws;            /* the WebSocket transport (net_ws.h); NULL: length-prefixed TCP.
-                                     Set before net_client_open, owned (freed at release) */
-    uint32_t id;                  /* Welcome.client_id and owner of its bodies; never 0 */
-    net_client_state state;       /* protocol state */
-    bool admin;                   /* presented the admin token */
-    bool refused;                 /* Hello over max clients: only its LIMIT_EXCEEDED goes out */
-    bool admitted;                /* welcomed: counts against --max-clients until released */
-    bool pending;                 /* not yet past Hello: in the pending lists (--max-pending) */
-    bool kill;                    /* close now, without flushing (net_server_kill) */
-    bool handed_off;              /* front mode: placed in a room; its socket moves to a worker */
+    struct net_ws *ws;             /* the WebSocket transport (net_ws.h); NULL: length-prefixed TCP.
+                                      Set before net_client_open, owned (freed at release) */
+    uint32_t id;                   /* Welcome.client_id and owner of its bodies; never 0 */
+    net_client_state state;        /* protocol state */
+    bool admin;                    /* presented the admin token */
+    bool refused;                  /* Hello over max clients: only its LIMIT_EXCEEDED goes out */
+    bool admitted;                 /* welcomed: counts against --max-clients until released */
+    bool pending;                  /* not yet past Hello: in the pending lists (--max-pending) */
+    bool kill;                     /* close now, without flushing (net_server_kill) */
+    bool handed_off;               /* front mode: placed in a room; its socket moves to a worker */
     net_hello_placement placement; /* front mode, once handed off: where, for the worker */
-    bool dirty;                   /* in the server's dirty list */
-    net_disconnect_reason reason; /* why it is closing, once CLOSING or kill */
-    char addr[64];                /* peer "ip:port" for logs */
-    uint8_t ip[NET_IP_KEY_BYTES]; /* peer IP without the port: the per-address key */
+    bool dirty;                    /* in the server's dirty list */
+    net_disconnect_reason reason;  /* why it is closing, once CLOSING or kill */
+    char addr[64];                 /* peer "ip:port" for logs */
+    uint8_t ip[NET_IP_KEY_BYTES];  /* peer IP without the port: the per-address key */
     struct net_client *pending_prev, *pending_next; /* all pending clients, oldest first */
     struct net_client *addr_prev, *addr_next;       /* pending clients of its IP, oldest first */
     struct net_pending_addr *pending_addr;          /* its IP's entry while pending */
@@ -152,11 +152,11 @@ typedef struct net_client {
     uint32_t snapshot_every;     /* granted: one snapshot every this many ticks (0 counts as 1) */
     uint64_t next_snapshot_tick; /* its next snapshot goes out at the first tick >= this */
     bool quantized;              /* Hello.quantized: Snapshot.packed instead of bodies */
-    quant_state *qknown; /* quantized: the state last sent of each body in `known`, same index */
-    uint32_t qknown_cap; /* entries allocated in qknown */
-    uint32_t index;              /* position in net_server.clients; UINT32_MAX: not registered */
-    uint32_t dirty_index;        /* position in net_server.dirty while dirty */
-    uint32_t out_snapshots;      /* snapshots in out (collide_snapshots_sent_total) */
+    quant_state *qknown;    /* quantized: the state last sent of each body in `known`, same index */
+    uint32_t qknown_cap;    /* entries allocated in qknown */
+    uint32_t index;         /* position in net_server.clients; UINT32_MAX: not registered */
+    uint32_t dirty_index;   /* position in net_server.dirty while dirty */
+    uint32_t out_snapshots; /* snapshots in out (collide_snapshots_sent_total) */
     uint32_t inflight_snapshots; /* snapshots in the write in flight */
     bool all_events;             /* an admin that asked for every event (Hello.all_events) */
     net_buf events;              /* its events not yet sent: Snapshot.contacts/sensor_events

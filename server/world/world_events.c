@@ -10,198 +10,18 @@
  *      filters off (S1b) take the same arithmetic without building views;
  *   2. the other held pairs with a body that moved or went are rechecked (a pair whose bodies
  *      both stood still keeps its gap), and the step's begins are listed after its ends.
- * Then sensor overlaps: rechecked, and looked for along each mover's straight move of the step
- * (its swept box), so a visitor crossing a sensor within one step is seen.
+ * Then sensor overlaps (world_sensors.c): rechecked, and looked for along each mover's straight
+ * move of the step (its swept box), so a visitor crossing a sensor within one step is seen.
  * Contacts are kept grouped by a home mover (one of their own, by dense index: the movers are
  * sorted by space, so the walks read the bodies in memory order and a mover's held pairs sit
  * together); whether a pair is held is a scan of its movers' groups (a few pairs), no hash. New
  * pairs wait in a tail, ended ones stay in place with their key cleared, until the groups are
  * rebuilt (a counting sort): when dense indices moved (a re-sort of the movers, a despawn, a
- * spawn) or the tail and the ended pairs outgrow half the groups. Sensor overlaps are few: a set
- * hashed by pair, rebuilt after the pass that removes pairs. Nothing here runs while events are
- * off (w->events NULL), so the step without them costs what it did. */
+ * spawn) or the tail and the ended pairs outgrow half the groups. Nothing here runs while events
+ * are off (w->events NULL), so the step without them costs what it did. The types and helpers
+ * both files share are in internal/world_events_internal.h. */
+#include "world_events_internal.h"
 #include "world_movers.h"
-#include "world_pair.h"
-#include "world_statics.h"
-
-#define EV_BEGIN_GAP (2.0f * GEOM_SKIN)
-/* ev->changed: the mover looks for new pairs in this step (it changed place, or a rescan) */
-#define EV_LOOKS 1u
-/* ev->changed: it queried the mover grid (it did not take its partners from the pair list) */
-#define EV_QUERIED 2u
-/* ev->changed: its slide noted its statics in this step (their count in the bits above) */
-#define EV_NOTED WORLD_EVENTS_NOTED
-#define EV_NOTED_SHIFT WORLD_EVENTS_NOTED_SHIFT
-
-/* Statics remembered per mover from its slide: a box under a cell wide, grown by a slow move and
- * the margins, meets at most 2 x 2 cells of unit tiles. */
-#define EV_NEAR WORLD_EVENTS_NEAR
-#define EV_END_GAP (4.0f * GEOM_SKIN)
-
-/* The rare path of a hot loop: kept out of line so the loop stays small. */
-#if defined(__GNUC__)
-#define EV_COLD __attribute__((noinline))
-#else
-#define EV_COLD
-#endif
-
-/* A tracked pair: a contact (a, b) or a sensor overlap (a = the sensor, b = the visitor). */
-typedef struct ev_pair {
-    world_body_id a, b;
-    /* The key. Contacts: the slots (a slot holds one body at a time; a pair that lost a body is
-     * never taken for the slot's new body's: a despawned mover's pairs wait in the last group,
-     * which no search scans, until contacts_recheck ends them; a static's, found under its slot's
-     * new body, is ended there, contact_held_live). Sensor overlaps: the ids
-     * (a pair ended in the step stays until after the search, and must not hide a new body that
-     * took the slot of one that went). */
-    uint32_t slot_a, slot_b;
-    uint32_t hint_a, hint_b; /* dense indices (movers or statics) where the bodies were last seen:
-                              * the rechecks read the bodies without the slot table */
-    uint32_t owner_a, owner_b;
-    uint32_t home; /* contacts in ev_contacts.tail: the dense index of the mover that found it */
-    uint32_t next; /* contacts in the tail: the previous one with the same home + 1, 0 none */
-    vec2 normal;   /* contacts: from a towards b, as last seen */
-    bool ended;    /* sensor overlaps: ended in this step, dropped after the step's search, so the
-                    * search does not take a visitor that just left for a new crossing (contacts
-                    * clear their key instead) */
-    bool b_static; /* contacts: b is a static (a is always a mover) */
-    bool seen;     /* contacts: rechecked in this step's search already */
-} ev_pair;
-
-typedef struct ev_set {
-    ev_pair *pairs;     /* dense */
-    uint32_t count;     /* pairs */
-    uint32_t cap;       /* capacity of pairs */
-    uint32_t *hash;     /* open addressing: index + 1, 0 empty */
-    uint32_t hash_mask; /* hash size - 1 (a power of two >= 2 x cap) */
-} ev_set;
-
-/* The held contacts. Grouped by home mover (a mover of the pair: the one of lower dense index),
- * homes ascending: the pairs of home i are pairs[start[i] .. start[i + 1]); pairs whose body went
- * sort into a last group, `homes`, which the recheck empties. Pairs begun since the grouping wait
- * in `tail`, listed per home (the finder: one of the pair's movers) through tail_head and next.
- * An ended pair stays where it is with its key cleared (slot_a UINT32_MAX: nothing finds it) until
- * the next grouping: a step copies no pair unless the grouping is due (the movers' dense indices
- * moved, or the tail and the ended pairs outgrow a fraction of the groups). */
-typedef struct ev_contacts {
-    ev_pair *pairs;      /* grouped */
-    ev_pair *spare;      /* the other buffer: the grouping writes into it, then they swap */
-    uint32_t count;      /* entries in pairs, ended ones included */
-    uint32_t cap;        /* capacity of pairs and of spare (>= count + tail_count) */
-    uint32_t *start;     /* homes + 2 entries */
-    uint32_t *tail_head; /* per dense mover index: its newest pair in tail + 1, 0 none */
-    size_t room;         /* entries start and tail_head hold */
-    uint32_t homes;      /* w->mover_count when grouped */
-    uint64_t sorts;      /* w->mover_sorts when grouped */
-    uint64_t despawns;   /* w->mover_despawns when grouped */
-    bool grouped;        /* start describes pairs for the movers as they are */
-    ev_pair *tail;       /* begun since the grouping */
-    uint32_t tail_count; /* entries in tail, ended ones included */
-    uint32_t tail_cap;   /* capacity of tail */
-    uint32_t tail_old;   /* tail_count at the step's start: pairs past it began in this step */
-    uint32_t dead;       /* ended pairs still in pairs or tail */
-    uint32_t live;       /* held pairs: count + tail_count - dead */
-    world_contact_event *begins; /* the step's begins, listed after its ends once both are known */
-    size_t begin_count, begin_cap;
-} ev_contacts;
-
-typedef struct world_events {
-    ev_contacts contacts;
-    ev_set overlaps;
-    world_contact_event *cev; /* the last step's contact events */
-    size_t cev_count, cev_cap;
-    world_sensor_event *sev; /* the last step's sensor events */
-    size_t sev_count, sev_cap;
-    vec2 *p0;          /* per dense mover index: its position at the start of the step, when
-                        * the step does not note it itself (start) */
-    const vec2 *start; /* where each mover began the step (p0_valid): p0, or the step's own
-                        * scratch.p0 when its mover passes fill it (no copy) */
-    aabb *swept;       /* per dense mover index: its box swept along the step's straight move */
-    size_t mover_room; /* entries p0 and swept hold: grown with the movers, not sized to
-                        * mover_cap (a daemon holds many rooms: issue 13's memory per room) */
-    bool p0_valid;     /* p0 was filled at the start of this step */
-    /* The mover pass's pairs (dense indices, path boxes that meet) and its path boxes, copied
-     * before the discrete pass reuses those arrays: a mover whose final box grown by the begin
-     * gap lies in its path box meets every mover within that gap among its pairs (or the other
-     * one left its path, and looks itself), so it needs no grid query of its own. */
-    uint32_t (*pairs)[2];
-    uint32_t pair_count;
-    size_t pair_room;
-    aabb *path;                /* per dense mover index, mover_room entries: a copy of the path
-                                * boxes, once the step overwrote scratch.path */
-    bool path_live;            /* scratch.path still holds the mover pass's path boxes */
-    bool pairs_valid;          /* pairs and path describe this step's mover pass, complete */
-    uint8_t *changed;          /* per dense mover index: EV_* bits, mover_room entries */
-    uint64_t *changed_bits;    /* per slot: changed place in this step or shown for the first time
-                                * (slot_changed), or its body went (a live body in such a slot is
-                                * new, so shown first anyway), a bit each: the rechecks read only
-                                * these */
-    world_event_note *note;    /* per dense mover index: the region its slide walked and the
-                                * statics it found there (EV_NOTED) */
-    bool rescan;               /* look for new pairs around every body */
-    bool gone_any;             /* a body went since the last step (pending_despawn_bits) */
-    uint64_t lost;             /* world_stats.events_lost */
-} world_events;
-
-/* ---- the pair sets ------------------------------------------------------------------------ */
-
-static inline uint32_t pair_hash(uint32_t a, uint32_t b) {
-    uint64_t k = ((uint64_t)a << 32 | b) * 0x9e3779b97f4a7c15ull;
-    return (uint32_t)(k >> 32);
-}
-
-/* The pair of key (a, b) (ev_pair.slot_a, slot_b), by index, or -1. */
-static int64_t set_find(const ev_set *s, uint32_t a, uint32_t b) {
-    if (!s->hash) return -1;
-    for (uint32_t h = pair_hash(a, b) & s->hash_mask;; h = (h + 1) & s->hash_mask) {
-        uint32_t v = s->hash[h];
-        if (!v) return -1;
-        if (s->pairs[v - 1].slot_a == a && s->pairs[v - 1].slot_b == b) return (int64_t)v - 1;
-    }
-}
-
-static void set_rehash(ev_set *s) {
-    if (!s->hash) return;
-    memset(s->hash, 0, ((size_t)s->hash_mask + 1) * sizeof *s->hash);
-    for (uint32_t i = 0; i < s->count; i++) {
-        uint32_t h = pair_hash(s->pairs[i].slot_a, s->pairs[i].slot_b) & s->hash_mask;
-        while (s->hash[h])
-            h = (h + 1) & s->hash_mask;
-        s->hash[h] = i + 1;
-    }
-}
-
-/* Adds a pair known to be absent; false when the set could not grow. */
-static bool set_add(ev_set *s, const ev_pair *p) {
-    if (s->count == s->cap) {
-        uint32_t cap = s->cap ? s->cap * 2 : 64;
-        ev_pair *pairs = realloc(s->pairs, (size_t)cap * sizeof *pairs);
-        if (!pairs) return false;
-        s->pairs = pairs;
-        uint32_t *hash = calloc(2 * (size_t)cap, sizeof *hash);
-        if (!hash) {
-            s->pairs = pairs;
-            return false;
-        }
-        free(s->hash);
-        s->hash = hash;
-        s->hash_mask = 2 * cap - 1;
-        s->cap = cap;
-        set_rehash(s);
-    }
-    s->pairs[s->count] = *p;
-    uint32_t h = pair_hash(p->slot_a, p->slot_b) & s->hash_mask;
-    while (s->hash[h])
-        h = (h + 1) & s->hash_mask;
-    s->hash[h] = ++s->count;
-    return true;
-}
-
-static void set_free(ev_set *s) {
-    free(s->pairs);
-    free(s->hash);
-    memset(s, 0, sizeof *s);
-}
 
 /* ---- API ----------------------------------------------------------------------------------- */
 
@@ -214,7 +34,7 @@ void world_events_free(world *w) {
     free(ev->contacts.tail_head);
     free(ev->contacts.tail);
     free(ev->contacts.begins);
-    set_free(&ev->overlaps);
+    world_sensors_free(ev);
     free(ev->cev);
     free(ev->sev);
     free(ev->p0);
@@ -337,31 +157,10 @@ void world_events_keep_path(const world *w) {
     ev->path_live = false;
 }
 
-static inline bool bit_set(const uint64_t *bits, uint32_t slot) {
-    return (bits[slot >> 6] >> (slot & 63)) & 1u;
-}
-/* Changed place in this step, or shown for the first time (a static's first step too), or every
- * body in a rescan: from ev->changed_bits (note_changes, at the start of the step's events). */
-static inline bool slot_changed(const world *w, uint32_t slot) {
-    return bit_set(w->events->changed_bits, slot);
-}
-
-/* A live body as the narrow phase sees it (slot known to be live). */
-static body_view slot_view(const world *w, uint32_t slot) {
-    const world_slot *s = &w->slots[slot];
-    if (s->kind == WORLD_BODY_STATIC) return static_view(&w->statics[s->index]);
-    const world_mover *m = &w->movers[s->index];
-    return mover_view(m, m->position);
-}
 static vec2 slot_intent(const world *w, uint32_t slot) {
     const world_slot *s = &w->slots[slot];
     return s->kind == WORLD_BODY_MOVING ? w->movers[s->index].intent : v2(0.0f, 0.0f);
 }
-static uint32_t slot_owner(const world *w, uint32_t slot) {
-    const world_slot *s = &w->slots[slot];
-    return s->kind == WORLD_BODY_MOVING ? w->movers[s->index].owner : 0u;
-}
-
 /* geom_distance of two boxes, from their AABBs: the common case (S1b's every pair), without
  * building shapes or walking polygon vertices. */
 WORLD_HOT float box_distance(aabb a, aabb b, vec2 *n) {
@@ -392,16 +191,6 @@ WORLD_HOT float view_distance(const world *w, const body_view *a, const body_vie
     return geom_distance(sa, a->pos, sb, b->pos, n);
 }
 
-static void *grow(void *p, size_t *cap, size_t need, size_t size) {
-    if (need <= *cap) return p;
-    size_t c = *cap ? *cap : 64;
-    while (c < need)
-        c *= 2;
-    void *q = realloc(p, c * size);
-    if (q) *cap = c;
-    return q;
-}
-
 static bool emit_contact(world *w, const ev_pair *p, float speed, bool begin) {
     world_events *ev = w->events;
     world_contact_event *cev = grow(ev->cev, &ev->cev_cap, ev->cev_count + 1, sizeof *cev);
@@ -409,16 +198,6 @@ static bool emit_contact(world *w, const ev_pair *p, float speed, bool begin) {
     ev->cev = cev;
     world_contact_event e = {p->a, p->b, p->owner_a, p->owner_b, p->normal, speed, begin};
     cev[ev->cev_count++] = e;
-    return true;
-}
-
-static bool emit_sensor(world *w, const ev_pair *p, bool begin) {
-    world_events *ev = w->events;
-    world_sensor_event *sev = grow(ev->sev, &ev->sev_cap, ev->sev_count + 1, sizeof *sev);
-    if (!sev) return false;
-    ev->sev = sev;
-    world_sensor_event e = {p->a, p->b, p->owner_a, p->owner_b, begin};
-    sev[ev->sev_count++] = e;
     return true;
 }
 
@@ -443,29 +222,6 @@ static void note_changes(world *w) {
     for (size_t k = 0; k < words; k++)
         gone |= w->pending_despawn_bits[k];
     ev->gone_any = gone != 0;
-}
-
-/* The mover of dense index i's part of note_changes (contacts_find does it as it goes; each
- * mover before any later one reads it): its ev->changed bits, returned so the caller need not
- * read them back (EV_LOOKS: it looks for new pairs; only that bit without p0_valid). */
-WORLD_HOT uint32_t note_mover(world *w, uint32_t i) {
-    world_events *ev = w->events;
-    const world_mover *m = &w->movers[i];
-    uint32_t slot = m->slot;
-    bool looks;
-    uint32_t flags;
-    if (ev->p0_valid) {
-        /* a mover whose position changed was marked moved (finish_mover): its position alone
-         * says it */
-        looks = !vec_eq(m->position, ev->start[i]) || ev->rescan || bit_set(w->spawn_bits, slot);
-        flags = ((uint32_t)ev->changed[i] & ~(EV_LOOKS | EV_QUERIED)) | (looks ? EV_LOOKS : 0u);
-        ev->changed[i] = (uint8_t)flags;
-    } else {
-        looks = ev->rescan || bit_set(w->spawn_bits, slot) || bit_set(w->moved_bits, slot);
-        flags = looks ? EV_LOOKS : 0u;
-    }
-    if (looks) ev->changed_bits[slot >> 6] |= 1ull << (slot & 63);
-    return flags;
 }
 
 /* Whether the pair of ids a, b (both alive at the last step) may have changed: a body went
@@ -772,8 +528,7 @@ WORLD_HOT void contact_offer(contact_ctx *c, uint32_t other, uint32_t other_inde
          * (seen from its start); from a to b as contacts_recheck would */
         if (!held->seen) {
             held->seen = true;
-            vec2 ic = c->intent,
-                 io = other_static ? v2(0.0f, 0.0f) : w->movers[other_index].intent;
+            vec2 ic = c->intent, io = other_static ? v2(0.0f, 0.0f) : w->movers[other_index].intent;
             if (swap)
                 contact_update(w, held, ov, &c->view, io, ic);
             else
@@ -856,8 +611,9 @@ static bool contact_mover_visit(const world *cw, uint32_t i, void *vctx) {
          * it took its partners from the pair list (this mover left its path box: the pair may
          * not be listed) */
         if (mover_queried(c->w, i)) return true;
-        contact_ctx other = {c->w, m->slot, i, v, m->intent,
-                             aabb_inflate(box_at(m->position, m->lo, m->hi), EV_BEGIN_GAP)};
+        contact_ctx other = {
+            c->w, m->slot,   i,
+            v,    m->intent, aabb_inflate(box_at(m->position, m->lo, m->hi), EV_BEGIN_GAP)};
         contact_offer(&other, c->slot, c->index, &c->view, false);
         return true;
     }
@@ -868,8 +624,9 @@ static bool contact_mover_visit(const world *cw, uint32_t i, void *vctx) {
 /* A contact_ctx for the mover of dense index i where it ended. */
 WORLD_HOT contact_ctx contact_looker(world *w, uint32_t i) {
     const world_mover *m = &w->movers[i];
-    contact_ctx c = {w, m->slot, i, mover_view(m, m->position), m->intent,
-                     aabb_inflate(box_at(m->position, m->lo, m->hi), EV_BEGIN_GAP)};
+    contact_ctx c = {w,         m->slot,
+                     i,         mover_view(m, m->position),
+                     m->intent, aabb_inflate(box_at(m->position, m->lo, m->hi), EV_BEGIN_GAP)};
     return c;
 }
 
@@ -936,7 +693,6 @@ WORLD_HOT void contact_mover_box(world *w, uint32_t i, uint32_t j, aabb lb, aabb
     contact_ctx c = contact_looker(w, i);
     contact_begin(&c, sa, sb, j, swap ? v2_neg(n) : n, swap, false);
 }
-
 
 /* 2 for contacts: new pairs around the movers that moved. Statics through the static grid; movers
  * from the mover pass's pairs (world_events_note_pairs) when the looker stayed inside its path
@@ -1007,7 +763,8 @@ static void contacts_find(world *w) {
         const world_mover *mi = &w->movers[i], *mj = &w->movers[j];
         aabb lb = box_at(mi->position, mi->lo, mi->hi), jb = box_at(mj->position, mj->lo, mj->hi);
         if (!aabb_overlaps(jb, aabb_inflate(lb, EV_BEGIN_GAP))) continue;
-        if (boxes && ref_kind(mi->shape) == GEOM_SHAPE_BOX && ref_kind(mj->shape) == GEOM_SHAPE_BOX) {
+        if (boxes && ref_kind(mi->shape) == GEOM_SHAPE_BOX &&
+            ref_kind(mj->shape) == GEOM_SHAPE_BOX) {
             contact_mover_box(w, i, j, lb, jb);
             continue;
         }
@@ -1015,171 +772,6 @@ static void contacts_find(world *w) {
         body_view v = mover_view(mj, mj->position);
         contact_offer(&c, mj->slot, j, &v, false);
     }
-}
-
-/* ---- sensors ------------------------------------------------------------------------------- */
-
-/* Where a body began the step (movers: ev->start) and its straight move over it. */
-static void slot_motion(const world *w, uint32_t slot, vec2 *start, vec2 *d) {
-    const world_slot *s = &w->slots[slot];
-    if (s->kind == WORLD_BODY_STATIC) {
-        *start = w->statics[s->index].position;
-        *d = v2(0.0f, 0.0f);
-        return;
-    }
-    const world_mover *m = &w->movers[s->index];
-    /* every mover of the step was there at its start (spawns wait for the next step) */
-    *start = w->events->p0_valid ? w->events->start[s->index] : m->position;
-    *d = v2_sub(m->position, *start);
-}
-
-static bool views_overlap(const world *w, const body_view *a, const body_view *b) {
-    geom_shape ta, tb;
-    return geom_overlap(ref_shape(w, a->ref, a->hi, &ta), a->pos, ref_shape(w, b->ref, b->hi, &tb),
-                        b->pos, NULL);
-}
-
-/* 1 for sensors: the tracked overlaps whose bodies moved or went. */
-static void overlaps_recheck(world *w) {
-    world_events *ev = w->events;
-    ev_set *s = &ev->overlaps;
-    for (uint32_t k = 0; k < s->count; k++) {
-        ev_pair p = s->pairs[k];
-        uint32_t ss = id_slot(w, p.a), sv = id_slot(w, p.b);
-        bool end;
-        if (ss == UINT32_MAX || sv == UINT32_MAX) {
-            end = true;
-        } else if (!ev->rescan && !slot_changed(w, ss) && !slot_changed(w, sv)) {
-            end = false;
-        } else if (!slot_is_sensor(w, ss) || slot_is_sensor(w, sv) || !slots_interact(w, ss, sv)) {
-            end = true;
-        } else {
-            body_view a = slot_view(w, ss), b = slot_view(w, sv);
-            end = !views_overlap(w, &a, &b);
-        }
-        if (end && emit_sensor(w, &p, false)) p.ended = true;
-        s->pairs[k] = p;
-    }
-}
-
-/* Drops the overlaps that ended in this step. */
-static void overlaps_compact(world *w) {
-    ev_set *s = &w->events->overlaps;
-    uint32_t kept = 0;
-    for (uint32_t k = 0; k < s->count; k++)
-        if (!s->pairs[k].ended) s->pairs[kept++] = s->pairs[k];
-    if (kept == s->count) return;
-    s->count = kept;
-    set_rehash(s);
-}
-
-/* A candidate pair: sensor of slot ss, visitor of slot sv (not a sensor). Begins when they
- * overlap now; a crossing within the step (apart at its end, overlapping at its start or touched
- * along the two straight moves) is a begin and an end at once. */
-static void overlap_offer(world *w, uint32_t ss, uint32_t sv) {
-    if (ss == sv || !slots_interact(w, ss, sv)) return;
-    world_events *ev = w->events;
-    world_body_id a = slot_id(w, ss), b = slot_id(w, sv);
-    if (set_find(&ev->overlaps, a, b) >= 0) return;
-    body_view vs = slot_view(w, ss), vv = slot_view(w, sv);
-    /* keyed by ids; the overlaps' rechecks find their bodies by id: no hints */
-    ev_pair p = {a,
-                 b,
-                 a,
-                 b,
-                 UINT32_MAX,
-                 UINT32_MAX,
-                 slot_owner(w, ss),
-                 slot_owner(w, sv),
-                 0,
-                 0,
-                 v2(0.0f, 0.0f),
-                 false,
-                 false,
-                 false};
-    if (views_overlap(w, &vs, &vv)) {
-        if (!set_add(&ev->overlaps, &p) || !emit_sensor(w, &p, true)) {
-            ev->lost++;
-            int64_t k = set_find(&ev->overlaps, a, b);
-            if (k >= 0) {
-                ev->overlaps.pairs[k] = ev->overlaps.pairs[--ev->overlaps.count];
-                set_rehash(&ev->overlaps);
-            }
-        }
-        return;
-    }
-    vec2 s0, ds, v0, dv;
-    slot_motion(w, ss, &s0, &ds);
-    slot_motion(w, sv, &v0, &dv);
-    if (ds.x == dv.x && ds.y == dv.y) return; /* no relative motion: apart all step */
-    geom_shape ta, tb;
-    const geom_shape *sh_s = ref_shape(w, vs.ref, vs.hi, &ta);
-    const geom_shape *sh_v = ref_shape(w, vv.ref, vv.hi, &tb);
-    geom_toi toi;
-    bool crossed =
-        geom_overlap(sh_s, s0, sh_v, v0, NULL) || geom_sweep(sh_s, s0, ds, sh_v, v0, dv, &toi);
-    if (!crossed) return;
-    if (!emit_sensor(w, &p, true) || !emit_sensor(w, &p, false)) ev->lost++;
-}
-
-typedef struct overlap_ctx {
-    world *w;
-    uint32_t slot; /* the mover looking */
-    bool sensor;   /* it is a sensor */
-    aabb box;      /* its swept box */
-} overlap_ctx;
-
-static bool overlap_static_visit(const world *cw, uint32_t si, void *vctx) {
-    overlap_ctx *c = vctx;
-    (void)cw;
-    const world_static *st = &c->w->statics[si];
-    if (!aabb_overlaps(st->box, c->box)) return true;
-    bool st_sensor = slot_is_sensor(c->w, st->slot);
-    /* a sensor sees statics that are not sensors; a visitor sees static sensors */
-    if (c->sensor && !st_sensor) overlap_offer(c->w, c->slot, st->slot);
-    if (!c->sensor && st_sensor) overlap_offer(c->w, st->slot, c->slot);
-    return true;
-}
-
-static bool overlap_mover_visit(const world *cw, uint32_t i, void *vctx) {
-    overlap_ctx *c = vctx;
-    (void)cw;
-    world *w = c->w;
-    if (i >= w->mover_count) return true;
-    const world_mover *m = &w->movers[i];
-    if (!aabb_overlaps(w->events->swept[i], c->box)) return true;
-    bool m_sensor = slot_is_sensor(w, m->slot);
-    if (!c->sensor && m_sensor) overlap_offer(w, m->slot, c->slot);
-    /* a moving sensor offers only visitors that did not move: those that did offer themselves
-     * (in a rescan every mover offers itself) */
-    if (c->sensor && !m_sensor && !w->events->rescan && !slot_changed(w, m->slot))
-        overlap_offer(w, c->slot, m->slot);
-    return true;
-}
-
-/* 2 for sensors: new overlaps along the moves of the movers that moved. */
-static void overlaps_find(world *w) {
-    world_events *ev = w->events;
-    uint32_t n = w->mover_count;
-    for (uint32_t i = 0; i < n; i++) {
-        const world_mover *m = &w->movers[i];
-        vec2 start, d;
-        slot_motion(w, m->slot, &start, &d);
-        ev->swept[i] = aabb_sweep(box_at(start, m->lo, m->hi), d);
-    }
-    world_grid *g = &w->cache->grid;
-    world_grid_build(w, g, ev->swept);
-    for (uint32_t i = 0; i < n; i++) {
-        const world_mover *m = &w->movers[i];
-        /* a mover that stood still is offered by the sensors that moved, statics excepted: a
-         * static next to a still body changes nothing unless a rescan asks */
-        if (!ev->rescan && !slot_changed(w, m->slot)) continue;
-        overlap_ctx c = {w, m->slot, slot_is_sensor(w, m->slot), ev->swept[i]};
-        world_static_query(w, c.box, overlap_static_visit, &c);
-        world_grid_query(w, g, c.box, overlap_mover_visit, &c);
-    }
-    /* the grid holds swept boxes, which the queries after the step do not expect */
-    g->valid = false;
 }
 
 void world_events_end_step(world *w) {
@@ -1195,12 +787,7 @@ void world_events_end_step(world *w) {
             note_mover(w, i);
         ev->lost++; /* no room to group: this step's contacts are not looked at */
     }
-    overlaps_recheck(w);
-    if (w->sensor_count && ev->p0_valid)
-        overlaps_find(w);
-    else if (w->sensor_count)
-        ev->lost++; /* no room to sweep: this step's new overlaps are not looked for */
-    overlaps_compact(w);
+    world_sensors_step(w);
     ev->rescan = false;
     ev->path_live = false; /* the queries after the step may rebuild the grid over scratch.path */
 }

@@ -197,6 +197,53 @@ def test_python_decoder_agrees_with_float_watcher():
 
 
 @test
+def test_filters_ride_bit_6_only_off_the_defaults():
+    """A new body's record carries its filters (bit 6: varint category, mask, sensor, absolute)
+    only when one differs from the defaults (category 1, mask 0xffffffff, not a sensor), with
+    the values SpawnBody gave; the float watcher's BodyState says the same (10, 11, 12; 0 reads
+    as the default)."""
+    d = ct.Daemon(["--admin-token", "S"], world=ct.write_world(bounds=((-100, -100), (100, 100))))
+    try:
+        admin = d.client()
+        admin.hello(token="S")
+        spawned = {}
+        for name, x, kind, cat, mask, sensor in (
+                ("plate", -20, ct.pb.BODY_KIND_STATIC, 4, 0x0F, True),
+                ("ghost", 0, ct.pb.BODY_KIND_MOVING, 1, 0xFFFFFFFE, False),
+                ("plain", 20, ct.pb.BODY_KIND_MOVING, 0, 0, False)):
+            m = ct.msg_spawn(admin.rid(), ct.box(1, 1), x, 30, kind)
+            m.spawn.category, m.spawn.mask, m.spawn.sensor = cat, mask, sensor
+            admin.send(m)
+            sm = admin.reply(m.request_id)
+            check(kind_of(sm) == "spawned", "spawn %s: %s" % (name, ct.describe(sm)))
+            spawned[name] = sm.spawned.body_id
+        fw = Watcher(d)
+        qw = Watcher(d, quantized=True)
+        floats = {}
+        while len(floats) < 3:
+            sm = fw.c.recv_until(lambda m: kind_of(m) == "snapshot", what="a float snapshot")
+            for b in sm.snapshot.bodies:
+                floats[b.id] = (b.category or 1, b.mask or 0xFFFFFFFF, b.sensor)
+        while len(qw.decoder.bodies) < 3:
+            sm = qw.c.recv_until(lambda m: kind_of(m) == "snapshot", what="a quantized snapshot")
+            qw.decoder.apply(sm.snapshot)
+        want = {"plate": (4, 0x0F, True), "ghost": (1, 0xFFFFFFFE, False),
+                "plain": (1, 0xFFFFFFFF, False)}
+        for name, bid in spawned.items():
+            b = qw.decoder.bodies[bid]
+            check(floats[bid] == want[name], "float %s: %s" % (name, floats[bid]))
+            if name == "plain":
+                # no bit 6: the decoder's fields stay unset (0), which reads as the defaults
+                check((b.category, b.mask, b.sensor) == (0, 0, False),
+                      "plain: bit 6 sent at the defaults: %s" % ((b.category, b.mask, b.sensor),))
+            else:
+                check((b.category, b.mask, b.sensor) == want[name],
+                      "quantized %s: %s" % (name, (b.category, b.mask, b.sensor)))
+    finally:
+        d.stop_and_check()
+
+
+@test
 def test_quantum_flags_bounds_and_env():
     for bad in ("0", "-1", "1001", "nan"):
         r = subprocess.run([ct.OPTS.collided, "--port", "0", "--http-port", "0",

@@ -72,10 +72,10 @@ static void test_first_input_seq_any_but_zero(void) {
 
 /* A slot retires when its generation would wrap (world_despawn: gen >= gen_max). With the 16 bits
  * of generation a 65536-body world has, that takes 65535 spawns of one slot; the test makes a
- * world with 2 bits of generation instead (id = ((gen - 1) << 30 | slot) + 1, gen 1..3), as world_create would
- * for a 2^30-body world, before its first spawn. world_stats counts the retired slots and the
- * spawns the id space still allows. */
-#define ID_SLOT(id) (((id) - 1u) & ((1u << 30) - 1u))
+ * world with 2 bits of generation instead (id = ((gen - 1) << 30 | slot) + 1, gen 1..3), as
+ * world_create would for a 2^30-body world, before its first spawn. world_stats counts the retired
+ * slots and the spawns the id space still allows. */
+#define ID_SLOT(id) (((id)-1u) & ((1u << 30) - 1u))
 static void test_slots_retire_and_are_counted(void) {
     world *w = wt_world(100, 4);
     CHECK(w);
@@ -142,5 +142,26 @@ static void test_neighbours_ids_are_close(void) {
     world_destroy(w);
 }
 
-TEST_MAIN(TEST(test_input_seq_wraps), TEST(test_neighbours_ids_are_close), TEST(test_first_input_seq_any_but_zero),
+/* A slot reused with a new generation puts slot order and id order apart: world_query_aabb
+ * still lists ids ascending (the net layer's merges depend on it). */
+static void test_query_aabb_ascends_across_generations(void) {
+    world *w = wt_world(100, 8);
+    CHECK(w);
+    world_body_id a = spawn_mover(w, v2(-20, 0)), b = spawn_mover(w, v2(0, 0)),
+                  c = spawn_mover(w, v2(20, 0));
+    CHECK(a && b && c);
+    world_step(w);
+    CHECK(world_despawn(w, a) == WORLD_OK);
+    world_step(w);
+    world_body_id d = spawn_mover(w, v2(-20, 0)); /* a's slot, the next generation */
+    CHECK(d > c);
+    world_body_id out[8];
+    size_t n = world_query_aabb(w, aabb_make(v2(-50, -50), v2(50, 50)), 0, out, 8);
+    CHECK_MSG(n == 3 && out[0] == b && out[1] == c && out[2] == d, "n %zu: %u %u %u", n, out[0],
+              out[1], out[2]);
+    world_destroy(w);
+}
+
+TEST_MAIN(TEST(test_input_seq_wraps), TEST(test_query_aabb_ascends_across_generations),
+          TEST(test_neighbours_ids_are_close), TEST(test_first_input_seq_any_but_zero),
           TEST(test_slots_retire_and_are_counted))

@@ -406,9 +406,10 @@ static bool q_new_body(net_server *srv, snap_out *o, const net_view_entry *v,
     /* Filters as on the float path: sent only off the defaults (bit 6). */
     world_filter f;
     quant_filter filter = {QUANT_DEFAULT_CATEGORY, QUANT_DEFAULT_MASK, false};
-    if (world_body_filter(srv->world, v->id, &f)) filter = (quant_filter){f.category, f.mask, f.sensor};
-    size_t len = quant_encode_new(&q, kind, info.owner, shape_bytes, slen, &filter,
-                                  sw->qbytes.data + off);
+    if (world_body_filter(srv->world, v->id, &f))
+        filter = (quant_filter){f.category, f.mask, f.sensor};
+    size_t len =
+        quant_encode_new(&q, kind, info.owner, shape_bytes, slen, &filter, sw->qbytes.data + off);
     q_end(sw, o, v->id, off, len);
     *changed_tick = info.changed_tick;
     *sent = q;

@@ -311,7 +311,8 @@ size_t world_body_table(const world *w, const world_body_row **rows);
  * step that may; about 81 bytes per mover, 8 per pair of the mover pass, 104 per held contact
  * (two buffers of 52-byte pairs), a bit per slot from world_set_events): a step whose allocation
  * fails loses the new pairs of that step and counts them in world_stats.events_lost (when it
- * cannot even regroup the held contacts, it looks at none: their ends come in a later step). Turning events off forgets every pair (no end events). */
+ * cannot even regroup the held contacts, it looks at none: their ends come in a later step).
+ * Turning events off forgets every pair (no end events). */
 typedef struct world_contact_event {
     world_body_id a, b;
     uint32_t owner_a, owner_b; /* the owners, 0 for a static */

@@ -190,9 +190,9 @@ typedef struct game_query {
     bool filtering;          /* the filter can refuse a body (else query_passes is skipped) */
     aabb region;             /* the current chunk's box: candidates whose box misses it wait */
     const world_hist_frame *frame; /* the movers' frame, NULL for the mover grid */
-    world_hit *out;          /* kept hits, sorted (see hit_before) */
-    size_t count;            /* entries in out */
-    bool truncated;          /* a hit was dropped for the cap */
+    world_hit *out;                /* kept hits, sorted (see hit_before) */
+    size_t count;                  /* entries in out */
+    bool truncated;                /* a hit was dropped for the cap */
 } game_query;
 
 /* A body's category and sensor flag (world_body_set_filter); the defaults while no body has
@@ -435,8 +435,7 @@ static bool query_record_same_shape(const world *w, const world_hist_rec *r, voi
     game_query *q = vctx;
     const world_hist_frame *f = q->frame;
     if (aabb_meets(box_at(r->position, v2_neg(f->hi), f->hi), q->region))
-        query_offer(w, q, id_slot_bits(w, r->id), r->id, f->shape, r->position,
-                    f->hi);
+        query_offer(w, q, id_slot_bits(w, r->id), r->id, f->shape, r->position, f->hi);
     return true;
 }
 

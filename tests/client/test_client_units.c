@@ -217,7 +217,8 @@ static void check_turn(float wall_half_y, uint64_t *tunnels, uint64_t *overlaps)
     bar_shape.kind_case = COLLIDE__V1__SHAPE__KIND_BOX, bar_shape.box = &bar_box;
     Collide__V1__Vec2 wall_pos = COLLIDE__V1__VEC2__INIT, bar_pos = COLLIDE__V1__VEC2__INIT;
     bar_pos.x = -1.0f, bar_pos.y = 3.0f;
-    Collide__V1__BodyState wall = COLLIDE__V1__BODY_STATE__INIT, bar = COLLIDE__V1__BODY_STATE__INIT;
+    Collide__V1__BodyState wall = COLLIDE__V1__BODY_STATE__INIT,
+                           bar = COLLIDE__V1__BODY_STATE__INIT;
     wall.id = 100, wall.position = &wall_pos, wall.shape = &wall_shape;
     wall.kind = COLLIDE__V1__BODY_KIND__BODY_KIND_STATIC;
     bar.id = 1, bar.position = &bar_pos, bar.shape = &bar_shape;

@@ -820,5 +820,4 @@ static void test_small_frames_stay_in_sync(void) {
 TEST_MAIN(TEST(test_v1_stream_byte_for_byte), TEST(test_interval_is_nearest_divisor),
           TEST(test_rates_at_tick_60), TEST(test_no_drift_over_10000_ticks),
           TEST(test_new_bodies_of_every_shape), TEST(test_filters_ride_new_records),
-          TEST(test_slow_reader_stays_consistent),
-          TEST(test_small_frames_stay_in_sync))
+          TEST(test_slow_reader_stays_consistent), TEST(test_small_frames_stay_in_sync))

@@ -20,7 +20,8 @@ static const char upgrade[] = "GET /v1 HTTP/1.1\r\nHost: t\r\nUpgrade: websocket
 
 static void place(net_server *srv, net_client *c, const net_hello_ticket *t, void *p) {
     (void)p;
-    net_hello_placement pl = {.room_id = 1, .request_id = t->request_id, .admin = t->admin, .room = "r"};
+    net_hello_placement pl = {
+        .room_id = 1, .request_id = t->request_id, .admin = t->admin, .room = "r"};
     net_client_hand_off(srv, c, &pl);
 }
 

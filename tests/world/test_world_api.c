@@ -36,7 +36,7 @@ static void test_generation_wrap_retires_slot(void) {
         world_body_id id = WORLD_NULL_BODY;
         CHECK(world_spawn(w, WORLD_BODY_MOVING, &s, v2(0, 0), 1, &id, NULL) == WORLD_OK);
         if (prev != WORLD_NULL_BODY && ((id - 1) & 0xffffu) != ((prev - 1) & 0xffffu)) break;
-        CHECK(id > prev);                                             /* a fresh generation */
+        CHECK(id > prev); /* a fresh generation */
         prev = id;
         CHECK(world_despawn(w, id) == WORLD_OK);
         cycles++;

@@ -43,10 +43,10 @@
  *     events as one dense array): the step only marks bits by slot (moved_bits as movers finish,
  *     spawn_bits and despawn_bits as it closes, the despawned generation and kind kept in the
  *     slot), and the first read walks those bits once, in slot order, into rows, then puts
- *     them in id order (a no-op check while every changed body has the same generation). A step nobody reads the table of costs its marks alone (bench_world never reads it);
- *     the reader pays O(words + rows). The rows are allocated by the first read, not by
- *     world_create: 2 x capacity rows of 56 bytes would break the bytes-per-static budget of a
- *     world that never reads them. */
+ *     them in id order (a no-op check while every changed body has the same generation). A step
+ * nobody reads the table of costs its marks alone (bench_world never reads it); the reader pays
+ * O(words + rows). The rows are allocated by the first read, not by world_create: 2 x capacity rows
+ * of 56 bytes would break the bytes-per-static budget of a world that never reads them. */
 #ifndef COLLIDE_WORLD_INTERNAL_H
 #define COLLIDE_WORLD_INTERNAL_H
 
@@ -349,8 +349,8 @@ struct world {
     world_event_notes event_notes; /* its notes of the slides (invalid while off) */
 
     struct world_history *history; /* past mover states for queries (NULL: none kept) */
-    world_cache *cache;    /* mutable from const queries */
-    world_scratch scratch; /* per-step arrays, and which phase owns each (world_scratch) */
+    world_cache *cache;            /* mutable from const queries */
+    world_scratch scratch;         /* per-step arrays, and which phase owns each (world_scratch) */
     uint64_t swept_hits, separations, jammed; /* world_stats counters */
     world_body_id jams[WORLD_MAX_JAM_REPORT]
                       [2]; /* the last step's jammed pairs (world_last_jams) */

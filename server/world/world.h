@@ -308,10 +308,11 @@ size_t world_body_table(const world *w, const world_body_row **rows);
  *     two bodies' straight moves of the step are swept against each other).
  * Ends are listed before begins; no pair begins twice without an end between. Owners are 0 for
  * statics. Tracking allocates as pairs come and as the movers grow (it is the one part of the
- * step that may; about 81 bytes per mover, 8 per pair of the mover pass, 104 per held contact
- * (two buffers of 52-byte pairs), a bit per slot from world_set_events): a step whose allocation
- * fails loses the new pairs of that step and counts them in world_stats.events_lost (when it
- * cannot even regroup the held contacts, it looks at none: their ends come in a later step).
+ * step that may; about 81 bytes per mover, 8 per pair of the mover pass, 105 per held contact
+ * (two buffers of 52-byte pairs, a seen byte), a bit per slot from world_set_events): a step whose
+ * allocation fails loses the new pairs of that step and counts them in world_stats.events_lost
+ * (when it cannot even regroup the held contacts, it looks at none: their ends come in a later
+ * step).
  * Turning events off forgets every pair (no end events). */
 typedef struct world_contact_event {
     world_body_id a, b;

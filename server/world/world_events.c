@@ -34,6 +34,8 @@ void world_events_free(world *w) {
     free(ev->contacts.tail_head);
     free(ev->contacts.tail);
     free(ev->contacts.begins);
+    free(ev->contacts.seen);
+    free(ev->contacts.tail_seen);
     world_sensors_free(ev);
     free(ev->cev);
     free(ev->sev);
@@ -281,6 +283,10 @@ static bool contacts_cap(ev_contacts *s, uint32_t need) {
     ev_pair *spare = realloc(s->spare, (size_t)cap * sizeof *spare);
     if (!spare) return false;
     s->spare = spare;
+    uint8_t *seen = realloc(s->seen, cap);
+    if (!seen) return false;
+    memset(seen + s->cap, 0, cap - s->cap);
+    s->seen = seen;
     s->cap = cap;
     return true;
 }
@@ -391,31 +397,27 @@ WORLD_HOT void contact_recheck(world *w, ev_pair *p, bool gone) {
 
 /* 1 for contacts, after the search (which rechecked the held pairs it came across): the other
  * held pairs whose bodies moved or went, the groups in order, then the tail of earlier steps; and
- * the step's begins are listed after its ends. */
+ * the step's begins are listed after its ends. Reads the seen bytes, and a pair only when unseen;
+ * then clears them for the next step. */
 static void contacts_recheck(world *w) {
     ev_contacts *s = &w->events->contacts;
     uint32_t gone_from = s->start[s->homes];
+    const uint8_t *seen = s->seen;
     for (uint32_t k = 0; k < s->count; k++) {
+        if (seen[k]) continue;
         ev_pair *p = &s->pairs[k];
         if (p->slot_a == UINT32_MAX) continue;
-        if (p->seen) {
-            p->seen = false;
-            continue;
-        }
         bool gone = k >= gone_from;
         if (gone || pair_may_change(w, p)) contact_recheck(w, p, gone);
     }
     for (uint32_t k = 0; k < s->tail_old; k++) {
+        if (s->tail_seen[k]) continue;
         ev_pair *p = &s->tail[k];
-        if (p->slot_a == UINT32_MAX) continue;
-        if (p->seen) {
-            p->seen = false;
-            continue;
-        }
-        if (pair_may_change(w, p)) contact_recheck(w, p, false);
+        if (p->slot_a != UINT32_MAX && pair_may_change(w, p)) contact_recheck(w, p, false);
     }
-    for (uint32_t k = s->tail_old; k < s->tail_count; k++)
-        s->tail[k].seen = false; /* began in this step: seen from their start */
+    /* NULL while nothing was held yet: memset takes no NULL, even for 0 bytes */
+    if (s->count) memset(s->seen, 0, s->count);
+    if (s->tail_count) memset(s->tail_seen, 0, s->tail_count);
     contacts_list_begins(w);
 }
 
@@ -443,9 +445,9 @@ static void contacts_list_begins(world *w) {
 }
 
 /* Whether the pair of key (sa, sb) is held: the group of its movers (dense indices ia, and ib
- * or UINT32_MAX for a static), and their lists in the tail. */
+ * or UINT32_MAX for a static), and their lists in the tail; *seen: its seen byte. */
 WORLD_HOT ev_pair *contact_held(ev_contacts *s, uint32_t sa, uint32_t sb, uint32_t ia,
-                                uint32_t ib) {
+                                uint32_t ib, uint8_t **seen) {
     /* the bounds in locals: the pairs' fields and start are both uint32_t, so each store the
      * compiler cannot see past would otherwise reload them */
     ev_pair *pairs = s->pairs, *tail = s->tail;
@@ -456,13 +458,19 @@ WORLD_HOT ev_pair *contact_held(ev_contacts *s, uint32_t sa, uint32_t sb, uint32
     uint32_t g = ia < ib ? ia : ib;
     if (g < homes)
         for (uint32_t k = start[g], end = start[g + 1]; k < end; k++)
-            if (pairs[k].slot_a == sa && pairs[k].slot_b == sb) return &pairs[k];
+            if (pairs[k].slot_a == sa && pairs[k].slot_b == sb) {
+                *seen = &s->seen[k];
+                return &pairs[k];
+            }
     /* begun since: listed under the mover that found it, either */
     for (int side = 0; side < 2; side++) {
         uint32_t h = side ? ib : ia;
         if (h >= homes) continue;
         for (uint32_t f = head[h]; f; f = tail[f - 1].next)
-            if (tail[f - 1].slot_a == sa && tail[f - 1].slot_b == sb) return &tail[f - 1];
+            if (tail[f - 1].slot_a == sa && tail[f - 1].slot_b == sb) {
+                *seen = &s->tail_seen[f - 1];
+                return &tail[f - 1];
+            }
     }
     return NULL;
 }
@@ -476,9 +484,14 @@ static bool contact_add(ev_contacts *s, ev_pair *p) {
         ev_pair *tail = realloc(s->tail, (size_t)cap * sizeof *tail);
         if (!tail) return false;
         s->tail = tail;
+        uint8_t *seen = realloc(s->tail_seen, cap);
+        if (!seen) return false;
+        memset(seen + s->tail_cap, 0, cap - s->tail_cap);
+        s->tail_seen = seen;
         s->tail_cap = cap;
     }
     p->next = s->tail_head[p->home];
+    s->tail_seen[s->tail_count] = 1; /* seen from its start: no recheck in this step */
     s->tail[s->tail_count++] = *p;
     s->tail_head[p->home] = s->tail_count;
     s->live++;
@@ -488,6 +501,7 @@ static bool contact_add(ev_contacts *s, ev_pair *p) {
 /* Takes back the pair contact_add added last. */
 static void contact_unadd(ev_contacts *s) {
     const ev_pair *p = &s->tail[--s->tail_count];
+    s->tail_seen[s->tail_count] = 0;
     s->tail_head[p->home] = p->next;
     s->live--;
 }
@@ -514,7 +528,9 @@ WORLD_HOT void contact_offer(contact_ctx *c, uint32_t other, uint32_t other_inde
     bool swap = !other_static && slot_id(w, other) < slot_id(w, c->slot);
     uint32_t sa = swap ? other : c->slot, sb = swap ? c->slot : other;
     ev_contacts *s = &w->events->contacts;
-    ev_pair *held = contact_held(s, sa, sb, c->index, other_static ? UINT32_MAX : other_index);
+    uint8_t *seen = NULL;
+    ev_pair *held =
+        contact_held(s, sa, sb, c->index, other_static ? UINT32_MAX : other_index, &seen);
     if (held && w->events->gone_any &&
         (bit_set(w->pending_despawn_bits, sa) || bit_set(w->pending_despawn_bits, sb))) {
         /* a pair of a body that went, whose slot holds this new one: it ends (as contacts_recheck
@@ -526,8 +542,8 @@ WORLD_HOT void contact_offer(contact_ctx *c, uint32_t other, uint32_t other_inde
     if (held) {
         /* its recheck, here (a body of it moved: this one), unless done or it began in this step
          * (seen from its start); from a to b as contacts_recheck would */
-        if (!held->seen) {
-            held->seen = true;
+        if (!*seen) {
+            *seen = 1;
             vec2 ic = c->intent, io = other_static ? v2(0.0f, 0.0f) : w->movers[other_index].intent;
             if (swap)
                 contact_update(w, held, ov, &c->view, io, ic);
@@ -559,8 +575,7 @@ static EV_COLD void contact_begin(const contact_ctx *c, uint32_t sa, uint32_t sb
                  0,
                  normal,
                  false,
-                 other_static,
-                 true};
+                 other_static};
     if (!contact_add(s, &p)) {
         w->events->lost++;
         return;
@@ -633,9 +648,10 @@ WORLD_HOT contact_ctx contact_looker(world *w, uint32_t i) {
 /* The held pair (sa, sb) of movers (dense indices) ia and ib (UINT32_MAX for a static) a body of
  * which went, its slot now another's: it ends as contacts_recheck would end it. NULL when it
  * did (the pair is not held: the new body may begin), else the pair (its end could not be
- * listed: still held). */
-WORLD_HOT ev_pair *contact_held_live(world *w, uint32_t sa, uint32_t sb, uint32_t ia, uint32_t ib) {
-    ev_pair *held = contact_held(&w->events->contacts, sa, sb, ia, ib);
+ * listed: still held); *seen: its seen byte. */
+WORLD_HOT ev_pair *contact_held_live(world *w, uint32_t sa, uint32_t sb, uint32_t ia, uint32_t ib,
+                                     uint8_t **seen) {
+    ev_pair *held = contact_held(&w->events->contacts, sa, sb, ia, ib, seen);
     if (held && w->events->gone_any &&
         (bit_set(w->pending_despawn_bits, sa) || bit_set(w->pending_despawn_bits, sb))) {
         contact_end(w, held, 0.0f);
@@ -650,14 +666,15 @@ WORLD_HOT void contact_static_box(world *w, uint32_t i, const world_mover *m, aa
                                   uint32_t si) {
     const world_static *st = &w->statics[si];
     if (!aabb_overlaps(st->box, box)) return;
-    ev_pair *held = contact_held_live(w, m->slot, st->slot, i, UINT32_MAX);
-    if (held && held->seen) return;
+    uint8_t *seen = NULL;
+    ev_pair *held = contact_held_live(w, m->slot, st->slot, i, UINT32_MAX, &seen);
+    if (held && *seen) return;
     /* static_view's box: its offsets from the position, added back */
     aabb sb = box_at(st->position, v2_sub(st->box.min, st->position), static_hi(st));
     vec2 n;
     float gap = box_distance(lb, sb, &n);
     if (held) {
-        held->seen = true;
+        *seen = 1;
         if (gap > EV_END_GAP)
             contact_end(w, held, v2_dot(v2_sub(m->intent, v2(0.0f, 0.0f)), held->normal));
         else
@@ -675,11 +692,12 @@ WORLD_HOT void contact_mover_box(world *w, uint32_t i, uint32_t j, aabb lb, aabb
     const world_mover *mi = &w->movers[i], *mj = &w->movers[j];
     bool swap = slot_id(w, mj->slot) < slot_id(w, mi->slot); /* a: the lower id */
     uint32_t sa = swap ? mj->slot : mi->slot, sb = swap ? mi->slot : mj->slot;
-    ev_pair *held = contact_held_live(w, sa, sb, i, j);
-    if (held && held->seen) return;
+    uint8_t *seen = NULL;
+    ev_pair *held = contact_held_live(w, sa, sb, i, j, &seen);
+    if (held && *seen) return;
     vec2 n;
     if (held) {
-        held->seen = true;
+        *seen = 1;
         float gap = swap ? box_distance(jb, lb, &n) : box_distance(lb, jb, &n);
         vec2 ia = swap ? mj->intent : mi->intent, ib = swap ? mi->intent : mj->intent;
         if (gap > EV_END_GAP)

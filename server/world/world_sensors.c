@@ -155,7 +155,6 @@ static void overlap_offer(world *w, uint32_t ss, uint32_t sv) {
                  0,
                  v2(0.0f, 0.0f),
                  false,
-                 false,
                  false};
     if (views_overlap(w, &vs, &vv)) {
         if (!set_add(&ev->overlaps, &p) || !emit_sensor(w, &p, true)) {

@@ -49,7 +49,6 @@ typedef struct ev_pair {
                     * search does not take a visitor that just left for a new crossing (contacts
                     * clear their key instead) */
     bool b_static; /* contacts: b is a static (a is always a mover) */
-    bool seen;     /* contacts: rechecked in this step's search already */
 } ev_pair;
 
 typedef struct ev_set {
@@ -83,6 +82,10 @@ typedef struct ev_contacts {
     uint32_t tail_count; /* entries in tail, ended ones included */
     uint32_t tail_cap;   /* capacity of tail */
     uint32_t tail_old;   /* tail_count at the step's start: pairs past it began in this step */
+    /* Per entry of pairs (cap) and of tail (tail_cap): rechecked in this step's search already
+     * (or, in the tail, begun in it). Apart from the pairs, so the recheck after the search reads
+     * a byte per pair and only the pairs not seen, and writes none; all zero between steps. */
+    uint8_t *seen, *tail_seen;
     uint32_t dead;       /* ended pairs still in pairs or tail */
     uint32_t live;       /* held pairs: count + tail_count - dead */
     world_contact_event *begins; /* the step's begins, listed after its ends once both are known */

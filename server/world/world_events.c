@@ -446,8 +446,8 @@ static void contacts_list_begins(world *w) {
 
 /* Whether the pair of key (sa, sb) is held: the group of its movers (dense indices ia, and ib
  * or UINT32_MAX for a static), and their lists in the tail; *seen: its seen byte. */
-WORLD_HOT ev_pair *contact_held(ev_contacts *s, uint32_t sa, uint32_t sb, uint32_t ia,
-                                uint32_t ib, uint8_t **seen) {
+WORLD_HOT ev_pair *contact_held(ev_contacts *s, uint32_t sa, uint32_t sb, uint32_t ia, uint32_t ib,
+                                uint8_t **seen) {
     /* the bounds in locals: the pairs' fields and start are both uint32_t, so each store the
      * compiler cannot see past would otherwise reload them */
     ev_pair *pairs = s->pairs, *tail = s->tail;
@@ -727,10 +727,29 @@ static void contacts_find(world *w) {
     const bool pairs_valid = ev->pairs_valid;
     const world_event_note *notes = ev->note;
     const aabb *paths = pairs_valid ? (ev->path_live ? w->scratch.path : ev->path) : NULL;
+    /* note_mover's reads, for the movers as the step left them (p0_valid: no mover is added or
+     * moved while the search runs) */
+    const world_mover *movers = w->movers;
+    const vec2 *start = ev->start;
+    uint8_t *changed = ev->changed;
+    uint64_t *changed_bits = ev->changed_bits;
+    const uint64_t *spawn_bits = w->spawn_bits;
+    const bool p0_valid = ev->p0_valid, rescan = ev->rescan, sensors = w->filtered_count != 0;
     for (uint32_t i = 0; i < n; i++) {
-        const world_mover *m = &w->movers[i];
-        uint32_t noted = note_mover(w, i);
-        if (!(noted & EV_LOOKS) || slot_is_sensor(w, m->slot)) continue;
+        const world_mover *m = &movers[i];
+        uint32_t noted;
+        if (p0_valid) {
+            /* note_mover, its arrays in locals */
+            uint32_t slot = m->slot;
+            bool looks = !vec_eq(m->position, start[i]) || rescan || bit_set(spawn_bits, slot);
+            noted = ((uint32_t)changed[i] & ~(EV_LOOKS | EV_QUERIED)) | (looks ? EV_LOOKS : 0u);
+            changed[i] = (uint8_t)noted;
+            if (!looks) continue;
+            changed_bits[slot >> 6] |= 1ull << (slot & 63);
+        } else {
+            noted = note_mover(w, i);
+        }
+        if (!(noted & EV_LOOKS) || (sensors && slot_is_sensor(w, m->slot))) continue;
         bool statics_done = false;
         uint32_t flags = boxes ? noted : 0u;
         if ((flags & EV_NOTED) && ref_kind(m->shape) == GEOM_SHAPE_BOX) {
@@ -769,10 +788,11 @@ static void contacts_find(world *w) {
         world_grid_query(w, g, c.box, contact_mover_visit, &c);
     }
     if (!ev->pairs_valid) return;
-    for (uint32_t k = 0; k < ev->pair_count; k++) {
-        uint32_t i = ev->pairs[k][0], j = ev->pairs[k][1];
-        bool li = (ev->changed[i] & EV_LOOKS) && !slot_is_sensor(w, w->movers[i].slot);
-        bool lj = (ev->changed[j] & EV_LOOKS) && !slot_is_sensor(w, w->movers[j].slot);
+    uint32_t(*pairs)[2] = ev->pairs;
+    for (uint32_t k = 0, count = ev->pair_count; k < count; k++) {
+        uint32_t i = pairs[k][0], j = pairs[k][1];
+        bool li = (changed[i] & EV_LOOKS) && !(sensors && slot_is_sensor(w, movers[i].slot));
+        bool lj = (changed[j] & EV_LOOKS) && !(sensors && slot_is_sensor(w, movers[j].slot));
         if (!li && !lj) continue;
         if (!li) {
             uint32_t t = i;

@@ -123,8 +123,9 @@ void world_events_begin_step(world *w, bool start_noted) {
                 ev->p0[i] = w->movers[i].position;
         if (w->mover_count) memset(ev->changed, 0, w->mover_count); /* NULL while no mover yet */
     }
-    world_event_notes notes = {ev->note, ev->changed, ev->p0_valid};
-    w->event_notes = notes;
+    w->event_notes.note = ev->note;
+    w->event_notes.changed = ev->changed;
+    w->event_notes.valid = ev->p0_valid;
 }
 
 void world_events_note_pairs(world *w) {

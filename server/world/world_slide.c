@@ -317,20 +317,20 @@ WORLD_HOT vec2 slide_box_impl(world *w, uint32_t mi, vec2 pos, vec2 r, const mov
             }
         } else {
             /* the same walk, which also tells contact tracking which statics it found: it then
-             * needs no static query of its own for this mover (world_events_note_statics) */
-            uint32_t index[WORLD_NEAR_STATICS];
+             * needs no static query of its own for this mover (world_events_noted) */
+            uint32_t *index = world_events_note_at(w, mi);
             WORLD_FOR_STATICS_IN_CELLS(w, lv, cr, s) {
                 const world_static *st = &w->statics[s];
                 if (!aabb_overlaps(region, st->box)) continue;
                 if (ref_kind(st->shape) != GEOM_SHAPE_BOX || count == WORLD_NEAR_STATICS)
                     return world_slide(w, mi, pos, r, cands, cand_count, &unused);
-                index[count] = (uint32_t)s;
+                if ((uint32_t)count < WORLD_EVENTS_NEAR) index[count] = (uint32_t)s;
                 near[count++] = st->box;
             }
-            world_events_note_statics(w, mi, region, index, (uint32_t)count);
+            world_events_noted(w, mi, region, (uint32_t)count);
         }
     } else if (w->events) {
-        world_events_note_statics(w, mi, region, NULL, 0);
+        world_events_noted(w, mi, region, 0);
     }
     float tau = 0.0f; /* fraction of the tick used so far (candidates' clock) */
     vec2 first = r;

@@ -203,7 +203,7 @@ typedef struct world_grid {
     uint32_t unindexed_count; /* entries in unindexed */
 } world_grid;
 
-/* Contact tracking's notes of each mover's slide in the step (world_events_note_statics): the
+/* Contact tracking's notes of each mover's slide in the step (world_events_noted): the
  * arrays are world_events.c's, per dense mover index; valid while they hold every mover of the
  * step (events on, and no allocation failed). */
 #define WORLD_EVENTS_NEAR 4u        /* statics noted per mover at most */
@@ -218,6 +218,7 @@ typedef struct world_event_notes {
     world_event_note *note; /* per dense mover index */
     uint8_t *changed;       /* world_events.c's flags, WORLD_EVENTS_NOTED among them */
     bool valid;             /* the arrays may be written */
+    uint32_t spill[WORLD_EVENTS_NEAR]; /* where a slide writes its statics while not valid */
 } world_event_notes;
 
 /* Mutable state that const queries may use: the lazily built mover grid and a result buffer. */
@@ -570,18 +571,20 @@ void world_events_note_pairs(world *w);
 /* The mover grid is about to be rebuilt over scratch.path: contact tracking copies the mover
  * pass's path boxes first, if it still reads them there (world_grid_build_current). */
 void world_events_keep_path(const world *w);
-/* The statics of level 0 overlapping region, found by a slide of the mover of dense index mi
+/* The statics of level 0 overlapping a region, found by a slide of the mover of dense index mi
  * (every one, in the static grid's walk order): contact tracking takes the mover's statics from
- * them when its final box grown by the begin gap lies in region. Inline: every slide of a box
- * among boxes calls it while events are on. */
-static inline void world_events_note_statics(world *w, uint32_t mi, aabb region,
-                                             const uint32_t *index, uint32_t count) {
+ * them when its final box grown by the begin gap lies in the region. In two halves around the
+ * slide's own walk, which writes the index of each static it finds, the first WORLD_EVENTS_NEAR
+ * of them, at world_events_note_at (no copy); world_events_noted marks the note when they all fit.
+ * Inline: every slide of a box among boxes calls them while events are on. */
+static inline uint32_t *world_events_note_at(world *w, uint32_t mi) {
+    world_event_notes *notes = &w->event_notes;
+    return notes->valid ? notes->note[mi].near : notes->spill;
+}
+static inline void world_events_noted(world *w, uint32_t mi, aabb region, uint32_t count) {
     world_event_notes *notes = &w->event_notes;
     if (!notes->valid || count > WORLD_EVENTS_NEAR) return;
-    world_event_note *note = &notes->note[mi];
-    note->region = region;
-    for (uint32_t k = 0; k < count; k++)
-        note->near[k] = index[k];
+    notes->note[mi].region = region;
     notes->changed[mi] = (uint8_t)(WORLD_EVENTS_NOTED | count << WORLD_EVENTS_NOTED_SHIFT);
 }
 void world_events_free(world *w);

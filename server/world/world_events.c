@@ -713,12 +713,45 @@ WORLD_HOT void contact_mover_box(world *w, uint32_t i, uint32_t j, aabb lb, aabb
     contact_begin(&c, sa, sb, j, swap ? v2_neg(n) : n, swap, false);
 }
 
+/* The rest of contacts_find's look for mover i past the box path (statics_done: its noted statics
+ * were offered there): statics through the ones its slide noted or the static grid, movers through
+ * the mover grid unless the mover pass's pairs cover it (*paths: the path boxes, moved aside when
+ * the grid is built over scratch.path; *grid_ready: built). Out of line: rare among boxes, and the
+ * search's loop keeps its registers. */
+static EV_COLD void contacts_look_rest(world *w, uint32_t i, bool statics_done, const aabb **paths,
+                                       bool *grid_ready) {
+    world_events *ev = w->events;
+    world_grid *g = &w->cache->grid;
+    contact_ctx c = contact_looker(w, i);
+    if (statics_done) {
+        /* done in contacts_find */
+    } else if (ev->p0_valid && (ev->changed[i] & EV_NOTED) &&
+               aabb_contains(ev->note[i].region, c.box)) {
+        /* its slide walked the statics of a region holding this box: the same statics, in the
+         * same order, as the static query would find */
+        uint32_t count = (uint32_t)ev->changed[i] >> EV_NOTED_SHIFT;
+        for (uint32_t k = 0; k < count; k++)
+            contact_static_visit(w, ev->note[i].near[k], &c);
+    } else {
+        world_static_query(w, c.box, contact_static_visit, &c);
+    }
+    if (w->mover_count < 2) return;
+    if (ev->pairs_valid && aabb_contains((*paths)[i], c.box)) return;
+    if (!*grid_ready && !g->valid) {
+        world_grid_build_current(w, 0.0f);
+        /* it kept the path boxes aside first (world_events_keep_path) */
+        if (ev->pairs_valid) *paths = ev->path_live ? w->scratch.path : ev->path;
+    }
+    *grid_ready = true;
+    if (ev->p0_valid) ev->changed[i] |= EV_QUERIED;
+    world_grid_query(w, g, c.box, contact_mover_visit, &c);
+}
+
 /* 2 for contacts: new pairs around the movers that moved. Statics through the static grid; movers
  * from the mover pass's pairs (world_events_note_pairs) when the looker stayed inside its path
  * box, else through the mover grid the step left. */
 static void contacts_find(world *w) {
     world_events *ev = w->events;
-    world_grid *g = &w->cache->grid;
     uint32_t n = w->mover_count;
     bool grid_ready = false;
     /* boxes among boxes, filters off (S1b): the pairs take contact_static_box, contact_mover_box */
@@ -764,29 +797,7 @@ static void contacts_find(world *w) {
                 statics_done = true;
             }
         }
-        contact_ctx c = contact_looker(w, i);
-        if (statics_done) {
-            /* done above */
-        } else if (ev->p0_valid && (ev->changed[i] & EV_NOTED) &&
-                   aabb_contains(ev->note[i].region, c.box)) {
-            /* its slide walked the statics of a region holding this box: the same statics, in
-             * the same order, as the static query would find */
-            uint32_t count = (uint32_t)ev->changed[i] >> EV_NOTED_SHIFT;
-            for (uint32_t k = 0; k < count; k++)
-                contact_static_visit(w, ev->note[i].near[k], &c);
-        } else {
-            world_static_query(w, c.box, contact_static_visit, &c);
-        }
-        if (n < 2) continue;
-        if (pairs_valid && aabb_contains(paths[i], c.box)) continue;
-        if (!grid_ready && !g->valid) {
-            world_grid_build_current(w, 0.0f);
-            /* it kept the path boxes aside first (world_events_keep_path) */
-            if (pairs_valid) paths = ev->path_live ? w->scratch.path : ev->path;
-        }
-        grid_ready = true;
-        if (ev->p0_valid) ev->changed[i] |= EV_QUERIED;
-        world_grid_query(w, g, c.box, contact_mover_visit, &c);
+        contacts_look_rest(w, i, statics_done, &paths, &grid_ready);
     }
     if (!ev->pairs_valid) return;
     uint32_t(*pairs)[2] = ev->pairs;

@@ -113,17 +113,17 @@ static inline bool geom_obox_sweep_box(const geom_obox_sweep *s, vec2 pa, vec2 h
     vec2 r = v2_neg(rr);
     float g0 = r.y + s->min_y - hb.y, g1 = -r.y - s->max_y - hb.y;
     float g2 = r.x + s->min_x - hb.x, g3 = -r.x - s->max_x - hb.x;
+    /* each line's closing and opening gap; a miss along any axis decides (sweep_decide's first
+     * test): the world's axes first (the box's AABB swept against the tile's), which are
+     * cheaper */
+    float c0 = s->f0 ? g0 : g1, o0 = s->f0 ? g1 : g0, c1 = s->f1 ? g2 : g3, o1 = s->f1 ? g3 : g2;
+    if ((c0 > s->thr0) | (c1 > s->thr1) | (o0 > -slop) | (o1 > -slop)) return false;
     float p0 = v2_dot(s->n0, r), p1 = v2_dot(s->n1, r);
     float h0 = s->an0.x * hb.x + s->an0.y * hb.y, h1 = s->an1.x * hb.x + s->an1.y * hb.y;
     float g4 = -p0 - s->nv0 - h0, g5 = -p1 - s->nv1 - h1;
     float g6 = p0 - s->nv2 - h0, g7 = p1 - s->nv3 - h1;
-    /* each line's closing and opening gap */
-    float c0 = s->f0 ? g0 : g1, o0 = s->f0 ? g1 : g0, c1 = s->f1 ? g2 : g3, o1 = s->f1 ? g3 : g2;
     float c2 = s->f2 ? g4 : g6, o2 = s->f2 ? g6 : g4, c3 = s->f3 ? g5 : g7, o3 = s->f3 ? g7 : g5;
-    /* a miss along any axis decides (sweep_decide's first test) */
-    if ((c0 > s->thr0) | (c1 > s->thr1) | (c2 > s->thr2) | (c3 > s->thr3) | (o0 > -slop) |
-        (o1 > -slop) | (o2 > -slop) | (o3 > -slop))
-        return false;
+    if ((c2 > s->thr2) | (c3 > s->thr3) | (o2 > -slop) | (o3 > -slop)) return false;
     float t;
     vec2 n;
     /* Without a miss every axis that does not close has a gap <= -slop: the largest gap is above

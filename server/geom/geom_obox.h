@@ -41,28 +41,23 @@ typedef struct geom_obox_sweep {
 static inline float geom_obox_min_(float a, float b) { return b < a ? b : a; }
 static inline float geom_obox_max_(float a, float b) { return b > a ? b : a; }
 
-/* geom_poly_sweep_prepare of geom_shape_orient's polygon for the box h turned by q */
+/* geom_poly_sweep_prepare of geom_shape_orient's polygon for the box h turned by q, whose
+ * components must both be nonzero (and finite): geom_rotate's products with 0 and +-1 are then
+ * +-0 and +-c, +-s, so its normals are exactly (s, -c), (c, s), (-s, c), (-c, -s). */
 static inline void geom_obox_sweep_prepare(geom_obox_sweep *s, vec2 h, vec2 q) {
-    const vec2 lv[4] = {{-h.x, -h.y}, {h.x, -h.y}, {h.x, h.y}, {-h.x, h.y}};
-    const vec2 ln[4] = {{0.0f, -1.0f}, {1.0f, 0.0f}, {0.0f, 1.0f}, {-1.0f, 0.0f}};
-    vec2 v[4], n[4];
-    for (int i = 0; i < 4; i++) {
-        v[i] = geom_rotate(q, lv[i]);
-        n[i] = geom_rotate(q, ln[i]);
-    }
-    s->n0 = n[0], s->n1 = n[1], s->n2 = n[2], s->n3 = n[3];
-    s->nv0 = v2_dot(n[0], v[0]), s->nv1 = v2_dot(n[1], v[1]);
-    s->nv2 = v2_dot(n[2], v[2]), s->nv3 = v2_dot(n[3], v[3]);
-    s->an0 = v2(fabsf(n[0].x), fabsf(n[0].y));
-    s->an1 = v2(fabsf(n[1].x), fabsf(n[1].y));
-    s->min_x = s->max_x = v[0].x;
-    s->min_y = s->max_y = v[0].y;
-    for (int i = 1; i < 4; i++) {
-        s->min_x = geom_obox_min_(s->min_x, v[i].x);
-        s->max_x = geom_obox_max_(s->max_x, v[i].x);
-        s->min_y = geom_obox_min_(s->min_y, v[i].y);
-        s->max_y = geom_obox_max_(s->max_y, v[i].y);
-    }
+    float c = q.x, sn = q.y;
+    vec2 v0 = geom_rotate(q, v2(-h.x, -h.y)), v1 = geom_rotate(q, v2(h.x, -h.y));
+    vec2 v2_ = geom_rotate(q, v2(h.x, h.y)), v3 = geom_rotate(q, v2(-h.x, h.y));
+    s->n0 = v2(sn, -c), s->n1 = v2(c, sn), s->n2 = v2(-sn, c), s->n3 = v2(-c, -sn);
+    s->nv0 = v2_dot(s->n0, v0), s->nv1 = v2_dot(s->n1, v1);
+    s->nv2 = v2_dot(s->n2, v2_), s->nv3 = v2_dot(s->n3, v3);
+    s->an0 = v2(fabsf(sn), fabsf(c));
+    s->an1 = v2(fabsf(c), fabsf(sn));
+    /* polygon_extent: from the first vertex, in order */
+    s->min_x = geom_obox_min_(geom_obox_min_(geom_obox_min_(v0.x, v1.x), v2_.x), v3.x);
+    s->max_x = geom_obox_max_(geom_obox_max_(geom_obox_max_(v0.x, v1.x), v2_.x), v3.x);
+    s->min_y = geom_obox_min_(geom_obox_min_(geom_obox_min_(v0.y, v1.y), v2_.y), v3.y);
+    s->max_y = geom_obox_max_(geom_obox_max_(geom_obox_max_(v0.y, v1.y), v2_.y), v3.y);
 }
 
 /* geom_poly_sweep_motion: the turned box moves by da, the boxes stand still */

@@ -216,13 +216,13 @@ vec2 world_turn_slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candi
          * gather would find */
         aabb region = world_slide_region(box_at(p1, m->lo, m->hi), rest);
         /* a turned box alone among box tiles (the slide gathers them: r within a fine cell):
-         * world_slide_turned_box, without the turned polygon (a box turned by (1, 0) stays a
-         * box, which the general slide sweeps as one) */
+         * world_slide_turned_box, without the turned polygon. Its cos and sin nonzero (a box
+         * turned by (1, 0) stays a box, which the general slide sweeps as one; sinf is 0 only
+         * at 0, and no float angle has a cosine of 0). */
         int tile_count = -1;
         slide_tile tiles[WORLD_NEAR_STATICS];
-        if (cand_count == 0 && local->kind == GEOM_SHAPE_BOX &&
-            !(tr->q.x == 1.0f && tr->q.y == 0.0f) &&
-            fabsf(rest.x) + fabsf(rest.y) <= w->levels[0].cell) {
+        if (cand_count == 0 && local->kind == GEOM_SHAPE_BOX && tr->q.x != 0.0f &&
+            tr->q.y != 0.0f && fabsf(rest.x) + fabsf(rest.y) <= w->levels[0].cell) {
             tile_count = 0;
             for (int k = 0; k < gathered_count && tile_count >= 0; k++) {
                 if (!aabb_overlaps(region, gathered[k].box)) continue;

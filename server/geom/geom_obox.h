@@ -134,10 +134,14 @@ static inline bool geom_obox_sweep_box(const geom_obox_sweep *s, vec2 pa, vec2 h
         geom_obox_enter_(c1, s->sp1, s->f1 ? 2 : 3, &en, &ed, &ke);
         geom_obox_enter_(sc ? c3 : c2, sc ? s->sp3 : s->sp2, sc ? 5 : s->f2 ? 4 : 6, &en, &ed, &ke);
         geom_obox_enter_(sc ? c2 : c3, sc ? s->sp2 : s->sp3, sc ? 6 : s->f3 ? 5 : 7, &en, &ed, &ke);
-        geom_obox_exit_(o0, s->sp0, &xn, &xd);
-        geom_obox_exit_(o1, s->sp1, &xn, &xd);
-        geom_obox_exit_(so ? o3 : o2, so ? s->sp3 : s->sp2, &xn, &xd);
-        geom_obox_exit_(so ? o2 : o3, so ? s->sp2 : s->sp3, &xn, &xd);
+        /* from 1 / 1 an exit updates only where -o < sp: mostly none (every exit after the
+         * end), and the sequence then leaves 1 / 1 */
+        if ((-o0 < s->sp0) | (-o1 < s->sp1) | (-o2 < s->sp2) | (-o3 < s->sp3)) {
+            geom_obox_exit_(o0, s->sp0, &xn, &xd);
+            geom_obox_exit_(o1, s->sp1, &xn, &xd);
+            geom_obox_exit_(so ? o3 : o2, so ? s->sp3 : s->sp2, &xn, &xd);
+            geom_obox_exit_(so ? o2 : o3, so ? s->sp2 : s->sp3, &xn, &xd);
+        }
         if (en * xd > xn * ed) return false;
         t = en / ed;
         n = geom_obox_normal_(s, ke);

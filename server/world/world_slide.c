@@ -306,21 +306,27 @@ vec2 world_slide_turned_box(world *w, uint32_t mi, vec2 pos, vec2 r, const slide
     vec2 first = r;
     for (int it = 0; it < w->cfg.slide_iterations; it++) {
         if (r.x == 0.0f && r.y == 0.0f) break;
-        sweep_hit best = {WORLD_NO_HIT, {0, 0}, {0, 0}, false};
-        if (check_bounds) sweep_bounds(w, box_at(pos, m->lo, m->hi), r, &best);
+        float best_t = WORLD_NO_HIT;
+        vec2 best_n = v2(0.0f, 0.0f);
+        if (check_bounds) {
+            sweep_hit bounds = {WORLD_NO_HIT, {0, 0}, {0, 0}, false};
+            sweep_bounds(w, box_at(pos, m->lo, m->hi), r, &bounds);
+            best_t = bounds.t, best_n = bounds.normal;
+        }
         if (tile_count > 0) {
             geom_obox_sweep_motion(&s, r);
-            /* hit_offer keeps the first of equal times: nothing comes before one at the start */
-            for (int k = 0; k < tile_count && best.t != 0.0f; k++) {
+            for (int k = 0; k < tile_count; k++) {
                 geom_toi toi;
                 if (geom_obox_sweep_box(&s, pos, tiles[k].hi, tiles[k].position, &toi) &&
-                    toi.t < best.t) {
-                    best.t = toi.t;
-                    best.normal = toi.normal;
+                    toi.t < best_t) {
+                    best_t = toi.t, best_n = toi.normal;
+                    /* hit_offer keeps the first of equal times: nothing comes before one at
+                     * the start */
+                    if (best_t == 0.0f) break;
                 }
             }
         }
-        if (best.t > 1.0f) {
+        if (best_t > 1.0f) {
             pos = v2_add(pos, r);
             pbox = aabb_union(pbox, box_at(pos, m->lo, m->hi));
             break;
@@ -328,7 +334,7 @@ vec2 world_slide_turned_box(world *w, uint32_t mi, vec2 pos, vec2 r, const slide
         w->swept_hits++;
         /* a static or the bounds: other_d 0, which with_mover = false reads as such (the same
          * floats as slide_impl's response, where it subtracts that 0) */
-        slide_respond(&pos, &r, best.t, best.normal, false, v2(0.0f, 0.0f), true, true, first);
+        slide_respond(&pos, &r, best_t, best_n, false, v2(0.0f, 0.0f), true, true, first);
         pbox = aabb_union(pbox, box_at(pos, m->lo, m->hi));
     }
     *path = pbox;

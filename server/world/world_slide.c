@@ -300,9 +300,10 @@ vec2 world_slide_turned_box(world *w, uint32_t mi, vec2 pos, vec2 r, const slide
     float reach = fabsf(r.x) + fabsf(r.y);
     /* far from the bounds (the whole slide stays a skin inside them): no need to sweep them */
     bool check_bounds = !aabb_contains(w->inner_bounds, aabb_inflate(pbox, reach));
-    /* slide_impl's geom_poly_sweep_* on the turned polygon, specialised for a box */
-    geom_obox_sweep s = {0};
-    if (tile_count > 0) geom_obox_sweep_prepare(&s, h, q);
+    /* slide_impl's geom_poly_sweep_* on the turned polygon, specialised for a box (prepared
+     * even without tiles, which the turning tick's slide hardly ever lacks) */
+    geom_obox_sweep s;
+    geom_obox_sweep_prepare(&s, h, q);
     vec2 first = r;
     for (int it = 0; it < w->cfg.slide_iterations; it++) {
         if (r.x == 0.0f && r.y == 0.0f) break;

@@ -216,6 +216,9 @@ bool geom_poly_sweep_box(const geom_poly_sweep *s, vec2 pa, vec2 hb, vec2 pb, ge
  *                           geom_toi *out); */
 #include "geom_box.h"
 #include "geom_rot.h"
+/* geom_poly_sweep for a turned box (geom_shape_orient of a box) against boxes, static inline
+ * (geom_obox.h): geom_obox_sweep_prepare / _motion / _box, geom_poly_sweep_box's answers. */
+#include "geom_obox.h"
 
 #ifdef __cplusplus
 }

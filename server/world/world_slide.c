@@ -280,6 +280,68 @@ vec2 world_slide_gathered(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_c
     return slide_impl(w, mi, pos, r, cands, cand_count, path, near, near_count, turned, true);
 }
 
+/* ---- A turned box among box statics (the turning tick's slide) -----------------------------
+ *
+ * geom_poly_sweep_box's decision (bp_sweep with the turned box as the polygon Y, each tile the
+ * box X, offset r = pos - tile and relative motion d = -r_motion), specialised for a polygon
+ * that is a box. Along the 4 world axes the gaps come from the turned box's bounds; along its
+ * own 4 edge normals n_j the opposite edges pair up: n_2 and n_3 are -n_0 and -n_1 (the same
+ * values: geom_rotate of opposite unit vectors), so dot(n_2, r) is -dot(n_0, r) and a tile's
+ * support |n_2| . h is |n_0| . h; 2 dot products and 2 supports per tile instead of 4 and 4,
+ * every gap still the same float (the sign of a zero product aside, which vanishes against the
+ * edge's nonzero offset). The motion fixes for each axis whether it closes, so a tile the sweep
+ * would reject for a miss (most of them: the mover slides along or away) is rejected by one
+ * compare per axis against a threshold kept per motion; the others go through the sweep's
+ * decision in its order, the same floats, the same answer. */
+vec2 world_slide_turned_box(world *w, uint32_t mi, vec2 pos, vec2 r, const slide_tile *tiles,
+                            int tile_count, vec2 h, vec2 q, aabb *path) {
+    const world_mover *m = &w->movers[mi];
+    aabb pbox = box_at(pos, m->lo, m->hi);
+    float reach = fabsf(r.x) + fabsf(r.y);
+    /* far from the bounds (the whole slide stays a skin inside them): no need to sweep them */
+    bool check_bounds = !aabb_contains(w->inner_bounds, aabb_inflate(pbox, reach));
+    /* slide_impl's geom_poly_sweep_* on the turned polygon, specialised for a box (prepared
+     * even without tiles, which the turning tick's slide hardly ever lacks) */
+    geom_obox_sweep s;
+    geom_obox_sweep_prepare(&s, h, q);
+    vec2 first = r;
+    for (int it = 0; it < w->cfg.slide_iterations; it++) {
+        if (r.x == 0.0f && r.y == 0.0f) break;
+        float best_t = WORLD_NO_HIT;
+        vec2 best_n = v2(0.0f, 0.0f);
+        if (check_bounds) {
+            sweep_hit bounds = {WORLD_NO_HIT, {0, 0}, {0, 0}, false};
+            sweep_bounds(w, box_at(pos, m->lo, m->hi), r, &bounds);
+            best_t = bounds.t, best_n = bounds.normal;
+        }
+        if (tile_count > 0) {
+            geom_obox_sweep_motion(&s, r);
+            for (int k = 0; k < tile_count; k++) {
+                geom_toi toi;
+                if (geom_obox_sweep_box(&s, pos, tiles[k].hi, tiles[k].position, &toi) &&
+                    toi.t < best_t) {
+                    best_t = toi.t, best_n = toi.normal;
+                    /* hit_offer keeps the first of equal times: nothing comes before one at
+                     * the start */
+                    if (best_t == 0.0f) break;
+                }
+            }
+        }
+        if (best_t > 1.0f) {
+            pos = v2_add(pos, r);
+            pbox = aabb_union(pbox, box_at(pos, m->lo, m->hi));
+            break;
+        }
+        w->swept_hits++;
+        /* a static or the bounds: other_d 0, which with_mover = false reads as such (the same
+         * floats as slide_impl's response, where it subtracts that 0) */
+        slide_respond(&pos, &r, best_t, best_n, false, v2(0.0f, 0.0f), true, true, first);
+        pbox = aabb_union(pbox, box_at(pos, m->lo, m->hi));
+    }
+    *path = pbox;
+    return pos;
+}
+
 /* The slide of a box mover moving less than a cell, among statics that are all boxes in the
  * finest level and candidate movers that are all boxes: the common case (S1a, and most of S1b),
  * without the bookkeeping the general slide carries for path boxes and other shapes. A box among

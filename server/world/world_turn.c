@@ -215,18 +215,42 @@ vec2 world_turn_slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candi
         /* the slide's own region, filtered from the walk above in the walk's order: what its
          * gather would find */
         aabb region = world_slide_region(box_at(p1, m->lo, m->hi), rest);
-        near_static near[WORLD_NEAR_STATICS];
-        int near_count = 0;
-        for (int k = 0; k < gathered_count && near_count >= 0; k++) {
-            if (!aabb_overlaps(region, gathered[k].box)) continue;
-            if (near_count == WORLD_NEAR_STATICS)
-                near_count = -1;
-            else
-                near[near_count++] = gathered[k];
+        /* a turned box alone among box tiles (the slide gathers them: r within a fine cell):
+         * world_slide_turned_box, without the turned polygon. Its cos and sin nonzero (a box
+         * turned by (1, 0) stays a box, which the general slide sweeps as one; sinf is 0 only
+         * at 0, and no float angle has a cosine of 0). */
+        int tile_count = -1;
+        slide_tile tiles[WORLD_NEAR_STATICS];
+        if (cand_count == 0 && local->kind == GEOM_SHAPE_BOX && tr->q.x != 0.0f &&
+            tr->q.y != 0.0f && fabsf(rest.x) + fabsf(rest.y) <= w->levels[0].cell) {
+            tile_count = 0;
+            for (int k = 0; k < gathered_count && tile_count >= 0; k++) {
+                if (!aabb_overlaps(region, gathered[k].box)) continue;
+                if (tile_count == WORLD_NEAR_STATICS || !gathered[k].is_box) {
+                    tile_count = -1;
+                } else {
+                    const world_static *st = &w->statics[gathered[k].index];
+                    tiles[tile_count++] = (slide_tile){st->position, static_hi(st)};
+                }
+            }
         }
-        if (!built) geom_shape_orient(local, tr->q, &turned_shape);
-        end = world_slide_gathered(w, mi, p1, rest, moved, cand_count, &slid, near, near_count,
-                                   &turned_shape);
+        if (tile_count >= 0) {
+            end = world_slide_turned_box(w, mi, p1, rest, tiles, tile_count, local->u.half_extents,
+                                         tr->q, &slid);
+        } else {
+            near_static near[WORLD_NEAR_STATICS];
+            int near_count = 0;
+            for (int k = 0; k < gathered_count && near_count >= 0; k++) {
+                if (!aabb_overlaps(region, gathered[k].box)) continue;
+                if (near_count == WORLD_NEAR_STATICS)
+                    near_count = -1;
+                else
+                    near[near_count++] = gathered[k];
+            }
+            if (!built) geom_shape_orient(local, tr->q, &turned_shape);
+            end = world_slide_gathered(w, mi, p1, rest, moved, cand_count, &slid, near, near_count,
+                                       &turned_shape);
+        }
     } else {
         end = world_slide(w, mi, p1, rest, moved, cand_count, &slid);
     }

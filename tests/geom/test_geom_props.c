@@ -502,6 +502,118 @@ static void test_poly_sweep_box_prepared(void) {
               touching, n);
 }
 
+/* ---- Turned box against boxes ------------------------------------------------------------
+ * geom_obox_sweep_box (the turning tick's slide of a turned box among box tiles) answers every
+ * case as geom_poly_sweep_box does on geom_shape_orient's polygon, bit for bit: hit or not, t,
+ * and the normal's bits (the sign of a zero included). The cases lean on the sweep's edges: boxes
+ * touching the turned box's bounds or one of its faces within the slop either way, motions along
+ * an axis exactly, along a face, or with a component below the slop (a closing axis that enters
+ * after the end within the slop), and quarter-turn angles. */
+static bool same_bits(float a, float b) { return memcmp(&a, &b, sizeof a) == 0; }
+
+static vec2 obox_motion(harness_rng *rng, const geom_polygon *p) {
+    vec2 da = random_vec(rng, 1.5f);
+    switch (harness_rng_next(rng) % 6) {
+    case 0: /* along an axis */
+        return (harness_rng_next(rng) & 1) ? v2(da.x, 0.0f) : v2(0.0f, da.y);
+    case 1: /* along a face of the turned box */
+        return v2_scale(v2_perp(p->normals[0]), da.x);
+    case 2: /* one component within the slop */
+        return (harness_rng_next(rng) & 1) ? v2(da.x * 1e-5f, da.y) : v2(da.x, da.y * 1e-5f);
+    case 3: /* short */
+        return v2_scale(da, 1e-4f);
+    case 4: /* now and then beyond GEOM_MAX_COORD: never a hit */
+        return (harness_rng_next(rng) % 8) ? da : v2(da.x, 2e18f);
+    default:
+        return da;
+    }
+}
+
+static vec2 obox_place(harness_rng *rng, const geom_polygon *p, vec2 pa, aabb box, vec2 hb) {
+    float slop = harness_rng_range(rng, -2.0f * GEOM_LINEAR_SLOP, 2.0f * GEOM_LINEAR_SLOP);
+    float along = harness_rng_range(rng, -1.5f, 1.5f);
+    bool flip = harness_rng_next(rng) & 1;
+    switch (harness_rng_next(rng) % 6) {
+    case 0: /* touching the bounds along x */
+        return flip ? v2(box.max.x + hb.x + slop, pa.y + along)
+                    : v2(box.min.x - hb.x - slop, pa.y + along);
+    case 1: /* along y */
+        return flip ? v2(pa.x + along, box.max.y + hb.y + slop)
+                    : v2(pa.x + along, box.min.y - hb.y - slop);
+    case 2: { /* a corner of the box on a face of the turned one */
+        int e = (int)(harness_rng_next(rng) % 4);
+        vec2 n = p->normals[e];
+        vec2 on = v2_add(v2_add(pa, p->vertices[e]),
+                         v2_add(v2_scale(v2_perp(n), -0.5f * along), v2_scale(n, slop)));
+        return v2_sub(on, v2(n.x > 0.0f ? -hb.x : hb.x, n.y > 0.0f ? -hb.y : hb.y));
+    }
+    case 3: /* diagonal, at a corner of the bounds */
+        return v2(box.max.x + hb.x + slop, box.max.y + hb.y + along * 1e-4f);
+    default:
+        return v2_add(pa, random_vec(rng, 3.0f));
+    }
+}
+
+static void test_obox_sweep(void) {
+    harness_rng rng = {7411};
+    int n = 20 * cases_per_pair(), hits = 0, starts = 0, misses = 0;
+    for (int i = 0; i < n; i++) {
+        vec2 h = v2(harness_rng_range(&rng, 0.1f, 1.0f), harness_rng_range(&rng, 0.1f, 1.0f));
+        float ang = (i % 8 == 0) ? (float)(harness_rng_next(&rng) % 4) * 1.5707964f
+                                 : harness_rng_range(&rng, -3.2f, 3.2f);
+        vec2 q = v2(cosf(ang), sinf(ang));
+        if (q.x == 0.0f || q.y == 0.0f) continue; /* geom_obox_sweep_prepare's precondition */
+        geom_shape local = {.kind = GEOM_SHAPE_BOX, .u.half_extents = h}, a;
+        geom_shape_orient(&local, q, &a);
+        const geom_polygon *p = &a.u.polygon;
+        geom_poly_sweep ps;
+        geom_poly_sweep_prepare(&ps, p);
+        geom_obox_sweep os;
+        geom_obox_sweep_prepare(&os, h, q);
+        vec2 pa = (i & 1) ? random_vec(&rng, 5) : far_translation(&rng);
+        aabb box = geom_shape_aabb(&a, pa);
+        for (int k = 0; k < 6; k++) {
+            vec2 da = obox_motion(&rng, p);
+            geom_poly_sweep_motion(&ps, da);
+            geom_obox_sweep_motion(&os, da);
+            for (int j = 0; j < 5; j++) {
+                vec2 hb =
+                    v2(harness_rng_range(&rng, 0.1f, 1.0f), harness_rng_range(&rng, 0.1f, 1.0f));
+                vec2 pb = obox_place(&rng, p, pa, box, hb);
+                if (j == 4) {
+                    /* A box to the right within the slop (gap gx > 0) and above, which the
+                     * motion reaches along y while along x it closes slower than gx: the x axis
+                     * enters after the end, within the slop (no miss), so no hit. */
+                    float sy = harness_rng_range(&rng, 0.0f, 0.3f);
+                    pb = v2(box.max.x + hb.x + 0.5f * GEOM_LINEAR_SLOP, box.max.y + hb.y + sy);
+                    float gx = (pb.x - pa.x) - (box.max.x - pa.x) - hb.x;
+                    da = v2(harness_rng_range(&rng, 0.1f, 0.9f) * gx, 4.0f * sy + 0.5f);
+                    geom_poly_sweep_motion(&ps, da);
+                    geom_obox_sweep_motion(&os, da);
+                }
+                geom_toi want = {0}, got = {0};
+                bool w_hit = geom_poly_sweep_box(&ps, pa, hb, pb, &want);
+                bool g_hit = geom_obox_sweep_box(&os, pa, hb, pb, &got);
+                CHECK_MSG(w_hit == g_hit, "case %d/%d/%d: hit %d, geom_poly_sweep_box %d", i, k, j,
+                          g_hit, w_hit);
+                if (!w_hit || !g_hit) {
+                    misses++;
+                    continue;
+                }
+                hits++;
+                starts += want.t == 0.0f;
+                CHECK_MSG(same_bits(got.t, want.t) && same_bits(got.normal.x, want.normal.x) &&
+                              same_bits(got.normal.y, want.normal.y),
+                          "case %d/%d/%d: t %.9g n (%g %g), geom_poly_sweep_box t %.9g n (%g %g)",
+                          i, k, j, got.t, got.normal.x, got.normal.y, want.t, want.normal.x,
+                          want.normal.y);
+            }
+        }
+    }
+    CHECK_MSG(hits > n && starts > n / 10 && misses > n, "%d hits (%d at the start), %d misses",
+              hits, starts, misses);
+}
+
 TEST_MAIN(TEST(test_overlap_every_pair), TEST(test_sweep_every_pair), TEST(test_box_box_lattice),
           TEST(test_ray_cast_every_kind), TEST(test_contains_and_aabb_every_kind),
-          TEST(test_deterministic), TEST(test_poly_sweep_box_prepared))
+          TEST(test_deterministic), TEST(test_poly_sweep_box_prepared), TEST(test_obox_sweep))

@@ -67,6 +67,8 @@ void world_step(world *w) {
     g->valid = false;
     memset(w->moved_bits, 0, ((w->capacity + 63) / 64) * sizeof *w->moved_bits);
 
+    /* turning movers remember their statics as world_step_alone's do (world_turn.c) */
+    if (WORLD_FAST_PATHS && !finished && w->turning_hint) world_near_cache_begin(w, n);
     if (finished) {
         world_step_alone(w);
     } else if (!w->movers_collide || n < 2) {

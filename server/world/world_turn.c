@@ -100,10 +100,88 @@ static bool turn_gather_visit(const world *w, uint32_t s, void *vctx) {
 /* The statics meeting region that block the mover of slot self, in the grid walk's order
  * (world_static_walk, inlined with its visitor), into out (at most TURN_NEAR); -1 when there are
  * more. */
-static int turn_gather(const world *w, uint32_t self, aabb region, near_static *out) {
+static int turn_walk(const world *w, uint32_t self, aabb region, near_static *out) {
     turn_gather_ctx g = {self, out, 0, false};
     world_static_walk(w, region, turn_gather_visit, &g);
     return g.full ? -1 : g.n;
+}
+
+/* turn_walk's answer for the mover of dense index mi moving by r, through the statics its last
+ * walk remembered (world_near_cache, S1a's entries: a fact about cells, shared with
+ * world_step_alone) when region lies inside the cells they cover; otherwise a walk of region's
+ * cells grown ahead of the motion (near_cache_grow) that remembers them for the next ticks. The
+ * statics of the remembered cells are kept in walk order (rows, then cells, then list order), so
+ * those whose home cell lies in region's own cells, meeting region, come out in the order the
+ * walk of region finds them. Only when every static sits in level 0 (the remembered cells are
+ * level 0's), every static is a box (world_step_alone reads the same entries as boxes) and
+ * region lies inside the inner bounds (no clamping of cell coordinates). */
+static int turn_gather(world *w, uint32_t mi, uint32_t self, aabb region, vec2 r,
+                       near_static *out) {
+    if (!w->statics_in_finest || w->nonbox_statics || !aabb_contains(w->inner_bounds, region))
+        return turn_walk(w, self, region, out);
+    if (w->active_level_count == 0) return 0;
+    const world_level *lv = &w->levels[0];
+    const world_static *statics = w->statics;
+    cell_range cr = level_range_inside(w, lv, region);
+    world_near_cache *nc = &w->near_cache[mi];
+    int n = 0;
+    if (near_cache_holds(nc, region)) {
+        const vec2 o = w->cfg.bounds.min;
+        for (uint32_t k = 0; k < nc->count; k++) {
+            uint32_t s = (uint32_t)nc->statics[k];
+            const world_static *st = &statics[s];
+            if (!aabb_meets(st->box, region)) continue;
+            /* in region's own cells: what its walk visits (home_cell's arithmetic) */
+            int32_t hx = level_cell(st->box.min.x, o.x, lv->inv_cell, lv->nx);
+            int32_t hy = level_cell(st->box.min.y, o.y, lv->inv_cell, lv->ny);
+            if (hx < cr.x0 || hx > cr.x1 || hy < cr.y0 || hy > cr.y1) continue;
+            if (!slots_block(w, self, st->slot)) continue;
+            if (n == TURN_NEAR) return -1;
+            out[n++] = (near_static){
+                .box = st->box, .index = s, .is_box = ref_kind(st->shape) == GEOM_SHAPE_BOX};
+        }
+        return n;
+    }
+    cell_range g = near_cache_grow(cr, r, lv->nx, lv->ny);
+    uint32_t len = (uint32_t)(g.x1 - g.x0 + 1);
+    if (len > 32) return turn_walk(w, self, region, out);
+    nc->area = (aabb){{NAN, NAN}, {NAN, NAN}}; /* void while it is refilled */
+    uint32_t found = 0;                        /* statics in the walked cells */
+    bool full = false;
+    for (int32_t cy = g.y0; cy <= g.y1; cy++) {
+        /* the row's cells g.x0..g.x1 as bits: one word, or the tail of one and head of the next
+         * (g.x1 < nx, so the next word exists) */
+        uint32_t c0 = (uint32_t)(cy * lv->nx + g.x0), sh = c0 & 63;
+        uint64_t bits = lv->occupied[c0 >> 6] >> sh;
+        if (sh + len > 64) bits |= lv->occupied[(c0 >> 6) + 1] << (64 - sh);
+        bits &= (1ull << len) - 1;
+        bool row_in = cy >= cr.y0 && cy <= cr.y1;
+        while (bits) {
+            int32_t cx = g.x0 + __builtin_ctzll(bits);
+            uint32_t c = c0 + (uint32_t)__builtin_ctzll(bits);
+            bits &= bits - 1;
+            bool cell_in = row_in && cx >= cr.x0 && cx <= cr.x1;
+            for (int32_t s = lv->heads[c]; s >= 0; s = statics[s].next) {
+                if (found < WORLD_NEAR_CACHE) nc->statics[found] = s;
+                found++;
+                const world_static *st = &statics[s];
+                if (!cell_in || full || !aabb_meets(st->box, region) ||
+                    !slots_block(w, self, st->slot))
+                    continue;
+                if (n == TURN_NEAR)
+                    full = true;
+                else
+                    out[n++] = (near_static){.box = st->box,
+                                             .index = (uint32_t)s,
+                                             .is_box = ref_kind(st->shape) == GEOM_SHAPE_BOX};
+            }
+        }
+    }
+    if (found <= WORLD_NEAR_CACHE) {
+        nc->count = found;
+        nc->area = near_cache_area(w, g);
+    }
+    return full ? -1 : n;
 }
 
 static aabb disc_box(vec2 p, float r) {
@@ -133,7 +211,7 @@ vec2 world_turn_slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candi
     int gathered_count = -1;
     if (WORLD_FAST_PATHS)
         gathered_count = turn_gather(
-            w, m->slot, aabb_inflate(swept, fabsf(r.x) + fabsf(r.y) + WORLD_QUERY_MARGIN),
+            w, mi, m->slot, aabb_inflate(swept, fabsf(r.x) + fabsf(r.y) + WORLD_QUERY_MARGIN), r,
             gathered);
     if (da != 0.0f) {
         geom_motion ma = {pos, a0, r, da};

@@ -507,7 +507,7 @@ ROT_HOT vec2 turn_of(float x) {
 /* (cos a, sin a) for a start angle: a quarter-turn reduction to |x| <= pi/4 and turn_of, so the
  * advancement's setup costs no libm call (an angle of 0, every static's, costs nothing). Within
  * about 1e-7 of cosf/sinf for |a| up to a few turns; libm beyond. */
-static vec2 start_turn(float a) {
+vec2 geom_turn_start(float a) {
     if (a == 0.0f) return v2(1.0f, 0.0f);
     if (!(fabsf(a) <= 32.0f)) return v2(cosf(a), sinf(a));
     /* the nearest number of quarter turns (a * 2 / pi, rounded; no libm call) */
@@ -579,7 +579,7 @@ bool geom_toi_turning_before(const geom_shape *a, const geom_motion *ma, const g
         if (out) *out = r;
         return false;
     }
-    vec2 qa = start_turn(ma->a0), qb = start_turn(mb->a0);
+    vec2 qa = geom_turn_start(ma->a0), qb = geom_turn_start(mb->a0);
     bool exhausted = true;
     gjk_cache cache = {0, {0, 0, 0}, {0, 0, 0}};
     bool boxes = a->kind == GEOM_SHAPE_BOX && b->kind == GEOM_SHAPE_BOX;
@@ -653,4 +653,60 @@ bool geom_toi_turning_before(const geom_shape *a, const geom_motion *ma, const g
     r.t = 1.0f;
     if (out) *out = r;
     return false;
+}
+
+/* geom_toi_turning_before's loop for a box A against a box B that neither moves nor turns and
+ * stands at angle 0 (B's motion {pb, 0, 0, 0}), where only the time matters: B's rotation is
+ * (1, 0), so its products by 1 are the values themselves and those by 0 add nothing but the sign
+ * of a zero, which no comparison, fabsf or later sum of a nonzero term sees; B's motion adds 0
+ * (the same position, but for the sign of a zero). Every value the time depends on is so the
+ * general loop's: the separations, the chosen axis, the bound (|dv . n|, the same for n and -n),
+ * each step. At t = 0 A's rotation is qa itself (turn_of(0) is (1, 0)). The rare arrival that
+ * needs the exact distance calls the same box_box_distance with the same transforms. */
+float geom_toi_turning_box_fixed(vec2 ha, float ra, vec2 qa, const geom_motion *ma, vec2 hb,
+                                 vec2 pb, float target, float tolerance, float before) {
+    float rb = v2_len(hb);
+    float spin = fabsf(ma->da) * ra; /* + |0| rb: +0 */
+    vec2 dv = ma->dp;                /* - 0 */
+    float t = disc_entry(v2_sub(pb, ma->p0), v2_neg(dv), ra + rb + 2.0f * target + tolerance);
+    if (t > 1.0f || t >= before) return 2.0f;
+    const geom_xf xb = {pb, {1.0f, 0.0f}};
+    const float arrive = target + tolerance;
+    for (int it = 0; it < GEOM_CA_MAX_ITERATIONS; it++) {
+        geom_xf xa;
+        xa.p = v2_mul_add(ma->p0, t, ma->dp);
+        xa.q = t == 0.0f || ma->da == 0.0f ? qa : geom_rotate(qa, turn_of(t * ma->da));
+        /* box_box_separation with xb.q = (1, 0) */
+        vec2 d = v2_sub(pb, xa.p);
+        float ac = fabsf(xa.q.x), as = fabsf(xa.q.y);
+        float sep[4] = {
+            fabsf(xa.q.x * d.x + xa.q.y * d.y) - ha.x - hb.x * ac - hb.y * as,
+            fabsf(xa.q.x * d.y - xa.q.y * d.x) - ha.y - hb.x * as - hb.y * ac,
+            fabsf(d.x) - hb.x - ha.x * ac - ha.y * as,
+            fabsf(d.y) - hb.y - ha.x * as - ha.y * ac,
+        };
+        int k = 0;
+        for (int i = 1; i < 4; i++)
+            if (sep[i] > sep[k]) k = i;
+        float dist = sep[k];
+        float closing; /* |dv . n| along the axis the gap is measured on */
+        if (dist > arrive) {
+            closing = k == 0   ? fabsf(dv.x * xa.q.x + dv.y * xa.q.y)
+                      : k == 1 ? fabsf(dv.x * -xa.q.y + dv.y * xa.q.x)
+                      : k == 2 ? fabsf(dv.x)
+                               : fabsf(dv.y);
+        } else if (dist > 1e-6f && box_face_exact(ha, xa, hb, xb, k)) {
+            return t; /* arrived, a corner against a face */
+        } else {
+            geom_closest c;
+            dist = box_box_distance(ha, xa, hb, xb, &c);
+            if (c.overlap || dist <= arrive) return t;
+            closing = fabsf(v2_dot(dv, c.normal));
+        }
+        float bound = closing + spin;
+        if (!(bound > 0.0f)) return 2.0f; /* nothing moves: no contact ahead */
+        t += (dist - target) / bound;
+        if (!(t < 1.0f) || !(t < before)) return 2.0f;
+    }
+    return t; /* the iteration bound: the last time reached is still safe */
 }

@@ -106,4 +106,14 @@ bool geom_toi_turning_before(const geom_shape *a, const geom_motion *ma, const g
                              const geom_motion *mb, float target, float tolerance, float before,
                              geom_toi_result *out);
 
+/* The start angle's (cos, sin) as the advancement takes it (a quarter-turn reduction and a
+ * series, within about 1e-7 of cosf/sinf; exactly (1, 0) for 0). */
+vec2 geom_turn_start(float a);
+/* geom_toi_turning_before for a box A (half extents ha, geom_shape_radius ra, start rotation
+ * qa = geom_turn_start(ma->a0)) against a box B of half extents hb that stands still at pb,
+ * unturned (B's motion {pb, 0, (0, 0), 0}), when only the time is wanted: the contact time t of
+ * its answer when that is true (t < before), otherwise 2. The same floats as the general loop. */
+float geom_toi_turning_box_fixed(vec2 ha, float ra, vec2 qa, const geom_motion *ma, vec2 hb,
+                                 vec2 pb, float target, float tolerance, float before);
+
 #endif

@@ -24,6 +24,10 @@ typedef struct turn_ctx {
     const geom_shape *local; /* its body-local shape */
     const geom_motion *ma;   /* its motion over the tick */
     float t;                 /* earliest contact so far, fraction of the tick */
+    float radius;            /* its shape's radius (geom_shape_radius) */
+    bool box;                /* its shape is a box (box statics: geom_toi_turning_box_fixed) */
+    bool q0_ready;           /* q0 taken */
+    vec2 q0;                 /* its start rotation as the advancement takes it, once needed */
 } turn_ctx;
 
 static void turn_offer(turn_ctx *c, const geom_shape *b, vec2 pb, vec2 db, float dab) {
@@ -47,6 +51,20 @@ static bool turn_static_visit(const world *w, uint32_t index, void *vctx) {
     if (dx * dx + dy * dy > c->reach * c->reach) return true;
     if (!aabb_meets(st->box, c->swept)) return true;
     if (!slots_block(w, c->self, st->slot)) return true;
+    if (c->t == 0.0f) return true; /* a contact at the start: nothing comes earlier */
+    if (WORLD_FAST_PATHS && c->box && ref_kind(st->shape) == GEOM_SHAPE_BOX) {
+        /* a box static stands still, unturned: geom_toi_turning_before's time without its
+         * general motion of B (the same floats), the mover's terms taken once per tick */
+        if (!c->q0_ready) {
+            c->q0 = geom_turn_start(c->ma->a0);
+            c->q0_ready = true;
+        }
+        float t = geom_toi_turning_box_fixed(c->local->u.half_extents, c->radius, c->q0, c->ma,
+                                             static_hi(st), st->position, TURN_TARGET,
+                                             TURN_TOLERANCE, c->t);
+        if (t < c->t) c->t = t;
+        return true;
+    }
     geom_shape tmp;
     turn_offer(c, ref_shape(w, st->shape, static_hi(st), &tmp), st->position, v2(0.0f, 0.0f), 0.0f);
     return true;
@@ -222,7 +240,11 @@ vec2 world_turn_slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candi
                       swept,
                       local,
                       &ma,
-                      1.0f};
+                      1.0f,
+                      tr->radius,
+                      local->kind == GEOM_SHAPE_BOX,
+                      false,
+                      v2(1.0f, 0.0f)};
         if (gathered_count >= 0) {
             /* what world_static_query would visit (the earliest contact does not depend on the
              * order) */

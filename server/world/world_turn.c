@@ -41,17 +41,18 @@ static void turn_offer(turn_ctx *c, const geom_shape *b, vec2 pb, vec2 db, float
         c->t = r.t;
 }
 
-static bool turn_static_visit(const world *w, uint32_t index, void *vctx) {
-    turn_ctx *c = vctx;
+/* The advancement against static index (a visit of world_static_query, and of the gathered
+ * statics inlined). */
+WORLD_HOT void turn_static(const world *w, turn_ctx *c, uint32_t index) {
     const world_static *st = &w->statics[index];
     /* beyond the disc the turning shape sweeps (a circle against the static's AABB): the corners
      * of the query box hold most of what it finds, and no advancement is needed for them */
     float dx = wmax(wmax(st->box.min.x - c->mid.x, c->mid.x - st->box.max.x), 0.0f);
     float dy = wmax(wmax(st->box.min.y - c->mid.y, c->mid.y - st->box.max.y), 0.0f);
-    if (dx * dx + dy * dy > c->reach * c->reach) return true;
-    if (!aabb_meets(st->box, c->swept)) return true;
-    if (!slots_block(w, c->self, st->slot)) return true;
-    if (c->t == 0.0f) return true; /* a contact at the start: nothing comes earlier */
+    if (dx * dx + dy * dy > c->reach * c->reach) return;
+    if (!aabb_meets(st->box, c->swept)) return;
+    if (!slots_block(w, c->self, st->slot)) return;
+    if (c->t == 0.0f) return; /* a contact at the start: nothing comes earlier */
     if (WORLD_FAST_PATHS && c->box && ref_kind(st->shape) == GEOM_SHAPE_BOX) {
         /* a box static stands still, unturned: geom_toi_turning_before's time without its
          * general motion of B (the same floats), the mover's terms taken once per tick */
@@ -63,10 +64,14 @@ static bool turn_static_visit(const world *w, uint32_t index, void *vctx) {
                                              static_hi(st), st->position, TURN_TARGET,
                                              TURN_TOLERANCE, c->t);
         if (t < c->t) c->t = t;
-        return true;
+        return;
     }
     geom_shape tmp;
     turn_offer(c, ref_shape(w, st->shape, static_hi(st), &tmp), st->position, v2(0.0f, 0.0f), 0.0f);
+}
+
+static bool turn_static_visit(const world *w, uint32_t index, void *vctx) {
+    turn_static(w, vctx, index);
     return true;
 }
 
@@ -102,6 +107,13 @@ typedef struct turn_gather_ctx {
     bool full;        /* one more blocked than out holds */
 } turn_gather_ctx;
 
+/* A gathered static s, into out. */
+WORLD_HOT void turn_emit(const world *w, near_static *out, uint32_t s) {
+    const world_static *st = &w->statics[s];
+    *out =
+        (near_static){.box = st->box, .index = s, .is_box = ref_kind(st->shape) == GEOM_SHAPE_BOX};
+}
+
 static bool turn_gather_visit(const world *w, uint32_t s, void *vctx) {
     turn_gather_ctx *g = vctx;
     const world_static *st = &w->statics[s];
@@ -110,8 +122,7 @@ static bool turn_gather_visit(const world *w, uint32_t s, void *vctx) {
         g->full = true;
         return false;
     }
-    g->out[g->n++] =
-        (near_static){.box = st->box, .index = s, .is_box = ref_kind(st->shape) == GEOM_SHAPE_BOX};
+    turn_emit(w, &g->out[g->n++], s);
     return true;
 }
 
@@ -155,8 +166,7 @@ static int turn_gather(world *w, uint32_t mi, uint32_t self, aabb region, vec2 r
             if (hx < cr.x0 || hx > cr.x1 || hy < cr.y0 || hy > cr.y1) continue;
             if (!slots_block(w, self, st->slot)) continue;
             if (n == TURN_NEAR) return -1;
-            out[n++] = (near_static){
-                .box = st->box, .index = s, .is_box = ref_kind(st->shape) == GEOM_SHAPE_BOX};
+            turn_emit(w, &out[n++], s);
         }
         return n;
     }
@@ -189,9 +199,7 @@ static int turn_gather(world *w, uint32_t mi, uint32_t self, aabb region, vec2 r
                 if (n == TURN_NEAR)
                     full = true;
                 else
-                    out[n++] = (near_static){.box = st->box,
-                                             .index = (uint32_t)s,
-                                             .is_box = ref_kind(st->shape) == GEOM_SHAPE_BOX};
+                    turn_emit(w, &out[n++], (uint32_t)s);
             }
         }
     }
@@ -249,7 +257,7 @@ vec2 world_turn_slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candi
             /* what world_static_query would visit (the earliest contact does not depend on the
              * order) */
             for (int k = 0; k < gathered_count; k++)
-                if (aabb_meets(gathered[k].box, reach)) turn_static_visit(w, gathered[k].index, &c);
+                if (aabb_meets(gathered[k].box, reach)) turn_static(w, &c, gathered[k].index);
         } else {
             world_static_query(w, reach, turn_static_visit, &c);
         }

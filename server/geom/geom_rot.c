@@ -663,6 +663,23 @@ bool geom_toi_turning_before(const geom_shape *a, const geom_motion *ma, const g
  * general loop's: the separations, the chosen axis, the bound (|dv . n|, the same for n and -n),
  * each step. At t = 0 A's rotation is qa itself (turn_of(0) is (1, 0)). The rare arrival that
  * needs the exact distance calls the same box_box_distance with the same transforms. */
+/* box_face_exact for a B at angle 0 (xb.q = (1, 0)), d = xb.p - xa.p: c and s are A's cos and
+ * -sin, B's frame is the world's (A's centre there is -d); the same answer (the values differ at
+ * most in the sign of a zero, which the side tests (>= 0) and fabsf do not see). */
+ROT_HOT bool box_face_exact_fixed(vec2 ha, vec2 q, vec2 d, vec2 hb, int k) {
+    float c = q.x, s = -q.y;
+    bool ref_a = k < 2;
+    int j = k & 1;
+    vec2 o = ref_a ? v2(q.x * d.x + q.y * d.y, q.x * d.y - q.y * d.x) : v2(-d.x, -d.y);
+    vec2 hr = ref_a ? ha : hb;
+    vec2 ex = ref_a ? v2(c * hb.x, s * hb.x) : v2(c * ha.x, -s * ha.x);
+    vec2 ey = ref_a ? v2(-s * hb.y, c * hb.y) : v2(s * ha.y, c * ha.y);
+    float sg = (j ? o.y : o.x) >= 0.0f ? 1.0f : -1.0f;
+    vec2 corner = v2_sub(o, v2_add(sg * (j ? ex.y : ex.x) >= 0.0f ? ex : v2_neg(ex),
+                                   sg * (j ? ey.y : ey.x) >= 0.0f ? ey : v2_neg(ey)));
+    return fabsf(j ? corner.x : corner.y) <= (j ? hr.x : hr.y);
+}
+
 float geom_toi_turning_box_fixed(vec2 ha, float ra, vec2 qa, const geom_motion *ma, vec2 hb,
                                  vec2 pb, float target, float tolerance, float before) {
     float rb = v2_len(hb);
@@ -695,7 +712,7 @@ float geom_toi_turning_box_fixed(vec2 ha, float ra, vec2 qa, const geom_motion *
                       : k == 1 ? fabsf(dv.x * -xa.q.y + dv.y * xa.q.x)
                       : k == 2 ? fabsf(dv.x)
                                : fabsf(dv.y);
-        } else if (dist > 1e-6f && box_face_exact(ha, xa, hb, xb, k)) {
+        } else if (dist > 1e-6f && box_face_exact_fixed(ha, xa.q, d, hb, k)) {
             return t; /* arrived, a corner against a face */
         } else {
             geom_closest c;

@@ -151,25 +151,32 @@ static int turn_gather(world *w, uint32_t mi, uint32_t self, aabb region, vec2 r
     if (w->active_level_count == 0) return 0;
     const world_level *lv = &w->levels[0];
     const world_static *statics = w->statics;
-    cell_range cr = level_range_inside(w, lv, region);
     world_near_cache *nc = &w->near_cache[mi];
     int n = 0;
     if (near_cache_holds(nc, region)) {
         const vec2 o = w->cfg.bounds.min;
+        cell_range cr = {0, 0, -1, -1}; /* region's own cells, once needed */
         for (uint32_t k = 0; k < nc->count; k++) {
             uint32_t s = (uint32_t)nc->statics[k];
             const world_static *st = &statics[s];
             if (!aabb_meets(st->box, region)) continue;
-            /* in region's own cells: what its walk visits (home_cell's arithmetic) */
-            int32_t hx = level_cell(st->box.min.x, o.x, lv->inv_cell, lv->nx);
-            int32_t hy = level_cell(st->box.min.y, o.y, lv->inv_cell, lv->ny);
-            if (hx < cr.x0 || hx > cr.x1 || hy < cr.y0 || hy > cr.y1) continue;
+            /* In region's own cells: what its walk visits. Cells grow with the coordinate, so a
+             * static meeting region whose min corner is not below region's lies in them (its
+             * home cell, that of its min corner, between those of region's corners); otherwise
+             * its home cell (home_cell's arithmetic) against region's cells. */
+            if (st->box.min.x < region.min.x || st->box.min.y < region.min.y) {
+                if (cr.x1 < 0) cr = level_range_inside(w, lv, region);
+                int32_t hx = level_cell(st->box.min.x, o.x, lv->inv_cell, lv->nx);
+                int32_t hy = level_cell(st->box.min.y, o.y, lv->inv_cell, lv->ny);
+                if (hx < cr.x0 || hx > cr.x1 || hy < cr.y0 || hy > cr.y1) continue;
+            }
             if (!slots_block(w, self, st->slot)) continue;
             if (n == TURN_NEAR) return -1;
             turn_emit(w, &out[n++], s);
         }
         return n;
     }
+    cell_range cr = level_range_inside(w, lv, region);
     cell_range g = near_cache_grow(cr, r, lv->nx, lv->ny);
     uint32_t len = (uint32_t)(g.x1 - g.x0 + 1);
     if (len > 32) return turn_walk(w, self, region, out);

@@ -41,18 +41,18 @@ static void turn_offer(turn_ctx *c, const geom_shape *b, vec2 pb, vec2 db, float
         c->t = r.t;
 }
 
-/* The advancement against static index (a visit of world_static_query, and of the gathered
- * statics inlined). */
-WORLD_HOT void turn_static(const world *w, turn_ctx *c, uint32_t index) {
-    const world_static *st = &w->statics[index];
+/* The advancement against static index, whose AABB is box (a visit of world_static_query, and
+ * of the gathered statics inlined, their copy of the box). */
+WORLD_HOT void turn_static(const world *w, turn_ctx *c, uint32_t index, aabb box) {
+    if (c->t == 0.0f) return; /* a contact at the start: nothing comes earlier */
+    if (!aabb_meets(box, c->swept)) return;
     /* beyond the disc the turning shape sweeps (a circle against the static's AABB): the corners
      * of the query box hold most of what it finds, and no advancement is needed for them */
-    float dx = wmax(wmax(st->box.min.x - c->mid.x, c->mid.x - st->box.max.x), 0.0f);
-    float dy = wmax(wmax(st->box.min.y - c->mid.y, c->mid.y - st->box.max.y), 0.0f);
+    float dx = wmax(wmax(box.min.x - c->mid.x, c->mid.x - box.max.x), 0.0f);
+    float dy = wmax(wmax(box.min.y - c->mid.y, c->mid.y - box.max.y), 0.0f);
     if (dx * dx + dy * dy > c->reach * c->reach) return;
-    if (!aabb_meets(st->box, c->swept)) return;
+    const world_static *st = &w->statics[index];
     if (!slots_block(w, c->self, st->slot)) return;
-    if (c->t == 0.0f) return; /* a contact at the start: nothing comes earlier */
     if (WORLD_FAST_PATHS && c->box && ref_kind(st->shape) == GEOM_SHAPE_BOX) {
         /* a box static stands still, unturned: geom_toi_turning_before's time without its
          * general motion of B (the same floats), the mover's terms taken once per tick */
@@ -71,7 +71,7 @@ WORLD_HOT void turn_static(const world *w, turn_ctx *c, uint32_t index) {
 }
 
 static bool turn_static_visit(const world *w, uint32_t index, void *vctx) {
-    turn_static(w, vctx, index);
+    turn_static(w, vctx, index, w->statics[index].box);
     return true;
 }
 
@@ -264,7 +264,8 @@ vec2 world_turn_slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candi
             /* what world_static_query would visit (the earliest contact does not depend on the
              * order) */
             for (int k = 0; k < gathered_count; k++)
-                if (aabb_meets(gathered[k].box, reach)) turn_static(w, &c, gathered[k].index);
+                if (aabb_meets(gathered[k].box, reach))
+                    turn_static(w, &c, gathered[k].index, gathered[k].box);
         } else {
             world_static_query(w, reach, turn_static_visit, &c);
         }

@@ -78,8 +78,8 @@ static bool turn_static_visit(const world *w, uint32_t index, void *vctx) {
 /* The bounds as four walls, each a unit-thick box just outside them along the part the turn can
  * reach (short boxes: GJK stays precise near the body). */
 static void turn_bounds(const world *w, aabb reach, turn_ctx *c) {
-    const aabb b = w->cfg.bounds;
     if (aabb_contains(w->inner_bounds, reach)) return;
+    const aabb b = w->cfg.bounds;
     vec2 mid = v2_scale(v2_add(reach.min, reach.max), 0.5f);
     vec2 half = v2_add(v2_scale(v2_sub(reach.max, reach.min), 0.5f), v2(1.0f, 1.0f));
     geom_shape wall;

@@ -118,17 +118,7 @@ WORLD_HOT void world_static_walk(const world *w, aabb box, static_visit_fn visit
 /* Makes the near cache usable for this step's first n dense indices: every entry void once a
  * static was linked or unlinked since the last use, entries never used before void too (a NaN
  * area holds nothing). Called once per step by each loop that reads it. */
-WORLD_HOT void world_near_cache_begin(world *w, uint32_t n) {
-    if (w->near_cache_stale) {
-        memset(w->near_cache, 0xff, w->near_cache_used * sizeof *w->near_cache);
-        w->near_cache_stale = false;
-    }
-    if (n > w->near_cache_used) {
-        memset(w->near_cache + w->near_cache_used, 0xff,
-               (n - w->near_cache_used) * sizeof *w->near_cache);
-        w->near_cache_used = n;
-    }
-}
+void world_near_cache_begin(world *w, uint32_t n);
 
 /* The cell range (of level 0, whose cells' coordinates are computed as level_range_inside does)
  * a remembered walk covers: cr grown by WORLD_NEAR_GROW ahead of the motion r, within the grid. */

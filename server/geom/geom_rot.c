@@ -541,10 +541,12 @@ ROT_HOT geom_xf motion_at(const geom_motion *m, vec2 q0, float t) {
  * numbers are too large to trust), above 1 when it never does. */
 static float disc_entry(vec2 p, vec2 v, float reach) {
     const float big = 1e6f; /* far below float overflow of the squares, and beyond any scene */
-    if (!(fabsf(p.x) < big && fabsf(p.y) < big && fabsf(v.x) < big && fabsf(v.y) < big))
-        return 0.0f;
+    /* within reach first (the common case of a body against another; huge or non-finite
+     * numbers answer 0 either way) */
     float c = v2_dot(p, p) - reach * reach;
     if (!(c > 0.0f)) return 0.0f;
+    if (!(fabsf(p.x) < big && fabsf(p.y) < big && fabsf(v.x) < big && fabsf(v.y) < big))
+        return 0.0f;
     float b = v2_dot(p, v);
     if (!(b < 0.0f)) return 2.0f; /* not closing */
     float disc = b * b - v2_dot(v, v) * c;

@@ -539,7 +539,7 @@ ROT_HOT geom_xf motion_at(const geom_motion *m, vec2 q0, float t) {
 /* The first time in [0, 1] at which B's origin, at p relative to A's and moving by v relative to
  * it over the interval, comes within `reach` of A's origin; 0 when it starts within (or the
  * numbers are too large to trust), above 1 when it never does. */
-static float disc_entry(vec2 p, vec2 v, float reach) {
+ROT_HOT float disc_entry(vec2 p, vec2 v, float reach) {
     const float big = 1e6f; /* far below float overflow of the squares, and beyond any scene */
     /* within reach first (the common case of a body against another; huge or non-finite
      * numbers answer 0 either way) */
@@ -682,8 +682,11 @@ ROT_HOT bool box_face_exact_fixed(vec2 ha, vec2 q, vec2 d, vec2 hb, int k) {
     return fabsf(j ? corner.x : corner.y) <= (j ? hr.x : hr.y);
 }
 
-float geom_toi_turning_box_fixed(vec2 ha, float ra, vec2 qa, const geom_motion *ma, vec2 hb,
-                                 vec2 pb, float target, float tolerance, float before) {
+float geom_toi_turning_box_fixed(const geom_turning_box *a, float hbx, float hby, float pbx,
+                                 float pby, float target, float tolerance, float before) {
+    const vec2 ha = a->h, qa = a->q0, hb = v2(hbx, hby), pb = v2(pbx, pby);
+    const float ra = a->radius;
+    const geom_motion *ma = &a->m;
     float rb = v2_len(hb);
     float spin = fabsf(ma->da) * ra; /* + |0| rb: +0 */
     vec2 dv = ma->dp;                /* - 0 */

@@ -24,10 +24,9 @@ typedef struct turn_ctx {
     const geom_shape *local; /* its body-local shape */
     const geom_motion *ma;   /* its motion over the tick */
     float t;                 /* earliest contact so far, fraction of the tick */
-    float radius;            /* its shape's radius (geom_shape_radius) */
     bool box;                /* its shape is a box (box statics: geom_toi_turning_box_fixed) */
-    bool q0_ready;           /* q0 taken */
-    vec2 q0;                 /* its start rotation as the advancement takes it, once needed */
+    bool q0_ready;           /* box.q0 taken */
+    geom_turning_box box_a;  /* a box mover as geom_toi_turning_box_fixed takes it */
 } turn_ctx;
 
 static void turn_offer(turn_ctx *c, const geom_shape *b, vec2 pb, vec2 db, float dab) {
@@ -57,12 +56,12 @@ WORLD_HOT void turn_static(const world *w, turn_ctx *c, uint32_t index, aabb box
         /* a box static stands still, unturned: geom_toi_turning_before's time without its
          * general motion of B (the same floats), the mover's terms taken once per tick */
         if (!c->q0_ready) {
-            c->q0 = geom_turn_start(c->ma->a0);
+            c->box_a.q0 = geom_turn_start(c->ma->a0);
             c->q0_ready = true;
         }
-        float t = geom_toi_turning_box_fixed(c->local->u.half_extents, c->radius, c->q0, c->ma,
-                                             static_hi(st), st->position, TURN_TARGET,
-                                             TURN_TOLERANCE, c->t);
+        float t = geom_toi_turning_box_fixed(&c->box_a, box.max.x - st->position.x,
+                                             box.max.y - st->position.y, st->position.x,
+                                             st->position.y, TURN_TARGET, TURN_TOLERANCE, c->t);
         if (t < c->t) c->t = t;
         return;
     }
@@ -256,10 +255,9 @@ vec2 world_turn_slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candi
                       local,
                       &ma,
                       1.0f,
-                      tr->radius,
                       local->kind == GEOM_SHAPE_BOX,
                       false,
-                      v2(1.0f, 0.0f)};
+                      {local->u.half_extents, tr->radius, v2(1.0f, 0.0f), ma}};
         if (gathered_count >= 0) {
             /* what world_static_query would visit (the earliest contact does not depend on the
              * order) */

@@ -548,8 +548,9 @@ static void test_toi_box_fixed_same(void) {
         geom_toi_result r;
         bool hit = geom_toi_turning_before(&a, &ma, &b, &mb, TARGET, TOLERANCE, before, &r);
         float want = hit ? r.t : 2.0f;
-        float got = geom_toi_turning_box_fixed(ha, ra, geom_turn_start(ma.a0), &ma, hb, pb, TARGET,
-                                               TOLERANCE, before);
+        geom_turning_box tb = {ha, ra, geom_turn_start(ma.a0), ma};
+        float got =
+            geom_toi_turning_box_fixed(&tb, hb.x, hb.y, pb.x, pb.y, TARGET, TOLERANCE, before);
         CHECK_MSG(memcmp(&got, &want, sizeof got) == 0,
                   "case %d: box_fixed %.9g, general %.9g (state %d, %d steps)", i, (double)got,
                   (double)want, (int)r.state, r.iterations);

@@ -246,40 +246,47 @@ vec2 world_turn_slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candi
             w, mi, m->slot, aabb_inflate(swept, fabsf(r.x) + fabsf(r.y) + WORLD_QUERY_MARGIN), r,
             gathered);
     if (da != 0.0f) {
-        geom_motion ma = {pos, a0, r, da};
         aabb reach = aabb_inflate(aabb_sweep(disc, r), WORLD_QUERY_MARGIN);
-        turn_ctx c = {m->slot,
-                      v2_mul_add(pos, 0.5f, r),
-                      tr->radius + 0.5f * v2_len(r) + WORLD_QUERY_MARGIN,
-                      swept,
-                      local,
-                      &ma,
-                      1.0f,
-                      local->kind == GEOM_SHAPE_BOX,
-                      false,
-                      {local->u.half_extents, tr->radius, v2(1.0f, 0.0f), ma}};
-        if (gathered_count >= 0) {
-            /* what world_static_query would visit (the earliest contact does not depend on the
-             * order) */
-            for (int k = 0; k < gathered_count; k++)
-                if (aabb_meets(gathered[k].box, reach))
-                    turn_static(w, &c, gathered[k].index, gathered[k].box);
-        } else {
-            world_static_query(w, reach, turn_static_visit, &c);
+        /* nothing gathered, no candidates, far from the bounds: nothing to advance against
+         * (the contact time stays 1) */
+        if (gathered_count != 0 || cand_count || !aabb_contains(w->inner_bounds, reach)) {
+            geom_motion ma = {pos, a0, r, da};
+            turn_ctx c = {m->slot,
+                          v2_mul_add(pos, 0.5f, r),
+                          tr->radius + 0.5f * v2_len(r) + WORLD_QUERY_MARGIN,
+                          swept,
+                          local,
+                          &ma,
+                          1.0f,
+                          local->kind == GEOM_SHAPE_BOX,
+                          false,
+                          {local->u.half_extents, tr->radius, v2(1.0f, 0.0f), ma}};
+            if (gathered_count >= 0) {
+                /* what world_static_query would visit (the earliest contact does not depend on the
+                 * order) */
+                for (int k = 0; k < gathered_count; k++)
+                    if (aabb_meets(gathered[k].box, reach))
+                        turn_static(w, &c, gathered[k].index, gathered[k].box);
+            } else {
+                world_static_query(w, reach, turn_static_visit, &c);
+            }
+            turn_bounds(w, reach, &c);
+            for (uint32_t k = 0; k < cand_count; k++) {
+                const body_view *v = &cands[k].view;
+                if (!aabb_meets(aabb_sweep(box_at(v->pos, v->lo, v->hi), cands[k].d), reach))
+                    continue;
+                /* a candidate that has not moved yet turns too (its shape as it stands now, turned
+                 * further by its own turn of the tick): head-on turning bodies meet symmetrically
+                 */
+                const world_mover *o = &w->movers[cands[k].index];
+                float dab = cands[k].index > mi && mover_turning(w, o)
+                                ? w->turns[o->slot].spin * w->dt
+                                : 0.0f;
+                geom_shape tmp;
+                turn_offer(&c, ref_shape(w, v->ref, v->hi, &tmp), v->pos, cands[k].d, dab);
+            }
+            ft = c.t;
         }
-        turn_bounds(w, reach, &c);
-        for (uint32_t k = 0; k < cand_count; k++) {
-            const body_view *v = &cands[k].view;
-            if (!aabb_meets(aabb_sweep(box_at(v->pos, v->lo, v->hi), cands[k].d), reach)) continue;
-            /* a candidate that has not moved yet turns too (its shape as it stands now, turned
-             * further by its own turn of the tick): head-on turning bodies meet symmetrically */
-            const world_mover *o = &w->movers[cands[k].index];
-            float dab =
-                cands[k].index > mi && mover_turning(w, o) ? w->turns[o->slot].spin * w->dt : 0.0f;
-            geom_shape tmp;
-            turn_offer(&c, ref_shape(w, v->ref, v->hi, &tmp), v->pos, cands[k].d, dab);
-        }
-        ft = c.t;
     }
     /* turned up to the contact (all of the turn when there is none), then stopped for the tick */
     float turned = ft * da;

@@ -507,7 +507,7 @@ ROT_HOT vec2 turn_of(float x) {
 /* (cos a, sin a) for a start angle: a quarter-turn reduction to |x| <= pi/4 and turn_of, so the
  * advancement's setup costs no libm call (an angle of 0, every static's, costs nothing). Within
  * about 1e-7 of cosf/sinf for |a| up to a few turns; libm beyond. */
-static vec2 start_turn(float a) {
+vec2 geom_turn_start(float a) {
     if (a == 0.0f) return v2(1.0f, 0.0f);
     if (!(fabsf(a) <= 32.0f)) return v2(cosf(a), sinf(a));
     /* the nearest number of quarter turns (a * 2 / pi, rounded; no libm call) */
@@ -539,12 +539,14 @@ ROT_HOT geom_xf motion_at(const geom_motion *m, vec2 q0, float t) {
 /* The first time in [0, 1] at which B's origin, at p relative to A's and moving by v relative to
  * it over the interval, comes within `reach` of A's origin; 0 when it starts within (or the
  * numbers are too large to trust), above 1 when it never does. */
-static float disc_entry(vec2 p, vec2 v, float reach) {
+ROT_HOT float disc_entry(vec2 p, vec2 v, float reach) {
     const float big = 1e6f; /* far below float overflow of the squares, and beyond any scene */
-    if (!(fabsf(p.x) < big && fabsf(p.y) < big && fabsf(v.x) < big && fabsf(v.y) < big))
-        return 0.0f;
+    /* within reach first (the common case of a body against another; huge or non-finite
+     * numbers answer 0 either way) */
     float c = v2_dot(p, p) - reach * reach;
     if (!(c > 0.0f)) return 0.0f;
+    if (!(fabsf(p.x) < big && fabsf(p.y) < big && fabsf(v.x) < big && fabsf(v.y) < big))
+        return 0.0f;
     float b = v2_dot(p, v);
     if (!(b < 0.0f)) return 2.0f; /* not closing */
     float disc = b * b - v2_dot(v, v) * c;
@@ -579,7 +581,7 @@ bool geom_toi_turning_before(const geom_shape *a, const geom_motion *ma, const g
         if (out) *out = r;
         return false;
     }
-    vec2 qa = start_turn(ma->a0), qb = start_turn(mb->a0);
+    vec2 qa = geom_turn_start(ma->a0), qb = geom_turn_start(mb->a0);
     bool exhausted = true;
     gjk_cache cache = {0, {0, 0, 0}, {0, 0, 0}};
     bool boxes = a->kind == GEOM_SHAPE_BOX && b->kind == GEOM_SHAPE_BOX;
@@ -653,4 +655,80 @@ bool geom_toi_turning_before(const geom_shape *a, const geom_motion *ma, const g
     r.t = 1.0f;
     if (out) *out = r;
     return false;
+}
+
+/* geom_toi_turning_before's loop for a box A against a box B that neither moves nor turns and
+ * stands at angle 0 (B's motion {pb, 0, 0, 0}), where only the time matters: B's rotation is
+ * (1, 0), so its products by 1 are the values themselves and those by 0 add nothing but the sign
+ * of a zero, which no comparison, fabsf or later sum of a nonzero term sees; B's motion adds 0
+ * (the same position, but for the sign of a zero). Every value the time depends on is so the
+ * general loop's: the separations, the chosen axis, the bound (|dv . n|, the same for n and -n),
+ * each step. At t = 0 A's rotation is qa itself (turn_of(0) is (1, 0)). The rare arrival that
+ * needs the exact distance calls the same box_box_distance with the same transforms. */
+/* box_face_exact for a B at angle 0 (xb.q = (1, 0)), d = xb.p - xa.p: c and s are A's cos and
+ * -sin, B's frame is the world's (A's centre there is -d); the same answer (the values differ at
+ * most in the sign of a zero, which the side tests (>= 0) and fabsf do not see). */
+ROT_HOT bool box_face_exact_fixed(vec2 ha, vec2 q, vec2 d, vec2 hb, int k) {
+    float c = q.x, s = -q.y;
+    bool ref_a = k < 2;
+    int j = k & 1;
+    vec2 o = ref_a ? v2(q.x * d.x + q.y * d.y, q.x * d.y - q.y * d.x) : v2(-d.x, -d.y);
+    vec2 hr = ref_a ? ha : hb;
+    vec2 ex = ref_a ? v2(c * hb.x, s * hb.x) : v2(c * ha.x, -s * ha.x);
+    vec2 ey = ref_a ? v2(-s * hb.y, c * hb.y) : v2(s * ha.y, c * ha.y);
+    float sg = (j ? o.y : o.x) >= 0.0f ? 1.0f : -1.0f;
+    vec2 corner = v2_sub(o, v2_add(sg * (j ? ex.y : ex.x) >= 0.0f ? ex : v2_neg(ex),
+                                   sg * (j ? ey.y : ey.x) >= 0.0f ? ey : v2_neg(ey)));
+    return fabsf(j ? corner.x : corner.y) <= (j ? hr.x : hr.y);
+}
+
+float geom_toi_turning_box_fixed(const geom_turning_box *a, float hbx, float hby, float pbx,
+                                 float pby, float target, float tolerance, float before) {
+    const vec2 ha = a->h, qa = a->q0, hb = v2(hbx, hby), pb = v2(pbx, pby);
+    const float ra = a->radius;
+    const geom_motion *ma = &a->m;
+    float rb = v2_len(hb);
+    float spin = fabsf(ma->da) * ra; /* + |0| rb: +0 */
+    vec2 dv = ma->dp;                /* - 0 */
+    float t = disc_entry(v2_sub(pb, ma->p0), v2_neg(dv), ra + rb + 2.0f * target + tolerance);
+    if (t > 1.0f || t >= before) return 2.0f;
+    const geom_xf xb = {pb, {1.0f, 0.0f}};
+    const float arrive = target + tolerance;
+    for (int it = 0; it < GEOM_CA_MAX_ITERATIONS; it++) {
+        geom_xf xa;
+        xa.p = v2_mul_add(ma->p0, t, ma->dp);
+        xa.q = t == 0.0f || ma->da == 0.0f ? qa : geom_rotate(qa, turn_of(t * ma->da));
+        /* box_box_separation with xb.q = (1, 0) */
+        vec2 d = v2_sub(pb, xa.p);
+        float ac = fabsf(xa.q.x), as = fabsf(xa.q.y);
+        float sep[4] = {
+            fabsf(xa.q.x * d.x + xa.q.y * d.y) - ha.x - hb.x * ac - hb.y * as,
+            fabsf(xa.q.x * d.y - xa.q.y * d.x) - ha.y - hb.x * as - hb.y * ac,
+            fabsf(d.x) - hb.x - ha.x * ac - ha.y * as,
+            fabsf(d.y) - hb.y - ha.x * as - ha.y * ac,
+        };
+        int k = 0;
+        for (int i = 1; i < 4; i++)
+            if (sep[i] > sep[k]) k = i;
+        float dist = sep[k];
+        float closing; /* |dv . n| along the axis the gap is measured on */
+        if (dist > arrive) {
+            closing = k == 0   ? fabsf(dv.x * xa.q.x + dv.y * xa.q.y)
+                      : k == 1 ? fabsf(dv.x * -xa.q.y + dv.y * xa.q.x)
+                      : k == 2 ? fabsf(dv.x)
+                               : fabsf(dv.y);
+        } else if (dist > 1e-6f && box_face_exact_fixed(ha, xa.q, d, hb, k)) {
+            return t; /* arrived, a corner against a face */
+        } else {
+            geom_closest c;
+            dist = box_box_distance(ha, xa, hb, xb, &c);
+            if (c.overlap || dist <= arrive) return t;
+            closing = fabsf(v2_dot(dv, c.normal));
+        }
+        float bound = closing + spin;
+        if (!(bound > 0.0f)) return 2.0f; /* nothing moves: no contact ahead */
+        t += (dist - target) / bound;
+        if (!(t < 1.0f) || !(t < before)) return 2.0f;
+    }
+    return t; /* the iteration bound: the last time reached is still safe */
 }

@@ -106,4 +106,22 @@ bool geom_toi_turning_before(const geom_shape *a, const geom_motion *ma, const g
                              const geom_motion *mb, float target, float tolerance, float before,
                              geom_toi_result *out);
 
+/* The start angle's (cos, sin) as the advancement takes it (a quarter-turn reduction and a
+ * series, within about 1e-7 of cosf/sinf; exactly (1, 0) for 0). */
+vec2 geom_turn_start(float a);
+/* A turning box as geom_toi_turning_box_fixed takes it: what does not depend on the other box,
+ * set once for all the boxes it is advanced against. */
+typedef struct geom_turning_box {
+    vec2 h;        /* half extents */
+    float radius;  /* geom_shape_radius of the box */
+    vec2 q0;       /* geom_turn_start(m.a0) */
+    geom_motion m; /* its motion */
+} geom_turning_box;
+/* geom_toi_turning_before for the box a against a box B of half extents (hbx, hby) that stands
+ * still at (pbx, pby), unturned (B's motion {pb, 0, (0, 0), 0}), when only the time is wanted:
+ * the contact time t of its answer when that is true (t < before), otherwise 2. The same floats
+ * as the general loop. (Scalars, not vec2s: no packing at the call.) */
+float geom_toi_turning_box_fixed(const geom_turning_box *a, float hbx, float hby, float pbx,
+                                 float pby, float target, float tolerance, float before);
+
 #endif

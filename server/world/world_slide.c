@@ -13,9 +13,6 @@
 #include "world_slide.h"
 #include "world_statics.h"
 
-/* Cells a remembered walk reaches past the swept region in the direction of motion. */
-#define WORLD_NEAR_GROW 1
-
 /* Statics overlapping region that block the mover of slot self, into out (at most
  * WORLD_NEAR_STATICS); -1 when there are more. */
 static int gather_statics(const world *w, uint32_t self, aabb region, near_static *out) {
@@ -438,46 +435,6 @@ vec2 world_slide_box(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candid
     return slide_box_impl(w, mi, pos, r, cands, cand_count);
 }
 
-#if WORLD_FAST_PATHS /* the S1a loop's helpers */
-/* The float next to v towards +inf / -inf, for finite nonzero v (the callers fall back to
- * nextafterf otherwise): one integer step on the bits, no libm call. */
-static inline float float_up(float v) {
-    uint32_t b;
-    memcpy(&b, &v, sizeof b);
-    b = v > 0.0f ? b + 1u : b - 1u;
-    memcpy(&v, &b, sizeof v);
-    return v;
-}
-static inline float float_down(float v) { return -float_up(-v); }
-
-/* A float v from which on every coordinate's level-0 cell, computed as world_step_alone computes
- * it, is at least c: cells grow with v, so checking v itself suffices. It starts at the cell's edge
- * and steps up by a doubling step (the origin's rounding may need many ulps of v), so it may lie
- * a little inside the cell: the remembered area is then a little smaller, never wrong. */
-static inline float cell_edge_lo(float o, float cell, float inv_cell, int32_t c) {
-    float v = o + (float)c * cell, step = 0.0f;
-    for (int k = 0; k < 64 && (int32_t)((v - o) * inv_cell) < c; k++) {
-        float up = v != 0.0f && isfinite(v) ? float_up(v) : nextafterf(v, INFINITY);
-        step = wmax(step * 2.0f, up - v);
-        v += step;
-    }
-    return (int32_t)((v - o) * inv_cell) < c ? INFINITY : v;
-}
-
-/* A float v up to which every coordinate's level-0 cell is at most c (as cell_edge_lo; the
- * cell's far edge itself belongs to the next cell, so it always steps at least once). */
-static inline float cell_edge_hi(float o, float cell, float inv_cell, int32_t c) {
-    float v = o + (float)(c + 1) * cell, step = 0.0f;
-    for (int k = 0; k < 64 && (int32_t)((v - o) * inv_cell) > c; k++) {
-        float down = v != 0.0f && isfinite(v) ? float_down(v) : nextafterf(v, -INFINITY);
-        step = wmax(step * 2.0f, v - down);
-        v -= step;
-    }
-    return (int32_t)((v - o) * inv_cell) > c ? -INFINITY : v;
-}
-
-#endif
-
 /* The tick of movers that ignore each other when every static sits in the finest level (S1a):
  * slide_box_impl's box-among-boxes path inlined into the mover loop, with the world's constants
  * held in locals (the mover stores would otherwise force reloading them per mover), the
@@ -512,16 +469,8 @@ void world_step_alone(world *w) {
     const bool any_statics = w->active_level_count > 0;
     const int iterations = w->cfg.slide_iterations;
     const int32_t ny = lv->ny;
+    world_near_cache_begin(w, n);
     world_near_cache *near_cache = w->near_cache;
-    if (w->near_cache_stale) {
-        memset(near_cache, 0xff, w->near_cache_used * sizeof *near_cache);
-        w->near_cache_stale = false;
-    }
-    if (n > w->near_cache_used) { /* entries never used before: empty (a NaN area holds nothing) */
-        memset(near_cache + w->near_cache_used, 0xff,
-               (n - w->near_cache_used) * sizeof *near_cache);
-        w->near_cache_used = n;
-    }
     /* with a circle or polygon among the statics the walk decides whether to leave
      * the fast path, so it is always done */
     const bool use_cache = w->nonbox_statics == 0;
@@ -540,8 +489,7 @@ void world_step_alone(world *w) {
         world_near_cache *nc = &near_cache[i];
         /* a region inside the cells walked last: their statics, filtered as the walk would
          * (the area lies inside the inner bounds, so no bounds test either; NaN fails) */
-        if (nc->area.min.x <= region.min.x && nc->area.min.y <= region.min.y &&
-            region.max.x <= nc->area.max.x && region.max.y <= nc->area.max.y) {
+        if (near_cache_holds(nc, region)) {
             for (uint32_t k = 0; k < nc->count; k++) {
                 const world_static *st = &statics[nc->statics[k]];
                 if (aabb_overlaps(region, st->box)) near[count++] = st->box;
@@ -564,10 +512,8 @@ void world_step_alone(world *w) {
             int32_t gx0 = x0, gy0 = y0, gx1 = x1, gy1 = y1;
             if (use_cache) {
                 nc->area = no_area; /* void while it is refilled (the walk may leave) */
-                if (r.x > 0.0f) gx1 = x1 + WORLD_NEAR_GROW < nx ? x1 + WORLD_NEAR_GROW : nx - 1;
-                if (r.x < 0.0f) gx0 = x0 > WORLD_NEAR_GROW ? x0 - WORLD_NEAR_GROW : 0;
-                if (r.y > 0.0f) gy1 = y1 + WORLD_NEAR_GROW < ny ? y1 + WORLD_NEAR_GROW : ny - 1;
-                if (r.y < 0.0f) gy0 = y0 > WORLD_NEAR_GROW ? y0 - WORLD_NEAR_GROW : 0;
+                cell_range g = near_cache_grow((cell_range){x0, y0, x1, y1}, r, nx, ny);
+                gx0 = g.x0, gy0 = g.y0, gx1 = g.x1, gy1 = g.y1;
                 len = (uint32_t)(gx1 - gx0 + 1);
             }
             uint64_t len_mask = (1ull << len) - 1;
@@ -595,15 +541,7 @@ void world_step_alone(world *w) {
             }
             if (use_cache && found <= WORLD_NEAR_CACHE && len <= 32) {
                 nc->count = found;
-                /* x0 >= gx0 needs a home cell >= gx0 + extra (none below 0: x0 is clamped) */
-                nc->area.min.x =
-                    gx0 > 0 ? cell_edge_lo(o.x, cell, inv_cell, gx0 + extra) : -INFINITY;
-                nc->area.min.y =
-                    gy0 > 0 ? cell_edge_lo(o.y, cell, inv_cell, gy0 + extra) : -INFINITY;
-                nc->area.max.x = cell_edge_hi(o.x, cell, inv_cell, gx1);
-                nc->area.max.y = cell_edge_hi(o.y, cell, inv_cell, gy1);
-                nc->area.min = v2_max(nc->area.min, inner.min);
-                nc->area.max = v2_min(nc->area.max, inner.max);
+                nc->area = near_cache_area(w, (cell_range){gx0, gy0, gx1, gy1});
             }
         }
     walked:

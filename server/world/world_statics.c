@@ -67,6 +67,18 @@ void world_static_relink(world *w, uint32_t from, int32_t to) {
     if (lv->heads[cell] < 0) lv->occupied[cell >> 6] &= ~(1ull << (cell & 63));
 }
 
+void world_near_cache_begin(world *w, uint32_t n) {
+    if (w->near_cache_stale) {
+        memset(w->near_cache, 0xff, w->near_cache_used * sizeof *w->near_cache);
+        w->near_cache_stale = false;
+    }
+    if (n > w->near_cache_used) {
+        memset(w->near_cache + w->near_cache_used, 0xff,
+               (n - w->near_cache_used) * sizeof *w->near_cache);
+        w->near_cache_used = n;
+    }
+}
+
 void world_static_query(const world *w, aabb box, static_visit_fn visit, void *ctx) {
     world_static_walk(w, box, visit, ctx);
 }

@@ -67,6 +67,8 @@ void world_step(world *w) {
     g->valid = false;
     memset(w->moved_bits, 0, ((w->capacity + 63) / 64) * sizeof *w->moved_bits);
 
+    /* turning movers remember their statics as world_step_alone's do (world_turn.c) */
+    if (WORLD_FAST_PATHS && !finished && w->turning_hint) world_near_cache_begin(w, n);
     if (finished) {
         world_step_alone(w);
     } else if (!w->movers_collide || n < 2) {
@@ -75,9 +77,10 @@ void world_step(world *w) {
             world_mover *m = &w->movers[i];
             aabb unused;
             w->scratch.p0[i] = m->position;
+            /* (a turning mover's path is not asked for: NULL spares its computation) */
             w->scratch.p2[i] =
                 mover_turning(w, m)
-                    ? world_turn_slide(w, i, m->position, v2_scale(m->intent, dt), NULL, 0, &unused)
+                    ? world_turn_slide(w, i, m->position, v2_scale(m->intent, dt), NULL, 0, NULL)
                     : world_slide(w, i, m->position, v2_scale(m->intent, dt), NULL, 0, &unused);
         }
     } else {
@@ -174,9 +177,7 @@ void world_step(world *w) {
                 if (!in_way) continue; /* p2 already holds the static-only slide */
             }
             if (turning) {
-                aabb unused;
-                w->scratch.p2[i] =
-                    world_turn_slide(w, i, m->position, want, cands, c.count, &unused);
+                w->scratch.p2[i] = world_turn_slide(w, i, m->position, want, cands, c.count, NULL);
             } else {
                 w->scratch.p2[i] = world_slide_box(w, i, m->position, want, cands, c.count);
             }

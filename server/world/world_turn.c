@@ -24,6 +24,9 @@ typedef struct turn_ctx {
     const geom_shape *local; /* its body-local shape */
     const geom_motion *ma;   /* its motion over the tick */
     float t;                 /* earliest contact so far, fraction of the tick */
+    bool box;                /* its shape is a box (box statics: geom_toi_turning_box_fixed) */
+    bool q0_ready;           /* box.q0 taken */
+    geom_turning_box box_a;  /* a box mover as geom_toi_turning_box_fixed takes it */
 } turn_ctx;
 
 static void turn_offer(turn_ctx *c, const geom_shape *b, vec2 pb, vec2 db, float dab) {
@@ -37,26 +40,45 @@ static void turn_offer(turn_ctx *c, const geom_shape *b, vec2 pb, vec2 db, float
         c->t = r.t;
 }
 
-static bool turn_static_visit(const world *w, uint32_t index, void *vctx) {
-    turn_ctx *c = vctx;
-    const world_static *st = &w->statics[index];
+/* The advancement against static index, whose AABB is box (a visit of world_static_query, and
+ * of the gathered statics inlined, their copy of the box). */
+WORLD_HOT void turn_static(const world *w, turn_ctx *c, uint32_t index, aabb box) {
+    if (c->t == 0.0f) return; /* a contact at the start: nothing comes earlier */
+    if (!aabb_meets(box, c->swept)) return;
     /* beyond the disc the turning shape sweeps (a circle against the static's AABB): the corners
      * of the query box hold most of what it finds, and no advancement is needed for them */
-    float dx = wmax(wmax(st->box.min.x - c->mid.x, c->mid.x - st->box.max.x), 0.0f);
-    float dy = wmax(wmax(st->box.min.y - c->mid.y, c->mid.y - st->box.max.y), 0.0f);
-    if (dx * dx + dy * dy > c->reach * c->reach) return true;
-    if (!aabb_meets(st->box, c->swept)) return true;
-    if (!slots_block(w, c->self, st->slot)) return true;
+    float dx = wmax(wmax(box.min.x - c->mid.x, c->mid.x - box.max.x), 0.0f);
+    float dy = wmax(wmax(box.min.y - c->mid.y, c->mid.y - box.max.y), 0.0f);
+    if (dx * dx + dy * dy > c->reach * c->reach) return;
+    const world_static *st = &w->statics[index];
+    if (!slots_block(w, c->self, st->slot)) return;
+    if (WORLD_FAST_PATHS && c->box && ref_kind(st->shape) == GEOM_SHAPE_BOX) {
+        /* a box static stands still, unturned: geom_toi_turning_before's time without its
+         * general motion of B (the same floats), the mover's terms taken once per tick */
+        if (!c->q0_ready) {
+            c->box_a.q0 = geom_turn_start(c->ma->a0);
+            c->q0_ready = true;
+        }
+        float t = geom_toi_turning_box_fixed(&c->box_a, box.max.x - st->position.x,
+                                             box.max.y - st->position.y, st->position.x,
+                                             st->position.y, TURN_TARGET, TURN_TOLERANCE, c->t);
+        if (t < c->t) c->t = t;
+        return;
+    }
     geom_shape tmp;
     turn_offer(c, ref_shape(w, st->shape, static_hi(st), &tmp), st->position, v2(0.0f, 0.0f), 0.0f);
+}
+
+static bool turn_static_visit(const world *w, uint32_t index, void *vctx) {
+    turn_static(w, vctx, index, w->statics[index].box);
     return true;
 }
 
 /* The bounds as four walls, each a unit-thick box just outside them along the part the turn can
  * reach (short boxes: GJK stays precise near the body). */
 static void turn_bounds(const world *w, aabb reach, turn_ctx *c) {
-    const aabb b = w->cfg.bounds;
     if (aabb_contains(w->inner_bounds, reach)) return;
+    const aabb b = w->cfg.bounds;
     vec2 mid = v2_scale(v2_add(reach.min, reach.max), 0.5f);
     vec2 half = v2_add(v2_scale(v2_sub(reach.max, reach.min), 0.5f), v2(1.0f, 1.0f));
     geom_shape wall;
@@ -84,6 +106,13 @@ typedef struct turn_gather_ctx {
     bool full;        /* one more blocked than out holds */
 } turn_gather_ctx;
 
+/* A gathered static s, into out. */
+WORLD_HOT void turn_emit(const world *w, near_static *out, uint32_t s) {
+    const world_static *st = &w->statics[s];
+    *out =
+        (near_static){.box = st->box, .index = s, .is_box = ref_kind(st->shape) == GEOM_SHAPE_BOX};
+}
+
 static bool turn_gather_visit(const world *w, uint32_t s, void *vctx) {
     turn_gather_ctx *g = vctx;
     const world_static *st = &w->statics[s];
@@ -92,18 +121,99 @@ static bool turn_gather_visit(const world *w, uint32_t s, void *vctx) {
         g->full = true;
         return false;
     }
-    g->out[g->n++] =
-        (near_static){.box = st->box, .index = s, .is_box = ref_kind(st->shape) == GEOM_SHAPE_BOX};
+    turn_emit(w, &g->out[g->n++], s);
     return true;
 }
 
 /* The statics meeting region that block the mover of slot self, in the grid walk's order
  * (world_static_walk, inlined with its visitor), into out (at most TURN_NEAR); -1 when there are
  * more. */
-static int turn_gather(const world *w, uint32_t self, aabb region, near_static *out) {
+static int turn_walk(const world *w, uint32_t self, aabb region, near_static *out) {
     turn_gather_ctx g = {self, out, 0, false};
     world_static_walk(w, region, turn_gather_visit, &g);
     return g.full ? -1 : g.n;
+}
+
+/* turn_walk's answer for the mover of dense index mi moving by r, through the statics its last
+ * walk remembered (world_near_cache, S1a's entries: a fact about cells, shared with
+ * world_step_alone) when region lies inside the cells they cover; otherwise a walk of region's
+ * cells grown ahead of the motion (near_cache_grow) that remembers them for the next ticks. The
+ * statics of the remembered cells are kept in walk order (rows, then cells, then list order), so
+ * those whose home cell lies in region's own cells, meeting region, come out in the order the
+ * walk of region finds them. Only when every static sits in level 0 (the remembered cells are
+ * level 0's), every static is a box (world_step_alone reads the same entries as boxes) and
+ * region lies inside the inner bounds (no clamping of cell coordinates). */
+static int turn_gather(world *w, uint32_t mi, uint32_t self, aabb region, vec2 r,
+                       near_static *out) {
+    if (!w->statics_in_finest || w->nonbox_statics || !aabb_contains(w->inner_bounds, region))
+        return turn_walk(w, self, region, out);
+    if (w->active_level_count == 0) return 0;
+    const world_level *lv = &w->levels[0];
+    const world_static *statics = w->statics;
+    world_near_cache *nc = &w->near_cache[mi];
+    int n = 0;
+    if (near_cache_holds(nc, region)) {
+        const vec2 o = w->cfg.bounds.min;
+        cell_range cr = {0, 0, -1, -1}; /* region's own cells, once needed */
+        for (uint32_t k = 0; k < nc->count; k++) {
+            uint32_t s = (uint32_t)nc->statics[k];
+            const world_static *st = &statics[s];
+            if (!aabb_meets(st->box, region)) continue;
+            /* In region's own cells: what its walk visits. Cells grow with the coordinate, so a
+             * static meeting region whose min corner is not below region's lies in them (its
+             * home cell, that of its min corner, between those of region's corners); otherwise
+             * its home cell (home_cell's arithmetic) against region's cells. */
+            if (st->box.min.x < region.min.x || st->box.min.y < region.min.y) {
+                if (cr.x1 < 0) cr = level_range_inside(w, lv, region);
+                int32_t hx = level_cell(st->box.min.x, o.x, lv->inv_cell, lv->nx);
+                int32_t hy = level_cell(st->box.min.y, o.y, lv->inv_cell, lv->ny);
+                if (hx < cr.x0 || hx > cr.x1 || hy < cr.y0 || hy > cr.y1) continue;
+            }
+            if (!slots_block(w, self, st->slot)) continue;
+            if (n == TURN_NEAR) return -1;
+            turn_emit(w, &out[n++], s);
+        }
+        return n;
+    }
+    cell_range cr = level_range_inside(w, lv, region);
+    cell_range g = near_cache_grow(cr, r, lv->nx, lv->ny);
+    uint32_t len = (uint32_t)(g.x1 - g.x0 + 1);
+    if (len > 32) return turn_walk(w, self, region, out);
+    nc->area = (aabb){{NAN, NAN}, {NAN, NAN}}; /* void while it is refilled */
+    uint32_t found = 0;                        /* statics in the walked cells */
+    bool full = false;
+    for (int32_t cy = g.y0; cy <= g.y1; cy++) {
+        /* the row's cells g.x0..g.x1 as bits: one word, or the tail of one and head of the next
+         * (g.x1 < nx, so the next word exists) */
+        uint32_t c0 = (uint32_t)(cy * lv->nx + g.x0), sh = c0 & 63;
+        uint64_t bits = lv->occupied[c0 >> 6] >> sh;
+        if (sh + len > 64) bits |= lv->occupied[(c0 >> 6) + 1] << (64 - sh);
+        bits &= (1ull << len) - 1;
+        bool row_in = cy >= cr.y0 && cy <= cr.y1;
+        while (bits) {
+            int32_t cx = g.x0 + __builtin_ctzll(bits);
+            uint32_t c = c0 + (uint32_t)__builtin_ctzll(bits);
+            bits &= bits - 1;
+            bool cell_in = row_in && cx >= cr.x0 && cx <= cr.x1;
+            for (int32_t s = lv->heads[c]; s >= 0; s = statics[s].next) {
+                if (found < WORLD_NEAR_CACHE) nc->statics[found] = s;
+                found++;
+                const world_static *st = &statics[s];
+                if (!cell_in || full || !aabb_meets(st->box, region) ||
+                    !slots_block(w, self, st->slot))
+                    continue;
+                if (n == TURN_NEAR)
+                    full = true;
+                else
+                    turn_emit(w, &out[n++], (uint32_t)s);
+            }
+        }
+    }
+    if (found <= WORLD_NEAR_CACHE) {
+        nc->count = found;
+        nc->area = near_cache_area(w, g);
+    }
+    return full ? -1 : n;
 }
 
 static aabb disc_box(vec2 p, float r) {
@@ -133,39 +243,50 @@ vec2 world_turn_slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candi
     int gathered_count = -1;
     if (WORLD_FAST_PATHS)
         gathered_count = turn_gather(
-            w, m->slot, aabb_inflate(swept, fabsf(r.x) + fabsf(r.y) + WORLD_QUERY_MARGIN),
+            w, mi, m->slot, aabb_inflate(swept, fabsf(r.x) + fabsf(r.y) + WORLD_QUERY_MARGIN), r,
             gathered);
     if (da != 0.0f) {
-        geom_motion ma = {pos, a0, r, da};
         aabb reach = aabb_inflate(aabb_sweep(disc, r), WORLD_QUERY_MARGIN);
-        turn_ctx c = {m->slot,
-                      v2_mul_add(pos, 0.5f, r),
-                      tr->radius + 0.5f * v2_len(r) + WORLD_QUERY_MARGIN,
-                      swept,
-                      local,
-                      &ma,
-                      1.0f};
-        if (gathered_count >= 0) {
-            /* what world_static_query would visit (the earliest contact does not depend on the
-             * order) */
-            for (int k = 0; k < gathered_count; k++)
-                if (aabb_meets(gathered[k].box, reach)) turn_static_visit(w, gathered[k].index, &c);
-        } else {
-            world_static_query(w, reach, turn_static_visit, &c);
+        /* nothing gathered, no candidates, far from the bounds: nothing to advance against
+         * (the contact time stays 1) */
+        if (gathered_count != 0 || cand_count || !aabb_contains(w->inner_bounds, reach)) {
+            geom_motion ma = {pos, a0, r, da};
+            turn_ctx c = {m->slot,
+                          v2_mul_add(pos, 0.5f, r),
+                          tr->radius + 0.5f * v2_len(r) + WORLD_QUERY_MARGIN,
+                          swept,
+                          local,
+                          &ma,
+                          1.0f,
+                          local->kind == GEOM_SHAPE_BOX,
+                          false,
+                          {local->u.half_extents, tr->radius, v2(1.0f, 0.0f), ma}};
+            if (gathered_count >= 0) {
+                /* what world_static_query would visit (the earliest contact does not depend on the
+                 * order) */
+                for (int k = 0; k < gathered_count; k++)
+                    if (aabb_meets(gathered[k].box, reach))
+                        turn_static(w, &c, gathered[k].index, gathered[k].box);
+            } else {
+                world_static_query(w, reach, turn_static_visit, &c);
+            }
+            turn_bounds(w, reach, &c);
+            for (uint32_t k = 0; k < cand_count; k++) {
+                const body_view *v = &cands[k].view;
+                if (!aabb_meets(aabb_sweep(box_at(v->pos, v->lo, v->hi), cands[k].d), reach))
+                    continue;
+                /* a candidate that has not moved yet turns too (its shape as it stands now, turned
+                 * further by its own turn of the tick): head-on turning bodies meet symmetrically
+                 */
+                const world_mover *o = &w->movers[cands[k].index];
+                float dab = cands[k].index > mi && mover_turning(w, o)
+                                ? w->turns[o->slot].spin * w->dt
+                                : 0.0f;
+                geom_shape tmp;
+                turn_offer(&c, ref_shape(w, v->ref, v->hi, &tmp), v->pos, cands[k].d, dab);
+            }
+            ft = c.t;
         }
-        turn_bounds(w, reach, &c);
-        for (uint32_t k = 0; k < cand_count; k++) {
-            const body_view *v = &cands[k].view;
-            if (!aabb_meets(aabb_sweep(box_at(v->pos, v->lo, v->hi), cands[k].d), reach)) continue;
-            /* a candidate that has not moved yet turns too (its shape as it stands now, turned
-             * further by its own turn of the tick): head-on turning bodies meet symmetrically */
-            const world_mover *o = &w->movers[cands[k].index];
-            float dab =
-                cands[k].index > mi && mover_turning(w, o) ? w->turns[o->slot].spin * w->dt : 0.0f;
-            geom_shape tmp;
-            turn_offer(&c, ref_shape(w, v->ref, v->hi, &tmp), v->pos, cands[k].d, dab);
-        }
-        ft = c.t;
     }
     /* turned up to the contact (all of the turn when there is none), then stopped for the tick */
     float turned = ft * da;

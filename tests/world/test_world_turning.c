@@ -470,8 +470,55 @@ static void test_turning_boxes_among_tiles(void) {
     }
 }
 
+/* A turning mover takes its statics from what its walk remembered in earlier ticks (the near
+ * cache S1a's movers keep): a static spawned ahead of it, inside the cells it remembers, must
+ * still stop it, and one despawned must no longer. A box turning at 2 rad/s moves along +x at
+ * 3 u/s among tiles (so the grid has statics and the remembered path is taken), from a free row;
+ * after 10 ticks a tile appears in its way, its left face 0.5 ahead of the box's centre (within
+ * the cells remembered, which reach a cell past the region ahead of the motion): the box stops
+ * at it and never overlaps it. Then the tile goes and the box moves on. */
+static void test_turning_remembered_statics_follow_spawns(void) {
+    world *w = wt_world(12.0f, 64);
+    CHECK(w);
+    world_set_mover_collisions(w, false);
+    /* tiles away from the row y in [0, 1] the box runs along */
+    for (int k = 0; k < 8; k++) {
+        CHECK(
+            wt_spawn(w, WORLD_BODY_STATIC, wt_box(0.5f, 0.5f), v2(-7.5f + 2.0f * (float)k, 4.5f)));
+        CHECK(
+            wt_spawn(w, WORLD_BODY_STATIC, wt_box(0.5f, 0.5f), v2(-6.5f + 2.0f * (float)k, -3.5f)));
+    }
+    world_body_id box = wt_spawn(w, WORLD_BODY_MOVING, wt_box(0.4f, 0.4f), v2(-4.0f, 0.5f));
+    CHECK(box);
+    CHECK(world_set_intent_turning(w, box, v2(3.0f, 0.0f), 2.0f, 1) == WORLD_OK);
+    for (int t = 0; t < 10; t++)
+        world_step(w);
+    float x0 = wt_pos(w, box).x;
+    CHECK(x0 > -3.6f && x0 < -3.4f);
+    /* the tile's home cell is the one ahead of the box's (cells of 1 here) */
+    world_body_id tile =
+        wt_spawn(w, WORLD_BODY_STATIC, wt_box(0.5f, 0.5f), v2(floorf(x0) + 1.5f + 0.5f, 0.5f));
+    CHECK(tile);
+    float face = floorf(x0) + 1.5f;
+    for (int t = 0; t < 60; t++) {
+        world_step(w);
+        CHECK_MSG(wt_depth(w, box, tile) <= GEOM_SKIN, "tick %d: %g into the new tile", t,
+                  (double)wt_depth(w, box, tile));
+        /* no extent of the turned box along x is below its half side */
+        CHECK_MSG(wt_pos(w, box).x <= face - 0.4f + 1e-3f, "tick %d: x %.6f past the tile at %.3f",
+                  t, (double)wt_pos(w, box).x, (double)face);
+    }
+    CHECK(world_despawn(w, tile) == WORLD_OK);
+    for (int t = 0; t < 40; t++) /* 2 units at 3 u/s */
+        world_step(w);
+    CHECK_MSG(wt_pos(w, box).x > face + 1.0f, "x %.6f: still held by the despawned tile",
+              (double)wt_pos(w, box).x);
+    CHECK(world_validate(w) == NULL);
+    world_destroy(w);
+}
+
 TEST_MAIN(TEST(test_i1_spinning_bar), TEST(test_turn_into_wall_stops_at_contact),
           TEST(test_i2_i3_turning_crowd), TEST(test_i5_turning_box_rests_in_corner),
           TEST(test_i7_turning_head_on), TEST(test_i6_turning_determinism),
           TEST(test_clamp_and_rate), TEST(test_spawn_angle_is_initial_angle),
-          TEST(test_turning_boxes_among_tiles))
+          TEST(test_turning_boxes_among_tiles), TEST(test_turning_remembered_statics_follow_spawns))

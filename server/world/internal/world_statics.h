@@ -111,6 +111,85 @@ WORLD_HOT void world_static_walk(const world *w, aabb box, static_visit_fn visit
     }
 }
 
+/* ---- the remembered statics (world_near_cache; the fast paths only) ------------------------ */
+/* Cells a remembered walk reaches past the swept region in the direction of motion. */
+#define WORLD_NEAR_GROW 1
+
+/* Makes the near cache usable for this step's first n dense indices: every entry void once a
+ * static was linked or unlinked since the last use, entries never used before void too (a NaN
+ * area holds nothing). Called once per step by each loop that reads it. */
+void world_near_cache_begin(world *w, uint32_t n);
+
+/* The cell range (of level 0, whose cells' coordinates are computed as level_range_inside does)
+ * a remembered walk covers: cr grown by WORLD_NEAR_GROW ahead of the motion r, within the grid. */
+WORLD_HOT cell_range near_cache_grow(cell_range cr, vec2 r, int32_t nx, int32_t ny) {
+    if (r.x > 0.0f) cr.x1 = cr.x1 + WORLD_NEAR_GROW < nx ? cr.x1 + WORLD_NEAR_GROW : nx - 1;
+    if (r.x < 0.0f) cr.x0 = cr.x0 > WORLD_NEAR_GROW ? cr.x0 - WORLD_NEAR_GROW : 0;
+    if (r.y > 0.0f) cr.y1 = cr.y1 + WORLD_NEAR_GROW < ny ? cr.y1 + WORLD_NEAR_GROW : ny - 1;
+    if (r.y < 0.0f) cr.y0 = cr.y0 > WORLD_NEAR_GROW ? cr.y0 - WORLD_NEAR_GROW : 0;
+    return cr;
+}
+
+/* The float next to v towards +inf / -inf, for finite nonzero v (the callers fall back to
+ * nextafterf otherwise): one integer step on the bits, no libm call. */
+static inline float float_up(float v) {
+    uint32_t b;
+    memcpy(&b, &v, sizeof b);
+    b = v > 0.0f ? b + 1u : b - 1u;
+    memcpy(&v, &b, sizeof v);
+    return v;
+}
+static inline float float_down(float v) { return -float_up(-v); }
+
+/* A float v from which on every coordinate's level-0 cell, computed as world_step_alone computes
+ * it, is at least c: cells grow with v, so checking v itself suffices. It starts at the cell's edge
+ * and steps up by a doubling step (the origin's rounding may need many ulps of v), so it may lie
+ * a little inside the cell: the remembered area is then a little smaller, never wrong. */
+static inline float cell_edge_lo(float o, float cell, float inv_cell, int32_t c) {
+    float v = o + (float)c * cell, step = 0.0f;
+    for (int k = 0; k < 64 && (int32_t)((v - o) * inv_cell) < c; k++) {
+        float up = v != 0.0f && isfinite(v) ? float_up(v) : nextafterf(v, INFINITY);
+        step = wmax(step * 2.0f, up - v);
+        v += step;
+    }
+    return (int32_t)((v - o) * inv_cell) < c ? INFINITY : v;
+}
+
+/* A float v up to which every coordinate's level-0 cell is at most c (as cell_edge_lo; the
+ * cell's far edge itself belongs to the next cell, so it always steps at least once). */
+static inline float cell_edge_hi(float o, float cell, float inv_cell, int32_t c) {
+    float v = o + (float)(c + 1) * cell, step = 0.0f;
+    for (int k = 0; k < 64 && (int32_t)((v - o) * inv_cell) > c; k++) {
+        float down = v != 0.0f && isfinite(v) ? float_down(v) : nextafterf(v, -INFINITY);
+        step = wmax(step * 2.0f, v - down);
+        v -= step;
+    }
+    return (int32_t)((v - o) * inv_cell) > c ? -INFINITY : v;
+}
+
+/* The area of an entry that remembers the level-0 cells g: the floats whose cells (with the
+ * level's `extra` reach on the min side) lie in g, within the inner bounds. Out of line: the
+ * refill is rare, and inlined it made world_step_alone's loop hold fewer values in registers. */
+__attribute__((noinline, unused)) static aabb near_cache_area(const world *w, cell_range g) {
+    const world_level *lv = &w->levels[0];
+    const vec2 o = w->cfg.bounds.min;
+    aabb a;
+    /* x0 >= g.x0 needs a home cell >= g.x0 + extra (none below 0: x0 is clamped) */
+    a.min.x = g.x0 > 0 ? cell_edge_lo(o.x, lv->cell, lv->inv_cell, g.x0 + lv->extra) : -INFINITY;
+    a.min.y = g.y0 > 0 ? cell_edge_lo(o.y, lv->cell, lv->inv_cell, g.y0 + lv->extra) : -INFINITY;
+    a.max.x = cell_edge_hi(o.x, lv->cell, lv->inv_cell, g.x1);
+    a.max.y = cell_edge_hi(o.y, lv->cell, lv->inv_cell, g.y1);
+    a.min = v2_max(a.min, w->inner_bounds.min);
+    a.max = v2_min(a.max, w->inner_bounds.max);
+    return a;
+}
+
+/* Whether region lies inside the cells entry nc remembers (NaN, a void entry, fails). */
+WORLD_HOT bool near_cache_holds(const world_near_cache *nc, aabb region) {
+    return nc->area.min.x <= region.min.x && nc->area.min.y <= region.min.y &&
+           region.max.x <= nc->area.max.x && region.max.y <= nc->area.max.y;
+}
+
 /* Checks the grid links: every static listed exactly once, in its home cell, at its level; counts
  * and occupancy bits agree. NULL when consistent, else what is broken (world_validate). */
 const char *world_statics_validate(const world *w);

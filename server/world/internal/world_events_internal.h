@@ -86,8 +86,8 @@ typedef struct ev_contacts {
      * (or, in the tail, begun in it). Apart from the pairs, so the recheck after the search reads
      * a byte per pair and only the pairs not seen, and writes none; all zero between steps. */
     uint8_t *seen, *tail_seen;
-    uint32_t dead;       /* ended pairs still in pairs or tail */
-    uint32_t live;       /* held pairs: count + tail_count - dead */
+    uint32_t dead;               /* ended pairs still in pairs or tail */
+    uint32_t live;               /* held pairs: count + tail_count - dead */
     world_contact_event *begins; /* the step's begins, listed after its ends once both are known */
     size_t begin_count, begin_cap;
 } ev_contacts;

@@ -215,9 +215,9 @@ typedef struct world_event_note {
     uint32_t near[WORLD_EVENTS_NEAR]; /* the statics it found there (indices into statics) */
 } world_event_note;
 typedef struct world_event_notes {
-    world_event_note *note; /* per dense mover index */
-    uint8_t *changed;       /* world_events.c's flags, WORLD_EVENTS_NOTED among them */
-    bool valid;             /* the arrays may be written */
+    world_event_note *note;            /* per dense mover index */
+    uint8_t *changed;                  /* world_events.c's flags, WORLD_EVENTS_NOTED among them */
+    bool valid;                        /* the arrays may be written */
     uint32_t spill[WORLD_EVENTS_NEAR]; /* where a slide writes its statics while not valid */
 } world_event_notes;
 

@@ -327,13 +327,11 @@ ROT_HOT float box_box_separation(vec2 ha, geom_xf xa, vec2 hb, geom_xf xb, vec2 
 /* Whether the separation along face axis k (box_box_separation's) is the distance: the other
  * box's deepest corner along it projects inside the face (box_box_distance's corner-against-face
  * case, the same arithmetic). */
-static bool box_face_exact(vec2 ha, geom_xf xa, vec2 hb, geom_xf xb, int k) {
-    vec2 d = v2_sub(xb.p, xa.p);
-    float c = xa.q.x * xb.q.x + xa.q.y * xb.q.y, s = xa.q.x * xb.q.y - xa.q.y * xb.q.x;
+/* The corner test itself, given B's rotation in A's frame (c, s) and the other box's centre o in
+ * the reference box's frame (shared by box_face_exact and box_face_exact_fixed). */
+static inline bool face_corner_within(vec2 ha, vec2 hb, float c, float s, vec2 o, int k) {
     bool ref_a = k < 2;
     int j = k & 1;
-    vec2 o = ref_a ? v2(xa.q.x * d.x + xa.q.y * d.y, xa.q.x * d.y - xa.q.y * d.x)
-                   : v2(-(xb.q.x * d.x + xb.q.y * d.y), -(xb.q.x * d.y - xb.q.y * d.x));
     vec2 hr = ref_a ? ha : hb;
     vec2 ex = ref_a ? v2(c * hb.x, s * hb.x) : v2(c * ha.x, -s * ha.x);
     vec2 ey = ref_a ? v2(-s * hb.y, c * hb.y) : v2(s * ha.y, c * ha.y);
@@ -341,6 +339,14 @@ static bool box_face_exact(vec2 ha, geom_xf xa, vec2 hb, geom_xf xb, int k) {
     vec2 corner = v2_sub(o, v2_add(sg * (j ? ex.y : ex.x) >= 0.0f ? ex : v2_neg(ex),
                                    sg * (j ? ey.y : ey.x) >= 0.0f ? ey : v2_neg(ey)));
     return fabsf(j ? corner.x : corner.y) <= (j ? hr.x : hr.y);
+}
+
+static bool box_face_exact(vec2 ha, geom_xf xa, vec2 hb, geom_xf xb, int k) {
+    vec2 d = v2_sub(xb.p, xa.p);
+    float c = xa.q.x * xb.q.x + xa.q.y * xb.q.y, s = xa.q.x * xb.q.y - xa.q.y * xb.q.x;
+    vec2 o = k < 2 ? v2(xa.q.x * d.x + xa.q.y * d.y, xa.q.x * d.y - xa.q.y * d.x)
+                   : v2(-(xb.q.x * d.x + xb.q.y * d.y), -(xb.q.x * d.y - xb.q.y * d.x));
+    return face_corner_within(ha, hb, c, s, o, k);
 }
 
 static float box_box_distance(vec2 ha, geom_xf xa, vec2 hb, geom_xf xb, geom_closest *out) {
@@ -669,17 +675,8 @@ bool geom_toi_turning_before(const geom_shape *a, const geom_motion *ma, const g
  * -sin, B's frame is the world's (A's centre there is -d); the same answer (the values differ at
  * most in the sign of a zero, which the side tests (>= 0) and fabsf do not see). */
 ROT_HOT bool box_face_exact_fixed(vec2 ha, vec2 q, vec2 d, vec2 hb, int k) {
-    float c = q.x, s = -q.y;
-    bool ref_a = k < 2;
-    int j = k & 1;
-    vec2 o = ref_a ? v2(q.x * d.x + q.y * d.y, q.x * d.y - q.y * d.x) : v2(-d.x, -d.y);
-    vec2 hr = ref_a ? ha : hb;
-    vec2 ex = ref_a ? v2(c * hb.x, s * hb.x) : v2(c * ha.x, -s * ha.x);
-    vec2 ey = ref_a ? v2(-s * hb.y, c * hb.y) : v2(s * ha.y, c * ha.y);
-    float sg = (j ? o.y : o.x) >= 0.0f ? 1.0f : -1.0f;
-    vec2 corner = v2_sub(o, v2_add(sg * (j ? ex.y : ex.x) >= 0.0f ? ex : v2_neg(ex),
-                                   sg * (j ? ey.y : ey.x) >= 0.0f ? ey : v2_neg(ey)));
-    return fabsf(j ? corner.x : corner.y) <= (j ? hr.x : hr.y);
+    vec2 o = k < 2 ? v2(q.x * d.x + q.y * d.y, q.x * d.y - q.y * d.x) : v2(-d.x, -d.y);
+    return face_corner_within(ha, hb, q.x, -q.y, o, k);
 }
 
 float geom_toi_turning_box_fixed(const geom_turning_box *a, float hbx, float hby, float pbx,

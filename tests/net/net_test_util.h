@@ -59,8 +59,9 @@ static inline size_t tu_spawn_box(uint32_t rid, Collide__V1__BodyKind kind, floa
     return tu_frame(&m, out, cap);
 }
 
-static inline size_t tu_move(uint32_t rid, uint32_t body, uint32_t seq, float vx, float vy,
-                             uint8_t *out, size_t cap) {
+/* A MoveIntent turning at w rad/s (0: the field stays off the wire, proto3's default). */
+static inline size_t tu_move_turning(uint32_t rid, uint32_t body, uint32_t seq, float vx, float vy,
+                                     float w, uint8_t *out, size_t cap) {
     Collide__V1__Vec2 v = COLLIDE__V1__VEC2__INIT;
     v.x = vx;
     v.y = vy;
@@ -68,11 +69,17 @@ static inline size_t tu_move(uint32_t rid, uint32_t body, uint32_t seq, float vx
     mv.body_id = body;
     mv.input_seq = seq;
     mv.velocity = &v;
+    mv.angular_velocity = w;
     tu_cmsg m = COLLIDE__V1__CLIENT_MESSAGE__INIT;
     m.request_id = rid;
     m.msg_case = COLLIDE__V1__CLIENT_MESSAGE__MSG_MOVE;
     m.move = &mv;
     return tu_frame(&m, out, cap);
+}
+
+static inline size_t tu_move(uint32_t rid, uint32_t body, uint32_t seq, float vx, float vy,
+                             uint8_t *out, size_t cap) {
+    return tu_move_turning(rid, body, seq, vx, vy, 0.0f, out, cap);
 }
 
 static inline size_t tu_ping(uint32_t rid, uint64_t t, uint8_t *out, size_t cap) {

@@ -197,23 +197,6 @@ static void build_scene(fixture *f) {
     }
 }
 
-/* A MoveIntent with a turning speed (rad/s). */
-static size_t move_turning(uint32_t body, uint32_t seq, float vx, float vy, float w, uint8_t *out,
-                           size_t cap) {
-    Collide__V1__Vec2 v = COLLIDE__V1__VEC2__INIT;
-    v.x = vx;
-    v.y = vy;
-    Collide__V1__MoveIntent mv = COLLIDE__V1__MOVE_INTENT__INIT;
-    mv.body_id = body;
-    mv.input_seq = seq;
-    mv.velocity = &v;
-    mv.angular_velocity = w;
-    tu_cmsg m = COLLIDE__V1__CLIENT_MESSAGE__INIT;
-    m.msg_case = COLLIDE__V1__CLIENT_MESSAGE__MSG_MOVE;
-    m.move = &mv;
-    return tu_frame(&m, out, cap);
-}
-
 /* New intents for some movers, now and then one despawned and respawned (ids far apart come
  * from the generational slots). */
 static void churn(fixture *f, harness_rng *r, int tick) {
@@ -222,8 +205,8 @@ static void churn(fixture *f, harness_rng *r, int tick) {
         float vx = harness_rng_range(r, -40.0f, 40.0f), vy = harness_rng_range(r, -40.0f, 40.0f);
         if (f->turning)
             feed(f, PLAYER,
-                 move_turning(f->movers[k], ++f->seq, vx, vy, harness_rng_range(r, -20.0f, 20.0f),
-                              f->buf, sizeof f->buf));
+                 tu_move_turning(0, f->movers[k], ++f->seq, vx, vy,
+                                 harness_rng_range(r, -20.0f, 20.0f), f->buf, sizeof f->buf));
         else
             feed(f, PLAYER, tu_move(0, f->movers[k], ++f->seq, vx, vy, f->buf, sizeof f->buf));
     }

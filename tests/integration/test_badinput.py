@@ -274,6 +274,7 @@ def float_field_cases(bid):
             lambda m, v: m.spawn.shape.CopyFrom(ct.polygon([(-1, -1), (1, -1), (0, v)])))),
         ("MoveIntent.velocity.x", lambda rid, v: ct.msg_move(rid, bid, rid, v, 0)),
         ("MoveIntent.velocity.y", lambda rid, v: ct.msg_move(rid, bid, rid, 0, v)),
+        ("MoveIntent.angular_velocity", lambda rid, v: ct.msg_move(rid, bid, rid, 0, 0, w=v)),
         ("SetView.center.x", lambda rid, v: ct.msg_set_view(rid, v, 0, 100, 100)),
         ("SetView.center.y", lambda rid, v: ct.msg_set_view(rid, 0, v, 100, 100)),
         ("SetView.half_extents.x", lambda rid, v: ct.msg_set_view(rid, 0, 0, v, 100)),

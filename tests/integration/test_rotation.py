@@ -6,6 +6,7 @@ angle advances by w * ticks / rate, turning intents are clamped to --max-angular
 
 import math
 import os
+import subprocess
 import sys
 
 sys.dont_write_bytecode = True  # keep the source tree clean
@@ -65,20 +66,35 @@ def angle_follows_w_ticks_over_rate():
 
 @test
 def turning_intents_are_clamped():
-    for args, limit in (((), 8 * math.pi), (("--max-angular-speed", "3"), 3.0)):
-        d = ct.Daemon(args=args, world=open_world())
+    # the default, the flag, and its variable; both signs of the turn
+    for args, env, limit, w in (((), None, 8 * math.pi, -1000.0),
+                                (("--max-angular-speed", "3"), None, 3.0, -1000.0),
+                                ((), {"COLLIDE_MAX_ANGULAR_SPEED": "2.5"}, 2.5, 1000.0)):
+        d = ct.Daemon(args=args, env_extra=env, world=open_world())
         c = d.client()
         c.hello()
         bid = c.spawn_ok(ct.box(1, 1), 0, 0)
         c.recv_until(lambda m: snap(m) and bid in c.view, what="own body")
-        seq = c.move(bid, 0.0, 0.0, w=-1000.0)
+        seq = c.move(bid, 0.0, 0.0, w=w)
         c.recv_until(lambda m: snap(m) and c.view[bid]["seq"] == seq and c.view[bid]["w"] != 0,
                      what="the turn applied")
         got = c.view[bid]["w"]
-        check(abs(got + limit) < 1e-3 * limit, "%s: -1000 rad/s must be clamped to %g, got %r"
-              % (args, -limit, got))
+        want = math.copysign(limit, w)
+        check(abs(got - want) < 1e-3 * limit, "%s %s: %g rad/s must be clamped to %g, got %r"
+              % (args, env, w, want, got))
         c.close()
         d.stop_and_check()
+
+
+@test
+def max_angular_speed_out_of_range_is_refused_at_start():
+    for bad in ("0", "-1", "100000", "nan"):
+        r = subprocess.run([ct.OPTS.collided, "--port", "0", "--http-port", "0",
+                            "--max-angular-speed", bad], capture_output=True, text=True,
+                           timeout=30)
+        check(r.returncode == 2 and "max-angular-speed" in r.stderr,
+              "--max-angular-speed %s must be refused at start (exit %d: %s)"
+              % (bad, r.returncode, r.stderr[-200:]))
 
 
 @test

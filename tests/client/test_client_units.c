@@ -501,7 +501,7 @@ static void test_qsnap_turning_and_check(void) {
     cc_check_snapshot(v, &snap, &st);
     cc_qsnap_done(&q, &snap);
     CHECK(st.counts[CC_VIOL_OVERLAP_STATIC] == 1);
-    /* three quarters: -pi/2, clear of the wall again */
+    /* three quarters: decoded across the wrap as -pi/2 (only the angle is checked here) */
     quant_state back = turned;
     back.angle = 3 * QUANT_ANGLE_STEPS / 4;
     n = varint_write(packed, 1);

@@ -59,7 +59,8 @@ for (const { name, skip } of TRANSPORTS) {
       await waitFor(() => c!.bodies.get(bar.bodyId)!.lastInputSeq >= still &&
                           c!.bodies.get(bar.bodyId)!.angularVelocity === 0, "the turn to stop");
       const a0 = c.bodies.get(bar.bodyId)!.angle;
-      await c.ping();
+      const seen = snaps.length; // a Pong may come before the next tick: wait for two of them
+      await waitFor(() => snaps.length >= seen + 2, "two more snapshots");
       assert.equal(c.bodies.get(bar.bodyId)!.angle, a0, "stopped: the angle holds");
       c.despawn(bar.bodyId);
 

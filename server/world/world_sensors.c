@@ -43,10 +43,7 @@ static bool set_add(ev_set *s, const ev_pair *p) {
         if (!pairs) return false;
         s->pairs = pairs;
         uint32_t *hash = calloc(2 * (size_t)cap, sizeof *hash);
-        if (!hash) {
-            s->pairs = pairs;
-            return false;
-        }
+        if (!hash) return false;
         free(s->hash);
         s->hash = hash;
         s->hash_mask = 2 * cap - 1;

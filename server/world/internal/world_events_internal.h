@@ -19,7 +19,6 @@
 
 /* Statics remembered per mover from its slide: a box under a cell wide, grown by a slow move and
  * the margins, meets at most 2 x 2 cells of unit tiles. */
-#define EV_NEAR WORLD_EVENTS_NEAR
 #define EV_END_GAP (4.0f * GEOM_SKIN)
 
 /* The rare path of a hot loop: kept out of line so the loop stays small. */

@@ -80,7 +80,7 @@ void world_step(world *w) {
             /* (a turning mover's path is not asked for: NULL spares its computation) */
             w->scratch.p2[i] =
                 mover_turning(w, m)
-                    ? world_turn_slide(w, i, m->position, v2_scale(m->intent, dt), NULL, 0, NULL)
+                    ? world_turn_slide(w, i, m->position, v2_scale(m->intent, dt), NULL, 0)
                     : world_slide(w, i, m->position, v2_scale(m->intent, dt), NULL, 0, &unused);
         }
     } else {
@@ -110,8 +110,7 @@ void world_step(world *w) {
             /* a turning body reaches anywhere in the disc of its shape around its path */
             if (mover_turning(w, m)) {
                 float rad = w->turns[m->slot].radius;
-                aabb disc = aabb_make(v2(m->position.x - rad, m->position.y - rad),
-                                      v2(m->position.x + rad, m->position.y + rad));
+                aabb disc = disc_box(m->position, rad);
                 w->scratch.path[i] = aabb_union(
                     w->scratch.path[i], aabb_inflate(aabb_sweep(disc, want), WORLD_PUSH_ALLOWANCE));
             }
@@ -177,7 +176,7 @@ void world_step(world *w) {
                 if (!in_way) continue; /* p2 already holds the static-only slide */
             }
             if (turning) {
-                w->scratch.p2[i] = world_turn_slide(w, i, m->position, want, cands, c.count, NULL);
+                w->scratch.p2[i] = world_turn_slide(w, i, m->position, want, cands, c.count);
             } else {
                 w->scratch.p2[i] = world_slide_box(w, i, m->position, want, cands, c.count);
             }

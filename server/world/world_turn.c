@@ -216,12 +216,8 @@ static int turn_gather(world *w, uint32_t mi, uint32_t self, aabb region, vec2 r
     return full ? -1 : n;
 }
 
-static aabb disc_box(vec2 p, float r) {
-    return aabb_make(v2(p.x - r, p.y - r), v2(p.x + r, p.y + r));
-}
-
 vec2 world_turn_slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candidate *cands,
-                      uint32_t cand_count, aabb *path) {
+                      uint32_t cand_count) {
     world_mover *m = &w->movers[mi];
     world_turn *tr = &w->turns[m->slot];
     WORLD_ASSERT(ref_kind(m->shape) == WORLD_REF_TURNED && tr->in_use);
@@ -319,9 +315,6 @@ vec2 world_turn_slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candi
     vec2 rest = v2_scale(r, 1.0f - ft);
     if (rest.x == 0.0f && rest.y == 0.0f) {
         /* nothing left to slide: where world_slide would return at once, its statics unread */
-        if (path)
-            *path =
-                aabb_union(box_at(p1, m->lo, m->hi), aabb_union(disc, disc_box(p1, tr->radius)));
         return p1;
     }
     mover_candidate moved[WORLD_MAX_MOVER_CANDIDATES];
@@ -330,7 +323,7 @@ vec2 world_turn_slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candi
         moved[k].view.pos = v2_mul_add(cands[k].view.pos, ft, cands[k].d);
         moved[k].d = v2_scale(cands[k].d, 1.0f - ft);
     }
-    aabb slid;
+    aabb slid; /* the slides want somewhere to put their path box; the step keeps its own */
     vec2 end;
     if (gathered_count >= 0) {
         /* the slide's own region, filtered from the walk above in the walk's order: what its
@@ -375,7 +368,6 @@ vec2 world_turn_slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candi
     } else {
         end = world_slide(w, mi, p1, rest, moved, cand_count, &slid);
     }
-    if (path) *path = aabb_union(slid, aabb_union(disc, disc_box(p1, tr->radius)));
     return end;
 }
 

@@ -405,6 +405,11 @@ static inline uint32_t ref_index(uint32_t ref) { return ref & WORLD_REF_INDEX_MA
 static inline aabb box_at(vec2 p, vec2 lo, vec2 hi) {
     return aabb_make(v2_add(p, lo), v2_add(p, hi));
 }
+/* The box around the disc of radius r at p: where a shape of that radius about p reaches at any
+ * angle (a turning body's reach). */
+static inline aabb disc_box(vec2 p, float r) {
+    return aabb_make(v2(p.x - r, p.y - r), v2(p.x + r, p.y + r));
+}
 static inline bool vec_eq(vec2 a, vec2 b) { return memcmp(&a, &b, sizeof a) == 0; }
 
 /* id = ((gen - 1) << slot_bits | slot) + 1: the generation (1..gen_max) sits above the slot, so a

@@ -46,9 +46,10 @@ vec2 world_slide_turned_box(world *w, uint32_t mi, vec2 pos, vec2 r, const slide
 vec2 world_slide_box(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candidate *cands,
                      uint32_t cand_count);
 /* A turning mover's move (world_turn.c): moves and turns until the first contact along the
- * combined motion, then world_slide with what is left of r; the same contract as world_slide. */
+ * combined motion, then world_slide with what is left of r; returns where it ends. Its path box
+ * is the step's own (world_step: the disc of its shape around its path), not the slide's. */
 vec2 world_turn_slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candidate *cands,
-                      uint32_t cand_count, aabb *path);
+                      uint32_t cand_count);
 /* Recounts world.turning_hint after a step (movers still turning or just stopped). */
 void world_turn_recount(world *w);
 /* The whole tick's slides and step 4 for movers that ignore each other (S1a). */

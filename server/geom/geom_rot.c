@@ -287,21 +287,16 @@ static float distance_cached(const geom_shape *a, geom_xf xa, const geom_shape *
 
 /* ---- box - box: separating axes and corners, no GJK ----------------------------------------- */
 
-/* The corner of a box (half extents h) nearest to the point p, both in the box's frame: the
- * squared distance, and the nearest point (p clamped to the box). */
 static inline float clamp_f(float v, float lo, float hi) { return v < lo ? lo : v > hi ? hi : v; }
 
+/* The point of a box (half extents h) nearest to the point p, both in the box's frame: the
+ * squared distance, and that point (p clamped to the box). */
 static inline float point_box_sq(vec2 p, vec2 h, vec2 *nearest) {
     vec2 c = v2(clamp_f(p.x, -h.x, h.x), clamp_f(p.y, -h.y, h.y));
     *nearest = c;
     return v2_len_sq(v2_sub(p, c));
 }
 
-/* Distance between two turned boxes. Overlap by their four face axes (enough for two convex
- * polygons in 2D); apart, the closest pair of points always has a corner of one box at one end
- * (two convex polygons meet at a vertex-edge or vertex-vertex pair, or along parallel edges that
- * include a vertex), so the distance is the least of the eight corner-to-box distances, each
- * exact and cheap in the other box's frame. Same contract as GJK's answer (distance_cached). */
 /* The two boxes' separation along their four face axes (> 0: apart, and never more than their
  * distance), and the axis that gives it (world, unit, from A towards B) and its index (0, 1: A's
  * x and y; 2, 3: B's). */
@@ -324,9 +319,6 @@ ROT_HOT float box_box_separation(vec2 ha, geom_xf xa, vec2 hb, geom_xf xb, vec2 
     return sep[k];
 }
 
-/* Whether the separation along face axis k (box_box_separation's) is the distance: the other
- * box's deepest corner along it projects inside the face (box_box_distance's corner-against-face
- * case, the same arithmetic). */
 /* The corner test itself, given B's rotation in A's frame (c, s) and the other box's centre o in
  * the reference box's frame (shared by box_face_exact and box_face_exact_fixed). */
 static inline bool face_corner_within(vec2 ha, vec2 hb, float c, float s, vec2 o, int k) {
@@ -341,6 +333,9 @@ static inline bool face_corner_within(vec2 ha, vec2 hb, float c, float s, vec2 o
     return fabsf(j ? corner.x : corner.y) <= (j ? hr.x : hr.y);
 }
 
+/* Whether the separation along face axis k (box_box_separation's) is the distance: the other
+ * box's deepest corner along it projects inside the face (box_box_distance's corner-against-face
+ * case, the same arithmetic). */
 static bool box_face_exact(vec2 ha, geom_xf xa, vec2 hb, geom_xf xb, int k) {
     vec2 d = v2_sub(xb.p, xa.p);
     float c = xa.q.x * xb.q.x + xa.q.y * xb.q.y, s = xa.q.x * xb.q.y - xa.q.y * xb.q.x;
@@ -349,6 +344,11 @@ static bool box_face_exact(vec2 ha, geom_xf xa, vec2 hb, geom_xf xb, int k) {
     return face_corner_within(ha, hb, c, s, o, k);
 }
 
+/* Distance between two turned boxes. Overlap by their four face axes (enough for two convex
+ * polygons in 2D); apart, the closest pair of points always has a corner of one box at one end
+ * (two convex polygons meet at a vertex-edge or vertex-vertex pair, or along parallel edges that
+ * include a vertex), so the distance is the least of the eight corner-to-box distances, each
+ * exact and cheap in the other box's frame. Same contract as GJK's answer (distance_cached). */
 static float box_box_distance(vec2 ha, geom_xf xa, vec2 hb, geom_xf xb, geom_closest *out) {
     geom_closest r;
     r.iterations = 0;
@@ -663,14 +663,6 @@ bool geom_toi_turning_before(const geom_shape *a, const geom_motion *ma, const g
     return false;
 }
 
-/* geom_toi_turning_before's loop for a box A against a box B that neither moves nor turns and
- * stands at angle 0 (B's motion {pb, 0, 0, 0}), where only the time matters: B's rotation is
- * (1, 0), so its products by 1 are the values themselves and those by 0 add nothing but the sign
- * of a zero, which no comparison, fabsf or later sum of a nonzero term sees; B's motion adds 0
- * (the same position, but for the sign of a zero). Every value the time depends on is so the
- * general loop's: the separations, the chosen axis, the bound (|dv . n|, the same for n and -n),
- * each step. At t = 0 A's rotation is qa itself (turn_of(0) is (1, 0)). The rare arrival that
- * needs the exact distance calls the same box_box_distance with the same transforms. */
 /* box_face_exact for a B at angle 0 (xb.q = (1, 0)), d = xb.p - xa.p: c and s are A's cos and
  * -sin, B's frame is the world's (A's centre there is -d); the same answer (the values differ at
  * most in the sign of a zero, which the side tests (>= 0) and fabsf do not see). */
@@ -679,6 +671,14 @@ ROT_HOT bool box_face_exact_fixed(vec2 ha, vec2 q, vec2 d, vec2 hb, int k) {
     return face_corner_within(ha, hb, q.x, -q.y, o, k);
 }
 
+/* geom_toi_turning_before's loop for a box A against a box B that neither moves nor turns and
+ * stands at angle 0 (B's motion {pb, 0, 0, 0}), where only the time matters: B's rotation is
+ * (1, 0), so its products by 1 are the values themselves and those by 0 add nothing but the sign
+ * of a zero, which no comparison, fabsf or later sum of a nonzero term sees; B's motion adds 0
+ * (the same position, but for the sign of a zero). Every value the time depends on is so the
+ * general loop's: the separations, the chosen axis, the bound (|dv . n|, the same for n and -n),
+ * each step. At t = 0 A's rotation is qa itself (turn_of(0) is (1, 0)). The rare arrival that
+ * needs the exact distance calls the same box_box_distance with the same transforms. */
 float geom_toi_turning_box_fixed(const geom_turning_box *a, float hbx, float hby, float pbx,
                                  float pby, float target, float tolerance, float before) {
     const vec2 ha = a->h, qa = a->q0, hb = v2(hbx, hby), pb = v2(pbx, pby);

@@ -800,18 +800,28 @@ static void test_history(void) { history_scenes(0xabcdefu, false, false); }
 static void test_history_one_shape(void) { history_scenes(0xbcdef1u, true, false); }
 static void test_history_turning(void) { history_scenes(0xcdef12u, false, true); }
 
+/* A world over the scene's bounds for max_bodies bodies, keeping history_ticks of history; NULL
+ * when either fails. */
+static world *history_world(uint32_t max_bodies, uint32_t history_ticks) {
+    world_config cfg;
+    world_config_default(&cfg);
+    cfg.bounds = SCENE_BOUNDS;
+    cfg.max_bodies = max_bodies;
+    world *w = world_create(&cfg);
+    if (w && !world_set_history(w, history_ticks)) {
+        world_destroy(w);
+        return NULL;
+    }
+    return w;
+}
+
 /* A lone turning bar (issue 16): a frame of one mover notes no shared shape for a turned one (its
  * shape depends on the recorded angle), and a query at a past tick finds the bar where it pointed
  * then, not where it points now. A quarter turn every 10 ticks: vertical at tick 10, horizontal
  * (the other way round) at tick 20. */
 static void test_history_turning_bar(void) {
-    world_config cfg;
-    world_config_default(&cfg);
-    cfg.bounds = SCENE_BOUNDS;
-    cfg.max_bodies = 64;
-    world *w = world_create(&cfg);
+    world *w = history_world(64, 15);
     CHECK(w != NULL);
-    CHECK(world_set_history(w, 15));
     geom_shape bar, dot;
     geom_make_box(v2(3.0f, 0.2f), &bar);
     geom_make_circle(0.05f, &dot);
@@ -850,13 +860,8 @@ static void test_history_turning_bar(void) {
  * The bar lies along x at tick 5 (reach 1) and at 45 degrees and more when 300 joins make the
  * history grow (reach about 0.7): a probe at its tip at tick 5 still finds it. */
 static void test_history_turning_growth(void) {
-    world_config cfg;
-    world_config_default(&cfg);
-    cfg.bounds = SCENE_BOUNDS;
-    cfg.max_bodies = 1024;
-    world *w = world_create(&cfg);
+    world *w = history_world(1024, 20);
     CHECK(w != NULL);
-    CHECK(world_set_history(w, 20));
     geom_shape bar, small, dot;
     geom_make_box(v2(1.0f, 0.05f), &bar);
     geom_make_box(v2(0.2f, 0.2f), &small);
@@ -888,13 +893,8 @@ static void test_history_turning_growth(void) {
 /* The history grows with the movers: frames kept from before a join are sorted again into the
  * larger layout (more cells), and still answer exactly. */
 static void test_history_growth(void) {
-    world_config cfg;
-    world_config_default(&cfg);
-    cfg.bounds = SCENE_BOUNDS;
-    cfg.max_bodies = 1024;
-    world *w = world_create(&cfg);
+    world *w = history_world(1024, 20);
     CHECK(w != NULL);
-    CHECK(world_set_history(w, 20));
     geom_shape small = random_shape(GEOM_SHAPE_BOX), dot;
     small.u.half_extents = v2(0.3f, 0.3f);
     geom_make_circle(0.01f, &dot);

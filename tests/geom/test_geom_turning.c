@@ -61,8 +61,6 @@ static double gap_at(const geom_shape *a, const geom_motion *ma, const geom_shap
 
 /* ---- brute-force distance: vertex against edge, both ways, in double ---------------------- */
 
-static int corners(const geom_shape *s, dvec pos, dvec *out) { return oracle_points(s, pos, out); }
-
 static double point_segment(dvec p, dvec a, dvec b) {
     dvec e = dv(b.x - a.x, b.y - a.y), ap = dv(p.x - a.x, p.y - a.y);
     double l = dv_dot(e, e), t = l > 0 ? dv_dot(ap, e) / l : 0;
@@ -86,7 +84,7 @@ static double point_polygon(dvec p, const dvec *v, int n) {
 /* Distance between two shapes that do not overlap (turned shapes, world orientation). */
 static double brute_distance(const geom_shape *a, dvec pa, const geom_shape *b, dvec pb) {
     dvec va[GEOM_MAX_POLYGON_VERTICES], vb[GEOM_MAX_POLYGON_VERTICES];
-    int na = corners(a, pa, va), nb = corners(b, pb, vb);
+    int na = oracle_points(a, pa, va), nb = oracle_points(b, pb, vb);
     double ra = a->kind == GEOM_SHAPE_CIRCLE ? a->u.radius : 0;
     double rb = b->kind == GEOM_SHAPE_CIRCLE ? b->u.radius : 0;
     if (na == 0) va[0] = pa, na = 1;
@@ -112,9 +110,9 @@ typedef struct tally {
     int hits, separated, start, iterations, brute_overlaps;
 } tally;
 
-static void make_case(harness_rng *rng, scenario sc, const geom_shape *a, const geom_shape *b,
-                      geom_motion *ma, geom_motion *mb) {
-    float ra = geom_shape_radius(a), rb = geom_shape_radius(b), reach = ra + rb;
+/* What every random case starts with, drawn in this order: motions cleared, A's start, both
+ * start angles, and the direction u from A towards where B is put. */
+static vec2 start_case(harness_rng *rng, geom_motion *ma, geom_motion *mb) {
     memset(ma, 0, sizeof *ma);
     memset(mb, 0, sizeof *mb);
     ma->p0 = v2(harness_rng_range(rng, -5, 5), harness_rng_range(rng, -5, 5));
@@ -122,6 +120,13 @@ static void make_case(harness_rng *rng, scenario sc, const geom_shape *a, const 
     mb->a0 = harness_rng_range(rng, -3.2f, 3.2f);
     float dir = harness_rng_range(rng, 0, 6.2831853f);
     vec2 u = v2(cosf(dir), sinf(dir));
+    return u;
+}
+
+static void make_case(harness_rng *rng, scenario sc, const geom_shape *a, const geom_shape *b,
+                      geom_motion *ma, geom_motion *mb) {
+    float ra = geom_shape_radius(a), rb = geom_shape_radius(b), reach = ra + rb;
+    vec2 u = start_case(rng, ma, mb);
     switch (sc) {
     case MOVE_AND_SPIN: {
         float dist = harness_rng_range(rng, 1.05f, 3.0f) * reach;
@@ -323,8 +328,8 @@ static float angle_for(harness_rng *rng) {
  * corners (the box distance's corner path), else larger (its corner-against-face path). */
 static double corner_corner(const geom_shape *a, dvec pa, const geom_shape *b, dvec pb) {
     dvec va[4], vb[4];
-    corners(a, pa, va);
-    corners(b, pb, vb);
+    oracle_points(a, pa, va);
+    oracle_points(b, pb, vb);
     double best = 1e300;
     for (int i = 0; i < 4; i++)
         for (int k = 0; k < 4; k++)
@@ -369,8 +374,8 @@ static void test_box_distance_many(void) {
         CHECK(fabs(v2_len(c.normal) - 1.0) < 1e-5);
         /* the closest points lie on the shapes (within rounding of their boundary) */
         dvec va[4], vb[4];
-        corners(&ta, pa, va);
-        corners(&tb, pb, vb);
+        oracle_points(&ta, pa, va);
+        oracle_points(&tb, pb, vb);
         CHECK_MSG(point_polygon(dv(c.point_a.x, c.point_a.y), va, 4) < 1e-4 &&
                       point_polygon(dv(c.point_b.x, c.point_b.y), vb, 4) < 1e-4,
                   "box case %d: closest points off the boxes", i);
@@ -390,13 +395,7 @@ static void test_box_distance_many(void) {
  * distance and only the exact distance may decide the arrival. */
 static void make_corner_case(harness_rng *rng, const geom_shape *a, const geom_shape *b,
                              geom_motion *ma, geom_motion *mb) {
-    memset(ma, 0, sizeof *ma);
-    memset(mb, 0, sizeof *mb);
-    ma->p0 = v2(harness_rng_range(rng, -5, 5), harness_rng_range(rng, -5, 5));
-    ma->a0 = harness_rng_range(rng, -3.2f, 3.2f);
-    mb->a0 = harness_rng_range(rng, -3.2f, 3.2f);
-    float dir = harness_rng_range(rng, 0, 6.2831853f);
-    vec2 u = v2(cosf(dir), sinf(dir));
+    vec2 u = start_case(rng, ma, mb);
     vec2 ca = v2(0, 0), cb = v2(0, 0);
     float best_a = -INFINITY, best_b = INFINITY;
     for (int k = 0; k < 4; k++) {

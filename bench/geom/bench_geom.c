@@ -10,6 +10,7 @@
  * Usage: bench_geom [runs] [filter]   (runs default 7; filter: only "pair/query" names that
  * contain it, e.g. "polygon-polygon/sweep") */
 #include "bench_rng.h"
+#include "bench_time.h"
 #include "geom.h"
 
 #include <stdio.h>
@@ -110,18 +111,12 @@ static void make_pairs(geom_shape_kind ka, geom_shape_kind kb) {
 
 typedef enum query { Q_MTV, Q_SWEEP, Q_RAY, Q_MTV_FAST, Q_SWEEP_FAST } query;
 
-static double now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
 /* One timed run: ns per query. */
 static double run_once(query q) {
     int rounds = QUERIES_PER_RUN / PAIRS;
     float acc = 0;
     unsigned count = 0;
-    double t0 = now_ns();
+    double t0 = bench_cpu_ns();
     for (int r = 0; r < rounds; r++) {
         for (int i = 0; i < PAIRS; i++) {
             const bench_pair *p = &pairs[i];
@@ -166,15 +161,10 @@ static double run_once(query q) {
             }
         }
     }
-    double t1 = now_ns();
+    double t1 = bench_cpu_ns();
     sink_f = acc;
     sink_u = count;
     return (t1 - t0) / ((double)rounds * PAIRS);
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 static const char *filter;
@@ -187,7 +177,7 @@ static void bench(const char *pair, const char *query_name, query q, int runs) {
     run_once(q); /* warm-up */
     for (int i = 0; i < runs; i++)
         t[i] = run_once(q);
-    qsort(t, (size_t)runs, sizeof t[0], cmp_double);
+    qsort(t, (size_t)runs, sizeof t[0], bench_cmp_double);
     /* Fraction of queries that hit, so a reader can tell what was measured. */
     printf("{\"bench\":\"narrow\",\"pair\":\"%s\",\"query\":\"%s\",\"median_ns\":%.2f,"
            "\"min_ns\":%.2f,\"runs\":%d,\"pairs\":%d,\"hit_fraction\":%.3f}\n",

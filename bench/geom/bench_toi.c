@@ -16,6 +16,7 @@
  *
  * Usage: bench_toi [runs]   (default 7) */
 #include "bench_rng.h"
+#include "bench_time.h"
 #include "geom.h"
 
 #include <math.h>
@@ -82,17 +83,6 @@ static void make_cases(int poly8) {
     }
 }
 
-static double now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static float t_collide[CASES];
 static int hit_collide[CASES];
 #ifdef COLLIDE_WITH_BOX2D
@@ -102,7 +92,7 @@ static int hit_box2d[CASES];
 static long iters_collide;
 
 static double run_collide(void) {
-    double t0 = now_ns();
+    double t0 = bench_cpu_ns();
     float acc = 0.0f;
     for (int i = 0; i < CASES; i++) {
         geom_toi_result r;
@@ -113,7 +103,7 @@ static double run_collide(void) {
         acc += r.t;
     }
     sink_f = acc;
-    return (now_ns() - t0) / CASES;
+    return (bench_cpu_ns() - t0) / CASES;
 }
 
 #ifdef COLLIDE_WITH_BOX2D
@@ -153,7 +143,7 @@ static void prepare_box2d(void) {
     }
 }
 static double run_box2d(void) {
-    double t0 = now_ns();
+    double t0 = bench_cpu_ns();
     float acc = 0.0f;
     for (int i = 0; i < CASES; i++) {
         b2TOIInput in = {proxies_a[i], proxies_b[i], sweeps_a[i], sweeps_b[i], 1.0f};
@@ -163,12 +153,12 @@ static double run_box2d(void) {
         acc += out.fraction;
     }
     sink_f = acc;
-    return (now_ns() - t0) / CASES;
+    return (bench_cpu_ns() - t0) / CASES;
 }
 #endif
 
 static void report(const char *pair, const char *who, double *ns, int runs, const int *hits) {
-    qsort(ns, (size_t)runs, sizeof *ns, cmp_double);
+    qsort(ns, (size_t)runs, sizeof *ns, bench_cmp_double);
     int h = 0;
     for (int i = 0; i < CASES; i++)
         h += hits[i] != 0;

@@ -203,12 +203,9 @@ static void churn(fixture *f, harness_rng *r, int tick) {
     if (tick % 5 == 0) {
         uint32_t k = harness_rng_next(r) % (uint32_t)f->nmovers;
         float vx = harness_rng_range(r, -40.0f, 40.0f), vy = harness_rng_range(r, -40.0f, 40.0f);
-        if (f->turning)
-            feed(f, PLAYER,
-                 tu_move_turning(0, f->movers[k], ++f->seq, vx, vy,
-                                 harness_rng_range(r, -20.0f, 20.0f), f->buf, sizeof f->buf));
-        else
-            feed(f, PLAYER, tu_move(0, f->movers[k], ++f->seq, vx, vy, f->buf, sizeof f->buf));
+        float w = f->turning ? harness_rng_range(r, -20.0f, 20.0f) : 0.0f; /* drawn only then */
+        feed(f, PLAYER,
+             tu_move_turning(0, f->movers[k], ++f->seq, vx, vy, w, f->buf, sizeof f->buf));
     }
     if (tick % 97 == 13) {
         uint32_t k = harness_rng_next(r) % (uint32_t)f->nmovers;

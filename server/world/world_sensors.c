@@ -90,6 +90,22 @@ static void slot_motion(const world *w, uint32_t slot, vec2 *start, vec2 *d) {
     *d = v2_sub(m->position, *start);
 }
 
+/* A body that turned in the step (its achieved turning speed is not 0): its body-local shape
+ * into or from tmp, and the angle it began the step at and its turn over it; NULL otherwise. */
+static const geom_shape *view_turn(const world *w, const body_view *v, geom_shape *tmp, float *a0,
+                                   float *da) {
+    if (ref_kind(v->ref) != WORLD_REF_TURNED) return NULL;
+    const world_turn *t = &w->turns[ref_index(v->ref)];
+    if (t->ang_vel == 0.0f) return NULL;
+    *da = t->ang_vel * w->dt;
+    *a0 = t->angle - *da;
+    return turn_local(w, t, tmp);
+}
+
+/* How close a turning pair must come within the step to count as touched: the advancement needs
+ * a gap to stop at; this one is below any distance the world keeps between bodies. */
+#define SENSOR_TURN_TOUCH GEOM_LINEAR_SLOP
+
 static bool views_overlap(const world *w, const body_view *a, const body_view *b) {
     geom_shape ta, tb;
     return geom_overlap(ref_shape(w, a->ref, a->hi, &ta), a->pos, ref_shape(w, b->ref, b->hi, &tb),
@@ -167,13 +183,29 @@ static void overlap_offer(world *w, uint32_t ss, uint32_t sv) {
     vec2 s0, ds, v0, dv;
     slot_motion(w, ss, &s0, &ds);
     slot_motion(w, sv, &v0, &dv);
-    if (ds.x == dv.x && ds.y == dv.y) return; /* no relative motion: apart all step */
-    geom_shape ta, tb;
-    const geom_shape *sh_s = ref_shape(w, vs.ref, vs.hi, &ta);
-    const geom_shape *sh_v = ref_shape(w, vv.ref, vv.hi, &tb);
-    geom_toi toi;
-    bool crossed =
-        geom_overlap(sh_s, s0, sh_v, v0, NULL) || geom_sweep(sh_s, s0, ds, sh_v, v0, dv, &toi);
+    geom_shape ta, tb, la, lb;
+    float sa0 = 0.0f, sda = 0.0f, va0 = 0.0f, vda = 0.0f;
+    const geom_shape *turn_s = view_turn(w, &vs, &la, &sa0, &sda);
+    const geom_shape *turn_v = view_turn(w, &vv, &lb, &va0, &vda);
+    bool crossed;
+    if (turn_s || turn_v) {
+        /* a turn within the step: the shapes as they turned along their moves, by conservative
+         * advancement from the start (a body that did not turn keeps its shape as it stands) */
+        if (!turn_s) turn_s = ref_shape(w, vs.ref, vs.hi, &ta);
+        if (!turn_v) turn_v = ref_shape(w, vv.ref, vv.hi, &tb);
+        geom_motion ms = {s0, sa0, ds, sda}, mv = {v0, va0, dv, vda};
+        geom_toi_result r;
+        crossed =
+            geom_toi_turning(turn_s, &ms, turn_v, &mv, SENSOR_TURN_TOUCH, SENSOR_TURN_TOUCH, &r) &&
+            r.distance <= 2.0f * SENSOR_TURN_TOUCH;
+    } else {
+        if (ds.x == dv.x && ds.y == dv.y) return; /* no relative motion: apart all step */
+        const geom_shape *sh_s = ref_shape(w, vs.ref, vs.hi, &ta);
+        const geom_shape *sh_v = ref_shape(w, vv.ref, vv.hi, &tb);
+        geom_toi toi;
+        crossed =
+            geom_overlap(sh_s, s0, sh_v, v0, NULL) || geom_sweep(sh_s, s0, ds, sh_v, v0, dv, &toi);
+    }
     if (!crossed) return;
     if (!emit_sensor(w, &p, true) || !emit_sensor(w, &p, false)) ev->lost++;
 }
@@ -222,6 +254,10 @@ static void overlaps_find(world *w) {
         vec2 start, d;
         slot_motion(w, m->slot, &start, &d);
         ev->swept[i] = aabb_sweep(box_at(start, m->lo, m->hi), d);
+        /* a body that turned reaches anywhere in the disc of its shape along its move */
+        if (mover_turning(w, m))
+            ev->swept[i] =
+                aabb_union(ev->swept[i], aabb_sweep(disc_box(start, w->turns[m->slot].radius), d));
     }
     world_grid *g = &w->cache->grid;
     world_grid_build(w, g, ev->swept);

@@ -441,6 +441,32 @@ static void test_sensor_crossed_fast(void) {
     world_destroy(w);
 }
 
+/* A sensor crossed by turning alone: a 8 x 0.2 bar spinning about its centre at the max angular
+ * speed (0.42 rad a tick) sweeps its tip through a small static sensor in the middle of its first
+ * tick (at about 0.21 rad); neither tick's end touches it. The step reports a begin and an end,
+ * as for a fast translation. */
+static void test_sensor_crossed_by_turning(void) {
+    world *w = wt_world(50, 8);
+    world_set_events(w, true);
+    world_body_id plate =
+        spawn_f(w, WORLD_BODY_STATIC, wt_box(0.05f, 0.05f), v2(3.85f, 0.82f), 0, 0, true);
+    world_body_id bar = wt_spawn(w, WORLD_BODY_MOVING, wt_box(4.0f, 0.1f), v2(0, 0));
+    CHECK(world_set_intent_turning(w, bar, v2(0, 0), WORLD_DEFAULT_MAX_ANGULAR_SPEED, 1) ==
+          WORLD_OK);
+    track s = {0};
+    world_step(w);
+    world_body_info info;
+    CHECK(world_body_get(w, bar, &info) && info.angular_velocity > 25.0f);
+    const world_sensor_event *se;
+    size_t n = world_sensor_events(w, &se);
+    CHECK_MSG(n == 2 && se[0].begin && !se[1].begin && se[0].sensor == plate &&
+                  se[0].visitor == bar,
+              "%zu sensor events in the step the bar's tip swept through the sensor", n);
+    CHECK(track_step(w, NULL, &s));
+    CHECK(s.n == 0 && s.begins == 1 && s.ends == 1);
+    world_destroy(w);
+}
+
 /* A moving sensor sweeps over still bodies (statics included) and reports them; a sensor does not
  * report another sensor or a body it does not interact with. */
 static void test_moving_sensor(void) {
@@ -598,5 +624,6 @@ static void test_events_toggle(void) {
 TEST_MAIN(TEST(test_filter_api), TEST(test_filter_matrix), TEST(test_sensors_never_block),
           TEST(test_contact_hysteresis), TEST(test_contact_fields), TEST(test_despawn_ends),
           TEST(test_slot_reused), TEST(test_static_slot_reused), TEST(test_contact_groups),
-          TEST(test_sensor_crossed_fast), TEST(test_moving_sensor), TEST(test_events_soak),
-          TEST(test_events_soak_boxes), TEST(test_events_toggle))
+          TEST(test_sensor_crossed_fast), TEST(test_sensor_crossed_by_turning),
+          TEST(test_moving_sensor), TEST(test_events_soak), TEST(test_events_soak_boxes),
+          TEST(test_events_toggle))

@@ -244,6 +244,51 @@ def test_filters_ride_bit_6_only_off_the_defaults():
 
 
 @test
+def test_angled_spawn_record_carries_the_local_shape_and_the_angle():
+    """A body spawned at an angle (PROTOCOL.md "Rotation": the angle is no longer baked into the
+    shape) is new to a quantized watcher with its shape as spawned, body-local, in its record's
+    Shape bytes (bit 5), and its angle in 1/65536 turn (bit 2), for every shape kind and at
+    angles either side of the -pi/pi wrap; the float watcher's BodyState says the same."""
+    d = ct.Daemon(["--max-bodies-per-client", "16"],
+                  world=ct.write_world(bounds=((-100, -100), (100, 100))))
+    try:
+        p = d.client()
+        p.hello(name="spawner")
+        spawned = {}
+        shapes = [ct.box(1.5, 0.25), ct.circle(0.8), ct.regular_polygon(5, 1.0),
+                  ct.polygon([(-1, -0.5), (2, -0.5), (0, 1.5)])]
+        for k, shape in enumerate(shapes):
+            for j, angle in enumerate((0.7, -2.9, 3.1)):
+                bid = p.spawn_ok(shape, -60 + 12 * k, -30 + 20 * j, angle=angle)
+                spawned[bid] = (shape, angle)
+        fw = Watcher(d)
+        qw = Watcher(d, quantized=True)
+        floats = {}
+        while len(floats) < len(spawned):
+            sm = fw.c.recv_until(lambda m: kind_of(m) == "snapshot", what="a float snapshot")
+            for b in sm.snapshot.bodies:
+                if b.HasField("shape"):
+                    floats[b.id] = (b.shape, b.angle)
+        while len(qw.decoder.bodies) < len(spawned):
+            sm = qw.c.recv_until(lambda m: kind_of(m) == "snapshot", what="a quantized snapshot")
+            qw.decoder.apply(sm.snapshot)
+        atol = math.pi / 65536 + 1e-6
+        for bid, (shape, angle) in spawned.items():
+            b = qw.decoder.bodies[bid]
+            check(b.shape == shape, "body %d: quantized shape %s, spawned %s (body-local)" % (
+                bid, b.shape, shape))
+            check(floats[bid][0] == shape, "body %d: float shape %s, spawned %s" % (
+                bid, floats[bid][0], shape))
+            qa = qw.decoder.body_state(b, False).angle
+            check(abs(angle_diff(qa, angle)) <= atol,
+                  "body %d: quantized angle %r, spawned at %r" % (bid, qa, angle))
+            check(abs(angle_diff(floats[bid][1], angle)) <= 1e-6,
+                  "body %d: float angle %r, spawned at %r" % (bid, floats[bid][1], angle))
+    finally:
+        d.stop_and_check()
+
+
+@test
 def test_quantum_flags_bounds_and_env():
     for bad in ("0", "-1", "1001", "nan"):
         r = subprocess.run([ct.OPTS.collided, "--port", "0", "--http-port", "0",

@@ -27,15 +27,18 @@ def snap(m):
 
 
 def msg_batch(rid, items):
-    """MoveIntents of items (body_id, seq, vx, vy)."""
+    """MoveIntents of items (body_id, seq, vx, vy) or (body_id, seq, vx, vy, angular_velocity)."""
     m = ct.pb.ClientMessage(request_id=rid)
     m.move_batch.SetInParent()
-    for body_id, seq, vx, vy in items:
+    for item in items:
+        body_id, seq, vx, vy = item[:4]
         it = m.move_batch.intents.add()
         it.body_id = body_id
         it.input_seq = seq
         it.velocity.x = vx
         it.velocity.y = vy
+        if len(item) > 4:
+            it.angular_velocity = item[4]
     return m
 
 
@@ -151,20 +154,23 @@ def batch_bad_items_answered_at_their_index_good_items_apply():
         (a2, 6, 0.0, 40.0),           # 6: stale seq (6 < 7): ignored, silently
         (0, 1, 1.0, 0.0),             # 7: body 0 is no body: NOT_FOUND
         (a2, 9, 0.0, -20.0),          # 8: applies
+        (a2, 10, 0.0, 20.0, math.inf),  # 9: infinite turning speed: BAD_REQUEST
+        (a2, 11, 0.0, 20.0, math.nan),  # 10: NaN turning speed: BAD_REQUEST
     ]
     a.send(msg_batch(rid, items))
     errs = replies_to(a, rid)
     got = [(m.error.index, ct.err_name(m.error.code), m.error.fatal) for m in errs]
     want = [(2, "ERROR_CODE_FORBIDDEN", False), (3, "ERROR_CODE_NOT_FOUND", False),
             (4, "ERROR_CODE_BAD_REQUEST", False), (5, "ERROR_CODE_FORBIDDEN", False),
-            (7, "ERROR_CODE_NOT_FOUND", False)]
+            (7, "ERROR_CODE_NOT_FOUND", False), (9, "ERROR_CODE_BAD_REQUEST", False),
+            (10, "ERROR_CODE_BAD_REQUEST", False)]
     check(got == want, "the batch's Errors must be exactly %s, got %s" % (want, got))
     # The good items applied (and the stale one did not): a1 goes +x, a2 goes -y, b1 stays.
     a.recv_until(lambda m: snap(m) and a.view[a1]["seq"] == 1 and a.view[a2]["seq"] == 9
                  and a.view[a1]["x"] > x1 + 1 and a.view[a2]["y"] < y2 - 1,
                  what="items 1 and 8 applied (a1 moving +x at seq 1, a2 moving -y at seq 9)")
-    check(a.view[a2]["vy"] < 0, "the stale item 6 (vy +40) must not apply: vy %g"
-          % a.view[a2]["vy"])
+    check(a.view[a2]["vy"] < 0, "the stale item 6 (vy +40) and the rejected 9 and 10 (vy +20) "
+          "must not apply: vy %g" % a.view[a2]["vy"])
     check(abs(a.view[b1]["x"] - bx) < 1e-3 and abs(a.view[b1]["y"] - by) < 1e-3,
           "b's body must not move: it was not a's")
     # Error.index is 0 for what is not a batch item.

@@ -60,7 +60,10 @@ void world_step(world *w) {
     uint32_t n = w->mover_count;
     /* Movers that ignore each other, none waiting for a push out of a static: each is done
      * after its slide (one walk over the movers instead of three). */
-    bool finished = (!w->movers_collide || n < 2) && !w->static_checks_pending && !w->turning_hint;
+    /* (with turning movers too, on the fast paths: world_turn_step_alone; the general code keeps
+     * the passes, which give the same results since these movers read nobody else's state) */
+    bool finished = (!w->movers_collide || n < 2) && !w->static_checks_pending &&
+                    (WORLD_FAST_PATHS || !w->turning_hint);
     world_events_begin_step(w, !finished); /* the passes below note each start in scratch.p0 */
     float dt = w->dt;
     world_grid *g = &w->cache->grid;
@@ -70,7 +73,10 @@ void world_step(world *w) {
     /* turning movers remember their statics as world_step_alone's do (world_turn.c) */
     if (WORLD_FAST_PATHS && !finished && w->turning_hint) world_near_cache_begin(w, n);
     if (finished) {
-        world_step_alone(w);
+        if (w->turning_hint)
+            world_turn_step_alone(w);
+        else
+            world_step_alone(w);
     } else if (!w->movers_collide || n < 2) {
         /* 1-2: every mover against statics and bounds */
         for (uint32_t i = 0; i < n; i++) {

@@ -371,6 +371,20 @@ vec2 world_turn_slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candi
     return end;
 }
 
+void world_turn_step_alone(world *w) {
+    uint32_t n = w->mover_count;
+    float dt = w->dt;
+    world_near_cache_begin(w, n);
+    for (uint32_t i = 0; i < n; i++) {
+        const world_mover *m = &w->movers[i];
+        vec2 start = m->position, r = v2_scale(m->intent, dt);
+        /* a mover that does not turn: world_step_alone's fallback, world_slide's results */
+        vec2 end = mover_turning(w, m) ? world_turn_slide(w, i, start, r, NULL, 0)
+                                       : world_slide_box(w, i, start, r, NULL, 0);
+        finish_mover(w, i, start, end);
+    }
+}
+
 void world_turn_recount(world *w) {
     if (!w->turning_hint) return;
     uint32_t n = 0;

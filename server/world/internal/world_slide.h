@@ -50,6 +50,9 @@ vec2 world_slide_box(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candid
  * is the step's own (world_step: the disc of its shape around its path), not the slide's. */
 vec2 world_turn_slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candidate *cands,
                       uint32_t cand_count);
+/* world_step_alone for a world with turning movers (world.turning_hint): each mover's slide,
+ * a turning one's through world_turn_slide, and step 4, in one walk over the movers. */
+void world_turn_step_alone(world *w);
 /* Recounts world.turning_hint after a step (movers still turning or just stopped). */
 void world_turn_recount(world *w);
 /* The whole tick's slides and step 4 for movers that ignore each other (S1a). */

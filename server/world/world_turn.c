@@ -96,22 +96,16 @@ static void turn_bounds(const world *w, aabb reach, turn_ctx *c) {
 }
 
 /* Statics a turning mover's tick may touch, gathered by one grid walk for both its advancement
- * and the slide after it (WORLD_FAST_PATHS; without, each walks the grid itself). */
+ * and the slide after it (WORLD_FAST_PATHS; without, each walks the grid itself): their indices
+ * into statics, which both read from there. */
 #define TURN_NEAR 64
 
 typedef struct turn_gather_ctx {
-    uint32_t self;    /* the turning mover's slot */
-    near_static *out; /* TURN_NEAR entries */
-    int n;            /* gathered so far */
-    bool full;        /* one more blocked than out holds */
+    uint32_t self; /* the turning mover's slot */
+    uint32_t *out; /* TURN_NEAR entries */
+    int n;         /* gathered so far */
+    bool full;     /* one more blocked than out holds */
 } turn_gather_ctx;
-
-/* A gathered static s, into out. */
-WORLD_HOT void turn_emit(const world *w, near_static *out, uint32_t s) {
-    const world_static *st = &w->statics[s];
-    *out =
-        (near_static){.box = st->box, .index = s, .is_box = ref_kind(st->shape) == GEOM_SHAPE_BOX};
-}
 
 static bool turn_gather_visit(const world *w, uint32_t s, void *vctx) {
     turn_gather_ctx *g = vctx;
@@ -121,60 +115,28 @@ static bool turn_gather_visit(const world *w, uint32_t s, void *vctx) {
         g->full = true;
         return false;
     }
-    turn_emit(w, &g->out[g->n++], s);
+    g->out[g->n++] = s;
     return true;
 }
 
 /* The statics meeting region that block the mover of slot self, in the grid walk's order
  * (world_static_walk, inlined with its visitor), into out (at most TURN_NEAR); -1 when there are
  * more. */
-static int turn_walk(const world *w, uint32_t self, aabb region, near_static *out) {
+static int turn_walk(const world *w, uint32_t self, aabb region, uint32_t *out) {
     turn_gather_ctx g = {self, out, 0, false};
     world_static_walk(w, region, turn_gather_visit, &g);
     return g.full ? -1 : g.n;
 }
 
-/* turn_walk's answer for the mover of dense index mi moving by r, through the statics its last
- * walk remembered (world_near_cache, S1a's entries: a fact about cells, shared with
- * world_step_alone) when region lies inside the cells they cover; otherwise a walk of region's
- * cells grown ahead of the motion (near_cache_grow) that remembers them for the next ticks. The
- * statics of the remembered cells are kept in walk order (rows, then cells, then list order), so
- * those whose home cell lies in region's own cells, meeting region, come out in the order the
- * walk of region finds them. Only when every static sits in level 0 (the remembered cells are
- * level 0's), every static is a box (world_step_alone reads the same entries as boxes) and
- * region lies inside the inner bounds (no clamping of cell coordinates). */
-static int turn_gather(world *w, uint32_t mi, uint32_t self, aabb region, vec2 r,
-                       near_static *out) {
-    if (!w->statics_in_finest || w->nonbox_statics || !aabb_contains(w->inner_bounds, region))
-        return turn_walk(w, self, region, out);
-    if (w->active_level_count == 0) return 0;
+/* turn_gather when the near cache does not hold region: a walk of region's cells grown ahead of
+ * the motion (near_cache_grow) that remembers them for the next ticks. Out of line: 7% of the
+ * turning mover-ticks of S1r come here. */
+static __attribute__((noinline)) int turn_refill(world *w, uint32_t mi, uint32_t self, aabb region,
+                                                 vec2 r, uint32_t *out) {
     const world_level *lv = &w->levels[0];
     const world_static *statics = w->statics;
     world_near_cache *nc = &w->near_cache[mi];
     int n = 0;
-    if (near_cache_holds(nc, region)) {
-        const vec2 o = w->cfg.bounds.min;
-        cell_range cr = {0, 0, -1, -1}; /* region's own cells, once needed */
-        for (uint32_t k = 0; k < nc->count; k++) {
-            uint32_t s = (uint32_t)nc->statics[k];
-            const world_static *st = &statics[s];
-            if (!aabb_meets(st->box, region)) continue;
-            /* In region's own cells: what its walk visits. Cells grow with the coordinate, so a
-             * static meeting region whose min corner is not below region's lies in them (its
-             * home cell, that of its min corner, between those of region's corners); otherwise
-             * its home cell (home_cell's arithmetic) against region's cells. */
-            if (st->box.min.x < region.min.x || st->box.min.y < region.min.y) {
-                if (cr.x1 < 0) cr = level_range_inside(w, lv, region);
-                int32_t hx = level_cell(st->box.min.x, o.x, lv->inv_cell, lv->nx);
-                int32_t hy = level_cell(st->box.min.y, o.y, lv->inv_cell, lv->ny);
-                if (hx < cr.x0 || hx > cr.x1 || hy < cr.y0 || hy > cr.y1) continue;
-            }
-            if (!slots_block(w, self, st->slot)) continue;
-            if (n == TURN_NEAR) return -1;
-            turn_emit(w, &out[n++], s);
-        }
-        return n;
-    }
     cell_range cr = level_range_inside(w, lv, region);
     cell_range g = near_cache_grow(cr, r, lv->nx, lv->ny);
     uint32_t len = (uint32_t)(g.x1 - g.x0 + 1);
@@ -205,7 +167,7 @@ static int turn_gather(world *w, uint32_t mi, uint32_t self, aabb region, vec2 r
                 if (n == TURN_NEAR)
                     full = true;
                 else
-                    turn_emit(w, &out[n++], (uint32_t)s);
+                    out[n++] = (uint32_t)s;
             }
         }
     }
@@ -216,13 +178,53 @@ static int turn_gather(world *w, uint32_t mi, uint32_t self, aabb region, vec2 r
     return full ? -1 : n;
 }
 
-vec2 world_turn_slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candidate *cands,
-                      uint32_t cand_count) {
+/* turn_walk's answer for the mover of dense index mi moving by r, through the statics its last
+ * walk remembered (world_near_cache, S1a's entries: a fact about cells, shared with
+ * world_step_alone) when region lies inside the cells they cover; otherwise turn_refill. The
+ * statics of the remembered cells are kept in walk order (rows, then cells, then list order), so
+ * those whose home cell lies in region's own cells, meeting region, come out in the order the
+ * walk of region finds them. Only when every static sits in level 0 (the remembered cells are
+ * level 0's), every static is a box (world_step_alone reads the same entries as boxes) and
+ * region lies inside the inner bounds (no clamping of cell coordinates). */
+WORLD_HOT int turn_gather(world *w, uint32_t mi, uint32_t self, aabb region, vec2 r,
+                          uint32_t *out) {
+    if (!w->statics_in_finest || w->nonbox_statics || !aabb_contains(w->inner_bounds, region))
+        return turn_walk(w, self, region, out);
+    if (w->active_level_count == 0) return 0;
+    const world_near_cache *nc = &w->near_cache[mi];
+    if (!near_cache_holds(nc, region)) return turn_refill(w, mi, self, region, r, out);
+    const world_static *statics = w->statics;
+    int n = 0;
+    for (uint32_t k = 0; k < nc->count; k++) {
+        uint32_t s = (uint32_t)nc->statics[k];
+        const world_static *st = &statics[s];
+        if (!aabb_meets(st->box, region)) continue;
+        /* In region's own cells: what its walk visits. Cells grow with the coordinate, so a
+         * static meeting region whose min corner is not below region's lies in them (its home
+         * cell, that of its min corner, between those of region's corners); otherwise its home
+         * cell (home_cell's arithmetic) against region's cells. */
+        if (st->box.min.x < region.min.x || st->box.min.y < region.min.y) {
+            const world_level *lv = &w->levels[0];
+            const vec2 o = w->cfg.bounds.min;
+            cell_range cr = level_range_inside(w, lv, region);
+            int32_t hx = level_cell(st->box.min.x, o.x, lv->inv_cell, lv->nx);
+            int32_t hy = level_cell(st->box.min.y, o.y, lv->inv_cell, lv->ny);
+            if (hx < cr.x0 || hx > cr.x1 || hy < cr.y0 || hy > cr.y1) continue;
+        }
+        if (!slots_block(w, self, st->slot)) continue;
+        out[n++] = s; /* at most WORLD_NEAR_CACHE < TURN_NEAR */
+    }
+    return n;
+}
+
+/* world_turn_slide, with cand_count a constant in each of its two copies (none: S1r's movers,
+ * which ignore each other; some). */
+WORLD_HOT vec2 turn_impl(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candidate *cands,
+                         uint32_t cand_count) {
     world_mover *m = &w->movers[mi];
     world_turn *tr = &w->turns[m->slot];
     WORLD_ASSERT(ref_kind(m->shape) == WORLD_REF_TURNED && tr->in_use);
     float da = tr->spin * w->dt, a0 = tr->angle, ft = 1.0f;
-    aabb disc = disc_box(pos, tr->radius);
     geom_shape ltmp;
     const geom_shape *local = turn_local(w, tr, &ltmp);
     /* One walk for the advancement and the slide. Turned by up to |da|, no point of the shape
@@ -235,14 +237,14 @@ vec2 world_turn_slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candi
      * spare for rounding. */
     aabb swept = aabb_inflate(aabb_sweep(box_at(pos, m->lo, m->hi), r),
                               fabsf(da) * tr->radius + WORLD_QUERY_MARGIN);
-    near_static gathered[TURN_NEAR];
+    uint32_t gathered[TURN_NEAR];
     int gathered_count = -1;
     if (WORLD_FAST_PATHS)
         gathered_count = turn_gather(
             w, mi, m->slot, aabb_inflate(swept, fabsf(r.x) + fabsf(r.y) + WORLD_QUERY_MARGIN), r,
             gathered);
     if (da != 0.0f) {
-        aabb reach = aabb_inflate(aabb_sweep(disc, r), WORLD_QUERY_MARGIN);
+        aabb reach = aabb_inflate(aabb_sweep(disc_box(pos, tr->radius), r), WORLD_QUERY_MARGIN);
         /* nothing gathered, no candidates, far from the bounds: nothing to advance against
          * (the contact time stays 1) */
         if (gathered_count != 0 || cand_count || !aabb_contains(w->inner_bounds, reach)) {
@@ -260,9 +262,10 @@ vec2 world_turn_slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candi
             if (gathered_count >= 0) {
                 /* what world_static_query would visit (the earliest contact does not depend on the
                  * order) */
-                for (int k = 0; k < gathered_count; k++)
-                    if (aabb_meets(gathered[k].box, reach))
-                        turn_static(w, &c, gathered[k].index, gathered[k].box);
+                for (int k = 0; k < gathered_count; k++) {
+                    const world_static *st = &w->statics[gathered[k]];
+                    if (aabb_meets(st->box, reach)) turn_static(w, &c, gathered[k], st->box);
+                }
             } else {
                 world_static_query(w, reach, turn_static_visit, &c);
             }
@@ -324,51 +327,58 @@ vec2 world_turn_slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candi
         moved[k].d = v2_scale(cands[k].d, 1.0f - ft);
     }
     aabb slid; /* the slides want somewhere to put their path box; the step keeps its own */
-    vec2 end;
-    if (gathered_count >= 0) {
-        /* the slide's own region, filtered from the walk above in the walk's order: what its
-         * gather would find */
-        aabb region = world_slide_region(box_at(p1, m->lo, m->hi), rest);
-        /* a turned box alone among box tiles (the slide gathers them: r within a fine cell):
-         * world_slide_turned_box, without the turned polygon. Its cos and sin nonzero (a box
-         * turned by (1, 0) stays a box, which the general slide sweeps as one; sinf is 0 only
-         * at 0, and no float angle has a cosine of 0). */
-        int tile_count = -1;
+    if (gathered_count < 0) return world_slide(w, mi, p1, rest, moved, cand_count, &slid);
+    /* the slide's own region, filtered from the walk above in the walk's order: what its gather
+     * would find */
+    aabb region = world_slide_region(box_at(p1, m->lo, m->hi), rest);
+    /* a turned box alone among box tiles (the slide gathers them: r within a fine cell):
+     * world_slide_turned_box, without the turned polygon. Its cos and sin nonzero (a box turned
+     * by (1, 0) stays a box, which the general slide sweeps as one; sinf is 0 only at 0, and no
+     * float angle has a cosine of 0). */
+    if (cand_count == 0 && local->kind == GEOM_SHAPE_BOX && tr->q.x != 0.0f && tr->q.y != 0.0f &&
+        fabsf(rest.x) + fabsf(rest.y) <= w->levels[0].cell) {
         slide_tile tiles[WORLD_NEAR_STATICS];
-        if (cand_count == 0 && local->kind == GEOM_SHAPE_BOX && tr->q.x != 0.0f &&
-            tr->q.y != 0.0f && fabsf(rest.x) + fabsf(rest.y) <= w->levels[0].cell) {
-            tile_count = 0;
-            for (int k = 0; k < gathered_count && tile_count >= 0; k++) {
-                if (!aabb_overlaps(region, gathered[k].box)) continue;
-                if (tile_count == WORLD_NEAR_STATICS || !gathered[k].is_box) {
-                    tile_count = -1;
-                } else {
-                    const world_static *st = &w->statics[gathered[k].index];
-                    tiles[tile_count++] = (slide_tile){st->position, static_hi(st)};
-                }
+        int tile_count = 0;
+        for (int k = 0; k < gathered_count; k++) {
+            const world_static *st = &w->statics[gathered[k]];
+            if (!aabb_overlaps(region, st->box)) continue;
+            if (tile_count == WORLD_NEAR_STATICS || ref_kind(st->shape) != GEOM_SHAPE_BOX) {
+                tile_count = -1;
+                break;
             }
+            tiles[tile_count++] = (slide_tile){st->position, static_hi(st)};
         }
-        if (tile_count >= 0) {
-            end = world_slide_turned_box(w, mi, p1, rest, tiles, tile_count, local->u.half_extents,
-                                         tr->q, &slid);
-        } else {
-            near_static near[WORLD_NEAR_STATICS];
-            int near_count = 0;
-            for (int k = 0; k < gathered_count && near_count >= 0; k++) {
-                if (!aabb_overlaps(region, gathered[k].box)) continue;
-                if (near_count == WORLD_NEAR_STATICS)
-                    near_count = -1;
-                else
-                    near[near_count++] = gathered[k];
-            }
-            if (!built) geom_shape_orient(local, tr->q, &turned_shape);
-            end = world_slide_gathered(w, mi, p1, rest, moved, cand_count, &slid, near, near_count,
-                                       &turned_shape);
-        }
-    } else {
-        end = world_slide(w, mi, p1, rest, moved, cand_count, &slid);
+        if (tile_count >= 0)
+            return world_slide_turned_box(w, mi, p1, rest, tiles, tile_count, local->u.half_extents,
+                                          tr->q, &slid);
     }
-    return end;
+    near_static near[WORLD_NEAR_STATICS];
+    int near_count = 0;
+    for (int k = 0; k < gathered_count; k++) {
+        const world_static *st = &w->statics[gathered[k]];
+        if (!aabb_overlaps(region, st->box)) continue;
+        if (near_count == WORLD_NEAR_STATICS) {
+            near_count = -1;
+            break;
+        }
+        near[near_count++] = (near_static){
+            .box = st->box, .index = gathered[k], .is_box = ref_kind(st->shape) == GEOM_SHAPE_BOX};
+    }
+    if (!built) geom_shape_orient(local, tr->q, &turned_shape);
+    return world_slide_gathered(w, mi, p1, rest, moved, cand_count, &slid, near, near_count,
+                                &turned_shape);
+}
+
+/* The turning mover of no candidates (S1r's: movers that ignore each other), out of line once
+ * for world_turn_step_alone and world_turn_slide. */
+static __attribute__((noinline)) vec2 turn_alone(world *w, uint32_t mi, vec2 pos, vec2 r) {
+    return turn_impl(w, mi, pos, r, NULL, 0);
+}
+
+vec2 world_turn_slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candidate *cands,
+                      uint32_t cand_count) {
+    if (cand_count == 0) return turn_alone(w, mi, pos, r);
+    return turn_impl(w, mi, pos, r, cands, cand_count);
 }
 
 void world_turn_step_alone(world *w) {
@@ -379,7 +389,7 @@ void world_turn_step_alone(world *w) {
         const world_mover *m = &w->movers[i];
         vec2 start = m->position, r = v2_scale(m->intent, dt);
         /* a mover that does not turn: world_step_alone's fallback, world_slide's results */
-        vec2 end = mover_turning(w, m) ? world_turn_slide(w, i, start, r, NULL, 0)
+        vec2 end = mover_turning(w, m) ? turn_alone(w, i, start, r)
                                        : world_slide_box(w, i, start, r, NULL, 0);
         finish_mover(w, i, start, end);
     }

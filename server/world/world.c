@@ -114,6 +114,7 @@ world *world_create(const world_config *cfg_in) {
     w->scratch.p2 = world_alloc(w, mcap, sizeof *w->scratch.p2);
     w->near_cache = world_alloc(w, mcap, sizeof *w->near_cache);
     w->near_cache_stale = true;
+    w->statics_epoch = 1;
     size_t words = (cap + 63) / 64;
     w->moved_bits = world_alloc(w, words, sizeof *w->moved_bits);
     w->spawn_bits = world_alloc(w, words, sizeof *w->spawn_bits);

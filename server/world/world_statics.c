@@ -47,6 +47,7 @@ void world_static_link(world *w, uint32_t index) {
     lv->heads[cell] = (int32_t)index;
     lv->occupied[cell >> 6] |= 1ull << (cell & 63);
     w->near_cache_stale = true;
+    if (++w->statics_epoch == 0) w->statics_epoch = 1;
     if (lv->count++ == 0) world_update_active_levels(w);
 }
 
@@ -64,6 +65,7 @@ void world_static_relink(world *w, uint32_t from, int32_t to) {
     }
     *link = to;
     w->near_cache_stale = true; /* indices move, lists change */
+    if (++w->statics_epoch == 0) w->statics_epoch = 1;
     if (lv->heads[cell] < 0) lv->occupied[cell >> 6] &= ~(1ull << (cell & 63));
 }
 

@@ -299,6 +299,7 @@ WORLD_HOT vec2 turn_impl(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_ca
     bool built = false;
     if (a1 != a0) {
         tr->angle = a1;
+        tr->still_epoch = 0; /* its box changes: the remembered tick no longer applies */
         tr->q = v2(cosf(a1), sinf(a1));
         aabb box;
         if (WORLD_FAST_PATHS && local->kind == GEOM_SHAPE_BOX) {
@@ -381,16 +382,44 @@ vec2 world_turn_slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candi
     return turn_impl(w, mi, pos, r, cands, cand_count);
 }
 
+static inline bool same_float(float a, float b) { return memcmp(&a, &b, sizeof a) == 0; }
+
 void world_turn_step_alone(world *w) {
     uint32_t n = w->mover_count;
     float dt = w->dt;
     world_near_cache_begin(w, n);
+    /* with filters the general slide decides what blocks what: no remembered ticks then */
+    const bool remember = !w->filtered_count;
+    const uint32_t epoch = w->statics_epoch;
     for (uint32_t i = 0; i < n; i++) {
         const world_mover *m = &w->movers[i];
         vec2 start = m->position, r = v2_scale(m->intent, dt);
-        /* a mover that does not turn: world_step_alone's fallback, world_slide's results */
-        vec2 end = mover_turning(w, m) ? turn_alone(w, i, start, r)
-                                       : world_slide_box(w, i, start, r, NULL, 0);
+        if (!mover_turning(w, m)) {
+            /* world_step_alone's fallback: world_slide's results */
+            finish_mover(w, i, start, world_slide_box(w, i, start, r, NULL, 0));
+            continue;
+        }
+        world_turn *tr = &w->turns[m->slot];
+        if (remember && tr->still_epoch == epoch && tr->ang_vel == 0.0f &&
+            vec_eq(start, tr->still_pos) && vec_eq(m->intent, tr->still_intent) &&
+            same_float(tr->angle, tr->still_angle) && same_float(tr->spin, tr->still_spin)) {
+            /* the remembered tick again: it stays, unturned (its angle, cos/sin, box and turning
+             * speed as they are), and its slide counts the same hits */
+            w->swept_hits += tr->still_hits;
+            finish_mover(w, i, start, start);
+            continue;
+        }
+        const float a0 = tr->angle;
+        const uint64_t hits = w->swept_hits;
+        vec2 end = turn_alone(w, i, start, r);
+        if (remember && vec_eq(end, start) && same_float(tr->angle, a0) && tr->ang_vel == 0.0f) {
+            tr->still_pos = start;
+            tr->still_intent = m->intent;
+            tr->still_angle = a0;
+            tr->still_spin = tr->spin;
+            tr->still_epoch = epoch;
+            tr->still_hits = (uint32_t)(w->swept_hits - hits);
+        }
         finish_mover(w, i, start, end);
     }
 }

@@ -1,10 +1,11 @@
 /* The world's fast paths against the general code: random scenes (tile maps of unit boxes, mixed
  * boxes, circles and polygons, large statics on coarser levels, movers slow and fast, colliding or
  * not, spawns and despawns of movers and statics along the way) run for a few hundred ticks, and
- * the state hash is printed at checkpoints. This source is built twice: against collide_world (the
- * product, every fast path on) and against collide_world_reference (WORLD_FAST_PATHS=0: the
- * box-among-boxes slide, the S1a loop and its remembered statics, the gathered statics of a short
- * slide and the bounds skip compiled out; WORLD_ASSERT on).
+ * the state hash is printed at checkpoints, and the counters at the end (swept_hits too: a tick
+ * a fast path remembers instead of sliding counts its slide's hits). This source is built twice:
+ * against collide_world (the product, every fast path on) and against collide_world_reference
+ * (WORLD_FAST_PATHS=0: the box-among-boxes slide, the S1a loop and its remembered statics, the
+ * gathered statics of a short slide and the bounds skip compiled out; WORLD_ASSERT on).
  * compare_fastpaths.cmake runs both and requires the two outputs to be identical line for line.
  * world_validate() runs after every step: statics come and go here, so it checks the static grid's
  * links, which the soak test (movers only) does not.
@@ -165,8 +166,8 @@ static bool fp_run(int k) {
     }
     world_stats st;
     world_get_stats(s->w, &st);
-    printf(" separations %llu jammed %llu\n", (unsigned long long)st.separations,
-           (unsigned long long)st.jammed);
+    printf(" separations %llu jammed %llu swept_hits %llu\n", (unsigned long long)st.separations,
+           (unsigned long long)st.jammed, (unsigned long long)st.swept_hits);
     world_destroy(s->w);
     free(s);
     return true;

@@ -166,6 +166,17 @@ typedef struct world_turn {
     uint32_t local; /* the body-local shape: kind + polygon pool index (a polygon keeps its
                      * spawn-time pool entry as its local shape) */
     uint32_t in_use;
+    /* A tick of world_turn_step_alone that left the body where it stood, unturned (pressed
+     * into a tile or a corner): the next tick from the same inputs gives the same answer (a
+     * mover that ignores the others reads only its own state and the statics), so while its
+     * position, intent, angle and turning intent are these, its turning speed 0 and no static
+     * was linked or unlinked since (world.statics_epoch), it is done without a slide. */
+    vec2 still_pos;       /* where it stood */
+    vec2 still_intent;    /* its intent */
+    float still_angle;    /* its angle */
+    float still_spin;     /* its turning intent */
+    uint32_t still_epoch; /* world.statics_epoch then; 0: none (turn_begin clears it) */
+    uint32_t still_hits;  /* the hits its slide counted (world_stats.swept_hits) */
 } world_turn;
 
 /* One level of the static grid: a dense grid over the bounds; a static lives in exactly one cell
@@ -316,6 +327,8 @@ struct world {
     world_near_cache *near_cache; /* per dense mover index: the statics of a level-0 cell range
                                    * its last walk found; a fact about cells (any mover may use
                                    * any entry), void once a static is linked or unlinked */
+    uint32_t statics_epoch;       /* counts the statics linked or unlinked (never 0: 0 is no
+                                   * world_turn.still_epoch) */
     bool near_cache_stale;        /* a static was linked or unlinked since near_cache was last
                                    * cleared */
     uint32_t near_cache_used;     /* entries [0, used) are initialised; past it never touched, so

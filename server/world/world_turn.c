@@ -224,7 +224,11 @@ WORLD_HOT vec2 turn_impl(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_ca
     world_mover *m = &w->movers[mi];
     world_turn *tr = &w->turns[m->slot];
     WORLD_ASSERT(ref_kind(m->shape) == WORLD_REF_TURNED && tr->in_use);
-    float da = tr->spin * w->dt, a0 = tr->angle, ft = 1.0f;
+    float da = tr->spin * w->dt, a0 = tr->angle;
+    /* the part of the tick it moves and turns before it slides: all of it until a contact; none
+     * when it does not turn (its turning intent 0 after a tick that turned), so that the whole
+     * translation slides, as any other body's does */
+    float ft = da != 0.0f ? 1.0f : 0.0f;
     geom_shape ltmp;
     const geom_shape *local = turn_local(w, tr, &ltmp);
     /* One walk for the advancement and the slide. Turned by up to |da|, no point of the shape

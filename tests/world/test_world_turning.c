@@ -518,8 +518,38 @@ static void test_turning_remembered_statics_follow_spawns(void) {
     world_destroy(w);
 }
 
+/* The tick after a body stops turning (its turning intent set to 0 while it turned in the last
+ * tick: it still takes the turning tick, which sets its turning speed back to 0) it moves into a
+ * wall like any other: it stops at it, with movers colliding and without. */
+static void test_stopped_turning_still_collides(void) {
+    for (int collide = 0; collide < 2; collide++) {
+        world *w = wt_world(50.0f, 16);
+        CHECK(w);
+        world_set_mover_collisions(w, collide != 0);
+        world_body_id wall = wt_spawn(w, WORLD_BODY_STATIC, wt_box(0.05f, 5.0f), v2(3.0f, 0.0f));
+        world_body_id box = wt_spawn(w, WORLD_BODY_MOVING, wt_box(0.4f, 0.4f), v2(0.0f, 0.0f));
+        CHECK(wall && box);
+        CHECK(world_set_intent_turning(w, box, v2(60.0f, 0.0f), 2.0f, 1) == WORLD_OK);
+        world_step(w);
+        CHECK(angle_of(w, box) != 0.0f);
+        /* 10 units in the tick: far through the wall if nothing stopped it */
+        CHECK(world_set_intent_turning(w, box, v2(600.0f, 0.0f), 0.0f, 2) == WORLD_OK);
+        for (int t = 0; t < 3; t++) {
+            world_step(w);
+            CHECK_MSG(wt_pos(w, box).x < 2.95f - 0.4f, "collide %d tick %d: x %.4f past the wall",
+                      collide, t, (double)wt_pos(w, box).x);
+            CHECK_MSG(tt_depth(w, box, wall) == 0.0, "collide %d tick %d: overlap %g", collide, t,
+                      tt_depth(w, box, wall));
+        }
+        world_body_info info;
+        CHECK(world_body_get(w, box, &info) && info.angular_velocity == 0.0f);
+        world_destroy(w);
+    }
+}
+
 TEST_MAIN(TEST(test_i1_spinning_bar), TEST(test_turn_into_wall_stops_at_contact),
           TEST(test_i2_i3_turning_crowd), TEST(test_i5_turning_box_rests_in_corner),
           TEST(test_i7_turning_head_on), TEST(test_i6_turning_determinism),
           TEST(test_clamp_and_rate), TEST(test_spawn_angle_is_initial_angle),
-          TEST(test_turning_boxes_among_tiles), TEST(test_turning_remembered_statics_follow_spawns))
+          TEST(test_turning_boxes_among_tiles), TEST(test_turning_remembered_statics_follow_spawns),
+          TEST(test_stopped_turning_still_collides))

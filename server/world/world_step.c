@@ -211,7 +211,8 @@ void world_step(world *w) {
         w->spawn_bits[slot >> 6] |= 1ull << (slot & 63);
     }
     w->pending_spawned_count = 0;
-    world_turn_recount(w);
+    /* (world_turn_step_alone counted them as it went) */
+    if (!finished || !w->turning_hint) world_turn_recount(w);
     /* step 4's events: what touches what now, against the step before */
     world_events_end_step(w);
     uint64_t *despawned = w->despawn_bits;

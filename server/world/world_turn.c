@@ -273,7 +273,7 @@ WORLD_HOT vec2 turn_impl(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_ca
             } else {
                 world_static_query(w, reach, turn_static_visit, &c);
             }
-            turn_bounds(w, reach, &c);
+            if (!aabb_contains(w->inner_bounds, reach)) turn_bounds(w, reach, &c);
             for (uint32_t k = 0; k < cand_count; k++) {
                 const body_view *v = &cands[k].view;
                 if (!aabb_meets(aabb_sweep(box_at(v->pos, v->lo, v->hi), cands[k].d), reach))
@@ -395,6 +395,7 @@ void world_turn_step_alone(world *w) {
     /* with filters the general slide decides what blocks what: no remembered ticks then */
     const bool remember = !w->filtered_count;
     const uint32_t epoch = w->statics_epoch;
+    uint32_t turning = 0; /* movers still turning or just stopped after their tick */
     for (uint32_t i = 0; i < n; i++) {
         const world_mover *m = &w->movers[i];
         vec2 start = m->position, r = v2_scale(m->intent, dt);
@@ -411,6 +412,7 @@ void world_turn_step_alone(world *w) {
              * speed as they are), and its slide counts the same hits */
             w->swept_hits += tr->still_hits;
             finish_mover(w, i, start, start);
+            turning++; /* its turning intent is not 0 */
             continue;
         }
         const float a0 = tr->angle;
@@ -425,7 +427,10 @@ void world_turn_step_alone(world *w) {
             tr->still_hits = (uint32_t)(w->swept_hits - hits);
         }
         finish_mover(w, i, start, end);
+        turning += tr->spin != 0.0f || tr->ang_vel != 0.0f;
     }
+    /* world_turn_recount's count (a mover that did not turn now has spin and speed 0) */
+    w->turning_hint = turning;
 }
 
 void world_turn_recount(world *w) {

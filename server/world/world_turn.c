@@ -194,22 +194,31 @@ WORLD_HOT int turn_gather(world *w, uint32_t mi, uint32_t self, aabb region, vec
     const world_near_cache *nc = &w->near_cache[mi];
     if (!near_cache_holds(nc, region)) return turn_refill(w, mi, self, region, r, out);
     const world_static *statics = w->statics;
+    const world_level *lv = &w->levels[0];
+    const vec2 o = w->cfg.bounds.min;
+    int32_t x0 = INT32_MIN, y0 = INT32_MIN; /* region's first cells (level_range_inside's), once
+                                             * needed */
     int n = 0;
     for (uint32_t k = 0; k < nc->count; k++) {
         uint32_t s = (uint32_t)nc->statics[k];
         const world_static *st = &statics[s];
         if (!aabb_meets(st->box, region)) continue;
-        /* In region's own cells: what its walk visits. Cells grow with the coordinate, so a
-         * static meeting region whose min corner is not below region's lies in them (its home
-         * cell, that of its min corner, between those of region's corners); otherwise its home
-         * cell (home_cell's arithmetic) against region's cells. */
+        /* In region's own cells: what its walk visits. Cells grow with the coordinate, and a
+         * static meeting region has its min corner at most region's max: its home cell (that of
+         * its min corner, home_cell's arithmetic) is never past region's last cells, and along
+         * an axis where its min corner is not below region's, not before region's first cell.
+         * Along the others, its home cell against region's first cell. */
         if (st->box.min.x < region.min.x || st->box.min.y < region.min.y) {
-            const world_level *lv = &w->levels[0];
-            const vec2 o = w->cfg.bounds.min;
-            cell_range cr = level_range_inside(w, lv, region);
-            int32_t hx = level_cell(st->box.min.x, o.x, lv->inv_cell, lv->nx);
-            int32_t hy = level_cell(st->box.min.y, o.y, lv->inv_cell, lv->ny);
-            if (hx < cr.x0 || hx > cr.x1 || hy < cr.y0 || hy > cr.y1) continue;
+            if (x0 == INT32_MIN) {
+                cell_range cr = level_range_inside(w, lv, region);
+                x0 = cr.x0, y0 = cr.y0;
+            }
+            if (st->box.min.x < region.min.x &&
+                level_cell(st->box.min.x, o.x, lv->inv_cell, lv->nx) < x0)
+                continue;
+            if (st->box.min.y < region.min.y &&
+                level_cell(st->box.min.y, o.y, lv->inv_cell, lv->ny) < y0)
+                continue;
         }
         if (!slots_block(w, self, st->slot)) continue;
         out[n++] = s; /* at most WORLD_NEAR_CACHE < TURN_NEAR */

@@ -509,6 +509,8 @@ world_status world_set_intent(world *w, world_body_id id, vec2 velocity, uint32_
                       (float)(velocity.y * (w->cfg.max_speed / len)));
     m->intent = velocity;
     m->pending_seq = input_seq;
+    /* (a turning intent comes through here too) */
+    if (ref_kind(m->shape) == WORLD_REF_TURNED) w->turns[slot].still_epoch = 0;
     m->flags |= WORLD_MOVER_HAS_INPUT;
     return WORLD_OK;
 }

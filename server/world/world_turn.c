@@ -395,8 +395,6 @@ vec2 world_turn_slide(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candi
     return turn_impl(w, mi, pos, r, cands, cand_count);
 }
 
-static inline bool same_float(float a, float b) { return memcmp(&a, &b, sizeof a) == 0; }
-
 void world_turn_step_alone(world *w) {
     uint32_t n = w->mover_count;
     float dt = w->dt;
@@ -415,8 +413,7 @@ void world_turn_step_alone(world *w) {
         }
         world_turn *tr = &w->turns[m->slot];
         if (remember && tr->still_epoch == epoch && tr->ang_vel == 0.0f &&
-            vec_eq(start, tr->still_pos) && vec_eq(m->intent, tr->still_intent) &&
-            same_float(tr->angle, tr->still_angle) && same_float(tr->spin, tr->still_spin)) {
+            vec_eq(start, tr->still_pos)) {
             /* the remembered tick again: it stays, unturned (its angle, cos/sin, box and turning
              * speed as they are), and its slide counts the same hits */
             w->swept_hits += tr->still_hits;
@@ -427,11 +424,8 @@ void world_turn_step_alone(world *w) {
         const float a0 = tr->angle;
         const uint64_t hits = w->swept_hits;
         vec2 end = turn_alone(w, i, start, r);
-        if (remember && vec_eq(end, start) && same_float(tr->angle, a0) && tr->ang_vel == 0.0f) {
+        if (remember && vec_eq(end, start) && tr->angle == a0 && tr->ang_vel == 0.0f) {
             tr->still_pos = start;
-            tr->still_intent = m->intent;
-            tr->still_angle = a0;
-            tr->still_spin = tr->spin;
             tr->still_epoch = epoch;
             tr->still_hits = (uint32_t)(w->swept_hits - hits);
         }

@@ -168,14 +168,12 @@ typedef struct world_turn {
     uint32_t in_use;
     /* A tick of world_turn_step_alone that left the body where it stood, unturned (pressed
      * into a tile or a corner): the next tick from the same inputs gives the same answer (a
-     * mover that ignores the others reads only its own state and the statics), so while its
-     * position, intent, angle and turning intent are these, its turning speed 0 and no static
-     * was linked or unlinked since (world.statics_epoch), it is done without a slide. */
+     * mover that ignores the others reads only its own state and the statics), so while it
+     * stands there, its turning speed 0, its intent, turning intent and angle not changed since
+     * (each change clears still_epoch: world_set_intent, turn_begin, the tick that turns it)
+     * and no static was linked or unlinked (world.statics_epoch), it is done without a slide. */
     vec2 still_pos;       /* where it stood */
-    vec2 still_intent;    /* its intent */
-    float still_angle;    /* its angle */
-    float still_spin;     /* its turning intent */
-    uint32_t still_epoch; /* world.statics_epoch then; 0: none (turn_begin clears it) */
+    uint32_t still_epoch; /* world.statics_epoch then; 0: none */
     uint32_t still_hits;  /* the hits its slide counted (world_stats.swept_hits) */
 } world_turn;
 

@@ -95,6 +95,14 @@ static void turn_bounds(const world *w, aabb reach, turn_ctx *c) {
         turn_offer(c, &wall, v2(mid.x, b.min.y - 0.5f), v2(0, 0), 0.0f);
 }
 
+/* aabb_meets with its four tests evaluated together (no short circuit): the same answer, one
+ * branch where the answer is hard to predict (whether a near static meets a turning mover's
+ * region or reach is a coin toss the branch predictor keeps losing). */
+static inline bool aabb_meets_all(aabb a, aabb b) {
+    return (a.min.x <= b.max.x) & (b.min.x <= a.max.x) & (a.min.y <= b.max.y) &
+           (b.min.y <= a.max.y);
+}
+
 /* Statics a turning mover's tick may touch, gathered by one grid walk for both its advancement
  * and the slide after it (WORLD_FAST_PATHS; without, each walks the grid itself): their indices
  * into statics, which both read from there. */
@@ -202,7 +210,7 @@ WORLD_HOT int turn_gather(world *w, uint32_t mi, uint32_t self, aabb region, vec
     for (uint32_t k = 0; k < nc->count; k++) {
         uint32_t s = (uint32_t)nc->statics[k];
         const world_static *st = &statics[s];
-        if (!aabb_meets(st->box, region)) continue;
+        if (!aabb_meets_all(st->box, region)) continue;
         /* In region's own cells: what its walk visits. Cells grow with the coordinate, and a
          * static meeting region has its min corner at most region's max: its home cell (that of
          * its min corner, home_cell's arithmetic) is never past region's last cells, and along
@@ -277,7 +285,7 @@ WORLD_HOT vec2 turn_impl(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_ca
                  * order) */
                 for (int k = 0; k < gathered_count; k++) {
                     const world_static *st = &w->statics[gathered[k]];
-                    if (aabb_meets(st->box, reach)) turn_static(w, &c, gathered[k], st->box);
+                    if (aabb_meets_all(st->box, reach)) turn_static(w, &c, gathered[k], st->box);
                 }
             } else {
                 world_static_query(w, reach, turn_static_visit, &c);

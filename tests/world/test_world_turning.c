@@ -520,15 +520,17 @@ static void test_turning_remembered_statics_follow_spawns(void) {
 
 /* The tick after a body stops turning (its turning intent set to 0 while it turned in the last
  * tick: it still takes the turning tick, which sets its turning speed back to 0) it moves into a
- * wall like any other: it stops at it, with movers colliding and without. */
+ * wall like any other: it stops at it, with movers colliding (a second mover far away, so the
+ * step takes the mover passes) and without. */
 static void test_stopped_turning_still_collides(void) {
-    for (int collide = 0; collide < 2; collide++) {
+    for (int collide = 1; collide >= 0; collide--) {
         world *w = wt_world(50.0f, 16);
         CHECK(w);
         world_set_mover_collisions(w, collide != 0);
         world_body_id wall = wt_spawn(w, WORLD_BODY_STATIC, wt_box(0.05f, 5.0f), v2(3.0f, 0.0f));
         world_body_id box = wt_spawn(w, WORLD_BODY_MOVING, wt_box(0.4f, 0.4f), v2(0.0f, 0.0f));
         CHECK(wall && box);
+        if (collide) CHECK(wt_spawn(w, WORLD_BODY_MOVING, wt_box(0.4f, 0.4f), v2(-30.0f, -30.0f)));
         CHECK(world_set_intent_turning(w, box, v2(60.0f, 0.0f), 2.0f, 1) == WORLD_OK);
         world_step(w);
         CHECK(angle_of(w, box) != 0.0f);

@@ -325,8 +325,6 @@ struct world {
     world_near_cache *near_cache; /* per dense mover index: the statics of a level-0 cell range
                                    * its last walk found; a fact about cells (any mover may use
                                    * any entry), void once a static is linked or unlinked */
-    uint32_t statics_epoch;       /* counts the statics linked or unlinked (never 0: 0 is no
-                                   * world_turn.still_epoch) */
     bool near_cache_stale;        /* a static was linked or unlinked since near_cache was last
                                    * cleared */
     uint32_t near_cache_used;     /* entries [0, used) are initialised; past it never touched, so
@@ -367,6 +365,9 @@ struct world {
     world_body_id jams[WORLD_MAX_JAM_REPORT]
                       [2]; /* the last step's jammed pairs (world_last_jams) */
     uint32_t jam_count;    /* pairs the last step jammed, stored or not */
+    uint32_t statics_epoch; /* counts the statics linked or unlinked (never 0: 0 is no
+                             * world_turn.still_epoch); here, in a hole before `bytes`, so no
+                             * other field moves */
     size_t bytes;          /* memory owned */
 };
 

@@ -241,6 +241,7 @@ void world_destroy(world *w) {
     free(w->scratch.pushed);
     free(w->filters);
     free(w->turns);
+    free(w->turn_still);
     world_events_free(w);
     free(w);
 }
@@ -253,7 +254,18 @@ void world_set_mover_collisions(world *w, bool enabled) { w->movers_collide = en
 
 /* The per-slot turn table, allocated by the first turned body. */
 static bool turns_ready(world *w) {
-    if (!w->turns) w->turns = world_alloc(w, w->capacity, sizeof *w->turns);
+    if (!w->turns) {
+        w->turns = world_alloc(w, w->capacity, sizeof *w->turns);
+        w->turn_still = world_alloc(w, w->capacity, sizeof *w->turn_still);
+        if (!w->turns || !w->turn_still) {
+            if (w->turns) w->bytes -= (size_t)w->capacity * sizeof *w->turns;
+            if (w->turn_still) w->bytes -= (size_t)w->capacity * sizeof *w->turn_still;
+            free(w->turns);
+            free(w->turn_still);
+            w->turns = NULL;
+            w->turn_still = NULL;
+        }
+    }
     return w->turns != NULL;
 }
 
@@ -263,6 +275,7 @@ static uint32_t turn_begin(world *w, uint32_t slot, uint32_t ref, const geom_sha
                            float angle) {
     world_turn *t = &w->turns[slot];
     memset(t, 0, sizeof *t);
+    memset(&w->turn_still[slot], 0, sizeof w->turn_still[slot]);
     t->angle = angle;
     t->q = v2(cosf(angle), sinf(angle));
     t->radius = geom_shape_radius(local);
@@ -510,7 +523,7 @@ world_status world_set_intent(world *w, world_body_id id, vec2 velocity, uint32_
     m->intent = velocity;
     m->pending_seq = input_seq;
     /* (a turning intent comes through here too) */
-    if (ref_kind(m->shape) == WORLD_REF_TURNED) w->turns[slot].still_epoch = 0;
+    if (ref_kind(m->shape) == WORLD_REF_TURNED) w->turn_still[slot].epoch = 0;
     m->flags |= WORLD_MOVER_HAS_INPUT;
     return WORLD_OK;
 }

@@ -320,7 +320,7 @@ WORLD_HOT vec2 turn_impl(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_ca
     bool built = false;
     if (a1 != a0) {
         tr->angle = a1;
-        tr->still_epoch = 0; /* its box changes: the remembered tick no longer applies */
+        w->turn_still[m->slot].epoch = 0; /* its box changes: the remembered tick is void */
         tr->q = v2(cosf(a1), sinf(a1));
         aabb box;
         if (WORLD_FAST_PATHS && local->kind == GEOM_SHAPE_BOX) {
@@ -414,7 +414,11 @@ void world_turn_step_alone(world *w) {
     for (uint32_t i = 0; i < n; i++) {
         const world_mover *m = &w->movers[i];
         /* the turn records go by slot, which the movers' spatial order does not follow */
-        if (i + 8 < n) __builtin_prefetch(&w->turns[w->movers[i + 8].slot]);
+        if (i + 8 < n) {
+            uint32_t ahead = w->movers[i + 8].slot;
+            __builtin_prefetch(&w->turns[ahead]);
+            __builtin_prefetch(&w->turn_still[ahead]);
+        }
         vec2 start = m->position, r = v2_scale(m->intent, dt);
         if (!mover_turning(w, m)) {
             /* world_step_alone's fallback: world_slide's results */
@@ -422,11 +426,11 @@ void world_turn_step_alone(world *w) {
             continue;
         }
         world_turn *tr = &w->turns[m->slot];
-        if (remember && tr->still_epoch == epoch && tr->ang_vel == 0.0f &&
-            vec_eq(start, tr->still_pos)) {
+        world_turn_still *still = &w->turn_still[m->slot];
+        if (remember && still->epoch == epoch && tr->ang_vel == 0.0f && vec_eq(start, still->pos)) {
             /* the remembered tick again: it stays, unturned (its angle, cos/sin, box and turning
              * speed as they are), and its slide counts the same hits */
-            w->swept_hits += tr->still_hits;
+            w->swept_hits += still->hits;
             finish_mover(w, i, start, start);
             turning++; /* its turning intent is not 0 */
             continue;
@@ -435,9 +439,9 @@ void world_turn_step_alone(world *w) {
         const uint64_t hits = w->swept_hits;
         vec2 end = turn_alone(w, i, start, r);
         if (remember && vec_eq(end, start) && tr->angle == a0 && tr->ang_vel == 0.0f) {
-            tr->still_pos = start;
-            tr->still_epoch = epoch;
-            tr->still_hits = (uint32_t)(w->swept_hits - hits);
+            still->pos = start;
+            still->epoch = epoch;
+            still->hits = (uint32_t)(w->swept_hits - hits);
         }
         finish_mover(w, i, start, end);
         turning += tr->spin != 0.0f || tr->ang_vel != 0.0f;

@@ -166,16 +166,20 @@ typedef struct world_turn {
     uint32_t local; /* the body-local shape: kind + polygon pool index (a polygon keeps its
                      * spawn-time pool entry as its local shape) */
     uint32_t in_use;
-    /* A tick of world_turn_step_alone that left the body where it stood, unturned (pressed
-     * into a tile or a corner): the next tick from the same inputs gives the same answer (a
-     * mover that ignores the others reads only its own state and the statics), so while it
-     * stands there, its turning speed 0, its intent, turning intent and angle not changed since
-     * (each change clears still_epoch: world_set_intent, turn_begin, the tick that turns it)
-     * and no static was linked or unlinked (world.statics_epoch), it is done without a slide. */
-    vec2 still_pos;       /* where it stood */
-    uint32_t still_epoch; /* world.statics_epoch then; 0: none */
-    uint32_t still_hits;  /* the hits its slide counted (world_stats.swept_hits) */
 } world_turn;
+
+/* A tick of world_turn_step_alone that left a turning body where it stood, unturned (pressed into
+ * a tile or a corner), per slot beside its turn record (which keeps its size: the general slide's
+ * code reads it): the next tick from the same inputs gives the same answer (a mover that ignores
+ * the others reads only its own state and the statics), so while it stands there, its turning
+ * speed 0, its intent, turning intent and angle not changed since (each change clears epoch:
+ * world_set_intent, turn_begin, the tick that turns it) and no static was linked or unlinked
+ * (world.statics_epoch), it is done without a slide. */
+typedef struct world_turn_still {
+    vec2 pos;       /* where it stood */
+    uint32_t epoch; /* world.statics_epoch then; 0: none */
+    uint32_t hits;  /* the hits its slide counted (world_stats.swept_hits) */
+} world_turn_still;
 
 /* One level of the static grid: a dense grid over the bounds; a static lives in exactly one cell
  * (the one holding its AABB's min corner) of the level whose cell is at least its size, so a
@@ -366,9 +370,10 @@ struct world {
                       [2]; /* the last step's jammed pairs (world_last_jams) */
     uint32_t jam_count;    /* pairs the last step jammed, stored or not */
     uint32_t statics_epoch; /* counts the statics linked or unlinked (never 0: 0 is no
-                             * world_turn.still_epoch); here, in a hole before `bytes`, so no
+                             * world_turn_still.epoch); here, in a hole before `bytes`, so no
                              * other field moves */
     size_t bytes;          /* memory owned */
+    world_turn_still *turn_still; /* per slot, allocated with turns (last: no other field moves) */
 };
 
 /* ---- constants the files share ----------------------------------------------------------- */

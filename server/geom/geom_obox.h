@@ -205,7 +205,7 @@ static inline bool geom_obox_sweep_box(const geom_obox_sweep *s, vec2 pa, vec2 h
         for (int k = 0; k < 8; k++)
             if (g[k] > s_max) s_max = g[k], k_max = k;
         n = geom_obox_normal_(s, k_max);
-        if (!(v2_dot(v2_neg(n), s->d) > 0.0f)) return false;
+        if (!(v2_dot(s->d, v2_neg(n)) > 0.0f)) return false; /* moving away */
         t = 0.0f;
     }
     if (out) {

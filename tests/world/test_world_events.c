@@ -604,6 +604,54 @@ static void events_soak(bool boxes) {
 static void test_events_soak(void) { events_soak(false); }
 static void test_events_soak_boxes(void) { events_soak(true); }
 
+/* A mover slid twice in one step: its slide in the mover pass notes the statics of its region
+ * for contact tracking (world_events_noted), then a push of the separation pass slides it again
+ * over a region reaching past the first, where the second slide finds more statics than a note
+ * holds (circle: a circle static, which sends it to the general slide). Either way the second
+ * walk wrote over the note's statics without marking it; the search must then not read the
+ * first note's mark with them. The scene: mover a at rest 3 skins above the box static s (no
+ * contact); a mover spawned over a's top by 2 skins is pushed apart from it, a down by 1.5
+ * skins (1.5 skins from s: within the begin gap), whose push region reaches 5.5 skins below a's
+ * start, past its first region (4 skins) onto statics whose tops lie 5 skins below. The begin
+ * of a and s must come in that step. */
+static void note_overwritten(bool circle) {
+    world *w = wt_world(50, 16);
+    world_set_events(w, true);
+    /* s before the strip's statics: in their cell, the walks meet it after them (a cell lists
+     * its newest static first) */
+    world_body_id s = wt_spawn(w, WORLD_BODY_STATIC, wt_box(0.1f, 0.1f), v2(0, -0.6f - 3 * SKIN));
+    float strip_top = -0.5f - 5 * SKIN;
+    float xs[4] = {-0.4f, -0.25f, 0.25f, 0.4f};
+    /* circle: the circle, then a box the walks meet before it (the slide writes the box into
+     * the note, then gives up at the circle) */
+    for (int k = 0; k < (circle ? 2 : 4); k++) {
+        geom_shape shape = circle && k == 0 ? wt_circle(0.05f) : wt_box(0.05f, 0.05f);
+        CHECK(wt_spawn(w, WORLD_BODY_STATIC, shape, v2(xs[k], strip_top - 0.05f)));
+    }
+    world_body_id a = wt_spawn(w, WORLD_BODY_MOVING, wt_box(0.5f, 0.5f), v2(0, 0));
+    CHECK(s && a);
+    world_step(w);
+    const world_contact_event *ce;
+    CHECK(world_contact_events(w, &ce) == 0);
+    CHECK_NEAR(wt_gap(w, a, s), 3 * SKIN, 1e-5);
+    world_body_id b = wt_spawn(w, WORLD_BODY_MOVING, wt_box(0.5f, 0.5f), v2(0, 1.0f - 2 * SKIN));
+    CHECK(b);
+    world_step(w);
+    /* the scene did what it says: a pushed down 1.5 skins, now within the begin gap of s */
+    CHECK_NEAR(wt_pos(w, a).y, -1.5f * SKIN, 1e-5f);
+    double gap = wt_gap(w, a, s);
+    CHECK_MSG(gap <= 2 * SKIN - 1e-5, "gap %.3g skins", gap / SKIN);
+    size_t n = world_contact_events(w, &ce);
+    bool begun = false;
+    for (size_t k = 0; k < n; k++)
+        if (ce[k].begin && ce[k].a == a && ce[k].b == s) begun = true;
+    CHECK_MSG(begun, "%s: no begin of a and s at %.3g skins (%zu events)",
+              circle ? "circle" : "boxes", gap / SKIN, n);
+    world_destroy(w);
+}
+static void test_note_overwritten_boxes(void) { note_overwritten(false); }
+static void test_note_overwritten_circle(void) { note_overwritten(true); }
+
 /* Events off: nothing listed, nothing tracked, and turning them on reports what touches now. */
 static void test_events_toggle(void) {
     world *w = wt_world(50, 8);
@@ -626,4 +674,5 @@ TEST_MAIN(TEST(test_filter_api), TEST(test_filter_matrix), TEST(test_sensors_nev
           TEST(test_slot_reused), TEST(test_static_slot_reused), TEST(test_contact_groups),
           TEST(test_sensor_crossed_fast), TEST(test_sensor_crossed_by_turning),
           TEST(test_moving_sensor), TEST(test_events_soak), TEST(test_events_soak_boxes),
-          TEST(test_events_toggle))
+          TEST(test_events_toggle), TEST(test_note_overwritten_boxes),
+          TEST(test_note_overwritten_circle))

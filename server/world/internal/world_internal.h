@@ -601,7 +601,15 @@ void world_events_keep_path(const world *w);
  * Inline: every slide of a box among boxes calls them while events are on. */
 static inline uint32_t *world_events_note_at(world *w, uint32_t mi) {
     world_event_notes *notes = &w->event_notes;
-    return notes->valid ? notes->note[mi].near : notes->spill;
+    if (!notes->valid) return notes->spill;
+    /* A mover may slide again in the step (a push of the separation pass): this walk writes over
+     * the statics an earlier slide noted, and may end without noting its own (more than fit, or
+     * a shape that sends it to the general slide). Unmarked until world_events_noted marks it
+     * again, so the search never reads the earlier mark with these statics. A store of 0: in
+     * the step the byte holds the mark alone (world_events_begin_step cleared it; the search's
+     * own bits come after the step). */
+    notes->changed[mi] = 0;
+    return notes->note[mi].near;
 }
 static inline void world_events_noted(world *w, uint32_t mi, aabb region, uint32_t count) {
     world_event_notes *notes = &w->event_notes;

@@ -11,26 +11,7 @@
 #define I3_TOL 0.01
 
 /* The body as the oracle sees it: local shape turned by its reported angle, in double. */
-static bool tt_body(const world *w, world_body_id id, wo_body *out) {
-    geom_shape s;
-    float angle;
-    world_body_info info;
-    if (!world_body_local_shape(w, id, &s, &angle) || !world_body_get(w, id, &info)) return false;
-    double c = cos(angle), sn = sin(angle), x = info.position.x, y = info.position.y;
-    wo_body b = wo_make_at(&s, 0.0, 0.0);
-    if (b.circle) {
-        b.cx = x, b.cy = y;
-    } else {
-        for (int i = 0; i < b.n; i++) {
-            double vx = b.x[i], vy = b.y[i];
-            b.x[i] = x + c * vx - sn * vy;
-            b.y[i] = y + sn * vx + c * vy;
-        }
-    }
-    wo_fit_box(&b);
-    *out = b;
-    return true;
-}
+static bool tt_body(const world *w, world_body_id id, wo_body *out) { return wt_body(w, id, out); }
 static double tt_depth(const world *w, world_body_id a, world_body_id b) {
     wo_body ba, bb;
     if (!tt_body(w, a, &ba) || !tt_body(w, b, &bb)) return INFINITY;

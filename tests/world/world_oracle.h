@@ -68,6 +68,25 @@ static inline wo_body wo_make_at(const geom_shape *s, double x, double y) {
 }
 static inline wo_body wo_make(const geom_shape *s, vec2 p) { return wo_make_at(s, p.x, p.y); }
 
+/* The body of body-local shape s turned by angle (radians, counter-clockwise) about its origin
+ * and placed at (x, y): world vertex = rotate(angle) * local + position, turned here in double
+ * (never by the world's own turned copy). At angle 0 it is wo_make_at's body exactly. */
+static inline wo_body wo_make_turned(const geom_shape *s, double x, double y, double angle) {
+    wo_body b = wo_make_at(s, 0.0, 0.0);
+    double c = cos(angle), sn = sin(angle);
+    if (b.circle) {
+        b.cx = x, b.cy = y;
+    } else {
+        for (int i = 0; i < b.n; i++) {
+            double vx = b.x[i], vy = b.y[i];
+            b.x[i] = x + c * vx - sn * vy;
+            b.y[i] = y + sn * vx + c * vy;
+        }
+    }
+    wo_fit_box(&b);
+    return b;
+}
+
 /* Distance from (px, py) to the segment a-b. */
 static inline double wo_point_segment(double px, double py, double ax, double ay, double bx,
                                       double by) {

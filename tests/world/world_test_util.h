@@ -61,12 +61,15 @@ static inline vec2 wt_pos(const world *w, world_body_id id) {
     return info.position;
 }
 
-/* A body as the oracle sees it: its shape at its position, as the world reports them. */
+/* A body as the oracle sees it: its body-local shape turned by its angle and placed at its
+ * position, as the world reports them (turned in double by wo_make_turned, not the world's own
+ * turned copy; a body that never turned is its shape at its position). */
 static inline bool wt_body(const world *w, world_body_id id, wo_body *out) {
     geom_shape s;
+    float angle;
     world_body_info info;
-    if (!world_body_shape(w, id, &s) || !world_body_get(w, id, &info)) return false;
-    *out = wo_make(&s, info.position);
+    if (!world_body_local_shape(w, id, &s, &angle) || !world_body_get(w, id, &info)) return false;
+    *out = wo_make_turned(&s, info.position.x, info.position.y, angle);
     return true;
 }
 

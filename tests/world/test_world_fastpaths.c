@@ -14,8 +14,12 @@
 #include "world_test_util.h"
 
 #define FP_SCENES 40
-/* scenes 0 .. FP_SCENES_PLAIN - 1 never turn; later ones do */
+/* scenes 0 .. FP_SCENES_PLAIN - 1 never turn; later ones do; from FP_SCENES_SWITCH on they also
+ * switch turning off and back, turn in place, ask beyond the clamp, spawn turned bodies, and
+ * change statics every few ticks (world_turn_step_alone's remembered still ticks against the
+ * general passes, which the reference takes for every turning tick) */
 #define FP_SCENES_PLAIN 96
+#define FP_SCENES_SWITCH 144
 #define FP_TICKS 240
 #define FP_CHECK_EVERY 40
 #define FP_MAX_BODIES 1024
@@ -33,6 +37,7 @@ typedef struct fp_scene {
     bool round_tiles; /* style 0: a fifth of the tiles are circles (no remembered statics) */
     float fast;       /* share of fast intents */
     float spin;       /* share of turning intents (scenes from FP_SCENES_PLAIN on) */
+    bool switches;    /* scenes from FP_SCENES_SWITCH on */
     uint32_t seq;     /* input sequence */
 } fp_scene;
 
@@ -69,7 +74,12 @@ static void fp_static(fp_scene *s) {
         p = v2(harness_rng_range(rng, -s->half + 10, s->half - 10),
                harness_rng_range(rng, -s->half + 10, s->half - 10));
     }
-    world_body_id id = wt_spawn(s->w, WORLD_BODY_STATIC, shape, p);
+    /* a switch scene's mixed statics stand at random angles now and then */
+    float angle = s->switches && s->style == 1 && harness_rng_unit(rng) < 0.3f
+                      ? harness_rng_range(rng, -3.14f, 3.14f)
+                      : 0.0f;
+    world_body_id id = WORLD_NULL_BODY;
+    world_spawn_turned(s->w, WORLD_BODY_STATIC, &shape, p, angle, 0, &id, NULL);
     if (id) s->statics[s->ns++] = id;
 }
 
@@ -80,7 +90,10 @@ static void fp_mover(fp_scene *s) {
     /* anywhere inside, statics included (the next tick pushes it out), some against the bounds */
     float edge = harness_rng_unit(rng) < 0.1f ? s->half - 0.3f : s->half - 1.0f;
     vec2 p = v2(harness_rng_range(rng, -edge, edge), harness_rng_range(rng, -edge, edge));
-    world_body_id id = wt_spawn(s->w, WORLD_BODY_MOVING, shape, p);
+    float angle =
+        s->switches && harness_rng_unit(rng) < 0.6f ? harness_rng_range(rng, -3.14f, 3.14f) : 0.0f;
+    world_body_id id = WORLD_NULL_BODY;
+    world_spawn_turned(s->w, WORLD_BODY_MOVING, &shape, p, angle, 7u, &id, NULL);
     if (id) s->movers[s->nm++] = id;
 }
 
@@ -98,7 +111,17 @@ static void fp_intent(fp_scene *s, int i) {
         float a = harness_rng_range(rng, 0, 6.2831853f);
         v = v2(speed * cosf(a), speed * sinf(a));
     }
-    if (s->spin > 0.0f && harness_rng_unit(rng) < s->spin)
+    if (s->switches && harness_rng_unit(rng) < s->spin) {
+        /* off (the tick after turns its whole translation through the slide), beyond the clamp,
+         * any speed up to it; a quarter of them in place */
+        float k = harness_rng_unit(rng);
+        float w = k < 0.25f   ? 0.0f
+                  : k < 0.4f ? (harness_rng_unit(rng) < 0.5f ? -1.0f : 1.0f) *
+                                   harness_rng_range(rng, 30.0f, 1000.0f)
+                             : harness_rng_range(rng, -25.0f, 25.0f);
+        if (harness_rng_unit(rng) < 0.25f) v = v2(0.0f, 0.0f);
+        world_set_intent_turning(s->w, s->movers[i], v, w, ++s->seq);
+    } else if (s->spin > 0.0f && harness_rng_unit(rng) < s->spin)
         world_set_intent_turning(s->w, s->movers[i], v, harness_rng_range(rng, -12.0f, 12.0f),
                                  ++s->seq);
     else
@@ -117,6 +140,7 @@ static bool fp_run(int k) {
     /* the scenes past the plain ones turn some of their movers (the turning tick's shared walk
      * of the statics against each part walking its own) */
     s->spin = k < FP_SCENES_PLAIN ? 0.0f : (k / 3) % 2 ? 0.7f : 0.3f;
+    s->switches = k >= FP_SCENES_SWITCH;
     s->half = harness_rng_range(&s->rng, 12.0f, 40.0f);
     world_config cfg;
     world_config_default(&cfg);
@@ -138,8 +162,9 @@ static bool fp_run(int k) {
     int movers = 20 + (int)(harness_rng_next(&s->rng) % 120);
     for (int i = 0; i < movers; i++)
         fp_mover(s);
-    printf("scene %d (style %d, %s, fast %.2f, spin %.1f, %d statics, %d movers):", k, s->style,
-           collide ? "colliding" : "alone", (double)s->fast, (double)s->spin, s->ns, s->nm);
+    printf("scene %d (style %d, %s, fast %.2f, spin %.1f%s, %d statics, %d movers):", k, s->style,
+           collide ? "colliding" : "alone", (double)s->fast, (double)s->spin,
+           s->switches ? " switching" : "", s->ns, s->nm);
     for (int t = 1; t <= FP_TICKS; t++) {
         for (int i = 0; i < s->nm; i++)
             if (t == 1 || harness_rng_unit(&s->rng) < 0.08f) fp_intent(s, i);
@@ -150,8 +175,10 @@ static bool fp_run(int k) {
             world_despawn(s->w, s->movers[i]);
             s->movers[i] = s->movers[--s->nm];
         }
-        if (t % 50 == 25) fp_static(s);
-        if (t % 50 == 0 && s->ns > 1) {
+        /* (a switch scene's every 10 ticks: movers pinned still by a static get freed) */
+        int every = s->switches ? 10 : 50;
+        if (t % every == every / 2) fp_static(s);
+        if (t % every == 0 && s->ns > 1) {
             int i = (int)(harness_rng_next(&s->rng) % (unsigned)s->ns);
             world_despawn(s->w, s->statics[i]);
             s->statics[i] = s->statics[--s->ns];

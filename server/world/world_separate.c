@@ -136,6 +136,20 @@ static void grid_refresh(world *w, world_grid *g) {
         w->scratch.pushed[i] &= (uint8_t)~WORLD_PUSHED_ESCAPED;
 }
 
+/* The pairs of the bodies pushed in a pass (moved[], flagged WORLD_PUSHED_NOW), each pair of two
+ * pushed bodies from the lower index: the next pass's list. */
+static void collect_moved_pairs(world *w, world_grid *g, const uint32_t *moved,
+                                uint32_t moved_count) {
+    w->scratch.pair_count = 0;
+    for (uint32_t k = 0; k < moved_count; k++) {
+        uint32_t i = moved[k];
+        const world_mover *m = &w->movers[i];
+        pair_ctx c = {w, i, aabb_inflate(box_at(m->position, m->lo, m->hi), WORLD_PAIR_MARGIN),
+                      true};
+        world_grid_query(w, g, c.box, pair_collect, &c);
+    }
+}
+
 void world_separate(world *w) {
     /* Spawned movers may sit in a static: take them out first (all of the MTV). */
     w->static_checks_pending = false;
@@ -205,15 +219,27 @@ void world_separate(world *w) {
         grid_refresh(w, g);
         if (last) {
             /* Out of passes with pushes still happening: what overlaps now is pinned (between
-             * statics, directly or through other bodies). Leave it, and report it (I3). */
+             * statics, directly or through other bodies). Leave it, and report it (I3). Not only
+             * the pairs this pass was given: a push may have moved a body into one it was not
+             * paired with, so the pairs around every body this pass pushed, as the next pass
+             * would take them (a pair of bodies this pass left alone overlaps now only if it did
+             * before, and then it was given to the pass and pushed). */
+            collect_moved_pairs(w, g, moved, moved_count);
             for (uint32_t k = 0; k < w->scratch.pair_count; k++) {
-                world_mover *a = &w->movers[w->scratch.pairs[k][0]],
-                            *b = &w->movers[w->scratch.pairs[k][1]];
+                const uint32_t *pk = w->scratch.pairs[k];
+                world_mover *a = &w->movers[pk[0]], *b = &w->movers[pk[1]];
                 body_view va = mover_view(a, a->position), vb = mover_view(b, b->position);
                 geom_contact ct;
                 if (!slots_block(w, a->slot, b->slot) ||
                     !(pair_overlap(w, &va, &vb, &ct) && ct.depth > GEOM_SKIN))
                     continue;
+                /* once per pair (the grid may give a pair twice: a body in its cells and on the
+                 * unindexed list) */
+                bool again = false;
+                for (uint32_t j = 0; j < k && !again; j++)
+                    again = (w->scratch.pairs[j][0] == pk[0] && w->scratch.pairs[j][1] == pk[1]) ||
+                            (w->scratch.pairs[j][0] == pk[1] && w->scratch.pairs[j][1] == pk[0]);
+                if (again) continue;
                 w->jammed++;
                 if (w->jam_count < WORLD_MAX_JAM_REPORT) {
                     world_body_id ia = slot_id(w, a->slot), ib = slot_id(w, b->slot);
@@ -224,14 +250,7 @@ void world_separate(world *w) {
             }
             break;
         }
-        w->scratch.pair_count = 0;
-        for (uint32_t k = 0; k < moved_count; k++) {
-            uint32_t i = moved[k];
-            const world_mover *m = &w->movers[i];
-            pair_ctx c = {w, i, aabb_inflate(box_at(m->position, m->lo, m->hi), WORLD_PAIR_MARGIN),
-                          true};
-            world_grid_query(w, g, c.box, pair_collect, &c);
-        }
+        collect_moved_pairs(w, g, moved, moved_count);
     }
     /* A body pushed a second time in the pass that first pushed it was noted after its first push
      * only: note it again, so the queries after the step (the grid stays valid for them) find it

@@ -211,7 +211,10 @@ static void test_soak_random_worlds(void) {
                 CHECK_MSG(unexcused == 0.0f,
                           "seed %u tick %d: movers %u and %u overlap by %g, not reported jammed",
                           seed, t, ja, jb, (double)unexcused);
-                CHECK_MSG(!bogus, "seed %u tick %d: a reported jam that does not overlap", seed, t);
+                CHECK_MSG(
+                    !bogus,
+                    "seed %u tick %d: a reported jam that does not overlap, or one named twice",
+                    seed, t);
                 if (s.mover_depth > SOAK_I3_TOLERANCE) {
                     jam_ticks++;
                     if (s.mover_depth > worst_jam) worst_jam = s.mover_depth;
@@ -260,8 +263,12 @@ static void test_soak_random_worlds(void) {
  *     while it wants to has something within TS_NEAR of it;
  *   - world_validate before and after the step.
  * Each world's state hashes are chained over the run; the first worlds run twice (I6). */
+#ifndef TS_WORLDS /* (a longer hunt: -DTS_WORLDS=...) */
 #define TS_WORLDS 12
+#endif
+#ifndef TS_TICKS
 #define TS_TICKS 300
+#endif
 #define TS_MAX_STATICS 72
 #define TS_MAX_MOVERS 24
 #define TS_NEAR 0.02 /* a stuck mover has something this close (skins are 1e-3) */
@@ -640,7 +647,9 @@ static void ts_run(unsigned seed, ts_stats *st, uint64_t *hash) {
             CHECK_MSG(unexcused == 0.0f,
                       "seed %u tick %d: movers %u and %u overlap by %g, not reported jammed", seed,
                       t, ja, jb, (double)unexcused);
-            CHECK_MSG(!bogus, "seed %u tick %d: a reported jam that does not overlap", seed, t);
+            CHECK_MSG(!bogus,
+                      "seed %u tick %d: a reported jam that does not overlap, or one named twice",
+                      seed, t);
         }
         chain = chain * 0x100000001b3ull ^ world_state_hash(tw.w);
     }

@@ -119,7 +119,8 @@ static inline wt_scan wt_scan_all(const world *w, const world_body_id *movers, i
 /* I3's excuse, pair by pair: the deepest mover-mover overlap beyond tol whose pair the last step
  * did not name in world_last_jams() (0 when every such overlap was reported), with that pair in
  * *a, *b. Also checks the report itself: a named pair must really overlap by more than the skin
- * (the world's threshold; the oracle may differ from geom by rounding only), else *bogus is set. */
+ * (the world's threshold; the oracle may differ from geom by rounding only), and be named once,
+ * else *bogus is set. */
 static inline float wt_unexcused_mover_depth(const world *w, const world_body_id *movers,
                                              int mover_count, float tol, world_body_id *a,
                                              world_body_id *b, bool *bogus) {
@@ -127,10 +128,13 @@ static inline float wt_unexcused_mover_depth(const world *w, const world_body_id
     size_t jam_count = world_last_jams(w, jams, WORLD_MAX_JAM_REPORT);
     if (jam_count > WORLD_MAX_JAM_REPORT) jam_count = WORLD_MAX_JAM_REPORT;
     *bogus = false;
-    for (size_t k = 0; k < jam_count; k++)
+    for (size_t k = 0; k < jam_count; k++) {
         if (!(jams[k][0] < jams[k][1]) ||
             !(wt_depth(w, jams[k][0], jams[k][1]) > GEOM_SKIN - 1e-5f))
             *bogus = true;
+        for (size_t j = 0; j < k; j++) /* each pair once */
+            if (jams[j][0] == jams[k][0] && jams[j][1] == jams[k][1]) *bogus = true;
+    }
     float worst = 0.0f;
     for (int i = 0; i < mover_count; i++) {
         if (!world_body_alive(w, movers[i])) continue;

@@ -510,96 +510,187 @@ static geom_shape random_shape(harness_rng *rng) {
     }
 }
 
+/* A soak scene: the bodies it spawned, their filters and kinds, the event streams replayed into
+ * pair sets, and what the scenes produced (printed, so it shows the paths ran). */
+#define SOAK_MAX 512
+typedef struct soak {
+    world *w;
+    world_body_id ids[SOAK_MAX];
+    world_filter fs[SOAK_MAX];
+    bool moving[SOAK_MAX];
+    float reach[SOAK_MAX]; /* bounding radius about the body's position, at any angle */
+    int n;
+    track c, s;
+    unsigned seed;
+} soak;
+
+static float shape_reach(const geom_shape *s) {
+    if (s->kind == GEOM_SHAPE_BOX) return hypotf(s->u.half_extents.x, s->u.half_extents.y);
+    if (s->kind == GEOM_SHAPE_CIRCLE) return s->u.radius;
+    float r = 0;
+    for (int i = 0; i < s->u.polygon.count; i++)
+        r = fmaxf(r, hypotf(s->u.polygon.vertices[i].x, s->u.polygon.vertices[i].y));
+    return r;
+}
+
+static soak *soak_new(world *w, unsigned seed) {
+    soak *k = calloc(1, sizeof *k);
+    if (!k) abort();
+    k->w = w;
+    k->seed = seed;
+    world_set_events(w, true);
+    return k;
+}
+
+/* Spawns a body (filter NULL: the defaults) and follows it; its index, or -1 if the world
+ * refused it or the scene is full. */
+static int soak_spawn(soak *k, bool moving, geom_shape shape, vec2 p, const world_filter *f) {
+    if (k->n == SOAK_MAX) return -1;
+    world_body_kind kind = moving ? WORLD_BODY_MOVING : WORLD_BODY_STATIC;
+    world_body_id id = f ? spawn_f(k->w, kind, shape, p, f->category, f->mask, f->sensor)
+                         : wt_spawn(k->w, kind, shape, p);
+    if (!id) return -1;
+    int i = k->n;
+    if (!world_body_filter(k->w, id, &k->fs[i])) return -1;
+    k->n++;
+    k->ids[i] = id;
+    k->moving[i] = moving;
+    k->reach[i] = shape_reach(&shape);
+    return i;
+}
+
+/* After a step: the events pair exactly (replayed into the sets), the sets are the world's
+ * counts, and they agree with the oracle: every tracked contact between live interacting bodies
+ * within 4 skins, every tracked overlap overlapping; every interacting pair (one of them moving)
+ * within 2 skins tracked, every interacting overlap tracked. Pairs whose bounding circles lie
+ * farther apart than 4 skins are skipped (the first check covers them). */
+static void soak_check(soak *k, int tick) {
+    world *w = k->w;
+    unsigned seed = k->seed;
+    CHECK_MSG(track_step(w, &k->c, &k->s), "seed %u tick %d: events do not pair", seed, tick);
+    CHECK(world_contact_count(w) == (size_t)k->c.n);
+    CHECK(world_sensor_overlap_count(w) == (size_t)k->s.n);
+    for (int t = 0; t < k->c.n; t++) {
+        world_filter fa, fb;
+        bool alive = world_body_filter(w, k->c.a[t], &fa) && world_body_filter(w, k->c.b[t], &fb);
+        CHECK_MSG(alive, "seed %u tick %d: a contact with a despawned body", seed, tick);
+        if (!alive) continue;
+        CHECK_MSG(world_filters_interact(&fa, &fb), "seed %u tick %d: contact of a filtered pair",
+                  seed, tick);
+        double gap = wt_gap(w, k->c.a[t], k->c.b[t]);
+        CHECK_MSG(gap <= 4 * SKIN + 1e-5, "seed %u tick %d: gap %.3g skins tracked", seed, tick,
+                  gap / SKIN);
+    }
+    for (int t = 0; t < k->s.n; t++) {
+        bool alive = world_body_alive(w, k->s.a[t]) && world_body_alive(w, k->s.b[t]);
+        CHECK_MSG(alive, "seed %u tick %d: an overlap with a despawned body", seed, tick);
+        if (alive)
+            CHECK_MSG(wt_gap(w, k->s.a[t], k->s.b[t]) <= 1e-4,
+                      "seed %u tick %d: apart but tracked", seed, tick);
+    }
+    vec2 pos[SOAK_MAX];
+    bool alive[SOAK_MAX];
+    for (int i = 0; i < k->n; i++) {
+        alive[i] = world_body_alive(w, k->ids[i]);
+        if (alive[i]) pos[i] = wt_pos(w, k->ids[i]);
+    }
+    for (int i = 0; i < k->n; i++) {
+        if (!alive[i]) continue;
+        for (int j = i + 1; j < k->n; j++) {
+            if (!alive[j] || (!k->moving[i] && !k->moving[j])) continue;
+            float d = hypotf(pos[i].x - pos[j].x, pos[i].y - pos[j].y);
+            if (d - k->reach[i] - k->reach[j] > 4 * SKIN + 1e-4f) continue;
+            if (!world_filters_interact(&k->fs[i], &k->fs[j])) continue;
+            double gap = wt_gap(w, k->ids[i], k->ids[j]);
+            if (k->fs[i].sensor || k->fs[j].sensor) {
+                if (k->fs[i].sensor && k->fs[j].sensor) continue;
+                world_body_id sn = k->fs[i].sensor ? k->ids[i] : k->ids[j];
+                world_body_id vi = k->fs[i].sensor ? k->ids[j] : k->ids[i];
+                if (gap < -1e-4)
+                    CHECK_MSG(track_find(&k->s, sn, vi) >= 0, "seed %u tick %d: overlap untracked",
+                              seed, tick);
+                continue;
+            }
+            if (gap > 2 * SKIN - 1e-5) continue;
+            /* a is the mover of a mover-static pair, else the lower id */
+            world_body_id a = !k->moving[j]           ? k->ids[i]
+                              : !k->moving[i]         ? k->ids[j]
+                              : k->ids[i] < k->ids[j] ? k->ids[i]
+                                                      : k->ids[j];
+            world_body_id b = a == k->ids[i] ? k->ids[j] : k->ids[i];
+            CHECK_MSG(track_find(&k->c, a, b) >= 0, "seed %u tick %d: gap %.3g skins untracked",
+                      seed, tick, gap / SKIN);
+        }
+    }
+}
+
+/* Scene totals, summed over a test's seeds. */
+typedef struct soak_totals {
+    long begins, ends, sensor_begins, separations, swept_hits;
+} soak_totals;
+static void soak_end(soak *k, soak_totals *tot) {
+    world_stats st;
+    world_get_stats(k->w, &st);
+    tot->begins += k->c.begins;
+    tot->ends += k->c.ends;
+    tot->sensor_begins += k->s.begins;
+    tot->separations += (long)st.separations;
+    tot->swept_hits += (long)st.swept_hits;
+    world_destroy(k->w);
+    free(k);
+}
+static void soak_print(const char *name, const soak_totals *t) {
+    printf("%s: %ld contact begins, %ld ends, %ld sensor begins, %ld separations, %ld swept hits\n",
+           name, t->begins, t->ends, t->sensor_begins, t->separations, t->swept_hits);
+}
+
+static world_filter random_filter(harness_rng *rng) {
+    world_filter f = {1u << (harness_rng_next(rng) % 3), 0, harness_rng_next(rng) % 6 == 0};
+    f.mask = harness_rng_next(rng) % 3 ? 0xffffffffu : (harness_rng_next(rng) & 7u) | 1u;
+    return f;
+}
+
 #define SOAK_BODIES 40
 /* boxes: only boxes no larger than a cell, moving slowly, no filters: the scene whose movers take
  * the box-among-boxes slide, which tells contact tracking the statics it walked. */
 static void events_soak(bool boxes) {
-    int total_contacts = 0, total_sensor = 0;
+    soak_totals tot = {0};
     for (unsigned seed = 1; seed <= 6; seed++) {
         harness_rng rng = {seed * 2654435761u};
-        world *w = wt_world(12, 128);
-        world_set_events(w, true);
-        world_body_id ids[SOAK_BODIES];
-        world_filter fs[SOAK_BODIES];
-        bool moving[SOAK_BODIES];
+        soak *k = soak_new(wt_world(12, 128), seed);
         for (int i = 0; i < SOAK_BODIES; i++) {
-            moving[i] = i >= 8;
-            world_filter f = {1u << (harness_rng_next(&rng) % 3), 0,
-                              harness_rng_next(&rng) % 6 == 0};
-            f.mask = harness_rng_next(&rng) % 3 ? 0xffffffffu : (harness_rng_next(&rng) & 7u) | 1u;
+            world_filter f = random_filter(&rng);
             if (boxes) f = (world_filter){0, 0, false};
             geom_shape shape = boxes ? wt_box(harness_rng_range(&rng, 0.2f, 0.5f),
                                               harness_rng_range(&rng, 0.2f, 0.5f))
                                      : random_shape(&rng);
-            ids[i] = spawn_f(w, moving[i] ? WORLD_BODY_MOVING : WORLD_BODY_STATIC, shape,
+            CHECK(soak_spawn(k, i >= 8, shape,
                              v2(harness_rng_range(&rng, -10, 10), harness_rng_range(&rng, -10, 10)),
-                             f.category, f.mask, f.sensor);
-            CHECK(ids[i]);
-            CHECK(world_body_filter(w, ids[i], &fs[i]));
+                             &f) == i);
         }
-        track c = {0}, s = {0};
         uint32_t seq = 1;
         for (int tick = 0; tick < 300; tick++) {
             for (int i = 8; i < SOAK_BODIES; i++) {
-                if (!world_body_alive(w, ids[i])) continue;
+                if (!world_body_alive(k->w, k->ids[i])) continue;
                 /* mostly slow pushing (resting contacts), sometimes fast (crossings) */
                 float speed = harness_rng_next(&rng) % 10 == 0 && !boxes ? 600.0f : 6.0f;
                 if (harness_rng_next(&rng) % 8 == 0)
-                    world_set_intent(w, ids[i],
+                    world_set_intent(k->w, k->ids[i],
                                      v2(harness_rng_range(&rng, -speed, speed),
                                         harness_rng_range(&rng, -speed, speed)),
                                      seq++);
             }
             if (tick % 50 == 49) /* a despawn in contact or not */
-                world_despawn(w, ids[8 + (int)(harness_rng_next(&rng) % (SOAK_BODIES - 8))]);
-            world_step(w);
-            CHECK_MSG(track_step(w, &c, &s), "seed %u tick %d: events do not pair", seed, tick);
-            CHECK(world_contact_count(w) == (size_t)c.n);
-            CHECK(world_sensor_overlap_count(w) == (size_t)s.n);
-            for (int i = 0; i < SOAK_BODIES; i++) {
-                if (!world_body_alive(w, ids[i])) continue;
-                for (int k = i + 1; k < SOAK_BODIES; k++) {
-                    if (!world_body_alive(w, ids[k]) || (!moving[i] && !moving[k])) continue;
-                    if (!world_filters_interact(&fs[i], &fs[k])) {
-                        CHECK(track_find(&c, ids[i], ids[k]) < 0 &&
-                              track_find(&c, ids[k], ids[i]) < 0);
-                        continue;
-                    }
-                    double gap = wt_gap(w, ids[i], ids[k]);
-                    if (fs[i].sensor || fs[k].sensor) {
-                        if (fs[i].sensor && fs[k].sensor) continue;
-                        world_body_id sn = fs[i].sensor ? ids[i] : ids[k];
-                        world_body_id vi = fs[i].sensor ? ids[k] : ids[i];
-                        bool tracked = track_find(&s, sn, vi) >= 0;
-                        if (gap < -1e-4)
-                            CHECK_MSG(tracked, "seed %u tick %d: overlap untracked", seed, tick);
-                        if (gap > 1e-4)
-                            CHECK_MSG(!tracked, "seed %u tick %d: apart but tracked", seed, tick);
-                        continue;
-                    }
-                    /* a is the mover of a mover-static pair, else the lower id */
-                    world_body_id a = !moving[k]        ? ids[i]
-                                      : !moving[i]      ? ids[k]
-                                      : ids[i] < ids[k] ? ids[i]
-                                                        : ids[k];
-                    world_body_id b = a == ids[i] ? ids[k] : ids[i];
-                    bool tracked = track_find(&c, a, b) >= 0;
-                    if (gap <= 2 * SKIN - 1e-5)
-                        CHECK_MSG(tracked, "seed %u tick %d: gap %.3g skins untracked", seed, tick,
-                                  gap / SKIN);
-                    if (gap > 4 * SKIN + 1e-5)
-                        CHECK_MSG(!tracked, "seed %u tick %d: gap %.3g skins tracked", seed, tick,
-                                  gap / SKIN);
-                }
-            }
+                world_despawn(k->w, k->ids[8 + (int)(harness_rng_next(&rng) % (SOAK_BODIES - 8))]);
+            world_step(k->w);
+            soak_check(k, tick);
         }
-        total_contacts += c.begins;
-        total_sensor += s.begins;
-        world_destroy(w);
+        soak_end(k, &tot);
     }
+    soak_print(boxes ? "events_soak_boxes" : "events_soak", &tot);
     /* the scenes did produce events of both kinds */
-    CHECK_MSG(total_contacts > 50 && (boxes || total_sensor > 20), "contacts %d sensor %d",
-              total_contacts, total_sensor);
+    CHECK_MSG(tot.begins > 50 && (boxes || tot.sensor_begins > 20), "contacts %ld sensor %ld",
+              tot.begins, tot.sensor_begins);
 }
 static void test_events_soak(void) { events_soak(false); }
 static void test_events_soak_boxes(void) { events_soak(true); }

@@ -512,7 +512,7 @@ static geom_shape random_shape(harness_rng *rng) {
 
 /* A soak scene: the bodies it spawned, their filters and kinds, the event streams replayed into
  * pair sets, and what the scenes produced (printed, so it shows the paths ran). */
-#define SOAK_MAX 512
+#define SOAK_MAX 1024
 typedef struct soak {
     world *w;
     world_body_id ids[SOAK_MAX];
@@ -585,8 +585,8 @@ static void soak_check(soak *k, int tick) {
         bool alive = world_body_alive(w, k->s.a[t]) && world_body_alive(w, k->s.b[t]);
         CHECK_MSG(alive, "seed %u tick %d: an overlap with a despawned body", seed, tick);
         if (alive)
-            CHECK_MSG(wt_gap(w, k->s.a[t], k->s.b[t]) <= 1e-4,
-                      "seed %u tick %d: apart but tracked", seed, tick);
+            CHECK_MSG(wt_gap(w, k->s.a[t], k->s.b[t]) <= 1e-4, "seed %u tick %d: apart but tracked",
+                      seed, tick);
     }
     vec2 pos[SOAK_MAX];
     bool alive[SOAK_MAX];
@@ -622,6 +622,13 @@ static void soak_check(soak *k, int tick) {
                       seed, tick, gap / SKIN);
         }
     }
+}
+
+/* soak_check, and whether it passed. */
+static bool soak_ok(soak *k, int tick) {
+    int before = harness_failed_checks;
+    soak_check(k, tick);
+    return harness_failed_checks == before;
 }
 
 /* Scene totals, summed over a test's seeds. */
@@ -695,6 +702,255 @@ static void events_soak(bool boxes) {
 static void test_events_soak(void) { events_soak(false); }
 static void test_events_soak_boxes(void) { events_soak(true); }
 
+/* Rows and blocks of tiles (unit boxes and half-unit boxes, every seventh a circle or a polygon)
+ * for the crowd scenes: a slide along a row meets more statics than a note holds, and a non-box
+ * among them sends it to the general slide. */
+static void soak_tiles(soak *k, harness_rng *rng) {
+    int t = 0;
+    for (int row = 0; row < 4; row++) {
+        /* unit tiles, half-unit tiles, unit tiles, gravel (small boxes a little apart) */
+        float y = -12.0f + 8.0f * (float)row, h = row == 3 ? 0.05f : row % 2 ? 0.25f : 0.5f;
+        for (float x = -16.0f; x <= 16.0f; x += row == 3 ? 0.15f : 2 * h, t++) {
+            if (harness_rng_next(rng) % 9 == 0) continue; /* a gap in the row */
+            geom_shape s = t % 7 == 3   ? wt_circle(h)
+                           : t % 7 == 5 ? wt_ngon(3 + t % 4, h, 0.3f)
+                                        : wt_box(h, h);
+            soak_spawn(k, false, s, v2(x, y), NULL);
+        }
+    }
+    for (int b = 0; b < 4; b++) /* 3x3 blocks of unit tiles between the rows */
+        for (int i = 0; i < 9; i++)
+            soak_spawn(k, false, wt_box(0.5f, 0.5f),
+                       v2(-9.0f + 6.0f * (float)b + (float)(i % 3),
+                          -7.5f + 8.0f * (float)(b % 3) + (float)(i / 3)),
+                       NULL);
+}
+
+/* 1. Dense crowds among tile rows: 150-300 box movers (a few circles and polygons on odd
+ * seeds) herded toward the rows and into each other, mostly slowly (the notes path, resting
+ * contacts), a few fast; the separation pass pushes movers that already slid this step. */
+static void test_events_soak_crowd(void) {
+    soak_totals tot = {0};
+    long statics = 0, moving = 0;
+    for (unsigned seed = 1; seed <= 4; seed++) {
+        harness_rng rng = {seed * 40503u + 7u};
+        soak *k = soak_new(wt_world(20, SOAK_MAX), seed);
+        soak_tiles(k, &rng);
+        int first = k->n, movers = 150 + 50 * (int)seed;
+        statics += first;
+        while (k->n - first < movers && k->n < SOAK_MAX) {
+            geom_shape s = seed % 2 && harness_rng_next(&rng) % 8 == 0
+                               ? random_shape(&rng)
+                               : wt_box(harness_rng_range(&rng, 0.15f, 0.5f),
+                                        harness_rng_range(&rng, 0.15f, 0.5f));
+            /* between the rows, in bands a body tall */
+            float y = -12.0f + 8.0f * (float)(harness_rng_next(&rng) % 4) +
+                      harness_rng_range(&rng, 1.2f, 6.8f);
+            soak_spawn(k, true, s, v2(harness_rng_range(&rng, -17, 17), y), NULL);
+        }
+        moving += k->n - first;
+        uint32_t seq = 1;
+        for (int tick = 0; tick < 150; tick++) {
+            for (int i = first; i < k->n; i++) {
+                if (harness_rng_next(&rng) % 6) continue;
+                vec2 p = wt_pos(k->w, k->ids[i]);
+                /* toward the nearest row below or above, and toward the middle */
+                float row = -12.0f + 8.0f * floorf((p.y + 12.0f) / 8.0f + 0.5f);
+                /* some creep (a skin or two a tick: a gap crosses the begin band within a
+                 * step, while pushes of the separation pass move them by as much) */
+                unsigned pace = harness_rng_next(&rng) % 25;
+                float fast = pace == 0 ? 80.0f : pace < 10 ? 0.03f : 1.0f;
+                vec2 v =
+                    v2(fast * (-0.2f * p.x + harness_rng_range(&rng, -3, 3)),
+                       fast * (3.0f * (row > p.y ? 1.0f : -1.0f) + harness_rng_range(&rng, -2, 2)));
+                world_set_intent(k->w, k->ids[i], v, seq++);
+            }
+            world_step(k->w);
+            if (!soak_ok(k, tick)) break; /* one scene's failure is enough to read */
+        }
+        soak_end(k, &tot);
+    }
+    soak_print("events_soak_crowd", &tot);
+    printf("events_soak_crowd: %ld statics, %ld movers\n", statics, moving);
+    CHECK(tot.begins > 2000 && tot.ends > 500 && tot.separations > 500);
+}
+
+/* 1b. Movers dropped onto resting movers: box movers rest a few skins above strips of small box
+ * statics (uneven tops, uneven spacing: a walk finds more of them than a note holds, and their
+ * cells list them in spawn order); each tick a few new boxes spawn overlapping a resting mover's
+ * top by a few skins, so the separation pass pushes a mover that already slid this step toward
+ * the statics by about a skin, where contacts begin (the scene of test_note_overwritten_*, at
+ * random). */
+static void test_events_soak_drop(void) {
+    soak_totals tot = {0};
+    long dropped = 0;
+    for (unsigned seed = 1; seed <= 8; seed++) {
+        harness_rng rng = {seed * 1597334677u};
+        soak *k = soak_new(wt_world(20, SOAK_MAX), seed);
+        for (int strip = 0; strip < 5; strip++) {
+            float top = -16.0f + 7.0f * (float)strip;
+            for (float x = -12.0f; x < 12.0f; x += harness_rng_range(&rng, 0.06f, 0.35f)) {
+                float h = harness_rng_range(&rng, 0.02f, 0.1f);
+                float dy = (float)(harness_rng_next(&rng) % 4) * SKIN;
+                soak_spawn(k, false, wt_box(h, h), v2(x, top - dy - h), NULL);
+            }
+        }
+        int first = k->n;
+        for (int strip = 0; strip < 5; strip++) {
+            float top = -16.0f + 7.0f * (float)strip;
+            for (float x = -11.0f; x < 11.0f; x += 1.2f) {
+                float hx = harness_rng_range(&rng, 0.15f, 0.5f),
+                      hy = harness_rng_range(&rng, 0.1f, 0.5f);
+                float gap = (float)(1 + harness_rng_next(&rng) % 6) * SKIN;
+                soak_spawn(k, true, wt_box(hx, hy), v2(x, top + gap + hy), NULL);
+            }
+        }
+        int resting = k->n;
+        CHECK(resting > first);
+        for (int tick = 0; tick < 60 && resting > first; tick++) {
+            for (int d = 0; d < 4; d++) {
+                int i = first + (int)(harness_rng_next(&rng) % (unsigned)(resting - first));
+                geom_shape s;
+                float angle;
+                if (!world_body_local_shape(k->w, k->ids[i], &s, &angle)) continue;
+                vec2 p = wt_pos(k->w, k->ids[i]);
+                float hx = harness_rng_range(&rng, 0.1f, 0.5f),
+                      hy = harness_rng_range(&rng, 0.1f, 0.4f);
+                float overlap = (float)(1 + harness_rng_next(&rng) % 4) * SKIN;
+                vec2 at = v2(p.x + harness_rng_range(&rng, -0.3f, 0.3f),
+                             p.y + s.u.half_extents.y + hy - overlap);
+                if (soak_spawn(k, true, wt_box(hx, hy), at, NULL) >= 0) dropped++;
+            }
+            world_step(k->w);
+            if (!soak_ok(k, tick)) break; /* one scene's failure is enough to read */
+        }
+        soak_end(k, &tot);
+    }
+    soak_print("events_soak_drop", &tot);
+    printf("events_soak_drop: %ld movers dropped on resting ones\n", dropped);
+    CHECK(tot.begins > 1000 && dropped > 1000 && tot.separations > 1000);
+}
+
+/* 2. Turning bodies of every shape kind, turning switched on and off, random filters and
+ * sensors: with mover collisions (the general passes), without them (world_turn_step_alone)
+ * and alone among statics (one mover). */
+static void events_soak_turning(int movers, bool mover_collisions, soak_totals *tot) {
+    for (unsigned seed = 1; seed <= 4; seed++) {
+        harness_rng rng = {seed * 2246822519u + (unsigned)movers};
+        world *w = wt_world(12, 128);
+        world_set_mover_collisions(w, mover_collisions);
+        soak *k = soak_new(w, seed);
+        for (int i = 0; i < 24; i++) {
+            world_filter f = random_filter(&rng);
+            soak_spawn(k, false, random_shape(&rng),
+                       v2(harness_rng_range(&rng, -10, 10), harness_rng_range(&rng, -10, 10)), &f);
+        }
+        int first = k->n;
+        for (int i = 0; i < movers; i++) {
+            world_filter f = random_filter(&rng);
+            if (movers == 1) f.sensor = false;
+            soak_spawn(k, true, random_shape(&rng),
+                       v2(harness_rng_range(&rng, -10, 10), harness_rng_range(&rng, -10, 10)), &f);
+        }
+        uint32_t seq = 1;
+        for (int tick = 0; tick < 300; tick++) {
+            for (int i = first; i < k->n; i++) {
+                if (harness_rng_next(&rng) % 6) continue;
+                float speed = harness_rng_next(&rng) % 12 == 0 ? 300.0f : 5.0f;
+                vec2 v = v2(harness_rng_range(&rng, -speed, speed),
+                            harness_rng_range(&rng, -speed, speed));
+                unsigned r = harness_rng_next(&rng) % 4;
+                if (r == 0)
+                    world_set_intent(k->w, k->ids[i], v, seq++); /* keeps its turning */
+                else
+                    world_set_intent_turning(k->w, k->ids[i], v,
+                                             r == 1 ? 0.0f : harness_rng_range(&rng, -8, 8), seq++);
+            }
+            world_step(k->w);
+            if (!soak_ok(k, tick)) break; /* one scene's failure is enough to read */
+        }
+        soak_end(k, tot);
+    }
+}
+static void test_events_soak_turning(void) {
+    soak_totals on = {0}, off = {0}, alone = {0};
+    events_soak_turning(40, true, &on);
+    events_soak_turning(40, false, &off);
+    events_soak_turning(1, true, &alone);
+    soak_print("events_soak_turning", &on);
+    soak_print("events_soak_turning (mover collisions off)", &off);
+    soak_print("events_soak_turning (one mover)", &alone);
+    CHECK(on.begins > 300 && on.sensor_begins > 50 && on.separations > 100);
+    CHECK(off.begins > 300 && off.sensor_begins > 50);
+    CHECK(alone.begins > 20);
+}
+
+/* A random tracked contact's body of the kind asked (moving or static), or -1. */
+static int soak_pick_in_contact(soak *k, harness_rng *rng, bool moving) {
+    if (!k->c.n) return -1;
+    int t = (int)(harness_rng_next(rng) % (unsigned)k->c.n);
+    for (int i = 0; i < k->n; i++)
+        if (k->moving[i] == moving && (k->ids[i] == k->c.a[t] || k->ids[i] == k->c.b[t])) return i;
+    return -1;
+}
+
+/* 3. Churn: movers despawned in contact and spawned, statics despawned under resting movers and
+ * spawned among them (world_events_rescan), filters changed at runtime; movers pushing slowly
+ * (resting contacts) with some turning. */
+static void test_events_soak_churn(void) {
+    soak_totals tot = {0};
+    long despawned = 0, spawned = 0, refiltered = 0;
+    for (unsigned seed = 1; seed <= 6; seed++) {
+        harness_rng rng = {seed * 3266489917u};
+        soak *k = soak_new(wt_world(12, 256), seed);
+        for (int i = 0; i < 60; i++) {
+            world_filter f = random_filter(&rng);
+            if (i % 3) f = (world_filter){0, 0, false};
+            soak_spawn(k, i >= 20, i % 2 ? random_shape(&rng) : wt_box(0.4f, 0.4f),
+                       v2(harness_rng_range(&rng, -10, 10), harness_rng_range(&rng, -10, 10)), &f);
+        }
+        uint32_t seq = 1;
+        for (int tick = 0; tick < 300; tick++) {
+            for (int i = 0; i < k->n; i++) {
+                if (!k->moving[i] || harness_rng_next(&rng) % 8) continue;
+                vec2 v = v2(harness_rng_range(&rng, -4, 4), harness_rng_range(&rng, -4, 4));
+                if (harness_rng_next(&rng) % 5 == 0)
+                    world_set_intent_turning(k->w, k->ids[i], v, harness_rng_range(&rng, -3, 3),
+                                             seq++);
+                else
+                    world_set_intent(k->w, k->ids[i], v, seq++);
+            }
+            unsigned r = harness_rng_next(&rng) % 8;
+            int i = r < 4 ? soak_pick_in_contact(k, &rng, r % 2 == 0) : -1;
+            if (i >= 0 && world_despawn(k->w, k->ids[i]) == WORLD_OK) despawned++;
+            if (r == 4 || r == 5) { /* a spawn of either kind, maybe on a resting mover */
+                world_filter f = random_filter(&rng);
+                if (harness_rng_next(&rng) % 2) f = (world_filter){0, 0, false};
+                if (soak_spawn(
+                        k, r == 4, random_shape(&rng),
+                        v2(harness_rng_range(&rng, -10, 10), harness_rng_range(&rng, -10, 10)),
+                        &f) >= 0)
+                    spawned++;
+            }
+            if (r == 6 && k->n) { /* a filter changed at runtime */
+                int j = (int)(harness_rng_next(&rng) % (unsigned)k->n);
+                world_filter f = random_filter(&rng);
+                if (world_body_set_filter(k->w, k->ids[j], &f) == WORLD_OK) {
+                    CHECK(world_body_filter(k->w, k->ids[j], &k->fs[j]));
+                    refiltered++;
+                }
+            }
+            world_step(k->w);
+            if (!soak_ok(k, tick)) break; /* one scene's failure is enough to read */
+        }
+        soak_end(k, &tot);
+    }
+    soak_print("events_soak_churn", &tot);
+    printf("events_soak_churn: %ld despawned in contact, %ld spawned, %ld filters changed\n",
+           despawned, spawned, refiltered);
+    CHECK(tot.begins > 500 && despawned > 100 && spawned > 100 && refiltered > 50);
+}
+
 /* A mover slid twice in one step: its slide in the mover pass notes the statics of its region
  * for contact tracking (world_events_noted), then a push of the separation pass slides it again
  * over a region reaching past the first, where the second slide finds more statics than a note
@@ -765,5 +1021,6 @@ TEST_MAIN(TEST(test_filter_api), TEST(test_filter_matrix), TEST(test_sensors_nev
           TEST(test_slot_reused), TEST(test_static_slot_reused), TEST(test_contact_groups),
           TEST(test_sensor_crossed_fast), TEST(test_sensor_crossed_by_turning),
           TEST(test_moving_sensor), TEST(test_events_soak), TEST(test_events_soak_boxes),
-          TEST(test_events_toggle), TEST(test_note_overwritten_boxes),
+          TEST(test_events_soak_crowd), TEST(test_events_soak_drop), TEST(test_events_soak_turning),
+          TEST(test_events_soak_churn), TEST(test_events_toggle), TEST(test_note_overwritten_boxes),
           TEST(test_note_overwritten_circle))

@@ -769,13 +769,15 @@ static void contacts_find(world *w) {
     uint64_t *changed_bits = ev->changed_bits;
     const uint64_t *spawn_bits = w->spawn_bits;
     const bool p0_valid = ev->p0_valid, rescan = ev->rescan, sensors = w->filtered_count != 0;
+    const bool turns = w->turns != NULL; /* a turn in place changes no position */
     for (uint32_t i = 0; i < n; i++) {
         const world_mover *m = &movers[i];
         uint32_t noted;
         if (p0_valid) {
             /* note_mover, its arrays in locals */
             uint32_t slot = m->slot;
-            bool looks = !vec_eq(m->position, start[i]) || rescan || bit_set(spawn_bits, slot);
+            bool looks = !vec_eq(m->position, start[i]) || rescan || bit_set(spawn_bits, slot) ||
+                         (turns && bit_set(w->moved_bits, slot));
             noted = ((uint32_t)changed[i] & ~(EV_LOOKS | EV_QUERIED)) | (looks ? EV_LOOKS : 0u);
             changed[i] = (uint8_t)noted;
             if (!looks) continue;

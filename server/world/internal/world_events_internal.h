@@ -172,9 +172,10 @@ WORLD_HOT uint32_t note_mover(world *w, uint32_t i) {
     bool looks;
     uint32_t flags;
     if (ev->p0_valid) {
-        /* a mover whose position changed was marked moved (finish_mover): its position alone
-         * says it */
-        looks = !vec_eq(m->position, ev->start[i]) || ev->rescan || bit_set(w->spawn_bits, slot);
+        /* a mover whose position changed was marked moved (finish_mover): its position says
+         * it, but for a turn in place (its angle alone changed: world_turn marked it moved) */
+        looks = !vec_eq(m->position, ev->start[i]) || ev->rescan || bit_set(w->spawn_bits, slot) ||
+                (w->turns && bit_set(w->moved_bits, slot));
         flags = ((uint32_t)ev->changed[i] & ~(EV_LOOKS | EV_QUERIED)) | (looks ? EV_LOOKS : 0u);
         ev->changed[i] = (uint8_t)flags;
     } else {

@@ -690,7 +690,7 @@ static void events_soak(bool boxes) {
             if (tick % 50 == 49) /* a despawn in contact or not */
                 world_despawn(k->w, k->ids[8 + (int)(harness_rng_next(&rng) % (SOAK_BODIES - 8))]);
             world_step(k->w);
-            soak_check(k, tick);
+            if (!soak_ok(k, tick)) break;
         }
         soak_end(k, &tot);
     }
@@ -899,7 +899,7 @@ static int soak_pick_in_contact(soak *k, harness_rng *rng, bool moving) {
  * (resting contacts) with some turning. */
 static void test_events_soak_churn(void) {
     soak_totals tot = {0};
-    long despawned = 0, spawned = 0, refiltered = 0;
+    long despawned = 0, spawned = 0, refiltered = 0, beside = 0;
     for (unsigned seed = 1; seed <= 6; seed++) {
         harness_rng rng = {seed * 3266489917u};
         soak *k = soak_new(wt_world(12, 256), seed);
@@ -914,6 +914,7 @@ static void test_events_soak_churn(void) {
             for (int i = 0; i < k->n; i++) {
                 if (!k->moving[i] || harness_rng_next(&rng) % 8) continue;
                 vec2 v = v2(harness_rng_range(&rng, -4, 4), harness_rng_range(&rng, -4, 4));
+                if (harness_rng_next(&rng) % 2) v = v2(0, 0); /* at rest: no search looks */
                 if (harness_rng_next(&rng) % 5 == 0)
                     world_set_intent_turning(k->w, k->ids[i], v, harness_rng_range(&rng, -3, 3),
                                              seq++);
@@ -932,9 +933,29 @@ static void test_events_soak_churn(void) {
                         &f) >= 0)
                     spawned++;
             }
-            if (r == 6 && k->n) { /* a filter changed at runtime */
+            for (int tries = 0; r == 7 && tries < 8; tries++) {
+                /* a static spawned a skin or so beside a box mover at rest */
+                int j = 20 + 2 * (int)(harness_rng_next(&rng) % 20);
+                geom_shape s;
+                float angle;
+                world_body_info b;
+                if (world_body_local_shape(k->w, k->ids[j], &s, &angle) && angle == 0 &&
+                    world_body_get(k->w, k->ids[j], &b) && b.intent.x == 0 && b.intent.y == 0 &&
+                    b.velocity.x == 0 && b.velocity.y == 0) {
+                    r = 8; /* one */
+                    /* category 8: it interacts with this mover unless its mask leaves 8 out */
+                    world_filter f = {harness_rng_next(&rng) % 2 ? 8u : 1u, 0, false};
+                    float gap = (float)(1 + harness_rng_next(&rng) % 3) * 0.5f * SKIN;
+                    vec2 p = b.position;
+                    if (soak_spawn(k, false, wt_box(0.2f, 0.2f), v2(p.x + 0.6f + gap, p.y), &f) >=
+                        0)
+                        beside++;
+                }
+            }
+            if (r == 6 && k->n) { /* a filter changed at runtime, often back to the defaults */
                 int j = (int)(harness_rng_next(&rng) % (unsigned)k->n);
                 world_filter f = random_filter(&rng);
+                if (harness_rng_next(&rng) % 2) f = (world_filter){0, 0, false};
                 if (world_body_set_filter(k->w, k->ids[j], &f) == WORLD_OK) {
                     CHECK(world_body_filter(k->w, k->ids[j], &k->fs[j]));
                     refiltered++;
@@ -946,9 +967,10 @@ static void test_events_soak_churn(void) {
         soak_end(k, &tot);
     }
     soak_print("events_soak_churn", &tot);
-    printf("events_soak_churn: %ld despawned in contact, %ld spawned, %ld filters changed\n",
-           despawned, spawned, refiltered);
-    CHECK(tot.begins > 500 && despawned > 100 && spawned > 100 && refiltered > 50);
+    printf("events_soak_churn: %ld despawned in contact, %ld spawned (%ld beside a mover at rest), "
+           "%ld filters changed\n",
+           despawned, spawned, beside, refiltered);
+    CHECK(tot.begins > 500 && despawned > 100 && spawned > 100 && beside > 30 && refiltered > 50);
 }
 
 /* A mover slid twice in one step: its slide in the mover pass notes the statics of its region
@@ -999,6 +1021,43 @@ static void note_overwritten(bool circle) {
 static void test_note_overwritten_boxes(void) { note_overwritten(false); }
 static void test_note_overwritten_circle(void) { note_overwritten(true); }
 
+/* A mover turning in place (no translation: only its angle changes) makes and breaks contacts
+ * like one that moves: a rod lying a skin above a wall along its right half turns up, off it
+ * (the pair ends once past 4 skins), then down onto it again (the pair begins within 2 skins).
+ * Its position never changes, so a search that looks only at the movers that changed place
+ * would keep the first pair and miss the second begin. */
+static void test_turn_in_place_contacts(void) {
+    world *w = wt_world(50, 8);
+    world_set_events(w, true);
+    world_body_id rod = wt_spawn(w, WORLD_BODY_MOVING, wt_box(1.0f, 0.05f), v2(0, 0));
+    world_body_id wall =
+        wt_spawn(w, WORLD_BODY_STATIC, wt_box(0.6f, 0.5f), v2(0.8f, -0.55f - SKIN));
+    CHECK(rod && wall);
+    track c = {0};
+    world_step(w);
+    CHECK(track_step(w, &c, NULL) && c.n == 1 && c.begins == 1);
+    uint32_t seq = 1;
+    CHECK(world_set_intent_turning(w, rod, v2(0, 0), 3.0f, seq++) == WORLD_OK);
+    for (int t = 0; t < 10; t++) {
+        world_step(w);
+        CHECK(track_step(w, &c, NULL));
+    }
+    CHECK(wt_pos(w, rod).x == 0.0f && wt_pos(w, rod).y == 0.0f);
+    double gap = wt_gap(w, rod, wall);
+    CHECK_MSG(gap > 4 * SKIN && c.n == 0 && c.ends == 1, "turned off by %.3g skins: %d held",
+              gap / SKIN, c.n);
+    CHECK(world_set_intent_turning(w, rod, v2(0, 0), -3.0f, seq++) == WORLD_OK);
+    for (int t = 0; t < 20; t++) {
+        world_step(w);
+        CHECK(track_step(w, &c, NULL));
+    }
+    CHECK(wt_pos(w, rod).x == 0.0f && wt_pos(w, rod).y == 0.0f);
+    gap = wt_gap(w, rod, wall);
+    CHECK_MSG(gap <= 2 * SKIN && c.n == 1 && c.begins == 2, "turned back to %.3g skins: %d held",
+              gap / SKIN, c.n);
+    world_destroy(w);
+}
+
 /* Events off: nothing listed, nothing tracked, and turning them on reports what touches now. */
 static void test_events_toggle(void) {
     world *w = wt_world(50, 8);
@@ -1023,4 +1082,4 @@ TEST_MAIN(TEST(test_filter_api), TEST(test_filter_matrix), TEST(test_sensors_nev
           TEST(test_moving_sensor), TEST(test_events_soak), TEST(test_events_soak_boxes),
           TEST(test_events_soak_crowd), TEST(test_events_soak_drop), TEST(test_events_soak_turning),
           TEST(test_events_soak_churn), TEST(test_events_toggle), TEST(test_note_overwritten_boxes),
-          TEST(test_note_overwritten_circle))
+          TEST(test_note_overwritten_circle), TEST(test_turn_in_place_contacts))

@@ -859,6 +859,7 @@ static void events_soak_turning(int movers, bool mover_collisions, soak_totals *
                 float speed = harness_rng_next(&rng) % 12 == 0 ? 300.0f : 5.0f;
                 vec2 v = v2(harness_rng_range(&rng, -speed, speed),
                             harness_rng_range(&rng, -speed, speed));
+                if (harness_rng_next(&rng) % 4 == 0) v = v2(0, 0); /* turning in place */
                 unsigned r = harness_rng_next(&rng) % 4;
                 if (r == 0)
                     world_set_intent(k->w, k->ids[i], v, seq++); /* keeps its turning */
@@ -882,7 +883,7 @@ static void test_events_soak_turning(void) {
     soak_print("events_soak_turning (one mover)", &alone);
     CHECK(on.begins > 300 && on.sensor_begins > 50 && on.separations > 100);
     CHECK(off.begins > 300 && off.sensor_begins > 50);
-    CHECK(alone.begins > 20);
+    CHECK(alone.begins > 10);
 }
 
 /* A random tracked contact's body of the kind asked (moving or static), or -1. */

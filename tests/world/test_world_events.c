@@ -835,7 +835,7 @@ static void test_events_soak_drop(void) {
  * sensors: with mover collisions (the general passes), without them (world_turn_step_alone)
  * and alone among statics (one mover). */
 static void events_soak_turning(int movers, bool mover_collisions, soak_totals *tot) {
-    for (unsigned seed = 1; seed <= 4; seed++) {
+    for (unsigned seed = 1; seed <= (movers == 1 ? 16u : 4u); seed++) { /* one mover meets less */
         harness_rng rng = {seed * 2246822519u + (unsigned)movers};
         world *w = wt_world(12, 128);
         world_set_mover_collisions(w, mover_collisions);
@@ -883,7 +883,7 @@ static void test_events_soak_turning(void) {
     soak_print("events_soak_turning (one mover)", &alone);
     CHECK(on.begins > 300 && on.sensor_begins > 50 && on.separations > 100);
     CHECK(off.begins > 300 && off.sensor_begins > 50);
-    CHECK(alone.begins > 10);
+    CHECK(alone.begins > 15);
 }
 
 /* A random tracked contact's body of the kind asked (moving or static), or -1. */
@@ -971,7 +971,7 @@ static void test_events_soak_churn(void) {
     printf("events_soak_churn: %ld despawned in contact, %ld spawned (%ld beside a mover at rest), "
            "%ld filters changed\n",
            despawned, spawned, beside, refiltered);
-    CHECK(tot.begins > 500 && despawned > 100 && spawned > 100 && beside > 30 && refiltered > 50);
+    CHECK(tot.begins > 500 && despawned > 100 && spawned > 100 && beside > 15 && refiltered > 50);
 }
 
 /* A mover slid twice in one step: its slide in the mover pass notes the statics of its region

@@ -115,7 +115,7 @@ static void fp_intent(fp_scene *s, int i) {
         /* off (the tick after turns its whole translation through the slide), beyond the clamp,
          * any speed up to it; a quarter of them in place */
         float k = harness_rng_unit(rng);
-        float w = k < 0.25f   ? 0.0f
+        float w = k < 0.25f  ? 0.0f
                   : k < 0.4f ? (harness_rng_unit(rng) < 0.5f ? -1.0f : 1.0f) *
                                    harness_rng_range(rng, 30.0f, 1000.0f)
                              : harness_rng_range(rng, -25.0f, 25.0f);

@@ -442,9 +442,9 @@ typedef struct ts_before {
     vec2 p;
     float angle, spin; /* angle, and turning intent (clamped) */
     vec2 r;            /* translation intent of the tick */
-    double reach;     /* how far its tick can take any of its points: |r| + |turn| x rad */
-    double rad;       /* its circumradius */
-    double clearance; /* its gap to statics, bounds and (less their reach) movers, capped */
+    double reach;      /* how far its tick can take any of its points: |r| + |turn| x rad */
+    double rad;        /* its circumradius */
+    double clearance;  /* its gap to statics, bounds and (less their reach) movers, capped */
     geom_shape local;
     wo_body body;
     uint64_t overlapped[(TS_MAX_STATICS + 63) / 64];

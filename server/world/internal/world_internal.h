@@ -367,12 +367,12 @@ struct world {
     world_scratch scratch;         /* per-step arrays, and which phase owns each (world_scratch) */
     uint64_t swept_hits, separations, jammed; /* world_stats counters */
     world_body_id jams[WORLD_MAX_JAM_REPORT]
-                      [2]; /* the last step's jammed pairs (world_last_jams) */
-    uint32_t jam_count;    /* pairs the last step jammed, stored or not */
-    uint32_t statics_epoch; /* counts the statics linked or unlinked (never 0: 0 is no
-                             * world_turn_still.epoch); here, in a hole before `bytes`, so no
-                             * other field moves */
-    size_t bytes;          /* memory owned */
+                      [2];        /* the last step's jammed pairs (world_last_jams) */
+    uint32_t jam_count;           /* pairs the last step jammed, stored or not */
+    uint32_t statics_epoch;       /* counts the statics linked or unlinked (never 0: 0 is no
+                                   * world_turn_still.epoch); here, in a hole before `bytes`, so no
+                                   * other field moves */
+    size_t bytes;                 /* memory owned */
     world_turn_still *turn_still; /* per slot, allocated with turns (last: no other field moves) */
 };
 

@@ -309,23 +309,11 @@ static double ts_box_gap(const wo_body *a, const wo_body *b) {
  * at most `step` of travel apart (any point's). */
 static double ts_path_depth(const geom_shape *s, double rad, vec2 p0, vec2 r, double a0,
                             double turned, double ft, const wo_body *st, double step) {
-    double t0 = 0.0, t1 = 1.0;
     const double lo[2] = {st->minx - rad - p0.x, st->miny - rad - p0.y};
     const double hi[2] = {st->maxx + rad - p0.x, st->maxy + rad - p0.y};
     const double d[2] = {r.x, r.y};
-    for (int k = 0; k < 2; k++) {
-        if (d[k] == 0.0) {
-            if (!(lo[k] <= 0.0 && 0.0 <= hi[k])) return 0.0;
-            continue;
-        }
-        double ta = lo[k] / d[k], tb = hi[k] / d[k];
-        if (ta > tb) {
-            double tmp = ta;
-            ta = tb, tb = tmp;
-        }
-        t0 = fmax(t0, ta), t1 = fmin(t1, tb);
-    }
-    if (!(t0 <= t1)) return 0.0;
+    double t0, t1;
+    if (!wo_slab_times(lo, hi, d, true, &t0, &t1)) return 0.0;
     double travel = sqrt((double)r.x * r.x + (double)r.y * r.y) + rad * fabs(turned);
     int samples = 1 + (int)ceil((t1 - t0) * travel / step);
     double worst = 0.0;

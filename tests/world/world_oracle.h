@@ -192,6 +192,28 @@ static inline double wo_bounds_gap(const wo_body *b, aabb bounds) {
                 fmin(b->miny - bounds.min.y, bounds.max.y - b->maxy));
 }
 
+/* The part [*t0, *t1] of [0, 1] in which a point moving by d from 0 lies in the box lo..hi along
+ * both axes (a slab test); false when it never does. At d = 0 on an axis, a start on the box's
+ * edge counts as inside when closed. */
+static inline bool wo_slab_times(const double lo[2], const double hi[2], const double d[2],
+                                 bool closed, double *t0, double *t1) {
+    *t0 = 0.0, *t1 = 1.0;
+    for (int k = 0; k < 2; k++) {
+        if (d[k] == 0.0) {
+            bool inside = closed ? lo[k] <= 0.0 && 0.0 <= hi[k] : lo[k] < 0.0 && 0.0 < hi[k];
+            if (!inside) return false;
+            continue;
+        }
+        double ta = lo[k] / d[k], tb = hi[k] / d[k];
+        if (ta > tb) {
+            double tmp = ta;
+            ta = tb, tb = tmp;
+        }
+        *t0 = fmax(*t0, ta), *t1 = fmin(*t1, tb);
+    }
+    return *t0 <= *t1;
+}
+
 /* The deepest a body of shape s goes into the static body st anywhere along the straight motion
  * p0 -> p1, sampled at most `step` apart (both ends included). Only the part of the motion where
  * the two bounding boxes meet is sampled, found by a slab test, so a long bullet chord costs what
@@ -202,23 +224,11 @@ static inline double wo_chord_depth(const geom_shape *s, vec2 p0, vec2 p1, const
     wo_body at0 = wo_make(s, p0);
     double dx = (double)p1.x - p0.x, dy = (double)p1.y - p0.y;
     /* times (fractions of the motion) when the moving box overlaps the static's box */
-    double t0 = 0.0, t1 = 1.0;
     const double lo[2] = {st->minx - at0.maxx, st->miny - at0.maxy};
     const double hi[2] = {st->maxx - at0.minx, st->maxy - at0.miny};
     const double d[2] = {dx, dy};
-    for (int k = 0; k < 2; k++) {
-        if (d[k] == 0.0) {
-            if (!(lo[k] < 0.0 && 0.0 < hi[k])) return 0.0;
-            continue;
-        }
-        double ta = lo[k] / d[k], tb = hi[k] / d[k];
-        if (ta > tb) {
-            double tmp = ta;
-            ta = tb, tb = tmp;
-        }
-        t0 = fmax(t0, ta), t1 = fmin(t1, tb);
-    }
-    if (!(t0 <= t1)) return 0.0;
+    double t0, t1;
+    if (!wo_slab_times(lo, hi, d, false, &t0, &t1)) return 0.0;
     double len = sqrt(dx * dx + dy * dy);
     int samples = 1 + (int)ceil((t1 - t0) * len / step);
     double worst = 0.0;

@@ -233,12 +233,14 @@ void world_separate(world *w) {
                 if (!slots_block(w, a->slot, b->slot) ||
                     !(pair_overlap(w, &va, &vb, &ct) && ct.depth > GEOM_SKIN))
                     continue;
-                /* once per pair (the grid may give a pair twice: a body in its cells and on the
-                 * unindexed list) */
+                /* once per pair: the grid may give a pair twice (a body in its cells and on the
+                 * unindexed list), always within the one query of its first body, whose pairs
+                 * sit together (each pushed body is queried once, and a pair of two pushed
+                 * bodies only from the lower index): a look back over that query's pairs, not
+                 * the whole list, so a pinned crowd costs its neighbourhoods, not its square */
                 bool again = false;
-                for (uint32_t j = 0; j < k && !again; j++)
-                    again = (w->scratch.pairs[j][0] == pk[0] && w->scratch.pairs[j][1] == pk[1]) ||
-                            (w->scratch.pairs[j][0] == pk[1] && w->scratch.pairs[j][1] == pk[0]);
+                for (uint32_t j = k; j-- > 0 && w->scratch.pairs[j][0] == pk[0] && !again;)
+                    again = w->scratch.pairs[j][1] == pk[1];
                 if (again) continue;
                 w->jammed++;
                 if (w->jam_count < WORLD_MAX_JAM_REPORT) {

@@ -113,8 +113,7 @@ world *world_create(const world_config *cfg_in) {
     w->scratch.path = world_alloc(w, mcap, sizeof *w->scratch.path);
     w->scratch.p2 = world_alloc(w, mcap, sizeof *w->scratch.p2);
     w->near_cache = world_alloc(w, mcap, sizeof *w->near_cache);
-    w->near_cache_stale = true;
-    w->statics_epoch = 1;
+    w->statics_epoch = 1; /* near_cache_epoch 0: the cache starts void */
     size_t words = (cap + 63) / 64;
     w->moved_bits = world_alloc(w, words, sizeof *w->moved_bits);
     w->spawn_bits = world_alloc(w, words, sizeof *w->spawn_bits);

@@ -46,8 +46,7 @@ void world_static_link(world *w, uint32_t index) {
     s->next = lv->heads[cell];
     lv->heads[cell] = (int32_t)index;
     lv->occupied[cell >> 6] |= 1ull << (cell & 63);
-    w->near_cache_stale = true;
-    if (++w->statics_epoch == 0) w->statics_epoch = 1;
+    if (++w->statics_epoch == 0) w->statics_epoch = 1; /* near_cache void, still ticks too */
     if (lv->count++ == 0) world_update_active_levels(w);
 }
 
@@ -64,15 +63,14 @@ void world_static_relink(world *w, uint32_t from, int32_t to) {
         link = &w->statics[*link].next;
     }
     *link = to;
-    w->near_cache_stale = true; /* indices move, lists change */
-    if (++w->statics_epoch == 0) w->statics_epoch = 1;
+    if (++w->statics_epoch == 0) w->statics_epoch = 1; /* indices move, lists change */
     if (lv->heads[cell] < 0) lv->occupied[cell >> 6] &= ~(1ull << (cell & 63));
 }
 
 void world_near_cache_begin(world *w, uint32_t n) {
-    if (w->near_cache_stale) {
+    if (w->near_cache_epoch != w->statics_epoch) {
         memset(w->near_cache, 0xff, w->near_cache_used * sizeof *w->near_cache);
-        w->near_cache_stale = false;
+        w->near_cache_epoch = w->statics_epoch;
     }
     if (n > w->near_cache_used) {
         memset(w->near_cache + w->near_cache_used, 0xff,

@@ -329,8 +329,8 @@ struct world {
     world_near_cache *near_cache; /* per dense mover index: the statics of a level-0 cell range
                                    * its last walk found; a fact about cells (any mover may use
                                    * any entry), void once a static is linked or unlinked */
-    bool near_cache_stale;        /* a static was linked or unlinked since near_cache was last
-                                   * cleared */
+    uint32_t near_cache_epoch;    /* statics_epoch when near_cache was last cleared: another
+                                   * value, a static was linked or unlinked since */
     uint32_t near_cache_used;     /* entries [0, used) are initialised; past it never touched, so
                                    * a world's memory follows its movers, not its capacity (a
                                    * daemon holds many worlds: issue 13) */

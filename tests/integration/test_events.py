@@ -8,6 +8,7 @@ Hello.all_events, nobody else; Welcome.features lists "filters", "sensors", "eve
 kernel buffers megabytes before the daemon drops anything, so that is tested socket-free against
 the real server in tests/net/test_net_events.c.)"""
 
+import math
 import os
 import subprocess
 import sys
@@ -181,6 +182,36 @@ def sensor_plate_reports_and_never_blocks():
     check(seq == [(plate, body, True), (plate, body, False)],
           "the plate must report a begin, then an end: %s" % seq)
     check(ev.bodies[plate].sensor, "the plate's BodyState says sensor")
+    d.stop_and_check()
+
+
+@test
+def turning_in_place_begins_and_ends_contacts():
+    """A bar that only turns (no translation) into a wall begins a contact with it, though its
+    position never changes (PROTOCOL.md "Contact and sensor events": begin when two interacting
+    bodies come within the skin); moving away ends it. (Turning back would be the natural way to
+    part, but a body in contact cannot yet turn away from it: the advancement answers 0 at a start
+    in contact whatever the direction of the turn. Left open on issue 16.)"""
+    d, admin = daemon()
+    wall = admin.spawn_ok(ct.box(1, 20), 10, 0, kind=ct.pb.BODY_KIND_STATIC)  # x in [9, 11]
+    p = d.client()
+    p.hello(name="turner")
+    # upright, 4 long: level, its tip would reach x = 9.5, past the wall's face
+    bar = p.spawn_ok(ct.box(2, 0.2), 7.5, 0, angle=math.pi / 2)
+    p.move(bar, 0, 0, w=-3.0)
+    ev = Events()
+    ev.pump(p, 1.5)
+    begins = [e for e in ev.contacts if e.begin and e.a == bar and e.b == wall]
+    check(len(begins) == 1, "a bar turning in place into a wall must begin one contact with it: "
+          "%s" % ev.contacts)
+    p.sync()
+    check(abs(p.view[bar]["x"] - 7.5) < 1e-4 and abs(p.view[bar]["y"]) < 1e-4,
+          "the bar only turned: at (%.5f, %.5f)" % (p.view[bar]["x"], p.view[bar]["y"]))
+    p.move(bar, -20, 0)
+    ev = Events()
+    ev.pump(p, 1.0)
+    check(any(not e.begin and e.a == bar and e.b == wall for e in ev.contacts),
+          "moving away from the wall must end the contact: %s" % ev.contacts)
     d.stop_and_check()
 
 

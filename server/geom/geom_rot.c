@@ -624,6 +624,24 @@ ROT_HOT void toi_leave_targets(float seen, float target, float tolerance, float 
     *tl = *tg * (tolerance / target);
 }
 
+/* toi_opens for a box A (rotation q, moving by dp and turning by da) against a box B that stands
+ * still at angle 0, where a corner meets a face along axis k (face_corner's corner and side sg,
+ * o the other box's centre, all in the reference box's frame): the same rate along the same
+ * normal from box_box_distance's closest points, worked out in that frame, without them. For
+ * k >= 2 B's face is the reference (the world's axes): A's corner, at r = corner - o from A's
+ * centre, moves by dp + da x r, and the normal from A to B is -sg along axis j. For k < 2 A's
+ * face is: its foot under B's corner moves by dp + da x (foot), and the normal is sg along A's
+ * axis j; da x r . n is da times r x n, which the turn into A's frame keeps. */
+ROT_HOT bool box_face_opens_fixed(vec2 q, int k, vec2 corner, float sg, vec2 o, vec2 dp, float da) {
+    int j = k & 1;
+    if (k >= 2) {
+        vec2 r = v2_sub(corner, o);
+        return sg * (j ? dp.y + da * r.x : dp.x - da * r.y) >= 0.0f;
+    }
+    float along = j ? -q.y * dp.x + q.x * dp.y : q.x * dp.x + q.y * dp.y; /* dp in A's frame */
+    return -sg * (along + da * (j ? corner.x : -corner.y)) >= 0.0f;
+}
+
 /* The one advancement behind geom_toi_turning_before and geom_toi_turning_leaving (leave: a start
  * in contact that the motion opens goes on, see geom_rot.h). */
 ROT_HOT bool toi_turning(const geom_shape *a, const geom_motion *ma, const geom_shape *b,
@@ -695,11 +713,20 @@ ROT_HOT bool toi_turning(const geom_shape *a, const geom_motion *ma, const geom_
         r.iterations = it;
         if (c.overlap || d <= tg + tl) {
             bool go_on = false;
-            if (leave && t == 0.0f && !c.overlap && d > TOI_LEAVE_MIN_GAP(target) &&
-                !toi_closes(dv, c.normal, spin)) {
+            if (leave && t == 0.0f && !c.overlap && d > TOI_LEAVE_MIN_GAP(target)) {
                 /* a start in contact: the closest points decide whether this motion leaves */
-                if (face) box_face_closest(a->u.half_extents, xa, b->u.half_extents, xb, k, &c);
-                go_on = toi_opens(&c, ma, mb);
+                if (face && mb->dp.x == 0.0f && mb->dp.y == 0.0f && mb->da == 0.0f &&
+                    mb->a0 == 0.0f) {
+                    /* B stands still at angle 0 (a tile): geom_toi_turning_box_fixed's test */
+                    float cs, sn, sg;
+                    vec2 o = face_frame(xa, xb, k, &cs, &sn);
+                    vec2 corner =
+                        face_corner(a->u.half_extents, b->u.half_extents, cs, sn, o, k, &sg);
+                    go_on = box_face_opens_fixed(xa.q, k, corner, sg, o, ma->dp, ma->da);
+                } else if (!toi_closes(dv, c.normal, spin)) {
+                    if (face) box_face_closest(a->u.half_extents, xa, b->u.half_extents, xb, k, &c);
+                    go_on = toi_opens(&c, ma, mb);
+                }
             }
             if (!go_on) {
                 r.state = t == 0.0f ? GEOM_TOI_START_CONTACT : GEOM_TOI_HIT;
@@ -764,10 +791,27 @@ bool geom_toi_turning_leaving(const geom_shape *a, const geom_motion *ma, const 
 
 /* box_face_exact for a B at angle 0 (xb.q = (1, 0)), d = xb.p - xa.p: c and s are A's cos and
  * -sin, B's frame is the world's (A's centre there is -d); the same answer (the values differ at
- * most in the sign of a zero, which the side tests (>= 0) and fabsf do not see). */
-ROT_HOT bool box_face_exact_fixed(vec2 ha, vec2 q, vec2 d, vec2 hb, int k) {
-    vec2 o = k < 2 ? v2(q.x * d.x + q.y * d.y, q.x * d.y - q.y * d.x) : v2(-d.x, -d.y);
-    return face_corner_within(ha, hb, q.x, -q.y, o, k);
+ * most in the sign of a zero, which the side tests (>= 0) and fabsf do not see), with the corner,
+ * its side and o as face_corner has them (for box_face_opens_fixed, the same way). */
+ROT_HOT bool box_face_exact_fixed(vec2 ha, vec2 q, vec2 d, vec2 hb, int k, vec2 *corner, float *sg,
+                                  vec2 *o) {
+    *o = k < 2 ? v2(q.x * d.x + q.y * d.y, q.x * d.y - q.y * d.x) : v2(-d.x, -d.y);
+    *corner = face_corner(ha, hb, q.x, -q.y, *o, k, sg);
+    return face_corner_inside(ha, hb, k, *corner);
+}
+
+/* geom_toi_turning_box_fixed's answer for a start in contact that leaves: toi_turning's own
+ * (out of line: one in a hundred of S1r's advancements that start in contact leaves). */
+static __attribute__((noinline)) float box_fixed_leave(const geom_turning_box *a, vec2 hb, vec2 pb,
+                                                       float target, float tolerance,
+                                                       float before) {
+    const geom_motion mb = {pb, 0.0f, {0.0f, 0.0f}, 0.0f};
+    geom_shape sa, sb;
+    sa.kind = sb.kind = GEOM_SHAPE_BOX;
+    sa.u.half_extents = a->h;
+    sb.u.half_extents = hb;
+    geom_toi_result r;
+    return toi_turning(&sa, &a->m, &sb, &mb, target, tolerance, before, true, &r) ? r.t : 2.0f;
 }
 
 /* geom_toi_turning_leaving's loop for a box A against a box B that neither moves nor turns and
@@ -777,37 +821,9 @@ ROT_HOT bool box_face_exact_fixed(vec2 ha, vec2 q, vec2 d, vec2 hb, int k) {
  * (the same position, but for the sign of a zero). Every value the time depends on is so the
  * general loop's: the separations, the chosen axis, the bound (|dv . n|, the same for n and -n),
  * each step. At t = 0 A's rotation is qa itself (turn_of(0) is (1, 0)). The rare arrival that
- * needs the exact distance, and a start in contact, call the same box_box_distance with the same
- * transforms, and toi_opens with B's motion as the general loop has it. */
-/* geom_toi_turning_box_fixed's answer where it arrives at t = 0, a start in contact at gap dist
- * (a corner against the face of axis k, which the caller found does not certainly close, when
- * face; else box_box_distance's answer c): 0 unless the motion leaves it (toi_turning's tests on
- * the same floats: the same normal, the same closest points), else toi_turning's leaving answer
- * itself. Out of line: half of S1r's advancements start in contact, pressed into a tile, one in
- * seven of those gets here, and a few in ten thousand leave. */
-static __attribute__((noinline)) float box_fixed_start(const geom_turning_box *a, vec2 hb,
-                                                       geom_xf xb, geom_xf xa, float dist,
-                                                       bool face, int k, const geom_closest *cp,
-                                                       float spin, float target, float tolerance,
-                                                       float before) {
-    geom_closest c;
-    if (face) {
-        box_face_closest(a->h, xa, hb, xb, k, &c);
-    } else {
-        if (cp->overlap || !(dist > TOI_LEAVE_MIN_GAP(target))) return 0.0f;
-        c = *cp;
-        if (toi_closes(a->m.dp, c.normal, spin)) return 0.0f;
-    }
-    const geom_motion mb = {xb.p, 0.0f, {0.0f, 0.0f}, 0.0f};
-    if (!toi_opens(&c, &a->m, &mb)) return 0.0f;
-    geom_shape sa, sb;
-    sa.kind = sb.kind = GEOM_SHAPE_BOX;
-    sa.u.half_extents = a->h;
-    sb.u.half_extents = hb;
-    geom_toi_result r;
-    return toi_turning(&sa, &a->m, &sb, &mb, target, tolerance, before, true, &r) ? r.t : 2.0f;
-}
-
+ * needs the exact distance calls the same box_box_distance with the same transforms. A start in
+ * contact takes toi_turning's tests for a leave (box_face_opens_fixed, as toi_turning does for a
+ * B that stands still), and a leave toi_turning itself (box_fixed_leave). */
 float geom_toi_turning_box_fixed(const geom_turning_box *a, float hbx, float hby, float pbx,
                                  float pby, float target, float tolerance, float before) {
     const vec2 ha = a->h, qa = a->q0, hb = v2(hbx, hby), pb = v2(pbx, pby);
@@ -824,6 +840,8 @@ float geom_toi_turning_box_fixed(const geom_turning_box *a, float hbx, float hby
         geom_xf xa;
         xa.p = v2_mul_add(ma->p0, t, ma->dp);
         xa.q = t == 0.0f || ma->da == 0.0f ? qa : geom_rotate(qa, turn_of(t * ma->da));
+        vec2 corner, o; /* a corner against a face, box_face_exact_fixed's */
+        float sg;
         /* box_box_separation with xb.q = (1, 0) */
         vec2 d = v2_sub(pb, xa.p);
         float ac = fabsf(xa.q.x), as = fabsf(xa.q.y);
@@ -843,22 +861,24 @@ float geom_toi_turning_box_fixed(const geom_turning_box *a, float hbx, float hby
                       : k == 1 ? fabsf(dv.x * -xa.q.y + dv.y * xa.q.x)
                       : k == 2 ? fabsf(dv.x)
                                : fabsf(dv.y);
-        } else if (dist > 1e-6f && box_face_exact_fixed(ha, xa.q, d, hb, k)) {
-            /* arrived, a corner against a face; at the start, unless it certainly closes along
-             * box_box_separation's axis (toi_turning's normal there, the same floats), whether
-             * it leaves */
-            if (t != 0.0f || !(dist > TOI_LEAVE_MIN_GAP(target))) return t;
-            vec2 q = k < 2 ? xa.q : xb.q, n = k & 1 ? v2_perp(q) : q;
-            if (toi_closes(dv, v2_dot(n, d) < 0.0f ? v2_neg(n) : n, spin)) return t;
-            return box_fixed_start(a, hb, xb, xa, dist, true, k, NULL, spin, target, tolerance,
-                                   before);
+        } else if (dist > 1e-6f && box_face_exact_fixed(ha, xa.q, d, hb, k, &corner, &sg, &o)) {
+            /* arrived, a corner against a face. At the start (toi_turning's leave), a turn that
+             * opens the gap goes on: both tests evaluated together, since which way a pressed
+             * body turns is a coin toss to the branch predictor, while a leave is rare. */
+            if (t != 0.0f) return t;
+            if ((dist > TOI_LEAVE_MIN_GAP(target)) &
+                box_face_opens_fixed(xa.q, k, corner, sg, o, dv, ma->da))
+                return box_fixed_leave(a, hb, pb, target, tolerance, before);
+            return t;
         } else {
             geom_closest c;
             dist = box_box_distance(ha, xa, hb, xb, &c);
             if (c.overlap || dist <= arrive) {
-                if (t != 0.0f) return t;
-                return box_fixed_start(a, hb, xb, xa, dist, false, k, &c, spin, target, tolerance,
-                                       before);
+                const geom_motion mb = {pb, 0.0f, {0.0f, 0.0f}, 0.0f};
+                if (t == 0.0f && !c.overlap && dist > TOI_LEAVE_MIN_GAP(target) &&
+                    !toi_closes(dv, c.normal, spin) && toi_opens(&c, ma, &mb))
+                    return box_fixed_leave(a, hb, pb, target, tolerance, before);
+                return t;
             }
             closing = fabsf(v2_dot(dv, c.normal));
         }

@@ -432,6 +432,71 @@ static void test_toi_leaving_rocking(void) {
     printf("  rocking: least gap %.3g skins\n", least / GEOM_SKIN);
 }
 
+/* A turned box pressed onto a tile (a box at angle 0 that stands still), by its face on the tile's
+ * corner and by its corner on the tile's face, 0.6 skin apart: turning into it is held at the
+ * start, interval after interval, by the tick's advancement against a tile
+ * (geom_toi_turning_box_fixed) and by the general one (geom_toi_turning_leaving), so it never
+ * creeps in; turning off it (and moving off it while turning into it) goes on. */
+static void test_toi_leaving_pressed(void) {
+    const float theta = 0.3f, gap = 0.6f * GEOM_SKIN;
+    const vec2 ha = v2(1.0f, 0.25f), hb = v2(0.5f, 0.5f);
+    geom_shape a, b;
+    MUST(geom_make_box(ha, &a) == GEOM_OK && geom_make_box(hb, &b) == GEOM_OK);
+    const vec2 q = v2(cosf(theta), sinf(theta));
+    for (int face = 0; face < 2; face++) {
+        vec2 pb, n; /* the tile's centre; the normal from A to the tile */
+        if (face) {
+            /* A's lower face on the tile's upper left corner (the tile's point nearest A's face,
+             * which rises to the right) */
+            n = geom_rotate(q, v2(0.0f, -1.0f));
+            vec2 corner = v2_mul_add(geom_rotate(q, v2(0.2f, -ha.y)), gap, n);
+            pb = v2_add(corner, v2(hb.x, -hb.y));
+        } else {
+            /* A's lower left corner on the tile's upper face */
+            n = v2(0.0f, -1.0f);
+            vec2 corner = geom_rotate(q, v2(-ha.x, -ha.y));
+            pb = v2(corner.x + 0.3f, corner.y - gap - hb.y);
+        }
+        geom_motion ma0 = {v2(0, 0), theta, v2(0, 0), 0.0f}, mb = {pb, 0.0f, v2(0, 0), 0.0f};
+        double d0 = dist_at(&a, &ma0, &b, &mb, 0);
+        CHECK_MSG(fabs(d0 - gap) < 2e-5, "face %d: start gap %.7f", face, d0);
+        /* which way closes: the contact point's velocity under a turn da > 0 */
+        vec2 contact = face ? geom_rotate(q, v2(0.2f, -ha.y)) : geom_rotate(q, v2(-ha.x, -ha.y));
+        float into = v2_dot(v2(-contact.y, contact.x), n) > 0.0f ? 0.05f : -0.05f;
+        for (int way = 0; way < 3; way++) {
+            /* 0: turning into it; 1: turning off it; 2: turning into it, moving off it faster */
+            geom_motion ma = ma0;
+            ma.da = way == 1 ? -into : into;
+            if (way == 2) ma.dp = v2_scale(n, -0.2f);
+            geom_toi_result r;
+            geom_turning_box tb = {ha, geom_shape_radius(&a), geom_turn_start(theta), ma};
+            for (int k = 0; k < 40; k++) {
+                bool hit = geom_toi_turning_leaving(&a, &ma, &b, &mb, TARGET, TOLERANCE, 2.0f, &r);
+                float fixed = geom_toi_turning_box_fixed(&tb, hb.x, hb.y, pb.x, pb.y, TARGET,
+                                                         TOLERANCE, 2.0f);
+                CHECK_MSG(fixed == (hit ? r.t : 2.0f), "face %d way %d: fixed %g, general %g", face,
+                          way, (double)fixed, (double)r.t);
+                if (way == 0) {
+                    CHECK_MSG(hit && r.state == GEOM_TOI_START_CONTACT,
+                              "face %d, turning into the tile, interval %d: state %d t %g", face, k,
+                              (int)r.state, (double)r.t);
+                } else {
+                    CHECK_MSG(r.state != GEOM_TOI_START_CONTACT && r.t > 0.5f,
+                              "face %d way %d: state %d t %g", face, way, (int)r.state,
+                              (double)r.t);
+                    break;
+                }
+                /* the answer applied, as the tick applies it: a start held stays where it is */
+                ma.a0 += r.t * ma.da;
+                tb.m.a0 = ma.a0;
+                tb.q0 = geom_turn_start(ma.a0);
+            }
+            double d = dist_at(&a, &ma, &b, &mb, 0);
+            CHECK_MSG(d >= gap - 2e-5, "face %d way %d: gap %.7f after 40 intervals", face, way, d);
+        }
+    }
+}
+
 /* GJK: distance and closest points against the vertex-edge brute force, turned shapes. */
 static void test_distance_every_pair(void) {
     for (int ka = 0; ka < 3; ka++)
@@ -737,4 +802,4 @@ TEST_MAIN(TEST(test_distance_every_pair), TEST(test_toi_move_and_spin), TEST(tes
           TEST(test_toi_start_in_contact), TEST(test_toi_grazing), TEST(test_iteration_bound),
           TEST(test_box_distance_many), TEST(test_toi_box_box_many), TEST(test_box_turned_aabb),
           TEST(test_toi_box_fixed_same), TEST(test_toi_leaving_every_pair),
-          TEST(test_toi_leaving_rocking))
+          TEST(test_toi_leaving_rocking), TEST(test_toi_leaving_pressed))

@@ -319,29 +319,72 @@ ROT_HOT float box_box_separation(vec2 ha, geom_xf xa, vec2 hb, geom_xf xb, vec2 
     return sep[k];
 }
 
-/* The corner test itself, given B's rotation in A's frame (c, s) and the other box's centre o in
- * the reference box's frame (shared by box_face_exact and box_face_exact_fixed). */
-static inline bool face_corner_within(vec2 ha, vec2 hb, float c, float s, vec2 o, int k) {
+/* The other box's deepest corner along face axis k (box_box_separation's index), in the
+ * reference box's frame (A's for k < 2, else B's), and the side sg of the face it is on, given
+ * B's rotation in A's frame (c, s) and the other box's centre o in the reference frame: the
+ * corner-against-face case of box_box_distance, box_face_exact and box_face_exact_fixed. */
+ROT_HOT vec2 face_corner(vec2 ha, vec2 hb, float c, float s, vec2 o, int k, float *sg) {
     bool ref_a = k < 2;
     int j = k & 1;
-    vec2 hr = ref_a ? ha : hb;
     vec2 ex = ref_a ? v2(c * hb.x, s * hb.x) : v2(c * ha.x, -s * ha.x);
     vec2 ey = ref_a ? v2(-s * hb.y, c * hb.y) : v2(s * ha.y, c * ha.y);
-    float sg = (j ? o.y : o.x) >= 0.0f ? 1.0f : -1.0f;
-    vec2 corner = v2_sub(o, v2_add(sg * (j ? ex.y : ex.x) >= 0.0f ? ex : v2_neg(ex),
-                                   sg * (j ? ey.y : ey.x) >= 0.0f ? ey : v2_neg(ey)));
-    return fabsf(j ? corner.x : corner.y) <= (j ? hr.x : hr.y);
+    *sg = (j ? o.y : o.x) >= 0.0f ? 1.0f : -1.0f; /* the side the other box is on */
+    return v2_sub(o, v2_add(*sg * (j ? ex.y : ex.x) >= 0.0f ? ex : v2_neg(ex),
+                            *sg * (j ? ey.y : ey.x) >= 0.0f ? ey : v2_neg(ey)));
+}
+
+/* Whether that corner projects inside the reference face. */
+ROT_HOT bool face_corner_inside(vec2 ha, vec2 hb, int k, vec2 corner) {
+    vec2 hr = k < 2 ? ha : hb;
+    return fabsf(k & 1 ? corner.x : corner.y) <= (k & 1 ? hr.x : hr.y);
+}
+static inline bool face_corner_within(vec2 ha, vec2 hb, float c, float s, vec2 o, int k) {
+    float sg;
+    return face_corner_inside(ha, hb, k, face_corner(ha, hb, c, s, o, k, &sg));
+}
+
+/* B's rotation in A's frame (c, s), and the other box's centre in the reference box's frame of
+ * axis k (B's in A's for k < 2, else A's in B's). */
+ROT_HOT vec2 face_frame(geom_xf xa, geom_xf xb, int k, float *c, float *s) {
+    vec2 d = v2_sub(xb.p, xa.p);
+    *c = xa.q.x * xb.q.x + xa.q.y * xb.q.y, *s = xa.q.x * xb.q.y - xa.q.y * xb.q.x;
+    return k < 2 ? v2(xa.q.x * d.x + xa.q.y * d.y, xa.q.x * d.y - xa.q.y * d.x)
+                 : v2(-(xb.q.x * d.x + xb.q.y * d.y), -(xb.q.x * d.y - xb.q.y * d.x));
 }
 
 /* Whether the separation along face axis k (box_box_separation's) is the distance: the other
  * box's deepest corner along it projects inside the face (box_box_distance's corner-against-face
  * case, the same arithmetic). */
 static bool box_face_exact(vec2 ha, geom_xf xa, vec2 hb, geom_xf xb, int k) {
-    vec2 d = v2_sub(xb.p, xa.p);
-    float c = xa.q.x * xb.q.x + xa.q.y * xb.q.y, s = xa.q.x * xb.q.y - xa.q.y * xb.q.x;
-    vec2 o = k < 2 ? v2(xa.q.x * d.x + xa.q.y * d.y, xa.q.x * d.y - xa.q.y * d.x)
-                   : v2(-(xb.q.x * d.x + xb.q.y * d.y), -(xb.q.x * d.y - xb.q.y * d.x));
+    float c, s;
+    vec2 o = face_frame(xa, xb, k, &c, &s);
     return face_corner_within(ha, hb, c, s, o, k);
+}
+
+/* The closest points and normal (A to B) of the corner against the face of axis k, the corner
+ * and side as face_corner gives them: in the world, the corner and its foot on the face. */
+ROT_HOT void face_closest(vec2 ha, geom_xf xa, vec2 hb, geom_xf xb, int k, vec2 corner, float sg,
+                          geom_closest *r) {
+    bool ref_a = k < 2;
+    int j = k & 1;
+    vec2 hr = ref_a ? ha : hb;
+    vec2 foot = j ? v2(corner.x, sg * hr.y) : v2(sg * hr.x, corner.y);
+    geom_xf xr = ref_a ? xa : xb;
+    vec2 wc = geom_xf_apply(xr, corner), wf = geom_xf_apply(xr, foot);
+    vec2 n = geom_rotate(xr.q, j ? v2(0.0f, sg) : v2(sg, 0.0f)); /* reference to other */
+    r->normal = ref_a ? n : v2_neg(n);
+    r->point_a = ref_a ? wf : wc;
+    r->point_b = ref_a ? wc : wf;
+}
+
+/* box_box_distance's closest points and normal where box_face_exact found a corner against the
+ * face of axis k, without the rest of its work (a leaving advancement's start in contact). */
+ROT_HOT void box_face_closest(vec2 ha, geom_xf xa, vec2 hb, geom_xf xb, int k, geom_closest *r) {
+    float c, s, sg;
+    vec2 o = face_frame(xa, xb, k, &c, &s);
+    vec2 corner = face_corner(ha, hb, c, s, o, k, &sg);
+    face_closest(ha, xa, hb, xb, k, corner, sg, r);
+    r->overlap = false;
 }
 
 /* Distance between two turned boxes. Overlap by their four face axes (enough for two convex
@@ -381,24 +424,12 @@ static float box_box_distance(vec2 ha, geom_xf xa, vec2 hb, geom_xf xb, geom_clo
     /* A corner against a face (the common case): the other box's deepest corner along the best
      * axis, if it projects inside the reference face, is exactly sep from it, and no two points
      * are closer than sep (a lower bound): the distance is sep. The reference box is A for A's
-     * axes (k < 2), else B; everything below in its frame, j the axis (0 x, 1 y). */
+     * axes (k < 2), else B (face_corner). */
     {
-        bool ref_a = k < 2;
-        int j = k & 1;
-        vec2 o = ref_a ? tb : ta, hr = ref_a ? ha : hb;
-        vec2 ex = ref_a ? v2(c * hb.x, s * hb.x) : v2(c * ha.x, -s * ha.x);
-        vec2 ey = ref_a ? v2(-s * hb.y, c * hb.y) : v2(s * ha.y, c * ha.y);
-        float sg = (j ? o.y : o.x) >= 0.0f ? 1.0f : -1.0f; /* the side the other box is on */
-        vec2 corner = v2_sub(o, v2_add(sg * (j ? ex.y : ex.x) >= 0.0f ? ex : v2_neg(ex),
-                                       sg * (j ? ey.y : ey.x) >= 0.0f ? ey : v2_neg(ey)));
-        if (fabsf(j ? corner.x : corner.y) <= (j ? hr.x : hr.y)) {
-            vec2 foot = j ? v2(corner.x, sg * hr.y) : v2(sg * hr.x, corner.y);
-            geom_xf xr = ref_a ? xa : xb;
-            vec2 wc = geom_xf_apply(xr, corner), wf = geom_xf_apply(xr, foot);
-            vec2 n = geom_rotate(xr.q, j ? v2(0.0f, sg) : v2(sg, 0.0f)); /* reference to other */
-            r.normal = ref_a ? n : v2_neg(n);
-            r.point_a = ref_a ? wf : wc;
-            r.point_b = ref_a ? wc : wf;
+        float sg;
+        vec2 corner = face_corner(ha, hb, c, s, k < 2 ? tb : ta, k, &sg);
+        if (face_corner_inside(ha, hb, k, corner)) {
+            face_closest(ha, xa, hb, xb, k, corner, sg, &r);
             r.overlap = !(sep > eps);
             r.distance = r.overlap ? 0.0f : sep;
             if (out) *out = r;
@@ -560,22 +591,72 @@ ROT_HOT float disc_entry(vec2 p, vec2 v, float reach) {
     return c / (-b + sqrtf(disc));    /* the smaller root, without cancellation */
 }
 
-bool geom_toi_turning(const geom_shape *a, const geom_motion *ma, const geom_shape *b,
-                      const geom_motion *mb, float target, float tolerance, geom_toi_result *out) {
-    return geom_toi_turning_before(a, ma, b, mb, target, tolerance, 2.0f, out);
+/* A start in contact that a leaving advancement may go on from: the gap there is not overlap and
+ * not so small that half of it would sink into the rounding of positions and distances (a body
+ * the tick stops against something stands target to target + tolerance from it, and a leaving
+ * advancement keeps half the largest gap it met: see toi_leave_targets). */
+#define TOI_LEAVE_MIN_GAP(target) (0.125f * (target))
+
+/* Whether the two motions open the gap at the start, or hold it: the closest points' relative
+ * velocity along the normal, each point carried by its body (its translation plus its turn about
+ * its origin), is not negative. This is the first-order rate of the gap there; another part of a
+ * shape that closes in meanwhile is what the lowered target of a leaving advancement is for. */
+ROT_HOT bool toi_opens(const geom_closest *c, const geom_motion *ma, const geom_motion *mb) {
+    vec2 ra = v2_sub(c->point_a, ma->p0), rb = v2_sub(c->point_b, mb->p0);
+    vec2 va = v2_add(ma->dp, v2(-ma->da * ra.y, ma->da * ra.x));
+    vec2 vb = v2_add(mb->dp, v2(-mb->da * rb.y, mb->da * rb.x));
+    return v2_dot(v2_sub(vb, va), c->normal) >= 0.0f;
 }
 
-bool geom_toi_turning_before(const geom_shape *a, const geom_motion *ma, const geom_shape *b,
-                             const geom_motion *mb, float target, float tolerance, float before,
-                             geom_toi_result *out) {
+/* Whether a start in contact certainly closes, before toi_opens looks at the closest points: the
+ * translation closes along the normal n (A to B) faster than any turn could open it (spin, the
+ * advancement's bound on the turns). Most starts in contact are a body pressed into what it
+ * stopped at; this spares them the closest points. */
+ROT_HOT bool toi_closes(vec2 dv, vec2 n, float spin) { return v2_dot(dv, n) > spin; }
+
+/* A leaving advancement's target and tolerance once it has met a gap of `seen` (the largest so
+ * far): half of it, never above the caller's target, and the tolerance in the caller's proportion.
+ * They only grow, so every step stays at least the first (half the start gap) from contact, and a
+ * body that turns away from a wall and back onto it stops at half the gap it had opened, not at
+ * half its start gap: rocking against a wall does not creep into it. */
+ROT_HOT void toi_leave_targets(float seen, float target, float tolerance, float *tg, float *tl) {
+    *tg = fminf(target, 0.5f * seen);
+    *tl = *tg * (tolerance / target);
+}
+
+/* toi_opens for a box A (rotation q, moving by dp and turning by da) against a box B that stands
+ * still at angle 0, where a corner meets a face along axis k (face_corner's corner and side sg,
+ * o the other box's centre, all in the reference box's frame): the same rate along the same
+ * normal from box_box_distance's closest points, worked out in that frame, without them. For
+ * k >= 2 B's face is the reference (the world's axes): A's corner, at r = corner - o from A's
+ * centre, moves by dp + da x r, and the normal from A to B is -sg along axis j. For k < 2 A's
+ * face is: its foot under B's corner moves by dp + da x (foot), and the normal is sg along A's
+ * axis j; da x r . n is da times r x n, which the turn into A's frame keeps. */
+ROT_HOT bool box_face_opens_fixed(vec2 q, int k, vec2 corner, float sg, vec2 o, vec2 dp, float da) {
+    int j = k & 1;
+    if (k >= 2) {
+        vec2 r = v2_sub(corner, o);
+        return sg * (j ? dp.y + da * r.x : dp.x - da * r.y) >= 0.0f;
+    }
+    float along = j ? -q.y * dp.x + q.x * dp.y : q.x * dp.x + q.y * dp.y; /* dp in A's frame */
+    return -sg * (along + da * (j ? corner.x : -corner.y)) >= 0.0f;
+}
+
+/* The one advancement behind geom_toi_turning_before and geom_toi_turning_leaving (leave: a start
+ * in contact that the motion opens goes on, see geom_rot.h). */
+ROT_HOT bool toi_turning(const geom_shape *a, const geom_motion *ma, const geom_shape *b,
+                         const geom_motion *mb, float target, float tolerance, float before,
+                         bool leave, geom_toi_result *out) {
     geom_toi_result r;
     memset(&r, 0, sizeof r);
     r.t = 1.0f;
     r.normal = v2(0.0f, 1.0f);
     /* Angular terms over the whole interval: no point of a turning shape moves (across any
-     * fixed direction) faster than |da| times its farthest point from the body origin. */
+     * fixed direction) faster than |da| times its farthest point from the body origin. A circle
+     * is centred on its origin: its turn moves no part of it closer to anything. */
     float ra = geom_shape_radius(a), rb = geom_shape_radius(b);
-    float spin = fabsf(ma->da) * ra + fabsf(mb->da) * rb;
+    float spin = (a->kind == GEOM_SHAPE_CIRCLE ? 0.0f : fabsf(ma->da) * ra) +
+                 (b->kind == GEOM_SHAPE_CIRCLE ? 0.0f : fabsf(mb->da) * rb);
     vec2 dv = v2_sub(ma->dp, mb->dp); /* A's motion relative to B */
     /* Whatever their turn, the shapes stay inside the discs of their radii around their origins:
      * until those discs come within target + tolerance (and as much again for the rounding of
@@ -591,10 +672,15 @@ bool geom_toi_turning_before(const geom_shape *a, const geom_motion *ma, const g
     bool exhausted = true;
     gjk_cache cache = {0, {0, 0, 0}, {0, 0, 0}};
     bool boxes = a->kind == GEOM_SHAPE_BOX && b->kind == GEOM_SHAPE_BOX;
+    bool leaving = false;              /* a start in contact that the motion opens */
+    float seen = 0.0f;                 /* leaving: the largest gap met */
+    float tg = target, tl = tolerance; /* the target and tolerance in force */
     for (int it = 0; it < GEOM_CA_MAX_ITERATIONS && exhausted; it++) {
         geom_closest c;
         geom_xf xa = motion_at(ma, qa, t), xb = motion_at(mb, qb, t);
         float d;
+        bool face = false; /* two boxes arrived with a corner against a face, along axis k */
+        int k = 0;
         if (boxes) {
             /* Two boxes: their separation along a face axis is a lower bound of the distance,
              * and the gap along that fixed axis closes no faster than the same bound, so it
@@ -602,14 +688,14 @@ bool geom_toi_turning_before(const geom_shape *a, const geom_motion *ma, const g
              * face, the common approach). Near the target the exact distance decides, so the
              * answer is the distance's, as for any other pair. */
             vec2 axis;
-            int k;
             float sep = box_box_separation(a->u.half_extents, xa, b->u.half_extents, xb, &axis, &k);
-            if (sep > target + tolerance) {
+            if (sep > tg + tl) {
                 d = sep;
                 c.overlap = false;
                 c.normal = axis;
             } else if (sep > 1e-6f &&
                        box_face_exact(a->u.half_extents, xa, b->u.half_extents, xb, k)) {
+                face = true;
                 /* arrived, a corner against a face: box_box_distance's answer (the distance
                  * is sep along the axis) without the rest of its work */
                 d = sep;
@@ -625,17 +711,40 @@ bool geom_toi_turning_before(const geom_shape *a, const geom_motion *ma, const g
         r.normal = c.normal;
         r.distance = d;
         r.iterations = it;
-        if (c.overlap || d <= target + tolerance) {
-            r.state = t == 0.0f ? GEOM_TOI_START_CONTACT : GEOM_TOI_HIT;
-            if (out) *out = r;
-            return true;
+        if (c.overlap || d <= tg + tl) {
+            bool go_on = false;
+            if (leave && t == 0.0f && !c.overlap && d > TOI_LEAVE_MIN_GAP(target)) {
+                /* a start in contact: the closest points decide whether this motion leaves */
+                if (face && mb->dp.x == 0.0f && mb->dp.y == 0.0f && mb->da == 0.0f &&
+                    mb->a0 == 0.0f) {
+                    /* B stands still at angle 0 (a tile): geom_toi_turning_box_fixed's test */
+                    float cs, sn, sg;
+                    vec2 o = face_frame(xa, xb, k, &cs, &sn);
+                    vec2 corner =
+                        face_corner(a->u.half_extents, b->u.half_extents, cs, sn, o, k, &sg);
+                    go_on = box_face_opens_fixed(xa.q, k, corner, sg, o, ma->dp, ma->da);
+                } else if (!toi_closes(dv, c.normal, spin)) {
+                    if (face) box_face_closest(a->u.half_extents, xa, b->u.half_extents, xb, k, &c);
+                    go_on = toi_opens(&c, ma, mb);
+                }
+            }
+            if (!go_on) {
+                r.state = t == 0.0f ? GEOM_TOI_START_CONTACT : GEOM_TOI_HIT;
+                if (out) *out = r;
+                return true;
+            }
+            leaving = true;
+        }
+        if (leaving && d > seen) {
+            seen = d;
+            toi_leave_targets(seen, target, tolerance, &tg, &tl);
         }
         /* The seed's bound: the gap along n shrinks no faster than this. */
         float bound = fabsf(v2_dot(dv, c.normal)) + spin;
         if (!(bound > 0.0f)) {
             exhausted = false; /* nothing moves: no contact ahead */
         } else {
-            t += (d - target) / bound;
+            t += (d - tg) / bound;
             if (!(t < 1.0f)) exhausted = false;
             if (!(t < before)) {
                 /* at or past the caller's horizon: whatever comes later is no earlier */
@@ -663,22 +772,58 @@ bool geom_toi_turning_before(const geom_shape *a, const geom_motion *ma, const g
     return false;
 }
 
-/* box_face_exact for a B at angle 0 (xb.q = (1, 0)), d = xb.p - xa.p: c and s are A's cos and
- * -sin, B's frame is the world's (A's centre there is -d); the same answer (the values differ at
- * most in the sign of a zero, which the side tests (>= 0) and fabsf do not see). */
-ROT_HOT bool box_face_exact_fixed(vec2 ha, vec2 q, vec2 d, vec2 hb, int k) {
-    vec2 o = k < 2 ? v2(q.x * d.x + q.y * d.y, q.x * d.y - q.y * d.x) : v2(-d.x, -d.y);
-    return face_corner_within(ha, hb, q.x, -q.y, o, k);
+bool geom_toi_turning(const geom_shape *a, const geom_motion *ma, const geom_shape *b,
+                      const geom_motion *mb, float target, float tolerance, geom_toi_result *out) {
+    return toi_turning(a, ma, b, mb, target, tolerance, 2.0f, false, out);
 }
 
-/* geom_toi_turning_before's loop for a box A against a box B that neither moves nor turns and
+bool geom_toi_turning_before(const geom_shape *a, const geom_motion *ma, const geom_shape *b,
+                             const geom_motion *mb, float target, float tolerance, float before,
+                             geom_toi_result *out) {
+    return toi_turning(a, ma, b, mb, target, tolerance, before, false, out);
+}
+
+bool geom_toi_turning_leaving(const geom_shape *a, const geom_motion *ma, const geom_shape *b,
+                              const geom_motion *mb, float target, float tolerance, float before,
+                              geom_toi_result *out) {
+    return toi_turning(a, ma, b, mb, target, tolerance, before, true, out);
+}
+
+/* box_face_exact for a B at angle 0 (xb.q = (1, 0)), d = xb.p - xa.p: c and s are A's cos and
+ * -sin, B's frame is the world's (A's centre there is -d); the same answer (the values differ at
+ * most in the sign of a zero, which the side tests (>= 0) and fabsf do not see), with the corner,
+ * its side and o as face_corner has them (for box_face_opens_fixed, the same way). */
+ROT_HOT bool box_face_exact_fixed(vec2 ha, vec2 q, vec2 d, vec2 hb, int k, vec2 *corner, float *sg,
+                                  vec2 *o) {
+    *o = k < 2 ? v2(q.x * d.x + q.y * d.y, q.x * d.y - q.y * d.x) : v2(-d.x, -d.y);
+    *corner = face_corner(ha, hb, q.x, -q.y, *o, k, sg);
+    return face_corner_inside(ha, hb, k, *corner);
+}
+
+/* geom_toi_turning_box_fixed's answer for a start in contact that leaves: toi_turning's own
+ * (out of line: one in a hundred of S1r's advancements that start in contact leaves). */
+static __attribute__((noinline)) float box_fixed_leave(const geom_turning_box *a, vec2 hb, vec2 pb,
+                                                       float target, float tolerance,
+                                                       float before) {
+    const geom_motion mb = {pb, 0.0f, {0.0f, 0.0f}, 0.0f};
+    geom_shape sa, sb;
+    sa.kind = sb.kind = GEOM_SHAPE_BOX;
+    sa.u.half_extents = a->h;
+    sb.u.half_extents = hb;
+    geom_toi_result r;
+    return toi_turning(&sa, &a->m, &sb, &mb, target, tolerance, before, true, &r) ? r.t : 2.0f;
+}
+
+/* geom_toi_turning_leaving's loop for a box A against a box B that neither moves nor turns and
  * stands at angle 0 (B's motion {pb, 0, 0, 0}), where only the time matters: B's rotation is
  * (1, 0), so its products by 1 are the values themselves and those by 0 add nothing but the sign
  * of a zero, which no comparison, fabsf or later sum of a nonzero term sees; B's motion adds 0
  * (the same position, but for the sign of a zero). Every value the time depends on is so the
  * general loop's: the separations, the chosen axis, the bound (|dv . n|, the same for n and -n),
  * each step. At t = 0 A's rotation is qa itself (turn_of(0) is (1, 0)). The rare arrival that
- * needs the exact distance calls the same box_box_distance with the same transforms. */
+ * needs the exact distance calls the same box_box_distance with the same transforms. A start in
+ * contact takes toi_turning's tests for a leave (box_face_opens_fixed, as toi_turning does for a
+ * B that stands still), and a leave toi_turning itself (box_fixed_leave). */
 float geom_toi_turning_box_fixed(const geom_turning_box *a, float hbx, float hby, float pbx,
                                  float pby, float target, float tolerance, float before) {
     const vec2 ha = a->h, qa = a->q0, hb = v2(hbx, hby), pb = v2(pbx, pby);
@@ -695,6 +840,8 @@ float geom_toi_turning_box_fixed(const geom_turning_box *a, float hbx, float hby
         geom_xf xa;
         xa.p = v2_mul_add(ma->p0, t, ma->dp);
         xa.q = t == 0.0f || ma->da == 0.0f ? qa : geom_rotate(qa, turn_of(t * ma->da));
+        vec2 corner, o; /* a corner against a face, box_face_exact_fixed's */
+        float sg;
         /* box_box_separation with xb.q = (1, 0) */
         vec2 d = v2_sub(pb, xa.p);
         float ac = fabsf(xa.q.x), as = fabsf(xa.q.y);
@@ -714,12 +861,25 @@ float geom_toi_turning_box_fixed(const geom_turning_box *a, float hbx, float hby
                       : k == 1 ? fabsf(dv.x * -xa.q.y + dv.y * xa.q.x)
                       : k == 2 ? fabsf(dv.x)
                                : fabsf(dv.y);
-        } else if (dist > 1e-6f && box_face_exact_fixed(ha, xa.q, d, hb, k)) {
-            return t; /* arrived, a corner against a face */
+        } else if (dist > 1e-6f && box_face_exact_fixed(ha, xa.q, d, hb, k, &corner, &sg, &o)) {
+            /* arrived, a corner against a face. At the start (toi_turning's leave), a turn that
+             * opens the gap goes on: both tests evaluated together, since which way a pressed
+             * body turns is a coin toss to the branch predictor, while a leave is rare. */
+            if (t != 0.0f) return t;
+            if ((dist > TOI_LEAVE_MIN_GAP(target)) &
+                box_face_opens_fixed(xa.q, k, corner, sg, o, dv, ma->da))
+                return box_fixed_leave(a, hb, pb, target, tolerance, before);
+            return t;
         } else {
             geom_closest c;
             dist = box_box_distance(ha, xa, hb, xb, &c);
-            if (c.overlap || dist <= arrive) return t;
+            if (c.overlap || dist <= arrive) {
+                const geom_motion mb = {pb, 0.0f, {0.0f, 0.0f}, 0.0f};
+                if (t == 0.0f && !c.overlap && dist > TOI_LEAVE_MIN_GAP(target) &&
+                    !toi_closes(dv, c.normal, spin) && toi_opens(&c, ma, &mb))
+                    return box_fixed_leave(a, hb, pb, target, tolerance, before);
+                return t;
+            }
             closing = fabsf(v2_dot(dv, c.normal));
         }
         float bound = closing + spin;

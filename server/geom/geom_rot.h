@@ -8,7 +8,8 @@
  *   - geom_toi_turning: time of impact under combined linear and angular motion by conservative
  *     advancement (Mirtich; the seed's "Collision detection for dummies"): from the closest points'
  *     direction n, no point can close the gap faster than |v_rel . n| + |w_a| r_a + |w_b| r_b
- *     (r = the farthest point of the shape from its body origin, which it turns about), so
+ *     (r = the farthest point of the shape from its body origin, which it turns about; a circle,
+ *     centred on its origin, adds nothing: its turn moves no part of it), so
  *     advancing by (distance - target) / that bound never overshoots. It starts when the discs
  *     of radius r around the two origins come near (before, the shapes cannot), and two boxes
  *     advance by their separation along a face axis (a lower bound of the distance, safe with
@@ -105,6 +106,22 @@ bool geom_toi_turning(const geom_shape *a, const geom_motion *ma, const geom_sha
 bool geom_toi_turning_before(const geom_shape *a, const geom_motion *ma, const geom_shape *b,
                              const geom_motion *mb, float target, float tolerance, float before,
                              geom_toi_result *out);
+/* geom_toi_turning_before for a body that may start its interval in contact, as a body the tick
+ * stopped against something starts the next (the tick's advancement; a sensor, which asks whether
+ * two shapes touch at all, keeps geom_toi_turning). Where geom_toi_turning_before answers
+ * GEOM_TOI_START_CONTACT at t = 0 whatever the motion, this goes on when the motion opens the gap
+ * there (toi_opens: the closest points' relative velocity along the normal is not negative), the
+ * start apart by more than target / 8: it advances towards a lowered target, half the largest gap
+ * it has met so far and never above `target` (the tolerance in the same proportion), and answers
+ * GEOM_TOI_HIT where another part closes in, or GEOM_TOI_SEPARATED. So a body resting against a
+ * wall can turn away from it, and a corner that swings back in still stops short. Guarantee: at
+ * every time before out->t the shapes are at least min(target, half the start gap) apart. A start
+ * that overlaps, that the motion closes, or that is closer than target / 8, answers
+ * GEOM_TOI_START_CONTACT as geom_toi_turning_before does. Away from a start in contact the
+ * answer is geom_toi_turning_before's, bit for bit. */
+bool geom_toi_turning_leaving(const geom_shape *a, const geom_motion *ma, const geom_shape *b,
+                              const geom_motion *mb, float target, float tolerance, float before,
+                              geom_toi_result *out);
 
 /* The start angle's (cos, sin) as the advancement takes it (a quarter-turn reduction and a
  * series, within about 1e-7 of cosf/sinf; exactly (1, 0) for 0). */
@@ -117,7 +134,7 @@ typedef struct geom_turning_box {
     vec2 q0;       /* geom_turn_start(m.a0) */
     geom_motion m; /* its motion */
 } geom_turning_box;
-/* geom_toi_turning_before for the box a against a box B of half extents (hbx, hby) that stands
+/* geom_toi_turning_leaving for the box a against a box B of half extents (hbx, hby) that stands
  * still at (pbx, pby), unturned (B's motion {pb, 0, (0, 0), 0}), when only the time is wanted:
  * the contact time t of its answer when that is true (t < before), otherwise 2. The same floats
  * as the general loop. (Scalars, not vec2s: no packing at the call.) */

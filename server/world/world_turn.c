@@ -35,7 +35,7 @@ static void turn_offer(turn_ctx *c, const geom_shape *b, vec2 pb, vec2 db, float
     if (c->t == 0.0f) return;
     geom_motion mb = {pb, 0.0f, db, dab};
     geom_toi_result r;
-    if (geom_toi_turning_before(c->local, c->ma, b, &mb, TURN_TARGET, TURN_TOLERANCE, c->t, &r) &&
+    if (geom_toi_turning_leaving(c->local, c->ma, b, &mb, TURN_TARGET, TURN_TOLERANCE, c->t, &r) &&
         r.t < c->t)
         c->t = r.t;
 }
@@ -53,7 +53,7 @@ WORLD_HOT void turn_static(const world *w, turn_ctx *c, uint32_t index, aabb box
     const world_static *st = &w->statics[index];
     if (!slots_block(w, c->self, st->slot)) return;
     if (WORLD_FAST_PATHS && c->box && ref_kind(st->shape) == GEOM_SHAPE_BOX) {
-        /* a box static stands still, unturned: geom_toi_turning_before's time without its
+        /* a box static stands still, unturned: geom_toi_turning_leaving's time without its
          * general motion of B (the same floats), the mover's terms taken once per tick */
         if (!c->q0_ready) {
             c->box_a.q0 = geom_turn_start(c->ma->a0);

@@ -265,6 +265,238 @@ static void test_toi_spin_only(void) { run_scenario(SPIN_ONLY, 16, 1602); }
 static void test_toi_start_in_contact(void) { run_scenario(START_IN_CONTACT, 8, 1603); }
 static void test_toi_grazing(void) { run_scenario(GRAZING, 12, 1604); }
 
+/* ---- leaving a start in contact (geom_toi_turning_leaving) ---------------------------------- */
+
+/* The brute-force distance at time t of the two motions: 0 when they overlap. */
+static double dist_at(const geom_shape *a, const geom_motion *ma, const geom_shape *b,
+                      const geom_motion *mb, double t) {
+    if (gap_at(a, ma, b, mb, t) <= 0) return 0;
+    geom_shape ta = turned(a, ma->a0 + t * ma->da), tb = turned(b, mb->a0 + t * mb->da);
+    return brute_distance(&ta, dv(ma->p0.x + t * ma->dp.x, ma->p0.y + t * ma->dp.y), &tb,
+                          dv(mb->p0.x + t * mb->dp.x, mb->p0.y + t * mb->dp.y));
+}
+
+typedef struct leave_tally {
+    int left, stayed, opened, hits, separated, bound, brute_overlaps;
+} leave_tally;
+
+/* One start in contact: B placed along u from A at a brute-force gap of g0 (bisection on the
+ * offset: the distance to a convex set grows along a ray once it is positive), then A (and B in
+ * a third of the cases) turning, A moving away, along, into B or not at all. */
+static void make_leave_case(harness_rng *rng, const geom_shape *a, const geom_shape *b, int i,
+                            geom_motion *ma, geom_motion *mb) {
+    vec2 u = start_case(rng, ma, mb);
+    float g0 = harness_rng_range(rng, 0.15f * TARGET, TARGET + TOLERANCE);
+    double lo = 0, hi = geom_shape_radius(a) + geom_shape_radius(b) + 1.0;
+    for (int k = 0; k < 60; k++) {
+        double mid = 0.5 * (lo + hi);
+        mb->p0 = v2_mul_add(ma->p0, (float)mid, u);
+        if (dist_at(a, ma, b, mb, 0) < g0)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    mb->p0 = v2_mul_add(ma->p0, (float)hi, u);
+    ma->da = i % 8 == 0 ? 0.0f : harness_rng_range(rng, -0.3f, 0.3f);
+    float speed = harness_rng_range(rng, 0.0f, 0.2f);
+    switch (i % 4) {
+    case 0:
+        break;
+    case 1:
+        ma->dp = v2_scale(u, -speed); /* away */
+        break;
+    case 2:
+        ma->dp = v2_scale(v2_perp(u), speed - 0.1f); /* along */
+        break;
+    default:
+        ma->dp = v2_scale(u, speed); /* into B */
+    }
+    if (i % 3 == 0) mb->da = harness_rng_range(rng, -0.3f, 0.3f);
+}
+
+static void check_leave_case(const geom_shape *a, const geom_motion *ma, const geom_shape *b,
+                             const geom_motion *mb, const char *label, int i, leave_tally *tl) {
+    const int substeps = 2000;
+    double d0 = dist_at(a, ma, b, mb, 0);
+    geom_toi_result r, rs;
+    bool hit = geom_toi_turning_leaving(a, ma, b, mb, TARGET, TOLERANCE, 2.0f, &r);
+    bool hit_s = geom_toi_turning_before(a, ma, b, mb, TARGET, TOLERANCE, 2.0f, &rs);
+    CHECK_MSG(r.t >= 0.0f && r.t <= 1.0f && hit == (r.state != GEOM_TOI_SEPARATED),
+              "%s case %d: state %d t %g", label, i, (int)r.state, (double)r.t);
+    /* away from a start in contact, the same answer as geom_toi_turning_before, bit for bit */
+    if (!(hit_s && rs.state == GEOM_TOI_START_CONTACT))
+        CHECK_MSG(hit == hit_s && r.state == rs.state && r.t == rs.t,
+                  "%s case %d: %d %g, not %d %g", label, i, (int)r.state, (double)r.t,
+                  (int)rs.state, (double)rs.t);
+    /* Sound: up to the answer, never closer than half the start gap (nor the target), give or
+     * take the float rounding of positions and shapes */
+    double floor = fmin(TARGET, 0.5 * d0) - 2e-5;
+    int first = -1;
+    for (int k = 0; k <= substeps; k++) {
+        double t = (double)k / substeps;
+        if (t <= r.t) {
+            double d = dist_at(a, ma, b, mb, t);
+            CHECK_MSG(d >= floor, "%s case %d: gap %.7f at %.4f before toi %.5f (start %.7f)",
+                      label, i, d, t, (double)r.t, d0);
+        }
+        if (first < 0 && gap_at(a, ma, b, mb, t) < 0) first = k;
+    }
+    /* Complete: an overlap the sub-steps find is reported at or before it */
+    if (first >= 0) {
+        tl->brute_overlaps++;
+        CHECK_MSG(hit && r.t <= (double)first / substeps, "%s case %d: missed overlap at %.5f",
+                  label, i, (double)first / substeps);
+    }
+    /* Not stuck: when the sub-steps see the gap open from the start, the answer goes on */
+    const double e = 0.02;
+    bool opens = true;
+    for (int k = 1; k <= 4; k++)
+        opens = opens && dist_at(a, ma, b, mb, e * k / 4) > d0 + 1e-5;
+    if (opens) {
+        tl->opened++;
+        CHECK_MSG(r.state != GEOM_TOI_START_CONTACT && r.t > 0.0f,
+                  "%s case %d: the gap opens (%.7f -> %.7f) but it stays (start %.7f)", label, i,
+                  d0, dist_at(a, ma, b, mb, e), (double)r.distance);
+    }
+    /* Tight: a contact met while leaving stands within the caller's target + tolerance */
+    if (r.state == GEOM_TOI_HIT) {
+        double d = dist_at(a, ma, b, mb, r.t);
+        CHECK_MSG(d <= TARGET + TOLERANCE + 2e-5 && d >= floor, "%s case %d: gap %.7f at the hit",
+                  label, i, d);
+    }
+    bool start_s = hit_s && rs.state == GEOM_TOI_START_CONTACT;
+    tl->left += start_s && r.state != GEOM_TOI_START_CONTACT;
+    tl->stayed += r.state == GEOM_TOI_START_CONTACT;
+    tl->hits += r.state == GEOM_TOI_HIT;
+    tl->separated += r.state == GEOM_TOI_SEPARATED;
+    tl->bound += r.state == GEOM_TOI_ITERATIONS;
+}
+
+/* geom_toi_turning_leaving from starts in contact (a gap from 0.15 to 1.5 times the target:
+ * where the tick leaves a body it stopped), every ordered pair of shape kinds, thin and long
+ * shapes among them: sound (never closer than half the start gap before its answer, by the
+ * brute-force distance at 2,000 sub-steps), complete (every overlap found), not stuck (a motion
+ * the sub-steps see opening the gap goes on), tight (a contact met stands within the target and
+ * tolerance), and geom_toi_turning_before's answer wherever that is not a start in contact. */
+static void test_toi_leaving_every_pair(void) {
+    leave_tally total = {0, 0, 0, 0, 0, 0, 0};
+    const int cases = 60;
+    for (int ka = 0; ka < 3; ka++)
+        for (int kb = 0; kb < 3; kb++) {
+            harness_rng rng = {2201u + (unsigned)(ka * 3 + kb)};
+            char label[32];
+            snprintf(label, sizeof label, "%s-%s", kind_names[kinds[ka]], kind_names[kinds[kb]]);
+            for (int i = 0; i < cases; i++) {
+                geom_shape a = shape_for(&rng, kinds[ka], i), b = shape_for(&rng, kinds[kb], i + 1);
+                geom_motion ma, mb;
+                make_leave_case(&rng, &a, &b, i, &ma, &mb);
+                check_leave_case(&a, &ma, &b, &mb, label, i, &total);
+            }
+        }
+    printf("  leaving: %d left a start in contact, %d stayed, %d opening by sub-steps; %d hits, "
+           "%d separated, %d at the bound, %d with a brute-force overlap\n",
+           total.left, total.stayed, total.opened, total.hits, total.separated, total.bound,
+           total.brute_overlaps);
+    /* the cases exercise what they claim to */
+    CHECK(total.left > 9 * cases / 4 && total.stayed > 9 * cases / 8 &&
+          total.opened > 9 * cases / 8 && total.hits + total.bound > 9 * cases / 20);
+}
+
+/* A box resting on a corner against a wall, rocked: turned towards flat and on until its other
+ * corner comes in, then back until the first does, 40 times, each interval's answer applied (as
+ * the tick applies it). Every turn away from the wall goes on (about 0.04 rad, from one corner's
+ * contact to the other's), and the gap never creeps below the target: each turn back keeps half
+ * the gap it opened, which flat against the wall is far above the target. */
+static void test_toi_leaving_rocking(void) {
+    geom_shape box, wall;
+    MUST(geom_make_box(v2(1.0f, 0.5f), &box) == GEOM_OK);
+    MUST(geom_make_box(v2(0.5f, 5.0f), &wall) == GEOM_OK);
+    /* turned by 0.02 rad, its nearest corner 0.6 skin from the wall's left face */
+    const float a0 = 0.02f;
+    float reach = cosf(a0) * 1.0f + sinf(a0) * 0.5f;
+    geom_motion mb = {v2(reach + 0.5f + 0.6f * GEOM_SKIN, 0.0f), 0.0f, v2(0, 0), 0.0f};
+    float angle = a0;
+    double least = INFINITY;
+    for (int k = 0; k < 40; k++) {
+        geom_motion ma = {v2(0, 0), angle, v2(0, 0), k % 2 ? 0.05f : -0.05f};
+        geom_toi_result r;
+        bool hit = geom_toi_turning_leaving(&box, &ma, &wall, &mb, TARGET, TOLERANCE, 2.0f, &r);
+        CHECK_MSG(hit && r.state != GEOM_TOI_START_CONTACT && r.t * 0.05f > 0.035f,
+                  "rock %d: state %d t %g", k, (int)r.state, (double)r.t);
+        angle += r.t * ma.da;
+        geom_motion at = {v2(0, 0), angle, v2(0, 0), 0.0f};
+        double d = dist_at(&box, &at, &wall, &mb, 0);
+        least = fmin(least, d);
+        CHECK_MSG(d >= TARGET - 2e-5, "rock %d: gap %.7f (angle %g)", k, d, (double)angle);
+    }
+    printf("  rocking: least gap %.3g skins\n", least / GEOM_SKIN);
+}
+
+/* A turned box pressed onto a tile (a box at angle 0 that stands still), by its face on the tile's
+ * corner and by its corner on the tile's face, 0.6 skin apart: turning into it is held at the
+ * start, interval after interval, by the tick's advancement against a tile
+ * (geom_toi_turning_box_fixed) and by the general one (geom_toi_turning_leaving), so it never
+ * creeps in; turning off it (and moving off it while turning into it) goes on. */
+static void test_toi_leaving_pressed(void) {
+    const float theta = 0.3f, gap = 0.6f * GEOM_SKIN;
+    const vec2 ha = v2(1.0f, 0.25f), hb = v2(0.5f, 0.5f);
+    geom_shape a, b;
+    MUST(geom_make_box(ha, &a) == GEOM_OK && geom_make_box(hb, &b) == GEOM_OK);
+    const vec2 q = v2(cosf(theta), sinf(theta));
+    for (int face = 0; face < 2; face++) {
+        vec2 pb, n; /* the tile's centre; the normal from A to the tile */
+        if (face) {
+            /* A's lower face on the tile's upper left corner (the tile's point nearest A's face,
+             * which rises to the right) */
+            n = geom_rotate(q, v2(0.0f, -1.0f));
+            vec2 corner = v2_mul_add(geom_rotate(q, v2(0.2f, -ha.y)), gap, n);
+            pb = v2_add(corner, v2(hb.x, -hb.y));
+        } else {
+            /* A's lower left corner on the tile's upper face */
+            n = v2(0.0f, -1.0f);
+            vec2 corner = geom_rotate(q, v2(-ha.x, -ha.y));
+            pb = v2(corner.x + 0.3f, corner.y - gap - hb.y);
+        }
+        geom_motion ma0 = {v2(0, 0), theta, v2(0, 0), 0.0f}, mb = {pb, 0.0f, v2(0, 0), 0.0f};
+        double d0 = dist_at(&a, &ma0, &b, &mb, 0);
+        CHECK_MSG(fabs(d0 - gap) < 2e-5, "face %d: start gap %.7f", face, d0);
+        /* which way closes: the contact point's velocity under a turn da > 0 */
+        vec2 contact = face ? geom_rotate(q, v2(0.2f, -ha.y)) : geom_rotate(q, v2(-ha.x, -ha.y));
+        float into = v2_dot(v2(-contact.y, contact.x), n) > 0.0f ? 0.05f : -0.05f;
+        for (int way = 0; way < 3; way++) {
+            /* 0: turning into it; 1: turning off it; 2: turning into it, moving off it faster */
+            geom_motion ma = ma0;
+            ma.da = way == 1 ? -into : into;
+            if (way == 2) ma.dp = v2_scale(n, -0.2f);
+            geom_toi_result r;
+            geom_turning_box tb = {ha, geom_shape_radius(&a), geom_turn_start(theta), ma};
+            for (int k = 0; k < 40; k++) {
+                bool hit = geom_toi_turning_leaving(&a, &ma, &b, &mb, TARGET, TOLERANCE, 2.0f, &r);
+                float fixed = geom_toi_turning_box_fixed(&tb, hb.x, hb.y, pb.x, pb.y, TARGET,
+                                                         TOLERANCE, 2.0f);
+                CHECK_MSG(fixed == (hit ? r.t : 2.0f), "face %d way %d: fixed %g, general %g", face,
+                          way, (double)fixed, (double)r.t);
+                if (way == 0) {
+                    CHECK_MSG(hit && r.state == GEOM_TOI_START_CONTACT,
+                              "face %d, turning into the tile, interval %d: state %d t %g", face, k,
+                              (int)r.state, (double)r.t);
+                } else {
+                    CHECK_MSG(r.state != GEOM_TOI_START_CONTACT && r.t > 0.5f,
+                              "face %d way %d: state %d t %g", face, way, (int)r.state,
+                              (double)r.t);
+                    break;
+                }
+                /* the answer applied, as the tick applies it: a start held stays where it is */
+                ma.a0 += r.t * ma.da;
+                tb.m.a0 = ma.a0;
+                tb.q0 = geom_turn_start(ma.a0);
+            }
+            double d = dist_at(&a, &ma, &b, &mb, 0);
+            CHECK_MSG(d >= gap - 2e-5, "face %d way %d: gap %.7f after 40 intervals", face, way, d);
+        }
+    }
+}
+
 /* GJK: distance and closest points against the vertex-edge brute force, turned shapes. */
 static void test_distance_every_pair(void) {
     for (int ka = 0; ka < 3; ka++)
@@ -504,7 +736,7 @@ static void test_box_turned_aabb(void) {
 }
 
 /* geom_toi_turning_box_fixed (the turning tick's advancement against a box tile) against
- * geom_toi_turning_before on the same case with B's motion {pb, 0, (0, 0), 0}: the same time
+ * geom_toi_turning_leaving on the same case with B's motion {pb, 0, (0, 0), 0}: the same time
  * bit for bit where the general answer is true, 2 where it is false. 20,000 cases: a box of any
  * size at any angle (quarter turns included, where cos or sin is 0) moving and turning by up to
  * 0.3 rad near a box from a unit tile to a bar, from overlapping through touching at the target
@@ -512,7 +744,7 @@ static void test_box_turned_aabb(void) {
  * caller's horizon `before` anywhere in (0, 1] or absent. */
 static void test_toi_box_fixed_same(void) {
     harness_rng rng = {2101};
-    int hits = 0, starts = 0;
+    int hits = 0, starts = 0, leaves = 0;
     for (int i = 0; i < 20000; i++) {
         geom_shape a = box_for(&rng), b;
         MUST(geom_make_box(i % 3 ? v2(0.5f, 0.5f)
@@ -545,8 +777,11 @@ static void test_toi_box_fixed_same(void) {
         float before = i % 5 == 0 ? 2.0f : i % 5 == 1 ? 1.0f : harness_rng_range(&rng, 0.0f, 1.0f);
         geom_motion mb = {pb, 0.0f, v2(0, 0), 0.0f};
         geom_toi_result r;
-        bool hit = geom_toi_turning_before(&a, &ma, &b, &mb, TARGET, TOLERANCE, before, &r);
+        bool hit = geom_toi_turning_leaving(&a, &ma, &b, &mb, TARGET, TOLERANCE, before, &r);
         float want = hit ? r.t : 2.0f;
+        geom_toi_result rs;
+        leaves += geom_toi_turning_before(&a, &ma, &b, &mb, TARGET, TOLERANCE, before, &rs) &&
+                  rs.state == GEOM_TOI_START_CONTACT && r.state != GEOM_TOI_START_CONTACT;
         geom_turning_box tb = {ha, ra, geom_turn_start(ma.a0), ma};
         float got =
             geom_toi_turning_box_fixed(&tb, hb.x, hb.y, pb.x, pb.y, TARGET, TOLERANCE, before);
@@ -556,13 +791,15 @@ static void test_toi_box_fixed_same(void) {
         hits += hit;
         starts += hit && r.state == GEOM_TOI_START_CONTACT;
     }
-    /* the cases reach every answer: contacts during the motion, starts in contact, and none
-     * (4,540 hits of which 3,550 at the start when written) */
-    CHECK_MSG(hits - starts > 500 && starts > 2000 && hits < 15000, "hits %d, starts in contact %d",
-              hits, starts);
+    /* the cases reach every answer: contacts during the motion, starts in contact that stay and
+     * that leave, and none (4,530 hits of which 2,180 at the start, 1,370 starts left, when
+     * written) */
+    CHECK_MSG(hits - starts > 500 && starts > 1000 && leaves > 500 && hits < 15000,
+              "hits %d, starts in contact %d, left %d", hits, starts, leaves);
 }
 
 TEST_MAIN(TEST(test_distance_every_pair), TEST(test_toi_move_and_spin), TEST(test_toi_spin_only),
           TEST(test_toi_start_in_contact), TEST(test_toi_grazing), TEST(test_iteration_bound),
           TEST(test_box_distance_many), TEST(test_toi_box_box_many), TEST(test_box_turned_aabb),
-          TEST(test_toi_box_fixed_same))
+          TEST(test_toi_box_fixed_same), TEST(test_toi_leaving_every_pair),
+          TEST(test_toi_leaving_rocking), TEST(test_toi_leaving_pressed))

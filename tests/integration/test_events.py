@@ -189,9 +189,8 @@ def sensor_plate_reports_and_never_blocks():
 def turning_in_place_begins_and_ends_contacts():
     """A bar that only turns (no translation) into a wall begins a contact with it, though its
     position never changes (PROTOCOL.md "Contact and sensor events": begin when two interacting
-    bodies come within the skin); moving away ends it. (Turning back would be the natural way to
-    part, but a body in contact cannot yet turn away from it: the advancement answers 0 at a start
-    in contact whatever the direction of the turn. Left open on issue 16.)"""
+    bodies come within the skin); turning back off the wall ends it, its position still the
+    same; turning onto the wall again begins a new one."""
     d, admin = daemon()
     wall = admin.spawn_ok(ct.box(1, 20), 10, 0, kind=ct.pb.BODY_KIND_STATIC)  # x in [9, 11]
     p = d.client()
@@ -207,11 +206,23 @@ def turning_in_place_begins_and_ends_contacts():
     p.sync()
     check(abs(p.view[bar]["x"] - 7.5) < 1e-4 and abs(p.view[bar]["y"]) < 1e-4,
           "the bar only turned: at (%.5f, %.5f)" % (p.view[bar]["x"], p.view[bar]["y"]))
-    p.move(bar, -20, 0)
+    # back towards upright (about 0.75 rad, well short of the other end reaching the wall)
+    p.move(bar, 0, 0, w=3.0)
     ev = Events()
-    ev.pump(p, 1.0)
-    check(any(not e.begin and e.a == bar and e.b == wall for e in ev.contacts),
-          "moving away from the wall must end the contact: %s" % ev.contacts)
+    ev.pump(p, 0.25)
+    p.move(bar, 0, 0, w=0.0)
+    ev.pump(p, 0.25)
+    ends = [e for e in ev.contacts if not e.begin and e.a == bar and e.b == wall]
+    check(len(ends) == 1 and not any(e.begin for e in ev.contacts),
+          "turning back off the wall must end the contact once: %s" % ev.contacts)
+    p.sync()
+    check(abs(p.view[bar]["x"] - 7.5) < 1e-4 and abs(p.view[bar]["y"]) < 1e-4,
+          "the bar only turned: at (%.5f, %.5f)" % (p.view[bar]["x"], p.view[bar]["y"]))
+    p.move(bar, 0, 0, w=-3.0)
+    ev = Events()
+    ev.pump(p, 1.5)
+    begins = [e for e in ev.contacts if e.begin and e.a == bar and e.b == wall]
+    check(len(begins) == 1, "turning onto the wall again must begin one contact: %s" % ev.contacts)
     d.stop_and_check()
 
 

@@ -2,7 +2,8 @@
 """Rotation over the wire (protocol 1.1, PROTOCOL.md "Rotation"): MoveIntent.angular_velocity
 turns a body, snapshots carry BodyState.angle and angular_velocity with the body-local shape, the
 angle advances by w * ticks / rate, turning intents are clamped to --max-angular-speed (default
-8 pi), a turning body stops turning at a wall, and Welcome.features announces "rotation"."""
+8 pi), a turning body stops turning at a wall and turns away from it freely, and Welcome.features
+announces "rotation"."""
 
 import math
 import os
@@ -116,6 +117,19 @@ def turn_stops_at_a_wall():
     cx = 2 * math.cos(a) + 0.1 * math.sin(a)
     check(0.99 < cx <= 1.0 + 1e-3, "the bar's end must rest at the wall (x 1), got x %g angle %g"
           % (cx, a))
+    # turning away from the wall it rests against: the whole w * ticks / rate, from the next tick
+    # on (the contact its last turn stopped at does not hold it)
+    seq = c.move(bid, 0.0, 0.0, w=4.0)
+    c.recv_until(lambda m: snap(m) and c.view[bid]["seq"] == seq, what="the turn away applied")
+    st = dict(c.view[bid])
+    check(abs(st["w"] - 4.0) < 1e-4, "turning away from the wall at 4 rad/s, got w %r" % st["w"])
+    c.recv_until(lambda m: snap(m) and c.view[bid]["tick"] >= st["tick"] + 6, what="6 ticks")
+    now = dict(c.view[bid])
+    want = 4.0 * (now["tick"] - st["tick"]) / 60.0
+    got = turned_by(st["angle"], now["angle"])
+    check(abs(got - want) < 1e-4, "turning away must advance by w*ticks/rate = %g, got %g"
+          % (want, got))
+    check(now["x"] == 0 and now["y"] == 0, "turning alone does not move it")
     c.close()
     d.stop_and_check()
 

@@ -530,9 +530,86 @@ static void test_stopped_turning_still_collides(void) {
     }
 }
 
+/* A body resting against a wall turns away from it: the contact its last turn stopped at does not
+ * hold it (geom_toi_turning_leaving). The bar (box and polygon) turns onto the wall until it stops,
+ * then turns back by the whole w / rate every tick, then onto the wall again to the same stop; then
+ * rocked on the wall (the turning intent's sign flipped every 2 ticks for 120 ticks) it never
+ * creeps into it and keeps turning away. A circle resting a skin from the wall turns in place
+ * both ways every tick (its turn moves no part of it). */
+static void test_turn_away_from_contact(void) {
+    const float w_turn = 3.0f, step = w_turn / 60.0f;
+    for (int kind = 0; kind < 3; kind++)
+        for (int spin = -1; spin <= 1; spin += 2) {
+            world *w = wt_world(50.0f, 16);
+            CHECK(w);
+            world_body_id wall = wt_spawn(w, WORLD_BODY_STATIC, wt_box(0.5f, 5.0f), v2(1.5f, 0.0f));
+            world_body_id body = kind < 2 ? spawn_turned(w, WORLD_BODY_MOVING, bar_of_kind(kind),
+                                                         v2(0.0f, 0.0f), 1.5707964f)
+                                          : spawn_turned(w, WORLD_BODY_MOVING, wt_circle(0.5f),
+                                                         v2(0.5f - GEOM_SKIN, 0.0f), 0.0f);
+            CHECK(wall && body);
+            uint32_t seq = 1;
+            float stop = 0.0f;
+            if (kind < 2) {
+                CHECK(world_set_intent_turning(w, body, v2(0, 0), (float)spin * w_turn, seq++) ==
+                      WORLD_OK);
+                for (int t = 0; t < 40; t++)
+                    world_step(w);
+                stop = angle_of(w, body);
+                double gap = tt_gap(w, body, wall);
+                CHECK_MSG(gap > 0.4 * GEOM_SKIN && gap < 2.0 * GEOM_SKIN,
+                          "kind %d spin %d: gap %g at the first stop", kind, spin, gap);
+            }
+            /* away from the wall (for the circle: either way), the whole turn every tick */
+            for (int dir = -1; dir <= (kind < 2 ? -1 : 1); dir += 2) {
+                CHECK(world_set_intent_turning(w, body, v2(0, 0), (float)(dir * spin) * w_turn,
+                                               seq++) == WORLD_OK);
+                for (int t = 0; t < 8; t++) {
+                    float before = angle_of(w, body);
+                    world_step(w);
+                    float turned = angle_of(w, body) - before;
+                    CHECK_MSG(fabsf(turned - (float)(dir * spin) * step) < 1e-5f,
+                              "kind %d spin %d dir %d tick %d: turned %.7f of %.7f", kind, spin,
+                              dir, t, (double)turned, (double)((float)(dir * spin) * step));
+                    CHECK(tt_depth(w, body, wall) == 0.0);
+                }
+            }
+            if (kind < 2) {
+                /* back onto the wall: the same stop */
+                CHECK(world_set_intent_turning(w, body, v2(0, 0), (float)spin * w_turn, seq++) ==
+                      WORLD_OK);
+                for (int t = 0; t < 40; t++)
+                    world_step(w);
+                CHECK_MSG(fabsf(angle_of(w, body) - stop) < 1e-3f,
+                          "kind %d spin %d: stopped at %.6f, first at %.6f", kind, spin,
+                          (double)angle_of(w, body), (double)stop);
+                /* rocked on the wall */
+                double least = INFINITY;
+                for (int t = 0; t < 120; t++) {
+                    int sign = (t / 2) % 2 ? -spin : spin;
+                    if (t % 2 == 0)
+                        CHECK(world_set_intent_turning(w, body, v2(0, 0), (float)sign * w_turn,
+                                                       seq++) == WORLD_OK);
+                    float before = angle_of(w, body);
+                    world_step(w);
+                    if (sign == -spin)
+                        CHECK_MSG(angle_of(w, body) != before,
+                                  "kind %d spin %d rock %d: stuck turning away", kind, spin, t);
+                    double gap = tt_gap(w, body, wall);
+                    least = fmin(least, gap);
+                    CHECK_MSG(gap > 0.4 * GEOM_SKIN, "kind %d spin %d rock %d: gap %g", kind, spin,
+                              t, gap);
+                }
+            }
+            world_body_info info;
+            CHECK(world_body_get(w, body, &info) && info.position.y == 0.0f);
+            world_destroy(w);
+        }
+}
+
 TEST_MAIN(TEST(test_i1_spinning_bar), TEST(test_turn_into_wall_stops_at_contact),
           TEST(test_i2_i3_turning_crowd), TEST(test_i5_turning_box_rests_in_corner),
           TEST(test_i7_turning_head_on), TEST(test_i6_turning_determinism),
           TEST(test_clamp_and_rate), TEST(test_spawn_angle_is_initial_angle),
           TEST(test_turning_boxes_among_tiles), TEST(test_turning_remembered_statics_follow_spawns),
-          TEST(test_stopped_turning_still_collides))
+          TEST(test_stopped_turning_still_collides), TEST(test_turn_away_from_contact))

@@ -687,14 +687,74 @@ WORLD_HOT void contact_static_box(world *w, uint32_t i, const world_mover *m, aa
     contact_begin(&c, m->slot, st->slot, si, n, false, true);
 }
 
+/* Whether the movers of slots si, sj (dense indices ia, ib) hold a contact, whichever of them is
+ * its a: contact_held without the bodies' ids (a held pair of two movers says which is a). A
+ * pair of two live movers is the only one under either order: the pairs of a mover that went
+ * sort into the last group, which no scan reads (contacts_group). A mover-static pair whose
+ * static went, its slot now a mover's, may still be listed: NULL with *stale set then, and the
+ * caller asks contact_held in id order as before. */
+WORLD_HOT ev_pair *contact_held_movers(ev_contacts *s, uint32_t si, uint32_t sj, uint32_t ia,
+                                       uint32_t ib, uint8_t **seen, bool *stale) {
+    ev_pair *pairs = s->pairs, *tail = s->tail;
+    const uint32_t *start = s->start, *head = s->tail_head;
+    uint32_t homes = s->homes;
+    uint32_t g = ia < ib ? ia : ib;
+    if (g < homes)
+        for (uint32_t k = start[g], end = start[g + 1]; k < end; k++) {
+            uint32_t a = pairs[k].slot_a, b = pairs[k].slot_b;
+            if ((a == si && b == sj) || (a == sj && b == si)) {
+                if (pairs[k].b_static) goto stale;
+                *seen = &s->seen[k];
+                return &pairs[k];
+            }
+        }
+    for (int side = 0; side < 2; side++) {
+        uint32_t h = side ? ib : ia;
+        if (h >= homes) continue;
+        for (uint32_t f = head[h]; f; f = tail[f - 1].next) {
+            uint32_t a = tail[f - 1].slot_a, b = tail[f - 1].slot_b;
+            if ((a == si && b == sj) || (a == sj && b == si)) {
+                if (tail[f - 1].b_static) goto stale;
+                *seen = &s->tail_seen[f - 1];
+                return &tail[f - 1];
+            }
+        }
+    }
+    return NULL;
+stale:
+    /* a stale static pair met: the lookup in id order decides, as it always did */
+    *stale = true;
+    return NULL;
+}
+
 /* contact_offer for box movers, filters off, from the pair list: looker i (its box lb), partner j
- * (its box jb). */
+ * (its box jb). The ids, which order a and b, are read only for a begin (or a stale pair): each
+ * is a read of the slot table at random, most of this walk's time when it was done per pair. */
 WORLD_HOT void contact_mover_box(world *w, uint32_t i, uint32_t j, aabb lb, aabb jb) {
     const world_mover *mi = &w->movers[i], *mj = &w->movers[j];
-    bool swap = slot_id(w, mj->slot) < slot_id(w, mi->slot); /* a: the lower id */
-    uint32_t sa = swap ? mj->slot : mi->slot, sb = swap ? mi->slot : mj->slot;
     uint8_t *seen = NULL;
-    ev_pair *held = contact_held_live(w, sa, sb, i, j, &seen);
+    bool stale = false;
+    ev_pair *held = contact_held_movers(&w->events->contacts, mi->slot, mj->slot, i, j, &seen,
+                                        &stale);
+    bool swap;
+    uint32_t sa, sb;
+    if (held) {
+        swap = held->slot_a != mi->slot;
+        sa = held->slot_a, sb = held->slot_b;
+        if (w->events->gone_any &&
+            (bit_set(w->pending_despawn_bits, sa) || bit_set(w->pending_despawn_bits, sb))) {
+            /* contact_held_live's end of a pair whose body went */
+            contact_end(w, held, 0.0f);
+            if (held->slot_a == UINT32_MAX) held = NULL;
+        }
+    } else {
+        swap = false, sa = sb = 0; /* decided below, where they are needed */
+    }
+    if (stale) {
+        swap = slot_id(w, mj->slot) < slot_id(w, mi->slot); /* a: the lower id */
+        sa = swap ? mj->slot : mi->slot, sb = swap ? mi->slot : mj->slot;
+        held = contact_held_live(w, sa, sb, i, j, &seen);
+    }
     if (held && *seen) return;
     vec2 n;
     if (held) {
@@ -709,6 +769,10 @@ WORLD_HOT void contact_mover_box(world *w, uint32_t i, uint32_t j, aabb lb, aabb
     }
     float gap = box_distance(lb, jb, &n);
     if (!(gap <= EV_BEGIN_GAP)) return;
+    if (!stale) {
+        swap = slot_id(w, mj->slot) < slot_id(w, mi->slot); /* a: the lower id */
+        sa = swap ? mj->slot : mi->slot, sb = swap ? mi->slot : mj->slot;
+    }
     contact_ctx c = contact_looker(w, i);
     contact_begin(&c, sa, sb, j, swap ? v2_neg(n) : n, swap, false);
 }

@@ -164,25 +164,35 @@ static vec2 slot_intent(const world *w, uint32_t slot) {
     const world_slot *s = &w->slots[slot];
     return s->kind == WORLD_BODY_MOVING ? w->movers[s->index].intent : v2(0.0f, 0.0f);
 }
+/* a if c, else b, through the bits: the compiler keeps no branch (it turns a ?: of floats into
+ * one, which here a coin toss decides) */
+static inline float pick(bool c, float a, float b) {
+    uint32_t ua, ub, m = 0u - (uint32_t)c;
+    memcpy(&ua, &a, sizeof ua);
+    memcpy(&ub, &b, sizeof ub);
+    uint32_t u = (ua & m) | (ub & ~m);
+    float r;
+    memcpy(&r, &u, sizeof r);
+    return r;
+}
+
 /* geom_distance of two boxes, from their AABBs: the common case (S1b's every pair), without
- * building shapes or walking polygon vertices. */
+ * building shapes or walking polygon vertices. Without branches: whether the boxes are apart
+ * along both axes, along one, or overlap, and which side each lies on, is a coin toss from one
+ * pair to the next (a mispredicted branch costs more than the arithmetic of every case). */
 WORLD_HOT float box_distance(aabb a, aabb b, vec2 *n) {
     float dx = wmax(b.min.x - a.max.x, a.min.x - b.max.x);
     float dy = wmax(b.min.y - a.max.y, a.min.y - b.max.y);
-    float sx = (b.min.x + b.max.x) >= (a.min.x + a.max.x) ? 1.0f : -1.0f;
-    float sy = (b.min.y + b.max.y) >= (a.min.y + a.max.y) ? 1.0f : -1.0f;
-    if (dx > 0.0f && dy > 0.0f) {
-        float d = sqrtf(dx * dx + dy * dy);
-        *n = v2(sx * dx / d, sy * dy / d);
-        return d;
-    }
+    float sx = pick((b.min.x + b.max.x) >= (a.min.x + a.max.x), 1.0f, -1.0f);
+    float sy = pick((b.min.y + b.max.y) >= (a.min.y + a.max.y), 1.0f, -1.0f);
+    /* apart along both axes: the corners' distance */
+    bool corner = (dx > 0.0f) & (dy > 0.0f);
+    float d = sqrtf(dx * dx + dy * dy);
+    float cx = sx * dx / d, cy = sy * dy / d;
     /* apart along one axis, or overlapping (the axis of least penetration; ties go to y) */
-    if (dx > dy) {
-        *n = v2(sx, 0.0f);
-        return dx;
-    }
-    *n = v2(0.0f, sy);
-    return dy;
+    bool along_x = dx > dy;
+    *n = v2(pick(corner, cx, pick(along_x, sx, 0.0f)), pick(corner, cy, pick(along_x, 0.0f, sy)));
+    return pick(corner, d, pick(along_x, dx, dy));
 }
 
 WORLD_HOT float view_distance(const world *w, const body_view *a, const body_view *b, vec2 *n) {

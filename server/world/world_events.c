@@ -185,14 +185,18 @@ WORLD_HOT float box_distance(aabb a, aabb b, vec2 *n) {
     float dy = wmax(b.min.y - a.max.y, a.min.y - b.max.y);
     float sx = pick((b.min.x + b.max.x) >= (a.min.x + a.max.x), 1.0f, -1.0f);
     float sy = pick((b.min.y + b.max.y) >= (a.min.y + a.max.y), 1.0f, -1.0f);
-    /* apart along both axes: the corners' distance */
+    /* apart along both axes: the corners' distance, the normal (sx dx, sy dy) / d; else apart
+     * along one axis, or overlapping: the axis of least penetration (ties go to y), the normal
+     * (sx, 0) or (0, sy). Each component is s times its size: exactly the same floats (s is 1 or
+     * -1, and sx dx / d is sx (dx / d)), but for the 0 of an axis normal, which -1 x 0 makes -0:
+     * adding 0 makes it 0 again, where adding -0 (the corner's case) changes nothing at all. */
     bool corner = (dx > 0.0f) & (dy > 0.0f);
     float d = sqrtf(dx * dx + dy * dy);
-    float cx = sx * dx / d, cy = sy * dy / d;
-    /* apart along one axis, or overlapping (the axis of least penetration; ties go to y) */
-    bool along_x = dx > dy;
-    *n = v2(pick(corner, cx, pick(along_x, sx, 0.0f)), pick(corner, cy, pick(along_x, 0.0f, sy)));
-    return pick(corner, d, pick(along_x, dx, dy));
+    float along_x = pick(dx > dy, 1.0f, 0.0f);
+    float ex = pick(corner, dx / d, along_x), ey = pick(corner, dy / d, 1.0f - along_x);
+    float zero = pick(corner, -0.0f, 0.0f);
+    *n = v2(sx * ex + zero, sy * ey + zero);
+    return pick(corner, d, wmax(dx, dy));
 }
 
 WORLD_HOT float view_distance(const world *w, const body_view *a, const body_view *b, vec2 *n) {

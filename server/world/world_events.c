@@ -246,7 +246,8 @@ static void note_changes(world *w) {
  * them changed place or was shown for the first time. Reads two bitmaps, no body. */
 static inline bool pair_may_change(const world *w, const ev_pair *p) {
     const uint64_t *changed = w->events->changed_bits; /* gone bodies included (note_changes) */
-    return bit_set(changed, p->slot_a) || bit_set(changed, p->slot_b);
+    uint32_t sa = p->slot_a, sb = p->slot_b;
+    return ((changed[sa >> 6] >> (sa & 63)) | (changed[sb >> 6] >> (sb & 63))) & 1u;
 }
 
 /* The live body of slot as the narrow phase sees it, and its intent, found through *hint (its
@@ -416,9 +417,23 @@ WORLD_HOT void contact_recheck(world *w, ev_pair *p, bool gone) {
  * then clears them for the next step. */
 static void contacts_recheck(world *w) {
     ev_contacts *s = &w->events->contacts;
-    uint32_t gone_from = s->start[s->homes];
+    uint32_t gone_from = s->start[s->homes], count = s->count;
     const uint8_t *seen = s->seen;
-    for (uint32_t k = 0; k < s->count; k++) {
+    /* the seen bytes eight at a time, the unseen ones taken from the bits: whether a pair was
+     * seen is a coin toss from one to the next, a mispredicted branch each time */
+    uint32_t k = 0;
+    for (; k + 8 <= count; k += 8) {
+        uint64_t bytes;
+        memcpy(&bytes, seen + k, sizeof bytes);
+        for (uint64_t unseen = ~bytes & 0x0101010101010101ull; unseen; unseen &= unseen - 1) {
+            uint32_t j = k + (uint32_t)__builtin_ctzll(unseen) / 8u;
+            ev_pair *p = &s->pairs[j];
+            if (p->slot_a == UINT32_MAX) continue;
+            bool gone = j >= gone_from;
+            if (gone || pair_may_change(w, p)) contact_recheck(w, p, gone);
+        }
+    }
+    for (; k < count; k++) {
         if (seen[k]) continue;
         ev_pair *p = &s->pairs[k];
         if (p->slot_a == UINT32_MAX) continue;

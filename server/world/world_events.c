@@ -160,29 +160,39 @@ void world_events_keep_path(const world *w) {
     ev->path_live = false;
 }
 
-static vec2 slot_intent(const world *w, uint32_t slot) {
-    const world_slot *s = &w->slots[slot];
-    return s->kind == WORLD_BODY_MOVING ? w->movers[s->index].intent : v2(0.0f, 0.0f);
+/* a if c, else b, through the bits: the compiler keeps no branch (it turns a ?: of floats into
+ * one, which here a coin toss decides) */
+static inline float pick(bool c, float a, float b) {
+    uint32_t ua, ub, m = 0u - (uint32_t)c;
+    memcpy(&ua, &a, sizeof ua);
+    memcpy(&ub, &b, sizeof ub);
+    uint32_t u = (ua & m) | (ub & ~m);
+    float r;
+    memcpy(&r, &u, sizeof r);
+    return r;
 }
+
 /* geom_distance of two boxes, from their AABBs: the common case (S1b's every pair), without
- * building shapes or walking polygon vertices. */
+ * building shapes or walking polygon vertices. Without branches: whether the boxes are apart
+ * along both axes, along one, or overlap, and which side each lies on, is a coin toss from one
+ * pair to the next (a mispredicted branch costs more than the arithmetic of every case). */
 WORLD_HOT float box_distance(aabb a, aabb b, vec2 *n) {
     float dx = wmax(b.min.x - a.max.x, a.min.x - b.max.x);
     float dy = wmax(b.min.y - a.max.y, a.min.y - b.max.y);
-    float sx = (b.min.x + b.max.x) >= (a.min.x + a.max.x) ? 1.0f : -1.0f;
-    float sy = (b.min.y + b.max.y) >= (a.min.y + a.max.y) ? 1.0f : -1.0f;
-    if (dx > 0.0f && dy > 0.0f) {
-        float d = sqrtf(dx * dx + dy * dy);
-        *n = v2(sx * dx / d, sy * dy / d);
-        return d;
-    }
-    /* apart along one axis, or overlapping (the axis of least penetration; ties go to y) */
-    if (dx > dy) {
-        *n = v2(sx, 0.0f);
-        return dx;
-    }
-    *n = v2(0.0f, sy);
-    return dy;
+    float sx = pick((b.min.x + b.max.x) >= (a.min.x + a.max.x), 1.0f, -1.0f);
+    float sy = pick((b.min.y + b.max.y) >= (a.min.y + a.max.y), 1.0f, -1.0f);
+    /* apart along both axes: the corners' distance, the normal (sx dx, sy dy) / d; else apart
+     * along one axis, or overlapping: the axis of least penetration (ties go to y), the normal
+     * (sx, 0) or (0, sy). Each component is s times its size: exactly the same floats (s is 1 or
+     * -1, and sx dx / d is sx (dx / d)), but for the 0 of an axis normal, which -1 x 0 makes -0:
+     * adding 0 makes it 0 again, where adding -0 (the corner's case) changes nothing at all. */
+    bool corner = (dx > 0.0f) & (dy > 0.0f);
+    float d = sqrtf(dx * dx + dy * dy);
+    float along_x = pick(dx > dy, 1.0f, 0.0f);
+    float ex = pick(corner, dx / d, along_x), ey = pick(corner, dy / d, 1.0f - along_x);
+    float zero = pick(corner, -0.0f, 0.0f);
+    *n = v2(sx * ex + zero, sy * ey + zero);
+    return pick(corner, d, wmax(dx, dy));
 }
 
 WORLD_HOT float view_distance(const world *w, const body_view *a, const body_view *b, vec2 *n) {
@@ -202,11 +212,6 @@ static bool emit_contact(world *w, const ev_pair *p, float speed, bool begin) {
     world_contact_event e = {p->a, p->b, p->owner_a, p->owner_b, p->normal, speed, begin};
     cev[ev->cev_count++] = e;
     return true;
-}
-
-/* The closing speed of the intents of a and b along n (from a towards b). */
-static float approach(const world *w, uint32_t sa, uint32_t sb, vec2 n) {
-    return v2_dot(v2_sub(slot_intent(w, sa), slot_intent(w, sb)), n);
 }
 
 /* Fills ev->changed_bits from the step's change bits, but for the movers (note_mover): what
@@ -232,7 +237,8 @@ static void note_changes(world *w) {
  * them changed place or was shown for the first time. Reads two bitmaps, no body. */
 static inline bool pair_may_change(const world *w, const ev_pair *p) {
     const uint64_t *changed = w->events->changed_bits; /* gone bodies included (note_changes) */
-    return bit_set(changed, p->slot_a) || bit_set(changed, p->slot_b);
+    uint32_t sa = p->slot_a, sb = p->slot_b;
+    return ((changed[sa >> 6] >> (sa & 63)) | (changed[sb >> 6] >> (sb & 63))) & 1u;
 }
 
 /* The live body of slot as the narrow phase sees it, and its intent, found through *hint (its
@@ -402,9 +408,23 @@ WORLD_HOT void contact_recheck(world *w, ev_pair *p, bool gone) {
  * then clears them for the next step. */
 static void contacts_recheck(world *w) {
     ev_contacts *s = &w->events->contacts;
-    uint32_t gone_from = s->start[s->homes];
+    uint32_t gone_from = s->start[s->homes], count = s->count;
     const uint8_t *seen = s->seen;
-    for (uint32_t k = 0; k < s->count; k++) {
+    /* the seen bytes eight at a time, the unseen ones taken from the bits: whether a pair was
+     * seen is a coin toss from one to the next, a mispredicted branch each time */
+    uint32_t k = 0;
+    for (; k + 8 <= count; k += 8) {
+        uint64_t bytes;
+        memcpy(&bytes, seen + k, sizeof bytes);
+        for (uint64_t unseen = ~bytes & 0x0101010101010101ull; unseen; unseen &= unseen - 1) {
+            uint32_t j = k + (uint32_t)__builtin_ctzll(unseen) / 8u;
+            ev_pair *p = &s->pairs[j];
+            if (p->slot_a == UINT32_MAX) continue;
+            bool gone = j >= gone_from;
+            if (gone || pair_may_change(w, p)) contact_recheck(w, p, gone);
+        }
+    }
+    for (; k < count; k++) {
         if (seen[k]) continue;
         ev_pair *p = &s->pairs[k];
         if (p->slot_a == UINT32_MAX) continue;
@@ -559,19 +579,26 @@ WORLD_HOT void contact_offer(contact_ctx *c, uint32_t other, uint32_t other_inde
     contact_begin(c, sa, sb, other_index, swap ? v2_neg(n) : n, swap, other_static);
 }
 
-/* A new pair of the step (contact_offer): held from now, and its begin listed. */
+/* A new pair of the step (contact_offer): held from now, and its begin listed. The owners and
+ * intents are read from the movers by their dense indices (slot_owner's answers without its read of
+ * the slot table, at random: ~330 begins a step on S1b-slow); the approach speed is the closing
+ * speed of the intents along the normal, from a towards b. */
 static EV_COLD void contact_begin(const contact_ctx *c, uint32_t sa, uint32_t sb,
                                   uint32_t other_index, vec2 normal, bool swap, bool other_static) {
     world *w = c->w;
     ev_contacts *s = &w->events->contacts;
+    const world_mover *looker = &w->movers[c->index];
+    const world_mover *other = other_static ? NULL : &w->movers[other_index];
+    uint32_t owner_c = looker->owner, owner_o = other ? other->owner : 0u;
+    vec2 intent_o = other ? other->intent : v2(0.0f, 0.0f);
     ev_pair p = {slot_id(w, sa),
                  slot_id(w, sb),
                  sa,
                  sb,
                  swap ? other_index : c->index,
                  swap ? c->index : other_index,
-                 slot_owner(w, sa),
-                 slot_owner(w, sb),
+                 swap ? owner_o : owner_c,
+                 swap ? owner_c : owner_o,
                  c->index,
                  0,
                  normal,
@@ -589,8 +616,9 @@ static EV_COLD void contact_begin(const contact_ctx *c, uint32_t sa, uint32_t sb
         return;
     }
     s->begins = b;
+    vec2 ia = swap ? intent_o : looker->intent, ib = swap ? looker->intent : intent_o;
     world_contact_event e = {
-        p.a, p.b, p.owner_a, p.owner_b, p.normal, approach(w, sa, sb, p.normal), true};
+        p.a, p.b, p.owner_a, p.owner_b, p.normal, v2_dot(v2_sub(ia, ib), p.normal), true};
     b[s->begin_count++] = e;
 }
 
@@ -687,14 +715,75 @@ WORLD_HOT void contact_static_box(world *w, uint32_t i, const world_mover *m, aa
     contact_begin(&c, m->slot, st->slot, si, n, false, true);
 }
 
+/* Whether the movers of slots si, sj (dense indices ia, ib) hold a contact, whichever of them is
+ * its a: contact_held without the bodies' ids (a held pair of two movers says which is a). A
+ * pair of two live movers is the only one under either order: the pairs of a mover that went
+ * sort into the last group, which no scan reads (contacts_group). A mover-static pair whose
+ * static went, its slot now a mover's, may still be listed: NULL with *stale set then, and the
+ * caller asks contact_held in id order as before. */
+WORLD_HOT ev_pair *contact_held_movers(ev_contacts *s, uint32_t si, uint32_t sj, uint32_t ia,
+                                       uint32_t ib, uint8_t **seen, bool *stale) {
+    ev_pair *pairs = s->pairs, *tail = s->tail;
+    const uint32_t *start = s->start, *head = s->tail_head;
+    uint32_t homes = s->homes;
+    uint32_t g = ia < ib ? ia : ib;
+    if (g < homes)
+        for (uint32_t k = start[g], end = start[g + 1]; k < end; k++) {
+            uint32_t a = pairs[k].slot_a, b = pairs[k].slot_b;
+            if ((a == si && b == sj) || (a == sj && b == si)) {
+                if (pairs[k].b_static) goto stale;
+                *seen = &s->seen[k];
+                return &pairs[k];
+            }
+        }
+    for (int side = 0; side < 2; side++) {
+        uint32_t h = side ? ib : ia;
+        if (h >= homes) continue;
+        for (uint32_t f = head[h]; f; f = tail[f - 1].next) {
+            uint32_t a = tail[f - 1].slot_a, b = tail[f - 1].slot_b;
+            if ((a == si && b == sj) || (a == sj && b == si)) {
+                if (tail[f - 1].b_static) goto stale;
+                *seen = &s->tail_seen[f - 1];
+                return &tail[f - 1];
+            }
+        }
+    }
+    return NULL;
+stale:
+    /* a stale static pair met: the lookup in id order decides, as it always did */
+    *stale = true;
+    return NULL;
+}
+
 /* contact_offer for box movers, filters off, from the pair list: looker i (its box lb), partner j
- * (its box jb). */
+ * (its box jb). The ids, which order a and b, are read only for a begin (or a stale pair): each
+ * is a read of the slot table at random, where perf put most of this walk's samples when it was
+ * done for every pair (its time did not change measurably without them). */
 WORLD_HOT void contact_mover_box(world *w, uint32_t i, uint32_t j, aabb lb, aabb jb) {
     const world_mover *mi = &w->movers[i], *mj = &w->movers[j];
-    bool swap = slot_id(w, mj->slot) < slot_id(w, mi->slot); /* a: the lower id */
-    uint32_t sa = swap ? mj->slot : mi->slot, sb = swap ? mi->slot : mj->slot;
     uint8_t *seen = NULL;
-    ev_pair *held = contact_held_live(w, sa, sb, i, j, &seen);
+    bool stale = false;
+    ev_pair *held =
+        contact_held_movers(&w->events->contacts, mi->slot, mj->slot, i, j, &seen, &stale);
+    bool swap;
+    uint32_t sa, sb;
+    if (held) {
+        swap = held->slot_a != mi->slot;
+        sa = held->slot_a, sb = held->slot_b;
+        if (w->events->gone_any &&
+            (bit_set(w->pending_despawn_bits, sa) || bit_set(w->pending_despawn_bits, sb))) {
+            /* contact_held_live's end of a pair whose body went */
+            contact_end(w, held, 0.0f);
+            if (held->slot_a == UINT32_MAX) held = NULL;
+        }
+    } else {
+        swap = false, sa = sb = 0; /* decided below, where they are needed */
+    }
+    if (stale) {
+        swap = slot_id(w, mj->slot) < slot_id(w, mi->slot); /* a: the lower id */
+        sa = swap ? mj->slot : mi->slot, sb = swap ? mi->slot : mj->slot;
+        held = contact_held_live(w, sa, sb, i, j, &seen);
+    }
     if (held && *seen) return;
     vec2 n;
     if (held) {
@@ -709,6 +798,10 @@ WORLD_HOT void contact_mover_box(world *w, uint32_t i, uint32_t j, aabb lb, aabb
     }
     float gap = box_distance(lb, jb, &n);
     if (!(gap <= EV_BEGIN_GAP)) return;
+    if (!stale) {
+        swap = slot_id(w, mj->slot) < slot_id(w, mi->slot); /* a: the lower id */
+        sa = swap ? mj->slot : mi->slot, sb = swap ? mi->slot : mj->slot;
+    }
     contact_ctx c = contact_looker(w, i);
     contact_begin(&c, sa, sb, j, swap ? v2_neg(n) : n, swap, false);
 }

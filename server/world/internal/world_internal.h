@@ -392,7 +392,6 @@ struct world {
 #define WORLD_PUSH_ALLOWANCE 0.1f
 #define WORLD_PUSHED_NOW 1u     /* pushed in the current pass */
 #define WORLD_PUSHED_ESCAPED 2u /* moved out of its grid box: on the unindexed list */
-#define WORLD_PUSHED_AGAIN 4u   /* pushed again in a pass after it was noted (see world_separate) */
 /* More bodies than this off the grid and it is rebuilt. */
 #define WORLD_MAX_UNINDEXED 64u
 /* Movers off their expected path that later movers check by hand, per tick (more wait for the

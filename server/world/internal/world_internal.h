@@ -156,7 +156,8 @@ typedef struct world_mover {
 
 /* A body that turned or was spawned at an angle (per slot, world.turns). */
 typedef struct world_turn {
-    vec2 q;         /* (cos angle, sin angle) */
+    vec2 q;         /* (cos angle, sin angle) as geom_turn_start gives them (the advancement
+                     * starts from it, so it is not taken again each tick) */
     float angle;    /* radians, in [-pi, pi] */
     float spin;     /* turning intent, rad/s, clamped to max_angular_speed */
     float ang_vel;  /* achieved in the last step, rad/s */

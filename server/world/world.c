@@ -276,7 +276,7 @@ static uint32_t turn_begin(world *w, uint32_t slot, uint32_t ref, const geom_sha
     memset(t, 0, sizeof *t);
     memset(&w->turn_still[slot], 0, sizeof w->turn_still[slot]);
     t->angle = angle;
-    t->q = v2(cosf(angle), sinf(angle));
+    t->q = geom_turn_start(angle); /* the advancement's own (cos, sin): world_turn's q0 */
     t->radius = geom_shape_radius(local);
     t->local = ref;
     if (local->kind == GEOM_SHAPE_BOX) t->half = local->u.half_extents;

@@ -25,8 +25,8 @@ typedef struct turn_ctx {
     const geom_motion *ma;   /* its motion over the tick */
     float t;                 /* earliest contact so far, fraction of the tick */
     bool box;                /* its shape is a box (box statics: geom_toi_turning_box_fixed) */
-    bool q0_ready;           /* box.q0 taken */
-    geom_turning_box box_a;  /* a box mover as geom_toi_turning_box_fixed takes it */
+    geom_turning_box box_a;  /* a box mover as geom_toi_turning_box_fixed takes it (its q0 the
+                              * turn record's q: geom_turn_start of its angle) */
 } turn_ctx;
 
 static void turn_offer(turn_ctx *c, const geom_shape *b, vec2 pb, vec2 db, float dab) {
@@ -55,10 +55,6 @@ WORLD_HOT void turn_static(const world *w, turn_ctx *c, uint32_t index, aabb box
     if (WORLD_FAST_PATHS && c->box && ref_kind(st->shape) == GEOM_SHAPE_BOX) {
         /* a box static stands still, unturned: geom_toi_turning_leaving's time without its
          * general motion of B (the same floats), the mover's terms taken once per tick */
-        if (!c->q0_ready) {
-            c->box_a.q0 = geom_turn_start(c->ma->a0);
-            c->q0_ready = true;
-        }
         float t = geom_toi_turning_box_fixed(&c->box_a, box.max.x - st->position.x,
                                              box.max.y - st->position.y, st->position.x,
                                              st->position.y, TURN_TARGET, TURN_TOLERANCE, c->t);
@@ -278,8 +274,7 @@ WORLD_HOT vec2 turn_impl(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_ca
                           &ma,
                           1.0f,
                           local->kind == GEOM_SHAPE_BOX,
-                          false,
-                          {local->u.half_extents, tr->radius, v2(1.0f, 0.0f), ma}};
+                          {local->u.half_extents, tr->radius, tr->q, ma}};
             if (gathered_count >= 0) {
                 /* what world_static_query would visit (the earliest contact does not depend on the
                  * order) */
@@ -321,7 +316,7 @@ WORLD_HOT vec2 turn_impl(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_ca
     if (a1 != a0) {
         tr->angle = a1;
         w->turn_still[m->slot].epoch = 0; /* its box changes: the remembered tick is void */
-        tr->q = v2(cosf(a1), sinf(a1));
+        tr->q = geom_turn_start(a1); /* the next tick's advancement starts from it as it is */
         aabb box;
         if (WORLD_FAST_PATHS && local->kind == GEOM_SHAPE_BOX) {
             /* the same AABB without the turned shape, which only a slide needs */

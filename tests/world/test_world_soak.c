@@ -723,4 +723,20 @@ static void test_soak_turning_worlds(void) {
     CHECK(st.unpinned > 50 && st.pinned > 50 && st.sides > 300);
 }
 
-TEST_MAIN(TEST(test_soak_random_worlds), TEST(test_soak_turning_worlds))
+/* Worlds that longer hunts (2,400 seeds) caught failing, kept here by seed. 51, 1081 and 2059: a
+ * mover pushed twice in one pass of the discrete pass was noted in the grid at its first push
+ * only, so later passes and the jam report missed the pairs it still overlapped (two circles left
+ * 0.85 apart, unreported); 19: a mover's path crossing a static in the same world. Each fails
+ * without world_separate noting a body at every push. */
+static void test_soak_turning_found_seeds(void) {
+    static const unsigned seeds[] = {19, 51, 1081, 2059};
+    ts_stats st = {0};
+    for (size_t k = 0; k < sizeof seeds / sizeof seeds[0]; k++) {
+        uint64_t hash;
+        ts_run(seeds[k], &st, &hash);
+    }
+    CHECK(st.ticks == 4 * TS_TICKS);
+}
+
+TEST_MAIN(TEST(test_soak_random_worlds), TEST(test_soak_turning_worlds),
+          TEST(test_soak_turning_found_seeds))

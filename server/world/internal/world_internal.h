@@ -156,7 +156,8 @@ typedef struct world_mover {
 
 /* A body that turned or was spawned at an angle (per slot, world.turns). */
 typedef struct world_turn {
-    vec2 q;         /* (cos angle, sin angle) */
+    vec2 q;         /* (cos angle, sin angle) as geom_turn_start gives them (the advancement
+                     * starts from it, so it is not taken again each tick) */
     float angle;    /* radians, in [-pi, pi] */
     float spin;     /* turning intent, rad/s, clamped to max_angular_speed */
     float ang_vel;  /* achieved in the last step, rad/s */
@@ -392,7 +393,6 @@ struct world {
 #define WORLD_PUSH_ALLOWANCE 0.1f
 #define WORLD_PUSHED_NOW 1u     /* pushed in the current pass */
 #define WORLD_PUSHED_ESCAPED 2u /* moved out of its grid box: on the unindexed list */
-#define WORLD_PUSHED_AGAIN 4u   /* pushed again in a pass after it was noted (see world_separate) */
 /* More bodies than this off the grid and it is rebuilt. */
 #define WORLD_MAX_UNINDEXED 64u
 /* Movers off their expected path that later movers check by hand, per tick (more wait for the

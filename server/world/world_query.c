@@ -417,8 +417,8 @@ static bool query_record(const world *w, const world_hist_rec *r, void *vctx) {
     const world_mover *m = &w->movers[w->slots[slot].index];
     if (ref_kind(m->shape) == WORLD_REF_TURNED) {
         geom_shape local, s;
-        geom_shape_orient(turn_local(w, &w->turns[slot], &local),
-                          geom_turn_start(r->angle), &s); /* as world_turn's q */
+        geom_shape_orient(turn_local(w, &w->turns[slot], &local), geom_turn_start(r->angle),
+                          &s); /* as world_turn's q */
         if (aabb_meets(geom_shape_aabb(&s, r->position), q->region) &&
             (!q->filtering || query_passes(w, q, slot, r->id)))
             query_test(q, r->id, &s, r->position);

@@ -316,7 +316,7 @@ WORLD_HOT vec2 turn_impl(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_ca
     if (a1 != a0) {
         tr->angle = a1;
         w->turn_still[m->slot].epoch = 0; /* its box changes: the remembered tick is void */
-        tr->q = geom_turn_start(a1); /* the next tick's advancement starts from it as it is */
+        tr->q = geom_turn_start(a1);      /* the next tick's advancement starts from it as it is */
         aabb box;
         if (WORLD_FAST_PATHS && local->kind == GEOM_SHAPE_BOX) {
             /* the same AABB without the turned shape, which only a slide needs */

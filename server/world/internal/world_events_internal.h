@@ -186,6 +186,16 @@ WORLD_HOT uint32_t note_mover(world *w, uint32_t i) {
     return flags;
 }
 
+/* ---- world_contacts.c ------------------------------------------------------------------ */
+
+/* Groups the held pairs, those of the tail too, by their home for the movers as they are now,
+ * when it is due; false when there was no room (the step's contacts are then not looked at). */
+bool contacts_group(world *w);
+/* Adds a new pair to the tail, listed under its home (p->home); false when there was no room. */
+bool contact_add(ev_contacts *s, ev_pair *p);
+/* Takes back the pair contact_add added last. */
+void contact_unadd(ev_contacts *s);
+
 /* ---- world_sensors.c ------------------------------------------------------------------- */
 
 /* Ends the step's sensor overlaps that no longer hold, and begins the new ones along each

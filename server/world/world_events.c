@@ -370,8 +370,12 @@ static void contacts_list_begins(world *w) {
 
 /* Whether the pair of key (sa, sb) is held: the group of its movers (dense indices ia, and ib
  * or UINT32_MAX for a static), and their lists in the tail; *seen: its seen byte. */
-WORLD_HOT ev_pair *contact_held(ev_contacts *s, uint32_t sa, uint32_t sb, uint32_t ia, uint32_t ib,
-                                uint8_t **seen) {
+/* The scan behind contact_held and contact_held_movers: the pair of slots sa, sb (movers of dense
+ * indices ia, ib, or ib the static's UINT32_MAX) in its group, then in the tail under either
+ * mover. either: match the slots in either order, and a match that is a static's pair is stale
+ * (*stale set, NULL): contact_held_movers' case. Inlined with either a constant. */
+WORLD_HOT ev_pair *contact_scan(ev_contacts *s, uint32_t sa, uint32_t sb, uint32_t ia, uint32_t ib,
+                                bool either, uint8_t **seen, bool *stale) {
     /* the bounds in locals: the pairs' fields and start are both uint32_t, so each store the
      * compiler cannot see past would otherwise reload them */
     ev_pair *pairs = s->pairs, *tail = s->tail;
@@ -381,22 +385,37 @@ WORLD_HOT ev_pair *contact_held(ev_contacts *s, uint32_t sa, uint32_t sb, uint32
      * since the grouping (contacts_group regroups when any did): one group to scan, not two */
     uint32_t g = ia < ib ? ia : ib;
     if (g < homes)
-        for (uint32_t k = start[g], end = start[g + 1]; k < end; k++)
-            if (pairs[k].slot_a == sa && pairs[k].slot_b == sb) {
+        for (uint32_t k = start[g], end = start[g + 1]; k < end; k++) {
+            uint32_t a = pairs[k].slot_a, b = pairs[k].slot_b;
+            if ((a == sa && b == sb) || (either && a == sb && b == sa)) {
+                if (either && pairs[k].b_static) goto stale;
                 *seen = &s->seen[k];
                 return &pairs[k];
             }
+        }
     /* begun since: listed under the mover that found it, either */
     for (int side = 0; side < 2; side++) {
         uint32_t h = side ? ib : ia;
         if (h >= homes) continue;
-        for (uint32_t f = head[h]; f; f = tail[f - 1].next)
-            if (tail[f - 1].slot_a == sa && tail[f - 1].slot_b == sb) {
+        for (uint32_t f = head[h]; f; f = tail[f - 1].next) {
+            uint32_t a = tail[f - 1].slot_a, b = tail[f - 1].slot_b;
+            if ((a == sa && b == sb) || (either && a == sb && b == sa)) {
+                if (either && tail[f - 1].b_static) goto stale;
                 *seen = &s->tail_seen[f - 1];
                 return &tail[f - 1];
             }
+        }
     }
     return NULL;
+stale:
+    /* a stale static pair met: the lookup in id order decides, as it always did */
+    *stale = true;
+    return NULL;
+}
+
+WORLD_HOT ev_pair *contact_held(ev_contacts *s, uint32_t sa, uint32_t sb, uint32_t ia, uint32_t ib,
+                                uint8_t **seen) {
+    return contact_scan(s, sa, sb, ia, ib, false, seen, NULL);
 }
 
 typedef struct contact_ctx {
@@ -595,36 +614,7 @@ WORLD_HOT void contact_static_box(world *w, uint32_t i, const world_mover *m, aa
  * caller asks contact_held in id order as before. */
 WORLD_HOT ev_pair *contact_held_movers(ev_contacts *s, uint32_t si, uint32_t sj, uint32_t ia,
                                        uint32_t ib, uint8_t **seen, bool *stale) {
-    ev_pair *pairs = s->pairs, *tail = s->tail;
-    const uint32_t *start = s->start, *head = s->tail_head;
-    uint32_t homes = s->homes;
-    uint32_t g = ia < ib ? ia : ib;
-    if (g < homes)
-        for (uint32_t k = start[g], end = start[g + 1]; k < end; k++) {
-            uint32_t a = pairs[k].slot_a, b = pairs[k].slot_b;
-            if ((a == si && b == sj) || (a == sj && b == si)) {
-                if (pairs[k].b_static) goto stale;
-                *seen = &s->seen[k];
-                return &pairs[k];
-            }
-        }
-    for (int side = 0; side < 2; side++) {
-        uint32_t h = side ? ib : ia;
-        if (h >= homes) continue;
-        for (uint32_t f = head[h]; f; f = tail[f - 1].next) {
-            uint32_t a = tail[f - 1].slot_a, b = tail[f - 1].slot_b;
-            if ((a == si && b == sj) || (a == sj && b == si)) {
-                if (tail[f - 1].b_static) goto stale;
-                *seen = &s->tail_seen[f - 1];
-                return &tail[f - 1];
-            }
-        }
-    }
-    return NULL;
-stale:
-    /* a stale static pair met: the lookup in id order decides, as it always did */
-    *stale = true;
-    return NULL;
+    return contact_scan(s, si, sj, ia, ib, true, seen, stale);
 }
 
 /* contact_offer for box movers, filters off, from the pair list: looker i (its box lb), partner j

@@ -17,6 +17,15 @@ static inline int32_t level_cell(float v, float origin, float inv, int32_t n) {
     return (int32_t)f;
 }
 
+/* level_cell without a branch: the same cell for every v (a NaN or a v below the origin gives
+ * 0, one at or past the last cell n - 1), by clamping the float before its conversion. */
+static inline int32_t level_cell_clamped(float v, float origin, float inv, int32_t n) {
+    float f = (v - origin) * inv;
+    f = f > 0.0f ? f : 0.0f;
+    float last = (float)(n - 1);
+    return (int32_t)(f < last ? f : last);
+}
+
 /* The cells of level lv a query over box visits: box's cells, reaching `extra` cells further on
  * the min side (a static lives in the cell of its min corner), clamped to the grid. */
 typedef struct cell_range {

@@ -133,11 +133,18 @@ int main(int argc, char **argv) {
         s1_result ev = run_world_events(&layout, scenes[i].speed, 1, ticks, &st, true);
         print_result(scenes[i].name, plain, "");
         print_result(name, ev, "");
-        printf("{\"scene\":\"%s\",\"events_vs_plain\":%.3f,\"same_state\":%d,\"events\":%llu,"
-               "\"events_digest\":\"%016llx\"}\n",
-               name, ev.median_ms / plain.median_ms, ev.state_hash == plain.state_hash, ev.events,
-               ev.events_digest);
-        bad |= ev.overlaps || ev.outside || ev.state_hash != plain.state_hash;
+        /* again in alternating blocks of 10 ticks (s1_run_paired) */
+        s1_run pp, pe;
+        s1_run_start(&pp, &layout, scenes[i].speed, 1, ticks, false, 0.0);
+        s1_run_start(&pe, &layout, scenes[i].speed, 1, ticks, true, 0.0);
+        s1_run_paired(&pp, &pe, 10);
+        s1_result plain2 = s1_run_finish(&pp, &st), ev2 = s1_run_finish(&pe, &st);
+        printf("{\"scene\":\"%s\",\"events_vs_plain\":%.3f,\"paired\":%.3f,\"same_state\":%d,"
+               "\"events\":%llu,\"events_digest\":\"%016llx\"}\n",
+               name, ev.median_ms / plain.median_ms, ev2.median_ms / plain2.median_ms,
+               ev.state_hash == plain.state_hash, ev.events, ev.events_digest);
+        bad |= ev.overlaps || ev.outside || ev.state_hash != plain.state_hash ||
+               ev2.state_hash != ev.state_hash || ev2.events_digest != ev.events_digest;
     }
     if (filter && strstr(filter, "events")) return bad;
     /* S1r (issue 16): S1a-slow's map and speed, every mover a box turning at a random speed up
@@ -152,8 +159,18 @@ int main(int argc, char **argv) {
                  ",\"engine\":\"collide\",\"swept_hits\":%llu,\"state_hash\":\"%016llx\"",
                  (unsigned long long)st.swept_hits, r.state_hash);
         print_result("S1r", r, extra);
-        printf("{\"scene\":\"ratios\",\"S1r_vs_S1a-slow\":%.3f}\n", r.median_ms / a.median_ms);
-        return r.overlaps || r.outside || a.overlaps || a.outside;
+        /* the same two runs again, in alternating blocks of 10 ticks: the ratio a passing load
+         * moves least (s1_run_paired) */
+        s1_run pa, pr;
+        s1_run_start(&pa, &layout, 5.0f, 0, ticks, false, 0.0);
+        s1_run_start(&pr, &layout, 5.0f, 0, ticks, false, 2.0 * S1_PI);
+        s1_run_paired(&pa, &pr, 10);
+        s1_result a2 = s1_run_finish(&pa, &st), r2 = s1_run_finish(&pr, &st);
+        printf("{\"scene\":\"ratios\",\"S1r_vs_S1a-slow\":%.3f,\"paired\":%.3f,"
+               "\"paired_ms\":[%.4f,%.4f]}\n",
+               r.median_ms / a.median_ms, r2.median_ms / a2.median_ms, a2.median_ms, r2.median_ms);
+        return r.overlaps || r.outside || a.overlaps || a.outside || r2.state_hash != r.state_hash ||
+               a2.state_hash != a.state_hash;
     }
     if (filter && strstr(filter, "arena")) return run_arena(1000, ticks) | run_arena(5000, ticks);
     for (int i = 0; i < 4; i++) {

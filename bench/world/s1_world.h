@@ -138,54 +138,102 @@ static inline void s1_digest_events(const world *w, uint64_t tick, s1_result *r)
     r->events += nc + ns;
 }
 
-/* events: contact and sensor tracking on (world_set_events), for its cost on S1b. spin > 0: scene
- * S1r (docs/performance.md): with each velocity draw a mover also draws its turning speed,
- * w = (2 unit() - 1) * spin, right after its heading a. */
-static inline s1_result run_world_full(const s1_layout *l, float speed, int movers_collide,
-                                       int ticks, world_stats *stats, bool events, double spin) {
-    s1_result r = {0, 0, 0, 0, 0, 0, 0, 0};
-    s1_world *s = calloc(1, sizeof *s);
-    double *times = calloc((size_t)ticks, sizeof *times);
-    if (!s || !times || !(s->w = s1_world_build(l, S1_STATICS + S1_MOVERS, S1_MOVERS, s->movers))) {
+/* One run of an S1 scene through the world, steppable so that two runs can share a process tick
+ * block by tick block (s1_run_paired). events: contact and sensor tracking on
+ * (world_set_events), for its cost on S1b. spin > 0: scene S1r (docs/performance.md): with each
+ * velocity draw a mover also draws its turning speed, w = (2 unit() - 1) * spin, right after its
+ * heading a. */
+typedef struct s1_run {
+    float speed;
+    double spin;
+    bool events;
+    int ticks;     /* timed ticks, after S1_WARMUP */
+    int k;         /* ticks stepped so far, warm-up included */
+    uint32_t seq;  /* the intents' sequence number */
+    s1_rng rng;    /* the intents' draws, continuing the layout's */
+    s1_world *s;   /* the world */
+    double *times; /* per timed tick */
+    s1_result r;   /* events digested so far */
+} s1_run;
+
+static inline void s1_run_start(s1_run *run, const s1_layout *l, float speed, int movers_collide,
+                                int ticks, bool events, double spin) {
+    memset(run, 0, sizeof *run);
+    run->speed = speed, run->spin = spin, run->events = events, run->ticks = ticks;
+    run->s = calloc(1, sizeof *run->s);
+    run->times = calloc((size_t)ticks, sizeof *run->times);
+    if (!run->s || !run->times ||
+        !(run->s->w = s1_world_build(l, S1_STATICS + S1_MOVERS, S1_MOVERS, run->s->movers))) {
         fprintf(stderr, "S1: setup failed\n");
         exit(1);
     }
-    world_set_mover_collisions(s->w, movers_collide != 0);
-    world_set_events(s->w, events);
-    s1_rng rng;
+    world_set_mover_collisions(run->s->w, movers_collide != 0);
+    world_set_events(run->s->w, events);
     s1_layout again;
-    s1_make_layout(&again, &rng); /* the intents continue the layout's draws */
-    uint32_t seq = 0;
-    for (int k = 0; k < S1_WARMUP + ticks; k++) {
+    s1_make_layout(&again, &run->rng); /* the intents continue the layout's draws */
+}
+
+/* Steps up to n more ticks (fewer at the end of the run); the number stepped. */
+static inline int s1_run_ticks(s1_run *run, int n) {
+    s1_world *s = run->s;
+    int done = 0;
+    for (; done < n && run->k < S1_WARMUP + run->ticks; done++, run->k++) {
+        int k = run->k;
         if (k % 60 == 0) {
-            seq++;
+            run->seq++;
             for (int i = 0; i < S1_MOVERS; i++) {
-                double a = s1_unit(&rng) * 2.0 * S1_PI;
-                vec2 v = v2((float)(speed * cos(a)), (float)(speed * sin(a)));
-                if (spin > 0.0)
-                    world_set_intent_turning(s->w, s->movers[i], v,
-                                             (float)((2.0 * s1_unit(&rng) - 1.0) * spin), seq);
+                double a = s1_unit(&run->rng) * 2.0 * S1_PI;
+                vec2 v = v2((float)(run->speed * cos(a)), (float)(run->speed * sin(a)));
+                if (run->spin > 0.0)
+                    world_set_intent_turning(
+                        s->w, s->movers[i], v,
+                        (float)((2.0 * s1_unit(&run->rng) - 1.0) * run->spin), run->seq);
                 else
-                    world_set_intent(s->w, s->movers[i], v, seq);
+                    world_set_intent(s->w, s->movers[i], v, run->seq);
             }
         }
         double t0 = s1_now_ms();
         world_step(s->w);
         double t1 = s1_now_ms();
-        if (k >= S1_WARMUP) times[k - S1_WARMUP] = t1 - t0;
-        if (k >= S1_WARMUP && events) s1_digest_events(s->w, (uint64_t)k, &r);
+        if (k >= S1_WARMUP) run->times[k - S1_WARMUP] = t1 - t0;
+        if (k >= S1_WARMUP && run->events) s1_digest_events(s->w, (uint64_t)k, &run->r);
     }
-    s1_world_check(s, &r.overlaps, &r.outside);
-    r.mover_overlaps = s1_mover_overlaps(s);
-    r.state_hash = world_state_hash(s->w);
-    qsort(times, (size_t)ticks, sizeof *times, s1_cmp_double);
-    r.median_ms = times[ticks / 2];
-    r.min_ms = times[0];
-    world_get_stats(s->w, stats);
-    world_destroy(s->w);
-    free(times);
-    free(s);
+    return done;
+}
+
+/* The result of a run stepped to its end; frees it. */
+static inline s1_result s1_run_finish(s1_run *run, world_stats *stats) {
+    s1_result r = run->r;
+    s1_world_check(run->s, &r.overlaps, &r.outside);
+    r.mover_overlaps = s1_mover_overlaps(run->s);
+    r.state_hash = world_state_hash(run->s->w);
+    qsort(run->times, (size_t)run->ticks, sizeof *run->times, s1_cmp_double);
+    r.median_ms = run->times[run->ticks / 2];
+    r.min_ms = run->times[0];
+    world_get_stats(run->s->w, stats);
+    world_destroy(run->s->w);
+    free(run->times);
+    free(run->s);
     return r;
+}
+
+/* Two runs in one process, their timed ticks in alternating blocks of `block` (after both warm
+ * up): a ratio of their medians that a load coming and going on a shared machine moves far less
+ * than one of two runs made one after the other, since both see it alike. Each run steps exactly
+ * as it would alone (its own world and draws): the same state hashes. */
+static inline void s1_run_paired(s1_run *a, s1_run *b, int block) {
+    s1_run_ticks(a, S1_WARMUP);
+    s1_run_ticks(b, S1_WARMUP);
+    while (s1_run_ticks(a, block) + s1_run_ticks(b, block) > 0) {
+    }
+}
+
+static inline s1_result run_world_full(const s1_layout *l, float speed, int movers_collide,
+                                       int ticks, world_stats *stats, bool events, double spin) {
+    s1_run run;
+    s1_run_start(&run, l, speed, movers_collide, ticks, events, spin);
+    s1_run_ticks(&run, S1_WARMUP + ticks);
+    return s1_run_finish(&run, stats);
 }
 
 static inline s1_result run_world_events(const s1_layout *l, float speed, int movers_collide,

@@ -214,9 +214,9 @@ WORLD_HOT int turn_gather(world *w, uint32_t mi, uint32_t self, aabb region, vec
          * static meeting region has its min corner at most region's max: its home cell (that of
          * its min corner, level_cell's) is never past region's last cells, so it is in them when
          * it is not before region's first cell along either axis. */
-        bool keep = aabb_meets_all(st->box, region) &
-                    (level_cell_clamped(st->box.min.x, o.x, lv->inv_cell, lv->nx) >= cr.x0) &
-                    (level_cell_clamped(st->box.min.y, o.y, lv->inv_cell, lv->ny) >= cr.y0);
+        int keep = (int)aabb_meets_all(st->box, region) &
+                   (level_cell_clamped(st->box.min.x, o.x, lv->inv_cell, lv->nx) >= cr.x0) &
+                   (level_cell_clamped(st->box.min.y, o.y, lv->inv_cell, lv->ny) >= cr.y0);
         if (filtered) keep = keep && slots_block(w, self, st->slot);
         out[n] = s; /* n < WORLD_NEAR_CACHE < TURN_NEAR */
         n += keep;

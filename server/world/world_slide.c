@@ -490,9 +490,14 @@ void world_step_alone(world *w) {
         /* a region inside the cells walked last: their statics, filtered as the walk would
          * (the area lies inside the inner bounds, so no bounds test either; NaN fails) */
         if (near_cache_holds(nc, region)) {
+            /* kept or not without a branch (turn_gather's reason: the test waits on a load of
+             * the static, and its answer is a coin toss) */
             for (uint32_t k = 0; k < nc->count; k++) {
                 const world_static *st = &statics[nc->statics[k]];
-                if (aabb_overlaps(region, st->box)) near[count++] = st->box;
+                aabb b = st->box;
+                near[count] = b; /* count <= k < WORLD_NEAR_CACHE < WORLD_NEAR_STATICS */
+                count += (region.min.x < b.max.x) & (b.min.x < region.max.x) &
+                         (region.min.y < b.max.y) & (b.min.y < region.max.y);
             }
             goto walked;
         }

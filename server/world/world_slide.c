@@ -291,12 +291,12 @@ vec2 world_slide_gathered(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_c
  * compare per axis against a threshold kept per motion; the others go through the sweep's
  * decision in its order, the same floats, the same answer. */
 vec2 world_slide_turned_box(world *w, uint32_t mi, vec2 pos, vec2 r, const slide_tile *tiles,
-                            int tile_count, vec2 h, vec2 q, aabb *path) {
+                            int tile_count, vec2 h, vec2 q) {
     const world_mover *m = &w->movers[mi];
-    aabb pbox = box_at(pos, m->lo, m->hi);
     float reach = fabsf(r.x) + fabsf(r.y);
     /* far from the bounds (the whole slide stays a skin inside them): no need to sweep them */
-    bool check_bounds = !aabb_contains(w->inner_bounds, aabb_inflate(pbox, reach));
+    bool check_bounds =
+        !aabb_contains(w->inner_bounds, aabb_inflate(box_at(pos, m->lo, m->hi), reach));
     /* slide_impl's geom_poly_sweep_* on the turned polygon, specialised for a box (prepared
      * even without tiles, which the turning tick's slide hardly ever lacks) */
     geom_obox_sweep s;
@@ -326,16 +326,13 @@ vec2 world_slide_turned_box(world *w, uint32_t mi, vec2 pos, vec2 r, const slide
         }
         if (best_t > 1.0f) {
             pos = v2_add(pos, r);
-            pbox = aabb_union(pbox, box_at(pos, m->lo, m->hi));
             break;
         }
         w->swept_hits++;
         /* a static or the bounds: other_d 0, which with_mover = false reads as such (the same
          * floats as slide_impl's response, where it subtracts that 0) */
         slide_respond(&pos, &r, best_t, best_n, false, v2(0.0f, 0.0f), true, true, first);
-        pbox = aabb_union(pbox, box_at(pos, m->lo, m->hi));
     }
-    *path = pbox;
     return pos;
 }
 

@@ -361,7 +361,7 @@ WORLD_HOT vec2 turn_impl(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_ca
         }
         if (tile_count >= 0)
             return world_slide_turned_box(w, mi, p1, rest, tiles, tile_count, local->u.half_extents,
-                                          tr->q, &slid);
+                                          tr->q);
     }
     near_static near[WORLD_NEAR_STATICS];
     int near_count = 0;

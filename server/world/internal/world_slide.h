@@ -39,9 +39,10 @@ typedef struct slide_tile {
 /* world_slide_gathered of a turned box among box statics: the mover's body-local shape a box of
  * half extents h, turned by q (not (1, 0): geom_shape_orient keeps that a box), no candidates,
  * r within a fine cell (L1), and the statics of its short-slide region all boxes, tile_count
- * of them (at most WORLD_NEAR_STATICS) in tiles in the walk's order. The same results. */
+ * of them (at most WORLD_NEAR_STATICS) in tiles in the walk's order. The same results, without the
+ * path box (the turning tick keeps its own). */
 vec2 world_slide_turned_box(world *w, uint32_t mi, vec2 pos, vec2 r, const slide_tile *tiles,
-                            int tile_count, vec2 h, vec2 q, aabb *path);
+                            int tile_count, vec2 h, vec2 q);
 /* The same slide through the box-among-boxes fast path when it applies: the same results. */
 vec2 world_slide_box(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candidate *cands,
                      uint32_t cand_count);

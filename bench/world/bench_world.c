@@ -169,8 +169,8 @@ int main(int argc, char **argv) {
         printf("{\"scene\":\"ratios\",\"S1r_vs_S1a-slow\":%.3f,\"paired\":%.3f,"
                "\"paired_ms\":[%.4f,%.4f]}\n",
                r.median_ms / a.median_ms, r2.median_ms / a2.median_ms, a2.median_ms, r2.median_ms);
-        return r.overlaps || r.outside || a.overlaps || a.outside || r2.state_hash != r.state_hash ||
-               a2.state_hash != a.state_hash;
+        return r.overlaps || r.outside || a.overlaps || a.outside ||
+               r2.state_hash != r.state_hash || a2.state_hash != a.state_hash;
     }
     if (filter && strstr(filter, "arena")) return run_arena(1000, ticks) | run_arena(5000, ticks);
     for (int i = 0; i < 4; i++) {

@@ -185,9 +185,9 @@ static inline int s1_run_ticks(s1_run *run, int n) {
                 double a = s1_unit(&run->rng) * 2.0 * S1_PI;
                 vec2 v = v2((float)(run->speed * cos(a)), (float)(run->speed * sin(a)));
                 if (run->spin > 0.0)
-                    world_set_intent_turning(
-                        s->w, s->movers[i], v,
-                        (float)((2.0 * s1_unit(&run->rng) - 1.0) * run->spin), run->seq);
+                    world_set_intent_turning(s->w, s->movers[i], v,
+                                             (float)((2.0 * s1_unit(&run->rng) - 1.0) * run->spin),
+                                             run->seq);
                 else
                     world_set_intent(s->w, s->movers[i], v, run->seq);
             }

@@ -338,10 +338,14 @@ ROT_HOT bool face_corner_inside(vec2 ha, vec2 hb, int k, vec2 corner) {
     vec2 hr = k < 2 ? ha : hb;
     return fabsf(k & 1 ? corner.x : corner.y) <= (k & 1 ? hr.x : hr.y);
 }
-static inline bool face_corner_within(vec2 ha, vec2 hb, float c, float s, vec2 o, int k) {
+
+/* A corner against the face of axis k as the exact tests find it, kept for what a start in
+ * contact asks next (whether the motion opens the gap, the closest points): face_corner's corner
+ * and side, and the other box's centre o, all in the reference box's frame. */
+typedef struct face_contact {
+    vec2 corner, o;
     float sg;
-    return face_corner_inside(ha, hb, k, face_corner(ha, hb, c, s, o, k, &sg));
-}
+} face_contact;
 
 /* B's rotation in A's frame (c, s), and the other box's centre in the reference box's frame of
  * axis k (B's in A's for k < 2, else A's in B's). */
@@ -355,10 +359,11 @@ ROT_HOT vec2 face_frame(geom_xf xa, geom_xf xb, int k, float *c, float *s) {
 /* Whether the separation along face axis k (box_box_separation's) is the distance: the other
  * box's deepest corner along it projects inside the face (box_box_distance's corner-against-face
  * case, the same arithmetic). */
-static bool box_face_exact(vec2 ha, geom_xf xa, vec2 hb, geom_xf xb, int k) {
+static bool box_face_exact(vec2 ha, geom_xf xa, vec2 hb, geom_xf xb, int k, face_contact *fc) {
     float c, s;
-    vec2 o = face_frame(xa, xb, k, &c, &s);
-    return face_corner_within(ha, hb, c, s, o, k);
+    fc->o = face_frame(xa, xb, k, &c, &s);
+    fc->corner = face_corner(ha, hb, c, s, fc->o, k, &fc->sg);
+    return face_corner_inside(ha, hb, k, fc->corner);
 }
 
 /* The closest points and normal (A to B) of the corner against the face of axis k, the corner
@@ -375,16 +380,6 @@ ROT_HOT void face_closest(vec2 ha, geom_xf xa, vec2 hb, geom_xf xb, int k, vec2 
     r->normal = ref_a ? n : v2_neg(n);
     r->point_a = ref_a ? wf : wc;
     r->point_b = ref_a ? wc : wf;
-}
-
-/* box_box_distance's closest points and normal where box_face_exact found a corner against the
- * face of axis k, without the rest of its work (a leaving advancement's start in contact). */
-ROT_HOT void box_face_closest(vec2 ha, geom_xf xa, vec2 hb, geom_xf xb, int k, geom_closest *r) {
-    float c, s, sg;
-    vec2 o = face_frame(xa, xb, k, &c, &s);
-    vec2 corner = face_corner(ha, hb, c, s, o, k, &sg);
-    face_closest(ha, xa, hb, xb, k, corner, sg, r);
-    r->overlap = false;
 }
 
 /* Distance between two turned boxes. Overlap by their four face axes (enough for two convex
@@ -632,14 +627,14 @@ ROT_HOT void toi_leave_targets(float seen, float target, float tolerance, float 
  * centre, moves by dp + da x r, and the normal from A to B is -sg along axis j. For k < 2 A's
  * face is: its foot under B's corner moves by dp + da x (foot), and the normal is sg along A's
  * axis j; da x r . n is da times r x n, which the turn into A's frame keeps. */
-ROT_HOT bool box_face_opens_fixed(vec2 q, int k, vec2 corner, float sg, vec2 o, vec2 dp, float da) {
+ROT_HOT bool box_face_opens_fixed(vec2 q, int k, const face_contact *fc, vec2 dp, float da) {
     int j = k & 1;
     if (k >= 2) {
-        vec2 r = v2_sub(corner, o);
-        return sg * (j ? dp.y + da * r.x : dp.x - da * r.y) >= 0.0f;
+        vec2 r = v2_sub(fc->corner, fc->o);
+        return fc->sg * (j ? dp.y + da * r.x : dp.x - da * r.y) >= 0.0f;
     }
     float along = j ? -q.y * dp.x + q.x * dp.y : q.x * dp.x + q.y * dp.y; /* dp in A's frame */
-    return -sg * (along + da * (j ? corner.x : -corner.y)) >= 0.0f;
+    return -fc->sg * (along + da * (j ? fc->corner.x : -fc->corner.y)) >= 0.0f;
 }
 
 /* The one advancement behind geom_toi_turning_before and geom_toi_turning_leaving (leave: a start
@@ -681,6 +676,7 @@ ROT_HOT bool toi_turning(const geom_shape *a, const geom_motion *ma, const geom_
         float d;
         bool face = false; /* two boxes arrived with a corner against a face, along axis k */
         int k = 0;
+        face_contact fc;
         if (boxes) {
             /* Two boxes: their separation along a face axis is a lower bound of the distance,
              * and the gap along that fixed axis closes no faster than the same bound, so it
@@ -694,7 +690,7 @@ ROT_HOT bool toi_turning(const geom_shape *a, const geom_motion *ma, const geom_
                 c.overlap = false;
                 c.normal = axis;
             } else if (sep > 1e-6f &&
-                       box_face_exact(a->u.half_extents, xa, b->u.half_extents, xb, k)) {
+                       box_face_exact(a->u.half_extents, xa, b->u.half_extents, xb, k, &fc)) {
                 face = true;
                 /* arrived, a corner against a face: box_box_distance's answer (the distance
                  * is sep along the axis) without the rest of its work */
@@ -718,13 +714,11 @@ ROT_HOT bool toi_turning(const geom_shape *a, const geom_motion *ma, const geom_
                 if (face && mb->dp.x == 0.0f && mb->dp.y == 0.0f && mb->da == 0.0f &&
                     mb->a0 == 0.0f) {
                     /* B stands still at angle 0 (a tile): geom_toi_turning_box_fixed's test */
-                    float cs, sn, sg;
-                    vec2 o = face_frame(xa, xb, k, &cs, &sn);
-                    vec2 corner =
-                        face_corner(a->u.half_extents, b->u.half_extents, cs, sn, o, k, &sg);
-                    go_on = box_face_opens_fixed(xa.q, k, corner, sg, o, ma->dp, ma->da);
+                    go_on = box_face_opens_fixed(xa.q, k, &fc, ma->dp, ma->da);
                 } else if (!toi_closes(dv, c.normal, spin)) {
-                    if (face) box_face_closest(a->u.half_extents, xa, b->u.half_extents, xb, k, &c);
+                    if (face) /* box_box_distance's closest points there, without its other work */
+                        face_closest(a->u.half_extents, xa, b->u.half_extents, xb, k, fc.corner,
+                                     fc.sg, &c);
                     go_on = toi_opens(&c, ma, mb);
                 }
             }
@@ -792,12 +786,11 @@ bool geom_toi_turning_leaving(const geom_shape *a, const geom_motion *ma, const 
 /* box_face_exact for a B at angle 0 (xb.q = (1, 0)), d = xb.p - xa.p: c and s are A's cos and
  * -sin, B's frame is the world's (A's centre there is -d); the same answer (the values differ at
  * most in the sign of a zero, which the side tests (>= 0) and fabsf do not see), with the corner,
- * its side and o as face_corner has them (for box_face_opens_fixed, the same way). */
-ROT_HOT bool box_face_exact_fixed(vec2 ha, vec2 q, vec2 d, vec2 hb, int k, vec2 *corner, float *sg,
-                                  vec2 *o) {
-    *o = k < 2 ? v2(q.x * d.x + q.y * d.y, q.x * d.y - q.y * d.x) : v2(-d.x, -d.y);
-    *corner = face_corner(ha, hb, q.x, -q.y, *o, k, sg);
-    return face_corner_inside(ha, hb, k, *corner);
+ * its side and o in fc as box_face_exact has them (for box_face_opens_fixed, the same way). */
+ROT_HOT bool box_face_exact_fixed(vec2 ha, vec2 q, vec2 d, vec2 hb, int k, face_contact *fc) {
+    fc->o = k < 2 ? v2(q.x * d.x + q.y * d.y, q.x * d.y - q.y * d.x) : v2(-d.x, -d.y);
+    fc->corner = face_corner(ha, hb, q.x, -q.y, fc->o, k, &fc->sg);
+    return face_corner_inside(ha, hb, k, fc->corner);
 }
 
 /* geom_toi_turning_box_fixed's answer for a start in contact that leaves: toi_turning's own
@@ -840,8 +833,7 @@ float geom_toi_turning_box_fixed(const geom_turning_box *a, float hbx, float hby
         geom_xf xa;
         xa.p = v2_mul_add(ma->p0, t, ma->dp);
         xa.q = t == 0.0f || ma->da == 0.0f ? qa : geom_rotate(qa, turn_of(t * ma->da));
-        vec2 corner, o; /* a corner against a face, box_face_exact_fixed's */
-        float sg;
+        face_contact fc; /* a corner against a face, box_face_exact_fixed's */
         /* box_box_separation with xb.q = (1, 0) */
         vec2 d = v2_sub(pb, xa.p);
         float ac = fabsf(xa.q.x), as = fabsf(xa.q.y);
@@ -861,13 +853,12 @@ float geom_toi_turning_box_fixed(const geom_turning_box *a, float hbx, float hby
                       : k == 1 ? fabsf(dv.x * -xa.q.y + dv.y * xa.q.x)
                       : k == 2 ? fabsf(dv.x)
                                : fabsf(dv.y);
-        } else if (dist > 1e-6f && box_face_exact_fixed(ha, xa.q, d, hb, k, &corner, &sg, &o)) {
+        } else if (dist > 1e-6f && box_face_exact_fixed(ha, xa.q, d, hb, k, &fc)) {
             /* arrived, a corner against a face. At the start (toi_turning's leave), a turn that
              * opens the gap goes on: both tests evaluated together, since which way a pressed
              * body turns is a coin toss to the branch predictor, while a leave is rare. */
             if (t != 0.0f) return t;
-            if ((dist > TOI_LEAVE_MIN_GAP(target)) &
-                box_face_opens_fixed(xa.q, k, corner, sg, o, dv, ma->da))
+            if ((dist > TOI_LEAVE_MIN_GAP(target)) & box_face_opens_fixed(xa.q, k, &fc, dv, ma->da))
                 return box_fixed_leave(a, hb, pb, target, tolerance, before);
             return t;
         } else {

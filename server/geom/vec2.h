@@ -56,6 +56,16 @@ static inline bool aabb_overlaps(aabb a, aabb b) {
 static inline bool aabb_meets(aabb a, aabb b) {
     return a.min.x <= b.max.x && b.min.x <= a.max.x && a.min.y <= b.max.y && b.min.y <= a.max.y;
 }
+/* aabb_overlaps and aabb_meets with their four tests evaluated together (no short circuit): the
+ * same answers, at most one branch where the caller uses them, for tests whose answer is a coin
+ * toss to the branch predictor (which of a mover's near statics it meets), or waits on a load. */
+static inline int aabb_overlaps_all(aabb a, aabb b) {
+    return (a.min.x < b.max.x) & (b.min.x < a.max.x) & (a.min.y < b.max.y) & (b.min.y < a.max.y);
+}
+static inline int aabb_meets_all(aabb a, aabb b) {
+    return (a.min.x <= b.max.x) & (b.min.x <= a.max.x) & (a.min.y <= b.max.y) &
+           (b.min.y <= a.max.y);
+}
 static inline bool aabb_contains(aabb outer, aabb inner) {
     return outer.min.x <= inner.min.x && outer.min.y <= inner.min.y && inner.max.x <= outer.max.x &&
            inner.max.y <= outer.max.y;

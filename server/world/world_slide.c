@@ -491,10 +491,8 @@ void world_step_alone(world *w) {
              * the static, and its answer is a coin toss) */
             for (uint32_t k = 0; k < nc->count; k++) {
                 const world_static *st = &statics[nc->statics[k]];
-                aabb b = st->box;
-                near[count] = b; /* count <= k < WORLD_NEAR_CACHE < WORLD_NEAR_STATICS */
-                count += (region.min.x < b.max.x) & (b.min.x < region.max.x) &
-                         (region.min.y < b.max.y) & (b.min.y < region.max.y);
+                near[count] = st->box; /* count <= k < WORLD_NEAR_CACHE < WORLD_NEAR_STATICS */
+                count += aabb_overlaps_all(region, st->box);
             }
             goto walked;
         }

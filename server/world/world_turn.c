@@ -91,14 +91,6 @@ static void turn_bounds(const world *w, aabb reach, turn_ctx *c) {
         turn_offer(c, &wall, v2(mid.x, b.min.y - 0.5f), v2(0, 0), 0.0f);
 }
 
-/* aabb_meets with its four tests evaluated together (no short circuit): the same answer, one
- * branch where the answer is hard to predict (whether a near static meets a turning mover's
- * region or reach is a coin toss the branch predictor keeps losing). */
-static inline bool aabb_meets_all(aabb a, aabb b) {
-    return (a.min.x <= b.max.x) & (b.min.x <= a.max.x) & (a.min.y <= b.max.y) &
-           (b.min.y <= a.max.y);
-}
-
 /* Statics a turning mover's tick may touch, gathered by one grid walk for both its advancement
  * and the slide after it (WORLD_FAST_PATHS; without, each walks the grid itself): their indices
  * into statics, which both read from there. */
@@ -214,7 +206,7 @@ WORLD_HOT int turn_gather(world *w, uint32_t mi, uint32_t self, aabb region, vec
          * static meeting region has its min corner at most region's max: its home cell (that of
          * its min corner, level_cell's) is never past region's last cells, so it is in them when
          * it is not before region's first cell along either axis. */
-        int keep = (int)aabb_meets_all(st->box, region) &
+        int keep = aabb_meets_all(st->box, region) &
                    (level_cell_clamped(st->box.min.x, o.x, lv->inv_cell, lv->nx) >= cr.x0) &
                    (level_cell_clamped(st->box.min.y, o.y, lv->inv_cell, lv->ny) >= cr.y0);
         if (filtered) keep = keep && slots_block(w, self, st->slot);

@@ -24,22 +24,29 @@ static bool contacts_room(ev_contacts *s, uint32_t n) {
     return true;
 }
 
+/* A buffer of pairs and its seen bytes grown from `old` entries to `cap` (the new bytes clear);
+ * false when either could not grow (the caller then keeps `old` as their room). */
+static bool pairs_grow(ev_pair **pairs, uint8_t **seen, uint32_t old, uint32_t cap) {
+    ev_pair *p = realloc(*pairs, (size_t)cap * sizeof *p);
+    if (!p) return false;
+    *pairs = p;
+    uint8_t *sn = realloc(*seen, cap);
+    if (!sn) return false;
+    memset(sn + old, 0, cap - old);
+    *seen = sn;
+    return true;
+}
+
 /* Room for `need` pairs in both buffers; false when they could not grow. */
 static bool contacts_cap(ev_contacts *s, uint32_t need) {
     if (need <= s->cap) return true;
     uint32_t cap = s->cap ? s->cap : 64;
     while (cap < need)
         cap *= 2;
-    ev_pair *pairs = realloc(s->pairs, (size_t)cap * sizeof *pairs);
-    if (!pairs) return false;
-    s->pairs = pairs;
+    if (!pairs_grow(&s->pairs, &s->seen, s->cap, cap)) return false;
     ev_pair *spare = realloc(s->spare, (size_t)cap * sizeof *spare);
     if (!spare) return false;
     s->spare = spare;
-    uint8_t *seen = realloc(s->seen, cap);
-    if (!seen) return false;
-    memset(seen + s->cap, 0, cap - s->cap);
-    s->seen = seen;
     s->cap = cap;
     return true;
 }
@@ -108,13 +115,7 @@ bool contact_add(ev_contacts *s, ev_pair *p) {
     if (!contacts_cap(s, s->count + s->tail_count + 1)) return false;
     if (s->tail_count == s->tail_cap) {
         uint32_t cap = s->tail_cap ? s->tail_cap * 2 : 64;
-        ev_pair *tail = realloc(s->tail, (size_t)cap * sizeof *tail);
-        if (!tail) return false;
-        s->tail = tail;
-        uint8_t *seen = realloc(s->tail_seen, cap);
-        if (!seen) return false;
-        memset(seen + s->tail_cap, 0, cap - s->tail_cap);
-        s->tail_seen = seen;
+        if (!pairs_grow(&s->tail, &s->tail_seen, s->tail_cap, cap)) return false;
         s->tail_cap = cap;
     }
     p->next = s->tail_head[p->home];

@@ -368,8 +368,6 @@ static void contacts_list_begins(world *w) {
     s->begin_count = 0;
 }
 
-/* Whether the pair of key (sa, sb) is held: the group of its movers (dense indices ia, and ib
- * or UINT32_MAX for a static), and their lists in the tail; *seen: its seen byte. */
 /* The scan behind contact_held and contact_held_movers: the pair of slots sa, sb (movers of dense
  * indices ia, ib, or ib the static's UINT32_MAX) in its group, then in the tail under either
  * mover. either: match the slots in either order, and a match that is a static's pair is stale
@@ -413,6 +411,8 @@ stale:
     return NULL;
 }
 
+/* Whether the pair of key (sa, sb) is held: the group of its movers (dense indices ia, and ib
+ * or UINT32_MAX for a static), and their lists in the tail; *seen: its seen byte. */
 WORLD_HOT ev_pair *contact_held(ev_contacts *s, uint32_t sa, uint32_t sb, uint32_t ia, uint32_t ib,
                                 uint8_t **seen) {
     return contact_scan(s, sa, sb, ia, ib, false, seen, NULL);
@@ -565,19 +565,26 @@ WORLD_HOT contact_ctx contact_looker(world *w, uint32_t i) {
     return c;
 }
 
+/* held (or NULL), unless a body of it went this step, its slot perhaps another's by now: then
+ * it ends as contacts_recheck would end it, and NULL when it did (the pair is no longer held: the
+ * new body may begin); held still when its end could not be listed. */
+WORLD_HOT ev_pair *contact_unless_gone(world *w, ev_pair *held) {
+    if (held && w->events->gone_any &&
+        (bit_set(w->pending_despawn_bits, held->slot_a) ||
+         bit_set(w->pending_despawn_bits, held->slot_b))) {
+        contact_end(w, held, 0.0f);
+        if (held->slot_a == UINT32_MAX) return NULL;
+    }
+    return held;
+}
+
 /* The held pair (sa, sb) of movers (dense indices) ia and ib (UINT32_MAX for a static) a body of
  * which went, its slot now another's: it ends as contacts_recheck would end it. NULL when it
  * did (the pair is not held: the new body may begin), else the pair (its end could not be
  * listed: still held); *seen: its seen byte. */
 WORLD_HOT ev_pair *contact_held_live(world *w, uint32_t sa, uint32_t sb, uint32_t ia, uint32_t ib,
                                      uint8_t **seen) {
-    ev_pair *held = contact_held(&w->events->contacts, sa, sb, ia, ib, seen);
-    if (held && w->events->gone_any &&
-        (bit_set(w->pending_despawn_bits, sa) || bit_set(w->pending_despawn_bits, sb))) {
-        contact_end(w, held, 0.0f);
-        if (held->slot_a == UINT32_MAX) return NULL;
-    }
-    return held;
+    return contact_unless_gone(w, contact_held(&w->events->contacts, sa, sb, ia, ib, seen));
 }
 
 /* contact_static_visit and contact_offer for a box mover (dense index i, its box lb, grown by the
@@ -632,12 +639,7 @@ WORLD_HOT void contact_mover_box(world *w, uint32_t i, uint32_t j, aabb lb, aabb
     if (held) {
         swap = held->slot_a != mi->slot;
         sa = held->slot_a, sb = held->slot_b;
-        if (w->events->gone_any &&
-            (bit_set(w->pending_despawn_bits, sa) || bit_set(w->pending_despawn_bits, sb))) {
-            /* contact_held_live's end of a pair whose body went */
-            contact_end(w, held, 0.0f);
-            if (held->slot_a == UINT32_MAX) held = NULL;
-        }
+        held = contact_unless_gone(w, held);
     } else {
         swap = false, sa = sb = 0; /* decided below, where they are needed */
     }

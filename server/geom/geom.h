@@ -138,6 +138,12 @@ bool geom_overlap(const geom_shape *a, vec2 pa, const geom_shape *b, vec2 pb, ge
  * points; overlapping, geom_overlap's normal. The contact band of the world's events uses it. */
 float geom_distance(const geom_shape *a, vec2 pa, const geom_shape *b, vec2 pb, vec2 *normal);
 
+/* Where A (at pa) touches B (at pb), the two touching or a rounding error apart (a sweep's time of
+ * impact, normal = its geom_toi.normal, from A towards B): a point of B's boundary that lies on
+ * A's boundary within rounding. Where a face of one lies along a face of the other, the middle of
+ * the stretch they share. A shape query's hit point (world_query_shape_cast). */
+vec2 geom_touch_point(const geom_shape *a, vec2 pa, const geom_shape *b, vec2 pb, vec2 normal);
+
 typedef struct geom_toi {
     float t;     /* time of impact as a fraction of the displacement, in [0,1] */
     vec2 normal; /* unit, from A towards B at impact (the direction A must stop moving in) */

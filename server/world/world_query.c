@@ -375,8 +375,9 @@ static void query_test(game_query *q, world_body_id id, const geom_shape *s, vec
             if (!geom_sweep(q->shape, q->origin, q->d, s, pos, v2(0.0f, 0.0f), &toi)) return;
             h.fraction = toi.t;
             h.normal = v2_neg(toi.normal);
-            vec2 at = v2_mul_add(q->origin, toi.t, q->d);
-            h.point = surface_point(s, pos, support_mid(q->shape, at, toi.normal));
+            /* where the cast shape, placed at the time of impact, touches the body */
+            h.point =
+                geom_touch_point(q->shape, v2_mul_add(q->origin, toi.t, q->d), s, pos, toi.normal);
         }
         break;
     }

@@ -457,8 +457,36 @@ static void test_shape_rotate_vertices_exact(void) {
     CHECK_MSG(boxes_kept >= 9, "%d boxes kept", boxes_kept);
 }
 
+/* geom_touch_point (a shape cast's hit point, issue 28): where two touching shapes meet, on B's
+ * boundary; along two faces, the middle of the stretch they share. */
+static void test_touch_point(void) {
+    geom_shape a = box(1, 1), b = box(1, 1), c = circle(0.5f), turned;
+    /* face on face: A's right face x = 1 against B's left face, B raised by 0.5: they share
+     * y in [-0.5, 1], whose middle is 0.25 */
+    vec2 p = geom_touch_point(&a, v2(0, 0), &b, v2(2, 0.5f), v2(1, 0));
+    CHECK_NEAR(p.x, 1.0f, 1e-6);
+    CHECK_NEAR(p.y, 0.25f, 1e-6);
+    /* a corner of A (turned an eighth) on B's left face: the corner, not A's centre's height */
+    CHECK(geom_shape_rotate(&a, 0.7853982f, &turned) == GEOM_OK);
+    float reach = sqrtf(2.0f);
+    p = geom_touch_point(&turned, v2(0, 3), &b, v2(reach + 1.0f, 3.6f), v2(1, 0));
+    CHECK_NEAR(p.x, reach, 1e-5);
+    CHECK_NEAR(p.y, 3.0f, 1e-5);
+    /* a corner of B on a face of A turned: B's corner, wherever A's centre is */
+    p = geom_touch_point(&b, v2(-reach - 1.0f, 0.4f), &turned, v2(0, 0), v2(1, 0));
+    CHECK_NEAR(p.x, -reach, 1e-5);
+    CHECK_NEAR(p.y, 0.0f, 1e-5);
+    /* circles: on the circle facing A, or the body's point nearest the circle's centre */
+    p = geom_touch_point(&a, v2(0, 0), &c, v2(1.5f, 0.2f), v2(1, 0));
+    CHECK_NEAR(p.x, 1.0f, 1e-6);
+    CHECK_NEAR(p.y, 0.2f, 1e-6);
+    p = geom_touch_point(&c, v2(-1.5f, 0.3f), &a, v2(0, 0), v2(1, 0));
+    CHECK_NEAR(p.x, -1.0f, 1e-6);
+    CHECK_NEAR(p.y, 0.3f, 1e-6);
+}
+
 TEST_MAIN(TEST(test_shape_rotate), TEST(test_shape_rotate_vertices_exact),
           TEST(test_box_box_minkowski_difference), TEST(test_penetration_each_axis),
           TEST(test_swept_box_stops_at_minkowski_edge), TEST(test_sweep_start_contact),
           TEST(test_circle_examples), TEST(test_ray_cast_examples), TEST(test_validation_reasons),
-          TEST(test_hull), TEST(test_degenerate_inputs))
+          TEST(test_hull), TEST(test_degenerate_inputs), TEST(test_touch_point))

@@ -210,7 +210,9 @@ def test_filters_ride_bit_6_only_off_the_defaults():
         for name, x, kind, cat, mask, sensor in (
                 ("plate", -20, ct.pb.BODY_KIND_STATIC, 4, 0x0F, True),
                 ("ghost", 0, ct.pb.BODY_KIND_MOVING, 1, 0xFFFFFFFE, False),
-                ("plain", 20, ct.pb.BODY_KIND_MOVING, 0, 0, False)):
+                ("plain", 20, ct.pb.BODY_KIND_MOVING, 0, 0, False),
+                # a sensor at the default category and mask: the sensor flag alone sends bit 6
+                ("pad", 40, ct.pb.BODY_KIND_STATIC, 0, 0, True)):
             m = ct.msg_spawn(admin.rid(), ct.box(1, 1), x, 30, kind)
             m.spawn.category, m.spawn.mask, m.spawn.sensor = cat, mask, sensor
             admin.send(m)
@@ -220,15 +222,15 @@ def test_filters_ride_bit_6_only_off_the_defaults():
         fw = Watcher(d)
         qw = Watcher(d, quantized=True)
         floats = {}
-        while len(floats) < 3:
+        while len(floats) < 4:
             sm = fw.c.recv_until(lambda m: kind_of(m) == "snapshot", what="a float snapshot")
             for b in sm.snapshot.bodies:
                 floats[b.id] = (b.category or 1, b.mask or 0xFFFFFFFF, b.sensor)
-        while len(qw.decoder.bodies) < 3:
+        while len(qw.decoder.bodies) < 4:
             sm = qw.c.recv_until(lambda m: kind_of(m) == "snapshot", what="a quantized snapshot")
             qw.decoder.apply(sm.snapshot)
         want = {"plate": (4, 0x0F, True), "ghost": (1, 0xFFFFFFFE, False),
-                "plain": (1, 0xFFFFFFFF, False)}
+                "plain": (1, 0xFFFFFFFF, False), "pad": (1, 0xFFFFFFFF, True)}
         for name, bid in spawned.items():
             b = qw.decoder.bodies[bid]
             check(floats[bid] == want[name], "float %s: %s" % (name, floats[bid]))

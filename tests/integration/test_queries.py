@@ -205,6 +205,47 @@ def overlap_and_shape_cast():
     d.stop_and_check()
 
 
+def box_boundary_distance(px, py, cx, cy, hx, hy, angle):
+    """Distance from (px, py) to the boundary of a box of half extents (hx, hy) at (cx, cy)
+    turned by angle (in double, not the daemon's code)."""
+    c, s = math.cos(angle), math.sin(angle)
+    dx, dy = px - cx, py - cy
+    lx, ly = abs(c * dx + s * dy), abs(-s * dx + c * dy)  # in the box's own frame, folded
+    ox, oy = max(lx - hx, 0.0), max(ly - hy, 0.0)
+    if ox > 0 or oy > 0:
+        return math.hypot(ox, oy)
+    return min(hx - lx, hy - ly)
+
+
+@test
+def shape_cast_point_where_turned_shapes_touch():
+    """Issue 28: a turned box cast against a turned static box; the hit point lies on both
+    boxes' boundaries at the reported fraction (PROTOCOL.md: where the cast shape meets the body).
+    The case an independent client found: the point was on the static but 0.35 off the cast box."""
+    d, admin = ct.daemon_with_admin(world=walls_world())
+    st = (-16.817991, -45.515923, 1.6429033, 1.9338201, 2.2705162)  # x, y, hx, hy, angle
+    rid = admin.rid()
+    admin.send(ct.msg_spawn(rid, ct.box(st[2], st[3]), st[0], st[1], kind=ct.pb.BODY_KIND_STATIC,
+                            angle=st[4]))
+    sm = admin.reply(rid)
+    check(kind_of(sm) == "spawned", "spawn: %s" % describe(sm))
+    cast = (-27.232939, -37.028381, 0.89153403, 1.0569558, -0.44491172)
+    tx, ty = 31.838181, -30.892485
+    r = ask(admin, msg_cast(admin.rid(), ct.box(cast[2], cast[3]), cast[0], cast[1], tx, ty,
+                            angle=cast[4]))
+    check(len(r.hits) == 1 and r.hits[0].body_id == sm.spawned.body_id, "the static: %s" % r)
+    h = r.hits[0]
+    check(near(h.fraction, 0.23473759, 1e-5), "fraction as the oracle says: %s" % h)
+    on_static = box_boundary_distance(h.point.x, h.point.y, *st)
+    on_cast = box_boundary_distance(h.point.x, h.point.y, cast[0] + h.fraction * tx,
+                                    cast[1] + h.fraction * ty, *cast[2:])
+    check(on_static <= 1e-3 and on_cast <= 1e-3,
+          "point on the static (%g off) and on the cast box (%g off): %s"
+          % (on_static, on_cast, h))
+    admin.close()
+    d.stop_and_check()
+
+
 @test
 def filters_on_spawned_category_and_sensor():
     d, admin = ct.daemon_with_admin(world=walls_world())

@@ -656,17 +656,22 @@ static void test_filters_ride_new_records(void) {
     CHECK(connect_client(f, 2, NULL, 0, true, &pq, &vq) == 60);
     whole_world(f, 2);
     const quant_filter sensor = {4, 0x0f, true}, masked = {1, 0xfffffffeu, false};
-    uint32_t id[3] = {spawn_filtered(f, ADMIN, STATIC, 0, -50, 50, &sensor),
+    /* a sensor at the default category and mask: its sensor flag alone sends bit 6 (issue 28's
+     * audit: without that term it reached quantized clients as a solid body) */
+    const quant_filter plain_sensor = {QUANT_DEFAULT_CATEGORY, QUANT_DEFAULT_MASK, true};
+    uint32_t id[4] = {spawn_filtered(f, ADMIN, STATIC, 0, -50, 50, &sensor),
                       spawn_filtered(f, ADMIN, STATIC, 1, 0, 50, &masked),
-                      spawn_shape(f, ADMIN, STATIC, 2, 50, 50)};
-    CHECK(id[0] && id[1] && id[2]);
+                      spawn_shape(f, ADMIN, STATIC, 2, 50, 50),
+                      spawn_filtered(f, ADMIN, STATIC, 0, 100, 50, &plain_sensor)};
+    CHECK(id[0] && id[1] && id[2] && id[3]);
     f->srv->now_us += 16667;
     net_server_tick(f->srv, 1);
     qwatch_take(&q, &f->c[2]);
-    CHECK(q.ok && q.snapshots == 1 && q.nshapes == 3);
+    CHECK(q.ok && q.snapshots == 1 && q.nshapes == 4);
     for (size_t k = 0; k < q.nshapes; k++) {
         const quant_filter *want = q.shape_id[k] == id[0]   ? &sensor
                                    : q.shape_id[k] == id[1] ? &masked
+                                   : q.shape_id[k] == id[3] ? &plain_sensor
                                                             : NULL;
         if (want) {
             CHECK_MSG((q.flags[k] & QUANT_FILTER) && q.filter[k].category == want->category &&

@@ -31,8 +31,22 @@ static uint32_t rng_next(void) {
 static double rng_unit(void) { return (double)(rng_next() >> 8) / 16777216.0; }
 static float rng_range(double lo, double hi) { return (float)(lo + (hi - lo) * rng_unit()); }
 
-/* A random shape of the given kind (1 box, 2 polygon, 3 circle). */
+/* When set, random_shape turns every box and polygon by a random angle (issue 28: the turned
+ * shapes whose cast points were off the cast shape). */
+static bool turn_shapes;
+
+static geom_shape random_shape_unturned(int kind);
+
+/* A random shape of the given kind (1 box, 2 polygon, 3 circle), turned when turn_shapes says. */
 static geom_shape random_shape(int kind) {
+    geom_shape s = random_shape_unturned(kind);
+    if (!turn_shapes || kind == GEOM_SHAPE_CIRCLE) return s;
+    geom_shape turned;
+    if (geom_shape_rotate(&s, rng_range(-3.14159265, 3.14159265), &turned) != GEOM_OK) abort();
+    return turned;
+}
+
+static geom_shape random_shape_unturned(int kind) {
     geom_shape s;
     if (kind == GEOM_SHAPE_BOX) {
         if (geom_make_box(v2(rng_range(0.2, 2.0), rng_range(0.2, 2.0)), &s)) abort();
@@ -256,7 +270,8 @@ typedef struct truth {
     int kind; /* the body's shape kind */
 } truth;
 
-static int compared[4][4]; /* [query shape kind][body shape kind]: definite hits checked */
+static int compared[4][4];      /* [query shape kind][body shape kind]: definite hits checked */
+static int cast_points_checked; /* cast hits whose point was checked on both boundaries */
 
 static world_status run_case(const world *w, const query_case *q, world_hit *out,
                              world_query_result *res) {
@@ -331,6 +346,23 @@ static void check_answer(const query_case *q, const world_hit *hits, size_t coun
             double sd = point_sdist(&t->body, h->point.x, h->point.y);
             CHECK_MSG(fabs(sd) <= 2e-3, "%s case %d: body %u point %g off its surface", label,
                       case_no, h->id, sd);
+        }
+        if (q->kind == Q_CAST && !at_start) {
+            /* the point is where the cast shape meets the body: on the cast shape's boundary
+             * placed at the reported fraction (PROTOCOL.md, "Queries"), and the normal points
+             * out of the body there (a step along it leaves the body by that step) */
+            wo_body at = wo_make_at(&q->shape, q->p.x + (double)h->fraction * q->d.x,
+                                    q->p.y + (double)h->fraction * q->d.y);
+            double sa = point_sdist(&at, h->point.x, h->point.y);
+            CHECK_MSG(fabs(sa) <= 1e-3,
+                      "%s case %d: body %u point (%.6f, %.6f) %g off the cast shape at %.7f", label,
+                      case_no, h->id, (double)h->point.x, (double)h->point.y, sa,
+                      (double)h->fraction);
+            double out = point_sdist(&t->body, h->point.x + 0.01 * h->normal.x,
+                                     h->point.y + 0.01 * h->normal.y);
+            CHECK_MSG(out >= 0.009, "%s case %d: body %u normal (%g, %g) not out of it (%g)", label,
+                      case_no, h->id, (double)h->normal.x, (double)h->normal.y, out);
+            cast_points_checked++;
         }
         if (q->kind == Q_RAY || (q->kind == Q_CAST && !at_start)) {
             /* the normal faces the motion */
@@ -497,14 +529,28 @@ static void queries_present(qkind kind, uint32_t seed, int scenes, int cases) {
     fputc('\n', stderr);
     /* every shape pair was met by definite hits */
     for (int a = kind == Q_RAY ? 0 : 1; a <= (kind == Q_RAY ? 0 : 3); a++)
-        for (int b = 1; b <= 3; b++)
+        for (int b = 1; b <= 3; b++) {
+            /* turned boxes are 4-gons (geom_shape_rotate): counted as polygons */
+            if (turn_shapes && (a == GEOM_SHAPE_BOX || b == GEOM_SHAPE_BOX)) continue;
             CHECK_MSG(compared[a][b] >= 20, "query shape %d against body shape %d: %d hits", a, b,
                       compared[a][b]);
+        }
 }
 
 static void test_ray_casts(void) { queries_present(Q_RAY, 0x1234567u, 40, 100); }
 static void test_overlaps(void) { queries_present(Q_OVERLAP, 0x2345678u, 40, 100); }
 static void test_shape_casts(void) { queries_present(Q_CAST, 0x3456789u, 40, 100); }
+
+/* Issue 28: scenes of turned boxes, turned polygons and circles, cast at by turned shapes of every
+ * kind, first hit and all; every hit's point on both boundaries (check_answer). */
+static void test_shape_casts_turned(void) {
+    turn_shapes = true;
+    cast_points_checked = 0;
+    queries_present(Q_CAST, 0x28282828u, 40, 100);
+    turn_shapes = false;
+    fprintf(stderr, "  %d cast points checked\n", cast_points_checked);
+    CHECK_MSG(cast_points_checked >= 2000, "%d cast points checked", cast_points_checked);
+}
 
 /* The truncation rules, exactly: the capped answer is the first `max` of the uncapped one (casts
  * by fraction then id, overlaps by id), truncated only when more existed. */
@@ -682,7 +728,7 @@ static void history_scenes(uint32_t seed, bool one_shape, bool turning) {
         /* (mixed shapes) one mover wider than a history cell: kept in the frames' tail */
         scene_body *big = &sc.bodies[sc.count];
         big->kind = WORLD_BODY_MOVING;
-        big->shape = random_shape(GEOM_SHAPE_BOX);
+        big->shape = random_shape_unturned(GEOM_SHAPE_BOX);
         big->shape.u.half_extents = v2(5.0f, 4.0f);
         big->filter = (world_filter){WORLD_DEFAULT_CATEGORY, WORLD_DEFAULT_MASK, false};
         if (!one_shape) {
@@ -798,6 +844,15 @@ static void history_scenes(uint32_t seed, bool one_shape, bool turning) {
 
 static void test_history(void) { history_scenes(0xabcdefu, false, false); }
 static void test_history_one_shape(void) { history_scenes(0xbcdef1u, true, false); }
+/* Issue 28 at past ticks: turned statics, turning movers, turned query shapes. */
+static void test_history_turned_casts(void) {
+    turn_shapes = true;
+    cast_points_checked = 0;
+    history_scenes(0x28a7c1u, false, true);
+    turn_shapes = false;
+    fprintf(stderr, "  %d cast points checked\n", cast_points_checked);
+    CHECK_MSG(cast_points_checked >= 300, "%d cast points checked", cast_points_checked);
+}
 static void test_history_turning(void) { history_scenes(0xcdef12u, false, true); }
 
 /* A world over the scene's bounds for max_bodies bodies, keeping history_ticks of history; NULL
@@ -943,7 +998,9 @@ static void test_history_growth(void) {
     world_destroy(w);
 }
 
-TEST_MAIN(TEST(test_ray_casts), TEST(test_overlaps), TEST(test_shape_casts), TEST(test_truncation),
-          TEST(test_filters), TEST(test_query_errors), TEST(test_history),
-          TEST(test_history_one_shape), TEST(test_history_turning), TEST(test_history_turning_bar),
-          TEST(test_history_turning_growth), TEST(test_history_growth))
+TEST_MAIN(TEST(test_ray_casts), TEST(test_overlaps), TEST(test_shape_casts),
+          TEST(test_shape_casts_turned), TEST(test_truncation), TEST(test_filters),
+          TEST(test_query_errors), TEST(test_history), TEST(test_history_one_shape),
+          TEST(test_history_turning), TEST(test_history_turning_bar),
+          TEST(test_history_turning_growth), TEST(test_history_growth),
+          TEST(test_history_turned_casts))

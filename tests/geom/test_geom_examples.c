@@ -466,6 +466,11 @@ static void test_touch_point(void) {
     vec2 p = geom_touch_point(&a, v2(0, 0), &b, v2(2, 0.5f), v2(1, 0));
     CHECK_NEAR(p.x, 1.0f, 1e-6);
     CHECK_NEAR(p.y, 0.25f, 1e-6);
+    /* a small box resting on a wide one: the whole bottom face touches, its middle is the point */
+    geom_shape wide = box(5, 1);
+    p = geom_touch_point(&a, v2(0.5f, 2), &wide, v2(0, 0), v2(0, -1));
+    CHECK_NEAR(p.x, 0.5f, 1e-6);
+    CHECK_NEAR(p.y, 1.0f, 1e-6);
     /* a corner of A (turned an eighth) on B's left face: the corner, not A's centre's height */
     CHECK(geom_shape_rotate(&a, 0.7853982f, &turned) == GEOM_OK);
     float reach = sqrtf(2.0f);

@@ -1,5 +1,5 @@
 /* libFuzzer target over frame decoding and message dispatch: arbitrary bytes go through
- * net_session_feed exactly as they would from a socket, with ticks, clock jumps and reconnects
+ * net_client_feed exactly as they would from a socket, with ticks, clock jumps and reconnects
  * interleaved, against a small real world. No sockets, no libuv.
  *
  * Input layout (so the fuzzer can reach deep states without first inventing a Hello):
@@ -8,24 +8,23 @@
  *           bit4: client B is on a front (a world-less server placing Hellos in rooms through the
  *           real room directory), as the daemon's front loop is; bit5: the Hellos ask for
  *           quantized snapshots; bit6: ... at 20 Hz; bit7: client A is a WebSocket client
- *           (net_ws_feed, its upgrade done first): the bytes fed to it are RFC 6455 frames, read
- *           by wslay and reassembled.
- * The world's server answers CreateRoom/CloseRoom/ListRooms through the daemon's own admin calls
- * (net_host.c) on a real directory, without worker threads.
- *   then records [ctl][payload]: ctl & 3 = 0 feed A, 1 feed B (payload of (ctl >> 2) + 1 bytes),
- *   2 run (ctl >> 2) % 4 world steps and snapshots, 3 reconnect B (ctl >> 2 == 0) or advance the
- *   clock by (ctl >> 2) * 100 ms.
- * Checked on every step: each frame the server wrote unpacks as a ServerMessage and fits the max
- * frame; every __unpack was freed (a counting allocator); ASan/UBSan/LSan do the rest. A client
- * with quantized snapshots (bit5, or a Hello of its own) has every snapshot decoded by the C
- * client's decoder (client/qsnap.c), which must accept it and end up holding exactly what the
- * server believes it sent (the client's qknown). */
+ *           (net_client_feed, its upgrade done first): the bytes fed to it are RFC 6455 frames,
+ * read by wslay and reassembled. The world's server answers CreateRoom/CloseRoom/ListRooms through
+ * the daemon's own admin calls (net_host.c) on a real directory, without worker threads. then
+ * records [ctl][payload]: ctl & 3 = 0 feed A, 1 feed B (payload of (ctl >> 2) + 1 bytes), 2 run
+ * (ctl >> 2) % 4 world steps and snapshots, 3 reconnect B (ctl >> 2 == 0) or advance the clock by
+ * (ctl >> 2) * 100 ms. Checked on every step: each frame the server wrote unpacks as a
+ * ServerMessage and fits the max frame; every __unpack was freed (a counting allocator);
+ * ASan/UBSan/LSan do the rest. A client with quantized snapshots (bit5, or a Hello of its own) has
+ * every snapshot decoded by the C client's decoder (client/qsnap.c), which must accept it and end
+ * up holding exactly what the server believes it sent (the client's qknown). */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "net_host.h"
 #include "net_log.h"
 #include "net_test_util.h"
+#include "net_tick.h"
 #include "net_ws.h"
 #include "qsnap.h"
 
@@ -173,11 +172,10 @@ static bool ws_upgraded, ws_closed; /* client A's WebSocket output so far */
 
 /* Feeds c as its transport reads: WebSocket frames or length-prefixed ones. */
 static void feed(net_server *srv, net_client *c, const uint8_t *data, size_t n) {
-    if (c->ws)
-        net_ws_feed(srv, c, data, n);
-    else
-        net_session_feed(srv, c, data, n);
+    net_client_feed(srv, c, data, n);
 }
+
+static bool is_ws(const net_client *c) { return c->transport == &net_ws_transport; }
 
 /* Opens c (a WebSocket client with its upgrade done when ws), with a Hello when say_hello (its
  * snapshot options from the flags), and a fresh decoder q for it. */
@@ -186,11 +184,11 @@ static void open_client(net_server *srv, net_client *c, cc_qsnap *q, const char 
     memset(c, 0, sizeof *c);
     cc_qsnap_free(q);
     cc_qsnap_init(q, srv->cfg.position_quantum, srv->cfg.velocity_quantum);
-    if (ws && !(c->ws = net_ws_create(false))) abort();
+    if (ws) c->transport = &net_ws_transport;
     if (!net_client_open(srv, c, addr)) abort();
     if (ws) {
         ws_upgraded = ws_closed = false;
-        net_ws_feed(srv, c, (const uint8_t *)ws_upgrade, sizeof ws_upgrade - 1);
+        net_client_feed(srv, c, (const uint8_t *)ws_upgrade, sizeof ws_upgrade - 1);
     }
     if (say_hello) {
         uint8_t buf[128];
@@ -201,7 +199,7 @@ static void open_client(net_server *srv, net_client *c, cc_qsnap *q, const char 
 }
 
 static void drain(net_server *srv, net_client *c, cc_qsnap *q) {
-    if (c->ws)
+    if (is_ws(c))
         drain_ws_output(srv, c, q, &ws_upgraded, &ws_closed);
     else
         drain_output(srv, c, q);
@@ -229,7 +227,7 @@ static void place(net_server *srv, net_client *c, const net_hello_ticket *t, voi
 static void settle(net_server *srv, net_client *c, cc_qsnap *q, bool say_hello, uint8_t flags) {
     drain(srv, c, q);
     if (c->kill || c->handed_off || c->state == NET_CLIENT_CLOSING) {
-        bool ws = c->ws != NULL;
+        bool ws = is_ws(c);
         net_client_release(srv, c);
         open_client(srv, c, q, "fuzz", ws, say_hello, NULL, flags);
         drain(srv, c, q);
@@ -303,8 +301,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         } else if (op == 2) {
             srv->now_us += 16667;
             front->now_us += 16667;
-            net_server_tick(srv, arg % 4u);
-            net_server_tick(front, 0);
+            net_tick_run(srv, arg % 4u);
+            net_tick_run(front, 0);
         } else if (arg == 0) {
             b.kill = true;
         } else {

@@ -1,7 +1,7 @@
 /* bench_net: the daemon's tick with N simulated clients, in process and without sockets (load L1
  * of PERFORMANCE.md minus the kernel): each client owns one moving box in the default arena and
  * sends a random-walk MoveIntent 30 times a second through the real decode path
- * (net_session_feed); each 60 Hz tick steps the world and builds every client's Snapshot. The
+ * (net_client_feed); each 60 Hz tick steps the world and builds every client's Snapshot. The
  * output buffers are emptied as if written. One JSON line per run.
  *
  * Usage: bench_net [--quantized] [--rate HZ] [clients (default 1000)] [timed_ticks (default 600)]
@@ -89,17 +89,17 @@ static int bench_spectators(int argc, char **argv) {
     for (int i = 0; i < nclients; i++) {
         net_client *c = &clients[i];
         net_client_open(srv, c, "bench");
-        net_session_feed(srv, c, buf, tu_hello(0, 1, NULL, buf, sizeof buf));
+        net_client_feed(srv, c, buf, tu_hello(0, 1, NULL, buf, sizeof buf));
         if (i >= SPECTATOR_PLAYERS) {
-            net_session_feed(srv, c, buf, tu_set_view(0, 0, 0, 500, 500, buf, sizeof buf));
+            net_client_feed(srv, c, buf, tu_set_view(0, 0, 0, 500, 500, buf, sizeof buf));
         } else {
             /* Between the statics' rows: spawns do not overlap them. */
             float x = -495.0f + bench_rng_unit(&rng) * 990.0f;
             float y =
                 -495.0f + pitch * (float)(1 + (int)(bench_rng_unit(&rng) * (float)(side - 1)));
-            net_session_feed(srv, c, buf,
-                             tu_spawn_box(0, COLLIDE__V1__BODY_KIND__BODY_KIND_MOVING, x, y,
-                                          0.1f * pitch, 0.1f * pitch, buf, sizeof buf));
+            net_client_feed(srv, c, buf,
+                            tu_spawn_box(0, COLLIDE__V1__BODY_KIND__BODY_KIND_MOVING, x, y,
+                                         0.1f * pitch, 0.1f * pitch, buf, sizeof buf));
         }
         tu_msgs replies;
         tu_take(c, &replies);
@@ -120,7 +120,7 @@ static int bench_spectators(int argc, char **argv) {
             for (int i = 0; i < SPECTATOR_PLAYERS; i++) {
                 if (!body[i]) continue;
                 float a = bench_rng_unit(&rng) * 6.2831853f;
-                net_session_feed(
+                net_client_feed(
                     srv, &clients[i], buf,
                     tu_move(0, body[i], seq, 20.0f * cosf(a), 20.0f * sinf(a), buf, sizeof buf));
             }

@@ -1,5 +1,5 @@
 /* bench_parse: the daemon's read path per frame (issue 12 finding 1, "parse-cost amplification"):
- * frames of each kind are fed to a welcomed client of a real net_server through net_session_feed,
+ * frames of each kind are fed to a welcomed client of a real net_server through net_client_feed,
  * in process and without sockets, the replies dropped as if written. For each kind: ns per frame
  * and ns per KB of frame, the median of RUNS runs, and how the server answered.
  *
@@ -108,8 +108,8 @@ int main(int argc, char **argv) {
     static net_client c;
     net_client_open(srv, &c, "bench");
     uint8_t buf[256];
-    net_session_feed(srv, &c, buf, tu_hello(1, 1, NULL, buf, sizeof buf));
-    net_session_feed(
+    net_client_feed(srv, &c, buf, tu_hello(1, 1, NULL, buf, sizeof buf));
+    net_client_feed(
         srv, &c, buf,
         tu_spawn_box(2, COLLIDE__V1__BODY_KIND__BODY_KIND_MOVING, 0, 0, 1, 1, buf, sizeof buf));
     uint32_t body = 0;
@@ -210,7 +210,7 @@ int main(int argc, char **argv) {
         const frame_buf *f = &kinds[k].frame;
         if (only && !strstr(kinds[k].name, only)) continue;
         /* how it is answered: one frame, its reply */
-        net_session_feed(srv, &c, f->data, f->len);
+        net_client_feed(srv, &c, f->data, f->len);
         char answer[96] = "no reply";
         tu_msgs m;
         tu_take(&c, &m);
@@ -224,7 +224,7 @@ int main(int argc, char **argv) {
         for (int r = 0; r < runs; r++) {
             double t0 = now_ns();
             for (int i = 0; i < per_run; i++) {
-                net_session_feed(srv, &c, f->data, f->len);
+                net_client_feed(srv, &c, f->data, f->len);
                 c.out.len = 0; /* replies dropped as if written */
             }
             ns[r] = (now_ns() - t0) / per_run;

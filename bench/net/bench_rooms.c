@@ -1,7 +1,7 @@
 /* bench_rooms: rooms across worker threads, in process and without sockets (PERFORMANCE.md
  * "rooms: 8 rooms x 500 players, --threads 2 vs --threads 1"). Each room is bench_net's L1 scene
  * (bench_scene.h): its own world loaded from the default arena, its own net_server and P clients
- * random-walking one box each, intents at 30 Hz through net_session_feed, every tick a world_step
+ * random-walking one box each, intents at 30 Hz through net_client_feed, every tick a world_step
  * and every client's Snapshot, output buffers emptied as if written. Rooms go round-robin to T
  * threads; a thread builds its rooms, ticks only them and destroys them, as the daemon's workers
  * do (docs/rooms-design.md): no room is touched by two threads, and each room's random stream is

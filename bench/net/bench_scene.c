@@ -74,14 +74,14 @@ bool bench_scene_init_ex(bench_scene *s, int nclients, float view_radius, uint32
         net_client *c = &s->clients[i];
         net_client_open(s->srv, c, "bench");
         s->nclients = i + 1; /* the clients bench_scene_destroy releases */
-        net_session_feed(s->srv, c, s->buf,
-                         hello_ex(snapshot_rate_hz, quantized, s->buf, sizeof s->buf));
+        net_client_feed(s->srv, c, s->buf,
+                        hello_ex(snapshot_rate_hz, quantized, s->buf, sizeof s->buf));
         /* x before y: the random stream fixes the layout. */
         float x = b.min.x + 5.0f + bench_rng_unit(&s->rng) * (b.max.x - b.min.x - 10.0f);
         float y = b.min.y + 5.0f + bench_rng_unit(&s->rng) * (b.max.y - b.min.y - 10.0f);
-        net_session_feed(s->srv, c, s->buf,
-                         tu_spawn_box(0, COLLIDE__V1__BODY_KIND__BODY_KIND_MOVING, x, y, 0.5f, 0.5f,
-                                      s->buf, sizeof s->buf));
+        net_client_feed(s->srv, c, s->buf,
+                        tu_spawn_box(0, COLLIDE__V1__BODY_KIND__BODY_KIND_MOVING, x, y, 0.5f, 0.5f,
+                                     s->buf, sizeof s->buf));
         /* The replies are Welcome then Spawned: read the id back from our own output. */
         tu_msgs replies;
         tu_take(c, &replies);
@@ -99,9 +99,9 @@ void bench_scene_intents(bench_scene *s, int t) {
     s->seq++;
     for (int i = 0; i < s->nclients; i++) {
         float a = bench_rng_unit(&s->rng) * 6.2831853f;
-        net_session_feed(s->srv, &s->clients[i], s->buf,
-                         tu_move(s->seq, s->body[i], s->seq, 20.0f * cosf(a), 20.0f * sinf(a),
-                                 s->buf, sizeof s->buf));
+        net_client_feed(s->srv, &s->clients[i], s->buf,
+                        tu_move(s->seq, s->body[i], s->seq, 20.0f * cosf(a), 20.0f * sinf(a),
+                                s->buf, sizeof s->buf));
     }
 }
 

@@ -1,7 +1,7 @@
 /* The L1 scene of bench_net, shared with bench_rooms: one world loaded from the default arena,
  * its net_server and N in-process clients (no sockets), each owning one moving 1 x 1 box at a
  * random place and sending a random-walk MoveIntent 30 times a second through the real decode
- * path (net_session_feed). A scene owns everything it touches, its random stream included, so
+ * path (net_client_feed). A scene owns everything it touches, its random stream included, so
  * scenes on different threads share nothing. */
 #ifndef COLLIDE_BENCH_SCENE_H
 #define COLLIDE_BENCH_SCENE_H

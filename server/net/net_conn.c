@@ -7,8 +7,6 @@
 #include <time.h>
 
 #include "net_log.h"
-#include "net_session.h"
-#include "net_ws.h"
 
 #define NET_OUT_KEEP_CAP                                                                           \
     (16u * 1024u) /* empty output buffers above this are released: a burst must not pin memory on  \
@@ -141,10 +139,7 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
     if (nread == 0) return;
     net_conn_set_clock(conn->srv);
     net_client *c = &conn->client;
-    if (c->ws)
-        net_ws_feed(conn->srv, c, (const uint8_t *)buf->base, (size_t)nread);
-    else
-        net_session_feed(conn->srv, c, (const uint8_t *)buf->base, (size_t)nread);
+    net_client_feed(conn->srv, c, (const uint8_t *)buf->base, (size_t)nread);
     if (!net_client_accepts_input(c)) uv_read_stop(s); /* nothing more is read */
 }
 
@@ -178,11 +173,11 @@ static void flush_client(net_client *c) {
         return;
     }
     if (io == NET_IO_CLOSE) {
-        /* A WebSocket that was sent its close frame (or an HTTP refusal) lingers: a close with
-         * unread input would reset the connection, and a reset can destroy the close frame
-         * before the peer reads it. The FIN says we are done; the peer's EOF (or the CLOSING
-         * timeout, a kill) ends it. */
-        if (net_ws_linger(c)) {
+        /* A transport that sent a goodbye of its own (a WebSocket's close frame, an HTTP
+         * refusal) lingers: a close with unread input would reset the connection, and a reset
+         * can destroy it before the peer reads it. The FIN says we are done; the peer's EOF (or
+         * the CLOSING timeout, a kill) ends it. */
+        if (c->transport->linger(c)) {
             if (!conn->lingering) conn_linger(conn);
             return;
         }
@@ -226,40 +221,28 @@ bool net_conn_flush(net_server *srv) {
     return flushed;
 }
 
-static void conn_accept(net_conn_host *host, net_server *srv, uv_stream_t *listener, bool ws);
-
 /* Registers an open socket with its server under its peer's address; false when the server would
  * not (out of memory): the connection is then closing and frees itself. adopted: handed over by
- * the front, which counted it already. ws: it speaks WebSocket (net_ws.h), its handshake still
- * to come when accepted here, done on the front when adopted. */
-static bool conn_register(net_conn *conn, bool adopted, bool ws) {
+ * the front, which counted it already (and did its transport's handshake, if any). */
+static bool conn_register(net_conn *conn, bool adopted, const net_transport *t) {
     struct sockaddr_storage ss;
     int len = sizeof ss;
     char addr[64] = "-";
     if (uv_tcp_getpeername(&conn->tcp, (struct sockaddr *)&ss, &len) == 0)
         addr_str(&ss, addr, sizeof addr);
     net_conn_set_clock(conn->srv);
-    bool ok = !ws || (conn->client.ws = net_ws_create(adopted)) != NULL;
-    ok = ok && (adopted ? net_client_open_adopted(conn->srv, &conn->client, addr)
-                        : net_client_open(conn->srv, &conn->client, addr));
+    conn->client.transport = t;
+    bool ok = adopted ? net_client_open_adopted(conn->srv, &conn->client, addr)
+                      : net_client_open(conn->srv, &conn->client, addr);
     if (!ok) {
-        net_ws_free(conn->client.ws); /* not registered: the release would not free it */
-        conn->client.ws = NULL;
         conn->closing = true;
         uv_close((uv_handle_t *)&conn->tcp, on_conn_closed);
     }
     return ok;
 }
 
-void net_conn_accept(net_conn_host *host, net_server *srv, uv_stream_t *listener) {
-    conn_accept(host, srv, listener, false);
-}
-
-void net_conn_accept_ws(net_conn_host *host, net_server *srv, uv_stream_t *listener) {
-    conn_accept(host, srv, listener, true);
-}
-
-static void conn_accept(net_conn_host *host, net_server *srv, uv_stream_t *listener, bool ws) {
+void net_conn_accept(net_conn_host *host, net_server *srv, uv_stream_t *listener,
+                     const net_transport *t) {
     net_conn *conn = calloc(1, sizeof *conn);
     if (!conn) {
         net_log(NET_LOG_ERROR, "accept_error", 0, NULL, "out of memory");
@@ -278,14 +261,15 @@ static void conn_accept(net_conn_host *host, net_server *srv, uv_stream_t *liste
     uv_tcp_nodelay(&conn->tcp, 1);
     int sndbuf = NET_SNDBUF_BYTES;
     uv_send_buffer_size((uv_handle_t *)&conn->tcp, &sndbuf);
-    if (!conn_register(conn, false, ws)) return;
+    if (!conn_register(conn, false, t)) return;
     uv_read_start((uv_stream_t *)&conn->tcp, on_alloc, on_read);
 }
 
 /* A socket handed over by descriptor (taken over: closed on failure), registered with srv as a
  * connection already counted by the front. NULL when it could not be (the connection is then
  * closing and frees itself). */
-static net_conn *conn_open_fd(net_conn_host *host, net_server *srv, int fd, bool ws) {
+static net_conn *conn_open_fd(net_conn_host *host, net_server *srv, int fd,
+                              const net_transport *t) {
     net_conn *conn = calloc(1, sizeof *conn);
     if (!conn) {
         close(fd);
@@ -298,35 +282,32 @@ static net_conn *conn_open_fd(net_conn_host *host, net_server *srv, int fd, bool
     host->conn_count++;
     /* The socket options (TCP_NODELAY, the send buffer cap) were set at accept, on the front:
      * they belong to the socket, not to the descriptor, and come along. */
-    if (uv_tcp_open(&conn->tcp, (uv_os_sock_t)fd) != 0) {
+    if (!t || uv_tcp_open(&conn->tcp, (uv_os_sock_t)fd) != 0) {
         close(fd);
         conn->closing = true;
         uv_close((uv_handle_t *)&conn->tcp, on_conn_closed);
         return NULL;
     }
-    return conn_register(conn, true, ws) ? conn : NULL;
+    return conn_register(conn, true, t) ? conn : NULL;
 }
 
 bool net_conn_adopt(net_conn_host *host, net_server *srv, int fd, const net_hello_ticket *t,
                     const uint8_t *leftover, size_t leftover_len) {
-    net_conn *conn = conn_open_fd(host, srv, fd, t->ws);
+    net_conn *conn = conn_open_fd(host, srv, fd, net_transport_at(t->transport));
     if (!conn) return false;
     conn->client.all_events = t->admin && t->all_events;
     conn->client.snapshot_rate_hz = t->snapshot_rate_hz;
     conn->client.quantized = t->quantized;
     net_server_welcome(srv, &conn->client, t->request_id, t->admin, t->name, t->room);
-    if (leftover_len && t->ws)
-        net_ws_feed(srv, &conn->client, leftover, leftover_len);
-    else if (leftover_len)
-        net_session_feed(srv, &conn->client, leftover, leftover_len);
+    if (leftover_len) net_client_feed(srv, &conn->client, leftover, leftover_len);
     if (net_client_accepts_input(&conn->client))
         uv_read_start((uv_stream_t *)&conn->tcp, on_alloc, on_read);
     return true;
 }
 
 void net_conn_refuse(net_conn_host *host, net_server *srv, int fd, uint32_t request_id, int status,
-                     bool ws) {
-    net_conn *conn = conn_open_fd(host, srv, fd, ws);
+                     uint32_t transport) {
+    net_conn *conn = conn_open_fd(host, srv, fd, net_transport_at(transport));
     if (!conn) return;
     net_server_refuse_room(srv, &conn->client, request_id, status);
     /* Reads go on so that a peer's reset is seen; what it sends is ignored (CLOSING). */

@@ -35,17 +35,17 @@ typedef struct net_conn_host {
 } net_conn_host;
 
 /* Accepts one pending connection from `listener` (its connection callback had status 0) as a
- * client of `srv`: TCP_NODELAY, a capped send buffer, reads started. A connection the server
- * does not register is closed at once (and counted until its close callback, as any other). */
-void net_conn_accept(net_conn_host *host, net_server *srv, uv_stream_t *listener);
-/* The same on the WebSocket port: the connection speaks WebSocket (net_ws.h), its handshake
- * first; it keeps that framing for its whole life, in a room's thread too. */
-void net_conn_accept_ws(net_conn_host *host, net_server *srv, uv_stream_t *listener);
+ * client of `srv` speaking transport t (net_transport.h; the listener's): TCP_NODELAY, a capped
+ * send buffer, reads started. It keeps that transport for its whole life, in a room's thread too.
+ * A connection the server does not register is closed at once (and counted until its close
+ * callback, as any other). */
+void net_conn_accept(net_conn_host *host, net_server *srv, uv_stream_t *listener,
+                     const net_transport *t);
 
 /* The worker's side of a hand-off (docs/rooms-design.md): opens the socket fd (taken over) on
  * host's loop as a client of the room server srv, welcomes it (request_id, admin, name, room:
- * the front's ticket; its transport, t->ws) and feeds it the bytes that followed its Hello, as if
- * just read. False when it could not (the fd is closed then). */
+ * the front's ticket; its transport, t->transport) and feeds it the bytes that followed its Hello,
+ * as if just read. False when it could not (the fd is closed then). */
 bool net_conn_adopt(net_conn_host *host, net_server *srv, int fd, const net_hello_ticket *t,
                     const uint8_t *leftover, size_t leftover_len);
 
@@ -53,7 +53,7 @@ bool net_conn_adopt(net_conn_host *host, net_server *srv, int fd, const net_hell
  * host's loop as a client of srv (a world-less server of the worker's) only to send it the fatal
  * Error of net_server_refuse_room(status) and close. */
 void net_conn_refuse(net_conn_host *host, net_server *srv, int fd, uint32_t request_id, int status,
-                     bool ws);
+                     uint32_t transport);
 
 /* Writes every client on srv's dirty list, or closes those the server decided to close. An
  * owner with several servers on a loop calls it for each, before the loop sleeps. True when

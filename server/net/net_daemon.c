@@ -94,7 +94,7 @@ static void on_connection(uv_stream_t *server, int status) {
         net_log(NET_LOG_WARN, "accept_error", 0, NULL, "%s", uv_strerror(status));
         return;
     }
-    net_conn_accept(&d->conns, d->srv, server);
+    net_conn_accept(&d->conns, d->srv, server, &net_tcp_transport);
 }
 
 /* The WebSocket port: the same front, the same admission; only the framing differs. */
@@ -104,7 +104,7 @@ static void on_ws_connection(uv_stream_t *server, int status) {
         net_log(NET_LOG_WARN, "accept_error", 0, NULL, "%s", uv_strerror(status));
         return;
     }
-    net_conn_accept_ws(&d->conns, d->srv, server);
+    net_conn_accept(&d->conns, d->srv, server, &net_ws_transport);
 }
 
 /* ---- Placing clients in rooms ------------------------------------------------------------- */
@@ -149,7 +149,7 @@ static void on_hand_off(net_conn_host *host, net_server *srv, net_client *c, int
 static void on_housekeeping(uv_timer_t *t) {
     net_daemon *d = t->data;
     set_clock(d);
-    net_server_tick(d->srv, 0); /* hello and frame timeouts, the pending set's trim */
+    net_server_sweep(d->srv); /* hello and frame timeouts, the pending set's trim */
     /* HTTP connections that never finish their request. */
     for (net_http_conn *h = d->http_conns; h; h = h->next) {
         if (!h->closing && net_server_now_us(d->srv) - h->start_us >

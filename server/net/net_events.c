@@ -72,7 +72,7 @@ static void deliver(net_server *srv, uint32_t n, uint32_t owner_a, uint32_t owne
     }
 }
 
-void net_server_collect_events(net_server *srv) {
+void net_events_collect(net_server *srv) {
     const world_contact_event *ce;
     const world_sensor_event *se;
     size_t nc = world_contact_events(srv->world, &ce), ns = world_sensor_events(srv->world, &se);

@@ -144,21 +144,22 @@ static void adopt(net_host *h, net_worker_msg *m) {
      * would be a lie (PROTOCOL.md "Shutting down"). */
     if (h->draining) {
         net_rooms_abandon(dir, p->room_id);
-        net_conn_refuse(&h->conns, h->lobby, fd, p->request_id, NET_ROOM_SHUTTING_DOWN, p->ws);
+        net_conn_refuse(&h->conns, h->lobby, fd, p->request_id, NET_ROOM_SHUTTING_DOWN,
+                        p->transport);
         return;
     }
     net_room *r = room_ensure(h, p->room_id, p->room);
     if (!r) {
         /* Gone meanwhile (the join's count went with it), or its world failed (counted here). */
         net_rooms_abandon(dir, p->room_id);
-        net_conn_refuse(&h->conns, h->lobby, fd, p->request_id, NET_ROOM_NOT_FOUND, p->ws);
+        net_conn_refuse(&h->conns, h->lobby, fd, p->request_id, NET_ROOM_NOT_FOUND, p->transport);
         return;
     }
     /* Closed after the front placed the client (an admin's CloseRoom, or the idle close racing
      * the join cannot happen: a join in flight keeps an auto room open): refused, not welcomed
      * into a room on its way out. */
     if (r->closing || !net_rooms_arrived(dir, r->id)) {
-        net_conn_refuse(&h->conns, h->lobby, fd, p->request_id, NET_ROOM_NOT_FOUND, p->ws);
+        net_conn_refuse(&h->conns, h->lobby, fd, p->request_id, NET_ROOM_NOT_FOUND, p->transport);
         return;
     }
     net_hello_ticket t = {.request_id = p->request_id,
@@ -166,7 +167,7 @@ static void adopt(net_host *h, net_worker_msg *m) {
                           .name = hd.name,
                           .room = r->name,
                           .room_len = strlen(r->name),
-                          .ws = p->ws,
+                          .transport = p->transport,
                           .all_events = p->all_events,
                           .snapshot_rate_hz = p->snapshot_rate_hz,
                           .quantized = p->quantized};
@@ -188,7 +189,7 @@ static void on_flush(uv_prepare_t *p) {
 static void on_housekeeping(uv_timer_t *t) {
     net_host *h = t->data;
     net_conn_set_clock(h->lobby);
-    net_server_tick(h->lobby, 0);
+    net_server_sweep(h->lobby);
 }
 
 /* The thread is overloaded when a room on it is: their ticks share this loop, so one room late is

@@ -7,7 +7,6 @@
 
 #include "collide.pb-c.h"
 #include "net_rooms.h"
-#include "net_ws.h"
 
 /* Dense around the figures operators gate on (PERFORMANCE.md: tick p99 <= 4 ms at L1, <= 12 ms at
  * L2, and the 16.7 ms budget of a 60 Hz tick), so a quantile read from the buckets is within about
@@ -88,38 +87,41 @@ static bool histogram(net_buf *out, const char *name, const char *help, const do
     return ok;
 }
 
-/* One family split by transport: TCP's share is the total less the WebSocket's. Two label
- * values, whatever the traffic. */
-static bool transport_counter(net_buf *out, const char *name, const char *help, uint64_t total,
-                              uint64_t ws) {
-    return put(out, "# HELP %s %s\n# TYPE %s counter\n", name, help, name) &&
-           put(out, "%s{transport=\"tcp\"} %llu\n%s{transport=\"ws\"} %llu\n", name,
-               (unsigned long long)(total - ws), name, (unsigned long long)ws);
+/* One family split by transport, a line per transport in the table (net_transport.h), whatever
+ * the traffic; field: the counter's offset in net_transport_counters. */
+static bool transport_counter(net_buf *out, const char *name, const char *help,
+                              const net_metrics *m, size_t field) {
+    bool ok = put(out, "# HELP %s %s\n# TYPE %s counter\n", name, help, name);
+    for (uint32_t id = 0; id < net_transport_count(); id++) {
+        uint64_t v;
+        memcpy(&v, (const char *)&m->transports[id] + field, sizeof v);
+        ok &= put(out, "%s{transport=\"%s\"} %llu\n", name, net_transport_at(id)->name,
+                  (unsigned long long)v);
+    }
+    return ok;
 }
 
 static bool render_transports(const net_metrics *m, net_buf *out) {
     bool ok = true;
     ok &= transport_counter(out, "collide_transport_connections_total",
-                            "Accepted game connections by transport.", m->connections_total,
-                            m->ws_connections_total);
+                            "Accepted game connections by transport.", m,
+                            offsetof(net_transport_counters, connections));
     ok &= transport_counter(out, "collide_transport_bytes_in_total",
                             "Bytes received on game connections by transport (framing included).",
-                            m->bytes_in_total, m->ws_bytes_in_total);
+                            m, offsetof(net_transport_counters, bytes_in));
     ok &= transport_counter(out, "collide_transport_bytes_out_total",
-                            "Bytes written to game connections by transport (framing included).",
-                            m->bytes_out_total, m->ws_bytes_out_total);
+                            "Bytes written to game connections by transport (framing included).", m,
+                            offsetof(net_transport_counters, bytes_out));
     ok &= transport_counter(out, "collide_transport_frames_in_total",
-                            "Frames (WebSocket: binary messages) received by transport.",
-                            m->frames_in_total, m->ws_frames_in_total);
+                            "Frames (WebSocket: binary messages) received by transport.", m,
+                            offsetof(net_transport_counters, frames_in));
     ok &= transport_counter(out, "collide_transport_frames_out_total",
-                            "Frames (WebSocket: binary messages) sent by transport.",
-                            m->frames_out_total, m->ws_frames_out_total);
-    ok &= put(out, "# HELP collide_ws_handshakes_total WebSocket upgrade requests by outcome.\n"
-                   "# TYPE collide_ws_handshakes_total counter\n");
-    for (int r = 0; r < NET_WS_HANDSHAKE_RESULTS; r++)
-        ok &= put(out, "collide_ws_handshakes_total{result=\"%s\"} %llu\n",
-                  net_ws_handshake_result_str((net_ws_handshake_result)r),
-                  (unsigned long long)m->ws_handshakes_total[r]);
+                            "Frames (WebSocket: binary messages) sent by transport.", m,
+                            offsetof(net_transport_counters, frames_out));
+    for (uint32_t id = 0; id < net_transport_count(); id++) {
+        const net_transport *t = net_transport_at(id);
+        if (t->render_metrics) ok &= t->render_metrics(m, out);
+    }
     return ok;
 }
 
@@ -265,11 +267,13 @@ void net_metrics_add(net_metrics *acc, const net_metrics *m) {
     acc->quantized_records_copied_total += m->quantized_records_copied_total;
     acc->quantized_records_encoded_total += m->quantized_records_encoded_total;
     acc->overloaded = acc->overloaded || m->overloaded;
-    acc->ws_connections_total += m->ws_connections_total;
-    acc->ws_bytes_in_total += m->ws_bytes_in_total;
-    acc->ws_bytes_out_total += m->ws_bytes_out_total;
-    acc->ws_frames_in_total += m->ws_frames_in_total;
-    acc->ws_frames_out_total += m->ws_frames_out_total;
+    for (int t = 0; t < NET_TRANSPORT_MAX; t++) {
+        acc->transports[t].connections += m->transports[t].connections;
+        acc->transports[t].bytes_in += m->transports[t].bytes_in;
+        acc->transports[t].bytes_out += m->transports[t].bytes_out;
+        acc->transports[t].frames_in += m->transports[t].frames_in;
+        acc->transports[t].frames_out += m->transports[t].frames_out;
+    }
     for (int i = 0; i < NET_WS_HANDSHAKE_RESULTS; i++)
         acc->ws_handshakes_total[i] += m->ws_handshakes_total[i];
 }

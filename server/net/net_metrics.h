@@ -7,11 +7,21 @@
 #include <stdint.h>
 
 #include "net_buf.h"
+#include "net_transport.h"
 
 #define NET_ERROR_CODE_COUNT 14    /* ErrorCode values 0..13 of PROTOCOL.md */
 #define NET_TICK_BUCKET_COUNT 17   /* finite buckets of the tick-duration histogram */
 #define NET_LAG_BUCKET_COUNT 13    /* finite buckets of the tick-lag histogram */
 #define NET_WS_HANDSHAKE_RESULTS 7 /* net_ws_handshake_result values (net_ws.h) */
+
+/* One transport's share of the game-connection counters (net_transport.h). */
+typedef struct net_transport_counters {
+    uint64_t connections; /* of connections_total */
+    uint64_t bytes_in;    /* of bytes_in_total (framing included) */
+    uint64_t bytes_out;   /* of bytes_out_total (framing included) */
+    uint64_t frames_in;   /* of frames_in_total: whole messages received */
+    uint64_t frames_out;  /* of frames_out_total */
+} net_transport_counters;
 
 typedef enum net_disconnect_reason {
     NET_DISC_CLIENT_CLOSED = 0, /* EOF from the peer */
@@ -71,14 +81,11 @@ typedef struct net_metrics {
                                                 client's with the same baseline */
     uint64_t quantized_records_encoded_total; /* quantized change records encoded */
     bool overloaded;                          /* the overload detector's state (net_server.c) */
-    /* The WebSocket transport's share of the counters above (the rest is TCP's): rendered as
-     * collide_transport_*{transport="tcp"|"ws"}, their own families (see the rooms' note). */
-    uint64_t ws_connections_total;                          /* of connections_total */
-    uint64_t ws_bytes_in_total;                             /* of bytes_in_total */
-    uint64_t ws_bytes_out_total;                            /* of bytes_out_total */
-    uint64_t ws_frames_in_total;                            /* whole binary messages received */
-    uint64_t ws_frames_out_total;                           /* of frames_out_total */
-    uint64_t ws_handshakes_total[NET_WS_HANDSHAKE_RESULTS]; /* by net_ws_handshake_result */
+    /* Each transport's share of the counters above, by net_transport id: rendered as
+     * collide_transport_*{transport=name}, their own families (see the rooms' note). */
+    net_transport_counters transports[NET_TRANSPORT_MAX];
+    uint64_t ws_handshakes_total[NET_WS_HANDSHAKE_RESULTS]; /* by net_ws_handshake_result: net_ws.c
+                                                               renders them */
 } net_metrics;
 
 /* Upper bounds (seconds) of the finite tick-duration buckets. */

@@ -8,6 +8,7 @@
 
 #include "net_conn.h"
 #include "net_log.h"
+#include "net_tick.h"
 
 static void maybe_closed(net_room *r);
 static void on_timer_closed(uv_handle_t *h) {
@@ -28,7 +29,7 @@ static void publish(net_room *r) {
 static void on_closing_tick(uv_timer_t *t) {
     net_room *r = t->data;
     net_conn_set_clock(r->srv);
-    net_server_tick(r->srv, 0);
+    net_tick_run(r->srv, 0);
     uv_timer_start(t, on_closing_tick, r->schedule.period_ns / 1000000u + 1u, 0);
 }
 
@@ -42,7 +43,7 @@ static void on_room_tick(uv_timer_t *t) {
         net_server_set_clock(r->srv, now / 1000u,
                              (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u);
         uint64_t t0 = uv_hrtime();
-        net_server_tick(r->srv, due.run);
+        net_tick_run(r->srv, due.run);
         net_server_note_tick(r->srv, due.run, due.skipped, due.lag_s,
                              (double)(uv_hrtime() - t0) * 1e-9);
         if (net_server_overloaded(r->srv) != r->overloaded) {

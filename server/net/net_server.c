@@ -7,11 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "frame.h"
 #include "net_internal.h"
 #include "net_log.h"
 #include "net_rooms.h"
-#include "net_ws.h"
 #include "net_session.h"
 
 /* ---- Server lifetime and clock ------------------------------------------------------------- */
@@ -212,7 +210,7 @@ void net_server_enter_closing(net_server *srv, net_client *c, net_disconnect_rea
     c->reason = reason;
     c->closing_us = srv->now_us;
     net_server_mark_dirty(srv, c);
-    if (c->ws) net_ws_on_closing(srv, c, reason); /* the close frame, after what is queued */
+    c->transport->on_closing(srv, c); /* e.g. a WebSocket's close frame, after what is queued */
 }
 
 /* ---- Output -------------------------------------------------------------------------------- */
@@ -243,9 +241,8 @@ bool net_server_append_raw(net_server *srv, net_client *c, const void *data, siz
 size_t net_client_frame_prefix(net_server *srv, const net_client *c, size_t len,
                                uint8_t out[NET_MAX_FRAME_PREFIX]) {
     srv->metrics.frames_out_total++;
-    if (!c->ws) return frame_write_prefix((uint32_t)len, out);
-    srv->metrics.ws_frames_out_total++;
-    return net_ws_frame_header(0x2 /* binary */, len, out);
+    srv->metrics.transports[c->transport->id].frames_out++;
+    return c->transport->frame_prefix(len, out);
 }
 
 bool net_server_append(net_server *srv, net_client *c, const net_server_msg *m) {
@@ -308,7 +305,7 @@ void net_client_take_output(net_client *c, net_buf *into) {
 
 void net_client_written(net_server *srv, net_client *c) {
     srv->metrics.bytes_out_total += c->inflight;
-    if (c->ws) srv->metrics.ws_bytes_out_total += c->inflight;
+    srv->metrics.transports[c->transport->id].bytes_out += c->inflight;
     srv->metrics.snapshots_sent_total += c->inflight_snapshots;
     c->inflight = 0;
     c->inflight_snapshots = 0;
@@ -531,9 +528,14 @@ static bool client_open(net_server *srv, net_client *c, const char *addr, bool c
         srv->dirty = dirty;
         srv->client_cap = cap;
     }
+    if (!c->transport) c->transport = net_transport_at(0);
+    if (!c->transport->open(c, !count)) return false;
     (void)net_ip_key(addr, c->ip); /* no IP literal: all such share the zero key */
     net_pending_addr *e = pending_addr_get(srv, c->ip);
-    if (!e) return false;
+    if (!e) {
+        c->transport->free(c);
+        return false;
+    }
     c->id = srv->next_client_id++;
     if (srv->next_client_id == 0) srv->next_client_id = 1; /* ids are never 0 */
     snprintf(c->addr, sizeof c->addr, "%s", addr ? addr : "-");
@@ -542,7 +544,7 @@ static bool client_open(net_server *srv, net_client *c, const char *addr, bool c
     c->index = srv->client_count;
     srv->clients[srv->client_count++] = c;
     if (count) srv->metrics.connections_total++;
-    if (count && c->ws) srv->metrics.ws_connections_total++;
+    if (count) srv->metrics.transports[c->transport->id].connections++;
     pending_link(srv, c, e);
     /* debug, as is the close of a connection that never said Hello: a flood of sockets that never
      * authenticate must not bury the log (client_hello and its close are the info lines). */
@@ -626,8 +628,7 @@ void net_client_release(net_server *srv, net_client *c) {
     c->owned = NULL;
     c->owned_count = c->owned_cap = 0;
     net_known_free(&c->known);
-    net_ws_free(c->ws);
-    c->ws = NULL;
+    c->transport->free(c);
     free(c->qknown);
     c->qknown = NULL;
     c->qknown_cap = 0;
@@ -646,18 +647,10 @@ void net_client_prune_owned(net_server *srv, net_client *c) {
     c->owned_count = kept;
 }
 
-/* ---- Tick and drain ------------------------------------------------------------------------ */
+/* ---- The sweep and the drain ---------------------------------------------------------------- */
 
-void net_server_tick(net_server *srv, unsigned steps) {
+void net_server_sweep(net_server *srv) {
     pending_trim(srv);
-    for (unsigned i = 0; i < steps; i++) {
-        world_step(srv->world);
-        net_server_collect_events(srv); /* each step's events, whatever snapshot carries them */
-        /* The snapshots read the last step's body table: the steps before it are taken in now
-         * (out of memory: the next snapshots read the whole world instead). */
-        if (i + 1 < steps) (void)net_snapshot_observe(&srv->snapshot, srv->world);
-    }
-    srv->metrics.ticks_total += steps;
     uint64_t max_lag_us = (uint64_t)srv->cfg.max_snapshot_lag_ms * 1000u;
     for (uint32_t i = 0; i < srv->client_count; i++) {
         net_client *c = srv->clients[i];
@@ -692,7 +685,6 @@ void net_server_tick(net_server *srv, unsigned steps) {
             }
         }
     }
-    if (steps > 0) net_server_snapshots(srv);
 }
 
 void net_server_drain(net_server *srv) {
@@ -730,7 +722,7 @@ void net_client_hand_off(net_server *srv, net_client *c, const net_hello_placeme
     if (c->kill || c->handed_off) return;
     c->handed_off = true;
     c->placement = *p;
-    c->placement.ws = c->ws != NULL; /* the room's thread keeps the client's framing */
+    c->placement.transport = c->transport->id; /* the room's thread keeps the client's framing */
     pending_unlink(srv, c);
     net_server_mark_dirty(srv, c);
 }

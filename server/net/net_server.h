@@ -25,6 +25,7 @@
 #include "net_rate.h"
 #include "net_rooms.h"
 #include "net_snapshot.h"
+#include "net_transport.h"
 #include "quant.h"
 #include "world.h"
 
@@ -58,8 +59,9 @@ typedef struct net_hello_ticket {
     const char *name;    /* Hello.name, sanitised (the client's c->name) */
     const char *room;    /* Hello.room as a room name ("" became "default"), room_len bytes */
     size_t room_len;
-    bool ws;         /* net_conn_adopt: the socket speaks WebSocket (its handshake is done) */
-    bool all_events; /* Hello.all_events of an admin */
+    uint32_t transport;        /* net_conn_adopt: the socket's transport (net_transport_at), its
+                                  handshake done */
+    bool all_events;           /* Hello.all_events of an admin */
     uint32_t snapshot_rate_hz; /* Hello.snapshot_rate_hz (0: every tick) */
     bool quantized;            /* Hello.quantized */
 } net_hello_ticket;
@@ -72,8 +74,8 @@ typedef struct net_hello_placement {
     uint32_t request_id;              /* the Hello's, for the Welcome */
     bool admin;                       /* presented the admin token */
     char room[NET_ROOM_NAME_MAX + 1]; /* the room's name, for Welcome.room */
-    bool ws;         /* its transport is WebSocket (net_ws.h): the room keeps the framing */
-    bool all_events; /* Hello.all_events of an admin */
+    uint32_t transport; /* its transport's id (net_transport_at): the room keeps the framing */
+    bool all_events;    /* Hello.all_events of an admin */
     uint32_t snapshot_rate_hz; /* Hello.snapshot_rate_hz, for the room's snapshots */
     bool quantized;            /* Hello.quantized */
 } net_hello_placement;
@@ -98,24 +100,23 @@ typedef enum net_client_state {
     NET_CLIENT_CLOSING = 2, /* fatal error or Goodbye queued: flush, then close; input ignored */
 } net_client_state;
 
-struct net_ws;
-
 typedef struct net_client {
-    struct net_ws *ws;             /* the WebSocket transport (net_ws.h); NULL: length-prefixed TCP.
-                                      Set before net_client_open, owned (freed at release) */
-    uint32_t id;                   /* Welcome.client_id and owner of its bodies; never 0 */
-    net_client_state state;        /* protocol state */
-    bool admin;                    /* presented the admin token */
-    bool refused;                  /* Hello over max clients: only its LIMIT_EXCEEDED goes out */
-    bool admitted;                 /* welcomed: counts against --max-clients until released */
-    bool pending;                  /* not yet past Hello: in the pending lists (--max-pending) */
-    bool kill;                     /* close now, without flushing (net_server_kill) */
-    bool handed_off;               /* front mode: placed in a room; its socket moves to a worker */
-    net_hello_placement placement; /* front mode, once handed off: where, for the worker */
-    bool dirty;                    /* in the server's dirty list */
-    net_disconnect_reason reason;  /* why it is closing, once CLOSING or kill */
-    char addr[64];                 /* peer "ip:port" for logs */
-    uint8_t ip[NET_IP_KEY_BYTES];  /* peer IP without the port: the per-address key */
+    const net_transport *transport; /* how its messages are carried (net_transport.h); set before
+                                       net_client_open (NULL there: the table's first, TCP) */
+    void *transport_state;          /* the transport's own (its open makes it, release frees it) */
+    uint32_t id;                    /* Welcome.client_id and owner of its bodies; never 0 */
+    net_client_state state;         /* protocol state */
+    bool admin;                     /* presented the admin token */
+    bool refused;                   /* Hello over max clients: only its LIMIT_EXCEEDED goes out */
+    bool admitted;                  /* welcomed: counts against --max-clients until released */
+    bool pending;                   /* not yet past Hello: in the pending lists (--max-pending) */
+    bool kill;                      /* close now, without flushing (net_server_kill) */
+    bool handed_off;                /* front mode: placed in a room; its socket moves to a worker */
+    net_hello_placement placement;  /* front mode, once handed off: where, for the worker */
+    bool dirty;                     /* in the server's dirty list */
+    net_disconnect_reason reason;   /* why it is closing, once CLOSING or kill */
+    char addr[64];                  /* peer "ip:port" for logs */
+    uint8_t ip[NET_IP_KEY_BYTES];   /* peer IP without the port: the per-address key */
     struct net_client *pending_prev, *pending_next; /* all pending clients, oldest first */
     struct net_client *addr_prev, *addr_next;       /* pending clients of its IP, oldest first */
     struct net_pending_addr *pending_addr;          /* its IP's entry while pending */
@@ -244,8 +245,8 @@ bool net_ip_key(const char *addr, uint8_t key[NET_IP_KEY_BYTES]);
  * NET_DISC_PENDING_EVICTED, never the newcomer: at once when it is older than
  * NET_PENDING_GRACE_US or the pending set is at NET_PENDING_HARD_FACTOR x the cap, otherwise by
  * the first tick after it ages past the grace (if it has not said Hello by then). --max-clients is
- * checked at Hello (net_server_admit_session). False only when out of memory; c is then not
- * registered (release is a no-op). */
+ * checked at Hello (net_server_admit_session). c->transport (TCP when NULL) makes its state
+ * first. False only when out of memory; c is then not registered (release is a no-op). */
 bool net_client_open(net_server *srv, net_client *c, const char *addr);
 /* The same for a connection another server accepted and counted (a hand-off from the front):
  * not counted again in collide_connections_total. */
@@ -263,13 +264,10 @@ void net_server_kill(net_server *srv, net_client *c, net_disconnect_reason reaso
 /* Kills every client, each for the reason it is closing (a drain that ran out of time). */
 void net_server_kill_all(net_server *srv);
 
-/* Steps the world `steps` times (0 allowed), then appends one Snapshot to every welcomed client,
- * applies hello and closing timeouts and the slow-reader limits. */
-void net_server_tick(net_server *srv, unsigned steps);
-/* Queues the last world step's contact and sensor events for the owners of the moving bodies
- * involved and the admins with all_events, until their next snapshot (net_snapshot.c). A client
- * over --max-pending-events is cut (NET_DISC_EVENTS_BACKLOG): events are never dropped. */
-void net_server_collect_events(net_server *srv);
+/* The registry's sweep, once a tick (net_tick_run) or on its own (a server without a world):
+ * trims the pending set over its caps, and cuts clients past the hello, frame, snapshot-lag and
+ * closing timeouts or over the queued-bytes limit while closing. */
+void net_server_sweep(net_server *srv);
 /* Counts an ops-port connection the I/O layer closed before answering it. */
 void net_server_note_http_close(net_server *srv, net_http_close_reason reason);
 /* Counts what the I/O layer measured of one tick callback: the steps it ran and skipped, how late
@@ -332,6 +330,14 @@ net_io net_client_next_io(const net_client *c);
 void net_client_take_output(net_client *c, net_buf *into);
 /* The write of what net_client_take_output gave has completed. */
 void net_client_written(net_server *srv, net_client *c);
+/* Bytes read from c's socket: counted (bytes_in_total, and its transport's share), then read by
+ * its transport, which hands each whole message to the session. */
+static inline void net_client_feed(net_server *srv, net_client *c, const uint8_t *data,
+                                   size_t len) {
+    srv->metrics.bytes_in_total += len;
+    srv->metrics.transports[c->transport->id].bytes_in += len;
+    c->transport->feed(srv, c, data, len);
+}
 /* Whether bytes read from the client are still wanted (neither killed nor CLOSING). */
 static inline bool net_client_accepts_input(const net_client *c) {
     return !c->kill && !c->handed_off &&

@@ -591,6 +591,7 @@ static size_t batch_items(const uint8_t *body, size_t len, size_t max) {
 
 static void dispatch(net_server *srv, net_client *c, const uint8_t *body, size_t len) {
     srv->metrics.frames_in_total++;
+    srv->metrics.transports[c->transport->id].frames_in++;
     /* The bucket is consulted before the unpack: a dropped frame costs a field scan for its
      * request_id, not a parse and its allocations, so a flood pays for nothing it is refused. */
     /* The byte bucket too (--rate-limit-bytes): a message's cost grows with its size, so a
@@ -721,84 +722,4 @@ uint32_t net_session_frame_limit(const net_server *srv, const net_client *c) {
 void net_session_message(net_server *srv, net_client *c, const uint8_t *body, size_t len) {
     if (!net_client_accepts_input(c)) return;
     dispatch(srv, c, body, len);
-}
-
-/* Dispatches every whole frame at the start of buf; returns the bytes consumed. */
-static size_t parse_frames(net_server *srv, net_client *c, const uint8_t *buf, size_t len) {
-    size_t off = 0;
-    while (off < len && net_client_accepts_input(c)) {
-        size_t plen = 0, blen = 0;
-        uint32_t max = frame_limit(srv, c);
-        frame_status st = frame_peek(buf + off, len - off, max, &plen, &blen);
-        if (st == FRAME_NEED_MORE) break;
-        if (st == FRAME_TOO_LARGE) {
-            net_server_send_error(srv, c, 0, NET_ERR(FRAME_TOO_LARGE), true,
-                                  "frame over %u bytes%s", max,
-                                  c->state == NET_CLIENT_AWAIT_HELLO ? " before Hello" : "");
-            return len;
-        }
-        dispatch(srv, c, buf + off + plen, blen);
-        off += plen + blen;
-        NET_ASSERT(off <= len);
-    }
-    /* Handed off (front mode): what follows its Hello is the room's, kept for the worker. */
-    return net_client_accepts_input(c) || c->handed_off ? off : len;
-}
-
-/* Bytes still missing from the partial frame in c->in: the rest of its body once the prefix is
- * whole, one byte while the prefix itself is incomplete (at most FRAME_MAX_PREFIX times), 0 when
- * c->in already holds a whole frame or a refused prefix that parse_frames must see. */
-static size_t pending_need(const net_server *srv, const net_client *c) {
-    size_t plen = 0, blen = 0;
-    frame_status st = frame_peek(c->in.data, c->in.len, frame_limit(srv, c), &plen, &blen);
-    if (st != FRAME_NEED_MORE) return 0;
-    return plen == 0 ? 1u : plen + blen - c->in.len;
-}
-
-void net_session_feed(net_server *srv, net_client *c, const uint8_t *data, size_t len) {
-    NET_ASSERT(data != NULL || len == 0);
-    srv->metrics.bytes_in_total += len;
-    if (c->handed_off && !c->kill && len > 0) { /* read before the socket was detached */
-        if (!net_buf_append(&c->in, data, len)) net_server_kill(srv, c, NET_DISC_OUT_OF_MEMORY);
-        return;
-    }
-    if (!net_client_accepts_input(c) || len == 0) return;
-    /* A partial frame is waiting: move over only the bytes that complete it, then parse the rest
-     * straight from the read. c->in so never holds more than one frame (at most max_frame plus
-     * its prefix), and the whole frames after it are not copied. */
-    while (c->in.len > 0) {
-        size_t need = pending_need(srv, c);
-        if (need > 0) {
-            size_t n = need < len ? need : len;
-            if (!net_buf_append(&c->in, data, n)) {
-                net_server_kill(srv, c, NET_DISC_OUT_OF_MEMORY);
-                return;
-            }
-            data += n;
-            len -= n;
-            if (n < need) return; /* still partial; the read is used up */
-            continue;
-        }
-        net_buf_consume(&c->in, parse_frames(srv, c, c->in.data, c->in.len));
-        net_buf_trim(&c->in, 4096);
-        if (!net_client_accepts_input(c)) {
-            if (c->handed_off && len > 0 && !net_buf_append(&c->in, data, len))
-                net_server_kill(srv, c, NET_DISC_OUT_OF_MEMORY);
-            return;
-        }
-    }
-    if (len == 0) return;
-    /* The common case: whole frames straight from the read, no copy. */
-    size_t used = parse_frames(srv, c, data, len);
-    if (used < len && c->handed_off) {
-        if (!net_buf_append(&c->in, data + used, len - used))
-            net_server_kill(srv, c, NET_DISC_OUT_OF_MEMORY);
-    } else if (used < len && net_client_accepts_input(c)) {
-        /* c->in was empty: a new partial frame begins now (--frame-timeout-ms). It is timed from
-         * its first byte, not its latest, so trickling it in a byte at a time does not extend it.
-         */
-        c->in_since_us = srv->now_us;
-        if (!net_buf_append(&c->in, data + used, len - used))
-            net_server_kill(srv, c, NET_DISC_OUT_OF_MEMORY);
-    }
 }

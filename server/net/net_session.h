@@ -1,9 +1,10 @@
 /* net_session: the protocol v1 state machine (PROTOCOL.md "Session"), free of sockets and of
- * libuv. Bytes in: net_session_feed() splits them into frames, unpacks each ClientMessage, applies
- * it to the world and appends the encoded ServerMessage replies to the client's output buffer.
- * The registry, output and tick live in net_server.h, snapshots in net_snapshot.h, the rate
- * limit in net_rate.h; this header brings them together for the I/O layer, the fuzz target and
- * the unit tests, which all drive the very same functions.
+ * libuv. Messages in: the client's transport (net_transport.h) hands each whole ClientMessage to
+ * net_session_message(), which unpacks it, applies it to the world and appends the encoded
+ * ServerMessage replies to the client's output buffer. The registry, output and tick live in
+ * net_server.h, snapshots in net_snapshot.h, the rate limit in net_rate.h; this header brings them
+ * together for the I/O layer, the fuzz target and the unit tests, which all drive the very same
+ * functions.
  *
  * Decisions (see docs/net-design.md):
  *  - A frame that does not unpack as a ClientMessage is BAD_REQUEST, not fatal: the length prefix
@@ -25,11 +26,9 @@
 #include "net_server.h"
 #include "net_snapshot.h"
 
-/* Feeds bytes read from the client's socket (counted in bytes_in_total). */
-void net_session_feed(net_server *srv, net_client *c, const uint8_t *data, size_t len);
-/* One whole ClientMessage carried by another framing (a WebSocket binary message, net_ws.c):
- * handled as a length-prefixed frame of that body would be. The caller checked its size against
- * net_session_frame_limit. */
+/* One whole ClientMessage, as the client's transport delivered it (net_transport.h: a
+ * length-prefixed frame's body, a WebSocket binary message). The transport checked its size
+ * against net_session_frame_limit. Nothing once c no longer accepts input. */
 void net_session_message(net_server *srv, net_client *c, const uint8_t *body, size_t len);
 /* The largest frame (message) c may send now: --max-hello-frame before Hello, else --max-frame. */
 uint32_t net_session_frame_limit(const net_server *srv, const net_client *c);

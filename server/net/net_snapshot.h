@@ -93,12 +93,12 @@ struct net_client;
 bool net_snapshot_writer_init(net_snapshot_writer *s, const net_config *cfg, const world *w);
 void net_snapshot_writer_free(net_snapshot_writer *s);
 /* Brings the view index's mover mirror and the delta records to the world's last step (its body
- * table): net_server_tick calls it after each step of a tick that steps more than once, so the
+ * table): net_tick_run calls it after each step of a tick that steps more than once, so the
  * snapshots that follow miss no step's changes. False when out of memory. */
 bool net_snapshot_observe(net_snapshot_writer *s, const world *w);
 
 /* Rebuilds the view index and the delta records, and appends a Snapshot to every welcomed client
- * (net_server_tick does this after its steps). */
+ * (net_tick_run does this after its steps). */
 void net_server_snapshots(struct net_server *srv);
 /* Snapshot for one client; the index and records must be current (net_server_snapshots). */
 void net_session_snapshot(struct net_server *srv, struct net_client *c);

@@ -1,13 +1,17 @@
-/* net_tick: the tick schedule of one world (the daemon's today, each room's once rooms tick on
- * their own; docs/rooms-design.md), free of libuv so it is tested exactly. Steps are due every
- * period from a start time; a callback that comes late runs the steps due, up to
- * NET_TICK_MAX_CATCHUP of them, and drops the rest instead of queueing them (no spiral of death);
- * the schedule keeps the rate either way. */
+/* net_tick: a world's tick, above the registry, the session, events and snapshots. The schedule
+ * (inline here, free of libuv so it is tested exactly): steps are due every period from a start
+ * time; a callback that comes late runs the steps due, up to NET_TICK_MAX_CATCHUP of them, and
+ * drops the rest instead of queueing them (no spiral of death); the schedule keeps the rate
+ * either way. The daemon's world and each room's (net_room.c) run on one. What a tick does
+ * (net_tick.c, net_tick_run): steps the world, queues each step's events, sweeps the registry
+ * (timeouts, the pending set) and sends the snapshots. */
 #ifndef COLLIDE_NET_TICK_H
 #define COLLIDE_NET_TICK_H
 
 #include <stdbool.h>
 #include <stdint.h>
+
+struct net_server;
 
 #define NET_TICK_MAX_CATCHUP 4u /* world steps one late callback may run; the rest are skipped */
 
@@ -52,5 +56,10 @@ static inline uint64_t net_tick_wait_ms(const net_tick_schedule *s, uint64_t now
     uint64_t ms = (wait_ns + 999999u) / 1000000u;
     return ms ? ms : 1u;
 }
+
+/* Steps srv's world `steps` times (0 allowed: a server without a world, or no step due yet),
+ * queueing each step's contact and sensor events, then sweeps the registry (net_server_sweep)
+ * and, when it stepped, appends a Snapshot to every welcomed client whose rate is due. */
+void net_tick_run(struct net_server *srv, unsigned steps);
 
 #endif

@@ -44,6 +44,9 @@ struct net_ws {
     size_t hs_len;                  /* bytes in hs */
 };
 
+/* The WebSocket state of a client of this transport (net_transport.h: c->transport_state). */
+static inline net_ws *ws_of(const net_client *c) { return c->transport_state; }
+
 const char *net_ws_handshake_result_str(net_ws_handshake_result r) {
     static const char *names[NET_WS_HS_RESULT_COUNT] = {
         "accepted", "bad_request", "bad_version", "not_found", "forbidden", "too_large", "page"};
@@ -75,27 +78,34 @@ static int ws_genmask(uint8_t *buf, size_t len, void *user) {
     return -1;
 }
 
+static void ws_free(net_client *c);
+
 static bool ws_open_frames(net_ws *ws) {
     static const struct wslay_frame_callbacks cb = {ws_send, ws_recv, ws_genmask};
     ws->open = true;
     return wslay_frame_context_init(&ws->frames, &cb, ws) == 0;
 }
 
-net_ws *net_ws_create(bool open) {
+/* A client accepted on the WebSocket port has its handshake to come; one adopted from the front
+ * had it there, and reads frames from its first byte. */
+static bool ws_open(net_client *c, bool adopted) {
     net_ws *ws = calloc(1, sizeof *ws);
-    if (!ws) return NULL;
-    if (open ? !ws_open_frames(ws) : !(ws->hs = malloc(NET_WS_MAX_HANDSHAKE))) {
-        net_ws_free(ws);
-        return NULL;
+    c->transport_state = ws;
+    if (!ws) return false;
+    if (adopted ? !ws_open_frames(ws) : !(ws->hs = malloc(NET_WS_MAX_HANDSHAKE))) {
+        ws_free(c);
+        return false;
     }
-    return ws;
+    return true;
 }
 
-void net_ws_free(net_ws *ws) {
+static void ws_free(net_client *c) {
+    net_ws *ws = ws_of(c);
     if (!ws) return;
     if (ws->frames) wslay_frame_context_free(ws->frames);
     free(ws->hs);
     free(ws);
+    c->transport_state = NULL;
 }
 
 size_t net_ws_frame_header(uint8_t opcode, uint64_t len, uint8_t out[NET_WS_MAX_HEADER]) {
@@ -136,17 +146,22 @@ static uint16_t close_code_of(net_disconnect_reason reason) {
     }
 }
 
-void net_ws_on_closing(net_server *srv, net_client *c, net_disconnect_reason reason) {
-    net_ws *ws = c->ws;
+/* The close frame, after what is queued: its code the one a frame error chose, else c->reason's.
+ * Once, and only once the WebSocket is open. */
+static void ws_on_closing(net_server *srv, net_client *c) {
+    net_ws *ws = ws_of(c);
     if (!ws || !ws->open || ws->close_sent) return;
     ws->close_sent = true;
-    uint16_t code = ws->close_code ? ws->close_code : close_code_of(reason);
+    uint16_t code = ws->close_code ? ws->close_code : close_code_of(c->reason);
     uint8_t payload[2] = {(uint8_t)(code >> 8), (uint8_t)code};
     append_control(srv, c, WS_OP_CLOSE, payload, sizeof payload);
 }
 
-bool net_ws_linger(const net_client *c) {
-    return c->ws && (c->ws->close_sent || c->ws->refused) && !c->ws->peer_closed;
+/* Sent a close frame or an HTTP refusal (and the peer had not closed first): linger for its EOF
+ * so that the close is not lost to a reset. */
+static bool ws_linger(const net_client *c) {
+    const net_ws *ws = ws_of(c);
+    return ws && (ws->close_sent || ws->refused) && !ws->peer_closed;
 }
 
 /* ---- Handshake --------------------------------------------------------------------------------
@@ -234,7 +249,7 @@ static bool origin_allowed(const char *list, const char *origin, size_t len) {
 
 static void hs_refuse(net_server *srv, net_client *c, net_ws_handshake_result result, int status,
                       const char *reason, const char *why) {
-    net_ws *ws = c->ws;
+    net_ws *ws = ws_of(c);
     char resp[512];
     char body[160];
     int bl = snprintf(body, sizeof body, "%s\n", why);
@@ -268,7 +283,7 @@ static bool serve_viewer(net_server *srv, net_client *c, const net_http_request 
         type = "text/javascript; charset=utf-8";
     }
     if (!body) return false;
-    net_ws *ws = c->ws;
+    net_ws *ws = ws_of(c);
     size_t len = strlen(body);
     char head[256];
     int n = snprintf(head, sizeof head,
@@ -288,7 +303,7 @@ static bool serve_viewer(net_server *srv, net_client *c, const net_http_request 
 /* The handshake's bytes so far: refused, still incomplete, or upgraded (and the bytes after the
  * request, if any, read as frames). */
 static void handshake_feed(net_server *srv, net_client *c, const uint8_t *data, size_t len) {
-    net_ws *ws = c->ws;
+    net_ws *ws = ws_of(c);
     size_t take = NET_WS_MAX_HANDSHAKE - ws->hs_len;
     if (take > len) take = len;
     memcpy(ws->hs + ws->hs_len, data, take);
@@ -382,12 +397,12 @@ static void handshake_feed(net_server *srv, net_client *c, const uint8_t *data, 
 /* RFC 6455 broken: close 1002, without an Error (the framing cannot be trusted). */
 static void ws_protocol_error(net_server *srv, net_client *c, const char *why) {
     net_log(NET_LOG_INFO, "ws_protocol_error", c->id, c->addr, "%s", why);
-    c->ws->close_code = NET_WS_CLOSE_PROTOCOL;
+    ws_of(c)->close_code = NET_WS_CLOSE_PROTOCOL;
     net_server_enter_closing(srv, c, NET_DISC_FATAL_ERROR);
 }
 
 static void ws_too_large(net_server *srv, net_client *c, uint64_t size, uint32_t max) {
-    c->ws->close_code = NET_WS_CLOSE_TOO_BIG;
+    ws_of(c)->close_code = NET_WS_CLOSE_TOO_BIG;
     net_server_send_error(srv, c, 0, NET_ERR(FRAME_TOO_LARGE), true,
                           "message of %llu bytes over %u%s", (unsigned long long)size, max,
                           c->state == NET_CLIENT_AWAIT_HELLO ? " before Hello" : "");
@@ -398,7 +413,7 @@ static size_t header_len(uint64_t payload, bool mask) {
 }
 
 static void on_control(net_server *srv, net_client *c) {
-    net_ws *ws = c->ws;
+    net_ws *ws = ws_of(c);
     if (ws->ctrl_op == WS_OP_PING) {
         append_control(srv, c, WS_OP_PONG, ws->ctrl, ws->ctrl_len);
     } else if (ws->ctrl_op == WS_OP_CLOSE) {
@@ -426,7 +441,7 @@ static void on_control(net_server *srv, net_client *c) {
 
 /* The start of a frame: RFC 6455's rules and the message limits. False when c is closing. */
 static bool frame_begin(net_server *srv, net_client *c, const struct wslay_frame_iocb *f) {
-    net_ws *ws = c->ws;
+    net_ws *ws = ws_of(c);
     ws->used += header_len(f->payload_length, f->mask);
     if (f->rsv) {
         ws_protocol_error(srv, c, "reserved bits set (no extension was negotiated)");
@@ -446,7 +461,7 @@ static bool frame_begin(net_server *srv, net_client *c, const struct wslay_frame
         return true;
     case WS_OP_TEXT:
         if (ws->in_msg) break;
-        c->ws->close_code = NET_WS_CLOSE_UNSUPPORTED;
+        ws_of(c)->close_code = NET_WS_CLOSE_UNSUPPORTED;
         net_server_send_error(srv, c, 0, NET_ERR(BAD_REQUEST), true,
                               "text message: the protocol is binary (one ClientMessage each)");
         return false;
@@ -481,7 +496,7 @@ static bool frame_begin(net_server *srv, net_client *c, const struct wslay_frame
  * Hello placed it in a room): the bytes wslay had not returned as frames, and the rest of data,
  * go to c->in for the room's thread, which reads them with a fresh frame reader. */
 static void frames_feed(net_server *srv, net_client *c, const uint8_t *data, size_t len) {
-    net_ws *ws = c->ws;
+    net_ws *ws = ws_of(c);
     ws->feed = data;
     ws->feed_len = len;
     uint64_t fed_before = ws->fed;
@@ -512,7 +527,6 @@ static void frames_feed(net_server *srv, net_client *c, const uint8_t *data, siz
         if (frame_done && f.fin && c->in.len == 0 && f.data_length == f.payload_length) {
             /* The common case: a whole message in one chunk, read in place. */
             ws->in_msg = false;
-            srv->metrics.ws_frames_in_total++;
             net_session_message(srv, c, f.data, f.data_length);
             continue;
         }
@@ -522,7 +536,6 @@ static void frames_feed(net_server *srv, net_client *c, const uint8_t *data, siz
         }
         if (frame_done && f.fin) {
             ws->in_msg = false;
-            srv->metrics.ws_frames_in_total++;
             net_session_message(srv, c, c->in.data, c->in.len);
             c->in.len = 0;
             net_buf_trim(&c->in, 4096);
@@ -542,20 +555,50 @@ static void frames_feed(net_server *srv, net_client *c, const uint8_t *data, siz
     ws->feed_len = 0;
 }
 
-void net_ws_feed(net_server *srv, net_client *c, const uint8_t *data, size_t len) {
+/* The handshake, then frames; each whole binary message goes to the session. */
+static void ws_feed(net_server *srv, net_client *c, const uint8_t *data, size_t len) {
     NET_ASSERT(data != NULL || len == 0);
-    srv->metrics.bytes_in_total += len;
-    srv->metrics.ws_bytes_in_total += len;
     if (c->handed_off && !c->kill && len > 0) { /* read before the socket was detached */
         if (!net_buf_append(&c->in, data, len)) net_server_kill(srv, c, NET_DISC_OUT_OF_MEMORY);
         return;
     }
     if (!net_client_accepts_input(c) || len == 0) return;
-    if (c->ws->open)
+    if (ws_of(c)->open)
         frames_feed(srv, c, data, len);
     else
         handshake_feed(srv, c, data, len);
 }
 _Static_assert(NET_WS_HS_RESULT_COUNT == NET_WS_HANDSHAKE_RESULTS,
                "net_metrics.h sizes the handshake counters");
-_Static_assert(NET_WS_MAX_HEADER == NET_MAX_FRAME_PREFIX, "net_internal.h sizes the framing");
+_Static_assert(NET_WS_MAX_HEADER == NET_MAX_FRAME_PREFIX, "net_transport.h sizes the framing");
+
+static size_t ws_frame_prefix(size_t len, uint8_t out[NET_MAX_FRAME_PREFIX]) {
+    return net_ws_frame_header(WS_OP_BINARY, len, out);
+}
+
+/* collide_ws_handshakes_total{result}: every outcome, whatever the traffic. */
+static bool ws_render_metrics(const net_metrics *m, net_buf *out) {
+    static const char head[] = "# HELP collide_ws_handshakes_total WebSocket upgrade requests by "
+                               "outcome.\n# TYPE collide_ws_handshakes_total counter\n";
+    bool ok = net_buf_append(out, head, sizeof head - 1);
+    for (int r = 0; r < NET_WS_HS_RESULT_COUNT; r++) {
+        char line[128];
+        int n = snprintf(line, sizeof line, "collide_ws_handshakes_total{result=\"%s\"} %llu\n",
+                         net_ws_handshake_result_str((net_ws_handshake_result)r),
+                         (unsigned long long)m->ws_handshakes_total[r]);
+        ok &= n > 0 && (size_t)n < sizeof line && net_buf_append(out, line, (size_t)n);
+    }
+    return ok;
+}
+
+const net_transport net_ws_transport = {
+    .name = "ws",
+    .id = 1,
+    .open = ws_open,
+    .free = ws_free,
+    .feed = ws_feed,
+    .frame_prefix = ws_frame_prefix,
+    .on_closing = ws_on_closing,
+    .linger = ws_linger,
+    .render_metrics = ws_render_metrics,
+};

@@ -64,27 +64,13 @@ const char *net_ws_handshake_result_str(net_ws_handshake_result r);
 
 typedef struct net_ws net_ws;
 
-/* A WebSocket transport for a client about to be registered: `open` false for a connection
- * accepted on the WebSocket port (its handshake comes first), true for one handed over after its
- * handshake (net_conn_adopt). NULL when out of memory. */
-net_ws *net_ws_create(bool open);
-void net_ws_free(net_ws *ws);
-
-/* Feeds bytes read from a WebSocket client's socket (c->ws): the handshake, then frames; each
- * whole binary message goes to the session. Counted in bytes_in_total. */
-void net_ws_feed(net_server *srv, net_client *c, const uint8_t *data, size_t len);
+/* The transport itself is net_ws_transport (net_transport.h): its open makes a client's net_ws
+ * (before the handshake, or after it for a client adopted from the front), its feed reads the
+ * handshake then frames, its on_closing appends the close frame and its linger keeps the socket
+ * half-open until the peer's EOF once a close frame or an HTTP refusal went out. */
 
 /* Writes the header of an unmasked server frame (FIN set) of `opcode` carrying len bytes; returns
  * its length (2..NET_WS_MAX_HEADER). */
 size_t net_ws_frame_header(uint8_t opcode, uint64_t len, uint8_t out[NET_WS_MAX_HEADER]);
-
-/* The server decided to close c (net_server_enter_closing): once its WebSocket is open, appends
- * the close frame, its code the one a frame error chose, else the one of `reason`. Once. */
-void net_ws_on_closing(net_server *srv, net_client *c, net_disconnect_reason reason);
-
-/* Whether c is a WebSocket that was sent a close frame or an HTTP refusal (and had not closed
- * first itself): once that is flushed the connection layer lingers for the peer's EOF instead of
- * resetting the socket. */
-bool net_ws_linger(const net_client *c);
 
 #endif

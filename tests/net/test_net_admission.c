@@ -7,6 +7,7 @@
 #include "harness.h"
 #include "net_log.h"
 #include "net_test_util.h"
+#include "net_tick.h"
 
 #define E(name) COLLIDE__V1__ERROR_CODE__ERROR_CODE_##name
 #define NCLIENTS 160
@@ -62,7 +63,7 @@ static net_client *fx_open(fixture *f, int i, const char *addr) {
 /* Sends Hello; true when it was welcomed. */
 static bool fx_hello(fixture *f, int i) {
     net_client *c = &f->c[i];
-    net_session_feed(f->srv, c, f->buf, tu_hello(5, 1, NULL, f->buf, sizeof f->buf));
+    net_client_feed(f->srv, c, f->buf, tu_hello(5, 1, NULL, f->buf, sizeof f->buf));
     tu_msgs msgs;
     tu_take(c, &msgs);
     bool welcomed =
@@ -102,7 +103,7 @@ static void test_refused_at_hello_when_full(void) {
     CHECK(fx_open(&f, 0, "10.0.0.1:1") && fx_hello(&f, 0));
     net_client *c = fx_open(&f, 1, "10.0.0.2:1");
     CHECK(c && c->out.len == 0 && !c->refused);
-    net_session_feed(f.srv, c, f.buf, tu_hello(42, 1, NULL, f.buf, sizeof f.buf));
+    net_client_feed(f.srv, c, f.buf, tu_hello(42, 1, NULL, f.buf, sizeof f.buf));
     tu_msgs msgs;
     tu_take(c, &msgs);
     CHECK(msgs.count == 1 && msgs.m[0]->msg_case == COLLIDE__V1__SERVER_MESSAGE__MSG_ERROR);
@@ -230,11 +231,11 @@ static void test_burst_within_grace(void) {
     CHECK(net_server_pending_count(f.srv) == 8);
     /* a tick inside the grace trims nothing */
     f.srv->now_us += NET_PENDING_GRACE_US / 2;
-    net_server_tick(f.srv, 0);
+    net_tick_run(f.srv, 0);
     CHECK(net_server_pending_count(f.srv) == 8);
     /* past the grace: the 4 oldest still silent go, the 4 newest stay (the cap) */
     f.srv->now_us += NET_PENDING_GRACE_US;
-    net_server_tick(f.srv, 0);
+    net_tick_run(f.srv, 0);
     for (int i = 9; i < 13; i++)
         CHECK_MSG(evicted(&f.c[i]), "client %d: over the cap past the grace, not evicted", i);
     for (int i = 13; i < 17; i++)

@@ -1,4 +1,4 @@
-/* Contact and sensor events through the real server, socket-free (net_session_feed in,
+/* Contact and sensor events through the real server, socket-free (net_client_feed in,
  * client->out out): who gets them, that a snapshot dropped for a slow reader loses none of them,
  * that the steps of a catch-up tick all deliver, the frame budget, and --max-pending-events. */
 #include <math.h>
@@ -7,6 +7,7 @@
 #include "harness.h"
 #include "net_log.h"
 #include "net_test_util.h"
+#include "net_tick.h"
 #include "wire.h"
 
 #define S(name) COLLIDE__V1__SERVER_MESSAGE__MSG_##name
@@ -46,7 +47,7 @@ static void fx_free(fixture *f) {
     world_destroy(f->w);
 }
 
-static void feed(fixture *f, net_client *c, size_t n) { net_session_feed(f->srv, c, f->buf, n); }
+static void feed(fixture *f, net_client *c, size_t n) { net_client_feed(f->srv, c, f->buf, n); }
 
 static void drain(net_client *c) {
     tu_msgs m;
@@ -148,7 +149,7 @@ static void test_delivery(void) {
     feed(&f, owner, tu_move(0, body, 1, 60, 0, f.buf, sizeof f.buf));
     seen s[4] = {{0}};
     for (int t = 0; t < 30; t++) {
-        net_server_tick(f.srv, 1);
+        net_tick_run(f.srv, 1);
         for (int i = 0; i < 4; i++)
             collect(&f.c[i], &s[i]);
     }
@@ -178,16 +179,16 @@ static void test_dropped_snapshot_keeps_events(void) {
     c->out.len = junk;
     uint64_t drops0 = f.srv->metrics.slow_client_drops_total;
     for (int t = 0; t < 10; t++)
-        net_server_tick(f.srv, 1);
+        net_tick_run(f.srv, 1);
     CHECK(f.srv->metrics.slow_client_drops_total == drops0 + 10); /* every snapshot dropped */
     CHECK(c->event_count == 1);                                   /* the begin waits */
     c->out.len = 0;                                               /* it read everything */
-    net_server_tick(f.srv, 1);
+    net_tick_run(f.srv, 1);
     seen s = {0};
     collect(c, &s);
     CHECK(s.snapshots == 1 && s.begins == 1 && s.a == body);
     CHECK(c->event_count == 0);
-    net_server_tick(f.srv, 1);
+    net_tick_run(f.srv, 1);
     collect(c, &s);
     CHECK(s.begins == 1); /* sent once */
     fx_free(&f);
@@ -201,9 +202,9 @@ static void test_catch_up_steps(void) {
     uint32_t body = fx_spawn(&f, c, 7.5f, 0);
     CHECK(body);
     feed(&f, c, tu_move(0, body, 1, 60, 0, f.buf, sizeof f.buf));
-    net_server_tick(f.srv, 3); /* reaches the wall in the first step */
+    net_tick_run(f.srv, 3); /* reaches the wall in the first step */
     feed(&f, c, tu_move(0, body, 2, -600, 0, f.buf, sizeof f.buf));
-    net_server_tick(f.srv, 3); /* leaves it in the first step */
+    net_tick_run(f.srv, 3); /* leaves it in the first step */
     seen s = {0};
     collect(c, &s);
     CHECK_MSG(s.snapshots == 2 && s.begins == 1 && s.ends == 1, "snapshots %d begins %d ends %d",
@@ -230,17 +231,17 @@ static void test_frame_budget(void) {
     }
     uint32_t body = fx_spawn(&f, c, -110, 100);
     CHECK(body);
-    net_server_tick(f.srv, 1);
+    net_tick_run(f.srv, 1);
     drain(c);
     feed(&f, c, tu_move(0, body, 1, 6000, 0, f.buf, sizeof f.buf));
     seen s = {0};
-    net_server_tick(f.srv, 1);
+    net_tick_run(f.srv, 1);
     collect(c, &s);
     CHECK_MSG(s.sensor_begins + s.sensor_ends < 80 && s.snapshots == 1, "first %d",
               s.sensor_begins + s.sensor_ends);
     feed(&f, c, tu_move(0, body, 2, 0, 0, f.buf, sizeof f.buf));
     for (int t = 0; t < 30; t++) {
-        net_server_tick(f.srv, 1);
+        net_tick_run(f.srv, 1);
         collect(c, &s);
     }
     CHECK_MSG(s.sensor_begins == 40 && s.sensor_ends == 40, "begins %d ends %d", s.sensor_begins,
@@ -270,7 +271,7 @@ static void test_pending_bound(void) {
     }
     uint32_t body = fx_spawn(&f, c, -110, 100);
     CHECK(body);
-    net_server_tick(f.srv, 1);
+    net_tick_run(f.srv, 1);
     drain(c);
     size_t junk = f.srv->cfg.max_queued_bytes / 4u + 1u;
     CHECK(net_buf_reserve(&c->out, junk));
@@ -278,7 +279,7 @@ static void test_pending_bound(void) {
     /* 30 plates crossed over a few steps: 60 events, 20 past the bound */
     feed(&f, c, tu_move(0, body, 1, 600, 0, f.buf, sizeof f.buf));
     for (int t = 0; t < 20 && !c->kill; t++) {
-        net_server_tick(f.srv, 1);
+        net_tick_run(f.srv, 1);
         CHECK_MSG(c->event_count <= 40, "pending %u", c->event_count);
     }
     /* filled to the bound, then cut by the one past it */

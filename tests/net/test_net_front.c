@@ -83,7 +83,7 @@ static void test_hello_placed_and_the_rest_kept(void) {
     CHECK(net_server_pending_count(front) == 1);
     size_t n = hello_room(7, "r1", buf, sizeof buf);
     size_t ping_len = tu_ping(8, 4242, buf + n, sizeof buf - n);
-    net_session_feed(front, &a, buf, n + ping_len);
+    net_client_feed(front, &a, buf, n + ping_len);
     CHECK(h.calls == 1 && h.last.created && a.handed_off);
     CHECK(net_client_next_io(&a) == NET_IO_HAND_OFF && a.out.len == 0);
     CHECK(net_server_pending_count(front) == 0);
@@ -91,7 +91,7 @@ static void test_hello_placed_and_the_rest_kept(void) {
               "the bytes after Hello must be kept whole: %zu of %zu", a.in.len, ping_len);
     /* more bytes arriving before the socket is detached are kept too, in order */
     size_t ping2 = tu_ping(9, 77, buf, sizeof buf);
-    net_session_feed(front, &a, buf, ping2);
+    net_client_feed(front, &a, buf, ping2);
     CHECK(a.in.len == ping_len + ping2);
 
     /* the room's side: a server with a world adopts the client and serves the kept bytes */
@@ -106,7 +106,7 @@ static void test_hello_placed_and_the_rest_kept(void) {
     CHECK(net_client_open(room, &b, a.addr));
     CHECK(net_rooms_arrived(h.rooms, h.last.id));
     net_server_welcome(room, &b, 7, a.admin, a.name, "r1");
-    net_session_feed(room, &b, a.in.data, a.in.len);
+    net_client_feed(room, &b, a.in.data, a.in.len);
     tu_msgs msgs;
     tu_take(&b, &msgs);
     CHECK(msgs.count == 3 && msgs.m[0]->msg_case == S(WELCOME) && msgs.m[0]->request_id == 7);
@@ -129,7 +129,7 @@ static void test_hello_placed_and_the_rest_kept(void) {
     net_client c;
     memset(&c, 0, sizeof c);
     CHECK(net_client_open(front, &c, "10.0.0.2:5"));
-    net_session_feed(front, &c, buf, hello_room(1, "no spaces", buf, sizeof buf));
+    net_client_feed(front, &c, buf, hello_room(1, "no spaces", buf, sizeof buf));
     bool fatal = false;
     CHECK(first_error(&c, &fatal) == E(BAD_REQUEST) && fatal && h.calls == 1);
     net_client_release(front, &c);
@@ -139,9 +139,9 @@ static void test_hello_placed_and_the_rest_kept(void) {
     memset(&d1, 0, sizeof d1);
     memset(&d2, 0, sizeof d2);
     CHECK(net_client_open(front, &d1, "10.0.0.3:5") && net_client_open(front, &d2, "10.0.0.3:6"));
-    net_session_feed(front, &d1, buf, hello_room(1, "", buf, sizeof buf));
+    net_client_feed(front, &d1, buf, hello_room(1, "", buf, sizeof buf));
     CHECK(d1.handed_off && h.last.thread == 0); /* "" is default, on thread 0 */
-    net_session_feed(front, &d2, buf, hello_room(1, "r1", buf, sizeof buf));
+    net_client_feed(front, &d2, buf, hello_room(1, "r1", buf, sizeof buf));
     CHECK(!d2.handed_off && first_error(&d2, &fatal) == E(LIMIT_EXCEEDED) && fatal);
     net_rooms_abandon(h.rooms, h.last.id); /* d1 never arrives */
     net_client_release(front, &d1);

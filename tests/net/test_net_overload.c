@@ -1,12 +1,13 @@
 /* Unit tests of the overload detector and the honest tick metrics (issue 12, finding 3): tick
  * callbacks are fed to net_server_note_tick with the lags and durations the daemon would measure,
- * on a simulated clock; Hellos go through net_session_feed as they would from a socket. */
+ * on a simulated clock; Hellos go through net_client_feed as they would from a socket. */
 #include <stdio.h>
 #include <unistd.h>
 
 #include "harness.h"
 #include "net_log.h"
 #include "net_test_util.h"
+#include "net_tick.h"
 
 #define S(name) COLLIDE__V1__SERVER_MESSAGE__MSG_##name
 #define E(name) COLLIDE__V1__ERROR_CODE__ERROR_CODE_##name
@@ -65,7 +66,7 @@ static void ticks(fixture *f, int n, uint64_t gap_us, uint64_t lag_us, uint64_t 
         net_server_set_clock(f->srv, f->now_us, 0);
         uint64_t due = lag_us / PERIOD_US + 1u;
         uint64_t run = due < 4 ? due : 4;
-        net_server_tick(f->srv, (unsigned)run);
+        net_tick_run(f->srv, (unsigned)run);
         net_server_note_tick(f->srv, run, due - run, (double)lag_us * 1e-6, (double)work_us * 1e-6);
         drain(f);
     }
@@ -81,7 +82,7 @@ static void on_time(fixture *f, int n) { ticks(f, n, PERIOD_US, 1000, 1000); }
 static tu_smsg *hello(fixture *f, int i, const char *token, tu_msgs *msgs) {
     net_client *c = &f->c[i];
     net_client_open(f->srv, c, "127.0.0.1:1");
-    net_session_feed(f->srv, c, f->buf, tu_hello(9, 1, token, f->buf, sizeof f->buf));
+    net_client_feed(f->srv, c, f->buf, tu_hello(9, 1, token, f->buf, sizeof f->buf));
     tu_take(c, msgs);
     return msgs->count > 0 ? msgs->m[0] : NULL;
 }
@@ -247,9 +248,9 @@ static void test_metrics_rendered(void) {
     CHECK(m && m->msg_case == S(WELCOME));
     tu_free(&msgs);
     net_client *c = &f.c[0];
-    net_server_tick(f.srv, 1);
+    net_tick_run(f.srv, 1);
     net_server_note_tick(f.srv, 1, 0, 0.0005, 0.001); /* on time */
-    net_server_tick(f.srv, 4);
+    net_tick_run(f.srv, 4);
     net_server_note_tick(f.srv, 4, 2, 0.09, 0.001); /* 6 due: 4 run late, 3 coalesced */
     net_buf out = {0};
     net_client_take_output(c, &out);
@@ -259,7 +260,7 @@ static void test_metrics_rendered(void) {
     /* A slow reader: its queue over a quarter of the hard limit, the next snapshot is dropped. */
     CHECK(net_buf_reserve(&c->out, f.srv->cfg.max_queued_bytes / 4u + 1u));
     c->out.len = f.srv->cfg.max_queued_bytes / 4u + 1u;
-    net_server_tick(f.srv, 1);
+    net_tick_run(f.srv, 1);
     CHECK(f.srv->metrics.slow_client_drops_total == 1 && c->out_snapshots == 0);
     c->out.len = 0;
     out.len = 0;

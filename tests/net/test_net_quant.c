@@ -15,6 +15,7 @@
 #include "harness.h"
 #include "net_log.h"
 #include "net_test_util.h"
+#include "net_tick.h"
 #include "quant.h"
 
 #define MOVING COLLIDE__V1__BODY_KIND__BODY_KIND_MOVING
@@ -50,7 +51,7 @@ typedef struct fixture {
     bool turning; /* the movers spawn at angles and turn (MoveIntent.angular_velocity) */
 } fixture;
 
-static void feed(fixture *f, int ci, size_t n) { net_session_feed(f->srv, &f->c[ci], f->buf, n); }
+static void feed(fixture *f, int ci, size_t n) { net_client_feed(f->srv, &f->c[ci], f->buf, n); }
 
 static void fixture_init(fixture *f) {
     memset(f, 0, sizeof *f);
@@ -254,7 +255,7 @@ static uint64_t scripted_run(bool others) {
     for (int tick = 0; tick < 400; tick++) {
         churn(f, &r, tick);
         f->srv->now_us += 16667;
-        net_server_tick(f->srv, 1);
+        net_tick_run(f->srv, 1);
         h = fnv(h, f->c[2].out.data, f->c[2].out.len);
         f->c[2].out.len = 0;
         for (int ci = 0; ci < NCLIENTS; ci++)
@@ -415,7 +416,7 @@ static void test_rates_at_tick_60(void) {
     for (int tick = 0; tick < 600 && ok; tick++) {
         churn(f, &r, tick);
         f->srv->now_us += 16667;
-        net_server_tick(f->srv, 1);
+        net_tick_run(f->srv, 1);
         for (int k = 0; k < 4 && ok; k++) {
             tu_msgs msgs;
             tu_take(&f->c[2 + k], &msgs);
@@ -514,7 +515,7 @@ static void test_no_drift_over_10000_ticks(void) {
     for (int tick = 0; tick < DRIFT_TICKS && ok; tick++) {
         churn(f, &r, tick);
         f->srv->now_us += 16667;
-        net_server_tick(f->srv, 1);
+        net_tick_run(f->srv, 1);
         tu_msgs msgs;
         tu_take(&f->c[ADMIN], &msgs);
         for (size_t i = 0; i < msgs.count; i++)
@@ -598,7 +599,7 @@ static void test_new_bodies_of_every_shape(void) {
     whole_world(f, 2);
     build_scene(f);
     f->srv->now_us += 16667;
-    net_server_tick(f->srv, 1);
+    net_tick_run(f->srv, 1);
     tu_msgs msgs;
     tu_take(&f->c[ADMIN], &msgs);
     CHECK(msgs.count == 1 && msgs.m[0]->msg_case == COLLIDE__V1__SERVER_MESSAGE__MSG_SNAPSHOT);
@@ -630,7 +631,7 @@ static void test_new_bodies_of_every_shape(void) {
     /* The next ticks: nothing moves, so nothing is said (no record, no shape again). */
     for (int t = 0; t < 3; t++) {
         f->srv->now_us += 16667;
-        net_server_tick(f->srv, 1);
+        net_tick_run(f->srv, 1);
     }
     tu_take(&f->c[2], &msgs);
     CHECK(msgs.count == 3);
@@ -665,7 +666,7 @@ static void test_filters_ride_new_records(void) {
                       spawn_filtered(f, ADMIN, STATIC, 0, 100, 50, &plain_sensor)};
     CHECK(id[0] && id[1] && id[2] && id[3]);
     f->srv->now_us += 16667;
-    net_server_tick(f->srv, 1);
+    net_tick_run(f->srv, 1);
     qwatch_take(&q, &f->c[2]);
     CHECK(q.ok && q.snapshots == 1 && q.nshapes == 4);
     for (size_t k = 0; k < q.nshapes; k++) {
@@ -714,12 +715,12 @@ static void test_slow_reader_stays_consistent(void) {
         for (int t = 0; t < 40; t++) {
             churn(f, &r, round * 40 + t);
             f->srv->now_us += 16667;
-            net_server_tick(f->srv, 1);
+            net_tick_run(f->srv, 1);
         }
         CHECK(f->srv->metrics.slow_client_drops_total > drops);
         qwatch_take(&q, &f->c[2]); /* read it all */
         f->srv->now_us += 16667;
-        net_server_tick(f->srv, 1);
+        net_tick_run(f->srv, 1);
         qwatch_take(&q, &f->c[2]);
         CHECK(q.ok);
         CHECK_MSG(qwatch_exact(&q, f, why, sizeof why), "round %d: %s", round, why);
@@ -791,7 +792,7 @@ static void test_small_frames_stay_in_sync(void) {
         if (tick == 600) whole_world(f, 2);
         churn(f, &r, tick);
         f->srv->now_us += 16667;
-        net_server_tick(f->srv, 1);
+        net_tick_run(f->srv, 1);
         qwatch_take(&q, &f->c[2]);
         ok = q.ok && in_sync(&f->c[2], &q);
         if (!ok) fprintf(stderr, "tick %d: the decoder and the server's record differ\n", tick);

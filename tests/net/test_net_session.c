@@ -1,5 +1,5 @@
 /* Unit tests of the protocol state machine, the snapshot deltas and the buffering, with a real
- * world and no sockets: bytes go in through net_session_feed, frames come out of client->out. */
+ * world and no sockets: bytes go in through net_client_feed, frames come out of client->out. */
 #include <math.h>
 #include <stdio.h>
 
@@ -7,6 +7,7 @@
 #include "net_http.h"
 #include "net_log.h"
 #include "net_test_util.h"
+#include "net_tick.h"
 #include "wire.h"
 
 #define S(name) COLLIDE__V1__SERVER_MESSAGE__MSG_##name
@@ -80,7 +81,7 @@ static net_client *fx_open(fixture *f, int i) {
     return &f->c[i];
 }
 
-static void feed(fixture *f, net_client *c, size_t n) { net_session_feed(f->srv, c, f->buf, n); }
+static void feed(fixture *f, net_client *c, size_t n) { net_client_feed(f->srv, c, f->buf, n); }
 
 /* Opens client i and completes Hello; returns it with its output emptied. */
 static net_client *fx_welcome(fixture *f, int i, const char *token) {
@@ -132,7 +133,7 @@ static void test_partial_frames_byte_by_byte(void) {
     n += tu_ping(6, 123, f.buf + n, sizeof f.buf - n);
     n += tu_ping(7, 456, f.buf + n, sizeof f.buf - n);
     for (size_t i = 0; i < n; i++)
-        net_session_feed(f.srv, c, f.buf + i, 1);
+        net_client_feed(f.srv, c, f.buf + i, 1);
     CHECK(c->in.len == 0);
     tu_msgs msgs;
     tu_take(c, &msgs);
@@ -155,8 +156,8 @@ static void test_split_at_every_point(void) {
         size_t n = tu_hello(1, 1, NULL, f.buf, sizeof f.buf);
         n += tu_ping(2, 9, f.buf + n, sizeof f.buf - n);
         size_t k = cut < n ? cut : n;
-        net_session_feed(f.srv, c, f.buf, k);
-        net_session_feed(f.srv, c, f.buf + k, n - k);
+        net_client_feed(f.srv, c, f.buf, k);
+        net_client_feed(f.srv, c, f.buf + k, n - k);
         tu_msgs msgs;
         tu_take(c, &msgs);
         CHECK_MSG(msgs.count == 2 && msgs.m[1]->msg_case == S(PONG), "cut %zu", cut);
@@ -207,8 +208,8 @@ static void test_partial_buffer_holds_one_frame(void) {
     size_t cstart = off;
     off += tu_ping(3, 3, chunk + off, sizeof chunk - off);
 
-    net_session_feed(f.srv, c, chunk, 1);          /* A's first byte only */
-    net_session_feed(f.srv, c, chunk + 1, cstart); /* rest of A, all of B, C's first byte */
+    net_client_feed(f.srv, c, chunk, 1);          /* A's first byte only */
+    net_client_feed(f.srv, c, chunk + 1, cstart); /* rest of A, all of B, C's first byte */
     tu_msgs msgs;
     tu_take(c, &msgs);
     CHECK(msgs.count == 2 && msgs.m[0]->msg_case == S(PONG) && msgs.m[1]->msg_case == S(PONG));
@@ -216,7 +217,7 @@ static void test_partial_buffer_holds_one_frame(void) {
     tu_free(&msgs);
     CHECK(c->in.len == 1);
     CHECK_MSG(c->in.cap < pad, "partial-frame buffer grew to %zu bytes", c->in.cap);
-    net_session_feed(f.srv, c, chunk + cstart + 1, off - cstart - 1);
+    net_client_feed(f.srv, c, chunk + cstart + 1, off - cstart - 1);
     tu_take(c, &msgs);
     CHECK(msgs.count == 1 && msgs.m[0]->msg_case == S(PONG) && msgs.m[0]->request_id == 3);
     tu_free(&msgs);
@@ -231,7 +232,7 @@ static void test_oversized_prefix_is_fatal_without_buffering(void) {
     net_client *c = fx_open(&f, 0);
     uint8_t big[5];
     size_t n = frame_write_prefix(65537, big);
-    net_session_feed(f.srv, c, big, n);
+    net_client_feed(f.srv, c, big, n);
     bool fatal = false;
     CHECK(first_error(c, NULL, &fatal) == E(FRAME_TOO_LARGE));
     CHECK(fatal && c->state == NET_CLIENT_CLOSING);
@@ -244,7 +245,7 @@ static void test_oversized_prefix_is_fatal_without_buffering(void) {
     fx_init(&f, NULL);
     c = fx_open(&f, 0);
     uint8_t six[6] = {0x80, 0x80, 0x80, 0x80, 0x80, 0x00};
-    net_session_feed(f.srv, c, six, 6);
+    net_client_feed(f.srv, c, six, 6);
     CHECK(first_error(c, NULL, &fatal) == E(FRAME_TOO_LARGE));
     fx_free(&f);
 }
@@ -263,7 +264,7 @@ static void test_first_message_must_be_hello(void) {
     fx_init(&f, NULL);
     c = fx_open(&f, 0);
     uint8_t junk[4] = {3, 0xff, 0xff, 0xff};
-    net_session_feed(f.srv, c, junk, 4);
+    net_client_feed(f.srv, c, junk, 4);
     CHECK(first_error(c, NULL, &fatal) == E(UNAUTHENTICATED) && fatal);
     CHECK(live_allocs == 0);
     fx_free(&f);
@@ -560,7 +561,7 @@ static void test_bad_protobuf_after_hello_is_not_fatal(void) {
     fx_init(&f, NULL);
     net_client *c = fx_welcome(&f, 0, NULL);
     uint8_t junk[5] = {4, 0x0a, 0xff, 0xff, 0xff}; /* field 1 as length-delimited, truncated */
-    net_session_feed(f.srv, c, junk, 5);
+    net_client_feed(f.srv, c, junk, 5);
     bool fatal = true;
     CHECK(first_error(c, NULL, &fatal) == E(BAD_REQUEST) && !fatal);
     feed(&f, c, tu_ping(8, 1, f.buf, sizeof f.buf));
@@ -570,7 +571,7 @@ static void test_bad_protobuf_after_hello_is_not_fatal(void) {
     tu_free(&msgs);
     /* An empty ClientMessage (no oneof) is a bad request too. */
     uint8_t empty[1] = {0};
-    net_session_feed(f.srv, c, empty, 1);
+    net_client_feed(f.srv, c, empty, 1);
     CHECK(first_error(c, NULL, &fatal) == E(BAD_REQUEST) && !fatal);
     CHECK(live_allocs == 0);
     fx_free(&f);
@@ -724,7 +725,7 @@ static void test_move_rules_and_close_despawns(void) {
     feed(&f, a, tu_move(24, id, 5, 30, 0, f.buf, sizeof f.buf));
     feed(&f, a, tu_move(25, id, 4, -30, 0, f.buf, sizeof f.buf)); /* older seq: ignored */
     CHECK(a->out.len == 0);
-    net_server_tick(f.srv, 1);
+    net_tick_run(f.srv, 1);
     world_body_info info;
     CHECK(world_body_get(f.w, id, &info));
     CHECK(info.position.x > 0.0f && info.last_input_seq == 5);
@@ -756,7 +757,7 @@ static void test_snapshot_new_changed_removed(void) {
     uint32_t id = fx_spawn(&f, a, 0, 0);
     uint32_t far_id = fx_spawn(&f, far, 400, 400);
     CHECK(id && far_id);
-    net_server_tick(f.srv, 1);
+    net_tick_run(f.srv, 1);
     tu_msgs msgs;
     tu_take(a, &msgs);
     CHECK(msgs.count == 1 && msgs.m[0]->msg_case == S(SNAPSHOT));
@@ -769,7 +770,7 @@ static void test_snapshot_new_changed_removed(void) {
     tu_free(&msgs);
 
     /* Nothing changed: an empty snapshot still goes out. */
-    net_server_tick(f.srv, 1);
+    net_tick_run(f.srv, 1);
     tu_take(a, &msgs);
     CHECK(msgs.count == 1 && msgs.m[0]->msg_case == S(SNAPSHOT));
     CHECK(msgs.m[0]->snapshot->n_removed == 0 && !find_body(msgs.m[0]->snapshot, id));
@@ -777,7 +778,7 @@ static void test_snapshot_new_changed_removed(void) {
 
     /* A move: a delta (no shape) with last_input_seq. */
     feed(&f, a, tu_move(0, id, 7, 60, 0, f.buf, sizeof f.buf));
-    net_server_tick(f.srv, 1);
+    net_tick_run(f.srv, 1);
     tu_take(a, &msgs);
     CHECK(msgs.count == 1);
     bs = find_body(msgs.m[0]->snapshot, id);
@@ -790,7 +791,7 @@ static void test_snapshot_new_changed_removed(void) {
 
     /* SetView of a box the default --max-view-extent allows: the far body appears in full. */
     feed(&f, a, tu_set_view(0, 0, 0, 500, 500, f.buf, sizeof f.buf));
-    net_server_tick(f.srv, 1);
+    net_tick_run(f.srv, 1);
     tu_take(a, &msgs);
     bs = find_body(msgs.m[0]->snapshot, far_id);
     CHECK(bs && bs->shape && bs->owner == far->id);
@@ -799,14 +800,14 @@ static void test_snapshot_new_changed_removed(void) {
     /* The far client leaves: its body is despawned and listed in removed. */
     net_client_release(f.srv, far);
     far->id = 0;
-    net_server_tick(f.srv, 1);
+    net_tick_run(f.srv, 1);
     tu_take(a, &msgs);
     CHECK(has_removed(msgs.m[0]->snapshot, far_id));
     tu_free(&msgs);
 
     /* Back to the default view: the statics/far area leave the view. */
     feed(&f, a, tu_set_view(0, 0, 0, 0, 0, f.buf, sizeof f.buf));
-    net_server_tick(f.srv, 1);
+    net_tick_run(f.srv, 1);
     tu_take(a, &msgs);
     CHECK(msgs.count == 1 && !has_removed(msgs.m[0]->snapshot, id));
     tu_free(&msgs);
@@ -865,7 +866,7 @@ static void test_snapshots_track_the_world(void) {
             feed(&f, &f.c[3], tu_set_view(0, c.x, c.y, h.x, h.y, f.buf, sizeof f.buf));
         }
         f.srv->now_us += 16667;
-        net_server_tick(f.srv, 1);
+        net_tick_run(f.srv, 1);
         for (int ci = 0; ci < 4; ci++) {
             tu_msgs msgs;
             tu_take(&f.c[ci], &msgs);
@@ -931,17 +932,17 @@ static void test_slow_reader_drop_then_disconnect(void) {
     fx_init(&f, &cfg);
     net_client *c = fx_welcome(&f, 0, NULL);
     c->inflight = 2048; /* at the soft limit, not past it: the snapshot goes out */
-    net_server_tick(f.srv, 1);
+    net_tick_run(f.srv, 1);
     CHECK(c->out.len > 0 && f.srv->metrics.slow_client_drops_total == 0);
     c->out.len = 0;
     c->inflight = 2049; /* one byte past the quarter: skipped */
-    net_server_tick(f.srv, 1);
+    net_tick_run(f.srv, 1);
     CHECK(c->out.len == 0 && f.srv->metrics.slow_client_drops_total == 1);
     c->inflight = 8192; /* at the hard limit: still dropping, not cut */
-    net_server_tick(f.srv, 1);
+    net_tick_run(f.srv, 1);
     CHECK(!c->kill && c->out.len == 0 && f.srv->metrics.slow_client_drops_total == 2);
     c->inflight = 8193; /* one byte over: cut */
-    net_server_tick(f.srv, 1);
+    net_tick_run(f.srv, 1);
     CHECK(c->kill && c->reason == NET_DISC_SLOW_CLIENT);
     CHECK(f.srv->metrics.slow_client_disconnects_total == 1);
     c->inflight = 0;
@@ -1023,10 +1024,10 @@ static void test_hello_timeout(void) {
     CHECK(f.srv->cfg.hello_timeout_ms == 2000);
     net_client *c = fx_open(&f, 0);
     f.srv->now_us += 2000000 - 1;
-    net_server_tick(f.srv, 1);
+    net_tick_run(f.srv, 1);
     CHECK(!c->kill);
     f.srv->now_us += 2;
-    net_server_tick(f.srv, 1);
+    net_tick_run(f.srv, 1);
     CHECK(c->kill && c->reason == NET_DISC_HELLO_TIMEOUT);
     fx_free(&f);
 
@@ -1037,10 +1038,10 @@ static void test_hello_timeout(void) {
     c = fx_open(&f, 0);
     net_client *welcomed = fx_welcome(&f, 1, NULL);
     f.srv->now_us += 300000 - 1;
-    net_server_tick(f.srv, 1);
+    net_tick_run(f.srv, 1);
     CHECK(!c->kill);
     f.srv->now_us += 2;
-    net_server_tick(f.srv, 1);
+    net_tick_run(f.srv, 1);
     CHECK(c->kill && c->reason == NET_DISC_HELLO_TIMEOUT);
     CHECK(!welcomed->kill); /* said Hello in time: not subject to it */
     fx_free(&f);
@@ -1061,14 +1062,14 @@ static void test_snapshot_lag_exact(void) {
     net_client *healthy = fx_welcome(&f, 1, NULL);
     net_buf wire = {0}, wire2 = {0};
     uint64_t t0 = f.srv->now_us;
-    net_server_tick(f.srv, 1); /* a snapshot queued at t0 ... */
+    net_tick_run(f.srv, 1); /* a snapshot queued at t0 ... */
     CHECK(c->out.len > 0);
     net_client_take_output(c, &wire); /* ... handed to the socket, never confirmed written */
     f.srv->now_us = t0 + 100000;
-    net_server_tick(f.srv, 1); /* queued at t0 + 100 ms while the first write is in flight */
+    net_tick_run(f.srv, 1); /* queued at t0 + 100 ms while the first write is in flight */
     CHECK(c->out.len > 0 && net_client_lag_us(c, f.srv->now_us) == 100000);
     f.srv->now_us = t0 + 300000;
-    net_server_tick(f.srv, 1); /* a later snapshot behind it does not make the queue younger */
+    net_tick_run(f.srv, 1); /* a later snapshot behind it does not make the queue younger */
     f.srv->now_us = t0 + 400000;
     net_client_written(f.srv, c); /* the first write completes: the second carries t0 + 100 ms */
     net_client_take_output(c, &wire2);
@@ -1077,7 +1078,7 @@ static void test_snapshot_lag_exact(void) {
     for (uint64_t t = t0; t <= t0 + 2000000; t += 10000) {
         f.srv->now_us = t;
         if (t == t0 + 600000 || t == t0 + 600000 + 10000) continue;
-        net_server_tick(f.srv, 1);
+        net_tick_run(f.srv, 1);
         if (t < t0 + 600000) CHECK(!c->kill);
         net_buf out = {0};
         if (healthy->out.len > 0) {
@@ -1088,12 +1089,12 @@ static void test_snapshot_lag_exact(void) {
         CHECK(!healthy->kill);
         if (t == t0 + 590000) {
             f.srv->now_us = t0 + 600000; /* exactly the lag behind: kept */
-            net_server_tick(f.srv, 1);
+            net_tick_run(f.srv, 1);
             CHECK(!c->kill);
             f.srv->now_us = t0 + 600001; /* one microsecond more: over, */
-            net_server_tick(f.srv, 1);
+            net_tick_run(f.srv, 1);
             CHECK(!c->kill);
-            net_server_tick(f.srv, 1); /* and still over at the next tick: cut */
+            net_tick_run(f.srv, 1); /* and still over at the next tick: cut */
             CHECK(c->kill && c->reason == NET_DISC_SNAPSHOT_LAG);
         }
     }
@@ -1117,11 +1118,11 @@ static void test_snapshot_lag_ignores_a_daemon_stall(void) {
     fixture f;
     fx_init(&f, &cfg);
     net_client *c = fx_welcome(&f, 0, NULL);
-    net_server_tick(f.srv, 1);
+    net_tick_run(f.srv, 1);
     net_buf wire = {0};
     net_client_take_output(c, &wire); /* written by the kernel at once, not yet reported */
     f.srv->now_us += 5000000;         /* the daemon was stopped for 5 s */
-    net_server_tick(f.srv, 1);
+    net_tick_run(f.srv, 1);
     CHECK(!c->kill && net_client_lag_us(c, f.srv->now_us) == 5000000);
     net_client_written(f.srv, c); /* the loop reports it */
     net_buf_free(&wire);
@@ -1130,7 +1131,7 @@ static void test_snapshot_lag_ignores_a_daemon_stall(void) {
     net_client_written(f.srv, c);
     net_buf_free(&out);
     f.srv->now_us += 16667;
-    net_server_tick(f.srv, 1);
+    net_tick_run(f.srv, 1);
     CHECK(!c->kill);
     fx_free(&f);
 }
@@ -1149,14 +1150,14 @@ static void test_frame_timeout_exact(void) {
     size_t n = tu_ping(9, 1, ping, sizeof ping);
     CHECK(n > 4);
     uint64_t t0 = f.srv->now_us;
-    net_session_feed(f.srv, c, ping, 3); /* prefix and part of the body */
+    net_client_feed(f.srv, c, ping, 3); /* prefix and part of the body */
     f.srv->now_us = t0 + 200000;
-    net_session_feed(f.srv, c, ping + 3, 1); /* a byte more: still partial */
+    net_client_feed(f.srv, c, ping + 3, 1); /* a byte more: still partial */
     f.srv->now_us = t0 + 300000;
-    net_server_tick(f.srv, 1);
+    net_tick_run(f.srv, 1);
     CHECK(!c->kill);
     f.srv->now_us = t0 + 300001;
-    net_server_tick(f.srv, 1);
+    net_tick_run(f.srv, 1);
     CHECK(c->kill && c->reason == NET_DISC_FRAME_TIMEOUT);
     net_client_release(f.srv, c);
     CHECK(f.srv->metrics.disconnects_total[NET_DISC_FRAME_TIMEOUT] == 1);
@@ -1164,23 +1165,23 @@ static void test_frame_timeout_exact(void) {
 
     c = fx_welcome(&f, 1, NULL);
     uint64_t t1 = f.srv->now_us;
-    net_session_feed(f.srv, c, ping, 3);
+    net_client_feed(f.srv, c, ping, 3);
     f.srv->now_us = t1 + 250000;
-    net_session_feed(f.srv, c, ping + 3, n - 3); /* whole in time: served */
+    net_client_feed(f.srv, c, ping + 3, n - 3); /* whole in time: served */
     tu_msgs msgs;
     tu_take(c, &msgs);
     CHECK(msgs.count == 1 && msgs.m[0]->msg_case == S(PONG));
     tu_free(&msgs);
     f.srv->now_us = t1 + 5000000;
-    net_server_tick(f.srv, 1);
+    net_tick_run(f.srv, 1);
     CHECK(!c->kill); /* nothing partial held */
     uint64_t t2 = f.srv->now_us;
-    net_session_feed(f.srv, c, ping, 2);
+    net_client_feed(f.srv, c, ping, 2);
     f.srv->now_us = t2 + 300000;
-    net_server_tick(f.srv, 1);
+    net_tick_run(f.srv, 1);
     CHECK(!c->kill); /* timed from t2, not from the earlier frame */
     f.srv->now_us = t2 + 300001;
-    net_server_tick(f.srv, 1);
+    net_tick_run(f.srv, 1);
     CHECK(c->kill && c->reason == NET_DISC_FRAME_TIMEOUT);
     fx_free(&f);
 }
@@ -1684,7 +1685,7 @@ static void test_hello_frame_cap(void) {
     CHECK(f.srv->cfg.max_hello_frame == 1024);
     net_client *c = fx_open(&f, 0);
     uint8_t prefix[FRAME_MAX_PREFIX];
-    net_session_feed(f.srv, c, prefix, frame_write_prefix(1025, prefix));
+    net_client_feed(f.srv, c, prefix, frame_write_prefix(1025, prefix));
     one_reply r = take_reply(c);
     CHECK_MSG(r.code == E(FRAME_TOO_LARGE) && r.fatal, "code %d", r.code);
     CHECK(strstr(r.text, "1024") && c->state == NET_CLIENT_CLOSING && c->in.len == 0);
@@ -1715,7 +1716,7 @@ static void test_hello_frame_cap(void) {
     static uint8_t big[4096];
     size_t n = raw_ping_padded(8, 3000, big);
     CHECK(n > 3000);
-    net_session_feed(f.srv, c, big, n);
+    net_client_feed(f.srv, c, big, n);
     r = take_reply(c);
     CHECK_MSG(r.msg_case == S(PONG) && r.rid == 8, "case %d code %d", r.msg_case, r.code);
     fx_free(&f);
@@ -1727,7 +1728,7 @@ static void test_hello_frame_cap(void) {
     cfg.max_frame = 2048;
     fx_init(&f, &cfg);
     c = fx_open(&f, 0);
-    net_session_feed(f.srv, c, prefix, frame_write_prefix(2049, prefix));
+    net_client_feed(f.srv, c, prefix, frame_write_prefix(2049, prefix));
     r = take_reply(c);
     CHECK(r.code == E(FRAME_TOO_LARGE) && r.fatal && strstr(r.text, "2048"));
     fx_free(&f);
@@ -1744,7 +1745,7 @@ static void test_vertex_prescan(void) {
     size_t n = raw_polygon_spawn(31, 21000, big);
     CHECK(n > 42000 && n < 65536);
     long allocs_before = total_allocs;
-    net_session_feed(f.srv, c, big, n);
+    net_client_feed(f.srv, c, big, n);
     CHECK(total_allocs == allocs_before);
     one_reply r = take_reply(c);
     CHECK_MSG(r.code == E(INVALID_SHAPE) && !r.fatal && r.rid == 31, "code %d", r.code);
@@ -1754,11 +1755,11 @@ static void test_vertex_prescan(void) {
     CHECK(session_goes_on(&f, c));
 
     allocs_before = total_allocs;
-    net_session_feed(f.srv, c, big, raw_polygon_spawn(32, 17, big));
+    net_client_feed(f.srv, c, big, raw_polygon_spawn(32, 17, big));
     CHECK(total_allocs == allocs_before);
     r = take_reply(c);
     CHECK(r.code == E(INVALID_SHAPE) && r.rid == 32 && strstr(r.text, "more than 16"));
-    net_session_feed(f.srv, c, big, raw_polygon_spawn(33, 16, big));
+    net_client_feed(f.srv, c, big, raw_polygon_spawn(33, 16, big));
     CHECK(total_allocs > allocs_before); /* unpacked */
     r = take_reply(c);
     CHECK(r.code == E(INVALID_SHAPE) && r.rid == 33 && !strstr(r.text, "more than 16"));
@@ -1775,7 +1776,7 @@ static void test_arena_budget_crossed(void) {
     net_client *c = fx_welcome(&f, 0, NULL);
     static uint8_t big[8192];
     size_t n = raw_ping_with_unknowns(21, 3000, big);
-    net_session_feed(f.srv, c, big, n);
+    net_client_feed(f.srv, c, big, n);
     one_reply r = take_reply(c);
     CHECK_MSG(r.code == E(BAD_REQUEST) && !r.fatal && r.rid == 21, "case %d code %d", r.msg_case,
               r.code);
@@ -1783,7 +1784,7 @@ static void test_arena_budget_crossed(void) {
     CHECK(f.srv->arena.used == 0 && f.srv->arena.high_water <= net_arena_budget(n));
     CHECK(session_goes_on(&f, c));
     /* 20 unknown fields (a newer client's additions) fit: the same Ping is answered. */
-    net_session_feed(f.srv, c, big, raw_ping_with_unknowns(22, 20, big));
+    net_client_feed(f.srv, c, big, raw_ping_with_unknowns(22, 20, big));
     r = take_reply(c);
     CHECK_MSG(r.msg_case == S(PONG) && r.rid == 22, "case %d code %d", r.msg_case, r.code);
     CHECK(live_allocs == 0 && allocs_not_arena == 0);
@@ -1932,7 +1933,7 @@ static void test_byte_bucket(void) {
     static uint8_t big[4200];
     size_t n = raw_ping_padded(9, 4080, big);
     CHECK(n > 4090 && n <= 4096 + FRAME_MAX_PREFIX);
-    net_session_feed(f.srv, c, big, n);
+    net_client_feed(f.srv, c, big, n);
     one_reply r = take_reply(c);
     CHECK_MSG(r.msg_case == S(PONG), "case %d code %d", r.msg_case, r.code);
     fx_free(&f);
@@ -1996,7 +1997,7 @@ static void test_batch_arena_bound(void) {
     CHECK(n > 0);
     size_t budget = net_arena_budget(n) + NET_ARENA_PER_BATCH_ITEM * 4096u;
     f.srv->arena.high_water = 0;
-    net_session_feed(f.srv, c, big, n);
+    net_client_feed(f.srv, c, big, n);
     one_reply r = take_reply(c);
     CHECK_MSG(r.count == 0, "a batch of 4096 cheap intents: case %d code %d %s", r.msg_case, r.code,
               r.text);
@@ -2011,7 +2012,7 @@ static void test_batch_arena_bound(void) {
     CHECK(n > 0 && n <= 65536 + FRAME_MAX_PREFIX);
     budget = net_arena_budget(n) + NET_ARENA_PER_BATCH_ITEM * most;
     f.srv->arena.high_water = 0;
-    net_session_feed(f.srv, c, big, n);
+    net_client_feed(f.srv, c, big, n);
     r = take_reply(c);
     CHECK_MSG(r.count == 0, "a max frame of %zu full intents: case %d code %d %s", most, r.msg_case,
               r.code, r.text);
@@ -2023,7 +2024,7 @@ static void test_batch_arena_bound(void) {
     /* 4,097: refused whole before anything is allocated. */
     n = raw_batch(7, cheap, sizeof cheap, 4097, big, sizeof big);
     long before = total_allocs;
-    net_session_feed(f.srv, c, big, n);
+    net_client_feed(f.srv, c, big, n);
     r = take_reply(c);
     CHECK_MSG(r.msg_case == S(ERROR) && r.code == E(LIMIT_EXCEEDED) && !r.fatal && r.rid == 7,
               "case %d code %d", r.msg_case, r.code);
@@ -2036,7 +2037,7 @@ static void test_batch_arena_bound(void) {
 
 /* The batch's last applied input_seq after one tick. */
 static uint32_t seq_after_tick(fixture *f, net_client *c, uint32_t id) {
-    net_server_tick(f->srv, 1);
+    net_tick_run(f->srv, 1);
     tu_msgs msgs;
     tu_take(c, &msgs);
     tu_free(&msgs);
@@ -2066,7 +2067,7 @@ static one_reply send_seq_batch(fixture *f, net_client *c, uint32_t rid, uint32_
     m.request_id = rid;
     m.msg_case = COLLIDE__V1__CLIENT_MESSAGE__MSG_MOVE_BATCH;
     m.move_batch = &b;
-    net_session_feed(f->srv, c, buf, tu_frame(&m, buf, sizeof buf));
+    net_client_feed(f->srv, c, buf, tu_frame(&m, buf, sizeof buf));
     tu_msgs msgs;
     tu_take(c, &msgs);
     one_reply r = {(int)msgs.count, -1, -1, false, 0, ""};

@@ -20,6 +20,7 @@
 #include "harness.h"
 #include "net_log.h"
 #include "net_test_util.h"
+#include "net_tick.h"
 #include "varint.h"
 
 #define MOVING COLLIDE__V1__BODY_KIND__BODY_KIND_MOVING
@@ -79,7 +80,7 @@ typedef struct budget_counts {
 } budget_counts;
 
 static void feed(model_fixture *f, int ci, size_t n) {
-    net_session_feed(f->srv, &f->c[ci], f->buf, n);
+    net_client_feed(f->srv, &f->c[ci], f->buf, n);
 }
 
 static bool welcome(model_fixture *f, int ci, const char *token) {
@@ -490,7 +491,7 @@ static void test_snapshot_budget_model(void) {
             f->nowned[PLAYERS - 1] = 0;
         }
         f->srv->now_us += 16667;
-        net_server_tick(f->srv, 1);
+        net_tick_run(f->srv, 1);
         for (int ci = 0; ci < CLIENTS && ok; ci++) {
             owed o;
             if (f->open[ci]) ok = check_client(f, ci, tick, truth, &counts, lag, &o);
@@ -509,7 +510,7 @@ static void test_snapshot_budget_model(void) {
     int rest_tick = -1;
     for (int settle = 0; settle < SETTLE_MAX_TICKS && ok && rest_tick < 0; settle++, tick++) {
         f->srv->now_us += 16667;
-        net_server_tick(f->srv, 1);
+        net_tick_run(f->srv, 1);
         for (int ci = 0; ci < CLIENTS && ok; ci++) {
             owed o;
             if (f->open[ci]) ok = check_client(f, ci, tick, truth, &counts, lag, &o);
@@ -534,7 +535,7 @@ static void test_snapshot_budget_model(void) {
     }
     for (unsigned t = 1; t <= worst_deadline + 30 && ok; t++, tick++) {
         f->srv->now_us += 16667;
-        net_server_tick(f->srv, 1);
+        net_tick_run(f->srv, 1);
         for (int ci = 0; ci < CLIENTS && ok; ci++) {
             if (!f->open[ci]) continue;
             owed o;

@@ -10,6 +10,7 @@
 #include "harness.h"
 #include "net_log.h"
 #include "net_test_util.h"
+#include "net_tick.h"
 
 #define S(name) COLLIDE__V1__SERVER_MESSAGE__MSG_##name
 #define E(name) COLLIDE__V1__ERROR_CODE__ERROR_CODE_##name
@@ -58,7 +59,7 @@ static void fx_free(fixture *f) {
     if (f->w) world_destroy(f->w);
 }
 
-static void feed(fixture *f, int i, size_t n) { net_session_feed(f->srv, &f->c[i], f->buf, n); }
+static void feed(fixture *f, int i, size_t n) { net_client_feed(f->srv, &f->c[i], f->buf, n); }
 
 static bool welcome(fixture *f, int i, const char *token) {
     if (!net_client_open(f->srv, &f->c[i], "127.0.0.1:1")) return false;
@@ -108,7 +109,7 @@ static int set_view(fixture *f, int i, float cx, float cy, float hx, float hy, c
 static uint64_t tick(fixture *f) {
     uint64_t before = f->srv->snapshot.marks.taken;
     f->srv->now_us += 16667;
-    net_server_tick(f->srv, 1);
+    net_tick_run(f->srv, 1);
     return f->srv->snapshot.marks.taken - before;
 }
 
@@ -544,7 +545,7 @@ static void test_same_bytes_as_walking_every_static(void) {
         if (t == 300) nowned[1] = 0;
         for (int s = 0; s < 2; s++) {
             fx[s].srv->now_us += 16667;
-            net_server_tick(fx[s].srv, 1);
+            net_tick_run(fx[s].srv, 1);
         }
         for (int ci = 0; ci < NCLIENTS && same; ci++) {
             if (!fx[0].open[ci]) continue;

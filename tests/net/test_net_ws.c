@@ -122,13 +122,13 @@ static void test_hand_off_keeps_the_raw_bytes_after_hello(void) {
         for (size_t cut2 = near ? cut : len; cut2 <= (near ? after_hello + 24 : len); cut2++) {
             net_client a;
             memset(&a, 0, sizeof a);
-            a.ws = net_ws_create(false);
-            CHECK(a.ws && net_client_open(front, &a, "10.0.0.1:5"));
-            net_ws_feed(front, &a, stream, cut);
-            net_ws_feed(front, &a, stream + cut, cut2 - cut);
-            net_ws_feed(front, &a, stream + cut2, len - cut2);
-            CHECK_MSG(a.handed_off && a.placement.ws, "cut %zu/%zu: placed, as WebSocket", cut,
-                      cut2);
+            a.transport = &net_ws_transport;
+            CHECK(net_client_open(front, &a, "10.0.0.1:5"));
+            net_client_feed(front, &a, stream, cut);
+            net_client_feed(front, &a, stream + cut, cut2 - cut);
+            net_client_feed(front, &a, stream + cut2, len - cut2);
+            CHECK_MSG(a.handed_off && a.placement.transport == net_ws_transport.id,
+                      "cut %zu/%zu: placed, as WebSocket", cut, cut2);
             CHECK_MSG(
                 a.in.len == len - after_hello &&
                     memcmp(a.in.data, stream + after_hello, a.in.len) == 0,
@@ -138,10 +138,10 @@ static void test_hand_off_keeps_the_raw_bytes_after_hello(void) {
             /* The room: a fresh frame reader serves them, answers in frames. */
             net_client b;
             memset(&b, 0, sizeof b);
-            b.ws = net_ws_create(true);
-            CHECK(b.ws && net_client_open_adopted(room, &b, a.addr));
+            b.transport = net_transport_at(a.placement.transport);
+            CHECK(net_client_open_adopted(room, &b, a.addr));
             net_server_welcome(room, &b, 7, false, a.name, "r");
-            net_ws_feed(room, &b, a.in.data, a.in.len);
+            net_client_feed(room, &b, a.in.data, a.in.len);
             tu_smsg *msgs[8];
             size_t k = ws_messages(&b.out, msgs, 8);
             CHECK_MSG(
@@ -194,9 +194,9 @@ static void test_hand_off_from_one_big_read(void) {
     front->now_us = 1000000;
     net_client a;
     memset(&a, 0, sizeof a);
-    a.ws = net_ws_create(false);
-    CHECK(a.ws && net_client_open(front, &a, "10.0.0.1:5"));
-    net_ws_feed(front, &a, stream, len);
+    a.transport = &net_ws_transport;
+    CHECK(net_client_open(front, &a, "10.0.0.1:5"));
+    net_client_feed(front, &a, stream, len);
     CHECK(a.handed_off);
     CHECK_MSG(a.in.len == len - after_hello &&
                   memcmp(a.in.data, stream + after_hello, a.in.len) == 0,

@@ -24,10 +24,9 @@ static inline void net_client_note_queue_start(const net_server *srv, net_client
 bool net_server_over_hard_limit(net_server *srv, net_client *c);
 /* Appends bytes already framed for the client's transport (net_ws.c: the 101 or an HTTP refusal,
  * a pong, a close frame), under the same hard limit. */
-#define NET_MAX_FRAME_PREFIX 10 /* the longest framing before a body: a WebSocket header */
-/* Writes the framing of a body of len bytes for c's transport (the varint prefix, or a binary
- * WebSocket frame's header: one ServerMessage per message, no prefix), counts the frame, and
- * returns its length. */
+/* Writes the framing of a body of len bytes for c's transport (net_transport.h: the varint
+ * prefix, a binary WebSocket frame's header), counts the frame, and returns its length (at most
+ * NET_MAX_FRAME_PREFIX). */
 size_t net_client_frame_prefix(net_server *srv, const net_client *c, size_t len,
                                uint8_t out[NET_MAX_FRAME_PREFIX]);
 bool net_server_append_raw(net_server *srv, net_client *c, const void *data, size_t len);
@@ -77,6 +76,10 @@ void net_session_overlap(net_server *srv, net_client *c, uint32_t rid,
                          const Collide__V1__OverlapQuery *o);
 void net_session_shape_cast(net_server *srv, net_client *c, uint32_t rid,
                             const Collide__V1__ShapeCast *sc);
+/* net_events.c: queues the last world step's contact and sensor events for the owners of the
+ * moving bodies involved and the admins with all_events, until their next snapshot. A client
+ * over --max-pending-events is cut (NET_DISC_EVENTS_BACKLOG): events are never dropped. */
+void net_events_collect(net_server *srv);
 /* net_events.c: moves c's waiting events into the Snapshot body s, whole fields, oldest first,
  * while they fit in budget bytes; the rest wait for the next snapshot. */
 void net_events_take(net_client *c, net_buf *s, size_t budget);

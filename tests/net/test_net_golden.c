@@ -15,8 +15,8 @@
  *              past tick and one past --history-ms; Ping; the errors of a static spawn, a bad
  *              shape, a frame that does not unpack and a despawn of an unknown body;
  *  - quant:    Hello.snapshot_rate_hz 20 and quantized: Snapshot.packed every third tick;
- *  - ws:       the WebSocket transport (net_ws_feed, no socket): the 101, a spawn, a move, a Ping,
- *              its frames, and at the end the close frame after the Goodbye;
+ *  - ws:       the WebSocket transport (net_client_feed, no socket): the 101, a spawn, a move, a
+ * Ping, its frames, and at the end the close frame after the Goodbye;
  *  - leaver:   spawns a mover and disconnects at tick 30 (the others see the body removed);
  *  - intruder: sends a Ping before Hello: UNAUTHENTICATED, fatal, closed.
  * Then the drain: Goodbye to all, flushed, closed. Output is taken the way net_daemon.c takes it
@@ -50,6 +50,8 @@
 #include "harness.h"
 #include "net_log.h"
 #include "net_test_util.h"
+#include "net_tick.h"
+#include "net_transport.h"
 #include "net_ws.h"
 
 #ifndef COLLIDE_NET_GOLDEN_DIR
@@ -349,12 +351,12 @@ static size_t ws_client_frame(uint8_t op, const uint8_t *body, size_t n, uint8_t
 static void send_buf(session *s, int ci, size_t n) {
     net_client *c = &s->c[ci];
     if (!s->open[ci] || n == 0) return;
-    if (c->ws) {
+    if (c->transport == &net_ws_transport) {
         size_t pl = 0, bl = 0;
         if (frame_peek(s->buf, n, UINT32_MAX, &pl, &bl) != FRAME_OK) abort(); /* a test bug */
-        net_ws_feed(s->srv, c, s->wsbuf, ws_client_frame(0x2, s->buf + pl, bl, s->wsbuf));
+        net_client_feed(s->srv, c, s->wsbuf, ws_client_frame(0x2, s->buf + pl, bl, s->wsbuf));
     } else {
-        net_session_feed(s->srv, c, s->buf, n);
+        net_client_feed(s->srv, c, s->buf, n);
     }
     flush(s);
 }
@@ -362,10 +364,10 @@ static void send_buf(session *s, int ci, size_t n) {
 /* Opens client ci (a WebSocket one after its upgrade request) and sends its Hello. */
 static void connect_client(session *s, int ci, hello_args h, bool ws) {
     net_client *c = &s->c[ci];
-    if (ws) c->ws = net_ws_create(false);
+    if (ws) c->transport = &net_ws_transport;
     char addr[32];
     snprintf(addr, sizeof addr, "10.0.0.%d:%d", ci + 1, 40000 + ci);
-    if ((ws && !c->ws) || !net_client_open(s->srv, c, addr)) abort();
+    if (!net_client_open(s->srv, c, addr)) abort();
     s->open[ci] = true;
     if (ws) {
         static const char upgrade[] = "GET /v1 HTTP/1.1\r\nHost: collide.test\r\n"
@@ -373,7 +375,7 @@ static void connect_client(session *s, int ci, hello_args h, bool ws) {
                                       "Sec-WebSocket-Key: " WS_KEY "\r\n"
                                       "Sec-WebSocket-Protocol: collide.v1\r\n"
                                       "Sec-WebSocket-Version: 13\r\n\r\n";
-        net_ws_feed(s->srv, c, (const uint8_t *)upgrade, sizeof upgrade - 1);
+        net_client_feed(s->srv, c, (const uint8_t *)upgrade, sizeof upgrade - 1);
         flush(s);
     }
     if (h.name) send_buf(s, ci, msg_hello(1, h, s->buf, sizeof s->buf));
@@ -693,7 +695,7 @@ static void run_script(session *s) {
         script_inputs(s, t);
         s->now_us += TICK_US;
         set_step(s, "tick", t);
-        net_server_tick(s->srv, 1);
+        net_tick_run(s->srv, 1);
         flush(s);
     }
     set_step(s, "drain", -1);

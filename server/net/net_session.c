@@ -135,13 +135,7 @@ static void on_hello(net_server *srv, net_client *c, uint32_t rid, const Collide
 
 void net_server_refuse_room(net_server *srv, net_client *c, uint32_t rid, int status) {
     net_room_status st = (net_room_status)status;
-    Collide__V1__ErrorCode code = NET_ERR(LIMIT_EXCEEDED);
-    if (st == NET_ROOM_BAD_NAME)
-        code = NET_ERR(BAD_REQUEST);
-    else if (st == NET_ROOM_NOT_FOUND)
-        code = NET_ERR(NOT_FOUND);
-    else if (st == NET_ROOM_SHUTTING_DOWN)
-        code = NET_ERR(SHUTTING_DOWN);
+    Collide__V1__ErrorCode code = (Collide__V1__ErrorCode)net_rooms_status_error_code(st);
     if (st == NET_ROOM_AT_CAPACITY) {
         net_server_refuse_at_capacity(srv, c, rid);
         return;

@@ -342,7 +342,7 @@ world_status world_spawn_turned(world *w, world_body_kind kind, const geom_shape
     }
     uint32_t slot = w->free_slots[--w->free_count];
     world_slot *s = &w->slots[slot];
-    WORLD_ASSERT(slot < w->capacity && s->kind == 0 && !(s->flags & WORLD_SLOT_RETIRED));
+    COLLIDE_ASSERT(slot < w->capacity && s->kind == 0 && !(s->flags & WORLD_SLOT_RETIRED));
     if (turned) ref = turn_begin(w, slot, ref, shape, angle);
     s->gen++;
     w->spawns++;
@@ -397,7 +397,7 @@ world_status world_despawn(world *w, world_body_id id) {
     bool indexed = s->kind == WORLD_BODY_STATIC
                        ? s->index < w->static_count && w->statics[s->index].slot == slot
                        : s->index < w->mover_count && w->movers[s->index].slot == slot;
-    WORLD_ASSERT(indexed);
+    COLLIDE_ASSERT(indexed);
     if (!indexed) return WORLD_ERR_NOT_FOUND;
     if (s->kind == WORLD_BODY_STATIC) {
         uint32_t i = s->index, last = w->static_count - 1;

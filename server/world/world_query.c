@@ -532,9 +532,9 @@ static world_status query_begin(const world *w, game_query *q, game_query_kind k
     if (!q->filter.exclude) q->filter.exclude_count = 0;
     q->filtering = q->filter.category_mask || q->filter.exclude_count ||
                    (!q->filter.include_sensors && w->sensor_count);
-#if defined(COLLIDE_ASSERTS) && COLLIDE_ASSERTS
+#if COLLIDE_ASSERTS
     for (size_t i = 1; i < q->filter.exclude_count; i++)
-        WORLD_ASSERT(q->filter.exclude[i - 1] <= q->filter.exclude[i]);
+        COLLIDE_ASSERT(q->filter.exclude[i - 1] <= q->filter.exclude[i]);
 #endif
     q->multi = all || kind == GQ_OVERLAP;
     q->cap = max == 0 ? 0 : q->multi ? max : 1;

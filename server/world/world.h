@@ -171,23 +171,6 @@ bool world_body_alive(const world *w, world_body_id id);
  * (1u << WORLD_BODY_STATIC) | (1u << WORLD_BODY_MOVING); 0 means both. */
 size_t world_query_aabb(const world *w, aabb box, unsigned kinds, world_body_id *out, size_t max);
 
-/* Ids of bodies whose actual shape (box, circle or polygon) overlaps box, by geom_overlap against
- * a box shape: a circle or polygon whose AABB meets the box but whose shape does not is left out,
- * unlike world_query_aabb. Touching (zero depth) is not overlap, and an empty or inverted box
- * matches nothing. Order, kinds, max and the return value as world_query_aabb. */
-size_t world_query_box(const world *w, aabb box, unsigned kinds, world_body_id *out, size_t max);
-
-typedef struct world_ray_result {
-    world_body_id id; /* WORLD_NULL_BODY when the ray hit the world bounds */
-    float t;          /* fraction of the displacement */
-    vec2 point;
-    vec2 normal;
-} world_ray_result;
-
-/* First body (or bound) the segment hits, ignoring `ignore` (may be WORLD_NULL_BODY). */
-bool world_ray_cast(const world *w, vec2 origin, vec2 displacement, world_body_id ignore,
-                    world_ray_result *out);
-
 /* ---- Game queries (PROTOCOL.md "Queries, history and lag compensation") ---------------------
  *
  * Ray casts, overlaps and shape casts over every shape kind, walked through the broad phase along

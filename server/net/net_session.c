@@ -29,6 +29,7 @@ static Collide__V1__ErrorCode world_error_code(world_status st) {
     case WORLD_ERR_NOT_FINITE:
         return NET_ERR(BAD_REQUEST);
     case WORLD_ERR_NOT_MOVING:
+    case WORLD_ERR_NOT_OWNER:
         return NET_ERR(FORBIDDEN);
     case WORLD_ERR_HISTORY_EXPIRED:
         return NET_ERR(HISTORY_EXPIRED);
@@ -405,7 +406,8 @@ static void on_spawn(net_server *srv, net_client *c, uint32_t rid,
     net_server_append(srv, c, &m);
 }
 
-/* NOT_FOUND / FORBIDDEN checks shared by move and despawn; true when c may act on the body. */
+/* NOT_FOUND / FORBIDDEN checks of a despawn (an intent has them in world_set_intent_as, in the
+ * same order and words); true when c may act on the body. */
 static bool check_body_access(net_server *srv, net_client *c, uint32_t rid, world_body_id id,
                               world_body_info *info) {
     if (id == WORLD_NULL_BODY || !world_body_get(srv->world, id, info)) {
@@ -419,9 +421,6 @@ static bool check_body_access(net_server *srv, net_client *c, uint32_t rid, worl
     return true;
 }
 
-/* The intent is validated once, by the world, which applies it (body alive, moving, velocity
- * finite, input_seq newer): the session checks only what the world cannot know, that the client
- * may act on the body. */
 /* The message rate c is held to: --rate-limit for a player, --admin-rate-limit for an admin,
  * where 0 is none (PROTOCOL.md "Backends and batches": a backend driving thousands of NPCs must
  * not be throttled). */
@@ -429,15 +428,19 @@ static double message_rate(const net_server *srv, const net_client *c) {
     return c->admin ? (double)srv->cfg.admin_rate_limit : (double)srv->cfg.rate_limit;
 }
 
+/* The intent is validated once, by the world, in one id lookup (body alive, the client's to move,
+ * moving, velocity finite, input_seq newer): a player may move only the moving bodies it spawned
+ * (owner = its id), an admin any (owner 0). */
 static void on_move(net_server *srv, net_client *c, uint32_t rid,
                     const Collide__V1__MoveIntent *mv) {
-    world_body_info info;
-    if (!check_body_access(srv, c, rid, mv->body_id, &info)) return;
-    world_status st = world_set_intent_turning(srv->world, mv->body_id, net_vec2_of(mv->velocity),
-                                               mv->angular_velocity, mv->input_seq);
+    world_status st =
+        world_set_intent_as(srv->world, c->admin ? 0u : c->id, mv->body_id,
+                            net_vec2_of(mv->velocity), mv->angular_velocity, mv->input_seq);
     if (st == WORLD_OK || st == WORLD_STALE_INPUT) return; /* older or equal input_seq: ignored */
     char text[NET_ERROR_TEXT];
-    if (st == WORLD_ERR_NOT_FINITE)
+    if (st == WORLD_ERR_NOT_OWNER)
+        snprintf(text, sizeof text, "body %u is not yours", mv->body_id);
+    else if (st == WORLD_ERR_NOT_FINITE)
         snprintf(text, sizeof text, "velocity and angular_velocity must be finite");
     else if (st == WORLD_ERR_NOT_FOUND)
         snprintf(text, sizeof text, "no body %u", mv->body_id);

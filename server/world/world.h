@@ -48,6 +48,7 @@ typedef enum world_status {
     WORLD_ERR_NO_MEMORY,       /* the first non-default filter could not allocate its table */
     WORLD_ERR_HISTORY_EXPIRED, /* a query's at_tick lies before the kept history */
     WORLD_ERR_FUTURE_TICK,     /* a query's at_tick lies after the newest tick */
+    WORLD_ERR_NOT_OWNER, /* an intent for a body the caller may not move (world_set_intent_as) */
 } world_status;
 
 const char *world_status_str(world_status status);
@@ -105,6 +106,14 @@ world_status world_spawn_turned(world *w, world_body_kind kind, const geom_shape
  * max_angular_speed; it holds until replaced (world_set_intent leaves it as it is). */
 world_status world_set_intent_turning(world *w, world_body_id id, vec2 velocity,
                                       float angular_velocity, uint32_t input_seq);
+/* A client's intent (a MoveIntent) in one id lookup: world_set_intent_turning for a caller that
+ * may move only some bodies. owner 0 may move any moving body (an admin, a backend); any other
+ * owner only the moving bodies it spawned: another's body, or a static, gives WORLD_ERR_NOT_OWNER
+ * before anything else is looked at (so the answer tells nothing of another's body), and changes
+ * nothing. The checks in order: WORLD_ERR_NOT_FOUND, WORLD_ERR_NOT_OWNER, then as
+ * world_set_intent_turning. */
+world_status world_set_intent_as(world *w, uint32_t owner, world_body_id id, vec2 velocity,
+                                 float angular_velocity, uint32_t input_seq);
 /* The shape as spawned, body-local (world_body_shape gives it as it stands, turned by the
  * current angle), and the current angle. */
 bool world_body_local_shape(const world *w, world_body_id id, geom_shape *out, float *angle);

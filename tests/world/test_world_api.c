@@ -638,6 +638,33 @@ static void test_query_box_exact(void) {
     world_destroy(w);
 }
 
+/* world_set_intent_as: a MoveIntent's checks in one lookup, in the order the wire answers them
+ * (unknown id, not the caller's, static, non-finite, stale), and nothing changed by a refusal. */
+static void test_set_intent_as(void) {
+    world *w = wt_world(50.0f, 8);
+    CHECK(w);
+    world_body_id mine = wt_spawn(w, WORLD_BODY_MOVING, wt_box(1, 1), v2(0, 0)); /* owner 7 */
+    world_body_id wall = wt_spawn(w, WORLD_BODY_STATIC, wt_box(1, 1), v2(10, 0));
+    CHECK(mine && wall);
+    const float inf = INFINITY;
+    CHECK(world_set_intent_as(w, 7, WORLD_NULL_BODY, v2(1, 0), 0, 1) == WORLD_ERR_NOT_FOUND);
+    CHECK(world_set_intent_as(w, 7, mine + 1000u, v2(1, 0), 0, 1) == WORLD_ERR_NOT_FOUND);
+    /* another's body, even with a bad velocity: the owner is checked first */
+    CHECK(world_set_intent_as(w, 8, mine, v2(inf, 0), 0, 1) == WORLD_ERR_NOT_OWNER);
+    CHECK(world_set_intent_as(w, 7, wall, v2(1, 0), 0, 1) == WORLD_ERR_NOT_OWNER);
+    CHECK(world_set_intent_as(w, 0, wall, v2(1, 0), 0, 1) == WORLD_ERR_NOT_MOVING);
+    CHECK(world_set_intent_as(w, 7, mine, v2(1, 0), inf, 1) == WORLD_ERR_NOT_FINITE);
+    CHECK(world_set_intent_as(w, 7, mine, v2(inf, 0), 0, 1) == WORLD_ERR_NOT_FINITE);
+    world_body_info info;
+    CHECK(world_body_get(w, mine, &info) && info.intent.x == 0.0f && info.angular_intent == 0.0f);
+    CHECK(world_set_intent_as(w, 7, mine, v2(1, 0), 0.5f, 2) == WORLD_OK);
+    CHECK(world_set_intent_as(w, 0, mine, v2(2, 0), 0, 2) == WORLD_STALE_INPUT);
+    CHECK(world_body_get(w, mine, &info) && info.intent.x == 1.0f && info.angular_intent == 0.5f);
+    CHECK(world_set_intent_as(w, 0, mine, v2(3, 0), 0, 3) == WORLD_OK); /* owner 0: any body */
+    CHECK(world_body_get(w, mine, &info) && info.intent.x == 3.0f && info.angular_intent == 0.0f);
+    world_destroy(w);
+}
+
 /* Despawning statics keeps the grid consistent (swap-remove relinks the moved static). */
 static void test_static_despawn_keeps_grid(void) {
     world *w = wt_world(20.0f, 512);
@@ -732,4 +759,5 @@ TEST_MAIN(TEST(test_ids_never_zero_and_stale_detected), TEST(test_generation_wra
           TEST(test_spawn_validation), TEST(test_intents), TEST(test_intent_clamped_to_max_speed),
           TEST(test_change_tracking), TEST(test_body_table_matches_world),
           TEST(test_stop_against_wall_is_a_change), TEST(test_queries), TEST(test_query_box_exact),
-          TEST(test_static_despawn_keeps_grid), TEST(test_remembered_statics_follow_changes))
+          TEST(test_set_intent_as), TEST(test_static_despawn_keeps_grid),
+          TEST(test_remembered_statics_follow_changes))

@@ -8,6 +8,7 @@
 #include <strings.h>
 #include <wslay/wslay.h>
 
+#include "collide_assert.h"
 #include "frame.h"
 
 #define WS_READ_BUF 4096u
@@ -338,7 +339,10 @@ bool cc_conn_queue(cc_conn *c, const Collide__V1__ClientMessage *msg) {
         uint8_t *key = p + ws_head - 4;
         uint32_t k = (uint32_t)ws_next(c);
         memcpy(key, &k, 4);
-        collide__v1__client_message__pack(msg, p + ws_head);
+        /* need reserved get_packed_size's count: packing more would run past tx */
+        size_t packed = collide__v1__client_message__pack(msg, p + ws_head);
+        COLLIDE_ASSERT(packed == body);
+        (void)packed;
         for (size_t i = 0; i < body; i++)
             p[ws_head + i] ^= key[i & 3];
         c->tx_len[a] += (uint32_t)need;
@@ -346,7 +350,9 @@ bool cc_conn_queue(cc_conn *c, const Collide__V1__ClientMessage *msg) {
         return true;
     }
     size_t prefix = frame_write_prefix((uint32_t)body, p);
-    collide__v1__client_message__pack(msg, p + prefix);
+    size_t packed = collide__v1__client_message__pack(msg, p + prefix);
+    COLLIDE_ASSERT(packed == body); /* as above */
+    (void)packed;
     c->tx_len[a] += (uint32_t)need;
     c->bytes_out += need;
     return true;

@@ -2,6 +2,8 @@
 
 #include <string.h>
 
+#include "collide_assert.h"
+
 void cc_hist_init(cc_hist *h) {
     memset(h, 0, sizeof *h);
     h->min = UINT64_MAX;
@@ -13,7 +15,11 @@ uint32_t cc_hist_index(uint64_t value) {
     unsigned msb = 63u - (unsigned)__builtin_clzll(value);
     unsigned shift = msb - (CC_HIST_SUB_BITS - 1u); /* >= 1 here */
     uint64_t sub = value >> shift;                  /* in [HALF, SUB_COUNT) */
-    return CC_HIST_SUB_COUNT + (shift - 1u) * CC_HIST_HALF + (uint32_t)(sub - CC_HIST_HALF);
+    uint32_t index =
+        CC_HIST_SUB_COUNT + (shift - 1u) * CC_HIST_HALF + (uint32_t)(sub - CC_HIST_HALF);
+    /* the clamp to CC_HIST_MAX_VALUE is what keeps cc_hist_record inside counts[] */
+    COLLIDE_ASSERT(index < CC_HIST_SLOTS);
+    return index;
 }
 
 void cc_hist_slot_range(uint32_t index, uint64_t *lo, uint64_t *width) {

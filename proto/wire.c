@@ -2,7 +2,7 @@
 
 bool wire_scan(const uint8_t *buf, size_t len, uint32_t field, unsigned type, const uint8_t **data,
                uint64_t *value) {
-    WIRE_ASSERT(type == WIRE_VARINT || (type == WIRE_LEN && data != NULL));
+    COLLIDE_ASSERT(type == WIRE_VARINT || (type == WIRE_LEN && data != NULL));
     if ((type == WIRE_LEN && data == NULL) || (buf == NULL && len > 0)) return false;
     wire_reader r = wire_reader_of(buf, len);
     bool found = false;

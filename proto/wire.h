@@ -15,23 +15,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "collide_assert.h"
 #include "varint.h"
-
-/* Assertions of this layer: on in Debug and ASan builds (and with -DCOLLIDE_ASSERT), compiled out
- * of Release. Each is paired with a safe return where the API could be reached with bad input. */
-#if !defined(NDEBUG) || defined(COLLIDE_ASSERT)
-#include <stdio.h>
-#include <stdlib.h>
-#define WIRE_ASSERT(cond)                                                                          \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: WIRE_ASSERT failed: %s\n", __FILE__, __LINE__, #cond);         \
-            abort();                                                                               \
-        }                                                                                          \
-    } while (0)
-#else
-#define WIRE_ASSERT(cond) ((void)0)
-#endif
 
 /* Wire types (the low three bits of a key). Groups (3, 4) are not used by proto3. */
 enum wire_type {
@@ -103,7 +88,7 @@ typedef struct wire_reader {
 } wire_reader;
 
 static inline wire_reader wire_reader_of(const uint8_t *buf, size_t len) {
-    WIRE_ASSERT(buf != NULL || len == 0);
+    COLLIDE_ASSERT(buf != NULL || len == 0);
     wire_reader r = {buf, buf + len};
     return r;
 }
@@ -193,7 +178,7 @@ bool wire_scan(const uint8_t *buf, size_t len, uint32_t field, unsigned type, co
 
 /* Writes a one-byte key; returns 1. */
 static inline size_t wire_put_key(uint8_t *out, uint32_t field, unsigned type) {
-    WIRE_ASSERT(field >= 1 && field <= 15 && type <= 5);
+    COLLIDE_ASSERT(field >= 1 && field <= 15 && type <= 5);
     out[0] = WIRE_KEY(field, type);
     return 1;
 }

@@ -12,6 +12,7 @@
  * MTV is the axis with the largest (least negative) gap, and the sweep clips the ray t*d against
  * every face (Cyrus-Beck), which is exact for convex shapes. Circles use distances to the closest
  * feature, and sweep a ray against the other shape inflated by the radius (a rounded polygon). */
+#include "collide_assert.h"
 #include "geom.h"
 #include "geom_internal.h"
 
@@ -332,6 +333,9 @@ static inline poly_view box_as_poly(vec2 h, box_poly *storage) {
 }
 
 static inline poly_view polygon_view(const geom_polygon *p) {
+    /* every loop over a view reads count entries of arrays sized GEOM_MAX_POLYGON_VERTICES: a
+     * polygon that skipped geom_make_polygon's validation would read past them */
+    COLLIDE_ASSERT(p->count >= 3 && p->count <= GEOM_MAX_POLYGON_VERTICES);
     poly_view pv = {p->count, p->vertices, p->normals};
     return pv;
 }
@@ -722,6 +726,8 @@ bool geom_sweep(const geom_shape *a, vec2 pa, vec2 da, const geom_shape *b, vec2
 
 /* A box or polygon as vertex and normal arrays (boxes into storage). */
 static inline poly_view shape_poly(const geom_shape *s, box_poly *storage) {
+    /* the caller took circles apart first: a circle's union holds a radius, not vertices */
+    COLLIDE_ASSERT(s->kind == GEOM_SHAPE_BOX || s->kind == GEOM_SHAPE_POLYGON);
     return s->kind == GEOM_SHAPE_BOX ? box_as_poly(s->u.half_extents, storage)
                                      : polygon_view(&s->u.polygon);
 }
@@ -850,6 +856,7 @@ bool geom_sweep_polygon_box(const geom_polygon *a, vec2 pa, vec2 da, vec2 hb, ve
 }
 
 void geom_poly_sweep_prepare(geom_poly_sweep *s, const geom_polygon *a) {
+    COLLIDE_ASSERT(a->count >= 3 && a->count <= GEOM_MAX_POLYGON_VERTICES); /* s's arrays' size */
     poly_extent e = polygon_extent(a);
     s->poly = a;
     s->min_x = e.min_x;

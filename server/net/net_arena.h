@@ -13,15 +13,16 @@
 #include <stdint.h>
 
 /* Why 8 per byte plus 4 KiB holds for every message the server accepts: the only repeated field of
- * a ClientMessage is Polygon.vertices, at most GEOM_MAX_POLYGON_VERTICES (16) of them (counted
- * before the unpack, net_session.c), so the structs of an accepted message are a fixed set whose
- * largest case (a SpawnBody of 16 vertices with position: 20 structs, their pointer array and
- * protobuf-c's scan slab) took 880 bytes when measured, a 1024-byte Hello 1,072: NET_ARENA_BASE
- * covers either four times over. What grows with the frame is then only copied bytes (Hello's
- * strings, an unknown field's payload from a newer client), one arena byte per wire byte plus one
- * alignment unit each: well inside 8 per byte. What does not fit is a frame of many tiny elements
- * (empty sub-messages or unknown fields, 2 wire bytes each) at 50-60 arena bytes per wire byte.
- * tests/net checks the largest legitimate messages use under half their budget. */
+ * a ClientMessage that builds a struct per element is Polygon.vertices, at most
+ * GEOM_MAX_POLYGON_VERTICES (16) of them (counted before the unpack, net_arena_census_of), so the
+ * structs of an accepted message are a fixed set whose largest case (a SpawnBody of 16 vertices
+ * with position: 20 structs, their pointer array and protobuf-c's scan slab) took 880 bytes when
+ * measured, a 1024-byte Hello 1,072: NET_ARENA_BASE covers either four times over. What grows with
+ * the frame is then only copied bytes (Hello's strings, an unknown field's payload from a newer
+ * client), one arena byte per wire byte plus one alignment unit each: well inside 8 per byte. What
+ * does not fit is a frame of many tiny elements (empty sub-messages or unknown fields, 2 wire bytes
+ * each) at 50-60 arena bytes per wire byte. tests/net checks the largest legitimate messages use
+ * under half their budget. */
 #define NET_ARENA_PER_BYTE 8u
 #define NET_ARENA_BASE 4096u
 /* A MoveIntents batch (protocol 1.1) is the one message whose structs grow with the frame: each
@@ -75,6 +76,18 @@ static inline void net_arena_allow_batch(net_arena *a, size_t items) {
     size_t budget = a->limit + NET_ARENA_PER_BATCH_ITEM * items;
     a->limit = budget < a->cap ? budget : a->cap;
 }
+
+/* What the budget above rests on, counted on a frame's raw bytes before anything is unpacked, in
+ * one walk of its top-level keys. Every occurrence counts (protobuf merges repeated sub-messages
+ * and concatenates their repeated fields), so the sums bound what the unpack would build. A
+ * malformed frame is counted up to where it breaks and left to the unpack, which refuses it. */
+typedef struct net_arena_census {
+    unsigned vertices; /* Polygon.vertices under every Shape a ClientMessage carries (SpawnBody,
+                        * OverlapQuery, ShapeCast), counted up to GEOM_MAX_POLYGON_VERTICES + 1:
+                        * the walk stops there */
+    size_t intents;    /* MoveIntents.intents over every batch, counted up to max_intents + 1 */
+} net_arena_census;
+net_arena_census net_arena_census_of(const uint8_t *frame, size_t len, size_t max_intents);
 
 /* Ends the frame: records its use, takes everything back. */
 static inline void net_arena_end(net_arena *a) {

@@ -475,28 +475,6 @@ void net_hosts_collect_free(net_hosts *all) {
 /* ---- Admin room calls (net_room_admin), on the admin's room thread ----------------------------
  */
 
-static int status_code(net_room_status st) {
-    switch (st) {
-    case NET_ROOM_OK:
-        return 0;
-    case NET_ROOM_NOT_FOUND:
-        return NET_ERR(NOT_FOUND);
-    case NET_ROOM_TOO_MANY:
-    case NET_ROOM_FULL:
-    case NET_ROOM_SERVER_FULL:
-    case NET_ROOM_AT_CAPACITY:
-        return NET_ERR(LIMIT_EXCEEDED);
-    case NET_ROOM_FORBIDDEN:
-        return NET_ERR(FORBIDDEN);
-    case NET_ROOM_SHUTTING_DOWN:
-        return NET_ERR(SHUTTING_DOWN);
-    case NET_ROOM_BAD_NAME:
-    case NET_ROOM_EXISTS:
-    default:
-        return NET_ERR(BAD_REQUEST);
-    }
-}
-
 /* CreateRoom: the world file is read and validated here, on the admin's thread, so the admin gets
  * the file's error in the reply; the owner builds the room from the same text. */
 static int admin_create(void *ctx, const char *name, size_t len, const char *world,
@@ -533,7 +511,7 @@ static int admin_create(void *ctx, const char *name, size_t len, const char *wor
     net_world_text_unref(text); /* the directory holds its own reference */
     if (st != NET_ROOM_OK) {
         snprintf(err, err_size, "%s", net_room_status_str(st));
-        return status_code(st);
+        return net_rooms_status_error_code(st);
     }
     /* Built now on its thread, not at its first join: its statics are in ListRooms from the
      * first published figures, and a world that fails there is logged at once. */
@@ -555,7 +533,7 @@ static int admin_close(void *ctx, const char *name, size_t len, const char *reas
         snprintf(err, err_size, "%s",
                  st == NET_ROOM_FORBIDDEN ? "the room default cannot be closed"
                                           : net_room_status_str(st));
-        return status_code(st);
+        return net_rooms_status_error_code(st);
     }
     net_worker_msg m = {HOST_ROOM_CLOSE, ref.id, -1, (uint8_t *)reason, strlen(reason)};
     if (all->workers) (void)net_worker_post(all->workers[ref.thread], &m);

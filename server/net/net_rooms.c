@@ -2,6 +2,8 @@
  * generation, so a stale id is recognised), found by name through an open-addressing index. */
 #include "net_rooms.h"
 
+#include "collide.pb-c.h"
+
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -98,6 +100,28 @@ const char *net_room_status_str(net_room_status st) {
         return "at capacity";
     }
     return "unknown";
+}
+
+int net_rooms_status_error_code(net_room_status st) {
+    switch (st) {
+    case NET_ROOM_OK:
+        return 0;
+    case NET_ROOM_NOT_FOUND:
+        return COLLIDE__V1__ERROR_CODE__ERROR_CODE_NOT_FOUND;
+    case NET_ROOM_TOO_MANY:
+    case NET_ROOM_FULL:
+    case NET_ROOM_SERVER_FULL:
+    case NET_ROOM_AT_CAPACITY:
+        return COLLIDE__V1__ERROR_CODE__ERROR_CODE_LIMIT_EXCEEDED;
+    case NET_ROOM_FORBIDDEN: /* CloseRoom of `default` */
+        return COLLIDE__V1__ERROR_CODE__ERROR_CODE_FORBIDDEN;
+    case NET_ROOM_SHUTTING_DOWN:
+        return COLLIDE__V1__ERROR_CODE__ERROR_CODE_SHUTTING_DOWN;
+    case NET_ROOM_BAD_NAME:
+    case NET_ROOM_EXISTS: /* CreateRoom of a name in use: the request is wrong, not a limit */
+        return COLLIDE__V1__ERROR_CODE__ERROR_CODE_BAD_REQUEST;
+    }
+    return COLLIDE__V1__ERROR_CODE__ERROR_CODE_BAD_REQUEST; /* not a status: a caller's bug */
 }
 
 bool net_room_name_valid(const char *name, size_t len) {

@@ -57,6 +57,10 @@ typedef enum net_room_status {
 } net_room_status;
 
 const char *net_room_status_str(net_room_status st);
+/* The ErrorCode (collide.proto) a refused join, CreateRoom or CloseRoom answers with, per
+ * PROTOCOL.md "Rooms": the one table, so the Hello path and the admin calls cannot drift apart.
+ * An int so this header stays free of protobuf-c; 0 (UNSPECIFIED) for NET_ROOM_OK. */
+int net_rooms_status_error_code(net_room_status st);
 
 typedef struct net_rooms_config {
     uint32_t threads;              /* worker threads that own rooms, >= 1 */

@@ -29,6 +29,7 @@ static Collide__V1__ErrorCode world_error_code(world_status st) {
     case WORLD_ERR_NOT_FINITE:
         return NET_ERR(BAD_REQUEST);
     case WORLD_ERR_NOT_MOVING:
+    case WORLD_ERR_NOT_OWNER:
         return NET_ERR(FORBIDDEN);
     case WORLD_ERR_HISTORY_EXPIRED:
         return NET_ERR(HISTORY_EXPIRED);
@@ -135,13 +136,7 @@ static void on_hello(net_server *srv, net_client *c, uint32_t rid, const Collide
 
 void net_server_refuse_room(net_server *srv, net_client *c, uint32_t rid, int status) {
     net_room_status st = (net_room_status)status;
-    Collide__V1__ErrorCode code = NET_ERR(LIMIT_EXCEEDED);
-    if (st == NET_ROOM_BAD_NAME)
-        code = NET_ERR(BAD_REQUEST);
-    else if (st == NET_ROOM_NOT_FOUND)
-        code = NET_ERR(NOT_FOUND);
-    else if (st == NET_ROOM_SHUTTING_DOWN)
-        code = NET_ERR(SHUTTING_DOWN);
+    Collide__V1__ErrorCode code = (Collide__V1__ErrorCode)net_rooms_status_error_code(st);
     if (st == NET_ROOM_AT_CAPACITY) {
         net_server_refuse_at_capacity(srv, c, rid);
         return;
@@ -411,7 +406,8 @@ static void on_spawn(net_server *srv, net_client *c, uint32_t rid,
     net_server_append(srv, c, &m);
 }
 
-/* NOT_FOUND / FORBIDDEN checks shared by move and despawn; true when c may act on the body. */
+/* NOT_FOUND / FORBIDDEN checks of a despawn (an intent has them in world_set_intent_as, in the
+ * same order and words); true when c may act on the body. */
 static bool check_body_access(net_server *srv, net_client *c, uint32_t rid, world_body_id id,
                               world_body_info *info) {
     if (id == WORLD_NULL_BODY || !world_body_get(srv->world, id, info)) {
@@ -425,9 +421,6 @@ static bool check_body_access(net_server *srv, net_client *c, uint32_t rid, worl
     return true;
 }
 
-/* The intent is validated once, by the world, which applies it (body alive, moving, velocity
- * finite, input_seq newer): the session checks only what the world cannot know, that the client
- * may act on the body. */
 /* The message rate c is held to: --rate-limit for a player, --admin-rate-limit for an admin,
  * where 0 is none (PROTOCOL.md "Backends and batches": a backend driving thousands of NPCs must
  * not be throttled). */
@@ -435,15 +428,19 @@ static double message_rate(const net_server *srv, const net_client *c) {
     return c->admin ? (double)srv->cfg.admin_rate_limit : (double)srv->cfg.rate_limit;
 }
 
+/* The intent is validated once, by the world, in one id lookup (body alive, the client's to move,
+ * moving, velocity finite, input_seq newer): a player may move only the moving bodies it spawned
+ * (owner = its id), an admin any (owner 0). */
 static void on_move(net_server *srv, net_client *c, uint32_t rid,
                     const Collide__V1__MoveIntent *mv) {
-    world_body_info info;
-    if (!check_body_access(srv, c, rid, mv->body_id, &info)) return;
-    world_status st = world_set_intent_turning(srv->world, mv->body_id, net_vec2_of(mv->velocity),
-                                               mv->angular_velocity, mv->input_seq);
+    world_status st =
+        world_set_intent_as(srv->world, c->admin ? 0u : c->id, mv->body_id,
+                            net_vec2_of(mv->velocity), mv->angular_velocity, mv->input_seq);
     if (st == WORLD_OK || st == WORLD_STALE_INPUT) return; /* older or equal input_seq: ignored */
     char text[NET_ERROR_TEXT];
-    if (st == WORLD_ERR_NOT_FINITE)
+    if (st == WORLD_ERR_NOT_OWNER)
+        snprintf(text, sizeof text, "body %u is not yours", mv->body_id);
+    else if (st == WORLD_ERR_NOT_FINITE)
         snprintf(text, sizeof text, "velocity and angular_velocity must be finite");
     else if (st == WORLD_ERR_NOT_FOUND)
         snprintf(text, sizeof text, "no body %u", mv->body_id);
@@ -542,53 +539,6 @@ static uint32_t request_id_raw(const uint8_t *body, size_t len) {
     return (uint32_t)rid;
 }
 
-/* True when the frame's SpawnBody (or query) polygons hold more than GEOM_MAX_POLYGON_VERTICES
- * vertices. Every occurrence is counted (protobuf merges repeated sub-messages and concatenates
- * their repeated fields), so the sum bounds what unpack would build; the walk stops at the first
- * vertex over. A malformed frame is left to the unpack, which refuses it. */
-static bool spawn_vertices_over(const uint8_t *body, size_t len) {
-    /* SpawnBody.shape, and the shapes of OverlapQuery and ShapeCast (protocol 1.1) */
-    static const struct {
-        unsigned msg, shape;
-    } carriers[] = {{WIRE_CLIENT_SPAWN, WIRE_SPAWN_SHAPE},
-                    {WIRE_CLIENT_OVERLAP, WIRE_QUERY_SHAPE},
-                    {WIRE_CLIENT_SHAPE_CAST, WIRE_QUERY_SHAPE}};
-    unsigned n = 0;
-    const uint8_t *sp, *sh, *pg, *v;
-    size_t spn, shn, pgn, vn;
-    for (size_t k = 0; k < sizeof carriers / sizeof carriers[0]; k++) {
-        wire_reader msg = wire_reader_of(body, len);
-        while (wire_next_len(&msg, carriers[k].msg, &sp, &spn)) {
-            wire_reader spawn = wire_reader_of(sp, spn);
-            while (wire_next_len(&spawn, carriers[k].shape, &sh, &shn)) {
-                wire_reader shape = wire_reader_of(sh, shn);
-                while (wire_next_len(&shape, WIRE_SHAPE_POLYGON, &pg, &pgn)) {
-                    wire_reader poly = wire_reader_of(pg, pgn);
-                    while (wire_next_len(&poly, WIRE_POLYGON_VERTICES, &v, &vn))
-                        if (++n > GEOM_MAX_POLYGON_VERTICES) return true;
-                }
-            }
-        }
-    }
-    return false;
-}
-
-/* The intents of the frame's MoveIntents batches, counted on the raw bytes before anything is
- * allocated for them (every occurrence: protobuf merges repeated sub-messages); the walk stops
- * past max. A malformed frame is left to the unpack, which refuses it. */
-static size_t batch_items(const uint8_t *body, size_t len, size_t max) {
-    size_t n = 0;
-    const uint8_t *b, *it;
-    size_t bn, itn;
-    wire_reader msg = wire_reader_of(body, len);
-    while (wire_next_len(&msg, WIRE_CLIENT_MOVE_BATCH, &b, &bn)) {
-        wire_reader batch = wire_reader_of(b, bn);
-        while (wire_next_len(&batch, WIRE_MOVE_INTENTS_INTENTS, &it, &itn))
-            if (++n > max) return n;
-    }
-    return n;
-}
-
 static void dispatch(net_server *srv, net_client *c, const uint8_t *body, size_t len) {
     srv->metrics.frames_in_total++;
     srv->metrics.transports[c->transport->id].frames_in++;
@@ -617,25 +567,29 @@ static void dispatch(net_server *srv, net_client *c, const uint8_t *body, size_t
                                   "over %g bytes per second", (double)srv->cfg.rate_limit_bytes);
         return;
     }
-    /* The one repeated field a client sends is bounded before anything is allocated for it: a
-     * count of the raw bytes keeps the clear INVALID_SHAPE of on_spawn for a polygon too large. */
-    if (c->state == NET_CLIENT_ACTIVE && spawn_vertices_over(body, len)) {
+    /* What grows the unpack's structs is bounded before anything is allocated for it, from one
+     * walk of the frame's raw bytes (net_arena_census_of). Only an active client's: before its
+     * Welcome a client may send only a Hello (capped by --max-hello-frame), which holds neither. */
+    size_t max_items = net_arena_batch_max(srv->cfg.max_frame);
+    net_arena_census census = {0, 0};
+    if (c->state == NET_CLIENT_ACTIVE) census = net_arena_census_of(body, len, max_items);
+    /* Polygons: the clear INVALID_SHAPE of on_spawn for a polygon too large, not a parse error. */
+    if (census.vertices > GEOM_MAX_POLYGON_VERTICES) {
         net_server_send_error(srv, c, request_id_raw(body, len), NET_ERR(INVALID_SHAPE), false,
                               "invalid shape: %s",
                               geom_shape_error_str(GEOM_ERR_TOO_MANY_VERTICES));
         return;
     }
-    /* A batch is bounded the same way, by its count of intents (net_arena.h): over the most a
-     * --max-frame frame may hold, it is refused whole; within it, its budget grows per intent. */
-    size_t items = 0, max_items = net_arena_batch_max(srv->cfg.max_frame);
-    if (c->state == NET_CLIENT_ACTIVE && (items = batch_items(body, len, max_items)) > max_items) {
+    /* A batch over the most a --max-frame frame may hold is refused whole; within it, its budget
+     * grows per intent (net_arena.h). */
+    if (census.intents > max_items) {
         net_server_send_error(srv, c, request_id_raw(body, len), NET_ERR(LIMIT_EXCEEDED), false,
                               "batch of more than %zu intents (--max-frame / %u)", max_items,
                               NET_ARENA_BATCH_BYTES_PER_ITEM);
         return;
     }
     net_arena_begin(&srv->arena, len);
-    net_arena_allow_batch(&srv->arena, items);
+    net_arena_allow_batch(&srv->arena, census.intents);
     net_client_msg *msg = collide__v1__client_message__unpack(srv->pb_alloc, len, body);
     uint32_t rid = msg ? msg->request_id : 0;
     if (!msg) {

@@ -28,6 +28,8 @@ const char *world_status_str(world_status status) {
         return "tick in the future";
     case WORLD_ERR_NO_MEMORY:
         return "out of memory";
+    case WORLD_ERR_NOT_OWNER:
+        return "body is not the caller's to move";
     }
     return "unknown status";
 }
@@ -342,7 +344,7 @@ world_status world_spawn_turned(world *w, world_body_kind kind, const geom_shape
     }
     uint32_t slot = w->free_slots[--w->free_count];
     world_slot *s = &w->slots[slot];
-    WORLD_ASSERT(slot < w->capacity && s->kind == 0 && !(s->flags & WORLD_SLOT_RETIRED));
+    COLLIDE_ASSERT(slot < w->capacity && s->kind == 0 && !(s->flags & WORLD_SLOT_RETIRED));
     if (turned) ref = turn_begin(w, slot, ref, shape, angle);
     s->gen++;
     w->spawns++;
@@ -397,7 +399,7 @@ world_status world_despawn(world *w, world_body_id id) {
     bool indexed = s->kind == WORLD_BODY_STATIC
                        ? s->index < w->static_count && w->statics[s->index].slot == slot
                        : s->index < w->mover_count && w->movers[s->index].slot == slot;
-    WORLD_ASSERT(indexed);
+    COLLIDE_ASSERT(indexed);
     if (!indexed) return WORLD_ERR_NOT_FOUND;
     if (s->kind == WORLD_BODY_STATIC) {
         uint32_t i = s->index, last = w->static_count - 1;
@@ -503,10 +505,8 @@ static bool input_seq_newer(uint32_t seq, uint32_t last) {
     return seq != last && seq - last < 0x80000000u;
 }
 
-world_status world_set_intent(world *w, world_body_id id, vec2 velocity, uint32_t input_seq) {
-    uint32_t slot = id_slot(w, id);
-    if (slot == UINT32_MAX) return WORLD_ERR_NOT_FOUND;
-    if (w->slots[slot].kind != WORLD_BODY_MOVING) return WORLD_ERR_NOT_MOVING;
+/* The intent of the moving body in slot (its id looked up and its kind checked by the caller). */
+static world_status intent_set(world *w, uint32_t slot, vec2 velocity, uint32_t input_seq) {
     if (!v2_is_finite(velocity)) return WORLD_ERR_NOT_FINITE;
     world_mover *m = &w->movers[w->slots[slot].index];
     /* A body's first intent has nothing to be newer than: any input_seq but 0 (the "none yet" of
@@ -527,11 +527,26 @@ world_status world_set_intent(world *w, world_body_id id, vec2 velocity, uint32_
     return WORLD_OK;
 }
 
-world_status world_set_intent_turning(world *w, world_body_id id, vec2 velocity,
-                                      float angular_velocity, uint32_t input_seq) {
+world_status world_set_intent(world *w, world_body_id id, vec2 velocity, uint32_t input_seq) {
     uint32_t slot = id_slot(w, id);
     if (slot == UINT32_MAX) return WORLD_ERR_NOT_FOUND;
     if (w->slots[slot].kind != WORLD_BODY_MOVING) return WORLD_ERR_NOT_MOVING;
+    return intent_set(w, slot, velocity, input_seq);
+}
+
+world_status world_set_intent_turning(world *w, world_body_id id, vec2 velocity,
+                                      float angular_velocity, uint32_t input_seq) {
+    return world_set_intent_as(w, 0, id, velocity, angular_velocity, input_seq);
+}
+
+world_status world_set_intent_as(world *w, uint32_t owner, world_body_id id, vec2 velocity,
+                                 float angular_velocity, uint32_t input_seq) {
+    uint32_t slot = id_slot(w, id);
+    if (slot == UINT32_MAX) return WORLD_ERR_NOT_FOUND;
+    bool moving = w->slots[slot].kind == WORLD_BODY_MOVING;
+    if (owner != 0 && (!moving || w->movers[w->slots[slot].index].owner != owner))
+        return WORLD_ERR_NOT_OWNER;
+    if (!moving) return WORLD_ERR_NOT_MOVING;
     if (!isfinite(angular_velocity)) return WORLD_ERR_NOT_FINITE;
     world_mover *m = &w->movers[w->slots[slot].index];
     /* A body that starts turning becomes a turned one (before the intent, so a failed table
@@ -539,7 +554,7 @@ world_status world_set_intent_turning(world *w, world_body_id id, vec2 velocity,
     if (angular_velocity != 0.0f && ref_kind(m->shape) != WORLD_REF_TURNED) {
         if (!turns_ready(w)) return WORLD_ERR_NO_MEMORY;
     }
-    world_status st = world_set_intent(w, id, velocity, input_seq);
+    world_status st = intent_set(w, slot, velocity, input_seq);
     if (st != WORLD_OK) return st;
     float lim = w->cfg.max_angular_speed;
     float spin = angular_velocity > lim ? lim : angular_velocity < -lim ? -lim : angular_velocity;

@@ -48,6 +48,7 @@ typedef enum world_status {
     WORLD_ERR_NO_MEMORY,       /* the first non-default filter could not allocate its table */
     WORLD_ERR_HISTORY_EXPIRED, /* a query's at_tick lies before the kept history */
     WORLD_ERR_FUTURE_TICK,     /* a query's at_tick lies after the newest tick */
+    WORLD_ERR_NOT_OWNER, /* an intent for a body the caller may not move (world_set_intent_as) */
 } world_status;
 
 const char *world_status_str(world_status status);
@@ -105,6 +106,14 @@ world_status world_spawn_turned(world *w, world_body_kind kind, const geom_shape
  * max_angular_speed; it holds until replaced (world_set_intent leaves it as it is). */
 world_status world_set_intent_turning(world *w, world_body_id id, vec2 velocity,
                                       float angular_velocity, uint32_t input_seq);
+/* A client's intent (a MoveIntent) in one id lookup: world_set_intent_turning for a caller that
+ * may move only some bodies. owner 0 may move any moving body (an admin, a backend); any other
+ * owner only the moving bodies it spawned: another's body, or a static, gives WORLD_ERR_NOT_OWNER
+ * before anything else is looked at (so the answer tells nothing of another's body), and changes
+ * nothing. The checks in order: WORLD_ERR_NOT_FOUND, WORLD_ERR_NOT_OWNER, then as
+ * world_set_intent_turning. */
+world_status world_set_intent_as(world *w, uint32_t owner, world_body_id id, vec2 velocity,
+                                 float angular_velocity, uint32_t input_seq);
 /* The shape as spawned, body-local (world_body_shape gives it as it stands, turned by the
  * current angle), and the current angle. */
 bool world_body_local_shape(const world *w, world_body_id id, geom_shape *out, float *angle);
@@ -170,23 +179,6 @@ bool world_body_alive(const world *w, world_body_id id);
  * returns how many overlap in all (so a return > max means out was truncated). kinds is a mask of
  * (1u << WORLD_BODY_STATIC) | (1u << WORLD_BODY_MOVING); 0 means both. */
 size_t world_query_aabb(const world *w, aabb box, unsigned kinds, world_body_id *out, size_t max);
-
-/* Ids of bodies whose actual shape (box, circle or polygon) overlaps box, by geom_overlap against
- * a box shape: a circle or polygon whose AABB meets the box but whose shape does not is left out,
- * unlike world_query_aabb. Touching (zero depth) is not overlap, and an empty or inverted box
- * matches nothing. Order, kinds, max and the return value as world_query_aabb. */
-size_t world_query_box(const world *w, aabb box, unsigned kinds, world_body_id *out, size_t max);
-
-typedef struct world_ray_result {
-    world_body_id id; /* WORLD_NULL_BODY when the ray hit the world bounds */
-    float t;          /* fraction of the displacement */
-    vec2 point;
-    vec2 normal;
-} world_ray_result;
-
-/* First body (or bound) the segment hits, ignoring `ignore` (may be WORLD_NULL_BODY). */
-bool world_ray_cast(const world *w, vec2 origin, vec2 displacement, world_body_id ignore,
-                    world_ray_result *out);
 
 /* ---- Game queries (PROTOCOL.md "Queries, history and lag compensation") ---------------------
  *

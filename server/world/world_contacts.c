@@ -75,7 +75,7 @@ bool contacts_group(world *w) {
         s->despawns == w->mover_despawns && s->tail_count + s->dead <= s->count / 2 + 64)
         return true;
     if (!contacts_room(s, n)) return false;
-    WORLD_ASSERT(s->count + s->tail_count <= s->cap);
+    COLLIDE_ASSERT(s->count + s->tail_count <= s->cap);
     uint32_t *start = s->start;
     memset(start, 0, ((size_t)n + 2) * sizeof *start);
     for (uint32_t k = 0; k < s->count; k++)
@@ -99,7 +99,7 @@ bool contacts_group(world *w) {
     s->pairs = s->spare;
     s->spare = t;
     s->count = start[n + 1];
-    WORLD_ASSERT(s->count == s->live);
+    COLLIDE_ASSERT(s->count == s->live);
     s->tail_count = 0;
     s->dead = 0;
     s->homes = n;

@@ -246,7 +246,7 @@ static inline bool pair_may_change(const world *w, const ev_pair *p) {
  * into its place). */
 WORLD_HOT body_view hinted_view(const world *w, uint32_t slot, bool is_static, uint32_t *hint,
                                 vec2 *intent) {
-    WORLD_ASSERT(w->slots[slot].kind == (is_static ? WORLD_BODY_STATIC : WORLD_BODY_MOVING));
+    COLLIDE_ASSERT(w->slots[slot].kind == (is_static ? WORLD_BODY_STATIC : WORLD_BODY_MOVING));
     if (is_static) {
         if (*hint >= w->static_count || w->statics[*hint].slot != slot)
             *hint = w->slots[slot].index;
@@ -298,7 +298,7 @@ WORLD_HOT void contact_recheck(world *w, ev_pair *p, bool gone) {
         contact_end(w, p, 0.0f); /* a body went (its slot may hold another by now) */
         return;
     }
-    WORLD_ASSERT(id_slot(w, p->a) == p->slot_a && id_slot(w, p->b) == p->slot_b);
+    COLLIDE_ASSERT(id_slot(w, p->a) == p->slot_a && id_slot(w, p->b) == p->slot_b);
     vec2 ia, ib;
     body_view va = hinted_view(w, p->slot_a, false, &p->hint_a, &ia);
     body_view vb = hinted_view(w, p->slot_b, p->b_static, &p->hint_b, &ib);

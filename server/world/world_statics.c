@@ -28,7 +28,7 @@ static int32_t home_cell(const world *w, const world_static *s) {
 }
 
 void world_static_link(world *w, uint32_t index) {
-    WORLD_ASSERT(index < w->static_count);
+    COLLIDE_ASSERT(index < w->static_count);
     world_static *s = &w->statics[index];
     vec2 size = v2_sub(s->box.max, s->box.min);
     int l = level_for_size(w, wmax(size.x, size.y));
@@ -51,14 +51,14 @@ void world_static_link(world *w, uint32_t index) {
 }
 
 void world_static_relink(world *w, uint32_t from, int32_t to) {
-    WORLD_ASSERT(from < w->static_count);
+    COLLIDE_ASSERT(from < w->static_count);
     world_static *s = &w->statics[from];
     world_level *lv = &w->levels[s->level];
     int32_t cell = home_cell(w, s);
     int32_t *link = &lv->heads[cell];
     while (*link != (int32_t)from) {
         /* a static missing from its home cell's list: the grid links are broken */
-        WORLD_ASSERT(*link >= 0);
+        COLLIDE_ASSERT(*link >= 0);
         if (*link < 0) return;
         link = &w->statics[*link].next;
     }

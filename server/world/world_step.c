@@ -11,11 +11,11 @@
 
 /* The end of a step: the pair list and adjacency lists are free again, whoever held them. */
 static void scratch_close_step(world *w) {
-    WORLD_ASSERT(w->scratch.owner[WORLD_SCRATCH_PAIRS] == WORLD_OWNER_FREE ||
-                 w->scratch.owner[WORLD_SCRATCH_PAIRS] == WORLD_OWNER_PAIRS);
-    WORLD_ASSERT(w->scratch.owner[WORLD_SCRATCH_ADJ] == WORLD_OWNER_FREE ||
-                 w->scratch.owner[WORLD_SCRATCH_ADJ] == WORLD_OWNER_PAIRS ||
-                 w->scratch.owner[WORLD_SCRATCH_ADJ] == WORLD_OWNER_SEPARATE);
+    COLLIDE_ASSERT(w->scratch.owner[WORLD_SCRATCH_PAIRS] == WORLD_OWNER_FREE ||
+                   w->scratch.owner[WORLD_SCRATCH_PAIRS] == WORLD_OWNER_PAIRS);
+    COLLIDE_ASSERT(w->scratch.owner[WORLD_SCRATCH_ADJ] == WORLD_OWNER_FREE ||
+                   w->scratch.owner[WORLD_SCRATCH_ADJ] == WORLD_OWNER_PAIRS ||
+                   w->scratch.owner[WORLD_SCRATCH_ADJ] == WORLD_OWNER_SEPARATE);
     memset(w->scratch.owner, WORLD_OWNER_FREE, sizeof w->scratch.owner);
 }
 
@@ -96,7 +96,7 @@ void world_step(world *w) {
          * expected path stops at walls instead of crossing the map. The grid holds each expected
          * path's box, grown by an allowance for the small moves of the passes. */
         float cell = w->levels[0].cell;
-        WORLD_ASSERT(!g->valid); /* the grid reads scratch.path by reference */
+        COLLIDE_ASSERT(!g->valid); /* the grid reads scratch.path by reference */
         for (uint32_t i = 0; i < n; i++) {
             const world_mover *m = &w->movers[i];
             vec2 want = v2_scale(m->intent, dt);
@@ -301,7 +301,7 @@ static void table_sort_by_id(const world *w, world_cache *cache, size_t n) {
  * before the live one), then into id order. */
 void world_table_build(const world *w) {
     world_cache *cache = w->cache;
-    WORLD_ASSERT(cache->rows);
+    COLLIDE_ASSERT(cache->rows);
     size_t n = 0, words = (w->capacity + 63) / 64;
     for (size_t k = 0; k < words; k++) {
         uint64_t moved = w->moved_bits[k], spawned = w->spawn_bits[k], dead = w->despawn_bits[k];
@@ -324,14 +324,14 @@ void world_table_build(const world *w) {
             }
             if (live & one) {
                 world_body_row *r = &cache->rows[n++];
-                WORLD_ASSERT(w->slots[slot].kind != 0);
+                COLLIDE_ASSERT(w->slots[slot].kind != 0);
                 row_of_body(w, slot, r);
                 r->flags = (uint8_t)(((spawned & one) ? WORLD_ROW_SPAWNED : 0u) |
                                      ((moved & one) ? WORLD_ROW_MOVED : 0u));
             }
         }
     }
-    WORLD_ASSERT(n <= 2 * (size_t)w->capacity);
+    COLLIDE_ASSERT(n <= 2 * (size_t)w->capacity);
     table_sort_by_id(w, cache, n);
     cache->row_count = n;
     cache->rows_built = true;

@@ -222,7 +222,7 @@ WORLD_HOT vec2 turn_impl(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_ca
                          uint32_t cand_count) {
     world_mover *m = &w->movers[mi];
     world_turn *tr = &w->turns[m->slot];
-    WORLD_ASSERT(ref_kind(m->shape) == WORLD_REF_TURNED && tr->in_use);
+    COLLIDE_ASSERT(ref_kind(m->shape) == WORLD_REF_TURNED && tr->in_use);
     float da = tr->spin * w->dt, a0 = tr->angle;
     /* the part of the tick it moves and turns before it slides: all of it until a contact; none
      * when it does not turn (its turning intent 0 after a tick that turned), so that the whole

@@ -3,6 +3,7 @@
  * (meant for the ThreadSanitizer build) whose counts must balance. */
 #include <pthread.h>
 
+#include "collide.pb-c.h"
 #include "harness.h"
 #include "net_rooms.h"
 
@@ -39,6 +40,32 @@ static void test_names(void) {
     CHECK(len == 7 && memcmp(n, "default", 7) == 0);
     len = 3;
     CHECK(net_room_name_of("abc", &len)[0] == 'a' && len == 3);
+}
+
+/* PROTOCOL.md "Rooms": each status's ErrorCode, the one table the Hello refusal and the admin
+ * calls share (they once had a table each, which disagreed on EXISTS and FORBIDDEN). */
+static void test_status_error_codes(void) {
+#define CODE(name) COLLIDE__V1__ERROR_CODE__ERROR_CODE_##name
+    static const struct {
+        net_room_status st;
+        int code;
+    } want[] = {
+        {NET_ROOM_OK, 0},
+        {NET_ROOM_BAD_NAME, CODE(BAD_REQUEST)},        /* join and CreateRoom */
+        {NET_ROOM_NOT_FOUND, CODE(NOT_FOUND)},         /* auto-create off; CloseRoom unknown */
+        {NET_ROOM_TOO_MANY, CODE(LIMIT_EXCEEDED)},     /* --max-rooms */
+        {NET_ROOM_EXISTS, CODE(BAD_REQUEST)},          /* "the room exists already: BAD_REQUEST" */
+        {NET_ROOM_FULL, CODE(LIMIT_EXCEEDED)},         /* the room's max_clients */
+        {NET_ROOM_SERVER_FULL, CODE(LIMIT_EXCEEDED)},  /* --max-clients */
+        {NET_ROOM_FORBIDDEN, CODE(FORBIDDEN)},         /* "default cannot be closed: FORBIDDEN" */
+        {NET_ROOM_SHUTTING_DOWN, CODE(SHUTTING_DOWN)}, /* the drain */
+        {NET_ROOM_AT_CAPACITY, CODE(LIMIT_EXCEEDED)},  /* late ticks (issue 12) */
+    };
+#undef CODE
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        CHECK_MSG(net_rooms_status_error_code(want[i].st) == want[i].code, "%s: %d, want %d",
+                  net_room_status_str(want[i].st), net_rooms_status_error_code(want[i].st),
+                  want[i].code);
 }
 
 static void test_default_room(void) {
@@ -286,7 +313,7 @@ static void test_threads_balance(void) {
     net_rooms_destroy(r);
 }
 
-TEST_MAIN(TEST(test_names), TEST(test_default_room), TEST(test_auto_create_and_limits),
-          TEST(test_close_with_joins_in_flight), TEST(test_placement_least_loaded),
-          TEST(test_world_text), TEST(test_overloaded_thread), TEST(test_index_against_model),
-          TEST(test_threads_balance))
+TEST_MAIN(TEST(test_names), TEST(test_status_error_codes), TEST(test_default_room),
+          TEST(test_auto_create_and_limits), TEST(test_close_with_joins_in_flight),
+          TEST(test_placement_least_loaded), TEST(test_world_text), TEST(test_overloaded_thread),
+          TEST(test_index_against_model), TEST(test_threads_balance))

@@ -1767,6 +1767,68 @@ static void test_vertex_prescan(void) {
     fx_free(&f);
 }
 
+/* Wraps the n bytes at buf as length-delimited field `field` in place; returns the new length. */
+static size_t wrap_len(uint8_t *buf, size_t n, uint32_t field) {
+    uint8_t head[20];
+    size_t h = varint_write(head, (uint64_t)field << 3 | WIRE_LEN);
+    h += varint_write(head + h, n);
+    memmove(buf + h, buf, n);
+    memcpy(buf, head, h);
+    return h + n;
+}
+
+/* The census's carriers against collide.proto: every path of message fields from ClientMessage
+ * down to a Shape, found in protobuf-c's descriptors, is given a 17-vertex polygon, and the census
+ * must count past the bound. A new message that carries a Shape and is not counted (the arena's
+ * budget would then be unguarded) fails here. */
+static void census_paths(const ProtobufCMessageDescriptor *d, uint32_t *path, int depth,
+                         int *found) {
+    for (unsigned i = 0; i < d->n_fields; i++) {
+        const ProtobufCFieldDescriptor *fd = &d->fields[i];
+        if (fd->type != PROTOBUF_C_TYPE_MESSAGE || depth >= 4) continue;
+        path[depth] = fd->id;
+        const ProtobufCMessageDescriptor *sub = fd->descriptor;
+        if (sub != &collide__v1__shape__descriptor) {
+            census_paths(sub, path, depth + 1, found);
+            continue;
+        }
+        static uint8_t frame[256];
+        size_t n = 0;
+        for (int v = 0; v < 17; v++) { /* empty Vec2s: a vertex each */
+            frame[n++] = WIRE_KEY(WIRE_POLYGON_VERTICES, WIRE_LEN);
+            frame[n++] = 0;
+        }
+        n = wrap_len(frame, n, WIRE_SHAPE_POLYGON);
+        for (int k = depth; k >= 0; k--)
+            n = wrap_len(frame, n, path[k]);
+        net_arena_census c = net_arena_census_of(frame, n, 10);
+        CHECK_MSG(c.vertices > GEOM_MAX_POLYGON_VERTICES,
+                  "ClientMessage field %u: a Shape at depth %d not counted", path[0], depth + 1);
+        ++*found;
+    }
+}
+
+static void test_census_covers_every_shape_carrier(void) {
+    uint32_t path[4];
+    int found = 0;
+    census_paths(&collide__v1__client_message__descriptor, path, 0, &found);
+    CHECK_MSG(found == 3, "%d shapes found (SpawnBody, OverlapQuery, ShapeCast)", found);
+    /* and the intents of every batch, merged, up to the bound */
+    static uint8_t frame[64];
+    size_t n = 0;
+    for (int b = 0; b < 2; b++) {
+        size_t start = n;
+        for (int i = 0; i < 3; i++) {
+            frame[n++] = WIRE_KEY(WIRE_MOVE_INTENTS_INTENTS, WIRE_LEN);
+            frame[n++] = 0;
+        }
+        n = start + wrap_len(frame + start, n - start, WIRE_CLIENT_MOVE_BATCH);
+    }
+    CHECK(net_arena_census_of(frame, n, 10).intents == 6);
+    CHECK(net_arena_census_of(frame, n, 4).intents == 5);      /* stops past max */
+    CHECK(net_arena_census_of(frame, n - 1, 10).intents == 3); /* the broken batch is not read */
+}
+
 /* A valid Ping carrying 3,000 unknown fields (6 KB) needs far more than its budget (8 bytes per
  * frame byte + 4 KiB): unpack fails, BAD_REQUEST not fatal, and the next frame is served. Nothing
  * came from outside the arena, and the arena is whole again after the frame. */
@@ -2158,11 +2220,11 @@ static void test_admin_bodies_outlive_the_connection(void) {
 }
 
 TEST_MAIN(TEST(test_hello_welcome), TEST(test_hello_frame_cap), TEST(test_vertex_prescan),
-          TEST(test_arena_budget_crossed), TEST(test_arena_fits_legitimate_messages),
-          TEST(test_batch_arena_bound), TEST(test_batch_rate_exact),
-          TEST(test_admin_bodies_outlive_the_connection), TEST(test_byte_bucket),
-          TEST(test_partial_frames_byte_by_byte), TEST(test_split_at_every_point),
-          TEST(test_partial_buffer_holds_one_frame),
+          TEST(test_census_covers_every_shape_carrier), TEST(test_arena_budget_crossed),
+          TEST(test_arena_fits_legitimate_messages), TEST(test_batch_arena_bound),
+          TEST(test_batch_rate_exact), TEST(test_admin_bodies_outlive_the_connection),
+          TEST(test_byte_bucket), TEST(test_partial_frames_byte_by_byte),
+          TEST(test_split_at_every_point), TEST(test_partial_buffer_holds_one_frame),
           TEST(test_oversized_prefix_is_fatal_without_buffering),
           TEST(test_first_message_must_be_hello), TEST(test_version_mismatch), TEST(test_tokens),
           TEST(test_secret_equal), TEST(test_rate_bucket),

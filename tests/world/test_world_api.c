@@ -514,21 +514,25 @@ static void test_queries(void) {
     world_despawn(w, m3);
     n = world_query_aabb(w, aabb_make(v2(-25, 28), v2(-15, 32)), 0, out, 8);
     CHECK(n == 1 && out[0] == m2);
-    /* ray casts: nearest body, ignore, bounds */
-    world_ray_result r;
-    CHECK(world_ray_cast(w, v2(0, 0), v2(40, 0), WORLD_NULL_BODY, &r));
-    CHECK(r.id == s1);
+    /* rays (world_query_ray): the nearest body, one excluded, none past the bounds (the bounds
+     * are not a body), none short of every body */
+    world_hit r;
+    world_query_result qr;
+    CHECK(world_query_ray(w, 0, v2(0, 0), v2(40, 0), NULL, false, &r, 1, &qr) == WORLD_OK);
+    CHECK(qr.count == 1 && r.id == s1);
     CHECK_NEAR(r.point.x, 9.0, 1e-3);
     CHECK_NEAR(r.normal.x, -1.0, 1e-5);
-    CHECK(world_ray_cast(w, v2(12, 0), v2(20, 0), m1, &r) && r.id == s2);
+    world_query_filter not_m1 = {.exclude = &m1, .exclude_count = 1};
+    CHECK(world_query_ray(w, 0, v2(12, 0), v2(20, 0), &not_m1, false, &r, 1, &qr) == WORLD_OK);
+    CHECK(qr.count == 1 && r.id == s2);
     CHECK_NEAR(r.point.x, 19.0, 1e-3);
-    CHECK(world_ray_cast(w, v2(0, 10), v2(0, 100), WORLD_NULL_BODY, &r));
-    CHECK(r.id == WORLD_NULL_BODY);
-    CHECK_NEAR(r.point.y, 50.0, 1e-3);
-    CHECK(r.normal.y == -1.0f);
-    CHECK(!world_ray_cast(w, v2(0, 10), v2(0, 5), WORLD_NULL_BODY, &r));
+    CHECK(world_query_ray(w, 0, v2(0, 10), v2(0, 100), NULL, false, &r, 1, &qr) == WORLD_OK);
+    CHECK(qr.count == 0);
+    CHECK(world_query_ray(w, 0, v2(0, 10), v2(0, 5), NULL, false, &r, 1, &qr) == WORLD_OK);
+    CHECK(qr.count == 0);
     /* a long ray across the map walks to the polygon */
-    CHECK(world_ray_cast(w, v2(-10, 45), v2(0, -90), WORLD_NULL_BODY, &r) && r.id == s3);
+    CHECK(world_query_ray(w, 0, v2(-10, 45), v2(0, -90), NULL, false, &r, 1, &qr) == WORLD_OK);
+    CHECK(qr.count == 1 && r.id == s3);
     geom_shape sh;
     CHECK(world_body_shape(w, s3, &sh) && sh.kind == GEOM_SHAPE_POLYGON && sh.u.polygon.count == 5);
     CHECK(world_body_shape(w, s2, &sh) && sh.kind == GEOM_SHAPE_CIRCLE && sh.u.radius == 1.0f);
@@ -538,9 +542,10 @@ static void test_queries(void) {
     world_destroy(w);
 }
 
-/* world_query_box against a brute-force scan: every live body, its shape through geom_overlap
- * with the query box as a box shape. Random worlds of boxes, circles and polygons, static and
- * moving (stepped a few ticks so the mover index is exercised), random query boxes. */
+/* world_query_overlap of a box against a brute-force scan: every live body, its shape through
+ * geom_overlap with the query box, in the query's order (the query shape first). Random worlds of
+ * boxes, circles and polygons, static and moving (stepped a few ticks so the mover index is
+ * exercised), random query boxes. */
 static void test_query_box_exact(void) {
     harness_rng rng = {0x5eed1234u};
     size_t filtered = 0, found = 0;
@@ -577,19 +582,26 @@ static void test_query_box_exact(void) {
             unsigned kinds = q % 3 == 0   ? 0u
                              : q % 3 == 1 ? 1u << WORLD_BODY_STATIC
                                           : 1u << WORLD_BODY_MOVING;
-            world_body_id out[300], broad[300];
-            size_t n = world_query_box(w, box, kinds, out, 300);
-            size_t nb = world_query_aabb(w, box, kinds, broad, 300);
-            CHECK(n <= nb && ids_ascending(out, n));
             geom_shape qs = wt_box(size.x * 0.5f, size.y * 0.5f);
             vec2 qc = v2_scale(v2_add(box.min, box.max), 0.5f);
+            world_query_filter filter = {.kinds = kinds};
+            world_hit hits[300];
+            world_query_result qr;
+            CHECK(world_query_overlap(w, 0, &qs, qc, &filter, hits, 300, &qr) == WORLD_OK);
+            size_t n = qr.count;
+            CHECK(!qr.truncated);
+            world_body_id out[300], broad[300];
+            for (size_t i = 0; i < n; i++)
+                out[i] = hits[i].id;
+            size_t nb = world_query_aabb(w, box, kinds, broad, 300);
+            CHECK(n <= nb && ids_ascending(out, n));
             size_t expect = 0;
             for (int i = 0; i < n_ids; i++) {
                 world_body_info info;
                 geom_shape sh;
                 CHECK(world_body_get(w, ids[i], &info) && world_body_shape(w, ids[i], &sh));
                 if (kinds && !(kinds & (1u << info.kind))) continue;
-                bool hit = geom_overlap(&sh, info.position, &qs, qc, NULL);
+                bool hit = geom_overlap(&qs, qc, &sh, info.position, NULL);
                 CHECK_MSG(hit == ids_contain(out, n, ids[i]),
                           "round %d query %d body %u: brute force %d", round, q, ids[i], hit);
                 expect += hit;
@@ -606,14 +618,50 @@ static void test_query_box_exact(void) {
     CHECK(w);
     world_body_id c = wt_spawn(w, WORLD_BODY_STATIC, wt_circle(1), v2(0, 0));
     world_body_id out[2];
+    world_hit hits[2];
+    world_query_result qr;
     /* the AABB corner of the circle: a broad hit, no shape hit */
     CHECK(world_query_aabb(w, aabb_make(v2(0.8f, 0.8f), v2(2, 2)), 0, out, 2) == 1);
-    CHECK(world_query_box(w, aabb_make(v2(0.8f, 0.8f), v2(2, 2)), 0, out, 2) == 0);
-    /* touching is not overlap; an empty box holds nothing */
-    CHECK(world_query_box(w, aabb_make(v2(1, -1), v2(2, 1)), 0, out, 2) == 0);
-    CHECK(world_query_box(w, aabb_make(v2(0, 0), v2(0, 0)), 0, out, 2) == 0);
-    CHECK(world_query_box(w, aabb_make(v2(0.5f, -0.1f), v2(2, 0.1f)), 0, out, 2) == 1 &&
-          out[0] == c);
+    geom_shape empty = {.kind = GEOM_SHAPE_BOX}; /* zero half extents: no shape, not an empty one */
+    CHECK(world_query_overlap(w, 0, &empty, v2(0, 0), NULL, hits, 2, &qr) ==
+          WORLD_ERR_INVALID_SHAPE);
+    geom_shape corner = wt_box(0.6f, 0.6f);
+    CHECK(world_query_overlap(w, 0, &corner, v2(1.4f, 1.4f), NULL, hits, 2, &qr) == WORLD_OK &&
+          qr.count == 0);
+    /* touching is not overlap */
+    geom_shape beside = wt_box(0.5f, 1);
+    CHECK(world_query_overlap(w, 0, &beside, v2(1.5f, 0), NULL, hits, 2, &qr) == WORLD_OK &&
+          qr.count == 0);
+    geom_shape into = wt_box(0.75f, 0.1f);
+    CHECK(world_query_overlap(w, 0, &into, v2(1.25f, 0), NULL, hits, 2, &qr) == WORLD_OK &&
+          qr.count == 1 && hits[0].id == c);
+    world_destroy(w);
+}
+
+/* world_set_intent_as: a MoveIntent's checks in one lookup, in the order the wire answers them
+ * (unknown id, not the caller's, static, non-finite, stale), and nothing changed by a refusal. */
+static void test_set_intent_as(void) {
+    world *w = wt_world(50.0f, 8);
+    CHECK(w);
+    world_body_id mine = wt_spawn(w, WORLD_BODY_MOVING, wt_box(1, 1), v2(0, 0)); /* owner 7 */
+    world_body_id wall = wt_spawn(w, WORLD_BODY_STATIC, wt_box(1, 1), v2(10, 0));
+    CHECK(mine && wall);
+    const float inf = INFINITY;
+    CHECK(world_set_intent_as(w, 7, WORLD_NULL_BODY, v2(1, 0), 0, 1) == WORLD_ERR_NOT_FOUND);
+    CHECK(world_set_intent_as(w, 7, mine + 1000u, v2(1, 0), 0, 1) == WORLD_ERR_NOT_FOUND);
+    /* another's body, even with a bad velocity: the owner is checked first */
+    CHECK(world_set_intent_as(w, 8, mine, v2(inf, 0), 0, 1) == WORLD_ERR_NOT_OWNER);
+    CHECK(world_set_intent_as(w, 7, wall, v2(1, 0), 0, 1) == WORLD_ERR_NOT_OWNER);
+    CHECK(world_set_intent_as(w, 0, wall, v2(1, 0), 0, 1) == WORLD_ERR_NOT_MOVING);
+    CHECK(world_set_intent_as(w, 7, mine, v2(1, 0), inf, 1) == WORLD_ERR_NOT_FINITE);
+    CHECK(world_set_intent_as(w, 7, mine, v2(inf, 0), 0, 1) == WORLD_ERR_NOT_FINITE);
+    world_body_info info;
+    CHECK(world_body_get(w, mine, &info) && info.intent.x == 0.0f && info.angular_intent == 0.0f);
+    CHECK(world_set_intent_as(w, 7, mine, v2(1, 0), 0.5f, 2) == WORLD_OK);
+    CHECK(world_set_intent_as(w, 0, mine, v2(2, 0), 0, 2) == WORLD_STALE_INPUT);
+    CHECK(world_body_get(w, mine, &info) && info.intent.x == 1.0f && info.angular_intent == 0.5f);
+    CHECK(world_set_intent_as(w, 0, mine, v2(3, 0), 0, 3) == WORLD_OK); /* owner 0: any body */
+    CHECK(world_body_get(w, mine, &info) && info.intent.x == 3.0f && info.angular_intent == 0.0f);
     world_destroy(w);
 }
 
@@ -711,4 +759,5 @@ TEST_MAIN(TEST(test_ids_never_zero_and_stale_detected), TEST(test_generation_wra
           TEST(test_spawn_validation), TEST(test_intents), TEST(test_intent_clamped_to_max_speed),
           TEST(test_change_tracking), TEST(test_body_table_matches_world),
           TEST(test_stop_against_wall_is_a_change), TEST(test_queries), TEST(test_query_box_exact),
-          TEST(test_static_despawn_keeps_grid), TEST(test_remembered_statics_follow_changes))
+          TEST(test_set_intent_as), TEST(test_static_despawn_keeps_grid),
+          TEST(test_remembered_statics_follow_changes))

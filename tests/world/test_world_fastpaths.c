@@ -5,7 +5,7 @@
  * a fast path remembers instead of sliding counts its slide's hits). This source is built twice:
  * against collide_world (the product, every fast path on) and against collide_world_reference
  * (WORLD_FAST_PATHS=0: the box-among-boxes slide, the S1a loop and its remembered statics, the
- * gathered statics of a short slide and the bounds skip compiled out; WORLD_ASSERT on).
+ * gathered statics of a short slide and the bounds skip compiled out; COLLIDE_ASSERT on).
  * compare_fastpaths.cmake runs both and requires the two outputs to be identical line for line.
  * world_validate() runs after every step: statics come and go here, so it checks the static grid's
  * links, which the soak test (movers only) does not.

@@ -1,6 +1,6 @@
 /* world_internal: the world's private layout and the helpers every world_*.c file shares: the
  * struct, the id-slot and shape-reference helpers, the per-step scratch arrays and who owns them,
- * and WORLD_ASSERT. Nothing outside server/world includes this.
+ * and the assertion switch. Nothing outside server/world includes this.
  *
  * One mechanism per file (COLLISION.md describes the tick):
  *   world.c           create/destroy, spawn/despawn/intent, getters, stats, state hash, validate
@@ -56,20 +56,10 @@
 
 #include "world.h"
 
-/* WORLD_ASSERT: a cross-module invariant (grid links, the dense index, ids, scratch ownership).
- * On when COLLIDE_ASSERTS is defined non-zero: Debug and Asan builds, and the fast-paths-off
- * library the equality test runs (so Release CI runs them too). Off in the Release daemon, whose
- * hot loops must not pay for them. At an API edge an assert is paired with a safe return, as in
- * Box2D: a broken invariant aborts in a checked build and is refused in Release. */
-#if defined(COLLIDE_ASSERTS) && COLLIDE_ASSERTS
-#define WORLD_ASSERT(cond) ((cond) ? (void)0 : world_assert_fail(#cond, __FILE__, __LINE__))
-_Noreturn static inline void world_assert_fail(const char *cond, const char *file, int line) {
-    fprintf(stderr, "%s:%d: world assertion failed: %s\n", file, line, cond);
-    abort();
-}
-#else
-#define WORLD_ASSERT(cond) ((void)0)
-#endif
+/* COLLIDE_ASSERT (common/collide_assert.h) guards the world's cross-module invariants (grid links,
+ * the dense index, ids, scratch ownership). On in the checked builds and in the fast-paths-off
+ * library the equality test runs (so Release CI runs them too); off in the Release daemon. */
+#include "collide_assert.h"
 
 /* WORLD_FAST_PATHS: 1 (the default) takes the specialised paths that must give bit-identical
  * results to the general code (the box-among-boxes slide, the S1a loop with its remembered
@@ -454,7 +444,7 @@ static inline uint32_t id_slot(const world *w, world_body_id id) {
     const world_slot *s = &w->slots[slot];
     if (s->kind == 0 || s->gen != gen) return UINT32_MAX;
     /* a live id names a body in the dense arrays */
-    WORLD_ASSERT(s->index < (s->kind == WORLD_BODY_STATIC ? w->static_count : w->mover_count));
+    COLLIDE_ASSERT(s->index < (s->kind == WORLD_BODY_STATIC ? w->static_count : w->mover_count));
     return slot;
 }
 
@@ -542,8 +532,8 @@ static inline bool slots_block(const world *w, uint32_t a, uint32_t b) {
 
 /* Phase `to` takes array a, which must be free or already held by `from`. */
 static inline void scratch_take(world *w, world_scratch_array a, world_owner from, world_owner to) {
-    WORLD_ASSERT(w->scratch.owner[a] == WORLD_OWNER_FREE || w->scratch.owner[a] == from);
-#if defined(COLLIDE_ASSERTS) && COLLIDE_ASSERTS
+    COLLIDE_ASSERT(w->scratch.owner[a] == WORLD_OWNER_FREE || w->scratch.owner[a] == from);
+#if COLLIDE_ASSERTS
     w->scratch.owner[a] = (uint8_t)to;
 #else
     (void)w, (void)a, (void)from, (void)to;
@@ -551,13 +541,13 @@ static inline void scratch_take(world *w, world_scratch_array a, world_owner fro
 }
 /* Checks that phase `who` holds array a. */
 static inline void scratch_held(const world *w, world_scratch_array a, world_owner who) {
-    WORLD_ASSERT(w->scratch.owner[a] == who);
+    COLLIDE_ASSERT(w->scratch.owner[a] == who);
     (void)w, (void)a, (void)who;
 }
 /* Phase `who` gives array a back. */
 static inline void scratch_give(world *w, world_scratch_array a, world_owner who) {
     scratch_held(w, a, who);
-#if defined(COLLIDE_ASSERTS) && COLLIDE_ASSERTS
+#if COLLIDE_ASSERTS
     w->scratch.owner[a] = WORLD_OWNER_FREE;
 #endif
 }

@@ -12,6 +12,7 @@
 
 #include "backend.h"
 #include "check.h"
+#include "collide_rng.h"
 #include "qsnap.h"
 #include "cli.h"
 #include "conn.h"
@@ -72,7 +73,7 @@ typedef struct load_player {
     float spin;                            /* --spin: its turning speed, rad/s */
     float stuck_x, stuck_y;                /* position at the last stuck test (bounce) */
     uint64_t stuck_at_us;                  /* time of the last stuck test */
-    uint32_t rng;                          /* xorshift32 state */
+    collide_rng rng;                       /* its draws */
     uint32_t room;                         /* --rooms: index of its room (0 without) */
     cc_check_view *check;                  /* non-NULL when this client runs the checker */
     cc_qsnap *q; /* --quantized: its bodies in quanta, from the Welcome on */
@@ -124,15 +125,6 @@ struct load_worker {
     pthread_mutex_t progress_mu; /* guards progress */
     load_progress progress;      /* published once per second for the progress line */
 };
-
-static uint32_t rng_next(uint32_t *s) {
-    uint32_t x = *s;
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    return *s = x;
-}
-static float rng_unit(uint32_t *s) { return (float)(rng_next(s) >> 8) / 16777216.0f; }
 
 /* The player's room figures, NULL when --rooms is not in use. */
 static cc_room_stats *player_room(const load_player *p) {
@@ -243,8 +235,8 @@ static void player_spawn(load_player *p, uint64_t now) {
         if (x1 < x0) x0 = x1 = (r->world_min[0] + r->world_max[0]) * 0.5f;
         if (y1 < y0) y0 = y1 = (r->world_min[1] + r->world_max[1]) * 0.5f;
     }
-    float x = x0 + (x1 - x0) * rng_unit(&p->rng);
-    float y = y0 + (y1 - y0) * rng_unit(&p->rng);
+    float x = x0 + (x1 - x0) * collide_rng_unit(&p->rng);
+    float y = y0 + (y1 - y0) * collide_rng_unit(&p->rng);
     cc_session_spawn(&p->conn, CC_REQ_SPAWN, o->shape, (float)o->size, x, y);
     cc_conn_flush(&p->conn);
     p->state = P_SPAWNING;
@@ -292,18 +284,19 @@ static void on_spawned(load_player *p, const Collide__V1__Spawned *sp, uint64_t 
         p->y = sp->position->y;
     }
     p->state = P_RUNNING;
-    p->angle = rng_unit(&p->rng) * 6.2831853f;
-    p->spin = (float)(o->spin * (2.0 * rng_unit(&p->rng) - 1.0));
+    p->angle = collide_rng_unit(&p->rng) * 6.2831853f;
+    p->spin = (float)(o->spin * (2.0 * collide_rng_unit(&p->rng) - 1.0));
     p->stuck_x = p->x;
     p->stuck_y = p->y;
     p->stuck_at_us = now;
     /* A random phase spreads the clients over the period instead of firing them in lockstep. */
     double period = 1e6 / o->rate_hz;
-    p->intents_base_us = now + (uint64_t)(period * rng_unit(&p->rng));
+    p->intents_base_us = now + (uint64_t)(period * collide_rng_unit(&p->rng));
     p->next_intent_us = p->intents_base_us;
-    p->next_ping_us = now + (uint64_t)(CC_PING_PERIOD_US * rng_unit(&p->rng));
-    p->next_query_us =
-        o->queries_hz > 0 ? now + (uint64_t)(1e6 / o->queries_hz * rng_unit(&p->rng)) : UINT64_MAX;
+    p->next_ping_us = now + (uint64_t)(CC_PING_PERIOD_US * collide_rng_unit(&p->rng));
+    p->next_query_us = o->queries_hz > 0
+                           ? now + (uint64_t)(1e6 / o->queries_hz * collide_rng_unit(&p->rng))
+                           : UINT64_MAX;
     w->due_us[p->slot] = player_next_due(p);
 }
 
@@ -510,7 +503,7 @@ static void player_velocity(load_player *p, const load_opts *o, uint64_t now, fl
             *vx = speed * dx / d;
             *vy = speed * dy / d;
         } else {
-            p->angle += (rng_unit(&p->rng) - 0.5f) * 2.0f;
+            p->angle += (collide_rng_unit(&p->rng) - 0.5f) * 2.0f;
             *vx = speed * cosf(p->angle);
             *vy = speed * sinf(p->angle);
         }
@@ -529,7 +522,7 @@ static void player_velocity(load_player *p, const load_opts *o, uint64_t now, fl
         if (now - p->stuck_at_us > 500000u) {
             float mx = p->x - p->stuck_x, my = p->y - p->stuck_y;
             if (mx * mx + my * my < 0.01f * speed * speed * 0.25f)
-                p->angle = rng_unit(&p->rng) * 6.2831853f;
+                p->angle = collide_rng_unit(&p->rng) * 6.2831853f;
             p->stuck_x = p->x;
             p->stuck_y = p->y;
             p->stuck_at_us = now;
@@ -539,7 +532,7 @@ static void player_velocity(load_player *p, const load_opts *o, uint64_t now, fl
         return;
     }
     default: {
-        p->angle += (rng_unit(&p->rng) - 0.5f) * 1.0f;
+        p->angle += (collide_rng_unit(&p->rng) - 0.5f) * 1.0f;
         /* Near a wall, head back inwards rather than press against it for the rest of the run. */
         if (p->x < r->world_min[0] + margin || p->x > r->world_max[0] - margin ||
             p->y < r->world_min[1] + margin || p->y > r->world_max[1] - margin)
@@ -594,7 +587,7 @@ static void player_due(load_player *p, uint64_t now) {
     }
     if (p->next_query_us <= now) {
         /* from the body along a random direction, its own body left out; late slots coalesce */
-        float a = rng_unit(&p->rng) * 6.2831853f;
+        float a = collide_rng_unit(&p->rng) * 6.2831853f;
         uint32_t rid = CC_REQ_QUERY | (p->query_seq & 0x7fffffffu);
         if (cc_session_ray_cast(&p->conn, rid, p->x, p->y, CC_QUERY_LENGTH * cosf(a),
                                 CC_QUERY_LENGTH * sinf(a), p->body_id)) {
@@ -894,9 +887,9 @@ int cc_load_main(int argc, char **argv) {
             p->w = w;
             p->slot = i;
             p->room = opts.rooms > 0 ? cc_load_room_of(g, opts.rooms) : 0u;
-            p->rng = seed ^ (g * 2654435761u);
-            if (p->rng == 0) p->rng = 0x9e3779b9u;
-            rng_next(&p->rng);
+            p->rng.state = seed ^ (g * 2654435761u);
+            if (p->rng.state == 0) p->rng.state = 0x9e3779b9u;
+            collide_rng_next(&p->rng);
             /* Global index order: thread t starts clients t, t+threads, ... in ramp order. */
             p->start_at_us =
                 run.start_us + (uint64_t)(opts.ramp_s * 1e6 * (double)g / (double)opts.clients);

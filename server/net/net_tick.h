@@ -1,8 +1,7 @@
-/* net_tick: the tick schedule of one world (the daemon's today, each room's once rooms tick on
- * their own; docs/rooms-design.md), free of libuv so it is tested exactly. Steps are due every
- * period from a start time; a callback that comes late runs the steps due, up to
- * NET_TICK_MAX_CATCHUP of them, and drops the rest instead of queueing them (no spiral of death);
- * the schedule keeps the rate either way. */
+/* net_tick: the tick schedule of one world, each room's on its worker thread (net_room.h), free of
+ * libuv so it is tested exactly. Steps are due every period from a start time; a callback that
+ * comes late runs the steps due, up to NET_TICK_MAX_CATCHUP of them, and drops the rest instead of
+ * queueing them (no spiral of death); the schedule keeps the rate either way. */
 #ifndef COLLIDE_NET_TICK_H
 #define COLLIDE_NET_TICK_H
 

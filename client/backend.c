@@ -7,6 +7,7 @@
 #include <uv.h>
 
 #include "cli.h"
+#include "collide_rng.h"
 #include "conn.h"
 #include "frame.h"
 #include "session.h"
@@ -69,7 +70,7 @@ typedef struct bk {
     uint32_t answered;                /* spawns answered (Spawned or Error) */
     uint64_t intended[BK_RING];       /* intended send time by seq % BK_RING */
     float world_min[2], world_max[2]; /* from Welcome */
-    uint32_t rng;                     /* xorshift32 state, for the headings */
+    collide_rng rng;                  /* for the headings */
     bk_npc *npcs;                     /* cfg->npcs entries */
     uint32_t *alive;                  /* indices of spawned NPCs, in batch order */
     uint32_t n_alive;
@@ -110,15 +111,6 @@ void cc_backend_fill_batch(Collide__V1__ClientMessage *m, Collide__V1__MoveInten
     m->msg_case = COLLIDE__V1__CLIENT_MESSAGE__MSG_MOVE_BATCH;
     m->move_batch = batch;
 }
-
-static uint32_t bk_rng(uint32_t *s) {
-    uint32_t x = *s;
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    return *s = x;
-}
-static float bk_unit(uint32_t *s) { return (float)(bk_rng(s) >> 8) / 16777216.0f; }
 
 static void bk_fail(bk *b, const char *why) {
     if (!b->st->failure[0]) snprintf(b->st->failure, sizeof b->st->failure, "%s", why);
@@ -224,7 +216,7 @@ static void bk_spawn_all(bk *b) {
         float fy = rows > 1 ? (float)(i / cols) / (float)(rows - 1u) : 0.5f;
         b->npcs[i].x = x0 + w * fx;
         b->npcs[i].y = y0 + h * fy;
-        b->npcs[i].angle = bk_unit(&b->rng) * 6.2831853f;
+        b->npcs[i].angle = collide_rng_unit(&b->rng) * 6.2831853f;
     }
     /* The same message cc_session_spawn sends, into our own buffer. */
     for (uint32_t i = 0; i < c->npcs; i++) {
@@ -420,7 +412,7 @@ static const cc_conn_hooks bk_hooks = {
 /* Headings wander a little each tick and turn back inwards near a wall. */
 static void bk_velocity(bk *b, bk_npc *n, float *vx, float *vy) {
     float speed = (float)b->cfg->speed, margin = (float)b->cfg->size * 3.0f;
-    n->angle += (bk_unit(&b->rng) - 0.5f) * 0.5f;
+    n->angle += (collide_rng_unit(&b->rng) - 0.5f) * 0.5f;
     if (n->x < b->world_min[0] + margin || n->x > b->world_max[0] - margin ||
         n->y < b->world_min[1] + margin || n->y > b->world_max[1] - margin)
         n->angle = atan2f((b->world_min[1] + b->world_max[1]) * 0.5f - n->y,
@@ -469,7 +461,7 @@ static void bk_send_queries(bk *b, uint64_t now) {
     while (b->query_base_us + (uint64_t)(period * (double)b->query_seq) <= now &&
            sent < BK_QUERY_BURST && b->query_seq < BK_REQ_QUERY) {
         const bk_npc *n = &b->npcs[b->alive[b->query_seq % b->n_alive]];
-        float a = bk_unit(&b->rng) * 6.2831853f;
+        float a = collide_rng_unit(&b->rng) * 6.2831853f;
         uint32_t exclude = n->body_id;
         Collide__V1__ClientMessage m = COLLIDE__V1__CLIENT_MESSAGE__INIT;
         Collide__V1__RayCast r = COLLIDE__V1__RAY_CAST__INIT;
@@ -556,8 +548,8 @@ void cc_backend_run(const cc_backend_config *cfg, cc_backend_stats *out) {
         b->cfg = cfg;
         b->st = out;
         b->table_mask = slots - 1u;
-        b->rng = cfg->seed ? cfg->seed * 2654435761u : 0x9e3779b9u;
-        if (b->rng == 0) b->rng = 0x9e3779b9u;
+        b->rng.state = cfg->seed ? cfg->seed * 2654435761u : 0x9e3779b9u;
+        if (b->rng.state == 0) b->rng.state = 0x9e3779b9u;
         b->world_min[0] = b->world_min[1] = -100.0f;
         b->world_max[0] = b->world_max[1] = 100.0f;
         uv_loop_init(&b->loop);

@@ -9,6 +9,7 @@
 #include <wslay/wslay.h>
 
 #include "collide_assert.h"
+#include "collide_rng.h"
 #include "frame.h"
 
 #define WS_READ_BUF 4096u
@@ -34,14 +35,6 @@ static void conn_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
 }
 
 /* ---- WebSocket ------------------------------------------------------------------------------ */
-
-static uint64_t ws_next(cc_conn *c) {
-    uint64_t x = c->ws_rng;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return c->ws_rng = x;
-}
 
 static ssize_t ws_recv(uint8_t *buf, size_t len, int flags, void *user) {
     (void)flags;
@@ -187,7 +180,7 @@ static void ws_handshake(cc_conn *c) {
 static void ws_send_upgrade(cc_conn *c) {
     uint8_t key[16];
     for (int i = 0; i < 16; i += 8) {
-        uint64_t v = ws_next(c);
+        uint64_t v = collide_xorshift64(&c->ws_rng);
         memcpy(key + i, &v, 8);
     }
     base64_encode_raw(c->ws_key, sizeof key, key);
@@ -337,7 +330,7 @@ bool cc_conn_queue(cc_conn *c, const Collide__V1__ClientMessage *msg) {
             p[3] = (uint8_t)body;
         }
         uint8_t *key = p + ws_head - 4;
-        uint32_t k = (uint32_t)ws_next(c);
+        uint32_t k = (uint32_t)collide_xorshift64(&c->ws_rng);
         memcpy(key, &k, 4);
         /* need reserved get_packed_size's count: packing more would run past tx */
         size_t packed = collide__v1__client_message__pack(msg, p + ws_head);

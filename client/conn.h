@@ -58,8 +58,8 @@ struct cc_conn {
     bool ws_in_frame;                      /* a frame's payload is being returned in chunks */
     uint64_t ws_frame_off;                 /* payload bytes of it so far */
     uint32_t ws_msg_len;                   /* bytes of the binary message reassembled in rx */
-    uint64_t ws_rng;                       /* masking keys (xorshift: a load tool, not a browser) */
-    uint8_t *ws_read;                      /* read buffer once open (rx holds messages then) */
+    uint64_t ws_rng;  /* masking keys (collide_xorshift64: a load tool, not a browser) */
+    uint8_t *ws_read; /* read buffer once open (rx holds messages then) */
 };
 
 /* Starts connecting. Returns 0 or a uv error; on an error after the handle was initialised,

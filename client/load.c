@@ -1,6 +1,5 @@
 #include "load.h"
 
-#include <getopt.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -13,6 +12,7 @@
 
 #include "backend.h"
 #include "check.h"
+#include "collide_rng.h"
 #include "qsnap.h"
 #include "cli.h"
 #include "conn.h"
@@ -32,9 +32,6 @@
 #define CC_REQ_QUERY 0x80000000u
 #define CC_QUERY_RING 64u
 #define CC_QUERY_LENGTH 20.0f /* units: each ray goes this far in a random direction */
-
-static const char *const pattern_names[] = {"walk", "bounce", "swarm"};
-static const char *const shape_names[] = {"box", "polygon", "circle"};
 
 typedef enum player_state {
     P_IDLE = 0, /* not started yet */
@@ -76,7 +73,7 @@ typedef struct load_player {
     float spin;                            /* --spin: its turning speed, rad/s */
     float stuck_x, stuck_y;                /* position at the last stuck test (bounce) */
     uint64_t stuck_at_us;                  /* time of the last stuck test */
-    uint32_t rng;                          /* xorshift32 state */
+    collide_rng rng;                       /* its draws */
     uint32_t room;                         /* --rooms: index of its room (0 without) */
     cc_check_view *check;                  /* non-NULL when this client runs the checker */
     cc_qsnap *q; /* --quantized: its bodies in quanta, from the Welcome on */
@@ -128,15 +125,6 @@ struct load_worker {
     pthread_mutex_t progress_mu; /* guards progress */
     load_progress progress;      /* published once per second for the progress line */
 };
-
-static uint32_t rng_next(uint32_t *s) {
-    uint32_t x = *s;
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    return *s = x;
-}
-static float rng_unit(uint32_t *s) { return (float)(rng_next(s) >> 8) / 16777216.0f; }
 
 /* The player's room figures, NULL when --rooms is not in use. */
 static cc_room_stats *player_room(const load_player *p) {
@@ -247,8 +235,8 @@ static void player_spawn(load_player *p, uint64_t now) {
         if (x1 < x0) x0 = x1 = (r->world_min[0] + r->world_max[0]) * 0.5f;
         if (y1 < y0) y0 = y1 = (r->world_min[1] + r->world_max[1]) * 0.5f;
     }
-    float x = x0 + (x1 - x0) * rng_unit(&p->rng);
-    float y = y0 + (y1 - y0) * rng_unit(&p->rng);
+    float x = x0 + (x1 - x0) * collide_rng_unit(&p->rng);
+    float y = y0 + (y1 - y0) * collide_rng_unit(&p->rng);
     cc_session_spawn(&p->conn, CC_REQ_SPAWN, o->shape, (float)o->size, x, y);
     cc_conn_flush(&p->conn);
     p->state = P_SPAWNING;
@@ -296,18 +284,19 @@ static void on_spawned(load_player *p, const Collide__V1__Spawned *sp, uint64_t 
         p->y = sp->position->y;
     }
     p->state = P_RUNNING;
-    p->angle = rng_unit(&p->rng) * 6.2831853f;
-    p->spin = (float)(o->spin * (2.0 * rng_unit(&p->rng) - 1.0));
+    p->angle = collide_rng_unit(&p->rng) * 6.2831853f;
+    p->spin = (float)(o->spin * (2.0 * collide_rng_unit(&p->rng) - 1.0));
     p->stuck_x = p->x;
     p->stuck_y = p->y;
     p->stuck_at_us = now;
     /* A random phase spreads the clients over the period instead of firing them in lockstep. */
     double period = 1e6 / o->rate_hz;
-    p->intents_base_us = now + (uint64_t)(period * rng_unit(&p->rng));
+    p->intents_base_us = now + (uint64_t)(period * collide_rng_unit(&p->rng));
     p->next_intent_us = p->intents_base_us;
-    p->next_ping_us = now + (uint64_t)(CC_PING_PERIOD_US * rng_unit(&p->rng));
-    p->next_query_us =
-        o->queries_hz > 0 ? now + (uint64_t)(1e6 / o->queries_hz * rng_unit(&p->rng)) : UINT64_MAX;
+    p->next_ping_us = now + (uint64_t)(CC_PING_PERIOD_US * collide_rng_unit(&p->rng));
+    p->next_query_us = o->queries_hz > 0
+                           ? now + (uint64_t)(1e6 / o->queries_hz * collide_rng_unit(&p->rng))
+                           : UINT64_MAX;
     w->due_us[p->slot] = player_next_due(p);
 }
 
@@ -514,7 +503,7 @@ static void player_velocity(load_player *p, const load_opts *o, uint64_t now, fl
             *vx = speed * dx / d;
             *vy = speed * dy / d;
         } else {
-            p->angle += (rng_unit(&p->rng) - 0.5f) * 2.0f;
+            p->angle += (collide_rng_unit(&p->rng) - 0.5f) * 2.0f;
             *vx = speed * cosf(p->angle);
             *vy = speed * sinf(p->angle);
         }
@@ -533,7 +522,7 @@ static void player_velocity(load_player *p, const load_opts *o, uint64_t now, fl
         if (now - p->stuck_at_us > 500000u) {
             float mx = p->x - p->stuck_x, my = p->y - p->stuck_y;
             if (mx * mx + my * my < 0.01f * speed * speed * 0.25f)
-                p->angle = rng_unit(&p->rng) * 6.2831853f;
+                p->angle = collide_rng_unit(&p->rng) * 6.2831853f;
             p->stuck_x = p->x;
             p->stuck_y = p->y;
             p->stuck_at_us = now;
@@ -543,7 +532,7 @@ static void player_velocity(load_player *p, const load_opts *o, uint64_t now, fl
         return;
     }
     default: {
-        p->angle += (rng_unit(&p->rng) - 0.5f) * 1.0f;
+        p->angle += (collide_rng_unit(&p->rng) - 0.5f) * 1.0f;
         /* Near a wall, head back inwards rather than press against it for the rest of the run. */
         if (p->x < r->world_min[0] + margin || p->x > r->world_max[0] - margin ||
             p->y < r->world_min[1] + margin || p->y > r->world_max[1] - margin)
@@ -598,7 +587,7 @@ static void player_due(load_player *p, uint64_t now) {
     }
     if (p->next_query_us <= now) {
         /* from the body along a random direction, its own body left out; late slots coalesce */
-        float a = rng_unit(&p->rng) * 6.2831853f;
+        float a = collide_rng_unit(&p->rng) * 6.2831853f;
         uint32_t rid = CC_REQ_QUERY | (p->query_seq & 0x7fffffffu);
         if (cc_session_ray_cast(&p->conn, rid, p->x, p->y, CC_QUERY_LENGTH * cosf(a),
                                 CC_QUERY_LENGTH * sinf(a), p->body_id)) {
@@ -799,340 +788,7 @@ static void main_done(uv_async_t *a) {
     uv_close((uv_handle_t *)&m->done, NULL);
 }
 
-static void load_usage(FILE *f) {
-    fprintf(f,
-            "usage: collide-client load [options]\n"
-            "Drives simulated players against collided and reports latency, throughput and "
-            "errors.\n\n"
-            "Players:\n"
-            "  --clients N          simulated players (default 100)\n"
-            "  --threads N          event loops, one per thread; clients split across them "
-            "(default 1)\n"
-            "  --ramp DURATION      spread the connects over this time (default 1s)\n"
-            "  --duration DURATION  whole run, ramp included (default 10s); e.g. 30, 30s, 500ms, "
-            "2m\n"
-            "  --rate HZ            intents per second per player (default 30)\n"
-            "  --pattern P          walk | bounce | swarm (default walk)\n"
-            "  --speed UNITS_PER_S  intent speed (default 5)\n"
-            "  --shape S            box | polygon | circle (default box)\n"
-            "  --size UNITS         half extent / circumradius / radius (default 0.4)\n"
-            "  --spawn-box x0,y0,x1,y1  where to spawn (default: the world bounds from Welcome)\n"
-            "  --target x,y         the swarm's meeting point (default: the world centre)\n"
-            "  --seed N             random seed (default 1)\n"
-            "Rooms and backend:\n"
-            "  --rooms N            spread the players round robin over N rooms (Hello.room), "
-            "reported\n"
-            "                       per room; 0 = the default room, Hello.room empty (default 0, "
-            "at most 1000)\n"
-            "  --room-prefix P      room names are P0 .. P{N-1} (default load-)\n"
-            "  --backend M          one admin connection spawns M NPCs and drives them at --rate "
-            "Hz\n"
-            "                       with one MoveIntents batch per tick (default 0: none)\n"
-            "  --admin-token SECRET the backend's Hello.token (required with --backend)\n"
-            "  --queries R          each player also sends R first-hit ray casts per second, 20\n"
-            "                       units from its body in a random direction; their answer\n"
-            "                       latency is reported (default 0: none)\n"
-            "  --backend-queries R  the backend also sends R first-hit ray casts per second in\n"
-            "                       all, from its NPCs in turn, as --queries does (default 0)\n"
-            "  --spin W             each player's body also turns, at a speed drawn uniformly\n"
-            "                       from [-W, W] rad/s (MoveIntent.angular_velocity; default 0)\n"
-            "Snapshots:\n"
-            "  --quantized          ask for quantized snapshots (Snapshot.packed) and decode "
-            "them\n"
-            "  --snapshot-rate HZ   ask for HZ snapshots a second, the nearest tick rate / k "
-            "(default 0:\n"
-            "                       every tick)\n"
-            "Checks and gates:\n"
-            "  --check              verify collision invariants and the contact/sensor events\n"
-            "                       from the received snapshots\n"
-            "  --check-clients N    clients that run the checker (default 16)\n"
-            "  --check-tolerance U  allowed overlap depth (default 0.01)\n"
-            "  --max-p99-ms MS      fail when the intent-to-ack p99 is above MS\n"
-            "  --max-errors N       fail when more than N Error messages arrive\n"
-            "  --max-disconnects N  fail when more than N clients drop or cannot connect\n"
-            "  --max-violations N   with --check, fail above N violations (default 0)\n"
-            "  --stall-timeout DURATION  give a silent connection up (default 5s)\n"
-            "  --drain DURATION     after the run, wait this long for the last acks (default 1s)\n"
-            "Output:\n"
-            "  --json FILE          write the report as JSON\n"
-            "  --progress / --no-progress  one line per second (default: when stderr is a "
-            "terminal)\n"
-            "Connection:\n" CC_COMMON_HELP
-            "Exit status: 0 pass, 1 a threshold crossed or no client connected, 2 bad "
-            "parameters.\n");
-}
-
-enum {
-    OPT_CLIENTS = CC_OPT_FIRST_FREE,
-    OPT_THREADS,
-    OPT_RAMP,
-    OPT_DURATION,
-    OPT_RATE,
-    OPT_PATTERN,
-    OPT_SPEED,
-    OPT_SHAPE,
-    OPT_SIZE,
-    OPT_SPAWN_BOX,
-    OPT_TARGET,
-    OPT_SEED,
-    OPT_CHECK,
-    OPT_CHECK_CLIENTS,
-    OPT_CHECK_TOL,
-    OPT_MAX_P99,
-    OPT_MAX_ERRORS,
-    OPT_MAX_DISC,
-    OPT_MAX_VIOL,
-    OPT_STALL,
-    OPT_DRAIN,
-    OPT_JSON,
-    OPT_PROGRESS,
-    OPT_NO_PROGRESS,
-    OPT_ROOMS,
-    OPT_ROOM_PREFIX,
-    OPT_BACKEND,
-    OPT_ADMIN_TOKEN,
-    OPT_QUERIES,
-    OPT_BACKEND_QUERIES,
-    OPT_QUANTIZED,
-    OPT_SNAPSHOT_RATE,
-    OPT_SPIN,
-};
-
-static int pick(const char *flag, const char *arg, const char *const *names, int n) {
-    for (int i = 0; i < n; i++)
-        if (strcmp(arg, names[i]) == 0) return i;
-    fprintf(stderr, "collide-client " CMD ": %s: unknown value '%s' (one of:", flag, arg);
-    for (int i = 0; i < n; i++)
-        fprintf(stderr, " %s", names[i]);
-    fprintf(stderr, ")\n");
-    return -1;
-}
-
 uint32_t cc_load_room_of(uint32_t player, uint32_t rooms) { return player % rooms; }
-
-bool cc_load_room_name(char *out, size_t size, const char *prefix, uint32_t room) {
-    int n = snprintf(out, size, "%s%u", prefix, room);
-    if (n <= 0 || (size_t)n >= size || (size_t)n > CC_LOAD_ROOM_NAME) return false;
-    /* PROTOCOL.md: [A-Za-z0-9_.:-]; the daemon ends the session of any other name. */
-    for (const char *c = out; *c; c++)
-        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
-              *c == '_' || *c == '.' || *c == ':' || *c == '-'))
-            return false;
-    return true;
-}
-
-int cc_load_parse(int argc, char **argv, load_opts *o) {
-    static const struct option longs[] = {
-        CC_COMMON_LONG_OPTIONS,
-        {"clients", 1, NULL, OPT_CLIENTS},
-        {"threads", 1, NULL, OPT_THREADS},
-        {"ramp", 1, NULL, OPT_RAMP},
-        {"duration", 1, NULL, OPT_DURATION},
-        {"rate", 1, NULL, OPT_RATE},
-        {"pattern", 1, NULL, OPT_PATTERN},
-        {"speed", 1, NULL, OPT_SPEED},
-        {"shape", 1, NULL, OPT_SHAPE},
-        {"size", 1, NULL, OPT_SIZE},
-        {"spawn-box", 1, NULL, OPT_SPAWN_BOX},
-        {"target", 1, NULL, OPT_TARGET},
-        {"seed", 1, NULL, OPT_SEED},
-        {"check", 0, NULL, OPT_CHECK},
-        {"quantized", 0, NULL, OPT_QUANTIZED},
-        {"snapshot-rate", 1, NULL, OPT_SNAPSHOT_RATE},
-        {"check-clients", 1, NULL, OPT_CHECK_CLIENTS},
-        {"check-tolerance", 1, NULL, OPT_CHECK_TOL},
-        {"max-p99-ms", 1, NULL, OPT_MAX_P99},
-        {"max-errors", 1, NULL, OPT_MAX_ERRORS},
-        {"max-disconnects", 1, NULL, OPT_MAX_DISC},
-        {"max-violations", 1, NULL, OPT_MAX_VIOL},
-        {"stall-timeout", 1, NULL, OPT_STALL},
-        {"drain", 1, NULL, OPT_DRAIN},
-        {"json", 1, NULL, OPT_JSON},
-        {"progress", 0, NULL, OPT_PROGRESS},
-        {"no-progress", 0, NULL, OPT_NO_PROGRESS},
-        {"rooms", 1, NULL, OPT_ROOMS},
-        {"room-prefix", 1, NULL, OPT_ROOM_PREFIX},
-        {"backend", 1, NULL, OPT_BACKEND},
-        {"admin-token", 1, NULL, OPT_ADMIN_TOKEN},
-        {"queries", 1, NULL, OPT_QUERIES},
-        {"backend-queries", 1, NULL, OPT_BACKEND_QUERIES},
-        {"spin", 1, NULL, OPT_SPIN},
-        {NULL, 0, NULL, 0},
-    };
-    memset(o, 0, sizeof *o);
-    cc_common_defaults(&o->common);
-    o->clients = 100;
-    o->threads = 1;
-    o->ramp_s = 1.0;
-    o->duration_s = 10.0;
-    o->rate_hz = 30.0;
-    o->speed = 5.0;
-    o->size = 0.4;
-    o->check_clients = 16;
-    o->check_tolerance = 0.01;
-    o->stall_s = 5.0;
-    o->drain_s = 1.0;
-    o->seed = 1;
-    o->progress = -1;
-    o->room_prefix = "load-";
-    optind = 1;
-    opterr = 1;
-    int c;
-    while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
-        int common = cc_common_option(CMD, c, optarg, &o->common);
-        if (common < 0) return CC_EXIT_USAGE;
-        if (common > 0) continue;
-        bool ok = true;
-        switch (c) {
-        case 'h':
-            load_usage(stdout);
-            return CC_EXIT_OK;
-        case OPT_CLIENTS:
-            ok = cc_parse_u32(CMD, "--clients", optarg, 1, 1000000, &o->clients);
-            break;
-        case OPT_THREADS:
-            ok = cc_parse_u32(CMD, "--threads", optarg, 1, 256, &o->threads);
-            break;
-        case OPT_RAMP:
-            ok = cc_parse_duration(CMD, "--ramp", optarg, 0, 3600, &o->ramp_s);
-            break;
-        case OPT_DURATION:
-            ok = cc_parse_duration(CMD, "--duration", optarg, 0.001, 86400, &o->duration_s);
-            break;
-        case OPT_RATE:
-            ok = cc_parse_double(CMD, "--rate", optarg, 0.1, 1000, &o->rate_hz);
-            break;
-        case OPT_PATTERN:
-            ok = (o->pattern = pick("--pattern", optarg, pattern_names, 3)) >= 0;
-            break;
-        case OPT_SPEED:
-            ok = cc_parse_double(CMD, "--speed", optarg, 0, 1e6, &o->speed);
-            break;
-        case OPT_SHAPE:
-            ok = (o->shape = pick("--shape", optarg, shape_names, 3)) >= 0;
-            break;
-        case OPT_SIZE:
-            ok = cc_parse_double(CMD, "--size", optarg, 0.001, 1e4, &o->size);
-            break;
-        case OPT_SPAWN_BOX:
-            ok = cc_parse_floats(CMD, "--spawn-box", optarg, o->spawn_box, 4);
-            if (ok && (o->spawn_box[2] < o->spawn_box[0] || o->spawn_box[3] < o->spawn_box[1])) {
-                fprintf(stderr,
-                        "collide-client " CMD ": --spawn-box: need x0 <= x1 and y0 <= y1\n");
-                ok = false;
-            }
-            o->spawn_box_set = true;
-            break;
-        case OPT_TARGET:
-            ok = cc_parse_floats(CMD, "--target", optarg, o->target, 2);
-            o->target_set = true;
-            break;
-        case OPT_SEED:
-            ok = cc_parse_u32(CMD, "--seed", optarg, 1, UINT32_MAX, &o->seed);
-            break;
-        case OPT_CHECK:
-            o->check = true;
-            break;
-        case OPT_QUANTIZED:
-            o->quantized = true;
-            break;
-        case OPT_SNAPSHOT_RATE:
-            ok = cc_parse_u32(CMD, "--snapshot-rate", optarg, 0, 100000, &o->snapshot_rate);
-            break;
-        case OPT_CHECK_CLIENTS:
-            ok = cc_parse_u32(CMD, "--check-clients", optarg, 1, 1000000, &o->check_clients);
-            break;
-        case OPT_CHECK_TOL:
-            ok = cc_parse_double(CMD, "--check-tolerance", optarg, 0, 1e3, &o->check_tolerance);
-            break;
-        case OPT_MAX_P99:
-            ok = cc_parse_double(CMD, "--max-p99-ms", optarg, 0, 1e9, &o->thresholds.max_p99_ms);
-            o->thresholds.has_p99 = true;
-            break;
-        case OPT_MAX_ERRORS:
-            ok = cc_parse_u64(CMD, "--max-errors", optarg, &o->thresholds.max_errors);
-            o->thresholds.has_errors = true;
-            break;
-        case OPT_MAX_DISC:
-            ok = cc_parse_u64(CMD, "--max-disconnects", optarg, &o->thresholds.max_disconnects);
-            o->thresholds.has_disconnects = true;
-            break;
-        case OPT_MAX_VIOL:
-            ok = cc_parse_u64(CMD, "--max-violations", optarg, &o->thresholds.max_violations);
-            break;
-        case OPT_STALL:
-            ok = cc_parse_duration(CMD, "--stall-timeout", optarg, 0.01, 3600, &o->stall_s);
-            break;
-        case OPT_DRAIN:
-            ok = cc_parse_duration(CMD, "--drain", optarg, 0, 600, &o->drain_s);
-            break;
-        case OPT_JSON:
-            o->json_path = optarg;
-            break;
-        case OPT_PROGRESS:
-            o->progress = 1;
-            break;
-        case OPT_NO_PROGRESS:
-            o->progress = 0;
-            break;
-        case OPT_ROOMS:
-            ok = cc_parse_u32(CMD, "--rooms", optarg, 0, CC_LOAD_MAX_ROOMS, &o->rooms);
-            break;
-        case OPT_ROOM_PREFIX:
-            o->room_prefix = optarg;
-            break;
-        case OPT_BACKEND:
-            ok = cc_parse_u32(CMD, "--backend", optarg, 0, 100000, &o->backend_npcs);
-            break;
-        case OPT_ADMIN_TOKEN:
-            o->admin_token = optarg;
-            break;
-        case OPT_QUERIES:
-            ok = cc_parse_double(CMD, "--queries", optarg, 0, 1000, &o->queries_hz);
-            break;
-        case OPT_BACKEND_QUERIES:
-            ok = cc_parse_double(CMD, "--backend-queries", optarg, 0, 1e6, &o->backend_queries_hz);
-            break;
-        case OPT_SPIN:
-            ok = cc_parse_double(CMD, "--spin", optarg, 0, 1000, &o->spin);
-            break;
-        default:
-            fprintf(stderr, "collide-client " CMD ": see 'collide-client load --help'\n");
-            return CC_EXIT_USAGE;
-        }
-        if (!ok) return CC_EXIT_USAGE;
-    }
-    if (!cc_no_operands(CMD, argc, argv, optind)) return CC_EXIT_USAGE;
-    if (o->ramp_s >= o->duration_s) {
-        fprintf(stderr,
-                "collide-client " CMD ": --ramp (%g s) must be shorter than --duration (%g s), "
-                "which includes it\n",
-                o->ramp_s, o->duration_s);
-        return CC_EXIT_USAGE;
-    }
-    if (o->rooms > 0) {
-        /* The longest name is the last room's: if it is valid, all are. */
-        char name[CC_LOAD_ROOM_NAME + 1];
-        if (!cc_load_room_name(name, sizeof name, o->room_prefix, o->rooms - 1u)) {
-            fprintf(stderr,
-                    "collide-client " CMD ": --room-prefix '%s': room names must be 1..%u bytes of "
-                    "[A-Za-z0-9_.:-]\n",
-                    o->room_prefix, CC_LOAD_ROOM_NAME);
-            return CC_EXIT_USAGE;
-        }
-    }
-    if (o->backend_npcs > 0 && (!o->admin_token || !o->admin_token[0])) {
-        fprintf(stderr, "collide-client " CMD ": --backend needs --admin-token\n");
-        return CC_EXIT_USAGE;
-    }
-    if (o->backend_queries_hz > 0 && o->backend_npcs == 0) {
-        fprintf(stderr, "collide-client " CMD ": --backend-queries needs --backend\n");
-        return CC_EXIT_USAGE;
-    }
-    if (o->threads > o->clients) o->threads = o->clients;
-    if (o->check_clients > o->clients) o->check_clients = o->clients;
-    return -1;
-}
 
 typedef struct load_backend_thread {
     cc_backend_config cfg; /* what to run */
@@ -1231,9 +887,9 @@ int cc_load_main(int argc, char **argv) {
             p->w = w;
             p->slot = i;
             p->room = opts.rooms > 0 ? cc_load_room_of(g, opts.rooms) : 0u;
-            p->rng = seed ^ (g * 2654435761u);
-            if (p->rng == 0) p->rng = 0x9e3779b9u;
-            rng_next(&p->rng);
+            p->rng.state = seed ^ (g * 2654435761u);
+            if (p->rng.state == 0) p->rng.state = 0x9e3779b9u;
+            collide_rng_next(&p->rng);
             /* Global index order: thread t starts clients t, t+threads, ... in ramp order. */
             p->start_at_us =
                 run.start_us + (uint64_t)(opts.ramp_s * 1e6 * (double)g / (double)opts.clients);
@@ -1320,8 +976,8 @@ int cc_load_main(int argc, char **argv) {
         .rate_hz = opts.rate_hz,
         .duration_s = opts.duration_s,
         .ramp_s = opts.ramp_s,
-        .pattern = pattern_names[opts.pattern],
-        .shape = shape_names[opts.shape],
+        .pattern = cc_load_pattern_names[opts.pattern],
+        .shape = cc_load_shape_names[opts.shape],
         .elapsed_s = (double)(cc_now_us() - run.start_us) / 1e6,
         .cpu_user_s = tv_s(ru1.ru_utime) - tv_s(ru0.ru_utime),
         .cpu_sys_s = tv_s(ru1.ru_stime) - tv_s(ru0.ru_stime),

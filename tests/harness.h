@@ -19,6 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* collide_rng: the fixed-seed xorshift32 PERFORMANCE.md specifies, so a failing case is
+ * reproducible from its seed. */
+#include "collide_rng.h"
+
 typedef struct harness_test {
     const char *name;
     void (*fn)(void);
@@ -26,7 +30,8 @@ typedef struct harness_test {
 
 static int harness_failed_checks;
 
-#define TEST(fn) {#fn, fn}
+#define TEST(fn)                                                                                   \
+    { #fn, fn }
 
 #define CHECK(cond)                                                                                \
     do {                                                                                           \
@@ -86,25 +91,5 @@ static inline int harness_run(const harness_test *tests, size_t count, int argc,
         return harness_run(harness_tests_, sizeof harness_tests_ / sizeof harness_tests_[0], argc, \
                            argv);                                                                  \
     }
-
-/* xorshift32 (shifts 13, 17, 5): the fixed-seed generator PERFORMANCE.md specifies, shared by
- * tests so a failing case is reproducible from its seed. */
-typedef struct harness_rng {
-    unsigned state;
-} harness_rng;
-static inline unsigned harness_rng_next(harness_rng *r) {
-    unsigned x = r->state;
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    return r->state = x;
-}
-/* Uniform in [0, 1). */
-static inline float harness_rng_unit(harness_rng *r) {
-    return (float)(harness_rng_next(r) >> 8) / 16777216.0f;
-}
-static inline float harness_rng_range(harness_rng *r, float lo, float hi) {
-    return lo + (hi - lo) * harness_rng_unit(r);
-}
 
 #endif

@@ -9,7 +9,7 @@
  *
  * Usage: bench_geom [runs] [filter]   (runs default 7; filter: only "pair/query" names that
  * contain it, e.g. "polygon-polygon/sweep") */
-#include "bench_rng.h"
+#include "collide_rng.h"
 #include "bench_time.h"
 #include "geom.h"
 
@@ -44,24 +44,25 @@ static box_pair box_pairs[PAIRS];
 static volatile float sink_f;
 static volatile unsigned sink_u;
 
-static bench_rng rng = {12345};
+static collide_rng rng = {12345};
 
 static geom_shape random_shape(geom_shape_kind kind) {
     geom_shape s;
     for (;;) {
         if (kind == GEOM_SHAPE_BOX) {
-            if (geom_make_box(v2(bench_rng_range(&rng, 0.2f, 2), bench_rng_range(&rng, 0.2f, 2)),
-                              &s) == GEOM_OK)
+            if (geom_make_box(
+                    v2(collide_rng_range(&rng, 0.2f, 2), collide_rng_range(&rng, 0.2f, 2)), &s) ==
+                GEOM_OK)
                 return s;
         } else if (kind == GEOM_SHAPE_CIRCLE) {
-            if (geom_make_circle(bench_rng_range(&rng, 0.2f, 2), &s) == GEOM_OK) return s;
+            if (geom_make_circle(collide_rng_range(&rng, 0.2f, 2), &s) == GEOM_OK) return s;
         } else {
             /* Octagon-ish: 8 points on a random ellipse, stratified angles. */
             vec2 pts[8];
-            float ax = bench_rng_range(&rng, 0.3f, 2), ay = bench_rng_range(&rng, 0.3f, 2),
-                  rot = bench_rng_range(&rng, 0, 6.2831853f);
+            float ax = collide_rng_range(&rng, 0.3f, 2), ay = collide_rng_range(&rng, 0.3f, 2),
+                  rot = collide_rng_range(&rng, 0, 6.2831853f);
             for (int i = 0; i < 8; i++) {
-                float ang = 6.2831853f * ((float)i + bench_rng_range(&rng, 0.1f, 0.9f)) / 8.0f;
+                float ang = 6.2831853f * ((float)i + collide_rng_range(&rng, 0.1f, 0.9f)) / 8.0f;
                 float x = ax * cosf(ang), y = ay * sinf(ang);
                 pts[i] = v2(x * cosf(rot) - y * sinf(rot), x * sinf(rot) + y * cosf(rot));
             }
@@ -86,21 +87,22 @@ static void make_pairs(geom_shape_kind ka, geom_shape_kind kb) {
         p.a = random_shape(ka);
         p.b = random_shape(kb);
         float reach = bound_radius(&p.a) + bound_radius(&p.b);
-        p.pa = v2(bench_rng_range(&rng, -50, 50), bench_rng_range(&rng, -50, 50));
-        vec2 off = v2(bench_rng_range(&rng, -reach, reach), bench_rng_range(&rng, -reach, reach));
+        p.pa = v2(collide_rng_range(&rng, -50, 50), collide_rng_range(&rng, -50, 50));
+        vec2 off =
+            v2(collide_rng_range(&rng, -reach, reach), collide_rng_range(&rng, -reach, reach));
         p.pb = v2_add(p.pa, off);
         bool hit = geom_overlap(&p.a, p.pa, &p.b, p.pb, NULL);
         if (hit ? overlapping >= PAIRS / 2 : apart >= PAIRS / 2) continue;
         hit ? overlapping++ : apart++;
-        p.da = v2_add(v2_scale(off, bench_rng_range(&rng, 0, 2)),
-                      v2(bench_rng_range(&rng, -1, 1), bench_rng_range(&rng, -1, 1)));
-        p.db = (bench_rng_next(&rng) & 1)
-                   ? v2(bench_rng_range(&rng, -1, 1), bench_rng_range(&rng, -1, 1))
+        p.da = v2_add(v2_scale(off, collide_rng_range(&rng, 0, 2)),
+                      v2(collide_rng_range(&rng, -1, 1), collide_rng_range(&rng, -1, 1)));
+        p.db = (collide_rng_next(&rng) & 1)
+                   ? v2(collide_rng_range(&rng, -1, 1), collide_rng_range(&rng, -1, 1))
                    : v2(0, 0);
-        p.origin = v2_add(p.pb, v2(bench_rng_range(&rng, -3 * reach, 3 * reach),
-                                   bench_rng_range(&rng, -3 * reach, 3 * reach)));
-        p.ray_disp = v2_add(v2_scale(v2_sub(p.pb, p.origin), bench_rng_range(&rng, 0, 2)),
-                            v2(bench_rng_range(&rng, -1, 1), bench_rng_range(&rng, -1, 1)));
+        p.origin = v2_add(p.pb, v2(collide_rng_range(&rng, -3 * reach, 3 * reach),
+                                   collide_rng_range(&rng, -3 * reach, 3 * reach)));
+        p.ray_disp = v2_add(v2_scale(v2_sub(p.pb, p.origin), collide_rng_range(&rng, 0, 2)),
+                            v2(collide_rng_range(&rng, -1, 1), collide_rng_range(&rng, -1, 1)));
         if (ka == GEOM_SHAPE_BOX && kb == GEOM_SHAPE_BOX) {
             box_pair bp = {p.a.u.half_extents, p.pa, p.da, p.b.u.half_extents, p.pb, p.db};
             box_pairs[n] = bp;

@@ -15,7 +15,7 @@
  * holds src/libbox2d.a> (never part of the product; docs/performance.md says how it was built).
  *
  * Usage: bench_toi [runs]   (default 7) */
-#include "bench_rng.h"
+#include "collide_rng.h"
 #include "bench_time.h"
 #include "geom.h"
 
@@ -41,20 +41,20 @@ typedef struct toi_case {
 static toi_case cases[CASES];
 static volatile float sink_f;
 
-static bench_rng rng = {12345};
+static collide_rng rng = {12345};
 
 static geom_shape make_shape(int poly8) {
     geom_shape s;
     if (!poly8) {
-        if (geom_make_box(v2(bench_rng_range(&rng, 0.2f, 1.0f), bench_rng_range(&rng, 0.2f, 1.0f)),
-                          &s))
+        if (geom_make_box(
+                v2(collide_rng_range(&rng, 0.2f, 1.0f), collide_rng_range(&rng, 0.2f, 1.0f)), &s))
             abort();
         return s;
     }
     vec2 v[8];
-    float r = bench_rng_range(&rng, 0.4f, 1.0f);
+    float r = collide_rng_range(&rng, 0.4f, 1.0f);
     for (int i = 0; i < 8; i++) {
-        float a = 6.2831853f * ((float)i + bench_rng_range(&rng, 0.2f, 0.8f)) / 8.0f;
+        float a = 6.2831853f * ((float)i + collide_rng_range(&rng, 0.2f, 0.8f)) / 8.0f;
         v[i] = v2(r * cosf(a), r * sinf(a) * 0.7f);
     }
     if (geom_make_hull(v, 8, &s)) abort();
@@ -67,19 +67,19 @@ static void make_cases(int poly8) {
         c->a = make_shape(poly8);
         c->b = make_shape(poly8);
         float reach = geom_shape_radius(&c->a) + geom_shape_radius(&c->b);
-        float dir = bench_rng_range(&rng, 0.0f, 6.2831853f),
-              dist = bench_rng_range(&rng, 1.1f, 2.5f) * reach;
-        c->ma.p0 = v2(bench_rng_range(&rng, -10, 10), bench_rng_range(&rng, -10, 10));
-        c->ma.a0 = bench_rng_range(&rng, -3.14159f, 3.14159f);
+        float dir = collide_rng_range(&rng, 0.0f, 6.2831853f),
+              dist = collide_rng_range(&rng, 1.1f, 2.5f) * reach;
+        c->ma.p0 = v2(collide_rng_range(&rng, -10, 10), collide_rng_range(&rng, -10, 10));
+        c->ma.a0 = collide_rng_range(&rng, -3.14159f, 3.14159f);
         c->mb.p0 = v2_add(c->ma.p0, v2(dist * cosf(dir), dist * sinf(dir)));
-        c->mb.a0 = bench_rng_range(&rng, -3.14159f, 3.14159f);
-        vec2 aim = v2_add(v2_sub(c->mb.p0, c->ma.p0), v2(bench_rng_range(&rng, -reach, reach),
-                                                         bench_rng_range(&rng, -reach, reach)));
-        c->ma.dp = v2_scale(aim, bench_rng_range(&rng, 0.5f, 2.0f));
-        c->ma.da = bench_rng_range(&rng, -0.5f, 0.5f);
-        c->mb.dp = v2(bench_rng_range(&rng, -0.3f, 0.3f) * reach,
-                      bench_rng_range(&rng, -0.3f, 0.3f) * reach);
-        c->mb.da = bench_rng_range(&rng, -0.25f, 0.25f);
+        c->mb.a0 = collide_rng_range(&rng, -3.14159f, 3.14159f);
+        vec2 aim = v2_add(v2_sub(c->mb.p0, c->ma.p0), v2(collide_rng_range(&rng, -reach, reach),
+                                                         collide_rng_range(&rng, -reach, reach)));
+        c->ma.dp = v2_scale(aim, collide_rng_range(&rng, 0.5f, 2.0f));
+        c->ma.da = collide_rng_range(&rng, -0.5f, 0.5f);
+        c->mb.dp = v2(collide_rng_range(&rng, -0.3f, 0.3f) * reach,
+                      collide_rng_range(&rng, -0.3f, 0.3f) * reach);
+        c->mb.da = collide_rng_range(&rng, -0.25f, 0.25f);
     }
 }
 

@@ -53,7 +53,7 @@ static int bench_spectators(int argc, char **argv) {
     int nstatics = argc > 2 ? atoi(argv[2]) : 60000;
     int nspect = argc > 3 ? atoi(argv[3]) : 40;
     int ticks = argc > 4 ? atoi(argv[4]) : 300;
-    bench_rng rng = {12345};
+    collide_rng rng = {12345};
     bool walk = argc > 5 && strcmp(argv[5], "walk") == 0;
     if (nstatics < 0 || nspect < 0 || ticks < 1) return 2;
     net_log_set_level(NET_LOG_ERROR);
@@ -94,9 +94,9 @@ static int bench_spectators(int argc, char **argv) {
             net_client_feed(srv, c, buf, tu_set_view(0, 0, 0, 500, 500, buf, sizeof buf));
         } else {
             /* Between the statics' rows: spawns do not overlap them. */
-            float x = -495.0f + bench_rng_unit(&rng) * 990.0f;
+            float x = -495.0f + collide_rng_unit(&rng) * 990.0f;
             float y =
-                -495.0f + pitch * (float)(1 + (int)(bench_rng_unit(&rng) * (float)(side - 1)));
+                -495.0f + pitch * (float)(1 + (int)(collide_rng_unit(&rng) * (float)(side - 1)));
             net_client_feed(srv, c, buf,
                             tu_spawn_box(0, COLLIDE__V1__BODY_KIND__BODY_KIND_MOVING, x, y,
                                          0.1f * pitch, 0.1f * pitch, buf, sizeof buf));
@@ -119,7 +119,7 @@ static int bench_spectators(int argc, char **argv) {
             seq++;
             for (int i = 0; i < SPECTATOR_PLAYERS; i++) {
                 if (!body[i]) continue;
-                float a = bench_rng_unit(&rng) * 6.2831853f;
+                float a = collide_rng_unit(&rng) * 6.2831853f;
                 net_client_feed(
                     srv, &clients[i], buf,
                     tu_move(0, body[i], seq, 20.0f * cosf(a), 20.0f * sinf(a), buf, sizeof buf));

@@ -77,8 +77,8 @@ bool bench_scene_init_ex(bench_scene *s, int nclients, float view_radius, uint32
         net_client_feed(s->srv, c, s->buf,
                         hello_ex(snapshot_rate_hz, quantized, s->buf, sizeof s->buf));
         /* x before y: the random stream fixes the layout. */
-        float x = b.min.x + 5.0f + bench_rng_unit(&s->rng) * (b.max.x - b.min.x - 10.0f);
-        float y = b.min.y + 5.0f + bench_rng_unit(&s->rng) * (b.max.y - b.min.y - 10.0f);
+        float x = b.min.x + 5.0f + collide_rng_unit(&s->rng) * (b.max.x - b.min.x - 10.0f);
+        float y = b.min.y + 5.0f + collide_rng_unit(&s->rng) * (b.max.y - b.min.y - 10.0f);
         net_client_feed(s->srv, c, s->buf,
                         tu_spawn_box(0, COLLIDE__V1__BODY_KIND__BODY_KIND_MOVING, x, y, 0.5f, 0.5f,
                                      s->buf, sizeof s->buf));
@@ -98,7 +98,7 @@ void bench_scene_intents(bench_scene *s, int t) {
     if ((t & 1) != 0) return; /* intents at 30 Hz */
     s->seq++;
     for (int i = 0; i < s->nclients; i++) {
-        float a = bench_rng_unit(&s->rng) * 6.2831853f;
+        float a = collide_rng_unit(&s->rng) * 6.2831853f;
         net_client_feed(s->srv, &s->clients[i], s->buf,
                         tu_move(s->seq, s->body[i], s->seq, 20.0f * cosf(a), 20.0f * sinf(a),
                                 s->buf, sizeof s->buf));

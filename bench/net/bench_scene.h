@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "bench_rng.h"
+#include "collide_rng.h"
 #include "net_server.h"
 #include "world.h"
 
@@ -26,7 +26,7 @@ typedef struct bench_scene {
     uint32_t *body; /* each client's box */
     int nclients;
     uint32_t seq; /* the intents' input_seq (and request_id) */
-    bench_rng rng;
+    collide_rng rng;
     uint8_t buf[256]; /* one framed ClientMessage */
 } bench_scene;
 

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "bench_rng.h"
+#include "collide_rng.h"
 
 #define S1_MAP 256
 #define S1_STATICS 13798
@@ -22,9 +22,9 @@
 #define S1_SKIN 1e-3 /* GEOM_SKIN, the gap a stopped mover keeps */
 #define S1_PI 3.14159265358979323846
 
-typedef bench_rng s1_rng; /* bench_rng.h: the scenes' xorshift32 */
-static inline uint32_t s1_next(s1_rng *r) { return bench_rng_next(r); }
-static inline double s1_unit(s1_rng *r) { return bench_rng_unit_d(r); }
+typedef collide_rng s1_rng; /* collide_rng.h: the scenes' xorshift32 */
+static inline uint32_t s1_next(s1_rng *r) { return collide_rng_next(r); }
+static inline double s1_unit(s1_rng *r) { return collide_rng_unit_d(r); }
 
 static inline double s1_now_ms(void) {
     struct timespec ts;

@@ -94,9 +94,10 @@ geom_shape_error geom_make_polygon(const vec2 *vertices, int count, geom_shape *
  * then validates it as a polygon. Hulls with more than GEOM_MAX_POLYGON_VERTICES vertices are
  * refused with GEOM_ERR_TOO_MANY_VERTICES. */
 geom_shape_error geom_make_hull(const vec2 *points, int count, geom_shape *out);
-/* The shape turned by `angle` radians counter-clockwise about the body origin, validated. Bodies
- * do not rotate while they move (rotation is "later" in COLLISION.md), so an angle given at spawn
- * is baked into the shape once: circles are unchanged, a box turned by a multiple of a quarter turn
+/* The shape turned by `angle` radians counter-clockwise about the body origin, validated. A body
+ * turns by its transform (geom_rot.h) and keeps its shape body-local; this bakes an angle into
+ * the shape itself, for a shape that never turns afterwards (a query's shape given with an
+ * angle, net_queries.c): circles are unchanged, a box turned by a multiple of a quarter turn
  * stays a box (extents swapped on odd quarters), any other box becomes a 4-vertex polygon, and a
  * polygon's vertices are rotated (counter-clockwise order is kept). Non-finite angles:
  * GEOM_ERR_NON_FINITE. */

@@ -1,9 +1,9 @@
-/* net_conn: the libuv side of game connections, for whichever loop runs them (the daemon's today;
- * the rooms daemon's front and workers, docs/rooms-design.md). A connection reads into its
- * loop's shared buffer, feeds its own net_server, writes what that server queued for it when the
- * owner flushes the server's dirty list, and closes on one idempotent path. Each connection
- * belongs to one net_server and one host for its whole life; a loop owner may run several
- * servers on one host. All protocol decisions stay in net_server/net_session. */
+/* net_conn: the libuv side of game connections, for whichever loop runs them: the front's
+ * (net_daemon.c, until the Hello) and each worker's (net_host.c, once handed off). A connection
+ * reads into its loop's shared buffer, feeds its own net_server, writes what that server queued for
+ * it when the owner flushes the server's dirty list, and closes on one idempotent path. Each
+ * connection belongs to one net_server and one host for its whole life; a loop owner may run
+ * several servers on one host. All protocol decisions stay in net_server/net_session. */
 #ifndef COLLIDE_NET_CONN_H
 #define COLLIDE_NET_CONN_H
 

@@ -10,30 +10,11 @@
 #include "net_agones.h"
 #include "net_conn.h"
 #include "net_host.h"
-#include "net_http.h"
 #include "net_log.h"
+#include "net_ops.h"
 
 #define NET_READ_CHUNK 65536u /* one shared read buffer, handed to every read */
 typedef struct net_daemon net_daemon;
-
-typedef struct net_http_conn {
-    uv_tcp_t tcp;                      /* the socket */
-    uv_write_t wreq;                   /* the response write */
-    char req[NET_HTTP_MAX_REQUEST];    /* request bytes so far */
-    size_t len;                        /* bytes in req */
-    char head[256];                    /* response status line and headers */
-    net_buf body;                      /* response body */
-    uint64_t start_us;                 /* accept time, for the timeout */
-    struct sockaddr_storage peer;      /* remote address (port ignored), for the per-address cap */
-    bool responded;                    /* a response was written: ignore further input */
-    bool want_metrics;                 /* GET /metrics or /rooms: waits for the next collection */
-    bool rooms;                        /* ... for /rooms */
-    bool in_collection;                /* ... and that collection is the one in flight */
-    bool head_only;                    /* HEAD: the response without its body */
-    bool closing;                      /* uv_close called */
-    net_daemon *d;                     /* owner */
-    struct net_http_conn *prev, *next; /* in d->http_conns */
-} net_http_conn;
 
 struct net_daemon {
     uv_loop_t loop;                     /* the front's loop */
@@ -42,7 +23,7 @@ struct net_daemon {
     net_hosts hosts;                    /* the worker threads that own the rooms */
     bool hosts_on;                      /* the workers were started */
     uv_tcp_t listener;                  /* game port */
-    uv_tcp_t http_listener;             /* metrics port (when http_on) */
+    uv_tcp_t http_listener;             /* ops port (when http_on) */
     uv_tcp_t ws_listener;               /* WebSocket port (when ws_on) */
     bool ws_on;                         /* the WebSocket listener's handle was initialised */
     bool http_on;                       /* the HTTP listener is open */
@@ -53,12 +34,7 @@ struct net_daemon {
     uv_signal_t sigint;                 /* SIGINT: drain */
     uv_async_t wake;                    /* the workers: drained, or figures collected */
     net_conn_host conns;                /* the front's connections: read buffer, count */
-    uint32_t http_count;                /* HTTP connections not yet freed */
-    uint32_t http_open;                 /* of those, not closing: what --http-max-connections caps
-                                           (a closed slot is free at once, not after uv_close's
-                                           callback one loop turn later) */
-    net_http_conn *http_conns;          /* open HTTP connections */
-    bool collecting;                    /* a collection of the workers' figures is in flight */
+    net_ops ops;                        /* the ops port's connections (net_ops.h) */
     bool draining;                      /* shutdown started */
     bool finished;                      /* every long-lived handle is closing */
     net_agones *agones;                 /* the Agones SDK client (NULL: off) */
@@ -69,9 +45,6 @@ struct net_daemon {
 
 static void maybe_finish(net_daemon *d);
 static void on_agones_shut_down(void *ctx);
-static void http_close(net_http_conn *hc);
-static void collect_start(net_daemon *d);
-static bool render_rooms(net_daemon *d, net_buf *out);
 
 static void set_clock(net_daemon *d) { net_conn_set_clock(d->srv); }
 
@@ -150,322 +123,28 @@ static void on_housekeeping(uv_timer_t *t) {
     net_daemon *d = t->data;
     set_clock(d);
     net_server_sweep(d->srv); /* hello and frame timeouts, the pending set's trim */
-    /* HTTP connections that never finish their request. */
-    for (net_http_conn *h = d->http_conns; h; h = h->next) {
-        if (!h->closing && net_server_now_us(d->srv) - h->start_us >
-                               (uint64_t)net_server_config(d->srv)->http_timeout_ms * 1000u) {
-            if (!h->responded) net_server_note_http_close(d->srv, NET_HTTP_TIMEOUT);
-            http_close(h);
-        }
-    }
+    net_ops_sweep(&d->ops);   /* HTTP connections that never finish their request */
 }
 
-/* ---- HTTP --------------------------------------------------------------------------------------
- */
+/* ---- The ops port (net_ops.h) ---------------------------------------------------------------- */
 
-static void on_http_closed(uv_handle_t *h) {
-    net_http_conn *hc = h->data;
-    net_daemon *d = hc->d;
-    if (hc->prev)
-        hc->prev->next = hc->next;
-    else
-        d->http_conns = hc->next;
-    if (hc->next) hc->next->prev = hc->prev;
-    net_buf_free(&hc->body);
-    free(hc);
-    d->http_count--;
-    maybe_finish(d);
-}
+static void on_ops_freed(net_ops *ops) { maybe_finish(ops->data); }
 
-static void http_close(net_http_conn *hc) {
-    if (hc->closing) return;
-    hc->closing = true;
-    hc->d->http_open--;
-    uv_close((uv_handle_t *)&hc->tcp, on_http_closed);
-}
-
-static void on_http_written(uv_write_t *req, int status) {
-    (void)status;
-    http_close(req->data);
-}
-
-static void http_respond(net_http_conn *hc, int code, const char *reason, const char *type,
-                         bool head_only) {
-    hc->responded = true;
-    uv_read_stop((uv_stream_t *)&hc->tcp);
-    int n = snprintf(
-        hc->head, sizeof hc->head,
-        "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
-        code, reason, type, hc->body.len);
-    uv_buf_t bufs[2] = {uv_buf_init(hc->head, (unsigned)n),
-                        uv_buf_init((char *)hc->body.data, (unsigned)hc->body.len)};
-    hc->wreq.data = hc;
-    if (uv_write(&hc->wreq, (uv_stream_t *)&hc->tcp, bufs, head_only || hc->body.len == 0 ? 1 : 2,
-                 on_http_written) < 0)
-        http_close(hc);
-}
-
-static void http_text(net_http_conn *hc, int code, const char *reason, const char *text,
-                      bool head_only) {
-    hc->body.len = 0;
-    if (!net_buf_append(&hc->body, text, strlen(text))) {
-        http_close(hc);
-        return;
-    }
-    http_respond(hc, code, reason, "text/plain; charset=utf-8", head_only);
-}
-
-static void http_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
-    (void)suggested;
-    net_http_conn *hc = h->data;
-    buf->base = hc->req + hc->len;
-    buf->len = sizeof hc->req - hc->len;
-}
-
-static void http_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
-    (void)buf;
-    net_http_conn *hc = s->data;
-    if (hc->closing || hc->responded) return;
-    if (nread < 0) {
-        http_close(hc);
-        return;
-    }
-    hc->len += (size_t)nread;
-    char path[NET_HTTP_MAX_PATH];
-    int head = 0;
-    net_http_status st = net_http_parse(hc->req, hc->len, path, sizeof path, &head);
-    net_daemon *d = hc->d;
-    switch (st) {
-    case NET_HTTP_NEED_MORE:
-        return;
-    case NET_HTTP_BAD:
-        http_text(hc, 400, "Bad Request", "bad request\n", false);
-        return;
-    case NET_HTTP_METHOD:
-        http_text(hc, 405, "Method Not Allowed", "method not allowed\n", false);
-        return;
-    case NET_HTTP_TOO_LARGE:
-        http_text(hc, 431, "Request Header Fields Too Large", "request too large\n", false);
-        return;
-    case NET_HTTP_GET:
-        break;
-    }
-    if (strcmp(path, "/healthz") == 0) {
-        if (d->draining)
-            http_text(hc, 503, "Service Unavailable", "draining\n", head);
-        else
-            http_text(hc, 200, "OK", "ok\n", head);
-    } else if (strcmp(path, "/metrics") == 0 || strcmp(path, "/rooms") == 0) {
-        /* The figures live on the rooms' threads: answered once each has sent a copy, taken
-         * after this request arrived (what a client just saw counted is in it). */
-        hc->want_metrics = true;
-        hc->rooms = path[1] == 'r';
-        hc->head_only = head;
-        uv_read_stop((uv_stream_t *)&hc->tcp);
-        collect_start(d);
-    } else {
-        http_text(hc, 404, "Not Found", "not found\n", head);
-    }
-}
-
-/* ---- /metrics and /rooms across threads ------------------------------------------------------ */
-
-/* The collected copy of room `id`; NULL when none (not built yet, or gone since). */
-static const net_room_sample *sample_of(const net_hosts *hs, uint32_t thread, net_room_id id) {
-    const net_host_sample *smp = thread < hs->threads ? hs->collected[thread] : NULL;
-    for (size_t j = 0; smp && j < smp->count; j++)
-        if (smp->rooms[j].id == id) return &smp->rooms[j];
-    return NULL;
-}
-
-/* GET /rooms: the directory's rooms (clients counted with the joins in flight), with the figures
- * of the collection just made. */
-static bool render_rooms(net_daemon *d, net_buf *out) {
-    size_t cap = (size_t)net_server_config(d->srv)->max_rooms + 1u;
-    net_room_info *infos = malloc(cap * sizeof *infos);
-    if (!infos) return false;
-    size_t n = net_rooms_list(d->dir, infos, cap);
-    if (n > cap) n = cap;
-    for (size_t i = 0; i < n; i++) {
-        const net_room_sample *r = sample_of(&d->hosts, infos[i].thread, infos[i].id);
-        if (!r) continue;
-        infos[i].bodies = r->static_bodies + r->moving_bodies;
-        infos[i].tick = r->tick;
-        infos[i].tick_p99_ms = 1000.0 * net_metrics_tick_quantile(&r->m, 0.99);
-    }
-    out->len = 0;
-    bool ok = net_rooms_render_json(infos, n, out);
-    free(infos);
-    /* With Agones, the GameServer's state and labels join the object: {..., "agones": {...}}. */
-    if (ok && d->agones && out->len >= 2) {
-        out->len -= 2; /* "}\n" */
-        ok = net_buf_append(out, ", ", 2) && net_agones_render_json(d->agones, out) &&
-             net_buf_append(out, "}\n", 2);
-    }
-    return ok;
-}
-
-/* Starts a collection for the requests that want one, unless one is in flight (those requests
- * then wait for the next: the one in flight may have been asked before they arrived). */
-static void collect_start(net_daemon *d) {
-    if (d->collecting || !d->hosts_on) return;
-    bool wanted = false;
-    for (net_http_conn *h = d->http_conns; h; h = h->next) {
-        if (h->want_metrics && !h->closing) {
-            h->want_metrics = false;
-            h->in_collection = true;
-            wanted = true;
-        }
-    }
-    if (!wanted) return;
-    d->collecting = net_hosts_collect(&d->hosts);
-}
-
-static int room_row_order(const void *pa, const void *pb) {
-    const net_room_metrics *a = pa, *b = pb;
-    bool da = strcmp(a->name, NET_ROOM_DEFAULT) == 0, db = strcmp(b->name, NET_ROOM_DEFAULT) == 0;
-    if (da != db) return da ? -1 : 1;
-    return strcmp(a->name, b->name);
-}
-
-/* The /metrics exposition from the collected copies: the daemon-wide series sum the front, every
- * room and every thread's retired counters; the collide_room_* families label the rooms. */
-static bool render_metrics(net_daemon *d, net_buf *out) {
-    net_hosts *hs = &d->hosts;
-    size_t n = 0;
-    for (uint32_t i = 0; i < hs->threads; i++)
-        if (hs->collected[i]) n += hs->collected[i]->count;
-    net_room_metrics *rows = malloc((n ? n : 1) * sizeof *rows);
-    if (!rows) return false;
-    net_metrics front = d->srv->metrics;
-    front.overloaded = false;
-    net_gauges g = {net_server_client_count(d->srv),  0, 0, net_log_dropped_total(), 0, UINT64_MAX,
-                    net_server_pending_count(d->srv), 0, 0};
-    size_t k = 0;
-    for (uint32_t i = 0; i < hs->threads; i++) {
-        const net_host_sample *smp = hs->collected[i];
-        if (!smp) continue;
-        net_metrics_add(&front, &smp->retired);
-        g.clients += smp->connections;
-        for (size_t j = 0; j < smp->count; j++) {
-            const net_room_sample *r = &smp->rooms[j];
-            rows[k++] =
-                (net_room_metrics){r->name, &r->m, r->clients, r->static_bodies, r->moving_bodies};
-            g.clients += r->clients;
-            g.static_bodies += r->static_bodies;
-            g.moving_bodies += r->moving_bodies;
-            g.body_slots_retired += r->slots_retired;
-            /* The room nearest to running out is the one to watch. */
-            if (r->ids_left < g.body_ids_left) g.body_ids_left = r->ids_left;
-            g.history_bytes += r->history_bytes;
-            g.history_records += r->history_records;
-        }
-    }
-    if (g.body_ids_left == UINT64_MAX) g.body_ids_left = 0;
-    /* The renderer breaks ties in the top 64 by position: in the directory's order (`default`
-     * first, then by name; docs/operations.md), not in the order the threads answered. */
-    qsort(rows, k, sizeof *rows, room_row_order);
-    out->len = 0;
-    bool ok = net_metrics_render_rooms(rows, k, &front, &g, out);
-    if (ok && d->agones) ok = net_agones_render_metrics(d->agones, out);
-    free(rows);
-    return ok;
+static void on_http_connection(uv_stream_t *server, int status) {
+    net_daemon *d = server->data;
+    if (status < 0) return;
+    net_ops_accept(&d->ops, server);
 }
 
 /* The workers woke the front: a collection complete, or a drain progressed. */
 static void on_wake(uv_async_t *a) {
     net_daemon *d = a->data;
     uv_mutex_lock(&d->hosts.lock);
-    bool collected = d->collecting && d->hosts.collect_left == 0;
+    bool collected = d->ops.collecting && d->hosts.collect_left == 0;
     bool drained = d->hosts.drained >= d->hosts.threads;
     uv_mutex_unlock(&d->hosts.lock);
-    if (collected) {
-        d->collecting = false;
-        for (net_http_conn *h = d->http_conns; h; h = h->next) {
-            if (!h->in_collection || h->closing) continue;
-            h->in_collection = false;
-            if (!(h->rooms ? render_rooms(d, &h->body) : render_metrics(d, &h->body))) {
-                http_close(h);
-                continue;
-            }
-            http_respond(h, 200, "OK",
-                         h->rooms ? "application/json" : "text/plain; version=0.0.4; charset=utf-8",
-                         h->head_only);
-        }
-        net_hosts_collect_free(&d->hosts);
-        collect_start(d); /* those that asked meanwhile */
-    }
+    if (collected) net_ops_collected(&d->ops);
     if (drained && d->draining) maybe_finish(d);
-}
-
-/* Same remote address, port ignored. */
-static bool same_host(const struct sockaddr_storage *a, const struct sockaddr_storage *b) {
-    if (a->ss_family != b->ss_family) return false;
-    if (a->ss_family == AF_INET)
-        return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
-               ((const struct sockaddr_in *)b)->sin_addr.s_addr;
-    if (a->ss_family == AF_INET6)
-        return memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
-                      &((const struct sockaddr_in6 *)b)->sin6_addr, sizeof(struct in6_addr)) == 0;
-    return false;
-}
-
-/* Makes room for one more connection (from `from`, or any address when NULL) by closing the
- * oldest open one that has not sent a whole request yet. A socket that holds a slot without
- * asking anything is the cheapest to drop and the likeliest attacker; one already being answered
- * is kept, so a flood cannot cut a scrape mid-response. False when every slot is answering. */
-static bool http_evict_oldest_idle(net_daemon *d, const net_http_conn *except,
-                                   const struct sockaddr_storage *from) {
-    net_http_conn *oldest = NULL; /* the list is newest first: the last match is the oldest */
-    for (net_http_conn *h = d->http_conns; h; h = h->next)
-        if (h != except && !h->closing && !h->responded && (!from || same_host(&h->peer, from)))
-            oldest = h;
-    if (!oldest) return false;
-    net_server_note_http_close(d->srv, NET_HTTP_EVICTED);
-    http_close(oldest);
-    return true;
-}
-
-static void on_http_connection(uv_stream_t *server, int status) {
-    net_daemon *d = server->data;
-    if (status < 0) return;
-    net_http_conn *hc = calloc(1, sizeof *hc);
-    if (!hc) return;
-    hc->d = d;
-    uv_tcp_init(&d->loop, &hc->tcp);
-    hc->tcp.data = hc;
-    hc->next = d->http_conns;
-    if (hc->next) hc->next->prev = hc;
-    d->http_conns = hc;
-    d->http_count++;
-    d->http_open++;
-    set_clock(d);
-    hc->start_us = net_server_now_us(d->srv);
-    if (uv_accept(server, (uv_stream_t *)&hc->tcp) != 0) {
-        http_close(hc);
-        return;
-    }
-    int len = sizeof hc->peer;
-    uv_tcp_getpeername(&hc->tcp, (struct sockaddr *)&hc->peer, &len);
-    const net_config *cfg = net_server_config(d->srv);
-    /* At a cap, the newcomer is admitted and the oldest silent connection goes, rather than the
-     * newcomer being refused: otherwise sockets that connect and never ask (reconnecting when
-     * cut) hold every slot and /healthz goes unanswered. The per-address cap evicts within the
-     * address first, so one host cannot push out everyone else's connections either. */
-    uint32_t same = 0;
-    for (net_http_conn *h = d->http_conns; h; h = h->next)
-        if (h != hc && !h->closing && same_host(&h->peer, &hc->peer)) same++;
-    if (same >= cfg->http_max_per_address && !http_evict_oldest_idle(d, hc, &hc->peer)) {
-        net_server_note_http_close(d->srv, NET_HTTP_REFUSED);
-        http_close(hc);
-        return;
-    }
-    if (d->http_open > cfg->http_max_connections && !http_evict_oldest_idle(d, hc, NULL)) {
-        net_server_note_http_close(d->srv, NET_HTTP_REFUSED);
-        http_close(hc);
-        return;
-    }
-    uv_read_start((uv_stream_t *)&hc->tcp, http_alloc, http_read);
 }
 
 /* ---- Lifecycle ---------------------------------------------------------------------------------
@@ -491,8 +170,7 @@ static void maybe_finish(net_daemon *d) {
         return;
     }
     d->finished = true;
-    for (net_http_conn *h = d->http_conns; h; h = h->next)
-        http_close(h);
+    net_ops_close_all(&d->ops);
     if (d->http_on) uv_close((uv_handle_t *)&d->http_listener, NULL);
     uv_close((uv_handle_t *)&d->housekeeping, NULL);
     uv_close((uv_handle_t *)&d->drain_timer, NULL);
@@ -503,6 +181,7 @@ static void maybe_finish(net_daemon *d) {
     if (d->hosts_on) {
         net_hosts_stop(&d->hosts);
         d->hosts_on = false;
+        d->ops.hosts = NULL;
     }
     net_log(NET_LOG_INFO, "drained", 0, NULL, "all clients closed");
 }
@@ -585,6 +264,41 @@ static net_agones *start_agones(net_daemon *d, const net_config *cfg) {
     return net_agones_start(&d->loop, d->dir, &ac);
 }
 
+/* Connects the front's parts to one another and to the loop: the hooks of the server, the game
+ * connections and the ops port, the handles, the Agones client and the workers. */
+static void wire(net_daemon *d, const net_config *cfg, size_t statics) {
+    net_server_set_hello_hook(d->srv, on_hello, d);
+    d->loop.data = d;
+    d->conns.loop = &d->loop;
+    d->conns.read_buf = d->read_chunk;
+    d->conns.read_buf_size = sizeof d->read_chunk;
+    d->conns.on_freed = on_conn_freed;
+    d->conns.on_hand_off = on_hand_off;
+    d->conns.data = d;
+    uv_timer_init(&d->loop, &d->housekeeping);
+    uv_timer_init(&d->loop, &d->drain_timer);
+    uv_prepare_init(&d->loop, &d->flush);
+    uv_signal_init(&d->loop, &d->sigterm);
+    uv_signal_init(&d->loop, &d->sigint);
+    uv_async_init(&d->loop, &d->wake, on_wake);
+    d->housekeeping.data = d->drain_timer.data = d->flush.data = d->sigterm.data = d->sigint.data =
+        d->wake.data = d;
+    d->hosts.cfg = *cfg;
+    d->hosts.dir = d->dir;
+    d->hosts.front_wake = &d->wake;
+    d->hosts.default_statics = statics;
+    if (cfg->agones) d->agones = start_agones(d, cfg); /* before the threads: curl_global_init */
+    d->hosts_on = net_hosts_start(&d->hosts);
+    d->ops.loop = &d->loop;
+    d->ops.srv = d->srv;
+    d->ops.dir = d->dir;
+    d->ops.hosts = d->hosts_on ? &d->hosts : NULL;
+    d->ops.agones = d->agones;
+    d->ops.draining = &d->draining;
+    d->ops.on_freed = on_ops_freed;
+    d->ops.data = d;
+}
+
 int net_daemon_run(const net_config *cfg_in, char *world_text, size_t world_len, size_t statics) {
     net_daemon *d = calloc(1, sizeof *d);
     net_world_text *text = net_world_text_make(world_text, world_len);
@@ -607,28 +321,7 @@ int net_daemon_run(const net_config *cfg_in, char *world_text, size_t world_len,
         return 1;
     }
     int exit_code = 0;
-    net_server_set_hello_hook(d->srv, on_hello, d);
-    d->loop.data = d;
-    d->conns.loop = &d->loop;
-    d->conns.read_buf = d->read_chunk;
-    d->conns.read_buf_size = sizeof d->read_chunk;
-    d->conns.on_freed = on_conn_freed;
-    d->conns.on_hand_off = on_hand_off;
-    d->conns.data = d;
-    uv_timer_init(&d->loop, &d->housekeeping);
-    uv_timer_init(&d->loop, &d->drain_timer);
-    uv_prepare_init(&d->loop, &d->flush);
-    uv_signal_init(&d->loop, &d->sigterm);
-    uv_signal_init(&d->loop, &d->sigint);
-    uv_async_init(&d->loop, &d->wake, on_wake);
-    d->housekeeping.data = d->drain_timer.data = d->flush.data = d->sigterm.data = d->sigint.data =
-        d->wake.data = d;
-    d->hosts.cfg = cfg;
-    d->hosts.dir = d->dir;
-    d->hosts.front_wake = &d->wake;
-    d->hosts.default_statics = statics;
-    if (cfg.agones) d->agones = start_agones(d, &cfg); /* before the threads: curl_global_init */
-    d->hosts_on = net_hosts_start(&d->hosts);
+    wire(d, &cfg, statics);
 
     uint16_t game_port = 0, http_port = 0, ws_port = 0;
     const char *http_bind = cfg.http_bind[0] ? cfg.http_bind : cfg.bind; /* default: --bind */

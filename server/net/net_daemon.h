@@ -1,7 +1,7 @@
-/* net_daemon: the libuv side of collided, its front: listeners (game and HTTP), the game
+/* net_daemon: the libuv side of collided, its front: listeners (game, WebSocket and ops), the game
  * connections until their Hello (one world-less net_server), the hand-off of each placed client
  * to the worker that owns its room (net_host.h), the Redis-style flush of dirty clients before
- * the loop sleeps, /metrics and /rooms gathered from the workers, signals and the drain. All
+ * the loop sleeps, signals and the drain. The ops port's connections are net_ops.h's. All
  * protocol decisions are in net_server/net_session/net_snapshot; this file only moves bytes,
  * through their functions, and carries out the closes the server asks for. */
 #ifndef COLLIDE_NET_DAEMON_H

@@ -1,5 +1,7 @@
-/* world_query: the AABB query and the game queries (rays, overlaps, shape casts; const: they
- * share the lazily built mover grid and a result buffer in world_cache). */
+/* world_query: the spatial queries. The game queries (world_query_ray, _overlap, _shape_cast:
+ * turned shapes, filters, the first hit or all, the present or a tick kept in world_history) and
+ * world_query_aabb, the box query net's view index reads. All are const: they share the lazily
+ * built mover grid and a result buffer in world_cache. */
 #include "world_history.h"
 #include "world_movers.h"
 #include "world_statics.h"

@@ -40,13 +40,13 @@ static void test_hist_slots_cover_values(void) {
 static void test_hist_percentiles_match_exact(void) {
     static cc_hist h;
     static uint64_t samples[100000];
-    harness_rng rng = {12345};
+    collide_rng rng = {12345};
     for (int round = 0; round < 5; round++) {
         cc_hist_init(&h);
-        size_t n = 1000 + (size_t)(harness_rng_next(&rng) % 99000);
+        size_t n = 1000 + (size_t)(collide_rng_next(&rng) % 99000);
         for (size_t i = 0; i < n; i++) {
             /* Log-uniform from 1 us to ~10 s, like latencies. */
-            double e = harness_rng_range(&rng, 0.0f, 23.0f);
+            double e = collide_rng_range(&rng, 0.0f, 23.0f);
             samples[i] = (uint64_t)exp2(e);
             cc_hist_record(&h, samples[i]);
         }
@@ -82,7 +82,7 @@ static void test_hist_merge_equals_combined(void) {
 
 /* Packs a snapshot with protobuf-c and checks the scanner reads what was packed. */
 static void test_wire_scans_snapshot(void) {
-    harness_rng rng = {777};
+    collide_rng rng = {777};
     for (int round = 0; round < 200; round++) {
         Collide__V1__ServerMessage m = COLLIDE__V1__SERVER_MESSAGE__INIT;
         Collide__V1__Snapshot s = COLLIDE__V1__SNAPSHOT__INIT;
@@ -94,26 +94,26 @@ static void test_wire_scans_snapshot(void) {
         circle.radius = 0.5f;
         shape.kind_case = COLLIDE__V1__SHAPE__KIND_CIRCLE;
         shape.circle = &circle;
-        size_t n = harness_rng_next(&rng) % 40;
-        uint32_t want = 1 + harness_rng_next(&rng) % 60;
+        size_t n = collide_rng_next(&rng) % 40;
+        uint32_t want = 1 + collide_rng_next(&rng) % 60;
         int want_index = -1;
         for (size_t i = 0; i < n; i++) {
             collide__v1__body_state__init(&st[i]);
             collide__v1__vec2__init(&pos[i]);
             st[i].id = (uint32_t)(i * 3 + 1);
             if (st[i].id == want) want_index = (int)i;
-            pos[i].x = harness_rng_range(&rng, -100, 100);
-            pos[i].y = harness_rng_range(&rng, -100, 100);
+            pos[i].x = collide_rng_range(&rng, -100, 100);
+            pos[i].y = collide_rng_range(&rng, -100, 100);
             st[i].position = &pos[i];
             st[i].velocity = &pos[i];
-            st[i].last_input_seq = harness_rng_next(&rng) % 100000;
+            st[i].last_input_seq = collide_rng_next(&rng) % 100000;
             st[i].shape = (i % 3 == 0) ? &shape : NULL;
             st[i].kind = COLLIDE__V1__BODY_KIND__BODY_KIND_MOVING;
             st[i].owner = 5;
             st[i].angle = 0.25f;
             ptrs[i] = &st[i];
         }
-        s.tick = (uint64_t)harness_rng_next(&rng) << 20;
+        s.tick = (uint64_t)collide_rng_next(&rng) << 20;
         s.n_bodies = n;
         s.bodies = ptrs;
         s.n_removed = (size_t)(round % 6);
@@ -584,9 +584,9 @@ static void test_room_stats_merge(void) {
     cc_room_stats_init(&b);
     cc_room_stats_init(&into);
     cc_room_stats_init(&all);
-    harness_rng rng = {4242};
+    collide_rng rng = {4242};
     for (int i = 0; i < 3000; i++) {
-        uint64_t v = 100u + harness_rng_next(&rng) % 50000u;
+        uint64_t v = 100u + collide_rng_next(&rng) % 50000u;
         cc_hist_record(i % 3 ? &a.ack_us : &b.ack_us, v);
         cc_hist_record(&all.ack_us, v);
     }

@@ -148,30 +148,30 @@ static inline double oracle_point_sd(const geom_shape *s, dvec pos, dvec p) {
 
 /* A random convex polygon of `n` points on a rotated, off-centre ellipse, built by the hull.
  * Returns false (rarely) when the hull refuses the points. */
-static inline bool oracle_random_polygon(harness_rng *rng, int n, geom_shape *out) {
-    float ax = harness_rng_range(rng, 0.3f, 2.0f), ay = harness_rng_range(rng, 0.3f, 2.0f);
-    float rot = harness_rng_range(rng, 0, 6.2831853f);
-    float cx = harness_rng_range(rng, -0.5f, 0.5f), cy = harness_rng_range(rng, -0.5f, 0.5f);
+static inline bool oracle_random_polygon(collide_rng *rng, int n, geom_shape *out) {
+    float ax = collide_rng_range(rng, 0.3f, 2.0f), ay = collide_rng_range(rng, 0.3f, 2.0f);
+    float rot = collide_rng_range(rng, 0, 6.2831853f);
+    float cx = collide_rng_range(rng, -0.5f, 0.5f), cy = collide_rng_range(rng, -0.5f, 0.5f);
     vec2 pts[GEOM_MAX_POLYGON_VERTICES];
     for (int i = 0; i < n; i++) {
         /* Stratified angles keep neighbours apart, so the hull keeps all n points. */
-        float ang = 6.2831853f * ((float)i + harness_rng_range(rng, 0.1f, 0.9f)) / (float)n;
+        float ang = 6.2831853f * ((float)i + collide_rng_range(rng, 0.1f, 0.9f)) / (float)n;
         float x = ax * cosf(ang), y = ay * sinf(ang);
         pts[i] = v2(cx + x * cosf(rot) - y * sinf(rot), cy + x * sinf(rot) + y * cosf(rot));
     }
     return geom_make_hull(pts, n, out) == GEOM_OK;
 }
 
-static inline geom_shape oracle_random_shape(harness_rng *rng, geom_shape_kind kind,
+static inline geom_shape oracle_random_shape(collide_rng *rng, geom_shape_kind kind,
                                              int poly_vertices) {
     geom_shape s;
     for (;;) {
         geom_shape_error err = GEOM_OK;
         if (kind == GEOM_SHAPE_BOX)
             err = geom_make_box(
-                v2(harness_rng_range(rng, 0.2f, 2.0f), harness_rng_range(rng, 0.2f, 2.0f)), &s);
+                v2(collide_rng_range(rng, 0.2f, 2.0f), collide_rng_range(rng, 0.2f, 2.0f)), &s);
         else if (kind == GEOM_SHAPE_CIRCLE)
-            err = geom_make_circle(harness_rng_range(rng, 0.2f, 2.0f), &s);
+            err = geom_make_circle(collide_rng_range(rng, 0.2f, 2.0f), &s);
         else if (!oracle_random_polygon(rng, poly_vertices, &s))
             continue;
         if (err == GEOM_OK) return s;

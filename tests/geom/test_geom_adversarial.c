@@ -63,44 +63,44 @@ static bool hull_of(vec2 *pts, int n, float scale, geom_shape *out) {
     return geom_make_hull(pts, n, out) == GEOM_OK;
 }
 
-static bool try_shape(harness_rng *rng, geom_shape_kind kind, shape_style style, float scale,
+static bool try_shape(collide_rng *rng, geom_shape_kind kind, shape_style style, float scale,
                       geom_shape *out) {
-    float rot = harness_rng_range(rng, 0, 6.2831853f), c = cosf(rot), s = sinf(rot);
+    float rot = collide_rng_range(rng, 0, 6.2831853f), c = cosf(rot), s = sinf(rot);
     vec2 pts[GEOM_MAX_POLYGON_VERTICES];
     if (kind == GEOM_SHAPE_CIRCLE)
-        return geom_make_circle(scale * harness_rng_range(rng, 0.2f, 2.0f), out) == GEOM_OK;
+        return geom_make_circle(scale * collide_rng_range(rng, 0.2f, 2.0f), out) == GEOM_OK;
     if (kind == GEOM_SHAPE_BOX) {
-        float hx = harness_rng_range(rng, 0.2f, 2.0f), hy = harness_rng_range(rng, 0.2f, 2.0f);
-        if (style == STYLE_SLIVER) hy = hx * harness_rng_range(rng, 1e-3f, 1e-2f);
+        float hx = collide_rng_range(rng, 0.2f, 2.0f), hy = collide_rng_range(rng, 0.2f, 2.0f);
+        if (style == STYLE_SLIVER) hy = hx * collide_rng_range(rng, 1e-3f, 1e-2f);
         vec2 h = v2_scale(v2(hx, hy), scale);
-        if (harness_rng_next(rng) & 1) h = v2(h.y, h.x);
+        if (collide_rng_next(rng) & 1) h = v2(h.y, h.x);
         return geom_make_box(h, out) == GEOM_OK;
     }
     int n = 0;
     switch (style) {
     case STYLE_PLAIN: {
         geom_shape p =
-            oracle_random_shape(rng, GEOM_SHAPE_POLYGON, 3 + (int)(harness_rng_next(rng) % 10));
+            oracle_random_shape(rng, GEOM_SHAPE_POLYGON, 3 + (int)(collide_rng_next(rng) % 10));
         n = p.u.polygon.count;
         for (int i = 0; i < n; i++)
             pts[i] = p.u.polygon.vertices[i];
         break;
     }
     case STYLE_SLIVER: {
-        float thick = harness_rng_range(rng, 1e-3f, 1e-2f), apex = harness_rng_range(rng, -1, 1);
+        float thick = collide_rng_range(rng, 1e-3f, 1e-2f), apex = collide_rng_range(rng, -1, 1);
         pts[0] = v2(-1, 0);
         pts[1] = v2(1, 0);
         pts[2] = v2(apex, 2 * thick);
         n = 3;
-        if (harness_rng_next(rng) & 1) pts[n++] = v2(-apex * 0.5f, -thick);
+        if (collide_rng_next(rng) & 1) pts[n++] = v2(-apex * 0.5f, -thick);
         break;
     }
     case STYLE_FLAT: {
         /* n points on a shallow arc stretched ten times along x: consecutive edges turn by a few
          * thousandths of a radian, far above the collinearity tolerance yet nearly straight, and
          * the lens stays thicker than GEOM_MIN_SIZE. */
-        n = 5 + (int)(harness_rng_next(rng) % 8);
-        double span = harness_rng_range(rng, 0.1f, 0.3f);
+        n = 5 + (int)(collide_rng_next(rng) % 8);
+        double span = collide_rng_range(rng, 0.1f, 0.3f);
         for (int i = 0; i < n; i++) {
             /* 1 - cos(a) as 2 sin^2(a/2): no cancellation near a = 0. */
             double a = -span / 2 + span * i / (n - 1), sa = sin(a / 2), se = sin(span / 4);
@@ -111,7 +111,7 @@ static bool try_shape(harness_rng *rng, geom_shape_kind kind, shape_style style,
     default: { /* STYLE_NEAR_CIRCLE */
         n = 16;
         for (int i = 0; i < n; i++) {
-            float a = 6.2831853f * ((float)i + harness_rng_range(rng, -0.05f, 0.05f)) / 16.0f;
+            float a = 6.2831853f * ((float)i + collide_rng_range(rng, -0.05f, 0.05f)) / 16.0f;
             pts[i] = v2(cosf(a), sinf(a));
         }
         break;
@@ -119,10 +119,10 @@ static bool try_shape(harness_rng *rng, geom_shape_kind kind, shape_style style,
     }
     for (int i = 0; i < n; i++)
         pts[i] = rotated(pts[i], c, s);
-    return hull_of(pts, n, scale * harness_rng_range(rng, 0.5f, 2.0f), out);
+    return hull_of(pts, n, scale * collide_rng_range(rng, 0.5f, 2.0f), out);
 }
 
-static geom_shape adversarial_shape(harness_rng *rng, geom_shape_kind kind, shape_style style,
+static geom_shape adversarial_shape(collide_rng *rng, geom_shape_kind kind, shape_style style,
                                     float scale) {
     geom_shape s;
     /* A sliver of a tiny shape would be thinner than GEOM_MIN_SIZE, which geom refuses. */
@@ -171,16 +171,16 @@ static vec2 nudge_ulps(vec2 p, dvec n, int k) {
     return p;
 }
 
-static vec2 far_or_near_position(harness_rng *rng, bool far, float scale) {
+static vec2 far_or_near_position(collide_rng *rng, bool far, float scale) {
     if (!far)
-        return v2(harness_rng_range(rng, -5, 5) * scale, harness_rng_range(rng, -5, 5) * scale);
-    float x = harness_rng_range(rng, 1e4f, 1e5f), y = harness_rng_range(rng, 1e4f, 1e5f);
-    return v2((harness_rng_next(rng) & 1) ? x : -x, (harness_rng_next(rng) & 1) ? y : -y);
+        return v2(collide_rng_range(rng, -5, 5) * scale, collide_rng_range(rng, -5, 5) * scale);
+    float x = collide_rng_range(rng, 1e4f, 1e5f), y = collide_rng_range(rng, 1e4f, 1e5f);
+    return v2((collide_rng_next(rng) & 1) ? x : -x, (collide_rng_next(rng) & 1) ? y : -y);
 }
 
 /* Builds case `i` of the ordered pair (ka, kb). The case number picks the family, so every
  * family runs for every pair. */
-static placement make_placement(harness_rng *rng, geom_shape_kind ka, geom_shape_kind kb, int i) {
+static placement make_placement(collide_rng *rng, geom_shape_kind ka, geom_shape_kind kb, int i) {
     placement p;
     int family = i % 8;
     float scale_a = 1, scale_b = 1;
@@ -188,7 +188,7 @@ static placement make_placement(harness_rng *rng, geom_shape_kind ka, geom_shape
     p.how = "face";
     if (family == 5) { /* tiny against huge, either way round */
         p.how = "tiny-huge";
-        if (harness_rng_next(rng) & 1)
+        if (collide_rng_next(rng) & 1)
             scale_a = 1e3f, scale_b = 1e-2f;
         else
             scale_a = 1e-2f, scale_b = 1e3f;
@@ -196,8 +196,8 @@ static placement make_placement(harness_rng *rng, geom_shape_kind ka, geom_shape
         p.how = "far";
         far = true;
     }
-    shape_style sa = (shape_style)(harness_rng_next(rng) % STYLE_COUNT);
-    shape_style sb = (shape_style)(harness_rng_next(rng) % STYLE_COUNT);
+    shape_style sa = (shape_style)(collide_rng_next(rng) % STYLE_COUNT);
+    shape_style sb = (shape_style)(collide_rng_next(rng) % STYLE_COUNT);
     p.sa = sa;
     p.sb = sb;
     p.a = adversarial_shape(rng, ka, sa, scale_a);
@@ -209,7 +209,7 @@ static placement make_placement(harness_rng *rng, geom_shape_kind ka, geom_shape
         p.pb = p.pa;
         p.contact = to_d(p.pa);
         p.nudge = 0;
-        double ang = harness_rng_range(rng, 0, 6.2831853f);
+        double ang = collide_rng_range(rng, 0, 6.2831853f);
         p.n = dv(cos(ang), sin(ang));
         p.t = dv(-p.n.y, p.n.x);
         return p;
@@ -218,28 +218,28 @@ static placement make_placement(harness_rng *rng, geom_shape_kind ka, geom_shape
      * fifth of the time, so vertex-vertex and rim-corner contacts come up), or a rim point. */
     dvec on, n;
     if (ka == GEOM_SHAPE_CIRCLE) {
-        double ang = harness_rng_range(rng, 0, 6.2831853f);
+        double ang = collide_rng_range(rng, 0, 6.2831853f);
         n = dv(cos(ang), sin(ang));
         on = dv(n.x * p.a.u.radius, n.y * p.a.u.radius);
     } else {
         dvec pts[GEOM_MAX_POLYGON_VERTICES];
-        int count = local_points(&p.a, pts), e = (int)(harness_rng_next(rng) % (unsigned)count);
+        int count = local_points(&p.a, pts), e = (int)(collide_rng_next(rng) % (unsigned)count);
         dvec v0 = pts[e], v1 = pts[(e + 1) % count];
-        unsigned pick = harness_rng_next(rng) % 10;
-        double u = pick == 0 ? 0.0 : pick == 1 ? 1.0 : harness_rng_unit(rng);
+        unsigned pick = collide_rng_next(rng) % 10;
+        double u = pick == 0 ? 0.0 : pick == 1 ? 1.0 : collide_rng_unit(rng);
         on = dv(v0.x + u * (v1.x - v0.x), v0.y + u * (v1.y - v0.y));
         n = dv_unit(dv(v1.y - v0.y, v0.x - v1.x));
     }
     /* B's support point towards A (along -n), or now and then any corner of B, put on it. */
     dvec sb_local = local_support_point(&p.b, dv(-n.x, -n.y));
-    if (kb != GEOM_SHAPE_CIRCLE && harness_rng_next(rng) % 6 == 0) {
+    if (kb != GEOM_SHAPE_CIRCLE && collide_rng_next(rng) % 6 == 0) {
         dvec pts[GEOM_MAX_POLYGON_VERTICES];
         int count = local_points(&p.b, pts);
-        sb_local = pts[harness_rng_next(rng) % (unsigned)count];
+        sb_local = pts[collide_rng_next(rng) % (unsigned)count];
         p.how = "corner-on-face";
     }
     dvec pb = dv(p.pa.x + on.x - sb_local.x, p.pa.y + on.y - sb_local.y);
-    p.nudge = nudges[harness_rng_next(rng) % 7];
+    p.nudge = nudges[collide_rng_next(rng) % 7];
     p.pb = nudge_ulps(v2((float)pb.x, (float)pb.y), n, p.nudge);
     p.n = n;
     p.t = dv(-n.y, n.x);
@@ -317,42 +317,42 @@ typedef struct motion {
 
 /* Motion `j` for a placement: along the contact face (exactly, or tilted by 1e-3 / 1e-2 rad
  * either way), into it, away from it, or anything; A, B or both move. */
-static motion make_motion(harness_rng *rng, const placement *p, int j) {
+static motion make_motion(collide_rng *rng, const placement *p, int j) {
     double len = fmax(oracle_bound_radius(&p->a), oracle_bound_radius(&p->b));
     len = fmin(len, 4 * fmin(oracle_bound_radius(&p->a), oracle_bound_radius(&p->b)) + 1e-2);
-    len *= harness_rng_range(rng, 0.05f, 2.0f);
+    len *= collide_rng_range(rng, 0.05f, 2.0f);
     dvec dir;
     motion m;
-    double side = (harness_rng_next(rng) & 1) ? 1 : -1;
+    double side = (collide_rng_next(rng) & 1) ? 1 : -1;
     switch (j % 4) {
     case 0: {
         static const double tilts[5] = {0, 1e-3, -1e-3, 1e-2, -1e-2};
-        double tilt = tilts[harness_rng_next(rng) % 5];
+        double tilt = tilts[collide_rng_next(rng) % 5];
         dir = dv(side * p->t.x + tilt * p->n.x, side * p->t.y + tilt * p->n.y);
         m.how = "parallel";
         break;
     }
     case 1: { /* relative motion of A towards B: closing along n */
-        double a = harness_rng_range(rng, -1.4f, 1.4f);
+        double a = collide_rng_range(rng, -1.4f, 1.4f);
         dir = dv(cos(a) * p->n.x + sin(a) * p->t.x, cos(a) * p->n.y + sin(a) * p->t.y);
         m.how = "closing";
         break;
     }
     case 2: {
-        double a = harness_rng_range(rng, -1.4f, 1.4f);
+        double a = collide_rng_range(rng, -1.4f, 1.4f);
         dir = dv(-cos(a) * p->n.x + sin(a) * p->t.x, -cos(a) * p->n.y + sin(a) * p->t.y);
         m.how = "opening";
         break;
     }
     default: {
-        double a = harness_rng_range(rng, 0, 6.2831853f);
+        double a = collide_rng_range(rng, 0, 6.2831853f);
         dir = dv(cos(a), sin(a));
         m.how = "any";
         break;
     }
     }
     vec2 d = v2((float)(dir.x * len), (float)(dir.y * len));
-    unsigned who = harness_rng_next(rng) % 3;
+    unsigned who = collide_rng_next(rng) % 3;
     if (who == 0) {
         m.da = d;
         m.db = v2(0, 0);
@@ -478,7 +478,7 @@ static void check_sweep_case(const placement *p, const motion *m, geom_shape_kin
 }
 
 static void check_pair(geom_shape_kind ka, geom_shape_kind kb, unsigned seed) {
-    harness_rng rng = {seed};
+    collide_rng rng = {seed};
     int n = 1200 * cases_scale(), overlaps = 0, sweep_hits = 0, sweeps = 0, stuck_checks = 0;
     for (int i = 0; i < n; i++) {
         placement p = make_placement(&rng, ka, kb, i);
@@ -527,7 +527,7 @@ static void test_adversarial_every_pair(void) {
 #define RAY_SAMPLES 256
 
 static void check_rays(geom_shape_kind kind, unsigned seed) {
-    harness_rng rng = {seed};
+    collide_rng rng = {seed};
     int n = 3000 * cases_scale(), hits = 0, must_hit = 0;
     for (int i = 0; i < n; i++) {
         /* The shape is A of a placement against a point-sized circle: its rim point is the ray's

@@ -276,12 +276,12 @@ static void test_hull(void) {
         ring[i] = v2(cosf(6.2831853f * (float)i / 40), sinf(6.2831853f * (float)i / 40));
     CHECK(geom_make_hull(ring, 40, &s) == GEOM_ERR_TOO_MANY_VERTICES);
     /* Random clouds: the hull contains every point and every hull vertex is an input point. */
-    harness_rng rng = {2024};
+    collide_rng rng = {2024};
     for (int iter = 0; iter < 2000; iter++) {
         vec2 pts[64];
-        int n = 3 + (int)(harness_rng_next(&rng) % 60);
+        int n = 3 + (int)(collide_rng_next(&rng) % 60);
         for (int i = 0; i < n; i++)
-            pts[i] = v2(harness_rng_range(&rng, -3, 3), harness_rng_range(&rng, -2, 2));
+            pts[i] = v2(collide_rng_range(&rng, -3, 3), collide_rng_range(&rng, -2, 2));
         geom_shape_error err = geom_make_hull(pts, n, &s);
         if (err == GEOM_ERR_TOO_MANY_VERTICES) continue;
         CHECK_MSG(err == GEOM_OK, "iter %d: %s", iter, geom_shape_error_str(err));
@@ -353,17 +353,17 @@ static void test_shape_rotate(void) {
     CHECK(out.kind == GEOM_SHAPE_BOX && out.u.half_extents.x == 1 && out.u.half_extents.y == 2);
     CHECK(geom_shape_rotate(&b, -3.1415926535897932f, &out) == GEOM_OK);
     CHECK(out.kind == GEOM_SHAPE_BOX && out.u.half_extents.x == 2);
-    harness_rng rng = {777};
+    collide_rng rng = {777};
     for (int k = 0; k < 200; k++) {
-        float angle = harness_rng_range(&rng, -10.0f, 10.0f);
+        float angle = collide_rng_range(&rng, -10.0f, 10.0f);
         if (geom_shape_rotate(&b, angle, &out) != GEOM_OK)
             CHECK_MSG(false, "angle %g", (double)angle);
         if (out.kind == GEOM_SHAPE_BOX) continue; /* a quarter turn drawn by chance */
         CHECK(out.kind == GEOM_SHAPE_POLYGON && out.u.polygon.count == 4);
         for (int i = 0; i < 50; i++) {
             /* A point of the unturned box, turned, lies in the turned shape (shrunk by a hair). */
-            float px = harness_rng_range(&rng, -1.99f, 1.99f),
-                  py = harness_rng_range(&rng, -0.99f, 0.99f);
+            float px = collide_rng_range(&rng, -1.99f, 1.99f),
+                  py = collide_rng_range(&rng, -0.99f, 0.99f);
             double c = cos(angle), s = sin(angle);
             vec2 q = v2((float)(c * px - s * py), (float)(s * px + c * py));
             CHECK_MSG(geom_shape_contains_point(&out, v2(0, 0), q), "angle %g point %g,%g",
@@ -435,12 +435,12 @@ static void test_shape_rotate_vertices_exact(void) {
     const vec2 box_corners[4] = {{-2.5f, -0.75f}, {2.5f, -0.75f}, {2.5f, 0.75f}, {-2.5f, 0.75f}};
     const vec2 *srcs[3] = {tri, penta, box_corners};
     const int counts[3] = {3, 5, 4};
-    harness_rng rng = {4711};
+    collide_rng rng = {4711};
     int boxes_kept = 0;
     for (int k = 0; k < 400; k++) {
         /* a sweep over [-2pi, 2pi] that hits the quarter turns exactly, then random angles */
         float angle = k < 65 ? (float)((k - 32) * (3.14159265358979323846 / 16.0))
-                             : harness_rng_range(&rng, -20.0f, 20.0f);
+                             : collide_rng_range(&rng, -20.0f, 20.0f);
         for (int si = 0; si < 3; si++) {
             geom_shape out;
             CHECK_MSG(geom_shape_rotate(&shapes[si], angle, &out) == GEOM_OK, "shape %d angle %.9g",

@@ -27,27 +27,27 @@ static bool unit_length(vec2 n) {
     return fabs(sqrt((double)n.x * n.x + (double)n.y * n.y) - 1) < 1e-5;
 }
 
-static geom_shape random_shape(harness_rng *rng, geom_shape_kind kind) {
+static geom_shape random_shape(collide_rng *rng, geom_shape_kind kind) {
     /* Polygons of 3..12 vertices, 8 most often (the benchmark's size). */
-    int n = (harness_rng_next(rng) & 1) ? 8 : 3 + (int)(harness_rng_next(rng) % 10);
+    int n = (collide_rng_next(rng) & 1) ? 8 : 3 + (int)(collide_rng_next(rng) % 10);
     return oracle_random_shape(rng, kind, n);
 }
 
-static vec2 random_vec(harness_rng *rng, float extent) {
-    return v2(harness_rng_range(rng, -extent, extent), harness_rng_range(rng, -extent, extent));
+static vec2 random_vec(collide_rng *rng, float extent) {
+    return v2(collide_rng_range(rng, -extent, extent), collide_rng_range(rng, -extent, extent));
 }
 
 /* A translation far from the origin: 1e3..1e4 in each coordinate, either sign. */
-static vec2 far_translation(harness_rng *rng) {
-    float x = harness_rng_range(rng, 1e3f, 1e4f), y = harness_rng_range(rng, 1e3f, 1e4f);
-    return v2((harness_rng_next(rng) & 1) ? x : -x, (harness_rng_next(rng) & 1) ? y : -y);
+static vec2 far_translation(collide_rng *rng) {
+    float x = collide_rng_range(rng, 1e3f, 1e4f), y = collide_rng_range(rng, 1e3f, 1e4f);
+    return v2((collide_rng_next(rng) & 1) ? x : -x, (collide_rng_next(rng) & 1) ? y : -y);
 }
 
 /* ---- Overlap + MTV ----------------------------------------------------------------------------
  */
 
 static void check_overlap_pair(geom_shape_kind ka, geom_shape_kind kb, unsigned seed) {
-    harness_rng rng = {seed};
+    collide_rng rng = {seed};
     int n = cases_per_pair(), hits = 0;
     for (int i = 0; i < n; i++) {
         geom_shape a = random_shape(&rng, ka), b = random_shape(&rng, kb);
@@ -55,8 +55,8 @@ static void check_overlap_pair(geom_shape_kind ka, geom_shape_kind kb, unsigned 
         vec2 pa = random_vec(&rng, 5);
         /* Offsets in a random direction up to 1.4 bounding reaches: about half the cases
          * overlap, for every kind pair. */
-        float ang = harness_rng_range(&rng, 0, 6.2831853f);
-        float len = harness_rng_range(&rng, 0, 1.4f * reach);
+        float ang = collide_rng_range(&rng, 0, 6.2831853f);
+        float len = collide_rng_range(&rng, 0, 1.4f * reach);
         vec2 pb = v2_add(pa, v2(len * cosf(ang), len * sinf(ang)));
         geom_contact c;
         bool hit = geom_overlap(&a, pa, &b, pb, &c);
@@ -127,19 +127,19 @@ static void test_overlap_every_pair(void) {
 #define SUBSTEPS 160
 
 static void check_sweep_pair(geom_shape_kind ka, geom_shape_kind kb, unsigned seed) {
-    harness_rng rng = {seed};
+    collide_rng rng = {seed};
     int n = cases_per_pair(), hits = 0, separated = 0, started = 0;
     for (int i = 0; i < n; i++) {
         geom_shape a = random_shape(&rng, ka), b = random_shape(&rng, kb);
         float reach = oracle_bound_radius(&a) + oracle_bound_radius(&b);
         vec2 pa = random_vec(&rng, 5);
         /* A quarter of the cases start close (many overlapping), the rest up to 2.5 reaches. */
-        vec2 off = random_vec(&rng, reach * ((harness_rng_next(&rng) & 3) ? 2.5f : 0.8f));
+        vec2 off = random_vec(&rng, reach * ((collide_rng_next(&rng) & 3) ? 2.5f : 0.8f));
         vec2 pb = v2_add(pa, off);
         /* Aim A roughly at B, with some scatter and a random reach; B moves half the time. */
         vec2 da =
-            v2_add(v2_scale(off, harness_rng_range(&rng, 0.0f, 2.0f)), random_vec(&rng, 1.5f));
-        vec2 db = (harness_rng_next(&rng) & 1) ? random_vec(&rng, 2.0f) : v2(0, 0);
+            v2_add(v2_scale(off, collide_rng_range(&rng, 0.0f, 2.0f)), random_vec(&rng, 1.5f));
+        vec2 db = (collide_rng_next(&rng) & 1) ? random_vec(&rng, 2.0f) : v2(0, 0);
         vec2 d = v2_sub(da, db);
         geom_toi hit;
         bool got = geom_sweep(&a, pa, da, &b, pb, db, &hit);
@@ -245,19 +245,19 @@ static geom_shape box_as_polygon(vec2 h) {
  * the specialised box-box code must agree with the general polygon code, the fast path with the
  * general entry point bit for bit, and every answer must be finite. */
 static void test_box_box_lattice(void) {
-    harness_rng rng = {777};
+    collide_rng rng = {777};
     int ties = 0;
     for (int i = 0; i < 20000; i++) {
-        vec2 ha = v2((float)(1 + harness_rng_next(&rng) % 4) * 0.25f,
-                     (float)(1 + harness_rng_next(&rng) % 4) * 0.25f);
-        vec2 hb = v2((float)(1 + harness_rng_next(&rng) % 4) * 0.25f,
-                     (float)(1 + harness_rng_next(&rng) % 4) * 0.25f);
-        vec2 pa = v2((float)(harness_rng_next(&rng) % 9) * 0.25f,
-                     (float)(harness_rng_next(&rng) % 9) * 0.25f);
-        vec2 pb = v2((float)(harness_rng_next(&rng) % 9) * 0.25f,
-                     (float)(harness_rng_next(&rng) % 9) * 0.25f);
-        vec2 da = v2((float)((int)(harness_rng_next(&rng) % 9) - 4) * 0.5f,
-                     (float)((int)(harness_rng_next(&rng) % 9) - 4) * 0.5f);
+        vec2 ha = v2((float)(1 + collide_rng_next(&rng) % 4) * 0.25f,
+                     (float)(1 + collide_rng_next(&rng) % 4) * 0.25f);
+        vec2 hb = v2((float)(1 + collide_rng_next(&rng) % 4) * 0.25f,
+                     (float)(1 + collide_rng_next(&rng) % 4) * 0.25f);
+        vec2 pa = v2((float)(collide_rng_next(&rng) % 9) * 0.25f,
+                     (float)(collide_rng_next(&rng) % 9) * 0.25f);
+        vec2 pb = v2((float)(collide_rng_next(&rng) % 9) * 0.25f,
+                     (float)(collide_rng_next(&rng) % 9) * 0.25f);
+        vec2 da = v2((float)((int)(collide_rng_next(&rng) % 9) - 4) * 0.5f,
+                     (float)((int)(collide_rng_next(&rng) % 9) - 4) * 0.5f);
         geom_shape a, b;
         CHECK(geom_make_box(ha, &a) == GEOM_OK && geom_make_box(hb, &b) == GEOM_OK);
         geom_shape pa_poly = box_as_polygon(ha), pb_poly = box_as_polygon(hb);
@@ -300,13 +300,13 @@ static void test_box_box_lattice(void) {
 #define RAY_SAMPLES 256
 
 static void check_ray_kind(geom_shape_kind kind, unsigned seed) {
-    harness_rng rng = {seed};
+    collide_rng rng = {seed};
     int n = 3 * cases_per_pair(), hits = 0;
     for (int i = 0; i < n; i++) {
         geom_shape s = random_shape(&rng, kind);
         vec2 pos = random_vec(&rng, 5);
         vec2 origin = v2_add(pos, random_vec(&rng, 5));
-        vec2 disp = v2_add(v2_scale(v2_sub(pos, origin), harness_rng_range(&rng, 0, 2)),
+        vec2 disp = v2_add(v2_scale(v2_sub(pos, origin), collide_rng_range(&rng, 0, 2)),
                            random_vec(&rng, 1.5f));
         double sd0 = oracle_point_sd(&s, to_d(pos), to_d(origin));
         if (fabs(sd0) < 1e-4) continue; /* starting on the boundary: measure zero, skipped */
@@ -360,7 +360,7 @@ static void test_ray_cast_every_kind(void) {
 }
 
 static void test_contains_and_aabb_every_kind(void) {
-    harness_rng rng = {4242};
+    collide_rng rng = {4242};
     for (int kind = 0; kind < 3; kind++)
         for (int i = 0; i < cases_per_pair(); i++) {
             geom_shape s = random_shape(&rng, kinds[kind]);
@@ -372,8 +372,8 @@ static void test_contains_and_aabb_every_kind(void) {
             CHECK_NEAR(box.min.x, -oracle_support(&s, to_d(pos), dv(-1, 0)), 1e-5);
             CHECK_NEAR(box.min.y, -oracle_support(&s, to_d(pos), dv(0, -1)), 1e-5);
             for (int k = 0; k < 16; k++) {
-                vec2 p = v2(harness_rng_range(&rng, box.min.x - 0.5f, box.max.x + 0.5f),
-                            harness_rng_range(&rng, box.min.y - 0.5f, box.max.y + 0.5f));
+                vec2 p = v2(collide_rng_range(&rng, box.min.x - 0.5f, box.max.x + 0.5f),
+                            collide_rng_range(&rng, box.min.y - 0.5f, box.max.y + 0.5f));
                 double sd = oracle_point_sd(&s, to_d(pos), to_d(p));
                 bool in = geom_shape_contains_point(&s, pos, p);
                 if (fabs(sd) > 1e-5)
@@ -390,7 +390,7 @@ static void test_contains_and_aabb_every_kind(void) {
 static void test_deterministic(void) {
     unsigned hashes[2];
     for (int run = 0; run < 2; run++) {
-        harness_rng rng = {99};
+        collide_rng rng = {99};
         unsigned hsh = 2166136261u;
         for (int i = 0; i < 3000; i++) {
             geom_shape a = random_shape(&rng, kinds[i % 3]),
@@ -420,7 +420,7 @@ static void test_deterministic(void) {
  * polygon answers four boxes under two motions in turn, some placed touching the polygon's side (a
  * body pressed against a wall, sliding along it or into it). */
 static void test_poly_sweep_box_prepared(void) {
-    harness_rng rng = {7301};
+    collide_rng rng = {7301};
     int n = cases_per_pair(), hits = 0, starts = 0, separated = 0, touching = 0;
     for (int i = 0; i < n; i++) {
         geom_shape a;
@@ -428,7 +428,7 @@ static void test_poly_sweep_box_prepared(void) {
             a = random_shape(&rng, GEOM_SHAPE_POLYGON);
         } else {
             geom_shape local = random_shape(&rng, GEOM_SHAPE_BOX);
-            float ang = harness_rng_range(&rng, -3.2f, 3.2f);
+            float ang = collide_rng_range(&rng, -3.2f, 3.2f);
             geom_shape_orient(&local, v2(cosf(ang), sinf(ang)), &a);
             if (a.kind != GEOM_SHAPE_POLYGON) continue; /* an angle of exactly 0: no polygon */
         }
@@ -441,16 +441,16 @@ static void test_poly_sweep_box_prepared(void) {
                 da = random_vec(&rng, 1.5f);
                 geom_poly_sweep_motion(&ps, da);
             }
-            vec2 hb = v2(harness_rng_range(&rng, 0.1f, 1.0f), harness_rng_range(&rng, 0.1f, 1.0f));
+            vec2 hb = v2(collide_rng_range(&rng, 0.1f, 1.0f), collide_rng_range(&rng, 0.1f, 1.0f));
             geom_shape b = {.kind = GEOM_SHAPE_BOX, .u.half_extents = hb};
             float reach = oracle_bound_radius(&a) + oracle_bound_radius(&b);
             vec2 pb;
             if (k == 3) {
                 /* touching the polygon's bounds along x or y, within the slop either way */
                 aabb box = geom_shape_aabb(&a, pa);
-                float slop = harness_rng_range(&rng, -GEOM_LINEAR_SLOP, GEOM_LINEAR_SLOP);
-                float along = harness_rng_range(&rng, -1.0f, 1.0f);
-                switch (harness_rng_next(&rng) & 3) {
+                float slop = collide_rng_range(&rng, -GEOM_LINEAR_SLOP, GEOM_LINEAR_SLOP);
+                float along = collide_rng_range(&rng, -1.0f, 1.0f);
+                switch (collide_rng_next(&rng) & 3) {
                 case 0:
                     pb = v2(box.max.x + hb.x + slop, pa.y + along);
                     break;
@@ -511,29 +511,29 @@ static void test_poly_sweep_box_prepared(void) {
  * after the end within the slop), and quarter-turn angles. */
 static bool same_bits(float a, float b) { return memcmp(&a, &b, sizeof a) == 0; }
 
-static vec2 obox_motion(harness_rng *rng, const geom_polygon *p) {
+static vec2 obox_motion(collide_rng *rng, const geom_polygon *p) {
     vec2 da = random_vec(rng, 1.5f);
-    switch (harness_rng_next(rng) % 6) {
+    switch (collide_rng_next(rng) % 6) {
     case 0: /* along an axis */
-        return (harness_rng_next(rng) & 1) ? v2(da.x, 0.0f) : v2(0.0f, da.y);
+        return (collide_rng_next(rng) & 1) ? v2(da.x, 0.0f) : v2(0.0f, da.y);
     case 1: /* along a face of the turned box */
         return v2_scale(v2_perp(p->normals[0]), da.x);
     case 2: /* one component within the slop */
-        return (harness_rng_next(rng) & 1) ? v2(da.x * 1e-5f, da.y) : v2(da.x, da.y * 1e-5f);
+        return (collide_rng_next(rng) & 1) ? v2(da.x * 1e-5f, da.y) : v2(da.x, da.y * 1e-5f);
     case 3: /* short */
         return v2_scale(da, 1e-4f);
     case 4: /* now and then beyond GEOM_MAX_COORD: never a hit */
-        return (harness_rng_next(rng) % 8) ? da : v2(da.x, 2e18f);
+        return (collide_rng_next(rng) % 8) ? da : v2(da.x, 2e18f);
     default:
         return da;
     }
 }
 
-static vec2 obox_place(harness_rng *rng, const geom_polygon *p, vec2 pa, aabb box, vec2 hb) {
-    float slop = harness_rng_range(rng, -2.0f * GEOM_LINEAR_SLOP, 2.0f * GEOM_LINEAR_SLOP);
-    float along = harness_rng_range(rng, -1.5f, 1.5f);
-    bool flip = harness_rng_next(rng) & 1;
-    switch (harness_rng_next(rng) % 6) {
+static vec2 obox_place(collide_rng *rng, const geom_polygon *p, vec2 pa, aabb box, vec2 hb) {
+    float slop = collide_rng_range(rng, -2.0f * GEOM_LINEAR_SLOP, 2.0f * GEOM_LINEAR_SLOP);
+    float along = collide_rng_range(rng, -1.5f, 1.5f);
+    bool flip = collide_rng_next(rng) & 1;
+    switch (collide_rng_next(rng) % 6) {
     case 0: /* touching the bounds along x */
         return flip ? v2(box.max.x + hb.x + slop, pa.y + along)
                     : v2(box.min.x - hb.x - slop, pa.y + along);
@@ -541,7 +541,7 @@ static vec2 obox_place(harness_rng *rng, const geom_polygon *p, vec2 pa, aabb bo
         return flip ? v2(pa.x + along, box.max.y + hb.y + slop)
                     : v2(pa.x + along, box.min.y - hb.y - slop);
     case 2: { /* a corner of the box on a face of the turned one */
-        int e = (int)(harness_rng_next(rng) % 4);
+        int e = (int)(collide_rng_next(rng) % 4);
         vec2 n = p->normals[e];
         vec2 on = v2_add(v2_add(pa, p->vertices[e]),
                          v2_add(v2_scale(v2_perp(n), -0.5f * along), v2_scale(n, slop)));
@@ -555,12 +555,12 @@ static vec2 obox_place(harness_rng *rng, const geom_polygon *p, vec2 pa, aabb bo
 }
 
 static void test_obox_sweep(void) {
-    harness_rng rng = {7411};
+    collide_rng rng = {7411};
     int n = 20 * cases_per_pair(), hits = 0, starts = 0, misses = 0;
     for (int i = 0; i < n; i++) {
-        vec2 h = v2(harness_rng_range(&rng, 0.1f, 1.0f), harness_rng_range(&rng, 0.1f, 1.0f));
-        float ang = (i % 8 == 0) ? (float)(harness_rng_next(&rng) % 4) * 1.5707964f
-                                 : harness_rng_range(&rng, -3.2f, 3.2f);
+        vec2 h = v2(collide_rng_range(&rng, 0.1f, 1.0f), collide_rng_range(&rng, 0.1f, 1.0f));
+        float ang = (i % 8 == 0) ? (float)(collide_rng_next(&rng) % 4) * 1.5707964f
+                                 : collide_rng_range(&rng, -3.2f, 3.2f);
         vec2 q = v2(cosf(ang), sinf(ang));
         if (q.x == 0.0f || q.y == 0.0f) continue; /* geom_obox_sweep_prepare's precondition */
         geom_shape local = {.kind = GEOM_SHAPE_BOX, .u.half_extents = h}, a;
@@ -578,16 +578,16 @@ static void test_obox_sweep(void) {
             geom_obox_sweep_motion(&os, da);
             for (int j = 0; j < 5; j++) {
                 vec2 hb =
-                    v2(harness_rng_range(&rng, 0.1f, 1.0f), harness_rng_range(&rng, 0.1f, 1.0f));
+                    v2(collide_rng_range(&rng, 0.1f, 1.0f), collide_rng_range(&rng, 0.1f, 1.0f));
                 vec2 pb = obox_place(&rng, p, pa, box, hb);
                 if (j == 4) {
                     /* A box to the right within the slop (gap gx > 0) and above, which the
                      * motion reaches along y while along x it closes slower than gx: the x axis
                      * enters after the end, within the slop (no miss), so no hit. */
-                    float sy = harness_rng_range(&rng, 0.0f, 0.3f);
+                    float sy = collide_rng_range(&rng, 0.0f, 0.3f);
                     pb = v2(box.max.x + hb.x + 0.5f * GEOM_LINEAR_SLOP, box.max.y + hb.y + sy);
                     float gx = (pb.x - pa.x) - (box.max.x - pa.x) - hb.x;
-                    da = v2(harness_rng_range(&rng, 0.1f, 0.9f) * gx, 4.0f * sy + 0.5f);
+                    da = v2(collide_rng_range(&rng, 0.1f, 0.9f) * gx, 4.0f * sy + 0.5f);
                     geom_poly_sweep_motion(&ps, da);
                     geom_obox_sweep_motion(&os, da);
                 }

@@ -24,7 +24,7 @@ static const char *kind_names[4] = {"?", "box", "polygon", "circle"};
 #define TOLERANCE (0.25f * GEOM_SKIN)
 
 /* Thin and long shapes come in every third case: a 4 x 0.2 bar, a 3 x 0.05 sliver. */
-static geom_shape shape_for(harness_rng *rng, geom_shape_kind kind, int i) {
+static geom_shape shape_for(collide_rng *rng, geom_shape_kind kind, int i) {
     geom_shape s;
     if (i % 3 == 2 && kind == GEOM_SHAPE_BOX) {
         MUST(geom_make_box(i % 2 ? v2(2.0f, 0.1f) : v2(1.5f, 0.025f), &s) == GEOM_OK);
@@ -39,7 +39,7 @@ static geom_shape shape_for(harness_rng *rng, geom_shape_kind kind, int i) {
         MUST(geom_make_circle(0.05f, &s) == GEOM_OK);
         return s;
     }
-    int n = (harness_rng_next(rng) & 1) ? 8 : 3 + (int)(harness_rng_next(rng) % 6);
+    int n = (collide_rng_next(rng) & 1) ? 8 : 3 + (int)(collide_rng_next(rng) % 6);
     return oracle_random_shape(rng, kind, n);
 }
 
@@ -112,46 +112,46 @@ typedef struct tally {
 
 /* What every random case starts with, drawn in this order: motions cleared, A's start, both
  * start angles, and the direction u from A towards where B is put. */
-static vec2 start_case(harness_rng *rng, geom_motion *ma, geom_motion *mb) {
+static vec2 start_case(collide_rng *rng, geom_motion *ma, geom_motion *mb) {
     memset(ma, 0, sizeof *ma);
     memset(mb, 0, sizeof *mb);
-    ma->p0 = v2(harness_rng_range(rng, -5, 5), harness_rng_range(rng, -5, 5));
-    ma->a0 = harness_rng_range(rng, -3.2f, 3.2f);
-    mb->a0 = harness_rng_range(rng, -3.2f, 3.2f);
-    float dir = harness_rng_range(rng, 0, 6.2831853f);
+    ma->p0 = v2(collide_rng_range(rng, -5, 5), collide_rng_range(rng, -5, 5));
+    ma->a0 = collide_rng_range(rng, -3.2f, 3.2f);
+    mb->a0 = collide_rng_range(rng, -3.2f, 3.2f);
+    float dir = collide_rng_range(rng, 0, 6.2831853f);
     vec2 u = v2(cosf(dir), sinf(dir));
     return u;
 }
 
-static void make_case(harness_rng *rng, scenario sc, const geom_shape *a, const geom_shape *b,
+static void make_case(collide_rng *rng, scenario sc, const geom_shape *a, const geom_shape *b,
                       geom_motion *ma, geom_motion *mb) {
     float ra = geom_shape_radius(a), rb = geom_shape_radius(b), reach = ra + rb;
     vec2 u = start_case(rng, ma, mb);
     switch (sc) {
     case MOVE_AND_SPIN: {
-        float dist = harness_rng_range(rng, 1.05f, 3.0f) * reach;
+        float dist = collide_rng_range(rng, 1.05f, 3.0f) * reach;
         mb->p0 = v2_mul_add(ma->p0, dist, u);
         /* aimed at B give or take a reach, covering 0.5..2 times the distance */
-        vec2 aim = v2_add(v2_sub(mb->p0, ma->p0), v2(harness_rng_range(rng, -reach, reach),
-                                                     harness_rng_range(rng, -reach, reach)));
-        ma->dp = v2_scale(aim, harness_rng_range(rng, 0.5f, 2.0f));
-        ma->da = harness_rng_range(rng, -4.0f, 4.0f);
-        mb->dp = v2(harness_rng_range(rng, -1, 1), harness_rng_range(rng, -1, 1));
-        mb->da = harness_rng_range(rng, -2.0f, 2.0f);
+        vec2 aim = v2_add(v2_sub(mb->p0, ma->p0), v2(collide_rng_range(rng, -reach, reach),
+                                                     collide_rng_range(rng, -reach, reach)));
+        ma->dp = v2_scale(aim, collide_rng_range(rng, 0.5f, 2.0f));
+        ma->da = collide_rng_range(rng, -4.0f, 4.0f);
+        mb->dp = v2(collide_rng_range(rng, -1, 1), collide_rng_range(rng, -1, 1));
+        mb->da = collide_rng_range(rng, -2.0f, 2.0f);
         break;
     }
     case SPIN_ONLY: {
         /* close enough that a turn of up to 5 rad may sweep A into B */
-        float dist = harness_rng_range(rng, 0.7f, 1.0f) * reach;
+        float dist = collide_rng_range(rng, 0.7f, 1.0f) * reach;
         mb->p0 = v2_mul_add(ma->p0, dist, u);
-        ma->da = harness_rng_range(rng, -5.0f, 5.0f);
+        ma->da = collide_rng_range(rng, -5.0f, 5.0f);
         break;
     }
     case START_IN_CONTACT: {
-        float dist = harness_rng_range(rng, 0.05f, 0.6f) * reach;
+        float dist = collide_rng_range(rng, 0.05f, 0.6f) * reach;
         mb->p0 = v2_mul_add(ma->p0, dist, u);
-        ma->dp = v2_scale(u, harness_rng_range(rng, 0.1f, 2.0f));
-        ma->da = harness_rng_range(rng, -2.0f, 2.0f);
+        ma->dp = v2_scale(u, collide_rng_range(rng, 0.1f, 2.0f));
+        ma->da = collide_rng_range(rng, -2.0f, 2.0f);
         break;
     }
     case GRAZING: {
@@ -159,9 +159,9 @@ static void make_case(harness_rng *rng, scenario sc, const geom_shape *a, const 
          * the AABBs are the exact extents), eps in [-1e-3, 1e-3]. */
         aabb ba = geom_shape_aabb_xf(a, geom_xf_make(ma->p0, ma->a0));
         aabb bb = geom_shape_aabb_xf(b, geom_xf_make(v2(0, 0), mb->a0));
-        float eps = harness_rng_range(rng, -1e-3f, 1e-3f);
+        float eps = collide_rng_range(rng, -1e-3f, 1e-3f);
         mb->p0 =
-            v2(ma->p0.x + harness_rng_range(rng, 1.5f, 3.0f) * reach, ba.max.y - bb.min.y + eps);
+            v2(ma->p0.x + collide_rng_range(rng, 1.5f, 3.0f) * reach, ba.max.y - bb.min.y + eps);
         ma->dp = v2(4.0f * reach, 0.0f);
         break;
     }
@@ -237,7 +237,7 @@ static void run_scenario(scenario sc, int cases, unsigned seed) {
     tally total = {0, 0, 0, 0, 0};
     for (int ka = 0; ka < 3; ka++)
         for (int kb = 0; kb < 3; kb++) {
-            harness_rng rng = {seed + (unsigned)(ka * 3 + kb)};
+            collide_rng rng = {seed + (unsigned)(ka * 3 + kb)};
             char label[32];
             snprintf(label, sizeof label, "%s-%s", kind_names[kinds[ka]], kind_names[kinds[kb]]);
             for (int i = 0; i < cases; i++) {
@@ -283,10 +283,10 @@ typedef struct leave_tally {
 /* One start in contact: B placed along u from A at a brute-force gap of g0 (bisection on the
  * offset: the distance to a convex set grows along a ray once it is positive), then A (and B in
  * a third of the cases) turning, A moving away, along, into B or not at all. */
-static void make_leave_case(harness_rng *rng, const geom_shape *a, const geom_shape *b, int i,
+static void make_leave_case(collide_rng *rng, const geom_shape *a, const geom_shape *b, int i,
                             geom_motion *ma, geom_motion *mb) {
     vec2 u = start_case(rng, ma, mb);
-    float g0 = harness_rng_range(rng, 0.15f * TARGET, TARGET + TOLERANCE);
+    float g0 = collide_rng_range(rng, 0.15f * TARGET, TARGET + TOLERANCE);
     double lo = 0, hi = geom_shape_radius(a) + geom_shape_radius(b) + 1.0;
     for (int k = 0; k < 60; k++) {
         double mid = 0.5 * (lo + hi);
@@ -297,8 +297,8 @@ static void make_leave_case(harness_rng *rng, const geom_shape *a, const geom_sh
             hi = mid;
     }
     mb->p0 = v2_mul_add(ma->p0, (float)hi, u);
-    ma->da = i % 8 == 0 ? 0.0f : harness_rng_range(rng, -0.3f, 0.3f);
-    float speed = harness_rng_range(rng, 0.0f, 0.2f);
+    ma->da = i % 8 == 0 ? 0.0f : collide_rng_range(rng, -0.3f, 0.3f);
+    float speed = collide_rng_range(rng, 0.0f, 0.2f);
     switch (i % 4) {
     case 0:
         break;
@@ -311,7 +311,7 @@ static void make_leave_case(harness_rng *rng, const geom_shape *a, const geom_sh
     default:
         ma->dp = v2_scale(u, speed); /* into B */
     }
-    if (i % 3 == 0) mb->da = harness_rng_range(rng, -0.3f, 0.3f);
+    if (i % 3 == 0) mb->da = collide_rng_range(rng, -0.3f, 0.3f);
 }
 
 static void check_leave_case(const geom_shape *a, const geom_motion *ma, const geom_shape *b,
@@ -383,7 +383,7 @@ static void test_toi_leaving_every_pair(void) {
     const int cases = 60;
     for (int ka = 0; ka < 3; ka++)
         for (int kb = 0; kb < 3; kb++) {
-            harness_rng rng = {2201u + (unsigned)(ka * 3 + kb)};
+            collide_rng rng = {2201u + (unsigned)(ka * 3 + kb)};
             char label[32];
             snprintf(label, sizeof label, "%s-%s", kind_names[kinds[ka]], kind_names[kinds[kb]]);
             for (int i = 0; i < cases; i++) {
@@ -501,17 +501,17 @@ static void test_toi_leaving_pressed(void) {
 static void test_distance_every_pair(void) {
     for (int ka = 0; ka < 3; ka++)
         for (int kb = 0; kb < 3; kb++) {
-            harness_rng rng = {1700u + (unsigned)(ka * 3 + kb)};
+            collide_rng rng = {1700u + (unsigned)(ka * 3 + kb)};
             int apart = 0;
             for (int i = 0; i < 400; i++) {
                 geom_shape a = shape_for(&rng, kinds[ka], i), b = shape_for(&rng, kinds[kb], i);
                 float reach = geom_shape_radius(&a) + geom_shape_radius(&b);
-                geom_xf xa = geom_xf_make(v2(harness_rng_range(&rng, -5, 5), 0.5f),
-                                          harness_rng_range(&rng, -3.2f, 3.2f));
-                float dir = harness_rng_range(&rng, 0, 6.2831853f);
-                float len = harness_rng_range(&rng, 0.2f, 1.6f) * reach;
+                geom_xf xa = geom_xf_make(v2(collide_rng_range(&rng, -5, 5), 0.5f),
+                                          collide_rng_range(&rng, -3.2f, 3.2f));
+                float dir = collide_rng_range(&rng, 0, 6.2831853f);
+                float len = collide_rng_range(&rng, 0.2f, 1.6f) * reach;
                 geom_xf xb = geom_xf_make(v2_add(xa.p, v2(len * cosf(dir), len * sinf(dir))),
-                                          harness_rng_range(&rng, -3.2f, 3.2f));
+                                          collide_rng_range(&rng, -3.2f, 3.2f));
                 geom_closest c;
                 float d = geom_distance_xf(&a, xa, &b, xb, &c);
                 geom_shape ta = turned(&a, atan2(xa.q.y, xa.q.x)),
@@ -543,17 +543,17 @@ static void test_distance_every_pair(void) {
 /* A random box for the box-box properties: sizes from slivers (0.02) to 2, a fifth of them square;
  * turned at random, or (one case in four) by a multiple of a quarter turn, so parallel edges and
  * exact ties between corners come up. */
-static geom_shape box_for(harness_rng *rng) {
+static geom_shape box_for(collide_rng *rng) {
     geom_shape s;
-    float hx = harness_rng_range(rng, 0.02f, 2.0f);
-    float hy = harness_rng_next(rng) % 5 == 0 ? hx : harness_rng_range(rng, 0.02f, 2.0f);
+    float hx = collide_rng_range(rng, 0.02f, 2.0f);
+    float hy = collide_rng_next(rng) % 5 == 0 ? hx : collide_rng_range(rng, 0.02f, 2.0f);
     MUST(geom_make_box(v2(hx, hy), &s) == GEOM_OK);
     return s;
 }
-static float angle_for(harness_rng *rng) {
-    if (harness_rng_next(rng) % 4 == 0)
-        return 1.5707963f * (float)(int)(harness_rng_next(rng) % 4) - 3.1415927f;
-    return harness_rng_range(rng, -3.2f, 3.2f);
+static float angle_for(collide_rng *rng) {
+    if (collide_rng_next(rng) % 4 == 0)
+        return 1.5707963f * (float)(int)(collide_rng_next(rng) % 4) - 3.1415927f;
+    return collide_rng_range(rng, -3.2f, 3.2f);
 }
 
 /* The least corner-to-corner distance: equal to the distance when the closest points are two
@@ -573,15 +573,15 @@ static double corner_corner(const geom_shape *a, dvec pa, const geom_shape *b, d
  * against boxes): distance, closest points and normal against the vertex-edge brute force, in
  * 6,000 cases from overlapping to apart; both ways to the answer must come up. */
 static void test_box_distance_many(void) {
-    harness_rng rng = {1801};
+    collide_rng rng = {1801};
     int apart = 0, overlapping = 0, by_corners = 0, by_face = 0;
     for (int i = 0; i < 6000; i++) {
         geom_shape a = box_for(&rng), b = box_for(&rng);
         float reach = geom_shape_radius(&a) + geom_shape_radius(&b);
         geom_xf xa = geom_xf_make(
-            v2(harness_rng_range(&rng, -5, 5), harness_rng_range(&rng, -5, 5)), angle_for(&rng));
-        float dir = harness_rng_range(&rng, 0, 6.2831853f);
-        float len = harness_rng_range(&rng, 0.2f, 1.5f) * reach;
+            v2(collide_rng_range(&rng, -5, 5), collide_rng_range(&rng, -5, 5)), angle_for(&rng));
+        float dir = collide_rng_range(&rng, 0, 6.2831853f);
+        float len = collide_rng_range(&rng, 0.2f, 1.5f) * reach;
         geom_xf xb =
             geom_xf_make(v2_add(xa.p, v2(len * cosf(dir), len * sinf(dir))), angle_for(&rng));
         geom_closest c;
@@ -625,7 +625,7 @@ static void test_box_distance_many(void) {
  * corner along -u (give or take 1e-3 across), turning a little, so the last steps of the
  * advancement see a corner against a corner, where the face separation is less than the
  * distance and only the exact distance may decide the arrival. */
-static void make_corner_case(harness_rng *rng, const geom_shape *a, const geom_shape *b,
+static void make_corner_case(collide_rng *rng, const geom_shape *a, const geom_shape *b,
                              geom_motion *ma, geom_motion *mb) {
     vec2 u = start_case(rng, ma, mb);
     vec2 ca = v2(0, 0), cb = v2(0, 0);
@@ -639,11 +639,11 @@ static void make_corner_case(harness_rng *rng, const geom_shape *a, const geom_s
         if (v2_dot(pa, u) > best_a) best_a = v2_dot(pa, u), ca = pa;
         if (v2_dot(pb, u) < best_b) best_b = v2_dot(pb, u), cb = pb;
     }
-    float gap = harness_rng_range(rng, 0.05f, 0.5f);
-    vec2 across = v2_scale(v2_perp(u), harness_rng_range(rng, -1e-3f, 1e-3f));
+    float gap = collide_rng_range(rng, 0.05f, 0.5f);
+    vec2 across = v2_scale(v2_perp(u), collide_rng_range(rng, -1e-3f, 1e-3f));
     mb->p0 = v2_add(v2_add(ma->p0, v2_sub(ca, cb)), v2_add(v2_scale(u, gap), across));
-    ma->dp = v2_scale(u, gap + harness_rng_range(rng, 0.01f, 0.3f));
-    ma->da = harness_rng_range(rng, -0.05f, 0.05f);
+    ma->dp = v2_scale(u, gap + collide_rng_range(rng, 0.01f, 0.3f));
+    ma->da = collide_rng_range(rng, -0.05f, 0.05f);
 }
 
 /* geom_toi_turning for two boxes (the separation steps, the corner-against-face answer, and the
@@ -653,7 +653,7 @@ static void make_corner_case(harness_rng *rng, const geom_shape *a, const geom_s
 static void test_toi_box_box_many(void) {
     static const scenario scs[3] = {MOVE_AND_SPIN, SPIN_ONLY, START_IN_CONTACT};
     for (int k = 0; k < 3; k++) {
-        harness_rng rng = {1900u + (unsigned)k};
+        collide_rng rng = {1900u + (unsigned)k};
         tally total = {0, 0, 0, 0, 0};
         int cases = 900;
         for (int i = 0; i < cases; i++) {
@@ -673,7 +673,7 @@ static void test_toi_box_box_many(void) {
     }
     /* corners head-on: every hit must still stand within target + tolerance by the brute-force
      * distance (check_case_n's tightness) */
-    harness_rng rng = {1950u};
+    collide_rng rng = {1950u};
     tally total = {0, 0, 0, 0, 0};
     for (int i = 0; i < 900; i++) {
         geom_shape a = box_for(&rng), b = box_for(&rng);
@@ -709,7 +709,7 @@ static void test_iteration_bound(void) {
  * corners turned in double within float rounding; 8,000 boxes from slivers to 2 across at random
  * angles and at quarter turns (where cos or sin is 0 or -0). */
 static void test_box_turned_aabb(void) {
-    harness_rng rng = {1901};
+    collide_rng rng = {1901};
     for (int i = 0; i < 8000; i++) {
         geom_shape box = box_for(&rng);
         float ang = angle_for(&rng);
@@ -743,38 +743,38 @@ static void test_box_turned_aabb(void) {
  * (a mover resting where the last tick's advancement stopped) to a body length apart, with the
  * caller's horizon `before` anywhere in (0, 1] or absent. */
 static void test_toi_box_fixed_same(void) {
-    harness_rng rng = {2101};
+    collide_rng rng = {2101};
     int hits = 0, starts = 0, leaves = 0;
     for (int i = 0; i < 20000; i++) {
         geom_shape a = box_for(&rng), b;
         MUST(geom_make_box(i % 3 ? v2(0.5f, 0.5f)
-                                 : v2(harness_rng_range(&rng, 0.05f, 3.0f),
-                                      harness_rng_range(&rng, 0.05f, 3.0f)),
+                                 : v2(collide_rng_range(&rng, 0.05f, 3.0f),
+                                      collide_rng_range(&rng, 0.05f, 3.0f)),
                            &b) == GEOM_OK);
         vec2 ha = a.u.half_extents, hb = b.u.half_extents;
         float ra = geom_shape_radius(&a);
         vec2 pb =
-            v2(harness_rng_range(&rng, -20.0f, 20.0f), harness_rng_range(&rng, -20.0f, 20.0f));
+            v2(collide_rng_range(&rng, -20.0f, 20.0f), collide_rng_range(&rng, -20.0f, 20.0f));
         if (i % 4 == 0) pb = v2(floorf(pb.x) + 0.5f, floorf(pb.y) + 0.5f); /* a tile's centre */
         geom_motion ma;
         ma.a0 = angle_for(&rng);
         vec2 q = v2(cosf(ma.a0), sinf(ma.a0));
         /* A beside a face of B, the gap along that face's normal from overlap to far; every
          * fourth exactly at the target (the start in contact of a resting mover) */
-        int side = (int)(harness_rng_next(&rng) % 4);
+        int side = (int)(collide_rng_next(&rng) % 4);
         vec2 n = side == 0 ? v2(1, 0) : side == 1 ? v2(-1, 0) : side == 2 ? v2(0, 1) : v2(0, -1);
         float ext = fabsf(q.x * ha.x) * fabsf(n.x) + fabsf(q.y * ha.y) * fabsf(n.x) +
                     fabsf(q.y * ha.x) * fabsf(n.y) + fabsf(q.x * ha.y) * fabsf(n.y);
-        float gap = i % 4 == 1 ? TARGET : harness_rng_range(&rng, -0.05f, 1.5f);
-        float across = harness_rng_range(&rng, -1.0f, 1.0f) * (n.x != 0.0f ? hb.y : hb.x);
+        float gap = i % 4 == 1 ? TARGET : collide_rng_range(&rng, -0.05f, 1.5f);
+        float across = collide_rng_range(&rng, -1.0f, 1.0f) * (n.x != 0.0f ? hb.y : hb.x);
         ma.p0 = v2_add(pb, v2_add(v2_scale(n, (n.x != 0.0f ? hb.x : hb.y) + ext + gap),
                                   v2(n.y != 0.0f ? across : 0.0f, n.x != 0.0f ? across : 0.0f)));
-        float speed = harness_rng_range(&rng, 0.0f, 0.3f),
-              dir = harness_rng_range(&rng, 0, 6.2832f);
+        float speed = collide_rng_range(&rng, 0.0f, 0.3f),
+              dir = collide_rng_range(&rng, 0, 6.2832f);
         ma.dp = i % 10 == 0 ? v2(0, 0) : v2(speed * cosf(dir), speed * sinf(dir));
         if (i % 3 == 0) ma.dp = v2_add(ma.dp, v2_scale(n, -0.1f)); /* towards B */
-        ma.da = i % 25 == 0 ? 0.0f : harness_rng_range(&rng, -0.3f, 0.3f);
-        float before = i % 5 == 0 ? 2.0f : i % 5 == 1 ? 1.0f : harness_rng_range(&rng, 0.0f, 1.0f);
+        ma.da = i % 25 == 0 ? 0.0f : collide_rng_range(&rng, -0.3f, 0.3f);
+        float before = i % 5 == 0 ? 2.0f : i % 5 == 1 ? 1.0f : collide_rng_range(&rng, 0.0f, 1.0f);
         geom_motion mb = {pb, 0.0f, v2(0, 0), 0.0f};
         geom_toi_result r;
         bool hit = geom_toi_turning_leaving(&a, &ma, &b, &mb, TARGET, TOLERANCE, before, &r);

@@ -200,19 +200,19 @@ static void build_scene(fixture *f) {
 
 /* New intents for some movers, now and then one despawned and respawned (ids far apart come
  * from the generational slots). */
-static void churn(fixture *f, harness_rng *r, int tick) {
+static void churn(fixture *f, collide_rng *r, int tick) {
     if (tick % 5 == 0) {
-        uint32_t k = harness_rng_next(r) % (uint32_t)f->nmovers;
-        float vx = harness_rng_range(r, -40.0f, 40.0f), vy = harness_rng_range(r, -40.0f, 40.0f);
-        float w = f->turning ? harness_rng_range(r, -20.0f, 20.0f) : 0.0f; /* drawn only then */
+        uint32_t k = collide_rng_next(r) % (uint32_t)f->nmovers;
+        float vx = collide_rng_range(r, -40.0f, 40.0f), vy = collide_rng_range(r, -40.0f, 40.0f);
+        float w = f->turning ? collide_rng_range(r, -20.0f, 20.0f) : 0.0f; /* drawn only then */
         feed(f, PLAYER,
              tu_move_turning(0, f->movers[k], ++f->seq, vx, vy, w, f->buf, sizeof f->buf));
     }
     if (tick % 97 == 13) {
-        uint32_t k = harness_rng_next(r) % (uint32_t)f->nmovers;
+        uint32_t k = collide_rng_next(r) % (uint32_t)f->nmovers;
         feed(f, PLAYER, tu_despawn(0, f->movers[k], f->buf, sizeof f->buf));
-        uint32_t id = spawn_shape(f, PLAYER, MOVING, (int)(k % 3u), harness_rng_range(r, -100, 100),
-                                  harness_rng_range(r, -100, 0));
+        uint32_t id = spawn_shape(f, PLAYER, MOVING, (int)(k % 3u), collide_rng_range(r, -100, 100),
+                                  collide_rng_range(r, -100, 0));
         if (id) f->movers[k] = id;
     }
     tu_msgs msgs;
@@ -250,7 +250,7 @@ static uint64_t scripted_run(bool others) {
             whole_world(f, ci);
     }
     build_scene(f);
-    harness_rng r = {4242u};
+    collide_rng r = {4242u};
     uint64_t h = 0xcbf29ce484222325ull;
     for (int tick = 0; tick < 400; tick++) {
         churn(f, &r, tick);
@@ -409,7 +409,7 @@ static void test_rates_at_tick_60(void) {
         CHECK(tu_view_init(&view[k], CAPACITY));
     }
     build_scene(f);
-    harness_rng r = {99u};
+    collide_rng r = {99u};
     uint64_t last[4] = {0};
     unsigned count[4] = {0}, removals[4] = {0};
     bool ok = true;
@@ -508,7 +508,7 @@ static void test_no_drift_over_10000_ticks(void) {
     tu_view fv;
     CHECK(tu_view_init(&fv, CAPACITY));
     build_scene(f);
-    harness_rng r = {31337u};
+    collide_rng r = {31337u};
     char why[256] = "";
     bool ok = true;
     unsigned compared = 0, turning = 0, wrapped = 0;
@@ -707,7 +707,7 @@ static void test_slow_reader_stays_consistent(void) {
     q.vq = vq;
     whole_world(f, 2);
     build_scene(f);
-    harness_rng r = {5u};
+    collide_rng r = {5u};
     char why[256] = "";
     for (int round = 0; round < 6; round++) {
         uint64_t drops = f->srv->metrics.slow_client_drops_total;
@@ -779,14 +779,14 @@ static void test_small_frames_stay_in_sync(void) {
     for (int i = 0; i < 120; i++)
         CHECK(spawn_shape(f, ADMIN, STATIC, i % 3, -140.0f + 23.0f * (float)(i % 12),
                           -140.0f + 23.0f * (float)(i / 12)));
-    harness_rng r = {777u};
+    collide_rng r = {777u};
     char why[256] = "";
     bool ok = true;
     for (int tick = 0; tick < 900 && ok; tick++) {
         /* Now and then, and for a while every third tick: a jump while the last one's bodies
          * are still being served. */
         if ((tick % 60 == 0 || (tick >= 300 && tick < 420 && tick % 3 == 0)) && tick < 600) {
-            float cx = harness_rng_range(&r, -80, 80), cy = harness_rng_range(&r, -80, 80);
+            float cx = collide_rng_range(&r, -80, 80), cy = collide_rng_range(&r, -80, 80);
             feed(f, 2, tu_set_view(0, cx, cy, 70, 70, f->buf, sizeof f->buf));
         }
         if (tick == 600) whole_world(f, 2);

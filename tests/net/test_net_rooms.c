@@ -225,14 +225,14 @@ static void test_index_against_model(void) {
     net_rooms *r = make(2, NAMES, 1000000, true);
     bool exists[NAMES] = {false};
     net_room_id ids[NAMES] = {0};
-    harness_rng rng = {0x5eed1234u};
+    collide_rng rng = {0x5eed1234u};
     char name[16];
     for (int step = 0; step < STEPS; step++) {
-        int k = (int)(harness_rng_next(&rng) % NAMES);
+        int k = (int)(collide_rng_next(&rng) % NAMES);
         int len = snprintf(name, sizeof name, "room%d", k);
         net_room_ref ref;
         net_room_info info;
-        if (harness_rng_next(&rng) % 2) {
+        if (collide_rng_next(&rng) % 2) {
             CHECK(net_rooms_create_room(r, name, (size_t)len, 0, NULL, &ref) ==
                   (exists[k] ? NET_ROOM_EXISTS : NET_ROOM_OK));
             if (!exists[k]) {
@@ -267,12 +267,12 @@ typedef struct stress_arg {
 
 static void *stress(void *p) {
     stress_arg *a = p;
-    harness_rng rng = {a->seed};
+    collide_rng rng = {a->seed};
     char name[16];
     for (int i = 0; i < 20000; i++) {
-        int len = snprintf(name, sizeof name, "s%u", harness_rng_next(&rng) % 16);
+        int len = snprintf(name, sizeof name, "s%u", collide_rng_next(&rng) % 16);
         net_room_ref ref;
-        unsigned what = harness_rng_next(&rng) % 10;
+        unsigned what = collide_rng_next(&rng) % 10;
         if (what < 7) {
             if (net_rooms_join(a->r, name, (size_t)len, false, &ref) != NET_ROOM_OK) continue;
             if (what == 0) {

@@ -826,7 +826,7 @@ static void test_snapshots_track_the_world(void) {
     fx_init(&f, &cfg);
     world_config wc;
     world_config_default(&wc);
-    harness_rng rng = {4242};
+    collide_rng rng = {4242};
     tu_view model[4];
     for (int i = 0; i < 4; i++)
         CHECK(tu_view_init(&model[i], 256));
@@ -840,19 +840,19 @@ static void test_snapshots_track_the_world(void) {
     for (int tick = 0; tick < 400 && all_ok; tick++) {
         for (int ci = 0; ci < 3; ci++) {
             net_client *c = &f.c[ci];
-            uint32_t r = harness_rng_next(&rng) % 100u;
+            uint32_t r = collide_rng_next(&rng) % 100u;
             if (nowned[ci] < 8 && (nowned[ci] < 3 || r < 5)) {
-                uint32_t id = fx_spawn(&f, c, harness_rng_range(&rng, -150, 150),
-                                       harness_rng_range(&rng, -150, 150));
+                uint32_t id = fx_spawn(&f, c, collide_rng_range(&rng, -150, 150),
+                                       collide_rng_range(&rng, -150, 150));
                 if (id) owned[ci][nowned[ci]++] = id;
             } else if (nowned[ci] > 0 && r < 8) {
-                size_t k = harness_rng_next(&rng) % nowned[ci];
+                size_t k = collide_rng_next(&rng) % nowned[ci];
                 feed(&f, c, tu_despawn(0, owned[ci][k], f.buf, sizeof f.buf));
                 owned[ci][k] = owned[ci][--nowned[ci]];
             }
             for (size_t k = 0; k < nowned[ci]; k++) {
-                if (harness_rng_next(&rng) % 4u) continue;
-                float a = harness_rng_range(&rng, 0, 6.2831853f);
+                if (collide_rng_next(&rng) % 4u) continue;
+                float a = collide_rng_range(&rng, 0, 6.2831853f);
                 feed(&f, c,
                      tu_move(0, owned[ci][k], ++seq, 300.0f * cosf(a), 300.0f * sinf(a), f.buf,
                              sizeof f.buf));
@@ -860,8 +860,8 @@ static void test_snapshots_track_the_world(void) {
         }
         if (tick % 7 == 0) {
             /* Client 3 watches a box that jumps around and changes size. */
-            vec2 c = v2(harness_rng_range(&rng, -200, 200), harness_rng_range(&rng, -200, 200));
-            vec2 h = v2(harness_rng_range(&rng, 5, 150), harness_rng_range(&rng, 5, 150));
+            vec2 c = v2(collide_rng_range(&rng, -200, 200), collide_rng_range(&rng, -200, 200));
+            vec2 h = v2(collide_rng_range(&rng, 5, 150), collide_rng_range(&rng, 5, 150));
             view3 = aabb_make(v2_sub(c, h), v2_add(c, h));
             feed(&f, &f.c[3], tu_set_view(0, c.x, c.y, h.x, h.y, f.buf, sizeof f.buf));
         }
@@ -1284,13 +1284,13 @@ static void test_view_grid_matches_world_query(void) {
     wc.max_bodies = 2048;
     world *w = world_create(&wc);
     CHECK(w);
-    harness_rng rng = {777};
+    collide_rng rng = {777};
     for (int i = 0; i < 600; i++) {
         geom_shape s;
         float size =
-            (i % 50 == 0) ? harness_rng_range(&rng, 50, 300) : harness_rng_range(&rng, 0.2f, 5);
-        geom_make_box(v2(size, harness_rng_range(&rng, 0.2f, 5)), &s);
-        vec2 p = v2(harness_rng_range(&rng, -480, 480), harness_rng_range(&rng, -480, 480));
+            (i % 50 == 0) ? collide_rng_range(&rng, 50, 300) : collide_rng_range(&rng, 0.2f, 5);
+        geom_make_box(v2(size, collide_rng_range(&rng, 0.2f, 5)), &s);
+        vec2 p = v2(collide_rng_range(&rng, -480, 480), collide_rng_range(&rng, -480, 480));
         world_spawn(w, (i & 1) ? WORLD_BODY_MOVING : WORLD_BODY_STATIC, &s, p, 1, NULL, NULL);
     }
     world_step(w);
@@ -1302,8 +1302,8 @@ static void test_view_grid_matches_world_query(void) {
     net_view_marks marks;
     CHECK(net_view_marks_init(&marks, w));
     for (int q = 0; q < 300; q++) {
-        vec2 c = v2(harness_rng_range(&rng, -600, 600), harness_rng_range(&rng, -600, 600));
-        vec2 h = v2(harness_rng_range(&rng, 0, 200), harness_rng_range(&rng, 0, 200));
+        vec2 c = v2(collide_rng_range(&rng, -600, 600), collide_rng_range(&rng, -600, 600));
+        vec2 h = v2(collide_rng_range(&rng, 0, 200), collide_rng_range(&rng, 0, 200));
         aabb box = aabb_make(v2_sub(c, h), v2_add(c, h));
         size_t nw = world_query_aabb(w, box, 0, want, 2048);
         net_view_mark(&v, box, &marks);
@@ -1376,7 +1376,7 @@ static void test_view_mirror_follows_table(void) {
     wc.max_bodies = MIRROR_CAP;
     world *w = world_create(&wc);
     CHECK(w);
-    harness_rng rng = {9090};
+    collide_rng rng = {9090};
     static world_body_id bodies[MIRROR_CAP];
     size_t nbodies = 0;
     static mirror_hook_state hs;
@@ -1390,26 +1390,26 @@ static void test_view_mirror_follows_table(void) {
     static net_view_entry got[MIRROR_CAP], want[MIRROR_CAP];
     size_t resyncs = 0;
     for (int t = 0; t < 300; t++) {
-        int ops = t == 0 ? 200 : (int)(harness_rng_next(&rng) % 12u);
+        int ops = t == 0 ? 200 : (int)(collide_rng_next(&rng) % 12u);
         for (int k = 0; k < ops; k++) {
-            unsigned op = harness_rng_next(&rng) % 10u;
+            unsigned op = collide_rng_next(&rng) % 10u;
             if (op < 4 && nbodies < MIRROR_CAP - 8) {
                 geom_shape s;
-                float size = (k % 40 == 0) ? 90.0f : harness_rng_range(&rng, 0.3f, 4.0f);
-                geom_make_box(v2(size, harness_rng_range(&rng, 0.3f, 4.0f)), &s);
-                vec2 p = v2(harness_rng_range(&rng, -450, 450), harness_rng_range(&rng, -450, 450));
+                float size = (k % 40 == 0) ? 90.0f : collide_rng_range(&rng, 0.3f, 4.0f);
+                geom_make_box(v2(size, collide_rng_range(&rng, 0.3f, 4.0f)), &s);
+                vec2 p = v2(collide_rng_range(&rng, -450, 450), collide_rng_range(&rng, -450, 450));
                 world_body_id id;
                 if (world_spawn(w, op == 0 ? WORLD_BODY_STATIC : WORLD_BODY_MOVING, &s, p, 1, &id,
                                 NULL) == WORLD_OK)
                     bodies[nbodies++] = id;
             } else if (op < 6 && nbodies > 0) {
-                size_t i = harness_rng_next(&rng) % nbodies;
+                size_t i = collide_rng_next(&rng) % nbodies;
                 CHECK(world_despawn(w, bodies[i]) == WORLD_OK);
                 bodies[i] = bodies[--nbodies];
             } else if (nbodies > 0) {
-                size_t i = harness_rng_next(&rng) % nbodies;
+                size_t i = collide_rng_next(&rng) % nbodies;
                 vec2 vel =
-                    v2(harness_rng_range(&rng, -300, 300), harness_rng_range(&rng, -300, 300));
+                    v2(collide_rng_range(&rng, -300, 300), collide_rng_range(&rng, -300, 300));
                 world_set_intent(w, bodies[i], vel, (uint32_t)t + 1u);
             }
         }
@@ -1446,8 +1446,8 @@ static void test_view_mirror_follows_table(void) {
             CHECK(net_view_init(&fresh, w, 60));
             CHECK(net_view_rebuild(&fresh, w, NULL));
             for (int q = 0; q < 20; q++) {
-                vec2 c = v2(harness_rng_range(&rng, -500, 500), harness_rng_range(&rng, -500, 500));
-                vec2 h = v2(harness_rng_range(&rng, 0, 150), harness_rng_range(&rng, 0, 150));
+                vec2 c = v2(collide_rng_range(&rng, -500, 500), collide_rng_range(&rng, -500, 500));
+                vec2 h = v2(collide_rng_range(&rng, 0, 150), collide_rng_range(&rng, 0, 150));
                 aabb box = aabb_make(v2_sub(c, h), v2_add(c, h));
                 net_view_mark(&v, box, &marks);
                 size_t ng = net_view_take(&v, &marks, got, MIRROR_CAP);

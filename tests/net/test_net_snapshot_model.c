@@ -118,17 +118,17 @@ static void move(model_fixture *f, int ci, uint32_t id, vec2 v) {
 
 /* A random intent: a third of them straight at a wall (the body ends pressed against it, its
  * intent unchanged, velocity zero), the rest in any direction at up to 2 units a tick. */
-static vec2 random_intent(harness_rng *rng) {
-    float speed = harness_rng_range(rng, 20.0f, 120.0f);
-    switch (harness_rng_next(rng) % 6u) {
+static vec2 random_intent(collide_rng *rng) {
+    float speed = collide_rng_range(rng, 20.0f, 120.0f);
+    switch (collide_rng_next(rng) % 6u) {
     case 0:
         return v2(speed, 0.0f);
     case 1:
         return v2(-speed, 0.0f);
     case 2:
-        return v2(0.0f, harness_rng_next(rng) % 2u ? speed : -speed);
+        return v2(0.0f, collide_rng_next(rng) % 2u ? speed : -speed);
     default: {
-        float a = harness_rng_range(rng, 0.0f, 6.2831853f);
+        float a = collide_rng_range(rng, 0.0f, 6.2831853f);
         return v2(speed * cosf(a), speed * sinf(a));
     }
     }
@@ -394,37 +394,37 @@ static bool check_client(model_fixture *f, int ci, int tick, world_body_id *trut
     return ok;
 }
 
-static void churn_players(model_fixture *f, harness_rng *rng, int tick) {
+static void churn_players(model_fixture *f, collide_rng *rng, int tick) {
     for (int ci = 0; ci < PLAYERS; ci++) {
         if (!f->open[ci]) continue;
         /* Many spawns at the start (new bodies pile up), then a trickle. */
-        int spawns = tick == 0 ? 30 : (harness_rng_next(rng) % 4u == 0 ? 2 : 0);
+        int spawns = tick == 0 ? 30 : (collide_rng_next(rng) % 4u == 0 ? 2 : 0);
         for (int s = 0; s < spawns && f->nowned[ci] < PER_PLAYER; s++) {
-            vec2 at = v2(harness_rng_range(rng, -110, 110), harness_rng_range(rng, -110, 110));
-            vec2 half = v2(harness_rng_range(rng, 0.4f, 2.0f), harness_rng_range(rng, 0.4f, 2.0f));
+            vec2 at = v2(collide_rng_range(rng, -110, 110), collide_rng_range(rng, -110, 110));
+            vec2 half = v2(collide_rng_range(rng, 0.4f, 2.0f), collide_rng_range(rng, 0.4f, 2.0f));
             uint32_t id = spawn(f, ci, MOVING, at, half);
             if (id) f->owned[ci][f->nowned[ci]++] = id;
         }
-        if (f->nowned[ci] > 0 && harness_rng_next(rng) % 3u == 0) {
-            size_t k = harness_rng_next(rng) % f->nowned[ci];
+        if (f->nowned[ci] > 0 && collide_rng_next(rng) % 3u == 0) {
+            size_t k = collide_rng_next(rng) % f->nowned[ci];
             feed(f, ci, tu_despawn(0, f->owned[ci][k], f->buf, sizeof f->buf));
             f->owned[ci][k] = f->owned[ci][--f->nowned[ci]];
         }
         for (size_t k = 0; k < f->nowned[ci]; k++) {
-            if (harness_rng_next(rng) % 10u == 0) move(f, ci, f->owned[ci][k], random_intent(rng));
+            if (collide_rng_next(rng) % 10u == 0) move(f, ci, f->owned[ci][k], random_intent(rng));
         }
     }
 }
 
-static void churn_admin(model_fixture *f, harness_rng *rng, int tick) {
+static void churn_admin(model_fixture *f, collide_rng *rng, int tick) {
     int spawns = tick == 0 ? 40 : (tick % 20 == 0 ? 3 : 0);
     for (int s = 0; s < spawns && f->nstatics < 64; s++) {
-        vec2 at = v2(harness_rng_range(rng, -100, 100), harness_rng_range(rng, -100, 100));
-        uint32_t id = spawn(f, ADMIN, STATIC, at, v2(harness_rng_range(rng, 0.5f, 4.0f), 1.0f));
+        vec2 at = v2(collide_rng_range(rng, -100, 100), collide_rng_range(rng, -100, 100));
+        uint32_t id = spawn(f, ADMIN, STATIC, at, v2(collide_rng_range(rng, 0.5f, 4.0f), 1.0f));
         if (id) f->statics[f->nstatics++] = id;
     }
     if (tick % 20 == 10 && f->nstatics > 0) {
-        size_t k = harness_rng_next(rng) % f->nstatics;
+        size_t k = collide_rng_next(rng) % f->nstatics;
         feed(f, ADMIN, tu_despawn(0, f->statics[k], f->buf, sizeof f->buf));
         f->statics[k] = f->statics[--f->nstatics];
     }
@@ -465,7 +465,7 @@ static void test_snapshot_budget_model(void) {
         CHECK(welcome(f, ci, ci == ADMIN ? "admin-secret" : NULL));
     }
     set_view(f, ADMIN, v2(0, 0), v2(WORLD_HALF, WORLD_HALF));
-    harness_rng rng = {20240611u};
+    collide_rng rng = {20240611u};
     budget_counts counts;
     memset(&counts, 0, sizeof counts);
     unsigned lag[CLIENTS] = {0};
@@ -477,8 +477,8 @@ static void test_snapshot_budget_model(void) {
         churn_admin(f, &rng, tick);
         churn_players(f, &rng, tick);
         if (tick % 23 == 0) {
-            vec2 c = v2(harness_rng_range(&rng, -100, 100), harness_rng_range(&rng, -100, 100));
-            vec2 h = v2(harness_rng_range(&rng, 10, 120), harness_rng_range(&rng, 10, 120));
+            vec2 c = v2(collide_rng_range(&rng, -100, 100), collide_rng_range(&rng, -100, 100));
+            vec2 h = v2(collide_rng_range(&rng, 10, 120), collide_rng_range(&rng, 10, 120));
             set_view(f, SPECTATOR, c, h);
         }
         if (tick == LATE_JOIN_TICK) {
@@ -504,7 +504,7 @@ static void test_snapshot_budget_model(void) {
     for (int ci = 0; ci < PLAYERS; ci++) {
         for (size_t k = 0; f->open[ci] && k < f->nowned[ci]; k++) {
             vec2 dir[4] = {v2(90, 0), v2(-90, 0), v2(0, 90), v2(0, -90)};
-            move(f, ci, f->owned[ci][k], dir[harness_rng_next(&rng) % 4u]);
+            move(f, ci, f->owned[ci][k], dir[collide_rng_next(&rng) % 4u]);
         }
     }
     int rest_tick = -1;

@@ -463,7 +463,7 @@ static void test_same_bytes_as_walking_every_static(void) {
         CHECK(fx[s].srv);
         fx[s].srv->snapshot.always_walk_statics = s == 1;
     }
-    harness_rng rng = {20261124u};
+    collide_rng rng = {20261124u};
     uint32_t statics[512];
     size_t nstatics = 0;
     uint32_t owned[2][12];
@@ -491,8 +491,8 @@ static void test_same_bytes_as_walking_every_static(void) {
         /* Statics: 300 at the start, then a few come and go. */
         int spawns = t == 0 ? 300 : (t % 15 == 0 ? 4 : 0);
         for (int k = 0; k < spawns && nstatics < 512; k++) {
-            float x = harness_rng_range(&rng, -480, 480), y = harness_rng_range(&rng, -480, 480);
-            float h = harness_rng_range(&rng, 0.5f, 3.0f);
+            float x = collide_rng_range(&rng, -480, 480), y = collide_rng_range(&rng, -480, 480);
+            float h = collide_rng_range(&rng, 0.5f, 3.0f);
             uint32_t id[2];
             for (int s = 0; s < 2; s++)
                 id[s] = spawn(&fx[s], ADMIN, STATIC, x, y, h);
@@ -500,16 +500,16 @@ static void test_same_bytes_as_walking_every_static(void) {
             if (id[0]) statics[nstatics++] = id[0];
         }
         if (t % 15 == 7 && nstatics > 0) {
-            size_t k = harness_rng_next(&rng) % nstatics;
+            size_t k = collide_rng_next(&rng) % nstatics;
             BOTH(despawn(f, ADMIN, statics[k]));
             statics[k] = statics[--nstatics];
         }
         /* Players: spawn, steer, despawn; default views that follow their bodies. */
         for (int p = 0; p < 2; p++) {
             int ci = P0 + p;
-            if ((t < 10 || harness_rng_next(&rng) % 8u == 0) && nowned[p] < 12) {
-                float x = harness_rng_range(&rng, -400, 400),
-                      y = harness_rng_range(&rng, -400, 400);
+            if ((t < 10 || collide_rng_next(&rng) % 8u == 0) && nowned[p] < 12) {
+                float x = collide_rng_range(&rng, -400, 400),
+                      y = collide_rng_range(&rng, -400, 400);
                 uint32_t id[2];
                 for (int s = 0; s < 2; s++)
                     id[s] = spawn(&fx[s], ci, MOVING, x, y, 1.0f);
@@ -517,14 +517,14 @@ static void test_same_bytes_as_walking_every_static(void) {
                 if (id[0]) owned[p][nowned[p]++] = id[0];
             }
             for (size_t k = 0; k < nowned[p]; k++) {
-                if (harness_rng_next(&rng) % 6u != 0) continue;
-                float vx = harness_rng_range(&rng, -200, 200),
-                      vy = harness_rng_range(&rng, -200, 200);
+                if (collide_rng_next(&rng) % 6u != 0) continue;
+                float vx = collide_rng_range(&rng, -200, 200),
+                      vy = collide_rng_range(&rng, -200, 200);
                 seq++;
                 BOTH(feed(f, ci, tu_move(0, owned[p][k], seq, vx, vy, f->buf, sizeof f->buf)));
             }
-            if (nowned[p] > 0 && harness_rng_next(&rng) % 25u == 0) {
-                size_t k = harness_rng_next(&rng) % nowned[p];
+            if (nowned[p] > 0 && collide_rng_next(&rng) % 25u == 0) {
+                size_t k = collide_rng_next(&rng) % nowned[p];
                 BOTH(despawn(f, ci, owned[p][k]));
                 owned[p][k] = owned[p][--nowned[p]];
             }
@@ -532,10 +532,10 @@ static void test_same_bytes_as_walking_every_static(void) {
         /* The jumpy spectator: a new box now and then, sometimes the whole world (hundreds of
          * statics at once, past the frame), then a corner (hundreds removed, past half a frame). */
         if (t % 37 == 0) {
-            unsigned pick = harness_rng_next(&rng) % 4u;
-            float cx = harness_rng_range(&rng, -300, 300), cy = harness_rng_range(&rng, -300, 300);
-            float hx = pick == 0 ? 500 : harness_rng_range(&rng, 20, 200);
-            float hy = pick == 0 ? 500 : harness_rng_range(&rng, 20, 200);
+            unsigned pick = collide_rng_next(&rng) % 4u;
+            float cx = collide_rng_range(&rng, -300, 300), cy = collide_rng_range(&rng, -300, 300);
+            float hx = pick == 0 ? 500 : collide_rng_range(&rng, 20, 200);
+            float hy = pick == 0 ? 500 : collide_rng_range(&rng, 20, 200);
             if (pick == 0) cx = cy = 0;
             if (pick == 3) hx = hy = 0; /* back to the default view: nothing */
             BOTH(set_view(f, JUMPY, cx, cy, hx, hy, NULL, 0));

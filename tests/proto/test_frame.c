@@ -42,10 +42,10 @@ static void test_varint_known_vectors(void) {
 /* Our encoder agrees with protobuf-c's on every width: a Ping's client_time_us is a uint64 field
  * 1, so its packed form is 0x08 followed by the varint. */
 static void test_varint_matches_protobuf_c(void) {
-    harness_rng rng = {4242};
+    collide_rng rng = {4242};
     for (int i = 0; i < 5000; i++) {
-        uint64_t v = ((uint64_t)harness_rng_next(&rng) << 32 | harness_rng_next(&rng)) >>
-                     (harness_rng_next(&rng) % 64);
+        uint64_t v = ((uint64_t)collide_rng_next(&rng) << 32 | collide_rng_next(&rng)) >>
+                     (collide_rng_next(&rng) % 64);
         Collide__V1__Ping ping = COLLIDE__V1__PING__INIT;
         ping.client_time_us = v;
         uint8_t pb[16], ours[VARINT_MAX_BYTES];

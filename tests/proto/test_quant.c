@@ -21,27 +21,27 @@ typedef struct model {
     bool known[BODIES];
 } model;
 
-static int32_t rnd_i32(harness_rng *r) {
-    return (int32_t)(harness_rng_next(r) ^ (harness_rng_next(r) << 16));
+static int32_t rnd_i32(collide_rng *r) {
+    return (int32_t)(collide_rng_next(r) ^ (collide_rng_next(r) << 16));
 }
 
-static quant_state random_state(harness_rng *r) {
+static quant_state random_state(collide_rng *r) {
     quant_state q;
     memset(&q, 0, sizeof q);
     double pq = 1.0 / 256.0, vq = 1.0 / 64.0;
-    q.px = quant_of(harness_rng_range(r, -BOUND, BOUND), pq);
-    q.py = quant_of(harness_rng_range(r, -BOUND, BOUND), pq);
-    q.vx = quant_of(harness_rng_range(r, -MAX_SPEED, MAX_SPEED), vq);
-    q.vy = quant_of(harness_rng_range(r, -MAX_SPEED, MAX_SPEED), vq);
-    q.angle = quant_angle_of(harness_rng_range(r, -20.0f, 20.0f));
-    q.w = quant_of(harness_rng_range(r, -25.2f, 25.2f), 1.0 / QUANT_ANGULAR_VELOCITY_PER_RAD);
-    q.last_input_seq = harness_rng_next(r) % 4u == 0 ? harness_rng_next(r) : 0;
+    q.px = quant_of(collide_rng_range(r, -BOUND, BOUND), pq);
+    q.py = quant_of(collide_rng_range(r, -BOUND, BOUND), pq);
+    q.vx = quant_of(collide_rng_range(r, -MAX_SPEED, MAX_SPEED), vq);
+    q.vy = quant_of(collide_rng_range(r, -MAX_SPEED, MAX_SPEED), vq);
+    q.angle = quant_angle_of(collide_rng_range(r, -20.0f, 20.0f));
+    q.w = quant_of(collide_rng_range(r, -25.2f, 25.2f), 1.0 / QUANT_ANGULAR_VELOCITY_PER_RAD);
+    q.last_input_seq = collide_rng_next(r) % 4u == 0 ? collide_rng_next(r) : 0;
     /* One in eight takes the extremes: the largest deltas a record can carry. */
-    if (harness_rng_next(r) % 8u == 0) {
-        q.px = harness_rng_next(r) & 1u ? INT32_MAX : INT32_MIN;
-        q.vy = harness_rng_next(r) & 1u ? INT32_MAX : INT32_MIN;
+    if (collide_rng_next(r) % 8u == 0) {
+        q.px = collide_rng_next(r) & 1u ? INT32_MAX : INT32_MIN;
+        q.vy = collide_rng_next(r) & 1u ? INT32_MAX : INT32_MIN;
         q.w = rnd_i32(r);
-        q.angle = harness_rng_next(r) & 1u ? 0 : QUANT_ANGLE_STEPS - 1;
+        q.angle = collide_rng_next(r) & 1u ? 0 : QUANT_ANGLE_STEPS - 1;
     }
     return q;
 }
@@ -62,14 +62,14 @@ static void check_table(const quant_table *t, const model *m) {
 }
 
 static void test_round_trip_random(void) {
-    harness_rng r = {7777u};
+    collide_rng r = {7777u};
     model m;
     memset(&m, 0, sizeof m);
     /* Ids far apart: gaps up to 2^26 between neighbours, the last near 2^32. */
     uint32_t id = 1;
     for (int i = 0; i < BODIES; i++) {
         m.id[i] = id;
-        id += 1u + harness_rng_next(&r) % (1u << 26);
+        id += 1u + collide_rng_next(&r) % (1u << 26);
     }
     m.id[BODIES - 1] = UINT32_MAX;
     quant_table t;
@@ -80,7 +80,7 @@ static void test_round_trip_random(void) {
         uint32_t prev = 0;
         unsigned removed[BODIES], nremoved = 0;
         for (int i = 0; i < BODIES; i++) {
-            unsigned what = harness_rng_next(&r) % 8u;
+            unsigned what = collide_rng_next(&r) % 8u;
             if (m.known[i] && what == 0) {
                 removed[nremoved++] = m.id[i];
                 m.known[i] = false;
@@ -99,10 +99,10 @@ static void test_round_trip_random(void) {
                 if (what < 5) {
                     cur = m.q[i];
                     int32_t *parts[] = {&cur.px, &cur.py, &cur.vx, &cur.vy, &cur.w};
-                    unsigned which = harness_rng_next(&r) % 7u;
+                    unsigned which = collide_rng_next(&r) % 7u;
                     if (which < 5) {
                         int64_t x =
-                            (int64_t)*parts[which] + (int64_t)(harness_rng_next(&r) % 200u) - 100;
+                            (int64_t)*parts[which] + (int64_t)(collide_rng_next(&r) % 200u) - 100;
                         *parts[which] = x > INT32_MAX   ? INT32_MAX
                                         : x < INT32_MIN ? INT32_MIN
                                                         : (int32_t)x;

@@ -305,7 +305,7 @@ static const table_body *find_body(const table_body *set, size_t n, world_body_i
 static void test_body_table_matches_world(void) {
     world *w = wt_world(30.0f, TABLE_CAP);
     CHECK(w);
-    harness_rng rng = {4242};
+    collide_rng rng = {4242};
     table_body alive[TABLE_CAP], before[TABLE_CAP];
     size_t nalive = 0, nbefore = 0;
     const world_body_row *rows;
@@ -313,12 +313,12 @@ static void test_body_table_matches_world(void) {
     size_t spawns = 0, static_despawns = 0, rows_seen = 0;
     for (int t = 0; t < 400; t++) {
         /* churn between steps */
-        int ops = (int)(harness_rng_next(&rng) % 6u);
+        int ops = (int)(collide_rng_next(&rng) % 6u);
         for (int k = 0; k < ops; k++) {
-            unsigned op = harness_rng_next(&rng) % 8u;
+            unsigned op = collide_rng_next(&rng) % 8u;
             if (op < 3 && nalive < TABLE_CAP) {
                 bool st = op == 0;
-                vec2 p = v2(harness_rng_range(&rng, -25, 25), harness_rng_range(&rng, -25, 25));
+                vec2 p = v2(collide_rng_range(&rng, -25, 25), collide_rng_range(&rng, -25, 25));
                 world_body_id id =
                     wt_spawn(w, st ? WORLD_BODY_STATIC : WORLD_BODY_MOVING, wt_box(0.5f, 0.5f), p);
                 if (!id) continue;
@@ -331,16 +331,16 @@ static void test_body_table_matches_world(void) {
                 alive[nalive].kind = (uint8_t)(st ? WORLD_BODY_STATIC : WORLD_BODY_MOVING);
                 nalive++;
             } else if (op < 5 && nalive > 0) {
-                size_t i = harness_rng_next(&rng) % nalive;
+                size_t i = collide_rng_next(&rng) % nalive;
                 if (alive[i].kind == WORLD_BODY_STATIC) static_despawns++;
                 CHECK(world_despawn(w, alive[i].id) == WORLD_OK);
                 alive[i] = alive[--nalive];
             } else if (nalive > 0) {
-                size_t i = harness_rng_next(&rng) % nalive;
+                size_t i = collide_rng_next(&rng) % nalive;
                 if (alive[i].kind != WORLD_BODY_MOVING) continue;
-                vec2 v = (harness_rng_next(&rng) & 1u) ? v2(0, 0)
-                                                       : v2(harness_rng_range(&rng, -20, 20),
-                                                            harness_rng_range(&rng, -20, 20));
+                vec2 v = (collide_rng_next(&rng) & 1u) ? v2(0, 0)
+                                                       : v2(collide_rng_range(&rng, -20, 20),
+                                                            collide_rng_range(&rng, -20, 20));
                 world_set_intent(w, alive[i].id, v, (uint32_t)t + 1u);
             }
         }
@@ -353,7 +353,7 @@ static void test_body_table_matches_world(void) {
         world_body_id gone_early = WORLD_NULL_BODY;
         world_body_info gone_info;
         if (t % 5 == 1 && nalive > 0) {
-            size_t i = harness_rng_next(&rng) % nalive;
+            size_t i = collide_rng_next(&rng) % nalive;
             gone_early = alive[i].id;
             CHECK(world_body_get(w, gone_early, &gone_info));
             CHECK(world_despawn(w, gone_early) == WORLD_OK);
@@ -408,7 +408,7 @@ static void test_body_table_matches_world(void) {
         if (t % 7 == 3 && n > 0 && nalive > 0) {
             static world_body_row copy[2 * TABLE_CAP];
             memcpy(copy, rows, n * sizeof *rows);
-            size_t i = harness_rng_next(&rng) % nalive;
+            size_t i = collide_rng_next(&rng) % nalive;
             world_body_id gone = alive[i].id;
             CHECK(world_despawn(w, gone) == WORLD_OK);
             alive[i] = alive[--nalive];
@@ -547,7 +547,7 @@ static void test_queries(void) {
  * boxes, circles and polygons, static and moving (stepped a few ticks so the mover index is
  * exercised), random query boxes. */
 static void test_query_box_exact(void) {
-    harness_rng rng = {0x5eed1234u};
+    collide_rng rng = {0x5eed1234u};
     size_t filtered = 0, found = 0;
     for (int round = 0; round < 20; round++) {
         world *w = wt_world(40.0f, 512);
@@ -555,29 +555,29 @@ static void test_query_box_exact(void) {
         world_body_id ids[300];
         int n_ids = 0;
         for (int i = 0; i < 300; i++) {
-            unsigned k = harness_rng_next(&rng) % 3;
-            geom_shape s = k == 0   ? wt_box(harness_rng_range(&rng, 0.2f, 3.0f),
-                                             harness_rng_range(&rng, 0.2f, 3.0f))
-                           : k == 1 ? wt_circle(harness_rng_range(&rng, 0.2f, 3.0f))
-                                    : wt_ngon(3 + (int)(harness_rng_next(&rng) % 6),
-                                              harness_rng_range(&rng, 0.3f, 3.0f),
-                                              harness_rng_range(&rng, 0.0f, 6.28f));
+            unsigned k = collide_rng_next(&rng) % 3;
+            geom_shape s = k == 0   ? wt_box(collide_rng_range(&rng, 0.2f, 3.0f),
+                                             collide_rng_range(&rng, 0.2f, 3.0f))
+                           : k == 1 ? wt_circle(collide_rng_range(&rng, 0.2f, 3.0f))
+                                    : wt_ngon(3 + (int)(collide_rng_next(&rng) % 6),
+                                              collide_rng_range(&rng, 0.3f, 3.0f),
+                                              collide_rng_range(&rng, 0.0f, 6.28f));
             world_body_kind kind = i % 2 ? WORLD_BODY_MOVING : WORLD_BODY_STATIC;
-            vec2 p = v2(harness_rng_range(&rng, -35, 35), harness_rng_range(&rng, -35, 35));
+            vec2 p = v2(collide_rng_range(&rng, -35, 35), collide_rng_range(&rng, -35, 35));
             world_body_id id = wt_spawn(w, kind, s, p);
             if (id == WORLD_NULL_BODY) continue;
             ids[n_ids++] = id;
             if (kind == WORLD_BODY_MOVING)
                 CHECK(world_set_intent(
                           w, id,
-                          v2(harness_rng_range(&rng, -20, 20), harness_rng_range(&rng, -20, 20)),
+                          v2(collide_rng_range(&rng, -20, 20), collide_rng_range(&rng, -20, 20)),
                           1) == WORLD_OK);
         }
         for (int t = 0; t < 3; t++)
             world_step(w);
         for (int q = 0; q < 50; q++) {
-            vec2 a = v2(harness_rng_range(&rng, -45, 45), harness_rng_range(&rng, -45, 45));
-            vec2 size = v2(harness_rng_range(&rng, 0.05f, 12), harness_rng_range(&rng, 0.05f, 12));
+            vec2 a = v2(collide_rng_range(&rng, -45, 45), collide_rng_range(&rng, -45, 45));
+            vec2 size = v2(collide_rng_range(&rng, 0.05f, 12), collide_rng_range(&rng, 0.05f, 12));
             aabb box = aabb_make(a, v2_add(a, size));
             unsigned kinds = q % 3 == 0   ? 0u
                              : q % 3 == 1 ? 1u << WORLD_BODY_STATIC

@@ -52,13 +52,13 @@ static void test_filter_api(void) {
  * other, and into a static wall: interacting pairs never overlap (I3, I1), the others pass
  * through each other, statics included. */
 static void test_filter_matrix(void) {
-    harness_rng rng = {12345u};
+    collide_rng rng = {12345u};
     int passed = 0, blocked = 0;
     for (int c = 0; c < 200; c++) {
         world *w = wt_world(100, 16);
-        uint32_t ca = 1u << (harness_rng_next(&rng) % 4), cb = 1u << (harness_rng_next(&rng) % 4);
-        uint32_t ma = harness_rng_next(&rng) & 15u, mb = harness_rng_next(&rng) & 15u;
-        uint32_t cs = 1u << (harness_rng_next(&rng) % 4), ms = harness_rng_next(&rng) & 15u;
+        uint32_t ca = 1u << (collide_rng_next(&rng) % 4), cb = 1u << (collide_rng_next(&rng) % 4);
+        uint32_t ma = collide_rng_next(&rng) & 15u, mb = collide_rng_next(&rng) & 15u;
+        uint32_t cs = 1u << (collide_rng_next(&rng) % 4), ms = collide_rng_next(&rng) & 15u;
         if (!ma) ma = 1; /* 0 would mean all */
         if (!mb) mb = 1;
         if (!ms) ms = 1;
@@ -341,34 +341,34 @@ static void test_static_slot_reused(void) {
 static void test_contact_groups(void) {
     int begins = 0, group_cycles = 0;
     for (unsigned seed = 1; seed <= 3; seed++) {
-        harness_rng rng = {seed * 2246822519u};
+        collide_rng rng = {seed * 2246822519u};
         world *w = wt_world(8, 256);
         world_set_events(w, true);
         world_body_id ids[GROUP_MOVERS + GROUP_STATICS];
         int n = 0;
         for (int i = 0; i < GROUP_STATICS; i++) {
             world_body_id id = wt_spawn(w, WORLD_BODY_STATIC, wt_box(0.5f, 0.5f),
-                                        v2((float)(int)harness_rng_range(&rng, -7, 7),
-                                           (float)(int)harness_rng_range(&rng, -7, 7)));
+                                        v2((float)(int)collide_rng_range(&rng, -7, 7),
+                                           (float)(int)collide_rng_range(&rng, -7, 7)));
             if (id) ids[n++] = id;
         }
         int statics = n;
         for (int i = 0; i < GROUP_MOVERS; i++) {
             world_body_id id = wt_spawn(
-                w, WORLD_BODY_MOVING, wt_box(harness_rng_range(&rng, 0.15f, 0.4f), 0.3f),
-                v2(harness_rng_range(&rng, -7.5f, 7.5f), harness_rng_range(&rng, -7.5f, 7.5f)));
+                w, WORLD_BODY_MOVING, wt_box(collide_rng_range(&rng, 0.15f, 0.4f), 0.3f),
+                v2(collide_rng_range(&rng, -7.5f, 7.5f), collide_rng_range(&rng, -7.5f, 7.5f)));
             if (id) ids[n++] = id;
         }
         track c = {0};
         uint32_t seq = 1;
         for (int tick = 0; tick < 240; tick++) {
             for (int i = statics; i < n; i++)
-                if (world_body_alive(w, ids[i]) && harness_rng_next(&rng) % 6 == 0)
+                if (world_body_alive(w, ids[i]) && collide_rng_next(&rng) % 6 == 0)
                     world_set_intent(
                         w, ids[i],
-                        v2(harness_rng_range(&rng, -8, 8), harness_rng_range(&rng, -8, 8)), seq++);
+                        v2(collide_rng_range(&rng, -8, 8), collide_rng_range(&rng, -8, 8)), seq++);
             if (tick % 20 == 7) { /* a mover goes, another comes in its place */
-                int i = statics + (int)(harness_rng_next(&rng) % (uint32_t)(n - statics));
+                int i = statics + (int)(collide_rng_next(&rng) % (uint32_t)(n - statics));
                 world_body_info info;
                 if (world_body_get(w, ids[i], &info)) {
                     CHECK(world_despawn(w, ids[i]) == WORLD_OK);
@@ -376,7 +376,7 @@ static void test_contact_groups(void) {
                 }
             }
             if (tick % 30 == 13) { /* a static goes and comes back in its slot */
-                int i = (int)(harness_rng_next(&rng) % (uint32_t)statics);
+                int i = (int)(collide_rng_next(&rng) % (uint32_t)statics);
                 vec2 at = wt_pos(w, ids[i]);
                 CHECK(world_despawn(w, ids[i]) == WORLD_OK);
                 ids[i] = wt_spawn(w, WORLD_BODY_STATIC, wt_box(0.5f, 0.5f), at);
@@ -498,15 +498,15 @@ static void test_moving_sensor(void) {
  * stream pairs exactly (replayed into sets), and after every step the sets agree with the oracle:
  * every tracked contact within 4 skins, every interacting pair within 2 skins tracked; every
  * tracked overlap overlapping, every interacting overlap tracked. */
-static geom_shape random_shape(harness_rng *rng) {
-    switch (harness_rng_next(rng) % 3) {
+static geom_shape random_shape(collide_rng *rng) {
+    switch (collide_rng_next(rng) % 3) {
     case 0:
-        return wt_box(harness_rng_range(rng, 0.3f, 1.0f), harness_rng_range(rng, 0.3f, 1.0f));
+        return wt_box(collide_rng_range(rng, 0.3f, 1.0f), collide_rng_range(rng, 0.3f, 1.0f));
     case 1:
-        return wt_circle(harness_rng_range(rng, 0.3f, 1.0f));
+        return wt_circle(collide_rng_range(rng, 0.3f, 1.0f));
     default:
-        return wt_ngon(3 + (int)(harness_rng_next(rng) % 5), harness_rng_range(rng, 0.4f, 1.0f),
-                       harness_rng_range(rng, 0, 6.28f));
+        return wt_ngon(3 + (int)(collide_rng_next(rng) % 5), collide_rng_range(rng, 0.4f, 1.0f),
+                       collide_rng_range(rng, 0, 6.28f));
     }
 }
 
@@ -651,9 +651,9 @@ static void soak_print(const char *name, const soak_totals *t) {
            name, t->begins, t->ends, t->sensor_begins, t->separations, t->swept_hits);
 }
 
-static world_filter random_filter(harness_rng *rng) {
-    world_filter f = {1u << (harness_rng_next(rng) % 3), 0, harness_rng_next(rng) % 6 == 0};
-    f.mask = harness_rng_next(rng) % 3 ? 0xffffffffu : (harness_rng_next(rng) & 7u) | 1u;
+static world_filter random_filter(collide_rng *rng) {
+    world_filter f = {1u << (collide_rng_next(rng) % 3), 0, collide_rng_next(rng) % 6 == 0};
+    f.mask = collide_rng_next(rng) % 3 ? 0xffffffffu : (collide_rng_next(rng) & 7u) | 1u;
     return f;
 }
 
@@ -663,16 +663,16 @@ static world_filter random_filter(harness_rng *rng) {
 static void events_soak(bool boxes) {
     soak_totals tot = {0};
     for (unsigned seed = 1; seed <= 6; seed++) {
-        harness_rng rng = {seed * 2654435761u};
+        collide_rng rng = {seed * 2654435761u};
         soak *k = soak_new(wt_world(12, 128), seed);
         for (int i = 0; i < SOAK_BODIES; i++) {
             world_filter f = random_filter(&rng);
             if (boxes) f = (world_filter){0, 0, false};
-            geom_shape shape = boxes ? wt_box(harness_rng_range(&rng, 0.2f, 0.5f),
-                                              harness_rng_range(&rng, 0.2f, 0.5f))
+            geom_shape shape = boxes ? wt_box(collide_rng_range(&rng, 0.2f, 0.5f),
+                                              collide_rng_range(&rng, 0.2f, 0.5f))
                                      : random_shape(&rng);
             CHECK(soak_spawn(k, i >= 8, shape,
-                             v2(harness_rng_range(&rng, -10, 10), harness_rng_range(&rng, -10, 10)),
+                             v2(collide_rng_range(&rng, -10, 10), collide_rng_range(&rng, -10, 10)),
                              &f) == i);
         }
         uint32_t seq = 1;
@@ -680,15 +680,15 @@ static void events_soak(bool boxes) {
             for (int i = 8; i < SOAK_BODIES; i++) {
                 if (!world_body_alive(k->w, k->ids[i])) continue;
                 /* mostly slow pushing (resting contacts), sometimes fast (crossings) */
-                float speed = harness_rng_next(&rng) % 10 == 0 && !boxes ? 600.0f : 6.0f;
-                if (harness_rng_next(&rng) % 8 == 0)
+                float speed = collide_rng_next(&rng) % 10 == 0 && !boxes ? 600.0f : 6.0f;
+                if (collide_rng_next(&rng) % 8 == 0)
                     world_set_intent(k->w, k->ids[i],
-                                     v2(harness_rng_range(&rng, -speed, speed),
-                                        harness_rng_range(&rng, -speed, speed)),
+                                     v2(collide_rng_range(&rng, -speed, speed),
+                                        collide_rng_range(&rng, -speed, speed)),
                                      seq++);
             }
             if (tick % 50 == 49) /* a despawn in contact or not */
-                world_despawn(k->w, k->ids[8 + (int)(harness_rng_next(&rng) % (SOAK_BODIES - 8))]);
+                world_despawn(k->w, k->ids[8 + (int)(collide_rng_next(&rng) % (SOAK_BODIES - 8))]);
             world_step(k->w);
             if (!soak_ok(k, tick)) break;
         }
@@ -705,13 +705,13 @@ static void test_events_soak_boxes(void) { events_soak(true); }
 /* Rows and blocks of tiles (unit boxes and half-unit boxes, every seventh a circle or a polygon)
  * for the crowd scenes: a slide along a row meets more statics than a note holds, and a non-box
  * among them sends it to the general slide. */
-static void soak_tiles(soak *k, harness_rng *rng) {
+static void soak_tiles(soak *k, collide_rng *rng) {
     int t = 0;
     for (int row = 0; row < 4; row++) {
         /* unit tiles, half-unit tiles, unit tiles, gravel (small boxes a little apart) */
         float y = -12.0f + 8.0f * (float)row, h = row == 3 ? 0.05f : row % 2 ? 0.25f : 0.5f;
         for (float x = -16.0f; x <= 16.0f; x += row == 3 ? 0.15f : 2 * h, t++) {
-            if (harness_rng_next(rng) % 9 == 0) continue; /* a gap in the row */
+            if (collide_rng_next(rng) % 9 == 0) continue; /* a gap in the row */
             geom_shape s = t % 7 == 3   ? wt_circle(h)
                            : t % 7 == 5 ? wt_ngon(3 + t % 4, h, 0.3f)
                                         : wt_box(h, h);
@@ -733,36 +733,36 @@ static void test_events_soak_crowd(void) {
     soak_totals tot = {0};
     long statics = 0, moving = 0;
     for (unsigned seed = 1; seed <= 4; seed++) {
-        harness_rng rng = {seed * 40503u + 7u};
+        collide_rng rng = {seed * 40503u + 7u};
         soak *k = soak_new(wt_world(20, SOAK_MAX), seed);
         soak_tiles(k, &rng);
         int first = k->n, movers = 150 + 50 * (int)seed;
         statics += first;
         while (k->n - first < movers && k->n < SOAK_MAX) {
-            geom_shape s = seed % 2 && harness_rng_next(&rng) % 8 == 0
+            geom_shape s = seed % 2 && collide_rng_next(&rng) % 8 == 0
                                ? random_shape(&rng)
-                               : wt_box(harness_rng_range(&rng, 0.15f, 0.5f),
-                                        harness_rng_range(&rng, 0.15f, 0.5f));
+                               : wt_box(collide_rng_range(&rng, 0.15f, 0.5f),
+                                        collide_rng_range(&rng, 0.15f, 0.5f));
             /* between the rows, in bands a body tall */
-            float y = -12.0f + 8.0f * (float)(harness_rng_next(&rng) % 4) +
-                      harness_rng_range(&rng, 1.2f, 6.8f);
-            soak_spawn(k, true, s, v2(harness_rng_range(&rng, -17, 17), y), NULL);
+            float y = -12.0f + 8.0f * (float)(collide_rng_next(&rng) % 4) +
+                      collide_rng_range(&rng, 1.2f, 6.8f);
+            soak_spawn(k, true, s, v2(collide_rng_range(&rng, -17, 17), y), NULL);
         }
         moving += k->n - first;
         uint32_t seq = 1;
         for (int tick = 0; tick < 150; tick++) {
             for (int i = first; i < k->n; i++) {
-                if (harness_rng_next(&rng) % 6) continue;
+                if (collide_rng_next(&rng) % 6) continue;
                 vec2 p = wt_pos(k->w, k->ids[i]);
                 /* toward the nearest row below or above, and toward the middle */
                 float row = -12.0f + 8.0f * floorf((p.y + 12.0f) / 8.0f + 0.5f);
                 /* some creep (a skin or two a tick: a gap crosses the begin band within a
                  * step, while pushes of the separation pass move them by as much) */
-                unsigned pace = harness_rng_next(&rng) % 25;
+                unsigned pace = collide_rng_next(&rng) % 25;
                 float fast = pace == 0 ? 80.0f : pace < 10 ? 0.03f : 1.0f;
                 vec2 v =
-                    v2(fast * (-0.2f * p.x + harness_rng_range(&rng, -3, 3)),
-                       fast * (3.0f * (row > p.y ? 1.0f : -1.0f) + harness_rng_range(&rng, -2, 2)));
+                    v2(fast * (-0.2f * p.x + collide_rng_range(&rng, -3, 3)),
+                       fast * (3.0f * (row > p.y ? 1.0f : -1.0f) + collide_rng_range(&rng, -2, 2)));
                 world_set_intent(k->w, k->ids[i], v, seq++);
             }
             world_step(k->w);
@@ -785,13 +785,13 @@ static void test_events_soak_drop(void) {
     soak_totals tot = {0};
     long dropped = 0;
     for (unsigned seed = 1; seed <= 8; seed++) {
-        harness_rng rng = {seed * 1597334677u};
+        collide_rng rng = {seed * 1597334677u};
         soak *k = soak_new(wt_world(20, SOAK_MAX), seed);
         for (int strip = 0; strip < 5; strip++) {
             float top = -16.0f + 7.0f * (float)strip;
-            for (float x = -12.0f; x < 12.0f; x += harness_rng_range(&rng, 0.06f, 0.35f)) {
-                float h = harness_rng_range(&rng, 0.02f, 0.1f);
-                float dy = (float)(harness_rng_next(&rng) % 4) * SKIN;
+            for (float x = -12.0f; x < 12.0f; x += collide_rng_range(&rng, 0.06f, 0.35f)) {
+                float h = collide_rng_range(&rng, 0.02f, 0.1f);
+                float dy = (float)(collide_rng_next(&rng) % 4) * SKIN;
                 soak_spawn(k, false, wt_box(h, h), v2(x, top - dy - h), NULL);
             }
         }
@@ -799,9 +799,9 @@ static void test_events_soak_drop(void) {
         for (int strip = 0; strip < 5; strip++) {
             float top = -16.0f + 7.0f * (float)strip;
             for (float x = -11.0f; x < 11.0f; x += 1.2f) {
-                float hx = harness_rng_range(&rng, 0.15f, 0.5f),
-                      hy = harness_rng_range(&rng, 0.1f, 0.5f);
-                float gap = (float)(1 + harness_rng_next(&rng) % 6) * SKIN;
+                float hx = collide_rng_range(&rng, 0.15f, 0.5f),
+                      hy = collide_rng_range(&rng, 0.1f, 0.5f);
+                float gap = (float)(1 + collide_rng_next(&rng) % 6) * SKIN;
                 soak_spawn(k, true, wt_box(hx, hy), v2(x, top + gap + hy), NULL);
             }
         }
@@ -809,15 +809,15 @@ static void test_events_soak_drop(void) {
         CHECK(resting > first);
         for (int tick = 0; tick < 60 && resting > first; tick++) {
             for (int d = 0; d < 4; d++) {
-                int i = first + (int)(harness_rng_next(&rng) % (unsigned)(resting - first));
+                int i = first + (int)(collide_rng_next(&rng) % (unsigned)(resting - first));
                 geom_shape s;
                 float angle;
                 if (!world_body_local_shape(k->w, k->ids[i], &s, &angle)) continue;
                 vec2 p = wt_pos(k->w, k->ids[i]);
-                float hx = harness_rng_range(&rng, 0.1f, 0.5f),
-                      hy = harness_rng_range(&rng, 0.1f, 0.4f);
-                float overlap = (float)(1 + harness_rng_next(&rng) % 4) * SKIN;
-                vec2 at = v2(p.x + harness_rng_range(&rng, -0.3f, 0.3f),
+                float hx = collide_rng_range(&rng, 0.1f, 0.5f),
+                      hy = collide_rng_range(&rng, 0.1f, 0.4f);
+                float overlap = (float)(1 + collide_rng_next(&rng) % 4) * SKIN;
+                vec2 at = v2(p.x + collide_rng_range(&rng, -0.3f, 0.3f),
                              p.y + s.u.half_extents.y + hy - overlap);
                 if (soak_spawn(k, true, wt_box(hx, hy), at, NULL) >= 0) dropped++;
             }
@@ -836,36 +836,36 @@ static void test_events_soak_drop(void) {
  * and alone among statics (one mover). */
 static void events_soak_turning(int movers, bool mover_collisions, soak_totals *tot) {
     for (unsigned seed = 1; seed <= (movers == 1 ? 16u : 4u); seed++) { /* one mover meets less */
-        harness_rng rng = {seed * 2246822519u + (unsigned)movers};
+        collide_rng rng = {seed * 2246822519u + (unsigned)movers};
         world *w = wt_world(12, 128);
         world_set_mover_collisions(w, mover_collisions);
         soak *k = soak_new(w, seed);
         for (int i = 0; i < 24; i++) {
             world_filter f = random_filter(&rng);
             soak_spawn(k, false, random_shape(&rng),
-                       v2(harness_rng_range(&rng, -10, 10), harness_rng_range(&rng, -10, 10)), &f);
+                       v2(collide_rng_range(&rng, -10, 10), collide_rng_range(&rng, -10, 10)), &f);
         }
         int first = k->n;
         for (int i = 0; i < movers; i++) {
             world_filter f = random_filter(&rng);
             if (movers == 1) f.sensor = false;
             soak_spawn(k, true, random_shape(&rng),
-                       v2(harness_rng_range(&rng, -10, 10), harness_rng_range(&rng, -10, 10)), &f);
+                       v2(collide_rng_range(&rng, -10, 10), collide_rng_range(&rng, -10, 10)), &f);
         }
         uint32_t seq = 1;
         for (int tick = 0; tick < 300; tick++) {
             for (int i = first; i < k->n; i++) {
-                if (harness_rng_next(&rng) % 6) continue;
-                float speed = harness_rng_next(&rng) % 12 == 0 ? 300.0f : 5.0f;
-                vec2 v = v2(harness_rng_range(&rng, -speed, speed),
-                            harness_rng_range(&rng, -speed, speed));
-                if (harness_rng_next(&rng) % 4 == 0) v = v2(0, 0); /* turning in place */
-                unsigned r = harness_rng_next(&rng) % 4;
+                if (collide_rng_next(&rng) % 6) continue;
+                float speed = collide_rng_next(&rng) % 12 == 0 ? 300.0f : 5.0f;
+                vec2 v = v2(collide_rng_range(&rng, -speed, speed),
+                            collide_rng_range(&rng, -speed, speed));
+                if (collide_rng_next(&rng) % 4 == 0) v = v2(0, 0); /* turning in place */
+                unsigned r = collide_rng_next(&rng) % 4;
                 if (r == 0)
                     world_set_intent(k->w, k->ids[i], v, seq++); /* keeps its turning */
                 else
                     world_set_intent_turning(k->w, k->ids[i], v,
-                                             r == 1 ? 0.0f : harness_rng_range(&rng, -8, 8), seq++);
+                                             r == 1 ? 0.0f : collide_rng_range(&rng, -8, 8), seq++);
             }
             world_step(k->w);
             if (!soak_ok(k, tick)) break; /* one scene's failure is enough to read */
@@ -887,9 +887,9 @@ static void test_events_soak_turning(void) {
 }
 
 /* A random tracked contact's body of the kind asked (moving or static), or -1. */
-static int soak_pick_in_contact(soak *k, harness_rng *rng, bool moving) {
+static int soak_pick_in_contact(soak *k, collide_rng *rng, bool moving) {
     if (!k->c.n) return -1;
-    int t = (int)(harness_rng_next(rng) % (unsigned)k->c.n);
+    int t = (int)(collide_rng_next(rng) % (unsigned)k->c.n);
     for (int i = 0; i < k->n; i++)
         if (k->moving[i] == moving && (k->ids[i] == k->c.a[t] || k->ids[i] == k->c.b[t])) return i;
     return -1;
@@ -902,41 +902,41 @@ static void test_events_soak_churn(void) {
     soak_totals tot = {0};
     long despawned = 0, spawned = 0, refiltered = 0, beside = 0;
     for (unsigned seed = 1; seed <= 6; seed++) {
-        harness_rng rng = {seed * 3266489917u};
+        collide_rng rng = {seed * 3266489917u};
         soak *k = soak_new(wt_world(12, 256), seed);
         for (int i = 0; i < 60; i++) {
             world_filter f = random_filter(&rng);
             if (i % 3) f = (world_filter){0, 0, false};
             soak_spawn(k, i >= 20, i % 2 ? random_shape(&rng) : wt_box(0.4f, 0.4f),
-                       v2(harness_rng_range(&rng, -10, 10), harness_rng_range(&rng, -10, 10)), &f);
+                       v2(collide_rng_range(&rng, -10, 10), collide_rng_range(&rng, -10, 10)), &f);
         }
         uint32_t seq = 1;
         for (int tick = 0; tick < 300; tick++) {
             for (int i = 0; i < k->n; i++) {
-                if (!k->moving[i] || harness_rng_next(&rng) % 8) continue;
-                vec2 v = v2(harness_rng_range(&rng, -4, 4), harness_rng_range(&rng, -4, 4));
-                if (harness_rng_next(&rng) % 2) v = v2(0, 0); /* at rest: no search looks */
-                if (harness_rng_next(&rng) % 5 == 0)
-                    world_set_intent_turning(k->w, k->ids[i], v, harness_rng_range(&rng, -3, 3),
+                if (!k->moving[i] || collide_rng_next(&rng) % 8) continue;
+                vec2 v = v2(collide_rng_range(&rng, -4, 4), collide_rng_range(&rng, -4, 4));
+                if (collide_rng_next(&rng) % 2) v = v2(0, 0); /* at rest: no search looks */
+                if (collide_rng_next(&rng) % 5 == 0)
+                    world_set_intent_turning(k->w, k->ids[i], v, collide_rng_range(&rng, -3, 3),
                                              seq++);
                 else
                     world_set_intent(k->w, k->ids[i], v, seq++);
             }
-            unsigned r = harness_rng_next(&rng) % 8;
+            unsigned r = collide_rng_next(&rng) % 8;
             int i = r < 4 ? soak_pick_in_contact(k, &rng, r % 2 == 0) : -1;
             if (i >= 0 && world_despawn(k->w, k->ids[i]) == WORLD_OK) despawned++;
             if (r == 4 || r == 5) { /* a spawn of either kind, maybe on a resting mover */
                 world_filter f = random_filter(&rng);
-                if (harness_rng_next(&rng) % 2) f = (world_filter){0, 0, false};
+                if (collide_rng_next(&rng) % 2) f = (world_filter){0, 0, false};
                 if (soak_spawn(
                         k, r == 4, random_shape(&rng),
-                        v2(harness_rng_range(&rng, -10, 10), harness_rng_range(&rng, -10, 10)),
+                        v2(collide_rng_range(&rng, -10, 10), collide_rng_range(&rng, -10, 10)),
                         &f) >= 0)
                     spawned++;
             }
             for (int tries = 0; r == 7 && tries < 8; tries++) {
                 /* a static spawned a skin or so beside a box mover at rest */
-                int j = 20 + 2 * (int)(harness_rng_next(&rng) % 20);
+                int j = 20 + 2 * (int)(collide_rng_next(&rng) % 20);
                 geom_shape s;
                 float angle;
                 world_body_info b;
@@ -945,8 +945,8 @@ static void test_events_soak_churn(void) {
                     b.velocity.x == 0 && b.velocity.y == 0) {
                     r = 8; /* one */
                     /* category 8: it interacts with this mover unless its mask leaves 8 out */
-                    world_filter f = {harness_rng_next(&rng) % 2 ? 8u : 1u, 0, false};
-                    float gap = (float)(1 + harness_rng_next(&rng) % 3) * 0.5f * SKIN;
+                    world_filter f = {collide_rng_next(&rng) % 2 ? 8u : 1u, 0, false};
+                    float gap = (float)(1 + collide_rng_next(&rng) % 3) * 0.5f * SKIN;
                     vec2 p = b.position;
                     if (soak_spawn(k, false, wt_box(0.2f, 0.2f), v2(p.x + 0.6f + gap, p.y), &f) >=
                         0)
@@ -954,9 +954,9 @@ static void test_events_soak_churn(void) {
                 }
             }
             if (r == 6 && k->n) { /* a filter changed at runtime, often back to the defaults */
-                int j = (int)(harness_rng_next(&rng) % (unsigned)k->n);
+                int j = (int)(collide_rng_next(&rng) % (unsigned)k->n);
                 world_filter f = random_filter(&rng);
-                if (harness_rng_next(&rng) % 2) f = (world_filter){0, 0, false};
+                if (collide_rng_next(&rng) % 2) f = (world_filter){0, 0, false};
                 if (world_body_set_filter(k->w, k->ids[j], &f) == WORLD_OK) {
                     CHECK(world_body_filter(k->w, k->ids[j], &k->fs[j]));
                     refiltered++;

@@ -30,7 +30,7 @@ typedef struct fp_scene {
     int nm;
     world_body_id statics[FP_MAX_BODIES];
     int ns;
-    harness_rng rng;
+    collide_rng rng;
     float half;       /* bounds are [-half, half]^2 */
     int style;        /* 0 tile map (unit boxes), 1 mixed shapes, 2 big boxes on coarse levels */
     bool boxes;       /* movers are boxes only */
@@ -42,41 +42,41 @@ typedef struct fp_scene {
 } fp_scene;
 
 static geom_shape fp_shape(fp_scene *s, float scale, bool boxes_only) {
-    harness_rng *rng = &s->rng;
-    unsigned k = boxes_only ? 0 : harness_rng_next(rng) % 3;
+    collide_rng *rng = &s->rng;
+    unsigned k = boxes_only ? 0 : collide_rng_next(rng) % 3;
     if (k == 0)
-        return wt_box(scale * harness_rng_range(rng, 0.2f, 0.6f),
-                      scale * harness_rng_range(rng, 0.2f, 0.6f));
-    if (k == 1) return wt_circle(scale * harness_rng_range(rng, 0.2f, 0.6f));
-    return wt_ngon(3 + (int)(harness_rng_next(rng) % 6), scale * harness_rng_range(rng, 0.3f, 0.7f),
-                   harness_rng_range(rng, 0, 6.28f));
+        return wt_box(scale * collide_rng_range(rng, 0.2f, 0.6f),
+                      scale * collide_rng_range(rng, 0.2f, 0.6f));
+    if (k == 1) return wt_circle(scale * collide_rng_range(rng, 0.2f, 0.6f));
+    return wt_ngon(3 + (int)(collide_rng_next(rng) % 6), scale * collide_rng_range(rng, 0.3f, 0.7f),
+                   collide_rng_range(rng, 0, 6.28f));
 }
 
 static void fp_static(fp_scene *s) {
     if (s->ns == FP_MAX_BODIES / 2) return;
-    harness_rng *rng = &s->rng;
+    collide_rng *rng = &s->rng;
     geom_shape shape;
     vec2 p;
     if (s->style == 0) {
         /* a unit tile on integer coordinates: the S1 case (seams, all in the finest level) */
         shape =
-            s->round_tiles && harness_rng_unit(rng) < 0.2f ? wt_circle(0.5f) : wt_box(0.5f, 0.5f);
-        p = v2((float)(int)harness_rng_range(rng, -s->half + 1, s->half - 1) + 0.5f,
-               (float)(int)harness_rng_range(rng, -s->half + 1, s->half - 1) + 0.5f);
+            s->round_tiles && collide_rng_unit(rng) < 0.2f ? wt_circle(0.5f) : wt_box(0.5f, 0.5f);
+        p = v2((float)(int)collide_rng_range(rng, -s->half + 1, s->half - 1) + 0.5f,
+               (float)(int)collide_rng_range(rng, -s->half + 1, s->half - 1) + 0.5f);
     } else if (s->style == 1) {
-        shape = fp_shape(s, harness_rng_range(rng, 1.0f, 3.0f), harness_rng_unit(rng) < 0.5f);
-        p = v2(harness_rng_range(rng, -s->half + 4, s->half - 4),
-               harness_rng_range(rng, -s->half + 4, s->half - 4));
+        shape = fp_shape(s, collide_rng_range(rng, 1.0f, 3.0f), collide_rng_unit(rng) < 0.5f);
+        p = v2(collide_rng_range(rng, -s->half + 4, s->half - 4),
+               collide_rng_range(rng, -s->half + 4, s->half - 4));
     } else {
         /* boxes from a cell to many cells: several levels of the static grid */
-        float size = harness_rng_unit(rng) < 0.3f ? harness_rng_range(rng, 3.0f, 9.0f) : 0.5f;
-        shape = wt_box(size * harness_rng_range(rng, 0.3f, 1.0f), size);
-        p = v2(harness_rng_range(rng, -s->half + 10, s->half - 10),
-               harness_rng_range(rng, -s->half + 10, s->half - 10));
+        float size = collide_rng_unit(rng) < 0.3f ? collide_rng_range(rng, 3.0f, 9.0f) : 0.5f;
+        shape = wt_box(size * collide_rng_range(rng, 0.3f, 1.0f), size);
+        p = v2(collide_rng_range(rng, -s->half + 10, s->half - 10),
+               collide_rng_range(rng, -s->half + 10, s->half - 10));
     }
     /* a switch scene's mixed statics stand at random angles now and then */
-    float angle = s->switches && s->style == 1 && harness_rng_unit(rng) < 0.3f
-                      ? harness_rng_range(rng, -3.14f, 3.14f)
+    float angle = s->switches && s->style == 1 && collide_rng_unit(rng) < 0.3f
+                      ? collide_rng_range(rng, -3.14f, 3.14f)
                       : 0.0f;
     world_body_id id = WORLD_NULL_BODY;
     world_spawn_turned(s->w, WORLD_BODY_STATIC, &shape, p, angle, 0, &id, NULL);
@@ -85,44 +85,44 @@ static void fp_static(fp_scene *s) {
 
 static void fp_mover(fp_scene *s) {
     if (s->nm == FP_MAX_BODIES / 2) return;
-    harness_rng *rng = &s->rng;
-    geom_shape shape = fp_shape(s, harness_rng_range(rng, 0.8f, 1.6f), s->boxes);
+    collide_rng *rng = &s->rng;
+    geom_shape shape = fp_shape(s, collide_rng_range(rng, 0.8f, 1.6f), s->boxes);
     /* anywhere inside, statics included (the next tick pushes it out), some against the bounds */
-    float edge = harness_rng_unit(rng) < 0.1f ? s->half - 0.3f : s->half - 1.0f;
-    vec2 p = v2(harness_rng_range(rng, -edge, edge), harness_rng_range(rng, -edge, edge));
+    float edge = collide_rng_unit(rng) < 0.1f ? s->half - 0.3f : s->half - 1.0f;
+    vec2 p = v2(collide_rng_range(rng, -edge, edge), collide_rng_range(rng, -edge, edge));
     float angle =
-        s->switches && harness_rng_unit(rng) < 0.6f ? harness_rng_range(rng, -3.14f, 3.14f) : 0.0f;
+        s->switches && collide_rng_unit(rng) < 0.6f ? collide_rng_range(rng, -3.14f, 3.14f) : 0.0f;
     world_body_id id = WORLD_NULL_BODY;
     world_spawn_turned(s->w, WORLD_BODY_MOVING, &shape, p, angle, 7u, &id, NULL);
     if (id) s->movers[s->nm++] = id;
 }
 
 static void fp_intent(fp_scene *s, int i) {
-    harness_rng *rng = &s->rng;
-    float u = harness_rng_unit(rng);
+    collide_rng *rng = &s->rng;
+    float u = collide_rng_unit(rng);
     float speed =
-        u < s->fast ? harness_rng_range(rng, 100.0f, 900.0f) : harness_rng_range(rng, 0.0f, 8.0f);
+        u < s->fast ? collide_rng_range(rng, 100.0f, 900.0f) : collide_rng_range(rng, 0.0f, 8.0f);
     vec2 v;
-    if (harness_rng_unit(rng) < 0.4f) {
+    if (collide_rng_unit(rng) < 0.4f) {
         /* along an axis: sliding along walls and seams, the pinned cases */
-        float sign = harness_rng_unit(rng) < 0.5f ? -1.0f : 1.0f;
-        v = harness_rng_unit(rng) < 0.5f ? v2(sign * speed, 0) : v2(0, sign * speed);
+        float sign = collide_rng_unit(rng) < 0.5f ? -1.0f : 1.0f;
+        v = collide_rng_unit(rng) < 0.5f ? v2(sign * speed, 0) : v2(0, sign * speed);
     } else {
-        float a = harness_rng_range(rng, 0, 6.2831853f);
+        float a = collide_rng_range(rng, 0, 6.2831853f);
         v = v2(speed * cosf(a), speed * sinf(a));
     }
-    if (s->switches && harness_rng_unit(rng) < s->spin) {
+    if (s->switches && collide_rng_unit(rng) < s->spin) {
         /* off (the tick after turns its whole translation through the slide), beyond the clamp,
          * any speed up to it; a quarter of them in place */
-        float k = harness_rng_unit(rng);
+        float k = collide_rng_unit(rng);
         float w = k < 0.25f  ? 0.0f
-                  : k < 0.4f ? (harness_rng_unit(rng) < 0.5f ? -1.0f : 1.0f) *
-                                   harness_rng_range(rng, 30.0f, 1000.0f)
-                             : harness_rng_range(rng, -25.0f, 25.0f);
-        if (harness_rng_unit(rng) < 0.25f) v = v2(0.0f, 0.0f);
+                  : k < 0.4f ? (collide_rng_unit(rng) < 0.5f ? -1.0f : 1.0f) *
+                                   collide_rng_range(rng, 30.0f, 1000.0f)
+                             : collide_rng_range(rng, -25.0f, 25.0f);
+        if (collide_rng_unit(rng) < 0.25f) v = v2(0.0f, 0.0f);
         world_set_intent_turning(s->w, s->movers[i], v, w, ++s->seq);
-    } else if (s->spin > 0.0f && harness_rng_unit(rng) < s->spin)
-        world_set_intent_turning(s->w, s->movers[i], v, harness_rng_range(rng, -12.0f, 12.0f),
+    } else if (s->spin > 0.0f && collide_rng_unit(rng) < s->spin)
+        world_set_intent_turning(s->w, s->movers[i], v, collide_rng_range(rng, -12.0f, 12.0f),
                                  ++s->seq);
     else
         world_set_intent(s->w, s->movers[i], v, ++s->seq);
@@ -141,7 +141,7 @@ static bool fp_run(int k) {
      * of the statics against each part walking its own) */
     s->spin = k < FP_SCENES_PLAIN ? 0.0f : (k / 3) % 2 ? 0.7f : 0.3f;
     s->switches = k >= FP_SCENES_SWITCH;
-    s->half = harness_rng_range(&s->rng, 12.0f, 40.0f);
+    s->half = collide_rng_range(&s->rng, 12.0f, 40.0f);
     world_config cfg;
     world_config_default(&cfg);
     cfg.bounds = aabb_make(v2(-s->half, -s->half), v2(s->half, s->half));
@@ -159,7 +159,7 @@ static bool fp_run(int k) {
     int statics = (int)(s->half * s->half * (s->style == 0 ? 0.25f : 0.03f));
     for (int i = 0; i < statics; i++)
         fp_static(s);
-    int movers = 20 + (int)(harness_rng_next(&s->rng) % 120);
+    int movers = 20 + (int)(collide_rng_next(&s->rng) % 120);
     for (int i = 0; i < movers; i++)
         fp_mover(s);
     printf("scene %d (style %d, %s, fast %.2f, spin %.1f%s, %d statics, %d movers):", k, s->style,
@@ -167,11 +167,11 @@ static bool fp_run(int k) {
            s->switches ? " switching" : "", s->ns, s->nm);
     for (int t = 1; t <= FP_TICKS; t++) {
         for (int i = 0; i < s->nm; i++)
-            if (t == 1 || harness_rng_unit(&s->rng) < 0.08f) fp_intent(s, i);
+            if (t == 1 || collide_rng_unit(&s->rng) < 0.08f) fp_intent(s, i);
         /* churn: movers come and go; now and then a static (the remembered statics go stale) */
-        if (harness_rng_unit(&s->rng) < 0.2f) fp_mover(s);
-        if (s->nm > 2 && harness_rng_unit(&s->rng) < 0.15f) {
-            int i = (int)(harness_rng_next(&s->rng) % (unsigned)s->nm);
+        if (collide_rng_unit(&s->rng) < 0.2f) fp_mover(s);
+        if (s->nm > 2 && collide_rng_unit(&s->rng) < 0.15f) {
+            int i = (int)(collide_rng_next(&s->rng) % (unsigned)s->nm);
             world_despawn(s->w, s->movers[i]);
             s->movers[i] = s->movers[--s->nm];
         }
@@ -179,7 +179,7 @@ static bool fp_run(int k) {
         int every = s->switches ? 10 : 50;
         if (t % every == every / 2) fp_static(s);
         if (t % every == 0 && s->ns > 1) {
-            int i = (int)(harness_rng_next(&s->rng) % (unsigned)s->ns);
+            int i = (int)(collide_rng_next(&s->rng) % (unsigned)s->ns);
             world_despawn(s->w, s->statics[i]);
             s->statics[i] = s->statics[--s->ns];
         }

@@ -154,9 +154,9 @@ static void test_i2_statics_win(void) {
         statics[ns++] = wt_spawn(w, WORLD_BODY_STATIC, s, p);
         CHECK(statics[ns - 1]);
     }
-    harness_rng rng = {777};
+    collide_rng rng = {777};
     for (int i = 0; i < 24; i++) {
-        vec2 p = v2(harness_rng_range(&rng, -6, 6), harness_rng_range(&rng, -6, 6));
+        vec2 p = v2(collide_rng_range(&rng, -6, 6), collide_rng_range(&rng, -6, 6));
         movers[nm++] = wt_spawn(w, WORLD_BODY_MOVING, mover_shape(i % 3), p);
         CHECK(movers[nm - 1]);
     }
@@ -165,8 +165,8 @@ static void test_i2_statics_win(void) {
         if (t % 20 == 0) {
             seq++;
             for (int i = 0; i < nm; i++) {
-                float a = harness_rng_range(&rng, 0, 6.2831853f);
-                float speed = i % 4 == 0 ? 1e4f : harness_rng_range(&rng, 1.0f, 800.0f);
+                float a = collide_rng_range(&rng, 0, 6.2831853f);
+                float speed = i % 4 == 0 ? 1e4f : collide_rng_range(&rng, 1.0f, 800.0f);
                 world_set_intent(w, movers[i], v2(speed * cosf(a), speed * sinf(a)), seq);
             }
         }
@@ -379,19 +379,19 @@ typedef struct intent_entry {
 static world *i6_scene(unsigned seed, world_body_id *movers) {
     world *w = wt_world(60.0f, 512);
     if (!w) return NULL;
-    harness_rng rng = {seed};
+    collide_rng rng = {seed};
     for (int i = 0; i < 80; i++) {
-        vec2 p = v2(harness_rng_range(&rng, -55, 55), harness_rng_range(&rng, -55, 55));
-        int k = (int)(harness_rng_next(&rng) % 3);
+        vec2 p = v2(collide_rng_range(&rng, -55, 55), collide_rng_range(&rng, -55, 55));
+        int k = (int)(collide_rng_next(&rng) % 3);
         geom_shape s =
-            k == 0   ? wt_box(harness_rng_range(&rng, 0.3f, 3), harness_rng_range(&rng, 0.3f, 3))
-            : k == 1 ? wt_circle(harness_rng_range(&rng, 0.3f, 2.5f))
-                     : wt_ngon(3 + (int)(harness_rng_next(&rng) % 6),
-                               harness_rng_range(&rng, 0.5f, 3), 0.1f);
+            k == 0   ? wt_box(collide_rng_range(&rng, 0.3f, 3), collide_rng_range(&rng, 0.3f, 3))
+            : k == 1 ? wt_circle(collide_rng_range(&rng, 0.3f, 2.5f))
+                     : wt_ngon(3 + (int)(collide_rng_next(&rng) % 6),
+                               collide_rng_range(&rng, 0.5f, 3), 0.1f);
         wt_spawn(w, WORLD_BODY_STATIC, s, p);
     }
     for (int i = 0; i < I6_MOVERS; i++) {
-        vec2 p = v2(harness_rng_range(&rng, -55, 55), harness_rng_range(&rng, -55, 55));
+        vec2 p = v2(collide_rng_range(&rng, -55, 55), collide_rng_range(&rng, -55, 55));
         movers[i] = wt_spawn(w, WORLD_BODY_MOVING, mover_shape(i % 3), p);
         if (!movers[i]) return NULL;
     }
@@ -403,16 +403,16 @@ static uint64_t i6_run(unsigned seed, intent_entry *log, size_t *log_count) {
     world_body_id movers[I6_MOVERS];
     world *w = i6_scene(seed, movers);
     if (!w) return 0;
-    harness_rng rng = {seed ^ 0x9e3779b9u};
+    collide_rng rng = {seed ^ 0x9e3779b9u};
     uint32_t seq = 0;
     size_t n = 0;
     for (uint32_t t = 0; t < I6_TICKS; t++) {
-        int changes = (int)(harness_rng_next(&rng) % 8);
+        int changes = (int)(collide_rng_next(&rng) % 8);
         for (int c = 0; c < changes; c++) {
-            uint32_t b = harness_rng_next(&rng) % I6_MOVERS;
-            float a = harness_rng_range(&rng, 0, 6.2831853f);
+            uint32_t b = collide_rng_next(&rng) % I6_MOVERS;
+            float a = collide_rng_range(&rng, 0, 6.2831853f);
             float speed =
-                harness_rng_range(&rng, 0, 1) < 0.1f ? 1e4f : harness_rng_range(&rng, 0, 300);
+                collide_rng_range(&rng, 0, 1) < 0.1f ? 1e4f : collide_rng_range(&rng, 0, 300);
             vec2 v = v2(speed * cosf(a), speed * sinf(a));
             seq++;
             world_set_intent(w, movers[b], v, seq);

@@ -19,16 +19,10 @@
 #define FRACTION_TOL 1e-4
 #define ORACLE_STEP 0.01 /* units between samples of a chord */
 
-/* xorshift32, as PERFORMANCE.md's scenes */
-static uint32_t rng_state;
-static uint32_t rng_next(void) {
-    uint32_t x = rng_state;
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    return rng_state = x;
-}
-static double rng_unit(void) { return (double)(rng_next() >> 8) / 16777216.0; }
+/* One generator for the whole file (harness.h's collide_rng), reseeded by each test. */
+static collide_rng rng;
+static uint32_t rng_next(void) { return collide_rng_next(&rng); }
+static double rng_unit(void) { return collide_rng_unit_d(&rng); }
 static float rng_range(double lo, double hi) { return (float)(lo + (hi - lo) * rng_unit()); }
 
 /* When set, random_shape turns every box and polygon by a random angle (issue 28: the turned
@@ -489,7 +483,7 @@ static query_case random_case(const scene *sc, qkind kind, world_body_id *exclud
 
 /* Runs `cases` random queries of each kind over `scenes` scenes at the present. */
 static void queries_present(qkind kind, uint32_t seed, int scenes, int cases) {
-    rng_state = seed;
+    rng.state = seed;
     memset(compared, 0, sizeof compared);
     for (int s = 0; s < scenes; s++) {
         scene sc;
@@ -555,7 +549,7 @@ static void test_shape_casts_turned(void) {
 /* The truncation rules, exactly: the capped answer is the first `max` of the uncapped one (casts
  * by fraction then id, overlaps by id), truncated only when more existed. */
 static void test_truncation(void) {
-    rng_state = 0x51u;
+    rng.state = 0x51u;
     int truncated_seen = 0;
     for (int s = 0; s < 10; s++) {
         scene sc;
@@ -599,7 +593,7 @@ static void test_truncation(void) {
  * scene of mixed categories and sensors, against a count by hand; then a long sorted exclusion
  * list (the world binary-searches it). */
 static void test_filters(void) {
-    rng_state = 0x77u;
+    rng.state = 0x77u;
     scene sc;
     scene_make(&sc, 30, 30);
     world_step(sc.w);
@@ -718,7 +712,7 @@ static bool vec_equal_or_close(vec2 a, vec2 b) {
  * judged against the shapes as they stood at its tick, the body-local shape turned by the angle
  * the test recorded then (geom_shape_rotate, not the world's own orientation code). */
 static void history_scenes(uint32_t seed, bool one_shape, bool turning) {
-    rng_state = seed;
+    rng.state = seed;
     int judged_cases = 0, rewound_hits = 0, turned_hits = 0;
     for (int s = 0; s < 6; s++) {
         scene sc;

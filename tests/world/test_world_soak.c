@@ -15,27 +15,27 @@
 #define SOAK_MAX_MOVERS 40
 #define SOAK_I3_TOLERANCE 0.01f
 
-static geom_shape random_shape(harness_rng *rng, float scale) {
-    switch (harness_rng_next(rng) % 3) {
+static geom_shape random_shape(collide_rng *rng, float scale) {
+    switch (collide_rng_next(rng) % 3) {
     case 0:
-        return wt_box(scale * harness_rng_range(rng, 0.2f, 1.0f),
-                      scale * harness_rng_range(rng, 0.2f, 1.0f));
+        return wt_box(scale * collide_rng_range(rng, 0.2f, 1.0f),
+                      scale * collide_rng_range(rng, 0.2f, 1.0f));
     case 1:
-        return wt_circle(scale * harness_rng_range(rng, 0.2f, 1.0f));
+        return wt_circle(scale * collide_rng_range(rng, 0.2f, 1.0f));
     default:
-        return wt_ngon(3 + (int)(harness_rng_next(rng) % 6),
-                       scale * harness_rng_range(rng, 0.3f, 1.0f),
-                       harness_rng_range(rng, 0, 6.28f));
+        return wt_ngon(3 + (int)(collide_rng_next(rng) % 6),
+                       scale * collide_rng_range(rng, 0.3f, 1.0f),
+                       collide_rng_range(rng, 0, 6.28f));
     }
 }
 
 /* A free spot for a new mover of shape s turned by angle (no static under it), or false. */
 static bool free_spot(const world *w, const geom_shape *s, float angle,
-                      const world_body_id *statics, int ns, harness_rng *rng, float half,
+                      const world_body_id *statics, int ns, collide_rng *rng, float half,
                       vec2 *out) {
     for (int tries = 0; tries < 50; tries++) {
-        vec2 p = v2(harness_rng_range(rng, -half + 2, half - 2),
-                    harness_rng_range(rng, -half + 2, half - 2));
+        vec2 p = v2(collide_rng_range(rng, -half + 2, half - 2),
+                    collide_rng_range(rng, -half + 2, half - 2));
         bool ok = true;
         wo_body body = wo_make_turned(s, p.x, p.y, angle);
         for (int k = 0; k < ns && ok; k++) {
@@ -62,8 +62,8 @@ static void test_soak_random_worlds(void) {
     long straight = 0;       /* mover ticks that moved their whole intent (chord-checked) */
     float worst_jam = 0.0f;
     for (unsigned seed = 1; seed <= SOAK_WORLDS; seed++) {
-        harness_rng rng = {seed * 2654435761u};
-        float half = harness_rng_range(&rng, 15.0f, 40.0f);
+        collide_rng rng = {seed * 2654435761u};
+        float half = collide_rng_range(&rng, 15.0f, 40.0f);
         world_config cfg;
         world_config_default(&cfg);
         cfg.bounds = aabb_make(v2(-half, -half), v2(half, half));
@@ -74,12 +74,12 @@ static void test_soak_random_worlds(void) {
         world_set_mover_collisions(w, seed % 4 != 0);
         world_body_id statics[SOAK_MAX_STATICS], movers[SOAK_MAX_MOVERS];
         int ns = 0, nm = 0;
-        int want_statics = 10 + (int)(harness_rng_next(&rng) % (SOAK_MAX_STATICS - 10));
-        float scale = harness_rng_range(&rng, 0.5f, 4.0f);
+        int want_statics = 10 + (int)(collide_rng_next(&rng) % (SOAK_MAX_STATICS - 10));
+        float scale = collide_rng_range(&rng, 0.5f, 4.0f);
         while (ns < want_statics) {
             geom_shape s = random_shape(&rng, scale);
-            vec2 p = v2(harness_rng_range(&rng, -half + 5, half - 5),
-                        harness_rng_range(&rng, -half + 5, half - 5));
+            vec2 p = v2(collide_rng_range(&rng, -half + 5, half - 5),
+                        collide_rng_range(&rng, -half + 5, half - 5));
             world_body_id id = wt_spawn(w, WORLD_BODY_STATIC, s, p);
             CHECK(id);
             statics[ns++] = id;
@@ -99,7 +99,7 @@ static void test_soak_random_worlds(void) {
         uint32_t seq = 0;
         for (int t = 0; t < SOAK_TICKS; t++) {
             /* churn: spawn into free space, despawn at random */
-            if (nm < SOAK_MAX_MOVERS && harness_rng_unit(&rng) < 0.3f) {
+            if (nm < SOAK_MAX_MOVERS && collide_rng_unit(&rng) < 0.3f) {
                 geom_shape s = random_shape(&rng, 0.6f);
                 vec2 p;
                 if (free_spot(w, &s, 0.0f, statics, ns, &rng, half, &p)) {
@@ -108,18 +108,18 @@ static void test_soak_random_worlds(void) {
                     movers[nm++] = id;
                 }
             }
-            if (nm > 0 && harness_rng_unit(&rng) < 0.05f) {
-                int k = (int)(harness_rng_next(&rng) % (uint32_t)nm);
+            if (nm > 0 && collide_rng_unit(&rng) < 0.05f) {
+                int k = (int)(collide_rng_next(&rng) % (uint32_t)nm);
                 CHECK(world_despawn(w, movers[k]) == WORLD_OK);
                 movers[k] = movers[--nm];
             }
             for (int i = 0; i < nm; i++) {
-                if (harness_rng_unit(&rng) > 0.1f) continue;
-                float a = harness_rng_range(&rng, 0, 6.2831853f);
-                float u = harness_rng_unit(&rng);
+                if (collide_rng_unit(&rng) > 0.1f) continue;
+                float a = collide_rng_range(&rng, 0, 6.2831853f);
+                float u = collide_rng_unit(&rng);
                 float speed = u < 0.15f  ? 1e4f
-                              : u < 0.5f ? harness_rng_range(&rng, 100, 2000)
-                                         : harness_rng_range(&rng, 0, 30);
+                              : u < 0.5f ? collide_rng_range(&rng, 100, 2000)
+                                         : collide_rng_range(&rng, 0, 30);
                 CHECK(world_set_intent(w, movers[i], v2(speed * cosf(a), speed * sinf(a)), ++seq) ==
                       WORLD_OK);
             }
@@ -326,16 +326,16 @@ static double ts_path_depth(const geom_shape *s, double rad, vec2 p0, vec2 r, do
     return worst;
 }
 
-static geom_shape ts_static_shape(harness_rng *rng, float scale, bool *thin) {
-    *thin = harness_rng_unit(rng) < 0.3f;
+static geom_shape ts_static_shape(collide_rng *rng, float scale, bool *thin) {
+    *thin = collide_rng_unit(rng) < 0.3f;
     if (*thin) /* a thin wall: thinner than most movers, long */
-        return wt_box(harness_rng_range(rng, 0.02f, 0.06f), harness_rng_range(rng, 1.0f, 5.0f));
+        return wt_box(collide_rng_range(rng, 0.02f, 0.06f), collide_rng_range(rng, 1.0f, 5.0f));
     return random_shape(rng, scale);
 }
 
-static geom_shape ts_mover_shape(harness_rng *rng) {
-    if (harness_rng_unit(rng) < 0.2f) /* a thin bar: its ends sweep far when it turns */
-        return wt_box(harness_rng_range(rng, 0.3f, 0.9f), harness_rng_range(rng, 0.03f, 0.08f));
+static geom_shape ts_mover_shape(collide_rng *rng) {
+    if (collide_rng_unit(rng) < 0.2f) /* a thin bar: its ends sweep far when it turns */
+        return wt_box(collide_rng_range(rng, 0.3f, 0.9f), collide_rng_range(rng, 0.03f, 0.08f));
     return random_shape(rng, 0.6f);
 }
 
@@ -387,23 +387,23 @@ static void ts_remove_static(ts_world *tw, int k) {
 
 /* A new intent for mover i: translation (none, slow, fast, the max; now and then into the
  * corner it is nearest, pressing it into walls) and turning (kept, 0, up to the clamp, beyond). */
-static void ts_intent(ts_world *tw, int i, harness_rng *rng, uint32_t *seq, float max_w,
+static void ts_intent(ts_world *tw, int i, collide_rng *rng, uint32_t *seq, float max_w,
                       ts_stats *st) {
     vec2 pos = wt_pos(tw->w, tw->movers[i]);
-    float u = harness_rng_unit(rng);
+    float u = collide_rng_unit(rng);
     float speed = u < 0.15f   ? 1e4f
-                  : u < 0.35f ? harness_rng_range(rng, 100, 2000)
+                  : u < 0.35f ? collide_rng_range(rng, 100, 2000)
                   : u < 0.55f ? 0.0f
-                              : harness_rng_range(rng, 0, 30);
+                              : collide_rng_range(rng, 0, 30);
     vec2 dir;
-    if (harness_rng_unit(rng) < 0.25f) {
+    if (collide_rng_unit(rng) < 0.25f) {
         dir = v2(pos.x >= 0 ? 0.7071f : -0.7071f, pos.y >= 0 ? 0.7071f : -0.7071f);
     } else {
-        float a = harness_rng_range(rng, 0, 6.2831853f);
+        float a = collide_rng_range(rng, 0, 6.2831853f);
         dir = v2(cosf(a), sinf(a));
     }
     vec2 v = v2_scale(dir, speed);
-    float k = harness_rng_unit(rng);
+    float k = collide_rng_unit(rng);
     world_status status;
     if (k < 0.2f) {
         status = world_set_intent(tw->w, tw->movers[i], v, ++*seq); /* the turn is kept */
@@ -413,11 +413,11 @@ static void ts_intent(ts_world *tw, int i, harness_rng *rng, uint32_t *seq, floa
             spin = 0.0f;
             st->switched_off++;
         } else if (k < 0.5f) {
-            spin = (harness_rng_unit(rng) < 0.5f ? -1.0f : 1.0f) *
-                   harness_rng_range(rng, max_w, 1000.0f);
+            spin = (collide_rng_unit(rng) < 0.5f ? -1.0f : 1.0f) *
+                   collide_rng_range(rng, max_w, 1000.0f);
             st->beyond_clamp++;
         } else {
-            spin = harness_rng_range(rng, -max_w, max_w);
+            spin = collide_rng_range(rng, -max_w, max_w);
         }
         if (speed == 0.0f && spin != 0.0f) st->pure_turns++;
         status = world_set_intent_turning(tw->w, tw->movers[i], v, spin, ++*seq);
@@ -456,8 +456,8 @@ static void ts_project(const wo_body *b, double cx, double cy, double ax, double
 /* Runs world `seed`, checking every tick; *hash: its state hashes chained over the ticks. */
 static void ts_run(unsigned seed, ts_stats *st, uint64_t *hash) {
     *hash = 0;
-    harness_rng rng = {seed * 2246822519u + 7u};
-    float half = harness_rng_range(&rng, 12.0f, 30.0f);
+    collide_rng rng = {seed * 2246822519u + 7u};
+    float half = collide_rng_range(&rng, 12.0f, 30.0f);
     world_config cfg;
     world_config_default(&cfg);
     cfg.bounds = aabb_make(v2(-half, -half), v2(half, half));
@@ -474,14 +474,14 @@ static void ts_run(unsigned seed, ts_stats *st, uint64_t *hash) {
     const int max_movers = mode == 2 ? 1 : TS_MAX_MOVERS;
     bool collide = mode != 0;
     world_set_mover_collisions(tw.w, collide);
-    int want_statics = 15 + (int)(harness_rng_next(&rng) % 35);
-    float scale = harness_rng_range(&rng, 0.5f, 3.0f);
+    int want_statics = 15 + (int)(collide_rng_next(&rng) % 35);
+    float scale = collide_rng_range(&rng, 0.5f, 3.0f);
     for (int tries = 0; tw.ns < want_statics && tries < 500; tries++) {
         bool thin;
         geom_shape s = ts_static_shape(&rng, scale, &thin);
-        float angle = harness_rng_unit(&rng) < 0.5f ? 0.0f : harness_rng_range(&rng, -3.14f, 3.14f);
-        vec2 p = v2(harness_rng_range(&rng, -half + 6, half - 6),
-                    harness_rng_range(&rng, -half + 6, half - 6));
+        float angle = collide_rng_unit(&rng) < 0.5f ? 0.0f : collide_rng_range(&rng, -3.14f, 3.14f);
+        vec2 p = v2(collide_rng_range(&rng, -half + 6, half - 6),
+                    collide_rng_range(&rng, -half + 6, half - 6));
         ts_add_static(&tw, s, p, angle, thin);
     }
     uint32_t seq = 0;
@@ -490,10 +490,10 @@ static void ts_run(unsigned seed, ts_stats *st, uint64_t *hash) {
     for (int t = 0; t < TS_TICKS; t++) {
         if (mode == 3 && t % 50 == 49) world_set_mover_collisions(tw.w, collide = !collide);
         /* churn: movers at random angles into free space, and out */
-        if (tw.nm < max_movers && harness_rng_unit(&rng) < 0.3f) {
+        if (tw.nm < max_movers && collide_rng_unit(&rng) < 0.3f) {
             geom_shape s = ts_mover_shape(&rng);
             float angle =
-                harness_rng_unit(&rng) < 0.7f ? harness_rng_range(&rng, -3.14f, 3.14f) : 0.0f;
+                collide_rng_unit(&rng) < 0.7f ? collide_rng_range(&rng, -3.14f, 3.14f) : 0.0f;
             vec2 p;
             if (free_spot(tw.w, &s, angle, tw.statics, tw.ns, &rng, half, &p)) {
                 world_body_id id = WORLD_NULL_BODY;
@@ -503,19 +503,19 @@ static void ts_run(unsigned seed, ts_stats *st, uint64_t *hash) {
                 tw.movers[tw.nm++] = id;
             }
         }
-        if (tw.nm > 0 && harness_rng_unit(&rng) < (mode == 2 ? 0.01f : 0.04f)) {
-            int k = (int)(harness_rng_next(&rng) % (uint32_t)tw.nm);
+        if (tw.nm > 0 && collide_rng_unit(&rng) < (mode == 2 ? 0.01f : 0.04f)) {
+            int k = (int)(collide_rng_next(&rng) % (uint32_t)tw.nm);
             CHECK(world_despawn(tw.w, tw.movers[k]) == WORLD_OK);
             tw.nm--;
             tw.movers[k] = tw.movers[tw.nm];
             tw.still[k] = tw.still[tw.nm];
         }
         for (int i = 0; i < tw.nm; i++)
-            if (harness_rng_unit(&rng) < (tw.still[i] ? 0.25f : 0.1f))
+            if (collide_rng_unit(&rng) < (tw.still[i] ? 0.25f : 0.1f))
                 ts_intent(&tw, i, &rng, &seq, max_w, st);
         /* statics near a stuck mover: the one pinning it goes, or a new one comes beside it */
         for (int i = 0; i < tw.nm; i++) {
-            if (!tw.still[i] || harness_rng_unit(&rng) > 0.15f) continue;
+            if (!tw.still[i] || collide_rng_unit(&rng) > 0.15f) continue;
             wo_body m;
             CHECK(wt_body(tw.w, tw.movers[i], &m));
             int nearest = -1;
@@ -525,20 +525,20 @@ static void ts_run(unsigned seed, ts_stats *st, uint64_t *hash) {
                     ts_box_gap(&m, &tw.static_body[k]) > 0.1 ? 1.0 : wo_gap(&m, &tw.static_body[k]);
                 if (g < best) best = g, nearest = k;
             }
-            if (nearest >= 0 && best <= TS_NEAR && harness_rng_unit(&rng) < 0.6f) {
+            if (nearest >= 0 && best <= TS_NEAR && collide_rng_unit(&rng) < 0.6f) {
                 ts_remove_static(&tw, nearest);
                 st->unpinned++;
             } else {
                 bool thin;
                 geom_shape s = ts_static_shape(&rng, 0.3f, &thin);
-                float a = harness_rng_range(&rng, 0, 6.2831853f);
+                float a = collide_rng_range(&rng, 0, 6.2831853f);
                 vec2 c = v2_scale(
                     v2_add(v2((float)m.minx, (float)m.miny), v2((float)m.maxx, (float)m.maxy)),
                     0.5f);
                 float away = 0.5f * (float)fmax(m.maxx - m.minx, m.maxy - m.miny) +
-                             harness_rng_range(&rng, 0.05f, 0.8f);
+                             collide_rng_range(&rng, 0.05f, 0.8f);
                 vec2 p = v2_add(c, v2(away * cosf(a), away * sinf(a)));
-                if (ts_add_static(&tw, s, p, harness_rng_range(&rng, -3.14f, 3.14f), thin))
+                if (ts_add_static(&tw, s, p, collide_rng_range(&rng, -3.14f, 3.14f), thin))
                     st->pinned++;
             }
         }

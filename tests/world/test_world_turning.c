@@ -128,7 +128,7 @@ static void test_turn_into_wall_stops_at_contact(void) {
  * random, among pillars; after every tick nothing overlaps a static by more than the skin and no
  * two movers by more than I3's tolerance unless the step reported them jammed. */
 static void test_i2_i3_turning_crowd(void) {
-    harness_rng rng = {1616};
+    collide_rng rng = {1616};
     world *w = wt_world(12.0f, 256);
     CHECK(w);
     world_body_id statics[16], movers[60];
@@ -143,8 +143,8 @@ static void test_i2_i3_turning_crowd(void) {
                                     : wt_circle(0.3f);
         movers[nm++] =
             spawn_turned(w, WORLD_BODY_MOVING, s,
-                         v2(harness_rng_range(&rng, -11, 11), harness_rng_range(&rng, -11, 11)),
-                         harness_rng_range(&rng, -3, 3));
+                         v2(collide_rng_range(&rng, -11, 11), collide_rng_range(&rng, -11, 11)),
+                         collide_rng_range(&rng, -3, 3));
     }
     for (int i = 0; i < ns; i++)
         CHECK(statics[i]);
@@ -153,10 +153,10 @@ static void test_i2_i3_turning_crowd(void) {
     for (int t = 0; t < 240; t++) {
         if (t % 30 == 0)
             for (int i = 0; i < nm; i++) {
-                float a = harness_rng_range(&rng, 0, 6.2831853f),
-                      sp = harness_rng_range(&rng, 0, 12);
+                float a = collide_rng_range(&rng, 0, 6.2831853f),
+                      sp = collide_rng_range(&rng, 0, 12);
                 CHECK(world_set_intent_turning(w, movers[i], v2(sp * cosf(a), sp * sinf(a)),
-                                               harness_rng_range(&rng, -MAX_W, MAX_W),
+                                               collide_rng_range(&rng, -MAX_W, MAX_W),
                                                (uint32_t)t + 1) == WORLD_OK);
             }
         world_step(w);
@@ -281,7 +281,7 @@ static void test_i7_turning_head_on(void) {
 /* I6: the same world and intents (the same seed, run twice) give the same state hash, another
  * seed another one; the angle is part of the hash. */
 static uint64_t turning_run(int ticks, unsigned seed) {
-    harness_rng rng = {seed};
+    collide_rng rng = {seed};
     world *w = wt_world(20.0f, 128);
     if (!w) return 0;
     world_body_id ids[40];
@@ -289,16 +289,16 @@ static uint64_t turning_run(int ticks, unsigned seed) {
         geom_shape s = i % 2 ? wt_box(0.6f, 0.2f) : wt_ngon(7, 0.4f, 0.1f);
         ids[i] =
             spawn_turned(w, WORLD_BODY_MOVING, s,
-                         v2(harness_rng_range(&rng, -18, 18), harness_rng_range(&rng, -18, 18)),
-                         harness_rng_range(&rng, -3, 3));
+                         v2(collide_rng_range(&rng, -18, 18), collide_rng_range(&rng, -18, 18)),
+                         collide_rng_range(&rng, -3, 3));
     }
     for (int t = 0; t < ticks; t++) {
         if (t % 20 == 0)
             for (int i = 0; i < 40; i++)
                 world_set_intent_turning(
                     w, ids[i],
-                    v2(harness_rng_range(&rng, -20, 20), harness_rng_range(&rng, -20, 20)),
-                    harness_rng_range(&rng, -20, 20), (uint32_t)t + 1);
+                    v2(collide_rng_range(&rng, -20, 20), collide_rng_range(&rng, -20, 20)),
+                    collide_rng_range(&rng, -20, 20), (uint32_t)t + 1);
         world_step(w);
     }
     uint64_t h = world_state_hash(w);
@@ -383,7 +383,7 @@ static void test_spawn_angle_is_initial_angle(void) {
  * against a face, the swept-box cull, the shared walk, the polygon-box slide). */
 static void test_turning_boxes_among_tiles(void) {
     for (int scene = 0; scene < 2; scene++) {
-        harness_rng rng = {1717u + (unsigned)scene};
+        collide_rng rng = {1717u + (unsigned)scene};
         const int n = 24; /* cells per side: the bounds are [-12, 12]^2 */
         world *w = wt_world(12.0f, 1024);
         CHECK(w);
@@ -393,7 +393,7 @@ static void test_turning_boxes_among_tiles(void) {
         vec2 tile_at[24 * 24];
         int nt = 0;
         for (int c = 0; c < n * n; c++) {
-            solid[c] = harness_rng_unit(&rng) < 0.2f;
+            solid[c] = collide_rng_unit(&rng) < 0.2f;
             if (!solid[c]) continue;
             tile_at[nt] = v2((float)(c % n) - 11.5f, (float)(c / n) - 11.5f);
             tiles[nt] = wt_spawn(w, WORLD_BODY_STATIC, wt_box(0.5f, 0.5f), tile_at[nt]);
@@ -403,7 +403,7 @@ static void test_turning_boxes_among_tiles(void) {
         world_body_id movers[150];
         int nm = 0;
         while (nm < 150) {
-            int c = (int)(harness_rng_next(&rng) % (unsigned)(n * n));
+            int c = (int)(collide_rng_next(&rng) % (unsigned)(n * n));
             if (solid[c]) continue;
             solid[c] = true; /* one mover per free cell */
             geom_shape s = nm % 3 == 2 ? wt_box(0.45f, 0.04f) : wt_box(0.4f, 0.4f);
@@ -417,9 +417,9 @@ static void test_turning_boxes_among_tiles(void) {
         for (int t = 0; t < 240; t++) {
             if (t % 40 == 0)
                 for (int i = 0; i < nm; i++) {
-                    float a = harness_rng_range(&rng, 0, 6.2831853f),
-                          sp = harness_rng_range(&rng, 0, 8);
-                    spin[i] = harness_rng_range(&rng, -MAX_W, MAX_W);
+                    float a = collide_rng_range(&rng, 0, 6.2831853f),
+                          sp = collide_rng_range(&rng, 0, 8);
+                    spin[i] = collide_rng_range(&rng, -MAX_W, MAX_W);
                     CHECK(world_set_intent_turning(w, movers[i], v2(sp * cosf(a), sp * sinf(a)),
                                                    spin[i], (uint32_t)t + 1) == WORLD_OK);
                 }

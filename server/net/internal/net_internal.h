@@ -1,6 +1,7 @@
-/* What net_server.c, net_session.c and net_snapshot.c share and nothing outside server/net may
- * call: the output append, errors, state changes. Private: this folder is on collide_net's
- * PRIVATE include path only. */
+/* What the protocol files of collide_net share (net_server, net_session, net_session_rooms,
+ * net_snapshot, net_events, net_queries, net_ws) and nothing outside server/net may call: the
+ * output append, errors, state changes. Private: this folder is on collide_net's PRIVATE include
+ * path only; net_host.c, the one libuv file that needs it, names it by its folder. */
 #ifndef COLLIDE_NET_INTERNAL_H
 #define COLLIDE_NET_INTERNAL_H
 

@@ -1,0 +1,66 @@
+/* load_options: collide-client load's flags, one table (load_options.c) of flag name, parser,
+ * field, range and --help line, on the idea of the daemon's net_config.c (the load tool reads no
+ * environment). The table gives getopt its long options, the parse its dispatch and --help its
+ * text, so a flag is added in one place. */
+#ifndef COLLIDE_CLIENT_LOAD_OPTIONS_H
+#define COLLIDE_CLIENT_LOAD_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cli.h"
+#include "report.h"
+
+#define CC_LOAD_MAX_ROOMS 1000u /* --rooms bound: each room keeps a histogram per worker */
+#define CC_LOAD_ROOM_NAME 64u   /* PROTOCOL.md: a room name is 1..64 bytes */
+
+typedef enum load_pattern { PATTERN_WALK, PATTERN_BOUNCE, PATTERN_SWARM } load_pattern;
+
+/* --pattern's and --shape's values, by load_opts.pattern and load_opts.shape. */
+extern const char *const cc_load_pattern_names[3];
+extern const char *const cc_load_shape_names[3];
+
+typedef struct load_opts {
+    cc_common_opts common;     /* --host --port --token --max-frame */
+    uint32_t clients;          /* --clients */
+    uint32_t threads;          /* --threads */
+    double ramp_s;             /* --ramp */
+    double duration_s;         /* --duration: total run time, ramp included */
+    double rate_hz;            /* --rate: intents per second per client */
+    double speed;              /* --speed: units per second */
+    double size;               /* --size: half extent / radius / circumradius */
+    int pattern;               /* load_pattern */
+    int shape;                 /* index in cc_load_shape_names */
+    bool check;                /* --check */
+    uint32_t check_clients;    /* --check-clients: how many clients run the checker */
+    double check_tolerance;    /* --check-tolerance */
+    const char *json_path;     /* --json */
+    cc_thresholds thresholds;  /* --max-p99-ms --max-errors --max-disconnects --max-violations */
+    double stall_s;            /* --stall-timeout: silence before a client is given up */
+    double drain_s;            /* --drain: wait for the last acks after the run */
+    uint32_t seed;             /* --seed */
+    bool spawn_box_set;        /* --spawn-box given */
+    float spawn_box[4];        /* x0,y0,x1,y1 */
+    bool target_set;           /* --target given */
+    float target[2];           /* swarm point */
+    int progress;              /* -1 auto (TTY), 0 off, 1 on */
+    uint32_t rooms;            /* --rooms: players spread over this many rooms (0: Hello.room "") */
+    const char *room_prefix;   /* --room-prefix: rooms are PREFIX0 .. PREFIX{rooms-1} */
+    uint32_t backend_npcs;     /* --backend: NPCs of the admin connection (0: none) */
+    const char *admin_token;   /* --admin-token: the backend's Hello.token */
+    double queries_hz;         /* --queries: ray casts per second per player (0: none) */
+    bool quantized;            /* --quantized: Hello.quantized, Snapshot.packed decoded */
+    uint32_t snapshot_rate;    /* --snapshot-rate: Hello.snapshot_rate_hz (0: every tick) */
+    double backend_queries_hz; /* --backend-queries: ray casts per second from the backend */
+    double spin;               /* --spin: each player turns at a fixed speed drawn uniformly from
+                                * [-spin, spin] rad/s (0: no turning) */
+} load_opts;
+
+/* Parses the load options into o. Returns -1 on success, else the exit code (usage printed on
+ * --help, a message on stderr for a bad value). */
+int cc_load_parse(int argc, char **argv, load_opts *o);
+/* Writes PREFIX<room> into out; false when it does not fit or would not be a valid room name. */
+bool cc_load_room_name(char *out, size_t size, const char *prefix, uint32_t room);
+
+#endif

@@ -181,13 +181,19 @@ bool net_snapshot_observe(net_snapshot_writer *sw, const world *w) {
 /* Appends v to b; the caller has reserved room (net_buf_reserve). */
 static void put_varint(net_buf *b, uint64_t v) { b->len += varint_write(b->data + b->len, v); }
 
+/* The box of view_radius r around an own body at p. */
+static aabb own_box(vec2 p, float r) {
+    return aabb_make(v2(p.x - r, p.y - r), v2(p.x + r, p.y + r));
+}
+
 /* The boxes of c's view: the SetView box, else a box of view_radius around each own body, or
  * their enclosing box past NET_MAX_VIEW_BOXES of them (an admin's many bodies: the query count
  * stays bounded). A non-admin's enclosing box is held to --max-view-extent like a SetView box:
  * when it would be wider or taller (bodies far apart, with --max-bodies-per-client raised past
  * NET_MAX_VIEW_BOXES), each own body keeps its own box instead (*per_body: the boxes are not
  * listed, mark_own_bodies marks them), at most --max-bodies-per-client of them. Returns the count
- * in boxes. */
+ * in boxes. The positions are the view mirror's, which is the world's movers as of this tick:
+ * no world call per own body. */
 static size_t view_boxes(net_server *srv, net_client *c, aabb boxes[NET_MAX_VIEW_BOXES],
                          bool *per_body) {
     *per_body = false;
@@ -195,19 +201,23 @@ static size_t view_boxes(net_server *srv, net_client *c, aabb boxes[NET_MAX_VIEW
         boxes[0] = c->view;
         return 1;
     }
-    net_client_prune_owned(srv, c);
+    const net_view_index *v = &srv->snapshot.view;
     float r = srv->cfg.view_radius;
     size_t nboxes = 0;
+    uint32_t kept = 0;
     aabb all = {{0, 0}, {0, 0}};
     for (uint32_t i = 0; i < c->owned_count; i++) {
-        world_body_info info;
-        if (!world_body_get(srv->world, c->owned[i], &info)) continue;
-        aabb box = aabb_make(v2(info.position.x - r, info.position.y - r),
-                             v2(info.position.x + r, info.position.y + r));
+        vec2 p;
+        /* Own bodies are movers: one the mirror lacks is gone (despawned by an admin), and leaves
+         * the list as net_client_prune_owned would drop it. */
+        if (!net_view_mover_position(v, c->owned[i], &p)) continue;
+        c->owned[kept++] = c->owned[i];
+        aabb box = own_box(p, r);
         all = nboxes == 0 ? box : aabb_union(all, box);
         if (nboxes < NET_MAX_VIEW_BOXES) boxes[nboxes] = box;
         nboxes++;
     }
+    c->owned_count = kept;
     if (nboxes <= NET_MAX_VIEW_BOXES) return nboxes;
     vec2 ext = v2_sub(all.max, all.min);
     if (!c->admin && (ext.x > srv->cfg.max_view_extent || ext.y > srv->cfg.max_view_extent)) {
@@ -218,17 +228,14 @@ static size_t view_boxes(net_server *srv, net_client *c, aabb boxes[NET_MAX_VIEW
     return 1;
 }
 
-/* Marks a box of view_radius around each of c's own bodies (view_boxes' per_body case). */
-static void mark_own_bodies(net_server *srv, net_client *c) {
+/* Marks a box of view_radius around each of c's own bodies (view_boxes' per_body case, which
+ * left only live ones in the list). */
+static void mark_own_bodies(net_server *srv, const net_client *c) {
     net_snapshot_writer *sw = &srv->snapshot;
-    float r = srv->cfg.view_radius;
     for (uint32_t i = 0; i < c->owned_count; i++) {
-        world_body_info info;
-        if (!world_body_get(srv->world, c->owned[i], &info)) continue;
-        net_view_mark(&sw->view,
-                      aabb_make(v2(info.position.x - r, info.position.y - r),
-                                v2(info.position.x + r, info.position.y + r)),
-                      &sw->marks);
+        vec2 p;
+        if (net_view_mover_position(&sw->view, c->owned[i], &p))
+            net_view_mark(&sw->view, own_box(p, srv->cfg.view_radius), &sw->marks);
     }
 }
 

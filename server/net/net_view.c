@@ -264,6 +264,28 @@ static bool mirror_resync(net_view_index *v, const world *w, const net_view_move
     return true;
 }
 
+/* n movers of the mirror from index `from` on, copied as they are to index `to` on of the mirror
+ * being rewritten (mirror_next and its boxes and positions). */
+static void mirror_copy_run(net_view_index *v, size_t to, size_t from, size_t n) {
+    copy_run(v->mirror_next + to, v->mirror + from, n, sizeof *v->mirror);
+    copy_run(v->mirror_box_next + to, v->mirror_box + from, n, sizeof *v->mirror_box);
+    copy_run(v->mirror_pos_next + to, v->mirror_pos + from, n, sizeof *v->mirror_pos);
+}
+
+/* The mirror rewritten (count movers) becomes the mirror; the old one, the next scratch. */
+static void mirror_swap(net_view_index *v, size_t count) {
+    net_view_entry *e = v->mirror;
+    aabb *box = v->mirror_box;
+    vec2 *pos = v->mirror_pos;
+    v->mirror = v->mirror_next;
+    v->mirror_box = v->mirror_box_next;
+    v->mirror_pos = v->mirror_pos_next;
+    v->mirror_next = e;
+    v->mirror_box_next = box;
+    v->mirror_pos_next = pos;
+    v->mirror_count = count;
+}
+
 /* One step's rows applied to the mirror: a merge of two id-ordered lists. False when a row
  * contradicts the mirror (then the caller reads the whole world) or memory runs out. */
 static bool mirror_apply(net_view_index *v, const world_body_row *rows, size_t nrows,
@@ -303,8 +325,6 @@ static bool mirror_apply(net_view_index *v, const world_body_row *rows, size_t n
     if (!mirror_reserve(v, count + inserts) || (hook && !hook->reserve(hook->ctx, count + inserts)))
         return false;
     mir = v->mirror;
-    box = v->mirror_box;
-    pos = v->mirror_pos;
     net_view_entry *out = v->mirror_next;
     aabb *out_box = v->mirror_box_next;
     vec2 *out_pos = v->mirror_pos_next;
@@ -315,10 +335,7 @@ static bool mirror_apply(net_view_index *v, const world_body_row *rows, size_t n
         size_t run = i;
         while (i < count && mir[i].id < r->id)
             i++;
-        /* Unchanged movers between rows: copied as they are. */
-        copy_run(out + o, mir + run, i - run, sizeof *out);
-        copy_run(out_box + o, box + run, i - run, sizeof *out_box);
-        copy_run(out_pos + o, pos + run, i - run, sizeof *out_pos);
+        mirror_copy_run(v, o, run, i - run); /* unchanged movers between rows */
         o += i - run;
         bool known = i < count && mir[i].id == r->id;
         if (r->flags & WORLD_ROW_DESPAWNED) {
@@ -336,17 +353,8 @@ static bool mirror_apply(net_view_index *v, const world_body_row *rows, size_t n
             o++;
         }
     }
-    copy_run(out + o, mir + i, count - i, sizeof *out);
-    copy_run(out_box + o, box + i, count - i, sizeof *out_box);
-    copy_run(out_pos + o, pos + i, count - i, sizeof *out_pos);
-    o += count - i;
-    v->mirror = out;
-    v->mirror_box = out_box;
-    v->mirror_next = mir;
-    v->mirror_box_next = box;
-    v->mirror_pos = out_pos;
-    v->mirror_pos_next = pos;
-    v->mirror_count = o;
+    mirror_copy_run(v, o, i, count - i);
+    mirror_swap(v, o + (count - i));
     return true;
 }
 

@@ -245,9 +245,9 @@ size_t net_client_frame_prefix(net_server *srv, const net_client *c, size_t len,
     return c->transport->frame_prefix(len, out);
 }
 
-bool net_server_append(net_server *srv, net_client *c, const net_server_msg *m) {
+bool net_server_append_with(net_server *srv, net_client *c, size_t size, net_msg_write write,
+                            const void *ctx) {
     if (c->kill) return false; /* being closed: whatever it is owed will never be read */
-    size_t size = collide__v1__server_message__get_packed_size(m);
     uint8_t prefix[NET_MAX_FRAME_PREFIX];
     size_t plen = net_client_frame_prefix(srv, c, size, prefix);
     if (!net_buf_reserve(&c->out, plen + size)) {
@@ -256,12 +256,23 @@ bool net_server_append(net_server *srv, net_client *c, const net_server_msg *m) 
     }
     net_client_note_queue_start(srv, c);
     memcpy(c->out.data + c->out.len, prefix, plen);
-    size_t packed = collide__v1__server_message__pack(m, c->out.data + c->out.len + plen);
-    NET_ASSERT(packed == size);
-    (void)packed;
+    write(ctx, c->out.data + c->out.len + plen, size);
     c->out.len += plen + size;
     net_server_mark_dirty(srv, c);
     return !net_server_over_hard_limit(srv, c);
+}
+
+static void pack_message(const void *m, uint8_t *out, size_t size) {
+    size_t packed = collide__v1__server_message__pack(m, out);
+    NET_ASSERT(packed == size);
+    (void)packed;
+    (void)size;
+}
+
+bool net_server_append(net_server *srv, net_client *c, const net_server_msg *m) {
+    if (c->kill) return false; /* before sizing it: nothing to pack for a client being closed */
+    size_t size = collide__v1__server_message__get_packed_size(m);
+    return net_server_append_with(srv, c, size, pack_message, m);
 }
 
 void net_server_send_error(net_server *srv, net_client *c, uint32_t request_id,

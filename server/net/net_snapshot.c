@@ -181,13 +181,19 @@ bool net_snapshot_observe(net_snapshot_writer *sw, const world *w) {
 /* Appends v to b; the caller has reserved room (net_buf_reserve). */
 static void put_varint(net_buf *b, uint64_t v) { b->len += varint_write(b->data + b->len, v); }
 
+/* The box of view_radius r around an own body at p. */
+static aabb own_box(vec2 p, float r) {
+    return aabb_make(v2(p.x - r, p.y - r), v2(p.x + r, p.y + r));
+}
+
 /* The boxes of c's view: the SetView box, else a box of view_radius around each own body, or
  * their enclosing box past NET_MAX_VIEW_BOXES of them (an admin's many bodies: the query count
  * stays bounded). A non-admin's enclosing box is held to --max-view-extent like a SetView box:
  * when it would be wider or taller (bodies far apart, with --max-bodies-per-client raised past
  * NET_MAX_VIEW_BOXES), each own body keeps its own box instead (*per_body: the boxes are not
  * listed, mark_own_bodies marks them), at most --max-bodies-per-client of them. Returns the count
- * in boxes. */
+ * in boxes. The positions are the view mirror's, which is the world's movers as of this tick:
+ * no world call per own body. */
 static size_t view_boxes(net_server *srv, net_client *c, aabb boxes[NET_MAX_VIEW_BOXES],
                          bool *per_body) {
     *per_body = false;
@@ -195,19 +201,23 @@ static size_t view_boxes(net_server *srv, net_client *c, aabb boxes[NET_MAX_VIEW
         boxes[0] = c->view;
         return 1;
     }
-    net_client_prune_owned(srv, c);
+    const net_view_index *v = &srv->snapshot.view;
     float r = srv->cfg.view_radius;
     size_t nboxes = 0;
+    uint32_t kept = 0;
     aabb all = {{0, 0}, {0, 0}};
     for (uint32_t i = 0; i < c->owned_count; i++) {
-        world_body_info info;
-        if (!world_body_get(srv->world, c->owned[i], &info)) continue;
-        aabb box = aabb_make(v2(info.position.x - r, info.position.y - r),
-                             v2(info.position.x + r, info.position.y + r));
+        vec2 p;
+        /* Own bodies are movers: one the mirror lacks is gone (despawned by an admin), and leaves
+         * the list as net_client_prune_owned would drop it. */
+        if (!net_view_mover_position(v, c->owned[i], &p)) continue;
+        c->owned[kept++] = c->owned[i];
+        aabb box = own_box(p, r);
         all = nboxes == 0 ? box : aabb_union(all, box);
         if (nboxes < NET_MAX_VIEW_BOXES) boxes[nboxes] = box;
         nboxes++;
     }
+    c->owned_count = kept;
     if (nboxes <= NET_MAX_VIEW_BOXES) return nboxes;
     vec2 ext = v2_sub(all.max, all.min);
     if (!c->admin && (ext.x > srv->cfg.max_view_extent || ext.y > srv->cfg.max_view_extent)) {
@@ -218,17 +228,14 @@ static size_t view_boxes(net_server *srv, net_client *c, aabb boxes[NET_MAX_VIEW
     return 1;
 }
 
-/* Marks a box of view_radius around each of c's own bodies (view_boxes' per_body case). */
-static void mark_own_bodies(net_server *srv, net_client *c) {
+/* Marks a box of view_radius around each of c's own bodies (view_boxes' per_body case, which
+ * left only live ones in the list). */
+static void mark_own_bodies(net_server *srv, const net_client *c) {
     net_snapshot_writer *sw = &srv->snapshot;
-    float r = srv->cfg.view_radius;
     for (uint32_t i = 0; i < c->owned_count; i++) {
-        world_body_info info;
-        if (!world_body_get(srv->world, c->owned[i], &info)) continue;
-        net_view_mark(&sw->view,
-                      aabb_make(v2(info.position.x - r, info.position.y - r),
-                                v2(info.position.x + r, info.position.y + r)),
-                      &sw->marks);
+        vec2 p;
+        if (net_view_mover_position(&sw->view, c->owned[i], &p))
+            net_view_mark(&sw->view, own_box(p, srv->cfg.view_radius), &sw->marks);
     }
 }
 
@@ -508,71 +515,116 @@ static void q_write_packed(net_snapshot_writer *sw, snap_out *o) {
     }
 }
 
-void net_session_snapshot(net_server *srv, net_client *c) {
-    net_snapshot_writer *sw = &srv->snapshot;
-    if (c->state != NET_CLIENT_ACTIVE || c->kill) return;
-    if (net_server_over_hard_limit(srv, c)) return;
+/* ---- One client's snapshot, phase by phase -------------------------------------------------- */
+
+/* One client's snapshot being written: what each phase leaves for the next. */
+typedef struct snap_pass {
+    net_server *srv;
+    net_client *c;
+    net_snapshot_writer *sw;
+    uint64_t tick;                  /* the world's step the snapshot reports */
+    aabb boxes[NET_MAX_VIEW_BOXES]; /* the client's view boxes (view_boxes) */
+    size_t nboxes;                  /* entries in boxes */
+    bool per_body;                  /* one box per own body instead, not listed */
+    bool skip_statics;              /* the known statics stand as they are (statics_unchanged) */
+    const net_view_entry *view;     /* the bodies in view, in key order (sw->query) */
+    size_t nview;                   /* entries in view */
+    const net_known_entry *known;   /* the known set the merge reads: past kept_statics */
+    size_t nknown;                  /* entries in known */
+    size_t kept_statics;            /* known statics left out of the merge, unread */
+    bool quant;                     /* the client's bodies go as quantized records */
+    quant_state *qnext;             /* quantized: last-sent states, rewritten beside next */
+    const quant_state *qknown;      /* quantized: the old ones, beside known */
+    size_t frame_budget;            /* the Snapshot body's room in one frame */
+    size_t nremoved;                /* ids in sw->removed */
+    size_t removed_bytes;           /* their varints' bytes */
+    snap_out out;                   /* where the bodies go (s: sw->body) */
+    size_t limit;                   /* the body may not pass this, removed field aside */
+    net_known_entry *next;          /* the known set being written (sw->known_next) */
+    size_t nnext;                   /* entries in next */
+    size_t ndeferred;               /* pairs in sw->deferred */
+    uint64_t stop_key;              /* the first key that had no room, when stopped */
+    bool stopped;                   /* something had no room */
+    bool static_kept_out;           /* a known static out of view stays known (removed was full) */
+} snap_pass;
+
+/* Whether c gets a snapshot now: welcomed and not being closed, under the hard output limit, and
+ * not already a quarter of it behind. */
+static bool snapshot_begin(net_server *srv, net_client *c) {
+    if (c->state != NET_CLIENT_ACTIVE || c->kill) return false;
+    if (net_server_over_hard_limit(srv, c)) return false;
     if (net_client_queued(c) > srv->cfg.max_queued_bytes / 4u) {
         /* Stale state is dropped, not queued: the next snapshot that goes out is computed against
          * what was actually sent, so it carries everything that changed meanwhile. */
         srv->metrics.slow_client_drops_total++;
-        return;
+        return false;
     }
-    uint64_t tick = world_tick(srv->world);
-    aabb boxes[NET_MAX_VIEW_BOXES];
-    bool per_body = false;
-    size_t nboxes = view_boxes(srv, c, boxes, &per_body);
-    /* Statics unchanged: only the movers are marked and merged; the statics part of the known
-     * set (its first known_statics entries) stays as it is, unread. */
-    bool skip_statics = !per_body && statics_unchanged(srv, c, boxes, nboxes);
-    for (size_t b = 0; b < nboxes; b++) {
-        if (skip_statics)
-            net_view_mark_movers(&sw->view, boxes[b], &sw->marks);
-        else
-            net_view_mark(&sw->view, boxes[b], &sw->marks);
-    }
-    if (per_body) mark_own_bodies(srv, c);
-    const net_view_entry *view = sw->query;
-    size_t nview = net_view_take(&sw->view, &sw->marks, sw->query, sw->query_cap);
-    size_t kept_statics = skip_statics ? c->known_statics : 0;
-    NET_ASSERT(kept_statics <= c->known.count);
-    const net_known_entry *known = c->known.entries;
-    if (kept_statics) known += kept_statics; /* entries may be NULL: no offset on it then */
-    size_t nknown = c->known.count - kept_statics;
-    /* The rewritten set holds at most every old entry plus every body in view. */
-    if (!net_known_reserve(&sw->known_next, (uint32_t)(nknown + nview))) {
-        net_server_kill(srv, c, NET_DISC_OUT_OF_MEMORY);
-        return;
-    }
-    /* Quantized: what was last sent of each known body, rewritten alongside (same index). */
-    bool quant = c->quantized;
-    quant_state *qnext = NULL;
-    const quant_state *qknown = NULL;
-    if (quant) {
-        if (nknown + nview > sw->qknown_next_cap) {
-            size_t cap = 2 * (nknown + nview);
-            quant_state *p = realloc(sw->qknown_next, cap * sizeof *p);
-            if (!p) {
-                net_server_kill(srv, c, NET_DISC_OUT_OF_MEMORY);
-                return;
-            }
-            sw->qknown_next = p;
-            sw->qknown_next_cap = cap;
-        }
-        qnext = sw->qknown_next;
-        qknown = c->qknown ? c->qknown + kept_statics : NULL;
-    }
+    return true;
+}
 
-    /* 1. Removed: known ids not in view, in id order, while they fit half a frame. Those that do
-     *    not fit stay known and go next time. Both lists are sorted: one merge. */
-    size_t frame_budget = srv->cfg.max_frame - 16u; /* ServerMessage tag, length and slack */
-    size_t removed_budget = frame_budget / 2u;
+/* The bodies in view, in key order: the view boxes' marks taken from the index. Statics
+ * unchanged: only the movers are marked and merged; the statics part of the known set (its first
+ * known_statics entries) stays as it is, unread. */
+static void snapshot_view(snap_pass *p) {
+    net_snapshot_writer *sw = p->sw;
+    p->nboxes = view_boxes(p->srv, p->c, p->boxes, &p->per_body);
+    p->skip_statics = !p->per_body && statics_unchanged(p->srv, p->c, p->boxes, p->nboxes);
+    for (size_t b = 0; b < p->nboxes; b++) {
+        if (p->skip_statics)
+            net_view_mark_movers(&sw->view, p->boxes[b], &sw->marks);
+        else
+            net_view_mark(&sw->view, p->boxes[b], &sw->marks);
+    }
+    if (p->per_body) mark_own_bodies(p->srv, p->c);
+    p->view = sw->query;
+    p->nview = net_view_take(&sw->view, &sw->marks, sw->query, sw->query_cap);
+}
+
+/* The known set the merge reads, and room for the one it writes: at most every old entry plus
+ * every body in view (quantized: the last-sent states beside it, same index). False when out of
+ * memory: c is killed. */
+static bool snapshot_scratch(snap_pass *p) {
+    net_snapshot_writer *sw = p->sw;
+    net_client *c = p->c;
+    p->kept_statics = p->skip_statics ? c->known_statics : 0;
+    NET_ASSERT(p->kept_statics <= c->known.count);
+    p->known = c->known.entries;
+    if (p->kept_statics) p->known += p->kept_statics; /* entries may be NULL: no offset on it */
+    p->nknown = c->known.count - p->kept_statics;
+    size_t most = p->nknown + p->nview;
+    bool ok = net_known_reserve(&sw->known_next, (uint32_t)most);
+    p->next = sw->known_next.entries;
+    p->quant = c->quantized;
+    if (ok && p->quant && most > sw->qknown_next_cap) {
+        quant_state *q = realloc(sw->qknown_next, 2 * most * sizeof *q);
+        ok = q != NULL;
+        if (ok) {
+            sw->qknown_next = q;
+            sw->qknown_next_cap = 2 * most;
+        }
+    }
+    if (!ok) {
+        net_server_kill(p->srv, c, NET_DISC_OUT_OF_MEMORY);
+        return false;
+    }
+    p->qnext = p->quant ? sw->qknown_next : NULL;
+    p->qknown = p->quant && c->qknown ? c->qknown + p->kept_statics : NULL;
+    return true;
+}
+
+/* Removed: known ids not in view, in id order, while they fit half a frame. Those that do not
+ * fit stay known and go next time. Both lists are sorted: one merge. */
+static void snapshot_removed(snap_pass *p) {
+    net_snapshot_writer *sw = p->sw;
+    const net_view_entry *view = p->view;
+    const net_known_entry *known = p->known;
+    size_t removed_budget = p->frame_budget / 2u;
     size_t nremoved = 0, removed_bytes = 0;
-    for (size_t i = 0, j = 0; j < nknown;) {
+    for (size_t i = 0, j = 0; j < p->nknown;) {
         uint64_t kk = net_known_key(&known[j]);
-        if (i < nview && net_view_key(&view[i]) < kk) {
+        if (i < p->nview && net_view_key(&view[i]) < kk) {
             i++;
-        } else if (i < nview && net_view_key(&view[i]) == kk) {
+        } else if (i < p->nview && net_view_key(&view[i]) == kk) {
             i++;
             j++;
         } else {
@@ -583,182 +635,255 @@ void net_session_snapshot(net_server *srv, net_client *c) {
             j++;
         }
     }
+    p->nremoved = nremoved;
+    p->removed_bytes = removed_bytes;
+}
 
-    /* 2. Merge view and known set again: new bodies in full, changed ones as their arena record,
-     *    while they fit; write the next known set as we go. Unchanged bodies cost the compare.
-     *    Round robin: when the last snapshot ran out of room, this one serves the bodies from
-     *    where it stopped (c->resume_key) first and those before it afterwards, from what room is
-     *    left. Filling every frame from the lowest key instead starved the highest keys for as
-     *    long as the low ones kept changing (seconds, under churn in a crowded view). */
-    net_buf *s = &sw->body;
+/* The Snapshot body up to its bodies: the tick, then the client's waiting events, up to a quarter
+ * of the frame (they are never dropped; what does not fit goes in the next snapshot, ahead of
+ * what comes later). The bodies' limit leaves room for the removed field. */
+static void snapshot_events(snap_pass *p) {
+    net_buf *s = &p->sw->body;
     s->len = 0;
     s->len += wire_put_key(s->data + s->len, WIRE_SNAPSHOT_TICK, WIRE_VARINT);
-    put_varint(s, tick);
-    /* Events first, up to a quarter of the frame: they are never dropped, and what does not fit
-     * goes in the next snapshot, ahead of what comes later. */
-    if (c->event_count) net_events_take(c, s, frame_budget / 4u);
-    size_t removed_field = nremoved ? 1 + varint_size(removed_bytes) + removed_bytes : 0;
-    size_t limit = frame_budget - removed_field; /* s->len may not pass this */
-    net_known_entry *next = sw->known_next.entries;
-    size_t nnext = 0, dropped = 0, ndeferred = 0;
-    snap_out out = {s, limit, quant, s->len + 1 + varint_size(limit), 0, 0, false};
-    sw->qbytes.len = 0;
-    uint64_t resume = c->resume_key, stop_key = 0;
-    bool stopped = false;         /* something had no room: stop_key is the first such key */
-    bool static_kept_out = false; /* a known static out of view stays known (removed was full) */
+    put_varint(s, p->tick);
+    if (p->c->event_count) net_events_take(p->c, s, p->frame_budget / 4u);
+    size_t removed_field = p->nremoved ? 1 + varint_size(p->removed_bytes) + p->removed_bytes : 0;
+    p->limit = p->frame_budget - removed_field;
+    snap_out out = {s, p->limit, p->quant, s->len + 1 + varint_size(p->limit), 0, 0, false};
+    p->out = out;
+    p->sw->qbytes.len = 0;
+}
+
+/* A body before the resume key: its turn comes after those from the key on (snapshot_deferred),
+ * held in place in the next known set at index at. */
+static inline void snapshot_defer(snap_pass *p, size_t view_index, size_t at) {
+    p->sw->deferred[2 * p->ndeferred] = (uint32_t)view_index;
+    p->sw->deferred[2 * p->ndeferred + 1] = (uint32_t)at;
+    p->ndeferred++;
+}
+
+/* The first key that had no room: the next snapshot resumes there. */
+static inline void snapshot_no_room(snap_pass *p, uint64_t key) {
+    if (!p->stopped) {
+        p->stopped = true;
+        p->stop_key = key;
+    }
+}
+
+/* The later of the tick and a body's change: the known set's sent_tick for what was just sent. */
+static inline uint64_t sent_tick_of(uint64_t tick, uint64_t changed_tick) {
+    return tick > changed_tick ? tick : changed_tick;
+}
+
+/* A body in view that the client does not know: announced in full, or deferred before the resume
+ * key, as entry `at` of the next known set. What does not fit is retried next tick. Returns the
+ * entries it added to the next known set (0: no room). */
+static inline size_t snapshot_new(snap_pass *p, size_t i, size_t at, uint64_t vk, uint64_t resume) {
+    const net_view_entry *v = &p->view[i];
+    net_known_entry *e = &p->next[at];
+    uint64_t changed_tick = 0;
+    if (vk < resume) {
+        snapshot_defer(p, i, at);
+        e->sent_tick = NET_KNOWN_UNSENT;
+    } else if (out_new(p->srv, &p->out, v, &changed_tick, p->quant ? &p->qnext[at] : NULL)) {
+        e->sent_tick = sent_tick_of(p->tick, changed_tick);
+    } else {
+        snapshot_no_room(p, vk);
+        return 0;
+    }
+    e->id = v->id;
+    e->moving = v->delta_off != NET_VIEW_NO_DELTA;
+    return 1;
+}
+
+/* A body in view that the client knows, as entry `at` of the next known set: a mover changed
+ * since it was sent goes as its record (or is deferred before the resume key). */
+static inline void snapshot_known(snap_pass *p, size_t i, size_t j, size_t at, uint64_t vk,
+                                  uint64_t resume) {
+    net_known_entry e = p->known[j];
+    const net_view_entry *v = &p->view[i];
+    if (p->quant) p->qnext[at] = p->qknown[j];
+    if (v->changed_tick > e.sent_tick && v->delta_off != NET_VIEW_NO_DELTA) {
+        if (vk < resume)
+            snapshot_defer(p, i, at);
+        else if (out_changed(p->srv, &p->out, v, p->quant ? &p->qnext[at] : NULL))
+            e.sent_tick = sent_tick_of(p->tick, v->changed_tick);
+        else
+            snapshot_no_room(p, vk);
+    }
+    p->next[at] = e;
+}
+
+/* The movers (and the statics, when walked): view and known set merged again, new bodies in full,
+ * changed ones as their arena record, while they fit; the next known set written as we go.
+ * Unchanged bodies cost the compare. Round robin: when the last snapshot ran out of room, this
+ * one serves the bodies from where it stopped (c->resume_key) first and those before it
+ * afterwards (snapshot_deferred), from what room is left. Filling every frame from the lowest key
+ * instead starved the highest keys for as long as the low ones kept changing (seconds, under
+ * churn in a crowded view). The loop's counts are locals: the entries it stores could alias them
+ * in *p. */
+static void snapshot_bodies(snap_pass *p) {
+    const net_view_entry *view = p->view;
+    const net_known_entry *known = p->known;
+    size_t nview = p->nview, nknown = p->nknown, nnext = 0, dropped = 0;
+    uint64_t resume = p->c->resume_key;
     for (size_t i = 0, j = 0; i < nview || j < nknown;) {
         uint64_t vk = i < nview ? net_view_key(&view[i]) : UINT64_MAX;
         uint64_t kk = j < nknown ? net_known_key(&known[j]) : UINT64_MAX;
         if (vk < kk) {
-            /* In view, not known: announce it. What does not fit is retried next tick. */
-            uint64_t changed_tick = 0;
-            if (vk < resume) {
-                /* Its turn comes after the bodies from resume on: held in place, unsent. */
-                sw->deferred[2 * ndeferred] = (uint32_t)i;
-                sw->deferred[2 * ndeferred + 1] = (uint32_t)nnext;
-                ndeferred++;
-                next[nnext].id = view[i].id;
-                next[nnext].moving = view[i].delta_off != NET_VIEW_NO_DELTA;
-                next[nnext].sent_tick = NET_KNOWN_UNSENT;
-                nnext++;
-            } else if (out_new(srv, &out, &view[i], &changed_tick, quant ? &qnext[nnext] : NULL)) {
-                next[nnext].id = view[i].id;
-                next[nnext].moving = view[i].delta_off != NET_VIEW_NO_DELTA;
-                next[nnext].sent_tick = tick > changed_tick ? tick : changed_tick;
-                nnext++;
-            } else if (!stopped) {
-                stopped = true;
-                stop_key = vk;
-            }
-            i++;
+            nnext += snapshot_new(p, i++, nnext, vk, resume);
         } else if (kk < vk) {
-            /* Known, out of view: the first nremoved of these were listed in step 1. */
-            if (dropped < nremoved) {
+            /* Known, out of view: the first nremoved of these were listed (snapshot_removed). */
+            if (dropped < p->nremoved) {
                 dropped++;
             } else {
-                static_kept_out |= !known[j].moving;
-                if (quant) qnext[nnext] = qknown[j];
-                next[nnext++] = known[j];
+                p->static_kept_out |= !known[j].moving;
+                if (p->quant) p->qnext[nnext] = p->qknown[j];
+                p->next[nnext++] = known[j];
             }
             j++;
         } else {
-            net_known_entry e = known[j];
-            const net_view_entry *v = &view[i];
-            if (quant) qnext[nnext] = qknown[j];
-            if (v->changed_tick > e.sent_tick && v->delta_off != NET_VIEW_NO_DELTA) {
-                if (vk < resume) {
-                    sw->deferred[2 * ndeferred] = (uint32_t)i;
-                    sw->deferred[2 * ndeferred + 1] = (uint32_t)nnext;
-                    ndeferred++;
-                } else if (out_changed(srv, &out, v, quant ? &qnext[nnext] : NULL)) {
-                    e.sent_tick = tick > v->changed_tick ? tick : v->changed_tick;
-                } else if (!stopped) {
-                    stopped = true;
-                    stop_key = vk;
-                }
-            }
-            next[nnext++] = e;
-            i++;
-            j++;
+            snapshot_known(p, i++, j++, nnext++, vk, resume);
         }
     }
-    /* The bodies before resume, in key order, from the room left. A new body with no room is
-     * taken out of the next known set again (it was held there to keep the set in order). */
+    p->nnext = nnext;
+}
+
+/* The bodies before the resume key, in key order, from the room left. A new body with no room is
+ * taken out of the next known set again (it was held there to keep the set in order). */
+static void snapshot_deferred(snap_pass *p) {
+    net_snapshot_writer *sw = p->sw;
     size_t unsent_new = 0;
-    for (size_t d = 0; d < ndeferred; d++) {
-        const net_view_entry *v = &view[sw->deferred[2 * d]];
+    for (size_t d = 0; d < p->ndeferred; d++) {
+        const net_view_entry *v = &p->view[sw->deferred[2 * d]];
         size_t at = sw->deferred[2 * d + 1];
-        net_known_entry *e = &next[at];
-        quant_state *qe = quant ? &qnext[at] : NULL;
+        net_known_entry *e = &p->next[at];
+        quant_state *qe = p->quant ? &p->qnext[at] : NULL;
         bool sent = false;
         if (e->sent_tick == NET_KNOWN_UNSENT) {
             uint64_t changed_tick = 0;
-            sent = out_new(srv, &out, v, &changed_tick, qe);
+            sent = out_new(p->srv, &p->out, v, &changed_tick, qe);
             if (sent)
-                e->sent_tick = tick > changed_tick ? tick : changed_tick;
+                e->sent_tick = sent_tick_of(p->tick, changed_tick);
             else
                 unsent_new++;
         } else {
-            sent = out_changed(srv, &out, v, qe);
-            if (sent) e->sent_tick = tick > v->changed_tick ? tick : v->changed_tick;
+            sent = out_changed(p->srv, &p->out, v, qe);
+            if (sent) e->sent_tick = sent_tick_of(p->tick, v->changed_tick);
         }
-        if (!sent && !stopped) {
-            stopped = true;
-            stop_key = net_view_key(v);
-        }
+        if (!sent) snapshot_no_room(p, net_view_key(v));
     }
     if (unsent_new) {
         size_t kept = 0;
-        for (size_t k = 0; k < nnext; k++) {
-            if (next[k].sent_tick == NET_KNOWN_UNSENT) continue;
-            if (quant) qnext[kept] = qnext[k];
-            next[kept++] = next[k];
+        for (size_t k = 0; k < p->nnext; k++) {
+            if (p->next[k].sent_tick == NET_KNOWN_UNSENT) continue;
+            if (p->quant) p->qnext[kept] = p->qnext[k];
+            p->next[kept++] = p->next[k];
         }
-        nnext = kept;
+        p->nnext = kept;
     }
-    if (quant) {
-        NET_ASSERT(out.used <= limit);
-        q_write_packed(sw, &out);
-    }
-    NET_ASSERT(s->len <= limit && nnext <= nknown + nview);
-    c->resume_key = stopped ? stop_key : 0;
-    if (nremoved) {
-        s->len += wire_put_key(s->data + s->len, WIRE_SNAPSHOT_REMOVED, WIRE_LEN); /* packed */
-        put_varint(s, removed_bytes);
-        for (size_t i = 0; i < nremoved; i++)
-            put_varint(s, sw->removed[i]);
-    }
-    if (!net_known_reserve(&c->known, (uint32_t)(kept_statics + nnext))) {
-        net_server_kill(srv, c, NET_DISC_OUT_OF_MEMORY);
-        return;
-    }
-    if (nnext) memcpy(c->known.entries + kept_statics, next, nnext * sizeof *next);
-    c->known.count = (uint32_t)(kept_statics + nnext);
-    if (quant) {
-        if (kept_statics + nnext > c->qknown_cap) {
-            uint32_t cap = c->known.cap; /* what known grew to: doubling, like it */
-            quant_state *p = realloc(c->qknown, (size_t)cap * sizeof *p);
-            if (!p) {
-                net_server_kill(srv, c, NET_DISC_OUT_OF_MEMORY);
-                return;
-            }
-            c->qknown = p;
-            c->qknown_cap = cap;
-        }
-        if (nnext) memcpy(c->qknown + kept_statics, qnext, nnext * sizeof *qnext);
-    }
-    if (!skip_statics) {
-        /* Both lists hold the statics first. With no static kept out of view, the known statics
-         * are a subset of those in view: equal counts, equal sets. */
-        size_t view_statics = 0, next_statics = 0;
-        while (view_statics < nview && view[view_statics].delta_off == NET_VIEW_NO_DELTA)
-            view_statics++;
-        while (next_statics < nnext && !next[next_statics].moving)
-            next_statics++;
-        c->known_statics = (uint32_t)next_statics;
-        c->statics_settled = !per_body && !static_kept_out && next_statics == view_statics;
-        c->statics_gen = sw->view.statics_gen;
-        c->statics_box_count = (uint32_t)nboxes;
-        if (nboxes) memcpy(c->statics_boxes, boxes, nboxes * sizeof *boxes);
-    }
+}
 
-    /* ServerMessage { snapshot } around it, framed. */
-    size_t msg_len = 1 + varint_size(s->len) + s->len;
-    uint8_t prefix[NET_MAX_FRAME_PREFIX];
-    size_t plen = net_client_frame_prefix(srv, c, msg_len, prefix);
-    if (!net_buf_reserve(&c->out, plen + msg_len)) {
-        net_server_kill(srv, c, NET_DISC_OUT_OF_MEMORY);
-        return;
+/* The Snapshot body's last fields: the quantized records (Snapshot.packed), then the removed ids
+ * (packed). Where the next snapshot resumes. */
+static void snapshot_left(snap_pass *p) {
+    net_buf *s = p->out.s;
+    if (p->quant) {
+        NET_ASSERT(p->out.used <= p->limit);
+        q_write_packed(p->sw, &p->out);
     }
-    net_client_note_queue_start(srv, c);
-    memcpy(c->out.data + c->out.len, prefix, plen);
-    c->out.len += plen;
-    c->out.len += wire_put_key(c->out.data + c->out.len, WIRE_SERVER_SNAPSHOT, WIRE_LEN);
-    put_varint(&c->out, s->len);
-    memcpy(c->out.data + c->out.len, s->data, s->len);
-    c->out.len += s->len;
-    c->out_snapshots++;
-    net_server_mark_dirty(srv, c);
+    NET_ASSERT(s->len <= p->limit && p->nnext <= p->nknown + p->nview);
+    p->c->resume_key = p->stopped ? p->stop_key : 0;
+    if (p->nremoved) {
+        s->len += wire_put_key(s->data + s->len, WIRE_SNAPSHOT_REMOVED, WIRE_LEN);
+        put_varint(s, p->removed_bytes);
+        for (size_t i = 0; i < p->nremoved; i++)
+            put_varint(s, p->sw->removed[i]);
+    }
+}
+
+/* The client's known set becomes the one written (behind the statics kept), and its quantized
+ * last-sent states beside it. False when out of memory: c is killed. */
+static bool snapshot_remember(snap_pass *p) {
+    net_client *c = p->c;
+    size_t count = p->kept_statics + p->nnext;
+    if (!net_known_reserve(&c->known, (uint32_t)count)) {
+        net_server_kill(p->srv, c, NET_DISC_OUT_OF_MEMORY);
+        return false;
+    }
+    if (p->nnext) memcpy(c->known.entries + p->kept_statics, p->next, p->nnext * sizeof *p->next);
+    c->known.count = (uint32_t)count;
+    if (!p->quant) return true;
+    if (count > c->qknown_cap) {
+        uint32_t cap = c->known.cap; /* what known grew to: doubling, like it */
+        quant_state *q = realloc(c->qknown, (size_t)cap * sizeof *q);
+        if (!q) {
+            net_server_kill(p->srv, c, NET_DISC_OUT_OF_MEMORY);
+            return false;
+        }
+        c->qknown = q;
+        c->qknown_cap = cap;
+    }
+    if (p->nnext) memcpy(c->qknown + p->kept_statics, p->qnext, p->nnext * sizeof *p->qnext);
+    return true;
+}
+
+/* After a walk of the statics in view: whether the known statics are exactly those (the next
+ * snapshot may skip them, statics_unchanged), and the boxes and grid that holds for. */
+static void snapshot_statics(snap_pass *p) {
+    net_client *c = p->c;
+    /* Both lists hold the statics first. With no static kept out of view, the known statics are
+     * a subset of those in view: equal counts, equal sets. */
+    size_t view_statics = 0, next_statics = 0;
+    while (view_statics < p->nview && p->view[view_statics].delta_off == NET_VIEW_NO_DELTA)
+        view_statics++;
+    while (next_statics < p->nnext && !p->next[next_statics].moving)
+        next_statics++;
+    c->known_statics = (uint32_t)next_statics;
+    c->statics_settled = !p->per_body && !p->static_kept_out && next_statics == view_statics;
+    c->statics_gen = p->sw->view.statics_gen;
+    c->statics_box_count = (uint32_t)p->nboxes;
+    if (p->nboxes) memcpy(c->statics_boxes, p->boxes, p->nboxes * sizeof *p->boxes);
+}
+
+/* Writes ServerMessage { snapshot: body } (net_msg_write). */
+static void snapshot_write_message(const void *ctx, uint8_t *out, size_t size) {
+    const net_buf *body = ctx;
+    size_t n = wire_put_key(out, WIRE_SERVER_SNAPSHOT, WIRE_LEN);
+    n += varint_write(out + n, body->len);
+    memcpy(out + n, body->data, body->len);
+    NET_ASSERT(n + body->len == size);
+    (void)size;
+}
+
+/* The Snapshot body as one ServerMessage, framed, into c's output. */
+static void snapshot_finish(snap_pass *p) {
+    const net_buf *s = p->out.s;
+    size_t size = 1 + varint_size(s->len) + s->len;
+    if (net_server_append_with(p->srv, p->c, size, snapshot_write_message, s))
+        p->c->out_snapshots++;
+}
+
+void net_session_snapshot(net_server *srv, net_client *c) {
+    if (!snapshot_begin(srv, c)) return;
+    snap_pass p;
+    memset(&p, 0, sizeof p);
+    p.srv = srv;
+    p.c = c;
+    p.sw = &srv->snapshot;
+    p.tick = world_tick(srv->world);
+    p.frame_budget = srv->cfg.max_frame - 16u; /* ServerMessage tag, length and slack */
+    snapshot_view(&p);
+    if (!snapshot_scratch(&p)) return;
+    snapshot_removed(&p);
+    snapshot_events(&p);
+    snapshot_bodies(&p);
+    snapshot_deferred(&p);
+    snapshot_left(&p);
+    if (!snapshot_remember(&p)) return;
+    if (!p.skip_statics) snapshot_statics(&p);
+    snapshot_finish(&p);
 }
 
 void net_server_snapshots(net_server *srv) {

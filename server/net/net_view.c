@@ -63,6 +63,8 @@ void net_view_free(net_view_index *v) {
     free(v->mirror_box);
     free(v->mirror_next);
     free(v->mirror_box_next);
+    free(v->mirror_pos);
+    free(v->mirror_pos_next);
     free(v->ranked);
     memset(v, 0, sizeof *v);
 }
@@ -219,19 +221,25 @@ static bool mirror_reserve(net_view_index *v, size_t n) {
     if (en) v->mirror_next = en;
     aabb *bn = realloc(v->mirror_box_next, cap * sizeof *bn);
     if (bn) v->mirror_box_next = bn;
-    if (!e || !b || !en || !bn) return false;
+    vec2 *p = realloc(v->mirror_pos, cap * sizeof *p);
+    if (p) v->mirror_pos = p;
+    vec2 *pn = realloc(v->mirror_pos_next, cap * sizeof *pn);
+    if (pn) v->mirror_pos_next = pn;
+    if (!e || !b || !en || !bn || !p || !pn) return false;
     v->mirror_cap = cap;
     return true;
 }
 
-/* The mirror's entry for a mover's row: its handle recorded (kept when it had one). */
-static void mirror_set(net_view_entry *e, aabb *box, const world_body_row *r, uint32_t handle,
-                       const net_view_movers_hook *hook) {
-    e->id = r->id;
-    e->changed_tick = r->changed_tick;
-    e->delta_off = hook ? hook->record(hook->ctx, r, handle) : 0u;
-    NET_ASSERT(e->delta_off != NET_VIEW_NO_DELTA);
-    *box = r->bounds;
+/* The mirror's entry, box and position at index i of the arrays given (the mirror, or the one
+ * being rewritten) for a mover's row: its handle recorded (kept when it had one). */
+static void mirror_set(net_view_entry *e, aabb *box, vec2 *pos, size_t i, const world_body_row *r,
+                       uint32_t handle, const net_view_movers_hook *hook) {
+    e[i].id = r->id;
+    e[i].changed_tick = r->changed_tick;
+    e[i].delta_off = hook ? hook->record(hook->ctx, r, handle) : 0u;
+    NET_ASSERT(e[i].delta_off != NET_VIEW_NO_DELTA);
+    box[i] = r->bounds;
+    pos[i] = r->position;
 }
 
 /* The mirror read anew from the whole world (the first update, or a step it did not see). */
@@ -246,7 +254,7 @@ static bool mirror_resync(net_view_index *v, const world *w, const net_view_move
         world_body_info info;
         if (!world_body_get(w, v->ids[i], &info)) continue;
         world_body_row r = row_of_info(&info);
-        mirror_set(&v->mirror[m], &v->mirror_box[m], &r, NET_VIEW_NO_DELTA, hook);
+        mirror_set(v->mirror, v->mirror_box, v->mirror_pos, m, &r, NET_VIEW_NO_DELTA, hook);
         m++;
     }
     v->mirror_count = m;
@@ -254,6 +262,28 @@ static bool mirror_resync(net_view_index *v, const world *w, const net_view_move
     v->movers_dirty = true;
     v->synced = true;
     return true;
+}
+
+/* n movers of the mirror from index `from` on, copied as they are to index `to` on of the mirror
+ * being rewritten (mirror_next and its boxes and positions). */
+static void mirror_copy_run(net_view_index *v, size_t to, size_t from, size_t n) {
+    copy_run(v->mirror_next + to, v->mirror + from, n, sizeof *v->mirror);
+    copy_run(v->mirror_box_next + to, v->mirror_box + from, n, sizeof *v->mirror_box);
+    copy_run(v->mirror_pos_next + to, v->mirror_pos + from, n, sizeof *v->mirror_pos);
+}
+
+/* The mirror rewritten (count movers) becomes the mirror; the old one, the next scratch. */
+static void mirror_swap(net_view_index *v, size_t count) {
+    net_view_entry *e = v->mirror;
+    aabb *box = v->mirror_box;
+    vec2 *pos = v->mirror_pos;
+    v->mirror = v->mirror_next;
+    v->mirror_box = v->mirror_box_next;
+    v->mirror_pos = v->mirror_pos_next;
+    v->mirror_next = e;
+    v->mirror_box_next = box;
+    v->mirror_pos_next = pos;
+    v->mirror_count = count;
 }
 
 /* One step's rows applied to the mirror: a merge of two id-ordered lists. False when a row
@@ -277,6 +307,7 @@ static bool mirror_apply(net_view_index *v, const world_body_row *rows, size_t n
     v->movers_dirty = true;
     net_view_entry *mir = v->mirror;
     aabb *box = v->mirror_box;
+    vec2 *pos = v->mirror_pos;
     size_t count = v->mirror_count, i = 0;
     if (inserts == 0 && removals == 0) {
         /* Changes only: updated in place. */
@@ -286,7 +317,7 @@ static bool mirror_apply(net_view_index *v, const world_body_row *rows, size_t n
             while (i < count && mir[i].id < r->id)
                 i++;
             if (i == count || mir[i].id != r->id) return false;
-            mirror_set(&mir[i], &box[i], r, mir[i].delta_off, hook);
+            mirror_set(mir, box, pos, i, r, mir[i].delta_off, hook);
             i++;
         }
         return true;
@@ -294,9 +325,9 @@ static bool mirror_apply(net_view_index *v, const world_body_row *rows, size_t n
     if (!mirror_reserve(v, count + inserts) || (hook && !hook->reserve(hook->ctx, count + inserts)))
         return false;
     mir = v->mirror;
-    box = v->mirror_box;
     net_view_entry *out = v->mirror_next;
     aabb *out_box = v->mirror_box_next;
+    vec2 *out_pos = v->mirror_pos_next;
     size_t o = 0;
     for (size_t k = 0; k < nrows; k++) {
         const world_body_row *r = &rows[k];
@@ -304,9 +335,7 @@ static bool mirror_apply(net_view_index *v, const world_body_row *rows, size_t n
         size_t run = i;
         while (i < count && mir[i].id < r->id)
             i++;
-        /* Unchanged movers between rows: copied as they are. */
-        copy_run(out + o, mir + run, i - run, sizeof *out);
-        copy_run(out_box + o, box + run, i - run, sizeof *out_box);
+        mirror_copy_run(v, o, run, i - run); /* unchanged movers between rows */
         o += i - run;
         bool known = i < count && mir[i].id == r->id;
         if (r->flags & WORLD_ROW_DESPAWNED) {
@@ -315,23 +344,17 @@ static bool mirror_apply(net_view_index *v, const world_body_row *rows, size_t n
             i++;
         } else if (known) {
             if (r->flags & WORLD_ROW_SPAWNED) return false;
-            mirror_set(&out[o], &out_box[o], r, mir[i].delta_off, hook);
+            mirror_set(out, out_box, out_pos, o, r, mir[i].delta_off, hook);
             o++;
             i++;
         } else {
             if (!(r->flags & WORLD_ROW_SPAWNED)) return false;
-            mirror_set(&out[o], &out_box[o], r, NET_VIEW_NO_DELTA, hook);
+            mirror_set(out, out_box, out_pos, o, r, NET_VIEW_NO_DELTA, hook);
             o++;
         }
     }
-    copy_run(out + o, mir + i, count - i, sizeof *out);
-    copy_run(out_box + o, box + i, count - i, sizeof *out_box);
-    o += count - i;
-    v->mirror = out;
-    v->mirror_box = out_box;
-    v->mirror_next = mir;
-    v->mirror_box_next = box;
-    v->mirror_count = o;
+    mirror_copy_run(v, o, i, count - i);
+    mirror_swap(v, o + (count - i));
     return true;
 }
 
@@ -375,6 +398,21 @@ bool net_view_rebuild(net_view_index *v, const world *w, const net_view_movers_h
             return false;
         v->movers_dirty = false;
     }
+    return true;
+}
+
+bool net_view_mover_position(const net_view_index *v, world_body_id id, vec2 *position) {
+    const net_view_entry *mir = v->mirror;
+    size_t lo = 0, hi = v->mirror_count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2u;
+        if (mir[mid].id < id)
+            lo = mid + 1u;
+        else
+            hi = mid;
+    }
+    if (lo == v->mirror_count || mir[lo].id != id) return false;
+    *position = v->mirror_pos[lo];
     return true;
 }
 

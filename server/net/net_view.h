@@ -20,10 +20,10 @@
  *    there, re-encoded only for the movers that changed).
  *
  * The movers are a mirror kept from the world's body table (world_body_table): every mover's
- * entry and box in id order, to which each step's rows are applied (changed ones updated, new ones
- * inserted, despawned ones dropped), so a tick reads the world once per changed body, not once
- * per body. The mirror follows the world step by step: a step it did not see (net_view_update not
- * called after it) makes the next update read the whole world again. Two grids: movers, rebuilt
+ * entry, box and position in id order, to which each step's rows are applied (changed ones updated,
+ * new ones inserted, despawned ones dropped), so a tick reads the world once per changed body, not
+ * once per body. The mirror follows the world step by step: a step it did not see (net_view_update
+ * not called after it) makes the next update read the whole world again. Two grids: movers, rebuilt
  * from the mirror every tick something changed (a counting sort, no world calls), and statics,
  * rebuilt only when the table shows a static spawned or despawned. Allocation only while the
  * arrays grow to their working size. */
@@ -89,8 +89,10 @@ typedef struct net_view_index {
     uint64_t tick;          /* the world step the mirror reflects */
     net_view_entry *mirror; /* every mover's entry, ascending id */
     aabb *mirror_box;       /* and its AABB, at the same index */
+    vec2 *mirror_pos;       /* and its position (the snapshots' view boxes around own bodies) */
     net_view_entry *mirror_next; /* scratch: the mirror being rewritten by a step's rows */
     aabb *mirror_box_next;       /* scratch: its boxes */
+    vec2 *mirror_pos_next;       /* scratch: its positions */
     size_t mirror_count;         /* movers in the mirror */
     size_t mirror_cap;           /* entries allocated in each mirror array */
     world_body_id *ids;          /* scratch for the whole-world query */
@@ -125,6 +127,9 @@ bool net_view_update(net_view_index *v, const world *w, const net_view_movers_ho
 /* net_view_update, then the grids: the movers' from the mirror (when it changed), the statics'
  * when a static came or went. The per-client hot path never reads the world. */
 bool net_view_rebuild(net_view_index *v, const world *w, const net_view_movers_hook *hook);
+/* A mover's position as of the mirror's step, by binary search of the id-ordered mirror; false
+ * when no mover has that id there (despawned, or a static). */
+bool net_view_mover_position(const net_view_index *v, world_body_id id, vec2 *position);
 
 /* The ranks a set of view boxes selected: one bit per rank, and the span of words touched. */
 typedef struct net_view_marks {

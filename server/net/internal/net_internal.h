@@ -31,6 +31,14 @@ bool net_server_over_hard_limit(net_server *srv, net_client *c);
 size_t net_client_frame_prefix(net_server *srv, const net_client *c, size_t len,
                                uint8_t out[NET_MAX_FRAME_PREFIX]);
 bool net_server_append_raw(net_server *srv, net_client *c, const void *data, size_t len);
+/* Writes a message body of exactly size bytes at out (net_server_append_with). */
+typedef void (*net_msg_write)(const void *ctx, uint8_t *out, size_t size);
+/* Appends one message of size bytes, written in place by write(ctx, ...), behind the framing of
+ * c's transport (net_client_frame_prefix): what net_server_append does for a ServerMessage, for
+ * a body encoded by hand (the snapshot writer's). Marks c dirty; false when c is (now) being
+ * killed: over the hard limit, or out of memory. */
+bool net_server_append_with(net_server *srv, net_client *c, size_t size, net_msg_write write,
+                            const void *ctx);
 /* Appends Error{code, message, fatal}; a fatal one makes c CLOSING. */
 void net_server_send_error(net_server *srv, net_client *c, uint32_t request_id,
                            Collide__V1__ErrorCode code, bool fatal, const char *fmt, ...)

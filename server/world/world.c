@@ -639,6 +639,17 @@ bool world_body_shape(const world *w, world_body_id id, geom_shape *out) {
     return true;
 }
 
+bool world_body_intent(const world *w, world_body_id id, vec2 *velocity, float *turning) {
+    uint32_t slot = id_slot(w, id);
+    if (slot == UINT32_MAX) return false;
+    const world_slot *s = &w->slots[slot];
+    vec2 v = {0.0f, 0.0f};
+    if (s->kind == WORLD_BODY_MOVING) v = w->movers[s->index].intent;
+    if (velocity) *velocity = v;
+    if (turning) *turning = w->turns && w->turns[slot].in_use ? w->turns[slot].spin : 0.0f;
+    return true;
+}
+
 /* In-place heapsort of ids or slots: O(n log n), no allocation (glibc's qsort may malloc a
  * merge buffer), the same result on every platform. */
 void world_sort_u32(uint32_t *v, size_t n) {

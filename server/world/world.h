@@ -173,6 +173,9 @@ typedef struct world_body_info {
 
 bool world_body_get(const world *w, world_body_id id, world_body_info *out);
 bool world_body_shape(const world *w, world_body_id id, geom_shape *out); /* as it stands */
+/* The intent a body holds, after clamping: the desired velocity and turning speed (rad/s);
+ * zeros for a static. Either pointer may be NULL. */
+bool world_body_intent(const world *w, world_body_id id, vec2 *velocity, float *turning);
 bool world_body_alive(const world *w, world_body_id id);
 
 /* Ids of bodies whose AABB overlaps box, in ascending id order. Writes at most max ids and

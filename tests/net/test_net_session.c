@@ -2080,8 +2080,8 @@ static void test_batch_arena_bound(void) {
               r.code, r.text);
     CHECK_MSG(f.srv->arena.high_water <= budget / 2, "%zu full intents used %zu of %zu", most,
               f.srv->arena.high_water, budget);
-    world_body_info info;
-    CHECK(world_body_get(f.w, id, &info) && info.intent.x == 1.5f && info.intent.y == -2.5f);
+    vec2 held;
+    CHECK(world_body_intent(f.w, id, &held, NULL) && held.x == 1.5f && held.y == -2.5f);
 
     /* 4,097: refused whole before anything is allocated. */
     n = raw_batch(7, cheap, sizeof cheap, 4097, big, sizeof big);

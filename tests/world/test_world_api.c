@@ -131,9 +131,10 @@ static void test_intents(void) {
     CHECK(world_set_intent(w, m, v2(1, 0), 5) == WORLD_STALE_INPUT);
     CHECK(world_set_intent(w, m, v2(1, 0), 4) == WORLD_STALE_INPUT);
     world_body_info info;
-    CHECK(world_body_get(w, m, &info));
-    CHECK_NEAR(info.intent.x, 60.0, 1e-3);
-    CHECK_NEAR(info.intent.y, 80.0, 1e-3);
+    vec2 held;
+    CHECK(world_body_get(w, m, &info) && world_body_intent(w, m, &held, NULL));
+    CHECK_NEAR(held.x, 60.0, 1e-3);
+    CHECK_NEAR(held.y, 80.0, 1e-3);
     CHECK(info.last_input_seq == 0); /* applied by the next step */
     world_step(w);
     CHECK(world_body_get(w, m, &info));
@@ -145,8 +146,8 @@ static void test_intents(void) {
     CHECK(info.changed_tick == 1 && world_tick(w) == 1);
     /* a huge finite velocity is clamped, not overflowed */
     CHECK(world_set_intent(w, m, v2(3e38f, 3e38f), 6) == WORLD_OK);
-    CHECK(world_body_get(w, m, &info));
-    CHECK(v2_is_finite(info.intent) && v2_len(info.intent) <= 100.01f);
+    CHECK(world_body_intent(w, m, &held, NULL));
+    CHECK(v2_is_finite(held) && v2_len(held) <= 100.01f);
     world_destroy(w);
 }
 
@@ -186,8 +187,10 @@ static void test_intent_clamped_to_max_speed(void) {
         /* the step moved it by that velocity */
         CHECK_NEAR(info.position.x, vx / cfg.tick_rate_hz, 1e-5);
         CHECK_NEAR(info.position.y, vy / cfg.tick_rate_hz, 1e-5);
+        vec2 held;
+        CHECK(world_body_intent(w, m, &held, NULL));
         if (given <= cfg.max_speed) /* under the limit: the intent exactly as given */
-            CHECK(info.intent.x == intent.x && info.intent.y == intent.y);
+            CHECK(held.x == intent.x && held.y == intent.y);
         CHECK(world_despawn(w, m) == WORLD_OK);
     }
     world_destroy(w);
@@ -472,7 +475,9 @@ static void test_stop_against_wall_is_a_change(void) {
                               "shape %d bounds %d: changed_tick %llu, tick %llu", shape,
                               against_bounds, (unsigned long long)after.changed_tick,
                               (unsigned long long)world_tick(w));
-                    CHECK(after.intent.x == 7.0f && after.last_input_seq == 1);
+                    vec2 held;
+                    CHECK(world_body_intent(w, id, &held, NULL) && held.x == 7.0f &&
+                          after.last_input_seq == 1);
                 }
             }
             CHECK_MSG(stopped, "shape %d bounds %d: never stopped", shape, against_bounds);
@@ -655,13 +660,14 @@ static void test_set_intent_as(void) {
     CHECK(world_set_intent_as(w, 0, wall, v2(1, 0), 0, 1) == WORLD_ERR_NOT_MOVING);
     CHECK(world_set_intent_as(w, 7, mine, v2(1, 0), inf, 1) == WORLD_ERR_NOT_FINITE);
     CHECK(world_set_intent_as(w, 7, mine, v2(inf, 0), 0, 1) == WORLD_ERR_NOT_FINITE);
-    world_body_info info;
-    CHECK(world_body_get(w, mine, &info) && info.intent.x == 0.0f && info.angular_intent == 0.0f);
+    vec2 held;
+    float turning;
+    CHECK(world_body_intent(w, mine, &held, &turning) && held.x == 0.0f && turning == 0.0f);
     CHECK(world_set_intent_as(w, 7, mine, v2(1, 0), 0.5f, 2) == WORLD_OK);
     CHECK(world_set_intent_as(w, 0, mine, v2(2, 0), 0, 2) == WORLD_STALE_INPUT);
-    CHECK(world_body_get(w, mine, &info) && info.intent.x == 1.0f && info.angular_intent == 0.5f);
+    CHECK(world_body_intent(w, mine, &held, &turning) && held.x == 1.0f && turning == 0.5f);
     CHECK(world_set_intent_as(w, 0, mine, v2(3, 0), 0, 3) == WORLD_OK); /* owner 0: any body */
-    CHECK(world_body_get(w, mine, &info) && info.intent.x == 3.0f && info.angular_intent == 0.0f);
+    CHECK(world_body_intent(w, mine, &held, &turning) && held.x == 3.0f && turning == 0.0f);
     world_destroy(w);
 }
 

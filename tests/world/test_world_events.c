@@ -940,8 +940,10 @@ static void test_events_soak_churn(void) {
                 geom_shape s;
                 float angle;
                 world_body_info b;
+                vec2 held;
                 if (world_body_local_shape(k->w, k->ids[j], &s, &angle) && angle == 0 &&
-                    world_body_get(k->w, k->ids[j], &b) && b.intent.x == 0 && b.intent.y == 0 &&
+                    world_body_get(k->w, k->ids[j], &b) &&
+                    world_body_intent(k->w, k->ids[j], &held, NULL) && held.x == 0 && held.y == 0 &&
                     b.velocity.x == 0 && b.velocity.y == 0) {
                     r = 8; /* one */
                     /* category 8: it interacts with this mover unless its mask leaves 8 out */

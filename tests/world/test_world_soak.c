@@ -166,9 +166,11 @@ static void test_soak_random_worlds(void) {
                  * the motion. A body that tunnelled through a static met nothing there, so it
                  * moved its whole intent in a straight line: that is the case checked here. */
                 world_body_info mi;
-                CHECK(world_body_get(w, movers[i], &mi));
+                vec2 held;
+                CHECK(world_body_get(w, movers[i], &mi) &&
+                      world_body_intent(w, movers[i], &held, NULL));
                 vec2 d = v2_sub(p_after, p_before[i]);
-                vec2 want = v2_scale(mi.intent, 1.0f / cfg.tick_rate_hz);
+                vec2 want = v2_scale(held, 1.0f / cfg.tick_rate_hz);
                 if (!(v2_len(v2_sub(d, want)) <= 1e-4f * v2_len(want) + 1e-5f)) continue;
                 straight++;
                 aabb path = aabb_make(v2_min(p_before[i], p_after), v2_max(p_before[i], p_after));
@@ -547,12 +549,13 @@ static void ts_run(unsigned seed, ts_stats *st, uint64_t *hash) {
         for (int i = 0; i < tw.nm; i++) {
             ts_before *b = &before[i];
             world_body_info info;
-            CHECK(world_body_get(tw.w, tw.movers[i], &info));
+            vec2 held;
+            CHECK(world_body_get(tw.w, tw.movers[i], &info) &&
+                  world_body_intent(tw.w, tw.movers[i], &held, &b->spin));
             CHECK(world_body_local_shape(tw.w, tw.movers[i], &b->local, NULL));
             b->p = info.position;
             b->angle = info.angle;
-            b->spin = info.angular_intent;
-            b->r = v2_scale(info.intent, dt);
+            b->r = v2_scale(held, dt);
             CHECK(wt_body(tw.w, tw.movers[i], &b->body));
             wo_body local = wo_make_at(&b->local, 0.0, 0.0);
             b->rad = ts_radius(&local);

@@ -13,7 +13,7 @@ static void test_ids_never_zero_and_stale_detected(void) {
     CHECK(!world_body_alive(w, a));
     CHECK(world_despawn(w, a) == WORLD_ERR_NOT_FOUND);
     CHECK(world_set_intent(w, a, v2(1, 0), 1) == WORLD_ERR_NOT_FOUND);
-    world_body_info info;
+    world_body_row info;
     CHECK(!world_body_get(w, a, &info));
     /* the slot is reused with a new generation: the old id stays stale */
     world_body_id b = wt_spawn(w, WORLD_BODY_MOVING, wt_box(1, 1), v2(0, 0));
@@ -64,7 +64,7 @@ static void test_spawn_validation(void) {
     CHECK(id == WORLD_NULL_BODY);
     /* A mover whose position is inside but whose shape pokes through a wall is shifted inward. */
     CHECK(world_spawn(w, WORLD_BODY_MOVING, &s, v2(9.5f, -9.8f), 0, &id, NULL) == WORLD_OK);
-    world_body_info edge;
+    world_body_row edge;
     CHECK(world_body_get(w, id, &edge) && edge.position.x == 9.0f && edge.position.y == -9.0f);
     CHECK(world_despawn(w, id) == WORLD_OK);
     CHECK(world_spawn(w, WORLD_BODY_MOVING, &s, v2(10.5f, 0), 0, &id, NULL) ==
@@ -130,7 +130,7 @@ static void test_intents(void) {
     CHECK(world_set_intent(w, m, v2(300, 400), 5) == WORLD_OK);
     CHECK(world_set_intent(w, m, v2(1, 0), 5) == WORLD_STALE_INPUT);
     CHECK(world_set_intent(w, m, v2(1, 0), 4) == WORLD_STALE_INPUT);
-    world_body_info info;
+    world_body_row info;
     vec2 held;
     CHECK(world_body_get(w, m, &info) && world_body_intent(w, m, &held, NULL));
     CHECK_NEAR(held.x, 60.0, 1e-3);
@@ -171,7 +171,7 @@ static void test_intent_clamped_to_max_speed(void) {
         double given = sqrt((double)intent.x * intent.x + (double)intent.y * intent.y);
         CHECK(world_set_intent(w, m, intent, 1) == WORLD_OK);
         world_step(w);
-        world_body_info info;
+        world_body_row info;
         CHECK(world_body_get(w, m, &info));
         double vx = info.velocity.x, vy = info.velocity.y, got = sqrt(vx * vx + vy * vy);
         /* float components of a speed near 100: good to 1e-5 relative */
@@ -237,7 +237,7 @@ static void test_change_tracking(void) {
             wt_spawn(w, WORLD_BODY_MOVING, wt_box(0.4f, 0.4f), v2(-40.0f + 3.0f * (float)i, 0));
     world_body_id ghost = wt_spawn(w, WORLD_BODY_MOVING, wt_box(0.4f, 0.4f), v2(0, 30));
     CHECK(world_despawn(w, ghost) == WORLD_OK); /* spawned and gone before any step */
-    world_body_info info;
+    world_body_row info;
     CHECK(world_body_get(w, ids[0], &info) &&
           info.changed_tick == 1); /* first step that shows it */
     world_step(w);
@@ -354,7 +354,7 @@ static void test_body_table_matches_world(void) {
         memcpy(seen, alive, nalive * sizeof *alive);
         /* Now and then a body goes before the table is read: the table still shows the step. */
         world_body_id gone_early = WORLD_NULL_BODY;
-        world_body_info gone_info;
+        world_body_row gone_info;
         if (t % 5 == 1 && nalive > 0) {
             size_t i = collide_rng_next(&rng) % nalive;
             gone_early = alive[i].id;
@@ -379,7 +379,7 @@ static void test_body_table_matches_world(void) {
                 CHECK(!world_body_alive(w, r->id));
                 continue;
             }
-            world_body_info info = gone_info;
+            world_body_row info = gone_info;
             CHECK_MSG(now && (r->id == gone_early || world_body_get(w, r->id, &info)),
                       "tick %llu: row %u not alive", (unsigned long long)tick, r->id);
             if (!now) continue;
@@ -397,7 +397,7 @@ static void test_body_table_matches_world(void) {
         }
         /* every body that should be listed is: new ones, gone ones, changed movers */
         for (size_t i = 0; i < nseen; i++) {
-            world_body_info info = gone_info;
+            world_body_row info = gone_info;
             CHECK(seen[i].id == gone_early || world_body_get(w, seen[i].id, &info));
             if (!find_body(before, nbefore, seen[i].id) || info.changed_tick == tick) expect++;
         }
@@ -451,7 +451,7 @@ static void test_stop_against_wall_is_a_change(void) {
             CHECK(world_set_intent(w, id, v2(7.0f, 0.0f), 1) == WORLD_OK);
             bool moving = false, stopped = false;
             for (int t = 0; t < 60 * 4 && !stopped; t++) {
-                world_body_info before, after;
+                world_body_row before, after;
                 CHECK(world_body_get(w, id, &before));
                 world_step(w);
                 CHECK(world_body_get(w, id, &after));
@@ -541,7 +541,7 @@ static void test_queries(void) {
     geom_shape sh;
     CHECK(world_body_shape(w, s3, &sh) && sh.kind == GEOM_SHAPE_POLYGON && sh.u.polygon.count == 5);
     CHECK(world_body_shape(w, s2, &sh) && sh.kind == GEOM_SHAPE_CIRCLE && sh.u.radius == 1.0f);
-    world_body_info info;
+    world_body_row info;
     CHECK(world_body_get(w, s3, &info) && info.kind == WORLD_BODY_STATIC &&
           info.position.x == -10.0f);
     world_destroy(w);
@@ -602,7 +602,7 @@ static void test_query_box_exact(void) {
             CHECK(n <= nb && ids_ascending(out, n));
             size_t expect = 0;
             for (int i = 0; i < n_ids; i++) {
-                world_body_info info;
+                world_body_row info;
                 geom_shape sh;
                 CHECK(world_body_get(w, ids[i], &info) && world_body_shape(w, ids[i], &sh));
                 if (kinds && !(kinds & (1u << info.kind))) continue;
@@ -691,7 +691,7 @@ static void test_static_despawn_keeps_grid(void) {
     CHECK(n == 200 - 67);
     CHECK(ids_ascending(out, n)); /* sorted, whatever order the grid found them in */
     for (int i = 0; i < 200; i++) {
-        world_body_info info;
+        world_body_row info;
         bool alive = world_body_get(w, ids[i], &info);
         CHECK(alive == (i % 3 != 0));
         if (!alive) continue;

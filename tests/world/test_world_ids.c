@@ -13,7 +13,7 @@ static world_body_id spawn_mover(world *w, vec2 at) {
 
 /* The body's last applied input_seq; 0xDEADBEEF (no seq a test uses) when it is not alive. */
 static uint32_t applied_seq(const world *w, world_body_id id) {
-    world_body_info info;
+    world_body_row info;
     return world_body_get(w, id, &info) ? info.last_input_seq : 0xDEADBEEFu;
 }
 

@@ -55,7 +55,7 @@ static inline int s1_mover_overlaps(const s1_world *s) {
     for (int c = 0; c < S1_MAP * S1_MAP; c++)
         head[c] = -1;
     for (int i = 0; i < S1_MOVERS; i++) {
-        world_body_info info;
+        world_body_row info;
         world_body_get(s->w, s->movers[i], &info);
         pos[i] = info.position;
         int cx = (int)pos[i].x, cy = (int)pos[i].y;
@@ -85,7 +85,7 @@ static inline void s1_world_check(const s1_world *s, int *overlaps, int *outside
     *overlaps = *outside = 0;
     world_body_id near[64];
     for (int i = 0; i < S1_MOVERS; i++) {
-        world_body_info info, si;
+        world_body_row info, si;
         geom_shape ms, ss;
         world_body_get(s->w, s->movers[i], &info);
         world_body_shape(s->w, s->movers[i], &ms);

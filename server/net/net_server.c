@@ -602,7 +602,7 @@ void net_client_release(net_server *srv, net_client *c) {
      * an admin's moving bodies (PROTOCOL.md "Backends and batches": a backend that reconnects
      * finds its NPCs where the world left them; any admin may move or despawn them). */
     for (uint32_t i = 0; !c->admin && i < c->owned_count; i++) {
-        world_body_info info;
+        world_body_row info;
         if (world_body_get(srv->world, c->owned[i], &info) && info.kind == WORLD_BODY_MOVING &&
             info.owner == c->id) {
             world_despawn(srv->world, c->owned[i]);

@@ -251,7 +251,7 @@ static bool spawn_point_taken(const world *w, const geom_shape *shape, vec2 p) {
     size_t n = world_query_aabb(w, geom_shape_aabb(shape, p), 0, near, 64);
     if (n > 64) return true;
     for (size_t i = 0; i < n; i++) {
-        world_body_info info;
+        world_body_row info;
         geom_shape other;
         if (world_body_get(w, near[i], &info) && world_body_shape(w, near[i], &other) &&
             geom_overlap(shape, p, &other, info.position, NULL))
@@ -393,7 +393,7 @@ static void on_spawn(net_server *srv, net_client *c, uint32_t rid,
         }
     }
     if (kind == WORLD_BODY_MOVING) c->owned[c->owned_count++] = id;
-    world_body_info info;
+    world_body_row info;
     vec2 at = world_body_get(srv->world, id, &info) ? info.position : pos;
     Collide__V1__Vec2 pv = net_pb_vec2(at);
     Collide__V1__Spawned sp = COLLIDE__V1__SPAWNED__INIT;
@@ -409,7 +409,7 @@ static void on_spawn(net_server *srv, net_client *c, uint32_t rid,
 /* NOT_FOUND / FORBIDDEN checks of a despawn (an intent has them in world_set_intent_as, in the
  * same order and words); true when c may act on the body. */
 static bool check_body_access(net_server *srv, net_client *c, uint32_t rid, world_body_id id,
-                              world_body_info *info) {
+                              world_body_row *info) {
     if (id == WORLD_NULL_BODY || !world_body_get(srv->world, id, info)) {
         net_server_send_error(srv, c, rid, NET_ERR(NOT_FOUND), false, "no body %u", id);
         return false;
@@ -478,7 +478,7 @@ static void on_move_batch(net_server *srv, net_client *c, uint32_t rid,
 
 static void on_despawn(net_server *srv, net_client *c, uint32_t rid,
                        const Collide__V1__DespawnBody *d) {
-    world_body_info info;
+    world_body_row info;
     if (!check_body_access(srv, c, rid, d->body_id, &info)) return;
     world_status st = world_despawn(srv->world, d->body_id);
     if (st != WORLD_OK) {

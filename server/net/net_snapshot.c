@@ -67,7 +67,7 @@ static size_t put_vec2_field(uint8_t *out, uint32_t field, vec2 v) {
 /* Hand-encoded: the same bytes protobuf-c writes for these fields of BodyState (id, position,
  * velocity, last_input_seq, angle, angular_velocity), without its
  * descriptor walk; the unit tests decode every snapshot with protobuf-c. */
-size_t net_snapshot_encode_delta(const world_body_info *info, uint8_t *out) {
+size_t net_snapshot_encode_delta(const world_body_row *info, uint8_t *out) {
     size_t n = 0;
     out[n++] = WIRE_KEY(WIRE_BODY_ID, WIRE_VARINT);
     n += varint_write(out + n, info->id);
@@ -133,15 +133,7 @@ static uint32_t record_delta(void *ctx, const world_body_row *row, uint32_t hand
             sw->deltas.len = handle + NET_SNAPSHOT_RECORD_COPY;
     }
     uint8_t *rec = sw->deltas.data + handle;
-    world_body_info info;
-    memset(&info, 0, sizeof info);
-    info.id = row->id;
-    info.position = row->position;
-    info.velocity = row->velocity;
-    info.last_input_seq = row->last_input_seq;
-    info.angle = row->angle;
-    info.angular_velocity = row->angular_velocity;
-    size_t len = net_snapshot_encode_delta(&info, rec + 2);
+    size_t len = net_snapshot_encode_delta(row, rec + 2);
     rec[0] = WIRE_KEY(WIRE_SNAPSHOT_BODIES, WIRE_LEN);
     rec[1] = (uint8_t)len;
     /* The quantized form of the same state; records encoded against the old one are stale. */
@@ -308,7 +300,7 @@ static void pb_shape_fill(pb_shape *b, const geom_shape *gs) {
 static bool encode_new_body(net_server *srv, world_body_id id, size_t budget,
                             uint64_t *changed_tick) {
     net_snapshot_writer *sw = &srv->snapshot;
-    world_body_info info;
+    world_body_row info;
     geom_shape gs;
     float angle = 0.0f;
     /* the shape as spawned, body-local, with the current angle (PROTOCOL.md "Rotation") */
@@ -387,7 +379,7 @@ static void q_end(net_snapshot_writer *sw, snap_out *o, uint32_t id, size_t off,
 static bool q_new_body(net_server *srv, snap_out *o, const net_view_entry *v,
                        uint64_t *changed_tick, quant_state *sent) {
     net_snapshot_writer *sw = &srv->snapshot;
-    world_body_info info;
+    world_body_row info;
     geom_shape gs;
     float angle = 0.0f;
     /* the shape as spawned, body-local; the angle goes in the record (PROTOCOL.md "Rotation") */

@@ -116,6 +116,6 @@ uint64_t net_snapshot_next_tick(uint64_t after, uint32_t every, uint32_t client_
 
 /* Encodes a delta BodyState (fields 1-4, zero values left out as proto3 does) into out, which has
  * room for NET_SNAPSHOT_DELTA_MAX bytes; returns its length. */
-size_t net_snapshot_encode_delta(const world_body_info *info, uint8_t *out);
+size_t net_snapshot_encode_delta(const world_body_row *info, uint8_t *out);
 
 #endif

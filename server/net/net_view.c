@@ -194,22 +194,6 @@ static size_t query_all(net_view_index *v, const world *w, world_body_kind kind)
     return n;
 }
 
-static world_body_row row_of_info(const world_body_info *info) {
-    world_body_row r;
-    memset(&r, 0, sizeof r);
-    r.id = info->id;
-    r.kind = (uint8_t)info->kind;
-    r.owner = info->owner;
-    r.last_input_seq = info->last_input_seq;
-    r.position = info->position;
-    r.velocity = info->velocity;
-    r.bounds = info->bounds;
-    r.changed_tick = info->changed_tick;
-    r.angle = info->angle;
-    r.angular_velocity = info->angular_velocity;
-    return r;
-}
-
 static bool mirror_reserve(net_view_index *v, size_t n) {
     if (n <= v->mirror_cap) return true;
     size_t cap = grown_cap(v->mirror_cap, n);
@@ -251,9 +235,8 @@ static bool mirror_resync(net_view_index *v, const world *w, const net_view_move
     if (!mirror_reserve(v, n) || (hook && !hook->reserve(hook->ctx, n))) return false;
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
-        world_body_info info;
-        if (!world_body_get(w, v->ids[i], &info)) continue;
-        world_body_row r = row_of_info(&info);
+        world_body_row r;
+        if (!world_body_get(w, v->ids[i], &r)) continue;
         mirror_set(v->mirror, v->mirror_box, v->mirror_pos, m, &r, NET_VIEW_NO_DELTA, hook);
         m++;
     }
@@ -381,7 +364,7 @@ bool net_view_rebuild(net_view_index *v, const world *w, const net_view_movers_h
     if (v->statics_dirty) {
         size_t n = query_all(v, w, WORLD_BODY_STATIC), m = 0;
         for (size_t i = 0; i < n; i++) {
-            world_body_info info;
+            world_body_row info;
             if (!world_body_get(w, v->ids[i], &info)) continue;
             v->stage_entries[m].id = info.id;
             v->stage_entries[m].delta_off = NET_VIEW_NO_DELTA;

@@ -43,7 +43,7 @@ typedef struct net_view_entry {
     world_body_id id;      /* the body */
     uint32_t delta_off;    /* a mover's handle from the hook (never NET_VIEW_NO_DELTA);
                               NET_VIEW_NO_DELTA for a static */
-    uint64_t changed_tick; /* world_body_info.changed_tick when the grid was built */
+    uint64_t changed_tick; /* world_body_row.changed_tick when the grid was built */
 } net_view_entry;
 
 /* The order of ranks, known sets and snapshots: statics before movers, then id. */

@@ -590,37 +590,6 @@ bool world_body_local_shape(const world *w, world_body_id id, geom_shape *out, f
 
 bool world_body_alive(const world *w, world_body_id id) { return id_slot(w, id) != UINT32_MAX; }
 
-bool world_body_get(const world *w, world_body_id id, world_body_info *out) {
-    uint32_t slot = id_slot(w, id);
-    if (slot == UINT32_MAX) return false;
-    const world_slot *s = &w->slots[slot];
-    memset(out, 0, sizeof *out);
-    out->id = id;
-    out->kind = (world_body_kind)s->kind;
-    if (s->kind == WORLD_BODY_STATIC) {
-        const world_static *st = &w->statics[s->index];
-        out->position = st->position;
-        out->bounds = st->box;
-        out->changed_tick = st->spawn_tick;
-    } else {
-        const world_mover *m = &w->movers[s->index];
-        out->owner = m->owner;
-        out->position = m->position;
-        out->velocity = m->velocity;
-        out->intent = m->intent;
-        out->last_input_seq = m->applied_seq;
-        out->changed_tick = m->changed_tick;
-        out->bounds = box_at(m->position, m->lo, m->hi);
-    }
-    if (w->turns && w->turns[slot].in_use) {
-        const world_turn *t = &w->turns[slot];
-        out->angle = t->angle;
-        out->angular_velocity = t->ang_vel;
-        out->angular_intent = t->spin;
-    }
-    return true;
-}
-
 bool world_body_shape(const world *w, world_body_id id, geom_shape *out) {
     uint32_t slot = id_slot(w, id);
     if (slot == UINT32_MAX) return false;
@@ -636,6 +605,17 @@ bool world_body_shape(const world *w, world_body_id id, geom_shape *out) {
     }
     geom_shape tmp;
     *out = *ref_shape(w, ref, hi, &tmp);
+    return true;
+}
+
+bool world_body_intent(const world *w, world_body_id id, vec2 *velocity, float *turning) {
+    uint32_t slot = id_slot(w, id);
+    if (slot == UINT32_MAX) return false;
+    const world_slot *s = &w->slots[slot];
+    vec2 v = {0.0f, 0.0f};
+    if (s->kind == WORLD_BODY_MOVING) v = w->movers[s->index].intent;
+    if (velocity) *velocity = v;
+    if (turning) *turning = w->turns && w->turns[slot].in_use ? w->turns[slot].spin : 0.0f;
     return true;
 }
 

@@ -154,25 +154,34 @@ void world_set_mover_collisions(world *w, bool enabled);
 void world_step(world *w);
 uint64_t world_tick(const world *w); /* ticks stepped so far */
 
-typedef struct world_body_info {
+/* A body as the world holds it: the one record of world_body_get and of the body table
+ * (world_body_table). 64 bytes: the table is read every tick, so what only tests and tools ask
+ * (the intent, the shape) has its own getter instead of a field. */
+#define WORLD_ROW_SPAWNED 1u   /* new since the step before: alive at the end of this one */
+#define WORLD_ROW_DESPAWNED 2u /* despawned since the step before: the id is now stale */
+#define WORLD_ROW_MOVED 4u     /* a mover whose position, velocity or last_input_seq changed */
+typedef struct world_body_row {
     world_body_id id;
-    world_body_kind kind;
-    uint32_t owner; /* the spawning client's id; 0 for the world's own statics */
-    vec2 position;
-    vec2 velocity;           /* achieved in the last tick (displacement / dt), zero for statics */
-    vec2 intent;             /* desired velocity, after clamping */
+    uint8_t kind;            /* world_body_kind */
+    uint8_t flags;           /* WORLD_ROW_* in the body table (SPAWNED and MOVED may come
+                              * together); 0 from world_body_get */
+    uint32_t owner;          /* the spawning client's id; 0 for the world's own statics */
     uint32_t last_input_seq; /* newest input applied in the last tick */
-    uint64_t changed_tick;   /* tick in which position, velocity or last_input_seq last changed
-                              * (the spawn's tick for a new body: the step after the spawn call,
-                              * world_tick() + 1, the first step whose snapshot can show it) */
-    aabb bounds;             /* current AABB */
-    float angle;             /* radians, in [-pi, pi] (0 for a body that never turned) */
-    float angular_velocity;  /* achieved in the last tick, rad/s */
-    float angular_intent;    /* desired turning speed, after clamping */
-} world_body_info;
+    vec2 position;
+    vec2 velocity;          /* achieved in the last tick (displacement / dt), zero for statics */
+    aabb bounds;            /* current AABB */
+    uint64_t changed_tick;  /* tick in which position, velocity or last_input_seq last changed
+                             * (the spawn's tick for a new body: the step after the spawn call,
+                             * world_tick() + 1, the first step whose snapshot can show it) */
+    float angle;            /* radians, in [-pi, pi] (0 for a body that never turned) */
+    float angular_velocity; /* achieved in the last tick, rad/s */
+} world_body_row;
 
-bool world_body_get(const world *w, world_body_id id, world_body_info *out);
+bool world_body_get(const world *w, world_body_id id, world_body_row *out);
 bool world_body_shape(const world *w, world_body_id id, geom_shape *out); /* as it stands */
+/* The intent a body holds, after clamping: the desired velocity and turning speed (rad/s);
+ * zeros for a static. Either pointer may be NULL. */
+bool world_body_intent(const world *w, world_body_id id, vec2 *velocity, float *turning);
 bool world_body_alive(const world *w, world_body_id id);
 
 /* Ids of bodies whose AABB overlaps box, in ascending id order. Writes at most max ids and
@@ -249,33 +258,17 @@ uint64_t world_history_oldest(const world *w);
 /* The body table: one row per body the most recent world_step() changed, spawned or despawned,
  * in ascending id order, each id at most once (Box2D's move events, as one dense array). A body
  * spawned and despawned between two steps never appears. Spawns and despawns made between steps
- * appear in the next step's table, as the world_body_info.changed_tick of a new body says.
+ * appear in the next step's table, as the changed_tick of a new body says.
  *
- * Rows of live bodies (SPAWNED, MOVED) hold the body's state at the end of the step, the same
- * fields world_body_get gives; a MOVED row is a mover whose changed_tick is this step. A
- * DESPAWNED row holds the id and kind only (the rest is zero); a slot reused within one interval
- * gives two rows, the despawned id first (its generation is lower). */
-#define WORLD_ROW_SPAWNED 1u   /* new since the step before: alive at the end of this one */
-#define WORLD_ROW_DESPAWNED 2u /* despawned since the step before: the id is now stale */
-#define WORLD_ROW_MOVED 4u     /* a mover whose position, velocity or last_input_seq changed */
-typedef struct world_body_row {
-    world_body_id id;
-    uint8_t kind;            /* world_body_kind */
-    uint8_t flags;           /* WORLD_ROW_* (SPAWNED and MOVED may come together) */
-    uint32_t owner;          /* as world_body_info */
-    uint32_t last_input_seq; /* as world_body_info */
-    vec2 position;           /* as world_body_info */
-    vec2 velocity;           /* as world_body_info */
-    aabb bounds;             /* as world_body_info */
-    uint64_t changed_tick;   /* as world_body_info */
-    float angle;             /* as world_body_info */
-    float angular_velocity;  /* as world_body_info */
-} world_body_row;
-
-/* Points *rows at the most recent step's table and returns its row count (0 before the first
- * step). Built on the first call after the step, from what the step marked, so a step whose table
- * nobody reads costs no more than its marks. The rows stay valid and unchanged until the next
- * world_step(), whatever is spawned or despawned meanwhile.
+ * Rows of live bodies (SPAWNED, MOVED) hold the body's state at the end of the step, as
+ * world_body_get gives it (with flags set); a MOVED row is a mover whose changed_tick is this
+ * step. A DESPAWNED row holds the id and kind only (the rest is zero); a slot reused within one
+ * interval gives two rows, the despawned id first (its generation is lower).
+ *
+ * world_body_table points *rows at the most recent step's table and returns its row count (0
+ * before the first step). Built on the first call after the step, from what the step marked, so a
+ * step whose table nobody reads costs no more than its marks. The rows stay valid and unchanged
+ * until the next world_step(), whatever is spawned or despawned meanwhile.
  *
  * The first call allocates the rows, 2 x max_bodies of them (counted in world_stats.bytes): a
  * world that never reads its table (a client's prediction) does not pay for them. If that fails,

@@ -228,6 +228,8 @@ uint64_t world_tick(const world *w) { return w->tick; }
 
 /* ---- the body table ------------------------------------------------------------------------ */
 
+/* A live body's record, flags left 0: the one filler of world_body_get and the table's rows, so
+ * the two cannot drift apart. */
 static void row_of_body(const world *w, uint32_t slot, world_body_row *r) {
     const world_slot *s = &w->slots[slot];
     memset(r, 0, sizeof *r);
@@ -251,6 +253,13 @@ static void row_of_body(const world *w, uint32_t slot, world_body_row *r) {
         r->angle = w->turns[slot].angle;
         r->angular_velocity = w->turns[slot].ang_vel;
     }
+}
+
+bool world_body_get(const world *w, world_body_id id, world_body_row *out) {
+    uint32_t slot = id_slot(w, id);
+    if (slot == UINT32_MAX) return false;
+    row_of_body(w, slot, out);
+    return true;
 }
 
 /* Rows come from the slot walk in slot order; an id orders by generation first (make_id), so rows

@@ -337,7 +337,7 @@ static bool qwatch_exact(const qwatch *q, fixture *f, char *why, size_t why_size
         return false;
     }
     for (size_t i = 0; i < n; i++) {
-        world_body_info info;
+        world_body_row info;
         world_body_get(f->w, ids[i], &info);
         const quant_body *b = quant_table_find(&q->t, ids[i]);
         if (!b) {
@@ -452,7 +452,7 @@ static void test_rates_at_tick_60(void) {
                     ok = false;
                 }
                 for (size_t b = 0; b < n && ok; b++) {
-                    world_body_info info;
+                    world_body_row info;
                     world_body_get(f->w, ids[b], &info);
                     const tu_body *tb = tu_view_find(&view[k], ids[b]);
                     ok = tb && tb->px == info.position.x && tb->py == info.position.y &&

@@ -590,7 +590,7 @@ static void test_spawn_rules(void) {
     CHECK(msgs.count == 1 && msgs.m[0]->msg_case == S(SPAWNED) && msgs.m[0]->request_id == 11);
     uint32_t id = msgs.m[0]->spawned->body_id;
     tu_free(&msgs);
-    world_body_info info;
+    world_body_row info;
     CHECK(world_body_get(f.w, id, &info) && info.owner == c->id && info.kind == WORLD_BODY_MOVING);
     uint32_t rid = 0;
     bool fatal = true;
@@ -642,7 +642,7 @@ static uint32_t spawn_without_position(fixture *f, net_client *c, uint32_t rid,
 }
 
 static bool at_point(const world *w, uint32_t id, vec2 reported, vec2 p) {
-    world_body_info info;
+    world_body_row info;
     return id != 0 && reported.x == p.x && reported.y == p.y && world_body_get(w, id, &info) &&
            info.position.x == p.x && info.position.y == p.y;
 }
@@ -726,7 +726,7 @@ static void test_move_rules_and_close_despawns(void) {
     feed(&f, a, tu_move(25, id, 4, -30, 0, f.buf, sizeof f.buf)); /* older seq: ignored */
     CHECK(a->out.len == 0);
     net_tick_run(f.srv, 1);
-    world_body_info info;
+    world_body_row info;
     CHECK(world_body_get(f.w, id, &info));
     CHECK(info.position.x > 0.0f && info.last_input_seq == 5);
     net_client_release(f.srv, a);
@@ -784,7 +784,7 @@ static void test_snapshot_new_changed_removed(void) {
     bs = find_body(msgs.m[0]->snapshot, id);
     CHECK(bs && !bs->shape && bs->last_input_seq == 7 && bs->position->x > 0.0f);
     CHECK(bs->velocity && fabsf(bs->velocity->x - 60.0f) < 1e-3f && bs->velocity->y == 0.0f);
-    world_body_info info;
+    world_body_row info;
     CHECK(world_body_get(f.w, id, &info) && bs->position->x == info.position.x &&
           bs->position->y == info.position.y);
     tu_free(&msgs);
@@ -889,7 +889,7 @@ static void test_snapshots_track_the_world(void) {
                 boxes[nboxes++] = view3;
             } else {
                 for (size_t k = 0; k < nowned[ci]; k++) {
-                    world_body_info info;
+                    world_body_row info;
                     if (!world_body_get(f.w, owned[ci][k], &info)) continue;
                     vec2 r = v2(cfg.view_radius, cfg.view_radius);
                     boxes[nboxes++] = aabb_make(v2_sub(info.position, r), v2_add(info.position, r));
@@ -907,7 +907,7 @@ static void test_snapshots_track_the_world(void) {
             bool same = nwant == model[ci].count;
             for (size_t k = 0; k < nwant && same; k++) {
                 const tu_body *b = tu_view_find(&model[ci], want[k]);
-                world_body_info info;
+                world_body_row info;
                 same = b && world_body_get(f.w, want[k], &info) && b->px == info.position.x &&
                        b->py == info.position.y;
             }
@@ -1427,7 +1427,7 @@ static void test_view_mirror_follows_table(void) {
                   v.mirror_count, st.moving_bodies);
         for (size_t i = 0; i < v.mirror_count; i++) {
             const net_view_entry *e = &v.mirror[i];
-            world_body_info info;
+            world_body_row info;
             CHECK_MSG(world_body_get(w, e->id, &info), "tick %d: mirror holds dead %u", t, e->id);
             CHECK(i == 0 || v.mirror[i - 1].id < e->id);
             CHECK_MSG(e->changed_tick == info.changed_tick &&
@@ -2080,8 +2080,8 @@ static void test_batch_arena_bound(void) {
               r.code, r.text);
     CHECK_MSG(f.srv->arena.high_water <= budget / 2, "%zu full intents used %zu of %zu", most,
               f.srv->arena.high_water, budget);
-    world_body_info info;
-    CHECK(world_body_get(f.w, id, &info) && info.intent.x == 1.5f && info.intent.y == -2.5f);
+    vec2 held;
+    CHECK(world_body_intent(f.w, id, &held, NULL) && held.x == 1.5f && held.y == -2.5f);
 
     /* 4,097: refused whole before anything is allocated. */
     n = raw_batch(7, cheap, sizeof cheap, 4097, big, sizeof big);
@@ -2103,7 +2103,7 @@ static uint32_t seq_after_tick(fixture *f, net_client *c, uint32_t id) {
     tu_msgs msgs;
     tu_take(c, &msgs);
     tu_free(&msgs);
-    world_body_info info;
+    world_body_row info;
     return world_body_get(f->w, id, &info) ? info.last_input_seq : 0;
 }
 

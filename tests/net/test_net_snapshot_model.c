@@ -145,7 +145,7 @@ static size_t truth_view(model_fixture *f, int ci, world_body_id *out) {
     } else if (ci < PLAYERS) {
         vec2 r = v2(f->cfg.view_radius, f->cfg.view_radius);
         for (size_t k = 0; k < f->nowned[ci]; k++) {
-            world_body_info info;
+            world_body_row info;
             if (!world_body_get(f->w, f->owned[ci][k], &info)) continue;
             boxes[nboxes++] = aabb_make(v2_sub(info.position, r), v2_add(info.position, r));
         }
@@ -177,7 +177,7 @@ static size_t truth_view(model_fixture *f, int ci, world_body_id *out) {
 
 /* The bytes one Snapshot.bodies entry for this body takes now: a delta, or in full when new. */
 static size_t record_size(const world *w, world_body_id id, bool full) {
-    world_body_info info;
+    world_body_row info;
     geom_shape gs;
     if (!world_body_get(w, id, &info) || !world_body_shape(w, id, &gs)) return 0;
     Collide__V1__Vec2 pos = COLLIDE__V1__VEC2__INIT, vel = COLLIDE__V1__VEC2__INIT,
@@ -209,7 +209,7 @@ static size_t record_size(const world *w, world_body_id id, bool full) {
 
 /* Whether a believed body matches the world's body exactly (dynamic state, kind, owner, shape). */
 static bool belief_exact(const world *w, const tu_body *b) {
-    world_body_info info;
+    world_body_row info;
     geom_shape gs;
     if (!world_body_get(w, b->id, &info) || !world_body_shape(w, b->id, &gs)) return false;
     Collide__V1__BodyKind kind = info.kind == WORLD_BODY_STATIC ? STATIC : MOVING;

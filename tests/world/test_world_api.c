@@ -13,7 +13,7 @@ static void test_ids_never_zero_and_stale_detected(void) {
     CHECK(!world_body_alive(w, a));
     CHECK(world_despawn(w, a) == WORLD_ERR_NOT_FOUND);
     CHECK(world_set_intent(w, a, v2(1, 0), 1) == WORLD_ERR_NOT_FOUND);
-    world_body_info info;
+    world_body_row info;
     CHECK(!world_body_get(w, a, &info));
     /* the slot is reused with a new generation: the old id stays stale */
     world_body_id b = wt_spawn(w, WORLD_BODY_MOVING, wt_box(1, 1), v2(0, 0));
@@ -64,7 +64,7 @@ static void test_spawn_validation(void) {
     CHECK(id == WORLD_NULL_BODY);
     /* A mover whose position is inside but whose shape pokes through a wall is shifted inward. */
     CHECK(world_spawn(w, WORLD_BODY_MOVING, &s, v2(9.5f, -9.8f), 0, &id, NULL) == WORLD_OK);
-    world_body_info edge;
+    world_body_row edge;
     CHECK(world_body_get(w, id, &edge) && edge.position.x == 9.0f && edge.position.y == -9.0f);
     CHECK(world_despawn(w, id) == WORLD_OK);
     CHECK(world_spawn(w, WORLD_BODY_MOVING, &s, v2(10.5f, 0), 0, &id, NULL) ==
@@ -130,10 +130,11 @@ static void test_intents(void) {
     CHECK(world_set_intent(w, m, v2(300, 400), 5) == WORLD_OK);
     CHECK(world_set_intent(w, m, v2(1, 0), 5) == WORLD_STALE_INPUT);
     CHECK(world_set_intent(w, m, v2(1, 0), 4) == WORLD_STALE_INPUT);
-    world_body_info info;
-    CHECK(world_body_get(w, m, &info));
-    CHECK_NEAR(info.intent.x, 60.0, 1e-3);
-    CHECK_NEAR(info.intent.y, 80.0, 1e-3);
+    world_body_row info;
+    vec2 held;
+    CHECK(world_body_get(w, m, &info) && world_body_intent(w, m, &held, NULL));
+    CHECK_NEAR(held.x, 60.0, 1e-3);
+    CHECK_NEAR(held.y, 80.0, 1e-3);
     CHECK(info.last_input_seq == 0); /* applied by the next step */
     world_step(w);
     CHECK(world_body_get(w, m, &info));
@@ -145,8 +146,8 @@ static void test_intents(void) {
     CHECK(info.changed_tick == 1 && world_tick(w) == 1);
     /* a huge finite velocity is clamped, not overflowed */
     CHECK(world_set_intent(w, m, v2(3e38f, 3e38f), 6) == WORLD_OK);
-    CHECK(world_body_get(w, m, &info));
-    CHECK(v2_is_finite(info.intent) && v2_len(info.intent) <= 100.01f);
+    CHECK(world_body_intent(w, m, &held, NULL));
+    CHECK(v2_is_finite(held) && v2_len(held) <= 100.01f);
     world_destroy(w);
 }
 
@@ -170,7 +171,7 @@ static void test_intent_clamped_to_max_speed(void) {
         double given = sqrt((double)intent.x * intent.x + (double)intent.y * intent.y);
         CHECK(world_set_intent(w, m, intent, 1) == WORLD_OK);
         world_step(w);
-        world_body_info info;
+        world_body_row info;
         CHECK(world_body_get(w, m, &info));
         double vx = info.velocity.x, vy = info.velocity.y, got = sqrt(vx * vx + vy * vy);
         /* float components of a speed near 100: good to 1e-5 relative */
@@ -186,8 +187,10 @@ static void test_intent_clamped_to_max_speed(void) {
         /* the step moved it by that velocity */
         CHECK_NEAR(info.position.x, vx / cfg.tick_rate_hz, 1e-5);
         CHECK_NEAR(info.position.y, vy / cfg.tick_rate_hz, 1e-5);
+        vec2 held;
+        CHECK(world_body_intent(w, m, &held, NULL));
         if (given <= cfg.max_speed) /* under the limit: the intent exactly as given */
-            CHECK(info.intent.x == intent.x && info.intent.y == intent.y);
+            CHECK(held.x == intent.x && held.y == intent.y);
         CHECK(world_despawn(w, m) == WORLD_OK);
     }
     world_destroy(w);
@@ -234,7 +237,7 @@ static void test_change_tracking(void) {
             wt_spawn(w, WORLD_BODY_MOVING, wt_box(0.4f, 0.4f), v2(-40.0f + 3.0f * (float)i, 0));
     world_body_id ghost = wt_spawn(w, WORLD_BODY_MOVING, wt_box(0.4f, 0.4f), v2(0, 30));
     CHECK(world_despawn(w, ghost) == WORLD_OK); /* spawned and gone before any step */
-    world_body_info info;
+    world_body_row info;
     CHECK(world_body_get(w, ids[0], &info) &&
           info.changed_tick == 1); /* first step that shows it */
     world_step(w);
@@ -351,7 +354,7 @@ static void test_body_table_matches_world(void) {
         memcpy(seen, alive, nalive * sizeof *alive);
         /* Now and then a body goes before the table is read: the table still shows the step. */
         world_body_id gone_early = WORLD_NULL_BODY;
-        world_body_info gone_info;
+        world_body_row gone_info;
         if (t % 5 == 1 && nalive > 0) {
             size_t i = collide_rng_next(&rng) % nalive;
             gone_early = alive[i].id;
@@ -376,7 +379,7 @@ static void test_body_table_matches_world(void) {
                 CHECK(!world_body_alive(w, r->id));
                 continue;
             }
-            world_body_info info = gone_info;
+            world_body_row info = gone_info;
             CHECK_MSG(now && (r->id == gone_early || world_body_get(w, r->id, &info)),
                       "tick %llu: row %u not alive", (unsigned long long)tick, r->id);
             if (!now) continue;
@@ -394,7 +397,7 @@ static void test_body_table_matches_world(void) {
         }
         /* every body that should be listed is: new ones, gone ones, changed movers */
         for (size_t i = 0; i < nseen; i++) {
-            world_body_info info = gone_info;
+            world_body_row info = gone_info;
             CHECK(seen[i].id == gone_early || world_body_get(w, seen[i].id, &info));
             if (!find_body(before, nbefore, seen[i].id) || info.changed_tick == tick) expect++;
         }
@@ -448,7 +451,7 @@ static void test_stop_against_wall_is_a_change(void) {
             CHECK(world_set_intent(w, id, v2(7.0f, 0.0f), 1) == WORLD_OK);
             bool moving = false, stopped = false;
             for (int t = 0; t < 60 * 4 && !stopped; t++) {
-                world_body_info before, after;
+                world_body_row before, after;
                 CHECK(world_body_get(w, id, &before));
                 world_step(w);
                 CHECK(world_body_get(w, id, &after));
@@ -472,7 +475,9 @@ static void test_stop_against_wall_is_a_change(void) {
                               "shape %d bounds %d: changed_tick %llu, tick %llu", shape,
                               against_bounds, (unsigned long long)after.changed_tick,
                               (unsigned long long)world_tick(w));
-                    CHECK(after.intent.x == 7.0f && after.last_input_seq == 1);
+                    vec2 held;
+                    CHECK(world_body_intent(w, id, &held, NULL) && held.x == 7.0f &&
+                          after.last_input_seq == 1);
                 }
             }
             CHECK_MSG(stopped, "shape %d bounds %d: never stopped", shape, against_bounds);
@@ -536,7 +541,7 @@ static void test_queries(void) {
     geom_shape sh;
     CHECK(world_body_shape(w, s3, &sh) && sh.kind == GEOM_SHAPE_POLYGON && sh.u.polygon.count == 5);
     CHECK(world_body_shape(w, s2, &sh) && sh.kind == GEOM_SHAPE_CIRCLE && sh.u.radius == 1.0f);
-    world_body_info info;
+    world_body_row info;
     CHECK(world_body_get(w, s3, &info) && info.kind == WORLD_BODY_STATIC &&
           info.position.x == -10.0f);
     world_destroy(w);
@@ -597,7 +602,7 @@ static void test_query_box_exact(void) {
             CHECK(n <= nb && ids_ascending(out, n));
             size_t expect = 0;
             for (int i = 0; i < n_ids; i++) {
-                world_body_info info;
+                world_body_row info;
                 geom_shape sh;
                 CHECK(world_body_get(w, ids[i], &info) && world_body_shape(w, ids[i], &sh));
                 if (kinds && !(kinds & (1u << info.kind))) continue;
@@ -655,13 +660,14 @@ static void test_set_intent_as(void) {
     CHECK(world_set_intent_as(w, 0, wall, v2(1, 0), 0, 1) == WORLD_ERR_NOT_MOVING);
     CHECK(world_set_intent_as(w, 7, mine, v2(1, 0), inf, 1) == WORLD_ERR_NOT_FINITE);
     CHECK(world_set_intent_as(w, 7, mine, v2(inf, 0), 0, 1) == WORLD_ERR_NOT_FINITE);
-    world_body_info info;
-    CHECK(world_body_get(w, mine, &info) && info.intent.x == 0.0f && info.angular_intent == 0.0f);
+    vec2 held;
+    float turning;
+    CHECK(world_body_intent(w, mine, &held, &turning) && held.x == 0.0f && turning == 0.0f);
     CHECK(world_set_intent_as(w, 7, mine, v2(1, 0), 0.5f, 2) == WORLD_OK);
     CHECK(world_set_intent_as(w, 0, mine, v2(2, 0), 0, 2) == WORLD_STALE_INPUT);
-    CHECK(world_body_get(w, mine, &info) && info.intent.x == 1.0f && info.angular_intent == 0.5f);
+    CHECK(world_body_intent(w, mine, &held, &turning) && held.x == 1.0f && turning == 0.5f);
     CHECK(world_set_intent_as(w, 0, mine, v2(3, 0), 0, 3) == WORLD_OK); /* owner 0: any body */
-    CHECK(world_body_get(w, mine, &info) && info.intent.x == 3.0f && info.angular_intent == 0.0f);
+    CHECK(world_body_intent(w, mine, &held, &turning) && held.x == 3.0f && turning == 0.0f);
     world_destroy(w);
 }
 
@@ -685,7 +691,7 @@ static void test_static_despawn_keeps_grid(void) {
     CHECK(n == 200 - 67);
     CHECK(ids_ascending(out, n)); /* sorted, whatever order the grid found them in */
     for (int i = 0; i < 200; i++) {
-        world_body_info info;
+        world_body_row info;
         bool alive = world_body_get(w, ids[i], &info);
         CHECK(alive == (i % 3 != 0));
         if (!alive) continue;

@@ -283,7 +283,7 @@ static void test_slot_reused(void) {
         CHECK(track_step(w, &c, &s));
     }
     CHECK(c.n == 1 && s.n == 1);
-    world_body_info info;
+    world_body_row info;
     CHECK(world_body_get(w, m, &info));
     CHECK(world_despawn(w, m) == WORLD_OK);
     world_body_id m2 = wt_spawn(w, WORLD_BODY_MOVING, wt_box(1, 1), info.position);
@@ -369,7 +369,7 @@ static void test_contact_groups(void) {
                         v2(collide_rng_range(&rng, -8, 8), collide_rng_range(&rng, -8, 8)), seq++);
             if (tick % 20 == 7) { /* a mover goes, another comes in its place */
                 int i = statics + (int)(collide_rng_next(&rng) % (uint32_t)(n - statics));
-                world_body_info info;
+                world_body_row info;
                 if (world_body_get(w, ids[i], &info)) {
                     CHECK(world_despawn(w, ids[i]) == WORLD_OK);
                     ids[i] = wt_spawn(w, WORLD_BODY_MOVING, wt_box(0.2f, 0.2f), info.position);
@@ -455,7 +455,7 @@ static void test_sensor_crossed_by_turning(void) {
           WORLD_OK);
     track s = {0};
     world_step(w);
-    world_body_info info;
+    world_body_row info;
     CHECK(world_body_get(w, bar, &info) && info.angular_velocity > 25.0f);
     const world_sensor_event *se;
     size_t n = world_sensor_events(w, &se);
@@ -939,9 +939,11 @@ static void test_events_soak_churn(void) {
                 int j = 20 + 2 * (int)(collide_rng_next(&rng) % 20);
                 geom_shape s;
                 float angle;
-                world_body_info b;
+                world_body_row b;
+                vec2 held;
                 if (world_body_local_shape(k->w, k->ids[j], &s, &angle) && angle == 0 &&
-                    world_body_get(k->w, k->ids[j], &b) && b.intent.x == 0 && b.intent.y == 0 &&
+                    world_body_get(k->w, k->ids[j], &b) &&
+                    world_body_intent(k->w, k->ids[j], &held, NULL) && held.x == 0 && held.y == 0 &&
                     b.velocity.x == 0 && b.velocity.y == 0) {
                     r = 8; /* one */
                     /* category 8: it interacts with this mover unless its mask leaves 8 out */

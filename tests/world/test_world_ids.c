@@ -13,7 +13,7 @@ static world_body_id spawn_mover(world *w, vec2 at) {
 
 /* The body's last applied input_seq; 0xDEADBEEF (no seq a test uses) when it is not alive. */
 static uint32_t applied_seq(const world *w, world_body_id id) {
-    world_body_info info;
+    world_body_row info;
     return world_body_get(w, id, &info) ? info.last_input_seq : 0xDEADBEEFu;
 }
 
@@ -34,14 +34,14 @@ static void test_input_seq_wraps(void) {
     CHECK(world_set_intent(w, m, v2(3, 0), 0) == WORLD_OK);
     world_step(w);
     CHECK(applied_seq(w, m) == 0);
-    world_body_info info;
-    CHECK(world_body_get(w, m, &info) && info.intent.x == 3.0f);
+    vec2 held;
+    CHECK(world_body_intent(w, m, &held, NULL) && held.x == 3.0f);
     CHECK(world_set_intent(w, m, v2(4, 0), 1) == WORLD_OK);
     CHECK(world_set_intent(w, m, v2(9, 0), UINT32_MAX) == WORLD_STALE_INPUT); /* from before */
     CHECK(world_set_intent(w, m, v2(9, 0), 1) == WORLD_STALE_INPUT);          /* equal */
     world_step(w);
     CHECK(applied_seq(w, m) == 1);
-    CHECK(world_body_get(w, m, &info) && info.intent.x == 4.0f);
+    CHECK(world_body_intent(w, m, &held, NULL) && held.x == 4.0f);
     /* half the space: 1 + 2^31 - 1 is newer, 1 + 2^31 is not (it reads as 2^31 behind) */
     CHECK(world_set_intent(w, m, v2(9, 0), 1u + 0x80000000u) == WORLD_STALE_INPUT);
     CHECK(world_set_intent(w, m, v2(5, 0), 0x80000000u) == WORLD_OK);

@@ -343,7 +343,7 @@ static void test_i5_inner_corner_rest(void) {
         CHECK(world_set_intent(w, id, v2(30.0f, -30.0f), 1) == WORLD_OK);
         for (int t = 0; t < 120; t++)
             world_step(w);
-        world_body_info first;
+        world_body_row first;
         world_body_get(w, id, &first);
         /* in the corner: against both surfaces (the wall's face x = 0, the floor's y = 0), within
          * a few skins, measured on the shape by the oracle */
@@ -354,7 +354,7 @@ static void test_i5_inner_corner_rest(void) {
         CHECK_MSG(body.miny < 4.0 * GEOM_SKIN && body.miny >= 0.0, "mover %d: y %g", mk, body.miny);
         for (int t = 0; t < 60; t++) {
             world_step(w);
-            world_body_info info;
+            world_body_row info;
             world_body_get(w, id, &info);
             CHECK_MSG(info.position.x == first.position.x && info.position.y == first.position.y,
                       "mover %d jitters at tick %d", mk, t);
@@ -553,7 +553,7 @@ static void test_rest_gap_is_the_skin(void) {
                 CHECK(world_set_intent(w, id, v2_scale(dir, speeds[si]), 1) == WORLD_OK);
                 for (int t = 0; t < 60; t++)
                     world_step(w);
-                world_body_info info;
+                world_body_row info;
                 CHECK(world_body_get(w, id, &info));
                 CHECK_MSG(info.velocity.x == 0.0f && info.velocity.y == 0.0f,
                           "mover %d wall %d speed %g: not at rest", mk, wk, (double)speeds[si]);

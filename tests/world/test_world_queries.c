@@ -446,7 +446,7 @@ static query_case random_case(const scene *sc, qkind kind, world_body_id *exclud
     if (kind != Q_RAY) q.shape = random_shape(1 + (int)(rng_next() % 3));
     /* half the time aimed at a body, so hits are common; sometimes from inside one */
     const scene_body *target = &sc->bodies[rng_next() % (uint32_t)sc->count];
-    world_body_info info;
+    world_body_row info;
     world_body_get(sc->w, target->id, &info);
     uint32_t how = rng_next() % 8;
     if (how == 0) {
@@ -491,7 +491,7 @@ static void queries_present(qkind kind, uint32_t seed, int scenes, int cases) {
         world_step(sc.w);
         vec2 pos[SCENE_MAX];
         for (int i = 0; i < sc.count; i++) {
-            world_body_info info;
+            world_body_row info;
             world_body_get(sc.w, sc.bodies[i].id, &info);
             pos[i] = info.position;
         }
@@ -629,7 +629,7 @@ static void test_filters(void) {
     f = (world_query_filter){.kinds = 1u << WORLD_BODY_MOVING, .include_sensors = true};
     CHECK(world_query_overlap(sc.w, 0, &big, v2(20, 20), &f, hits, HIT_MAX, &r) == WORLD_OK);
     for (size_t k = 0; k < r.count; k++) {
-        world_body_info info;
+        world_body_row info;
         CHECK(world_body_get(sc.w, hits[k].id, &info) && info.kind == WORLD_BODY_MOVING);
     }
     CHECK(r.count > 0);
@@ -747,7 +747,7 @@ static void history_scenes(uint32_t seed, bool one_shape, bool turning) {
                     }
             world_step(sc.w);
             for (int i = 0; i < sc.count; i++) {
-                world_body_info info;
+                world_body_row info;
                 world_body_get(sc.w, sc.bodies[i].id, &info);
                 pos[t][i] = info.position;
                 angle[t][i] = info.angle;
@@ -880,7 +880,7 @@ static void test_history_turning_bar(void) {
     float at10 = 0.0f;
     for (int t = 1; t <= 20; t++) {
         world_step(w);
-        world_body_info info;
+        world_body_row info;
         world_body_get(w, id, &info);
         if (t == 10) at10 = info.angle;
     }
@@ -922,7 +922,7 @@ static void test_history_turning_growth(void) {
     CHECK(world_set_intent_turning(w, id, v2(0, 0), 3.14159265f * 3.0f, 1) == WORLD_OK);
     for (int t = 1; t <= 10; t++)
         world_step(w);
-    world_body_info info;
+    world_body_row info;
     world_body_get(w, id, &info);
     CHECK_MSG(fabsf(info.angle - 0.78539816f) < 0.01f, "angle at tick 10: %g", (double)info.angle);
     for (int i = 0; i < 300; i++) {
@@ -957,7 +957,7 @@ static void test_history_growth(void) {
     for (int t = 1; t <= 10; t++) {
         world_step(w);
         for (int i = 0; t == 5 && i < 5; i++) {
-            world_body_info info;
+            world_body_row info;
             world_body_get(w, early[i], &info);
             at5[i] = info.position;
         }

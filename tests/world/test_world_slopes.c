@@ -319,7 +319,7 @@ static void test_circle_rests_on_slope(void) {
             CHECK_MSG(wt_depth(w, id, right) <= GEOM_SKIN && wt_depth(w, id, left) <= GEOM_SKIN,
                       "slope %g: into a flank settling", slopes[k]);
         }
-        world_body_info first;
+        world_body_row first;
         CHECK(world_body_get(w, id, &first));
         double gr = wt_gap(w, id, right), gl = wt_gap(w, id, left);
         CHECK_MSG(gr >= GEOM_SKIN * (1.0 - GAP_EPS) - GAP_TOL && gr <= 4.0 * GEOM_SKIN &&
@@ -327,7 +327,7 @@ static void test_circle_rests_on_slope(void) {
                   "slope %g at the bottom: gaps %.9g %.9g", slopes[k], gr, gl);
         for (int i = 0; i < 60; i++) {
             world_step(w);
-            world_body_info now;
+            world_body_row now;
             CHECK(world_body_get(w, id, &now));
             /* stable to 1e-6 (a thousandth of the skin): at the bottom of a V two back-offs to
              * the skin along two normals still move it by ~3e-8 near x = 0 */

@@ -89,7 +89,7 @@ static void test_soak_random_worlds(void) {
         aabb static_bounds[SOAK_MAX_STATICS];
         wo_body static_body[SOAK_MAX_STATICS];
         for (int k = 0; k < ns; k++) {
-            world_body_info si;
+            world_body_row si;
             CHECK(world_body_shape(w, statics[k], &static_shapes[k]) &&
                   world_body_get(w, statics[k], &si));
             static_pos[k] = si.position;
@@ -142,7 +142,7 @@ static void test_soak_random_worlds(void) {
             /* a query at a point inside a mover finds it (a corner a little inside its box, a
              * different corner each tick) */
             for (int i = 0; i < nm; i++) {
-                world_body_info bi;
+                world_body_row bi;
                 CHECK(world_body_get(w, movers[i], &bi));
                 int corner = (t + i) % 4;
                 vec2 c = v2(corner & 1 ? bi.bounds.max.x - 1e-3f : bi.bounds.min.x + 1e-3f,
@@ -165,10 +165,12 @@ static void test_soak_random_worlds(void) {
                  * the leg into the hit and the leg along the surface), and every bend shortens
                  * the motion. A body that tunnelled through a static met nothing there, so it
                  * moved its whole intent in a straight line: that is the case checked here. */
-                world_body_info mi;
-                CHECK(world_body_get(w, movers[i], &mi));
+                world_body_row mi;
+                vec2 held;
+                CHECK(world_body_get(w, movers[i], &mi) &&
+                      world_body_intent(w, movers[i], &held, NULL));
                 vec2 d = v2_sub(p_after, p_before[i]);
-                vec2 want = v2_scale(mi.intent, 1.0f / cfg.tick_rate_hz);
+                vec2 want = v2_scale(held, 1.0f / cfg.tick_rate_hz);
                 if (!(v2_len(v2_sub(d, want)) <= 1e-4f * v2_len(want) + 1e-5f)) continue;
                 straight++;
                 aabb path = aabb_make(v2_min(p_before[i], p_after), v2_max(p_before[i], p_after));
@@ -546,13 +548,14 @@ static void ts_run(unsigned seed, ts_stats *st, uint64_t *hash) {
         aabb bounds = cfg.bounds;
         for (int i = 0; i < tw.nm; i++) {
             ts_before *b = &before[i];
-            world_body_info info;
-            CHECK(world_body_get(tw.w, tw.movers[i], &info));
+            world_body_row info;
+            vec2 held;
+            CHECK(world_body_get(tw.w, tw.movers[i], &info) &&
+                  world_body_intent(tw.w, tw.movers[i], &held, &b->spin));
             CHECK(world_body_local_shape(tw.w, tw.movers[i], &b->local, NULL));
             b->p = info.position;
             b->angle = info.angle;
-            b->spin = info.angular_intent;
-            b->r = v2_scale(info.intent, dt);
+            b->r = v2_scale(held, dt);
             CHECK(wt_body(tw.w, tw.movers[i], &b->body));
             wo_body local = wo_make_at(&b->local, 0.0, 0.0);
             b->rad = ts_radius(&local);
@@ -590,7 +593,7 @@ static void ts_run(unsigned seed, ts_stats *st, uint64_t *hash) {
         st->mover_ticks += tw.nm;
         for (int i = 0; i < tw.nm; i++) {
             const ts_before *b = &before[i];
-            world_body_info info;
+            world_body_row info;
             CHECK(world_body_get(tw.w, tw.movers[i], &info));
             wo_body now;
             CHECK(wt_body(tw.w, tw.movers[i], &now));

@@ -56,7 +56,7 @@ static inline world_body_id wt_spawn(world *w, world_body_kind kind, geom_shape 
 }
 
 static inline vec2 wt_pos(const world *w, world_body_id id) {
-    world_body_info info;
+    world_body_row info;
     if (!world_body_get(w, id, &info)) return v2(NAN, NAN);
     return info.position;
 }
@@ -67,7 +67,7 @@ static inline vec2 wt_pos(const world *w, world_body_id id) {
 static inline bool wt_body(const world *w, world_body_id id, wo_body *out) {
     geom_shape s;
     float angle;
-    world_body_info info;
+    world_body_row info;
     if (!world_body_local_shape(w, id, &s, &angle) || !world_body_get(w, id, &info)) return false;
     *out = wo_make_turned(&s, info.position.x, info.position.y, angle);
     return true;

@@ -46,7 +46,7 @@
  *     them in id order (a no-op check while every changed body has the same generation). A step
  * nobody reads the table of costs its marks alone (bench_world never reads it); the reader pays
  * O(words + rows). The rows are allocated by the first read, not by world_create: 2 x capacity rows
- * of 56 bytes would break the bytes-per-static budget of a world that never reads them. */
+ * of 64 bytes would break the bytes-per-static budget of a world that never reads them. */
 #ifndef COLLIDE_WORLD_INTERNAL_H
 #define COLLIDE_WORLD_INTERNAL_H
 
@@ -141,7 +141,7 @@ typedef struct world_mover {
     uint32_t pending_seq;  /* newest input_seq received */
     uint32_t applied_seq;  /* input_seq applied in the last step */
     uint32_t flags;        /* WORLD_MOVER_* */
-    uint64_t changed_tick; /* tick of the last change (see world_body_info) */
+    uint64_t changed_tick; /* tick of the last change (see world_body_row) */
 } world_mover;
 
 /* A body that turned or was spawned at an angle (per slot, world.turns). */
@@ -237,6 +237,10 @@ typedef struct world_cache {
     size_t row_count;     /* rows of the last step's table, once built */
     bool rows_built;      /* rows describe the last step (cleared by world_step) */
 } world_cache;
+/* The table is read every tick by the daemon: a field added to the one body record is paid per
+ * changed body per tick, and twice per slot in world_stats.bytes. */
+_Static_assert(sizeof(world_body_row) == 64,
+               "world_body_row is the per-tick row: keep it 64 bytes");
 
 /* The per-step scratch arrays (dense mover index unless said), and which phase owns which:
  * several change meaning from phase to phase, so each use names its owner and, with asserts on,

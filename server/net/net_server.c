@@ -15,7 +15,7 @@
 /* ---- Server lifetime and clock ------------------------------------------------------------- */
 
 net_server *net_server_create(const net_config *cfg, world *w) {
-    NET_ASSERT(cfg != NULL);
+    COLLIDE_ASSERT(cfg != NULL);
     if (!cfg) return NULL;
     net_server *srv = calloc(1, sizeof *srv);
     if (!srv) return NULL;
@@ -42,8 +42,8 @@ net_server *net_server_create(const net_config *cfg, world *w) {
 
 void net_server_destroy(net_server *srv) {
     if (!srv) return;
-    NET_ASSERT(srv->client_count == 0);
-    NET_ASSERT(srv->pending_addr_count == 0);
+    COLLIDE_ASSERT(srv->client_count == 0);
+    COLLIDE_ASSERT(srv->pending_addr_count == 0);
     free(srv->clients);
     free(srv->dirty);
     free(srv->pending_buckets);
@@ -56,7 +56,7 @@ void net_server_destroy(net_server *srv) {
 }
 
 void net_server_set_spawn_points(net_server *srv, const vec2 *points, size_t count) {
-    NET_ASSERT(points != NULL || count == 0);
+    COLLIDE_ASSERT(points != NULL || count == 0);
     srv->spawn_points = count ? points : NULL;
     srv->spawn_point_count = points ? count : 0;
     srv->next_spawn_point = 0;
@@ -174,7 +174,7 @@ static void pending_unlink(net_server *srv, net_client *c);
 
 void net_server_mark_dirty(net_server *srv, net_client *c) {
     if (c->dirty || c->index == UINT32_MAX) return;
-    NET_ASSERT(srv->dirty_count < srv->client_count);
+    COLLIDE_ASSERT(srv->dirty_count < srv->client_count);
     c->dirty = true;
     c->dirty_index = srv->dirty_count;
     srv->dirty[srv->dirty_count++] = c;
@@ -188,7 +188,7 @@ net_client *net_server_pop_dirty(net_server *srv) {
 }
 
 void net_server_kill(net_server *srv, net_client *c, net_disconnect_reason reason) {
-    NET_ASSERT((unsigned)reason < NET_DISC_REASON_COUNT);
+    COLLIDE_ASSERT((unsigned)reason < NET_DISC_REASON_COUNT);
     if (!c->kill) {
         c->kill = true;
         c->reason = reason;
@@ -264,7 +264,7 @@ bool net_server_append_with(net_server *srv, net_client *c, size_t size, net_msg
 
 static void pack_message(const void *m, uint8_t *out, size_t size) {
     size_t packed = collide__v1__server_message__pack(m, out);
-    NET_ASSERT(packed == size);
+    COLLIDE_ASSERT(packed == size);
     (void)packed;
     (void)size;
 }
@@ -304,7 +304,7 @@ net_io net_client_next_io(const net_client *c) {
 }
 
 void net_client_take_output(net_client *c, net_buf *into) {
-    NET_ASSERT(into->len == 0 && c->inflight == 0);
+    COLLIDE_ASSERT(into->len == 0 && c->inflight == 0);
     net_buf tmp = *into; /* empty: swap buffers, no copy */
     *into = c->out;
     c->out = tmp;
@@ -597,7 +597,7 @@ static void pending_trim(net_server *srv) {
 
 void net_client_release(net_server *srv, net_client *c) {
     if (c->index == UINT32_MAX) return;
-    NET_ASSERT(c->index < srv->client_count && srv->clients[c->index] == c);
+    COLLIDE_ASSERT(c->index < srv->client_count && srv->clients[c->index] == c);
     /* PROTOCOL.md 8: a player's moving bodies go with it; statics belong to the world, and so do
      * an admin's moving bodies (PROTOCOL.md "Backends and batches": a backend that reconnects
      * finds its NPCs where the world left them; any admin may move or despawn them). */

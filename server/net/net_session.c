@@ -46,7 +46,7 @@ static Collide__V1__ErrorCode world_error_code(world_status st) {
 /* A refused world call as a non-fatal Error: its code from the table, the handler's text. */
 void net_session_world_error(net_server *srv, net_client *c, uint32_t rid, world_status st,
                              const char *text) {
-    NET_ASSERT(st != WORLD_OK && st != WORLD_STALE_INPUT);
+    COLLIDE_ASSERT(st != WORLD_OK && st != WORLD_STALE_INPUT);
     net_server_send_error(srv, c, rid, world_error_code(st), false, "%s", text);
 }
 
@@ -154,7 +154,7 @@ void net_server_refuse_room(net_server *srv, net_client *c, uint32_t rid, int st
 
 void net_server_welcome(net_server *srv, net_client *c, uint32_t rid, bool admin, const char *name,
                         const char *room) {
-    NET_ASSERT(srv->world != NULL);
+    COLLIDE_ASSERT(srv->world != NULL);
     net_server_mark_welcomed(srv, c);
     c->admin = admin;
     /* An admin's bucket (--admin-rate-limit) starts afresh at its own burst, not at what is left

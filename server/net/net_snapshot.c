@@ -81,7 +81,7 @@ size_t net_snapshot_encode_delta(const world_body_info *info, uint8_t *out) {
     if (info->angle != 0.0f) n += wire_put_float(out + n, WIRE_BODY_ANGLE, info->angle);
     if (info->angular_velocity != 0.0f)
         n += wire_put_float(out + n, WIRE_BODY_ANGULAR_VELOCITY, info->angular_velocity);
-    NET_ASSERT(n <= NET_SNAPSHOT_DELTA_MAX);
+    COLLIDE_ASSERT(n <= NET_SNAPSHOT_DELTA_MAX);
     return n;
 }
 
@@ -127,7 +127,7 @@ static uint32_t record_delta(void *ctx, const world_body_row *row, uint32_t hand
     net_snapshot_writer *sw = ctx;
     if (handle == NET_VIEW_NO_DELTA) {
         size_t slot = sw->free_count ? sw->free_records[--sw->free_count] : sw->record_slots++;
-        NET_ASSERT((slot + 1u) * NET_SNAPSHOT_RECORD_COPY <= sw->deltas.cap);
+        COLLIDE_ASSERT((slot + 1u) * NET_SNAPSHOT_RECORD_COPY <= sw->deltas.cap);
         handle = (uint32_t)(slot * NET_SNAPSHOT_RECORD_COPY);
         if (sw->deltas.len < handle + NET_SNAPSHOT_RECORD_COPY)
             sw->deltas.len = handle + NET_SNAPSHOT_RECORD_COPY;
@@ -146,7 +146,7 @@ static uint32_t record_delta(void *ctx, const world_body_row *row, uint32_t hand
     rec[1] = (uint8_t)len;
     /* The quantized form of the same state; records encoded against the old one are stale. */
     size_t slot = handle / NET_SNAPSHOT_RECORD_COPY;
-    NET_ASSERT(slot < sw->qslots);
+    COLLIDE_ASSERT(slot < sw->qslots);
     sw->qslot[slot].cur = quantize(sw, row->position, row->velocity, row->last_input_seq,
                                    row->angle, row->angular_velocity);
     sw->qslot[slot].valid = false;
@@ -155,7 +155,7 @@ static uint32_t record_delta(void *ctx, const world_body_row *row, uint32_t hand
 
 static void release_delta(void *ctx, uint32_t handle) {
     net_snapshot_writer *sw = ctx;
-    NET_ASSERT(sw->free_count < sw->free_cap);
+    COLLIDE_ASSERT(sw->free_count < sw->free_cap);
     sw->free_records[sw->free_count++] = handle / NET_SNAPSHOT_RECORD_COPY;
 }
 
@@ -375,7 +375,7 @@ static size_t q_begin(net_snapshot_writer *sw, snap_out *o, uint32_t id) {
 }
 
 static void q_end(net_snapshot_writer *sw, snap_out *o, uint32_t id, size_t off, size_t len) {
-    NET_ASSERT(o->nrecs < sw->query_cap);
+    COLLIDE_ASSERT(o->nrecs < sw->query_cap);
     net_qrec r = {id, (uint32_t)off, (uint32_t)len};
     sw->qrecs[o->nrecs++] = r;
     sw->qbytes.len = off + len;
@@ -398,7 +398,7 @@ static bool q_new_body(net_server *srv, snap_out *o, const net_view_entry *v,
     pb_shape_fill(&shape, &gs);
     uint8_t shape_bytes[NET_SNAPSHOT_QUANT_SLACK];
     size_t slen = collide__v1__shape__get_packed_size(&shape.shape);
-    NET_ASSERT(slen + QUANT_CHANGE_MAX + QUANT_NEW_EXTRA_MAX <= sizeof shape_bytes);
+    COLLIDE_ASSERT(slen + QUANT_CHANGE_MAX + QUANT_NEW_EXTRA_MAX <= sizeof shape_bytes);
     if (o->used + QUANT_GAP_MAX + QUANT_CHANGE_MAX + QUANT_NEW_EXTRA_MAX + slen > o->limit)
         return false;
     collide__v1__shape__pack(&shape.shape, shape_bytes);
@@ -587,7 +587,7 @@ static bool snapshot_scratch(snap_pass *p) {
     net_snapshot_writer *sw = p->sw;
     net_client *c = p->c;
     p->kept_statics = p->skip_statics ? c->known_statics : 0;
-    NET_ASSERT(p->kept_statics <= c->known.count);
+    COLLIDE_ASSERT(p->kept_statics <= c->known.count);
     p->known = c->known.entries;
     if (p->kept_statics) p->known += p->kept_statics; /* entries may be NULL: no offset on it */
     p->nknown = c->known.count - p->kept_statics;
@@ -790,10 +790,10 @@ static void snapshot_deferred(snap_pass *p) {
 static void snapshot_left(snap_pass *p) {
     net_buf *s = p->out.s;
     if (p->quant) {
-        NET_ASSERT(p->out.used <= p->limit);
+        COLLIDE_ASSERT(p->out.used <= p->limit);
         q_write_packed(p->sw, &p->out);
     }
-    NET_ASSERT(s->len <= p->limit && p->nnext <= p->nknown + p->nview);
+    COLLIDE_ASSERT(s->len <= p->limit && p->nnext <= p->nknown + p->nview);
     p->c->resume_key = p->stopped ? p->stop_key : 0;
     if (p->nremoved) {
         s->len += wire_put_key(s->data + s->len, WIRE_SNAPSHOT_REMOVED, WIRE_LEN);
@@ -853,7 +853,7 @@ static void snapshot_write_message(const void *ctx, uint8_t *out, size_t size) {
     size_t n = wire_put_key(out, WIRE_SERVER_SNAPSHOT, WIRE_LEN);
     n += varint_write(out + n, body->len);
     memcpy(out + n, body->data, body->len);
-    NET_ASSERT(n + body->len == size);
+    COLLIDE_ASSERT(n + body->len == size);
     (void)size;
 }
 

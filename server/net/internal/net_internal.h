@@ -6,7 +6,7 @@
 #define COLLIDE_NET_INTERNAL_H
 
 #include "collide.pb-c.h"
-#include "net_assert.h"
+#include "collide_assert.h"
 #include "net_server.h"
 
 typedef Collide__V1__ClientMessage net_client_msg;

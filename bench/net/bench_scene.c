@@ -9,6 +9,7 @@
 
 #include "net_test_util.h"
 #include "world_load.h"
+#include "net_tick.h"
 
 double bench_now_ms(void) {
     struct timespec ts;

@@ -20,7 +20,7 @@ typedef struct net_query_buf {
     Collide__V1__Vec2 *vecs; /* two per hit: point, normal */
 } net_query_buf;
 
-void net_session_free_queries(net_server *srv) {
+void net_queries_free(net_server *srv) {
     net_query_buf *q = srv->query;
     if (!q) return;
     free(q->hits);
@@ -43,7 +43,7 @@ static net_query_buf *query_buf(net_server *srv) {
     q->ptrs = malloc(cap * sizeof *q->ptrs);
     q->vecs = malloc(2 * cap * sizeof *q->vecs);
     if (!q->hits || !q->pb || !q->ptrs || !q->vecs) {
-        net_session_free_queries(srv);
+        net_queries_free(srv);
         return NULL;
     }
     return q;

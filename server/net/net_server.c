@@ -10,11 +10,10 @@
 #include "net_internal.h"
 #include "net_log.h"
 #include "net_rooms.h"
-#include "net_session.h"
 
 /* ---- Server lifetime and clock ------------------------------------------------------------- */
 
-net_server *net_server_create(const net_config *cfg, world *w) {
+net_server *net_server_registry_create(const net_config *cfg, world *w) {
     COLLIDE_ASSERT(cfg != NULL);
     if (!cfg) return NULL;
     net_server *srv = calloc(1, sizeof *srv);
@@ -31,27 +30,23 @@ net_server *net_server_create(const net_config *cfg, world *w) {
     uint32_t history_ticks =
         (uint32_t)floor((double)cfg->history_ms * (double)cfg->tick_rate_hz / 1000.0);
     if ((w && !world_set_history(w, history_ticks)) ||
-        (w && !net_snapshot_writer_init(&srv->snapshot, cfg, w)) ||
         !net_arena_init(&srv->arena, cfg->max_frame)) {
-        net_server_destroy(srv);
+        net_server_registry_destroy(srv);
         return NULL;
     }
     srv->pb_alloc = &srv->arena.pb;
     return srv;
 }
 
-void net_server_destroy(net_server *srv) {
+void net_server_registry_destroy(net_server *srv) {
     if (!srv) return;
     COLLIDE_ASSERT(srv->client_count == 0);
     COLLIDE_ASSERT(srv->pending_addr_count == 0);
+    COLLIDE_ASSERT(!srv->snapshot && !srv->query && !srv->events);
     free(srv->clients);
     free(srv->dirty);
     free(srv->pending_buckets);
-    net_buf_free(&srv->event_scratch);
-    free(srv->client_by_id);
-    net_snapshot_writer_free(&srv->snapshot);
     net_arena_free(&srv->arena);
-    net_session_free_queries(srv);
     free(srv);
 }
 

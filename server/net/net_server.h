@@ -24,7 +24,6 @@
 #include "net_metrics.h"
 #include "net_rate.h"
 #include "net_rooms.h"
-#include "net_snapshot.h"
 #include "net_transport.h"
 #include "quant.h"
 #include "world.h"
@@ -204,25 +203,31 @@ typedef struct net_server {
     void *hello_ctx;
     const net_room_admin *room_admin; /* CreateRoom, CloseRoom, ListRooms; NULL: none */
     void *owner; /* the loop owner's (a room's server points at its room); never read here */
-    net_snapshot_writer snapshot; /* the snapshot writer's index and scratch */
-    const vec2 *spawn_points;     /* the world file's (borrowed; NULL: none) */
-    size_t spawn_point_count;     /* entries in spawn_points */
-    size_t next_spawn_point;      /* where the round robin looks first */
-    net_overload overload;        /* the overload detector (metrics.overloaded) */
-    uint32_t error_index;         /* Error.index of the errors sent now: the MoveIntents item being
-                                     handled (position + 1), 0 outside a batch (net_session.c) */
-    struct net_query_buf *query;  /* the hits of a query being answered (net_session.c), made by
-                                     the first query; NULL until then */
-    net_buf event_scratch;        /* one event encoded, for each of its recipients */
-    uint64_t *client_by_id;       /* (id << 32 | index) of the clients, sorted: event owners */
-    uint32_t client_by_id_cap;    /* entries allocated */
+    const vec2 *spawn_points; /* the world file's (borrowed; NULL: none) */
+    size_t spawn_point_count; /* entries in spawn_points */
+    size_t next_spawn_point;  /* where the round robin looks first */
+    net_overload overload;    /* the overload detector (metrics.overloaded) */
+    uint32_t error_index;     /* Error.index of the errors sent now: the MoveIntents item being
+                                 handled (position + 1), 0 outside a batch (net_session.c) */
+    /* The layers above keep their per-server state behind these, each type private to the file
+     * that works on it; made and freed by net_server_create/destroy (net_tick.c), never read by
+     * the registry. */
+    struct net_snapshot_writer *snapshot; /* net_snapshot.c: the writer's index and scratch (NULL
+                                             without a world) */
+    struct net_query_buf *query;     /* net_queries.c: the hits of a query being answered, made by
+                                        the first query; NULL until then */
+    struct net_events_state *events; /* net_events.c: the event scratch and owner table, made by
+                                        the first event; NULL until then */
 } net_server;
 
-/* cfg is copied; w is borrowed and must outlive the server. With a world, its query history is
- * set to --history-ms (world_set_history). NULL when out of memory. */
-net_server *net_server_create(const net_config *cfg, world *w);
-/* Every client must have been released first. */
-void net_server_destroy(net_server *srv);
+/* The registry alone: net_server_create (net_tick.h) makes it and then the state of the layers
+ * above. cfg is copied; w is borrowed and must outlive the server. With a world, its query
+ * history is set to --history-ms (world_set_history) and its events are turned on. NULL when out
+ * of memory. */
+net_server *net_server_registry_create(const net_config *cfg, world *w);
+/* Frees the registry (net_server_destroy freed the layers' state first). Every client must have
+ * been released first. */
+void net_server_registry_destroy(net_server *srv);
 /* The world file's spawn points, where a moving body spawned without a position is placed
  * (net_session.c). Borrowed: they must outlive the server. count 0 (the default): none, and a
  * spawn without a position is at the origin. */

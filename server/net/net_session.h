@@ -33,7 +33,4 @@ void net_session_message(net_server *srv, net_client *c, const uint8_t *body, si
 /* The largest frame (message) c may send now: --max-hello-frame before Hello, else --max-frame. */
 uint32_t net_session_frame_limit(const net_server *srv, const net_client *c);
 
-/* Frees the query buffer the first query made (net_server_destroy). */
-void net_session_free_queries(net_server *srv);
-
 #endif

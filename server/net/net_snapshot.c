@@ -201,7 +201,7 @@ static size_t view_boxes(net_server *srv, net_client *c, aabb boxes[NET_MAX_VIEW
         boxes[0] = c->view;
         return 1;
     }
-    const net_view_index *v = &srv->snapshot.view;
+    const net_view_index *v = &srv->snapshot->view;
     float r = srv->cfg.view_radius;
     size_t nboxes = 0;
     uint32_t kept = 0;
@@ -231,7 +231,7 @@ static size_t view_boxes(net_server *srv, net_client *c, aabb boxes[NET_MAX_VIEW
 /* Marks a box of view_radius around each of c's own bodies (view_boxes' per_body case, which
  * left only live ones in the list). */
 static void mark_own_bodies(net_server *srv, const net_client *c) {
-    net_snapshot_writer *sw = &srv->snapshot;
+    net_snapshot_writer *sw = srv->snapshot;
     for (uint32_t i = 0; i < c->owned_count; i++) {
         vec2 p;
         if (net_view_mover_position(&sw->view, c->owned[i], &p))
@@ -246,7 +246,7 @@ static void mark_own_bodies(net_server *srv, const net_client *c) {
  * statics means one had no room: never settled, checked anyway. */
 static bool statics_unchanged(const net_server *srv, const net_client *c, const aabb *boxes,
                               size_t nboxes) {
-    const net_snapshot_writer *sw = &srv->snapshot;
+    const net_snapshot_writer *sw = srv->snapshot;
     return !sw->always_walk_statics && c->statics_settled &&
            c->statics_gen == sw->view.statics_gen && c->statics_box_count == nboxes &&
            (nboxes == 0 || memcmp(c->statics_boxes, boxes, nboxes * sizeof *boxes) == 0) &&
@@ -307,7 +307,7 @@ static void pb_shape_fill(pb_shape *b, const geom_shape *gs) {
  * bodies are the rare case (they enter a view once); changed ones take the arena's records. */
 static bool encode_new_body(net_server *srv, world_body_id id, size_t budget,
                             uint64_t *changed_tick) {
-    net_snapshot_writer *sw = &srv->snapshot;
+    net_snapshot_writer *sw = srv->snapshot;
     world_body_info info;
     geom_shape gs;
     float angle = 0.0f;
@@ -386,7 +386,7 @@ static void q_end(net_snapshot_writer *sw, snap_out *o, uint32_t id, size_t off,
  * the state sent. False when it does not fit (or is gone). */
 static bool q_new_body(net_server *srv, snap_out *o, const net_view_entry *v,
                        uint64_t *changed_tick, quant_state *sent) {
-    net_snapshot_writer *sw = &srv->snapshot;
+    net_snapshot_writer *sw = srv->snapshot;
     world_body_info info;
     geom_shape gs;
     float angle = 0.0f;
@@ -428,7 +428,7 @@ static bool q_new_body(net_server *srv, snap_out *o, const net_view_entry *v,
  * tick. Nothing when the change is below a quantum. *base becomes the state sent. False when it
  * does not fit. */
 static bool q_changed(net_server *srv, snap_out *o, const net_view_entry *v, quant_state *base) {
-    net_snapshot_writer *sw = &srv->snapshot;
+    net_snapshot_writer *sw = srv->snapshot;
     net_qslot *qs = &sw->qslot[v->delta_off / NET_SNAPSHOT_RECORD_COPY];
     if (memcmp(&qs->cur, base, sizeof *base) == 0) return true;
     if (qs->valid && memcmp(&qs->base, base, sizeof *base) == 0) {
@@ -471,7 +471,7 @@ static inline bool out_new(net_server *srv, snap_out *o, const net_view_entry *v
 static inline bool out_changed(net_server *srv, snap_out *o, const net_view_entry *v,
                                quant_state *base) {
     if (o->quant) return q_changed(srv, o, v, base);
-    const uint8_t *rec = srv->snapshot.deltas.data + v->delta_off;
+    const uint8_t *rec = srv->snapshot->deltas.data + v->delta_off;
     size_t n = (size_t)rec[1] + 2u;
     if (o->s->len + n > o->limit) return false;
     memcpy(o->s->data + o->s->len, rec, NET_SNAPSHOT_RECORD_COPY);
@@ -871,7 +871,7 @@ void net_session_snapshot(net_server *srv, net_client *c) {
     memset(&p, 0, sizeof p);
     p.srv = srv;
     p.c = c;
-    p.sw = &srv->snapshot;
+    p.sw = srv->snapshot;
     p.tick = world_tick(srv->world);
     p.frame_budget = srv->cfg.max_frame - 16u; /* ServerMessage tag, length and slack */
     snapshot_view(&p);
@@ -887,7 +887,7 @@ void net_session_snapshot(net_server *srv, net_client *c) {
 }
 
 void net_server_snapshots(net_server *srv) {
-    net_snapshot_writer *sw = &srv->snapshot;
+    net_snapshot_writer *sw = srv->snapshot;
     net_view_movers_hook hook = deltas_hook(sw);
     if (!net_view_rebuild(&sw->view, srv->world, &hook)) {
         net_log(NET_LOG_ERROR, "out_of_memory", 0, NULL,

@@ -759,8 +759,8 @@ static void test_small_frames_stay_in_sync(void) {
     fixture *f = &fx;
     fixture_init(f);
     f->srv->cfg.max_frame = 256;
-    net_snapshot_writer_free(&f->srv->snapshot);
-    CHECK(net_snapshot_writer_init(&f->srv->snapshot, &f->srv->cfg, f->w));
+    net_snapshot_writer_free(f->srv->snapshot);
+    CHECK(net_snapshot_writer_init(f->srv->snapshot, &f->srv->cfg, f->w));
     connect_client(f, ADMIN, "adm", 0, false, NULL, NULL);
     connect_client(f, PLAYER, NULL, 0, false, NULL, NULL);
     memset(&q, 0, sizeof q);

@@ -85,10 +85,14 @@ void net_session_overlap(net_server *srv, net_client *c, uint32_t rid,
                          const Collide__V1__OverlapQuery *o);
 void net_session_shape_cast(net_server *srv, net_client *c, uint32_t rid,
                             const Collide__V1__ShapeCast *sc);
+/* net_queries.c: frees the query buffer the first query made (net_server_destroy). */
+void net_queries_free(net_server *srv);
 /* net_events.c: queues the last world step's contact and sensor events for the owners of the
  * moving bodies involved and the admins with all_events, until their next snapshot. A client
  * over --max-pending-events is cut (NET_DISC_EVENTS_BACKLOG): events are never dropped. */
 void net_events_collect(net_server *srv);
+/* net_events.c: frees what net_events_collect made (net_server_destroy). */
+void net_events_free(net_server *srv);
 /* net_events.c: moves c's waiting events into the Snapshot body s, whole fields, oldest first,
  * while they fit in budget bytes; the rest wait for the next snapshot. */
 void net_events_take(net_client *c, net_buf *s, size_t budget);

@@ -99,7 +99,7 @@ static bool query_shape(net_server *srv, net_client *c, uint32_t rid, const Coll
         net_server_send_error(srv, c, rid, NET_ERR(BAD_REQUEST), false, "angle must be finite");
         return false;
     }
-    geom_shape_error err = net_session_shape_from_pb(s, out);
+    geom_shape_error err = net_request_shape(s, out);
     if (err == GEOM_OK && angle != 0.0f) err = geom_shape_rotate(out, angle, out);
     if (err != GEOM_OK) {
         net_server_send_error(srv, c, rid, NET_ERR(INVALID_SHAPE), false, "invalid shape: %s",
@@ -124,7 +124,7 @@ static void send_query_result(net_server *srv, net_client *c, uint32_t rid, worl
             snprintf(text, sizeof text, "positions and translations must be finite");
         else
             snprintf(text, sizeof text, "query refused: %s", world_status_str(st));
-        net_session_world_error(srv, c, rid, st, text);
+        net_request_world_error(srv, c, rid, st, text);
         return;
     }
     for (size_t i = 0; i < res->count; i++) {

@@ -14,42 +14,6 @@
 #include "net_rooms.h"
 #include "wire.h"
 
-/* The one mapping of world statuses to wire error codes. A status the world does not document
- * for the call is INTERNAL (see send_world_error). */
-static Collide__V1__ErrorCode world_error_code(world_status st) {
-    switch (st) {
-    case WORLD_ERR_INVALID_SHAPE:
-        return NET_ERR(INVALID_SHAPE);
-    case WORLD_ERR_OUT_OF_BOUNDS:
-        return NET_ERR(OUT_OF_BOUNDS);
-    case WORLD_ERR_FULL:
-        return NET_ERR(LIMIT_EXCEEDED);
-    case WORLD_ERR_NOT_FOUND:
-        return NET_ERR(NOT_FOUND);
-    case WORLD_ERR_NOT_FINITE:
-        return NET_ERR(BAD_REQUEST);
-    case WORLD_ERR_NOT_MOVING:
-    case WORLD_ERR_NOT_OWNER:
-        return NET_ERR(FORBIDDEN);
-    case WORLD_ERR_HISTORY_EXPIRED:
-        return NET_ERR(HISTORY_EXPIRED);
-    case WORLD_ERR_FUTURE_TICK:
-        return NET_ERR(BAD_REQUEST);
-    case WORLD_OK:
-    case WORLD_STALE_INPUT:
-    case WORLD_ERR_NO_MEMORY:
-        break;
-    }
-    return NET_ERR(INTERNAL);
-}
-
-/* A refused world call as a non-fatal Error: its code from the table, the handler's text. */
-void net_session_world_error(net_server *srv, net_client *c, uint32_t rid, world_status st,
-                             const char *text) {
-    COLLIDE_ASSERT(st != WORLD_OK && st != WORLD_STALE_INPUT);
-    net_server_send_error(srv, c, rid, world_error_code(st), false, "%s", text);
-}
-
 /* The Hello token as the raw bytes on the wire. protobuf-c hands strings over NUL-terminated, so
  * "secret\0" would compare equal to "secret" through strlen: the token is compared from its true
  * length instead. (For repeated occurrences the last wins, as protobuf merging does.) */
@@ -222,28 +186,6 @@ void net_server_welcome(net_server *srv, net_client *c, uint32_t rid, bool admin
             c->name[0] ? c->name : "-", (int)admin, room);
 }
 
-/* Converts a wire shape; GEOM_OK or the reason it is refused. */
-geom_shape_error net_session_shape_from_pb(const Collide__V1__Shape *s, geom_shape *out) {
-    if (!s) return GEOM_ERR_UNKNOWN_KIND;
-    switch (s->kind_case) {
-    case COLLIDE__V1__SHAPE__KIND_BOX:
-        return geom_make_box(net_vec2_of(s->box ? s->box->half_extents : NULL), out);
-    case COLLIDE__V1__SHAPE__KIND_CIRCLE:
-        return geom_make_circle(s->circle ? s->circle->radius : 0.0f, out);
-    case COLLIDE__V1__SHAPE__KIND_POLYGON: {
-        if (!s->polygon) return GEOM_ERR_TOO_FEW_VERTICES;
-        size_t n = s->polygon->n_vertices;
-        if (n > GEOM_MAX_POLYGON_VERTICES) return GEOM_ERR_TOO_MANY_VERTICES;
-        vec2 verts[GEOM_MAX_POLYGON_VERTICES];
-        for (size_t i = 0; i < n; i++)
-            verts[i] = net_vec2_of(s->polygon->vertices[i]);
-        return geom_make_polygon(verts, (int)n, out);
-    }
-    default:
-        return GEOM_ERR_UNKNOWN_KIND;
-    }
-}
-
 /* True when shape at p overlaps a body of the world (touching is not overlap). A crowd too large
  * to list counts as overlap: such a point is not free anyway. */
 static bool spawn_point_taken(const world *w, const geom_shape *shape, vec2 p) {
@@ -329,7 +271,7 @@ static void on_spawn(net_server *srv, net_client *c, uint32_t rid,
         }
     }
     geom_shape shape;
-    geom_shape_error serr = net_session_shape_from_pb(s->shape, &shape);
+    geom_shape_error serr = net_request_shape(s->shape, &shape);
     /* 1.1: the spawn angle is the body's initial angle; the shape stays body-local (PROTOCOL.md
      * "Rotation"), no longer baked. */
     if (serr != GEOM_OK) {
@@ -380,7 +322,7 @@ static void on_spawn(net_server *srv, net_client *c, uint32_t rid,
             snprintf(text, sizeof text, "non-finite value");
         else
             snprintf(text, sizeof text, "spawn failed: %s", world_status_str(st));
-        net_session_world_error(srv, c, rid, st, text);
+        net_request_world_error(srv, c, rid, st, text);
         return;
     }
     if (s->category || s->mask || s->sensor) {
@@ -388,7 +330,7 @@ static void on_spawn(net_server *srv, net_client *c, uint32_t rid,
         st = world_body_set_filter(srv->world, id, &f);
         if (st != WORLD_OK) {
             world_despawn(srv->world, id);
-            net_session_world_error(srv, c, rid, st, "spawn failed: out of memory for its filter");
+            net_request_world_error(srv, c, rid, st, "spawn failed: out of memory for its filter");
             return;
         }
     }
@@ -448,7 +390,7 @@ static void on_move(net_server *srv, net_client *c, uint32_t rid,
         snprintf(text, sizeof text, "body %u is static", mv->body_id);
     else
         snprintf(text, sizeof text, "cannot move body %u: %s", mv->body_id, world_status_str(st));
-    net_session_world_error(srv, c, rid, st, text);
+    net_request_world_error(srv, c, rid, st, text);
 }
 
 /* MoveIntents: each item exactly as a MoveIntent of its own, in order; a failing item's Error
@@ -484,7 +426,7 @@ static void on_despawn(net_server *srv, net_client *c, uint32_t rid,
     if (st != WORLD_OK) {
         char text[NET_ERROR_TEXT];
         snprintf(text, sizeof text, "no body %u", d->body_id);
-        net_session_world_error(srv, c, rid, st, text);
+        net_request_world_error(srv, c, rid, st, text);
         return;
     }
     for (uint32_t i = 0; i < c->owned_count; i++) {

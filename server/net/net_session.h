@@ -14,7 +14,7 @@
  *    and players only, a bucket of frame bytes), burst 2 s worth, consulted before the unpack,
  *    each MoveIntents item counting as one message. A message over it is dropped with a
  *    non-fatal RATE_LIMITED; sustained abuse is fatal (RATE_LIMITED, fatal=true): see net_rate.h.
- *  - World statuses map to error codes through one table (world_error_code); a MoveIntent is
+ *  - World statuses map to error codes through one table (net_request.c); a MoveIntent is
  *    validated by the world alone, the session checks only that the client may act on the body. */
 #ifndef COLLIDE_NET_SESSION_H
 #define COLLIDE_NET_SESSION_H

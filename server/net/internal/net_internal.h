@@ -72,12 +72,12 @@ static inline vec2 net_vec2_of(const Collide__V1__Vec2 *v) {
 
 #define NET_ERROR_TEXT 128 /* room for any Error.message the request handlers write */
 
-/* A refused world call as a non-fatal Error: its code from the one table (net_session.c), the
+/* net_request.c: a refused world call as a non-fatal Error: its code from the one table, the
  * handler's text. */
-void net_session_world_error(net_server *srv, net_client *c, uint32_t rid, world_status st,
+void net_request_world_error(net_server *srv, net_client *c, uint32_t rid, world_status st,
                              const char *text);
 /* Converts a wire shape; GEOM_OK or the reason it is refused. */
-geom_shape_error net_session_shape_from_pb(const Collide__V1__Shape *s, geom_shape *out);
+geom_shape_error net_request_shape(const Collide__V1__Shape *s, geom_shape *out);
 /* net_queries.c */
 void net_session_ray_cast(net_server *srv, net_client *c, uint32_t rid,
                           const Collide__V1__RayCast *r);

@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "net_internal.h"
-#include "net_session.h"
 
 /* ---- Queries (PROTOCOL.md "Queries, history and lag compensation") --------------------------- */
 

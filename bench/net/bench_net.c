@@ -145,7 +145,7 @@ static int bench_spectators(int argc, char **argv) {
         }
     }
     CALLGRIND_STOP_INSTRUMENTATION;
-    uint32_t known = nspect ? clients[SPECTATOR_PLAYERS].known.count : 0;
+    uint32_t known = nspect ? clients[SPECTATOR_PLAYERS].snap.known.count : 0;
     printf("{\"scene\":\"spectators\",\"walk\":%s,\"statics\":%d,\"spectators\":%d,"
            "\"players\":%d,\"ticks\":%d,\"spectator_knows\":%u,\"snapshots_p50_ms\":%.3f,"
            "\"snapshots_p99_ms\":%.3f,\"step_p50_ms\":%.3f,\"taken_per_tick\":%.0f,"

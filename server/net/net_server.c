@@ -633,11 +633,11 @@ void net_client_release(net_server *srv, net_client *c) {
     free(c->owned);
     c->owned = NULL;
     c->owned_count = c->owned_cap = 0;
-    net_known_free(&c->known);
+    net_known_free(&c->snap.known);
     c->transport->free(c);
-    free(c->qknown);
-    c->qknown = NULL;
-    c->qknown_cap = 0;
+    free(c->snap.qknown);
+    c->snap.qknown = NULL;
+    c->snap.qknown_cap = 0;
 }
 
 void net_client_close(net_server *srv, net_client *c, net_disconnect_reason reason) {

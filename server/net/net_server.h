@@ -99,6 +99,30 @@ typedef enum net_client_state {
     NET_CLIENT_CLOSING = 2, /* fatal error or Goodbye queued: flush, then close; input ignored */
 } net_client_state;
 
+/* A client's snapshot state, read and written by net_snapshot.c alone (the session sets the rate
+ * and form at Hello; the registry frees it at release). */
+typedef struct net_client_snapshot {
+    net_known known;     /* bodies this client was told about */
+    uint64_t resume_key; /* view key of the first body the last snapshot had no room for: the next
+                            one starts there (0: from the start) */
+    /* The statics part of `known` (its first known_statics entries) as of the last snapshot that
+     * walked the statics in view: made with these view boxes against the statics grid of that
+     * build (net_view_index.statics_gen). Settled: it held exactly the statics in view, so while
+     * the boxes and the grid stay the same the next snapshots skip the statics (net_snapshot.c). */
+    aabb statics_boxes[NET_MAX_VIEW_BOXES]; /* the view boxes of that snapshot */
+    uint32_t statics_box_count;             /* entries in statics_boxes */
+    uint32_t known_statics;                 /* entries of known that are statics */
+    uint64_t statics_gen;                   /* statics_gen of the grid that snapshot read */
+    bool statics_settled;                   /* known's statics were exactly the statics in view */
+    /* Snapshot rate and form (PROTOCOL.md "Snapshot rate and quantized snapshots"). */
+    uint32_t snapshot_rate_hz;   /* Hello.snapshot_rate_hz as asked (0: every tick) */
+    uint32_t snapshot_every;     /* granted: one snapshot every this many ticks (0 counts as 1) */
+    uint64_t next_snapshot_tick; /* its next snapshot goes out at the first tick >= this */
+    bool quantized;              /* Hello.quantized: Snapshot.packed instead of bodies */
+    quant_state *qknown; /* quantized: the state last sent of each body in `known`, same index */
+    uint32_t qknown_cap; /* entries allocated in qknown */
+} net_client_snapshot;
+
 typedef struct net_client {
     const net_transport *transport; /* how its messages are carried (net_transport.h); set before
                                        net_client_open (NULL there: the table's first, TCP) */
@@ -123,40 +147,22 @@ typedef struct net_client {
     uint64_t connected_us;                          /* monotonic accept time (hello timeout) */
     uint64_t closing_us;                            /* monotonic time CLOSING was entered */
     net_buf in;                                     /* bytes of a partial frame kept across reads */
-    uint64_t in_since_us;       /* monotonic time the partial frame in `in` began */
-    net_buf out;                /* encoded frames not yet handed to the socket */
-    uint64_t out_since_us;      /* monotonic time the oldest byte in `out` was queued */
-    size_t inflight;            /* bytes handed to the socket and not yet confirmed written */
-    uint64_t inflight_since_us; /* monotonic time the oldest in-flight byte was queued */
-    bool lag_over;              /* the last tick found it over --max-snapshot-lag-ms */
-    world_body_id *owned;       /* moving bodies it spawned (may hold stale ids, pruned lazily) */
-    uint32_t owned_count;       /* entries in owned */
-    uint32_t owned_cap;         /* entries allocated */
-    bool has_view;              /* SetView box in force instead of the default view */
-    aabb view;                  /* the SetView box */
-    net_known known;            /* bodies this client was told about */
-    uint64_t resume_key;        /* view key of the first body the last snapshot had no room for:
-                                   the next one starts there (0: from the start) */
-    /* The statics part of `known` (its first known_statics entries) as of the last snapshot that
-     * walked the statics in view: made with these view boxes against the statics grid of that
-     * build (net_view_index.statics_gen). Settled: it held exactly the statics in view, so while
-     * the boxes and the grid stay the same the next snapshots skip the statics (net_snapshot.c). */
-    aabb statics_boxes[NET_MAX_VIEW_BOXES]; /* the view boxes of that snapshot */
-    uint32_t statics_box_count;             /* entries in statics_boxes */
-    uint32_t known_statics;                 /* entries of known that are statics */
-    uint64_t statics_gen;                   /* statics_gen of the grid that snapshot read */
-    bool statics_settled;                   /* known's statics were exactly the statics in view */
-    net_rate rate;                          /* token bucket and abuse tracking */
-    /* Snapshot rate and form (PROTOCOL.md "Snapshot rate and quantized snapshots"). */
-    uint32_t snapshot_rate_hz;   /* Hello.snapshot_rate_hz as asked (0: every tick) */
-    uint32_t snapshot_every;     /* granted: one snapshot every this many ticks (0 counts as 1) */
-    uint64_t next_snapshot_tick; /* its next snapshot goes out at the first tick >= this */
-    bool quantized;              /* Hello.quantized: Snapshot.packed instead of bodies */
-    quant_state *qknown;    /* quantized: the state last sent of each body in `known`, same index */
-    uint32_t qknown_cap;    /* entries allocated in qknown */
-    uint32_t index;         /* position in net_server.clients; UINT32_MAX: not registered */
-    uint32_t dirty_index;   /* position in net_server.dirty while dirty */
-    uint32_t out_snapshots; /* snapshots in out (collide_snapshots_sent_total) */
+    uint64_t in_since_us;        /* monotonic time the partial frame in `in` began */
+    net_buf out;                 /* encoded frames not yet handed to the socket */
+    uint64_t out_since_us;       /* monotonic time the oldest byte in `out` was queued */
+    size_t inflight;             /* bytes handed to the socket and not yet confirmed written */
+    uint64_t inflight_since_us;  /* monotonic time the oldest in-flight byte was queued */
+    bool lag_over;               /* the last tick found it over --max-snapshot-lag-ms */
+    world_body_id *owned;        /* moving bodies it spawned (may hold stale ids, pruned lazily) */
+    uint32_t owned_count;        /* entries in owned */
+    uint32_t owned_cap;          /* entries allocated */
+    bool has_view;               /* SetView box in force instead of the default view */
+    aabb view;                   /* the SetView box */
+    net_rate rate;               /* token bucket and abuse tracking */
+    net_client_snapshot snap;    /* its snapshots (net_snapshot.c) */
+    uint32_t index;              /* position in net_server.clients; UINT32_MAX: not registered */
+    uint32_t dirty_index;        /* position in net_server.dirty while dirty */
+    uint32_t out_snapshots;      /* snapshots in out (collide_snapshots_sent_total) */
     uint32_t inflight_snapshots; /* snapshots in the write in flight */
     bool all_events;             /* an admin that asked for every event (Hello.all_events) */
     net_buf events;              /* its events not yet sent: Snapshot.contacts/sensor_events
@@ -303,7 +309,7 @@ void net_client_hand_off(net_server *srv, net_client *c, const net_hello_placeme
 void net_server_refuse_room(net_server *srv, net_client *c, uint32_t request_id, int status);
 /* The room's side of a placed client (and of a Hello in a server with a world): ACTIVE, admin or
  * not, named, and sent Welcome (its tick, bounds, id, room and features). The snapshot rate and
- * form are c->snapshot_rate_hz and c->quantized, set from its Hello before this call. */
+ * form are c->snap.snapshot_rate_hz and c->snap.quantized, set from its Hello before this call. */
 void net_server_welcome(net_server *srv, net_client *c, uint32_t request_id, bool admin,
                         const char *name, const char *room);
 /* Shutdown: Goodbye to every client; each becomes CLOSING. */

@@ -93,8 +93,8 @@ static void on_hello(net_server *srv, net_client *c, uint32_t rid, const Collide
     if (!is_admin && net_server_refuse_hello_at_capacity(srv, c, rid)) return;
     if (!net_server_admit_session(srv, c, rid)) return;
     c->all_events = is_admin && h->all_events;
-    c->snapshot_rate_hz = h->snapshot_rate_hz;
-    c->quantized = h->quantized;
+    c->snap.snapshot_rate_hz = h->snapshot_rate_hz;
+    c->snap.quantized = h->quantized;
     net_server_welcome(srv, c, rid, is_admin, c->name, NET_ROOM_DEFAULT);
 }
 
@@ -142,12 +142,12 @@ void net_server_welcome(net_server *srv, net_client *c, uint32_t rid, bool admin
     w.room = (char *)room;
     /* The snapshot rate granted, in whole Hz (tick_rate / interval, rounded), and the quanta of
      * a quantized client's Snapshot.packed. */
-    c->snapshot_every = net_snapshot_interval(srv->cfg.tick_rate_hz, c->snapshot_rate_hz);
+    c->snap.snapshot_every = net_snapshot_interval(srv->cfg.tick_rate_hz, c->snap.snapshot_rate_hz);
     /* Its first snapshot is at the first tick of its phase after this one, like all that follow
      * (net_server_snapshots). */
-    c->next_snapshot_tick = net_snapshot_next_tick(w.tick, c->snapshot_every, c->id);
-    w.snapshot_rate_hz = (uint32_t)lrint((double)w.tick_rate_hz / c->snapshot_every);
-    if (c->quantized) {
+    c->snap.next_snapshot_tick = net_snapshot_next_tick(w.tick, c->snap.snapshot_every, c->id);
+    w.snapshot_rate_hz = (uint32_t)lrint((double)w.tick_rate_hz / c->snap.snapshot_every);
+    if (c->snap.quantized) {
         w.position_quantum = srv->cfg.position_quantum;
         w.velocity_quantum = srv->cfg.velocity_quantum;
     }

@@ -247,10 +247,10 @@ static void mark_own_bodies(net_server *srv, const net_client *c) {
 static bool statics_unchanged(const net_server *srv, const net_client *c, const aabb *boxes,
                               size_t nboxes) {
     const net_snapshot_writer *sw = srv->snapshot;
-    return !sw->always_walk_statics && c->statics_settled &&
-           c->statics_gen == sw->view.statics_gen && c->statics_box_count == nboxes &&
-           (nboxes == 0 || memcmp(c->statics_boxes, boxes, nboxes * sizeof *boxes) == 0) &&
-           (c->resume_key == 0 || c->resume_key > UINT32_MAX);
+    return !sw->always_walk_statics && c->snap.statics_settled &&
+           c->snap.statics_gen == sw->view.statics_gen && c->snap.statics_box_count == nboxes &&
+           (nboxes == 0 || memcmp(c->snap.statics_boxes, boxes, nboxes * sizeof *boxes) == 0) &&
+           (c->snap.resume_key == 0 || c->snap.resume_key > UINT32_MAX);
 }
 
 /* A body's Shape as a stack-built protobuf-c message (no allocation): every part it points at
@@ -586,15 +586,15 @@ static void snapshot_view(snap_pass *p) {
 static bool snapshot_scratch(snap_pass *p) {
     net_snapshot_writer *sw = p->sw;
     net_client *c = p->c;
-    p->kept_statics = p->skip_statics ? c->known_statics : 0;
-    COLLIDE_ASSERT(p->kept_statics <= c->known.count);
-    p->known = c->known.entries;
+    p->kept_statics = p->skip_statics ? c->snap.known_statics : 0;
+    COLLIDE_ASSERT(p->kept_statics <= c->snap.known.count);
+    p->known = c->snap.known.entries;
     if (p->kept_statics) p->known += p->kept_statics; /* entries may be NULL: no offset on it */
-    p->nknown = c->known.count - p->kept_statics;
+    p->nknown = c->snap.known.count - p->kept_statics;
     size_t most = p->nknown + p->nview;
     bool ok = net_known_reserve(&sw->known_next, (uint32_t)most);
     p->next = sw->known_next.entries;
-    p->quant = c->quantized;
+    p->quant = c->snap.quantized;
     if (ok && p->quant && most > sw->qknown_next_cap) {
         quant_state *q = realloc(sw->qknown_next, 2 * most * sizeof *q);
         ok = q != NULL;
@@ -608,7 +608,7 @@ static bool snapshot_scratch(snap_pass *p) {
         return false;
     }
     p->qnext = p->quant ? sw->qknown_next : NULL;
-    p->qknown = p->quant && c->qknown ? c->qknown + p->kept_statics : NULL;
+    p->qknown = p->quant && c->snap.qknown ? c->snap.qknown + p->kept_statics : NULL;
     return true;
 }
 
@@ -718,7 +718,7 @@ static inline void snapshot_known(snap_pass *p, size_t i, size_t j, size_t at, u
 /* The movers (and the statics, when walked): view and known set merged again, new bodies in full,
  * changed ones as their arena record, while they fit; the next known set written as we go.
  * Unchanged bodies cost the compare. Round robin: when the last snapshot ran out of room, this
- * one serves the bodies from where it stopped (c->resume_key) first and those before it
+ * one serves the bodies from where it stopped (c->snap.resume_key) first and those before it
  * afterwards (snapshot_deferred), from what room is left. Filling every frame from the lowest key
  * instead starved the highest keys for as long as the low ones kept changing (seconds, under
  * churn in a crowded view). The loop's counts are locals: the entries it stores could alias them
@@ -727,7 +727,7 @@ static void snapshot_bodies(snap_pass *p) {
     const net_view_entry *view = p->view;
     const net_known_entry *known = p->known;
     size_t nview = p->nview, nknown = p->nknown, nnext = 0, dropped = 0;
-    uint64_t resume = p->c->resume_key;
+    uint64_t resume = p->c->snap.resume_key;
     for (size_t i = 0, j = 0; i < nview || j < nknown;) {
         uint64_t vk = i < nview ? net_view_key(&view[i]) : UINT64_MAX;
         uint64_t kk = j < nknown ? net_known_key(&known[j]) : UINT64_MAX;
@@ -794,7 +794,7 @@ static void snapshot_left(snap_pass *p) {
         q_write_packed(p->sw, &p->out);
     }
     COLLIDE_ASSERT(s->len <= p->limit && p->nnext <= p->nknown + p->nview);
-    p->c->resume_key = p->stopped ? p->stop_key : 0;
+    p->c->snap.resume_key = p->stopped ? p->stop_key : 0;
     if (p->nremoved) {
         s->len += wire_put_key(s->data + s->len, WIRE_SNAPSHOT_REMOVED, WIRE_LEN);
         put_varint(s, p->removed_bytes);
@@ -808,24 +808,25 @@ static void snapshot_left(snap_pass *p) {
 static bool snapshot_remember(snap_pass *p) {
     net_client *c = p->c;
     size_t count = p->kept_statics + p->nnext;
-    if (!net_known_reserve(&c->known, (uint32_t)count)) {
+    if (!net_known_reserve(&c->snap.known, (uint32_t)count)) {
         net_server_kill(p->srv, c, NET_DISC_OUT_OF_MEMORY);
         return false;
     }
-    if (p->nnext) memcpy(c->known.entries + p->kept_statics, p->next, p->nnext * sizeof *p->next);
-    c->known.count = (uint32_t)count;
+    if (p->nnext)
+        memcpy(c->snap.known.entries + p->kept_statics, p->next, p->nnext * sizeof *p->next);
+    c->snap.known.count = (uint32_t)count;
     if (!p->quant) return true;
-    if (count > c->qknown_cap) {
-        uint32_t cap = c->known.cap; /* what known grew to: doubling, like it */
-        quant_state *q = realloc(c->qknown, (size_t)cap * sizeof *q);
+    if (count > c->snap.qknown_cap) {
+        uint32_t cap = c->snap.known.cap; /* what known grew to: doubling, like it */
+        quant_state *q = realloc(c->snap.qknown, (size_t)cap * sizeof *q);
         if (!q) {
             net_server_kill(p->srv, c, NET_DISC_OUT_OF_MEMORY);
             return false;
         }
-        c->qknown = q;
-        c->qknown_cap = cap;
+        c->snap.qknown = q;
+        c->snap.qknown_cap = cap;
     }
-    if (p->nnext) memcpy(c->qknown + p->kept_statics, p->qnext, p->nnext * sizeof *p->qnext);
+    if (p->nnext) memcpy(c->snap.qknown + p->kept_statics, p->qnext, p->nnext * sizeof *p->qnext);
     return true;
 }
 
@@ -840,11 +841,11 @@ static void snapshot_statics(snap_pass *p) {
         view_statics++;
     while (next_statics < p->nnext && !p->next[next_statics].moving)
         next_statics++;
-    c->known_statics = (uint32_t)next_statics;
-    c->statics_settled = !p->per_body && !p->static_kept_out && next_statics == view_statics;
-    c->statics_gen = p->sw->view.statics_gen;
-    c->statics_box_count = (uint32_t)p->nboxes;
-    if (p->nboxes) memcpy(c->statics_boxes, p->boxes, p->nboxes * sizeof *p->boxes);
+    c->snap.known_statics = (uint32_t)next_statics;
+    c->snap.statics_settled = !p->per_body && !p->static_kept_out && next_statics == view_statics;
+    c->snap.statics_gen = p->sw->view.statics_gen;
+    c->snap.statics_box_count = (uint32_t)p->nboxes;
+    if (p->nboxes) memcpy(c->snap.statics_boxes, p->boxes, p->nboxes * sizeof *p->boxes);
 }
 
 /* Writes ServerMessage { snapshot: body } (net_msg_write). */
@@ -898,11 +899,12 @@ void net_server_snapshots(net_server *srv) {
     for (uint32_t i = 0; i < srv->client_count; i++) {
         net_client *c = srv->clients[i];
         if (c->state != NET_CLIENT_ACTIVE || c->kill) continue;
-        if (c->snapshot_every > 1u) {
+        if (c->snap.snapshot_every > 1u) {
             /* A reduced rate: the ticks of the client's phase (net_snapshot_next_tick). A
              * snapshot dropped for a slow reader waits for the next such tick too. */
-            if (tick < c->next_snapshot_tick) continue;
-            c->next_snapshot_tick = net_snapshot_next_tick(tick, c->snapshot_every, c->id);
+            if (tick < c->snap.next_snapshot_tick) continue;
+            c->snap.next_snapshot_tick =
+                net_snapshot_next_tick(tick, c->snap.snapshot_every, c->id);
         }
         net_session_snapshot(srv, c);
     }

@@ -76,7 +76,7 @@ static void on_conn_closed(uv_handle_t *h) {
 static void conn_close(net_conn *conn, net_disconnect_reason reason) {
     if (conn->closing) return;
     conn->closing = true;
-    bool welcomed = conn->client.admitted;
+    bool welcomed = conn->client.admission.admitted;
     net_client_close(conn->srv, &conn->client, reason);
     if (conn->host->on_client_closed) conn->host->on_client_closed(conn->host, conn->srv, welcomed);
     uv_close((uv_handle_t *)&conn->tcp, on_conn_closed);

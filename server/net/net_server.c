@@ -424,20 +424,20 @@ static void pending_addr_drop(net_server *srv, net_pending_addr *e) {
 
 /* Appends c (the newest) to both FIFOs of its entry e. */
 static void pending_link(net_server *srv, net_client *c, net_pending_addr *e) {
-    c->pending = true;
-    c->pending_addr = e;
-    c->pending_prev = srv->pending_tail;
-    c->pending_next = NULL;
+    c->admission.pending = true;
+    c->admission.pending_addr = e;
+    c->admission.pending_prev = srv->pending_tail;
+    c->admission.pending_next = NULL;
     if (srv->pending_tail)
-        srv->pending_tail->pending_next = c;
+        srv->pending_tail->admission.pending_next = c;
     else
         srv->pending_head = c;
     srv->pending_tail = c;
     srv->pending_count++;
-    c->addr_prev = e->tail;
-    c->addr_next = NULL;
+    c->admission.addr_prev = e->tail;
+    c->admission.addr_next = NULL;
     if (e->tail)
-        e->tail->addr_next = c;
+        e->tail->admission.addr_next = c;
     else
         e->head = c;
     e->tail = c;
@@ -445,28 +445,29 @@ static void pending_link(net_server *srv, net_client *c, net_pending_addr *e) {
 }
 
 static void pending_unlink(net_server *srv, net_client *c) {
-    if (!c->pending) return;
-    c->pending = false;
-    if (c->pending_prev)
-        c->pending_prev->pending_next = c->pending_next;
+    if (!c->admission.pending) return;
+    c->admission.pending = false;
+    if (c->admission.pending_prev)
+        c->admission.pending_prev->admission.pending_next = c->admission.pending_next;
     else
-        srv->pending_head = c->pending_next;
-    if (c->pending_next)
-        c->pending_next->pending_prev = c->pending_prev;
+        srv->pending_head = c->admission.pending_next;
+    if (c->admission.pending_next)
+        c->admission.pending_next->admission.pending_prev = c->admission.pending_prev;
     else
-        srv->pending_tail = c->pending_prev;
+        srv->pending_tail = c->admission.pending_prev;
     srv->pending_count--;
-    net_pending_addr *e = c->pending_addr;
-    if (c->addr_prev)
-        c->addr_prev->addr_next = c->addr_next;
+    net_pending_addr *e = c->admission.pending_addr;
+    if (c->admission.addr_prev)
+        c->admission.addr_prev->admission.addr_next = c->admission.addr_next;
     else
-        e->head = c->addr_next;
-    if (c->addr_next)
-        c->addr_next->addr_prev = c->addr_prev;
+        e->head = c->admission.addr_next;
+    if (c->admission.addr_next)
+        c->admission.addr_next->admission.addr_prev = c->admission.addr_prev;
     else
-        e->tail = c->addr_prev;
-    c->pending_prev = c->pending_next = c->addr_prev = c->addr_next = NULL;
-    c->pending_addr = NULL;
+        e->tail = c->admission.addr_prev;
+    c->admission.pending_prev = c->admission.pending_next = c->admission.addr_prev =
+        c->admission.addr_next = NULL;
+    c->admission.pending_addr = NULL;
     if (--e->count == 0) pending_addr_drop(srv, e);
 }
 
@@ -486,7 +487,7 @@ static void pending_evict(net_server *srv, net_client *victim, const char *cap, 
 bool net_server_admit_session(net_server *srv, net_client *c, uint32_t request_id) {
     pending_unlink(srv, c);
     if (srv->admitted_count >= srv->cfg.max_clients) {
-        c->refused = true;
+        c->admission.refused = true;
         srv->refusing++;
         net_log(NET_LOG_WARN, "client_refused", c->id, c->addr, "max clients (%u) reached",
                 srv->cfg.max_clients);
@@ -499,15 +500,15 @@ bool net_server_admit_session(net_server *srv, net_client *c, uint32_t request_i
         }
         return false;
     }
-    c->admitted = true;
+    c->admission.admitted = true;
     srv->admitted_count++;
     return true;
 }
 
 void net_server_mark_welcomed(net_server *srv, net_client *c) {
     pending_unlink(srv, c);
-    if (!c->admitted) {
-        c->admitted = true;
+    if (!c->admission.admitted) {
+        c->admission.admitted = true;
         srv->admitted_count++;
     }
 }
@@ -581,8 +582,8 @@ static void pending_trim(net_server *srv) {
         return;
     net_client *c = srv->pending_head;
     while (c && pending_aged(srv, c)) {
-        net_client *next = c->pending_next;
-        if (c->pending_addr->count > srv->cfg.max_pending_per_address)
+        net_client *next = c->admission.pending_next;
+        if (c->admission.pending_addr->count > srv->cfg.max_pending_per_address)
             pending_evict(srv, c, "per-address", srv->cfg.max_pending_per_address);
         else if (srv->pending_count > srv->cfg.max_pending)
             pending_evict(srv, c, "global", srv->cfg.max_pending);
@@ -614,14 +615,14 @@ void net_client_release(net_server *srv, net_client *c) {
     last->index = c->index;
     c->index = UINT32_MAX;
     pending_unlink(srv, c);
-    if (c->refused) srv->refusing--;
-    bool welcomed = c->admitted;
+    if (c->admission.refused) srv->refusing--;
+    bool welcomed = c->admission.admitted;
     if (welcomed) srv->admitted_count--;
-    c->admitted = false;
+    c->admission.admitted = false;
     /* A client handed to a room's worker did not disconnect: it moved (front mode). */
     if (!c->handed_off)
         srv->metrics.disconnects_total[c->reason < NET_DISC_REASON_COUNT ? c->reason : 0]++;
-    if (!c->refused && !c->handed_off) {
+    if (!c->admission.refused && !c->handed_off) {
         net_log(welcomed ? NET_LOG_INFO : NET_LOG_DEBUG, "client_disconnected", c->id, c->addr,
                 "reason=%s name=%s", net_disconnect_reason_str(c->reason),
                 c->name[0] ? c->name : "-");

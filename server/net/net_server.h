@@ -99,6 +99,17 @@ typedef enum net_client_state {
     NET_CLIENT_CLOSING = 2, /* fatal error or Goodbye queued: flush, then close; input ignored */
 } net_client_state;
 
+/* A client's admission, read and written by the registry alone (net_server.c): the pending
+ * lists (--max-pending, --max-pending-per-address) until its Hello, then refused or welcomed. */
+typedef struct net_client_admission {
+    bool pending;  /* not yet past Hello: in the pending lists (--max-pending) */
+    bool refused;  /* Hello over max clients: only its LIMIT_EXCEEDED goes out */
+    bool admitted; /* welcomed: counts against --max-clients until released */
+    struct net_client *pending_prev, *pending_next; /* all pending clients, oldest first */
+    struct net_client *addr_prev, *addr_next;       /* pending clients of its IP, oldest first */
+    struct net_pending_addr *pending_addr;          /* its IP's entry while pending */
+} net_client_admission;
+
 /* A client's snapshot state, read and written by net_snapshot.c alone (the session sets the rate
  * and form at Hello; the registry frees it at release). */
 typedef struct net_client_snapshot {
@@ -130,9 +141,7 @@ typedef struct net_client {
     uint32_t id;                    /* Welcome.client_id and owner of its bodies; never 0 */
     net_client_state state;         /* protocol state */
     bool admin;                     /* presented the admin token */
-    bool refused;                   /* Hello over max clients: only its LIMIT_EXCEEDED goes out */
-    bool admitted;                  /* welcomed: counts against --max-clients until released */
-    bool pending;                   /* not yet past Hello: in the pending lists (--max-pending) */
+    net_client_admission admission; /* pending, refused or welcomed (net_server.c) */
     bool kill;                      /* close now, without flushing (net_server_kill) */
     bool handed_off;                /* front mode: placed in a room; its socket moves to a worker */
     net_hello_placement placement;  /* front mode, once handed off: where, for the worker */
@@ -140,19 +149,16 @@ typedef struct net_client {
     net_disconnect_reason reason;   /* why it is closing, once CLOSING or kill */
     char addr[64];                  /* peer "ip:port" for logs */
     uint8_t ip[NET_IP_KEY_BYTES];   /* peer IP without the port: the per-address key */
-    struct net_client *pending_prev, *pending_next; /* all pending clients, oldest first */
-    struct net_client *addr_prev, *addr_next;       /* pending clients of its IP, oldest first */
-    struct net_pending_addr *pending_addr;          /* its IP's entry while pending */
-    char name[48];                                  /* Hello.name, sanitised, for logs */
-    uint64_t connected_us;                          /* monotonic accept time (hello timeout) */
-    uint64_t closing_us;                            /* monotonic time CLOSING was entered */
-    net_buf in;                                     /* bytes of a partial frame kept across reads */
-    uint64_t in_since_us;        /* monotonic time the partial frame in `in` began */
-    net_buf out;                 /* encoded frames not yet handed to the socket */
-    uint64_t out_since_us;       /* monotonic time the oldest byte in `out` was queued */
-    size_t inflight;             /* bytes handed to the socket and not yet confirmed written */
-    uint64_t inflight_since_us;  /* monotonic time the oldest in-flight byte was queued */
-    bool lag_over;               /* the last tick found it over --max-snapshot-lag-ms */
+    char name[48];                  /* Hello.name, sanitised, for logs */
+    uint64_t connected_us;          /* monotonic accept time (hello timeout) */
+    uint64_t closing_us;            /* monotonic time CLOSING was entered */
+    net_buf in;                     /* bytes of a partial frame kept across reads */
+    uint64_t in_since_us;           /* monotonic time the partial frame in `in` began */
+    net_buf out;                    /* encoded frames not yet handed to the socket */
+    uint64_t out_since_us;          /* monotonic time the oldest byte in `out` was queued */
+    size_t inflight;                /* bytes handed to the socket and not yet confirmed written */
+    uint64_t inflight_since_us;     /* monotonic time the oldest in-flight byte was queued */
+    bool lag_over;                  /* the last tick found it over --max-snapshot-lag-ms */
     world_body_id *owned;        /* moving bodies it spawned (may hold stale ids, pruned lazily) */
     uint32_t owned_count;        /* entries in owned */
     uint32_t owned_cap;          /* entries allocated */
@@ -355,7 +361,7 @@ static inline bool net_client_accepts_input(const net_client *c) {
            (c->state == NET_CLIENT_AWAIT_HELLO || c->state == NET_CLIENT_ACTIVE);
 }
 /* Refused at Hello over max clients: its one Error goes out, nothing more is read. */
-static inline bool net_client_refused(const net_client *c) { return c->refused; }
+static inline bool net_client_refused(const net_client *c) { return c->admission.refused; }
 static inline net_disconnect_reason net_client_reason(const net_client *c) { return c->reason; }
 
 /* Bytes queued for the client: not yet written plus in flight. */

@@ -295,7 +295,7 @@ bool net_conn_adopt(net_conn_host *host, net_server *srv, int fd, const net_hell
                     const uint8_t *leftover, size_t leftover_len) {
     net_conn *conn = conn_open_fd(host, srv, fd, net_transport_at(t->transport));
     if (!conn) return false;
-    conn->client.all_events = t->admin && t->all_events;
+    conn->client.ev.all_events = t->admin && t->all_events;
     conn->client.snap.snapshot_rate_hz = t->snapshot_rate_hz;
     conn->client.snap.quantized = t->quantized;
     net_server_welcome(srv, &conn->client, t->request_id, t->admin, t->name, t->room);

@@ -50,18 +50,18 @@ static net_client *client_of(net_server *srv, uint32_t n, uint32_t id) {
 /* Queues the event in srv->events->scratch for c, once. */
 static void queue_event(net_server *srv, net_client *c) {
     if (!c || c->kill || c->state != NET_CLIENT_ACTIVE) return;
-    if (c->event_count >= srv->cfg.max_pending_events) {
+    if (c->ev.event_count >= srv->cfg.max_pending_events) {
         net_log(NET_LOG_WARN, "events_backlog", c->id, c->addr,
-                "%u events waiting for a snapshot, limit %u", c->event_count,
+                "%u events waiting for a snapshot, limit %u", c->ev.event_count,
                 srv->cfg.max_pending_events);
         net_server_kill(srv, c, NET_DISC_EVENTS_BACKLOG);
         return;
     }
-    if (!net_buf_append(&c->events, srv->events->scratch.data, srv->events->scratch.len)) {
+    if (!net_buf_append(&c->ev.events, srv->events->scratch.data, srv->events->scratch.len)) {
         net_server_kill(srv, c, NET_DISC_OUT_OF_MEMORY);
         return;
     }
-    c->event_count++;
+    c->ev.event_count++;
     srv->metrics.events_total++;
 }
 
@@ -84,7 +84,7 @@ static void deliver(net_server *srv, uint32_t n, uint32_t owner_a, uint32_t owne
     queue_event(srv, b);
     for (uint32_t i = 0; i < srv->client_count; i++) {
         net_client *c = srv->clients[i];
-        if (c->all_events && c != a && c != b) queue_event(srv, c);
+        if (c->ev.all_events && c != a && c != b) queue_event(srv, c);
     }
 }
 
@@ -142,9 +142,9 @@ void net_events_collect(net_server *srv) {
  * they fit in budget bytes; the rest wait for the next snapshot. */
 void net_events_take(net_client *c, net_buf *s, size_t budget) {
     size_t used = 0, taken = 0;
-    const uint8_t *p = c->events.data;
-    const uint8_t *end = p + c->events.len;
-    while (used < c->events.len) {
+    const uint8_t *p = c->ev.events.data;
+    const uint8_t *end = p + c->ev.events.len;
+    while (used < c->ev.events.len) {
         uint64_t len = 0;
         const uint8_t *q = p + used + 1; /* past the one-byte key */
         if (!varint_read(&q, end, &len)) break;
@@ -156,6 +156,6 @@ void net_events_take(net_client *c, net_buf *s, size_t budget) {
     if (!used) return;
     memcpy(s->data + s->len, p, used);
     s->len += used;
-    net_buf_consume(&c->events, used);
-    c->event_count -= (uint32_t)taken;
+    net_buf_consume(&c->ev.events, used);
+    c->ev.event_count -= (uint32_t)taken;
 }

@@ -629,8 +629,8 @@ void net_client_release(net_server *srv, net_client *c) {
     }
     net_buf_free(&c->in);
     net_buf_free(&c->out);
-    net_buf_free(&c->events);
-    c->event_count = 0;
+    net_buf_free(&c->ev.events);
+    c->ev.event_count = 0;
     free(c->owned);
     c->owned = NULL;
     c->owned_count = c->owned_cap = 0;

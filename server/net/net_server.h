@@ -99,6 +99,15 @@ typedef enum net_client_state {
     NET_CLIENT_CLOSING = 2, /* fatal error or Goodbye queued: flush, then close; input ignored */
 } net_client_state;
 
+/* A client's contact and sensor events, read and written by net_events.c (the session sets
+ * all_events at Hello; the registry frees the queue at release). */
+typedef struct net_client_events {
+    bool all_events;      /* an admin that asked for every event (Hello.all_events) */
+    net_buf events;       /* its events not yet sent: Snapshot.contacts/sensor_events fields,
+                           * encoded, waiting for its next snapshot */
+    uint32_t event_count; /* events in `events` (--max-pending-events) */
+} net_client_events;
+
 /* A client's admission, read and written by the registry alone (net_server.c): the pending
  * lists (--max-pending, --max-pending-per-address) until its Hello, then refused or welcomed. */
 typedef struct net_client_admission {
@@ -170,10 +179,7 @@ typedef struct net_client {
     uint32_t dirty_index;        /* position in net_server.dirty while dirty */
     uint32_t out_snapshots;      /* snapshots in out (collide_snapshots_sent_total) */
     uint32_t inflight_snapshots; /* snapshots in the write in flight */
-    bool all_events;             /* an admin that asked for every event (Hello.all_events) */
-    net_buf events;              /* its events not yet sent: Snapshot.contacts/sensor_events
-                                  * fields, encoded, waiting for its next snapshot */
-    uint32_t event_count;        /* events in `events` (--max-pending-events) */
+    net_client_events ev;        /* its events (net_events.c) */
 } net_client;
 
 /* The overload detector (net_server_note_tick): how long the loop was behind its tick schedule

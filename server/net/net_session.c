@@ -92,7 +92,7 @@ static void on_hello(net_server *srv, net_client *c, uint32_t rid, const Collide
     /* Admins are let in: an operator must still reach a server that is shedding players. */
     if (!is_admin && net_server_refuse_hello_at_capacity(srv, c, rid)) return;
     if (!net_server_admit_session(srv, c, rid)) return;
-    c->all_events = is_admin && h->all_events;
+    c->ev.all_events = is_admin && h->all_events;
     c->snap.snapshot_rate_hz = h->snapshot_rate_hz;
     c->snap.quantized = h->quantized;
     net_server_welcome(srv, c, rid, is_admin, c->name, NET_ROOM_DEFAULT);

@@ -647,7 +647,7 @@ static void snapshot_events(snap_pass *p) {
     s->len = 0;
     s->len += wire_put_key(s->data + s->len, WIRE_SNAPSHOT_TICK, WIRE_VARINT);
     put_varint(s, p->tick);
-    if (p->c->event_count) net_events_take(p->c, s, p->frame_budget / 4u);
+    if (p->c->ev.event_count) net_events_take(p->c, s, p->frame_budget / 4u);
     size_t removed_field = p->nremoved ? 1 + varint_size(p->removed_bytes) + p->removed_bytes : 0;
     p->limit = p->frame_budget - removed_field;
     snap_out out = {s, p->limit, p->quant, s->len + 1 + varint_size(p->limit), 0, 0, false};

@@ -83,7 +83,7 @@ static void drain_ws_output(net_server *srv, net_client *c, cc_qsnap *q, bool *u
             Collide__V1__ServerMessage *m =
                 collide__v1__server_message__unpack(NULL, n, o + off + h);
             if (!m) abort();
-            if (c->quantized) decode_quantized(q, m);
+            if (c->snap.quantized) decode_quantized(q, m);
             collide__v1__server_message__free_unpacked(m, NULL);
         } else if (op == 0x8) {
             *closed = true;
@@ -127,11 +127,11 @@ static void decode_quantized(cc_qsnap *q, const Collide__V1__ServerMessage *m) {
 
 /* The decoder's table is the server's record of what it sent: same ids, same states. */
 static void check_in_sync(const net_client *c, const cc_qsnap *q) {
-    if (!c->quantized || c->state != NET_CLIENT_ACTIVE) return;
-    if (q->t.count != c->known.count) abort();
-    for (uint32_t i = 0; i < c->known.count; i++) {
-        const quant_body *b = quant_table_find(&q->t, c->known.entries[i].id);
-        if (!b || memcmp(&b->q, &c->qknown[i], sizeof b->q) != 0) abort();
+    if (!c->snap.quantized || c->state != NET_CLIENT_ACTIVE) return;
+    if (q->t.count != c->snap.known.count) abort();
+    for (uint32_t i = 0; i < c->snap.known.count; i++) {
+        const quant_body *b = quant_table_find(&q->t, c->snap.known.entries[i].id);
+        if (!b || memcmp(&b->q, &c->snap.qknown[i], sizeof b->q) != 0) abort();
     }
 }
 
@@ -145,7 +145,7 @@ static void drain_output(net_server *srv, net_client *c, cc_qsnap *q) {
         Collide__V1__ServerMessage *m =
             collide__v1__server_message__unpack(NULL, bl, c->out.data + off + pl);
         if (!m) abort();
-        if (c->quantized) decode_quantized(q, m);
+        if (c->snap.quantized) decode_quantized(q, m);
         collide__v1__server_message__free_unpacked(m, NULL);
         off += pl + bl;
     }

@@ -31,6 +31,7 @@
 #include "quant.h"
 #include "varint.h"
 #include "wire.h"
+#include "net_tick.h"
 
 /* Under `valgrind --tool=callgrind --instr-atstart=no` the spectators scene counts instructions
  * of its timed ticks only (the warm-up, filling 60,000 statics into 40 views, is left out). */
@@ -80,7 +81,7 @@ static int bench_spectators(int argc, char **argv) {
     }
     net_server *srv = net_server_create(&cfg, w);
     if (!srv) return 1;
-    srv->snapshot.always_walk_statics = walk;
+    srv->snapshot->always_walk_statics = walk;
     int nclients = SPECTATOR_PLAYERS + nspect;
     net_client *clients = calloc((size_t)nclients, sizeof *clients);
     uint32_t *body = calloc((size_t)nclients, sizeof *body);
@@ -128,7 +129,7 @@ static int bench_spectators(int argc, char **argv) {
         double t1 = bench_now_ms();
         world_step(w);
         double t2 = bench_now_ms();
-        uint64_t taken0 = srv->snapshot.marks.taken;
+        uint64_t taken0 = srv->snapshot->marks.taken;
         net_server_snapshots(srv);
         double t3 = bench_now_ms();
         for (int i = 0; i < nclients; i++) {
@@ -140,11 +141,11 @@ static int bench_spectators(int argc, char **argv) {
         if (t >= 0) {
             step_ms[t] = t2 - t1;
             snap_ms[t] = t3 - t2;
-            taken += srv->snapshot.marks.taken - taken0;
+            taken += srv->snapshot->marks.taken - taken0;
         }
     }
     CALLGRIND_STOP_INSTRUMENTATION;
-    uint32_t known = nspect ? clients[SPECTATOR_PLAYERS].known.count : 0;
+    uint32_t known = nspect ? clients[SPECTATOR_PLAYERS].snap.known.count : 0;
     printf("{\"scene\":\"spectators\",\"walk\":%s,\"statics\":%d,\"spectators\":%d,"
            "\"players\":%d,\"ticks\":%d,\"spectator_knows\":%u,\"snapshots_p50_ms\":%.3f,"
            "\"snapshots_p99_ms\":%.3f,\"step_p50_ms\":%.3f,\"taken_per_tick\":%.0f,"

@@ -26,6 +26,7 @@
 #include "net_session.h"
 #include "net_test_util.h"
 #include "wire.h"
+#include "net_tick.h"
 
 #define MAX_BODY 65000
 

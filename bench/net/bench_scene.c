@@ -9,6 +9,7 @@
 
 #include "net_test_util.h"
 #include "world_load.h"
+#include "net_tick.h"
 
 double bench_now_ms(void) {
     struct timespec ts;
@@ -108,7 +109,7 @@ void bench_scene_intents(bench_scene *s, int t) {
 void bench_scene_drain(bench_scene *s, uint64_t *bytes, uint64_t *known) {
     for (int i = 0; i < s->nclients; i++) {
         if (bytes) *bytes += s->clients[i].out.len;
-        if (known) *known += s->clients[i].known.count; /* bodies the client now knows of */
+        if (known) *known += s->clients[i].snap.known.count; /* bodies the client now knows of */
         s->clients[i].out.len = 0;
     }
     while (net_server_pop_dirty(s->srv)) {

@@ -76,7 +76,7 @@ static void on_conn_closed(uv_handle_t *h) {
 static void conn_close(net_conn *conn, net_disconnect_reason reason) {
     if (conn->closing) return;
     conn->closing = true;
-    bool welcomed = conn->client.admitted;
+    bool welcomed = conn->client.admission.admitted;
     net_client_close(conn->srv, &conn->client, reason);
     if (conn->host->on_client_closed) conn->host->on_client_closed(conn->host, conn->srv, welcomed);
     uv_close((uv_handle_t *)&conn->tcp, on_conn_closed);
@@ -295,9 +295,9 @@ bool net_conn_adopt(net_conn_host *host, net_server *srv, int fd, const net_hell
                     const uint8_t *leftover, size_t leftover_len) {
     net_conn *conn = conn_open_fd(host, srv, fd, net_transport_at(t->transport));
     if (!conn) return false;
-    conn->client.all_events = t->admin && t->all_events;
-    conn->client.snapshot_rate_hz = t->snapshot_rate_hz;
-    conn->client.quantized = t->quantized;
+    conn->client.ev.all_events = t->admin && t->all_events;
+    conn->client.snap.snapshot_rate_hz = t->snapshot_rate_hz;
+    conn->client.snap.quantized = t->quantized;
     net_server_welcome(srv, &conn->client, t->request_id, t->admin, t->name, t->room);
     if (leftover_len) net_client_feed(srv, &conn->client, leftover, leftover_len);
     if (net_client_accepts_input(&conn->client))

@@ -12,6 +12,7 @@
 #include "net_host.h"
 #include "net_log.h"
 #include "net_ops.h"
+#include "net_tick.h"
 
 #define NET_READ_CHUNK 65536u /* one shared read buffer, handed to every read */
 typedef struct net_daemon net_daemon;

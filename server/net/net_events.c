@@ -11,6 +11,22 @@
 #include "varint.h"
 #include "wire.h"
 
+/* The server's event state (net_server.events), made by the first step with events. */
+typedef struct net_events_state {
+    net_buf scratch;           /* one event encoded, for each of its recipients */
+    uint64_t *client_by_id;    /* (id << 32 | index) of the clients, sorted: event owners */
+    uint32_t client_by_id_cap; /* entries allocated */
+} net_events_state;
+
+void net_events_free(net_server *srv) {
+    net_events_state *ev = srv->events;
+    if (!ev) return;
+    net_buf_free(&ev->scratch);
+    free(ev->client_by_id);
+    free(ev);
+    srv->events = NULL;
+}
+
 static int cmp_u64(const void *a, const void *b) {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
     return x < y ? -1 : x > y;
@@ -21,37 +37,37 @@ static net_client *client_of(net_server *srv, uint32_t n, uint32_t id) {
     size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        uint32_t mid_id = (uint32_t)(srv->client_by_id[mid] >> 32);
+        uint32_t mid_id = (uint32_t)(srv->events->client_by_id[mid] >> 32);
         if (mid_id < id)
             lo = mid + 1;
         else
             hi = mid;
     }
-    if (lo == n || (uint32_t)(srv->client_by_id[lo] >> 32) != id) return NULL;
-    return srv->clients[(uint32_t)srv->client_by_id[lo]];
+    if (lo == n || (uint32_t)(srv->events->client_by_id[lo] >> 32) != id) return NULL;
+    return srv->clients[(uint32_t)srv->events->client_by_id[lo]];
 }
 
-/* Queues the event in srv->event_scratch for c, once. */
+/* Queues the event in srv->events->scratch for c, once. */
 static void queue_event(net_server *srv, net_client *c) {
     if (!c || c->kill || c->state != NET_CLIENT_ACTIVE) return;
-    if (c->event_count >= srv->cfg.max_pending_events) {
+    if (c->ev.event_count >= srv->cfg.max_pending_events) {
         net_log(NET_LOG_WARN, "events_backlog", c->id, c->addr,
-                "%u events waiting for a snapshot, limit %u", c->event_count,
+                "%u events waiting for a snapshot, limit %u", c->ev.event_count,
                 srv->cfg.max_pending_events);
         net_server_kill(srv, c, NET_DISC_EVENTS_BACKLOG);
         return;
     }
-    if (!net_buf_append(&c->events, srv->event_scratch.data, srv->event_scratch.len)) {
+    if (!net_buf_append(&c->ev.events, srv->events->scratch.data, srv->events->scratch.len)) {
         net_server_kill(srv, c, NET_DISC_OUT_OF_MEMORY);
         return;
     }
-    c->event_count++;
+    c->ev.event_count++;
     srv->metrics.events_total++;
 }
 
 /* Encodes one Snapshot field (4 contacts or 5 sensor_events) of packed size n into the scratch. */
 static bool scratch_field(net_server *srv, uint32_t field, size_t n) {
-    net_buf *b = &srv->event_scratch;
+    net_buf *b = &srv->events->scratch;
     b->len = 0;
     if (!net_buf_reserve(b, 1 + 10 + n)) return false;
     b->len += wire_put_key(b->data, field, WIRE_LEN);
@@ -68,7 +84,7 @@ static void deliver(net_server *srv, uint32_t n, uint32_t owner_a, uint32_t owne
     queue_event(srv, b);
     for (uint32_t i = 0; i < srv->client_count; i++) {
         net_client *c = srv->clients[i];
-        if (c->all_events && c != a && c != b) queue_event(srv, c);
+        if (c->ev.all_events && c != a && c != b) queue_event(srv, c);
     }
 }
 
@@ -77,20 +93,24 @@ void net_events_collect(net_server *srv) {
     const world_sensor_event *se;
     size_t nc = world_contact_events(srv->world, &ce), ns = world_sensor_events(srv->world, &se);
     if (nc + ns == 0) return;
-    if (srv->client_by_id_cap < srv->client_count) {
-        uint64_t *t = realloc(srv->client_by_id, srv->client_count * sizeof *t);
+    if (!srv->events && !(srv->events = calloc(1, sizeof *srv->events))) {
+        net_log(NET_LOG_ERROR, "out_of_memory", 0, NULL, "event delivery table");
+        return;
+    }
+    if (srv->events->client_by_id_cap < srv->client_count) {
+        uint64_t *t = realloc(srv->events->client_by_id, srv->client_count * sizeof *t);
         if (!t) {
             net_log(NET_LOG_ERROR, "out_of_memory", 0, NULL, "event delivery table");
             return;
         }
-        srv->client_by_id = t;
-        srv->client_by_id_cap = srv->client_count;
+        srv->events->client_by_id = t;
+        srv->events->client_by_id_cap = srv->client_count;
     }
     uint32_t n = 0;
     for (uint32_t i = 0; i < srv->client_count; i++)
         if (srv->clients[i]->state == NET_CLIENT_ACTIVE)
-            srv->client_by_id[n++] = (uint64_t)srv->clients[i]->id << 32 | i;
-    qsort(srv->client_by_id, n, sizeof *srv->client_by_id, cmp_u64);
+            srv->events->client_by_id[n++] = (uint64_t)srv->clients[i]->id << 32 | i;
+    qsort(srv->events->client_by_id, n, sizeof *srv->events->client_by_id, cmp_u64);
     for (size_t k = 0; k < nc; k++) {
         Collide__V1__ContactEvent e = COLLIDE__V1__CONTACT_EVENT__INIT;
         Collide__V1__Vec2 normal = net_pb_vec2(ce[k].normal);
@@ -101,8 +121,8 @@ void net_events_collect(net_server *srv) {
         e.approach_speed = ce[k].approach_speed;
         size_t sz = collide__v1__contact_event__get_packed_size(&e);
         if (!scratch_field(srv, WIRE_SNAPSHOT_CONTACTS, sz)) continue;
-        srv->event_scratch.len +=
-            collide__v1__contact_event__pack(&e, srv->event_scratch.data + srv->event_scratch.len);
+        srv->events->scratch.len += collide__v1__contact_event__pack(
+            &e, srv->events->scratch.data + srv->events->scratch.len);
         deliver(srv, n, ce[k].owner_a, ce[k].owner_b);
     }
     for (size_t k = 0; k < ns; k++) {
@@ -112,8 +132,8 @@ void net_events_collect(net_server *srv) {
         e.begin = se[k].begin;
         size_t sz = collide__v1__sensor_event__get_packed_size(&e);
         if (!scratch_field(srv, WIRE_SNAPSHOT_SENSOR_EVENTS, sz)) continue;
-        srv->event_scratch.len +=
-            collide__v1__sensor_event__pack(&e, srv->event_scratch.data + srv->event_scratch.len);
+        srv->events->scratch.len += collide__v1__sensor_event__pack(
+            &e, srv->events->scratch.data + srv->events->scratch.len);
         deliver(srv, n, se[k].owner_sensor, se[k].owner_visitor);
     }
 }
@@ -122,9 +142,9 @@ void net_events_collect(net_server *srv) {
  * they fit in budget bytes; the rest wait for the next snapshot. */
 void net_events_take(net_client *c, net_buf *s, size_t budget) {
     size_t used = 0, taken = 0;
-    const uint8_t *p = c->events.data;
-    const uint8_t *end = p + c->events.len;
-    while (used < c->events.len) {
+    const uint8_t *p = c->ev.events.data;
+    const uint8_t *end = p + c->ev.events.len;
+    while (used < c->ev.events.len) {
         uint64_t len = 0;
         const uint8_t *q = p + used + 1; /* past the one-byte key */
         if (!varint_read(&q, end, &len)) break;
@@ -136,6 +156,6 @@ void net_events_take(net_client *c, net_buf *s, size_t budget) {
     if (!used) return;
     memcpy(s->data + s->len, p, used);
     s->len += used;
-    net_buf_consume(&c->events, used);
-    c->event_count -= (uint32_t)taken;
+    net_buf_consume(&c->ev.events, used);
+    c->ev.event_count -= (uint32_t)taken;
 }

@@ -12,6 +12,7 @@
 #include "net_room.h"
 #include "net_worlds.h"
 #include "world_load.h"
+#include "net_tick.h"
 
 #define NET_HOST_READ_CHUNK 65536u  /* the thread's shared read buffer */
 #define NET_HOST_HOUSEKEEPING_MS 50 /* the lobby's timeouts */

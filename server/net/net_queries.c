@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "net_internal.h"
-#include "net_session.h"
 
 /* ---- Queries (PROTOCOL.md "Queries, history and lag compensation") --------------------------- */
 
@@ -20,7 +19,7 @@ typedef struct net_query_buf {
     Collide__V1__Vec2 *vecs; /* two per hit: point, normal */
 } net_query_buf;
 
-void net_session_free_queries(net_server *srv) {
+void net_queries_free(net_server *srv) {
     net_query_buf *q = srv->query;
     if (!q) return;
     free(q->hits);
@@ -43,7 +42,7 @@ static net_query_buf *query_buf(net_server *srv) {
     q->ptrs = malloc(cap * sizeof *q->ptrs);
     q->vecs = malloc(2 * cap * sizeof *q->vecs);
     if (!q->hits || !q->pb || !q->ptrs || !q->vecs) {
-        net_session_free_queries(srv);
+        net_queries_free(srv);
         return NULL;
     }
     return q;
@@ -99,7 +98,7 @@ static bool query_shape(net_server *srv, net_client *c, uint32_t rid, const Coll
         net_server_send_error(srv, c, rid, NET_ERR(BAD_REQUEST), false, "angle must be finite");
         return false;
     }
-    geom_shape_error err = net_session_shape_from_pb(s, out);
+    geom_shape_error err = net_request_shape(s, out);
     if (err == GEOM_OK && angle != 0.0f) err = geom_shape_rotate(out, angle, out);
     if (err != GEOM_OK) {
         net_server_send_error(srv, c, rid, NET_ERR(INVALID_SHAPE), false, "invalid shape: %s",
@@ -124,7 +123,7 @@ static void send_query_result(net_server *srv, net_client *c, uint32_t rid, worl
             snprintf(text, sizeof text, "positions and translations must be finite");
         else
             snprintf(text, sizeof text, "query refused: %s", world_status_str(st));
-        net_session_world_error(srv, c, rid, st, text);
+        net_request_world_error(srv, c, rid, st, text);
         return;
     }
     for (size_t i = 0; i < res->count; i++) {

@@ -10,12 +10,11 @@
 #include "net_internal.h"
 #include "net_log.h"
 #include "net_rooms.h"
-#include "net_session.h"
 
 /* ---- Server lifetime and clock ------------------------------------------------------------- */
 
-net_server *net_server_create(const net_config *cfg, world *w) {
-    NET_ASSERT(cfg != NULL);
+net_server *net_server_registry_create(const net_config *cfg, world *w) {
+    COLLIDE_ASSERT(cfg != NULL);
     if (!cfg) return NULL;
     net_server *srv = calloc(1, sizeof *srv);
     if (!srv) return NULL;
@@ -31,32 +30,28 @@ net_server *net_server_create(const net_config *cfg, world *w) {
     uint32_t history_ticks =
         (uint32_t)floor((double)cfg->history_ms * (double)cfg->tick_rate_hz / 1000.0);
     if ((w && !world_set_history(w, history_ticks)) ||
-        (w && !net_snapshot_writer_init(&srv->snapshot, cfg, w)) ||
         !net_arena_init(&srv->arena, cfg->max_frame)) {
-        net_server_destroy(srv);
+        net_server_registry_destroy(srv);
         return NULL;
     }
     srv->pb_alloc = &srv->arena.pb;
     return srv;
 }
 
-void net_server_destroy(net_server *srv) {
+void net_server_registry_destroy(net_server *srv) {
     if (!srv) return;
-    NET_ASSERT(srv->client_count == 0);
-    NET_ASSERT(srv->pending_addr_count == 0);
+    COLLIDE_ASSERT(srv->client_count == 0);
+    COLLIDE_ASSERT(srv->pending_addr_count == 0);
+    COLLIDE_ASSERT(!srv->snapshot && !srv->query && !srv->events);
     free(srv->clients);
     free(srv->dirty);
     free(srv->pending_buckets);
-    net_buf_free(&srv->event_scratch);
-    free(srv->client_by_id);
-    net_snapshot_writer_free(&srv->snapshot);
     net_arena_free(&srv->arena);
-    net_session_free_queries(srv);
     free(srv);
 }
 
 void net_server_set_spawn_points(net_server *srv, const vec2 *points, size_t count) {
-    NET_ASSERT(points != NULL || count == 0);
+    COLLIDE_ASSERT(points != NULL || count == 0);
     srv->spawn_points = count ? points : NULL;
     srv->spawn_point_count = points ? count : 0;
     srv->next_spawn_point = 0;
@@ -174,7 +169,7 @@ static void pending_unlink(net_server *srv, net_client *c);
 
 void net_server_mark_dirty(net_server *srv, net_client *c) {
     if (c->dirty || c->index == UINT32_MAX) return;
-    NET_ASSERT(srv->dirty_count < srv->client_count);
+    COLLIDE_ASSERT(srv->dirty_count < srv->client_count);
     c->dirty = true;
     c->dirty_index = srv->dirty_count;
     srv->dirty[srv->dirty_count++] = c;
@@ -188,7 +183,7 @@ net_client *net_server_pop_dirty(net_server *srv) {
 }
 
 void net_server_kill(net_server *srv, net_client *c, net_disconnect_reason reason) {
-    NET_ASSERT((unsigned)reason < NET_DISC_REASON_COUNT);
+    COLLIDE_ASSERT((unsigned)reason < NET_DISC_REASON_COUNT);
     if (!c->kill) {
         c->kill = true;
         c->reason = reason;
@@ -264,7 +259,7 @@ bool net_server_append_with(net_server *srv, net_client *c, size_t size, net_msg
 
 static void pack_message(const void *m, uint8_t *out, size_t size) {
     size_t packed = collide__v1__server_message__pack(m, out);
-    NET_ASSERT(packed == size);
+    COLLIDE_ASSERT(packed == size);
     (void)packed;
     (void)size;
 }
@@ -304,7 +299,7 @@ net_io net_client_next_io(const net_client *c) {
 }
 
 void net_client_take_output(net_client *c, net_buf *into) {
-    NET_ASSERT(into->len == 0 && c->inflight == 0);
+    COLLIDE_ASSERT(into->len == 0 && c->inflight == 0);
     net_buf tmp = *into; /* empty: swap buffers, no copy */
     *into = c->out;
     c->out = tmp;
@@ -429,20 +424,20 @@ static void pending_addr_drop(net_server *srv, net_pending_addr *e) {
 
 /* Appends c (the newest) to both FIFOs of its entry e. */
 static void pending_link(net_server *srv, net_client *c, net_pending_addr *e) {
-    c->pending = true;
-    c->pending_addr = e;
-    c->pending_prev = srv->pending_tail;
-    c->pending_next = NULL;
+    c->admission.pending = true;
+    c->admission.pending_addr = e;
+    c->admission.pending_prev = srv->pending_tail;
+    c->admission.pending_next = NULL;
     if (srv->pending_tail)
-        srv->pending_tail->pending_next = c;
+        srv->pending_tail->admission.pending_next = c;
     else
         srv->pending_head = c;
     srv->pending_tail = c;
     srv->pending_count++;
-    c->addr_prev = e->tail;
-    c->addr_next = NULL;
+    c->admission.addr_prev = e->tail;
+    c->admission.addr_next = NULL;
     if (e->tail)
-        e->tail->addr_next = c;
+        e->tail->admission.addr_next = c;
     else
         e->head = c;
     e->tail = c;
@@ -450,28 +445,29 @@ static void pending_link(net_server *srv, net_client *c, net_pending_addr *e) {
 }
 
 static void pending_unlink(net_server *srv, net_client *c) {
-    if (!c->pending) return;
-    c->pending = false;
-    if (c->pending_prev)
-        c->pending_prev->pending_next = c->pending_next;
+    if (!c->admission.pending) return;
+    c->admission.pending = false;
+    if (c->admission.pending_prev)
+        c->admission.pending_prev->admission.pending_next = c->admission.pending_next;
     else
-        srv->pending_head = c->pending_next;
-    if (c->pending_next)
-        c->pending_next->pending_prev = c->pending_prev;
+        srv->pending_head = c->admission.pending_next;
+    if (c->admission.pending_next)
+        c->admission.pending_next->admission.pending_prev = c->admission.pending_prev;
     else
-        srv->pending_tail = c->pending_prev;
+        srv->pending_tail = c->admission.pending_prev;
     srv->pending_count--;
-    net_pending_addr *e = c->pending_addr;
-    if (c->addr_prev)
-        c->addr_prev->addr_next = c->addr_next;
+    net_pending_addr *e = c->admission.pending_addr;
+    if (c->admission.addr_prev)
+        c->admission.addr_prev->admission.addr_next = c->admission.addr_next;
     else
-        e->head = c->addr_next;
-    if (c->addr_next)
-        c->addr_next->addr_prev = c->addr_prev;
+        e->head = c->admission.addr_next;
+    if (c->admission.addr_next)
+        c->admission.addr_next->admission.addr_prev = c->admission.addr_prev;
     else
-        e->tail = c->addr_prev;
-    c->pending_prev = c->pending_next = c->addr_prev = c->addr_next = NULL;
-    c->pending_addr = NULL;
+        e->tail = c->admission.addr_prev;
+    c->admission.pending_prev = c->admission.pending_next = c->admission.addr_prev =
+        c->admission.addr_next = NULL;
+    c->admission.pending_addr = NULL;
     if (--e->count == 0) pending_addr_drop(srv, e);
 }
 
@@ -491,7 +487,7 @@ static void pending_evict(net_server *srv, net_client *victim, const char *cap, 
 bool net_server_admit_session(net_server *srv, net_client *c, uint32_t request_id) {
     pending_unlink(srv, c);
     if (srv->admitted_count >= srv->cfg.max_clients) {
-        c->refused = true;
+        c->admission.refused = true;
         srv->refusing++;
         net_log(NET_LOG_WARN, "client_refused", c->id, c->addr, "max clients (%u) reached",
                 srv->cfg.max_clients);
@@ -504,15 +500,15 @@ bool net_server_admit_session(net_server *srv, net_client *c, uint32_t request_i
         }
         return false;
     }
-    c->admitted = true;
+    c->admission.admitted = true;
     srv->admitted_count++;
     return true;
 }
 
 void net_server_mark_welcomed(net_server *srv, net_client *c) {
     pending_unlink(srv, c);
-    if (!c->admitted) {
-        c->admitted = true;
+    if (!c->admission.admitted) {
+        c->admission.admitted = true;
         srv->admitted_count++;
     }
 }
@@ -586,8 +582,8 @@ static void pending_trim(net_server *srv) {
         return;
     net_client *c = srv->pending_head;
     while (c && pending_aged(srv, c)) {
-        net_client *next = c->pending_next;
-        if (c->pending_addr->count > srv->cfg.max_pending_per_address)
+        net_client *next = c->admission.pending_next;
+        if (c->admission.pending_addr->count > srv->cfg.max_pending_per_address)
             pending_evict(srv, c, "per-address", srv->cfg.max_pending_per_address);
         else if (srv->pending_count > srv->cfg.max_pending)
             pending_evict(srv, c, "global", srv->cfg.max_pending);
@@ -597,7 +593,7 @@ static void pending_trim(net_server *srv) {
 
 void net_client_release(net_server *srv, net_client *c) {
     if (c->index == UINT32_MAX) return;
-    NET_ASSERT(c->index < srv->client_count && srv->clients[c->index] == c);
+    COLLIDE_ASSERT(c->index < srv->client_count && srv->clients[c->index] == c);
     /* PROTOCOL.md 8: a player's moving bodies go with it; statics belong to the world, and so do
      * an admin's moving bodies (PROTOCOL.md "Backends and batches": a backend that reconnects
      * finds its NPCs where the world left them; any admin may move or despawn them). */
@@ -619,30 +615,30 @@ void net_client_release(net_server *srv, net_client *c) {
     last->index = c->index;
     c->index = UINT32_MAX;
     pending_unlink(srv, c);
-    if (c->refused) srv->refusing--;
-    bool welcomed = c->admitted;
+    if (c->admission.refused) srv->refusing--;
+    bool welcomed = c->admission.admitted;
     if (welcomed) srv->admitted_count--;
-    c->admitted = false;
+    c->admission.admitted = false;
     /* A client handed to a room's worker did not disconnect: it moved (front mode). */
     if (!c->handed_off)
         srv->metrics.disconnects_total[c->reason < NET_DISC_REASON_COUNT ? c->reason : 0]++;
-    if (!c->refused && !c->handed_off) {
+    if (!c->admission.refused && !c->handed_off) {
         net_log(welcomed ? NET_LOG_INFO : NET_LOG_DEBUG, "client_disconnected", c->id, c->addr,
                 "reason=%s name=%s", net_disconnect_reason_str(c->reason),
                 c->name[0] ? c->name : "-");
     }
     net_buf_free(&c->in);
     net_buf_free(&c->out);
-    net_buf_free(&c->events);
-    c->event_count = 0;
+    net_buf_free(&c->ev.events);
+    c->ev.event_count = 0;
     free(c->owned);
     c->owned = NULL;
     c->owned_count = c->owned_cap = 0;
-    net_known_free(&c->known);
+    net_known_free(&c->snap.known);
     c->transport->free(c);
-    free(c->qknown);
-    c->qknown = NULL;
-    c->qknown_cap = 0;
+    free(c->snap.qknown);
+    c->snap.qknown = NULL;
+    c->snap.qknown_cap = 0;
 }
 
 void net_client_close(net_server *srv, net_client *c, net_disconnect_reason reason) {

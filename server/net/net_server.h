@@ -24,7 +24,6 @@
 #include "net_metrics.h"
 #include "net_rate.h"
 #include "net_rooms.h"
-#include "net_snapshot.h"
 #include "net_transport.h"
 #include "quant.h"
 #include "world.h"
@@ -100,44 +99,32 @@ typedef enum net_client_state {
     NET_CLIENT_CLOSING = 2, /* fatal error or Goodbye queued: flush, then close; input ignored */
 } net_client_state;
 
-typedef struct net_client {
-    const net_transport *transport; /* how its messages are carried (net_transport.h); set before
-                                       net_client_open (NULL there: the table's first, TCP) */
-    void *transport_state;          /* the transport's own (its open makes it, release frees it) */
-    uint32_t id;                    /* Welcome.client_id and owner of its bodies; never 0 */
-    net_client_state state;         /* protocol state */
-    bool admin;                     /* presented the admin token */
-    bool refused;                   /* Hello over max clients: only its LIMIT_EXCEEDED goes out */
-    bool admitted;                  /* welcomed: counts against --max-clients until released */
-    bool pending;                   /* not yet past Hello: in the pending lists (--max-pending) */
-    bool kill;                      /* close now, without flushing (net_server_kill) */
-    bool handed_off;                /* front mode: placed in a room; its socket moves to a worker */
-    net_hello_placement placement;  /* front mode, once handed off: where, for the worker */
-    bool dirty;                     /* in the server's dirty list */
-    net_disconnect_reason reason;   /* why it is closing, once CLOSING or kill */
-    char addr[64];                  /* peer "ip:port" for logs */
-    uint8_t ip[NET_IP_KEY_BYTES];   /* peer IP without the port: the per-address key */
+/* A client's contact and sensor events, read and written by net_events.c (the session sets
+ * all_events at Hello; the registry frees the queue at release). */
+typedef struct net_client_events {
+    bool all_events;      /* an admin that asked for every event (Hello.all_events) */
+    net_buf events;       /* its events not yet sent: Snapshot.contacts/sensor_events fields,
+                           * encoded, waiting for its next snapshot */
+    uint32_t event_count; /* events in `events` (--max-pending-events) */
+} net_client_events;
+
+/* A client's admission, read and written by the registry alone (net_server.c): the pending
+ * lists (--max-pending, --max-pending-per-address) until its Hello, then refused or welcomed. */
+typedef struct net_client_admission {
+    bool pending;  /* not yet past Hello: in the pending lists (--max-pending) */
+    bool refused;  /* Hello over max clients: only its LIMIT_EXCEEDED goes out */
+    bool admitted; /* welcomed: counts against --max-clients until released */
     struct net_client *pending_prev, *pending_next; /* all pending clients, oldest first */
     struct net_client *addr_prev, *addr_next;       /* pending clients of its IP, oldest first */
     struct net_pending_addr *pending_addr;          /* its IP's entry while pending */
-    char name[48];                                  /* Hello.name, sanitised, for logs */
-    uint64_t connected_us;                          /* monotonic accept time (hello timeout) */
-    uint64_t closing_us;                            /* monotonic time CLOSING was entered */
-    net_buf in;                                     /* bytes of a partial frame kept across reads */
-    uint64_t in_since_us;       /* monotonic time the partial frame in `in` began */
-    net_buf out;                /* encoded frames not yet handed to the socket */
-    uint64_t out_since_us;      /* monotonic time the oldest byte in `out` was queued */
-    size_t inflight;            /* bytes handed to the socket and not yet confirmed written */
-    uint64_t inflight_since_us; /* monotonic time the oldest in-flight byte was queued */
-    bool lag_over;              /* the last tick found it over --max-snapshot-lag-ms */
-    world_body_id *owned;       /* moving bodies it spawned (may hold stale ids, pruned lazily) */
-    uint32_t owned_count;       /* entries in owned */
-    uint32_t owned_cap;         /* entries allocated */
-    bool has_view;              /* SetView box in force instead of the default view */
-    aabb view;                  /* the SetView box */
-    net_known known;            /* bodies this client was told about */
-    uint64_t resume_key;        /* view key of the first body the last snapshot had no room for:
-                                   the next one starts there (0: from the start) */
+} net_client_admission;
+
+/* A client's snapshot state, read and written by net_snapshot.c alone (the session sets the rate
+ * and form at Hello; the registry frees it at release). */
+typedef struct net_client_snapshot {
+    net_known known;     /* bodies this client was told about */
+    uint64_t resume_key; /* view key of the first body the last snapshot had no room for: the next
+                            one starts there (0: from the start) */
     /* The statics part of `known` (its first known_statics entries) as of the last snapshot that
      * walked the statics in view: made with these view boxes against the statics grid of that
      * build (net_view_index.statics_gen). Settled: it held exactly the statics in view, so while
@@ -147,22 +134,52 @@ typedef struct net_client {
     uint32_t known_statics;                 /* entries of known that are statics */
     uint64_t statics_gen;                   /* statics_gen of the grid that snapshot read */
     bool statics_settled;                   /* known's statics were exactly the statics in view */
-    net_rate rate;                          /* token bucket and abuse tracking */
     /* Snapshot rate and form (PROTOCOL.md "Snapshot rate and quantized snapshots"). */
     uint32_t snapshot_rate_hz;   /* Hello.snapshot_rate_hz as asked (0: every tick) */
     uint32_t snapshot_every;     /* granted: one snapshot every this many ticks (0 counts as 1) */
     uint64_t next_snapshot_tick; /* its next snapshot goes out at the first tick >= this */
     bool quantized;              /* Hello.quantized: Snapshot.packed instead of bodies */
-    quant_state *qknown;    /* quantized: the state last sent of each body in `known`, same index */
-    uint32_t qknown_cap;    /* entries allocated in qknown */
-    uint32_t index;         /* position in net_server.clients; UINT32_MAX: not registered */
-    uint32_t dirty_index;   /* position in net_server.dirty while dirty */
-    uint32_t out_snapshots; /* snapshots in out (collide_snapshots_sent_total) */
+    quant_state *qknown; /* quantized: the state last sent of each body in `known`, same index */
+    uint32_t qknown_cap; /* entries allocated in qknown */
+} net_client_snapshot;
+
+typedef struct net_client {
+    const net_transport *transport; /* how its messages are carried (net_transport.h); set before
+                                       net_client_open (NULL there: the table's first, TCP) */
+    void *transport_state;          /* the transport's own (its open makes it, release frees it) */
+    uint32_t id;                    /* Welcome.client_id and owner of its bodies; never 0 */
+    net_client_state state;         /* protocol state */
+    bool admin;                     /* presented the admin token */
+    net_client_admission admission; /* pending, refused or welcomed (net_server.c) */
+    bool kill;                      /* close now, without flushing (net_server_kill) */
+    bool handed_off;                /* front mode: placed in a room; its socket moves to a worker */
+    net_hello_placement placement;  /* front mode, once handed off: where, for the worker */
+    bool dirty;                     /* in the server's dirty list */
+    net_disconnect_reason reason;   /* why it is closing, once CLOSING or kill */
+    char addr[64];                  /* peer "ip:port" for logs */
+    uint8_t ip[NET_IP_KEY_BYTES];   /* peer IP without the port: the per-address key */
+    char name[48];                  /* Hello.name, sanitised, for logs */
+    uint64_t connected_us;          /* monotonic accept time (hello timeout) */
+    uint64_t closing_us;            /* monotonic time CLOSING was entered */
+    net_buf in;                     /* bytes of a partial frame kept across reads */
+    uint64_t in_since_us;           /* monotonic time the partial frame in `in` began */
+    net_buf out;                    /* encoded frames not yet handed to the socket */
+    uint64_t out_since_us;          /* monotonic time the oldest byte in `out` was queued */
+    size_t inflight;                /* bytes handed to the socket and not yet confirmed written */
+    uint64_t inflight_since_us;     /* monotonic time the oldest in-flight byte was queued */
+    bool lag_over;                  /* the last tick found it over --max-snapshot-lag-ms */
+    world_body_id *owned;        /* moving bodies it spawned (may hold stale ids, pruned lazily) */
+    uint32_t owned_count;        /* entries in owned */
+    uint32_t owned_cap;          /* entries allocated */
+    bool has_view;               /* SetView box in force instead of the default view */
+    aabb view;                   /* the SetView box */
+    net_rate rate;               /* token bucket and abuse tracking */
+    net_client_snapshot snap;    /* its snapshots (net_snapshot.c) */
+    uint32_t index;              /* position in net_server.clients; UINT32_MAX: not registered */
+    uint32_t dirty_index;        /* position in net_server.dirty while dirty */
+    uint32_t out_snapshots;      /* snapshots in out (collide_snapshots_sent_total) */
     uint32_t inflight_snapshots; /* snapshots in the write in flight */
-    bool all_events;             /* an admin that asked for every event (Hello.all_events) */
-    net_buf events;              /* its events not yet sent: Snapshot.contacts/sensor_events
-                                  * fields, encoded, waiting for its next snapshot */
-    uint32_t event_count;        /* events in `events` (--max-pending-events) */
+    net_client_events ev;        /* its events (net_events.c) */
 } net_client;
 
 /* The overload detector (net_server_note_tick): how long the loop was behind its tick schedule
@@ -204,25 +221,31 @@ typedef struct net_server {
     void *hello_ctx;
     const net_room_admin *room_admin; /* CreateRoom, CloseRoom, ListRooms; NULL: none */
     void *owner; /* the loop owner's (a room's server points at its room); never read here */
-    net_snapshot_writer snapshot; /* the snapshot writer's index and scratch */
-    const vec2 *spawn_points;     /* the world file's (borrowed; NULL: none) */
-    size_t spawn_point_count;     /* entries in spawn_points */
-    size_t next_spawn_point;      /* where the round robin looks first */
-    net_overload overload;        /* the overload detector (metrics.overloaded) */
-    uint32_t error_index;         /* Error.index of the errors sent now: the MoveIntents item being
-                                     handled (position + 1), 0 outside a batch (net_session.c) */
-    struct net_query_buf *query;  /* the hits of a query being answered (net_session.c), made by
-                                     the first query; NULL until then */
-    net_buf event_scratch;        /* one event encoded, for each of its recipients */
-    uint64_t *client_by_id;       /* (id << 32 | index) of the clients, sorted: event owners */
-    uint32_t client_by_id_cap;    /* entries allocated */
+    const vec2 *spawn_points; /* the world file's (borrowed; NULL: none) */
+    size_t spawn_point_count; /* entries in spawn_points */
+    size_t next_spawn_point;  /* where the round robin looks first */
+    net_overload overload;    /* the overload detector (metrics.overloaded) */
+    uint32_t error_index;     /* Error.index of the errors sent now: the MoveIntents item being
+                                 handled (position + 1), 0 outside a batch (net_session.c) */
+    /* The layers above keep their per-server state behind these, each type private to the file
+     * that works on it; made and freed by net_server_create/destroy (net_tick.c), never read by
+     * the registry. */
+    struct net_snapshot_writer *snapshot; /* net_snapshot.c: the writer's index and scratch (NULL
+                                             without a world) */
+    struct net_query_buf *query;     /* net_queries.c: the hits of a query being answered, made by
+                                        the first query; NULL until then */
+    struct net_events_state *events; /* net_events.c: the event scratch and owner table, made by
+                                        the first event; NULL until then */
 } net_server;
 
-/* cfg is copied; w is borrowed and must outlive the server. With a world, its query history is
- * set to --history-ms (world_set_history). NULL when out of memory. */
-net_server *net_server_create(const net_config *cfg, world *w);
-/* Every client must have been released first. */
-void net_server_destroy(net_server *srv);
+/* The registry alone: net_server_create (net_tick.h) makes it and then the state of the layers
+ * above. cfg is copied; w is borrowed and must outlive the server. With a world, its query
+ * history is set to --history-ms (world_set_history) and its events are turned on. NULL when out
+ * of memory. */
+net_server *net_server_registry_create(const net_config *cfg, world *w);
+/* Frees the registry (net_server_destroy freed the layers' state first). Every client must have
+ * been released first. */
+void net_server_registry_destroy(net_server *srv);
 /* The world file's spawn points, where a moving body spawned without a position is placed
  * (net_session.c). Borrowed: they must outlive the server. count 0 (the default): none, and a
  * spawn without a position is at the origin. */
@@ -298,7 +321,7 @@ void net_client_hand_off(net_server *srv, net_client *c, const net_hello_placeme
 void net_server_refuse_room(net_server *srv, net_client *c, uint32_t request_id, int status);
 /* The room's side of a placed client (and of a Hello in a server with a world): ACTIVE, admin or
  * not, named, and sent Welcome (its tick, bounds, id, room and features). The snapshot rate and
- * form are c->snapshot_rate_hz and c->quantized, set from its Hello before this call. */
+ * form are c->snap.snapshot_rate_hz and c->snap.quantized, set from its Hello before this call. */
 void net_server_welcome(net_server *srv, net_client *c, uint32_t request_id, bool admin,
                         const char *name, const char *room);
 /* Shutdown: Goodbye to every client; each becomes CLOSING. */
@@ -344,7 +367,7 @@ static inline bool net_client_accepts_input(const net_client *c) {
            (c->state == NET_CLIENT_AWAIT_HELLO || c->state == NET_CLIENT_ACTIVE);
 }
 /* Refused at Hello over max clients: its one Error goes out, nothing more is read. */
-static inline bool net_client_refused(const net_client *c) { return c->refused; }
+static inline bool net_client_refused(const net_client *c) { return c->admission.refused; }
 static inline net_disconnect_reason net_client_reason(const net_client *c) { return c->reason; }
 
 /* Bytes queued for the client: not yet written plus in flight. */

@@ -14,42 +14,6 @@
 #include "net_rooms.h"
 #include "wire.h"
 
-/* The one mapping of world statuses to wire error codes. A status the world does not document
- * for the call is INTERNAL (see send_world_error). */
-static Collide__V1__ErrorCode world_error_code(world_status st) {
-    switch (st) {
-    case WORLD_ERR_INVALID_SHAPE:
-        return NET_ERR(INVALID_SHAPE);
-    case WORLD_ERR_OUT_OF_BOUNDS:
-        return NET_ERR(OUT_OF_BOUNDS);
-    case WORLD_ERR_FULL:
-        return NET_ERR(LIMIT_EXCEEDED);
-    case WORLD_ERR_NOT_FOUND:
-        return NET_ERR(NOT_FOUND);
-    case WORLD_ERR_NOT_FINITE:
-        return NET_ERR(BAD_REQUEST);
-    case WORLD_ERR_NOT_MOVING:
-    case WORLD_ERR_NOT_OWNER:
-        return NET_ERR(FORBIDDEN);
-    case WORLD_ERR_HISTORY_EXPIRED:
-        return NET_ERR(HISTORY_EXPIRED);
-    case WORLD_ERR_FUTURE_TICK:
-        return NET_ERR(BAD_REQUEST);
-    case WORLD_OK:
-    case WORLD_STALE_INPUT:
-    case WORLD_ERR_NO_MEMORY:
-        break;
-    }
-    return NET_ERR(INTERNAL);
-}
-
-/* A refused world call as a non-fatal Error: its code from the table, the handler's text. */
-void net_session_world_error(net_server *srv, net_client *c, uint32_t rid, world_status st,
-                             const char *text) {
-    NET_ASSERT(st != WORLD_OK && st != WORLD_STALE_INPUT);
-    net_server_send_error(srv, c, rid, world_error_code(st), false, "%s", text);
-}
-
 /* The Hello token as the raw bytes on the wire. protobuf-c hands strings over NUL-terminated, so
  * "secret\0" would compare equal to "secret" through strlen: the token is compared from its true
  * length instead. (For repeated occurrences the last wins, as protobuf merging does.) */
@@ -128,9 +92,9 @@ static void on_hello(net_server *srv, net_client *c, uint32_t rid, const Collide
     /* Admins are let in: an operator must still reach a server that is shedding players. */
     if (!is_admin && net_server_refuse_hello_at_capacity(srv, c, rid)) return;
     if (!net_server_admit_session(srv, c, rid)) return;
-    c->all_events = is_admin && h->all_events;
-    c->snapshot_rate_hz = h->snapshot_rate_hz;
-    c->quantized = h->quantized;
+    c->ev.all_events = is_admin && h->all_events;
+    c->snap.snapshot_rate_hz = h->snapshot_rate_hz;
+    c->snap.quantized = h->quantized;
     net_server_welcome(srv, c, rid, is_admin, c->name, NET_ROOM_DEFAULT);
 }
 
@@ -154,7 +118,7 @@ void net_server_refuse_room(net_server *srv, net_client *c, uint32_t rid, int st
 
 void net_server_welcome(net_server *srv, net_client *c, uint32_t rid, bool admin, const char *name,
                         const char *room) {
-    NET_ASSERT(srv->world != NULL);
+    COLLIDE_ASSERT(srv->world != NULL);
     net_server_mark_welcomed(srv, c);
     c->admin = admin;
     /* An admin's bucket (--admin-rate-limit) starts afresh at its own burst, not at what is left
@@ -178,12 +142,12 @@ void net_server_welcome(net_server *srv, net_client *c, uint32_t rid, bool admin
     w.room = (char *)room;
     /* The snapshot rate granted, in whole Hz (tick_rate / interval, rounded), and the quanta of
      * a quantized client's Snapshot.packed. */
-    c->snapshot_every = net_snapshot_interval(srv->cfg.tick_rate_hz, c->snapshot_rate_hz);
+    c->snap.snapshot_every = net_snapshot_interval(srv->cfg.tick_rate_hz, c->snap.snapshot_rate_hz);
     /* Its first snapshot is at the first tick of its phase after this one, like all that follow
      * (net_server_snapshots). */
-    c->next_snapshot_tick = net_snapshot_next_tick(w.tick, c->snapshot_every, c->id);
-    w.snapshot_rate_hz = (uint32_t)lrint((double)w.tick_rate_hz / c->snapshot_every);
-    if (c->quantized) {
+    c->snap.next_snapshot_tick = net_snapshot_next_tick(w.tick, c->snap.snapshot_every, c->id);
+    w.snapshot_rate_hz = (uint32_t)lrint((double)w.tick_rate_hz / c->snap.snapshot_every);
+    if (c->snap.quantized) {
         w.position_quantum = srv->cfg.position_quantum;
         w.velocity_quantum = srv->cfg.velocity_quantum;
     }
@@ -220,28 +184,6 @@ void net_server_welcome(net_server *srv, net_client *c, uint32_t rid, bool admin
     net_server_append(srv, c, &m);
     net_log(NET_LOG_INFO, "client_hello", c->id, c->addr, "name=%s admin=%d room=%s",
             c->name[0] ? c->name : "-", (int)admin, room);
-}
-
-/* Converts a wire shape; GEOM_OK or the reason it is refused. */
-geom_shape_error net_session_shape_from_pb(const Collide__V1__Shape *s, geom_shape *out) {
-    if (!s) return GEOM_ERR_UNKNOWN_KIND;
-    switch (s->kind_case) {
-    case COLLIDE__V1__SHAPE__KIND_BOX:
-        return geom_make_box(net_vec2_of(s->box ? s->box->half_extents : NULL), out);
-    case COLLIDE__V1__SHAPE__KIND_CIRCLE:
-        return geom_make_circle(s->circle ? s->circle->radius : 0.0f, out);
-    case COLLIDE__V1__SHAPE__KIND_POLYGON: {
-        if (!s->polygon) return GEOM_ERR_TOO_FEW_VERTICES;
-        size_t n = s->polygon->n_vertices;
-        if (n > GEOM_MAX_POLYGON_VERTICES) return GEOM_ERR_TOO_MANY_VERTICES;
-        vec2 verts[GEOM_MAX_POLYGON_VERTICES];
-        for (size_t i = 0; i < n; i++)
-            verts[i] = net_vec2_of(s->polygon->vertices[i]);
-        return geom_make_polygon(verts, (int)n, out);
-    }
-    default:
-        return GEOM_ERR_UNKNOWN_KIND;
-    }
 }
 
 /* True when shape at p overlaps a body of the world (touching is not overlap). A crowd too large
@@ -329,7 +271,7 @@ static void on_spawn(net_server *srv, net_client *c, uint32_t rid,
         }
     }
     geom_shape shape;
-    geom_shape_error serr = net_session_shape_from_pb(s->shape, &shape);
+    geom_shape_error serr = net_request_shape(s->shape, &shape);
     /* 1.1: the spawn angle is the body's initial angle; the shape stays body-local (PROTOCOL.md
      * "Rotation"), no longer baked. */
     if (serr != GEOM_OK) {
@@ -380,7 +322,7 @@ static void on_spawn(net_server *srv, net_client *c, uint32_t rid,
             snprintf(text, sizeof text, "non-finite value");
         else
             snprintf(text, sizeof text, "spawn failed: %s", world_status_str(st));
-        net_session_world_error(srv, c, rid, st, text);
+        net_request_world_error(srv, c, rid, st, text);
         return;
     }
     if (s->category || s->mask || s->sensor) {
@@ -388,7 +330,7 @@ static void on_spawn(net_server *srv, net_client *c, uint32_t rid,
         st = world_body_set_filter(srv->world, id, &f);
         if (st != WORLD_OK) {
             world_despawn(srv->world, id);
-            net_session_world_error(srv, c, rid, st, "spawn failed: out of memory for its filter");
+            net_request_world_error(srv, c, rid, st, "spawn failed: out of memory for its filter");
             return;
         }
     }
@@ -448,7 +390,7 @@ static void on_move(net_server *srv, net_client *c, uint32_t rid,
         snprintf(text, sizeof text, "body %u is static", mv->body_id);
     else
         snprintf(text, sizeof text, "cannot move body %u: %s", mv->body_id, world_status_str(st));
-    net_session_world_error(srv, c, rid, st, text);
+    net_request_world_error(srv, c, rid, st, text);
 }
 
 /* MoveIntents: each item exactly as a MoveIntent of its own, in order; a failing item's Error
@@ -484,7 +426,7 @@ static void on_despawn(net_server *srv, net_client *c, uint32_t rid,
     if (st != WORLD_OK) {
         char text[NET_ERROR_TEXT];
         snprintf(text, sizeof text, "no body %u", d->body_id);
-        net_session_world_error(srv, c, rid, st, text);
+        net_request_world_error(srv, c, rid, st, text);
         return;
     }
     for (uint32_t i = 0; i < c->owned_count; i++) {

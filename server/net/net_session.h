@@ -14,7 +14,7 @@
  *    and players only, a bucket of frame bytes), burst 2 s worth, consulted before the unpack,
  *    each MoveIntents item counting as one message. A message over it is dropped with a
  *    non-fatal RATE_LIMITED; sustained abuse is fatal (RATE_LIMITED, fatal=true): see net_rate.h.
- *  - World statuses map to error codes through one table (world_error_code); a MoveIntent is
+ *  - World statuses map to error codes through one table (net_request.c); a MoveIntent is
  *    validated by the world alone, the session checks only that the client may act on the body. */
 #ifndef COLLIDE_NET_SESSION_H
 #define COLLIDE_NET_SESSION_H
@@ -32,8 +32,5 @@
 void net_session_message(net_server *srv, net_client *c, const uint8_t *body, size_t len);
 /* The largest frame (message) c may send now: --max-hello-frame before Hello, else --max-frame. */
 uint32_t net_session_frame_limit(const net_server *srv, const net_client *c);
-
-/* Frees the query buffer the first query made (net_server_destroy). */
-void net_session_free_queries(net_server *srv);
 
 #endif

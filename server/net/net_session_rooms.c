@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "net_internal.h"
-#include "net_session.h"
 
 /* ---- Rooms (admins: PROTOCOL.md "Rooms") ---------------------------------------------------- */
 

@@ -81,7 +81,7 @@ size_t net_snapshot_encode_delta(const world_body_row *info, uint8_t *out) {
     if (info->angle != 0.0f) n += wire_put_float(out + n, WIRE_BODY_ANGLE, info->angle);
     if (info->angular_velocity != 0.0f)
         n += wire_put_float(out + n, WIRE_BODY_ANGULAR_VELOCITY, info->angular_velocity);
-    NET_ASSERT(n <= NET_SNAPSHOT_DELTA_MAX);
+    COLLIDE_ASSERT(n <= NET_SNAPSHOT_DELTA_MAX);
     return n;
 }
 
@@ -127,7 +127,7 @@ static uint32_t record_delta(void *ctx, const world_body_row *row, uint32_t hand
     net_snapshot_writer *sw = ctx;
     if (handle == NET_VIEW_NO_DELTA) {
         size_t slot = sw->free_count ? sw->free_records[--sw->free_count] : sw->record_slots++;
-        NET_ASSERT((slot + 1u) * NET_SNAPSHOT_RECORD_COPY <= sw->deltas.cap);
+        COLLIDE_ASSERT((slot + 1u) * NET_SNAPSHOT_RECORD_COPY <= sw->deltas.cap);
         handle = (uint32_t)(slot * NET_SNAPSHOT_RECORD_COPY);
         if (sw->deltas.len < handle + NET_SNAPSHOT_RECORD_COPY)
             sw->deltas.len = handle + NET_SNAPSHOT_RECORD_COPY;
@@ -138,7 +138,7 @@ static uint32_t record_delta(void *ctx, const world_body_row *row, uint32_t hand
     rec[1] = (uint8_t)len;
     /* The quantized form of the same state; records encoded against the old one are stale. */
     size_t slot = handle / NET_SNAPSHOT_RECORD_COPY;
-    NET_ASSERT(slot < sw->qslots);
+    COLLIDE_ASSERT(slot < sw->qslots);
     sw->qslot[slot].cur = quantize(sw, row->position, row->velocity, row->last_input_seq,
                                    row->angle, row->angular_velocity);
     sw->qslot[slot].valid = false;
@@ -147,7 +147,7 @@ static uint32_t record_delta(void *ctx, const world_body_row *row, uint32_t hand
 
 static void release_delta(void *ctx, uint32_t handle) {
     net_snapshot_writer *sw = ctx;
-    NET_ASSERT(sw->free_count < sw->free_cap);
+    COLLIDE_ASSERT(sw->free_count < sw->free_cap);
     sw->free_records[sw->free_count++] = handle / NET_SNAPSHOT_RECORD_COPY;
 }
 
@@ -193,7 +193,7 @@ static size_t view_boxes(net_server *srv, net_client *c, aabb boxes[NET_MAX_VIEW
         boxes[0] = c->view;
         return 1;
     }
-    const net_view_index *v = &srv->snapshot.view;
+    const net_view_index *v = &srv->snapshot->view;
     float r = srv->cfg.view_radius;
     size_t nboxes = 0;
     uint32_t kept = 0;
@@ -223,7 +223,7 @@ static size_t view_boxes(net_server *srv, net_client *c, aabb boxes[NET_MAX_VIEW
 /* Marks a box of view_radius around each of c's own bodies (view_boxes' per_body case, which
  * left only live ones in the list). */
 static void mark_own_bodies(net_server *srv, const net_client *c) {
-    net_snapshot_writer *sw = &srv->snapshot;
+    net_snapshot_writer *sw = srv->snapshot;
     for (uint32_t i = 0; i < c->owned_count; i++) {
         vec2 p;
         if (net_view_mover_position(&sw->view, c->owned[i], &p))
@@ -238,11 +238,11 @@ static void mark_own_bodies(net_server *srv, const net_client *c) {
  * statics means one had no room: never settled, checked anyway. */
 static bool statics_unchanged(const net_server *srv, const net_client *c, const aabb *boxes,
                               size_t nboxes) {
-    const net_snapshot_writer *sw = &srv->snapshot;
-    return !sw->always_walk_statics && c->statics_settled &&
-           c->statics_gen == sw->view.statics_gen && c->statics_box_count == nboxes &&
-           (nboxes == 0 || memcmp(c->statics_boxes, boxes, nboxes * sizeof *boxes) == 0) &&
-           (c->resume_key == 0 || c->resume_key > UINT32_MAX);
+    const net_snapshot_writer *sw = srv->snapshot;
+    return !sw->always_walk_statics && c->snap.statics_settled &&
+           c->snap.statics_gen == sw->view.statics_gen && c->snap.statics_box_count == nboxes &&
+           (nboxes == 0 || memcmp(c->snap.statics_boxes, boxes, nboxes * sizeof *boxes) == 0) &&
+           (c->snap.resume_key == 0 || c->snap.resume_key > UINT32_MAX);
 }
 
 /* A body's Shape as a stack-built protobuf-c message (no allocation): every part it points at
@@ -299,7 +299,7 @@ static void pb_shape_fill(pb_shape *b, const geom_shape *gs) {
  * bodies are the rare case (they enter a view once); changed ones take the arena's records. */
 static bool encode_new_body(net_server *srv, world_body_id id, size_t budget,
                             uint64_t *changed_tick) {
-    net_snapshot_writer *sw = &srv->snapshot;
+    net_snapshot_writer *sw = srv->snapshot;
     world_body_row info;
     geom_shape gs;
     float angle = 0.0f;
@@ -367,7 +367,7 @@ static size_t q_begin(net_snapshot_writer *sw, snap_out *o, uint32_t id) {
 }
 
 static void q_end(net_snapshot_writer *sw, snap_out *o, uint32_t id, size_t off, size_t len) {
-    NET_ASSERT(o->nrecs < sw->query_cap);
+    COLLIDE_ASSERT(o->nrecs < sw->query_cap);
     net_qrec r = {id, (uint32_t)off, (uint32_t)len};
     sw->qrecs[o->nrecs++] = r;
     sw->qbytes.len = off + len;
@@ -378,7 +378,7 @@ static void q_end(net_snapshot_writer *sw, snap_out *o, uint32_t id, size_t off,
  * the state sent. False when it does not fit (or is gone). */
 static bool q_new_body(net_server *srv, snap_out *o, const net_view_entry *v,
                        uint64_t *changed_tick, quant_state *sent) {
-    net_snapshot_writer *sw = &srv->snapshot;
+    net_snapshot_writer *sw = srv->snapshot;
     world_body_row info;
     geom_shape gs;
     float angle = 0.0f;
@@ -390,7 +390,7 @@ static bool q_new_body(net_server *srv, snap_out *o, const net_view_entry *v,
     pb_shape_fill(&shape, &gs);
     uint8_t shape_bytes[NET_SNAPSHOT_QUANT_SLACK];
     size_t slen = collide__v1__shape__get_packed_size(&shape.shape);
-    NET_ASSERT(slen + QUANT_CHANGE_MAX + QUANT_NEW_EXTRA_MAX <= sizeof shape_bytes);
+    COLLIDE_ASSERT(slen + QUANT_CHANGE_MAX + QUANT_NEW_EXTRA_MAX <= sizeof shape_bytes);
     if (o->used + QUANT_GAP_MAX + QUANT_CHANGE_MAX + QUANT_NEW_EXTRA_MAX + slen > o->limit)
         return false;
     collide__v1__shape__pack(&shape.shape, shape_bytes);
@@ -420,7 +420,7 @@ static bool q_new_body(net_server *srv, snap_out *o, const net_view_entry *v,
  * tick. Nothing when the change is below a quantum. *base becomes the state sent. False when it
  * does not fit. */
 static bool q_changed(net_server *srv, snap_out *o, const net_view_entry *v, quant_state *base) {
-    net_snapshot_writer *sw = &srv->snapshot;
+    net_snapshot_writer *sw = srv->snapshot;
     net_qslot *qs = &sw->qslot[v->delta_off / NET_SNAPSHOT_RECORD_COPY];
     if (memcmp(&qs->cur, base, sizeof *base) == 0) return true;
     if (qs->valid && memcmp(&qs->base, base, sizeof *base) == 0) {
@@ -463,7 +463,7 @@ static inline bool out_new(net_server *srv, snap_out *o, const net_view_entry *v
 static inline bool out_changed(net_server *srv, snap_out *o, const net_view_entry *v,
                                quant_state *base) {
     if (o->quant) return q_changed(srv, o, v, base);
-    const uint8_t *rec = srv->snapshot.deltas.data + v->delta_off;
+    const uint8_t *rec = srv->snapshot->deltas.data + v->delta_off;
     size_t n = (size_t)rec[1] + 2u;
     if (o->s->len + n > o->limit) return false;
     memcpy(o->s->data + o->s->len, rec, NET_SNAPSHOT_RECORD_COPY);
@@ -578,15 +578,15 @@ static void snapshot_view(snap_pass *p) {
 static bool snapshot_scratch(snap_pass *p) {
     net_snapshot_writer *sw = p->sw;
     net_client *c = p->c;
-    p->kept_statics = p->skip_statics ? c->known_statics : 0;
-    NET_ASSERT(p->kept_statics <= c->known.count);
-    p->known = c->known.entries;
+    p->kept_statics = p->skip_statics ? c->snap.known_statics : 0;
+    COLLIDE_ASSERT(p->kept_statics <= c->snap.known.count);
+    p->known = c->snap.known.entries;
     if (p->kept_statics) p->known += p->kept_statics; /* entries may be NULL: no offset on it */
-    p->nknown = c->known.count - p->kept_statics;
+    p->nknown = c->snap.known.count - p->kept_statics;
     size_t most = p->nknown + p->nview;
     bool ok = net_known_reserve(&sw->known_next, (uint32_t)most);
     p->next = sw->known_next.entries;
-    p->quant = c->quantized;
+    p->quant = c->snap.quantized;
     if (ok && p->quant && most > sw->qknown_next_cap) {
         quant_state *q = realloc(sw->qknown_next, 2 * most * sizeof *q);
         ok = q != NULL;
@@ -600,7 +600,7 @@ static bool snapshot_scratch(snap_pass *p) {
         return false;
     }
     p->qnext = p->quant ? sw->qknown_next : NULL;
-    p->qknown = p->quant && c->qknown ? c->qknown + p->kept_statics : NULL;
+    p->qknown = p->quant && c->snap.qknown ? c->snap.qknown + p->kept_statics : NULL;
     return true;
 }
 
@@ -639,7 +639,7 @@ static void snapshot_events(snap_pass *p) {
     s->len = 0;
     s->len += wire_put_key(s->data + s->len, WIRE_SNAPSHOT_TICK, WIRE_VARINT);
     put_varint(s, p->tick);
-    if (p->c->event_count) net_events_take(p->c, s, p->frame_budget / 4u);
+    if (p->c->ev.event_count) net_events_take(p->c, s, p->frame_budget / 4u);
     size_t removed_field = p->nremoved ? 1 + varint_size(p->removed_bytes) + p->removed_bytes : 0;
     p->limit = p->frame_budget - removed_field;
     snap_out out = {s, p->limit, p->quant, s->len + 1 + varint_size(p->limit), 0, 0, false};
@@ -710,7 +710,7 @@ static inline void snapshot_known(snap_pass *p, size_t i, size_t j, size_t at, u
 /* The movers (and the statics, when walked): view and known set merged again, new bodies in full,
  * changed ones as their arena record, while they fit; the next known set written as we go.
  * Unchanged bodies cost the compare. Round robin: when the last snapshot ran out of room, this
- * one serves the bodies from where it stopped (c->resume_key) first and those before it
+ * one serves the bodies from where it stopped (c->snap.resume_key) first and those before it
  * afterwards (snapshot_deferred), from what room is left. Filling every frame from the lowest key
  * instead starved the highest keys for as long as the low ones kept changing (seconds, under
  * churn in a crowded view). The loop's counts are locals: the entries it stores could alias them
@@ -719,7 +719,7 @@ static void snapshot_bodies(snap_pass *p) {
     const net_view_entry *view = p->view;
     const net_known_entry *known = p->known;
     size_t nview = p->nview, nknown = p->nknown, nnext = 0, dropped = 0;
-    uint64_t resume = p->c->resume_key;
+    uint64_t resume = p->c->snap.resume_key;
     for (size_t i = 0, j = 0; i < nview || j < nknown;) {
         uint64_t vk = i < nview ? net_view_key(&view[i]) : UINT64_MAX;
         uint64_t kk = j < nknown ? net_known_key(&known[j]) : UINT64_MAX;
@@ -782,11 +782,11 @@ static void snapshot_deferred(snap_pass *p) {
 static void snapshot_left(snap_pass *p) {
     net_buf *s = p->out.s;
     if (p->quant) {
-        NET_ASSERT(p->out.used <= p->limit);
+        COLLIDE_ASSERT(p->out.used <= p->limit);
         q_write_packed(p->sw, &p->out);
     }
-    NET_ASSERT(s->len <= p->limit && p->nnext <= p->nknown + p->nview);
-    p->c->resume_key = p->stopped ? p->stop_key : 0;
+    COLLIDE_ASSERT(s->len <= p->limit && p->nnext <= p->nknown + p->nview);
+    p->c->snap.resume_key = p->stopped ? p->stop_key : 0;
     if (p->nremoved) {
         s->len += wire_put_key(s->data + s->len, WIRE_SNAPSHOT_REMOVED, WIRE_LEN);
         put_varint(s, p->removed_bytes);
@@ -800,24 +800,25 @@ static void snapshot_left(snap_pass *p) {
 static bool snapshot_remember(snap_pass *p) {
     net_client *c = p->c;
     size_t count = p->kept_statics + p->nnext;
-    if (!net_known_reserve(&c->known, (uint32_t)count)) {
+    if (!net_known_reserve(&c->snap.known, (uint32_t)count)) {
         net_server_kill(p->srv, c, NET_DISC_OUT_OF_MEMORY);
         return false;
     }
-    if (p->nnext) memcpy(c->known.entries + p->kept_statics, p->next, p->nnext * sizeof *p->next);
-    c->known.count = (uint32_t)count;
+    if (p->nnext)
+        memcpy(c->snap.known.entries + p->kept_statics, p->next, p->nnext * sizeof *p->next);
+    c->snap.known.count = (uint32_t)count;
     if (!p->quant) return true;
-    if (count > c->qknown_cap) {
-        uint32_t cap = c->known.cap; /* what known grew to: doubling, like it */
-        quant_state *q = realloc(c->qknown, (size_t)cap * sizeof *q);
+    if (count > c->snap.qknown_cap) {
+        uint32_t cap = c->snap.known.cap; /* what known grew to: doubling, like it */
+        quant_state *q = realloc(c->snap.qknown, (size_t)cap * sizeof *q);
         if (!q) {
             net_server_kill(p->srv, c, NET_DISC_OUT_OF_MEMORY);
             return false;
         }
-        c->qknown = q;
-        c->qknown_cap = cap;
+        c->snap.qknown = q;
+        c->snap.qknown_cap = cap;
     }
-    if (p->nnext) memcpy(c->qknown + p->kept_statics, p->qnext, p->nnext * sizeof *p->qnext);
+    if (p->nnext) memcpy(c->snap.qknown + p->kept_statics, p->qnext, p->nnext * sizeof *p->qnext);
     return true;
 }
 
@@ -832,11 +833,11 @@ static void snapshot_statics(snap_pass *p) {
         view_statics++;
     while (next_statics < p->nnext && !p->next[next_statics].moving)
         next_statics++;
-    c->known_statics = (uint32_t)next_statics;
-    c->statics_settled = !p->per_body && !p->static_kept_out && next_statics == view_statics;
-    c->statics_gen = p->sw->view.statics_gen;
-    c->statics_box_count = (uint32_t)p->nboxes;
-    if (p->nboxes) memcpy(c->statics_boxes, p->boxes, p->nboxes * sizeof *p->boxes);
+    c->snap.known_statics = (uint32_t)next_statics;
+    c->snap.statics_settled = !p->per_body && !p->static_kept_out && next_statics == view_statics;
+    c->snap.statics_gen = p->sw->view.statics_gen;
+    c->snap.statics_box_count = (uint32_t)p->nboxes;
+    if (p->nboxes) memcpy(c->snap.statics_boxes, p->boxes, p->nboxes * sizeof *p->boxes);
 }
 
 /* Writes ServerMessage { snapshot: body } (net_msg_write). */
@@ -845,7 +846,7 @@ static void snapshot_write_message(const void *ctx, uint8_t *out, size_t size) {
     size_t n = wire_put_key(out, WIRE_SERVER_SNAPSHOT, WIRE_LEN);
     n += varint_write(out + n, body->len);
     memcpy(out + n, body->data, body->len);
-    NET_ASSERT(n + body->len == size);
+    COLLIDE_ASSERT(n + body->len == size);
     (void)size;
 }
 
@@ -863,7 +864,7 @@ void net_session_snapshot(net_server *srv, net_client *c) {
     memset(&p, 0, sizeof p);
     p.srv = srv;
     p.c = c;
-    p.sw = &srv->snapshot;
+    p.sw = srv->snapshot;
     p.tick = world_tick(srv->world);
     p.frame_budget = srv->cfg.max_frame - 16u; /* ServerMessage tag, length and slack */
     snapshot_view(&p);
@@ -879,7 +880,7 @@ void net_session_snapshot(net_server *srv, net_client *c) {
 }
 
 void net_server_snapshots(net_server *srv) {
-    net_snapshot_writer *sw = &srv->snapshot;
+    net_snapshot_writer *sw = srv->snapshot;
     net_view_movers_hook hook = deltas_hook(sw);
     if (!net_view_rebuild(&sw->view, srv->world, &hook)) {
         net_log(NET_LOG_ERROR, "out_of_memory", 0, NULL,
@@ -890,11 +891,12 @@ void net_server_snapshots(net_server *srv) {
     for (uint32_t i = 0; i < srv->client_count; i++) {
         net_client *c = srv->clients[i];
         if (c->state != NET_CLIENT_ACTIVE || c->kill) continue;
-        if (c->snapshot_every > 1u) {
+        if (c->snap.snapshot_every > 1u) {
             /* A reduced rate: the ticks of the client's phase (net_snapshot_next_tick). A
              * snapshot dropped for a slow reader waits for the next such tick too. */
-            if (tick < c->next_snapshot_tick) continue;
-            c->next_snapshot_tick = net_snapshot_next_tick(tick, c->snapshot_every, c->id);
+            if (tick < c->snap.next_snapshot_tick) continue;
+            c->snap.next_snapshot_tick =
+                net_snapshot_next_tick(tick, c->snap.snapshot_every, c->id);
         }
         net_session_snapshot(srv, c);
     }

@@ -8,8 +8,8 @@
  *
  * A quantized client (Hello.quantized: PROTOCOL.md "Snapshot rate and quantized snapshots") goes
  * through the same merge; its bodies become records of Snapshot.packed (proto/quant.h) against
- * what it was last sent of each (net_client.qknown, kept beside its known set). A change record
- * depends on the client only through that baseline, so each mover's is encoded once per tick
+ * what it was last sent of each (net_client.snap.qknown, kept beside its known set). A change
+ * record depends on the client only through that baseline, so each mover's is encoded once per tick
  * (net_qslot) and copied to every client with the same baseline. A client at a reduced rate
  * (Hello.snapshot_rate_hz) is skipped between the ticks of its phase (net_snapshot_next_tick):
  * its known set makes the next snapshot carry everything since its last one. */

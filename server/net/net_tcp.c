@@ -25,7 +25,7 @@ static size_t parse_frames(net_server *srv, net_client *c, const uint8_t *buf, s
         }
         net_session_message(srv, c, buf + off + plen, blen);
         off += plen + blen;
-        NET_ASSERT(off <= len);
+        COLLIDE_ASSERT(off <= len);
     }
     /* Handed off (front mode): what follows its Hello is the room's, kept for the worker. */
     return net_client_accepts_input(c) || c->handed_off ? off : len;
@@ -43,7 +43,7 @@ static size_t pending_need(const net_server *srv, const net_client *c) {
 }
 
 static void tcp_feed(net_server *srv, net_client *c, const uint8_t *data, size_t len) {
-    NET_ASSERT(data != NULL || len == 0);
+    COLLIDE_ASSERT(data != NULL || len == 0);
     if (c->handed_off && !c->kill && len > 0) { /* read before the socket was detached */
         if (!net_buf_append(&c->in, data, len)) net_server_kill(srv, c, NET_DISC_OUT_OF_MEMORY);
         return;

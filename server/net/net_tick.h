@@ -1,7 +1,8 @@
-/* net_tick: a world's tick, above the registry, the session, events and snapshots. The schedule
- * (inline here, free of libuv so it is tested exactly): steps are due every period from a start
- * time; a callback that comes late runs the steps due, up to NET_TICK_MAX_CATCHUP of them, and
- * drops the rest instead of queueing them (no spiral of death); the schedule keeps the rate
+/* net_tick: a world's tick, above the registry, the session, events and snapshots, and the
+ * lifetime of a server (net_server_create/destroy: the registry, then the layers' state). The
+ * schedule (inline here, free of libuv so it is tested exactly): steps are due every period from a
+ * start time; a callback that comes late runs the steps due, up to NET_TICK_MAX_CATCHUP of them,
+ * and drops the rest instead of queueing them (no spiral of death); the schedule keeps the rate
  * either way. The daemon's world and each room's (net_room.c) run on one. What a tick does
  * (net_tick.c, net_tick_run): steps the world, queues each step's events, sweeps the registry
  * (timeouts, the pending set) and sends the snapshots. */
@@ -11,7 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-struct net_server;
+#include "net_server.h"
 
 #define NET_TICK_MAX_CATCHUP 4u /* world steps one late callback may run; the rest are skipped */
 
@@ -60,6 +61,13 @@ static inline uint64_t net_tick_wait_ms(const net_tick_schedule *s, uint64_t now
 /* Steps srv's world `steps` times (0 allowed: a server without a world, or no step due yet),
  * queueing each step's contact and sensor events, then sweeps the registry (net_server_sweep)
  * and, when it stepped, appends a Snapshot to every welcomed client whose rate is due. */
-void net_tick_run(struct net_server *srv, unsigned steps);
+void net_tick_run(net_server *srv, unsigned steps);
+
+/* A server, whole: the registry (net_server_registry_create) and the state the layers above keep
+ * per server (the snapshot writer, with a world). cfg is copied; w is borrowed and must outlive
+ * the server; NULL w: front mode. NULL when out of memory. */
+net_server *net_server_create(const net_config *cfg, world *w);
+/* Every client must have been released first. */
+void net_server_destroy(net_server *srv);
 
 #endif

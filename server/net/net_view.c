@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "net_assert.h"
+#include "collide_assert.h"
 
 static int32_t cell_coord(float x, float origin, float inv_cell, int32_t n) {
     float f = floorf((x - origin) * inv_cell);
@@ -221,7 +221,7 @@ static void mirror_set(net_view_entry *e, aabb *box, vec2 *pos, size_t i, const 
     e[i].id = r->id;
     e[i].changed_tick = r->changed_tick;
     e[i].delta_off = hook ? hook->record(hook->ctx, r, handle) : 0u;
-    NET_ASSERT(e[i].delta_off != NET_VIEW_NO_DELTA);
+    COLLIDE_ASSERT(e[i].delta_off != NET_VIEW_NO_DELTA);
     box[i] = r->bounds;
     pos[i] = r->position;
 }

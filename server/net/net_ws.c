@@ -546,7 +546,7 @@ static void frames_feed(net_server *srv, net_client *c, const uint8_t *data, siz
          * only reads when it has no whole item left, and each call reads until it has none). */
         uint64_t held = ws->fed - ws->used;
         size_t fed_now = (size_t)(ws->fed - fed_before);
-        NET_ASSERT(held <= fed_now);
+        COLLIDE_ASSERT(held <= fed_now);
         size_t rest = fed_now - (size_t)held;
         if (rest < len && !net_buf_append(&c->in, data + rest, len - rest))
             net_server_kill(srv, c, NET_DISC_OUT_OF_MEMORY);
@@ -557,7 +557,7 @@ static void frames_feed(net_server *srv, net_client *c, const uint8_t *data, siz
 
 /* The handshake, then frames; each whole binary message goes to the session. */
 static void ws_feed(net_server *srv, net_client *c, const uint8_t *data, size_t len) {
-    NET_ASSERT(data != NULL || len == 0);
+    COLLIDE_ASSERT(data != NULL || len == 0);
     if (c->handed_off && !c->kill && len > 0) { /* read before the socket was detached */
         if (!net_buf_append(&c->in, data, len)) net_server_kill(srv, c, NET_DISC_OUT_OF_MEMORY);
         return;

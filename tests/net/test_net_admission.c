@@ -88,7 +88,7 @@ static void test_pending_not_counted_against_max_clients(void) {
     CHECK(fx_open(&f, 41, "10.0.0.2:1") && fx_hello(&f, 41));
     CHECK(net_server_pending_count(f.srv) == 40);
     CHECK(fx_open(&f, 42, "10.0.0.3:1") && !fx_hello(&f, 42));
-    CHECK(f.c[42].refused && f.c[42].reason == NET_DISC_SERVER_FULL);
+    CHECK(f.c[42].admission.refused && f.c[42].reason == NET_DISC_SERVER_FULL);
     for (int i = 0; i < 40; i++)
         CHECK(!f.c[i].kill);
     fx_free(&f);
@@ -102,7 +102,7 @@ static void test_refused_at_hello_when_full(void) {
     fx_init(&f, 1, 256, 256);
     CHECK(fx_open(&f, 0, "10.0.0.1:1") && fx_hello(&f, 0));
     net_client *c = fx_open(&f, 1, "10.0.0.2:1");
-    CHECK(c && c->out.len == 0 && !c->refused);
+    CHECK(c && c->out.len == 0 && !c->admission.refused);
     net_client_feed(f.srv, c, f.buf, tu_hello(42, 1, NULL, f.buf, sizeof f.buf));
     tu_msgs msgs;
     tu_take(c, &msgs);
@@ -310,7 +310,7 @@ static void test_matches_a_model(void) {
                   step, net_server_pending_count(f.srv), n);
         /* the server's queue, oldest first, is the model's */
         int k = 0;
-        for (const net_client *c = f.srv->pending_head; c; c = c->pending_next, k++)
+        for (const net_client *c = f.srv->pending_head; c; c = c->admission.pending_next, k++)
             CHECK_MSG(k < n && c == &f.c[order[k]], "step %d: queue position %d", step, k);
         for (int i = 0; i < opened; i++)
             CHECK_MSG(evicted(&f.c[i]) == model_evicted[i], "step %d: client %d", step, i);

@@ -181,13 +181,13 @@ static void test_dropped_snapshot_keeps_events(void) {
     for (int t = 0; t < 10; t++)
         net_tick_run(f.srv, 1);
     CHECK(f.srv->metrics.slow_client_drops_total == drops0 + 10); /* every snapshot dropped */
-    CHECK(c->event_count == 1);                                   /* the begin waits */
+    CHECK(c->ev.event_count == 1);                                /* the begin waits */
     c->out.len = 0;                                               /* it read everything */
     net_tick_run(f.srv, 1);
     seen s = {0};
     collect(c, &s);
     CHECK(s.snapshots == 1 && s.begins == 1 && s.a == body);
-    CHECK(c->event_count == 0);
+    CHECK(c->ev.event_count == 0);
     net_tick_run(f.srv, 1);
     collect(c, &s);
     CHECK(s.begins == 1); /* sent once */
@@ -249,7 +249,7 @@ static void test_frame_budget(void) {
     /* at most a quarter of the frame (less the envelope's slack) per snapshot, and it was used */
     CHECK_MSG(s.max_event_bytes <= (1024 - 16) / 4 && s.max_event_bytes > (1024 - 16) / 8,
               "event bytes per snapshot %zu", s.max_event_bytes);
-    CHECK(c->event_count == 0);
+    CHECK(c->ev.event_count == 0);
     fx_free(&f);
 }
 
@@ -280,11 +280,11 @@ static void test_pending_bound(void) {
     feed(&f, c, tu_move(0, body, 1, 600, 0, f.buf, sizeof f.buf));
     for (int t = 0; t < 20 && !c->kill; t++) {
         net_tick_run(f.srv, 1);
-        CHECK_MSG(c->event_count <= 40, "pending %u", c->event_count);
+        CHECK_MSG(c->ev.event_count <= 40, "pending %u", c->ev.event_count);
     }
     /* filled to the bound, then cut by the one past it */
-    CHECK_MSG(c->kill && c->reason == NET_DISC_EVENTS_BACKLOG && c->event_count == 40,
-              "kill %d pending %u", c->kill, c->event_count);
+    CHECK_MSG(c->kill && c->reason == NET_DISC_EVENTS_BACKLOG && c->ev.event_count == 40,
+              "kill %d pending %u", c->kill, c->ev.event_count);
     fx_free(&f);
 }
 

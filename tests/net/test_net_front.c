@@ -9,6 +9,7 @@
 #include "net_rooms.h"
 #include "net_server.h"
 #include "net_test_util.h"
+#include "net_tick.h"
 
 #define E(name) COLLIDE__V1__ERROR_CODE__ERROR_CODE_##name
 #define S(name) COLLIDE__V1__SERVER_MESSAGE__MSG_##name

@@ -732,17 +732,18 @@ static void test_slow_reader_stays_consistent(void) {
 /* The decoder's table is the server's record of what it sent (the known set and its quantized
  * states): same ids, same integers. */
 static bool in_sync(const net_client *c, const qwatch *q) {
-    if (q->t.count != c->known.count) {
-        fprintf(stderr, "decoded %zu bodies, the server's record %u\n", q->t.count, c->known.count);
+    if (q->t.count != c->snap.known.count) {
+        fprintf(stderr, "decoded %zu bodies, the server's record %u\n", q->t.count,
+                c->snap.known.count);
         return false;
     }
-    for (uint32_t i = 0; i < c->known.count; i++) {
-        const quant_body *b = quant_table_find(&q->t, c->known.entries[i].id);
-        if (!b || memcmp(&b->q, &c->qknown[i], sizeof b->q) != 0) {
-            fprintf(stderr,
-                    "body %u (entry %u, moving %u): decoded %s (%d, %d), recorded (%d, %d)\n",
-                    c->known.entries[i].id, i, c->known.entries[i].moving, b ? "" : "none",
-                    b ? b->q.px : 0, b ? b->q.py : 0, c->qknown[i].px, c->qknown[i].py);
+    for (uint32_t i = 0; i < c->snap.known.count; i++) {
+        const quant_body *b = quant_table_find(&q->t, c->snap.known.entries[i].id);
+        if (!b || memcmp(&b->q, &c->snap.qknown[i], sizeof b->q) != 0) {
+            fprintf(
+                stderr, "body %u (entry %u, moving %u): decoded %s (%d, %d), recorded (%d, %d)\n",
+                c->snap.known.entries[i].id, i, c->snap.known.entries[i].moving, b ? "" : "none",
+                b ? b->q.px : 0, b ? b->q.py : 0, c->snap.qknown[i].px, c->snap.qknown[i].py);
             return false;
         }
     }
@@ -759,8 +760,8 @@ static void test_small_frames_stay_in_sync(void) {
     fixture *f = &fx;
     fixture_init(f);
     f->srv->cfg.max_frame = 256;
-    net_snapshot_writer_free(&f->srv->snapshot);
-    CHECK(net_snapshot_writer_init(&f->srv->snapshot, &f->srv->cfg, f->w));
+    net_snapshot_writer_free(f->srv->snapshot);
+    CHECK(net_snapshot_writer_init(f->srv->snapshot, &f->srv->cfg, f->w));
     connect_client(f, ADMIN, "adm", 0, false, NULL, NULL);
     connect_client(f, PLAYER, NULL, 0, false, NULL, NULL);
     memset(&q, 0, sizeof q);

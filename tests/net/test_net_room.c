@@ -13,6 +13,7 @@
 #include "net_log.h"
 #include "net_room.h"
 #include "net_test_util.h"
+#include "net_tick.h"
 
 static const char WORLD[] = "{\"bounds\": {\"min\": [-100, -100], \"max\": [100, 100]},"
                             " \"statics\": [{\"position\": [0, -10], \"box\": {\"half_extents\":"

@@ -1007,11 +1007,13 @@ static void test_max_clients_refused(void) {
     fx_init(&f, &cfg);
     fx_welcome(&f, 0, NULL);
     net_client *c = fx_open(&f, 1);
-    CHECK(!c->refused && c->out.len == 0); /* --max-clients counts welcomed sessions only */
+    CHECK(!c->admission.refused &&
+          c->out.len == 0); /* --max-clients counts welcomed sessions only */
     feed(&f, c, tu_hello(9, 1, NULL, f.buf, sizeof f.buf));
     bool fatal = false;
     uint32_t rid = 0;
-    CHECK(c->refused && first_error(c, &rid, &fatal) == E(LIMIT_EXCEEDED) && fatal && rid == 9);
+    CHECK(c->admission.refused && first_error(c, &rid, &fatal) == E(LIMIT_EXCEEDED) && fatal &&
+          rid == 9);
     CHECK(c->state == NET_CLIENT_CLOSING && c->reason == NET_DISC_SERVER_FULL);
     fx_free(&f);
 }

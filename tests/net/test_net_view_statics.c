@@ -107,10 +107,10 @@ static int set_view(fixture *f, int i, float cx, float cy, float hx, float hy, c
 
 /* One tick; returns how many entries the views took from the index during it. */
 static uint64_t tick(fixture *f) {
-    uint64_t before = f->srv->snapshot.marks.taken;
+    uint64_t before = f->srv->snapshot->marks.taken;
     f->srv->now_us += 16667;
     net_tick_run(f->srv, 1);
-    return f->srv->snapshot.marks.taken - before;
+    return f->srv->snapshot->marks.taken - before;
 }
 
 /* Client i's snapshot of the last tick, applied to its belief into *snap (caller frees msgs).
@@ -461,7 +461,7 @@ static void test_same_bytes_as_walking_every_static(void) {
     for (int s = 0; s < 2; s++) {
         fx_init(&fx[s], &cfg, 2048);
         CHECK(fx[s].srv);
-        fx[s].srv->snapshot.always_walk_statics = s == 1;
+        fx[s].srv->snapshot->always_walk_statics = s == 1;
     }
     collide_rng rng = {20261124u};
     uint32_t statics[512];
@@ -559,7 +559,7 @@ static void test_same_bytes_as_walking_every_static(void) {
     }
 #undef BOTH
     CHECK(same);
-    uint64_t kept = fx[0].srv->snapshot.marks.taken, walked = fx[1].srv->snapshot.marks.taken;
+    uint64_t kept = fx[0].srv->snapshot->marks.taken, walked = fx[1].srv->snapshot->marks.taken;
     printf("%llu snapshot bytes alike; entries taken %llu (kept statics) vs %llu (walking)\n",
            (unsigned long long)bytes, (unsigned long long)kept, (unsigned long long)walked);
     /* The skip ran: the churn of statics (a spawn or despawn every 7.5 ticks) and the small frames

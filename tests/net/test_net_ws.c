@@ -11,6 +11,7 @@
 #include "net_server.h"
 #include "net_test_util.h"
 #include "net_ws.h"
+#include "net_tick.h"
 
 #define S(name) COLLIDE__V1__SERVER_MESSAGE__MSG_##name
 

@@ -6,7 +6,7 @@
 #define COLLIDE_NET_INTERNAL_H
 
 #include "collide.pb-c.h"
-#include "net_assert.h"
+#include "collide_assert.h"
 #include "net_server.h"
 
 typedef Collide__V1__ClientMessage net_client_msg;
@@ -72,12 +72,12 @@ static inline vec2 net_vec2_of(const Collide__V1__Vec2 *v) {
 
 #define NET_ERROR_TEXT 128 /* room for any Error.message the request handlers write */
 
-/* A refused world call as a non-fatal Error: its code from the one table (net_session.c), the
+/* net_request.c: a refused world call as a non-fatal Error: its code from the one table, the
  * handler's text. */
-void net_session_world_error(net_server *srv, net_client *c, uint32_t rid, world_status st,
+void net_request_world_error(net_server *srv, net_client *c, uint32_t rid, world_status st,
                              const char *text);
 /* Converts a wire shape; GEOM_OK or the reason it is refused. */
-geom_shape_error net_session_shape_from_pb(const Collide__V1__Shape *s, geom_shape *out);
+geom_shape_error net_request_shape(const Collide__V1__Shape *s, geom_shape *out);
 /* net_queries.c */
 void net_session_ray_cast(net_server *srv, net_client *c, uint32_t rid,
                           const Collide__V1__RayCast *r);
@@ -85,10 +85,14 @@ void net_session_overlap(net_server *srv, net_client *c, uint32_t rid,
                          const Collide__V1__OverlapQuery *o);
 void net_session_shape_cast(net_server *srv, net_client *c, uint32_t rid,
                             const Collide__V1__ShapeCast *sc);
+/* net_queries.c: frees the query buffer the first query made (net_server_destroy). */
+void net_queries_free(net_server *srv);
 /* net_events.c: queues the last world step's contact and sensor events for the owners of the
  * moving bodies involved and the admins with all_events, until their next snapshot. A client
  * over --max-pending-events is cut (NET_DISC_EVENTS_BACKLOG): events are never dropped. */
 void net_events_collect(net_server *srv);
+/* net_events.c: frees what net_events_collect made (net_server_destroy). */
+void net_events_free(net_server *srv);
 /* net_events.c: moves c's waiting events into the Snapshot body s, whole fields, oldest first,
  * while they fit in budget bytes; the rest wait for the next snapshot. */
 void net_events_take(net_client *c, net_buf *s, size_t budget);

@@ -210,7 +210,7 @@ static void place(net_server *srv, net_client *c, const net_hello_ticket *t, voi
     net_room_ref ref;
     net_room_status st = net_rooms_join(ctx, t->room, t->room_len, t->admin, &ref);
     if (st != NET_ROOM_OK) {
-        net_server_refuse_room(srv, c, t->request_id, (int)st);
+        net_session_refuse_room(srv, c, t->request_id, (int)st);
         return;
     }
     net_hello_placement p = {.room_id = ref.id,

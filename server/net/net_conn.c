@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "net_log.h"
+#include "net_session.h"
 
 #define NET_OUT_KEEP_CAP                                                                           \
     (16u * 1024u) /* empty output buffers above this are released: a burst must not pin memory on  \
@@ -298,7 +299,7 @@ bool net_conn_adopt(net_conn_host *host, net_server *srv, int fd, const net_hell
     conn->client.ev.all_events = t->admin && t->all_events;
     conn->client.snap.snapshot_rate_hz = t->snapshot_rate_hz;
     conn->client.snap.quantized = t->quantized;
-    net_server_welcome(srv, &conn->client, t->request_id, t->admin, t->name, t->room);
+    net_session_welcome(srv, &conn->client, t->request_id, t->admin, t->name, t->room);
     if (leftover_len) net_client_feed(srv, &conn->client, leftover, leftover_len);
     if (net_client_accepts_input(&conn->client))
         uv_read_start((uv_stream_t *)&conn->tcp, on_alloc, on_read);
@@ -309,7 +310,7 @@ void net_conn_refuse(net_conn_host *host, net_server *srv, int fd, uint32_t requ
                      uint32_t transport) {
     net_conn *conn = conn_open_fd(host, srv, fd, net_transport_at(transport));
     if (!conn) return;
-    net_server_refuse_room(srv, &conn->client, request_id, status);
+    net_session_refuse_room(srv, &conn->client, request_id, status);
     /* Reads go on so that a peer's reset is seen; what it sends is ignored (CLOSING). */
     uv_read_start((uv_stream_t *)&conn->tcp, on_alloc, on_read);
 }

@@ -51,7 +51,7 @@ bool net_conn_adopt(net_conn_host *host, net_server *srv, int fd, const net_hell
 
 /* A hand-off the worker cannot honour (its room closed meanwhile, the drain began): opens fd on
  * host's loop as a client of srv (a world-less server of the worker's) only to send it the fatal
- * Error of net_server_refuse_room(status) and close. */
+ * Error of net_session_refuse_room(status) and close. */
 void net_conn_refuse(net_conn_host *host, net_server *srv, int fd, uint32_t request_id, int status,
                      uint32_t transport);
 

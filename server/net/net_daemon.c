@@ -9,6 +9,7 @@
 
 #include "net_agones.h"
 #include "net_conn.h"
+#include "net_session.h"
 #include "net_host.h"
 #include "net_log.h"
 #include "net_ops.h"
@@ -94,7 +95,7 @@ static void on_hello(net_server *srv, net_client *c, const net_hello_ticket *t, 
         if (st != NET_ROOM_SERVER_FULL && st != NET_ROOM_AT_CAPACITY)
             net_log(NET_LOG_INFO, "client_refused", c->id, c->addr, "room=%.*s: %s",
                     (int)t->room_len, t->room, net_room_status_str(st));
-        net_server_refuse_room(srv, c, t->request_id, (int)st);
+        net_session_refuse_room(srv, c, t->request_id, (int)st);
         return;
     }
     if (ref.created)

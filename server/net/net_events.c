@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "net_internal.h"
+#include "net_server.h"
 #include "net_log.h"
 #include "varint.h"
 #include "wire.h"

@@ -6,7 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal/net_internal.h"
+#include "net_internal.h"
+#include "net_server.h"
 #include "net_conn.h"
 #include "net_log.h"
 #include "net_room.h"

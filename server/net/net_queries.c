@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "net_internal.h"
+#include "net_server.h"
 
 /* ---- Queries (PROTOCOL.md "Queries, history and lag compensation") --------------------------- */
 

@@ -2,6 +2,7 @@
  * one table of world statuses to wire error codes, and a wire shape made a geom shape. Below
  * every handler file, above the registry (it sends through net_server_send_error). */
 #include "net_internal.h"
+#include "net_server.h"
 
 /* The one mapping of world statuses to wire error codes. A status the world does not document
  * for the call is INTERNAL (see net_request_world_error). */

@@ -222,6 +222,11 @@ bool net_server_over_hard_limit(net_server *srv, net_client *c) {
     return true;
 }
 
+/* Call before appending to c->out: an empty queue starts aging now (net_client_lag_us). */
+static inline void net_client_note_queue_start(const net_server *srv, net_client *c) {
+    if (c->out.len == 0) c->out_since_us = srv->now_us;
+}
+
 bool net_server_append_raw(net_server *srv, net_client *c, const void *data, size_t len) {
     if (c->kill) return false;
     if (!net_buf_append(&c->out, data, len)) {

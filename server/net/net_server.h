@@ -315,15 +315,6 @@ void net_server_set_hello_hook(net_server *srv,
  * c->in (the worker feeds it to the room), no reply goes out, and its release counts no
  * disconnect. net_client_next_io says NET_IO_HAND_OFF once its output (none) is flushed. */
 void net_client_hand_off(net_server *srv, net_client *c, const net_hello_placement *p);
-/* The hook's refusal of a Hello the directory would not place (net_rooms.h status, not OK): a
- * fatal Error with the code PROTOCOL.md gives (BAD_REQUEST, NOT_FOUND, LIMIT_EXCEEDED for a
- * limit or "at capacity", SHUTTING_DOWN), then close. */
-void net_server_refuse_room(net_server *srv, net_client *c, uint32_t request_id, int status);
-/* The room's side of a placed client (and of a Hello in a server with a world): ACTIVE, admin or
- * not, named, and sent Welcome (its tick, bounds, id, room and features). The snapshot rate and
- * form are c->snap.snapshot_rate_hz and c->snap.quantized, set from its Hello before this call. */
-void net_server_welcome(net_server *srv, net_client *c, uint32_t request_id, bool admin,
-                        const char *name, const char *room);
 /* Shutdown: Goodbye to every client; each becomes CLOSING. */
 void net_server_drain(net_server *srv);
 /* Goodbye{reason} to every client, each CLOSING for `why` (a room closed: NET_DISC_ROOM_CLOSED). */

@@ -10,6 +10,7 @@
 
 #include "frame.h"
 #include "net_internal.h"
+#include "net_server.h"
 #include "net_log.h"
 #include "net_rooms.h"
 #include "wire.h"
@@ -95,10 +96,10 @@ static void on_hello(net_server *srv, net_client *c, uint32_t rid, const Collide
     c->ev.all_events = is_admin && h->all_events;
     c->snap.snapshot_rate_hz = h->snapshot_rate_hz;
     c->snap.quantized = h->quantized;
-    net_server_welcome(srv, c, rid, is_admin, c->name, NET_ROOM_DEFAULT);
+    net_session_welcome(srv, c, rid, is_admin, c->name, NET_ROOM_DEFAULT);
 }
 
-void net_server_refuse_room(net_server *srv, net_client *c, uint32_t rid, int status) {
+void net_session_refuse_room(net_server *srv, net_client *c, uint32_t rid, int status) {
     net_room_status st = (net_room_status)status;
     Collide__V1__ErrorCode code = (Collide__V1__ErrorCode)net_rooms_status_error_code(st);
     if (st == NET_ROOM_AT_CAPACITY) {
@@ -116,7 +117,7 @@ void net_server_refuse_room(net_server *srv, net_client *c, uint32_t rid, int st
     net_server_send_error(srv, c, rid, code, true, "%s", net_room_status_str(st));
 }
 
-void net_server_welcome(net_server *srv, net_client *c, uint32_t rid, bool admin, const char *name,
+void net_session_welcome(net_server *srv, net_client *c, uint32_t rid, bool admin, const char *name,
                         const char *room) {
     COLLIDE_ASSERT(srv->world != NULL);
     net_server_mark_welcomed(srv, c);

@@ -33,4 +33,14 @@ void net_session_message(net_server *srv, net_client *c, const uint8_t *body, si
 /* The largest frame (message) c may send now: --max-hello-frame before Hello, else --max-frame. */
 uint32_t net_session_frame_limit(const net_server *srv, const net_client *c);
 
+/* The hook's refusal of a Hello the directory would not place (net_rooms.h status, not OK): a
+ * fatal Error with the code PROTOCOL.md gives (BAD_REQUEST, NOT_FOUND, LIMIT_EXCEEDED for a
+ * limit or "at capacity", SHUTTING_DOWN), then close. */
+void net_session_refuse_room(net_server *srv, net_client *c, uint32_t request_id, int status);
+/* The room's side of a placed client (and of a Hello in a server with a world): ACTIVE, admin or
+ * not, named, and sent Welcome (its tick, bounds, id, room and features). The snapshot rate and
+ * form are c->snap.snapshot_rate_hz and c->snap.quantized, set from its Hello before this call. */
+void net_session_welcome(net_server *srv, net_client *c, uint32_t request_id, bool admin,
+                         const char *name, const char *room);
+
 #endif

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "net_internal.h"
+#include "net_server.h"
 
 /* ---- Rooms (admins: PROTOCOL.md "Rooms") ---------------------------------------------------- */
 

@@ -6,6 +6,7 @@
 
 #include "frame.h"
 #include "net_internal.h"
+#include "net_server.h"
 #include "net_session.h"
 #include "net_transport.h"
 

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "net_internal.h"
+#include "net_server.h"
 #include "net_snapshot.h"
 
 void net_tick_run(net_server *srv, unsigned steps) {

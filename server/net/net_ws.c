@@ -10,6 +10,7 @@
 
 #include "net_http.h"
 #include "net_internal.h"
+#include "net_server.h"
 #include "net_log.h"
 #include "net_session.h"
 

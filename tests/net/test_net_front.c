@@ -26,7 +26,7 @@ static void place(net_server *srv, net_client *c, const net_hello_ticket *t, voi
     net_room_ref ref;
     int st = (int)net_rooms_join(h->rooms, t->room, t->room_len, t->admin, &ref);
     if (st != NET_ROOM_OK) {
-        net_server_refuse_room(srv, c, t->request_id, st);
+        net_session_refuse_room(srv, c, t->request_id, st);
         return;
     }
     h->last = ref;
@@ -106,7 +106,7 @@ static void test_hello_placed_and_the_rest_kept(void) {
     memset(&b, 0, sizeof b);
     CHECK(net_client_open(room, &b, a.addr));
     CHECK(net_rooms_arrived(h.rooms, h.last.id));
-    net_server_welcome(room, &b, 7, a.admin, a.name, "r1");
+    net_session_welcome(room, &b, 7, a.admin, a.name, "r1");
     net_client_feed(room, &b, a.in.data, a.in.len);
     tu_msgs msgs;
     tu_take(&b, &msgs);

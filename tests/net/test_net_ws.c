@@ -141,7 +141,7 @@ static void test_hand_off_keeps_the_raw_bytes_after_hello(void) {
             memset(&b, 0, sizeof b);
             b.transport = net_transport_at(a.placement.transport);
             CHECK(net_client_open_adopted(room, &b, a.addr));
-            net_server_welcome(room, &b, 7, false, a.name, "r");
+            net_session_welcome(room, &b, 7, false, a.name, "r");
             net_client_feed(room, &b, a.in.data, a.in.len);
             tu_smsg *msgs[8];
             size_t k = ws_messages(&b.out, msgs, 8);

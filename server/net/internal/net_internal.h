@@ -1,13 +1,56 @@
-/* What the protocol files of collide_net share (net_server, net_session, net_session_rooms,
- * net_snapshot, net_events, net_queries, net_ws) and nothing outside server/net may call: the
- * output append, errors, state changes. Private: this folder is on collide_net's PRIVATE include
- * path only; net_host.c, the one libuv file that needs it, names it by its folder. */
+/* net_internal: what server/net's own files share and nothing outside it may call (the
+ * registry's append, errors and state changes; the requests' helpers), and the map of the folder.
+ * Private: internal/ is on the PRIVATE include path of collide_net, collide_rooms and collided.
+ *
+ * The map, from the bottom up: a file includes and calls only files on the lines above it (the
+ * include graph has no cycle and no arrow back up).
+ *
+ * The socket-free core (collide_net: no libuv; unit tests, the fuzz target and bench_net drive it):
+ *   net_buf, net_known, net_rate, net_arena, net_config, net_http, net_rooms
+ *                      leaves: a bounded byte buffer, a client's known set, the token bucket, the
+ *                      arena frames unpack into (and the one pre-scan of a frame), the flags, HTTP
+ *                      requests, the room directory (and its one status-to-ErrorCode table)
+ *   net_transport      the transport interface and its table (a leaf: names the registry's types)
+ *   net_view           the interest index and the id-ordered mover mirror snapshots read
+ *   net_log, net_metrics   log lines, the /metrics counters
+ *   internal/          this header: below the registry (it names net_server, includes none of it)
+ *   net_server         the registry: ids, output queues and their limits, close with a reason,
+ *                      the timeout sweep; it calls nothing above it
+ *   net_request        world status -> ErrorCode, wire shape -> geom shape (every request's)
+ *   net_events         each step's contact and sensor events, queued per recipient
+ *   net_session_rooms  CreateRoom, CloseRoom, ListRooms
+ *   net_queries        RayCast, OverlapQuery, ShapeCast
+ *   net_snapshot       the snapshot writer, in named phases over the view's mirror
+ *   net_session        the protocol state machine: Hello, Welcome, dispatch, the handlers
+ *   net_tick           a world's tick (step, events, sweep, snapshots), its schedule, and a
+ *                      server's whole lifetime (net_server_create / _destroy)
+ *   net_tcp, net_ws    the transports: varint-prefixed TCP, WebSocket (and the viewer's page)
+ * The libuv side (collide_rooms, and the collided executable):
+ *   net_worker, net_worlds  a worker thread, its loop and its inbox; CreateRoom's world files
+ *   net_conn           game connections on a loop: reads into the transport, writes, one close
+ *   net_room, net_host a room on its thread; a worker's rooms
+ *   net_agones, net_ops, net_daemon, main.c
+ *                      collided: the Agones SDK client, the ops HTTP port (/metrics, /healthz,
+ *                      /rooms), the front (listeners, admission, hand-off, signals, drain)
+ *
+ * Two data paths (docs/architecture.md): an intent comes in through net_conn -> the client's
+ * transport (feed) -> net_session_message -> a handler -> world; a snapshot goes out from net_tick
+ * -> net_snapshot (the view's mirror) -> net_server_append_with (the transport's frame_prefix,
+ * the output limits) -> net_conn's write. */
 #ifndef COLLIDE_NET_INTERNAL_H
 #define COLLIDE_NET_INTERNAL_H
 
 #include "collide.pb-c.h"
 #include "collide_assert.h"
-#include "net_server.h"
+#include "net_buf.h"
+#include "net_metrics.h"
+#include "net_transport.h"
+#include "world.h"
+
+/* The registry's types, named and not included: this header sits below net_server.h, so the
+ * registry can include its own private declarations without an arrow back up. */
+typedef struct net_server net_server;
+typedef struct net_client net_client;
 
 typedef Collide__V1__ClientMessage net_client_msg;
 typedef Collide__V1__ServerMessage net_server_msg;
@@ -17,10 +60,6 @@ typedef Collide__V1__ServerMessage net_server_msg;
 /* Appends one framed ServerMessage to c's output. False when c is (now) being killed: over the
  * hard limit, or out of memory. */
 bool net_server_append(net_server *srv, net_client *c, const net_server_msg *m);
-/* Call before appending to c->out: an empty queue starts aging now (net_client_lag_us). */
-static inline void net_client_note_queue_start(const net_server *srv, net_client *c) {
-    if (c->out.len == 0) c->out_since_us = srv->now_us;
-}
 /* True when c is over the hard output limit, and from now on killed for it. */
 bool net_server_over_hard_limit(net_server *srv, net_client *c);
 /* Appends bytes already framed for the client's transport (net_ws.c: the 101 or an HTTP refusal,

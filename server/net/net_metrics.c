@@ -125,7 +125,9 @@ static bool render_transports(const net_metrics *m, net_buf *out) {
     return ok;
 }
 
-bool net_metrics_render(const net_metrics *m, const net_gauges *g, net_buf *out) {
+/* The tick: its duration and schedule (late, coalesced and skipped steps, lag), the snapshots
+ * it sends, and the overload it reports (refused Hellos). */
+static bool render_ticks(const net_metrics *m, net_buf *out) {
     bool ok = true;
     ok &= histogram(out, "collide_tick_duration_seconds",
                     "Time to step the world and build snapshots.", net_tick_bucket_bounds,
@@ -152,6 +154,12 @@ bool net_metrics_render(const net_metrics *m, const net_gauges *g, net_buf *out)
               "# HELP collide_overloaded 1 while the tick budget is persistently overrun (new "
               "Hellos are refused).\n# TYPE collide_overloaded gauge\ncollide_overloaded %d\n",
               m->overloaded ? 1 : 0);
+    return ok;
+}
+
+/* What the process holds now: connections, bodies, the query history. */
+static bool render_population(const net_gauges *g, net_buf *out) {
+    bool ok = true;
     ok &= put(out,
               "# HELP collide_clients Connections open.\n# TYPE collide_clients "
               "gauge\ncollide_clients %u\n",
@@ -175,6 +183,12 @@ bool net_metrics_render(const net_metrics *m, const net_gauges *g, net_buf *out)
               "collide_history_bytes_per_mover_tick gauge\ncollide_history_bytes_per_mover_tick "
               "%.3f\n",
               g->history_records ? (double)g->history_bytes / (double)g->history_records : 0.0);
+    return ok;
+}
+
+/* Game connections: accepted and closed (by reason), frames and bytes, Errors (by code). */
+static bool render_connections(const net_metrics *m, net_buf *out) {
+    bool ok = true;
     ok &= counter(out, "collide_connections_total", "Accepted game connections.",
                   m->connections_total);
     ok &= put(out, "# HELP collide_disconnects_total Closed game connections by reason.\n# TYPE "
@@ -200,6 +214,12 @@ bool net_metrics_render(const net_metrics *m, const net_gauges *g, net_buf *out)
         ok &= put(out, "collide_errors_total{code=\"%s\"} %llu\n", name,
                   (unsigned long long)m->errors_total[c]);
     }
+    return ok;
+}
+
+/* The snapshot and event output: slow readers, events queued, quantized records. */
+static bool render_output(const net_metrics *m, net_buf *out) {
+    bool ok = true;
     ok &= counter(out, "collide_slow_client_drops_total", "Snapshots skipped for slow readers.",
                   m->slow_client_drops_total);
     ok &= counter(out, "collide_events_total",
@@ -213,6 +233,12 @@ bool net_metrics_render(const net_metrics *m, const net_gauges *g, net_buf *out)
     ok &= counter(out, "collide_quantized_records_encoded_total",
                   "Quantized change records encoded for a baseline not seen yet that tick.",
                   m->quantized_records_encoded_total);
+    return ok;
+}
+
+/* The ops port's connections closed before they were answered, by reason. */
+static bool render_http_closed(const net_metrics *m, net_buf *out) {
+    bool ok = true;
     ok &= put(out, "# HELP collide_http_closed_total Ops-port connections closed before they were "
                    "answered, by reason.\n# TYPE collide_http_closed_total counter\n");
     for (int r = 0; r < NET_HTTP_CLOSE_REASON_COUNT; r++) {
@@ -220,7 +246,12 @@ bool net_metrics_render(const net_metrics *m, const net_gauges *g, net_buf *out)
                   net_http_close_reason_str((net_http_close_reason)r),
                   (unsigned long long)m->http_closed_total[r]);
     }
-    ok &= render_transports(m, out);
+    return ok;
+}
+
+/* The process's own limits: log lines lost, body ids used up. */
+static bool render_process(const net_gauges *g, net_buf *out) {
+    bool ok = true;
     ok &=
         counter(out, "collide_log_lines_dropped_total",
                 "Log lines dropped because stderr was not read fast enough.", g->log_lines_dropped);
@@ -232,6 +263,18 @@ bool net_metrics_render(const net_metrics *m, const net_gauges *g, net_buf *out)
               "# HELP collide_body_ids_left Spawns the body-id space still allows in this "
               "process.\n# TYPE collide_body_ids_left gauge\ncollide_body_ids_left %llu\n",
               (unsigned long long)g->body_ids_left);
+    return ok;
+}
+
+bool net_metrics_render(const net_metrics *m, const net_gauges *g, net_buf *out) {
+    bool ok = true;
+    ok &= render_ticks(m, out);
+    ok &= render_population(g, out);
+    ok &= render_connections(m, out);
+    ok &= render_output(m, out);
+    ok &= render_http_closed(m, out);
+    ok &= render_transports(m, out);
+    ok &= render_process(g, out);
     return ok;
 }
 

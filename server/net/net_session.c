@@ -118,7 +118,7 @@ void net_session_refuse_room(net_server *srv, net_client *c, uint32_t rid, int s
 }
 
 void net_session_welcome(net_server *srv, net_client *c, uint32_t rid, bool admin, const char *name,
-                        const char *room) {
+                         const char *room) {
     COLLIDE_ASSERT(srv->world != NULL);
     net_server_mark_welcomed(srv, c);
     c->admin = admin;
@@ -482,120 +482,146 @@ static uint32_t request_id_raw(const uint8_t *body, size_t len) {
     return (uint32_t)rid;
 }
 
-static void dispatch(net_server *srv, net_client *c, const uint8_t *body, size_t len) {
-    srv->metrics.frames_in_total++;
-    srv->metrics.transports[c->transport->id].frames_in++;
-    /* The bucket is consulted before the unpack: a dropped frame costs a field scan for its
-     * request_id, not a parse and its allocations, so a flood pays for nothing it is refused. */
-    /* The byte bucket too (--rate-limit-bytes): a message's cost grows with its size, so a
-     * client within the message rate cannot send max frames back to back. */
-    /* Admins pay neither bucket, only --admin-rate-limit when set (message_rate). */
+/* The rate limits, charged before the unpack: a dropped frame costs a field scan for its
+ * request_id, not a parse and its allocations, so a flood pays for nothing it is refused. The byte
+ * bucket too (--rate-limit-bytes): a message's cost grows with its size, so a client within the
+ * message rate cannot send max frames back to back. Admins pay neither bucket, only
+ * --admin-rate-limit when set (message_rate). False when the frame is dropped (RATE_LIMITED sent,
+ * fatal once the drops are abusive). */
+static bool charge_frame(net_server *srv, net_client *c, const uint8_t *body, size_t len) {
     size_t wire_len = len + frame_prefix_size((uint32_t)len);
     double rate = message_rate(srv, c);
     bool over_msgs = rate > 0.0 && !net_rate_take(&c->rate, rate, srv->now_us);
-    if (over_msgs ||
-        (!c->admin && !net_rate_take_bytes(&c->rate, srv->cfg.rate_limit_bytes,
-                                           (double)srv->cfg.max_frame + FRAME_MAX_PREFIX, wire_len,
-                                           srv->now_us))) {
-        uint32_t rid = request_id_raw(body, len);
-        bool abusive = net_rate_note_drop(&c->rate, rate, srv->now_us);
-        if (abusive)
-            net_server_send_error(srv, c, rid, NET_ERR(RATE_LIMITED), true,
-                                  "sustained flood: disconnected");
-        else if (over_msgs)
-            net_server_send_error(srv, c, rid, NET_ERR(RATE_LIMITED), false,
-                                  "over %g messages per second", rate);
-        else
-            net_server_send_error(srv, c, rid, NET_ERR(RATE_LIMITED), false,
-                                  "over %g bytes per second", (double)srv->cfg.rate_limit_bytes);
-        return;
-    }
-    /* What grows the unpack's structs is bounded before anything is allocated for it, from one
-     * walk of the frame's raw bytes (net_arena_census_of). Only an active client's: before its
-     * Welcome a client may send only a Hello (capped by --max-hello-frame), which holds neither. */
+    if (!over_msgs &&
+        (c->admin ||
+         net_rate_take_bytes(&c->rate, srv->cfg.rate_limit_bytes,
+                             (double)srv->cfg.max_frame + FRAME_MAX_PREFIX, wire_len, srv->now_us)))
+        return true;
+    uint32_t rid = request_id_raw(body, len);
+    bool abusive = net_rate_note_drop(&c->rate, rate, srv->now_us);
+    if (abusive)
+        net_server_send_error(srv, c, rid, NET_ERR(RATE_LIMITED), true,
+                              "sustained flood: disconnected");
+    else if (over_msgs)
+        net_server_send_error(srv, c, rid, NET_ERR(RATE_LIMITED), false,
+                              "over %g messages per second", rate);
+    else
+        net_server_send_error(srv, c, rid, NET_ERR(RATE_LIMITED), false, "over %g bytes per second",
+                              (double)srv->cfg.rate_limit_bytes);
+    return false;
+}
+
+/* What grows the unpack's structs is bounded before anything is allocated for it, from one walk
+ * of the frame's raw bytes (net_arena_census_of), into *census. Only an active client's: before
+ * its Welcome a client may send only a Hello (capped by --max-hello-frame), which holds neither.
+ * False when the frame is refused (its Error sent). */
+static bool census_fits(net_server *srv, net_client *c, const uint8_t *body, size_t len,
+                        net_arena_census *census) {
     size_t max_items = net_arena_batch_max(srv->cfg.max_frame);
-    net_arena_census census = {0, 0};
-    if (c->state == NET_CLIENT_ACTIVE) census = net_arena_census_of(body, len, max_items);
+    *census = (net_arena_census){0, 0};
+    if (c->state == NET_CLIENT_ACTIVE) *census = net_arena_census_of(body, len, max_items);
     /* Polygons: the clear INVALID_SHAPE of on_spawn for a polygon too large, not a parse error. */
-    if (census.vertices > GEOM_MAX_POLYGON_VERTICES) {
+    if (census->vertices > GEOM_MAX_POLYGON_VERTICES) {
         net_server_send_error(srv, c, request_id_raw(body, len), NET_ERR(INVALID_SHAPE), false,
                               "invalid shape: %s",
                               geom_shape_error_str(GEOM_ERR_TOO_MANY_VERTICES));
-        return;
+        return false;
     }
     /* A batch over the most a --max-frame frame may hold is refused whole; within it, its budget
      * grows per intent (net_arena.h). */
-    if (census.intents > max_items) {
+    if (census->intents > max_items) {
         net_server_send_error(srv, c, request_id_raw(body, len), NET_ERR(LIMIT_EXCEEDED), false,
                               "batch of more than %zu intents (--max-frame / %u)", max_items,
                               NET_ARENA_BATCH_BYTES_PER_ITEM);
-        return;
+        return false;
     }
+    return true;
+}
+
+/* A frame that did not unpack: before Hello that ends the session; after it, the arena's limit
+ * or a malformed message, both non-fatal. */
+static void refuse_unreadable(net_server *srv, net_client *c, const uint8_t *body, size_t len) {
+    if (c->state == NET_CLIENT_AWAIT_HELLO)
+        net_server_send_error(srv, c, 0, NET_ERR(UNAUTHENTICATED), true,
+                              "first message must be Hello");
+    else if (srv->arena.over)
+        net_server_send_error(srv, c, request_id_raw(body, len), NET_ERR(BAD_REQUEST), false,
+                              "frame needs more than %zu bytes to unpack", srv->arena.limit);
+    else
+        net_server_send_error(srv, c, 0, NET_ERR(BAD_REQUEST), false,
+                              "frame is not a valid ClientMessage");
+}
+
+/* One unpacked message to its handler: the Hello, the world requests (net_session.c), the queries
+ * (net_queries.c) and the rooms (net_session_rooms.c). */
+static void route(net_server *srv, net_client *c, const net_client_msg *msg, const uint8_t *body,
+                  size_t len) {
+    uint32_t rid = msg->request_id;
+    switch (msg->msg_case) {
+    case COLLIDE__V1__CLIENT_MESSAGE__MSG_HELLO:
+        on_hello(srv, c, rid, msg->hello, body, len);
+        break;
+    case COLLIDE__V1__CLIENT_MESSAGE__MSG_SPAWN:
+        on_spawn(srv, c, rid, msg->spawn);
+        break;
+    case COLLIDE__V1__CLIENT_MESSAGE__MSG_MOVE:
+        on_move(srv, c, rid, msg->move);
+        break;
+    case COLLIDE__V1__CLIENT_MESSAGE__MSG_MOVE_BATCH:
+        on_move_batch(srv, c, rid, msg->move_batch);
+        break;
+    case COLLIDE__V1__CLIENT_MESSAGE__MSG_DESPAWN:
+        on_despawn(srv, c, rid, msg->despawn);
+        break;
+    case COLLIDE__V1__CLIENT_MESSAGE__MSG_PING:
+        on_ping(srv, c, rid, msg->ping);
+        break;
+    case COLLIDE__V1__CLIENT_MESSAGE__MSG_SET_VIEW:
+        on_set_view(srv, c, rid, msg->set_view);
+        break;
+    case COLLIDE__V1__CLIENT_MESSAGE__MSG_RAY_CAST:
+        net_session_ray_cast(srv, c, rid, msg->ray_cast);
+        break;
+    case COLLIDE__V1__CLIENT_MESSAGE__MSG_OVERLAP:
+        net_session_overlap(srv, c, rid, msg->overlap);
+        break;
+    case COLLIDE__V1__CLIENT_MESSAGE__MSG_SHAPE_CAST:
+        net_session_shape_cast(srv, c, rid, msg->shape_cast);
+        break;
+    case COLLIDE__V1__CLIENT_MESSAGE__MSG_CREATE_ROOM:
+        net_session_create_room(srv, c, rid, msg->create_room);
+        break;
+    case COLLIDE__V1__CLIENT_MESSAGE__MSG_CLOSE_ROOM:
+        net_session_close_room(srv, c, rid, msg->close_room);
+        break;
+    case COLLIDE__V1__CLIENT_MESSAGE__MSG_LIST_ROOMS:
+        net_session_list_rooms(srv, c, rid);
+        break;
+    default:
+        net_server_send_error(srv, c, rid, NET_ERR(BAD_REQUEST), false, "empty or unknown message");
+        break;
+    }
+}
+
+/* One frame: counted, charged to the rate limits, its size census checked, unpacked into the
+ * server's arena and handled. */
+static void dispatch(net_server *srv, net_client *c, const uint8_t *body, size_t len) {
+    srv->metrics.frames_in_total++;
+    srv->metrics.transports[c->transport->id].frames_in++;
+    if (!charge_frame(srv, c, body, len)) return;
+    net_arena_census census;
+    if (!census_fits(srv, c, body, len, &census)) return;
     net_arena_begin(&srv->arena, len);
     net_arena_allow_batch(&srv->arena, census.intents);
     net_client_msg *msg = collide__v1__client_message__unpack(srv->pb_alloc, len, body);
-    uint32_t rid = msg ? msg->request_id : 0;
-    if (!msg) {
-        if (c->state == NET_CLIENT_AWAIT_HELLO)
-            net_server_send_error(srv, c, 0, NET_ERR(UNAUTHENTICATED), true,
-                                  "first message must be Hello");
-        else if (srv->arena.over)
-            net_server_send_error(srv, c, request_id_raw(body, len), NET_ERR(BAD_REQUEST), false,
-                                  "frame needs more than %zu bytes to unpack", srv->arena.limit);
-        else
-            net_server_send_error(srv, c, 0, NET_ERR(BAD_REQUEST), false,
-                                  "frame is not a valid ClientMessage");
-    } else if (c->state == NET_CLIENT_AWAIT_HELLO &&
-               msg->msg_case != COLLIDE__V1__CLIENT_MESSAGE__MSG_HELLO) {
-        net_server_send_error(srv, c, rid, NET_ERR(UNAUTHENTICATED), true,
+    if (!msg)
+        refuse_unreadable(srv, c, body, len);
+    else if (c->state == NET_CLIENT_AWAIT_HELLO &&
+             msg->msg_case != COLLIDE__V1__CLIENT_MESSAGE__MSG_HELLO)
+        net_server_send_error(srv, c, msg->request_id, NET_ERR(UNAUTHENTICATED), true,
                               "first message must be Hello");
-    } else {
-        switch (msg->msg_case) {
-        case COLLIDE__V1__CLIENT_MESSAGE__MSG_HELLO:
-            on_hello(srv, c, rid, msg->hello, body, len);
-            break;
-        case COLLIDE__V1__CLIENT_MESSAGE__MSG_SPAWN:
-            on_spawn(srv, c, rid, msg->spawn);
-            break;
-        case COLLIDE__V1__CLIENT_MESSAGE__MSG_MOVE:
-            on_move(srv, c, rid, msg->move);
-            break;
-        case COLLIDE__V1__CLIENT_MESSAGE__MSG_MOVE_BATCH:
-            on_move_batch(srv, c, rid, msg->move_batch);
-            break;
-        case COLLIDE__V1__CLIENT_MESSAGE__MSG_DESPAWN:
-            on_despawn(srv, c, rid, msg->despawn);
-            break;
-        case COLLIDE__V1__CLIENT_MESSAGE__MSG_PING:
-            on_ping(srv, c, rid, msg->ping);
-            break;
-        case COLLIDE__V1__CLIENT_MESSAGE__MSG_SET_VIEW:
-            on_set_view(srv, c, rid, msg->set_view);
-            break;
-        case COLLIDE__V1__CLIENT_MESSAGE__MSG_RAY_CAST:
-            net_session_ray_cast(srv, c, rid, msg->ray_cast);
-            break;
-        case COLLIDE__V1__CLIENT_MESSAGE__MSG_OVERLAP:
-            net_session_overlap(srv, c, rid, msg->overlap);
-            break;
-        case COLLIDE__V1__CLIENT_MESSAGE__MSG_SHAPE_CAST:
-            net_session_shape_cast(srv, c, rid, msg->shape_cast);
-            break;
-        case COLLIDE__V1__CLIENT_MESSAGE__MSG_CREATE_ROOM:
-            net_session_create_room(srv, c, rid, msg->create_room);
-            break;
-        case COLLIDE__V1__CLIENT_MESSAGE__MSG_CLOSE_ROOM:
-            net_session_close_room(srv, c, rid, msg->close_room);
-            break;
-        case COLLIDE__V1__CLIENT_MESSAGE__MSG_LIST_ROOMS:
-            net_session_list_rooms(srv, c, rid);
-            break;
-        default:
-            net_server_send_error(srv, c, rid, NET_ERR(BAD_REQUEST), false,
-                                  "empty or unknown message");
-            break;
-        }
-    }
+    else
+        route(srv, c, msg, body, len);
     /* No pointer into msg survives this call. With the server's own arena the walk of
      * free_unpacked is skipped: net_arena_end takes everything back at once. */
     if (msg && srv->pb_alloc != &srv->arena.pb)

@@ -300,30 +300,61 @@ static void on_spawned(load_player *p, const Collide__V1__Spawned *sp, uint64_t 
     w->due_us[p->slot] = player_next_due(p);
 }
 
+/* With --quantized and the checker, the Snapshot must be unpacked (and expanded to world units)
+ * anyway, so the scan's figures come from the unpacked message instead of a second walk of the
+ * bytes. *snap is left for the caller to check and free (NULL when it does not unpack). */
+static bool snapshot_unpack_scan(load_player *p, const cc_wire_envelope *env,
+                                 cc_wire_snapshot_scan *scan, Collide__V1__Snapshot **snap) {
+    *snap = collide__v1__snapshot__unpack(NULL, env->inner_len, env->inner);
+    bool ok = *snap && cc_qsnap_expand(p->q, *snap);
+    memset(scan, 0, sizeof *scan);
+    if (!*snap) return ok;
+    scan->tick = (*snap)->tick;
+    scan->bodies = (uint32_t)(*snap)->n_bodies;
+    scan->removed = (uint32_t)(*snap)->n_removed;
+    for (size_t i = 0; i < (*snap)->n_bodies && p->body_id; i++) {
+        const Collide__V1__BodyState *b = (*snap)->bodies[i];
+        if (b->id != p->body_id) continue;
+        scan->found = true;
+        scan->body.id = b->id;
+        scan->body.has_position = b->position != NULL;
+        scan->body.x = b->position ? b->position->x : 0.0f;
+        scan->body.y = b->position ? b->position->y : 0.0f;
+        scan->body.last_input_seq = b->last_input_seq;
+    }
+    return ok;
+}
+
+/* Our body in a snapshot: its position, and the intent-to-ack latency of every input_seq it
+ * acknowledges for the first time. */
+static void player_saw_body(load_player *p, const cc_wire_snapshot_scan *scan, uint64_t now) {
+    load_worker *w = p->w;
+    if (scan->body.has_position) {
+        p->x = scan->body.x;
+        p->y = scan->body.y;
+    }
+    uint32_t acked = scan->body.last_input_seq;
+    if (acked > p->sched_seq) acked = p->sched_seq; /* never trust past what we sent */
+    cc_room_stats *room = player_room(p);
+    for (uint32_t s = p->acked_seq + 1; s <= acked && acked > p->acked_seq; s++) {
+        uint64_t intended = p->intended[s % CC_ACK_RING];
+        cc_hist_record(&w->stats.ack_us, now > intended ? now - intended : 0);
+        w->stats.intents_acked++;
+        if (room) {
+            cc_hist_record(&room->ack_us, now > intended ? now - intended : 0);
+            room->intents_acked++;
+        }
+    }
+    if (acked > p->acked_seq) p->acked_seq = acked;
+}
+
 static void on_snapshot(load_player *p, const cc_wire_envelope *env, uint64_t now) {
     load_worker *w = p->w;
     cc_wire_snapshot_scan scan;
     Collide__V1__Snapshot *snap = NULL; /* unpacked (and expanded) when the checker runs */
     bool ok;
     if (p->q && p->check) {
-        snap = collide__v1__snapshot__unpack(NULL, env->inner_len, env->inner);
-        ok = snap && cc_qsnap_expand(p->q, snap);
-        memset(&scan, 0, sizeof scan);
-        if (snap) {
-            scan.tick = snap->tick;
-            scan.bodies = (uint32_t)snap->n_bodies;
-            scan.removed = (uint32_t)snap->n_removed;
-            for (size_t i = 0; i < snap->n_bodies && p->body_id; i++) {
-                const Collide__V1__BodyState *b = snap->bodies[i];
-                if (b->id != p->body_id) continue;
-                scan.found = true;
-                scan.body.id = b->id;
-                scan.body.has_position = b->position != NULL;
-                scan.body.x = b->position ? b->position->x : 0.0f;
-                scan.body.y = b->position ? b->position->y : 0.0f;
-                scan.body.last_input_seq = b->last_input_seq;
-            }
-        }
+        ok = snapshot_unpack_scan(p, env, &scan, &snap);
     } else if (p->q) {
         ok = cc_qsnap_scan(p->q, env->inner, env->inner_len, p->body_id, &scan);
     } else {
@@ -348,25 +379,7 @@ static void on_snapshot(load_player *p, const cc_wire_envelope *env, uint64_t no
                                                                         : w->tick_period_us - gap);
     }
     p->last_snap_us = now;
-    if (scan.found && p->body_id) {
-        if (scan.body.has_position) {
-            p->x = scan.body.x;
-            p->y = scan.body.y;
-        }
-        uint32_t acked = scan.body.last_input_seq;
-        if (acked > p->sched_seq) acked = p->sched_seq; /* never trust past what we sent */
-        cc_room_stats *room = player_room(p);
-        for (uint32_t s = p->acked_seq + 1; s <= acked && acked > p->acked_seq; s++) {
-            uint64_t intended = p->intended[s % CC_ACK_RING];
-            cc_hist_record(&w->stats.ack_us, now > intended ? now - intended : 0);
-            w->stats.intents_acked++;
-            if (room) {
-                cc_hist_record(&room->ack_us, now > intended ? now - intended : 0);
-                room->intents_acked++;
-            }
-        }
-        if (acked > p->acked_seq) p->acked_seq = acked;
-    }
+    if (scan.found && p->body_id) player_saw_body(p, &scan, now);
     if (snap) {
         cc_check_snapshot(p->check, snap, &w->stats.check);
         cc_qsnap_done(p->q, snap);
@@ -731,6 +744,8 @@ static void *worker_main(void *arg) {
 typedef struct load_main_ctx {
     load_run *run;           /* the run */
     load_worker *workers;    /* the workers */
+    load_player *players;    /* all players, each worker owning a contiguous slice */
+    uint64_t *due;           /* their next-event times, sliced the same way */
     uint32_t n_workers;      /* how many */
     uint32_t expected_done;  /* workers, plus the backend thread when there is one */
     uv_timer_t progress;     /* one line per second on a TTY */
@@ -795,6 +810,7 @@ typedef struct load_backend_thread {
     cc_backend_stats *stats;
     load_run *run; /* to signal the end */
     pthread_t thread;
+    char room[CC_LOAD_ROOM_NAME + 1]; /* cfg.room points here: lives as long as the thread */
 } load_backend_thread;
 
 static void *backend_main(void *arg) {
@@ -806,6 +822,196 @@ static void *backend_main(void *arg) {
 }
 
 static double tv_s(struct timeval tv) { return (double)tv.tv_sec + (double)tv.tv_usec / 1e6; }
+
+/* The main thread's allocations and its loop's handles: the done async (wakes it as workers
+ * finish), SIGINT/SIGTERM (stop early, still report) and the progress timer. */
+static bool main_setup(load_main_ctx *m, load_run *run) {
+    const load_opts *opts = run->opts;
+    memset(m, 0, sizeof *m);
+    m->run = run;
+    m->n_workers = opts->threads;
+    m->expected_done = opts->threads + (opts->backend_npcs > 0 ? 1u : 0u);
+    m->workers = calloc(opts->threads, sizeof *m->workers);
+    m->players = calloc(opts->clients, sizeof *m->players);
+    m->due = malloc(opts->clients * sizeof *m->due);
+    if (!m->workers || !m->players || !m->due) {
+        fprintf(stderr, "collide-client " CMD ": out of memory for %u clients\n", opts->clients);
+        return false;
+    }
+    uv_loop_t *main_loop = uv_default_loop();
+    uv_async_init(main_loop, &m->done, main_done);
+    m->done.data = m;
+    run->done_async = &m->done;
+    uv_signal_init(main_loop, &m->sigint);
+    uv_signal_init(main_loop, &m->sigterm);
+    m->sigint.data = m->sigterm.data = m;
+    uv_signal_start(&m->sigint, main_signal, SIGINT);
+    uv_signal_start(&m->sigterm, main_signal, SIGTERM);
+    m->show_progress = opts->progress == 1 || (opts->progress == -1 && isatty(STDERR_FILENO));
+    if (m->show_progress) {
+        uv_timer_init(main_loop, &m->progress);
+        m->progress.data = m;
+        uv_timer_start(&m->progress, main_progress, 1000, 1000);
+    }
+    return true;
+}
+
+/* Player g (global index) as slot i of worker w: its room, its own random stream and its place
+ * in the ramp. Needs run->start_us. */
+static void player_setup(load_player *p, load_worker *w, uint32_t i, uint32_t g) {
+    const load_run *run = w->run;
+    const load_opts *opts = run->opts;
+    p->w = w;
+    p->slot = i;
+    p->room = opts->rooms > 0 ? cc_load_room_of(g, opts->rooms) : 0u;
+    p->rng.state = opts->seed ^ (g * 2654435761u);
+    if (p->rng.state == 0) p->rng.state = 0x9e3779b9u;
+    collide_rng_next(&p->rng);
+    /* Global index order: thread t starts clients t, t+threads, ... in ramp order. */
+    p->start_at_us =
+        run->start_us + (uint64_t)(opts->ramp_s * 1e6 * (double)g / (double)opts->clients);
+    w->due_us[i] = UINT64_MAX;
+    if (opts->check && g < opts->check_clients) {
+        p->check = malloc(sizeof *p->check);
+        if (p->check) cc_check_view_init(p->check, (float)opts->check_tolerance);
+    }
+}
+
+/* Worker w gets players [first, first + n) of m's arrays, its stats, its loop and its timer. */
+static bool worker_setup(load_main_ctx *m, load_worker *w, uint32_t first, uint32_t n) {
+    const load_opts *opts = m->run->opts;
+    w->run = m->run;
+    w->players = m->players + first;
+    w->due_us = m->due + first;
+    w->count = n;
+    w->first_index = first;
+    cc_stats_init(&w->stats);
+    if (opts->rooms > 0) {
+        w->rooms = malloc(opts->rooms * sizeof *w->rooms);
+        if (!w->rooms) {
+            fprintf(stderr, "collide-client " CMD ": out of memory for %u rooms\n", opts->rooms);
+            return false;
+        }
+        for (uint32_t r = 0; r < opts->rooms; r++)
+            cc_room_stats_init(&w->rooms[r]);
+    }
+    pthread_mutex_init(&w->progress_mu, NULL);
+    uv_loop_init(&w->loop);
+    uv_timer_init(&w->loop, &w->timer);
+    w->timer.data = w;
+    /* Until the first Welcome: a harmless default so patterns never read garbage. */
+    w->world_min[0] = w->world_min[1] = -100.0f;
+    w->world_max[0] = w->world_max[1] = 100.0f;
+    for (uint32_t i = 0; i < n; i++)
+        player_setup(&w->players[i], w, i, first + i);
+    return true;
+}
+
+/* Sets every worker up (the clients split as evenly as they go, the first threads taking one
+ * more), then starts their threads. */
+static bool workers_start(load_main_ctx *m) {
+    const load_opts *opts = m->run->opts;
+    for (uint32_t t = 0, first = 0; t < opts->threads; t++) {
+        uint32_t n = opts->clients / opts->threads + (t < opts->clients % opts->threads ? 1u : 0u);
+        if (!worker_setup(m, &m->workers[t], first, n)) return false;
+        first += n;
+    }
+    for (uint32_t t = 0; t < opts->threads; t++) {
+        if (pthread_create(&m->workers[t].thread, NULL, worker_main, &m->workers[t]) != 0) {
+            fprintf(stderr, "collide-client " CMD ": cannot start thread %u\n", t);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* --backend-npcs: the backend runs on its own thread over the same window as the players, and
+ * joins the first room when there are rooms, else the default one. */
+static bool backend_start(load_backend_thread *bt, cc_backend_stats *stats, load_run *run) {
+    const load_opts *opts = run->opts;
+    bt->room[0] = '\0';
+    if (opts->rooms > 0) cc_load_room_name(bt->room, sizeof bt->room, opts->room_prefix, 0);
+    cc_backend_stats_init(stats, opts->backend_npcs);
+    bt->stats = stats;
+    bt->run = run;
+    bt->cfg = (cc_backend_config){
+        .addr = (const struct sockaddr *)&run->addr,
+        .max_frame = opts->common.max_frame,
+        .ws = opts->common.ws,
+        .admin_token = opts->admin_token,
+        .room = bt->room,
+        .npcs = opts->backend_npcs,
+        .rate_hz = opts->rate_hz,
+        .queries_hz = opts->backend_queries_hz,
+        .speed = opts->speed,
+        .size = opts->size,
+        .shape = opts->shape,
+        .seed = opts->seed,
+        .start_us = run->start_us,
+        .end_us = run->end_us,
+        .drain_s = opts->drain_s,
+        .stall_s = opts->stall_s,
+        .stop = &run->stop,
+    };
+    if (pthread_create(&bt->thread, NULL, backend_main, bt) != 0) {
+        fprintf(stderr, "collide-client " CMD ": cannot start the backend thread\n");
+        return false;
+    }
+    return true;
+}
+
+/* After the run: joins the workers and merges their figures into *total and (--rooms) *rooms,
+ * both allocated here, and closes their loops; *leaked_handles is set if one would not close. */
+static bool workers_collect(load_main_ctx *m, cc_stats **total, cc_room_stats **rooms,
+                            bool *leaked_handles) {
+    const load_opts *opts = m->run->opts;
+    *rooms = NULL;
+    if (opts->rooms > 0) {
+        *rooms = malloc(opts->rooms * sizeof **rooms);
+        if (!*rooms) return false;
+        for (uint32_t r = 0; r < opts->rooms; r++)
+            cc_room_stats_init(&(*rooms)[r]);
+    }
+    *total = malloc(sizeof **total);
+    if (!*total) return false;
+    cc_stats_init(*total);
+    for (uint32_t t = 0; t < opts->threads; t++) {
+        load_worker *w = &m->workers[t];
+        pthread_join(w->thread, NULL);
+        cc_stats_merge(*total, &w->stats);
+        for (uint32_t r = 0; r < opts->rooms; r++)
+            cc_room_stats_merge(&(*rooms)[r], &w->rooms[r]);
+        free(w->rooms);
+        if (!cc_loop_close(&w->loop, CMD)) *leaked_handles = true;
+        pthread_mutex_destroy(&w->progress_mu);
+    }
+    return true;
+}
+
+/* Prints the report, its FAIL lines and the verdict to stdout, and writes --json; returns the
+ * exit code the verdict (and the --json write) calls for. */
+static int main_report(const load_opts *opts, const cc_report_meta *meta, const cc_stats *total) {
+    char failures[8][160];
+    int n_fail = cc_report_verdict(meta, total, &opts->thresholds, failures, 8);
+    cc_report_text(stdout, meta, total);
+    const char *fail_ptrs[8];
+    for (int i = 0; i < n_fail; i++) {
+        fail_ptrs[i] = failures[i];
+        printf("FAIL: %s\n", failures[i]);
+    }
+    bool gated = opts->thresholds.has_p99 || opts->thresholds.has_errors ||
+                 opts->thresholds.has_disconnects || opts->check;
+    printf("%s\n", n_fail  ? "result: FAIL"
+                   : gated ? "result: PASS"
+                           : "result: PASS (no --max-* threshold was set)");
+    fflush(stdout);
+    int exit_code = n_fail ? CC_EXIT_FAIL : CC_EXIT_OK;
+    if (opts->json_path && !cc_report_json(opts->json_path, meta, total, fail_ptrs, n_fail)) {
+        fprintf(stderr, "collide-client " CMD ": cannot write --json '%s'\n", opts->json_path);
+        exit_code = CC_EXIT_FAIL;
+    }
+    return exit_code;
+}
 
 int cc_load_main(int argc, char **argv) {
     static load_opts opts;
@@ -824,146 +1030,24 @@ int cc_load_main(int argc, char **argv) {
     if (!cc_resolve_common(CMD, &opts.common, &run.addr)) return CC_EXIT_FAIL;
 
     load_main_ctx m;
-    memset(&m, 0, sizeof m);
-    m.run = &run;
-    m.n_workers = opts.threads;
-    m.expected_done = opts.threads + (opts.backend_npcs > 0 ? 1u : 0u);
-    m.workers = calloc(opts.threads, sizeof *m.workers);
-    load_player *players = calloc(opts.clients, sizeof *players);
-    uint64_t *due = malloc(opts.clients * sizeof *due);
-    if (!m.workers || !players || !due) {
-        fprintf(stderr, "collide-client " CMD ": out of memory for %u clients\n", opts.clients);
-        return CC_EXIT_FAIL;
-    }
-    uv_loop_t *main_loop = uv_default_loop();
-    uv_async_init(main_loop, &m.done, main_done);
-    m.done.data = &m;
-    run.done_async = &m.done;
-    uv_signal_init(main_loop, &m.sigint);
-    uv_signal_init(main_loop, &m.sigterm);
-    m.sigint.data = m.sigterm.data = &m;
-    uv_signal_start(&m.sigint, main_signal, SIGINT);
-    uv_signal_start(&m.sigterm, main_signal, SIGTERM);
-    m.show_progress = opts.progress == 1 || (opts.progress == -1 && isatty(STDERR_FILENO));
-    if (m.show_progress) {
-        uv_timer_init(main_loop, &m.progress);
-        m.progress.data = &m;
-        uv_timer_start(&m.progress, main_progress, 1000, 1000);
-    }
-
+    if (!main_setup(&m, &run)) return CC_EXIT_FAIL;
     struct rusage ru0, ru1;
     getrusage(RUSAGE_SELF, &ru0);
     run.start_us = cc_now_us();
     run.end_us = run.start_us + (uint64_t)(opts.duration_s * 1e6);
-    uint32_t seed = opts.seed;
-    for (uint32_t t = 0, first = 0; t < opts.threads; t++) {
-        load_worker *w = &m.workers[t];
-        uint32_t n = opts.clients / opts.threads + (t < opts.clients % opts.threads ? 1u : 0u);
-        w->run = &run;
-        w->players = players + first;
-        w->due_us = due + first;
-        w->count = n;
-        w->first_index = first;
-        cc_stats_init(&w->stats);
-        if (opts.rooms > 0) {
-            w->rooms = malloc(opts.rooms * sizeof *w->rooms);
-            if (!w->rooms) {
-                fprintf(stderr, "collide-client " CMD ": out of memory for %u rooms\n", opts.rooms);
-                return CC_EXIT_FAIL;
-            }
-            for (uint32_t r = 0; r < opts.rooms; r++)
-                cc_room_stats_init(&w->rooms[r]);
-        }
-        pthread_mutex_init(&w->progress_mu, NULL);
-        uv_loop_init(&w->loop);
-        uv_timer_init(&w->loop, &w->timer);
-        w->timer.data = w;
-        /* Until the first Welcome: a harmless default so patterns never read garbage. */
-        w->world_min[0] = w->world_min[1] = -100.0f;
-        w->world_max[0] = w->world_max[1] = 100.0f;
-        for (uint32_t i = 0; i < n; i++) {
-            load_player *p = &w->players[i];
-            uint32_t g = first + i;
-            p->w = w;
-            p->slot = i;
-            p->room = opts.rooms > 0 ? cc_load_room_of(g, opts.rooms) : 0u;
-            p->rng.state = seed ^ (g * 2654435761u);
-            if (p->rng.state == 0) p->rng.state = 0x9e3779b9u;
-            collide_rng_next(&p->rng);
-            /* Global index order: thread t starts clients t, t+threads, ... in ramp order. */
-            p->start_at_us =
-                run.start_us + (uint64_t)(opts.ramp_s * 1e6 * (double)g / (double)opts.clients);
-            w->due_us[i] = UINT64_MAX;
-            if (opts.check && g < opts.check_clients) {
-                p->check = malloc(sizeof *p->check);
-                if (p->check) cc_check_view_init(p->check, (float)opts.check_tolerance);
-            }
-        }
-        first += n;
-    }
-    for (uint32_t t = 0; t < opts.threads; t++) {
-        if (pthread_create(&m.workers[t].thread, NULL, worker_main, &m.workers[t]) != 0) {
-            fprintf(stderr, "collide-client " CMD ": cannot start thread %u\n", t);
-            return CC_EXIT_FAIL;
-        }
-    }
-    /* The backend joins the first room when there are rooms, else the default one. */
+    if (!workers_start(&m)) return CC_EXIT_FAIL;
     static load_backend_thread bt;
     static cc_backend_stats backend_stats;
-    char backend_room[CC_LOAD_ROOM_NAME + 1] = "";
-    if (opts.backend_npcs > 0) {
-        if (opts.rooms > 0)
-            cc_load_room_name(backend_room, sizeof backend_room, opts.room_prefix, 0);
-        cc_backend_stats_init(&backend_stats, opts.backend_npcs);
-        bt.stats = &backend_stats;
-        bt.run = &run;
-        bt.cfg = (cc_backend_config){
-            .addr = (const struct sockaddr *)&run.addr,
-            .max_frame = opts.common.max_frame,
-            .ws = opts.common.ws,
-            .admin_token = opts.admin_token,
-            .room = backend_room,
-            .npcs = opts.backend_npcs,
-            .rate_hz = opts.rate_hz,
-            .queries_hz = opts.backend_queries_hz,
-            .speed = opts.speed,
-            .size = opts.size,
-            .shape = opts.shape,
-            .seed = opts.seed,
-            .start_us = run.start_us,
-            .end_us = run.end_us,
-            .drain_s = opts.drain_s,
-            .stall_s = opts.stall_s,
-            .stop = &run.stop,
-        };
-        if (pthread_create(&bt.thread, NULL, backend_main, &bt) != 0) {
-            fprintf(stderr, "collide-client " CMD ": cannot start the backend thread\n");
-            return CC_EXIT_FAIL;
-        }
-    }
+    if (opts.backend_npcs > 0 && !backend_start(&bt, &backend_stats, &run)) return CC_EXIT_FAIL;
+
+    /* Runs until main_done has seen every thread finish and closed the main loop's handles. */
+    uv_loop_t *main_loop = uv_default_loop();
     uv_run(main_loop, UV_RUN_DEFAULT);
     if (opts.backend_npcs > 0) pthread_join(bt.thread, NULL);
     bool leaked_handles = false;
-    cc_room_stats *rooms = NULL;
-    if (opts.rooms > 0) {
-        rooms = malloc(opts.rooms * sizeof *rooms);
-        if (!rooms) return CC_EXIT_FAIL;
-        for (uint32_t r = 0; r < opts.rooms; r++)
-            cc_room_stats_init(&rooms[r]);
-    }
-    cc_stats *total = malloc(sizeof *total);
-    if (!total) return CC_EXIT_FAIL;
-    cc_stats_init(total);
-    for (uint32_t t = 0; t < opts.threads; t++) {
-        load_worker *w = &m.workers[t];
-        pthread_join(w->thread, NULL);
-        cc_stats_merge(total, &w->stats);
-        for (uint32_t r = 0; r < opts.rooms; r++)
-            cc_room_stats_merge(&rooms[r], &w->rooms[r]);
-        free(w->rooms);
-        if (!cc_loop_close(&w->loop, CMD)) leaked_handles = true;
-        pthread_mutex_destroy(&w->progress_mu);
-    }
+    cc_stats *total;
+    cc_room_stats *rooms;
+    if (!workers_collect(&m, &total, &rooms, &leaked_handles)) return CC_EXIT_FAIL;
     getrusage(RUSAGE_SELF, &ru1);
     if (!cc_loop_close(main_loop, CMD)) leaked_handles = true;
 
@@ -988,30 +1072,12 @@ int cc_load_main(int argc, char **argv) {
         .room_stats = rooms,
         .backend = opts.backend_npcs > 0 ? &backend_stats : NULL,
     };
-    char failures[8][160];
-    int n_fail = cc_report_verdict(&meta, total, &opts.thresholds, failures, 8);
-    cc_report_text(stdout, &meta, total);
-    const char *fail_ptrs[8];
-    for (int i = 0; i < n_fail; i++) {
-        fail_ptrs[i] = failures[i];
-        printf("FAIL: %s\n", failures[i]);
-    }
-    bool gated = opts.thresholds.has_p99 || opts.thresholds.has_errors ||
-                 opts.thresholds.has_disconnects || opts.check;
-    printf("%s\n", n_fail  ? "result: FAIL"
-                   : gated ? "result: PASS"
-                           : "result: PASS (no --max-* threshold was set)");
-    fflush(stdout);
-    int exit_code = n_fail ? CC_EXIT_FAIL : CC_EXIT_OK;
-    if (opts.json_path && !cc_report_json(opts.json_path, &meta, total, fail_ptrs, n_fail)) {
-        fprintf(stderr, "collide-client " CMD ": cannot write --json '%s'\n", opts.json_path);
-        exit_code = CC_EXIT_FAIL;
-    }
+    int exit_code = main_report(&opts, &meta, total);
     if (leaked_handles) exit_code = CC_EXIT_FAIL;
     free(total);
     free(rooms);
-    free(players);
-    free(due);
+    free(m.players);
+    free(m.due);
     free(m.workers);
     return exit_code;
 }

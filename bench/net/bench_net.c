@@ -130,7 +130,7 @@ static int bench_spectators(int argc, char **argv) {
         world_step(w);
         double t2 = bench_now_ms();
         uint64_t taken0 = srv->snapshot->marks.taken;
-        net_server_snapshots(srv);
+        net_snapshot_all(srv);
         double t3 = bench_now_ms();
         for (int i = 0; i < nclients; i++) {
             if (t >= 0) bytes += clients[i].out.len;
@@ -256,7 +256,7 @@ int main(int argc, char **argv) {
         double t1 = bench_now_ms();
         world_step(sc.w);
         double t2 = bench_now_ms();
-        net_server_snapshots(sc.srv);
+        net_snapshot_all(sc.srv);
         double t3 = bench_now_ms();
         if (t >= 0)
             for (int i = 0; i < nclients; i++)

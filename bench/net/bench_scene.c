@@ -119,7 +119,7 @@ void bench_scene_drain(bench_scene *s, uint64_t *bytes, uint64_t *known) {
 void bench_scene_tick(bench_scene *s, int t, uint64_t *bytes, uint64_t *known) {
     bench_scene_intents(s, t);
     world_step(s->w);
-    net_server_snapshots(s->srv);
+    net_snapshot_all(s->srv);
     bench_scene_drain(s, bytes, known);
 }
 

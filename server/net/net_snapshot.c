@@ -516,29 +516,29 @@ typedef struct snap_pass {
     net_server *srv;
     net_client *c;
     net_snapshot_writer *sw;
-    uint64_t tick;                  /* the world's step the snapshot reports */
-    size_t nboxes;                  /* entries in boxes */
-    bool per_body;                  /* one box per own body instead, not listed */
-    bool skip_statics;              /* the known statics stand as they are (statics_unchanged) */
-    const net_view_entry *view;     /* the bodies in view, in key order (sw->query) */
-    size_t nview;                   /* entries in view */
-    const net_known_entry *known;   /* the known set the merge reads: past kept_statics */
-    size_t nknown;                  /* entries in known */
-    size_t kept_statics;            /* known statics left out of the merge, unread */
-    bool quant;                     /* the client's bodies go as quantized records */
-    quant_state *qnext;             /* quantized: last-sent states, rewritten beside next */
-    const quant_state *qknown;      /* quantized: the old ones, beside known */
-    size_t frame_budget;            /* the Snapshot body's room in one frame */
-    size_t nremoved;                /* ids in sw->removed */
-    size_t removed_bytes;           /* their varints' bytes */
-    snap_out out;                   /* where the bodies go (s: sw->body) */
-    size_t limit;                   /* the body may not pass this, removed field aside */
-    net_known_entry *next;          /* the known set being written (sw->known_next) */
-    size_t nnext;                   /* entries in next */
-    size_t ndeferred;               /* pairs in sw->deferred */
-    uint64_t stop_key;              /* the first key that had no room, when stopped */
-    bool stopped;                   /* something had no room */
-    bool static_kept_out;           /* a known static out of view stays known (removed was full) */
+    uint64_t tick;                /* the world's step the snapshot reports */
+    size_t nboxes;                /* entries in boxes */
+    bool per_body;                /* one box per own body instead, not listed */
+    bool skip_statics;            /* the known statics stand as they are (statics_unchanged) */
+    const net_view_entry *view;   /* the bodies in view, in key order (sw->query) */
+    size_t nview;                 /* entries in view */
+    const net_known_entry *known; /* the known set the merge reads: past kept_statics */
+    size_t nknown;                /* entries in known */
+    size_t kept_statics;          /* known statics left out of the merge, unread */
+    bool quant;                   /* the client's bodies go as quantized records */
+    quant_state *qnext;           /* quantized: last-sent states, rewritten beside next */
+    const quant_state *qknown;    /* quantized: the old ones, beside known */
+    size_t frame_budget;          /* the Snapshot body's room in one frame */
+    size_t nremoved;              /* ids in sw->removed */
+    size_t removed_bytes;         /* their varints' bytes */
+    snap_out out;                 /* where the bodies go (s: sw->body) */
+    size_t limit;                 /* the body may not pass this, removed field aside */
+    net_known_entry *next;        /* the known set being written (sw->known_next) */
+    size_t nnext;                 /* entries in next */
+    size_t ndeferred;             /* pairs in sw->deferred */
+    uint64_t stop_key;            /* the first key that had no room, when stopped */
+    bool stopped;                 /* something had no room */
+    bool static_kept_out;         /* a known static out of view stays known (removed was full) */
     /* Last, and not zeroed with the rest (snapshot_view writes the nboxes it reads): at 8 boxes
      * it is a third of the struct, cleared for every client on every tick otherwise. */
     aabb boxes[NET_MAX_VIEW_BOXES]; /* the client's view boxes (view_boxes) */
@@ -862,7 +862,7 @@ static void snapshot_finish(snap_pass *p) {
         p->c->out_snapshots++;
 }
 
-void net_session_snapshot(net_server *srv, net_client *c) {
+void net_snapshot_client(net_server *srv, net_client *c) {
     if (!snapshot_begin(srv, c)) return;
     snap_pass p;
     memset(&p, 0, offsetof(snap_pass, boxes));
@@ -883,7 +883,7 @@ void net_session_snapshot(net_server *srv, net_client *c) {
     snapshot_finish(&p);
 }
 
-void net_server_snapshots(net_server *srv) {
+void net_snapshot_all(net_server *srv) {
     net_snapshot_writer *sw = srv->snapshot;
     net_view_movers_hook hook = deltas_hook(sw);
     if (!net_view_rebuild(&sw->view, srv->world, &hook)) {
@@ -902,7 +902,7 @@ void net_server_snapshots(net_server *srv) {
             c->snap.next_snapshot_tick =
                 net_snapshot_next_tick(tick, c->snap.snapshot_every, c->id);
         }
-        net_session_snapshot(srv, c);
+        net_snapshot_client(srv, c);
     }
 }
 

@@ -99,9 +99,9 @@ bool net_snapshot_observe(net_snapshot_writer *s, const world *w);
 
 /* Rebuilds the view index and the delta records, and appends a Snapshot to every welcomed client
  * (net_tick_run does this after its steps). */
-void net_server_snapshots(struct net_server *srv);
-/* Snapshot for one client; the index and records must be current (net_server_snapshots). */
-void net_session_snapshot(struct net_server *srv, struct net_client *c);
+void net_snapshot_all(struct net_server *srv);
+/* Snapshot for one client; the index and records must be current (net_snapshot_all). */
+void net_snapshot_client(struct net_server *srv, struct net_client *c);
 
 /* The interval in ticks of a client that asked for rate_hz snapshots a second (Hello.
  * snapshot_rate_hz): the k >= 1 whose tick_rate / k is nearest, ties to the higher rate; 1 for 0

@@ -16,7 +16,7 @@ void net_tick_run(net_server *srv, unsigned steps) {
     }
     srv->metrics.ticks_total += steps;
     net_server_sweep(srv);
-    if (steps > 0) net_server_snapshots(srv);
+    if (steps > 0) net_snapshot_all(srv);
 }
 
 net_server *net_server_create(const net_config *cfg, world *w) {

@@ -57,52 +57,36 @@ static void *world_alloc(world *w, size_t count, size_t size) {
     return p;
 }
 
-world *world_create(const world_config *cfg_in) {
-    world_config cfg;
-    if (cfg_in)
-        cfg = *cfg_in;
-    else
-        world_config_default(&cfg);
-    aabb b = cfg.bounds;
+/* A config world_create refuses (bounds, tick rate, speed, body count, cell size): false. The
+ * rest is clamped into range, a bad value taking its default. */
+static bool config_check(world_config *cfg) {
+    aabb b = cfg->bounds;
     if (!v2_is_finite(b.min) || !v2_is_finite(b.max) || !(b.min.x < b.max.x) ||
         !(b.min.y < b.max.y))
-        return NULL;
-    if (!(cfg.tick_rate_hz > 0.0f) || !isfinite(cfg.tick_rate_hz) || !(cfg.max_speed > 0.0f) ||
-        !isfinite(cfg.max_speed))
-        return NULL;
-    if (cfg.max_bodies == 0 || cfg.max_bodies > (1u << 24)) return NULL;
-    if (!(cfg.cell_size >= 0.0f) || !isfinite(cfg.cell_size)) return NULL;
-    if (cfg.slide_iterations <= 0) cfg.slide_iterations = 4;
-    if (cfg.slide_iterations > 16) cfg.slide_iterations = 16;
-    if (cfg.separation_passes < 0) cfg.separation_passes = 0;
-    if (cfg.separation_passes > 16) cfg.separation_passes = 16;
-    if (!(cfg.max_shape_size > 0.0f) || !isfinite(cfg.max_shape_size)) cfg.max_shape_size = 1000.0f;
-    if (cfg.max_shape_size > GEOM_MAX_SIZE) cfg.max_shape_size = GEOM_MAX_SIZE;
-    if (!(cfg.max_angular_speed > 0.0f) || !isfinite(cfg.max_angular_speed))
-        cfg.max_angular_speed = WORLD_DEFAULT_MAX_ANGULAR_SPEED;
+        return false;
+    if (!(cfg->tick_rate_hz > 0.0f) || !isfinite(cfg->tick_rate_hz) || !(cfg->max_speed > 0.0f) ||
+        !isfinite(cfg->max_speed))
+        return false;
+    if (cfg->max_bodies == 0 || cfg->max_bodies > (1u << 24)) return false;
+    if (!(cfg->cell_size >= 0.0f) || !isfinite(cfg->cell_size)) return false;
+    if (cfg->slide_iterations <= 0) cfg->slide_iterations = 4;
+    if (cfg->slide_iterations > 16) cfg->slide_iterations = 16;
+    if (cfg->separation_passes < 0) cfg->separation_passes = 0;
+    if (cfg->separation_passes > 16) cfg->separation_passes = 16;
+    if (!(cfg->max_shape_size > 0.0f) || !isfinite(cfg->max_shape_size))
+        cfg->max_shape_size = 1000.0f;
+    if (cfg->max_shape_size > GEOM_MAX_SIZE) cfg->max_shape_size = GEOM_MAX_SIZE;
+    if (!(cfg->max_angular_speed > 0.0f) || !isfinite(cfg->max_angular_speed))
+        cfg->max_angular_speed = WORLD_DEFAULT_MAX_ANGULAR_SPEED;
+    return true;
+}
 
-    world *w = calloc(1, sizeof *w);
-    if (!w) return NULL;
-    w->bytes = sizeof *w;
-    w->cfg = cfg;
-    w->dt = 1.0f / cfg.tick_rate_hz;
-    w->inner_bounds = aabb_inflate(cfg.bounds, -GEOM_SKIN);
-    w->capacity = cfg.max_bodies;
-    w->movers_collide = true;
-    w->statics_in_finest = true;
-    uint32_t slot_bits = 1;
-    while (slot_bits < 24 && (1u << slot_bits) < cfg.max_bodies)
-        slot_bits++;
-    w->slot_bits = slot_bits;
-    w->gen_max = (uint32_t)((1ull << (32 - slot_bits)) - 1u);
-
-    uint32_t cap = w->capacity;
-    /* Polygons need a pool entry; boxes and circles do not. A quarter of the bodies, at least 64.
-     */
-    /* Movers may be fewer than the bodies (a map of statics): their arrays are sized apart. */
-    uint32_t mcap =
-        cfg.max_moving_bodies == 0 || cfg.max_moving_bodies > cap ? cap : cfg.max_moving_bodies;
-    w->mover_cap = mcap;
+/* The per-body arrays, the movers' scratch, the change bits and the cache: false when one is
+ * missing (world_destroy frees what was made). */
+static bool bodies_alloc(world *w) {
+    uint32_t cap = w->capacity, mcap = w->mover_cap;
+    /* Polygons need a pool entry; boxes and circles do not. A sixteenth of the bodies, at least
+     * 256. */
     w->poly_cap = cap / 16 < 256 ? 256 : cap / 16;
     w->slots = world_alloc(w, cap, sizeof *w->slots);
     w->free_slots = world_alloc(w, cap, sizeof *w->free_slots);
@@ -131,37 +115,44 @@ world *world_create(const world_config *cfg_in) {
     w->scratch.sort_tile_cap = mcap + 1024;
     w->scratch.sort_counts =
         world_alloc(w, w->scratch.sort_tile_cap + 1, sizeof *w->scratch.sort_counts);
-    bool ok = w->slots && w->free_slots && w->statics && w->movers && w->polys && w->free_polys &&
-              w->scratch.p0 && w->scratch.d1 && w->scratch.path && w->scratch.p2 && w->near_cache &&
-              w->moved_bits && w->spawn_bits && w->despawn_bits && w->pending_despawn_bits &&
-              w->pending_spawned && w->cache && w->scratch.pairs && w->scratch.adj &&
-              w->scratch.adj_start && w->scratch.sort_counts && w->scratch.pushed;
-    if (ok) {
-        world_grid *g = &w->cache->grid;
-        g->table_cap = 64;
-        while (g->table_cap < 2 * mcap)
-            g->table_cap <<= 1;
-        g->item_cap = 4 * mcap + 1024;
-        g->start = world_alloc(w, g->table_cap + 1, sizeof *g->start);
-        g->items = world_alloc(w, g->item_cap, sizeof *g->items);
-        g->big = world_alloc(w, mcap, sizeof *g->big);
-        g->ranges = world_alloc(w, mcap, sizeof *g->ranges);
-        g->unindexed = world_alloc(w, mcap, sizeof *g->unindexed);
-        w->cache->result_cap = cap + 2 * mcap;
-        w->cache->results = world_alloc(w, w->cache->result_cap, sizeof *w->cache->results);
-        ok = g->start && g->items && g->big && g->ranges && g->unindexed && w->cache->results;
-    }
-    /* Static grid levels: finest cell = cell_size, or the power of two from 1 up that keeps the
-     * finest level within 4 cells per body slot; then doubling up to twice the largest shape. */
-    vec2 ext = v2_sub(b.max, b.min);
-    float cell = cfg.cell_size;
+    return w->slots && w->free_slots && w->statics && w->movers && w->polys && w->free_polys &&
+           w->scratch.p0 && w->scratch.d1 && w->scratch.path && w->scratch.p2 && w->near_cache &&
+           w->moved_bits && w->spawn_bits && w->despawn_bits && w->pending_despawn_bits &&
+           w->pending_spawned && w->cache && w->scratch.pairs && w->scratch.adj &&
+           w->scratch.adj_start && w->scratch.sort_counts && w->scratch.pushed;
+}
+
+/* The mover hash (world_movers.c) and the query results, in the cache. */
+static bool mover_grid_alloc(world *w) {
+    uint32_t cap = w->capacity, mcap = w->mover_cap;
+    world_grid *g = &w->cache->grid;
+    g->table_cap = 64;
+    while (g->table_cap < 2 * mcap)
+        g->table_cap <<= 1;
+    g->item_cap = 4 * mcap + 1024;
+    g->start = world_alloc(w, g->table_cap + 1, sizeof *g->start);
+    g->items = world_alloc(w, g->item_cap, sizeof *g->items);
+    g->big = world_alloc(w, mcap, sizeof *g->big);
+    g->ranges = world_alloc(w, mcap, sizeof *g->ranges);
+    g->unindexed = world_alloc(w, mcap, sizeof *g->unindexed);
+    w->cache->result_cap = cap + 2 * mcap;
+    w->cache->results = world_alloc(w, w->cache->result_cap, sizeof *w->cache->results);
+    return g->start && g->items && g->big && g->ranges && g->unindexed && w->cache->results;
+}
+
+/* Static grid levels: finest cell = cell_size, or the power of two from 1 up that keeps the
+ * finest level within 4 cells per body slot; then doubling up to twice the largest shape. */
+static bool static_levels_alloc(world *w) {
+    const world_config *cfg = &w->cfg;
+    vec2 ext = v2_sub(cfg->bounds.max, cfg->bounds.min);
+    float cell = cfg->cell_size;
     if (cell <= 0.0f) {
         cell = 1.0f;
-        double limit = 4.0 * (double)cap + 4096.0;
+        double limit = 4.0 * (double)w->capacity + 4096.0;
         while (((double)ext.x / cell + 1.0) * ((double)ext.y / cell + 1.0) > limit)
             cell *= 2.0f;
     }
-    while (ok && w->level_count < WORLD_MAX_LEVELS) {
+    while (w->level_count < WORLD_MAX_LEVELS) {
         double nx = ceil((double)ext.x / cell) + 1.0, ny = ceil((double)ext.y / cell) + 1.0;
         if (nx * ny > (double)(1u << 26)) {
             /* too fine for memory: this cell size is not usable, try twice as coarse */
@@ -174,20 +165,44 @@ world *world_create(const world_config *cfg_in) {
         lv->nx = (int32_t)nx;
         lv->ny = (int32_t)ny;
         lv->heads = world_alloc(w, (size_t)(nx * ny), sizeof *lv->heads);
-        if (!lv->heads) {
-            ok = false;
-            break;
-        }
+        if (!lv->heads) return false;
         memset(lv->heads, 0xff, (size_t)(nx * ny) * sizeof *lv->heads);
         lv->occupied = world_alloc(w, ((size_t)(nx * ny) + 63) / 64, sizeof *lv->occupied);
-        if (!lv->occupied) {
-            ok = false;
-            break;
-        }
-        if (cell >= 2.0f * cfg.max_shape_size || (lv->nx <= 2 && lv->ny <= 2)) break;
+        if (!lv->occupied) return false;
+        if (cell >= 2.0f * cfg->max_shape_size || (lv->nx <= 2 && lv->ny <= 2)) break;
         cell *= 2.0f;
     }
-    if (!ok) {
+    return true;
+}
+
+world *world_create(const world_config *cfg_in) {
+    world_config cfg;
+    if (cfg_in)
+        cfg = *cfg_in;
+    else
+        world_config_default(&cfg);
+    if (!config_check(&cfg)) return NULL;
+
+    world *w = calloc(1, sizeof *w);
+    if (!w) return NULL;
+    w->bytes = sizeof *w;
+    w->cfg = cfg;
+    w->dt = 1.0f / cfg.tick_rate_hz;
+    w->inner_bounds = aabb_inflate(cfg.bounds, -GEOM_SKIN);
+    w->capacity = cfg.max_bodies;
+    w->movers_collide = true;
+    w->statics_in_finest = true;
+    uint32_t slot_bits = 1;
+    while (slot_bits < 24 && (1u << slot_bits) < cfg.max_bodies)
+        slot_bits++;
+    w->slot_bits = slot_bits;
+    w->gen_max = (uint32_t)((1ull << (32 - slot_bits)) - 1u);
+
+    uint32_t cap = w->capacity;
+    /* Movers may be fewer than the bodies (a map of statics): their arrays are sized apart. */
+    w->mover_cap =
+        cfg.max_moving_bodies == 0 || cfg.max_moving_bodies > cap ? cap : cfg.max_moving_bodies;
+    if (!bodies_alloc(w) || !mover_grid_alloc(w) || !static_levels_alloc(w)) {
         world_destroy(w);
         return NULL;
     }

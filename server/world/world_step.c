@@ -53,6 +53,162 @@ static bool cand_visit(const world *w, uint32_t i, void *vctx) {
     return true;
 }
 
+/* 1-2 when movers ignore each other (or there is one): every mover against statics and bounds. */
+static inline void step_slide_alone(world *w, uint32_t n, float dt) {
+    for (uint32_t i = 0; i < n; i++) {
+        world_mover *m = &w->movers[i];
+        aabb unused;
+        w->scratch.p0[i] = m->position;
+        /* (a turning mover's path is not asked for: NULL spares its computation) */
+        w->scratch.p2[i] =
+            mover_turning(w, m)
+                ? world_turn_slide(w, i, m->position, v2_scale(m->intent, dt), NULL, 0)
+                : world_slide(w, i, m->position, v2_scale(m->intent, dt), NULL, 0, &unused);
+    }
+}
+
+/* 1: where each mover is expected to go. A slow one (moving less than a cell): its intent if
+ * new, else what it achieved last tick (a body pressed against a wall keeps pressing and stays
+ * put). A fast one: its slide against statics and bounds alone, so its expected path stops at
+ * walls instead of crossing the map. The grid holds each expected path's box, grown by an
+ * allowance for the small moves of the passes. */
+static inline void step_expected_paths(world *w, world_grid *g, uint32_t n, float dt) {
+    float cell = w->levels[0].cell;
+    COLLIDE_ASSERT(!g->valid); /* the grid reads scratch.path by reference */
+    for (uint32_t i = 0; i < n; i++) {
+        const world_mover *m = &w->movers[i];
+        vec2 want = v2_scale(m->intent, dt);
+        aabb box = box_at(m->position, m->lo, m->hi);
+        w->scratch.p0[i] = m->position;
+        if (wmax(fabsf(want.x), fabsf(want.y)) > cell) {
+            w->scratch.p2[i] = world_slide(w, i, m->position, want, NULL, 0, &w->scratch.path[i]);
+            w->scratch.d1[i] = v2_sub(w->scratch.p2[i], m->position);
+        } else {
+            w->scratch.d1[i] = m->applied_seq != m->pending_seq ? want : v2_scale(m->velocity, dt);
+            w->scratch.path[i] =
+                aabb_union(aabb_sweep(box, want), aabb_sweep(box, w->scratch.d1[i]));
+        }
+        w->scratch.path[i] = aabb_inflate(w->scratch.path[i], WORLD_PUSH_ALLOWANCE);
+        /* a turning body reaches anywhere in the disc of its shape around its path */
+        if (mover_turning(w, m)) {
+            float rad = w->turns[m->slot].radius;
+            aabb disc = disc_box(m->position, rad);
+            w->scratch.path[i] = aabb_union(
+                w->scratch.path[i], aabb_inflate(aabb_sweep(disc, want), WORLD_PUSH_ALLOWANCE));
+        }
+    }
+    world_grid_build(w, g, w->scratch.path);
+}
+
+/* Mover i's candidates within reach: its neighbours on the grid, then the late movers. */
+WORLD_HOT uint32_t mover_candidates(const world *w, uint32_t i, aabb reach, const uint32_t *late,
+                                    uint32_t late_count, mover_candidate *cands) {
+    const world_mover *m = &w->movers[i];
+    cand_ctx c = {w, m->slot, i, reach, cands, 0, 0};
+    for (uint32_t k = w->scratch.adj_start[i]; k < w->scratch.adj_start[i + 1]; k++)
+        cand_visit(w, w->scratch.adj[k], &c);
+    /* movers that ended outside their expected path: the grid does not know where they
+     * are, so every later mover looks at them where they ended */
+    for (uint32_t k = 0; k < late_count; k++) {
+        uint32_t j = late[k];
+        const world_mover *o = &w->movers[j];
+        if (!aabb_overlaps(box_at(w->scratch.p2[j], o->lo, o->hi), reach) ||
+            c.count == WORLD_MAX_MOVER_CANDIDATES || !slots_block(w, m->slot, o->slot))
+            continue;
+        c.out[c.count].view = mover_view(o, w->scratch.p2[j]);
+        c.out[c.count].d = v2(0.0f, 0.0f);
+        c.out[c.count].index = j;
+        c.count++;
+    }
+    return c.count;
+}
+
+/* A fast mover that does not turn: true when it keeps its static-only slide (scratch.p2). */
+WORLD_HOT bool fast_keeps_slide(const world *w, uint32_t i, const mover_candidate *cands,
+                                uint32_t count, bool boxes_only) {
+    const world_mover *m = &w->movers[i];
+    /* Its static-only slide left it where it was: every component of its motion
+     * is stopped at once by statics or the bounds. Among boxes every contact normal
+     * is an axis and each response only shrinks a component (never flips or adds
+     * one), so mover contacts cannot free it: it keeps p2. Not a fast path of the
+     * slide (test_world_fastpaths found it): a candidate closing faster than the
+     * wall is hit at an earlier t, and the full slide would then advance the body by
+     * up to a skin toward the wall it is pressed against (1.4e-6 units in the scene
+     * found). A rule of the mover pass, kept as it is. */
+    if (boxes_only && ref_kind(m->shape) == GEOM_SHAPE_BOX && w->scratch.d1[i].x == 0.0f &&
+        w->scratch.d1[i].y == 0.0f) {
+        bool all_boxes = true;
+        for (uint32_t k = 0; k < count && all_boxes; k++)
+            all_boxes = ref_kind(cands[k].view.ref) == GEOM_SHAPE_BOX;
+        if (all_boxes) return true;
+    }
+    /* a chord test along the static-only path: the path is nearly straight */
+    body_view a = mover_view(m, m->position);
+    bool in_way = false;
+    for (uint32_t k = 0; k < count && !in_way; k++) {
+        geom_toi toi;
+        in_way = pair_sweep(w, &a, w->scratch.d1[i], &cands[k].view, cands[k].d, &toi);
+    }
+    return !in_way; /* not in the way: p2 already holds the static-only slide */
+}
+
+/* 2: one collide-and-slide per mover, in order, against statics, bounds and the movers near its
+ * path: those already moved stand where they ended, the others move along their expected
+ * displacement (relative motion: head-on bodies meet in the middle, I7). A fast mover keeps its
+ * static-only slide unless a neighbour is in the way of it. */
+static inline void step_mover_pass(world *w, world_grid *g, uint32_t n, float dt) {
+    float cell = w->levels[0].cell;
+    world_grid_pairs(w, g);
+    if (w->events) world_events_note_pairs(w);
+    mover_candidate cands[WORLD_MAX_MOVER_CANDIDATES];
+    uint32_t late[WORLD_MAX_LATE], late_count = 0;
+    bool boxes_only = w->nonbox_statics == 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const world_mover *m = &w->movers[i];
+        vec2 want = v2_scale(m->intent, dt);
+        bool fast = wmax(fabsf(want.x), fabsf(want.y)) > cell;
+        bool turning = mover_turning(w, m);
+        aabb reach = fast || turning
+                         ? w->scratch.path[i]
+                         : aabb_inflate(aabb_sweep(box_at(m->position, m->lo, m->hi), want),
+                                        WORLD_QUERY_MARGIN);
+        uint32_t count = mover_candidates(w, i, reach, late, late_count, cands);
+        if (fast && !turning && fast_keeps_slide(w, i, cands, count, boxes_only)) continue;
+        if (turning) {
+            w->scratch.p2[i] = world_turn_slide(w, i, m->position, want, cands, count);
+        } else {
+            w->scratch.p2[i] = world_slide_box(w, i, m->position, want, cands, count);
+        }
+        if (late_count < WORLD_MAX_LATE &&
+            !aabb_contains(w->scratch.path[i], box_at(w->scratch.p2[i], m->lo, m->hi)))
+            late[late_count++] = i;
+    }
+}
+
+/* 4, after the movers' own records: what changed for the snapshots and the events, and the
+ * history. The body table is built from these bits by its first read (world_body_table). */
+static inline void step_record_changes(world *w, bool finished) {
+    size_t words = (w->capacity + 63) / 64;
+    memset(w->spawn_bits, 0, words * sizeof *w->spawn_bits);
+    for (size_t k = 0; k < w->pending_spawned_count; k++) {
+        uint32_t slot = w->pending_spawned[k];
+        w->slots[slot].flags &= (uint8_t)~WORLD_SLOT_SPAWNED;
+        w->spawn_bits[slot >> 6] |= 1ull << (slot & 63);
+    }
+    w->pending_spawned_count = 0;
+    /* (world_turn_step_alone counted them as it went) */
+    if (!finished || !w->turning_hint) world_turn_recount(w);
+    /* step 4's events: what touches what now, against the step before */
+    world_events_end_step(w);
+    uint64_t *despawned = w->despawn_bits;
+    w->despawn_bits = w->pending_despawn_bits;
+    w->pending_despawn_bits = despawned;
+    memset(w->pending_despawn_bits, 0, words * sizeof *w->pending_despawn_bits);
+    w->cache->rows_built = false;
+    /* after step 4: the movers as this tick left them, for queries that rewind (COLLISION.md) */
+    world_history_record(w);
+}
+
 void world_step(world *w) {
     w->tick++;
     w->jam_count = 0;
@@ -78,118 +234,10 @@ void world_step(world *w) {
         else
             world_step_alone(w);
     } else if (!w->movers_collide || n < 2) {
-        /* 1-2: every mover against statics and bounds */
-        for (uint32_t i = 0; i < n; i++) {
-            world_mover *m = &w->movers[i];
-            aabb unused;
-            w->scratch.p0[i] = m->position;
-            /* (a turning mover's path is not asked for: NULL spares its computation) */
-            w->scratch.p2[i] =
-                mover_turning(w, m)
-                    ? world_turn_slide(w, i, m->position, v2_scale(m->intent, dt), NULL, 0)
-                    : world_slide(w, i, m->position, v2_scale(m->intent, dt), NULL, 0, &unused);
-        }
+        step_slide_alone(w, n, dt);
     } else {
-        /* 1: where each mover is expected to go. A slow one (moving less than a cell): its
-         * intent if new, else what it achieved last tick (a body pressed against a wall keeps
-         * pressing and stays put). A fast one: its slide against statics and bounds alone, so its
-         * expected path stops at walls instead of crossing the map. The grid holds each expected
-         * path's box, grown by an allowance for the small moves of the passes. */
-        float cell = w->levels[0].cell;
-        COLLIDE_ASSERT(!g->valid); /* the grid reads scratch.path by reference */
-        for (uint32_t i = 0; i < n; i++) {
-            const world_mover *m = &w->movers[i];
-            vec2 want = v2_scale(m->intent, dt);
-            aabb box = box_at(m->position, m->lo, m->hi);
-            w->scratch.p0[i] = m->position;
-            if (wmax(fabsf(want.x), fabsf(want.y)) > cell) {
-                w->scratch.p2[i] =
-                    world_slide(w, i, m->position, want, NULL, 0, &w->scratch.path[i]);
-                w->scratch.d1[i] = v2_sub(w->scratch.p2[i], m->position);
-            } else {
-                w->scratch.d1[i] =
-                    m->applied_seq != m->pending_seq ? want : v2_scale(m->velocity, dt);
-                w->scratch.path[i] =
-                    aabb_union(aabb_sweep(box, want), aabb_sweep(box, w->scratch.d1[i]));
-            }
-            w->scratch.path[i] = aabb_inflate(w->scratch.path[i], WORLD_PUSH_ALLOWANCE);
-            /* a turning body reaches anywhere in the disc of its shape around its path */
-            if (mover_turning(w, m)) {
-                float rad = w->turns[m->slot].radius;
-                aabb disc = disc_box(m->position, rad);
-                w->scratch.path[i] = aabb_union(
-                    w->scratch.path[i], aabb_inflate(aabb_sweep(disc, want), WORLD_PUSH_ALLOWANCE));
-            }
-        }
-        world_grid_build(w, g, w->scratch.path);
-        /* 2: one collide-and-slide per mover, in order, against statics, bounds and the movers
-         * near its path: those already moved stand where they ended, the others move along their
-         * expected displacement (relative motion: head-on bodies meet in the middle, I7). A fast
-         * mover keeps its static-only slide unless a neighbour is in the way of it. */
-        world_grid_pairs(w, g);
-        if (w->events) world_events_note_pairs(w);
-        mover_candidate cands[WORLD_MAX_MOVER_CANDIDATES];
-        uint32_t late[WORLD_MAX_LATE], late_count = 0;
-        bool boxes_only = w->nonbox_statics == 0;
-        for (uint32_t i = 0; i < n; i++) {
-            const world_mover *m = &w->movers[i];
-            vec2 want = v2_scale(m->intent, dt);
-            bool fast = wmax(fabsf(want.x), fabsf(want.y)) > cell;
-            bool turning = mover_turning(w, m);
-            aabb reach = fast || turning
-                             ? w->scratch.path[i]
-                             : aabb_inflate(aabb_sweep(box_at(m->position, m->lo, m->hi), want),
-                                            WORLD_QUERY_MARGIN);
-            cand_ctx c = {w, m->slot, i, reach, cands, 0, 0};
-            for (uint32_t k = w->scratch.adj_start[i]; k < w->scratch.adj_start[i + 1]; k++)
-                cand_visit(w, w->scratch.adj[k], &c);
-            /* movers that ended outside their expected path: the grid does not know where they
-             * are, so every later mover looks at them where they ended */
-            for (uint32_t k = 0; k < late_count; k++) {
-                uint32_t j = late[k];
-                const world_mover *o = &w->movers[j];
-                if (!aabb_overlaps(box_at(w->scratch.p2[j], o->lo, o->hi), reach) ||
-                    c.count == WORLD_MAX_MOVER_CANDIDATES || !slots_block(w, m->slot, o->slot))
-                    continue;
-                c.out[c.count].view = mover_view(o, w->scratch.p2[j]);
-                c.out[c.count].d = v2(0.0f, 0.0f);
-                c.out[c.count].index = j;
-                c.count++;
-            }
-            if (fast && !turning) {
-                /* Its static-only slide left it where it was: every component of its motion
-                 * is stopped at once by statics or the bounds. Among boxes every contact normal
-                 * is an axis and each response only shrinks a component (never flips or adds
-                 * one), so mover contacts cannot free it: it keeps p2. Not a fast path of the
-                 * slide (test_world_fastpaths found it): a candidate closing faster than the
-                 * wall is hit at an earlier t, and the full slide would then advance the body by
-                 * up to a skin toward the wall it is pressed against (1.4e-6 units in the scene
-                 * found). A rule of the mover pass, kept as it is. */
-                if (boxes_only && ref_kind(m->shape) == GEOM_SHAPE_BOX &&
-                    w->scratch.d1[i].x == 0.0f && w->scratch.d1[i].y == 0.0f) {
-                    bool all_boxes = true;
-                    for (uint32_t k = 0; k < c.count && all_boxes; k++)
-                        all_boxes = ref_kind(cands[k].view.ref) == GEOM_SHAPE_BOX;
-                    if (all_boxes) continue;
-                }
-                /* a chord test along the static-only path: the path is nearly straight */
-                body_view a = mover_view(m, m->position);
-                bool in_way = false;
-                for (uint32_t k = 0; k < c.count && !in_way; k++) {
-                    geom_toi toi;
-                    in_way = pair_sweep(w, &a, w->scratch.d1[i], &cands[k].view, cands[k].d, &toi);
-                }
-                if (!in_way) continue; /* p2 already holds the static-only slide */
-            }
-            if (turning) {
-                w->scratch.p2[i] = world_turn_slide(w, i, m->position, want, cands, c.count);
-            } else {
-                w->scratch.p2[i] = world_slide_box(w, i, m->position, want, cands, c.count);
-            }
-            if (late_count < WORLD_MAX_LATE &&
-                !aabb_contains(w->scratch.path[i], box_at(w->scratch.p2[i], m->lo, m->hi)))
-                late[late_count++] = i;
-        }
+        step_expected_paths(w, g, n, dt);
+        step_mover_pass(w, g, n, dt);
     }
     if (!finished) {
         for (uint32_t i = 0; i < n; i++)
@@ -202,26 +250,7 @@ void world_step(world *w) {
     if (!finished)
         for (uint32_t i = 0; i < n; i++)
             finish_mover(w, i, w->scratch.p0[i], w->movers[i].position);
-    /* The body table is built from these bits by its first read (world_body_table). */
-    size_t words = (w->capacity + 63) / 64;
-    memset(w->spawn_bits, 0, words * sizeof *w->spawn_bits);
-    for (size_t k = 0; k < w->pending_spawned_count; k++) {
-        uint32_t slot = w->pending_spawned[k];
-        w->slots[slot].flags &= (uint8_t)~WORLD_SLOT_SPAWNED;
-        w->spawn_bits[slot >> 6] |= 1ull << (slot & 63);
-    }
-    w->pending_spawned_count = 0;
-    /* (world_turn_step_alone counted them as it went) */
-    if (!finished || !w->turning_hint) world_turn_recount(w);
-    /* step 4's events: what touches what now, against the step before */
-    world_events_end_step(w);
-    uint64_t *despawned = w->despawn_bits;
-    w->despawn_bits = w->pending_despawn_bits;
-    w->pending_despawn_bits = despawned;
-    memset(w->pending_despawn_bits, 0, words * sizeof *w->pending_despawn_bits);
-    w->cache->rows_built = false;
-    /* after step 4: the movers as this tick left them, for queries that rewind (COLLISION.md) */
-    world_history_record(w);
+    step_record_changes(w, finished);
 }
 
 uint64_t world_tick(const world *w) { return w->tick; }

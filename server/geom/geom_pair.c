@@ -307,39 +307,6 @@ static bool pp_sweep(const geom_polygon *x, const geom_polygon *y, vec2 r, vec2 
 
 /* ---- Circles ------------------------------------------------------------------------------ */
 
-/* A convex polygon seen as vertex and normal arrays, so boxes can share the circle code. */
-typedef struct poly_view {
-    int count;     /* vertices */
-    const vec2 *v; /* CCW vertices, local */
-    const vec2 *n; /* outward normal of edge i -> i+1 */
-} poly_view;
-
-typedef struct box_poly {
-    vec2 v[4]; /* corners, CCW from bottom-left */
-    vec2 n[4]; /* bottom, right, top, left */
-} box_poly;
-
-static inline poly_view box_as_poly(vec2 h, box_poly *storage) {
-    storage->v[0] = v2(-h.x, -h.y);
-    storage->v[1] = v2(h.x, -h.y);
-    storage->v[2] = v2(h.x, h.y);
-    storage->v[3] = v2(-h.x, h.y);
-    storage->n[0] = v2(0.0f, -1.0f);
-    storage->n[1] = v2(1.0f, 0.0f);
-    storage->n[2] = v2(0.0f, 1.0f);
-    storage->n[3] = v2(-1.0f, 0.0f);
-    poly_view pv = {4, storage->v, storage->n};
-    return pv;
-}
-
-static inline poly_view polygon_view(const geom_polygon *p) {
-    /* every loop over a view reads count entries of arrays sized GEOM_MAX_POLYGON_VERTICES: a
-     * polygon that skipped geom_make_polygon's validation would read past them */
-    COLLIDE_ASSERT(p->count >= 3 && p->count <= GEOM_MAX_POLYGON_VERTICES);
-    poly_view pv = {p->count, p->vertices, p->normals};
-    return pv;
-}
-
 /* Signed distance from point c to the polygon (negative inside) and the outward unit normal of
  * the closest feature (inside: the face of least penetration).
  *
@@ -724,14 +691,6 @@ bool geom_sweep(const geom_shape *a, vec2 pa, vec2 da, const geom_shape *b, vec2
 
 /* ---- Distance ------------------------------------------------------------------------------ */
 
-/* A box or polygon as vertex and normal arrays (boxes into storage). */
-static inline poly_view shape_poly(const geom_shape *s, box_poly *storage) {
-    /* the caller took circles apart first: a circle's union holds a radius, not vertices */
-    COLLIDE_ASSERT(s->kind == GEOM_SHAPE_BOX || s->kind == GEOM_SHAPE_POLYGON);
-    return s->kind == GEOM_SHAPE_BOX ? box_as_poly(s->u.half_extents, storage)
-                                     : polygon_view(&s->u.polygon);
-}
-
 /* Distance from the point p (relative to the shape's position) to a box, polygon or circle
  * (radius r >= 0 grows it), with the outward normal of the closest feature. */
 static float point_shape_distance(const geom_shape *s, vec2 p, vec2 *n_out) {
@@ -781,66 +740,6 @@ float geom_distance(const geom_shape *a, vec2 pa, const geom_shape *b, vec2 pb, 
     }
     if (normal) *normal = n;
     return dist;
-}
-
-/* The point of polygon p's boundary nearest c (both in p's frame); *dist gets its distance. */
-static vec2 boundary_nearest(poly_view p, vec2 c, float *dist) {
-    vec2 best = p.v[0];
-    float best_sq = FLT_MAX;
-    for (int i = 0; i < p.count; i++) {
-        vec2 a = p.v[i], e = v2_sub(p.v[i + 1 < p.count ? i + 1 : 0], a);
-        float len_sq = v2_len_sq(e);
-        float t = len_sq > 0.0f ? v2_dot(v2_sub(c, a), e) / len_sq : 0.0f;
-        vec2 q = v2_mul_add(a, min_f(max_f(t, 0.0f), 1.0f), e);
-        float d_sq = v2_len_sq(v2_sub(c, q));
-        if (d_sq < best_sq) best_sq = d_sq, best = q;
-    }
-    *dist = sqrtf(best_sq);
-    return best;
-}
-
-/* Largest absolute coordinate of a polygon's vertices: its size seen from its origin. */
-static float poly_reach(poly_view p) {
-    float m = 0.0f;
-    for (int i = 0; i < p.count; i++)
-        m = max_f(m, max_f(fabsf(p.v[i].x), fabsf(p.v[i].y)));
-    return m;
-}
-
-vec2 geom_touch_point(const geom_shape *a, vec2 pa, const geom_shape *b, vec2 pb, vec2 normal) {
-    float unused;
-    if (b->kind == GEOM_SHAPE_CIRCLE) return v2_mul_add(pb, -b->u.radius, normal);
-    box_poly sb;
-    poly_view vb = shape_poly(b, &sb);
-    vec2 r = v2_sub(pa, pb); /* A's origin in B's frame */
-    if (a->kind == GEOM_SHAPE_CIRCLE) return v2_add(pb, boundary_nearest(vb, r, &unused));
-    /* Two polygons touch along a vertex of one against the other's boundary, or along a stretch
-     * of two faces whose ends are such vertices. Every vertex within rounding of the other's
-     * boundary marks a touching place; their middle, put back on B's boundary, is the point (the
-     * middle of the shared stretch for faces). Rounding: the time of impact leaves the shapes a
-     * few ulps of their positions apart (or into each other), and the faces' own ulps. */
-    box_poly sa;
-    poly_view va = shape_poly(a, &sa);
-    vec2 on_b[GEOM_MAX_POLYGON_VERTICES];
-    float dist_a[GEOM_MAX_POLYGON_VERTICES], dist_b[GEOM_MAX_POLYGON_VERTICES];
-    float least = FLT_MAX;
-    for (int i = 0; i < va.count; i++) {
-        on_b[i] = boundary_nearest(vb, v2_add(r, va.v[i]), &dist_a[i]);
-        least = min_f(least, dist_a[i]);
-    }
-    for (int j = 0; j < vb.count; j++) {
-        boundary_nearest(va, v2_sub(vb.v[j], r), &dist_b[j]);
-        least = min_f(least, dist_b[j]);
-    }
-    float place = max_f(max_f(fabsf(pa.x), fabsf(pa.y)), max_f(fabsf(pb.x), fabsf(pb.y)));
-    float tol = 1e-4f * max_f(poly_reach(va), poly_reach(vb)) + 16.0f * FLT_EPSILON * place;
-    vec2 sum = v2(0.0f, 0.0f);
-    int k = 0;
-    for (int i = 0; i < va.count; i++)
-        if (dist_a[i] <= least + tol) sum = v2_add(sum, on_b[i]), k++;
-    for (int j = 0; j < vb.count; j++)
-        if (dist_b[j] <= least + tol) sum = v2_add(sum, vb.v[j]), k++;
-    return v2_add(pb, boundary_nearest(vb, v2_scale(sum, 1.0f / (float)k), &unused));
 }
 
 bool geom_sweep_polygon_box(const geom_polygon *a, vec2 pa, vec2 da, vec2 hb, vec2 pb,

@@ -96,6 +96,13 @@ void net_snapshot_writer_free(net_snapshot_writer *s);
  * table): net_tick_run calls it after each step of a tick that steps more than once, so the
  * snapshots that follow miss no step's changes. False when out of memory. */
 bool net_snapshot_observe(net_snapshot_writer *s, const world *w);
+/* Rebuilds the view index and the delta records from the world's body table (net_view_rebuild):
+ * once a tick, before the clients' snapshots. False when out of memory. */
+bool net_snapshot_rebuild(net_snapshot_writer *s, const world *w);
+/* A body's state in the quanta of the writer: the angle in 1/65536 turn ([0, 65536)), the
+ * angular velocity in 1/1024 rad/s (PROTOCOL.md "Snapshot rate and quantized snapshots"). */
+quant_state net_snapshot_quantize(const net_snapshot_writer *s, vec2 position, vec2 velocity,
+                                  uint32_t last_input_seq, float angle, float angular_velocity);
 
 /* Rebuilds the view index and the delta records, and appends a Snapshot to every welcomed client
  * (net_tick_run does this after its steps). */

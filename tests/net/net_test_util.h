@@ -4,6 +4,7 @@
 #ifndef COLLIDE_NET_TEST_UTIL_H
 #define COLLIDE_NET_TEST_UTIL_H
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -264,6 +265,26 @@ static inline bool tu_view_apply(tu_view *v, const Collide__V1__Snapshot *s) {
         b->w = bs->angular_velocity;
     }
     return ok;
+}
+
+/* A masked client frame of body[0..n) (RFC 6455 5.2); returns its length. */
+static inline size_t tu_ws_frame(uint8_t op, bool fin, const uint8_t *body, size_t n,
+                                 uint8_t *out) {
+    static const uint8_t key[4] = {0xa1, 0x0b, 0x7c, 0x3d};
+    size_t h = 0;
+    out[h++] = (uint8_t)((fin ? 0x80 : 0) | op);
+    if (n < 126) {
+        out[h++] = (uint8_t)(0x80 | n);
+    } else {
+        out[h++] = 0x80 | 126;
+        out[h++] = (uint8_t)(n >> 8);
+        out[h++] = (uint8_t)n;
+    }
+    memcpy(out + h, key, 4);
+    h += 4;
+    for (size_t i = 0; i < n; i++)
+        out[h + i] = body[i] ^ key[i & 3];
+    return h + n;
 }
 
 #endif

@@ -328,25 +328,6 @@ static void flush(session *s) {
     }
 }
 
-/* A masked client WebSocket frame (RFC 6455 5.2) of body[0..n), n < 65536; returns its length. */
-static size_t ws_client_frame(uint8_t op, const uint8_t *body, size_t n, uint8_t *out) {
-    static const uint8_t key[4] = {0xa1, 0x0b, 0x7c, 0x3d};
-    size_t h = 0;
-    out[h++] = (uint8_t)(0x80 | op);
-    if (n < 126) {
-        out[h++] = (uint8_t)(0x80 | n);
-    } else {
-        out[h++] = 0x80 | 126;
-        out[h++] = (uint8_t)(n >> 8);
-        out[h++] = (uint8_t)n;
-    }
-    memcpy(out + h, key, 4);
-    h += 4;
-    for (size_t i = 0; i < n; i++)
-        out[h + i] = body[i] ^ key[i & 3];
-    return h + n;
-}
-
 /* Sends the n framed bytes in s->buf from client ci in its transport, then flushes. */
 static void send_buf(session *s, int ci, size_t n) {
     net_client *c = &s->c[ci];
@@ -354,7 +335,7 @@ static void send_buf(session *s, int ci, size_t n) {
     if (c->transport == &net_ws_transport) {
         size_t pl = 0, bl = 0;
         if (frame_peek(s->buf, n, UINT32_MAX, &pl, &bl) != FRAME_OK) abort(); /* a test bug */
-        net_client_feed(s->srv, c, s->wsbuf, ws_client_frame(0x2, s->buf + pl, bl, s->wsbuf));
+        net_client_feed(s->srv, c, s->wsbuf, tu_ws_frame(0x2, true, s->buf + pl, bl, s->wsbuf));
     } else {
         net_client_feed(s->srv, c, s->buf, n);
     }

@@ -26,30 +26,11 @@ static void place(net_server *srv, net_client *c, const net_hello_ticket *t, voi
     net_client_hand_off(srv, c, &pl);
 }
 
-/* A masked client frame of body[0..n) (RFC 6455 5.2); returns its length. */
-static size_t ws_frame(uint8_t op, bool fin, const uint8_t *body, size_t n, uint8_t *out) {
-    static const uint8_t key[4] = {0xa1, 0x0b, 0x7c, 0x3d};
-    size_t h = 0;
-    out[h++] = (uint8_t)((fin ? 0x80 : 0) | op);
-    if (n < 126) {
-        out[h++] = (uint8_t)(0x80 | n);
-    } else {
-        out[h++] = 0x80 | 126;
-        out[h++] = (uint8_t)(n >> 8);
-        out[h++] = (uint8_t)n;
-    }
-    memcpy(out + h, key, 4);
-    h += 4;
-    for (size_t i = 0; i < n; i++)
-        out[h + i] = body[i] ^ key[i & 3];
-    return h + n;
-}
-
 /* The body of a varint-framed message at buf (its prefix dropped) as one binary frame. */
 static size_t ws_of(const uint8_t *framed, size_t len, uint8_t *out) {
     size_t pl = 0, bl = 0;
     if (frame_peek(framed, len, UINT32_MAX, &pl, &bl) != FRAME_OK) return 0;
-    return ws_frame(0x2, true, framed + pl, bl, out);
+    return tu_ws_frame(0x2, true, framed + pl, bl, out);
 }
 
 /* The ServerMessages in a server's WebSocket output (after the 101, if any); count returned. */
@@ -87,9 +68,9 @@ static void test_hand_off_keeps_the_raw_bytes_after_hello(void) {
     len += ws_of(tmp, tu_hello(7, 1, NULL, tmp, sizeof tmp), stream + len);
     size_t after_hello = len;
     size_t pl = tu_ping(8, 4242, tmp, sizeof tmp);
-    len += ws_frame(0x2, false, tmp + 1, 3, stream + len); /* tmp[0] is the 1-byte prefix */
-    len += ws_frame(0x9, true, (const uint8_t *)"p", 1, stream + len);
-    len += ws_frame(0x0, true, tmp + 4, pl - 4, stream + len);
+    len += tu_ws_frame(0x2, false, tmp + 1, 3, stream + len); /* tmp[0] is the 1-byte prefix */
+    len += tu_ws_frame(0x9, true, (const uint8_t *)"p", 1, stream + len);
+    len += tu_ws_frame(0x0, true, tmp + 4, pl - 4, stream + len);
     Collide__V1__Ping pg = COLLIDE__V1__PING__INIT;
     pg.client_time_us = 77;
     tu_cmsg m = COLLIDE__V1__CLIENT_MESSAGE__INIT;
@@ -104,7 +85,7 @@ static void test_hand_off_keeps_the_raw_bytes_after_hello(void) {
     tmp[body + 2] = (uint8_t)(0x80 | (pad & 0x7f));
     tmp[body + 3] = (uint8_t)(pad >> 7);
     memset(tmp + body + 4, 0, pad);
-    len += ws_frame(0x2, true, tmp, 300, stream + len);
+    len += tu_ws_frame(0x2, true, tmp, 300, stream + len);
     CHECK(len < sizeof stream);
 
     /* Every way of splitting the stream in two reads, and around the Hello in three. */

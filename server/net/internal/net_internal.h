@@ -20,7 +20,8 @@
  *   net_events         each step's contact and sensor events, queued per recipient
  *   net_session_rooms  CreateRoom, CloseRoom, ListRooms
  *   net_queries        RayCast, OverlapQuery, ShapeCast
- *   net_snapshot       the snapshot writer, in named phases over the view's mirror
+ *   net_snapshot       the snapshot writer, in named phases over the view's mirror; its per-tick
+ *                      side (net_snapshot_deltas.c: each changed mover's record, once for all)
  *   net_session        the protocol state machine: Hello, Welcome, dispatch, the handlers
  *   net_tick           a world's tick (step, events, sweep, snapshots), its schedule, and a
  *                      server's whole lifetime (net_server_create / _destroy)

@@ -42,6 +42,7 @@ enum wire_field {
     WIRE_CLIENT_MOVE_BATCH = 16,
     WIRE_CLIENT_OVERLAP = 18,
     WIRE_CLIENT_SHAPE_CAST = 19,
+    WIRE_CLIENT_SNAPSHOT_ACK = 23, /* 1.2 */
     /* OverlapQuery and ShapeCast: their shape, whose vertices are counted before unpack */
     WIRE_QUERY_SHAPE = 1,
     /* MoveIntents: its intents, counted before unpack */

@@ -32,8 +32,11 @@ struct ProtobufCAllocator;
 
 #define NET_PROTOCOL_VERSION 1
 #define NET_CLOSING_TIMEOUT_US                                                                     \
-    2000000u                 /* a CLOSING client that does not drain is cut after this             \
-                              */
+    2000000u /* a CLOSING client that does not drain is cut after this                             \
+              */
+/* Acknowledgements a client may bank against snapshots it was sent: a client that acknowledges
+ * every snapshot never pays for it, one that stops acknowledging cannot save up a flood. */
+#define NET_FREE_ACKS_MAX 64u
 #define NET_MAX_VIEW_BOXES 8 /* more own bodies than this: one enclosing view box */
 #define NET_MAX_REFUSING 64  /* refused connections waiting for their Error to flush */
 #define NET_IP_KEY_BYTES 16  /* a peer IP as IPv6; IPv4 as IPv4-mapped (::ffff:a.b.c.d) */
@@ -139,6 +142,9 @@ typedef struct net_client_snapshot {
     uint32_t snapshot_every;     /* granted: one snapshot every this many ticks (0 counts as 1) */
     uint64_t next_snapshot_tick; /* its next snapshot goes out at the first tick >= this */
     bool quantized;              /* Hello.quantized: Snapshot.packed instead of bodies */
+    uint64_t acked_tick; /* the newest snapshot tick it acknowledged (SnapshotAck; 0: none) */
+    uint32_t free_acks;  /* SnapshotAcks still free of the rate limits: one per snapshot sent
+                            (PROTOCOL.md "Datagrams"), at most NET_FREE_ACKS_MAX banked */
     quant_state *qknown; /* quantized: the state last sent of each body in `known`, same index */
     uint32_t qknown_cap; /* entries allocated in qknown */
 } net_client_snapshot;

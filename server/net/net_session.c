@@ -438,6 +438,13 @@ static void on_despawn(net_server *srv, net_client *c, uint32_t rid,
     }
 }
 
+/* SnapshotAck (1.2): the client applied the snapshot of that tick. Kept as the newest tick acked
+ * (a UDP client's baselines are chosen from it); no reply, and on TCP and WebSocket nothing else
+ * (PROTOCOL.md "Datagrams": accepted and ignored there). A tick not yet sent proves nothing. */
+static void on_snapshot_ack(net_client *c, const Collide__V1__SnapshotAck *a, uint64_t now_tick) {
+    if (a->tick <= now_tick && a->tick > c->snap.acked_tick) c->snap.acked_tick = a->tick;
+}
+
 static void on_ping(net_server *srv, net_client *c, uint32_t rid, const Collide__V1__Ping *p) {
     Collide__V1__Pong pong = COLLIDE__V1__PONG__INIT;
     pong.client_time_us = p->client_time_us;
@@ -482,6 +489,15 @@ static uint32_t request_id_raw(const uint8_t *body, size_t len) {
     return (uint32_t)rid;
 }
 
+/* A SnapshotAck frame, from its bytes: short (a request_id and a tick) and holding field 23. A
+ * frame that hides another message behind an ack field is unpacked as that message, for free, at
+ * most once per snapshot sent: no more than the acks it replaces. */
+static bool is_snapshot_ack(const uint8_t *body, size_t len) {
+    const uint8_t *data;
+    uint64_t unused;
+    return len <= 24 && wire_scan(body, len, WIRE_CLIENT_SNAPSHOT_ACK, WIRE_LEN, &data, &unused);
+}
+
 /* The rate limits, charged before the unpack: a dropped frame costs a field scan for its
  * request_id, not a parse and its allocations, so a flood pays for nothing it is refused. The byte
  * bucket too (--rate-limit-bytes): a message's cost grows with its size, so a client within the
@@ -489,6 +505,10 @@ static uint32_t request_id_raw(const uint8_t *body, size_t len) {
  * --admin-rate-limit when set (message_rate). False when the frame is dropped (RATE_LIMITED sent,
  * fatal once the drops are abusive). */
 static bool charge_frame(net_server *srv, net_client *c, const uint8_t *body, size_t len) {
+    if (c->snap.free_acks > 0 && is_snapshot_ack(body, len)) {
+        c->snap.free_acks--;
+        return true;
+    }
     size_t wire_len = len + frame_prefix_size((uint32_t)len);
     double rate = message_rate(srv, c);
     bool over_msgs = rate > 0.0 && !net_rate_take(&c->rate, rate, srv->now_us);
@@ -596,6 +616,9 @@ static void route(net_server *srv, net_client *c, const net_client_msg *msg, con
         break;
     case COLLIDE__V1__CLIENT_MESSAGE__MSG_LIST_ROOMS:
         net_session_list_rooms(srv, c, rid);
+        break;
+    case COLLIDE__V1__CLIENT_MESSAGE__MSG_SNAPSHOT_ACK:
+        on_snapshot_ack(c, msg->snapshot_ack, srv->world ? world_tick(srv->world) : 0);
         break;
     default:
         net_server_send_error(srv, c, rid, NET_ERR(BAD_REQUEST), false, "empty or unknown message");

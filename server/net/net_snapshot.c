@@ -700,8 +700,11 @@ static void snapshot_write_message(const void *ctx, uint8_t *out, size_t size) {
 static void snapshot_finish(snap_pass *p) {
     const net_buf *s = p->out.s;
     size_t size = 1 + varint_size(s->len) + s->len;
-    if (net_server_append_with(p->srv, p->c, size, snapshot_write_message, s))
+    if (net_server_append_with(p->srv, p->c, size, snapshot_write_message, s)) {
         p->c->out_snapshots++;
+        /* each snapshot sent makes its acknowledgement free (charge_frame, net_session.c) */
+        if (p->c->snap.free_acks < NET_FREE_ACKS_MAX) p->c->snap.free_acks++;
+    }
 }
 
 void net_snapshot_client(net_server *srv, net_client *c) {

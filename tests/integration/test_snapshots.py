@@ -137,5 +137,43 @@ def small_frames_converge_to_the_truth():
     d.stop_and_check()
 
 
+def msg_ack(rid, tick):
+    m = ct.pb.ClientMessage(request_id=rid)
+    m.snapshot_ack.tick = tick
+    return m
+
+
+@test
+def snapshot_ack_is_accepted_and_ignored_on_tcp():
+    """PROTOCOL.md "Datagrams" (1.2): on TCP SnapshotAck is accepted and ignored (no reply, no
+    error), snapshots keep baseline_tick 0, Welcome.udp_port is 0 while no UDP port is served, and
+    acks up to one per snapshot sent are free of the rate limits: at --rate-limit 5 (burst 10) a
+    client that acknowledges each of 60 snapshots is never limited, and its acks past the
+    snapshots it was sent are."""
+    d = ct.Daemon(["--rate-limit", "5"], world=ct.write_world(bounds=((-100, -100), (100, 100))))
+    try:
+        c = d.client()
+        w = c.hello()
+        check(w.udp_port == 0, "no UDP transport: Welcome.udp_port 0, got %d" % w.udp_port)
+        acked, others = 0, []
+        while acked < 60:
+            sm = c.recv_until(snap, what="a snapshot", keep=others)
+            check(sm.snapshot.baseline_tick == 0, "TCP snapshots are never against a baseline")
+            c.send(msg_ack(0, sm.snapshot.tick))
+            acked += 1
+        pong = c.ping()
+        check(kind_of(pong) == "pong", "the Ping after 60 acks: %s" % describe(pong))
+        others += c.non_snapshots(0.3)
+        check(not others, "an ack has no reply, and 60 acks of 60 snapshots cost nothing: %s"
+              % [describe(m) for m in others])
+        # a burst of acks beyond the snapshots sent is charged: past the burst, RATE_LIMITED
+        c.send(*[msg_ack(100 + i, 1) for i in range(200)])
+        limited = c.recv_until(lambda m: kind_of(m) == "error", what="RATE_LIMITED")
+        check(limited.error.code == ct.code_of("RATE_LIMITED") and limited.request_id >= 100,
+              "acks past one per snapshot are charged: %s" % describe(limited))
+    finally:
+        d.stop_and_check()
+
+
 if __name__ == "__main__":
     ct.main()

@@ -24,7 +24,8 @@
  * is sent within ceil(M / k) snapshots of the first that could carry it. The room is at least
  * half of --udp-snapshot-bytes less the own bodies' records (removals take at most half), and a
  * record at most NET_DG_RECORD_MAX bytes, so k >= 1 whenever the own bodies leave that much
- * (docs/net-design.md "The datagram budget"; test_net_baselines checks the bound). */
+ * (docs/net-design.md "Datagram snapshots: baselines and the budget"; test_net_baselines checks
+ * the bound). */
 #include <stdlib.h>
 #include <string.h>
 

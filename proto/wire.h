@@ -62,13 +62,19 @@ enum wire_field {
     WIRE_SERVER_ERROR = 14,
     WIRE_SERVER_GOODBYE = 15,
     WIRE_SERVER_QUERY_RESULT = 16,
+    WIRE_SERVER_EVENTS = 20, /* 1.2 */
     /* Snapshot */
     WIRE_SNAPSHOT_TICK = 1,
     WIRE_SNAPSHOT_BODIES = 2,
     WIRE_SNAPSHOT_REMOVED = 3,
     WIRE_SNAPSHOT_CONTACTS = 4,
     WIRE_SNAPSHOT_SENSOR_EVENTS = 5,
-    WIRE_SNAPSHOT_PACKED = 6, /* 1.1: quantized records (quant.h) */
+    WIRE_SNAPSHOT_PACKED = 6,        /* 1.1: quantized records (quant.h) */
+    WIRE_SNAPSHOT_BASELINE_TICK = 7, /* 1.2: the state the deltas are against (0: full) */
+    /* Events (1.2: a datagram client's events, one message per tick) */
+    WIRE_EVENTS_TICK = 1,
+    WIRE_EVENTS_CONTACTS = 2,
+    WIRE_EVENTS_SENSOR_EVENTS = 3,
     /* BodyState */
     WIRE_BODY_ID = 1,
     WIRE_BODY_POSITION = 2,

@@ -56,6 +56,8 @@ void net_config_default(net_config *cfg) {
     cfg->history_ms = 500;
     cfg->position_quantum = 1.0f / 256.0f;
     cfg->velocity_quantum = 1.0f / 64.0f;
+    cfg->udp_baselines = 32;
+    cfg->udp_snapshot_bytes = 1100; /* a 1280-byte path MTU, less IPv6, UDP and ENet headers */
 }
 
 const char *net_log_level_str(net_log_level level) {
@@ -212,6 +214,10 @@ static const opt_def opts[] = {
      "UNITS  position step of quantized snapshots (default 0.00390625 = 1/256)"},
     {"velocity-quantum", "COLLIDE_VELOCITY_QUANTUM", OPT_FLOAT, F(velocity_quantum), 0, 1e-6, 1000,
      "UNITS_PER_S  velocity step of quantized snapshots (default 0.015625 = 1/64)"},
+    {"udp-baselines", "COLLIDE_UDP_BASELINES", OPT_U32, F(udp_baselines), 0, 1, 1024,
+     "N  snapshots per UDP client kept as baselines for the next ones' deltas (default 32)"},
+    {"udp-snapshot-bytes", "COLLIDE_UDP_SNAPSHOT_BYTES", OPT_U32, F(udp_snapshot_bytes), 0, 256,
+     65536, "BYTES  most bytes of one UDP snapshot; --max-frame caps it (default 1100)"},
 };
 #undef F
 #define OPT_COUNT (sizeof opts / sizeof opts[0])

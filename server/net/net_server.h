@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "net_arena.h"
+#include "net_baselines.h"
 #include "net_buf.h"
 #include "net_config.h"
 #include "net_known.h"
@@ -147,6 +148,8 @@ typedef struct net_client_snapshot {
                             (PROTOCOL.md "Datagrams"), at most NET_FREE_ACKS_MAX banked */
     quant_state *qknown; /* quantized: the state last sent of each body in `known`, same index */
     uint32_t qknown_cap; /* entries allocated in qknown */
+    net_baselines baselines; /* datagram transport: its states after its last snapshots (its
+                                known set and qknown stay empty) */
 } net_client_snapshot;
 
 typedef struct net_client {

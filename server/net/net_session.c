@@ -443,6 +443,9 @@ static void on_despawn(net_server *srv, net_client *c, uint32_t rid,
  * (PROTOCOL.md "Datagrams": accepted and ignored there). A tick not yet sent proves nothing. */
 static void on_snapshot_ack(net_client *c, const Collide__V1__SnapshotAck *a, uint64_t now_tick) {
     if (a->tick <= now_tick && a->tick > c->snap.acked_tick) c->snap.acked_tick = a->tick;
+    /* A datagram client's baseline: any snapshot still held, not only a newer acked_tick (an
+     * ack for a tick never sent moved acked_tick and must not hide the real ones). */
+    net_baselines_ack(&c->snap.baselines, a->tick);
 }
 
 static void on_ping(net_server *srv, net_client *c, uint32_t rid, const Collide__V1__Ping *p) {

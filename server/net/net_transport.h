@@ -33,6 +33,11 @@ struct net_buf;
 typedef struct net_transport {
     const char *name; /* label value of collide_transport_*{transport=...}; unique */
     uint32_t id;      /* its place in the table and in net_metrics.transports */
+    /* Messages go as packets that may be lost (PROTOCOL.md "Datagrams"): snapshots quantized,
+     * against the client's acknowledged baselines (net_baselines.h), within
+     * --udp-snapshot-bytes; events as Events messages, which the transport carries on its
+     * reliable channel. False for the stream transports (TCP, WebSocket). */
+    bool datagram;
     /* Makes c->transport_state for a client about to be registered; adopted: handed over by the
      * front after its handshake (its Hello already answered there). False when out of memory. */
     bool (*open)(struct net_client *c, bool adopted);

@@ -10,18 +10,25 @@
  *                      leaves: a bounded byte buffer, a client's known set, the token bucket, the
  *                      arena frames unpack into (and the one pre-scan of a frame), the flags, HTTP
  *                      requests, the room directory (and its one status-to-ErrorCode table)
- *   net_transport      the transport interface and its table (a leaf: names the registry's types)
+ *   net_baselines      a datagram client's states after its last snapshots, a ring (the baselines
+ *                      its deltas are against)
+ *   net_transport      the transport interface and its table (a leaf: names the registry's types;
+ *                      `datagram` marks the transports whose packets may be lost)
  *   net_view           the interest index and the id-ordered mover mirror snapshots read
  *   net_log, net_metrics   log lines, the /metrics counters
  *   internal/          this header: below the registry (it names net_server, includes none of it)
  *   net_server         the registry: ids, output queues and their limits, close with a reason,
  *                      the timeout sweep; it calls nothing above it
  *   net_request        world status -> ErrorCode, wire shape -> geom shape (every request's)
- *   net_events         each step's contact and sensor events, queued per recipient
+ *   net_events         each step's contact and sensor events, queued per recipient (a datagram
+ *                      client's sent at once, one Events message per tick)
  *   net_session_rooms  CreateRoom, CloseRoom, ListRooms
  *   net_queries        RayCast, OverlapQuery, ShapeCast
  *   net_snapshot       the snapshot writer, in named phases over the view's mirror; its per-tick
- *                      side (net_snapshot_deltas.c: each changed mover's record, once for all)
+ *                      side (net_snapshot_deltas.c: each changed mover's record, once for all);
+ *                      a datagram client's (net_snapshot_datagram.c: against its acknowledged
+ *                      baseline, within --udp-snapshot-bytes, by accumulated priority), through
+ *                      internal/net_snapshot_internal.h
  *   net_session        the protocol state machine: Hello, Welcome, dispatch, the handlers
  *   net_tick           a world's tick (step, events, sweep, snapshots), its schedule, and a
  *                      server's whole lifetime (net_server_create / _destroy)

@@ -312,5 +312,10 @@ int cc_load_parse(int argc, char **argv, load_opts *o) {
         if (!load_flag_read(&flags[c - CC_OPT_FIRST_FREE], optarg, o)) return CC_EXIT_USAGE;
     }
     if (!cc_no_operands(CMD, argc, argv, optind)) return CC_EXIT_USAGE;
+    if (o->common.udp) { /* its players do not yet build snapshots from baselines nor ack them */
+        fprintf(stderr, "collide-client " CMD ": --transport udp is not supported by load yet "
+                        "(ping and watch speak it)\n");
+        return CC_EXIT_USAGE;
+    }
     return load_check(o);
 }

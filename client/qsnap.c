@@ -203,6 +203,18 @@ bool cc_qsnap_scan(cc_qsnap *q, const uint8_t *buf, size_t len, uint32_t body_id
     return quant_apply(&q->t, packed, packed_len, on_scan_record, &x);
 }
 
+bool cc_qsnap_body_in(const cc_qsnap *q, const quant_table *t, uint32_t body_id,
+                      cc_wire_body *out) {
+    const quant_body *b = body_id ? quant_table_find(t, body_id) : NULL;
+    if (!b) return false;
+    out->id = b->id;
+    out->has_position = true;
+    out->x = (float)(b->q.px * q->position_quantum);
+    out->y = (float)(b->q.py * q->position_quantum);
+    out->last_input_seq = b->q.last_input_seq;
+    return true;
+}
+
 /* ---- UDP: snapshots against a baseline ----------------------------------------------------- */
 
 static bool push_u32(uint32_t **a, size_t *n, size_t *cap, uint32_t v) {

@@ -56,6 +56,10 @@ bool cc_qsnap_expand(cc_qsnap *q, Collide__V1__Snapshot *s);
  * the shape store, when the previous state lacked it or its id now names a new body), s->removed
  * the ids gone since then. Call cc_qsnap_done in every case. */
 int cc_qsnap_expand_base(cc_qsnap *q, cc_qbase *b, Collide__V1__Snapshot *s);
+/* UDP: body_id's state in t (the rebuilt state, cc_qbase_newest), in world units, as the scan
+ * reports it: the intent-to-ack reads last_input_seq there, so a body whose record was left out of
+ * this snapshot by the size budget still acknowledges what its baseline did. False when absent. */
+bool cc_qsnap_body_in(const cc_qsnap *q, const quant_table *t, uint32_t body_id, cc_wire_body *out);
 /* Gives s->bodies back (s can then be freed with protobuf-c) and frees the shapes. */
 void cc_qsnap_done(cc_qsnap *q, Collide__V1__Snapshot *s);
 

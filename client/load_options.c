@@ -201,7 +201,9 @@ static void print_flag(FILE *f, const load_flag *fl) {
 static void load_usage(FILE *f) {
     fprintf(f, "usage: collide-client load [options]\n"
                "Drives simulated players against collided and reports latency, throughput and "
-               "errors.\n\n");
+               "errors.\n"
+               "With --transport udp each player is an ENet peer: it builds every snapshot from "
+               "its\nbaseline, acknowledges what it applied, and the report adds a udp: line.\n\n");
     for (int s = 0; s < SEC_COUNT; s++) {
         fprintf(f, "%s\n", section_titles[s]);
         for (size_t i = 0; i < FLAG_COUNT; i++)
@@ -266,6 +268,12 @@ static int load_check(load_opts *o) {
         fprintf(stderr, "collide-client " CMD ": --backend needs --admin-token\n");
         return CC_EXIT_USAGE;
     }
+    if (o->backend_npcs > 0 && o->common.udp) {
+        /* The backend is a game server's admin link: it speaks TCP or WebSocket, and the --port
+         * of a UDP run is the daemon's ENet port. */
+        fprintf(stderr, "collide-client " CMD ": --backend needs --transport tcp or ws\n");
+        return CC_EXIT_USAGE;
+    }
     if (o->backend_queries_hz > 0 && o->backend_npcs == 0) {
         fprintf(stderr, "collide-client " CMD ": --backend-queries needs --backend\n");
         return CC_EXIT_USAGE;
@@ -312,10 +320,5 @@ int cc_load_parse(int argc, char **argv, load_opts *o) {
         if (!load_flag_read(&flags[c - CC_OPT_FIRST_FREE], optarg, o)) return CC_EXIT_USAGE;
     }
     if (!cc_no_operands(CMD, argc, argv, optind)) return CC_EXIT_USAGE;
-    if (o->common.udp) { /* its players do not yet build snapshots from baselines nor ack them */
-        fprintf(stderr, "collide-client " CMD ": --transport udp is not supported by load yet "
-                        "(ping and watch speak it)\n");
-        return CC_EXIT_USAGE;
-    }
     return load_check(o);
 }

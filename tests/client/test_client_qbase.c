@@ -9,6 +9,7 @@
 
 #include "harness.h"
 #include "qbase.h"
+#include "qsnap.h"
 #include "quant.h"
 #include "varint.h"
 
@@ -327,4 +328,74 @@ static void test_qbase_directed(void) {
     cc_qbase_free(&qb);
 }
 
-TEST_MAIN(TEST(test_qbase_directed), TEST(test_qbase_randomized_against_oracle))
+/* A body's shape as a real Shape message (a circle), which cc_qsnap_expand_base unpacks; the
+ * oracle's random bytes are enough for qbase, which only keeps them. */
+static void give_circle(o_body *b) {
+    Collide__V1__Circle c = COLLIDE__V1__CIRCLE__INIT;
+    Collide__V1__Shape sh = COLLIDE__V1__SHAPE__INIT;
+    c.radius = 0.5f;
+    sh.kind_case = COLLIDE__V1__SHAPE__KIND_CIRCLE;
+    sh.circle = &c;
+    CHECK(collide__v1__shape__get_packed_size(&sh) <= sizeof b->shape);
+    b->shape_len = (uint32_t)collide__v1__shape__pack(&sh, b->shape);
+}
+
+/* load's reading of a UDP snapshot: cc_qsnap_expand_base, then our body from the rebuilt state.
+ * A delta that leaves our body out (the size budget) still shows the baseline's last_input_seq,
+ * although the rewritten message has no record of it. */
+static void test_qsnap_body_in_rebuilt_state(void) {
+    static o_state s1, s2;
+    static o_snapshot enc;
+    o_world w;
+    memset(&w, 0, sizeof w);
+    w.rng.state = 7;
+    for (int i = 0; i < 3; i++)
+        world_spawn(&w);
+    w.b[1].q.last_input_seq = 7;
+    for (int i = 0; i < 3; i++)
+        give_circle(&w.b[i]);
+    world_view(&w, &s1);
+    uint32_t ours = s1.b[1].id;
+    cc_qbase qb;
+    cc_qsnap q;
+    CHECK(cc_qbase_init(&qb, 4));
+    cc_qsnap_init(&q, 0.5f, 0.25f);
+    Collide__V1__Snapshot snap = COLLIDE__V1__SNAPSHOT__INIT;
+
+    encode(&s1, NULL, &enc);
+    snap.tick = 10;
+    snap.packed = (ProtobufCBinaryData){enc.len, enc.packed};
+    CHECK(cc_qsnap_expand_base(&q, &qb, &snap) == CC_QBASE_APPLIED && snap.n_bodies == 3);
+    cc_qsnap_done(&q, &snap);
+    cc_wire_body b;
+    CHECK(cc_qsnap_body_in(&q, cc_qbase_newest(&qb), ours, &b));
+    CHECK(b.id == ours && b.has_position && b.last_input_seq == 7);
+    CHECK(b.x == (float)s1.b[1].q.px * 0.5f && b.y == (float)s1.b[1].q.py * 0.5f);
+
+    /* tick 11 against 10, an empty delta: no record of ours, its state kept from the baseline */
+    snap.tick = 11;
+    snap.baseline_tick = 10;
+    snap.packed = (ProtobufCBinaryData){0, NULL};
+    CHECK(cc_qsnap_expand_base(&q, &qb, &snap) == CC_QBASE_APPLIED && snap.n_bodies == 0);
+    cc_qsnap_done(&q, &snap);
+    CHECK(cc_qsnap_body_in(&q, cc_qbase_newest(&qb), ours, &b) && b.last_input_seq == 7);
+
+    /* tick 12 against 11: the server applied seq 9 */
+    s2 = s1;
+    s2.b[1].q.last_input_seq = 9;
+    encode(&s2, &s1, &enc);
+    snap.tick = 12;
+    snap.baseline_tick = 11;
+    snap.packed = (ProtobufCBinaryData){enc.len, enc.packed};
+    CHECK(cc_qsnap_expand_base(&q, &qb, &snap) == CC_QBASE_APPLIED && snap.n_bodies == 1);
+    cc_qsnap_done(&q, &snap);
+    CHECK(cc_qsnap_body_in(&q, cc_qbase_newest(&qb), ours, &b) && b.last_input_seq == 9);
+    /* Before Spawned (id 0) and for an id not in view: nothing. */
+    CHECK(!cc_qsnap_body_in(&q, cc_qbase_newest(&qb), 0, &b));
+    CHECK(!cc_qsnap_body_in(&q, cc_qbase_newest(&qb), s1.b[2].id + 1, &b));
+    cc_qsnap_free(&q);
+    cc_qbase_free(&qb);
+}
+
+TEST_MAIN(TEST(test_qbase_directed), TEST(test_qbase_randomized_against_oracle),
+          TEST(test_qsnap_body_in_rebuilt_state))

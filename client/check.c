@@ -41,6 +41,7 @@ void cc_check_view_init(cc_check_view *v, float tolerance) {
     v->count = 0;
     v->last_tick = 0;
     v->have_tick = false;
+    v->events_apart = false; /* load mallocs its views: never left to chance */
     v->tolerance = tolerance;
     v->open_count = 0;
 }

@@ -106,6 +106,10 @@ void cc_stats_merge(cc_stats *into, const cc_stats *from) {
     into->frames_in += from->frames_in;
     into->frames_dropped += from->frames_dropped;
     into->malformed += from->malformed;
+    into->udp_full += from->udp_full;
+    into->udp_ignored += from->udp_ignored;
+    into->udp_acks_sent += from->udp_acks_sent;
+    into->udp_events += from->udp_events;
     into->bytes_in += from->bytes_in;
     into->bytes_out += from->bytes_out;
     into->client_seconds += from->client_seconds;
@@ -201,6 +205,23 @@ static void text_backend(FILE *out, const cc_backend_stats *b) {
     if (b->failure[0]) fprintf(out, "  backend stopped: %s\n", b->failure);
 }
 
+/* What the connect time covers: over WebSocket the upgrade's round trip is in it; over UDP it is
+ * ENet's connect handshake (no TCP at all). */
+static const char *connect_label(const char *transport) {
+    if (transport && strcmp(transport, "ws") == 0) return "connect+upgrade";
+    if (transport && strcmp(transport, "udp") == 0) return "enet connect";
+    return "tcp connect";
+}
+
+/* UDP's own figures: how often the baseline scheme fell back or lost its footing. */
+static void text_udp(FILE *out, const cc_stats *s) {
+    fprintf(out,
+            "udp: %llu full snapshots, %llu ignored (baseline not held), %llu acks sent, %llu "
+            "events messages\n",
+            (unsigned long long)s->udp_full, (unsigned long long)s->udp_ignored,
+            (unsigned long long)s->udp_acks_sent, (unsigned long long)s->udp_events);
+}
+
 void cc_report_text(FILE *out, const cc_report_meta *m, const cc_stats *s) {
     double el = m->elapsed_s > 0 ? m->elapsed_s : 1.0;
     double cs = s->client_seconds > 0 ? s->client_seconds : 1.0;
@@ -219,10 +240,7 @@ void cc_report_text(FILE *out, const cc_report_meta *m, const cc_stats *s) {
     fprintf(out, "latency (from the intended send time; ms):\n");
     text_hist(out, "intent-to-ack", &s->ack_us);
     text_hist(out, "ping rtt", &s->rtt_us);
-    /* Over WebSocket the connect ends at the 101: the upgrade's round trip is in it. */
-    text_hist(out,
-              m->transport && strcmp(m->transport, "ws") == 0 ? "connect+upgrade" : "tcp connect",
-              &s->connect_us);
+    text_hist(out, connect_label(m->transport), &s->connect_us);
     text_hist(out, "hello-to-welcome", &s->welcome_us);
     text_hist(out, "spawn", &s->spawn_us);
     text_hist(out, "snapshot inter-arrival", &s->gap_us);
@@ -245,6 +263,7 @@ void cc_report_text(FILE *out, const cc_report_meta *m, const cc_stats *s) {
             (unsigned long long)s->snapshots, (double)s->snapshots / cs,
             s->snapshots ? (double)s->snapshot_bodies / (double)s->snapshots : 0.0,
             (double)s->snapshots / el);
+    if (m->transport && strcmp(m->transport, "udp") == 0) text_udp(out, s);
     fprintf(out,
             "bytes per client: in %.0f B/s (min %.0f, max %.0f), out %.0f B/s; total in %llu, "
             "out %llu\n",
@@ -451,6 +470,11 @@ bool cc_report_json(const char *path, const cc_report_meta *m, const cc_stats *s
             (unsigned long long)s->snapshots, (double)s->snapshots / cs,
             s->snapshots ? (double)s->snapshot_bodies / (double)s->snapshots : 0.0,
             (unsigned long long)s->max_tick);
+    fprintf(f,
+            "  \"udp\": {\"full_snapshots\": %llu, \"ignored_snapshots\": %llu, \"acks_sent\": "
+            "%llu, \"events_messages\": %llu},\n",
+            (unsigned long long)s->udp_full, (unsigned long long)s->udp_ignored,
+            (unsigned long long)s->udp_acks_sent, (unsigned long long)s->udp_events);
     fprintf(f,
             "  \"bytes\": {\"in_total\": %llu, \"out_total\": %llu, \"in_per_client_per_s\": "
             "%.1f, \"out_per_client_per_s\": %.1f, \"in_per_client_per_s_min\": %.1f, "

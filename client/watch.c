@@ -39,6 +39,8 @@ typedef struct watch_ctx {
     uint32_t snapshot_rate;     /* --snapshot-rate: Hello.snapshot_rate_hz (0: every tick) */
     bool quantized;             /* --quantized: Hello.quantized */
     cc_qsnap q;                 /* --quantized: the bodies in quanta, from Snapshot.packed */
+    cc_qbase base;              /* --transport udp: the states snapshots are deltas against */
+    uint64_t ignored;           /* UDP snapshots ignored: their baseline is not held */
 } watch_ctx;
 
 static uint32_t *set_slot(watch_ctx *x, uint32_t id, bool *found) {
@@ -153,6 +155,43 @@ static void watch_snapshot(watch_ctx *x, const Collide__V1__Snapshot *s, size_t 
     fflush(stdout);
 }
 
+/* A snapshot: over UDP built from its baseline and acknowledged (an ignored one re-acknowledges
+ * the newest applied, in case that ack was lost); over TCP quantized, expanded in place. */
+static void watch_on_snapshot(watch_ctx *x, Collide__V1__Snapshot *s, size_t len) {
+    int r = CC_QBASE_APPLIED;
+    if (x->o->udp)
+        r = cc_qsnap_expand_base(&x->q, &x->base, s);
+    else if (x->quantized && !cc_qsnap_expand(&x->q, s))
+        r = CC_QBASE_MALFORMED;
+    if (r == CC_QBASE_MALFORMED) {
+        cc_qsnap_done(&x->q, s);
+        snprintf(x->message, sizeof x->message,
+                 "malformed quantized snapshot from the server (tick %llu)",
+                 (unsigned long long)s->tick);
+        watch_finish(x, CC_EXIT_FAIL);
+        return;
+    }
+    if (r == CC_QBASE_APPLIED) watch_snapshot(x, s, len);
+    if (r == CC_QBASE_IGNORED) {
+        x->ignored++;
+        printf("tick %llu: ignored (baseline %llu not held)\n", (unsigned long long)s->tick,
+               (unsigned long long)s->baseline_tick);
+    }
+    if (x->quantized) cc_qsnap_done(&x->q, s);
+    if (x->o->udp && x->base.newest) {
+        cc_session_snapshot_ack(&x->conn, x->base.newest);
+        cc_conn_flush(&x->conn);
+    }
+    if (r == CC_QBASE_APPLIED && x->count && ++x->seen >= x->count) watch_finish(x, CC_EXIT_OK);
+}
+
+/* UDP: a tick's events, reliable on channel 0, checked for their pairing. */
+static void watch_on_events(watch_ctx *x, const Collide__V1__Events *e) {
+    printf("events tick %llu: %zu contacts, %zu sensor events\n", (unsigned long long)e->tick,
+           e->n_contacts, e->n_sensor_events);
+    if (x->check) cc_check_events(x->check, e, &x->check_stats);
+}
+
 static void watch_frame(cc_conn *c, const uint8_t *body, size_t len) {
     watch_ctx *x = c->user;
     if (x->result >= 0) return;
@@ -188,6 +227,11 @@ static void watch_frame(cc_conn *c, const uint8_t *body, size_t len) {
                    (double)w->velocity_quantum);
         if (w->snapshot_rate_hz || x->quantized) putchar('\n');
         if (x->quantized) cc_qsnap_init(&x->q, w->position_quantum, w->velocity_quantum);
+        if (x->o->udp && !cc_qbase_init(&x->base, x->o->udp_baselines)) {
+            snprintf(x->message, sizeof x->message, "out of memory for the UDP baselines");
+            watch_finish(x, CC_EXIT_FAIL);
+            break;
+        }
         x->welcomed = true;
         cc_session_set_view(c, 2, (x0 + x1) * 0.5f, (y0 + y1) * 0.5f, (x1 - x0) * 0.5f,
                             (y1 - y0) * 0.5f);
@@ -195,17 +239,10 @@ static void watch_frame(cc_conn *c, const uint8_t *body, size_t len) {
         break;
     }
     case COLLIDE__V1__SERVER_MESSAGE__MSG_SNAPSHOT:
-        if (x->quantized && !cc_qsnap_expand(&x->q, m->snapshot)) {
-            cc_qsnap_done(&x->q, m->snapshot);
-            snprintf(x->message, sizeof x->message,
-                     "malformed quantized snapshot from the server (tick %llu)",
-                     (unsigned long long)m->snapshot->tick);
-            watch_finish(x, CC_EXIT_FAIL);
-            break;
-        }
-        watch_snapshot(x, m->snapshot, len);
-        if (x->quantized) cc_qsnap_done(&x->q, m->snapshot);
-        if (x->count && ++x->seen >= x->count) watch_finish(x, CC_EXIT_OK);
+        watch_on_snapshot(x, m->snapshot, len);
+        break;
+    case COLLIDE__V1__SERVER_MESSAGE__MSG_EVENTS:
+        watch_on_events(x, m->events);
         break;
     case COLLIDE__V1__SERVER_MESSAGE__MSG_ERROR:
         printf("error %d (%s)%s\n", (int)m->error->code, m->error->message ? m->error->message : "",
@@ -342,6 +379,7 @@ int cc_watch_main(int argc, char **argv) {
     struct sockaddr_storage addr;
     if (!cc_resolve_common(CMD, &o, &addr)) return CC_EXIT_FAIL;
     x.o = &o;
+    x.quantized |= o.udp; /* UDP snapshots are always quantized */
     x.result = -1;
     x.ids = calloc(WATCH_SET_SLOTS, sizeof *x.ids);
     if (check) {
@@ -378,5 +416,6 @@ int cc_watch_main(int argc, char **argv) {
     free(x.ids);
     free(x.check);
     cc_qsnap_free(&x.q);
+    cc_qbase_free(&x.base);
     return result;
 }

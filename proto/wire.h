@@ -39,6 +39,7 @@ enum wire_field {
     WIRE_CLIENT_REQUEST_ID = 1,
     WIRE_CLIENT_HELLO = 10,
     WIRE_CLIENT_SPAWN = 11,
+    WIRE_CLIENT_MOVE = 12,
     WIRE_CLIENT_MOVE_BATCH = 16,
     WIRE_CLIENT_OVERLAP = 18,
     WIRE_CLIENT_SHAPE_CAST = 19,
@@ -85,6 +86,9 @@ enum wire_field {
     /* Pong */
     WIRE_PONG_CLIENT_TIME_US = 1,
     WIRE_PONG_TICK = 3,
+    /* Error: a fatal one's code is a UDP peer's disconnect data (net_udp.c) */
+    WIRE_ERROR_CODE = 1,
+    WIRE_ERROR_FATAL = 3,
 };
 
 /* ---- Reading ------------------------------------------------------------------------------- */

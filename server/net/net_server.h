@@ -156,6 +156,9 @@ typedef struct net_client {
     const net_transport *transport; /* how its messages are carried (net_transport.h); set before
                                        net_client_open (NULL there: the table's first, TCP) */
     void *transport_state;          /* the transport's own (its open makes it, release frees it) */
+    /* The I/O layer's writer of this client when it is not a net_conn socket (net_conn_flush
+     * calls it for each dirty client popped): a UDP peer's (net_udp_host.c). NULL: net_conn's. */
+    void (*io_flush)(struct net_client *c);
     uint32_t id;                    /* Welcome.client_id and owner of its bodies; never 0 */
     net_client_state state;         /* protocol state */
     bool admin;                     /* presented the admin token */

@@ -26,7 +26,7 @@ TIMEOUT = 120  # seconds for any one command; a generous bound under ASan on a b
 
 class Daemon:
     def __init__(self, path, *extra):
-        self.proc = subprocess.Popen([path, "--port", "0", "--http-port", "0", "--ws-port", "0", "--bind",
+        self.proc = subprocess.Popen([path, "--port", "0", "--udp-port", "0", "--http-port", "0", "--ws-port", "0", "--bind",
                                       "127.0.0.1", *extra],
                                      stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
         self.port = None

@@ -21,7 +21,7 @@ def main():
     ap.add_argument("--python", default=sys.executable)
     args = ap.parse_args()
 
-    daemon = subprocess.Popen([args.collided, "--port", "0", "--http-port", "0", "--ws-port", "0", "--bind",
+    daemon = subprocess.Popen([args.collided, "--port", "0", "--udp-port", "0", "--http-port", "0", "--ws-port", "0", "--bind",
                                "127.0.0.1"], stderr=subprocess.PIPE, text=True,
                               env={k: v for k, v in os.environ.items()
                                    if not k.startswith("COLLIDE_")})

@@ -32,11 +32,15 @@
  *   net_session        the protocol state machine: Hello, Welcome, dispatch, the handlers
  *   net_tick           a world's tick (step, events, sweep, snapshots), its schedule, and a
  *                      server's whole lifetime (net_server_create / _destroy)
- *   net_tcp, net_ws    the transports: varint-prefixed TCP, WebSocket (and the viewer's page)
+ *   net_tcp, net_ws, net_udp   the transports: varint-prefixed TCP, WebSocket (and the viewer's
+ *                      page), UDP's packets and channels (its host is below, on the libuv side)
  * The libuv side (collide_rooms, and the collided executable):
  *   net_worker, net_worlds  a worker thread, its loop and its inbox; CreateRoom's world files
  *   net_conn           game connections on a loop: reads into the transport, writes, one close
  *   net_room, net_host a room on its thread; a worker's rooms
+ *   net_udp_host, net_udp_relay  the ENet host on the front's loop; a room thread's clients of
+ *                      its peers (packets in through the worker's inbox, output back by the
+ *                      host's outbox)
  *   net_agones, net_ops, net_daemon, main.c
  *                      collided: the Agones SDK client, the ops HTTP port (/metrics, /healthz,
  *                      /rooms), the front (listeners, admission, hand-off, signals, drain)

@@ -87,7 +87,8 @@ static bool dg_reserve(dg_pass *p) {
     }
     if (p->c->owned_count) memcpy(sw->dg_owned, p->c->owned, p->c->owned_count * sizeof(uint32_t));
     p->nowned = p->c->owned_count;
-    qsort(sw->dg_owned, p->nowned, sizeof *sw->dg_owned, cmp_u32);
+    if (p->nowned > 1) /* none: dg_owned may still be NULL, which qsort may not be given */
+        qsort(sw->dg_owned, p->nowned, sizeof *sw->dg_owned, cmp_u32);
     p->next = sw->dg_next;
     p->cands = sw->dg_cands;
     return true;
@@ -211,7 +212,8 @@ static void dg_budget(dg_pass *p) {
 /* The candidates in the budget's order, each served while it fits: own bodies, removals within
  * half the room, the others by wait. A candidate left out waits one snapshot more. */
 static void dg_serve(dg_pass *p) {
-    qsort(p->cands, p->ncands, sizeof *p->cands, cmp_cand);
+    if (p->ncands > 1) /* none: cands may still be NULL, which qsort may not be given */
+        qsort(p->cands, p->ncands, sizeof *p->cands, cmp_cand);
     size_t removed_room = p->out.limit / 2u;
     if (removed_room > p->sw->removed_cap) removed_room = p->sw->removed_cap;
     for (size_t i = 0; i < p->ncands; i++) {

@@ -162,9 +162,10 @@ static bool decode_parts(const uint8_t **p, const uint8_t *end, uint64_t flags, 
 /* Applies Snapshot.packed to s: false when malformed or against the rules (a change to a body
  * not held, a new body already held, a full snapshot's record without bit 5). */
 static bool decode_packed(client_side *cs, cstate *s, const uint8_t *p, size_t len, bool full) {
-    const uint8_t *end = p + len;
     uint32_t id = 0;
     cs->nrecs = 0;
+    if (len == 0) return true; /* an empty packed field: p may be NULL, no offset on it */
+    const uint8_t *end = p + len;
     while (p < end) {
         uint64_t gap, flags, u;
         if (!get_varint(&p, end, &gap) || !get_varint(&p, end, &flags) || (gap == 0 && id != 0))

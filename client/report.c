@@ -222,6 +222,55 @@ static void text_udp(FILE *out, const cc_stats *s) {
             (unsigned long long)s->udp_acks_sent, (unsigned long long)s->udp_events);
 }
 
+/* The errors line (by code) and the disconnects line (by reason). */
+static void text_errors(FILE *out, const cc_stats *s) {
+    fprintf(out, "errors: %llu", (unsigned long long)cc_stats_errors(s));
+    for (uint32_t i = 0; i < CC_ERROR_CODES; i++)
+        if (s->errors[i])
+            fprintf(out, "  %s=%llu", cc_error_code_name(i), (unsigned long long)s->errors[i]);
+    if (s->malformed) fprintf(out, "  malformed_frames=%llu", (unsigned long long)s->malformed);
+    if (s->frames_dropped)
+        fprintf(out, "  send_buffer_full=%llu", (unsigned long long)s->frames_dropped);
+    fputc('\n', out);
+    fprintf(out, "disconnects: %llu", (unsigned long long)(s->disconnects + s->connect_failures));
+    for (uint32_t i = 0; i < s->reasons.len; i++)
+        fprintf(out, "  \"%s\"=%llu", s->reasons.items[i].text,
+                (unsigned long long)s->reasons.items[i].count);
+    if (s->reasons.other) fprintf(out, "  other=%llu", (unsigned long long)s->reasons.other);
+    fputc('\n', out);
+}
+
+/* With --check: the invariants' and the events' violations, and the first examples. */
+static void text_check(FILE *out, const cc_report_meta *m, const cc_stats *s) {
+    if (!m->check) return;
+    const cc_check_stats *c = &s->check;
+    fprintf(out,
+            "check (%u clients): %llu snapshots, %llu pair tests; violations: "
+            "overlap_static=%llu overlap_moving=%llu tunnel=%llu",
+            m->check_clients, (unsigned long long)c->snapshots, (unsigned long long)c->pairs,
+            (unsigned long long)c->counts[CC_VIOL_OVERLAP_STATIC],
+            (unsigned long long)c->counts[CC_VIOL_OVERLAP_MOVING],
+            (unsigned long long)c->counts[CC_VIOL_TUNNEL]);
+    if (c->unknown_shape)
+        fprintf(out, " (bodies without shape: %llu)", (unsigned long long)c->unknown_shape);
+    if (c->overflow) fprintf(out, " (untracked: %llu)", (unsigned long long)c->overflow);
+    fputc('\n', out);
+    fprintf(out, "check events: %llu contact, %llu sensor, %llu measured; violations:",
+            (unsigned long long)c->contact_events, (unsigned long long)c->sensor_events,
+            (unsigned long long)c->events_measured);
+    for (int k = CC_VIOL_CONTACT_BEGIN_FAR; k < CC_VIOL_KINDS; k++)
+        fprintf(out, " %s=%llu", cc_violation_name(k), (unsigned long long)c->counts[k]);
+    if (c->open_overflow)
+        fprintf(out, " (begins untracked: %llu)", (unsigned long long)c->open_overflow);
+    fputc('\n', out);
+    for (uint32_t i = 0; i < c->examples_len; i++) {
+        const cc_violation *v = &c->examples[i];
+        fprintf(out, "  violation %s: body %u vs body %u at tick %llu (depth %.4f)\n",
+                cc_violation_name(v->kind), v->a, v->b, (unsigned long long)v->tick,
+                isnan(v->depth) ? 0.0 : (double)v->depth);
+    }
+}
+
 void cc_report_text(FILE *out, const cc_report_meta *m, const cc_stats *s) {
     double el = m->elapsed_s > 0 ? m->elapsed_s : 1.0;
     double cs = s->client_seconds > 0 ? s->client_seconds : 1.0;
@@ -270,48 +319,8 @@ void cc_report_text(FILE *out, const cc_report_meta *m, const cc_stats *s) {
             (double)s->bytes_in / cs, s->min_bytes_in_per_s < 0 ? 0.0 : s->min_bytes_in_per_s,
             s->max_bytes_in_per_s, (double)s->bytes_out / cs, (unsigned long long)s->bytes_in,
             (unsigned long long)s->bytes_out);
-    fprintf(out, "errors: %llu", (unsigned long long)cc_stats_errors(s));
-    for (uint32_t i = 0; i < CC_ERROR_CODES; i++)
-        if (s->errors[i])
-            fprintf(out, "  %s=%llu", cc_error_code_name(i), (unsigned long long)s->errors[i]);
-    if (s->malformed) fprintf(out, "  malformed_frames=%llu", (unsigned long long)s->malformed);
-    if (s->frames_dropped)
-        fprintf(out, "  send_buffer_full=%llu", (unsigned long long)s->frames_dropped);
-    fputc('\n', out);
-    fprintf(out, "disconnects: %llu", (unsigned long long)(s->disconnects + s->connect_failures));
-    for (uint32_t i = 0; i < s->reasons.len; i++)
-        fprintf(out, "  \"%s\"=%llu", s->reasons.items[i].text,
-                (unsigned long long)s->reasons.items[i].count);
-    if (s->reasons.other) fprintf(out, "  other=%llu", (unsigned long long)s->reasons.other);
-    fputc('\n', out);
-    if (m->check) {
-        const cc_check_stats *c = &s->check;
-        fprintf(out,
-                "check (%u clients): %llu snapshots, %llu pair tests; violations: "
-                "overlap_static=%llu overlap_moving=%llu tunnel=%llu",
-                m->check_clients, (unsigned long long)c->snapshots, (unsigned long long)c->pairs,
-                (unsigned long long)c->counts[CC_VIOL_OVERLAP_STATIC],
-                (unsigned long long)c->counts[CC_VIOL_OVERLAP_MOVING],
-                (unsigned long long)c->counts[CC_VIOL_TUNNEL]);
-        if (c->unknown_shape)
-            fprintf(out, " (bodies without shape: %llu)", (unsigned long long)c->unknown_shape);
-        if (c->overflow) fprintf(out, " (untracked: %llu)", (unsigned long long)c->overflow);
-        fputc('\n', out);
-        fprintf(out, "check events: %llu contact, %llu sensor, %llu measured; violations:",
-                (unsigned long long)c->contact_events, (unsigned long long)c->sensor_events,
-                (unsigned long long)c->events_measured);
-        for (int k = CC_VIOL_CONTACT_BEGIN_FAR; k < CC_VIOL_KINDS; k++)
-            fprintf(out, " %s=%llu", cc_violation_name(k), (unsigned long long)c->counts[k]);
-        if (c->open_overflow)
-            fprintf(out, " (begins untracked: %llu)", (unsigned long long)c->open_overflow);
-        fputc('\n', out);
-        for (uint32_t i = 0; i < c->examples_len; i++) {
-            const cc_violation *v = &c->examples[i];
-            fprintf(out, "  violation %s: body %u vs body %u at tick %llu (depth %.4f)\n",
-                    cc_violation_name(v->kind), v->a, v->b, (unsigned long long)v->tick,
-                    isnan(v->depth) ? 0.0 : (double)v->depth);
-        }
-    }
+    text_errors(out, s);
+    text_check(out, m, s);
     text_rooms(out, m);
     text_backend(out, m->backend);
     double cpu = m->cpu_user_s + m->cpu_sys_s;

@@ -41,6 +41,7 @@ void cc_check_view_init(cc_check_view *v, float tolerance) {
     v->count = 0;
     v->last_tick = 0;
     v->have_tick = false;
+    v->events_apart = false; /* load mallocs its views: never left to chance */
     v->tolerance = tolerance;
     v->open_count = 0;
 }
@@ -565,7 +566,18 @@ void cc_check_snapshot(cc_check_view *v, const Collide__V1__Snapshot *snap, cc_c
             }
         }
     }
-    check_events(v, snap, s, consecutive);
+    if (!v->events_apart) check_events(v, snap, s, consecutive);
     v->last_tick = snap->tick;
     v->have_tick = true;
+}
+
+void cc_check_events(cc_check_view *v, const Collide__V1__Events *e, cc_check_stats *s) {
+    v->events_apart = true;
+    Collide__V1__Snapshot as_snapshot = COLLIDE__V1__SNAPSHOT__INIT;
+    as_snapshot.tick = e->tick;
+    as_snapshot.n_contacts = e->n_contacts;
+    as_snapshot.contacts = e->contacts;
+    as_snapshot.n_sensor_events = e->n_sensor_events;
+    as_snapshot.sensor_events = e->sensor_events;
+    check_events(v, &as_snapshot, s, false);
 }

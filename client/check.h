@@ -118,11 +118,12 @@ typedef struct cc_check_stats {
 } cc_check_stats;
 
 typedef struct cc_check_view {
-    uint32_t count;                            /* bodies in view */
-    uint64_t last_tick;                        /* tick of the previous snapshot */
-    bool have_tick;                            /* last_tick is valid */
-    float tolerance;                           /* allowed overlap depth */
-    uint32_t open_count;                       /* entries of open */
+    uint32_t count;      /* bodies in view */
+    uint64_t last_tick;  /* tick of the previous snapshot */
+    bool have_tick;      /* last_tick is valid */
+    bool events_apart;   /* UDP: events come in Events messages (cc_check_events), not snapshots */
+    float tolerance;     /* allowed overlap depth */
+    uint32_t open_count; /* entries of open */
     cc_open_pair open[CC_CHECK_MAX_OPEN];      /* begun pairs (unordered) */
     cc_check_body bodies[CC_CHECK_MAX_BODIES]; /* the view (unordered) */
     uint8_t changed[CC_CHECK_MAX_BODIES];      /* scratch: body changed in this snapshot */
@@ -134,6 +135,12 @@ void cc_check_stats_merge(cc_check_stats *into, const cc_check_stats *from);
 uint64_t cc_check_total(const cc_check_stats *s);
 /* Applies one snapshot to the view and checks it. */
 void cc_check_snapshot(cc_check_view *v, const Collide__V1__Snapshot *snap, cc_check_stats *s);
+
+/* UDP's Events message of one tick: the pairing rules only. Its geometry is not measured: the
+ * events travel apart from the snapshots (reliable channel 0, unsent state on channel 1), and a
+ * UDP state is quantized (1/256 unit by default), coarser than the skin thresholds. Sets
+ * v->events_apart, so snapshots no longer judge begun pairs as not ended either. */
+void cc_check_events(cc_check_view *v, const Collide__V1__Events *e, cc_check_stats *s);
 
 /* Geometry, exposed for the tests. A shape is placed at (x, y) rotated by angle. */
 bool cc_shape_from_proto(const Collide__V1__Shape *in, cc_shape *out);

@@ -19,6 +19,8 @@ void cc_common_defaults(cc_common_opts *o) {
     o->max_frame = FRAME_DEFAULT_MAX_SIZE;
     o->ws = false;
     o->port_set = false;
+    o->udp = false;
+    o->udp_baselines = 32;
 }
 
 int cc_common_option(const char *cmd, int code, const char *arg, cc_common_opts *o) {
@@ -40,16 +42,22 @@ int cc_common_option(const char *cmd, int code, const char *arg, cc_common_opts 
         o->token = arg;
         return 1;
     case CC_OPT_TRANSPORT:
-        if (strcmp(arg, "tcp") != 0 && strcmp(arg, "ws") != 0) {
-            fprintf(stderr, "collide-client %s: --transport: '%s' is not tcp or ws\n", cmd, arg);
+        if (strcmp(arg, "tcp") != 0 && strcmp(arg, "ws") != 0 && strcmp(arg, "udp") != 0) {
+            fprintf(stderr, "collide-client %s: --transport: '%s' is not tcp, ws or udp\n", cmd,
+                    arg);
             return -1;
         }
         o->ws = arg[0] == 'w';
-        if (!o->port_set) o->port = o->ws ? 7778 : 7777;
+        o->udp = arg[0] == 'u';
+        if (!o->port_set) o->port = o->ws ? 7778 : o->udp ? 7779 : 7777;
         return 1;
     case CC_OPT_MAX_FRAME:
         if (!cc_parse_u32(cmd, "--max-frame", arg, 64, 64u * 1024u * 1024u, &v)) return -1;
         o->max_frame = v;
+        return 1;
+    case CC_OPT_UDP_BASELINES:
+        if (!cc_parse_u32(cmd, "--udp-baselines", arg, 1, 1024, &v)) return -1;
+        o->udp_baselines = v;
         return 1;
     default:
         return 0;
@@ -58,6 +66,7 @@ int cc_common_option(const char *cmd, int code, const char *arg, cc_common_opts 
 
 int cc_common_connect(const cc_common_opts *o, cc_conn *c, uv_loop_t *loop,
                       const struct sockaddr *addr, const cc_conn_hooks *hooks, void *user) {
+    if (o->udp) return cc_conn_start_udp(c, loop, addr, hooks, user, o->max_frame);
     return o->ws ? cc_conn_start_ws(c, loop, addr, hooks, user, o->max_frame)
                  : cc_conn_start(c, loop, addr, hooks, user, o->max_frame);
 }

@@ -15,12 +15,14 @@
 #define CC_EXIT_USAGE 2 /* bad parameters */
 
 typedef struct cc_common_opts {
-    const char *host;   /* --host */
-    uint16_t port;      /* --port */
-    const char *token;  /* --token ("" when none) */
-    uint32_t max_frame; /* --max-frame: largest server frame accepted */
-    bool ws;            /* --transport ws: WebSocket (default port then 7778) */
-    bool port_set;      /* --port was given */
+    const char *host;       /* --host */
+    uint16_t port;          /* --port */
+    const char *token;      /* --token ("" when none) */
+    uint32_t max_frame;     /* --max-frame: largest server frame accepted */
+    bool ws;                /* --transport ws: WebSocket (default port then 7778) */
+    bool port_set;          /* --port was given */
+    bool udp;               /* --transport udp: ENet (default port then 7779) */
+    uint32_t udp_baselines; /* --udp-baselines: snapshot states kept for UDP deltas */
 } cc_common_opts;
 
 /* getopt_long codes of the common flags, above any single-letter option. */
@@ -30,20 +32,25 @@ enum {
     CC_OPT_TOKEN,
     CC_OPT_MAX_FRAME,
     CC_OPT_TRANSPORT,
+    CC_OPT_UDP_BASELINES,
     CC_OPT_FIRST_FREE
 };
 
 #define CC_COMMON_LONG_OPTIONS                                                                     \
     {"host", 1, NULL, CC_OPT_HOST}, {"port", 1, NULL, CC_OPT_PORT},                                \
         {"token", 1, NULL, CC_OPT_TOKEN}, {"max-frame", 1, NULL, CC_OPT_MAX_FRAME},                \
-        {"transport", 1, NULL, CC_OPT_TRANSPORT}, {                                                \
+        {"transport", 1, NULL, CC_OPT_TRANSPORT},                                                  \
+        {"udp-baselines", 1, NULL, CC_OPT_UDP_BASELINES}, {                                        \
         "help", 0, NULL, 'h'                                                                       \
     }
 
 #define CC_COMMON_HELP                                                                             \
     "  --host HOST         server address or name (default 127.0.0.1)\n"                           \
-    "  --port N            game port (default 7777; 7778 with --transport ws)\n"                   \
-    "  --transport tcp|ws  length-prefixed TCP, or WebSocket on /v1 (default tcp)\n"               \
+    "  --port N            game port (default 7777; 7778 with --transport ws, 7779 with udp)\n"    \
+    "  --transport tcp|ws|udp  length-prefixed TCP, WebSocket on /v1, or UDP through ENet 1.3\n"   \
+    "                      (snapshots quantized, each a delta against an acknowledged one)\n"      \
+    "                      (default tcp)\n"                                                        \
+    "  --udp-baselines N   UDP: snapshot states kept as baselines (default 32, 1..1024)\n"         \
     "  --token SECRET      Hello.token, when the server requires one\n"                            \
     "  --max-frame BYTES   largest frame accepted from the server (default 65536)\n"               \
     "  -h, --help          this text\n"
@@ -54,7 +61,7 @@ void cc_common_defaults(cc_common_opts *o);
 int cc_common_option(const char *cmd, int code, const char *arg, cc_common_opts *o);
 struct cc_conn;
 struct cc_conn_hooks;
-/* cc_conn_start or cc_conn_start_ws, as --transport says. */
+/* cc_conn_start, cc_conn_start_ws or cc_conn_start_udp, as --transport says. */
 int cc_common_connect(const cc_common_opts *o, struct cc_conn *c, uv_loop_t *loop,
                       const struct sockaddr *addr, const struct cc_conn_hooks *hooks, void *user);
 

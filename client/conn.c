@@ -9,6 +9,7 @@
 #include <wslay/wslay.h>
 
 #include "collide_assert.h"
+#include "conn_udp.h"
 #include "collide_rng.h"
 #include "frame.h"
 
@@ -309,6 +310,7 @@ static int conn_start(cc_conn *c, uv_loop_t *loop, const struct sockaddr *addr,
 }
 
 bool cc_conn_queue(cc_conn *c, const Collide__V1__ClientMessage *msg) {
+    if (c->udp) return conn_udp_queue(c, msg);
     if (c->closing) return false;
     size_t body = collide__v1__client_message__get_packed_size(msg);
     /* WebSocket: a masked binary frame (RFC 6455 5.2), its header 2 or 4 bytes plus the key. */
@@ -364,6 +366,10 @@ static void conn_written(uv_write_t *req, int status) {
 }
 
 void cc_conn_flush(cc_conn *c) {
+    if (c->udp) {
+        conn_udp_flush(c);
+        return;
+    }
     if (c->closing || c->writing) return;
     uint8_t a = c->tx_active;
     uint32_t len = c->tx_len[a];
@@ -406,6 +412,10 @@ static void conn_closed(uv_handle_t *h) {
 
 void cc_conn_close(cc_conn *c) {
     if (c->closing || !c->initialised) return;
+    if (c->udp) {
+        conn_udp_close(c);
+        return;
+    }
     c->closing = true;
     uv_close((uv_handle_t *)&c->tcp, conn_closed);
 }

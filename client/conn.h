@@ -7,7 +7,13 @@
  * which is checked from the length prefix before a body byte is kept. Writes are packed straight
  * into two fixed send buffers (no allocation per message): one may be in flight with uv_write
  * while the other collects the next frames; a flush first tries uv_try_write, so a connection
- * whose socket has room never needs a write request at all. */
+ * whose socket has room never needs a write request at all.
+ *
+ * --transport udp (PROTOCOL.md "Datagrams: UDP through ENet", conn_udp.c): an ENet client host
+ * with 2 channels whose socket libuv polls; one message per packet, no prefix; requests on channel
+ * 0 (reliable), MoveIntent, MoveIntents and SnapshotAck on channel 1 (unreliable, sequenced). The
+ * same hooks: connected() on ENet's connect, frame() per packet, failed() on a disconnect (its
+ * data, the server's error code, in the reason). */
 #ifndef COLLIDE_CLIENT_CONN_H
 #define COLLIDE_CLIENT_CONN_H
 
@@ -21,6 +27,8 @@
 #define CC_CONN_TX_CAP 2048u     /* each of the two send buffers: about 3 s of intents */
 
 typedef struct cc_conn cc_conn;
+struct _ENetHost;
+struct _ENetPeer;
 
 typedef struct cc_conn_hooks {
     void (*connected)(cc_conn *c, int status);                  /* status 0 or a uv error */
@@ -58,8 +66,16 @@ struct cc_conn {
     bool ws_in_frame;                      /* a frame's payload is being returned in chunks */
     uint64_t ws_frame_off;                 /* payload bytes of it so far */
     uint32_t ws_msg_len;                   /* bytes of the binary message reassembled in rx */
-    uint64_t ws_rng;  /* masking keys (collide_xorshift64: a load tool, not a browser) */
-    uint8_t *ws_read; /* read buffer once open (rx holds messages then) */
+    uint64_t ws_rng;            /* masking keys (collide_xorshift64: a load tool, not a browser) */
+    uint8_t *ws_read;           /* read buffer once open (rx holds messages then) */
+    bool udp;                   /* ENet transport (conn_udp.c) */
+    bool udp_connected;         /* ENet's connect event came */
+    uint8_t udp_handles;        /* libuv handles still to close before closed() */
+    struct _ENetHost *udp_host; /* the client host: one peer, 2 channels */
+    struct _ENetPeer *udp_peer; /* the server */
+    uv_poll_t udp_poll;         /* the host's socket, readable */
+    uv_timer_t udp_timer;       /* ENet's own clock: retransmissions, pings, timeouts */
+    char udp_reason[64];        /* failed()'s reason for a disconnect with data */
 };
 
 /* Starts connecting. Returns 0 or a uv error; on an error after the handle was initialised,
@@ -70,6 +86,10 @@ int cc_conn_start(cc_conn *c, uv_loop_t *loop, const struct sockaddr *addr,
  * reported there, as UV_EPROTO). */
 int cc_conn_start_ws(cc_conn *c, uv_loop_t *loop, const struct sockaddr *addr,
                      const cc_conn_hooks *hooks, void *user, uint32_t max_frame);
+/* The same over ENet (IPv4 only, as libenet 1.3): hooks->connected follows ENet's connect; a
+ * connect that times out or is refused is reported there as UV_ETIMEDOUT. */
+int cc_conn_start_udp(cc_conn *c, uv_loop_t *loop, const struct sockaddr *addr,
+                      const cc_conn_hooks *hooks, void *user, uint32_t max_frame);
 /* Packs msg behind a length prefix into the send buffer. Returns false (and counts a drop) when
  * the buffer has no room: the peer is not reading. Nothing is written until cc_conn_flush. */
 bool cc_conn_queue(cc_conn *c, const Collide__V1__ClientMessage *msg);

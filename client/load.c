@@ -13,6 +13,7 @@
 #include "backend.h"
 #include "check.h"
 #include "collide_rng.h"
+#include "qbase.h"
 #include "qsnap.h"
 #include "cli.h"
 #include "conn.h"
@@ -76,7 +77,8 @@ typedef struct load_player {
     collide_rng rng;                       /* its draws */
     uint32_t room;                         /* --rooms: index of its room (0 without) */
     cc_check_view *check;                  /* non-NULL when this client runs the checker */
-    cc_qsnap *q; /* --quantized: its bodies in quanta, from the Welcome on */
+    cc_qsnap *q;    /* --quantized or udp: its bodies in quanta, from the Welcome on */
+    cc_qbase *base; /* --transport udp: its states after the last snapshots, the baselines */
 } load_player;
 
 typedef struct load_progress {
@@ -175,6 +177,9 @@ static void player_hook_closed(cc_conn *c) {
     if (p->q) cc_qsnap_free(p->q);
     free(p->q);
     p->q = NULL;
+    if (p->base) cc_qbase_free(p->base);
+    free(p->base);
+    p->base = NULL;
     w->open--;
     if (w->open == 0 && w->phase == W_CLOSING && !uv_is_closing((uv_handle_t *)&w->timer))
         uv_close((uv_handle_t *)&w->timer, NULL);
@@ -243,6 +248,17 @@ static void player_spawn(load_player *p, uint64_t now) {
     p->phase_start_us = now;
 }
 
+/* UDP: the baseline store, and the qsnap its snapshots are read through. */
+static bool player_base_init(load_player *p) {
+    if (p->base) return true;
+    if (!p->q) return false;
+    p->base = malloc(sizeof *p->base);
+    if (p->base && cc_qbase_init(p->base, p->w->run->opts->common.udp_baselines)) return true;
+    free(p->base);
+    p->base = NULL;
+    return false;
+}
+
 static void on_welcome(load_player *p, const Collide__V1__Welcome *wm, uint64_t now) {
     load_worker *w = p->w;
     cc_hist_record(&w->stats.welcome_us, now - p->phase_start_us);
@@ -253,9 +269,16 @@ static void on_welcome(load_player *p, const Collide__V1__Welcome *wm, uint64_t 
     /* The snapshot period the server granted (Welcome.snapshot_rate_hz, 1.1), else the tick's. */
     uint32_t snap_hz = wm->snapshot_rate_hz ? wm->snapshot_rate_hz : wm->tick_rate_hz;
     if (snap_hz > 0) w->tick_period_us = 1000000u / snap_hz;
-    if (w->run->opts->quantized && !p->q) {
+    const load_opts *o = w->run->opts;
+    /* UDP snapshots are always quantized, whatever Hello.quantized said. */
+    if ((o->quantized || o->common.udp) && !p->q) {
         p->q = malloc(sizeof *p->q);
         if (p->q) cc_qsnap_init(p->q, wm->position_quantum, wm->velocity_quantum);
+    }
+    if (o->common.udp && !player_base_init(p)) {
+        player_end(p, "out of memory for the UDP baselines", false);
+        player_close(p);
+        return;
     }
     if (wm->world_min && wm->world_max) {
         w->world_min[0] = wm->world_min->x;
@@ -348,8 +371,62 @@ static void player_saw_body(load_player *p, const cc_wire_snapshot_scan *scan, u
     if (acked > p->acked_seq) p->acked_seq = acked;
 }
 
+/* The figures of every snapshot applied: count, bodies, newest tick, inter-arrival and jitter. */
+static void snapshot_arrived(load_player *p, uint64_t tick, size_t bodies, uint64_t now) {
+    load_worker *w = p->w;
+    w->stats.snapshots++;
+    w->stats.snapshot_bodies += bodies;
+    if (tick > w->stats.max_tick) w->stats.max_tick = tick;
+    if (p->last_snap_us) {
+        uint64_t gap = now - p->last_snap_us;
+        cc_hist_record(&w->stats.gap_us, gap);
+        if (w->tick_period_us)
+            cc_hist_record(&w->stats.jitter_us, gap > w->tick_period_us ? gap - w->tick_period_us
+                                                                        : w->tick_period_us - gap);
+    }
+    p->last_snap_us = now;
+}
+
+/* UDP: the snapshot is a delta against the state after its baseline_tick; cc_qsnap_expand_base
+ * rebuilds the state in the baseline store and rewrites the message as the change since the
+ * previous applied state, which the checker reads as it reads a TCP snapshot. The intent-to-ack
+ * reads our body in the rebuilt state: under the size budget its record may be left out, and the
+ * baseline's last_input_seq is then still what the server has applied. Every snapshot is answered
+ * with an ack of the newest applied state, an ignored one too (the previous ack may be lost). */
+static void on_udp_snapshot(load_player *p, const cc_wire_envelope *env, uint64_t now) {
+    load_worker *w = p->w;
+    Collide__V1__Snapshot *snap = collide__v1__snapshot__unpack(NULL, env->inner_len, env->inner);
+    if (!snap) {
+        w->stats.malformed++;
+        return;
+    }
+    int r = cc_qsnap_expand_base(p->q, p->base, snap);
+    if (r == CC_QBASE_APPLIED) {
+        if (snap->baseline_tick == 0) w->stats.udp_full++;
+        snapshot_arrived(p, snap->tick, snap->n_bodies, now);
+        cc_wire_snapshot_scan scan = {.tick = snap->tick};
+        scan.found = cc_qsnap_body_in(p->q, cc_qbase_newest(p->base), p->body_id, &scan.body);
+        if (scan.found) player_saw_body(p, &scan, now);
+        if (p->check) cc_check_snapshot(p->check, snap, &w->stats.check);
+    } else if (r == CC_QBASE_IGNORED) {
+        w->stats.udp_ignored++;
+    } else {
+        w->stats.malformed++;
+    }
+    cc_qsnap_done(p->q, snap);
+    collide__v1__snapshot__free_unpacked(snap, NULL);
+    if (p->base->newest && cc_session_snapshot_ack(&p->conn, p->base->newest)) {
+        w->stats.udp_acks_sent++;
+        cc_conn_flush(&p->conn);
+    }
+}
+
 static void on_snapshot(load_player *p, const cc_wire_envelope *env, uint64_t now) {
     load_worker *w = p->w;
+    if (w->run->opts->common.udp) { /* packed against baselines: never the TCP reading */
+        if (p->base) on_udp_snapshot(p, env, now);
+        return;
+    }
     cc_wire_snapshot_scan scan;
     Collide__V1__Snapshot *snap = NULL; /* unpacked (and expanded) when the checker runs */
     bool ok;
@@ -368,17 +445,7 @@ static void on_snapshot(load_player *p, const cc_wire_envelope *env, uint64_t no
         }
         return;
     }
-    w->stats.snapshots++;
-    w->stats.snapshot_bodies += scan.bodies;
-    if (scan.tick > w->stats.max_tick) w->stats.max_tick = scan.tick;
-    if (p->last_snap_us) {
-        uint64_t gap = now - p->last_snap_us;
-        cc_hist_record(&w->stats.gap_us, gap);
-        if (w->tick_period_us)
-            cc_hist_record(&w->stats.jitter_us, gap > w->tick_period_us ? gap - w->tick_period_us
-                                                                        : w->tick_period_us - gap);
-    }
-    p->last_snap_us = now;
+    snapshot_arrived(p, scan.tick, scan.bodies, now);
     if (scan.found && p->body_id) player_saw_body(p, &scan, now);
     if (snap) {
         cc_check_snapshot(p->check, snap, &w->stats.check);
@@ -458,6 +525,11 @@ static void player_hook_frame(cc_conn *c, const uint8_t *body, size_t len) {
         }
         break;
     }
+    case COLLIDE__V1__SERVER_MESSAGE__MSG_EVENTS:
+        /* UDP: a tick's events travel apart from the snapshots, reliable on channel 0. */
+        w->stats.udp_events++;
+        if (p->check && m->events) cc_check_events(p->check, m->events, &w->stats.check);
+        break;
     case COLLIDE__V1__SERVER_MESSAGE__MSG_GOODBYE:
         snprintf(reason, sizeof reason, "goodbye: %s",
                  m->goodbye && m->goodbye->reason ? m->goodbye->reason : "");
@@ -1054,7 +1126,9 @@ int cc_load_main(int argc, char **argv) {
     cc_report_meta meta = {
         .host = opts.common.host,
         .port = opts.common.port,
-        .transport = opts.common.ws ? "ws" : "tcp",
+        .transport = opts.common.udp  ? "udp"
+                     : opts.common.ws ? "ws"
+                                      : "tcp",
         .clients = opts.clients,
         .threads = opts.threads,
         .rate_hz = opts.rate_hz,

@@ -201,7 +201,9 @@ static void print_flag(FILE *f, const load_flag *fl) {
 static void load_usage(FILE *f) {
     fprintf(f, "usage: collide-client load [options]\n"
                "Drives simulated players against collided and reports latency, throughput and "
-               "errors.\n\n");
+               "errors.\n"
+               "With --transport udp each player is an ENet peer: it builds every snapshot from "
+               "its\nbaseline, acknowledges what it applied, and the report adds a udp: line.\n\n");
     for (int s = 0; s < SEC_COUNT; s++) {
         fprintf(f, "%s\n", section_titles[s]);
         for (size_t i = 0; i < FLAG_COUNT; i++)
@@ -264,6 +266,12 @@ static int load_check(load_opts *o) {
     }
     if (o->backend_npcs > 0 && (!o->admin_token || !o->admin_token[0])) {
         fprintf(stderr, "collide-client " CMD ": --backend needs --admin-token\n");
+        return CC_EXIT_USAGE;
+    }
+    if (o->backend_npcs > 0 && o->common.udp) {
+        /* The backend is a game server's admin link: it speaks TCP or WebSocket, and the --port
+         * of a UDP run is the daemon's ENet port. */
+        fprintf(stderr, "collide-client " CMD ": --backend needs --transport tcp or ws\n");
         return CC_EXIT_USAGE;
     }
     if (o->backend_queries_hz > 0 && o->backend_npcs == 0) {

@@ -19,6 +19,8 @@ void cc_qsnap_free(cc_qsnap *q) {
     free(q->ptrs);
     free(q->vecs);
     free(q->shapes);
+    free(q->removed);
+    free(q->fresh);
     memset(q, 0, sizeof *q);
 }
 
@@ -45,8 +47,10 @@ static float angle_of(const quant_state *s) {
     return (float)((double)turns * (2.0 * 3.14159265358979323846 / QUANT_ANGLE_STEPS));
 }
 
-static void on_record(void *ctx, const quant_record *r) {
-    cc_qsnap *q = ctx;
+/* One BodyState from a body's state in quanta; with shape bytes (a body new to the reader) its
+ * kind, owner, shape and filter too. */
+static void emit_state(cc_qsnap *q, const quant_body *body, const uint8_t *shape, size_t shape_len,
+                       const quant_filter *filter) {
     if (q->failed) return;
     if (q->n == q->cap && !grow(q)) {
         q->failed = true;
@@ -55,8 +59,8 @@ static void on_record(void *ctx, const quant_record *r) {
     /* The pointers into states and vecs are set once all records are in (they may move). */
     Collide__V1__BodyState bs = COLLIDE__V1__BODY_STATE__INIT;
     Collide__V1__Vec2 pos = COLLIDE__V1__VEC2__INIT, vel = COLLIDE__V1__VEC2__INIT;
-    const quant_state *s = &r->body->q;
-    bs.id = r->body->id;
+    const quant_state *s = &body->q;
+    bs.id = body->id;
     pos.x = (float)(s->px * q->position_quantum);
     pos.y = (float)(s->py * q->position_quantum);
     vel.x = (float)(s->vx * q->velocity_quantum);
@@ -64,16 +68,21 @@ static void on_record(void *ctx, const quant_record *r) {
     bs.last_input_seq = s->last_input_seq;
     bs.angle = angle_of(s);
     bs.angular_velocity = (float)((double)s->w / QUANT_ANGULAR_VELOCITY_PER_RAD);
-    if (r->flags & QUANT_NEW) {
-        bs.kind = (Collide__V1__BodyKind)r->body->kind;
-        bs.owner = r->body->owner;
-        Collide__V1__Shape *shape = collide__v1__shape__unpack(NULL, r->shape_len, r->shape);
-        if (!shape) {
+    if (shape) {
+        bs.kind = (Collide__V1__BodyKind)body->kind;
+        bs.owner = body->owner;
+        Collide__V1__Shape *unpacked = collide__v1__shape__unpack(NULL, shape_len, shape);
+        if (!unpacked) {
             q->failed = true;
             return;
         }
-        q->shapes[q->nshapes++] = shape;
-        bs.shape = shape;
+        q->shapes[q->nshapes++] = unpacked;
+        bs.shape = unpacked;
+        if (filter) {
+            bs.category = filter->category;
+            bs.mask = filter->mask;
+            bs.sensor = filter->sensor;
+        }
     }
     q->states[q->n] = bs;
     q->vecs[2 * q->n] = pos;
@@ -81,16 +90,24 @@ static void on_record(void *ctx, const quant_record *r) {
     q->n++;
 }
 
-bool cc_qsnap_expand(cc_qsnap *q, Collide__V1__Snapshot *s) {
+static void on_record(void *ctx, const quant_record *r) {
+    cc_qsnap *q = ctx;
+    bool fresh = (r->flags & QUANT_NEW) != 0;
+    emit_state(q, r->body, fresh ? r->shape : NULL, r->shape_len, NULL);
+}
+
+static void expand_begin(cc_qsnap *q, Collide__V1__Snapshot *s) {
     q->n = 0;
     q->nshapes = 0;
     q->failed = false;
     q->saved_bodies = s->bodies;
     q->saved_n = s->n_bodies;
-    if (s->n_bodies && s->packed.len) return false;
-    for (size_t i = 0; i < s->n_removed; i++)
-        quant_table_remove(&q->t, s->removed[i]);
-    bool ok = quant_apply(&q->t, s->packed.data, s->packed.len, on_record, q) && !q->failed;
+    q->saved_removed = s->removed;
+    q->saved_nremoved = s->n_removed;
+}
+
+/* Points s->bodies at the BodyStates made (once all are in: the arrays may have moved). */
+static void expand_end(cc_qsnap *q, Collide__V1__Snapshot *s) {
     for (size_t i = 0; i < q->n; i++) {
         q->states[i].position = &q->vecs[2 * i];
         q->states[i].velocity = &q->vecs[2 * i + 1];
@@ -101,6 +118,15 @@ bool cc_qsnap_expand(cc_qsnap *q, Collide__V1__Snapshot *s) {
         s->n_bodies = q->n;
         s->bodies = q->ptrs;
     }
+}
+
+bool cc_qsnap_expand(cc_qsnap *q, Collide__V1__Snapshot *s) {
+    expand_begin(q, s);
+    if (s->n_bodies && s->packed.len) return false;
+    for (size_t i = 0; i < s->n_removed; i++)
+        quant_table_remove(&q->t, s->removed[i]);
+    bool ok = quant_apply(&q->t, s->packed.data, s->packed.len, on_record, q) && !q->failed;
+    expand_end(q, s);
     return ok;
 }
 
@@ -108,6 +134,10 @@ void cc_qsnap_done(cc_qsnap *q, Collide__V1__Snapshot *s) {
     if (q->n && s->bodies == q->ptrs) {
         s->n_bodies = q->saved_n;
         s->bodies = q->saved_bodies;
+    }
+    if (s->removed == q->removed && q->removed) {
+        s->n_removed = q->saved_nremoved;
+        s->removed = q->saved_removed;
     }
     for (size_t i = 0; i < q->nshapes; i++)
         collide__v1__shape__free_unpacked(q->shapes[i], NULL);
@@ -171,4 +201,99 @@ bool cc_qsnap_scan(cc_qsnap *q, const uint8_t *buf, size_t len, uint32_t body_id
     }
     scan_ctx x = {q, body_id, out};
     return quant_apply(&q->t, packed, packed_len, on_scan_record, &x);
+}
+
+bool cc_qsnap_body_in(const cc_qsnap *q, const quant_table *t, uint32_t body_id,
+                      cc_wire_body *out) {
+    const quant_body *b = body_id ? quant_table_find(t, body_id) : NULL;
+    if (!b) return false;
+    out->id = b->id;
+    out->has_position = true;
+    out->x = (float)(b->q.px * q->position_quantum);
+    out->y = (float)(b->q.py * q->position_quantum);
+    out->last_input_seq = b->q.last_input_seq;
+    return true;
+}
+
+/* ---- UDP: snapshots against a baseline ----------------------------------------------------- */
+
+static bool push_u32(uint32_t **a, size_t *n, size_t *cap, uint32_t v) {
+    if (*n == *cap) {
+        size_t c = *cap ? 2 * *cap : 64;
+        uint32_t *grown = realloc(*a, c * sizeof *grown);
+        if (!grown) return false;
+        *a = grown;
+        *cap = c;
+    }
+    (*a)[(*n)++] = v;
+    return true;
+}
+
+static void on_base_record(void *ctx, const quant_record *r) {
+    cc_qsnap *q = ctx;
+    if ((r->flags & QUANT_NEW) && !push_u32(&q->fresh, &q->nfresh, &q->fresh_cap, r->body->id))
+        q->failed = true;
+}
+
+static bool is_fresh(const cc_qsnap *q, uint32_t id) {
+    for (size_t i = 0; i < q->nfresh; i++) /* few per snapshot */
+        if (q->fresh[i] == id) return true;
+    return false;
+}
+
+/* The change from q->t (the previous state) to now, as BodyStates and removed ids. */
+static void diff_states(cc_qsnap *q, const cc_qbase *b, const quant_table *now) {
+    const quant_table *was = &q->t;
+    size_t i = 0, j = 0;
+    while (!q->failed && (i < was->count || j < now->count)) {
+        const quant_body *o = i < was->count ? &was->b[i] : NULL;
+        const quant_body *n = j < now->count ? &now->b[j] : NULL;
+        if (o && (!n || o->id < n->id)) { /* gone */
+            if (!push_u32(&q->removed, &q->nremoved, &q->removed_cap, o->id)) q->failed = true;
+            i++;
+            continue;
+        }
+        bool known = o && o->id == n->id, fresh = is_fresh(q, n->id);
+        if (known && fresh && /* the id now names another body: the old one goes first */
+            !push_u32(&q->removed, &q->nremoved, &q->removed_cap, o->id))
+            q->failed = true;
+        if (!known || fresh) {
+            const cc_qbase_shape *sh = cc_qbase_shape_of(b, n->id);
+            static const uint8_t none[1];
+            emit_state(q, n, sh ? sh->bytes : none, sh ? sh->len : 0, sh ? &sh->filter : NULL);
+        } else if (memcmp(&o->q, &n->q, sizeof o->q) != 0) {
+            emit_state(q, n, NULL, 0, NULL);
+        }
+        i += known;
+        j++;
+    }
+}
+
+static bool table_assign(quant_table *to, const quant_table *from) {
+    if (to->cap < from->count) {
+        quant_body *grown = realloc(to->b, from->count * sizeof *grown);
+        if (!grown) return false;
+        to->b = grown;
+        to->cap = from->count;
+    }
+    if (from->count) memcpy(to->b, from->b, from->count * sizeof *from->b);
+    to->count = from->count;
+    return true;
+}
+
+int cc_qsnap_expand_base(cc_qsnap *q, cc_qbase *b, Collide__V1__Snapshot *s) {
+    expand_begin(q, s);
+    q->nremoved = 0;
+    q->nfresh = 0;
+    if (s->n_bodies) return CC_QBASE_MALFORMED; /* UDP snapshots are always packed */
+    cc_qbase_result r = cc_qbase_apply(b, s->tick, s->baseline_tick, s->removed, s->n_removed,
+                                       s->packed.data, s->packed.len, on_base_record, q);
+    if (r != CC_QBASE_APPLIED) return r;
+    const quant_table *now = cc_qbase_newest(b);
+    diff_states(q, b, now);
+    if (!table_assign(&q->t, now)) q->failed = true;
+    expand_end(q, s);
+    s->removed = q->removed;
+    s->n_removed = q->nremoved;
+    return q->failed ? CC_QBASE_MALFORMED : CC_QBASE_APPLIED;
 }

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "collide.pb-c.h"
+#include "qbase.h"
 #include "quant.h"
 #include "wire_read.h"
 
@@ -31,6 +32,12 @@ typedef struct cc_qsnap {
     bool failed;                           /* a record did not fit the scratch (out of memory) */
     Collide__V1__BodyState **saved_bodies; /* the snapshot's own bodies, given back by done */
     size_t saved_n;
+    /* UDP (cc_qsnap_expand_base): t is the newest applied state; the snapshot's removed ids are
+     * replaced by those gone since it, and fresh lists the ids of this snapshot's new records. */
+    uint32_t *removed, *saved_removed;
+    size_t nremoved, removed_cap, saved_nremoved;
+    uint32_t *fresh;
+    size_t nfresh, fresh_cap;
 } cc_qsnap;
 
 /* The quanta from the Welcome; 0 (a server that did not grant quantized) leaves the defaults. */
@@ -43,6 +50,16 @@ void cc_qsnap_free(cc_qsnap *q);
  * records is malformed and applied not at all (one without records keeps its own bodies: a
  * server that ignored Hello.quantized). */
 bool cc_qsnap_expand(cc_qsnap *q, Collide__V1__Snapshot *s);
+/* UDP: builds the snapshot's state from its baseline_tick (cc_qbase_apply), then rewrites s as
+ * the change from the previously applied state, so that printing and the checker read it as a
+ * TCP snapshot: s->bodies one BodyState per body new or changed since then (with its shape, from
+ * the shape store, when the previous state lacked it or its id now names a new body), s->removed
+ * the ids gone since then. Call cc_qsnap_done in every case. */
+int cc_qsnap_expand_base(cc_qsnap *q, cc_qbase *b, Collide__V1__Snapshot *s);
+/* UDP: body_id's state in t (the rebuilt state, cc_qbase_newest), in world units, as the scan
+ * reports it: the intent-to-ack reads last_input_seq there, so a body whose record was left out of
+ * this snapshot by the size budget still acknowledges what its baseline did. False when absent. */
+bool cc_qsnap_body_in(const cc_qsnap *q, const quant_table *t, uint32_t body_id, cc_wire_body *out);
 /* Gives s->bodies back (s can then be freed with protobuf-c) and frees the shapes. */
 void cc_qsnap_done(cc_qsnap *q, Collide__V1__Snapshot *s);
 

@@ -106,6 +106,10 @@ void cc_stats_merge(cc_stats *into, const cc_stats *from) {
     into->frames_in += from->frames_in;
     into->frames_dropped += from->frames_dropped;
     into->malformed += from->malformed;
+    into->udp_full += from->udp_full;
+    into->udp_ignored += from->udp_ignored;
+    into->udp_acks_sent += from->udp_acks_sent;
+    into->udp_events += from->udp_events;
     into->bytes_in += from->bytes_in;
     into->bytes_out += from->bytes_out;
     into->client_seconds += from->client_seconds;
@@ -201,6 +205,72 @@ static void text_backend(FILE *out, const cc_backend_stats *b) {
     if (b->failure[0]) fprintf(out, "  backend stopped: %s\n", b->failure);
 }
 
+/* What the connect time covers: over WebSocket the upgrade's round trip is in it; over UDP it is
+ * ENet's connect handshake (no TCP at all). */
+static const char *connect_label(const char *transport) {
+    if (transport && strcmp(transport, "ws") == 0) return "connect+upgrade";
+    if (transport && strcmp(transport, "udp") == 0) return "enet connect";
+    return "tcp connect";
+}
+
+/* UDP's own figures: how often the baseline scheme fell back or lost its footing. */
+static void text_udp(FILE *out, const cc_stats *s) {
+    fprintf(out,
+            "udp: %llu full snapshots, %llu ignored (baseline not held), %llu acks sent, %llu "
+            "events messages\n",
+            (unsigned long long)s->udp_full, (unsigned long long)s->udp_ignored,
+            (unsigned long long)s->udp_acks_sent, (unsigned long long)s->udp_events);
+}
+
+/* The errors line (by code) and the disconnects line (by reason). */
+static void text_errors(FILE *out, const cc_stats *s) {
+    fprintf(out, "errors: %llu", (unsigned long long)cc_stats_errors(s));
+    for (uint32_t i = 0; i < CC_ERROR_CODES; i++)
+        if (s->errors[i])
+            fprintf(out, "  %s=%llu", cc_error_code_name(i), (unsigned long long)s->errors[i]);
+    if (s->malformed) fprintf(out, "  malformed_frames=%llu", (unsigned long long)s->malformed);
+    if (s->frames_dropped)
+        fprintf(out, "  send_buffer_full=%llu", (unsigned long long)s->frames_dropped);
+    fputc('\n', out);
+    fprintf(out, "disconnects: %llu", (unsigned long long)(s->disconnects + s->connect_failures));
+    for (uint32_t i = 0; i < s->reasons.len; i++)
+        fprintf(out, "  \"%s\"=%llu", s->reasons.items[i].text,
+                (unsigned long long)s->reasons.items[i].count);
+    if (s->reasons.other) fprintf(out, "  other=%llu", (unsigned long long)s->reasons.other);
+    fputc('\n', out);
+}
+
+/* With --check: the invariants' and the events' violations, and the first examples. */
+static void text_check(FILE *out, const cc_report_meta *m, const cc_stats *s) {
+    if (!m->check) return;
+    const cc_check_stats *c = &s->check;
+    fprintf(out,
+            "check (%u clients): %llu snapshots, %llu pair tests; violations: "
+            "overlap_static=%llu overlap_moving=%llu tunnel=%llu",
+            m->check_clients, (unsigned long long)c->snapshots, (unsigned long long)c->pairs,
+            (unsigned long long)c->counts[CC_VIOL_OVERLAP_STATIC],
+            (unsigned long long)c->counts[CC_VIOL_OVERLAP_MOVING],
+            (unsigned long long)c->counts[CC_VIOL_TUNNEL]);
+    if (c->unknown_shape)
+        fprintf(out, " (bodies without shape: %llu)", (unsigned long long)c->unknown_shape);
+    if (c->overflow) fprintf(out, " (untracked: %llu)", (unsigned long long)c->overflow);
+    fputc('\n', out);
+    fprintf(out, "check events: %llu contact, %llu sensor, %llu measured; violations:",
+            (unsigned long long)c->contact_events, (unsigned long long)c->sensor_events,
+            (unsigned long long)c->events_measured);
+    for (int k = CC_VIOL_CONTACT_BEGIN_FAR; k < CC_VIOL_KINDS; k++)
+        fprintf(out, " %s=%llu", cc_violation_name(k), (unsigned long long)c->counts[k]);
+    if (c->open_overflow)
+        fprintf(out, " (begins untracked: %llu)", (unsigned long long)c->open_overflow);
+    fputc('\n', out);
+    for (uint32_t i = 0; i < c->examples_len; i++) {
+        const cc_violation *v = &c->examples[i];
+        fprintf(out, "  violation %s: body %u vs body %u at tick %llu (depth %.4f)\n",
+                cc_violation_name(v->kind), v->a, v->b, (unsigned long long)v->tick,
+                isnan(v->depth) ? 0.0 : (double)v->depth);
+    }
+}
+
 void cc_report_text(FILE *out, const cc_report_meta *m, const cc_stats *s) {
     double el = m->elapsed_s > 0 ? m->elapsed_s : 1.0;
     double cs = s->client_seconds > 0 ? s->client_seconds : 1.0;
@@ -219,10 +289,7 @@ void cc_report_text(FILE *out, const cc_report_meta *m, const cc_stats *s) {
     fprintf(out, "latency (from the intended send time; ms):\n");
     text_hist(out, "intent-to-ack", &s->ack_us);
     text_hist(out, "ping rtt", &s->rtt_us);
-    /* Over WebSocket the connect ends at the 101: the upgrade's round trip is in it. */
-    text_hist(out,
-              m->transport && strcmp(m->transport, "ws") == 0 ? "connect+upgrade" : "tcp connect",
-              &s->connect_us);
+    text_hist(out, connect_label(m->transport), &s->connect_us);
     text_hist(out, "hello-to-welcome", &s->welcome_us);
     text_hist(out, "spawn", &s->spawn_us);
     text_hist(out, "snapshot inter-arrival", &s->gap_us);
@@ -245,54 +312,15 @@ void cc_report_text(FILE *out, const cc_report_meta *m, const cc_stats *s) {
             (unsigned long long)s->snapshots, (double)s->snapshots / cs,
             s->snapshots ? (double)s->snapshot_bodies / (double)s->snapshots : 0.0,
             (double)s->snapshots / el);
+    if (m->transport && strcmp(m->transport, "udp") == 0) text_udp(out, s);
     fprintf(out,
             "bytes per client: in %.0f B/s (min %.0f, max %.0f), out %.0f B/s; total in %llu, "
             "out %llu\n",
             (double)s->bytes_in / cs, s->min_bytes_in_per_s < 0 ? 0.0 : s->min_bytes_in_per_s,
             s->max_bytes_in_per_s, (double)s->bytes_out / cs, (unsigned long long)s->bytes_in,
             (unsigned long long)s->bytes_out);
-    fprintf(out, "errors: %llu", (unsigned long long)cc_stats_errors(s));
-    for (uint32_t i = 0; i < CC_ERROR_CODES; i++)
-        if (s->errors[i])
-            fprintf(out, "  %s=%llu", cc_error_code_name(i), (unsigned long long)s->errors[i]);
-    if (s->malformed) fprintf(out, "  malformed_frames=%llu", (unsigned long long)s->malformed);
-    if (s->frames_dropped)
-        fprintf(out, "  send_buffer_full=%llu", (unsigned long long)s->frames_dropped);
-    fputc('\n', out);
-    fprintf(out, "disconnects: %llu", (unsigned long long)(s->disconnects + s->connect_failures));
-    for (uint32_t i = 0; i < s->reasons.len; i++)
-        fprintf(out, "  \"%s\"=%llu", s->reasons.items[i].text,
-                (unsigned long long)s->reasons.items[i].count);
-    if (s->reasons.other) fprintf(out, "  other=%llu", (unsigned long long)s->reasons.other);
-    fputc('\n', out);
-    if (m->check) {
-        const cc_check_stats *c = &s->check;
-        fprintf(out,
-                "check (%u clients): %llu snapshots, %llu pair tests; violations: "
-                "overlap_static=%llu overlap_moving=%llu tunnel=%llu",
-                m->check_clients, (unsigned long long)c->snapshots, (unsigned long long)c->pairs,
-                (unsigned long long)c->counts[CC_VIOL_OVERLAP_STATIC],
-                (unsigned long long)c->counts[CC_VIOL_OVERLAP_MOVING],
-                (unsigned long long)c->counts[CC_VIOL_TUNNEL]);
-        if (c->unknown_shape)
-            fprintf(out, " (bodies without shape: %llu)", (unsigned long long)c->unknown_shape);
-        if (c->overflow) fprintf(out, " (untracked: %llu)", (unsigned long long)c->overflow);
-        fputc('\n', out);
-        fprintf(out, "check events: %llu contact, %llu sensor, %llu measured; violations:",
-                (unsigned long long)c->contact_events, (unsigned long long)c->sensor_events,
-                (unsigned long long)c->events_measured);
-        for (int k = CC_VIOL_CONTACT_BEGIN_FAR; k < CC_VIOL_KINDS; k++)
-            fprintf(out, " %s=%llu", cc_violation_name(k), (unsigned long long)c->counts[k]);
-        if (c->open_overflow)
-            fprintf(out, " (begins untracked: %llu)", (unsigned long long)c->open_overflow);
-        fputc('\n', out);
-        for (uint32_t i = 0; i < c->examples_len; i++) {
-            const cc_violation *v = &c->examples[i];
-            fprintf(out, "  violation %s: body %u vs body %u at tick %llu (depth %.4f)\n",
-                    cc_violation_name(v->kind), v->a, v->b, (unsigned long long)v->tick,
-                    isnan(v->depth) ? 0.0 : (double)v->depth);
-        }
-    }
+    text_errors(out, s);
+    text_check(out, m, s);
     text_rooms(out, m);
     text_backend(out, m->backend);
     double cpu = m->cpu_user_s + m->cpu_sys_s;
@@ -451,6 +479,11 @@ bool cc_report_json(const char *path, const cc_report_meta *m, const cc_stats *s
             (unsigned long long)s->snapshots, (double)s->snapshots / cs,
             s->snapshots ? (double)s->snapshot_bodies / (double)s->snapshots : 0.0,
             (unsigned long long)s->max_tick);
+    fprintf(f,
+            "  \"udp\": {\"full_snapshots\": %llu, \"ignored_snapshots\": %llu, \"acks_sent\": "
+            "%llu, \"events_messages\": %llu},\n",
+            (unsigned long long)s->udp_full, (unsigned long long)s->udp_ignored,
+            (unsigned long long)s->udp_acks_sent, (unsigned long long)s->udp_events);
     fprintf(f,
             "  \"bytes\": {\"in_total\": %llu, \"out_total\": %llu, \"in_per_client_per_s\": "
             "%.1f, \"out_per_client_per_s\": %.1f, \"in_per_client_per_s_min\": %.1f, "

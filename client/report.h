@@ -54,6 +54,10 @@ typedef struct cc_stats {
     uint64_t frames_in;         /* ServerMessages */
     uint64_t frames_dropped;    /* client frames dropped: send buffers full */
     uint64_t malformed;         /* frames that did not parse */
+    uint64_t udp_full;          /* UDP: snapshots applied with baseline_tick 0 */
+    uint64_t udp_ignored;       /* UDP: snapshots ignored, their baseline not held (or stale) */
+    uint64_t udp_acks_sent;     /* UDP: SnapshotAcks queued */
+    uint64_t udp_events;        /* UDP: Events messages (channel 0) */
     uint64_t bytes_in;          /* bytes received, all clients */
     uint64_t bytes_out;         /* bytes sent, all clients */
     double client_seconds;      /* sum over clients of time from Welcome to close */
@@ -125,7 +129,7 @@ const char *cc_error_code_name(uint32_t code);
 typedef struct cc_report_meta {
     const char *host;                /* server */
     unsigned port;                   /* game port */
-    const char *transport;           /* --transport: "tcp" or "ws" (NULL: tcp) */
+    const char *transport;           /* --transport: "tcp", "ws" or "udp" (NULL: tcp) */
     uint32_t clients;                /* --clients */
     uint32_t threads;                /* --threads */
     double rate_hz;                  /* --rate */

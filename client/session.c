@@ -138,3 +138,12 @@ bool cc_session_ray_cast(cc_conn *c, uint32_t request_id, float x, float y, floa
     m.ray_cast = &r;
     return cc_conn_queue(c, &m);
 }
+
+bool cc_session_snapshot_ack(cc_conn *c, uint64_t tick) {
+    Collide__V1__ClientMessage m = COLLIDE__V1__CLIENT_MESSAGE__INIT;
+    Collide__V1__SnapshotAck ack = COLLIDE__V1__SNAPSHOT_ACK__INIT;
+    ack.tick = tick;
+    m.msg_case = COLLIDE__V1__CLIENT_MESSAGE__MSG_SNAPSHOT_ACK;
+    m.snapshot_ack = &ack;
+    return cc_conn_queue(c, &m);
+}

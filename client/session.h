@@ -43,6 +43,8 @@ typedef struct cc_spawn_msg {
  * cc_session_spawn. */
 void cc_session_spawn_fill(cc_spawn_msg *s, uint32_t request_id, int shape, float size, float x,
                            float y);
+/* SnapshotAck{tick}: UDP, the newest snapshot applied (channel 1). */
+bool cc_session_snapshot_ack(cc_conn *c, uint64_t tick);
 bool cc_session_spawn(cc_conn *c, uint32_t request_id, int shape, float size, float x, float y);
 
 #endif

@@ -39,6 +39,8 @@ typedef struct watch_ctx {
     uint32_t snapshot_rate;     /* --snapshot-rate: Hello.snapshot_rate_hz (0: every tick) */
     bool quantized;             /* --quantized: Hello.quantized */
     cc_qsnap q;                 /* --quantized: the bodies in quanta, from Snapshot.packed */
+    cc_qbase base;              /* --transport udp: the states snapshots are deltas against */
+    uint64_t ignored;           /* UDP snapshots ignored: their baseline is not held */
 } watch_ctx;
 
 static uint32_t *set_slot(watch_ctx *x, uint32_t id, bool *found) {
@@ -153,6 +155,43 @@ static void watch_snapshot(watch_ctx *x, const Collide__V1__Snapshot *s, size_t 
     fflush(stdout);
 }
 
+/* A snapshot: over UDP built from its baseline and acknowledged (an ignored one re-acknowledges
+ * the newest applied, in case that ack was lost); over TCP quantized, expanded in place. */
+static void watch_on_snapshot(watch_ctx *x, Collide__V1__Snapshot *s, size_t len) {
+    int r = CC_QBASE_APPLIED;
+    if (x->o->udp)
+        r = cc_qsnap_expand_base(&x->q, &x->base, s);
+    else if (x->quantized && !cc_qsnap_expand(&x->q, s))
+        r = CC_QBASE_MALFORMED;
+    if (r == CC_QBASE_MALFORMED) {
+        cc_qsnap_done(&x->q, s);
+        snprintf(x->message, sizeof x->message,
+                 "malformed quantized snapshot from the server (tick %llu)",
+                 (unsigned long long)s->tick);
+        watch_finish(x, CC_EXIT_FAIL);
+        return;
+    }
+    if (r == CC_QBASE_APPLIED) watch_snapshot(x, s, len);
+    if (r == CC_QBASE_IGNORED) {
+        x->ignored++;
+        printf("tick %llu: ignored (baseline %llu not held)\n", (unsigned long long)s->tick,
+               (unsigned long long)s->baseline_tick);
+    }
+    if (x->quantized) cc_qsnap_done(&x->q, s);
+    if (x->o->udp && x->base.newest) {
+        cc_session_snapshot_ack(&x->conn, x->base.newest);
+        cc_conn_flush(&x->conn);
+    }
+    if (r == CC_QBASE_APPLIED && x->count && ++x->seen >= x->count) watch_finish(x, CC_EXIT_OK);
+}
+
+/* UDP: a tick's events, reliable on channel 0, checked for their pairing. */
+static void watch_on_events(watch_ctx *x, const Collide__V1__Events *e) {
+    printf("events tick %llu: %zu contacts, %zu sensor events\n", (unsigned long long)e->tick,
+           e->n_contacts, e->n_sensor_events);
+    if (x->check) cc_check_events(x->check, e, &x->check_stats);
+}
+
 static void watch_frame(cc_conn *c, const uint8_t *body, size_t len) {
     watch_ctx *x = c->user;
     if (x->result >= 0) return;
@@ -188,6 +227,11 @@ static void watch_frame(cc_conn *c, const uint8_t *body, size_t len) {
                    (double)w->velocity_quantum);
         if (w->snapshot_rate_hz || x->quantized) putchar('\n');
         if (x->quantized) cc_qsnap_init(&x->q, w->position_quantum, w->velocity_quantum);
+        if (x->o->udp && !cc_qbase_init(&x->base, x->o->udp_baselines)) {
+            snprintf(x->message, sizeof x->message, "out of memory for the UDP baselines");
+            watch_finish(x, CC_EXIT_FAIL);
+            break;
+        }
         x->welcomed = true;
         cc_session_set_view(c, 2, (x0 + x1) * 0.5f, (y0 + y1) * 0.5f, (x1 - x0) * 0.5f,
                             (y1 - y0) * 0.5f);
@@ -195,17 +239,10 @@ static void watch_frame(cc_conn *c, const uint8_t *body, size_t len) {
         break;
     }
     case COLLIDE__V1__SERVER_MESSAGE__MSG_SNAPSHOT:
-        if (x->quantized && !cc_qsnap_expand(&x->q, m->snapshot)) {
-            cc_qsnap_done(&x->q, m->snapshot);
-            snprintf(x->message, sizeof x->message,
-                     "malformed quantized snapshot from the server (tick %llu)",
-                     (unsigned long long)m->snapshot->tick);
-            watch_finish(x, CC_EXIT_FAIL);
-            break;
-        }
-        watch_snapshot(x, m->snapshot, len);
-        if (x->quantized) cc_qsnap_done(&x->q, m->snapshot);
-        if (x->count && ++x->seen >= x->count) watch_finish(x, CC_EXIT_OK);
+        watch_on_snapshot(x, m->snapshot, len);
+        break;
+    case COLLIDE__V1__SERVER_MESSAGE__MSG_EVENTS:
+        watch_on_events(x, m->events);
         break;
     case COLLIDE__V1__SERVER_MESSAGE__MSG_ERROR:
         printf("error %d (%s)%s\n", (int)m->error->code, m->error->message ? m->error->message : "",
@@ -263,7 +300,16 @@ static void watch_usage(FILE *f) {
                "violation was seen.\n");
 }
 
-int cc_watch_main(int argc, char **argv) {
+/* What the command line asks beyond the common options. */
+typedef struct watch_args {
+    double duration; /* --duration in seconds (0: until stopped) */
+    double tol;      /* --check-tolerance */
+    bool check;      /* --check */
+} watch_args;
+
+/* Parses the command line into o, x and a. -1 to go on, else the exit status (--help, a usage
+ * error). */
+static int watch_parse(int argc, char **argv, cc_common_opts *o, watch_ctx *x, watch_args *a) {
     enum {
         OPT_BOX = CC_OPT_FIRST_FREE,
         OPT_BODIES,
@@ -286,16 +332,10 @@ int cc_watch_main(int argc, char **argv) {
         {"snapshot-rate", 1, NULL, OPT_SNAPSHOT_RATE},
         {NULL, 0, NULL, 0},
     };
-    static cc_common_opts o;
-    static watch_ctx x;
-    memset(&x, 0, sizeof x);
-    cc_common_defaults(&o);
-    double duration = 0.0, tol = 0.01;
-    bool check = false;
     optind = 1;
     int c;
     while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
-        int common = cc_common_option(CMD, c, optarg, &o);
+        int common = cc_common_option(CMD, c, optarg, o);
         if (common < 0) return CC_EXIT_USAGE;
         if (common > 0) continue;
         bool ok = true;
@@ -304,33 +344,33 @@ int cc_watch_main(int argc, char **argv) {
             watch_usage(stdout);
             return CC_EXIT_OK;
         case OPT_BOX:
-            ok = cc_parse_floats(CMD, "--box", optarg, x.box, 4);
-            if (ok && (x.box[2] <= x.box[0] || x.box[3] <= x.box[1])) {
+            ok = cc_parse_floats(CMD, "--box", optarg, x->box, 4);
+            if (ok && (x->box[2] <= x->box[0] || x->box[3] <= x->box[1])) {
                 fprintf(stderr, "collide-client " CMD ": --box: need x0 < x1 and y0 < y1\n");
                 ok = false;
             }
-            x.has_box = true;
+            x->has_box = true;
             break;
         case OPT_BODIES:
-            x.bodies = true;
+            x->bodies = true;
             break;
         case OPT_COUNT:
-            ok = cc_parse_u64(CMD, "--count", optarg, &x.count);
+            ok = cc_parse_u64(CMD, "--count", optarg, &x->count);
             break;
         case OPT_DURATION:
-            ok = cc_parse_duration(CMD, "--duration", optarg, 0.001, 86400 * 365, &duration);
+            ok = cc_parse_duration(CMD, "--duration", optarg, 0.001, 86400 * 365, &a->duration);
             break;
         case OPT_CHECK:
-            check = true;
+            a->check = true;
             break;
         case OPT_TOL:
-            ok = cc_parse_double(CMD, "--check-tolerance", optarg, 0, 1e3, &tol);
+            ok = cc_parse_double(CMD, "--check-tolerance", optarg, 0, 1e3, &a->tol);
             break;
         case OPT_QUANTIZED:
-            x.quantized = true;
+            x->quantized = true;
             break;
         case OPT_SNAPSHOT_RATE:
-            ok = cc_parse_u32(CMD, "--snapshot-rate", optarg, 0, 100000, &x.snapshot_rate);
+            ok = cc_parse_u32(CMD, "--snapshot-rate", optarg, 0, 100000, &x->snapshot_rate);
             break;
         default:
             fprintf(stderr, "collide-client " CMD ": see 'collide-client watch --help'\n");
@@ -338,39 +378,55 @@ int cc_watch_main(int argc, char **argv) {
         }
         if (!ok) return CC_EXIT_USAGE;
     }
-    if (!cc_no_operands(CMD, argc, argv, optind)) return CC_EXIT_USAGE;
-    struct sockaddr_storage addr;
-    if (!cc_resolve_common(CMD, &o, &addr)) return CC_EXIT_FAIL;
-    x.o = &o;
-    x.result = -1;
-    x.ids = calloc(WATCH_SET_SLOTS, sizeof *x.ids);
-    if (check) {
-        x.check = malloc(sizeof *x.check);
-        if (x.check) cc_check_view_init(x.check, (float)tol);
-    }
-    if (!x.ids || (check && !x.check)) {
-        fprintf(stderr, "collide-client " CMD ": out of memory\n");
-        return CC_EXIT_FAIL;
-    }
+    return cc_no_operands(CMD, argc, argv, optind) ? -1 : CC_EXIT_USAGE;
+}
+
+/* Connects and runs the loop until the watch ends; the exit status. */
+static int watch_run(cc_common_opts *o, watch_ctx *x, const struct sockaddr_storage *addr,
+                     double duration) {
     uv_loop_t loop;
     uv_loop_init(&loop);
-    uv_timer_init(&loop, &x.deadline);
-    x.deadline.data = &x;
-    if (duration > 0) uv_timer_start(&x.deadline, watch_deadline, (uint64_t)(duration * 1000), 0);
-    uv_signal_init(&loop, &x.sigint);
-    x.sigint.data = &x;
-    uv_signal_start(&x.sigint, watch_signal, SIGINT);
-    int rc =
-        cc_common_connect(&o, &x.conn, &loop, (const struct sockaddr *)&addr, &watch_hooks, &x);
+    uv_timer_init(&loop, &x->deadline);
+    x->deadline.data = x;
+    if (duration > 0) uv_timer_start(&x->deadline, watch_deadline, (uint64_t)(duration * 1000), 0);
+    uv_signal_init(&loop, &x->sigint);
+    x->sigint.data = x;
+    uv_signal_start(&x->sigint, watch_signal, SIGINT);
+    int rc = cc_common_connect(o, &x->conn, &loop, (const struct sockaddr *)addr, &watch_hooks, x);
     if (rc != 0) {
-        cc_connect_failure(x.message, sizeof x.message, &o, rc);
-        watch_finish(&x, CC_EXIT_FAIL);
+        cc_connect_failure(x->message, sizeof x->message, o, rc);
+        watch_finish(x, CC_EXIT_FAIL);
     }
     uv_run(&loop, UV_RUN_DEFAULT);
     bool closed = cc_loop_close(&loop, CMD);
-    int result = x.result < 0 || !closed ? CC_EXIT_FAIL : x.result;
+    return x->result < 0 || !closed ? CC_EXIT_FAIL : x->result;
+}
+
+int cc_watch_main(int argc, char **argv) {
+    static cc_common_opts o;
+    static watch_ctx x;
+    memset(&x, 0, sizeof x);
+    cc_common_defaults(&o);
+    watch_args a = {.duration = 0.0, .tol = 0.01, .check = false};
+    int parsed = watch_parse(argc, argv, &o, &x, &a);
+    if (parsed >= 0) return parsed;
+    struct sockaddr_storage addr;
+    if (!cc_resolve_common(CMD, &o, &addr)) return CC_EXIT_FAIL;
+    x.o = &o;
+    x.quantized |= o.udp; /* UDP snapshots are always quantized */
+    x.result = -1;
+    x.ids = calloc(WATCH_SET_SLOTS, sizeof *x.ids);
+    if (a.check) {
+        x.check = malloc(sizeof *x.check);
+        if (x.check) cc_check_view_init(x.check, (float)a.tol);
+    }
+    if (!x.ids || (a.check && !x.check)) {
+        fprintf(stderr, "collide-client " CMD ": out of memory\n");
+        return CC_EXIT_FAIL;
+    }
+    int result = watch_run(&o, &x, &addr, a.duration);
     if (result != CC_EXIT_OK) fprintf(stderr, "collide-client " CMD ": %s\n", x.message);
-    if (check && cc_check_total(&x.check_stats) > 0) {
+    if (a.check && cc_check_total(&x.check_stats) > 0) {
         fprintf(stderr, "collide-client " CMD ": %llu invariant violations\n",
                 (unsigned long long)cc_check_total(&x.check_stats));
         result = CC_EXIT_FAIL;
@@ -378,5 +434,6 @@ int cc_watch_main(int argc, char **argv) {
     free(x.ids);
     free(x.check);
     cc_qsnap_free(&x.q);
+    cc_qbase_free(&x.base);
     return result;
 }

@@ -39,6 +39,7 @@ enum wire_field {
     WIRE_CLIENT_REQUEST_ID = 1,
     WIRE_CLIENT_HELLO = 10,
     WIRE_CLIENT_SPAWN = 11,
+    WIRE_CLIENT_MOVE = 12,
     WIRE_CLIENT_MOVE_BATCH = 16,
     WIRE_CLIENT_OVERLAP = 18,
     WIRE_CLIENT_SHAPE_CAST = 19,
@@ -62,13 +63,19 @@ enum wire_field {
     WIRE_SERVER_ERROR = 14,
     WIRE_SERVER_GOODBYE = 15,
     WIRE_SERVER_QUERY_RESULT = 16,
+    WIRE_SERVER_EVENTS = 20, /* 1.2 */
     /* Snapshot */
     WIRE_SNAPSHOT_TICK = 1,
     WIRE_SNAPSHOT_BODIES = 2,
     WIRE_SNAPSHOT_REMOVED = 3,
     WIRE_SNAPSHOT_CONTACTS = 4,
     WIRE_SNAPSHOT_SENSOR_EVENTS = 5,
-    WIRE_SNAPSHOT_PACKED = 6, /* 1.1: quantized records (quant.h) */
+    WIRE_SNAPSHOT_PACKED = 6,        /* 1.1: quantized records (quant.h) */
+    WIRE_SNAPSHOT_BASELINE_TICK = 7, /* 1.2: the state the deltas are against (0: full) */
+    /* Events (1.2: a datagram client's events, one message per tick) */
+    WIRE_EVENTS_TICK = 1,
+    WIRE_EVENTS_CONTACTS = 2,
+    WIRE_EVENTS_SENSOR_EVENTS = 3,
     /* BodyState */
     WIRE_BODY_ID = 1,
     WIRE_BODY_POSITION = 2,
@@ -79,6 +86,9 @@ enum wire_field {
     /* Pong */
     WIRE_PONG_CLIENT_TIME_US = 1,
     WIRE_PONG_TICK = 3,
+    /* Error: a fatal one's code is a UDP peer's disconnect data (net_udp.c) */
+    WIRE_ERROR_CODE = 1,
+    WIRE_ERROR_FATAL = 3,
 };
 
 /* ---- Reading ------------------------------------------------------------------------------- */

@@ -23,7 +23,7 @@ if [[ ${SERVER:-collided} == bench ]]; then
   gp=$(sed -n 's/^port=//p' "$out/server.log")
 else
   # shellcheck disable=SC2086
-  "$B/server/net/collided" --port 0 --ws-port "$wp" --http-port "$hp" --bind 127.0.0.1 ${DAEMON_ARGS:-} \
+  "$B/server/net/collided" --port 0 --udp-port 0 --ws-port "$wp" --http-port "$hp" --bind 127.0.0.1 ${DAEMON_ARGS:-} \
     2>"$out/server.log" &
   sp=$!
   for _ in $(seq 100); do grep -q 'event=listening' "$out/server.log" 2>/dev/null && break; sleep 0.05; done

@@ -103,7 +103,7 @@ def drain(socks):
 
 def run_one(opts, pb, k):
     http_port = 20000 + (os.getpid() + k) % 20000
-    cmd = [opts.collided, "--bind", "127.0.0.1", "--port", "0", "--ws-port", "0", "--http-port", str(http_port),
+    cmd = [opts.collided, "--bind", "127.0.0.1", "--port", "0", "--udp-port", "0", "--ws-port", "0", "--http-port", str(http_port),
            "--log-level", "warn", "--max-clients", str(k + 100), "--overload-window-ms", "0",
            # K connections from one host in a burst: the pending caps are for attackers and NATs,
            # not for a load generator (docs/operations.md, admission)

@@ -82,7 +82,7 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-p = subprocess.Popen([collided, "--bind", "127.0.0.1", "--port", "0", "--ws-port", "0", "--http-port", "0",
+p = subprocess.Popen([collided, "--bind", "127.0.0.1", "--port", "0", "--udp-port", "0", "--ws-port", "0", "--http-port", "0",
                       "--log-level", "warn"] + (["--token", TOKEN] if mode == "preauth" else [])
                      + extra,
                      stderr=subprocess.PIPE, text=True)

@@ -56,6 +56,10 @@ void net_config_default(net_config *cfg) {
     cfg->history_ms = 500;
     cfg->position_quantum = 1.0f / 256.0f;
     cfg->velocity_quantum = 1.0f / 64.0f;
+    cfg->udp_port = 7779;
+    cfg->udp_timeout_ms = 5000;
+    cfg->udp_baselines = 32;
+    cfg->udp_snapshot_bytes = 1100; /* a 1280-byte path MTU, less IPv6, UDP and ENet headers */
 }
 
 const char *net_log_level_str(net_log_level level) {
@@ -212,6 +216,16 @@ static const opt_def opts[] = {
      "UNITS  position step of quantized snapshots (default 0.00390625 = 1/256)"},
     {"velocity-quantum", "COLLIDE_VELOCITY_QUANTUM", OPT_FLOAT, F(velocity_quantum), 0, 1e-6, 1000,
      "UNITS_PER_S  velocity step of quantized snapshots (default 0.015625 = 1/64)"},
+    {"udp-port", "COLLIDE_UDP_PORT", OPT_PORT, F(udp_port), 0, 0, 65535,
+     "N  UDP port of the ENet transport, 0 = off (default 7779)"},
+    {"udp-bind", "COLLIDE_UDP_BIND", OPT_STRING, F(udp_bind), 0, 0, 0,
+     "ADDR  IPv4 address of the UDP port (default: the --bind address; :: means 0.0.0.0)"},
+    {"udp-timeout-ms", "COLLIDE_UDP_TIMEOUT_MS", OPT_U32, F(udp_timeout_ms), 0, 100, 600000,
+     "MS  a UDP peer that stops answering is dropped after this, as a TCP close (default 5000)"},
+    {"udp-baselines", "COLLIDE_UDP_BASELINES", OPT_U32, F(udp_baselines), 0, 1, 1024,
+     "N  snapshots per UDP client kept as baselines for the next ones' deltas (default 32)"},
+    {"udp-snapshot-bytes", "COLLIDE_UDP_SNAPSHOT_BYTES", OPT_U32, F(udp_snapshot_bytes), 0, 256,
+     65536, "BYTES  most bytes of one UDP snapshot; --max-frame caps it (default 1100)"},
 };
 #undef F
 #define OPT_COUNT (sizeof opts / sizeof opts[0])
@@ -225,6 +239,7 @@ static bool apply(net_config *cfg, const opt_def *o, const char *value, const ch
     case OPT_STRING: {
         size_t cap = o->offset == offsetof(net_config, bind)         ? sizeof cfg->bind
                      : o->offset == offsetof(net_config, http_bind)  ? sizeof cfg->http_bind
+                     : o->offset == offsetof(net_config, udp_bind)   ? sizeof cfg->udp_bind
                      : o->offset == offsetof(net_config, world_dir)  ? sizeof cfg->world_dir
                      : o->offset == offsetof(net_config, ws_origins) ? sizeof cfg->ws_origins
                                                                      : sizeof cfg->world_path;

@@ -69,6 +69,13 @@ typedef struct net_config {
                                        * snapshot; past it the client is cut (events_backlog) */
     float position_quantum;           /* quantized snapshots: world units per position step */
     float velocity_quantum;           /* quantized snapshots: units/s per velocity step */
+    uint16_t udp_port;                /* the ENet (UDP) port; 0 = off */
+    char udp_bind[64];                /* its IPv4 address; "" = bind (IPv4 only: libenet 1.3) */
+    uint32_t udp_timeout_ms;     /* a UDP peer silent this long is dropped (enet_peer_timeout) */
+    uint32_t udp_baselines;      /* datagram clients: snapshots whose state is kept per
+                                  * client as a possible baseline (net_baselines.h) */
+    uint32_t udp_snapshot_bytes; /* datagram clients: most bytes of one snapshot
+                                  * ServerMessage (--max-frame caps it) */
 } net_config;
 
 void net_config_default(net_config *cfg);

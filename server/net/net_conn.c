@@ -216,7 +216,10 @@ bool net_conn_flush(net_server *srv) {
     net_client *c;
     bool flushed = false;
     while ((c = net_server_pop_dirty(srv)) != NULL) {
-        flush_client(c);
+        if (c->io_flush)
+            c->io_flush(c);
+        else
+            flush_client(c);
         flushed = true;
     }
     return flushed;

@@ -55,7 +55,8 @@ bool net_conn_adopt(net_conn_host *host, net_server *srv, int fd, const net_hell
 void net_conn_refuse(net_conn_host *host, net_server *srv, int fd, uint32_t request_id, int status,
                      uint32_t transport);
 
-/* Writes every client on srv's dirty list, or closes those the server decided to close. An
+/* Writes every client on srv's dirty list, or closes those the server decided to close (a client
+ * with its own io_flush, a UDP peer, is given to it). An
  * owner with several servers on a loop calls it for each, before the loop sleeps. True when
  * anything was popped: the caller then updates the loop time (uv_update_time), see the daemon's
  * flush. */

@@ -14,6 +14,7 @@
 #include "net_log.h"
 #include "net_ops.h"
 #include "net_tick.h"
+#include "net_udp_host.h"
 
 #define NET_READ_CHUNK 65536u /* one shared read buffer, handed to every read */
 typedef struct net_daemon net_daemon;
@@ -29,6 +30,7 @@ struct net_daemon {
     uv_tcp_t ws_listener;               /* WebSocket port (when ws_on) */
     bool ws_on;                         /* the WebSocket listener's handle was initialised */
     bool http_on;                       /* the HTTP listener is open */
+    net_udp *udp;                       /* the UDP port's ENet host (NULL: off) */
     uv_timer_t housekeeping;            /* the front's timeouts (hello, pending, HTTP) */
     uv_timer_t drain_timer;             /* bounds the front's part of the drain */
     uv_prepare_t flush;                 /* writes dirty clients before the loop sleeps */
@@ -54,9 +56,12 @@ static void set_clock(net_daemon *d) { net_conn_set_clock(d->srv); }
 
 static void on_conn_freed(net_conn_host *host) { maybe_finish(host->data); }
 
+static void on_udp_idle(void *ctx) { maybe_finish(ctx); }
+
 static void on_flush(uv_prepare_t *h) {
     net_daemon *d = h->data;
     bool flushed = net_conn_flush(d->srv); /* hand-offs, refusals, pending clients' errors */
+    net_udp_flush(d->udp);                 /* what that queued for UDP peers, sent now */
     /* libuv computes the poll timeout after this callback from the loop time of the start of
      * the iteration: without an update, the time spent writing here (milliseconds with
      * thousands of clients) would be slept again on top, and every tick start that late. */
@@ -157,6 +162,7 @@ static void on_wake(uv_async_t *a) {
  * loops) and the front's handles closed, so its loop ends. */
 static void maybe_finish(net_daemon *d) {
     if (!d->draining || d->finished || d->conns.conn_count > 0) return;
+    if (net_udp_peer_count(d->udp) > 0) return; /* their disconnects still on the wire */
     if (d->hosts_on) {
         uv_mutex_lock(&d->hosts.lock);
         bool drained = d->hosts.drained >= d->hosts.threads;
@@ -185,6 +191,9 @@ static void maybe_finish(net_daemon *d) {
         d->hosts_on = false;
         d->ops.hosts = NULL;
     }
+    net_udp_close(d->udp); /* after the workers: nothing posts to its outbox any more */
+    d->udp = NULL;
+    d->hosts.udp = NULL;
     net_log(NET_LOG_INFO, "drained", 0, NULL, "all clients closed");
 }
 
@@ -199,6 +208,7 @@ static void on_drain_timeout(uv_timer_t *t) {
     /* Connections that would not read their Goodbye: cut them now (the workers bound their own
      * clients' drain the same way). */
     net_server_kill_all(d->srv);
+    net_udp_cut_all(d->udp);
 }
 
 static void on_signal(uv_signal_t *s, int signum) {
@@ -213,6 +223,7 @@ static void on_signal(uv_signal_t *s, int signum) {
     net_rooms_begin_drain(d->dir);
     uv_close((uv_handle_t *)&d->listener, NULL); /* stop accepting */
     if (d->ws_on) uv_close((uv_handle_t *)&d->ws_listener, NULL);
+    net_udp_drain(d->udp); /* new peers refused */
     set_clock(d);
     net_server_drain(d->srv);
     if (d->hosts_on) net_hosts_drain(&d->hosts);
@@ -340,6 +351,11 @@ int net_daemon_run(const net_config *cfg_in, char *world_text, size_t world_len,
         listening =
             listen_on(d, &d->ws_listener, cfg.bind, cfg.ws_port, on_ws_connection, &ws_port) == 0;
     }
+    if (listening && cfg.udp_port) {
+        d->udp = net_udp_start(&d->loop, &cfg, d->srv, &d->hosts, on_udp_idle, d);
+        d->hosts.udp = d->udp;
+        listening = d->udp != NULL;
+    }
     if (!listening) {
         if (!d->hosts_on) net_log(NET_LOG_ERROR, "thread_error", 0, NULL, "cannot start workers");
         exit_code = 1;
@@ -359,8 +375,9 @@ int net_daemon_run(const net_config *cfg_in, char *world_text, size_t world_len,
         uv_signal_start(&d->sigterm, on_signal, SIGTERM);
         uv_signal_start(&d->sigint, on_signal, SIGINT);
         char kv[256];
-        snprintf(kv, sizeof kv, "bind=%s game_port=%u http_bind=%s http_port=%u ws_port=%u",
-                 cfg.bind, game_port, http_bind, http_port, ws_port);
+        snprintf(kv, sizeof kv,
+                 "bind=%s game_port=%u http_bind=%s http_port=%u ws_port=%u udp_port=%u", cfg.bind,
+                 game_port, http_bind, http_port, ws_port, d->udp ? cfg.udp_port : 0u);
         net_log_kv(NET_LOG_INFO, "listening", kv,
                    "tick_rate=%g statics=%zu threads=%u max_rooms=%u version=%s",
                    (double)cfg.tick_rate_hz, statics, cfg.threads, cfg.max_rooms, COLLIDE_VERSION);

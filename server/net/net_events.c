@@ -89,6 +89,86 @@ static void deliver(net_server *srv, uint32_t n, uint32_t owner_a, uint32_t owne
     }
 }
 
+/* One Events message being written: a run of queued fields of c, their keys renumbered. */
+typedef struct events_run {
+    uint64_t tick;       /* Events.tick */
+    const uint8_t *data; /* the queued fields (Snapshot.contacts / sensor_events, encoded) */
+    size_t len;          /* their bytes */
+} events_run;
+
+static size_t events_body_size(const events_run *r) { return 1 + varint_size(r->tick) + r->len; }
+
+/* The whole ServerMessage: its two-byte key, the length, the body. */
+static size_t events_size(const events_run *r) {
+    size_t body = events_body_size(r);
+    return 2 + varint_size(body) + body;
+}
+
+/* Writes ServerMessage{events: Events{tick, contacts, sensor_events}} (net_msg_write): the
+ * queued fields are Snapshot's (4, 5) and become Events' (2, 3), whose one-byte keys differ only
+ * in the field number. */
+static void events_write_message(const void *ctx, uint8_t *out, size_t size) {
+    const events_run *r = ctx;
+    size_t body = events_body_size(r);
+    /* ServerMessage field 20: a two-byte key, past wire_put_key's one */
+    size_t n = varint_write(out, (uint64_t)WIRE_SERVER_EVENTS << 3 | WIRE_LEN);
+    n += varint_write(out + n, body);
+    n += wire_put_key(out + n, WIRE_EVENTS_TICK, WIRE_VARINT);
+    n += varint_write(out + n, r->tick);
+    const uint8_t *end = r->data + r->len;
+    for (const uint8_t *p = r->data; p < end;) {
+        uint64_t len = 0;
+        const uint8_t *q = p + 1;
+        bool ok = varint_read(&q, end, &len);
+        COLLIDE_ASSERT(ok);
+        (void)ok;
+        size_t rec = (size_t)(q - p) + (size_t)len;
+        memcpy(out + n, p, rec);
+        out[n] = p[0] == WIRE_KEY(WIRE_SNAPSHOT_CONTACTS, WIRE_LEN)
+                     ? WIRE_KEY(WIRE_EVENTS_CONTACTS, WIRE_LEN)
+                     : WIRE_KEY(WIRE_EVENTS_SENSOR_EVENTS, WIRE_LEN);
+        n += rec;
+        p += rec;
+    }
+    COLLIDE_ASSERT(n == size);
+    (void)size;
+}
+
+/* A datagram client's events of this step, at once, as one Events message (PROTOCOL.md "Events
+ * stay reliable": its snapshots may be lost, so they carry none). Split only where one message
+ * would pass --max-frame, at an event's boundary. Never dropped: a client over its output limit
+ * is cut, as one over --max-pending-events is at queue_event. */
+static void flush_client_events(net_server *srv, net_client *c) {
+    net_buf *q = &c->ev.events;
+    size_t budget = srv->cfg.max_frame - 16u; /* the ServerMessage's key, length and Events.tick */
+    events_run r = {world_tick(srv->world), q->data, 0};
+    const uint8_t *end = q->data + q->len;
+    for (const uint8_t *p = q->data; p < end;) {
+        uint64_t len = 0;
+        const uint8_t *v = p + 1;
+        if (!varint_read(&v, end, &len)) break;
+        size_t rec = (size_t)(v - p) + (size_t)len;
+        if (r.len && r.len + rec > budget) {
+            if (!net_server_append_with(srv, c, events_size(&r), events_write_message, &r)) break;
+            r.data = p;
+            r.len = 0;
+        }
+        r.len += rec;
+        p += rec;
+    }
+    if (r.len && !c->kill)
+        net_server_append_with(srv, c, events_size(&r), events_write_message, &r);
+    q->len = 0;
+    c->ev.event_count = 0;
+}
+
+static void flush_datagram_events(net_server *srv) {
+    for (uint32_t i = 0; i < srv->client_count; i++) {
+        net_client *c = srv->clients[i];
+        if (c->ev.event_count && c->transport->datagram && !c->kill) flush_client_events(srv, c);
+    }
+}
+
 void net_events_collect(net_server *srv) {
     const world_contact_event *ce;
     const world_sensor_event *se;
@@ -137,6 +217,7 @@ void net_events_collect(net_server *srv) {
             &e, srv->events->scratch.data + srv->events->scratch.len);
         deliver(srv, n, se[k].owner_sensor, se[k].owner_visitor);
     }
+    flush_datagram_events(srv);
 }
 
 /* Moves the client's waiting events into the snapshot body s, whole fields, oldest first, while

@@ -11,9 +11,12 @@
 #include "net_conn.h"
 #include "net_log.h"
 #include "net_room.h"
+#include "net_session.h"
 #include "net_worlds.h"
 #include "world_load.h"
 #include "net_tick.h"
+#include "net_udp.h"
+#include "net_udp_host.h"
 
 #define NET_HOST_READ_CHUNK 65536u  /* the thread's shared read buffer */
 #define NET_HOST_HOUSEKEEPING_MS 50 /* the lobby's timeouts */
@@ -25,6 +28,9 @@ enum {
     HOST_ROOM_CLOSE,      /* id: the room (left the directory); bytes: the reason */
     HOST_DRAIN,           /* SIGTERM */
     HOST_COLLECT,         /* the front asks for the figures of /metrics */
+    HOST_UDP_ADOPT,       /* id: the room; bytes: udp_adopt_header + the packets held */
+    HOST_UDP_PACKET,      /* id: the peer's key; bytes: [channel][message] */
+    HOST_UDP_GONE,        /* id: the peer's key; bytes: one byte, the disconnect reason */
 };
 
 /* What the front sends with a socket (the bytes of HOST_CONN_ADOPT start with it). */
@@ -32,6 +38,13 @@ typedef struct adopt_header {
     net_hello_placement placement;
     char name[48]; /* Hello.name, sanitised by the front */
 } adopt_header;
+
+/* What the front sends for a UDP peer, which stays on its ENet host (net_udp_host.h). */
+typedef struct udp_adopt_header {
+    adopt_header base;
+    uint64_t key;  /* the peer, in the relay's messages both ways */
+    char addr[64]; /* its "ip:port", for logs and the per-address key */
+} udp_adopt_header;
 
 typedef struct net_host {
     net_hosts *all;          /* shared */
@@ -50,6 +63,7 @@ typedef struct net_host {
     bool draining;           /* HOST_DRAIN received */
     bool drained;            /* told the front its drain is over */
     bool stopping;           /* NET_WORKER_STOP received: handles closing */
+    net_udp_relays relays;   /* its clients of UDP peers (net_udp_relay.c) */
     uint8_t read_buf[NET_HOST_READ_CHUNK];
 } net_host;
 
@@ -129,6 +143,47 @@ static void on_client_closed(net_conn_host *ch, net_server *srv, bool welcomed) 
 
 static void on_conn_freed(net_conn_host *ch) { maybe_drained(ch->data); }
 
+/* Where a hand-off lands: its room, or NULL with the status it is refused with. */
+static net_room *landing(net_host *h, const net_hello_placement *p, int *refusal) {
+    net_rooms *dir = h->all->dir;
+    /* The drain began after the front placed it: the room is saying Goodbye, and a Welcome now
+     * would be a lie (PROTOCOL.md "Shutting down"). */
+    if (h->draining) {
+        net_rooms_abandon(dir, p->room_id);
+        *refusal = NET_ROOM_SHUTTING_DOWN;
+        return NULL;
+    }
+    net_room *r = room_ensure(h, p->room_id, p->room);
+    if (!r) {
+        /* Gone meanwhile (the join's count went with it), or its world failed (counted here). */
+        net_rooms_abandon(dir, p->room_id);
+        *refusal = NET_ROOM_NOT_FOUND;
+        return NULL;
+    }
+    /* Closed after the front placed the client (an admin's CloseRoom, or the idle close racing
+     * the join cannot happen: a join in flight keeps an auto room open): refused, not welcomed
+     * into a room on its way out. */
+    if (r->closing || !net_rooms_arrived(dir, r->id)) {
+        *refusal = NET_ROOM_NOT_FOUND;
+        return NULL;
+    }
+    return r;
+}
+
+static net_hello_ticket ticket_of(const adopt_header *hd, const net_room *r) {
+    const net_hello_placement *p = &hd->placement;
+    net_hello_ticket t = {.request_id = p->request_id,
+                          .admin = p->admin,
+                          .name = hd->name,
+                          .room = r->name,
+                          .room_len = strlen(r->name),
+                          .transport = p->transport,
+                          .all_events = p->all_events,
+                          .snapshot_rate_hz = p->snapshot_rate_hz,
+                          .quantized = p->quantized};
+    return t;
+}
+
 static void adopt(net_host *h, net_worker_msg *m) {
     int fd = m->fd;
     m->fd = -1; /* ours now */
@@ -141,40 +196,45 @@ static void adopt(net_host *h, net_worker_msg *m) {
     hd.name[sizeof hd.name - 1] = '\0';
     hd.placement.room[NET_ROOM_NAME_MAX] = '\0';
     const net_hello_placement *p = &hd.placement;
-    net_rooms *dir = h->all->dir;
-    /* The drain began after the front placed it: the room is saying Goodbye, and a Welcome now
-     * would be a lie (PROTOCOL.md "Shutting down"). */
-    if (h->draining) {
-        net_rooms_abandon(dir, p->room_id);
-        net_conn_refuse(&h->conns, h->lobby, fd, p->request_id, NET_ROOM_SHUTTING_DOWN,
-                        p->transport);
-        return;
-    }
-    net_room *r = room_ensure(h, p->room_id, p->room);
+    int refusal = 0;
+    net_room *r = landing(h, p, &refusal);
     if (!r) {
-        /* Gone meanwhile (the join's count went with it), or its world failed (counted here). */
-        net_rooms_abandon(dir, p->room_id);
-        net_conn_refuse(&h->conns, h->lobby, fd, p->request_id, NET_ROOM_NOT_FOUND, p->transport);
+        net_conn_refuse(&h->conns, h->lobby, fd, p->request_id, refusal, p->transport);
         return;
     }
-    /* Closed after the front placed the client (an admin's CloseRoom, or the idle close racing
-     * the join cannot happen: a join in flight keeps an auto room open): refused, not welcomed
-     * into a room on its way out. */
-    if (r->closing || !net_rooms_arrived(dir, r->id)) {
-        net_conn_refuse(&h->conns, h->lobby, fd, p->request_id, NET_ROOM_NOT_FOUND, p->transport);
-        return;
-    }
-    net_hello_ticket t = {.request_id = p->request_id,
-                          .admin = p->admin,
-                          .name = hd.name,
-                          .room = r->name,
-                          .room_len = strlen(r->name),
-                          .transport = p->transport,
-                          .all_events = p->all_events,
-                          .snapshot_rate_hz = p->snapshot_rate_hz,
-                          .quantized = p->quantized};
+    net_hello_ticket t = ticket_of(&hd, r);
     if (!net_conn_adopt(&h->conns, r->srv, fd, &t, m->bytes + sizeof hd, m->len - sizeof hd))
-        net_rooms_left(dir, r->id); /* arrived, then could not be opened: it left at once */
+        net_rooms_left(h->all->dir, r->id); /* arrived, then could not be opened: it left */
+}
+
+/* A UDP peer placed in a room here: a relay client in the room's server (or, refused, in the
+ * lobby until its Error is sent), welcomed as net_conn_adopt welcomes a socket. */
+static void udp_adopt(net_host *h, net_worker_msg *m) {
+    if (m->len < sizeof(udp_adopt_header) || !h->all->udp) return;
+    udp_adopt_header hd;
+    memcpy(&hd, m->bytes, sizeof hd);
+    hd.base.name[sizeof hd.base.name - 1] = '\0';
+    hd.base.placement.room[NET_ROOM_NAME_MAX] = '\0';
+    hd.addr[sizeof hd.addr - 1] = '\0';
+    const net_hello_placement *p = &hd.base.placement;
+    int refusal = 0;
+    net_room *r = landing(h, p, &refusal);
+    net_server *srv = r ? r->srv : h->lobby;
+    net_client *c = net_udp_relay_open(&h->relays, &h->conns, h->all->udp, srv, hd.key, hd.addr);
+    if (!c) {
+        if (r) net_rooms_left(h->all->dir, r->id);
+        return;
+    }
+    if (!r) {
+        net_session_refuse_room(srv, c, p->request_id, refusal);
+        return;
+    }
+    net_hello_ticket t = ticket_of(&hd.base, r);
+    c->ev.all_events = t.admin && t.all_events;
+    c->snap.snapshot_rate_hz = t.snapshot_rate_hz;
+    c->snap.quantized = t.quantized;
+    net_session_welcome(srv, c, t.request_id, t.admin, t.name, t.room);
+    net_udp_feed_held(srv, c, m->bytes + sizeof hd, m->len - sizeof hd);
 }
 
 /* ---- Flush, housekeeping, drain -------------------------------------------------------------- */
@@ -283,6 +343,7 @@ static void collect(net_host *h) {
 
 static void stop(net_host *h) {
     h->stopping = true;
+    net_udp_relays_free(&h->relays); /* none after a drain; a failed start may leave some */
     uv_close((uv_handle_t *)&h->flush, NULL);
     uv_close((uv_handle_t *)&h->housekeeping, NULL);
     uv_close((uv_handle_t *)&h->drain_timer, NULL);
@@ -316,6 +377,18 @@ static void on_message(net_worker *w, void *ctx, net_worker_msg *m) {
         break;
     case HOST_COLLECT:
         collect(h);
+        break;
+    case HOST_UDP_ADOPT:
+        udp_adopt(h, m);
+        break;
+    case HOST_UDP_PACKET:
+        net_udp_relay_packet(&h->relays, m->id, m->bytes, m->len);
+        break;
+    case HOST_UDP_GONE:
+        net_udp_relay_gone(&h->relays, m->id,
+                           m->len == 1 && m->bytes[0] < NET_DISC_REASON_COUNT
+                               ? (net_disconnect_reason)m->bytes[0]
+                               : NET_DISC_CLIENT_CLOSED);
         break;
     case NET_WORKER_STOP:
         stop(h);
@@ -434,6 +507,43 @@ void net_hosts_hand_off(net_hosts *all, const net_hello_placement *p, const char
         close(fd);
         net_rooms_abandon(all->dir, p->room_id);
     }
+}
+
+bool net_hosts_udp_hand_off(net_hosts *all, const net_hello_placement *p, const char *name,
+                            uint64_t key, const char *addr, const uint8_t *held, size_t held_len) {
+    size_t len = sizeof(udp_adopt_header) + held_len;
+    uint8_t *bytes = malloc(len);
+    bool posted = false;
+    if (bytes && all->workers && p->thread < all->threads) {
+        udp_adopt_header hd;
+        memset(&hd, 0, sizeof hd);
+        hd.base.placement = *p;
+        snprintf(hd.base.name, sizeof hd.base.name, "%s", name);
+        hd.key = key;
+        snprintf(hd.addr, sizeof hd.addr, "%s", addr);
+        memcpy(bytes, &hd, sizeof hd);
+        if (held_len) memcpy(bytes + sizeof hd, held, held_len);
+        net_worker_msg m = {HOST_UDP_ADOPT, p->room_id, -1, bytes, len};
+        posted = net_worker_post(all->workers[p->thread], &m);
+    }
+    free(bytes);
+    if (!posted) net_rooms_abandon(all->dir, p->room_id); /* the join never arrives */
+    return posted;
+}
+
+void net_hosts_udp_packet(net_hosts *all, uint32_t thread, uint64_t key, const uint8_t *data,
+                          size_t len) {
+    if (!all->workers || thread >= all->threads) return;
+    net_worker_msg m = {HOST_UDP_PACKET, key, -1, (uint8_t *)data, len};
+    (void)net_worker_post(all->workers[thread], &m); /* a stopping worker: a lost datagram */
+}
+
+void net_hosts_udp_gone(net_hosts *all, uint32_t thread, uint64_t key,
+                        net_disconnect_reason reason) {
+    if (!all->workers || thread >= all->threads) return;
+    uint8_t r = (uint8_t)reason;
+    net_worker_msg m = {HOST_UDP_GONE, key, -1, &r, 1};
+    (void)net_worker_post(all->workers[thread], &m);
 }
 
 void net_hosts_drain(net_hosts *all) {

@@ -53,6 +53,7 @@ typedef struct net_hosts {
     struct net_host **hosts;   /* [threads]; hosts[i] is only touched on workers[i]'s thread */
     size_t default_statics;    /* the default world's static bodies (RoomInfo of CreateRoom "") */
     net_room_admin room_admin; /* admins' CreateRoom, CloseRoom, ListRooms (set by start) */
+    struct net_udp *udp;       /* the front's ENet host (net_udp_host.h); NULL: UDP off */
     /* The front's side, under lock: */
     uv_mutex_t lock;
     uv_async_t *front_wake;      /* woken (any thread) when drained or collected changes */
@@ -76,6 +77,18 @@ void net_hosts_stop(net_hosts *h);
  * the room closed meanwhile or the drain began. The directory's join is settled either way. */
 void net_hosts_hand_off(net_hosts *h, const net_hello_placement *p, const char *name, int fd,
                         const uint8_t *leftover, size_t leftover_len);
+
+/* The UDP side of a hand-off (net_udp_host.h): the placed peer key stays on the front's host;
+ * its room's thread makes a relay client of it (under addr), welcomes it there (or refuses it as
+ * net_hosts_hand_off would) and feeds it the packets held since its Hello (net_udp_feed_held's
+ * form). False when it could not be posted (the directory's join is settled then). */
+bool net_hosts_udp_hand_off(net_hosts *h, const net_hello_placement *p, const char *name,
+                            uint64_t key, const char *addr, const uint8_t *held, size_t held_len);
+/* A packet ([channel][message]) of the peer key, relayed to its room's thread. */
+void net_hosts_udp_packet(net_hosts *h, uint32_t thread, uint64_t key, const uint8_t *data,
+                          size_t len);
+/* The peer key is gone on the front: its relay client on thread is closed for reason. */
+void net_hosts_udp_gone(net_hosts *h, uint32_t thread, uint64_t key, net_disconnect_reason reason);
 
 /* SIGTERM: every worker says Goodbye to its clients and closes its rooms; the front's wake
  * counts h->drained up to h->threads. */

@@ -22,9 +22,9 @@ const double net_lag_bucket_bounds[NET_LAG_BUCKET_COUNT] = {
 
 const char *net_disconnect_reason_str(net_disconnect_reason reason) {
     static const char *names[NET_DISC_REASON_COUNT] = {
-        "client_closed", "read_error",      "write_error", "fatal_error",   "hello_timeout",
-        "slow_client",   "server_full",     "shutdown",    "out_of_memory", "snapshot_lag",
-        "frame_timeout", "pending_evicted", "room_closed", "events_backlog"};
+        "client_closed", "read_error",      "write_error", "fatal_error",    "hello_timeout",
+        "slow_client",   "server_full",     "shutdown",    "out_of_memory",  "snapshot_lag",
+        "frame_timeout", "pending_evicted", "room_closed", "events_backlog", "timeout"};
     return (unsigned)reason < NET_DISC_REASON_COUNT ? names[reason] : "unknown";
 }
 
@@ -56,6 +56,14 @@ void net_metrics_observe_lag(net_metrics *m, double seconds) {
             &m->lag_sum_seconds, seconds);
 }
 
+const double net_udp_rtt_bucket_bounds[NET_UDP_RTT_BUCKET_COUNT] = {0.001, 0.005, 0.01, 0.025, 0.05,
+                                                                    0.1,   0.25,  0.5,  1.0,   2.5};
+
+void net_metrics_observe_udp_rtt(net_metrics *m, double seconds) {
+    observe(net_udp_rtt_bucket_bounds, NET_UDP_RTT_BUCKET_COUNT, m->udp_rtt_buckets,
+            &m->udp_rtt_count, &m->udp_rtt_sum_seconds, seconds);
+}
+
 static bool put(net_buf *out, const char *fmt, ...) {
     char line[256];
     va_list ap;
@@ -85,6 +93,11 @@ static bool histogram(net_buf *out, const char *name, const char *help, const do
     ok &= put(out, "%s_sum %.9f\n", name, sum);
     ok &= put(out, "%s_count %llu\n", name, (unsigned long long)count);
     return ok;
+}
+
+bool net_metrics_histogram(net_buf *out, const char *name, const char *help, const double *bounds,
+                           int n, const uint64_t *buckets, uint64_t count, double sum) {
+    return histogram(out, name, help, bounds, n, buckets, count, sum);
 }
 
 /* One family split by transport, a line per transport in the table (net_transport.h), whatever
@@ -319,6 +332,11 @@ void net_metrics_add(net_metrics *acc, const net_metrics *m) {
     }
     for (int i = 0; i < NET_WS_HANDSHAKE_RESULTS; i++)
         acc->ws_handshakes_total[i] += m->ws_handshakes_total[i];
+    for (int i = 0; i < NET_UDP_RTT_BUCKET_COUNT; i++)
+        acc->udp_rtt_buckets[i] += m->udp_rtt_buckets[i];
+    acc->udp_rtt_count += m->udp_rtt_count;
+    acc->udp_rtt_sum_seconds += m->udp_rtt_sum_seconds;
+    acc->udp_packets_lost_total += m->udp_packets_lost_total;
 }
 
 double net_metrics_tick_quantile(const net_metrics *m, double q) {

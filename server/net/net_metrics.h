@@ -9,10 +9,11 @@
 #include "net_buf.h"
 #include "net_transport.h"
 
-#define NET_ERROR_CODE_COUNT 14    /* ErrorCode values 0..13 of PROTOCOL.md */
-#define NET_TICK_BUCKET_COUNT 17   /* finite buckets of the tick-duration histogram */
-#define NET_LAG_BUCKET_COUNT 13    /* finite buckets of the tick-lag histogram */
-#define NET_WS_HANDSHAKE_RESULTS 7 /* net_ws_handshake_result values (net_ws.h) */
+#define NET_ERROR_CODE_COUNT 14     /* ErrorCode values 0..13 of PROTOCOL.md */
+#define NET_TICK_BUCKET_COUNT 17    /* finite buckets of the tick-duration histogram */
+#define NET_LAG_BUCKET_COUNT 13     /* finite buckets of the tick-lag histogram */
+#define NET_WS_HANDSHAKE_RESULTS 7  /* net_ws_handshake_result values (net_ws.h) */
+#define NET_UDP_RTT_BUCKET_COUNT 10 /* finite buckets of the UDP peers' round-trip histogram */
 
 /* One transport's share of the game-connection counters (net_transport.h). */
 typedef struct net_transport_counters {
@@ -38,6 +39,7 @@ typedef enum net_disconnect_reason {
     NET_DISC_PENDING_EVICTED,   /* silent before Hello, evicted for a newer connection */
     NET_DISC_ROOM_CLOSED,       /* its room was closed (CloseRoom, idle) */
     NET_DISC_EVENTS_BACKLOG,    /* more events waiting than --max-pending-events */
+    NET_DISC_TIMEOUT,           /* a UDP peer stopped answering (--udp-timeout-ms) */
     NET_DISC_REASON_COUNT
 } net_disconnect_reason;
 
@@ -86,6 +88,12 @@ typedef struct net_metrics {
     net_transport_counters transports[NET_TRANSPORT_MAX];
     uint64_t ws_handshakes_total[NET_WS_HANDSHAKE_RESULTS]; /* by net_ws_handshake_result: net_ws.c
                                                                renders them */
+    /* The UDP peers as ENet measures them, sampled by the front (net_udp_host.c); net_udp.c
+     * renders them. */
+    uint64_t udp_rtt_buckets[NET_UDP_RTT_BUCKET_COUNT]; /* round-trip samples per bucket */
+    uint64_t udp_rtt_count;                             /* samples */
+    double udp_rtt_sum_seconds;                         /* their sum */
+    uint64_t udp_packets_lost_total; /* reliable packets ENet resent for lack of an ack */
 } net_metrics;
 
 /* Upper bounds (seconds) of the finite tick-duration buckets. */
@@ -97,6 +105,14 @@ extern const double net_lag_bucket_bounds[NET_LAG_BUCKET_COUNT];
 void net_metrics_observe_tick(net_metrics *m, double seconds);
 /* One tick callback's lag: how long after its scheduled time it started. */
 void net_metrics_observe_lag(net_metrics *m, double seconds);
+/* Upper bounds (seconds) of the finite UDP round-trip buckets. */
+extern const double net_udp_rtt_bucket_bounds[NET_UDP_RTT_BUCKET_COUNT];
+/* One UDP peer's round-trip time, as ENet last measured it. */
+void net_metrics_observe_udp_rtt(net_metrics *m, double seconds);
+/* A histogram in the exposition format (cumulative buckets, +Inf, sum, count), for a transport's
+ * own families (net_transport.h render_metrics); false on out of memory. */
+bool net_metrics_histogram(net_buf *out, const char *name, const char *help, const double *bounds,
+                           int n, const uint64_t *buckets, uint64_t count, double sum);
 
 typedef struct net_gauges {
     uint32_t clients;            /* connections open now */

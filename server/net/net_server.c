@@ -644,6 +644,7 @@ void net_client_release(net_server *srv, net_client *c) {
     free(c->snap.qknown);
     c->snap.qknown = NULL;
     c->snap.qknown_cap = 0;
+    net_baselines_free(&c->snap.baselines);
 }
 
 void net_client_close(net_server *srv, net_client *c, net_disconnect_reason reason) {

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "net_arena.h"
+#include "net_baselines.h"
 #include "net_buf.h"
 #include "net_config.h"
 #include "net_known.h"
@@ -147,12 +148,17 @@ typedef struct net_client_snapshot {
                             (PROTOCOL.md "Datagrams"), at most NET_FREE_ACKS_MAX banked */
     quant_state *qknown; /* quantized: the state last sent of each body in `known`, same index */
     uint32_t qknown_cap; /* entries allocated in qknown */
+    net_baselines baselines; /* datagram transport: its states after its last snapshots (its
+                                known set and qknown stay empty) */
 } net_client_snapshot;
 
 typedef struct net_client {
     const net_transport *transport; /* how its messages are carried (net_transport.h); set before
                                        net_client_open (NULL there: the table's first, TCP) */
     void *transport_state;          /* the transport's own (its open makes it, release frees it) */
+    /* The I/O layer's writer of this client when it is not a net_conn socket (net_conn_flush
+     * calls it for each dirty client popped): a UDP peer's (net_udp_host.c). NULL: net_conn's. */
+    void (*io_flush)(struct net_client *c);
     uint32_t id;                    /* Welcome.client_id and owner of its bodies; never 0 */
     net_client_state state;         /* protocol state */
     bool admin;                     /* presented the admin token */

@@ -127,6 +127,9 @@ void net_session_welcome(net_server *srv, net_client *c, uint32_t rid, bool admi
     if (admin) memset(&c->rate, 0, sizeof c->rate);
     c->state = NET_CLIENT_ACTIVE;
     if (name != c->name) snprintf(c->name, sizeof c->name, "%s", name);
+    /* A datagram's snapshot must fit a packet: always the quantized form (PROTOCOL.md
+     * "Datagrams"), whatever Hello.quantized said. */
+    if (c->transport->datagram) c->snap.quantized = true;
 
     const world_config *wc = world_get_config(srv->world);
     Collide__V1__Vec2 wmin = net_pb_vec2(wc->bounds.min), wmax = net_pb_vec2(wc->bounds.max);
@@ -158,8 +161,9 @@ void net_session_welcome(net_server *srv, net_client *c, uint32_t rid, bool admi
                 feature_history[] = "history";
     static char feature_filters[] = "filters", feature_sensors[] = "sensors",
                 feature_events[] = "events", feature_websocket[] = "websocket",
-                feature_quantized[] = "quantized", feature_rotation[] = "rotation";
-    char *features[13];
+                feature_quantized[] = "quantized", feature_rotation[] = "rotation",
+                feature_udp[] = "udp";
+    char *features[14];
     size_t nf = 0;
     /* "rooms" only where a client can reach them: a server with the directory behind it. */
     if (srv->room_admin) features[nf++] = feature_rooms;
@@ -176,6 +180,9 @@ void net_session_welcome(net_server *srv, net_client *c, uint32_t rid, bool admi
     /* "websocket" when the daemon listens for it (--ws-port), whichever transport this client
      * came by: an SDK that connected over TCP may switch its browser build to it. */
     if (srv->cfg.ws_port != 0) features[nf++] = feature_websocket;
+    /* "udp" and its port, the same way: a TCP or WebSocket client can find the datagram port. */
+    if (srv->cfg.udp_port != 0) features[nf++] = feature_udp;
+    w.udp_port = srv->cfg.udp_port;
     w.n_features = nf;
     w.features = features;
     net_server_msg m = COLLIDE__V1__SERVER_MESSAGE__INIT;
@@ -443,6 +450,9 @@ static void on_despawn(net_server *srv, net_client *c, uint32_t rid,
  * (PROTOCOL.md "Datagrams": accepted and ignored there). A tick not yet sent proves nothing. */
 static void on_snapshot_ack(net_client *c, const Collide__V1__SnapshotAck *a, uint64_t now_tick) {
     if (a->tick <= now_tick && a->tick > c->snap.acked_tick) c->snap.acked_tick = a->tick;
+    /* A datagram client's baseline: any snapshot still held, not only a newer acked_tick (an
+     * ack for a tick never sent moved acked_tick and must not hide the real ones). */
+    net_baselines_ack(&c->snap.baselines, a->tick);
 }
 
 static void on_ping(net_server *srv, net_client *c, uint32_t rid, const Collide__V1__Ping *p) {
@@ -668,4 +678,15 @@ uint32_t net_session_frame_limit(const net_server *srv, const net_client *c) {
 void net_session_message(net_server *srv, net_client *c, const uint8_t *body, size_t len) {
     if (!net_client_accepts_input(c)) return;
     dispatch(srv, c, body, len);
+}
+
+void net_session_refuse_message(net_server *srv, net_client *c, const uint8_t *body, size_t len,
+                                const char *why) {
+    if (!net_client_accepts_input(c)) return;
+    srv->metrics.frames_in_total++;
+    srv->metrics.transports[c->transport->id].frames_in++;
+    /* Charged as any message: a refusal that cost nothing would be a free reply generator. */
+    if (!charge_frame(srv, c, body, len)) return;
+    net_server_send_error(srv, c, request_id_raw(body, len), NET_ERR(BAD_REQUEST), false, "%s",
+                          why);
 }

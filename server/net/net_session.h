@@ -30,6 +30,11 @@
  * length-prefixed frame's body, a WebSocket binary message). The transport checked its size
  * against net_session_frame_limit. Nothing once c no longer accepts input. */
 void net_session_message(net_server *srv, net_client *c, const uint8_t *body, size_t len);
+/* A whole message the transport will not deliver where it came (a datagram on the wrong channel):
+ * counted and charged against the rate limits as any message, then a non-fatal BAD_REQUEST (to
+ * its request_id) saying why. Nothing once c no longer accepts input. */
+void net_session_refuse_message(net_server *srv, net_client *c, const uint8_t *body, size_t len,
+                                const char *why);
 /* The largest frame (message) c may send now: --max-hello-frame before Hello, else --max-frame. */
 uint32_t net_session_frame_limit(const net_server *srv, const net_client *c);
 

@@ -7,6 +7,7 @@
 
 #include "frame.h"
 #include "net_internal.h"
+#include "net_snapshot_internal.h"
 #include "net_server.h"
 #include "net_log.h"
 #include "varint.h"
@@ -185,43 +186,36 @@ static bool encode_new_body(net_server *srv, world_body_id id, size_t budget,
 
 /* ---- Where a snapshot's bodies go: BodyStates, or quantized records ------------------------- */
 
-typedef struct snap_out {
-    net_buf *s;       /* the Snapshot body; a float client's BodyStates are appended to it */
-    size_t limit;     /* float: s->len may not pass it; quantized: nor may used */
-    bool quant;       /* the client's snapshots carry Snapshot.packed */
-    size_t used;      /* quantized: s->len plus the most the packed field can take so far */
-    size_t nrecs;     /* quantized: records in sw->qrecs */
-    uint32_t last_id; /* quantized: the id of the last record written to sw->qbytes */
-    bool unsorted;    /* quantized: a record came after one of a higher id (qbytes is not the
-                         packed field as it stands: q_write_packed sorts) */
-} snap_out;
-
-/* The most an id_gap adds to a record (a varint of up to 32 bits). */
+/* The most an id_gap adds to a record: a varint of up to 32 bits, or of the id itself when the
+ * writer counts by id (a gap is at most the id: net_snap_out.gap_by_id). */
 #define QUANT_GAP_MAX 5
+static inline size_t q_gap(const net_snap_out *o, uint32_t id) {
+    return o->gap_by_id ? varint_size(id) : QUANT_GAP_MAX;
+}
 
 /* Records are written to sw->qbytes as the packed field will hold them, each behind its id_gap
  * from the record before: in the usual snapshot (movers only, no round robin) they come in id
  * order and qbytes goes out as it is. q_begin writes the gap and returns where the record's own
  * bytes go; q_end notes them (for the sort when they did not come in order). */
-static size_t q_begin(net_snapshot_writer *sw, snap_out *o, uint32_t id) {
+static size_t q_begin(net_snapshot_writer *sw, net_snap_out *o, uint32_t id) {
     if (id <= o->last_id) o->unsorted = true;
     sw->qbytes.len += varint_write(sw->qbytes.data + sw->qbytes.len, id - o->last_id);
     o->last_id = id;
     return sw->qbytes.len;
 }
 
-static void q_end(net_snapshot_writer *sw, snap_out *o, uint32_t id, size_t off, size_t len) {
+static void q_end(net_snapshot_writer *sw, net_snap_out *o, uint32_t id, size_t off, size_t len) {
     COLLIDE_ASSERT(o->nrecs < sw->query_cap);
     net_qrec r = {id, (uint32_t)off, (uint32_t)len};
     sw->qrecs[o->nrecs++] = r;
     sw->qbytes.len = off + len;
-    o->used += len + QUANT_GAP_MAX;
+    o->used += len + q_gap(o, id);
 }
 
 /* A body new to a quantized client: its state against zero, kind, owner and shape. *sent gets
  * the state sent. False when it does not fit (or is gone). */
-static bool q_new_body(net_server *srv, snap_out *o, const net_view_entry *v,
-                       uint64_t *changed_tick, quant_state *sent) {
+bool net_snapshot_q_new(net_server *srv, net_snap_out *o, const net_view_entry *v,
+                        uint64_t *changed_tick, quant_state *sent) {
     net_snapshot_writer *sw = srv->snapshot;
     world_body_row info;
     geom_shape gs;
@@ -235,7 +229,7 @@ static bool q_new_body(net_server *srv, snap_out *o, const net_view_entry *v,
     uint8_t shape_bytes[NET_SNAPSHOT_QUANT_SLACK];
     size_t slen = collide__v1__shape__get_packed_size(&shape.shape);
     COLLIDE_ASSERT(slen + QUANT_CHANGE_MAX + QUANT_NEW_EXTRA_MAX <= sizeof shape_bytes);
-    if (o->used + QUANT_GAP_MAX + QUANT_CHANGE_MAX + QUANT_NEW_EXTRA_MAX + slen > o->limit)
+    if (o->used + q_gap(o, v->id) + QUANT_CHANGE_MAX + QUANT_NEW_EXTRA_MAX + slen > o->limit)
         return false;
     collide__v1__shape__pack(&shape.shape, shape_bytes);
     /* A mover's state is the mirror's, the one its change records are made from. */
@@ -263,7 +257,8 @@ static bool q_new_body(net_server *srv, snap_out *o, const net_view_entry *v,
  * against that baseline, copied when another client with the same baseline had it encoded this
  * tick. Nothing when the change is below a quantum. *base becomes the state sent. False when it
  * does not fit. */
-static bool q_changed(net_server *srv, snap_out *o, const net_view_entry *v, quant_state *base) {
+bool net_snapshot_q_changed(net_server *srv, net_snap_out *o, const net_view_entry *v,
+                            quant_state *base) {
     net_snapshot_writer *sw = srv->snapshot;
     net_qslot *qs = &sw->qslot[v->delta_off / NET_SNAPSHOT_RECORD_COPY];
     if (memcmp(&qs->cur, base, sizeof *base) == 0) return true;
@@ -280,14 +275,14 @@ static bool q_changed(net_server *srv, snap_out *o, const net_view_entry *v, qua
         uint8_t tmp[QUANT_CHANGE_MAX];
         size_t len = quant_encode_change(&qs->cur, base, tmp);
         srv->metrics.quantized_records_encoded_total++;
-        if (o->used + len + QUANT_GAP_MAX > o->limit) return false;
+        if (o->used + len + q_gap(o, v->id) > o->limit) return false;
         size_t off = q_begin(sw, o, v->id);
         memcpy(sw->qbytes.data + off, tmp, QUANT_CHANGE_MAX);
         q_end(sw, o, v->id, off, len);
         *base = qs->cur;
         return true;
     }
-    if (o->used + qs->len + QUANT_GAP_MAX > o->limit) return false;
+    if (o->used + qs->len + q_gap(o, v->id) > o->limit) return false;
     size_t off = q_begin(sw, o, v->id);
     /* A fixed-size copy, as the float path's records (the scratch has the slack). */
     memcpy(sw->qbytes.data + off, qs->rec, QUANT_CHANGE_MAX);
@@ -297,16 +292,16 @@ static bool q_changed(net_server *srv, snap_out *o, const net_view_entry *v, qua
 }
 
 /* A body new to the client, in full. */
-static inline bool out_new(net_server *srv, snap_out *o, const net_view_entry *v,
+static inline bool out_new(net_server *srv, net_snap_out *o, const net_view_entry *v,
                            uint64_t *changed_tick, quant_state *sent) {
-    if (o->quant) return q_new_body(srv, o, v, changed_tick, sent);
+    if (o->quant) return net_snapshot_q_new(srv, o, v, changed_tick, sent);
     return o->s->len < o->limit && encode_new_body(srv, v->id, o->limit - o->s->len, changed_tick);
 }
 
 /* A known mover that changed: a copy of its arena record, or its quantized record. */
-static inline bool out_changed(net_server *srv, snap_out *o, const net_view_entry *v,
+static inline bool out_changed(net_server *srv, net_snap_out *o, const net_view_entry *v,
                                quant_state *base) {
-    if (o->quant) return q_changed(srv, o, v, base);
+    if (o->quant) return net_snapshot_q_changed(srv, o, v, base);
     const uint8_t *rec = srv->snapshot->deltas.data + v->delta_off;
     size_t n = (size_t)rec[1] + 2u;
     if (o->s->len + n > o->limit) return false;
@@ -321,7 +316,7 @@ static int qrec_cmp(const void *a, const void *b) {
 }
 
 /* Appends Snapshot.packed: the records in ascending id order, each behind its id_gap. */
-static void q_write_packed(net_snapshot_writer *sw, snap_out *o) {
+void net_snapshot_q_packed(net_snapshot_writer *sw, net_snap_out *o) {
     if (!o->nrecs) return;
     net_buf *s = o->s;
     s->len += wire_put_key(s->data + s->len, WIRE_SNAPSHOT_PACKED, WIRE_LEN);
@@ -373,7 +368,7 @@ typedef struct snap_pass {
     size_t frame_budget;          /* the Snapshot body's room in one frame */
     size_t nremoved;              /* ids in sw->removed */
     size_t removed_bytes;         /* their varints' bytes */
-    snap_out out;                 /* where the bodies go (s: sw->body) */
+    net_snap_out out;             /* where the bodies go (s: sw->body) */
     size_t limit;                 /* the body may not pass this, removed field aside */
     net_known_entry *next;        /* the known set being written (sw->known_next) */
     size_t nnext;                 /* entries in next */
@@ -488,7 +483,8 @@ static void snapshot_events(snap_pass *p) {
     if (p->c->ev.event_count) net_events_take(p->c, s, p->frame_budget / 4u);
     size_t removed_field = p->nremoved ? 1 + varint_size(p->removed_bytes) + p->removed_bytes : 0;
     p->limit = p->frame_budget - removed_field;
-    snap_out out = {s, p->limit, p->quant, s->len + 1 + varint_size(p->limit), 0, 0, false};
+    net_snap_out out = {s, p->limit, p->quant, s->len + 1 + varint_size(p->limit),
+                        0, 0,        false,    false};
     p->out = out;
     p->sw->qbytes.len = 0;
 }
@@ -629,7 +625,7 @@ static void snapshot_left(snap_pass *p) {
     net_buf *s = p->out.s;
     if (p->quant) {
         COLLIDE_ASSERT(p->out.used <= p->limit);
-        q_write_packed(p->sw, &p->out);
+        net_snapshot_q_packed(p->sw, &p->out);
     }
     COLLIDE_ASSERT(s->len <= p->limit && p->nnext <= p->nknown + p->nview);
     p->c->snap.resume_key = p->stopped ? p->stop_key : 0;
@@ -696,14 +692,12 @@ static void snapshot_write_message(const void *ctx, uint8_t *out, size_t size) {
     (void)size;
 }
 
-/* The Snapshot body as one ServerMessage, framed, into c's output. */
-static void snapshot_finish(snap_pass *p) {
-    const net_buf *s = p->out.s;
-    size_t size = 1 + varint_size(s->len) + s->len;
-    if (net_server_append_with(p->srv, p->c, size, snapshot_write_message, s)) {
-        p->c->out_snapshots++;
+void net_snapshot_send(net_server *srv, net_client *c, const net_buf *body) {
+    size_t size = 1 + varint_size(body->len) + body->len;
+    if (net_server_append_with(srv, c, size, snapshot_write_message, body)) {
+        c->out_snapshots++;
         /* each snapshot sent makes its acknowledgement free (charge_frame, net_session.c) */
-        if (p->c->snap.free_acks < NET_FREE_ACKS_MAX) p->c->snap.free_acks++;
+        if (c->snap.free_acks < NET_FREE_ACKS_MAX) c->snap.free_acks++;
     }
 }
 
@@ -717,6 +711,12 @@ void net_snapshot_client(net_server *srv, net_client *c) {
     p.tick = world_tick(srv->world);
     p.frame_budget = srv->cfg.max_frame - 16u; /* ServerMessage tag, length and slack */
     snapshot_view(&p);
+    if (c->transport->datagram) {
+        /* Packets that may be lost: deltas against what the client acknowledged, not against
+         * what was sent (its known set stays empty, so its statics are always walked). */
+        net_snapshot_datagram(srv, c, p.view, p.nview);
+        return;
+    }
     if (!snapshot_scratch(&p)) return;
     snapshot_removed(&p);
     snapshot_events(&p);
@@ -725,7 +725,7 @@ void net_snapshot_client(net_server *srv, net_client *c) {
     snapshot_left(&p);
     if (!snapshot_remember(&p)) return;
     if (!p.skip_statics) snapshot_statics(&p);
-    snapshot_finish(&p);
+    net_snapshot_send(srv, c, p.out.s);
 }
 
 void net_snapshot_all(net_server *srv) {

@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "net_baselines.h"
 #include "net_buf.h"
 #include "net_config.h"
 #include "net_known.h"
@@ -48,6 +49,17 @@ typedef struct net_qslot {
     uint8_t len;                   /* bytes in rec (flags and parts; the id_gap is per client) */
     uint8_t rec[QUANT_CHANGE_MAX]; /* copied as QUANT_CHANGE_MAX bytes whatever len */
 } net_qslot;
+
+/* A datagram snapshot's candidate: a body whose record or removal it may carry, in the order the
+ * budget serves them (net_snapshot_datagram.c). */
+typedef struct net_dg_cand {
+    uint32_t next; /* its entry in the state being written (net_snapshot_writer.dg_next) */
+    uint32_t view; /* its entry in the view; NET_DG_REMOVAL: a baseline body gone from view */
+    uint16_t wait; /* its accumulated priority (net_baseline_body.wait) */
+    uint8_t rank;  /* NET_DG_OWN, NET_DG_REMOVE or NET_DG_OTHER: served in that order */
+} net_dg_cand;
+#define NET_DG_REMOVAL UINT32_MAX
+enum { NET_DG_OWN = 0, NET_DG_REMOVE = 1, NET_DG_OTHER = 2 };
 
 /* One record of a quantized snapshot being written, before the sort by id. */
 typedef struct net_qrec {
@@ -84,6 +96,12 @@ typedef struct net_snapshot_writer {
     size_t qknown_next_cap;   /* entries allocated in qknown_next */
     net_qrec *qrecs;          /* scratch: one quantized snapshot's records (query_cap of them) */
     net_buf qbytes;           /* scratch: their bytes */
+    /* Datagram snapshots (net_snapshot_datagram.c); grown by doubling, never shrunk. */
+    net_baseline_body *dg_next; /* scratch: the state a datagram client will hold */
+    net_dg_cand *dg_cands;      /* scratch: its candidates, beside dg_next (as many at most) */
+    size_t dg_cap;              /* entries allocated in dg_next and in dg_cands */
+    uint32_t *dg_owned;         /* scratch: the client's own bodies, sorted */
+    size_t dg_owned_cap;        /* entries allocated in dg_owned */
 } net_snapshot_writer;
 
 struct net_server;

@@ -51,6 +51,9 @@ void net_snapshot_writer_free(net_snapshot_writer *sw) {
     free(sw->qknown_next);
     free(sw->qrecs);
     net_buf_free(&sw->qbytes);
+    free(sw->dg_next);
+    free(sw->dg_cands);
+    free(sw->dg_owned);
 }
 
 /* ---- Delta records ------------------------------------------------------------------------- */

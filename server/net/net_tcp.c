@@ -112,6 +112,7 @@ static bool tcp_linger(const net_client *c) {
 const net_transport net_tcp_transport = {
     .name = "tcp",
     .id = 0,
+    .datagram = false,
     .open = tcp_open,
     .free = tcp_free,
     .feed = tcp_feed,

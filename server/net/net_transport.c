@@ -3,8 +3,9 @@
 #include <string.h>
 
 /* The registration of the built-ins: one line per transport, in id order. */
-static const net_transport *table[NET_TRANSPORT_MAX] = {&net_tcp_transport, &net_ws_transport};
-static uint32_t table_count = 2;
+static const net_transport *table[NET_TRANSPORT_MAX] = {&net_tcp_transport, &net_ws_transport,
+                                                        &net_udp_transport};
+static uint32_t table_count = 3;
 
 const net_transport *net_transport_at(uint32_t id) { return id < table_count ? table[id] : NULL; }
 

@@ -10,6 +10,8 @@
  * The transports:
  *   net_tcp.c  "tcp": a varint length prefix before each message (proto/frame.h)
  *   net_ws.c   "ws":  one binary WebSocket message per message (RFC 6455), after the upgrade
+ *   net_udp.c  "udp": one ENet packet per message, on a channel (the front's ENet host,
+ *              net_udp_host.c, carries the packets; feed gets the channel before the message)
  * A new transport is one file defining its net_transport, plus a line in net_transport.c's
  * table (or net_transport_register at run time, as the test's in-memory transport does).
  *
@@ -33,6 +35,11 @@ struct net_buf;
 typedef struct net_transport {
     const char *name; /* label value of collide_transport_*{transport=...}; unique */
     uint32_t id;      /* its place in the table and in net_metrics.transports */
+    /* Messages go as packets that may be lost (PROTOCOL.md "Datagrams"): snapshots quantized,
+     * against the client's acknowledged baselines (net_baselines.h), within
+     * --udp-snapshot-bytes; events as Events messages, which the transport carries on its
+     * reliable channel. False for the stream transports (TCP, WebSocket). */
+    bool datagram;
     /* Makes c->transport_state for a client about to be registered; adopted: handed over by the
      * front after its handshake (its Hello already answered there). False when out of memory. */
     bool (*open)(struct net_client *c, bool adopted);
@@ -55,9 +62,11 @@ typedef struct net_transport {
     bool (*render_metrics)(const struct net_metrics *m, struct net_buf *out);
 } net_transport;
 
-/* The built-in transports (net_tcp.c, net_ws.c); the table lists them first, in this order. */
+/* The built-in transports (net_tcp.c, net_ws.c, net_udp.c); the table lists them first, in this
+ * order. */
 extern const net_transport net_tcp_transport;
 extern const net_transport net_ws_transport;
+extern const net_transport net_udp_transport;
 
 /* The transport of id (NULL: none), and how many there are: ids are 0 .. count-1. Id 0 is TCP,
  * the transport of a client opened without one. */

@@ -595,6 +595,7 @@ static bool ws_render_metrics(const net_metrics *m, net_buf *out) {
 const net_transport net_ws_transport = {
     .name = "ws",
     .id = 1,
+    .datagram = false,
     .open = ws_open,
     .free = ws_free,
     .feed = ws_feed,

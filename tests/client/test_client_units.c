@@ -553,6 +553,18 @@ static void test_load_parse_rooms_backend(void) {
     CHECK(parse(&o, 4, bad_count) == CC_EXIT_USAGE);
 }
 
+/* load speaks udp (its own port, its baselines), but its backend only TCP or WebSocket. */
+static void test_load_parse_udp(void) {
+    static load_opts o;
+    const char *udp[] = {"--transport", "udp", "--udp-baselines", "8"};
+    CHECK(parse(&o, 4, udp) == -1);
+    CHECK(o.common.udp && !o.common.ws && o.common.port == 7779 && o.common.udp_baselines == 8);
+    const char *udp_backend[] = {"--transport", "udp", "--backend", "5", "--admin-token", "x"};
+    CHECK(parse(&o, 6, udp_backend) == CC_EXIT_USAGE);
+    const char *no_baselines[] = {"--transport", "udp", "--udp-baselines", "0"};
+    CHECK(parse(&o, 4, no_baselines) == CC_EXIT_USAGE);
+}
+
 static void test_load_room_names(void) {
     uint32_t per_room[3] = {0, 0, 0};
     for (uint32_t i = 0; i < 10; i++) {
@@ -647,5 +659,6 @@ TEST_MAIN(TEST(test_hist_slots_cover_values), TEST(test_hist_percentiles_match_e
           TEST(test_wire_pong), TEST(test_check_depths), TEST(test_check_turning_tunnel),
           TEST(test_qsnap_turning_and_check), TEST(test_check_gaps),
           TEST(test_check_contact_events), TEST(test_check_sensor_events),
-          TEST(test_load_parse_rooms_backend), TEST(test_load_room_names),
-          TEST(test_room_stats_merge), TEST(test_backend_batch_and_acks))
+          TEST(test_load_parse_rooms_backend), TEST(test_load_parse_udp),
+          TEST(test_load_room_names), TEST(test_room_stats_merge),
+          TEST(test_backend_batch_and_acks))

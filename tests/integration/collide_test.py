@@ -339,12 +339,16 @@ class ReconnectingSockets:
         self.sel.close()
 
 
-def free_port():
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+def free_port(kind=socket.SOCK_STREAM):
+    s = socket.socket(socket.AF_INET, kind)
     s.bind(("127.0.0.1", 0))
     port = s.getsockname()[1]
     s.close()
     return port
+
+
+def free_udp_port():
+    return free_port(socket.SOCK_DGRAM)
 
 
 # A non-admin's view is at most --max-view-extent (default 1000) wide and tall: a test that watches
@@ -389,7 +393,7 @@ class Daemon:
     """The real collided as a subprocess. stderr is drained by a thread into self.log_lines."""
 
     def __init__(self, args=(), http=False, env_extra=None, world=None, bind="127.0.0.1",
-                 ws=False):
+                 ws=False, udp=False):
         self.host = bind
         env = dict(os.environ)
         # Keep the daemon's configuration to what the test passes on the command line.
@@ -409,6 +413,10 @@ class Daemon:
                    "--http-port", str(self.http_port)]
             if "--ws-port" not in args and "COLLIDE_WS_PORT" not in (env_extra or {}):
                 cmd += ["--ws-port", str(self.ws_port)]
+            # The UDP port likewise (7779 by default): a free one only for a test that wants it.
+            self.udp_port = free_udp_port() if udp else 0
+            if "--udp-port" not in args and "COLLIDE_UDP_PORT" not in (env_extra or {}):
+                cmd += ["--udp-port", str(self.udp_port)]
             # Flags a whole run adds to every daemon (scripts/test: under TSan the overload
             # detector is off, since ticks run several times slower there and "at capacity" is not
             # under test).
@@ -420,8 +428,9 @@ class Daemon:
                 self._start(cmd, env)
                 return
             except TestFailure:
-                lost_race = (self.proc.returncode not in (None, 0) and (http or ws) and
-                             "address already in use" in self.log_text())
+                lost_race = (self.proc.returncode not in (None, 0) and (http or ws or udp) and
+                             ("address already in use" in self.log_text() or
+                              "cannot bind UDP" in self.log_text()))
                 if not lost_race or attempt == 2:
                     raise
                 _DAEMONS.remove(self)

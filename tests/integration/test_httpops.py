@@ -180,7 +180,7 @@ def default_request_timeout_is_two_seconds():
     counts = closed_counts(d.http_port, "127.0.0.3")
     check(counts == {"evicted": 1, "timeout": 1, "refused": 0},
           "collide_http_closed_total must count the eviction and the timeout, got %s" % counts)
-    r = subprocess.run([ct.OPTS.collided, "--http-max-per-address", "0", "--port", "0", "--ws-port", "0",
+    r = subprocess.run([ct.OPTS.collided, "--http-max-per-address", "0", "--port", "0", "--udp-port", "0", "--ws-port", "0",
                         "--http-port", "0"], capture_output=True, text=True,
                        timeout=ct.START_TIMEOUT)
     check(r.returncode != 0, "--http-max-per-address 0 must be refused at start")

@@ -453,7 +453,7 @@ class IPv4View:
 @test
 def bad_bind_address_refused_at_start():
     for bad in ("notanaddress", "300.1.1.1", "localhost"):
-        r = run_collided(["--bind", bad, "--port", "0", "--http-port", "0"])
+        r = run_collided(["--bind", bad, "--port", "0", "--udp-port", "0", "--http-port", "0"])
         check(r.returncode != 0, "--bind %s must stop the start (non-zero exit), got %d" % (
             bad, r.returncode))
         check(re.search(r"event=bind_error\b.*bad address '%s'" % re.escape(bad), r.stderr),
@@ -469,7 +469,7 @@ def port_in_use_refused_at_start():
     port = holder.getsockname()[1]
     try:
         for args, what in ((["--port", str(port), "--http-port", "0"], "game"),
-                           (["--port", "0", "--http-port", str(port)], "HTTP")):
+                           (["--port", "0", "--udp-port", "0", "--http-port", str(port)], "HTTP")):
             r = run_collided(["--bind", "127.0.0.1"] + args)
             # docs/operations.md: exit 1 when a port could not be bound.
             check(r.returncode == 1, "the %s port in use must exit 1, got %d" % (
@@ -596,7 +596,7 @@ def world_file_over_the_size_limit_is_refused():
     ct._TEMP_FILES.append(path)
     os.ftruncate(fd, WORLD_MAX_FILE_BYTES + 1)
     os.close(fd)
-    r = run_collided(["--world", path, "--port", "0", "--http-port", "0"])
+    r = run_collided(["--world", path, "--port", "0", "--udp-port", "0", "--http-port", "0"])
     check(r.returncode == 1, "a world file past 64 MiB must exit 1, got %d" % r.returncode)
     check("%s:0:0: larger than %d bytes" % (path, WORLD_MAX_FILE_BYTES) in r.stderr,
           "the refusal must name the file and the limit: %r" % r.stderr[-400:])

@@ -410,7 +410,7 @@ def help_version_and_bad_configuration():
     for args in (["--no-such-flag"], ["--port", "notanumber"], ["--tick-rate", "0"],
                  ["--max-speed", "nan"], ["--log-level", "loud"], ["--max-pending", "0"],
                  ["--max-pending-per-address", "0"]):
-        r = run_collided(args + ["--port", "0", "--http-port", "0"])
+        r = run_collided(args + ["--port", "0", "--udp-port", "0", "--http-port", "0"])
         check(r.returncode != 0, "%s must be refused at start (non-zero exit), got %d" % (
             args, r.returncode))
     # A bad world file is refused with the file, the place and the reason.
@@ -419,11 +419,11 @@ def help_version_and_bad_configuration():
         f.write('{ "bounds": { "min": [-10, -10], "max": [10, 10] },\n  "statics": [ { "position": '
                 '[0, 0], "circle": { "radius": -1 } } ] }\n')
     try:
-        r = run_collided(["--world", path, "--port", "0", "--http-port", "0"])
+        r = run_collided(["--world", path, "--port", "0", "--udp-port", "0", "--http-port", "0"])
         check(r.returncode != 0, "a world file with a negative radius must be refused")
         check(os.path.basename(path) in r.stderr and re.search(r":\d+", r.stderr),
               "the refusal must name the file and the place: %r" % r.stderr[-300:])
-        r = run_collided(["--world", path + ".missing", "--port", "0", "--http-port", "0"])
+        r = run_collided(["--world", path + ".missing", "--port", "0", "--udp-port", "0", "--http-port", "0"])
         check(r.returncode != 0, "a missing world file must be refused")
     finally:
         os.unlink(path)

@@ -293,7 +293,7 @@ def test_angled_spawn_record_carries_the_local_shape_and_the_angle():
 @test
 def test_quantum_flags_bounds_and_env():
     for bad in ("0", "-1", "1001", "nan"):
-        r = subprocess.run([ct.OPTS.collided, "--port", "0", "--http-port", "0",
+        r = subprocess.run([ct.OPTS.collided, "--port", "0", "--udp-port", "0", "--http-port", "0",
                             "--position-quantum", bad], capture_output=True, text=True,
                            timeout=30)
         check(r.returncode == 2 and "position-quantum" in r.stderr,

@@ -90,7 +90,7 @@ def turning_intents_are_clamped():
 @test
 def max_angular_speed_out_of_range_is_refused_at_start():
     for bad in ("0", "-1", "100000", "nan"):
-        r = subprocess.run([ct.OPTS.collided, "--port", "0", "--http-port", "0",
+        r = subprocess.run([ct.OPTS.collided, "--port", "0", "--udp-port", "0", "--http-port", "0",
                             "--max-angular-speed", bad], capture_output=True, text=True,
                            timeout=30)
         check(r.returncode == 2 and "max-angular-speed" in r.stderr,

@@ -512,6 +512,9 @@ static void session_init(session *s) {
     net_config_default(&cfg);
     snprintf(cfg.admin_token, sizeof cfg.admin_token, "adm");
     cfg.admin_token_len = 3;
+    /* The recording is of TCP and WebSocket sessions with the UDP port off: its Welcome has no
+     * udp_port and no "udp" feature (those are test_udp.py's, over real UDP). */
+    cfg.udp_port = 0;
     world_config wc;
     world_config_default(&wc);
     wc.bounds = aabb_make(v2(-100.0f, -100.0f), v2(100.0f, 100.0f));

@@ -142,8 +142,8 @@ static bool metric_line(net_server *srv, const char *line) {
 
 static void test_a_session_over_a_third_transport(void) {
     net_log_set_level(NET_LOG_ERROR);
-    CHECK(net_transport_register(&mem_transport) && mem_transport.id == 2);
-    CHECK(net_transport_find("mem") == &mem_transport && net_transport_at(2) == &mem_transport);
+    CHECK(net_transport_register(&mem_transport) && mem_transport.id == 3);
+    CHECK(net_transport_find("mem") == &mem_transport && net_transport_at(3) == &mem_transport);
     CHECK(!net_transport_register(&mem_transport)); /* a name is registered once */
     net_config cfg;
     net_config_default(&cfg);

@@ -41,6 +41,7 @@ static void test_field_numbers_match_descriptors(void) {
         {&collide__v1__client_message__descriptor, "hello", WIRE_CLIENT_HELLO, WIRE_LEN},
         {&collide__v1__hello__descriptor, "token", WIRE_HELLO_TOKEN, WIRE_LEN},
         {&collide__v1__client_message__descriptor, "spawn", WIRE_CLIENT_SPAWN, WIRE_LEN},
+        {&collide__v1__client_message__descriptor, "move", WIRE_CLIENT_MOVE, WIRE_LEN},
         {&collide__v1__spawn_body__descriptor, "shape", WIRE_SPAWN_SHAPE, WIRE_LEN},
         {&collide__v1__shape__descriptor, "polygon", WIRE_SHAPE_POLYGON, WIRE_LEN},
         {&collide__v1__polygon__descriptor, "vertices", WIRE_POLYGON_VERTICES, WIRE_LEN},
@@ -63,6 +64,8 @@ static void test_field_numbers_match_descriptors(void) {
          WIRE_VARINT},
         {&collide__v1__pong__descriptor, "client_time_us", WIRE_PONG_CLIENT_TIME_US, WIRE_VARINT},
         {&collide__v1__pong__descriptor, "tick", WIRE_PONG_TICK, WIRE_VARINT},
+        {&collide__v1__error__descriptor, "code", WIRE_ERROR_CODE, WIRE_VARINT},
+        {&collide__v1__error__descriptor, "fatal", WIRE_ERROR_FATAL, WIRE_VARINT},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const ProtobufCFieldDescriptor *f =

@@ -78,7 +78,9 @@ export class Daemon {
   }
 
   static async start(opts: DaemonOptions = {}): Promise<Daemon> {
-    const args = ["--bind", "127.0.0.1", "--port", "0", "--http-port", "0", "--threads", "1"];
+    // --udp-port 0: the default 7779 would collide between tests run in parallel.
+    const args = ["--bind", "127.0.0.1", "--port", "0", "--http-port", "0", "--udp-port", "0"];
+    args.push("--threads", "1");
     if (opts.world) args.push("--world", writeWorld(opts.world));
     // --ws-port 0 is "off" (the default 7778 would collide between tests run in parallel).
     if (HAS_WS) args.push("--ws-port", opts.ws ? String(await freePort()) : "0");

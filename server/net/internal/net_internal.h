@@ -10,26 +10,37 @@
  *                      leaves: a bounded byte buffer, a client's known set, the token bucket, the
  *                      arena frames unpack into (and the one pre-scan of a frame), the flags, HTTP
  *                      requests, the room directory (and its one status-to-ErrorCode table)
- *   net_transport      the transport interface and its table (a leaf: names the registry's types)
+ *   net_baselines      a datagram client's states after its last snapshots, a ring (the baselines
+ *                      its deltas are against)
+ *   net_transport      the transport interface and its table (a leaf: names the registry's types;
+ *                      `datagram` marks the transports whose packets may be lost)
  *   net_view           the interest index and the id-ordered mover mirror snapshots read
  *   net_log, net_metrics   log lines, the /metrics counters
  *   internal/          this header: below the registry (it names net_server, includes none of it)
  *   net_server         the registry: ids, output queues and their limits, close with a reason,
  *                      the timeout sweep; it calls nothing above it
  *   net_request        world status -> ErrorCode, wire shape -> geom shape (every request's)
- *   net_events         each step's contact and sensor events, queued per recipient
+ *   net_events         each step's contact and sensor events, queued per recipient (a datagram
+ *                      client's sent at once, one Events message per tick)
  *   net_session_rooms  CreateRoom, CloseRoom, ListRooms
  *   net_queries        RayCast, OverlapQuery, ShapeCast
  *   net_snapshot       the snapshot writer, in named phases over the view's mirror; its per-tick
- *                      side (net_snapshot_deltas.c: each changed mover's record, once for all)
+ *                      side (net_snapshot_deltas.c: each changed mover's record, once for all);
+ *                      a datagram client's (net_snapshot_datagram.c: against its acknowledged
+ *                      baseline, within --udp-snapshot-bytes, by accumulated priority), through
+ *                      internal/net_snapshot_internal.h
  *   net_session        the protocol state machine: Hello, Welcome, dispatch, the handlers
  *   net_tick           a world's tick (step, events, sweep, snapshots), its schedule, and a
  *                      server's whole lifetime (net_server_create / _destroy)
- *   net_tcp, net_ws    the transports: varint-prefixed TCP, WebSocket (and the viewer's page)
+ *   net_tcp, net_ws, net_udp   the transports: varint-prefixed TCP, WebSocket (and the viewer's
+ *                      page), UDP's packets and channels (its host is below, on the libuv side)
  * The libuv side (collide_rooms, and the collided executable):
  *   net_worker, net_worlds  a worker thread, its loop and its inbox; CreateRoom's world files
  *   net_conn           game connections on a loop: reads into the transport, writes, one close
  *   net_room, net_host a room on its thread; a worker's rooms
+ *   net_udp_host, net_udp_relay  the ENet host on the front's loop; a room thread's clients of
+ *                      its peers (packets in through the worker's inbox, output back by the
+ *                      host's outbox)
  *   net_agones, net_ops, net_daemon, main.c
  *                      collided: the Agones SDK client, the ops HTTP port (/metrics, /healthz,
  *                      /rooms), the front (listeners, admission, hand-off, signals, drain)

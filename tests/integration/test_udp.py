@@ -1,0 +1,211 @@
+#!/usr/bin/env python3
+"""The UDP transport over real UDP (PROTOCOL.md "Datagrams: UDP through ENet"), with Debian's
+pyenet (python3-enet, libenet 1.3) as the client: Hello and Welcome on channel 0 (udp_port, the
+"udp" feature), a spawn on channel 0 and intents on channel 1, quantized snapshots on channel 1,
+a non-intent on channel 1 answered BAD_REQUEST on channel 0, a fatal error followed by a
+disconnect carrying its code, a connect with one channel refused (data 1), a packet over
+--max-frame, Goodbye then disconnect 0 on SIGTERM, and a silent peer dropped after
+--udp-timeout-ms with its bodies despawned."""
+
+import os
+import sys
+import time
+
+import enet
+
+sys.dont_write_bytecode = True  # keep the source tree clean
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import collide_test as ct  # noqa: E402
+from collide_test import check, kind_of, test  # noqa: E402
+
+RELIABLE = enet.PACKET_FLAG_RELIABLE
+
+
+class UdpClient:
+    """One ENet peer of the daemon; every event is kept, in order, as (kind, channel, payload)."""
+
+    def __init__(self, port, channels=2):
+        self.host = enet.Host(None, 1, channels, 0, 0)
+        self.peer = self.host.connect(enet.Address(b"127.0.0.1", port), channels, 0)
+        self.events = []
+        self.until(lambda e: e[0] == "connect", "the connect")
+
+    def pump(self, ms=10):
+        ev = self.host.service(ms)
+        while ev is not None and ev.type != enet.EVENT_TYPE_NONE:
+            if ev.type == enet.EVENT_TYPE_CONNECT:
+                self.events.append(("connect", 0, None))
+            elif ev.type == enet.EVENT_TYPE_DISCONNECT:
+                self.events.append(("disconnect", 0, ev.data))
+            elif ev.type == enet.EVENT_TYPE_RECEIVE:
+                sm = ct.pb.ServerMessage()
+                sm.ParseFromString(ev.packet.data)
+                self.events.append(("message", ev.channelID, sm))
+            ev = self.host.check_events()
+
+    def until(self, pred, what, timeout=ct.REPLY_TIMEOUT):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for i, e in enumerate(self.events):
+                if pred(e):
+                    del self.events[:i + 1]
+                    return e
+            self.pump()
+        raise ct.TestFailure("no %s within %.0f s; got %s" % (
+            what, timeout, [(k, c, kind_of(p) if k == "message" else p) for k, c, p in self.events]))
+
+    def message(self, kind, what=None, channel=None):
+        e = self.until(lambda e: e[0] == "message" and kind_of(e[2]) == kind and
+                       (channel is None or e[1] == channel), what or kind)
+        return e[1], e[2]
+
+    def send(self, msg, channel=0, flags=RELIABLE):
+        check(self.peer.send(channel, enet.Packet(msg.SerializeToString(), flags)) >= 0,
+              "enet send")
+        self.pump(0)
+
+    def send_raw(self, data, channel=0):
+        check(self.peer.send(channel, enet.Packet(data, RELIABLE)) >= 0, "enet send")
+        self.pump(0)
+
+    def hello(self, **kw):
+        self.send(ct.msg_hello(1, **kw))
+        ch, sm = self.message("welcome")
+        check(ch == 0, "Welcome on channel 0, got %d" % ch)
+        return sm.welcome
+
+
+def udp_daemon(*args):
+    return ct.Daemon(args=list(args), udp=True, http=True)
+
+
+@test
+def welcome_intents_snapshots():
+    d = udp_daemon()
+    c = UdpClient(d.udp_port)
+    w = c.hello()
+    check(w.udp_port == d.udp_port, "Welcome.udp_port %d, want %d" % (w.udp_port, d.udp_port))
+    check("udp" in w.features, "feature udp in %s" % list(w.features))
+    check(w.position_quantum > 0, "UDP snapshots are quantized: quanta in the Welcome")
+    c.send(ct.msg_spawn(2, ct.circle(1.0), 0, 0))
+    ch, sm = c.message("spawned")
+    check(ch == 0 and sm.request_id == 2, "Spawned on channel 0")
+    body = sm.spawned.body_id
+    for seq in range(1, 6):
+        c.send(ct.msg_move(0, body, seq, 5.0, 0.0), channel=1, flags=0)
+    ch, sm = c.message("snapshot", "a snapshot acknowledging the intents", channel=None)
+    check(ch == 1, "Snapshot on channel 1, got %d" % ch)
+    check(len(sm.snapshot.bodies) == 0 and len(sm.snapshot.packed) > 0,
+          "a UDP snapshot is quantized (packed), without BodyState")
+    ack = ct.pb.ClientMessage()
+    ack.snapshot_ack.tick = sm.snapshot.tick
+    c.send(ack, channel=1, flags=0)
+    # Snapshots keep coming on channel 1 only; nothing unasked for on channel 0.
+    for _ in range(5):
+        ch, sm = c.message("snapshot")
+        check(ch == 1, "every Snapshot on channel 1")
+    # A Ping on channel 1: not an intent, BAD_REQUEST on channel 0, and the session goes on.
+    c.send(ct.msg_ping(7), channel=1)
+    ch, sm = c.message("error", "BAD_REQUEST for a Ping on channel 1")
+    check(ch == 0 and sm.error.code == ct.code_of("BAD_REQUEST") and not sm.error.fatal,
+          "non-fatal BAD_REQUEST on channel 0: %s" % sm)
+    check(sm.request_id == 7, "the Error names the request")
+    c.send(ct.msg_ping(8))
+    ch, sm = c.message("pong")
+    check(ch == 0 and sm.request_id == 8, "Pong on channel 0")
+    m = d.metrics()
+    check(ct.metric(m, "collide_transport_connections_total", transport="udp") >= 1,
+          "collide_transport_connections_total{transport=udp}")
+    check(ct.metric(m, "collide_transport_frames_in_total", transport="udp") >= 3,
+          "frames counted for udp")
+    check(m["types"].get("collide_udp_rtt_seconds") == "histogram" and
+          ct.metric(m, "collide_udp_packets_lost_total") is not None,
+          "the RTT histogram and the lost packets are in /metrics")
+    d.stop_and_check()
+
+
+@test
+def hello_version_mismatch_is_disconnect_data():
+    d = udp_daemon()
+    c = UdpClient(d.udp_port)
+    c.send(ct.msg_hello(1, version=99))
+    ch, sm = c.message("error")
+    code = ct.code_of("VERSION_MISMATCH")
+    check(ch == 0 and sm.error.fatal and sm.error.code == code, "fatal VERSION_MISMATCH: %s" % sm)
+    e = c.until(lambda e: e[0] == "disconnect", "the disconnect")
+    check(e[2] == code, "disconnect data %s, want the error code %d" % (e[2], code))
+    d.stop_and_check()
+
+
+@test
+def channel1_before_welcome_dropped_and_one_channel_refused():
+    d = udp_daemon()
+    c = UdpClient(d.udp_port)
+    c.send(ct.msg_ping(3), channel=1)  # before Welcome: dropped, no reply
+    w = c.hello()
+    check(w.client_id > 0, "welcomed after a dropped channel-1 packet")
+    c.pump(100)
+    check(not [e for e in c.events if e[0] == "message" and kind_of(e[2]) == "error"],
+          "no Error for a channel-1 packet before Welcome")
+    one = UdpClient.__new__(UdpClient)
+    one.host = enet.Host(None, 1, 1, 0, 0)
+    one.peer = one.host.connect(enet.Address(b"127.0.0.1", d.udp_port), 1, 0)
+    one.events = []
+    e = one.until(lambda e: e[0] == "disconnect", "a refusal of a one-channel connect")
+    check(e[2] == 1, "disconnect data 1 for fewer than 2 channels, got %s" % e[2])
+    d.stop_and_check()
+
+
+@test
+def packet_over_max_frame():
+    d = udp_daemon("--max-frame", "2048")
+    c = UdpClient(d.udp_port)
+    c.hello()
+    c.send_raw(ct.unknown_field_padding(3000))
+    ch, sm = c.message("error")
+    code = ct.code_of("FRAME_TOO_LARGE")
+    check(ch == 0 and sm.error.fatal and sm.error.code == code, "fatal FRAME_TOO_LARGE: %s" % sm)
+    e = c.until(lambda e: e[0] == "disconnect", "the disconnect")
+    check(e[2] == code, "disconnect data %s, want %d" % (e[2], code))
+    d.stop_and_check()
+
+
+@test
+def goodbye_then_disconnect_on_sigterm():
+    d = udp_daemon()
+    c = UdpClient(d.udp_port)
+    c.hello()
+    d.proc.send_signal(ct.signal.SIGTERM)
+    ch, sm = c.message("goodbye")
+    check(ch == 0, "Goodbye on channel 0")
+    e = c.until(lambda e: e[0] == "disconnect", "the disconnect after Goodbye")
+    check(e[2] == 0, "disconnect data 0 after Goodbye, got %s" % e[2])
+    check(d.proc.wait(timeout=ct.EXIT_TIMEOUT) == 0, "clean exit after the drain")
+
+
+@test
+def silent_peer_times_out_and_its_bodies_go():
+    d = udp_daemon("--udp-timeout-ms", "1000")
+    watcher = d.client()
+    watcher.send(ct.msg_hello(1, name="watch"))
+    watcher.recv_until(lambda m: kind_of(m) == "welcome", what="Welcome")
+    watcher.send(ct.msg_set_view(0, 0, 0, 50, 50))
+    c = UdpClient(d.udp_port)
+    c.hello()
+    c.send(ct.msg_spawn(2, ct.circle(1.0), 3, 3))
+    _, sm = c.message("spawned")
+    body = sm.spawned.body_id
+    watcher.recv_until(lambda m: kind_of(m) == "snapshot" and body in watcher.view,
+                       what="the UDP player's body")
+    # From now on the client never services its host: no acks, no pings.
+    watcher.recv_until(lambda m: kind_of(m) == "snapshot" and body not in watcher.view,
+                       what="the body despawned after the timeout", timeout=10)
+    d.wait_log(r"client_disconnected.*reason=timeout", timeout=5)
+    m = d.metrics()
+    check(ct.metric(m, "collide_disconnects_total", reason="timeout") >= 1,
+          "a disconnect counted as reason=timeout")
+    d.stop_and_check()
+
+
+if __name__ == "__main__":
+    ct.main()

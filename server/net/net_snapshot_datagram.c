@@ -87,7 +87,8 @@ static bool dg_reserve(dg_pass *p) {
     }
     if (p->c->owned_count) memcpy(sw->dg_owned, p->c->owned, p->c->owned_count * sizeof(uint32_t));
     p->nowned = p->c->owned_count;
-    qsort(sw->dg_owned, p->nowned, sizeof *sw->dg_owned, cmp_u32);
+    /* A client owning nothing has no array yet: qsort's pointer must not be NULL, even for 0. */
+    if (p->nowned > 1) qsort(sw->dg_owned, p->nowned, sizeof *sw->dg_owned, cmp_u32);
     p->next = sw->dg_next;
     p->cands = sw->dg_cands;
     return true;

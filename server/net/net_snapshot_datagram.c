@@ -212,7 +212,7 @@ static void dg_budget(dg_pass *p) {
 /* The candidates in the budget's order, each served while it fits: own bodies, removals within
  * half the room, the others by wait. A candidate left out waits one snapshot more. */
 static void dg_serve(dg_pass *p) {
-    qsort(p->cands, p->ncands, sizeof *p->cands, cmp_cand);
+    if (p->ncands > 1) qsort(p->cands, p->ncands, sizeof *p->cands, cmp_cand); /* not NULL */
     size_t removed_room = p->out.limit / 2u;
     if (removed_room > p->sw->removed_cap) removed_room = p->sw->removed_cap;
     for (size_t i = 0; i < p->ncands; i++) {

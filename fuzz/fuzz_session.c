@@ -4,24 +4,31 @@
  *
  * Input layout (so the fuzzer can reach deep states without first inventing a Hello):
  *   byte 0: flags. bit0: client A says a valid Hello first; bit1: with the admin token;
- *           bit2: client B says Hello first; bit3: a small max frame (256 bytes);
- *           bit4: client B is on a front (a world-less server placing Hellos in rooms through the
- *           real room directory), as the daemon's front loop is; bit5: the Hellos ask for
+ *           bit2: client B says Hello first; bit3: a small max frame (256 bytes, and UDP snapshots
+ * of at most 256); bit4: client B is on a front (a world-less server placing Hellos in rooms
+ * through the real room directory), as the daemon's front loop is; bit5: the Hellos ask for
  *           quantized snapshots; bit6: ... at 20 Hz; bit7: client A is a WebSocket client
  *           (net_client_feed, its upgrade done first): the bytes fed to it are RFC 6455 frames,
- * read by wslay and reassembled. The world's server answers CreateRoom/CloseRoom/ListRooms through
- * the daemon's own admin calls (net_host.c) on a real directory, without worker threads. then
- * records [ctl][payload]: ctl & 3 = 0 feed A, 1 feed B (payload of (ctl >> 2) + 1 bytes), 2 run
- * (ctl >> 2) % 4 world steps and snapshots, 3 reconnect B (ctl >> 2 == 0) or advance the clock by
- * (ctl >> 2) * 100 ms. Checked on every step: each frame the server wrote unpacks as a
+ * read by wslay and reassembled; bit7 with bit4: client A is a UDP client instead (the udp
+ * transport's socket-free side, as a room thread's relay feeds it): each payload fed to it is one
+ * packet, its first byte the channel. The world's server answers CreateRoom/CloseRoom/ListRooms
+ * through the daemon's own admin calls (net_host.c) on a real directory, without worker threads.
+ * then records [ctl][payload]: ctl & 3 = 0 feed A, 1 feed B (payload of (ctl >> 2) + 1 bytes), 2
+ * run (ctl >> 2) % 4 world steps and snapshots, 3 reconnect B (ctl >> 2 == 0) or advance the clock
+ * by (ctl >> 2) * 100 ms. Checked on every step: each frame the server wrote unpacks as a
  * ServerMessage and fits the max frame; every __unpack was freed (a counting allocator);
  * ASan/UBSan/LSan do the rest. A client with quantized snapshots (bit5, or a Hello of its own) has
  * every snapshot decoded by the C client's decoder (client/qsnap.c), which must accept it and end
- * up holding exactly what the server believes it sent (the client's qknown). */
+ * up holding exactly what the server believes it sent (the client's qknown). A UDP client's
+ * snapshots must each fit --udp-snapshot-bytes; each is decoded against its baseline by the C
+ * client's (client/qbase.c), which must end up holding exactly the state the server recorded for
+ * that tick, and is acknowledged (SnapshotAck on channel 1) as a real client would: the baselines
+ * and the deltas against them are exercised, and the fuzzer's own acks are the hostile ones. */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "net_host.h"
+#include "net_udp.h"
 #include "net_log.h"
 #include "net_test_util.h"
 #include "net_tick.h"
@@ -127,12 +134,87 @@ static void decode_quantized(cc_qsnap *q, const Collide__V1__ServerMessage *m) {
 
 /* The decoder's table is the server's record of what it sent: same ids, same states. */
 static void check_in_sync(const net_client *c, const cc_qsnap *q) {
-    if (!c->snap.quantized || c->state != NET_CLIENT_ACTIVE) return;
+    /* A datagram client's known set stays empty: its state is its baselines (decode_udp). */
+    if (!c->snap.quantized || c->state != NET_CLIENT_ACTIVE || c->transport->datagram) return;
     if (q->t.count != c->snap.known.count) abort();
     for (uint32_t i = 0; i < c->snap.known.count; i++) {
         const quant_body *b = quant_table_find(&q->t, c->snap.known.entries[i].id);
         if (!b || memcmp(&b->q, &c->snap.qknown[i], sizeof b->q) != 0) abort();
     }
+}
+
+/* ---- Client A over UDP ---------------------------------------------------------------------- */
+
+static cc_qbase qbase_a;  /* A's baselines, as the C client keeps them */
+static uint64_t acks[64]; /* the snapshots A applied since the last drain, to acknowledge */
+static size_t nacks;
+
+static bool is_udp(const net_client *c) { return c->transport == &net_udp_transport; }
+
+/* Rewrites the varint-framed message at buf[0..n) as a UDP packet: [channel][message]. */
+static size_t udp_wrap(uint8_t *buf, size_t n, uint8_t channel) {
+    size_t pl = 0, bl = 0;
+    if (frame_peek(buf, n, UINT32_MAX, &pl, &bl) != FRAME_OK || bl + 1 > n) abort();
+    memmove(buf + 1, buf + pl, bl);
+    buf[0] = channel;
+    return bl + 1;
+}
+
+/* The state the server recorded for its snapshot of tick; NULL when not in its ring. */
+static const net_baseline *recorded(const net_client *c, uint64_t tick) {
+    const net_baselines *b = &c->snap.baselines;
+    for (uint32_t i = 0; b->ring && i < b->slots; i++)
+        if (b->ring[i].tick == tick) return &b->ring[i];
+    return NULL;
+}
+
+/* The client's rebuilt state is exactly the server's record: the same held bodies, the same
+ * quantized values. */
+static void check_recorded(const net_baseline *rec, const quant_table *t) {
+    size_t held = 0;
+    for (uint32_t i = 0; i < rec->count; i++) {
+        if (!rec->bodies[i].held) continue;
+        const quant_body *b = quant_table_find(t, rec->bodies[i].id);
+        if (!b || memcmp(&b->q, &rec->bodies[i].q, sizeof b->q) != 0) abort();
+        held++;
+    }
+    if (held != t->count) abort();
+}
+
+/* A message to the UDP client A: a Snapshot goes on channel 1 within --udp-snapshot-bytes,
+ * anything else on channel 0. An applied snapshot is checked against the server's record of its
+ * tick and queued for a SnapshotAck, as a real client would; one whose baseline the client no
+ * longer holds is ignored, as PROTOCOL.md says. */
+static void decode_udp(net_server *srv, const net_client *c, cc_qsnap *q, const uint8_t *body,
+                       size_t len, Collide__V1__ServerMessage *m) {
+    bool snap = m->msg_case == COLLIDE__V1__SERVER_MESSAGE__MSG_SNAPSHOT;
+    uint8_t want = snap ? NET_UDP_CHANNEL_SEQUENCED : NET_UDP_CHANNEL_RELIABLE;
+    if (net_udp_channel_of(body, len) != want) abort();
+    if (!snap) return;
+    if (len > srv->cfg.udp_snapshot_bytes) abort();
+    Collide__V1__Snapshot *s = m->snapshot;
+    int r = cc_qsnap_expand_base(q, &qbase_a, s);
+    cc_qsnap_done(q, s);
+    if (r == CC_QBASE_MALFORMED) abort();
+    if (r != CC_QBASE_APPLIED) return;
+    const net_baseline *rec = recorded(c, s->tick);
+    if (!rec) abort(); /* drained after every step: the snapshot is the newest the ring holds */
+    check_recorded(rec, cc_qbase_newest(&qbase_a));
+    if (nacks < sizeof acks / sizeof acks[0]) acks[nacks++] = s->tick;
+}
+
+/* Acknowledges what A applied, on channel 1. */
+static void send_acks(net_server *srv, net_client *c) {
+    for (size_t i = 0; i < nacks; i++) {
+        Collide__V1__SnapshotAck a = COLLIDE__V1__SNAPSHOT_ACK__INIT;
+        a.tick = acks[i];
+        tu_cmsg m = COLLIDE__V1__CLIENT_MESSAGE__INIT;
+        m.msg_case = COLLIDE__V1__CLIENT_MESSAGE__MSG_SNAPSHOT_ACK;
+        m.snapshot_ack = &a;
+        uint8_t buf[32];
+        net_client_feed(srv, c, buf, udp_wrap(buf, tu_frame(&m, buf, sizeof buf), 1));
+    }
+    nacks = 0;
 }
 
 static void drain_output(net_server *srv, net_client *c, cc_qsnap *q) {
@@ -145,12 +227,16 @@ static void drain_output(net_server *srv, net_client *c, cc_qsnap *q) {
         Collide__V1__ServerMessage *m =
             collide__v1__server_message__unpack(NULL, bl, c->out.data + off + pl);
         if (!m) abort();
-        if (c->snap.quantized) decode_quantized(q, m);
+        if (is_udp(c))
+            decode_udp(srv, c, q, c->out.data + off + pl, bl, m);
+        else if (c->snap.quantized)
+            decode_quantized(q, m);
         collide__v1__server_message__free_unpacked(m, NULL);
         off += pl + bl;
     }
     c->out.len = 0;
     check_in_sync(c, q);
+    if (is_udp(c)) send_acks(srv, c);
 }
 
 /* The Hello of a client: quantized with bit5 of the flags (at 20 Hz with bit6). */
@@ -179,12 +265,18 @@ static bool is_ws(const net_client *c) { return c->transport == &net_ws_transpor
 
 /* Opens c (a WebSocket client with its upgrade done when ws), with a Hello when say_hello (its
  * snapshot options from the flags), and a fresh decoder q for it. */
-static void open_client(net_server *srv, net_client *c, cc_qsnap *q, const char *addr, bool ws,
-                        bool say_hello, const char *token, uint8_t flags) {
+static void open_client(net_server *srv, net_client *c, cc_qsnap *q, const char *addr,
+                        const net_transport *t, bool say_hello, const char *token, uint8_t flags) {
+    bool ws = t == &net_ws_transport, udp = t == &net_udp_transport;
     memset(c, 0, sizeof *c);
     cc_qsnap_free(q);
     cc_qsnap_init(q, srv->cfg.position_quantum, srv->cfg.velocity_quantum);
-    if (ws) c->transport = &net_ws_transport;
+    c->transport = t;
+    if (udp) {
+        cc_qbase_free(&qbase_a);
+        if (!cc_qbase_init(&qbase_a, CC_QBASE_DEFAULT)) abort();
+        nacks = 0;
+    }
     if (!net_client_open(srv, c, addr)) abort();
     if (ws) {
         ws_upgraded = ws_closed = false;
@@ -194,6 +286,7 @@ static void open_client(net_server *srv, net_client *c, cc_qsnap *q, const char 
         uint8_t buf[128];
         size_t n = hello_of(flags, token, buf, sizeof buf);
         if (ws) n = ws_wrap(buf, n, sizeof buf);
+        if (udp) n = udp_wrap(buf, n, NET_UDP_CHANNEL_RELIABLE);
         feed(srv, c, buf, n);
     }
 }
@@ -227,9 +320,9 @@ static void place(net_server *srv, net_client *c, const net_hello_ticket *t, voi
 static void settle(net_server *srv, net_client *c, cc_qsnap *q, bool say_hello, uint8_t flags) {
     drain(srv, c, q);
     if (c->kill || c->handed_off || c->state == NET_CLIENT_CLOSING) {
-        bool ws = is_ws(c);
+        const net_transport *t = c->transport;
         net_client_release(srv, c);
-        open_client(srv, c, q, "fuzz", ws, say_hello, NULL, flags);
+        open_client(srv, c, q, "fuzz", t, say_hello, NULL, flags);
         drain(srv, c, q);
     }
 }
@@ -246,6 +339,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     cfg.max_clients = 4;
     cfg.max_queued_bytes = 16384;
     if (flags & 8u) cfg.max_frame = 256;
+    if (flags & 8u) cfg.udp_snapshot_bytes = 256; /* the least: the budget leaves changes out */
     memcpy(cfg.admin_token, "adm", 4);
     cfg.admin_token_len = 3;
     world_config wc;
@@ -286,8 +380,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     static net_client a, b;
     cc_qsnap_init(&qa, cfg.position_quantum, cfg.velocity_quantum);
     cc_qsnap_init(&qb, cfg.position_quantum, cfg.velocity_quantum);
-    open_client(srv, &a, &qa, "a", flags & 128u, flags & 1u, (flags & 2u) ? "adm" : NULL, flags);
-    open_client(srv_b, &b, &qb, "b", false, flags & 4u, NULL, flags);
+    const net_transport *ta = !(flags & 128u) ? &net_tcp_transport
+                              : (flags & 16u) ? &net_udp_transport
+                                              : &net_ws_transport;
+    open_client(srv, &a, &qa, "a", ta, flags & 1u, (flags & 2u) ? "adm" : NULL, flags);
+    open_client(srv_b, &b, &qb, "b", &net_tcp_transport, flags & 4u, NULL, flags);
 
     size_t i = 1;
     while (i < size) {
@@ -321,5 +418,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     world_destroy(w);
     cc_qsnap_free(&qa);
     cc_qsnap_free(&qb);
+    cc_qbase_free(&qbase_a);
     return 0;
 }

@@ -4,11 +4,18 @@
  * (net_client_feed); each 60 Hz tick steps the world and builds every client's Snapshot. The
  * output buffers are emptied as if written. One JSON line per run.
  *
- * Usage: bench_net [--quantized] [--rate HZ] [clients (default 1000)] [timed_ticks (default 600)]
- * [view_radius (default: the daemon's, 80)]. L2 has 5x L1's density in the same arena: "the same
- * ~30 bodies in view" takes a radius of 80 / sqrt(5) ~ 36 (docs/perf/net.md). --quantized and
+ * Usage: bench_net [--quantized | --udp] [--rate HZ] [clients (default 1000)] [timed_ticks (default
+ * 600)] [view_radius (default: the daemon's, 80)]. L2 has 5x L1's density in the same arena: "the
+ * same ~30 bodies in view" takes a radius of 80 / sqrt(5) ~ 36 (docs/perf/net.md). --quantized and
  * --rate: every client's Hello asks for them (issue 17); the report then also gives the records
  * (bodies changed) per snapshot and the bytes per record, and the writer's copy counters.
+ * --udp (issue 30): every client is a datagram client instead, fed through the udp transport's
+ * socket-free side (net_udp.h, the entry a room thread's relay uses: one packet per message, on
+ * its channel) and acknowledging each snapshot it gets (SnapshotAck, as a real client does, fed
+ * after the timed part of the tick): its snapshots are quantized deltas against its last
+ * acknowledged baseline, within --udp-snapshot-bytes. The same figures as --quantized (per-snapshot
+ * cost, snapshot_bytes_avg, bytes_per_record), with "udp":true and the share of full snapshots
+ * (full_snapshot_share), so a --quantized run beside it gives the cost of baselines and budget.
  *
  *        bench_net spectators [statics (60000)] [spectators (40)] [timed_ticks (300)] [walk]:
  * issue 12's finding 5: a 1000 x 1000 world of that many statics, 200 players random-walking one
@@ -166,7 +173,8 @@ static int bench_spectators(int argc, char **argv) {
 
 /* Body records in the snapshots of a client's output: BodyStates, or packed records. Outside the
  * timed part: the figures of the report, not of the tick. */
-static uint64_t count_records(const net_buf *out, uint64_t *snapshots) {
+static uint64_t count_records(const net_buf *out, uint64_t *snapshots, uint64_t *last_tick,
+                              uint64_t *full) {
     uint64_t n = 0;
     const uint8_t *p = out->data, *end = out->data + out->len;
     while (p < end) {
@@ -178,6 +186,11 @@ static uint64_t count_records(const net_buf *out, uint64_t *snapshots) {
         size_t snap_len;
         if (!wire_next_len(&m, WIRE_SERVER_SNAPSHOT, &snap, &snap_len)) continue;
         (*snapshots)++;
+        uint64_t tick = 0, base = 0;
+        (void)wire_scan(snap, snap_len, WIRE_SNAPSHOT_TICK, WIRE_VARINT, NULL, &tick);
+        (void)wire_scan(snap, snap_len, WIRE_SNAPSHOT_BASELINE_TICK, WIRE_VARINT, NULL, &base);
+        *last_tick = tick;
+        *full += base == 0;
         wire_reader r = wire_reader_of(snap, snap_len);
         while (r.p < r.end) {
             uint32_t field;
@@ -218,11 +231,13 @@ static uint64_t count_records(const net_buf *out, uint64_t *snapshots) {
 
 int main(int argc, char **argv) {
     if (argc > 1 && strcmp(argv[1], "spectators") == 0) return bench_spectators(argc, argv);
-    bool quantized = false;
+    bool quantized = false, udp = false;
     uint32_t rate = 0;
     while (argc > 1 && strncmp(argv[1], "--", 2) == 0) {
         if (strcmp(argv[1], "--quantized") == 0) {
             quantized = true;
+        } else if (strcmp(argv[1], "--udp") == 0) {
+            udp = quantized = true; /* UDP snapshots are always quantized */
         } else if (strcmp(argv[1], "--rate") == 0 && argc > 2) {
             rate = (uint32_t)atoi(argv[2]);
             argv++;
@@ -241,7 +256,10 @@ int main(int argc, char **argv) {
     net_log_set_level(NET_LOG_ERROR);
     bench_scene sc;
     char err[256];
-    if (!bench_scene_init_ex(&sc, nclients, view_radius, 12345, rate, quantized, err, sizeof err)) {
+    bool ok = udp ? bench_scene_init_udp(&sc, nclients, view_radius, 12345, rate, err, sizeof err)
+                  : bench_scene_init_ex(&sc, nclients, view_radius, 12345, rate, quantized, err,
+                                        sizeof err);
+    if (!ok) {
         fprintf(stderr, "%s\n", err);
         return 1;
     }
@@ -249,7 +267,7 @@ int main(int argc, char **argv) {
     double *step_ms = calloc((size_t)ticks, sizeof *step_ms);
     double *feed_ms = calloc((size_t)ticks, sizeof *feed_ms);
     double *snap_ms = calloc((size_t)ticks, sizeof *snap_ms);
-    uint64_t bytes = 0, frames = 0, in_view = 0, records = 0, snapshots = 0;
+    uint64_t bytes = 0, frames = 0, in_view = 0, records = 0, snapshots = 0, full = 0;
     for (int t = -BENCH_WARMUP; t < ticks; t++) {
         double t0 = bench_now_ms();
         bench_scene_intents(&sc, t);
@@ -258,9 +276,14 @@ int main(int argc, char **argv) {
         double t2 = bench_now_ms();
         net_snapshot_all(sc.srv);
         double t3 = bench_now_ms();
-        if (t >= 0)
-            for (int i = 0; i < nclients; i++)
-                records += count_records(&sc.clients[i].out, &snapshots);
+        uint64_t snaps_now = 0, full_now = 0;
+        for (int i = 0; i < nclients; i++) {
+            uint64_t tick = 0;
+            uint64_t n = count_records(&sc.clients[i].out, &snaps_now, &tick, &full_now);
+            if (t >= 0) records += n;
+            if (udp && tick) bench_scene_ack(&sc, i, tick);
+        }
+        if (t >= 0) snapshots += snaps_now, full += full_now;
         bench_scene_drain(&sc, t >= 0 ? &bytes : NULL, t >= 0 ? &in_view : NULL);
         if (t >= 0) {
             feed_ms[t] = t1 - t0;
@@ -280,6 +303,9 @@ int main(int argc, char **argv) {
         tick_mean += tick_ms[t] / ticks;
     }
     const net_metrics *m = &sc.srv->metrics;
+    char full_share[32] = "null"; /* only UDP snapshots have baselines */
+    if (udp)
+        snprintf(full_share, sizeof full_share, "%.4f", (double)full / (snapshots ? snapshots : 1));
     printf(
         "{\"scene\":\"%s\",\"clients\":%d,\"bodies_in_view_avg\":%.1f,\"view_radius\":%.1f,"
         "\"ticks\":%d,\"statics\":%zu,\"tick_p50_ms\":%.3f,"
@@ -289,7 +315,8 @@ int main(int argc, char **argv) {
         "\"quantized\":%s,\"snapshot_rate_hz\":%u,\"snapshots_per_client_per_s\":%.2f,"
         "\"records_per_snapshot\":%.2f,\"bytes_per_record\":%.2f,\"snapshots_mean_ms\":%.3f,"
         "\"tick_mean_ms\":%.3f,\"snapshot_us_per_client_tick\":%.3f,"
-        "\"records_copied\":%llu,\"records_encoded\":%llu}\n",
+        "\"records_copied\":%llu,\"records_encoded\":%llu,\"udp\":%s,"
+        "\"full_snapshot_share\":%s}\n",
         nclients >= 5000 ? "L2-inproc" : "L1-inproc", nclients, (double)in_view / (double)frames,
         (double)sc.cfg.view_radius, ticks, ws.static_bodies, bench_pct(tick_ms, ticks, 0.5),
         bench_pct(tick_ms, ticks, 0.99), bench_pct(tick_ms, ticks, 0.0),
@@ -300,7 +327,7 @@ int main(int argc, char **argv) {
         (double)records / (double)(snapshots ? snapshots : 1),
         (double)bytes / (double)(records ? records : 1), snap_mean, tick_mean,
         snap_mean * 1000.0 / nclients, (unsigned long long)m->quantized_records_copied_total,
-        (unsigned long long)m->quantized_records_encoded_total);
+        (unsigned long long)m->quantized_records_encoded_total, udp ? "true" : "false", full_share);
     bench_scene_destroy(&sc);
     free(tick_ms);
     free(step_ms);

@@ -27,6 +27,7 @@ typedef struct bench_scene {
     int nclients;
     uint32_t seq; /* the intents' input_seq (and request_id) */
     collide_rng rng;
+    bool udp;         /* every client a datagram client (bench_scene_init_udp) */
     uint8_t buf[256]; /* one framed ClientMessage */
 } bench_scene;
 
@@ -39,6 +40,18 @@ bool bench_scene_init(bench_scene *s, int nclients, float view_radius, uint32_t 
  * snapshots (PROTOCOL.md "Snapshot rate and quantized snapshots"). */
 bool bench_scene_init_ex(bench_scene *s, int nclients, float view_radius, uint32_t seed,
                          uint32_t snapshot_rate_hz, bool quantized, char *err, size_t errlen);
+/* The same with every client on the udp transport's socket-free side (net_udp.h), as a room
+ * thread's relay feeds it: each message goes in as one packet on its channel (intents on 1), and
+ * its snapshots are quantized deltas against the baselines it acknowledged
+ * (bench_scene_ack). */
+bool bench_scene_init_udp(bench_scene *s, int nclients, float view_radius, uint32_t seed,
+                          uint32_t snapshot_rate_hz, char *err, size_t errlen);
+/* Feeds client i one framed ClientMessage (buf[0..n), varint-prefixed as tu_frame writes it): as
+ * is over TCP; over UDP as the packet [channel][message]. */
+void bench_scene_feed(bench_scene *s, int i, uint8_t channel, const uint8_t *buf, size_t n);
+/* UDP: client i acknowledges the snapshot of tick (SnapshotAck on channel 1), as a real client
+ * does each one it applies. */
+void bench_scene_ack(bench_scene *s, int i, uint64_t tick);
 /* Tick t's intents: on even ticks (30 Hz at a 60 Hz tick) every client sends a MoveIntent of
  * 20 units/s in a random direction. Advances the server's clock by one tick first. */
 void bench_scene_intents(bench_scene *s, int t);

@@ -29,6 +29,7 @@ class UdpClient:
         self.peer = self.host.connect(enet.Address(b"127.0.0.1", port), channels, 0)
         self.events = []
         self.until(lambda e: e[0] == "connect", "the connect")
+        self.host.flush()  # the connect's acknowledgement: the daemon's peer is connected by it
 
     def pump(self, ms=10):
         ev = self.host.service(ms)
@@ -204,6 +205,65 @@ def silent_peer_times_out_and_its_bodies_go():
     m = d.metrics()
     check(ct.metric(m, "collide_disconnects_total", reason="timeout") >= 1,
           "a disconnect counted as reason=timeout")
+    d.stop_and_check()
+
+
+@test
+def hello_timeout_disconnects_a_silent_peer():
+    # --hello-timeout-ms 1000 crossed: a peer connected over ENet that never says Hello is let go
+    # as a TCP connection is (event=hello_timeout), not held until ENet's own timeout.
+    d = udp_daemon("--hello-timeout-ms", "1000", "--udp-timeout-ms", "30000")
+    t0 = time.monotonic()
+    c = UdpClient(d.udp_port)
+    c.until(lambda e: e[0] == "disconnect", "the disconnect of a peer without Hello", timeout=6)
+    elapsed = time.monotonic() - t0
+    check(0.9 <= elapsed <= 5.0, "disconnected %.2f s after connecting, want about 1 s" % elapsed)
+    check(d.wait_log(r"\bevent=hello_timeout\b"), "event=hello_timeout must be logged")
+    UdpClient(d.udp_port).hello()  # the port still serves
+    d.stop_and_check()
+
+
+@test
+def pending_peers_per_address_capped():
+    # --max-pending-per-address 2 crossed by a third ENet peer from the same IP (other ports):
+    # the oldest pending one is evicted (disconnected), the newcomer is served.
+    d = udp_daemon("--max-pending-per-address", "2", "--hello-timeout-ms", "60000",
+                   "--log-level", "debug")
+    a = [UdpClient(d.udp_port) for _ in range(2)]
+    for c in a:
+        c.pump(150)  # older than the eviction's grace (250 ms) before the third arrives
+    check(not [e for e in a[0].events if e[0] == "disconnect"],
+          "2 pending peers from one IP at --max-pending-per-address 2: none evicted yet")
+    a.append(UdpClient(d.udp_port))
+    a[0].until(lambda e: e[0] == "disconnect", "the eviction of the oldest pending peer")
+    a[1].pump(200)
+    check(not [e for e in a[1].events if e[0] == "disconnect"], "the second peer stays")
+    a[2].hello()
+    check(d.wait_log(r"\bevent=pending_evicted\b|reason=pending_evicted"),
+          "the eviction is logged")
+    d.stop_and_check()
+
+
+@test
+def flood_is_rate_limited_then_cut():
+    # --rate-limit 5 (burst 10, 4 bursts = 40 drops) crossed by 70 pings in one go on channel 0:
+    # as over TCP, 40 non-fatal RATE_LIMITED, then a fatal one, then the disconnect with its code.
+    d = udp_daemon("--rate-limit", "5")
+    c = UdpClient(d.udp_port)
+    c.hello()
+    for i in range(70):
+        check(c.peer.send(0, enet.Packet(ct.msg_ping(100 + i, i).SerializeToString(), RELIABLE))
+              >= 0, "enet send")
+    deadline = time.monotonic() + ct.REPLY_TIMEOUT
+    while not [e for e in c.events if e[0] == "disconnect"] and time.monotonic() < deadline:
+        c.pump()
+    code = ct.code_of("RATE_LIMITED")
+    ends = [e for e in c.events if e[0] == "disconnect"]
+    check(ends and ends[0][2] == code, "a disconnect with data RATE_LIMITED %d: %s" % (code, ends))
+    drops = [e[2].error for e in c.events if e[0] == "message" and kind_of(e[2]) == "error"]
+    check(all(x.code == code for x in drops), "only RATE_LIMITED: %s" % drops)
+    check(len(drops) == 41 and drops[-1].fatal and not any(x.fatal for x in drops[:-1]),
+          "40 non-fatal drops then a fatal one, as over TCP: %d drops" % len(drops))
     d.stop_and_check()
 
 

@@ -58,6 +58,7 @@ void net_config_default(net_config *cfg) {
     cfg->velocity_quantum = 1.0f / 64.0f;
     cfg->udp_port = 7779;
     cfg->udp_timeout_ms = 5000;
+    cfg->udp_relay_bytes = 8u * 1024u * 1024u;
     cfg->udp_baselines = 32;
     cfg->udp_snapshot_bytes = 1100; /* a 1280-byte path MTU, less IPv6, UDP and ENet headers */
 }
@@ -222,6 +223,10 @@ static const opt_def opts[] = {
      "ADDR  IPv4 address of the UDP port (default: the --bind address; :: means 0.0.0.0)"},
     {"udp-timeout-ms", "COLLIDE_UDP_TIMEOUT_MS", OPT_U32, F(udp_timeout_ms), 0, 100, 600000,
      "MS  a UDP peer that stops answering is dropped after this, as a TCP close (default 5000)"},
+    {"udp-relay-bytes", "COLLIDE_UDP_RELAY_BYTES", OPT_U32, F(udp_relay_bytes), 0, 65536,
+     1073741824,
+     "BYTES  UDP packets waiting for one room thread; past it sequenced ones are dropped and a "
+     "reliable one cuts its peer (default 8388608)"},
     {"udp-baselines", "COLLIDE_UDP_BASELINES", OPT_U32, F(udp_baselines), 0, 1, 1024,
      "N  snapshots per UDP client kept as baselines for the next ones' deltas (default 32)"},
     {"udp-snapshot-bytes", "COLLIDE_UDP_SNAPSHOT_BYTES", OPT_U32, F(udp_snapshot_bytes), 0, 256,

@@ -72,6 +72,9 @@ typedef struct net_config {
     uint16_t udp_port;                /* the ENet (UDP) port; 0 = off */
     char udp_bind[64];                /* its IPv4 address; "" = bind (IPv4 only: libenet 1.3) */
     uint32_t udp_timeout_ms;     /* a UDP peer silent this long is dropped (enet_peer_timeout) */
+    uint32_t udp_relay_bytes;    /* UDP packets relayed to one room thread, not yet handled, in
+                                  * bytes: past it a sequenced packet is dropped, a reliable one
+                                  * cuts its peer */
     uint32_t udp_baselines;      /* datagram clients: snapshots whose state is kept per
                                   * client as a possible baseline (net_baselines.h) */
     uint32_t udp_snapshot_bytes; /* datagram clients: most bytes of one snapshot

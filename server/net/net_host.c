@@ -531,11 +531,11 @@ bool net_hosts_udp_hand_off(net_hosts *all, const net_hello_placement *p, const 
     return posted;
 }
 
-void net_hosts_udp_packet(net_hosts *all, uint32_t thread, uint64_t key, const uint8_t *data,
+bool net_hosts_udp_packet(net_hosts *all, uint32_t thread, uint64_t key, const uint8_t *data,
                           size_t len) {
-    if (!all->workers || thread >= all->threads) return;
+    if (!all->workers || thread >= all->threads) return false;
     net_worker_msg m = {HOST_UDP_PACKET, key, -1, (uint8_t *)data, len};
-    (void)net_worker_post(all->workers[thread], &m); /* a stopping worker: a lost datagram */
+    return net_worker_post_within(all->workers[thread], &m, all->cfg.udp_relay_bytes);
 }
 
 void net_hosts_udp_gone(net_hosts *all, uint32_t thread, uint64_t key,

@@ -84,8 +84,9 @@ void net_hosts_hand_off(net_hosts *h, const net_hello_placement *p, const char *
  * form). False when it could not be posted (the directory's join is settled then). */
 bool net_hosts_udp_hand_off(net_hosts *h, const net_hello_placement *p, const char *name,
                             uint64_t key, const char *addr, const uint8_t *held, size_t held_len);
-/* A packet ([channel][message]) of the peer key, relayed to its room's thread. */
-void net_hosts_udp_packet(net_hosts *h, uint32_t thread, uint64_t key, const uint8_t *data,
+/* A packet ([channel][message]) of the peer key, relayed to its room's thread. False when it was
+ * not: the thread's inbox holds --udp-relay-bytes already (or the worker is stopping). */
+bool net_hosts_udp_packet(net_hosts *h, uint32_t thread, uint64_t key, const uint8_t *data,
                           size_t len);
 /* The peer key is gone on the front: its relay client on thread is closed for reason. */
 void net_hosts_udp_gone(net_hosts *h, uint32_t thread, uint64_t key, net_disconnect_reason reason);

@@ -337,6 +337,7 @@ void net_metrics_add(net_metrics *acc, const net_metrics *m) {
     acc->udp_rtt_count += m->udp_rtt_count;
     acc->udp_rtt_sum_seconds += m->udp_rtt_sum_seconds;
     acc->udp_packets_lost_total += m->udp_packets_lost_total;
+    acc->udp_relay_dropped_total += m->udp_relay_dropped_total;
 }
 
 double net_metrics_tick_quantile(const net_metrics *m, double q) {

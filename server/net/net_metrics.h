@@ -93,7 +93,8 @@ typedef struct net_metrics {
     uint64_t udp_rtt_buckets[NET_UDP_RTT_BUCKET_COUNT]; /* round-trip samples per bucket */
     uint64_t udp_rtt_count;                             /* samples */
     double udp_rtt_sum_seconds;                         /* their sum */
-    uint64_t udp_packets_lost_total; /* reliable packets ENet resent for lack of an ack */
+    uint64_t udp_packets_lost_total;  /* reliable packets ENet resent for lack of an ack */
+    uint64_t udp_relay_dropped_total; /* packets a room thread's inbox had no room for */
 } net_metrics;
 
 /* Upper bounds (seconds) of the finite tick-duration buckets. */

@@ -125,12 +125,16 @@ static bool udp_render_metrics(const net_metrics *m, net_buf *out) {
         "Round-trip time of the UDP peers as ENet measures it, sampled once a second per peer.",
         net_udp_rtt_bucket_bounds, NET_UDP_RTT_BUCKET_COUNT, m->udp_rtt_buckets, m->udp_rtt_count,
         m->udp_rtt_sum_seconds);
-    char line[256];
+    char line[512];
     int n = snprintf(line, sizeof line,
                      "# HELP collide_udp_packets_lost_total Reliable UDP packets ENet resent for "
                      "want of an acknowledgement.\n# TYPE collide_udp_packets_lost_total "
-                     "counter\ncollide_udp_packets_lost_total %llu\n",
-                     (unsigned long long)m->udp_packets_lost_total);
+                     "counter\ncollide_udp_packets_lost_total %llu\n"
+                     "# HELP collide_udp_relay_dropped_total UDP packets a room thread had no room "
+                     "for (--udp-relay-bytes).\n# TYPE collide_udp_relay_dropped_total counter\n"
+                     "collide_udp_relay_dropped_total %llu\n",
+                     (unsigned long long)m->udp_packets_lost_total,
+                     (unsigned long long)m->udp_relay_dropped_total);
     return ok && n > 0 && (size_t)n < sizeof line && net_buf_append(out, line, (size_t)n);
 }
 

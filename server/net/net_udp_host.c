@@ -51,7 +51,8 @@ struct net_udp {
     uv_async_t wake;  /* the rooms posted to the outbox */
     int handles_open; /* closed ones free u once at 0 */
     uint64_t generation;
-    uint32_t peers; /* udp_peer records alive */
+    uint32_t peers;         /* udp_peer records alive */
+    uint64_t relay_dropped; /* packets the rooms' inboxes had no room for (--udp-relay-bytes) */
     bool draining;
     uint64_t sampled_ms; /* when the peers were last sampled */
     uint8_t *scratch;    /* a packet with its channel before it: [channel][message] */
@@ -149,8 +150,13 @@ static void on_receive(net_udp *u, ENetEvent *ev) {
         if (up->registered) {
             net_conn_set_clock(u->front);
             net_client_feed(u->front, &up->client, u->scratch, len + 1);
-        } else if (up->thread != UDP_ON_FRONT) {
-            net_hosts_udp_packet(u->hosts, up->thread, up->key, u->scratch, len + 1);
+        } else if (up->thread != UDP_ON_FRONT &&
+                   !net_hosts_udp_packet(u->hosts, up->thread, up->key, u->scratch, len + 1)) {
+            /* The room's thread has --udp-relay-bytes waiting already: a sequenced packet is
+             * dropped, as the network might have; a reliable one cannot be, so its peer is cut
+             * (a client flooding its room is the likely one to hit the bound). */
+            u->front->metrics.udp_relay_dropped_total++;
+            if (ev->channelID != 1) cut_peer(u, up, NET_DISC_SLOW_CLIENT);
         }
     }
     enet_packet_destroy(ev->packet);

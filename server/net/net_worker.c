@@ -13,6 +13,7 @@ struct net_worker {
     uv_mutex_t lock; /* guards queue, count, cap, stopping */
     net_worker_msg *queue;
     size_t count, cap;
+    size_t queued_bytes;   /* the payload bytes in queue (net_worker_post_within's bound) */
     net_worker_msg *batch; /* the worker's side: the messages being handled (swapped with queue) */
     size_t batch_cap;
     bool stopping; /* NET_WORKER_STOP is queued: posts are refused */
@@ -38,6 +39,7 @@ static void on_wake(uv_async_t *a) {
     w->queue = w->batch;
     w->cap = w->batch_cap;
     w->count = 0;
+    w->queued_bytes = 0;
     uv_mutex_unlock(&w->lock);
     w->batch = batch;
     w->batch_cap = cap;
@@ -106,6 +108,10 @@ static bool enqueue(net_worker *w, const net_worker_msg *m) {
 }
 
 bool net_worker_post(net_worker *w, const net_worker_msg *m) {
+    return net_worker_post_within(w, m, SIZE_MAX);
+}
+
+bool net_worker_post_within(net_worker *w, const net_worker_msg *m, size_t max_bytes) {
     net_worker_msg copy = *m;
     copy.bytes = NULL;
     if (m->len) {
@@ -114,7 +120,9 @@ bool net_worker_post(net_worker *w, const net_worker_msg *m) {
         memcpy(copy.bytes, m->bytes, m->len);
     }
     uv_mutex_lock(&w->lock);
-    bool ok = !w->stopping && m->kind != NET_WORKER_STOP && enqueue(w, &copy);
+    bool ok = !w->stopping && m->kind != NET_WORKER_STOP && m->len <= max_bytes &&
+              w->queued_bytes <= max_bytes - m->len && enqueue(w, &copy);
+    if (ok) w->queued_bytes += m->len;
     uv_mutex_unlock(&w->lock);
     if (!ok) {
         free(copy.bytes);

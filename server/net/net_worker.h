@@ -40,6 +40,10 @@ net_worker *net_worker_start(uint32_t index, net_worker_handler handler,
 /* Posts a copy of m (and of m->bytes); any thread. False when the worker is stopping or out of
  * memory: the caller keeps its fd then. */
 bool net_worker_post(net_worker *w, const net_worker_msg *m);
+/* net_worker_post, refused also when the inbox would then hold more than max_bytes of payload:
+ * the bound on what another thread can queue for this one faster than it handles it (the UDP
+ * relay's packets, --udp-relay-bytes). */
+bool net_worker_post_within(net_worker *w, const net_worker_msg *m, size_t max_bytes);
 /* Posts NET_WORKER_STOP, waits for the thread to end, frees the worker. Messages posted after
  * the stop are refused; those still queued are dropped (fds closed). */
 void net_worker_stop(net_worker *w);

@@ -159,4 +159,56 @@ static void test_socket_handed_over(void) {
     close(lfd);
 }
 
-TEST_MAIN(TEST(test_order_per_sender), TEST(test_socket_handed_over))
+/* net_worker_post_within (the UDP relay's bound): while the worker is busy, its inbox takes
+ * messages up to max_bytes of payload and refuses the next; an unbounded post still goes in;
+ * once the worker has taken its inbox, the bound has room again. */
+typedef struct gate_ctx {
+    pthread_mutex_t gate;  /* held by the test: the first message's handler waits on it */
+    volatile int entered;  /* the first handler is running (and waiting) */
+    volatile int received; /* messages handled */
+} gate_ctx;
+
+static void gate_handler(net_worker *w, void *p, net_worker_msg *m) {
+    (void)w;
+    gate_ctx *g = p;
+    if (m->kind == NET_WORKER_STOP) return;
+    if (__atomic_fetch_add(&g->entered, 1, __ATOMIC_SEQ_CST) == 0) {
+        pthread_mutex_lock(&g->gate);
+        pthread_mutex_unlock(&g->gate);
+    }
+    free(m->bytes);
+    __atomic_fetch_add(&g->received, 1, __ATOMIC_SEQ_CST);
+}
+
+static void wait_for(volatile int *v, int want) {
+    for (int i = 0; i < 10000 && __atomic_load_n(v, __ATOMIC_SEQ_CST) < want; i++)
+        usleep(1000);
+}
+
+static void test_post_within_bound(void) {
+    static gate_ctx g;
+    memset(&g, 0, sizeof g);
+    pthread_mutex_init(&g.gate, NULL);
+    pthread_mutex_lock(&g.gate);
+    net_worker *w = net_worker_start(0, gate_handler, NULL, &g);
+    CHECK(w != NULL);
+    uint8_t payload[8] = {0};
+    net_worker_msg m = {KIND_COUNT, 0, -1, payload, sizeof payload};
+    CHECK(net_worker_post_within(w, &m, 64));
+    wait_for(&g.entered, 1); /* the worker holds the first message: the inbox is empty again */
+    CHECK(g.entered == 1);
+    for (int i = 0; i < 8; i++)
+        CHECK_MSG(net_worker_post_within(w, &m, 64), "post %d of 8 bytes within 64", i);
+    CHECK_MSG(!net_worker_post_within(w, &m, 64), "a ninth 8-byte post passes the 64-byte bound");
+    CHECK(net_worker_post(w, &m)); /* the other messages are not bounded */
+    pthread_mutex_unlock(&g.gate);
+    wait_for(&g.received, 10);
+    CHECK(g.received == 10);
+    CHECK(net_worker_post_within(w, &m, 64)); /* taken: room again */
+    wait_for(&g.received, 11);
+    net_worker_stop(w);
+    CHECK(g.received == 11);
+    pthread_mutex_destroy(&g.gate);
+}
+
+TEST_MAIN(TEST(test_order_per_sender), TEST(test_socket_handed_over), TEST(test_post_within_bound))

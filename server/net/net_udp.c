@@ -30,9 +30,16 @@ static bool sequenced_message(const uint8_t *body, size_t len) {
     return any;
 }
 
-/* Keeps a packet that arrived after the client's Hello was placed and before its hand-off: the
- * room's thread gets it (net_udp_feed_held). */
+/* Keeps a reliable packet that arrived after the client's Hello was placed and before its
+ * hand-off: the room's thread gets it (net_udp_feed_held). Channel-1 packets are not kept: they
+ * came before the Welcome, and PROTOCOL.md drops those. At most 2 x --max-frame is held: a peer
+ * that floods in that moment is cut, as a TCP client whose frame overflows. */
 static void hold(net_server *srv, net_client *c, const uint8_t *data, size_t len) {
+    if (data[0] != NET_UDP_CHANNEL_RELIABLE) return;
+    if (c->in.len + 4 + len > 2u * (size_t)srv->cfg.max_frame) {
+        net_server_kill(srv, c, NET_DISC_SLOW_CLIENT);
+        return;
+    }
     uint8_t n[4] = {(uint8_t)len, (uint8_t)(len >> 8), (uint8_t)(len >> 16), (uint8_t)(len >> 24)};
     if (!net_buf_append(&c->in, n, sizeof n) || !net_buf_append(&c->in, data, len))
         net_server_kill(srv, c, NET_DISC_OUT_OF_MEMORY);

@@ -23,6 +23,15 @@ typedef struct udp_out {
     size_t len;
 } udp_out;
 
+/* What ENet holds for a peer's reliable channel and has not freed yet (acked or dropped): output a
+ * peer that acknowledges slowly would otherwise queue in ENet without bound. It outlives its peer
+ * while packets still point at it (orphan). */
+typedef struct udp_ledger {
+    size_t queued;    /* bytes of reliable packets ENet still holds */
+    uint32_t packets; /* those packets (each one's freeCallback settles it) */
+    bool orphan;      /* its peer is gone: freed by the last packet */
+} udp_ledger;
+
 /* A peer of the host: a client of the front until its hand-off, then a key its room's thread
  * knows it by. peer->data points here while the host holds the peer. */
 typedef struct udp_peer {
@@ -35,6 +44,7 @@ typedef struct udp_peer {
     uint32_t fatal_code; /* the last fatal Error sent: the disconnect's data */
     uint64_t heard_ms;   /* the loop time of its last packet (a timeout or a close?) */
     uint32_t lost_seen;  /* ENet's packetsLost at the last sample (it restarts every 10 s) */
+    udp_ledger *ledger;  /* its reliable output held by ENet (--max-queued-bytes) */
     struct net_udp *u;
 } udp_peer;
 
@@ -44,6 +54,7 @@ struct net_udp {
     net_server *front;
     struct net_hosts *hosts;
     uint32_t timeout_ms; /* --udp-timeout-ms */
+    size_t max_queued;   /* --max-queued-bytes: reliable output one peer may have in ENet */
     void (*on_idle)(void *ctx);
     void *ctx;
     uv_poll_t poll;   /* the host's socket */
@@ -63,15 +74,36 @@ struct net_udp {
     size_t count, cap, batch_cap;
 };
 
+#define UDP_REFUSED_TIMEOUT_MS 1000u /* how long a refused peer's disconnect may hold its slot */
+#define UDP_EVENTS_PER_SERVICE 4096  /* ENet events handled per service call */
+
 /* ---- Sending --------------------------------------------------------------------------------- */
 
+static void ledger_settle(ENetPacket *p) {
+    udp_ledger *l = p->userData;
+    l->queued -= p->dataLength;
+    if (--l->packets == 0 && l->orphan) free(l);
+}
+
+static void ledger_release(udp_ledger *l) {
+    if (!l) return;
+    if (l->packets == 0)
+        free(l);
+    else
+        l->orphan = true;
+}
+
 /* Splits framed ServerMessages into packets: a Snapshot unreliable on channel 1 (fragments and
- * all: a late snapshot is worthless), everything else reliable on channel 0. */
-static void send_framed(udp_peer *up, const uint8_t *data, size_t len) {
+ * all: a late snapshot is worthless), everything else reliable on channel 0. False when the peer
+ * must be cut: a reliable message could not be queued (it may not be lost), or the reliable output
+ * ENet holds for it passed --max-queued-bytes (a peer that does not acknowledge: TCP's slow
+ * client). */
+static bool send_framed(net_udp *u, udp_peer *up, const uint8_t *data, size_t len) {
     size_t off = 0;
     while (off < len) {
         size_t plen = 0, blen = 0;
-        if (frame_peek(data + off, len - off, UINT32_MAX, &plen, &blen) != FRAME_OK) return;
+        if (frame_peek(data + off, len - off, UINT32_MAX, &plen, &blen) != FRAME_OK)
+            return true; /* our own framing */
         const uint8_t *body = data + off + plen;
         off += plen + blen;
         uint8_t ch = net_udp_channel_of(body, blen);
@@ -82,8 +114,20 @@ static void send_framed(udp_peer *up, const uint8_t *data, size_t len) {
         enet_uint32 flags = ch == NET_UDP_CHANNEL_RELIABLE ? ENET_PACKET_FLAG_RELIABLE
                                                            : ENET_PACKET_FLAG_UNRELIABLE_FRAGMENT;
         ENetPacket *p = enet_packet_create(body, blen, flags);
-        if (p && enet_peer_send(up->peer, ch, p) < 0) enet_packet_destroy(p);
+        bool reliable = ch == NET_UDP_CHANNEL_RELIABLE;
+        if (p && reliable) {
+            p->userData = up->ledger;
+            p->freeCallback = ledger_settle;
+            up->ledger->queued += blen;
+            up->ledger->packets++;
+        }
+        if (p && enet_peer_send(up->peer, ch, p) < 0) {
+            enet_packet_destroy(p);
+            p = NULL;
+        }
+        if (reliable && (!p || up->ledger->queued > u->max_queued)) return false;
     }
+    return true;
 }
 
 /* ---- Peers ----------------------------------------------------------------------------------- */
@@ -98,6 +142,7 @@ static void release_peer(net_udp *u, udp_peer *up, net_disconnect_reason reason)
         net_hosts_udp_gone(u->hosts, up->thread, up->key, reason);
     }
     if (up->peer && up->peer->data == up) up->peer->data = NULL;
+    ledger_release(up->ledger);
     free(up);
     u->peers--;
     if (u->peers == 0 && u->on_idle) u->on_idle(u->ctx);
@@ -113,12 +158,17 @@ static void front_flush(net_client *c);
 static void on_connect(net_udp *u, ENetPeer *peer) {
     peer->data = NULL;
     if (u->draining || peer->channelCount < NET_UDP_CHANNELS) {
-        /* PROTOCOL.md: fewer than 2 channels is refused with data 1. */
+        /* PROTOCOL.md: fewer than 2 channels is refused with data 1. The disconnect is reliable,
+         * but the slot must not wait ENet's default 30 s for it: a refused peer counts against no
+         * cap, so a flood of them would fill the host. */
+        enet_peer_timeout(peer, 0, UDP_REFUSED_TIMEOUT_MS, UDP_REFUSED_TIMEOUT_MS);
         enet_peer_disconnect(peer, u->draining ? (enet_uint32)NET_ERR(SHUTTING_DOWN) : 1u);
         return;
     }
     udp_peer *up = calloc(1, sizeof *up);
-    if (!up) {
+    udp_ledger *ledger = up ? calloc(1, sizeof *ledger) : NULL;
+    if (!ledger) {
+        free(up);
         enet_peer_disconnect_now(peer, (enet_uint32)NET_ERR(INTERNAL));
         return;
     }
@@ -126,6 +176,7 @@ static void on_connect(net_udp *u, ENetPeer *peer) {
     enet_address_get_host_ip(&peer->address, ip, sizeof ip);
     snprintf(addr, sizeof addr, "%s:%u", ip, (unsigned)peer->address.port);
     up->peer = peer;
+    up->ledger = ledger;
     up->u = u;
     up->key = (++u->generation << 12) | peer->incomingPeerID;
     up->thread = UDP_ON_FRONT;
@@ -175,7 +226,9 @@ static void on_disconnect(net_udp *u, ENetEvent *ev) {
 
 static void service(net_udp *u) {
     ENetEvent ev;
-    while (enet_host_service(u->host, &ev, 0) > 0) {
+    /* At most this many events a call: a steady flood must not keep the front's loop here (TCP,
+     * the sweep and the flushes run between calls; the poll and the timer call again). */
+    for (int n = 0; n < UDP_EVENTS_PER_SERVICE && enet_host_service(u->host, &ev, 0) > 0; n++) {
         if (ev.type == ENET_EVENT_TYPE_CONNECT)
             on_connect(u, ev.peer);
         else if (ev.type == ENET_EVENT_TYPE_RECEIVE)
@@ -224,10 +277,11 @@ static void front_flush(net_client *c) {
         return;
     case NET_IO_WRITE:
         net_client_take_output(c, &u->out);
-        send_framed(up, u->out.data, u->out.len);
+        bool sent = send_framed(u, up, u->out.data, u->out.len);
         u->out.len = 0;
         net_buf_trim(&u->out, 65536);
         net_client_written(u->front, c);
+        if (!sent) cut_peer(u, up, NET_DISC_SLOW_CLIENT);
         return;
     default:
         return;
@@ -277,7 +331,7 @@ static void deliver(net_udp *u, const udp_out *m) {
     udp_peer *up = peer_by_key(u, m->key);
     if (!up || up->closing) return;
     if (m->kind == NET_UDP_OUT_SEND) {
-        send_framed(up, m->bytes, m->len);
+        if (!send_framed(u, up, m->bytes, m->len)) cut_peer(u, up, NET_DISC_SLOW_CLIENT);
     } else if (m->kind == NET_UDP_OUT_CLOSE) {
         up->closing = true;
         up->thread = UDP_ON_FRONT; /* its client is gone already: nothing to tell */
@@ -426,7 +480,12 @@ net_udp *net_udp_start(uv_loop_t *loop, const net_config *cfg, net_server *front
                        struct net_hosts *hosts, void (*on_idle)(void *ctx), void *ctx) {
     if (enet_initialize() != 0) return NULL;
     net_udp *u = calloc(1, sizeof *u);
-    size_t scratch_size = 2u * (size_t)cfg->max_frame + 1u; /* ENet's largest packet, a channel */
+    /* ENet's largest packet (2 x --max-frame, or one unfragmented datagram of up to ENet's MTU
+     * when that is larger) and its channel: a packet over --max-frame gets FRAME_TOO_LARGE, not
+     * silence */
+    size_t largest = 2u * (size_t)cfg->max_frame;
+    if (largest < ENET_PROTOCOL_MAXIMUM_MTU) largest = ENET_PROTOCOL_MAXIMUM_MTU;
+    size_t scratch_size = largest + 1u;
     if (u) {
         u->scratch_size = scratch_size;
         u->scratch = malloc(scratch_size);
@@ -450,6 +509,7 @@ net_udp *net_udp_start(uv_loop_t *loop, const net_config *cfg, net_server *front
     u->front = front;
     u->hosts = hosts;
     u->timeout_ms = cfg->udp_timeout_ms;
+    u->max_queued = cfg->max_queued_bytes;
     u->on_idle = on_idle;
     u->ctx = ctx;
     uint64_t period_ms = (uint64_t)(1000.0f / cfg->tick_rate_hz);

@@ -209,6 +209,34 @@ def silent_peer_times_out_and_its_bodies_go():
 
 
 @test
+def peer_that_stops_acknowledging_is_cut_past_max_queued_bytes():
+    """Reliable output ENet holds for a peer that does not acknowledge counts against
+    --max-queued-bytes, as a TCP client's unread output does: 300 Pings in one burst, then the
+    client never services its host (no acks); the 300 Pongs (~7 KB), sent in rounds each far
+    under the limit, pass 4096 bytes held by ENet and the daemon cuts the peer as a slow client,
+    without waiting for --udp-timeout-ms."""
+    d = udp_daemon("--max-queued-bytes", "4096", "--udp-timeout-ms", "30000",
+                   "--rate-limit", "1000")
+    c = UdpClient(d.udp_port)
+    c.hello()
+    # From now on the client never services its host: the Pongs stay unacknowledged.
+    # 12 rounds of 25: each round's Pongs (~600 bytes) stay far under the limit in the room's
+    # own output buffer; only what ENet keeps unacknowledged adds up past it
+    for r in range(12):
+        for i in range(25):
+            msg = ct.msg_ping(100 + 25 * r + i)
+            check(c.peer.send(0, enet.Packet(msg.SerializeToString(), RELIABLE)) >= 0,
+                  "enet send")
+        c.host.flush()
+        time.sleep(0.05)
+    d.wait_log(r"client_disconnected.*reason=slow_client", timeout=10)
+    m = d.metrics()
+    check(ct.metric(m, "collide_disconnects_total", reason="slow_client") >= 1,
+          "a disconnect counted as reason=slow_client")
+    d.stop_and_check()
+
+
+@test
 def hello_timeout_disconnects_a_silent_peer():
     # --hello-timeout-ms 1000 crossed: a peer connected over ENet that never says Hello is let go
     # as a TCP connection is (event=hello_timeout), not held until ENet's own timeout.

@@ -100,18 +100,6 @@ static void shape_prune(cc_qbase *b) {
     b->prune_at = 2 * kept + 64;
 }
 
-static bool table_copy(quant_table *to, const quant_table *from) {
-    if (to->cap < from->count) {
-        quant_body *grown = realloc(to->b, from->count * sizeof *grown);
-        if (!grown) return false;
-        to->b = grown;
-        to->cap = from->count;
-    }
-    if (from->count) memcpy(to->b, from->b, from->count * sizeof *from->b);
-    to->count = from->count;
-    return true;
-}
-
 typedef struct apply_ctx {
     cc_qbase *b;
     quant_record_fn fn;
@@ -133,7 +121,7 @@ cc_qbase_result cc_qbase_apply(cc_qbase *b, uint64_t tick, uint64_t baseline_tic
     const quant_table *base = cc_qbase_find(b, baseline_tick);
     if (baseline_tick && !base) return CC_QBASE_IGNORED;
     static const quant_table empty;
-    if (!table_copy(&b->work, base ? base : &empty)) return CC_QBASE_MALFORMED;
+    if (!quant_table_copy(&b->work, base ? base : &empty)) return CC_QBASE_MALFORMED;
     for (size_t i = 0; i < nremoved; i++)
         quant_table_remove(&b->work, removed[i]);
     apply_ctx a = {b, fn, ctx, false};

@@ -269,18 +269,6 @@ static void diff_states(cc_qsnap *q, const cc_qbase *b, const quant_table *now) 
     }
 }
 
-static bool table_assign(quant_table *to, const quant_table *from) {
-    if (to->cap < from->count) {
-        quant_body *grown = realloc(to->b, from->count * sizeof *grown);
-        if (!grown) return false;
-        to->b = grown;
-        to->cap = from->count;
-    }
-    if (from->count) memcpy(to->b, from->b, from->count * sizeof *from->b);
-    to->count = from->count;
-    return true;
-}
-
 int cc_qsnap_expand_base(cc_qsnap *q, cc_qbase *b, Collide__V1__Snapshot *s) {
     expand_begin(q, s);
     q->nremoved = 0;
@@ -291,7 +279,7 @@ int cc_qsnap_expand_base(cc_qsnap *q, cc_qbase *b, Collide__V1__Snapshot *s) {
     if (r != CC_QBASE_APPLIED) return r;
     const quant_table *now = cc_qbase_newest(b);
     diff_states(q, b, now);
-    if (!table_assign(&q->t, now)) q->failed = true;
+    if (!quant_table_copy(&q->t, now)) q->failed = true;
     expand_end(q, s);
     s->removed = q->removed;
     s->n_removed = q->nremoved;

@@ -79,6 +79,18 @@ size_t quant_encode_new(const quant_state *cur, uint32_t kind, uint32_t owner, c
 
 /* ---- Reading ------------------------------------------------------------------------------- */
 
+bool quant_table_copy(quant_table *to, const quant_table *from) {
+    if (to->cap < from->count) {
+        quant_body *grown = realloc(to->b, from->count * sizeof *grown);
+        if (!grown) return false;
+        to->b = grown;
+        to->cap = from->count;
+    }
+    if (from->count) memcpy(to->b, from->b, from->count * sizeof *from->b);
+    to->count = from->count;
+    return true;
+}
+
 void quant_table_free(quant_table *t) {
     free(t->b);
     memset(t, 0, sizeof *t);

@@ -106,6 +106,9 @@ typedef struct quant_record {
 
 typedef void (*quant_record_fn)(void *ctx, const quant_record *r);
 
+/* Makes to hold what from holds (to's storage grows once, never shrinks). False when out of
+ * memory: to is unchanged. A client keeps past states this way (its UDP baselines). */
+bool quant_table_copy(quant_table *to, const quant_table *from);
 void quant_table_free(quant_table *t);
 const quant_body *quant_table_find(const quant_table *t, uint32_t id);
 /* Forgets a body (Snapshot.removed); an unknown id is ignored. */

@@ -137,7 +137,7 @@ static int bench_spectators(int argc, char **argv) {
         world_step(w);
         double t2 = bench_now_ms();
         uint64_t taken0 = srv->snapshot->marks.taken;
-        net_snapshot_all(srv);
+        net_tick_snapshots(srv);
         double t3 = bench_now_ms();
         for (int i = 0; i < nclients; i++) {
             if (t >= 0) bytes += clients[i].out.len;
@@ -274,7 +274,7 @@ int main(int argc, char **argv) {
         double t1 = bench_now_ms();
         world_step(sc.w);
         double t2 = bench_now_ms();
-        net_snapshot_all(sc.srv);
+        net_tick_snapshots(sc.srv);
         double t3 = bench_now_ms();
         uint64_t snaps_now = 0, full_now = 0;
         for (int i = 0; i < nclients; i++) {

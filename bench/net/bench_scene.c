@@ -173,7 +173,7 @@ void bench_scene_drain(bench_scene *s, uint64_t *bytes, uint64_t *known) {
 void bench_scene_tick(bench_scene *s, int t, uint64_t *bytes, uint64_t *known) {
     bench_scene_intents(s, t);
     world_step(s->w);
-    net_snapshot_all(s->srv);
+    net_tick_snapshots(s->srv);
     bench_scene_drain(s, bytes, known);
 }
 

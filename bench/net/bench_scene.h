@@ -55,7 +55,7 @@ void bench_scene_ack(bench_scene *s, int i, uint64_t tick);
 /* Tick t's intents: on even ticks (30 Hz at a 60 Hz tick) every client sends a MoveIntent of
  * 20 units/s in a random direction. Advances the server's clock by one tick first. */
 void bench_scene_intents(bench_scene *s, int t);
-/* After world_step and net_snapshot_all: empties every client's output buffer as if written
+/* After world_step and net_tick_snapshots: empties every client's output buffer as if written
  * and drains the dirty list. Adds the bytes and the bodies each client knows of to *bytes and
  * *known when they are not NULL. */
 void bench_scene_drain(bench_scene *s, uint64_t *bytes, uint64_t *known);

@@ -148,7 +148,7 @@ void net_session_welcome(net_server *srv, net_client *c, uint32_t rid, bool admi
      * a quantized client's Snapshot.packed. */
     c->snap.snapshot_every = net_snapshot_interval(srv->cfg.tick_rate_hz, c->snap.snapshot_rate_hz);
     /* Its first snapshot is at the first tick of its phase after this one, like all that follow
-     * (net_snapshot_all). */
+     * (net_tick_snapshots). */
     c->snap.next_snapshot_tick = net_snapshot_next_tick(w.tick, c->snap.snapshot_every, c->id);
     w.snapshot_rate_hz = (uint32_t)lrint((double)w.tick_rate_hz / c->snap.snapshot_every);
     if (c->snap.quantized) {

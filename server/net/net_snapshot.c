@@ -711,12 +711,6 @@ void net_snapshot_client(net_server *srv, net_client *c) {
     p.tick = world_tick(srv->world);
     p.frame_budget = srv->cfg.max_frame - 16u; /* ServerMessage tag, length and slack */
     snapshot_view(&p);
-    if (c->transport->datagram) {
-        /* Packets that may be lost: deltas against what the client acknowledged, not against
-         * what was sent (its known set stays empty, so its statics are always walked). */
-        net_snapshot_datagram(srv, c, p.view, p.nview);
-        return;
-    }
     if (!snapshot_scratch(&p)) return;
     snapshot_removed(&p);
     snapshot_events(&p);
@@ -728,26 +722,18 @@ void net_snapshot_client(net_server *srv, net_client *c) {
     net_snapshot_send(srv, c, p.out.s);
 }
 
-void net_snapshot_all(net_server *srv) {
-    net_snapshot_writer *sw = srv->snapshot;
-    if (!net_snapshot_rebuild(sw, srv->world)) {
-        net_log(NET_LOG_ERROR, "out_of_memory", 0, NULL,
-                "view index rebuild failed: snapshots skipped this tick");
-        return;
-    }
-    uint64_t tick = world_tick(srv->world);
-    for (uint32_t i = 0; i < srv->client_count; i++) {
-        net_client *c = srv->clients[i];
-        if (c->state != NET_CLIENT_ACTIVE || c->kill) continue;
-        if (c->snap.snapshot_every > 1u) {
-            /* A reduced rate: the ticks of the client's phase (net_snapshot_next_tick). A
-             * snapshot dropped for a slow reader waits for the next such tick too. */
-            if (tick < c->snap.next_snapshot_tick) continue;
-            c->snap.next_snapshot_tick =
-                net_snapshot_next_tick(tick, c->snap.snapshot_every, c->id);
-        }
-        net_snapshot_client(srv, c);
-    }
+bool net_snapshot_view(net_server *srv, net_client *c, const net_view_entry **view, size_t *nview) {
+    if (!snapshot_begin(srv, c)) return false;
+    snap_pass p;
+    memset(&p, 0, offsetof(snap_pass, boxes));
+    p.srv = srv;
+    p.c = c;
+    p.sw = srv->snapshot;
+    p.tick = world_tick(srv->world);
+    snapshot_view(&p);
+    *view = p.view;
+    *nview = p.nview;
+    return true;
 }
 
 uint64_t net_snapshot_next_tick(uint64_t after, uint32_t every, uint32_t client_id) {

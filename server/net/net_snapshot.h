@@ -122,11 +122,12 @@ bool net_snapshot_rebuild(net_snapshot_writer *s, const world *w);
 quant_state net_snapshot_quantize(const net_snapshot_writer *s, vec2 position, vec2 velocity,
                                   uint32_t last_input_seq, float angle, float angular_velocity);
 
-/* Rebuilds the view index and the delta records, and appends a Snapshot to every welcomed client
- * (net_tick_run does this after its steps). */
-void net_snapshot_all(struct net_server *srv);
-/* Snapshot for one client; the index and records must be current (net_snapshot_all). */
+/* Snapshot for one client of a stream transport (TCP, WebSocket); the index and records must be
+ * current (net_tick_snapshots). */
 void net_snapshot_client(struct net_server *srv, struct net_client *c);
+/* Snapshot for one client of a datagram transport (net_snapshot_datagram.c, UDP): against its
+ * acknowledged baseline, within --udp-snapshot-bytes. */
+void net_snapshot_datagram(struct net_server *srv, struct net_client *c);
 
 /* The interval in ticks of a client that asked for rate_hz snapshots a second (Hello.
  * snapshot_rate_hz): the k >= 1 whose tick_rate / k is nearest, ties to the higher rate; 1 for 0

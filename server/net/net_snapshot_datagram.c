@@ -259,8 +259,12 @@ static bool dg_remember(dg_pass *p) {
     return true;
 }
 
-void net_snapshot_datagram(net_server *srv, net_client *c, const net_view_entry *view,
-                           size_t nview) {
+void net_snapshot_datagram(net_server *srv, net_client *c) {
+    /* Packets that may be lost: deltas against what the client acknowledged, not against what
+     * was sent (its known set stays empty, so its statics are always walked). */
+    const net_view_entry *view;
+    size_t nview;
+    if (!net_snapshot_view(srv, c, &view, &nview)) return;
     dg_pass p;
     memset(&p, 0, sizeof p);
     p.srv = srv;

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "net_internal.h"
+#include "net_log.h"
 #include "net_server.h"
 #include "net_snapshot.h"
 
@@ -16,7 +17,7 @@ void net_tick_run(net_server *srv, unsigned steps) {
     }
     srv->metrics.ticks_total += steps;
     net_server_sweep(srv);
-    if (steps > 0) net_snapshot_all(srv);
+    if (steps > 0) net_tick_snapshots(srv);
 }
 
 net_server *net_server_create(const net_config *cfg, world *w) {
@@ -38,4 +39,29 @@ void net_server_destroy(net_server *srv) {
     net_queries_free(srv);
     net_events_free(srv);
     net_server_registry_destroy(srv);
+}
+
+void net_tick_snapshots(net_server *srv) {
+    net_snapshot_writer *sw = srv->snapshot;
+    if (!net_snapshot_rebuild(sw, srv->world)) {
+        net_log(NET_LOG_ERROR, "out_of_memory", 0, NULL,
+                "view index rebuild failed: snapshots skipped this tick");
+        return;
+    }
+    uint64_t tick = world_tick(srv->world);
+    for (uint32_t i = 0; i < srv->client_count; i++) {
+        net_client *c = srv->clients[i];
+        if (c->state != NET_CLIENT_ACTIVE || c->kill) continue;
+        if (c->snap.snapshot_every > 1u) {
+            /* A reduced rate: the ticks of the client's phase (net_snapshot_next_tick). A
+             * snapshot dropped for a slow reader waits for the next such tick too. */
+            if (tick < c->snap.next_snapshot_tick) continue;
+            c->snap.next_snapshot_tick =
+                net_snapshot_next_tick(tick, c->snap.snapshot_every, c->id);
+        }
+        if (c->transport->datagram)
+            net_snapshot_datagram(srv, c);
+        else
+            net_snapshot_client(srv, c);
+    }
 }

@@ -70,4 +70,8 @@ net_server *net_server_create(const net_config *cfg, world *w);
 /* Every client must have been released first. */
 void net_server_destroy(net_server *srv);
 
+/* Rebuilds the view index and the delta records, and appends a Snapshot to every welcomed client
+ * due one, each by its transport's kind (net_tick_run does this after its steps). */
+void net_tick_snapshots(struct net_server *srv);
+
 #endif

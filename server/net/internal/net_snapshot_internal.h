@@ -37,10 +37,9 @@ void net_snapshot_q_packed(net_snapshot_writer *sw, net_snap_out *o);
  * one acknowledgement free). */
 void net_snapshot_send(net_server *srv, net_client *c, const net_buf *body);
 
-/* net_snapshot_datagram.c: the snapshot of a datagram client (net_transport.datagram), whose
- * view (in key order, statics walked) is taken: against its acknowledged baseline, within
- * --udp-snapshot-bytes. */
-void net_snapshot_datagram(net_server *srv, net_client *c, const net_view_entry *view,
-                           size_t nview);
+/* The first phases of a client's snapshot, for the datagram writer: false when it gets none now
+ * (not welcomed, closing, or a quarter of its output limit behind); else its view, in key order
+ * (statics walked), in the writer's scratch. */
+bool net_snapshot_view(net_server *srv, net_client *c, const net_view_entry **view, size_t *nview);
 
 #endif

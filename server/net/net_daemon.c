@@ -193,7 +193,7 @@ static void maybe_finish(net_daemon *d) {
     }
     net_udp_close(d->udp); /* after the workers: nothing posts to its outbox any more */
     d->udp = NULL;
-    d->hosts.udp = NULL;
+    d->hosts.udp_sink = (net_udp_sink){NULL, NULL};
     net_log(NET_LOG_INFO, "drained", 0, NULL, "all clients closed");
 }
 
@@ -353,7 +353,7 @@ int net_daemon_run(const net_config *cfg_in, char *world_text, size_t world_len,
     }
     if (listening && cfg.udp_port) {
         d->udp = net_udp_start(&d->loop, &cfg, d->srv, &d->hosts, on_udp_idle, d);
-        d->hosts.udp = d->udp;
+        if (d->udp) d->hosts.udp_sink = net_udp_sink_of(d->udp);
         listening = d->udp != NULL;
     }
     if (!listening) {

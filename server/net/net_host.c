@@ -16,7 +16,7 @@
 #include "world_load.h"
 #include "net_tick.h"
 #include "net_udp.h"
-#include "net_udp_host.h"
+#include "net_udp_relay.h"
 
 #define NET_HOST_READ_CHUNK 65536u  /* the thread's shared read buffer */
 #define NET_HOST_HOUSEKEEPING_MS 50 /* the lobby's timeouts */
@@ -210,7 +210,7 @@ static void adopt(net_host *h, net_worker_msg *m) {
 /* A UDP peer placed in a room here: a relay client in the room's server (or, refused, in the
  * lobby until its Error is sent), welcomed as net_conn_adopt welcomes a socket. */
 static void udp_adopt(net_host *h, net_worker_msg *m) {
-    if (m->len < sizeof(udp_adopt_header) || !h->all->udp) return;
+    if (m->len < sizeof(udp_adopt_header) || !h->all->udp_sink.post) return;
     udp_adopt_header hd;
     memcpy(&hd, m->bytes, sizeof hd);
     hd.base.name[sizeof hd.base.name - 1] = '\0';
@@ -220,7 +220,8 @@ static void udp_adopt(net_host *h, net_worker_msg *m) {
     int refusal = 0;
     net_room *r = landing(h, p, &refusal);
     net_server *srv = r ? r->srv : h->lobby;
-    net_client *c = net_udp_relay_open(&h->relays, &h->conns, h->all->udp, srv, hd.key, hd.addr);
+    net_client *c =
+        net_udp_relay_open(&h->relays, &h->conns, &h->all->udp_sink, srv, hd.key, hd.addr);
     if (!c) {
         if (r) net_rooms_left(h->all->dir, r->id);
         return;

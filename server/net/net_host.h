@@ -19,6 +19,7 @@
 #include "net_metrics.h"
 #include "net_rooms.h"
 #include "net_server.h"
+#include "net_udp_relay.h"
 #include "net_worker.h"
 
 /* One room's figures for /metrics, copied on its thread. */
@@ -53,7 +54,8 @@ typedef struct net_hosts {
     struct net_host **hosts;   /* [threads]; hosts[i] is only touched on workers[i]'s thread */
     size_t default_statics;    /* the default world's static bodies (RoomInfo of CreateRoom "") */
     net_room_admin room_admin; /* admins' CreateRoom, CloseRoom, ListRooms (set by start) */
-    struct net_udp *udp;       /* the front's ENet host (net_udp_host.h); NULL: UDP off */
+    net_udp_sink udp_sink;     /* the front ENet host's outbox for the relays (net_udp_relay.h);
+                                  post NULL: UDP off */
     /* The front's side, under lock: */
     uv_mutex_t lock;
     uv_async_t *front_wake;      /* woken (any thread) when drained or collected changes */

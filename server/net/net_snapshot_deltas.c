@@ -111,22 +111,6 @@ static bool reserve_deltas(void *ctx, size_t movers) {
     return true;
 }
 
-/* A body's state in the quanta of the writer: the angle in 1/65536 turn ([0, 65536)), the
- * angular velocity in 1/1024 rad/s (PROTOCOL.md "Snapshot rate and quantized snapshots"). */
-quant_state net_snapshot_quantize(const net_snapshot_writer *sw, vec2 position, vec2 velocity,
-                                  uint32_t last_input_seq, float angle, float angular_velocity) {
-    quant_state q;
-    memset(&q, 0, sizeof q);
-    q.px = quant_of(position.x, sw->position_quantum);
-    q.py = quant_of(position.y, sw->position_quantum);
-    q.vx = quant_of(velocity.x, sw->velocity_quantum);
-    q.vy = quant_of(velocity.y, sw->velocity_quantum);
-    q.last_input_seq = last_input_seq;
-    q.angle = quant_angle_of(angle);
-    q.w = quant_of(angular_velocity, 1.0 / QUANT_ANGULAR_VELOCITY_PER_RAD);
-    return q;
-}
-
 static uint32_t record_delta(void *ctx, const world_body_row *row, uint32_t handle) {
     net_snapshot_writer *sw = ctx;
     if (handle == NET_VIEW_NO_DELTA) {

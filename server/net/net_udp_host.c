@@ -319,6 +319,13 @@ bool net_udp_post(net_udp *u, uint64_t key, net_udp_out_kind kind, const uint8_t
     return ok;
 }
 
+static bool post_to(void *ctx, uint64_t key, net_udp_out_kind kind, const uint8_t *bytes,
+                    size_t len) {
+    return net_udp_post(ctx, key, kind, bytes, len);
+}
+
+net_udp_sink net_udp_sink_of(net_udp *u) { return (net_udp_sink){post_to, u}; }
+
 /* The peer a key names, while the host still holds it. */
 static udp_peer *peer_by_key(net_udp *u, uint64_t key) {
     size_t index = (size_t)(key & 0xfffu);

@@ -23,6 +23,7 @@
 #include "net_config.h"
 #include "net_conn.h"
 #include "net_server.h"
+#include "net_udp_relay.h"
 
 typedef struct net_udp net_udp;
 struct net_hosts;
@@ -46,37 +47,10 @@ void net_udp_cut_all(net_udp *u);
  * workers stopped: nothing posts to the outbox any more. NULL: nothing. */
 void net_udp_close(net_udp *u);
 
-/* ---- The room thread's side (any thread): the relay's output to the front ------------------ */
-
-typedef enum net_udp_out_kind {
-    NET_UDP_OUT_SEND = 0,  /* bytes: framed ServerMessages, as the registry queued them */
-    NET_UDP_OUT_CLOSE = 1, /* disconnect once delivered, the last fatal Error's code as data */
-    NET_UDP_OUT_CUT = 2,   /* disconnect now */
-} net_udp_out_kind;
-
 /* Posts to the front: what to do for the peer named key. Copied; false when out of memory. */
 bool net_udp_post(net_udp *u, uint64_t key, net_udp_out_kind kind, const uint8_t *bytes,
                   size_t len);
-
-/* ---- net_udp_relay.c: a room thread's relay clients --------------------------------------- */
-
-typedef struct net_udp_relay net_udp_relay;
-/* A thread's relay clients by ENet peer index (a key's low 12 bits); made at first use. */
-typedef struct net_udp_relays {
-    net_udp_relay **slots; /* [NET_UDP_MAX_PEERS] */
-    net_buf out;           /* the output being posted */
-} net_udp_relays;
-
-/* A placed peer's client in srv on host's loop (counted in host->conn_count), registered as
- * adopted under addr; the caller welcomes or refuses it. NULL when out of memory (the front is
- * told to cut the peer). */
-net_client *net_udp_relay_open(net_udp_relays *rs, net_conn_host *host, net_udp *u, net_server *srv,
-                               uint64_t key, const char *addr);
-/* A packet from the peer key ([channel][message]); dropped when no relay holds key any more. */
-void net_udp_relay_packet(net_udp_relays *rs, uint64_t key, const uint8_t *data, size_t len);
-/* The peer key is gone on the front (disconnected, timed out): its client is closed for reason. */
-void net_udp_relay_gone(net_udp_relays *rs, uint64_t key, net_disconnect_reason reason);
-/* Closes every relay client left (a stop without a drain) and frees rs's memory. */
-void net_udp_relays_free(net_udp_relays *rs);
+/* The front's outbox as the rooms' relays see it (net_udp_relay.h): net_udp_post on u. */
+net_udp_sink net_udp_sink_of(net_udp *u);
 
 #endif

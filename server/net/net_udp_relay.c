@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "net_udp.h"
-#include "net_udp_host.h"
+#include "net_udp_relay.h"
 
 #define RELAY_OUT_KEEP (64u * 1024u) /* the posting buffer is trimmed back to this */
 
@@ -13,7 +13,7 @@ struct net_udp_relay {
     net_client client;   /* in srv */
     net_conn_host *host; /* the loop's connections (its count, the closed hooks) */
     net_server *srv;     /* the room's server, or the worker's lobby for a refusal */
-    net_udp *udp;        /* the front's host, for the output */
+    net_udp_sink sink;   /* the front's outbox, for the output */
     net_udp_relays *set; /* the thread's relays */
     uint64_t key;        /* the peer on the front */
 };
@@ -49,18 +49,18 @@ static void relay_flush(net_client *c) {
     case NET_IO_WRITE:
         net_client_take_output(c, &rs->out);
         /* Out of memory: the output is lost, as a lost datagram would be; a fatal one ends it. */
-        if (!net_udp_post(r->udp, r->key, NET_UDP_OUT_SEND, rs->out.data, rs->out.len))
+        if (!r->sink.post(r->sink.ctx, r->key, NET_UDP_OUT_SEND, rs->out.data, rs->out.len))
             net_server_kill(r->srv, c, NET_DISC_OUT_OF_MEMORY);
         rs->out.len = 0;
         net_buf_trim(&rs->out, RELAY_OUT_KEEP);
         net_client_written(r->srv, c);
         return;
     case NET_IO_CLOSE:
-        (void)net_udp_post(r->udp, r->key, NET_UDP_OUT_CLOSE, NULL, 0);
+        (void)r->sink.post(r->sink.ctx, r->key, NET_UDP_OUT_CLOSE, NULL, 0);
         relay_close(r, net_client_reason(c));
         return;
     case NET_IO_CUT:
-        (void)net_udp_post(r->udp, r->key, NET_UDP_OUT_CUT, NULL, 0);
+        (void)r->sink.post(r->sink.ctx, r->key, NET_UDP_OUT_CUT, NULL, 0);
         relay_close(r, net_client_reason(c));
         return;
     default:
@@ -68,12 +68,12 @@ static void relay_flush(net_client *c) {
     }
 }
 
-net_client *net_udp_relay_open(net_udp_relays *rs, net_conn_host *host, net_udp *u, net_server *srv,
-                               uint64_t key, const char *addr) {
+net_client *net_udp_relay_open(net_udp_relays *rs, net_conn_host *host, const net_udp_sink *sink,
+                               net_server *srv, uint64_t key, const char *addr) {
     if (!rs->slots) rs->slots = calloc(NET_UDP_MAX_PEERS, sizeof *rs->slots);
     net_udp_relay *r = rs->slots ? calloc(1, sizeof *r) : NULL;
     if (!r) {
-        (void)net_udp_post(u, key, NET_UDP_OUT_CUT, NULL, 0);
+        (void)sink->post(sink->ctx, key, NET_UDP_OUT_CUT, NULL, 0);
         return NULL;
     }
     /* The index is the front's peer slot: a relay still in it is of a peer the front let go. */
@@ -81,7 +81,7 @@ net_client *net_udp_relay_open(net_udp_relays *rs, net_conn_host *host, net_udp 
     if (old) relay_close(old, NET_DISC_CLIENT_CLOSED);
     r->host = host;
     r->srv = srv;
-    r->udp = u;
+    r->sink = *sink;
     r->set = rs;
     r->key = key;
     r->client.transport = &net_udp_transport;
@@ -89,7 +89,7 @@ net_client *net_udp_relay_open(net_udp_relays *rs, net_conn_host *host, net_udp 
     net_conn_set_clock(srv);
     if (!net_client_open_adopted(srv, &r->client, addr)) {
         free(r);
-        (void)net_udp_post(u, key, NET_UDP_OUT_CUT, NULL, 0);
+        (void)sink->post(sink->ctx, key, NET_UDP_OUT_CUT, NULL, 0);
         return NULL;
     }
     host->conn_count++;

@@ -24,23 +24,24 @@
  *                      client's sent at once, one Events message per tick)
  *   net_session_rooms  CreateRoom, CloseRoom, ListRooms
  *   net_queries        RayCast, OverlapQuery, ShapeCast
- *   net_snapshot       the snapshot writer, in named phases over the view's mirror; its per-tick
- *                      side (net_snapshot_deltas.c: each changed mover's record, once for all);
- *                      a datagram client's (net_snapshot_datagram.c: against its acknowledged
- *                      baseline, within --udp-snapshot-bytes, by accumulated priority), through
- *                      internal/net_snapshot_internal.h
+ *   net_snapshot       the snapshot writer of a stream client, in named phases over the view's
+ *                      mirror, and the record encoders it shares (internal/net_snapshot_internal.h)
+ *   net_snapshot_deltas, net_snapshot_datagram  above it: the writer's per-tick side (each changed
+ *                      mover's record, once for all); a datagram client's writer (against its
+ *                      acknowledged baseline, within --udp-snapshot-bytes, by accumulated priority)
  *   net_session        the protocol state machine: Hello, Welcome, dispatch, the handlers
- *   net_tick           a world's tick (step, events, sweep, snapshots), its schedule, and a
- *                      server's whole lifetime (net_server_create / _destroy)
+ *   net_tick           a world's tick (step, events, sweep, each client's snapshot by its
+ *                      transport's kind: net_tick_snapshots), its schedule, and a server's whole
+ *                      lifetime (net_server_create / _destroy)
  *   net_tcp, net_ws, net_udp   the transports: varint-prefixed TCP, WebSocket (and the viewer's
  *                      page), UDP's packets and channels (its host is below, on the libuv side)
  * The libuv side (collide_rooms, and the collided executable):
  *   net_worker, net_worlds  a worker thread, its loop and its inbox; CreateRoom's world files
  *   net_conn           game connections on a loop: reads into the transport, writes, one close
  *   net_room, net_host a room on its thread; a worker's rooms
- *   net_udp_host, net_udp_relay  the ENet host on the front's loop; a room thread's clients of
- *                      its peers (packets in through the worker's inbox, output back by the
- *                      host's outbox)
+ *   net_udp_relay      a room thread's clients of UDP peers: packets in through the worker's
+ *                      inbox (net_host), output out through a sink the daemon wires to the front
+ *   net_udp_host       the ENet host on the front's loop, its peers, its outbox
  *   net_agones, net_ops, net_daemon, main.c
  *                      collided: the Agones SDK client, the ops HTTP port (/metrics, /healthz,
  *                      /rooms), the front (listeners, admission, hand-off, signals, drain)

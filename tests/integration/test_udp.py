@@ -126,6 +126,48 @@ def welcome_intents_snapshots():
 
 
 @test
+def events_are_reliable_events_messages_not_in_snapshots():
+    """PROTOCOL.md "Datagrams": on UDP a tick's contact events for a client travel in one
+    Events{tick, contacts, sensor_events} (ServerMessage 20) on channel 0, in tick order; the UDP
+    snapshots carry none. Two boxes of one player driven into each other make a contact begin."""
+    d = udp_daemon()
+    c = UdpClient(d.udp_port)
+    c.hello()
+    ids = []
+    for rid, x in ((2, -3.0), (3, 3.0)):
+        c.send(ct.msg_spawn(rid, ct.box(1.0, 1.0), x, 0))
+        _, sm = c.message("spawned")
+        ids.append(sm.spawned.body_id)
+    c.send(ct.msg_move(0, ids[0], 1, 20.0, 0.0), channel=1, flags=0)
+    c.send(ct.msg_move(0, ids[1], 2, -20.0, 0.0), channel=1, flags=0)
+    ch, sm = c.message("events", "an Events message with the contact")
+    check(ch == 0, "Events on channel 0 (reliable), got %d" % ch)
+    ev = sm.events
+    check(ev.tick > 0 and len(ev.contacts) >= 1 and ev.contacts[0].begin and
+          {ev.contacts[0].a, ev.contacts[0].b} == set(ids),
+          "the two boxes' contact begins, with its tick: %s" % ev)
+    snaps, last_tick = 0, ev.tick
+    deadline = time.monotonic() + 3
+    while time.monotonic() < deadline and snaps < 30:
+        c.pump()
+        for kind, ch, m in c.events:
+            if kind != "message":
+                continue
+            if kind_of(m) == "snapshot":
+                snaps += 1
+                check(len(m.snapshot.contacts) == 0 and len(m.snapshot.sensor_events) == 0,
+                      "a UDP snapshot carries no events")
+            elif kind_of(m) == "events":
+                check(ch == 0 and m.events.tick > last_tick,
+                      "Events on channel 0, one per tick, in tick order: %s after %d"
+                      % (m.events.tick, last_tick))
+                last_tick = m.events.tick
+        c.events = []
+    check(snaps >= 10, "snapshots kept coming (%d)" % snaps)
+    d.stop_and_check()
+
+
+@test
 def hello_version_mismatch_is_disconnect_data():
     d = udp_daemon()
     c = UdpClient(d.udp_port)

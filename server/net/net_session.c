@@ -499,13 +499,24 @@ static uint32_t request_id_raw(const uint8_t *body, size_t len) {
     return (uint32_t)rid;
 }
 
-/* A SnapshotAck frame, from its bytes: short (a request_id and a tick) and holding field 23. A
- * frame that hides another message behind an ack field is unpacked as that message, for free, at
- * most once per snapshot sent: no more than the acks it replaces. */
+/* A SnapshotAck frame, from its bytes: short, and holding nothing but a request_id and the ack
+ * (every top-level field is one of the two). Anything else in it, another message that protobuf's
+ * last-oneof rule would unpack instead, makes it an ordinary frame, charged as one: a free ack
+ * cannot carry a free request. */
 static bool is_snapshot_ack(const uint8_t *body, size_t len) {
-    const uint8_t *data;
-    uint64_t unused;
-    return len <= 24 && wire_scan(body, len, WIRE_CLIENT_SNAPSHOT_ACK, WIRE_LEN, &data, &unused);
+    if (len > 24) return false;
+    wire_reader r = wire_reader_of(body, len);
+    bool ack = false;
+    while (r.p < r.end) {
+        uint32_t field;
+        unsigned type;
+        if (!wire_read_key(&r, &field, &type) || !wire_skip(&r, type)) return false;
+        if (field == WIRE_CLIENT_SNAPSHOT_ACK && type == WIRE_LEN)
+            ack = true;
+        else if (field != WIRE_CLIENT_REQUEST_ID)
+            return false;
+    }
+    return ack;
 }
 
 /* The rate limits, charged before the unpack: a dropped frame costs a field scan for its

@@ -166,6 +166,18 @@ def snapshot_ack_is_accepted_and_ignored_on_tcp():
         others += c.non_snapshots(0.3)
         check(not others, "an ack has no reply, and 60 acks of 60 snapshots cost nothing: %s"
               % [describe(m) for m in others])
+        # a frame that holds an ack field but unpacks as another message (protobuf's last oneof
+        # wins: the Ping after the ack) is charged as that message, banked acks or not: after
+        # 1.5 s without acking (up to 64 acks banked), 40 such Pings at --rate-limit 5 (burst
+        # 10) are rate limited
+        time.sleep(1.5)
+        ack_field = b"\xba\x01\x02\x08\x01"  # field 23 (LEN), SnapshotAck{tick: 1}
+        c.send_raw(b"".join(ct.frame(ack_field + ct.msg_ping(500 + i).SerializeToString())
+                            for i in range(40)))
+        limited = c.recv_until(lambda m: kind_of(m) == "error", what="RATE_LIMITED")
+        check(limited.error.code == ct.code_of("RATE_LIMITED") and limited.request_id >= 500,
+              "a Ping behind an ack field is charged: %s" % describe(limited))
+        time.sleep(3)  # the bucket refills (burst 10 at 5/s)
         # a burst of acks beyond the snapshots sent is charged: past the burst, RATE_LIMITED
         c.send(*[msg_ack(100 + i, 1) for i in range(200)])
         limited = c.recv_until(lambda m: kind_of(m) == "error", what="RATE_LIMITED")

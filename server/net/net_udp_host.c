@@ -195,7 +195,6 @@ static void on_receive(net_udp *u, ENetEvent *ev) {
     udp_peer *up = ev->peer->data;
     size_t len = ev->packet->dataLength;
     if (up && !up->closing && len + 1 <= u->scratch_size) {
-        up->heard_ms = uv_now(u->loop);
         u->scratch[0] = ev->channelID;
         memcpy(u->scratch + 1, ev->packet->data, len);
         if (up->registered) {
@@ -214,7 +213,27 @@ static void on_receive(net_udp *u, ENetEvent *ev) {
 }
 
 /* ENet says the peer is gone: its own disconnect, or no answer for --udp-timeout-ms. ENet 1.3
- * reports both alike (data 0); a peer silent for the timeout's length is taken as timed out. */
+ * reports both alike (data 0) and resets the peer first, so its own lastReceiveTime is lost; a
+ * peer whose last datagram (note_datagram: pings and acknowledgements count) is older than the
+ * timeout is taken as timed out. */
+/* ENet's intercept hook, called for every datagram before ENet reads it: the peer it names
+ * (the header's low 12 bits, when its address is that peer's) was heard from now. A client that
+ * sends no messages still pings every half second, so a quiet player that then closes is not
+ * mistaken for a timed-out one. Returns 0: ENet goes on to handle the datagram itself. */
+static int ENET_CALLBACK note_datagram(ENetHost *host, ENetEvent *event) {
+    (void)event;
+    if (host->receivedDataLength < 2) return 0;
+    unsigned id = (((unsigned)host->receivedData[0] << 8) | host->receivedData[1]) &
+                  ENET_PROTOCOL_MAXIMUM_PEER_ID;
+    if (id >= host->peerCount) return 0;
+    ENetPeer *peer = &host->peers[id];
+    udp_peer *up = peer->data;
+    if (up && peer->address.host == host->receivedAddress.host &&
+        peer->address.port == host->receivedAddress.port)
+        up->heard_ms = uv_now(up->u->loop);
+    return 0;
+}
+
 static void on_disconnect(net_udp *u, ENetEvent *ev) {
     udp_peer *up = ev->peer->data;
     if (!up) return;
@@ -472,6 +491,7 @@ static ENetHost *make_host(const net_config *cfg) {
     }
     h->maximumPacketSize = 2u * (size_t)cfg->max_frame;
     h->maximumWaitingData = 2u * (size_t)cfg->max_frame;
+    h->intercept = note_datagram;
     return h;
 }
 

@@ -251,6 +251,26 @@ def silent_peer_times_out_and_its_bodies_go():
 
 
 @test
+def quiet_peer_that_closes_is_not_a_timeout():
+    """A player that sends no message for longer than --udp-timeout-ms but keeps its ENet host
+    serviced (ENet pings every half second) and then disconnects is a close, not a timeout."""
+    d = udp_daemon("--udp-timeout-ms", "1000")
+    c = UdpClient(d.udp_port)
+    c.hello()
+    deadline = time.monotonic() + 2.5
+    while time.monotonic() < deadline:
+        c.pump(50)
+    check(not [e for e in c.events if e[0] == "disconnect"], "still connected after 2.5 s quiet")
+    c.peer.disconnect(0)
+    c.until(lambda e: e[0] == "disconnect", "the disconnect's acknowledgement")
+    d.wait_log(r"client_disconnected.*reason=client_closed", timeout=5)
+    m = d.metrics()
+    check(ct.metric(m, "collide_disconnects_total", reason="timeout") == 0,
+          "no disconnect counted as reason=timeout")
+    d.stop_and_check()
+
+
+@test
 def peer_that_stops_acknowledging_is_cut_past_max_queued_bytes():
     """Reliable output ENet holds for a peer that does not acknowledge counts against
     --max-queued-bytes, as a TCP client's unread output does: 300 Pings in one burst, then the

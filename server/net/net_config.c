@@ -231,6 +231,9 @@ static const opt_def opts[] = {
      "N  snapshots per UDP client kept as baselines for the next ones' deltas (default 32)"},
     {"udp-snapshot-bytes", "COLLIDE_UDP_SNAPSHOT_BYTES", OPT_U32, F(udp_snapshot_bytes), 0, 256,
      65536, "BYTES  most bytes of one UDP snapshot; --max-frame caps it (default 1100)"},
+    {"udp-bandwidth", "COLLIDE_UDP_BANDWIDTH", OPT_U32, F(udp_bandwidth), 0, 0, 4294967295u,
+     "BYTES_PER_S  the UDP host's outgoing bandwidth, which ENet shares among its peers by "
+     "dropping snapshots of those over their share (default 0: no cap)"},
 };
 #undef F
 #define OPT_COUNT (sizeof opts / sizeof opts[0])

@@ -79,6 +79,8 @@ typedef struct net_config {
                                   * client as a possible baseline (net_baselines.h) */
     uint32_t udp_snapshot_bytes; /* datagram clients: most bytes of one snapshot
                                   * ServerMessage (--max-frame caps it) */
+    uint32_t udp_bandwidth;      /* the UDP host's outgoing bytes per second, shared by ENet
+                                  * among its peers (0 = no cap) */
 } net_config;
 
 void net_config_default(net_config *cfg);

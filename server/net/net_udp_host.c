@@ -483,7 +483,11 @@ static ENetHost *make_host(const net_config *cfg) {
     }
     uint64_t peers = (uint64_t)cfg->max_clients + cfg->max_pending + NET_MAX_REFUSING;
     if (peers > NET_UDP_MAX_PEERS) peers = NET_UDP_MAX_PEERS;
-    ENetHost *h = enet_host_create(&a, (size_t)peers, NET_UDP_CHANNELS, 0, 0);
+    /* Incoming bandwidth stays 0 (ENet's widest window): what a peer can make the daemon hold
+     * is bounded by maximumWaitingData below and the rate limits, not by ENet's pacing. Outgoing
+     * is --udp-bandwidth: ENet's throttle drops unreliable packets (snapshots, which the next one
+     * replaces) of peers over their share; reliable output is bounded by --max-queued-bytes. */
+    ENetHost *h = enet_host_create(&a, (size_t)peers, NET_UDP_CHANNELS, 0, cfg->udp_bandwidth);
     if (!h) {
         net_log(NET_LOG_ERROR, "bind_error", 0, NULL, "cannot bind UDP %s port %u", bind,
                 cfg->udp_port);

@@ -72,6 +72,7 @@ typedef struct load_player {
     float x, y;                            /* last known body position */
     float angle;                           /* walk/bounce heading */
     float spin;                            /* --spin: its turning speed, rad/s */
+    float sent_vx, sent_vy;                /* the velocity of its last intent (--hold) */
     float stuck_x, stuck_y;                /* position at the last stuck test (bounce) */
     uint64_t stuck_at_us;                  /* time of the last stuck test */
     collide_rng rng;                       /* its draws */
@@ -637,6 +638,19 @@ static void player_due(load_player *p, uint64_t now) {
     const load_opts *o = w->run->opts;
     bool dirty = false;
     cc_room_stats *room = player_room(p);
+    float vx = 0.0f, vy = 0.0f;
+    if (p->next_intent_us <= now) {
+        player_velocity(p, o, now, &vx, &vy);
+        if (o->hold && p->sched_seq > 0 && vx == p->sent_vx && vy == p->sent_vy) {
+            /* --hold: the intent in force already says this; its slots pass unused (the base
+             * moves with them, so no input_seq is scheduled that is never sent) */
+            double period = 1e6 / o->rate_hz;
+            while (p->next_intent_us <= now) {
+                p->intents_base_us += (uint64_t)period;
+                p->next_intent_us += (uint64_t)period;
+            }
+        }
+    }
     if (p->next_intent_us <= now) {
         double period = 1e6 / o->rate_hz;
         while (p->next_intent_us <= now) {
@@ -656,12 +670,12 @@ static void player_due(load_player *p, uint64_t now) {
             if (room) room->intents_scheduled++;
             p->next_intent_us = p->intents_base_us + (uint64_t)(period * (double)p->sched_seq);
         }
-        float vx, vy;
         uint64_t intended = p->intended[p->sched_seq % CC_ACK_RING];
         cc_hist_record(&w->stats.send_lag_us, now - intended);
-        player_velocity(p, o, now, &vx, &vy);
         if (cc_session_move_turning(&p->conn, p->body_id, p->sched_seq, vx, vy, p->spin))
             w->stats.intents_sent++;
+        p->sent_vx = vx;
+        p->sent_vy = vy;
         dirty = true;
     }
     if (p->next_ping_us <= now) {

@@ -121,6 +121,9 @@ static const load_flag flags[] = {
      "P  walk | bounce | swarm (default walk)"},
     {"speed", true, parse_double, F(speed), 0, 0, 1e6, 0, NULL, SEC_PLAYERS,
      "UNITS_PER_S  intent speed (default 5)"},
+    {"hold", false, parse_true, F(hold), 0, 0, 0, 0, NULL, SEC_PLAYERS,
+     "  send an intent only when its velocity changes (intents hold until\nreplaced): with "
+     "--speed 0, players at rest that send nothing after\ntheir first"},
     {"shape", true, parse_choice, F(shape), 0, 0, 0, 3, cc_load_shape_names, SEC_PLAYERS,
      "S  box | polygon | circle (default box)"},
     {"size", true, parse_double, F(size), 0, 0.001, 1e4, 0, NULL, SEC_PLAYERS,

@@ -32,6 +32,7 @@ typedef struct load_opts {
     double size;               /* --size: half extent / radius / circumradius */
     int pattern;               /* load_pattern */
     int shape;                 /* index in cc_load_shape_names */
+    bool hold;                 /* --hold: an intent only when its velocity changes */
     bool check;                /* --check */
     uint32_t check_clients;    /* --check-clients: how many clients run the checker */
     double check_tolerance;    /* --check-tolerance */

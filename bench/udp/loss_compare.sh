@@ -6,7 +6,8 @@
 #      longest gap between two snapshots (the load report's snapshot inter-arrival max), also in
 #      snapshot intervals (target: UDP <= 70 ms and <= 5 intervals).
 #   2. Lossless (the rig at 0 per mille, the same namespace set-up): L1 over UDP (BYTES_CLIENTS
-#      players, 1,000), at rest (--speed 0) and moving (the walk at 5 u/s), with one observer
+#      players, 1,000), at rest (--speed 0: with --hold, players that send nothing after their
+#      first intent; without, players resending it 30 times a second) and moving, with one observer
 #      player (bench/udp/udp_observer.py) counting snapshot bytes over the bodies in its view:
 #      bytes per body per snapshot (targets <= 0.5 at rest, <= 6 moving). The load report's
 #      all-bytes figure (every byte received, over snapshots, over the observer's bodies in view)
@@ -14,6 +15,7 @@
 #
 #   bench/udp/loss_compare.sh BUILD_DIR [DURATION_S]          # e.g. build/release 30
 #   CLIENTS=100 RATE=30 BYTES_CLIENTS=1000 PERMILLE=20 bench/udp/loss_compare.sh build/release 30
+#   PARTS=bytes bench/udp/loss_compare.sh build/release 20      # only part 2 (PARTS="loss bytes")
 #
 # RATE is intents per second per player (default 30, L1's). The JSON reports and daemon logs stay
 # in the directory printed at the end. Timing figures need an otherwise idle machine.
@@ -73,11 +75,18 @@ rig() { # PERMILLE NAME OBSERVE_WARMUP load-args...
 }
 
 common=(--clients "$CLIENTS" --rate "$RATE" --ramp "${ramp}s" --drain 5s --stall-timeout 30s)
-rig "$PERMILLE" loss_udp 0 --transport udp --port "$UDP_PORT" "${common[@]}"
-rig "$PERMILLE" loss_tcp 0 --transport tcp --port "$TCP_PORT" "${common[@]}"
+if [[ " ${PARTS:-loss bytes} " == *" loss "* ]]; then
+  rig "$PERMILLE" loss_udp 0 --transport udp --port "$UDP_PORT" "${common[@]}"
+  rig "$PERMILLE" loss_tcp 0 --transport tcp --port "$TCP_PORT" "${common[@]}"
+fi
 l1=(--transport udp --port "$UDP_PORT" --clients "$BYTES_CLIENTS" --rate 30 --ramp "${ramp}s")
-rig 0 rest_udp "$((ramp + 1))" "${l1[@]}" --speed 0
-rig 0 moving_udp "$((ramp + 1))" "${l1[@]}"
+if [[ " ${PARTS:-loss bytes} " == *" bytes "* ]]; then
+  # At rest two ways: players that hold their (zero) intent, sending nothing more, and players
+  # that resend it 30 times a second, each resend a new last_input_seq for every viewer.
+  rig 0 hold_udp "$((ramp + 1))" "${l1[@]}" --speed 0 --hold
+  rig 0 rest_udp "$((ramp + 1))" "${l1[@]}" --speed 0
+  rig 0 moving_udp "$((ramp + 1))" "${l1[@]}"
+fi
 
 python3 - "$out" "$PERMILLE" "$TICK_HZ" <<'PY'
 import json, os, sys
@@ -107,7 +116,9 @@ for t in ("udp", "tcp"):
 print("\nLossless, UDP, bytes per body per snapshot:")
 print("| bodies | observer: snapshot bytes / bodies in view | bodies in view | all bytes a player received / snapshots / bodies in view |")
 print("|---|---|---|---|")
-for name, what in (("rest_udp", "at rest"), ("moving_udp", "moving")):
+for name, what in (("hold_udp", "at rest, intent held (--speed 0 --hold)"),
+                   ("rest_udp", "at rest, zero intent resent 30/s (--speed 0)"),
+                   ("moving_udp", "moving")):
     o, j = load(name + ".observer.json"), load(name + ".json")
     if o is None or j is None or not o["bodies_in_view"]:
         print("| %s | no report |" % what)

@@ -122,6 +122,22 @@ def case_load_live(a):
     check("result: PASS" in r.stdout and "intent-to-ack" in r.stdout, "the text report is printed")
 
 
+def case_hold_live(a):
+    # --hold crossed: resting players (--speed 0) send their first intent and then nothing, since
+    # the intent in force already says "stand still"; without --hold they send 30 a second.
+    with Daemon(a.daemon) as d:
+        common = ("--clients", "10", "--ramp", "0.2s", "--duration", "2s", "--rate", "30",
+                  "--speed", "0", "--drain", "20s", "--stall-timeout", "60s")
+        r, held = load_json(a.client, d.port, *common, "--hold")
+        r2, sent = load_json(a.client, d.port, *common)
+    check(r.returncode == 0 and held["pass"] and r2.returncode == 0 and sent["pass"],
+          "both runs pass")
+    hi, si = held["intents"], sent["intents"]
+    check(hi["scheduled"] == 10 and hi["acked"] == 10,
+          "--hold: one intent per player, each acknowledged (%s)" % hi)
+    check(si["scheduled"] > 10 * 30, "without --hold: 30 a second (%s)" % si)
+
+
 def case_rooms_live(a):
     # Today's daemon puts every player in one world whatever Hello.room says; the per-room report
     # is the client's own bookkeeping, so it must add up to the totals and follow the round robin.

@@ -76,6 +76,11 @@ bool cc_parse_duration(const char *cmd, const char *flag, const char *s, double 
 /* n comma-separated finite numbers. */
 bool cc_parse_floats(const char *cmd, const char *flag, const char *s, float *out, int n);
 
+#define CC_ROOM_NAME_MAX 64u /* PROTOCOL.md: a room name is 1..64 bytes */
+/* A room name as PROTOCOL.md has it: 1..64 bytes of [A-Za-z0-9_.:-] ("" is not one: a Hello's
+ * empty room means `default`). */
+bool cc_room_name_valid(const char *name);
+
 /* Refuses the words left after the options (none are taken): prints the first and returns false.
  * first is getopt's optind. */
 bool cc_no_operands(const char *cmd, int argc, char **argv, int first);

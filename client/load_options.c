@@ -216,13 +216,8 @@ static void load_usage(FILE *f) {
 
 bool cc_load_room_name(char *out, size_t size, const char *prefix, uint32_t room) {
     int n = snprintf(out, size, "%s%u", prefix, room);
-    if (n <= 0 || (size_t)n >= size || (size_t)n > CC_LOAD_ROOM_NAME) return false;
-    /* PROTOCOL.md: [A-Za-z0-9_.:-]; the daemon ends the session of any other name. */
-    for (const char *c = out; *c; c++)
-        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
-              *c == '_' || *c == '.' || *c == ':' || *c == '-'))
-            return false;
-    return true;
+    /* The daemon ends the session of a Hello whose room is not a valid name. */
+    return n > 0 && (size_t)n < size && cc_room_name_valid(out);
 }
 
 static void load_defaults(load_opts *o) {

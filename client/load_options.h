@@ -13,7 +13,7 @@
 #include "report.h"
 
 #define CC_LOAD_MAX_ROOMS 1000u /* --rooms bound: each room keeps a histogram per worker */
-#define CC_LOAD_ROOM_NAME 64u   /* PROTOCOL.md: a room name is 1..64 bytes */
+#define CC_LOAD_ROOM_NAME CC_ROOM_NAME_MAX
 
 typedef enum load_pattern { PATTERN_WALK, PATTERN_BOUNCE, PATTERN_SWARM } load_pattern;
 

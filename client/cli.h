@@ -17,7 +17,7 @@
 typedef struct cc_common_opts {
     const char *host;       /* --host */
     uint16_t port;          /* --port */
-    const char *token;      /* --token ("" when none) */
+    const char *token;      /* --token ("" when none): the shared token or a ticket, sent as is */
     uint32_t max_frame;     /* --max-frame: largest server frame accepted */
     bool ws;                /* --transport ws: WebSocket (default port then 7778) */
     bool port_set;          /* --port was given */
@@ -51,7 +51,8 @@ enum {
     "                      (snapshots quantized, each a delta against an acknowledged one)\n"      \
     "                      (default tcp)\n"                                                        \
     "  --udp-baselines N   UDP: snapshot states kept as baselines (default 32, 1..1024)\n"         \
-    "  --token SECRET      Hello.token, when the server requires one\n"                            \
+    "  --token SECRET      Hello.token, when the server requires one: its shared token, or a\n"   \
+    "                      ticket (collide-client ticket --room default)\n"                        \
     "  --max-frame BYTES   largest frame accepted from the server (default 65536)\n"               \
     "  -h, --help          this text\n"
 

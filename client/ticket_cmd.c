@@ -67,7 +67,7 @@ static bool ticket_option(int c, const char *arg, ticket_args *a) {
         a->src.file = arg;
         return true;
     case 'r':
-        if (arg[0] && strcmp(arg, "default") != 0 && !cc_room_name_valid(arg)) {
+        if (arg[0] && !cc_room_name_valid(arg)) {
             fprintf(stderr,
                     "collide-client " CMD ": --room '%s': a room name is 1..%u bytes of "
                     "[A-Za-z0-9_.:-] (\"\" is the default room)\n",

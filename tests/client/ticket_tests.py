@@ -134,8 +134,12 @@ def ticket_cli_claims(a):
           "nbf after the issue, max_bodies 0 kept, no admin unasked: %s" % claims)
     r, _, _ = ticket(a, "--room", "r", "--sub", "Zo\u00eb \"the\" \\ player",
                      env={"COLLIDE_TICKET_KEY": KEY})
-    check(verify(KEY, r.stdout.strip())[1]["sub"] == "Zo\u00eb \"the\" \\ player",
-          "a sub with quotes, a backslash and UTF-8 survives the JSON")
+    check(verify(KEY, r.stdout.strip())[1]["sub"] == "Zo\u00eb \"the\" \\ player" and
+          r.stderr == "", "a sub with quotes, a backslash and UTF-8 survives the JSON")
+    r, _, _ = ticket(a, "--room", "r", "--sub", "p" * 700, env={"COLLIDE_TICKET_KEY": KEY})
+    check(r.returncode == 0 and verify(KEY, r.stdout.strip())[1]["sub"] == "p" * 700 and
+          "--max-hello-frame" in r.stderr, "a ticket too long for a default Hello: made, with a "
+          "warning")
 
 
 def ticket_cli_sources(a, d, key_file):

@@ -51,7 +51,7 @@ enum {
     "                      (snapshots quantized, each a delta against an acknowledged one)\n"      \
     "                      (default tcp)\n"                                                        \
     "  --udp-baselines N   UDP: snapshot states kept as baselines (default 32, 1..1024)\n"         \
-    "  --token SECRET      Hello.token, when the server requires one: its shared token, or a\n"   \
+    "  --token SECRET      Hello.token, when the server requires one: its shared token, or a\n"    \
     "                      ticket (collide-client ticket --room default)\n"                        \
     "  --max-frame BYTES   largest frame accepted from the server (default 65536)\n"               \
     "  -h, --help          this text\n"

@@ -1191,7 +1191,7 @@ static int load_main_run(const load_opts *o) {
         .port = o->common.port,
         .transport = o->common.udp  ? "udp"
                      : o->common.ws ? "ws"
-                                      : "tcp",
+                                    : "tcp",
         .clients = o->clients,
         .threads = o->threads,
         .rate_hz = o->rate_hz,

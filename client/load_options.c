@@ -257,8 +257,9 @@ static void load_defaults(load_opts *o) {
 static int load_check_tickets(load_opts *o) {
     bool keyed = o->ticket_key != NULL || o->ticket_key_file != NULL;
     if (keyed && o->common.token[0]) {
-        fprintf(stderr, "collide-client " CMD ": --ticket-key gives each player its own Hello.token: "
-                        "leave --token out\n");
+        fprintf(stderr,
+                "collide-client " CMD ": --ticket-key gives each player its own Hello.token: "
+                "leave --token out\n");
         return CC_EXIT_USAGE;
     }
     if (o->ticket_ttl_set && !keyed) {

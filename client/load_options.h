@@ -58,10 +58,10 @@ typedef struct load_opts {
                                 * [-spin, spin] rad/s (0: no turning) */
     const char *ticket_key;    /* --ticket-key: the daemon's --ticket-key (NULL: not given) */
     const char *ticket_key_file; /* --ticket-key-file: a file holding it (NULL: not given) */
-    double ticket_ttl_s;       /* --ticket-ttl: each ticket's life from its player's connect */
-    bool ticket_ttl_set;       /* --ticket-ttl given */
-    cc_ticket_key ticket;      /* the key read from either flag by cc_load_parse (bytes NULL: no
-                                * tickets); the caller frees it with cc_ticket_key_free */
+    double ticket_ttl_s;         /* --ticket-ttl: each ticket's life from its player's connect */
+    bool ticket_ttl_set;         /* --ticket-ttl given */
+    cc_ticket_key ticket;        /* the key read from either flag by cc_load_parse (bytes NULL: no
+                                  * tickets); the caller frees it with cc_ticket_key_free */
 } load_opts;
 
 /* Parses the load options into o. Returns -1 on success, else the exit code (usage printed on

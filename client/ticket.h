@@ -42,16 +42,16 @@ bool cc_ticket_key_load(const char *cmd, const cc_ticket_key_source *src, cc_tic
 void cc_ticket_key_free(cc_ticket_key *k);
 
 typedef struct cc_ticket_claims {
-    const char *room;        /* "room": the room it admits to ("" = default); required */
-    const char *sub;         /* "sub": the player's name (NULL: left out) */
-    int64_t iat;             /* "iat": issued at, seconds since the epoch */
-    int64_t exp;             /* "exp": expires at, seconds since the epoch */
-    bool has_nbf;            /* "nbf" is set */
-    int64_t nbf;             /* "nbf": not valid before, seconds since the epoch */
-    bool admin;              /* "admin": true makes the player an admin of that room only (false:
-                                left out) */
-    bool has_max_bodies;     /* "max_bodies" is set */
-    uint32_t max_bodies;     /* "max_bodies": lowers the per-client body limit */
+    const char *room;    /* "room": the room it admits to ("" = default); required */
+    const char *sub;     /* "sub": the player's name (NULL: left out) */
+    int64_t iat;         /* "iat": issued at, seconds since the epoch */
+    int64_t exp;         /* "exp": expires at, seconds since the epoch */
+    bool has_nbf;        /* "nbf" is set */
+    int64_t nbf;         /* "nbf": not valid before, seconds since the epoch */
+    bool admin;          /* "admin": true makes the player an admin of that room only (false:
+                            left out) */
+    bool has_max_bodies; /* "max_bodies" is set */
+    uint32_t max_bodies; /* "max_bodies": lowers the per-client body limit */
 } cc_ticket_claims;
 
 /* Signs the claims with key (HS256; the header is {"alg":"HS256","typ":"JWT"}) and returns the

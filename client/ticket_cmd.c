@@ -99,15 +99,14 @@ static bool ticket_option(int c, const char *arg, ticket_args *a) {
 /* -1 to go on, else the exit status (--help, a usage error). */
 static int ticket_parse(int argc, char **argv, ticket_args *a) {
     static const struct option longs[] = {
-        {"key", 1, NULL, 'k'},   {"key-file", 1, NULL, 'f'}, {"room", 1, NULL, 'r'},
-        {"sub", 1, NULL, 's'},   {"ttl", 1, NULL, 't'},      {"nbf", 1, NULL, 'n'},
+        {"key", 1, NULL, 'k'},   {"key-file", 1, NULL, 'f'},   {"room", 1, NULL, 'r'},
+        {"sub", 1, NULL, 's'},   {"ttl", 1, NULL, 't'},        {"nbf", 1, NULL, 'n'},
         {"admin", 0, NULL, 'a'}, {"max-bodies", 1, NULL, 'm'}, {"help", 0, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     memset(a, 0, sizeof *a);
-    a->src = (cc_ticket_key_source){.value_flag = "--key",
-                                    .file_flag = "--key-file",
-                                    .env = CC_TICKET_KEY_ENV};
+    a->src = (cc_ticket_key_source){
+        .value_flag = "--key", .file_flag = "--key-file", .env = CC_TICKET_KEY_ENV};
     a->ttl_s = 60.0;
     optind = 1;
     int c;
@@ -126,8 +125,9 @@ static int ticket_parse(int argc, char **argv, ticket_args *a) {
         return CC_EXIT_USAGE;
     }
     if (a->has_nbf && ceil(a->nbf_s) >= ceil(a->ttl_s)) {
-        fprintf(stderr, "collide-client " CMD ": --nbf (%g s) must come before the expiry (--ttl "
-                        "%g s): the ticket would never be valid\n",
+        fprintf(stderr,
+                "collide-client " CMD ": --nbf (%g s) must come before the expiry (--ttl "
+                "%g s): the ticket would never be valid\n",
                 a->nbf_s, a->ttl_s);
         return CC_EXIT_USAGE;
     }
@@ -141,8 +141,9 @@ int cc_ticket_main(int argc, char **argv) {
     cc_ticket_key key;
     if (!cc_ticket_key_load(CMD, &a.src, &key)) return CC_EXIT_USAGE;
     if (!key.bytes) {
-        fprintf(stderr, "collide-client " CMD ": no key: give --key-file PATH, set " CC_TICKET_KEY_ENV
-                        ", or --key SECRET\n");
+        fprintf(stderr,
+                "collide-client " CMD ": no key: give --key-file PATH, set " CC_TICKET_KEY_ENV
+                ", or --key SECRET\n");
         return CC_EXIT_USAGE;
     }
     int64_t now = (int64_t)time(NULL);

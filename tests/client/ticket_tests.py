@@ -106,7 +106,8 @@ def case_ticket_cli(a):
         # that are not text are.
         r, _, _ = ticket(a, "--key-file", write_key(d, "crlf", KEY.encode() + b"\r\n\r\n"),
                          "--room", "r")
-        check(r.returncode == 0 and not refused(KEY, r.stdout.strip()), "CR LF ends are dropped too")
+        check(r.returncode == 0 and not refused(KEY, r.stdout.strip()),
+              "CR LF ends are dropped too")
         binary = b"\x00\xffk\x01" + os.urandom(40)
         r, _, _ = ticket(a, "--key-file", write_key(d, "bin", binary), "--room", "r")
         check(r.returncode == 0 and not refused(binary, r.stdout.strip()), "a binary key file")
@@ -214,7 +215,8 @@ def case_ticket_load(a):
             check(claims["room"] == room and claims["sub"] == name and
                   claims["exp"] - claims["iat"] == 90 and t0 <= claims["iat"] <= t1 and
                   sorted(claims) == ["exp", "iat", "room", "sub"],
-                  "%s's ticket: its room %s, its name, ttl 90 s, no admin: %s" % (name, room, claims))
+                  "%s's ticket: its room %s, its name, ttl 90 s, no admin: %s"
+                  % (name, room, claims))
         check(len({h[2] for h in hellos}) == 5, "each player has its own ticket")
         check(sorted(h[:2] for h in hellos) == [("load-0", "arena.0"), ("load-1", "arena.1"),
                                                  ("load-2", "arena.0"), ("load-3", "arena.1"),

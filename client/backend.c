@@ -266,7 +266,7 @@ static void bk_hook_connected(cc_conn *c, int status) {
 
 static void bk_on_welcome(bk *b, const Collide__V1__Welcome *w) {
     if (!w->admin) {
-        bk_fail(b, "the backend is not an admin (check --admin-token)");
+        bk_fail(b, "not an admin (check --admin-token or --ticket-key)");
         bk_close(b);
         return;
     }

@@ -192,6 +192,16 @@ int cc_resolve(const char *host, uint16_t port, struct sockaddr_storage *out) {
     return rc;
 }
 
+bool cc_room_name_valid(const char *name) {
+    size_t n = strlen(name);
+    if (n == 0 || n > CC_ROOM_NAME_MAX) return false;
+    for (const char *c = name; *c; c++)
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+              *c == '_' || *c == '.' || *c == ':' || *c == '-'))
+            return false;
+    return true;
+}
+
 bool cc_no_operands(const char *cmd, int argc, char **argv, int first) {
     if (first >= argc) return true;
     fprintf(stderr, "collide-client %s: unexpected argument '%s'\n", cmd, argv[first]);

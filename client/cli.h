@@ -17,7 +17,7 @@
 typedef struct cc_common_opts {
     const char *host;       /* --host */
     uint16_t port;          /* --port */
-    const char *token;      /* --token ("" when none) */
+    const char *token;      /* --token ("" when none): the shared token or a ticket, sent as is */
     uint32_t max_frame;     /* --max-frame: largest server frame accepted */
     bool ws;                /* --transport ws: WebSocket (default port then 7778) */
     bool port_set;          /* --port was given */
@@ -51,7 +51,8 @@ enum {
     "                      (snapshots quantized, each a delta against an acknowledged one)\n"      \
     "                      (default tcp)\n"                                                        \
     "  --udp-baselines N   UDP: snapshot states kept as baselines (default 32, 1..1024)\n"         \
-    "  --token SECRET      Hello.token, when the server requires one\n"                            \
+    "  --token SECRET      Hello.token, when the server requires one: its shared token, or a\n"    \
+    "                      ticket (collide-client ticket --room default)\n"                        \
     "  --max-frame BYTES   largest frame accepted from the server (default 65536)\n"               \
     "  -h, --help          this text\n"
 
@@ -75,6 +76,11 @@ bool cc_parse_duration(const char *cmd, const char *flag, const char *s, double 
                        double *out);
 /* n comma-separated finite numbers. */
 bool cc_parse_floats(const char *cmd, const char *flag, const char *s, float *out, int n);
+
+#define CC_ROOM_NAME_MAX 64u /* PROTOCOL.md: a room name is 1..64 bytes */
+/* A room name as PROTOCOL.md has it: 1..64 bytes of [A-Za-z0-9_.:-] ("" is not one: a Hello's
+ * empty room means `default`). */
+bool cc_room_name_valid(const char *name);
 
 /* Refuses the words left after the options (none are taken): prints the first and returns false.
  * first is getopt's optind. */

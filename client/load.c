@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 #include <uv.h>
 
@@ -19,6 +20,7 @@
 #include "conn.h"
 #include "report.h"
 #include "session.h"
+#include "ticket.h"
 #include "wire_read.h"
 
 #define CMD "load"
@@ -200,6 +202,21 @@ static void player_hook_failed(cc_conn *c, int status, const char *reason) {
     p->w->due_us[p->slot] = UINT64_MAX;
 }
 
+/* --ticket-key: the ticket of one connection, valid from now for --ticket-ttl; NULL with the
+ * reason in why on failure. */
+static char *load_ticket(const load_opts *o, const char *name, const char *room, bool admin,
+                         char *why, size_t why_size) {
+    int64_t now = (int64_t)time(NULL);
+    cc_ticket_claims claims = {
+        .room = room,
+        .sub = name,
+        .iat = now,
+        .exp = now + (int64_t)ceil(o->ticket_ttl_s),
+        .admin = admin,
+    };
+    return cc_ticket_mint(&o->ticket, &claims, why, why_size);
+}
+
 static void player_hook_connected(cc_conn *c, int status) {
     load_player *p = c->user;
     load_worker *w = p->w;
@@ -215,9 +232,25 @@ static void player_hook_connected(cc_conn *c, int status) {
     char name[32];
     snprintf(name, sizeof name, "load-%u", w->first_index + p->slot);
     char room[CC_LOAD_ROOM_NAME + 1] = "";
-    if (w->rooms) cc_load_room_name(room, sizeof room, w->run->opts->room_prefix, p->room);
-    cc_session_hello_ex(c, CC_REQ_HELLO, name, w->run->opts->common.token, room,
-                        w->run->opts->snapshot_rate, w->run->opts->quantized);
+    const load_opts *o = w->run->opts;
+    if (w->rooms) cc_load_room_name(room, sizeof room, o->room_prefix, p->room);
+    /* Made at the connect, as a game's backend would hand one out at the join: its life runs
+     * from here, whatever the ramp. */
+    char *ticket = NULL;
+    if (o->ticket.bytes) {
+        char why[CC_REASON_LEN - 8];
+        ticket = load_ticket(o, name, room, false, why, sizeof why);
+        if (!ticket) {
+            char buf[CC_REASON_LEN];
+            snprintf(buf, sizeof buf, "ticket: %s", why);
+            player_end(p, buf, true);
+            player_close(p);
+            return;
+        }
+    }
+    cc_session_hello_ex(c, CC_REQ_HELLO, name, ticket ? ticket : o->common.token, room,
+                        o->snapshot_rate, o->quantized);
+    free(ticket);
     cc_conn_flush(c);
     p->state = P_HELLO;
     p->phase_start_us = now;
@@ -515,7 +548,11 @@ static void player_hook_frame(cc_conn *c, const uint8_t *body, size_t len) {
         w->stats.errors[code < CC_ERROR_CODES - 1 ? code : CC_ERROR_CODES - 1]++;
         if (player_room(p)) player_room(p)->errors++;
         if (m->error && m->error->fatal) {
-            snprintf(reason, sizeof reason, "fatal error: %s", cc_error_code_name(code));
+            /* The message too: UNAUTHENTICATED alone does not tell an expired ticket from a
+             * bad signature. */
+            const char *text = m->error->message ? m->error->message : "";
+            snprintf(reason, sizeof reason, "fatal error: %s%s%s", cc_error_code_name(code),
+                     text[0] ? ": " : "", text);
             player_end(p, reason, false);
             player_close(p);
         } else if (p->state == P_SPAWNING && m->request_id == CC_REQ_SPAWN) {
@@ -897,6 +934,7 @@ typedef struct load_backend_thread {
     load_run *run; /* to signal the end */
     pthread_t thread;
     char room[CC_LOAD_ROOM_NAME + 1]; /* cfg.room points here: lives as long as the thread */
+    char *ticket; /* --ticket-key without --admin-token: cfg.admin_token points here (malloc'd) */
 } load_backend_thread;
 
 static void *backend_main(void *arg) {
@@ -1018,13 +1056,24 @@ static bool backend_start(load_backend_thread *bt, cc_backend_stats *stats, load
     bt->room[0] = '\0';
     if (opts->rooms > 0) cc_load_room_name(bt->room, sizeof bt->room, opts->room_prefix, 0);
     cc_backend_stats_init(stats, opts->backend_npcs);
+    bt->ticket = NULL;
+    if (opts->ticket.bytes && (!opts->admin_token || !opts->admin_token[0])) {
+        /* An admin of its room by ticket: what a game's logic server holds when the daemon takes
+         * only tickets. */
+        char why[CC_REASON_LEN];
+        bt->ticket = load_ticket(opts, "load-backend", bt->room, true, why, sizeof why);
+        if (!bt->ticket) {
+            fprintf(stderr, "collide-client " CMD ": the backend's ticket: %s\n", why);
+            return false;
+        }
+    }
     bt->stats = stats;
     bt->run = run;
     bt->cfg = (cc_backend_config){
         .addr = (const struct sockaddr *)&run->addr,
         .max_frame = opts->common.max_frame,
         .ws = opts->common.ws,
-        .admin_token = opts->admin_token,
+        .admin_token = bt->ticket ? bt->ticket : opts->admin_token,
         .room = bt->room,
         .npcs = opts->backend_npcs,
         .rate_hz = opts->rate_hz,
@@ -1099,37 +1148,51 @@ static int main_report(const load_opts *opts, const cc_report_meta *meta, const 
     return exit_code;
 }
 
-int cc_load_main(int argc, char **argv) {
-    static load_opts opts;
-    int rc = cc_load_parse(argc, argv, &opts);
-    if (rc >= 0) return rc;
+/* --ticket-key: one ticket made before the threads start, so a key libjwt refuses stops the run
+ * before it begins (and jansson's hash seed is set once, on this thread). -1 to go on. */
+static int load_tickets_try(const load_opts *o) {
+    if (!o->ticket.bytes) return -1;
+    char why[CC_REASON_LEN];
+    char *t = load_ticket(o, "load-0", "", false, why, sizeof why);
+    if (!t) {
+        fprintf(stderr, "collide-client " CMD ": cannot make tickets: %s\n", why);
+        return CC_EXIT_FAIL;
+    }
+    free(t);
+    return -1;
+}
 
+/* The run, its options parsed. */
+static int load_main_run(const load_opts *o) {
     char msg[256];
     /* One descriptor per client, plus the loops' own (epoll, eventfd, signal pipe) and stdio. */
-    if (!cc_fd_limit_ensure((uint64_t)opts.clients + 16u * opts.threads + 32u, msg, sizeof msg)) {
+    if (!cc_fd_limit_ensure((uint64_t)o->clients + 16u * o->threads + 32u, msg, sizeof msg)) {
         fprintf(stderr, "collide-client " CMD ": %s\n", msg);
         return CC_EXIT_USAGE;
     }
     static load_run run;
     memset(&run, 0, sizeof run);
-    run.opts = &opts;
-    if (!cc_resolve_common(CMD, &opts.common, &run.addr)) return CC_EXIT_FAIL;
+    run.opts = o;
+    if (!cc_resolve_common(CMD, &o->common, &run.addr)) return CC_EXIT_FAIL;
 
     load_main_ctx m;
     if (!main_setup(&m, &run)) return CC_EXIT_FAIL;
     struct rusage ru0, ru1;
     getrusage(RUSAGE_SELF, &ru0);
     run.start_us = cc_now_us();
-    run.end_us = run.start_us + (uint64_t)(opts.duration_s * 1e6);
+    run.end_us = run.start_us + (uint64_t)(o->duration_s * 1e6);
     if (!workers_start(&m)) return CC_EXIT_FAIL;
     static load_backend_thread bt;
     static cc_backend_stats backend_stats;
-    if (opts.backend_npcs > 0 && !backend_start(&bt, &backend_stats, &run)) return CC_EXIT_FAIL;
+    if (o->backend_npcs > 0 && !backend_start(&bt, &backend_stats, &run)) return CC_EXIT_FAIL;
 
     /* Runs until main_done has seen every thread finish and closed the main loop's handles. */
     uv_loop_t *main_loop = uv_default_loop();
     uv_run(main_loop, UV_RUN_DEFAULT);
-    if (opts.backend_npcs > 0) pthread_join(bt.thread, NULL);
+    if (o->backend_npcs > 0) {
+        pthread_join(bt.thread, NULL);
+        free(bt.ticket);
+    }
     bool leaked_handles = false;
     cc_stats *total;
     cc_room_stats *rooms;
@@ -1138,29 +1201,29 @@ int cc_load_main(int argc, char **argv) {
     if (!cc_loop_close(main_loop, CMD)) leaked_handles = true;
 
     cc_report_meta meta = {
-        .host = opts.common.host,
-        .port = opts.common.port,
-        .transport = opts.common.udp  ? "udp"
-                     : opts.common.ws ? "ws"
-                                      : "tcp",
-        .clients = opts.clients,
-        .threads = opts.threads,
-        .rate_hz = opts.rate_hz,
-        .duration_s = opts.duration_s,
-        .ramp_s = opts.ramp_s,
-        .pattern = cc_load_pattern_names[opts.pattern],
-        .shape = cc_load_shape_names[opts.shape],
+        .host = o->common.host,
+        .port = o->common.port,
+        .transport = o->common.udp  ? "udp"
+                     : o->common.ws ? "ws"
+                                    : "tcp",
+        .clients = o->clients,
+        .threads = o->threads,
+        .rate_hz = o->rate_hz,
+        .duration_s = o->duration_s,
+        .ramp_s = o->ramp_s,
+        .pattern = cc_load_pattern_names[o->pattern],
+        .shape = cc_load_shape_names[o->shape],
         .elapsed_s = (double)(cc_now_us() - run.start_us) / 1e6,
         .cpu_user_s = tv_s(ru1.ru_utime) - tv_s(ru0.ru_utime),
         .cpu_sys_s = tv_s(ru1.ru_stime) - tv_s(ru0.ru_stime),
-        .check = opts.check,
-        .check_clients = opts.check_clients,
-        .rooms = opts.rooms,
-        .room_prefix = opts.room_prefix,
+        .check = o->check,
+        .check_clients = o->check_clients,
+        .rooms = o->rooms,
+        .room_prefix = o->room_prefix,
         .room_stats = rooms,
-        .backend = opts.backend_npcs > 0 ? &backend_stats : NULL,
+        .backend = o->backend_npcs > 0 ? &backend_stats : NULL,
     };
-    int exit_code = main_report(&opts, &meta, total);
+    int exit_code = main_report(o, &meta, total);
     if (leaked_handles) exit_code = CC_EXIT_FAIL;
     free(total);
     free(rooms);
@@ -1168,4 +1231,14 @@ int cc_load_main(int argc, char **argv) {
     free(m.due);
     free(m.workers);
     return exit_code;
+}
+
+int cc_load_main(int argc, char **argv) {
+    static load_opts opts;
+    int rc = cc_load_parse(argc, argv, &opts);
+    if (rc >= 0) return rc;
+    rc = load_tickets_try(&opts);
+    if (rc < 0) rc = load_main_run(&opts);
+    cc_ticket_key_free(&opts.ticket);
+    return rc;
 }

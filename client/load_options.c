@@ -13,6 +13,7 @@ const char *const cc_load_shape_names[3] = {"box", "polygon", "circle"};
 typedef enum load_section {
     SEC_PLAYERS,
     SEC_ROOMS,
+    SEC_TICKETS,
     SEC_SNAPSHOTS,
     SEC_CHECKS,
     SEC_OUTPUT,
@@ -20,7 +21,7 @@ typedef enum load_section {
 } load_section;
 
 static const char *const section_titles[SEC_COUNT] = {
-    "Players:", "Rooms and backend:", "Snapshots:", "Checks and gates:", "Output:"};
+    "Players:", "Rooms and backend:", "Tickets:", "Snapshots:", "Checks and gates:", "Output:"};
 
 typedef struct load_flag load_flag;
 
@@ -181,6 +182,17 @@ static const load_flag flags[] = {
     {"spin", true, parse_double, F(spin), 0, 0, 1000, 0, NULL, SEC_ROOMS,
      "W  each player's body also turns, at a speed drawn uniformly\nfrom [-W, W] rad/s "
      "(MoveIntent.angular_velocity; default 0)"},
+    {"ticket-key", true, parse_string, F(ticket_key), 0, 0, 0, 0, NULL, SEC_TICKETS,
+     "SECRET  the daemon's --ticket-key: each player says Hello with its own\nticket (its room, "
+     "sub = its name load-N), made as it connects;\nwith --backend and no --admin-token the "
+     "backend gets an admin\nticket for its room. Replaces --token. Visible in the process\nlist: "
+     "prefer --ticket-key-file"},
+    {"ticket-key-file", true, parse_string, F(ticket_key_file), 0, 0, 0, 0, NULL, SEC_TICKETS,
+     "PATH  the same, read from a file (trailing newlines are not part of it)"},
+    {"ticket-ttl", true, parse_duration, F(ticket_ttl_s), F(ticket_ttl_set), 1, 86400, 0, NULL,
+     SEC_TICKETS,
+     "DURATION  each ticket expires this long after its player connects\n(default 60s: a ticket "
+     "is checked once, at Hello)"},
 };
 #undef F
 #define FLAG_COUNT (sizeof flags / sizeof flags[0])
@@ -219,13 +231,8 @@ static void load_usage(FILE *f) {
 
 bool cc_load_room_name(char *out, size_t size, const char *prefix, uint32_t room) {
     int n = snprintf(out, size, "%s%u", prefix, room);
-    if (n <= 0 || (size_t)n >= size || (size_t)n > CC_LOAD_ROOM_NAME) return false;
-    /* PROTOCOL.md: [A-Za-z0-9_.:-]; the daemon ends the session of any other name. */
-    for (const char *c = out; *c; c++)
-        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
-              *c == '_' || *c == '.' || *c == ':' || *c == '-'))
-            return false;
-    return true;
+    /* The daemon ends the session of a Hello whose room is not a valid name. */
+    return n > 0 && (size_t)n < size && cc_room_name_valid(out);
 }
 
 static void load_defaults(load_opts *o) {
@@ -245,6 +252,32 @@ static void load_defaults(load_opts *o) {
     o->seed = 1;
     o->progress = -1;
     o->room_prefix = "load-";
+    o->ticket_ttl_s = 60.0;
+}
+
+/* The ticket flags, checked last since a key read here must be freed by the caller: -1 with the
+ * key in o->ticket (or none), or CC_EXIT_USAGE after a message and no key. */
+static int load_check_tickets(load_opts *o) {
+    bool keyed = o->ticket_key != NULL || o->ticket_key_file != NULL;
+    if (keyed && o->common.token[0]) {
+        fprintf(stderr,
+                "collide-client " CMD ": --ticket-key gives each player its own Hello.token: "
+                "leave --token out\n");
+        return CC_EXIT_USAGE;
+    }
+    if (o->ticket_ttl_set && !keyed) {
+        fprintf(stderr, "collide-client " CMD ": --ticket-ttl needs --ticket-key or "
+                        "--ticket-key-file\n");
+        return CC_EXIT_USAGE;
+    }
+    /* No environment: a load run in a shell that exported the daemon's COLLIDE_TICKET_KEY must
+     * not start sending tickets unasked. */
+    cc_ticket_key_source src = {.value_flag = "--ticket-key",
+                                .value = o->ticket_key,
+                                .file_flag = "--ticket-key-file",
+                                .file = o->ticket_key_file};
+    if (!cc_ticket_key_load(CMD, &src, &o->ticket)) return CC_EXIT_USAGE;
+    return -1;
 }
 
 /* The checks across flags, once all are read; -1 or CC_EXIT_USAGE after a message. */
@@ -267,8 +300,10 @@ static int load_check(load_opts *o) {
             return CC_EXIT_USAGE;
         }
     }
-    if (o->backend_npcs > 0 && (!o->admin_token || !o->admin_token[0])) {
-        fprintf(stderr, "collide-client " CMD ": --backend needs --admin-token\n");
+    bool keyed = o->ticket_key != NULL || o->ticket_key_file != NULL;
+    if (o->backend_npcs > 0 && (!o->admin_token || !o->admin_token[0]) && !keyed) {
+        fprintf(stderr, "collide-client " CMD ": --backend needs --admin-token (or --ticket-key: "
+                        "an admin ticket for its room)\n");
         return CC_EXIT_USAGE;
     }
     if (o->backend_npcs > 0 && o->common.udp) {
@@ -283,7 +318,7 @@ static int load_check(load_opts *o) {
     }
     if (o->threads > o->clients) o->threads = o->clients;
     if (o->check_clients > o->clients) o->check_clients = o->clients;
-    return -1;
+    return load_check_tickets(o);
 }
 
 /* One flag of the table was given, with arg as its value. False after a message on stderr. */

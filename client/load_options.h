@@ -11,9 +11,10 @@
 
 #include "cli.h"
 #include "report.h"
+#include "ticket.h"
 
 #define CC_LOAD_MAX_ROOMS 1000u /* --rooms bound: each room keeps a histogram per worker */
-#define CC_LOAD_ROOM_NAME 64u   /* PROTOCOL.md: a room name is 1..64 bytes */
+#define CC_LOAD_ROOM_NAME CC_ROOM_NAME_MAX
 
 typedef enum load_pattern { PATTERN_WALK, PATTERN_BOUNCE, PATTERN_SWARM } load_pattern;
 
@@ -56,10 +57,16 @@ typedef struct load_opts {
     double backend_queries_hz; /* --backend-queries: ray casts per second from the backend */
     double spin;               /* --spin: each player turns at a fixed speed drawn uniformly from
                                 * [-spin, spin] rad/s (0: no turning) */
+    const char *ticket_key;    /* --ticket-key: the daemon's --ticket-key (NULL: not given) */
+    const char *ticket_key_file; /* --ticket-key-file: a file holding it (NULL: not given) */
+    double ticket_ttl_s;         /* --ticket-ttl: each ticket's life from its player's connect */
+    bool ticket_ttl_set;         /* --ticket-ttl given */
+    cc_ticket_key ticket;        /* the key read from either flag by cc_load_parse (bytes NULL: no
+                                  * tickets); the caller frees it with cc_ticket_key_free */
 } load_opts;
 
 /* Parses the load options into o. Returns -1 on success, else the exit code (usage printed on
- * --help, a message on stderr for a bad value). */
+ * --help, a message on stderr for a bad value); o->ticket holds a key only after a -1. */
 int cc_load_parse(int argc, char **argv, load_opts *o);
 /* Writes PREFIX<room> into out; false when it does not fit or would not be a valid room name. */
 bool cc_load_room_name(char *out, size_t size, const char *prefix, uint32_t room);

@@ -12,6 +12,10 @@ check of the contract (tests/examples runs it against the real daemon):
 With --quantized (protocol 1.1) the same session runs on quantized snapshots: Snapshot.packed,
 decoded by collide_quantized.py next to this file; --snapshot-rate asks for fewer of them.
 
+A ticket (PROTOCOL.md 1.2) goes where a token goes: --token takes the daemon's shared token or a
+ticket the game's backend issued. mint_ticket below is how a backend makes one, with the standard
+library only; --ticket-key makes this client its own, as a backend would for it.
+
 Generate the protobuf module first (the build does it for the test; nothing generated is
 committed), then run against a daemon:
 
@@ -22,6 +26,10 @@ Exit status 0 when every step behaved as docs/protocol.md says; 1 with the reaso
 """
 
 import argparse
+import base64
+import hashlib
+import hmac
+import json
 import math
 import os
 import socket
@@ -33,6 +41,39 @@ from collide_quantized import QuantizedDecoder
 PROTOCOL_VERSION = 1
 MAX_VARINT_BYTES = 5  # a longer length prefix is a framing error (FRAME_TOO_LARGE)
 MAX_FRAME = 1 << 20  # this client's own bound on what it accepts from the server
+
+
+def b64url(data):
+    """base64url without padding, as a JWT writes each of its three parts (RFC 7515, 2)."""
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def mint_ticket(key, room, ttl, sub=None, admin=False, max_bodies=None, now=None):
+    """A ticket as a game's backend makes it (PROTOCOL.md 1.2, "Tickets: who may join which room";
+    docs/operations.md, "Tickets"): an HS256 JWT (RFC 7519, compact form) signed with the daemon's
+    --ticket-key, for one player and one room. The client passes it as Hello.token.
+
+    key: the daemon's --ticket-key (str or bytes). room: the room it admits to, the Hello's room
+    ("" or "default": the default room). ttl: seconds it stays valid (a minute covers a join; the
+    client may reuse it to reconnect until it expires). sub: the player's name, which the daemon
+    logs. admin: makes the player an admin of that room only. max_bodies: lowers the per-client
+    body limit for this player. now: the issue time in seconds since the epoch (default: the
+    clock); the daemon allows --ticket-leeway-s of skew between its clock and the backend's."""
+    if isinstance(key, str):
+        key = key.encode("utf-8")
+    iat = int(time.time() if now is None else now)
+    claims = {"room": room, "iat": iat, "exp": iat + int(math.ceil(ttl))}
+    if sub is not None:
+        claims["sub"] = sub
+    if admin:
+        claims["admin"] = True
+    if max_bodies is not None:
+        claims["max_bodies"] = int(max_bodies)
+    header = {"alg": "HS256", "typ": "JWT"}
+    signing_input = "%s.%s" % (b64url(json.dumps(header, separators=(",", ":")).encode()),
+                               b64url(json.dumps(claims, separators=(",", ":")).encode()))
+    signature = hmac.new(key, signing_input.encode("ascii"), hashlib.sha256).digest()
+    return signing_input + "." + b64url(signature)
 
 
 class ProtocolFailure(Exception):
@@ -237,12 +278,19 @@ class Client:
 
 
 def run(pb, args, log):
+    token = args.token
+    if args.ticket_key:
+        # What the game's backend does when a player asks to join: a ticket for the room its
+        # Hello names ("" here: the default room), a minute to use it. Neither the key nor the
+        # ticket is printed: both are credentials.
+        token = mint_ticket(args.ticket_key, "", 60, sub=args.name)
+        log("ticket made for the default room, sub %s, valid 60 s" % args.name)
     conn = Connection(pb, args.host, args.port, args.timeout)
     client = Client(conn, log)
     try:
         # 1. Hello -> Welcome.
         rid = conn.send(hello=pb.Hello(protocol_version=PROTOCOL_VERSION, name=args.name,
-                                       token=args.token, quantized=args.quantized,
+                                       token=token, quantized=args.quantized,
                                        snapshot_rate_hz=args.snapshot_rate))
         client.welcome = w = client.await_reply(rid, "welcome", args.timeout).welcome
         if w.protocol_version != PROTOCOL_VERSION or w.client_id == 0 or w.tick_rate_hz == 0:
@@ -348,7 +396,11 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=7777)
-    parser.add_argument("--token", default=os.environ.get("COLLIDE_TOKEN", ""))
+    parser.add_argument("--token", default=os.environ.get("COLLIDE_TOKEN", ""),
+                        help="Hello.token: the daemon's shared token, or a ticket")
+    parser.add_argument("--ticket-key", default=os.environ.get("COLLIDE_TICKET_KEY", ""),
+                        help="the daemon's --ticket-key: make our own ticket (mint_ticket) and "
+                             "send it as Hello.token (default $COLLIDE_TICKET_KEY)")
     parser.add_argument("--name", default="python-example")
     parser.add_argument("--intents", type=int, default=8, help="movement intents to send")
     parser.add_argument("--timeout", type=float, default=10.0, help="seconds per step")
@@ -359,6 +411,8 @@ def main():
     parser.add_argument("--gen", default=os.environ.get("COLLIDE_PY_GEN", ""),
                         help="directory holding collide_pb2.py generated by protoc --python_out")
     args = parser.parse_args()
+    if args.token and args.ticket_key:
+        parser.error("give --token or --ticket-key, not both (a Hello carries one token)")
 
     if args.gen:
         sys.path.insert(0, args.gen)

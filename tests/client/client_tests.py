@@ -301,10 +301,11 @@ def pb_fields(buf):
     return out
 
 
-def hello_stub(n_clients):
+def hello_stub(n_clients, keep=None):
     """A listener that reads each connection's first frame (a ClientMessage whose Hello is field 10)
-    and keeps (Hello.name, Hello.room or None), then hangs up. collided does not log Hello.room,
-    so this is the one place the field on the wire can be seen."""
+    and keeps (Hello.name, Hello.room or None), or what keep makes of the Hello's fields, then
+    hangs up. collided does not log Hello.room, so this is the one place the field on the wire can
+    be seen."""
     srv = socket.socket()
     srv.bind(("127.0.0.1", 0))
     srv.listen(64)
@@ -326,7 +327,10 @@ def hello_stub(n_clients):
                     if len(buf) >= i + n:
                         break
                 hello = pb_fields(pb_fields(buf[i:i + n])[10][0])
-                seen.append((hello[2][0].decode(), hello[4][0].decode() if 4 in hello else None))
+                if keep:
+                    seen.append(keep(hello))
+                else:
+                    seen.append((hello[2][0].decode(), hello[4][0].decode() if 4 in hello else None))
                 c.close()
         except (OSError, IndexError, KeyError):
             pass

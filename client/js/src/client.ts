@@ -80,6 +80,11 @@ export interface ClientEvents {
 }
 
 export interface ConnectOptions {
+  /** Hello.token: the daemon's shared token (`--token`, `--admin-token`), or a ticket (PROTOCOL.md
+   * 1.2), the JWT the game's backend signed for this player and `room`; either is sent as it is.
+   * A refused ticket (expired, bad signature, another room) rejects the connect with a fatal
+   * `UNAUTHENTICATED` CollideError whose message names the check: ask the backend for a new one.
+   * The same ticket may be used again to reconnect until it expires. */
   token?: string;
   room?: string;
   name?: string;

@@ -299,7 +299,7 @@ static void drain(net_server *srv, net_client *c, cc_qsnap *q) {
 }
 
 /* The front's hook, as the daemon's: the directory places the Hello or the front refuses it. */
-static void place(net_server *srv, net_client *c, const net_hello_ticket *t, void *ctx) {
+static void place(net_server *srv, net_client *c, const net_hello_request *t, void *ctx) {
     net_room_ref ref;
     net_room_status st = net_rooms_join(ctx, t->room, t->room_len, t->admin, &ref);
     if (st != NET_ROOM_OK) {

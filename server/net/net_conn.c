@@ -295,7 +295,7 @@ static net_conn *conn_open_fd(net_conn_host *host, net_server *srv, int fd,
     return conn_register(conn, true, t) ? conn : NULL;
 }
 
-bool net_conn_adopt(net_conn_host *host, net_server *srv, int fd, const net_hello_ticket *t,
+bool net_conn_adopt(net_conn_host *host, net_server *srv, int fd, const net_hello_request *t,
                     const uint8_t *leftover, size_t leftover_len) {
     net_conn *conn = conn_open_fd(host, srv, fd, net_transport_at(t->transport));
     if (!conn) return false;

@@ -91,7 +91,7 @@ static void on_ws_connection(uv_stream_t *server, int status) {
 
 /* A Hello passed the front's checks (version, token, room name): the directory places it, or
  * the front refuses it with the code PROTOCOL.md gives. */
-static void on_hello(net_server *srv, net_client *c, const net_hello_ticket *t, void *ctx) {
+static void on_hello(net_server *srv, net_client *c, const net_hello_request *t, void *ctx) {
     net_daemon *d = ctx;
     net_room_ref ref;
     net_room_status st = net_rooms_join(d->dir, t->room, t->room_len, t->admin, &ref);

@@ -170,17 +170,17 @@ static net_room *landing(net_host *h, const net_hello_placement *p, int *refusal
     return r;
 }
 
-static net_hello_ticket ticket_of(const adopt_header *hd, const net_room *r) {
+static net_hello_request request_of(const adopt_header *hd, const net_room *r) {
     const net_hello_placement *p = &hd->placement;
-    net_hello_ticket t = {.request_id = p->request_id,
-                          .admin = p->admin,
-                          .name = hd->name,
-                          .room = r->name,
-                          .room_len = strlen(r->name),
-                          .transport = p->transport,
-                          .all_events = p->all_events,
-                          .snapshot_rate_hz = p->snapshot_rate_hz,
-                          .quantized = p->quantized};
+    net_hello_request t = {.request_id = p->request_id,
+                           .admin = p->admin,
+                           .name = hd->name,
+                           .room = r->name,
+                           .room_len = strlen(r->name),
+                           .transport = p->transport,
+                           .all_events = p->all_events,
+                           .snapshot_rate_hz = p->snapshot_rate_hz,
+                           .quantized = p->quantized};
     return t;
 }
 
@@ -202,7 +202,7 @@ static void adopt(net_host *h, net_worker_msg *m) {
         net_conn_refuse(&h->conns, h->lobby, fd, p->request_id, refusal, p->transport);
         return;
     }
-    net_hello_ticket t = ticket_of(&hd, r);
+    net_hello_request t = request_of(&hd, r);
     if (!net_conn_adopt(&h->conns, r->srv, fd, &t, m->bytes + sizeof hd, m->len - sizeof hd))
         net_rooms_left(h->all->dir, r->id); /* arrived, then could not be opened: it left */
 }
@@ -230,7 +230,7 @@ static void udp_adopt(net_host *h, net_worker_msg *m) {
         net_session_refuse_room(srv, c, p->request_id, refusal);
         return;
     }
-    net_hello_ticket t = ticket_of(&hd.base, r);
+    net_hello_request t = request_of(&hd.base, r);
     c->ev.all_events = t.admin && t.all_events;
     c->snap.snapshot_rate_hz = t.snapshot_rate_hz;
     c->snap.quantized = t.quantized;

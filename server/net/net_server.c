@@ -725,7 +725,7 @@ void net_server_goodbye_all(net_server *srv, const char *reason, net_disconnect_
 
 void net_server_set_hello_hook(net_server *srv,
                                void (*hook)(net_server *srv, net_client *c,
-                                            const net_hello_ticket *t, void *ctx),
+                                            const net_hello_request *t, void *ctx),
                                void *ctx) {
     srv->hello_hook = hook;
     srv->hello_ctx = ctx;

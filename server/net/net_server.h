@@ -56,7 +56,7 @@ struct net_pending_addr;
 #define NET_CAPACITY_LOG_US 1000000u
 
 /* What the front's Hello check hands to the hook that places the client (front mode). */
-typedef struct net_hello_ticket {
+typedef struct net_hello_request {
     uint32_t request_id; /* the Hello's, for the Welcome or the refusal */
     bool admin;          /* presented the admin token */
     const char *name;    /* Hello.name, sanitised (the client's c->name) */
@@ -67,7 +67,7 @@ typedef struct net_hello_ticket {
     bool all_events;           /* Hello.all_events of an admin */
     uint32_t snapshot_rate_hz; /* Hello.snapshot_rate_hz (0: every tick) */
     bool quantized;            /* Hello.quantized */
-} net_hello_ticket;
+} net_hello_request;
 
 /* Front mode: where the hook placed a client (net_client_hand_off), carried to the room's thread
  * with its socket. The room is named by id, never by pointer (docs/rooms-design.md). */
@@ -229,7 +229,8 @@ typedef struct net_server {
     bool draining;           /* shutdown started */
     /* Front mode (no world: docs/rooms-design.md): a Hello that passes the checks goes to this
      * hook, which places the client in a room (net_client_hand_off) or refuses it. */
-    void (*hello_hook)(struct net_server *srv, net_client *c, const net_hello_ticket *t, void *ctx);
+    void (*hello_hook)(struct net_server *srv, net_client *c, const net_hello_request *t,
+                       void *ctx);
     void *hello_ctx;
     const net_room_admin *room_admin; /* CreateRoom, CloseRoom, ListRooms; NULL: none */
     void *owner; /* the loop owner's (a room's server points at its room); never read here */
@@ -321,7 +322,7 @@ static inline bool net_server_overloaded(const net_server *srv) { return srv->me
  * room-name checks is given to hook instead of being welcomed. */
 void net_server_set_hello_hook(net_server *srv,
                                void (*hook)(net_server *srv, net_client *c,
-                                            const net_hello_ticket *t, void *ctx),
+                                            const net_hello_request *t, void *ctx),
                                void *ctx);
 /* The hook placed c: nothing more is read from it here; what it sent after its Hello stays in
  * c->in (the worker feeds it to the room), no reply goes out, and its release counts no

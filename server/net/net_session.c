@@ -79,14 +79,14 @@ static void on_hello(net_server *srv, net_client *c, uint32_t rid, const Collide
                                   NET_ROOM_NAME_MAX);
             return;
         }
-        net_hello_ticket t = {.request_id = rid,
-                              .admin = is_admin,
-                              .name = c->name,
-                              .room = room,
-                              .room_len = room_len,
-                              .all_events = h->all_events,
-                              .snapshot_rate_hz = h->snapshot_rate_hz,
-                              .quantized = h->quantized};
+        net_hello_request t = {.request_id = rid,
+                               .admin = is_admin,
+                               .name = c->name,
+                               .room = room,
+                               .room_len = room_len,
+                               .all_events = h->all_events,
+                               .snapshot_rate_hz = h->snapshot_rate_hz,
+                               .quantized = h->quantized};
         srv->hello_hook(srv, c, &t, srv->hello_ctx);
         return;
     }

@@ -20,7 +20,7 @@ typedef struct hook_ctx {
     int calls;
 } hook_ctx;
 
-static void place(net_server *srv, net_client *c, const net_hello_ticket *t, void *p) {
+static void place(net_server *srv, net_client *c, const net_hello_request *t, void *p) {
     hook_ctx *h = p;
     h->calls++;
     net_room_ref ref;

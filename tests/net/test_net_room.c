@@ -143,7 +143,7 @@ static void test_adopt_socket(void) {
     CHECK(sfd >= 0);
     uint8_t left[64];
     size_t left_len = tu_ping(9, 4242, left, sizeof left);
-    net_hello_ticket t = {.request_id = 5, .name = "alice", .room = "r1", .room_len = 2};
+    net_hello_request t = {.request_id = 5, .name = "alice", .room = "r1", .room_len = 2};
     CHECK(net_conn_adopt(&host, srv, sfd, &t, left, left_len));
     CHECK(host.conn_count == 1 && net_server_client_count(srv) == 1);
 

@@ -19,7 +19,7 @@ static const char upgrade[] = "GET /v1 HTTP/1.1\r\nHost: t\r\nUpgrade: websocket
                               "Connection: Upgrade\r\nSec-WebSocket-Key: "
                               "dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n";
 
-static void place(net_server *srv, net_client *c, const net_hello_ticket *t, void *p) {
+static void place(net_server *srv, net_client *c, const net_hello_request *t, void *p) {
     (void)p;
     net_hello_placement pl = {
         .room_id = 1, .request_id = t->request_id, .admin = t->admin, .room = "r"};

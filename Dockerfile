@@ -25,6 +25,7 @@ FROM debian:bookworm-slim
 RUN apt-get update \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
          libuv1 libprotobuf-c1 libjansson4 libcurl4 libwslay1 libhttp-parser2.9 libnettle8 libenet7 \
+         libjwt0 \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --uid 10001 --user-group --no-create-home --home-dir /nonexistent \
          --shell /usr/sbin/nologin collide

@@ -10,6 +10,8 @@
  *                      leaves: a bounded byte buffer, a client's known set, the token bucket, the
  *                      arena frames unpack into (and the one pre-scan of a frame), the flags, HTTP
  *                      requests, the room directory (and its one status-to-ErrorCode table)
+ *   net_ticket         the tickets' verifier: a token, the keys and the clock in, the claims or
+ *                      the check that failed out (libjwt; room names from net_rooms)
  *   net_baselines      a datagram client's states after its last snapshots, a ring (the baselines
  *                      its deltas are against)
  *   net_transport      the transport interface and its table (a leaf: names the registry's types;

@@ -330,6 +330,7 @@ int net_daemon_run(const net_config *cfg_in, char *world_text, size_t world_len,
     if (!d->srv || uv_loop_init(&d->loop) != 0) {
         net_server_destroy(d->srv);
         net_rooms_destroy(d->dir);
+        net_config_wipe(&cfg);
         free(d);
         return 1;
     }
@@ -392,6 +393,8 @@ int net_daemon_run(const net_config *cfg_in, char *world_text, size_t world_len,
     net_agones_free(d->agones);
     net_server_destroy(d->srv);
     net_rooms_destroy(d->dir);
+    net_config_wipe(&d->hosts.cfg); /* the secrets leave memory with their last copies */
+    net_config_wipe(&cfg);
     free(d);
     return exit_code;
 }

@@ -47,6 +47,7 @@ void net_server_registry_destroy(net_server *srv) {
     free(srv->dirty);
     free(srv->pending_buckets);
     net_arena_free(&srv->arena);
+    net_config_wipe(&srv->cfg); /* every server holds a copy of the secrets */
     free(srv);
 }
 

@@ -301,7 +301,7 @@ static void drain(net_server *srv, net_client *c, cc_qsnap *q) {
 /* The front's hook, as the daemon's: the directory places the Hello or the front refuses it. */
 static void place(net_server *srv, net_client *c, const net_hello_request *t, void *ctx) {
     net_room_ref ref;
-    net_room_status st = net_rooms_join(ctx, t->room, t->room_len, t->admin, &ref);
+    net_room_status st = net_rooms_join(ctx, t->room, t->room_len, t->grant.admin, &ref);
     if (st != NET_ROOM_OK) {
         net_session_refuse_room(srv, c, t->request_id, (int)st);
         return;
@@ -309,7 +309,7 @@ static void place(net_server *srv, net_client *c, const net_hello_request *t, vo
     net_hello_placement p = {.room_id = ref.id,
                              .thread = ref.thread,
                              .request_id = t->request_id,
-                             .admin = t->admin,
+                             .grant = t->grant,
                              .all_events = t->all_events};
     memcpy(p.room, t->room, t->room_len);
     net_client_hand_off(srv, c, &p);

@@ -94,7 +94,7 @@ static void on_ws_connection(uv_stream_t *server, int status) {
 static void on_hello(net_server *srv, net_client *c, const net_hello_request *t, void *ctx) {
     net_daemon *d = ctx;
     net_room_ref ref;
-    net_room_status st = net_rooms_join(d->dir, t->room, t->room_len, t->admin, &ref);
+    net_room_status st = net_rooms_join(d->dir, t->room, t->room_len, t->grant.admin, &ref);
     if (st != NET_ROOM_OK) {
         /* Logged there for the two the single world logged (server full, at capacity). */
         if (st != NET_ROOM_SERVER_FULL && st != NET_ROOM_AT_CAPACITY)
@@ -109,7 +109,7 @@ static void on_hello(net_server *srv, net_client *c, const net_hello_request *t,
     net_hello_placement p = {.room_id = ref.id,
                              .thread = ref.thread,
                              .request_id = t->request_id,
-                             .admin = t->admin,
+                             .grant = t->grant,
                              .all_events = t->all_events,
                              .snapshot_rate_hz = t->snapshot_rate_hz,
                              .quantized = t->quantized};

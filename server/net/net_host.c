@@ -173,7 +173,7 @@ static net_room *landing(net_host *h, const net_hello_placement *p, int *refusal
 static net_hello_request request_of(const adopt_header *hd, const net_room *r) {
     const net_hello_placement *p = &hd->placement;
     net_hello_request t = {.request_id = p->request_id,
-                           .admin = p->admin,
+                           .grant = p->grant,
                            .name = hd->name,
                            .room = r->name,
                            .room_len = strlen(r->name),
@@ -231,10 +231,10 @@ static void udp_adopt(net_host *h, net_worker_msg *m) {
         return;
     }
     net_hello_request t = request_of(&hd.base, r);
-    c->ev.all_events = t.admin && t.all_events;
+    c->ev.all_events = t.grant.admin && t.all_events;
     c->snap.snapshot_rate_hz = t.snapshot_rate_hz;
     c->snap.quantized = t.quantized;
-    net_session_welcome(srv, c, t.request_id, t.admin, t.name, t.room);
+    net_session_welcome(srv, c, t.request_id, &t.grant, t.name, t.room);
     net_udp_feed_held(srv, c, m->bytes + sizeof hd, m->len - sizeof hd);
 }
 

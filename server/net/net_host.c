@@ -307,9 +307,40 @@ static void drain(net_host *h) {
 
 /* ---- Metrics --------------------------------------------------------------------------------- */
 
+_Static_assert(sizeof(((net_client *)0)->name) == NET_ROOM_PLAYER_NAME, "a name fits its row");
+
+/* The welcomed clients of the host's rooms (at most max of them into out, when out is not NULL);
+ * returns how many there are. */
+static size_t collect_players(const net_host *h, net_room_player *out, size_t max) {
+    size_t n = 0;
+    for (size_t i = 0; i < h->room_count; i++) {
+        const net_room *r = h->rooms[i];
+        for (uint32_t k = 0; k < r->srv->client_count; k++) {
+            const net_client *c = r->srv->clients[k];
+            if (c->state != NET_CLIENT_ACTIVE) continue;
+            if (out && n < max) {
+                net_room_player *p = &out[n];
+                snprintf(p->room, sizeof p->room, "%s", r->name);
+                snprintf(p->name, sizeof p->name, "%s", c->name);
+                p->id = c->id;
+                p->admin = c->admin;
+                p->ticket = c->ticket_key != 0;
+            }
+            n++;
+        }
+    }
+    return n;
+}
+
 static void collect(net_host *h) {
-    net_host_sample *s = malloc(sizeof *s + h->room_count * sizeof s->rooms[0]);
+    size_t players = collect_players(h, NULL, 0);
+    size_t listed = players < NET_ROOMS_JSON_PLAYERS ? players : NET_ROOMS_JSON_PLAYERS;
+    size_t rooms_bytes = sizeof(net_host_sample) + h->room_count * sizeof(net_room_sample);
+    net_host_sample *s = malloc(rooms_bytes + listed * sizeof(net_room_player));
     if (s) {
+        s->players = (net_room_player *)((char *)s + rooms_bytes);
+        s->players_total = collect_players(h, s->players, listed);
+        s->player_count = listed;
         s->retired = h->retired;
         net_metrics_add(&s->retired, &h->lobby->metrics);
         s->retired.overloaded = false;

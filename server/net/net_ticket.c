@@ -1,26 +1,33 @@
-/* net_ticket: the tickets' verifier (net_ticket.h), on Debian's libjwt 1.10.
+/* net_ticket: the tickets' verifier (net_ticket.h), on Debian's libjwt 1.10 and nettle.
  *
- * What libjwt does here: the split, base64url and JSON of header and payload, the `typ` check,
- * and the signature (jwt_decode with a key: HMAC under the header's algorithm, compared in
- * constant time since Debian's 1.10.2-1+deb12u1, CVE-2024-25189). What it cannot say, and this
- * file adds:
- *  - which algorithm is allowed: jwt_decode verifies whatever `alg` names (HS512 under our key
- *    passes, `alg` is matched without case), so the algorithm it used (jwt_get_alg) and the
- *    header's own text are both checked for HS256;
- *  - the claims' types: libjwt 1.10's jwt_get_grant_int reads a string or a real as 0 and
- *    jwt_get_grant_bool reads "yes" as false, so each claim is read from its own JSON
+ * libjwt parses: jwt_decode without a key splits the token, decodes the base64url of header and
+ * payload, parses both JSON objects, refuses an unknown `alg` or a `typ` other than JWT, and then
+ * answers for the header and the claims. Around it, this file checks what libjwt 1.10 does not:
+ *  - the bytes before jwt_decode sees them (bounded, the alphabet, two dots): it strdup()s a
+ *    NUL-terminated string, alloca()s its length, and its base64 decoder skips bytes outside the
+ *    alphabet;
+ *  - the algorithm, from the header's own text: "HS256" exactly (libjwt matches names without
+ *    case, and with a key it verifies whatever `alg` names: HS512 under our key passes);
+ *  - the claims' types: jwt_get_grant_int reads a string or a real as 0 and jwt_get_grant_bool
+ *    reads "yes" as false, so a claim they cannot vouch for is read from its own JSON text
  *    (jwt_get_grants_json), which keeps the type jansson parsed;
- *  - what is not a token at all: jwt_decode strdup()s a NUL-terminated string and alloca()s its
- *    length, and its base64 decoder skips bytes outside the alphabet, so the bytes are checked
- *    (bounded, the alphabet, two dots) before it sees them;
- *  - why a token failed: jwt_decode says EINVAL for a bad signature, a bad format and a refused
- *    algorithm alike, so a refused token is decoded once more without a key to tell which.
- * Every jwt_t is freed with jwt_free (which also wipes its copy of the key), every string
- * jwt_get_grants_json returns with free. */
+ *  - the signature, here and not by jwt_decode with a key, for three reasons measured or read
+ *    in its source: (1) its HMAC goes through OpenSSL 3's one-shot HMAC(), which fetches the digest
+ *    on every call, and a BIO base64 chain: a keyed jwt_decode took 4.4 us of PERFORMANCE.md's
+ *    5 us per Hello on this machine alone and 8 us with its 2 cores shared, against 0.3 us for
+ *    nettle's HMAC-SHA256 (bench_ticket); (2) it verifies one key per decode, so a ticket under
+ *    the second key of a rotation, or a forged one, would cost a whole parse per key (and one
+ *    more to tell which check failed); (3) upstream 1.10.2 compares the signature with strcmp
+ *    (CVE-2024-25189), constant-time only in Debian's patched build: here the compare is
+ *    nettle's memeql_sec whatever libjwt is linked. nettle is already linked (the WebSocket
+ *    handshake's SHA-1), and its HMAC state, which is as good as the key, is wiped after use.
+ * Every jwt_t is freed with jwt_free, every string jwt_get_grants_json returns with free. */
 #include "net_ticket.h"
 
 #include <errno.h>
 #include <jwt.h>
+#include <nettle/hmac.h>
+#include <nettle/memops.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,26 +96,53 @@ static bool compact_shape(const uint8_t *t, size_t len) {
     return dots == 2 && part > 0 && part % 4 != 1;
 }
 
-/* The refusal of a token no key verified: decoded again without a key (parsed, not verified),
- * to say whether it is not a token, names another algorithm, or is signed under another key. */
-static net_ticket_status diagnose(const char *text, char *why, size_t why_size) {
-    jwt_t *j = NULL;
-    int rc = jwt_decode(&j, text, NULL, 0);
-    if (rc == ENOMEM) return refuse(NET_TICKET_NO_MEMORY, why, why_size, "parsing the ticket");
-    if (rc != 0 || !j)
-        return refuse(
-            NET_TICKET_FORMAT, why, why_size,
-            "header or payload is not base64url JSON (or typ is not JWT, or alg unknown)");
-    /* Without a key libjwt forgets the algorithm (jwt_get_alg says none): the header says it.
-     * jwt_str_alg accepted it, so it is one of libjwt's short ASCII names. */
-    const char *alg = jwt_get_header(j, "alg");
-    net_ticket_status st =
-        alg && strcmp(alg, "HS256") == 0
-            ? refuse(NET_TICKET_SIGNATURE, why, why_size, "no ticket key verifies it")
-            : refuse(NET_TICKET_ALGORITHM, why, why_size, "alg %.8s, only HS256 is accepted",
-                     alg ? alg : "?");
-    jwt_free(j);
-    return st;
+/* base64url (RFC 7515: no padding) of the n bytes at in, NUL-terminated; out holds
+ * 4 * ceil(n / 3) + 1 bytes. */
+static void base64url(const uint8_t *in, size_t n, char *out) {
+    static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    size_t o = 0;
+    for (size_t i = 0; i < n; i += 3) {
+        uint32_t v = (uint32_t)in[i] << 16;
+        if (i + 1 < n) v |= (uint32_t)in[i + 1] << 8;
+        if (i + 2 < n) v |= in[i + 2];
+        out[o++] = abc[(v >> 18) & 63];
+        out[o++] = abc[(v >> 12) & 63];
+        if (i + 1 < n) out[o++] = abc[(v >> 6) & 63];
+        if (i + 2 < n) out[o++] = abc[v & 63];
+    }
+    out[o] = '\0';
+}
+
+#define SIG_CHARS 43 /* base64url of an HMAC-SHA256: 32 bytes, unpadded */
+
+/* Step 4 of net_ticket.h: the third part of text (len bytes) is the base64url HMAC-SHA256 of the
+ * first two under one of the keys. Each key is tried, in constant time for its signature: the
+ * keys' own number and lengths are all the timing tells. *key_index says which verified. */
+static bool signature_verifies(const net_ticket_rules *rules, const char *text, size_t len,
+                               uint32_t *key_index) {
+    const char *last_dot = memchr(text, '.', len);
+    last_dot = last_dot ? memchr(last_dot + 1, '.', len - (size_t)(last_dot + 1 - text)) : NULL;
+    if (!last_dot) return false;
+    size_t signing_len = (size_t)(last_dot - text), sig_len = len - signing_len - 1;
+    bool found = false;
+    for (size_t k = 0; k < rules->key_count && k < NET_TICKET_KEYS_MAX; k++) {
+        /* A key of length 0 is no key: it would sign anything anyone can sign. */
+        if (rules->key_lens[k] == 0) continue;
+        struct hmac_sha256_ctx ctx;
+        uint8_t mac[SHA256_DIGEST_SIZE];
+        char want[SIG_CHARS + 2];
+        hmac_sha256_set_key(&ctx, rules->key_lens[k], rules->keys[k]);
+        hmac_sha256_update(&ctx, signing_len, (const uint8_t *)text);
+        hmac_sha256_digest(&ctx, sizeof mac, mac);
+        base64url(mac, sizeof mac, want);
+        bool match = sig_len == SIG_CHARS && memeql_sec(want, last_dot + 1, SIG_CHARS);
+        explicit_bzero(&ctx, sizeof ctx);
+        explicit_bzero(mac, sizeof mac);
+        explicit_bzero(want, sizeof want);
+        if (match && !found) *key_index = (uint32_t)k;
+        found |= match;
+    }
+    return found;
 }
 
 /* A claim read from its own JSON text. */
@@ -119,32 +153,41 @@ typedef enum claim_read {
     CLAIM_NO_MEMORY = 3,
 } claim_read;
 
-/* An integer claim (not a real, a string or a boolean): jansson writes an integer as an optional
- * minus and digits, and a real always with a '.' or an exponent. */
+/* An integer claim (not a real, a string or a boolean). libjwt's reading (json_integer_value)
+ * is the integer itself when the claim is one and 0 for any other JSON value, so a value other
+ * than 0 is an integer as read; a 0 is looked at in its JSON text, where jansson writes an
+ * integer as an optional minus and digits and a real always with a '.' or an exponent. */
 static claim_read claim_integer(jwt_t *j, const char *name, long long *v) {
     errno = 0;
+    long quick = jwt_get_grant_int(j, name);
+    if (errno == ENOENT) return CLAIM_ABSENT;
+    if (quick != 0) {
+        *v = quick;
+        return CLAIM_OK;
+    }
+    errno = 0;
     char *text = jwt_get_grants_json(j, name);
     if (!text) return errno == EINVAL ? CLAIM_ABSENT : CLAIM_NO_MEMORY;
-    const char *p = text + (text[0] == '-');
-    bool digits = *p != '\0';
-    for (; *p; p++)
-        digits &= *p >= '0' && *p <= '9';
-    char *end = NULL;
-    errno = 0;
-    *v = digits ? strtoll(text, &end, 10) : 0;
-    bool ok = digits && errno == 0 && end && *end == '\0';
+    bool zero = strcmp(text, "0") == 0 || strcmp(text, "-0") == 0;
     free(text);
-    return ok ? CLAIM_OK : CLAIM_MISTYPED;
+    *v = 0;
+    return zero ? CLAIM_OK : CLAIM_MISTYPED;
 }
 
+/* A boolean claim: libjwt reads true as 1 and every other value as 0, so anything but a 1 is
+ * looked at in its JSON text. */
 static claim_read claim_bool(jwt_t *j, const char *name, bool *v) {
+    errno = 0;
+    int quick = jwt_get_grant_bool(j, name);
+    if (errno == ENOENT) return CLAIM_ABSENT;
+    *v = quick == 1;
+    if (*v) return CLAIM_OK;
     errno = 0;
     char *text = jwt_get_grants_json(j, name);
     if (!text) return errno == EINVAL ? CLAIM_ABSENT : CLAIM_NO_MEMORY;
-    bool t = strcmp(text, "true") == 0, f = strcmp(text, "false") == 0;
+    bool f = strcmp(text, "false") == 0;
     free(text);
-    *v = t;
-    return t || f ? CLAIM_OK : CLAIM_MISTYPED;
+    return f ? CLAIM_OK : CLAIM_MISTYPED;
 }
 
 /* A string claim: jwt_get_grant gives a claim's text only when it is a JSON string; a claim of
@@ -253,6 +296,23 @@ static net_ticket_status accept_claims(jwt_t *j, const net_ticket_rules *rules, 
     return NET_TICKET_OK;
 }
 
+/* Step 2's last rule and step 3 of net_ticket.h, from the parsed header: alg exactly HS256
+ * (jwt_str_alg accepted it, so it is one of libjwt's short ASCII names, safe to quote), and no
+ * `crit`. */
+static net_ticket_status check_header(jwt_t *j, char *why, size_t why_size) {
+    const char *alg = jwt_get_header(j, "alg");
+    if (!alg || strcmp(alg, "HS256") != 0)
+        return refuse(NET_TICKET_ALGORITHM, why, why_size, "alg %.8s, only HS256 is accepted",
+                      alg ? alg : "?");
+    /* RFC 7515 4.1.11: a `crit` extension is one this verifier does not understand. */
+    char *crit = jwt_get_headers_json(j, "crit");
+    if (crit) {
+        free(crit);
+        return refuse(NET_TICKET_FORMAT, why, why_size, "crit header not supported");
+    }
+    return NET_TICKET_OK;
+}
+
 net_ticket_status net_ticket_verify(const net_ticket_rules *rules, const uint8_t *token, size_t len,
                                     const char *room, size_t room_len, net_ticket_claims *out,
                                     char *why, size_t why_size) {
@@ -268,35 +328,24 @@ net_ticket_status net_ticket_verify(const net_ticket_rules *rules, const uint8_t
     char text[NET_TICKET_BYTES_LIMIT + 1];
     memcpy(text, token, len);
     text[len] = '\0';
+    /* Parsed, not verified: without a key jwt_decode checks no signature (and forgets the
+     * algorithm: jwt_get_alg says none); the header's alg and the signature are checked below. */
     jwt_t *j = NULL;
-    for (size_t k = 0; k < rules->key_count && k < NET_TICKET_KEYS_MAX && !j; k++) {
-        /* Never a key of length 0: jwt_decode takes that as no key, and checks no signature. */
-        if (rules->key_lens[k] == 0 || rules->key_lens[k] > (size_t)INT32_MAX) continue;
-        if (jwt_decode(&j, text, rules->keys[k], (int)rules->key_lens[k]) != 0) j = NULL;
-        out->key_index = (uint32_t)k;
-    }
-    if (!j) {
-        net_ticket_status st = diagnose(text, why, why_size);
-        memset(out, 0, sizeof *out);
-        return st;
-    }
-    /* Verified, but under the algorithm the token chose: HS256 alone is accepted. */
-    const char *alg = jwt_get_header(j, "alg");
-    net_ticket_status st = NET_TICKET_OK;
-    if (jwt_get_alg(j) != JWT_ALG_HS256 || !alg || strcmp(alg, "HS256") != 0) {
-        st = refuse(NET_TICKET_ALGORITHM, why, why_size, "alg %.8s, only HS256 is accepted",
-                    alg ? alg : "?");
-    } else {
-        /* RFC 7515 4.1.11: a `crit` extension is one this verifier does not understand. */
-        char *crit = jwt_get_headers_json(j, "crit");
-        if (crit) {
-            free(crit);
-            st = refuse(NET_TICKET_FORMAT, why, why_size, "crit header not supported");
-        } else {
-            st = accept_claims(j, rules, room, room_len, out, why, why_size);
-        }
-    }
+    int rc = jwt_decode(&j, text, NULL, 0);
+    if (rc == ENOMEM) return refuse(NET_TICKET_NO_MEMORY, why, why_size, "parsing the ticket");
+    if (rc != 0 || !j)
+        return refuse(
+            NET_TICKET_FORMAT, why, why_size,
+            "header or payload is not base64url JSON (or typ is not JWT, or alg unknown)");
+    net_ticket_status st = check_header(j, why, why_size);
+    uint32_t key_index = 0;
+    if (st == NET_TICKET_OK && !signature_verifies(rules, text, len, &key_index))
+        st = refuse(NET_TICKET_SIGNATURE, why, why_size, "no ticket key verifies it");
+    if (st == NET_TICKET_OK) st = accept_claims(j, rules, room, room_len, out, why, why_size);
     jwt_free(j);
-    if (st != NET_TICKET_OK) memset(out, 0, sizeof *out);
+    if (st != NET_TICKET_OK)
+        memset(out, 0, sizeof *out);
+    else
+        out->key_index = key_index;
     return st;
 }

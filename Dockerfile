@@ -46,10 +46,12 @@ USER collide:collide
 WORKDIR /tmp
 
 # Healthy when the daemon answers a protocol Ping on its game port (the port and the client token
-# follow the same environment variables the daemon reads).
+# follow the same environment variables the daemon reads). Under COLLIDE_TICKET_REQUIRED=on the
+# shared token joins no more: the admin token does.
 HEALTHCHECK --interval=10s --timeout=5s --start-period=5s --retries=3 \
-    CMD collide-client ping --host 127.0.0.1 --port "${COLLIDE_PORT:-7777}" --timeout-ms 3000 \
-        ${COLLIDE_TOKEN:+--token "$COLLIDE_TOKEN"} || exit 1
+    CMD token="$COLLIDE_TOKEN"; [ "$COLLIDE_TICKET_REQUIRED" = on ] && token="$COLLIDE_ADMIN_TOKEN"; \
+        collide-client ping --host 127.0.0.1 --port "${COLLIDE_PORT:-7777}" --timeout-ms 3000 \
+        ${token:+--token "$token"} || exit 1
 
 # collided drains on SIGTERM (Goodbye to every client, flush, exit 0): the runtime's default
 # stop signal.

@@ -21,8 +21,9 @@
  *  9. room: the claim is not the Hello's room ("" is `default` on either side).
  * The same ticket verifies again until it expires (a reconnect); nothing is remembered here.
  *
- * The keys are secrets: they are read here and nowhere copied, and no message this file writes
- * holds a byte of them (the reasons name the check and the token's own claims only). */
+ * The keys are secrets: they are read here, copied nowhere but into an HMAC state wiped after
+ * use, and no message this file writes holds a byte of them (the reasons name the check and the
+ * token's own claims only). */
 #ifndef COLLIDE_NET_TICKET_H
 #define COLLIDE_NET_TICKET_H
 

@@ -47,9 +47,11 @@ WORKDIR /tmp
 
 # Healthy when the daemon answers a protocol Ping on its game port (the port and the client token
 # follow the same environment variables the daemon reads). Under COLLIDE_TICKET_REQUIRED=on the
-# shared token joins no more: the admin token does.
+# shared token joins no more: the admin token does, or else a ticket made with the daemon's key.
 HEALTHCHECK --interval=10s --timeout=5s --start-period=5s --retries=3 \
-    CMD token="$COLLIDE_TOKEN"; [ "$COLLIDE_TICKET_REQUIRED" = on ] && token="$COLLIDE_ADMIN_TOKEN"; \
+    CMD token="$COLLIDE_TOKEN"; \
+        if [ "$COLLIDE_TICKET_REQUIRED" = on ]; then token="${COLLIDE_ADMIN_TOKEN:-$(collide-client \
+          ticket --room default --ttl 30s ${COLLIDE_TICKET_KEY_FILE:+--key-file "$COLLIDE_TICKET_KEY_FILE"})}"; fi; \
         collide-client ping --host 127.0.0.1 --port "${COLLIDE_PORT:-7777}" --timeout-ms 3000 \
         ${token:+--token "$token"} || exit 1
 

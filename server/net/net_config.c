@@ -250,7 +250,8 @@ static const opt_def opts[] = {
      "dropping snapshots of those over their share (default 0: no cap)"},
     {"ticket-key", "COLLIDE_TICKET_KEY", OPT_KEY, F(ticket_keys), 0, 0, 0,
      "SECRET  HS256 key of the tickets (JWTs) a game's backend signs for its players; give it "
-     "twice (new, old) to rotate keys, either verifies; none = tickets off (default none)"},
+     "twice (the old key and the new) to rotate keys, either verifies; none = tickets off "
+     "(default none)"},
     {"ticket-key-file", "COLLIDE_TICKET_KEY_FILE", OPT_STRING, F(ticket_key_file), 0, 0, 0,
      "PATH  ticket keys from a file (a container's secret): one key per line, up to 2 with "
      "--ticket-key's, line ends stripped, blank lines skipped (default none)"},

@@ -25,6 +25,7 @@ FROM debian:bookworm-slim
 RUN apt-get update \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
          libuv1 libprotobuf-c1 libjansson4 libcurl4 libwslay1 libhttp-parser2.9 libnettle8 libenet7 \
+         libjwt0 \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --uid 10001 --user-group --no-create-home --home-dir /nonexistent \
          --shell /usr/sbin/nologin collide
@@ -45,10 +46,14 @@ USER collide:collide
 WORKDIR /tmp
 
 # Healthy when the daemon answers a protocol Ping on its game port (the port and the client token
-# follow the same environment variables the daemon reads).
+# follow the same environment variables the daemon reads). Under COLLIDE_TICKET_REQUIRED=on the
+# shared token joins no more: the admin token does, or else a ticket made with the daemon's key.
 HEALTHCHECK --interval=10s --timeout=5s --start-period=5s --retries=3 \
-    CMD collide-client ping --host 127.0.0.1 --port "${COLLIDE_PORT:-7777}" --timeout-ms 3000 \
-        ${COLLIDE_TOKEN:+--token "$COLLIDE_TOKEN"} || exit 1
+    CMD token="$COLLIDE_TOKEN"; \
+        if [ "$COLLIDE_TICKET_REQUIRED" = on ]; then token="${COLLIDE_ADMIN_TOKEN:-$(collide-client \
+          ticket --room default --ttl 30s ${COLLIDE_TICKET_KEY_FILE:+--key-file "$COLLIDE_TICKET_KEY_FILE"})}"; fi; \
+        collide-client ping --host 127.0.0.1 --port "${COLLIDE_PORT:-7777}" --timeout-ms 3000 \
+        ${token:+--token "$token"} || exit 1
 
 # collided drains on SIGTERM (Goodbye to every client, flush, exit 0): the runtime's default
 # stop signal.

@@ -4,7 +4,8 @@
  *
  * Input layout (so the fuzzer can reach deep states without first inventing a Hello):
  *   byte 0: flags. bit0: client A says a valid Hello first; bit1: with the admin token;
- *           bit2: client B says Hello first; bit3: a small max frame (256 bytes, and UDP snapshots
+ *           bit2: client B says Hello first (with a ticket: tickets are always on, so every other
+ * token a Hello carries is verified as one); bit3: a small max frame (256 bytes, and UDP snapshots
  * of at most 256); bit4: client B is on a front (a world-less server placing Hellos in rooms
  * through the real room directory), as the daemon's front loop is; bit5: the Hellos ask for
  *           quantized snapshots; bit6: ... at 20 Hz; bit7: client A is a WebSocket client
@@ -23,7 +24,10 @@
  * snapshots must each fit --udp-snapshot-bytes; each is decoded against its baseline by the C
  * client's (client/qbase.c), which must end up holding exactly the state the server recorded for
  * that tick, and is acknowledged (SnapshotAck on channel 1) as a real client would: the baselines
- * and the deltas against them are exercised, and the fuzzer's own acks are the hostile ones. */
+ * and the deltas against them are exercised, and the fuzzer's own acks are the hostile ones.
+ * Before all that, the whole input goes to the tickets' verifier alone (net_ticket.h): as a token,
+ * and as the payload and as the header of a token signed with the key, so that the fuzzer reaches
+ * the claims' reading past the signature; no reason it gives may hold the key. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -33,7 +37,11 @@
 #include "net_test_util.h"
 #include "net_tick.h"
 #include "net_ws.h"
+#include "net_ticket.h"
 #include "qsnap.h"
+#include "ticket_mint.h"
+
+#define FUZZ_TICKET_KEY "fuzz-ticket-key-0123456789abcdef"
 
 static const char ws_upgrade[] = "GET /v1 HTTP/1.1\r\nHost: f\r\nUpgrade: websocket\r\n"
                                  "Connection: Upgrade\r\nSec-WebSocket-Key: "
@@ -239,6 +247,53 @@ static void drain_output(net_server *srv, net_client *c, cc_qsnap *q) {
     if (is_udp(c)) send_acks(srv, c);
 }
 
+/* The input as a ticket, and as the claims and the header of tickets signed with the key: the
+ * verifier must give a verdict, never hold the key in its reason, and allocate only in proportion
+ * to the token (libFuzzer's RSS and malloc limits watch that). */
+static void fuzz_ticket_verifier(const uint8_t *data, size_t size) {
+    net_ticket_rules r = {.keys = {(const unsigned char *)FUZZ_TICKET_KEY},
+                          .key_lens = {sizeof FUZZ_TICKET_KEY - 1},
+                          .key_count = 1,
+                          .now_s = 1800000000,
+                          .leeway_s = data[0] & 7u,
+                          .max_bytes = 1024};
+    net_ticket_claims claims;
+    char why[NET_TICKET_WHY];
+    static char text[1025], token[4096];
+    size_t n = size < sizeof text - 1 ? size : sizeof text - 1;
+    memcpy(text, data, n);
+    text[n] = '\0'; /* a NUL in the input ends the JSON text there */
+    size_t lens[3] = {size, 0, 0};
+    const uint8_t *tokens[3] = {data, (const uint8_t *)token, (const uint8_t *)token};
+    for (int i = 0; i < 3; i++) {
+        if (i == 1)
+            lens[1] = tm_mint(TM_HS256_HEADER, text, FUZZ_TICKET_KEY, sizeof FUZZ_TICKET_KEY - 1,
+                              TM_HS256, token, sizeof token);
+        if (i == 2)
+            lens[2] = tm_mint(text, "{\"room\":\"default\",\"exp\":1900000000}", FUZZ_TICKET_KEY,
+                              sizeof FUZZ_TICKET_KEY - 1, TM_HS256, token, sizeof token);
+        if (i > 0 && lens[i] == 0) continue;
+        net_ticket_status st =
+            net_ticket_verify(&r, tokens[i], lens[i], "default", 7, &claims, why, sizeof why);
+        if (memchr(why, '\0', sizeof why) == NULL || strstr(why, FUZZ_TICKET_KEY)) abort();
+        if (st == NET_TICKET_OK &&
+            (claims.exp <= r.now_s - (int64_t)r.leeway_s || (claims.has_sub && !claims.sub[0])))
+            abort();
+    }
+}
+
+/* Client B's ticket: for the room default, with a name and a body limit of 2 (the server's is 4).
+ */
+static const char *ticket_b(void) {
+    static char t[512];
+    if (!t[0] && !tm_mint(TM_HS256_HEADER,
+                          "{\"room\":\"default\",\"exp\":4102444800,\"sub\":\"fuzz-b\","
+                          "\"max_bodies\":2}",
+                          FUZZ_TICKET_KEY, sizeof FUZZ_TICKET_KEY - 1, TM_HS256, t, sizeof t))
+        abort();
+    return t;
+}
+
 /* The Hello of a client: quantized with bit5 of the flags (at 20 Hz with bit6). */
 static size_t hello_of(uint8_t flags, const char *token, uint8_t *buf, size_t cap) {
     Collide__V1__Hello h = COLLIDE__V1__HELLO__INIT;
@@ -283,7 +338,7 @@ static void open_client(net_server *srv, net_client *c, cc_qsnap *q, const char 
         net_client_feed(srv, c, (const uint8_t *)ws_upgrade, sizeof ws_upgrade - 1);
     }
     if (say_hello) {
-        uint8_t buf[128];
+        uint8_t buf[512];
         size_t n = hello_of(flags, token, buf, sizeof buf);
         if (ws) n = ws_wrap(buf, n, sizeof buf);
         if (udp) n = udp_wrap(buf, n, NET_UDP_CHANNEL_RELIABLE);
@@ -299,9 +354,9 @@ static void drain(net_server *srv, net_client *c, cc_qsnap *q) {
 }
 
 /* The front's hook, as the daemon's: the directory places the Hello or the front refuses it. */
-static void place(net_server *srv, net_client *c, const net_hello_ticket *t, void *ctx) {
+static void place(net_server *srv, net_client *c, const net_hello_request *t, void *ctx) {
     net_room_ref ref;
-    net_room_status st = net_rooms_join(ctx, t->room, t->room_len, t->admin, &ref);
+    net_room_status st = net_rooms_join(ctx, t->room, t->room_len, t->grant.admin, &ref);
     if (st != NET_ROOM_OK) {
         net_session_refuse_room(srv, c, t->request_id, (int)st);
         return;
@@ -309,7 +364,7 @@ static void place(net_server *srv, net_client *c, const net_hello_ticket *t, voi
     net_hello_placement p = {.room_id = ref.id,
                              .thread = ref.thread,
                              .request_id = t->request_id,
-                             .admin = t->admin,
+                             .grant = t->grant,
                              .all_events = t->all_events};
     memcpy(p.room, t->room, t->room_len);
     net_client_hand_off(srv, c, &p);
@@ -317,12 +372,13 @@ static void place(net_server *srv, net_client *c, const net_hello_ticket *t, voi
 }
 
 /* A client the server wants closed is closed, as the I/O layer would, and a fresh one opened. */
-static void settle(net_server *srv, net_client *c, cc_qsnap *q, bool say_hello, uint8_t flags) {
+static void settle(net_server *srv, net_client *c, cc_qsnap *q, bool say_hello, const char *token,
+                   uint8_t flags) {
     drain(srv, c, q);
     if (c->kill || c->handed_off || c->state == NET_CLIENT_CLOSING) {
         const net_transport *t = c->transport;
         net_client_release(srv, c);
-        open_client(srv, c, q, "fuzz", t, say_hello, NULL, flags);
+        open_client(srv, c, q, "fuzz", t, say_hello, token, flags);
         drain(srv, c, q);
     }
 }
@@ -342,6 +398,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (flags & 8u) cfg.udp_snapshot_bytes = 256; /* the least: the budget leaves changes out */
     memcpy(cfg.admin_token, "adm", 4);
     cfg.admin_token_len = 3;
+    /* Tickets on: every Hello token but the admin's is a ticket to verify. */
+    memcpy(cfg.ticket_keys[0], FUZZ_TICKET_KEY, sizeof FUZZ_TICKET_KEY);
+    cfg.ticket_key_lens[0] = sizeof FUZZ_TICKET_KEY - 1;
+    cfg.ticket_key_count = 1;
+    fuzz_ticket_verifier(data, size);
     world_config wc;
     world_config_default(&wc);
     wc.max_bodies = 64;
@@ -384,7 +445,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                               : (flags & 16u) ? &net_udp_transport
                                               : &net_ws_transport;
     open_client(srv, &a, &qa, "a", ta, flags & 1u, (flags & 2u) ? "adm" : NULL, flags);
-    open_client(srv_b, &b, &qb, "b", &net_tcp_transport, flags & 4u, NULL, flags);
+    open_client(srv_b, &b, &qb, "b", &net_tcp_transport, flags & 4u, ticket_b(), flags);
 
     size_t i = 1;
     while (i < size) {
@@ -407,8 +468,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             front->now_us += (uint64_t)arg * 100000u;
         }
         if (fuzz_live_allocs != 0) abort();
-        settle(srv, &a, &qa, flags & 1u, flags);
-        settle(srv_b, &b, &qb, flags & 4u, flags);
+        settle(srv, &a, &qa, flags & 1u, NULL, flags);
+        settle(srv_b, &b, &qb, flags & 4u, ticket_b(), flags);
     }
     net_client_release(srv, &a);
     net_client_release(srv_b, &b);

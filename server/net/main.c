@@ -41,6 +41,23 @@ static void raise_fd_limit(const net_config *cfg) {
 }
 
 #define NET_LOG_FLUSH_TIMEOUT_MS 2000u /* at exit, for the log lines still in the buffer */
+/* RFC 7518 3.2: an HS256 key must be at least as long as the hash (32 bytes). Shorter keys are
+ * taken (a deployment may have one already), with a warning. */
+#define NET_TICKET_KEY_MIN_BYTES 32u
+
+/* Whether tickets are on, how many keys, and which are short: never a byte of a key. */
+static void log_tickets(const net_config *cfg) {
+    if (cfg->ticket_key_count == 0) return;
+    net_log(NET_LOG_INFO, "tickets", 0, NULL, "keys=%u required=%d leeway_s=%u max_bytes=%u",
+            cfg->ticket_key_count, (int)cfg->ticket_required, cfg->ticket_leeway_s,
+            cfg->ticket_max_bytes);
+    for (uint32_t k = 0; k < cfg->ticket_key_count; k++)
+        if (cfg->ticket_key_lens[k] < NET_TICKET_KEY_MIN_BYTES)
+            net_log(NET_LOG_WARN, "ticket_key_short", 0, NULL,
+                    "ticket key %u is shorter than %u bytes (RFC 7518 3.2): use a longer random "
+                    "key",
+                    k + 1, NET_TICKET_KEY_MIN_BYTES);
+}
 
 int main(int argc, char **argv) {
     net_config cfg;
@@ -49,14 +66,19 @@ int main(int argc, char **argv) {
     net_config_result r = net_config_parse(&cfg, argc, argv, err, sizeof err, stdout);
     if (r == NET_CONFIG_EXIT_OK) return 0;
     if (r == NET_CONFIG_ERROR) {
+        net_config_wipe(&cfg);
         fprintf(stderr, "collided: %s\n", err);
         return 2;
     }
+    /* Read: the secrets need not stay in the command line and the environment, where ps and
+     * /proc show them to anyone on the host. */
+    net_config_hide_secrets(argc, argv);
     net_log_set_level(cfg.log_level);
     /* From here on a stalled reader of stderr costs log lines, never ticks (issue 12). */
     if (!net_log_start(cfg.log_buffer_bytes))
         net_log(NET_LOG_WARN, "log_sync", 0, NULL,
                 "no log writer thread: stderr is written from the event loop");
+    log_tickets(&cfg);
     /* A peer that resets mid-write must cost an EPIPE, not the process. */
     signal(SIGPIPE, SIG_IGN);
     raise_fd_limit(&cfg);
@@ -79,6 +101,7 @@ int main(int argc, char **argv) {
     if (!text && !cfg.world_path[0]) snprintf(err, sizeof err, "out of memory");
     if (!w) {
         free(text);
+        net_config_wipe(&cfg);
         net_log(NET_LOG_ERROR, "world_error", 0, NULL, "%s", err);
         net_log_stop(NET_LOG_FLUSH_TIMEOUT_MS);
         fprintf(stderr, "collided: %s\n", err);
@@ -88,6 +111,7 @@ int main(int argc, char **argv) {
     world_get_stats(w, &ws);
     world_destroy(w);
     int rc = net_daemon_run(&cfg, text, strlen(text), ws.static_bodies);
+    net_config_wipe(&cfg);
     net_log(NET_LOG_INFO, "exit", 0, NULL, "exit code %d", rc);
     /* Bounded: a reader that never comes back must not keep a drained daemon from exiting (and
      * nothing is written after a timeout: that write would block too). */

@@ -3,10 +3,12 @@
 #include "world.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #ifndef COLLIDE_VERSION
 #define COLLIDE_VERSION "unknown"
@@ -61,6 +63,17 @@ void net_config_default(net_config *cfg) {
     cfg->udp_relay_bytes = 8u * 1024u * 1024u;
     cfg->udp_baselines = 32;
     cfg->udp_snapshot_bytes = 1100; /* a 1280-byte path MTU, less IPv6, UDP and ENet headers */
+    cfg->ticket_leeway_s = 5;
+    cfg->ticket_max_bytes = 1024; /* a ticket is a few hundred bytes; --max-hello-frame is 1024 */
+}
+
+void net_config_wipe(net_config *cfg) {
+    explicit_bzero(cfg->token, sizeof cfg->token);
+    explicit_bzero(cfg->admin_token, sizeof cfg->admin_token);
+    explicit_bzero(cfg->ticket_keys, sizeof cfg->ticket_keys);
+    cfg->token_len = cfg->admin_token_len = 0;
+    memset(cfg->ticket_key_lens, 0, sizeof cfg->ticket_key_lens);
+    cfg->ticket_key_count = 0;
 }
 
 const char *net_log_level_str(net_log_level level) {
@@ -85,7 +98,8 @@ typedef enum opt_kind {
     OPT_SIZE,
     OPT_FLOAT,
     OPT_LEVEL,
-    OPT_BOOL
+    OPT_BOOL,
+    OPT_KEY /* a ticket key: given up to NET_MAX_TICKET_KEYS times, each adds one */
 } opt_kind;
 
 typedef struct opt_def {
@@ -234,9 +248,46 @@ static const opt_def opts[] = {
     {"udp-bandwidth", "COLLIDE_UDP_BANDWIDTH", OPT_U32, F(udp_bandwidth), 0, 0, 4294967295u,
      "BYTES_PER_S  the UDP host's outgoing bandwidth, which ENet shares among its peers by "
      "dropping snapshots of those over their share (default 0: no cap)"},
+    {"ticket-key", "COLLIDE_TICKET_KEY", OPT_KEY, F(ticket_keys), 0, 0, 0,
+     "SECRET  HS256 key of the tickets (JWTs) a game's backend signs for its players; give it "
+     "twice (the old key and the new) to rotate keys, either verifies; none = tickets off "
+     "(default none)"},
+    {"ticket-key-file", "COLLIDE_TICKET_KEY_FILE", OPT_STRING, F(ticket_key_file), 0, 0, 0,
+     "PATH  ticket keys from a file (a container's secret): one key per line, up to 2 with "
+     "--ticket-key's, line ends stripped, blank lines skipped (default none)"},
+    {"ticket-required", "COLLIDE_TICKET_REQUIRED", OPT_BOOL, F(ticket_required), 0, 0, 0,
+     "on|off  players must present a ticket; --token admits none, --admin-token still works "
+     "(default off)"},
+    {"ticket-leeway-s", "COLLIDE_TICKET_LEEWAY_S", OPT_U32, F(ticket_leeway_s), 0, 0, 3600,
+     "S  clock skew allowed on a ticket's exp, nbf and iat (default 5)"},
+    {"ticket-max-bytes", "COLLIDE_TICKET_MAX_BYTES", OPT_U32, F(ticket_max_bytes), 0, 64, 16384,
+     "BYTES  a longer Hello.token that is neither token is refused unread (default 1024)"},
 };
 #undef F
 #define OPT_COUNT (sizeof opts / sizeof opts[0])
+
+/* One more ticket key of len bytes. An empty value adds none (as an empty --token is none). No
+ * error quotes the value. */
+static bool add_ticket_key(net_config *cfg, const char *value, size_t len, const char *source,
+                           char *err, size_t err_size) {
+    if (len == 0) return true;
+    if (len >= NET_MAX_SECRET) {
+        snprintf(err, err_size, "%s: a ticket key longer than %d bytes", source,
+                 NET_MAX_SECRET - 1);
+        return false;
+    }
+    if (cfg->ticket_key_count >= NET_MAX_TICKET_KEYS) {
+        snprintf(err, err_size,
+                 "%s: more than %d ticket keys (the current one and the one it replaces)", source,
+                 NET_MAX_TICKET_KEYS);
+        return false;
+    }
+    uint32_t k = cfg->ticket_key_count++;
+    memcpy(cfg->ticket_keys[k], value, len);
+    cfg->ticket_keys[k][len] = '\0';
+    cfg->ticket_key_lens[k] = len;
+    return true;
+}
 
 static bool apply(net_config *cfg, const opt_def *o, const char *value, const char *source,
                   char *err, size_t err_size) {
@@ -250,7 +301,9 @@ static bool apply(net_config *cfg, const opt_def *o, const char *value, const ch
                      : o->offset == offsetof(net_config, udp_bind)   ? sizeof cfg->udp_bind
                      : o->offset == offsetof(net_config, world_dir)  ? sizeof cfg->world_dir
                      : o->offset == offsetof(net_config, ws_origins) ? sizeof cfg->ws_origins
-                                                                     : sizeof cfg->world_path;
+                     : o->offset == offsetof(net_config, ticket_key_file)
+                         ? sizeof cfg->ticket_key_file
+                         : sizeof cfg->world_path;
         if (strlen(value) >= cap) {
             snprintf(err, err_size, "%s: value too long", source);
             return false;
@@ -268,6 +321,8 @@ static bool apply(net_config *cfg, const opt_def *o, const char *value, const ch
         *(size_t *)(base + o->len_offset) = n;
         return true;
     }
+    case OPT_KEY:
+        return add_ticket_key(cfg, value, strlen(value), source, err, err_size);
     case OPT_LEVEL:
         for (int l = NET_LOG_DEBUG; l <= NET_LOG_ERROR; l++) {
             if (strcmp(value, net_log_level_str((net_log_level)l)) == 0) {
@@ -332,10 +387,87 @@ static void print_help(FILE *out) {
             "print the version and exit");
 }
 
+static void drop_ticket_keys(net_config *cfg) {
+    explicit_bzero(cfg->ticket_keys, sizeof cfg->ticket_keys);
+    memset(cfg->ticket_key_lens, 0, sizeof cfg->ticket_key_lens);
+    cfg->ticket_key_count = 0;
+}
+
+/* The keys of one --ticket-key-file's text (n bytes): one per line, each line's bytes as they are
+ * but for its end ("\n" or "\r\n"; the last line's is optional); blank lines are skipped. */
+static bool add_file_keys(net_config *cfg, const char *text, size_t n, char *err, size_t err_size) {
+    size_t line = 0;
+    for (size_t at = 0; at < n;) {
+        const char *nl = memchr(text + at, '\n', n - at);
+        size_t end = nl ? (size_t)(nl - text) : n, len = end - at;
+        line++;
+        if (len > 0 && text[at + len - 1] == '\r') len--;
+        char where[64];
+        snprintf(where, sizeof where, "--ticket-key-file line %zu", line);
+        if (memchr(text + at, '\0', len)) {
+            snprintf(err, err_size, "%s: a NUL byte in a key", where);
+            return false;
+        }
+        if (!add_ticket_key(cfg, text + at, len, where, err, err_size)) return false;
+        at = end + 1;
+    }
+    return true;
+}
+
+/* --ticket-key-file: read with read(2), not stdio, so that no library buffer keeps a copy; the
+ * text is wiped once its keys are taken. Errors name the file, never a byte of it. */
+static bool read_key_file(net_config *cfg, char *err, size_t err_size) {
+    const char *path = cfg->ticket_key_file;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, err_size, "--ticket-key-file %s: %s", path, strerror(errno));
+        return false;
+    }
+    char text[NET_TICKET_KEY_FILE_MAX + 1];
+    size_t n = 0;
+    ssize_t got = 1;
+    while (n < sizeof text && (got = read(fd, text + n, sizeof text - n)) != 0) {
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0) break;
+        n += (size_t)got;
+    }
+    int read_errno = errno;
+    close(fd);
+    bool ok = false;
+    uint32_t before = cfg->ticket_key_count;
+    if (got < 0)
+        snprintf(err, err_size, "--ticket-key-file %s: %s", path, strerror(read_errno));
+    else if (n > NET_TICKET_KEY_FILE_MAX)
+        snprintf(err, err_size, "--ticket-key-file %s: longer than %d bytes", path,
+                 NET_TICKET_KEY_FILE_MAX);
+    else if (add_file_keys(cfg, text, n, err, err_size)) { /* else err names the line */
+        ok = cfg->ticket_key_count > before;
+        if (!ok) snprintf(err, err_size, "--ticket-key-file %s: no key in it", path);
+    }
+    explicit_bzero(text, sizeof text);
+    return ok;
+}
+
+/* What holds only once every flag is read: the key file's keys, and --ticket-required's need of
+ * a key. */
+static bool finish_tickets(net_config *cfg, char *err, size_t err_size) {
+    if (cfg->ticket_key_file[0] && !read_key_file(cfg, err, err_size)) return false;
+    if (cfg->ticket_required && cfg->ticket_key_count == 0) {
+        snprintf(err, err_size,
+                 "--ticket-required on needs a ticket key (--ticket-key or --ticket-key-file)");
+        return false;
+    }
+    return true;
+}
+
 net_config_result net_config_parse(net_config *cfg, int argc, char **argv, char *err,
                                    size_t err_size, void *out_file) {
     FILE *out = out_file ? (FILE *)out_file : stdout;
     char source[128];
+    /* The keys come from this parse alone: the environment's, replaced by the flags' if any
+     * (each --ticket-key adds one), then the key file's. */
+    drop_ticket_keys(cfg);
+    bool flag_keys = false;
     /* In an Agones pod the sidecar's port is set: the SDK is on unless COLLIDE_AGONES or
      * --agones says otherwise. */
     if (getenv("AGONES_SDK_HTTP_PORT")) cfg->agones = true;
@@ -384,7 +516,36 @@ net_config_result net_config_parse(net_config *cfg, int argc, char **argv, char 
             value = argv[++a];
         }
         snprintf(source, sizeof source, "--%s", o->flag);
+        if (o->kind == OPT_KEY && !flag_keys) {
+            drop_ticket_keys(cfg); /* a flag wins over its variable */
+            flag_keys = true;
+        }
         if (!apply(cfg, o, value, source, err, err_size)) return NET_CONFIG_ERROR;
     }
-    return NET_CONFIG_OK;
+    return finish_tickets(cfg, err, err_size) ? NET_CONFIG_OK : NET_CONFIG_ERROR;
+}
+
+void net_config_hide_secrets(int argc, char **argv) {
+    for (int a = 1; a < argc; a++) {
+        const char *name = argv[a];
+        if (strncmp(name, "--", 2) != 0) continue;
+        name += 2;
+        const char *eq = strchr(name, '=');
+        size_t name_len = eq ? (size_t)(eq - name) : strlen(name);
+        for (size_t i = 0; i < OPT_COUNT; i++) {
+            const opt_def *o = &opts[i];
+            if ((o->kind != OPT_SECRET && o->kind != OPT_KEY) || strlen(o->flag) != name_len ||
+                strncmp(o->flag, name, name_len) != 0)
+                continue;
+            char *value = eq ? argv[a] + 2 + name_len + 1 : (a + 1 < argc ? argv[++a] : NULL);
+            if (value) memset(value, 'x', strlen(value));
+        }
+    }
+    for (size_t i = 0; i < OPT_COUNT; i++) {
+        if (opts[i].kind != OPT_SECRET && opts[i].kind != OPT_KEY) continue;
+        char *value = getenv(opts[i].env);
+        if (!value) continue;
+        explicit_bzero(value, strlen(value));
+        unsetenv(opts[i].env);
+    }
 }

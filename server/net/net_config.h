@@ -7,7 +7,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define NET_MAX_SECRET 256 /* longest accepted --token / --admin-token */
+#define NET_MAX_SECRET 256 /* longest accepted --token / --admin-token / --ticket-key, + 1 */
+/* Ticket keys at once: the current one and the one it replaces, so that a rotation needs no
+ * downtime (net_ticket.h's NET_TICKET_KEYS_MAX, asserted equal where both are seen). */
+#define NET_MAX_TICKET_KEYS 2
+#define NET_TICKET_KEY_FILE_MAX 4096 /* a --ticket-key-file longer than this is no key file */
 
 typedef enum net_log_level {
     NET_LOG_DEBUG = 0,
@@ -81,6 +85,15 @@ typedef struct net_config {
                                   * ServerMessage (--max-frame caps it) */
     uint32_t udp_bandwidth;      /* the UDP host's outgoing bytes per second, shared by ENet
                                   * among its peers (0 = no cap) */
+    /* Tickets (PROTOCOL.md 1.2): the keys are secrets, like the tokens above (net_config_wipe). */
+    char ticket_keys[NET_MAX_TICKET_KEYS][NET_MAX_SECRET]; /* HS256 keys, raw bytes, NUL-ended;
+                                                            * the first is the current one */
+    size_t ticket_key_lens[NET_MAX_TICKET_KEYS];           /* bytes in each key */
+    uint32_t ticket_key_count;  /* keys set (--ticket-key, --ticket-key-file): 0 = tickets off */
+    char ticket_key_file[1024]; /* --ticket-key-file, read by net_config_parse; "" = none */
+    bool ticket_required;       /* players must present a ticket; --token admits none */
+    uint32_t ticket_leeway_s;   /* clock skew allowed on a ticket's exp, nbf and iat */
+    uint32_t ticket_max_bytes;  /* a longer token that is no token of ours is refused unread */
 } net_config;
 
 void net_config_default(net_config *cfg);
@@ -97,5 +110,15 @@ net_config_result net_config_parse(net_config *cfg, int argc, char **argv, char 
                                    size_t err_size, void *out /* FILE* */);
 
 const char *net_log_level_str(net_log_level level);
+
+/* Clears the secrets (--token, --admin-token, the ticket keys) from this copy of the settings with
+ * explicit_bzero, which the compiler may not drop: called where a copy's life ends (the main's,
+ * the daemon's, every server's at destroy), so that no key outlives its use in memory. */
+void net_config_wipe(net_config *cfg);
+/* For main() alone, once net_config_parse has read them: overwrites the values of the secret flags
+ * in argv (so /proc/PID/cmdline and ps show x's) and of their variables in the environment (wiped
+ * in place, then unset: /proc/PID/environ shows the original block). argv and environ must be the
+ * process's own, writable strings. */
+void net_config_hide_secrets(int argc, char **argv);
 
 #endif

@@ -295,14 +295,14 @@ static net_conn *conn_open_fd(net_conn_host *host, net_server *srv, int fd,
     return conn_register(conn, true, t) ? conn : NULL;
 }
 
-bool net_conn_adopt(net_conn_host *host, net_server *srv, int fd, const net_hello_ticket *t,
+bool net_conn_adopt(net_conn_host *host, net_server *srv, int fd, const net_hello_request *t,
                     const uint8_t *leftover, size_t leftover_len) {
     net_conn *conn = conn_open_fd(host, srv, fd, net_transport_at(t->transport));
     if (!conn) return false;
-    conn->client.ev.all_events = t->admin && t->all_events;
+    conn->client.ev.all_events = t->grant.admin && t->all_events;
     conn->client.snap.snapshot_rate_hz = t->snapshot_rate_hz;
     conn->client.snap.quantized = t->quantized;
-    net_session_welcome(srv, &conn->client, t->request_id, t->admin, t->name, t->room);
+    net_session_welcome(srv, &conn->client, t->request_id, &t->grant, t->name, t->room);
     if (leftover_len) net_client_feed(srv, &conn->client, leftover, leftover_len);
     if (net_client_accepts_input(&conn->client))
         uv_read_start((uv_stream_t *)&conn->tcp, on_alloc, on_read);

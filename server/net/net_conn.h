@@ -44,9 +44,9 @@ void net_conn_accept(net_conn_host *host, net_server *srv, uv_stream_t *listener
 
 /* The worker's side of a hand-off (docs/rooms-design.md): opens the socket fd (taken over) on
  * host's loop as a client of the room server srv, welcomes it (request_id, admin, name, room:
- * the front's ticket; its transport, t->transport) and feeds it the bytes that followed its Hello,
+ * the front's request; its transport, t->transport) and feeds it the bytes that followed its Hello,
  * as if just read. False when it could not (the fd is closed then). */
-bool net_conn_adopt(net_conn_host *host, net_server *srv, int fd, const net_hello_ticket *t,
+bool net_conn_adopt(net_conn_host *host, net_server *srv, int fd, const net_hello_request *t,
                     const uint8_t *leftover, size_t leftover_len);
 
 /* A hand-off the worker cannot honour (its room closed meanwhile, the drain began): opens fd on

@@ -91,10 +91,10 @@ static void on_ws_connection(uv_stream_t *server, int status) {
 
 /* A Hello passed the front's checks (version, token, room name): the directory places it, or
  * the front refuses it with the code PROTOCOL.md gives. */
-static void on_hello(net_server *srv, net_client *c, const net_hello_ticket *t, void *ctx) {
+static void on_hello(net_server *srv, net_client *c, const net_hello_request *t, void *ctx) {
     net_daemon *d = ctx;
     net_room_ref ref;
-    net_room_status st = net_rooms_join(d->dir, t->room, t->room_len, t->admin, &ref);
+    net_room_status st = net_rooms_join(d->dir, t->room, t->room_len, t->grant.admin, &ref);
     if (st != NET_ROOM_OK) {
         /* Logged there for the two the single world logged (server full, at capacity). */
         if (st != NET_ROOM_SERVER_FULL && st != NET_ROOM_AT_CAPACITY)
@@ -109,7 +109,7 @@ static void on_hello(net_server *srv, net_client *c, const net_hello_ticket *t, 
     net_hello_placement p = {.room_id = ref.id,
                              .thread = ref.thread,
                              .request_id = t->request_id,
-                             .admin = t->admin,
+                             .grant = t->grant,
                              .all_events = t->all_events,
                              .snapshot_rate_hz = t->snapshot_rate_hz,
                              .quantized = t->quantized};
@@ -330,6 +330,7 @@ int net_daemon_run(const net_config *cfg_in, char *world_text, size_t world_len,
     if (!d->srv || uv_loop_init(&d->loop) != 0) {
         net_server_destroy(d->srv);
         net_rooms_destroy(d->dir);
+        net_config_wipe(&cfg);
         free(d);
         return 1;
     }
@@ -392,6 +393,8 @@ int net_daemon_run(const net_config *cfg_in, char *world_text, size_t world_len,
     net_agones_free(d->agones);
     net_server_destroy(d->srv);
     net_rooms_destroy(d->dir);
+    net_config_wipe(&d->hosts.cfg); /* the secrets leave memory with their last copies */
+    net_config_wipe(&cfg);
     free(d);
     return exit_code;
 }

@@ -170,17 +170,17 @@ static net_room *landing(net_host *h, const net_hello_placement *p, int *refusal
     return r;
 }
 
-static net_hello_ticket ticket_of(const adopt_header *hd, const net_room *r) {
+static net_hello_request request_of(const adopt_header *hd, const net_room *r) {
     const net_hello_placement *p = &hd->placement;
-    net_hello_ticket t = {.request_id = p->request_id,
-                          .admin = p->admin,
-                          .name = hd->name,
-                          .room = r->name,
-                          .room_len = strlen(r->name),
-                          .transport = p->transport,
-                          .all_events = p->all_events,
-                          .snapshot_rate_hz = p->snapshot_rate_hz,
-                          .quantized = p->quantized};
+    net_hello_request t = {.request_id = p->request_id,
+                           .grant = p->grant,
+                           .name = hd->name,
+                           .room = r->name,
+                           .room_len = strlen(r->name),
+                           .transport = p->transport,
+                           .all_events = p->all_events,
+                           .snapshot_rate_hz = p->snapshot_rate_hz,
+                           .quantized = p->quantized};
     return t;
 }
 
@@ -202,7 +202,7 @@ static void adopt(net_host *h, net_worker_msg *m) {
         net_conn_refuse(&h->conns, h->lobby, fd, p->request_id, refusal, p->transport);
         return;
     }
-    net_hello_ticket t = ticket_of(&hd, r);
+    net_hello_request t = request_of(&hd, r);
     if (!net_conn_adopt(&h->conns, r->srv, fd, &t, m->bytes + sizeof hd, m->len - sizeof hd))
         net_rooms_left(h->all->dir, r->id); /* arrived, then could not be opened: it left */
 }
@@ -230,11 +230,11 @@ static void udp_adopt(net_host *h, net_worker_msg *m) {
         net_session_refuse_room(srv, c, p->request_id, refusal);
         return;
     }
-    net_hello_ticket t = ticket_of(&hd.base, r);
-    c->ev.all_events = t.admin && t.all_events;
+    net_hello_request t = request_of(&hd.base, r);
+    c->ev.all_events = t.grant.admin && t.all_events;
     c->snap.snapshot_rate_hz = t.snapshot_rate_hz;
     c->snap.quantized = t.quantized;
-    net_session_welcome(srv, c, t.request_id, t.admin, t.name, t.room);
+    net_session_welcome(srv, c, t.request_id, &t.grant, t.name, t.room);
     net_udp_feed_held(srv, c, m->bytes + sizeof hd, m->len - sizeof hd);
 }
 
@@ -307,9 +307,40 @@ static void drain(net_host *h) {
 
 /* ---- Metrics --------------------------------------------------------------------------------- */
 
+_Static_assert(sizeof(((net_client *)0)->name) == NET_ROOM_PLAYER_NAME, "a name fits its row");
+
+/* The welcomed clients of the host's rooms (at most max of them into out, when out is not NULL);
+ * returns how many there are. */
+static size_t collect_players(const net_host *h, net_room_player *out, size_t max) {
+    size_t n = 0;
+    for (size_t i = 0; i < h->room_count; i++) {
+        const net_room *r = h->rooms[i];
+        for (uint32_t k = 0; k < r->srv->client_count; k++) {
+            const net_client *c = r->srv->clients[k];
+            if (c->state != NET_CLIENT_ACTIVE) continue;
+            if (out && n < max) {
+                net_room_player *p = &out[n];
+                snprintf(p->room, sizeof p->room, "%s", r->name);
+                snprintf(p->name, sizeof p->name, "%s", c->name);
+                p->id = c->id;
+                p->admin = c->admin;
+                p->ticket = c->ticket_key != 0;
+            }
+            n++;
+        }
+    }
+    return n;
+}
+
 static void collect(net_host *h) {
-    net_host_sample *s = malloc(sizeof *s + h->room_count * sizeof s->rooms[0]);
+    size_t players = collect_players(h, NULL, 0);
+    size_t listed = players < NET_ROOMS_JSON_PLAYERS ? players : NET_ROOMS_JSON_PLAYERS;
+    size_t rooms_bytes = sizeof(net_host_sample) + h->room_count * sizeof(net_room_sample);
+    net_host_sample *s = malloc(rooms_bytes + listed * sizeof(net_room_player));
     if (s) {
+        s->players = (net_room_player *)((char *)s + rooms_bytes);
+        s->players_total = collect_players(h, s->players, listed);
+        s->player_count = listed;
         s->retired = h->retired;
         net_metrics_add(&s->retired, &h->lobby->metrics);
         s->retired.overloaded = false;

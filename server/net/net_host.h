@@ -40,9 +40,13 @@ typedef struct net_room_sample {
 /* A worker's answer to a collection: its rooms, and the counters of what is not a room any more
  * (rooms closed on this thread) or never was (its lobby), so the daemon-wide sums never go back. */
 typedef struct net_host_sample {
-    net_metrics retired;  /* closed rooms' and the lobby's counters */
-    uint32_t connections; /* connections open on the thread that are in no room (the lobby's) */
-    size_t count;         /* entries in rooms */
+    net_metrics retired;      /* closed rooms' and the lobby's counters */
+    uint32_t connections;     /* connections open on the thread that are in no room (the lobby's) */
+    size_t count;             /* entries in rooms */
+    net_room_player *players; /* its rooms' welcomed clients, for GET /rooms: at most
+                                 NET_ROOMS_JSON_PLAYERS, after rooms[] in the same block */
+    size_t player_count;      /* entries in players */
+    size_t players_total;     /* its rooms' welcomed clients, listed or not */
     net_room_sample rooms[];
 } net_host_sample;
 

@@ -554,3 +554,25 @@ bool net_rooms_render_json(const net_room_info *rooms, size_t n, net_buf *out) {
     ok &= put(out, "], \"total\": %zu, \"truncated\": %s}\n", n, shown < n ? "true" : "false");
     return ok;
 }
+
+bool net_rooms_render_players(const net_room_player *p, size_t n, size_t total, net_buf *out) {
+    bool ok = put(out, "\"players\": [");
+    size_t shown = n < NET_ROOMS_JSON_PLAYERS ? n : NET_ROOMS_JSON_PLAYERS;
+    for (size_t i = 0; i < shown; i++) {
+        /* Both escaped, though neither needs it today (room names and client names are
+         * sanitised ASCII): the JSON must not depend on that. */
+        char room[6 * NET_ROOM_NAME_MAX + 1], name[6 * NET_ROOM_PLAYER_NAME + 1];
+        json_string(p[i].room, room, sizeof room);
+        json_string(p[i].name, name, sizeof name);
+        ok &= put(out, "%s{\"room\": \"", i ? ", " : "");
+        ok &= net_buf_append(out, room, strlen(room));
+        ok &= put(out, "\", \"id\": %u, \"name\": \"", p[i].id);
+        ok &= net_buf_append(out, name, strlen(name));
+        ok &= put(out, "\", \"admin\": %s, \"ticket\": %s}", p[i].admin ? "true" : "false",
+                  p[i].ticket ? "true" : "false");
+    }
+    if (total < shown) total = shown;
+    ok &= put(out, "], \"players_total\": %zu, \"players_truncated\": %s", total,
+              shown < total ? "true" : "false");
+    return ok;
+}

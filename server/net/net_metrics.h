@@ -148,6 +148,7 @@ double net_metrics_tick_quantile(const net_metrics *m, double q);
 #define NET_METRICS_ROOM_LABELS 64     /* rooms labelled by name; the rest sum into `other` */
 #define NET_METRICS_ROOM_OTHER "other" /* the label of that sum */
 #define NET_ROOMS_JSON_MAX 1000        /* rooms listed by GET /rooms; `truncated` past it */
+#define NET_ROOMS_JSON_PLAYERS 1000    /* players listed by GET /rooms; `players_truncated` past */
 
 typedef struct net_room_metrics {
     const char *name;     /* [A-Za-z0-9_.:-]{1,64} (escaped anyway; cut at NET_ROOM_NAME_MAX) */
@@ -172,5 +173,15 @@ struct net_room_info;
  * directory's: `default` first, then by name). Bounded: at most NET_ROOMS_JSON_MAX entries of at
  * most ~400 bytes. false on out of memory. */
 bool net_rooms_render_json(const struct net_room_info *rooms, size_t n, net_buf *out);
+
+struct net_room_player;
+/* GET /rooms' players, appended to out as members of its object (after "truncated"):
+ * `"players": [{"room", "id", "name", "admin", "ticket"}, ...], "players_total": total,
+ * "players_truncated": bool`, the first NET_ROOMS_JSON_PLAYERS of p[] (n of them listed) in their
+ * order. A member of the top-level object, not of each room's, so that a room's fields stay the
+ * six PROTOCOL.md lists. Bounded: at most NET_ROOMS_JSON_PLAYERS entries of at most ~500 bytes.
+ * false on out of memory. */
+bool net_rooms_render_players(const struct net_room_player *p, size_t n, size_t total,
+                              net_buf *out);
 
 #endif

@@ -150,8 +150,40 @@ static const net_room_sample *sample_of(const net_hosts *hs, uint32_t thread, ne
     return NULL;
 }
 
+static int player_order(const void *pa, const void *pb) {
+    const net_room_player *a = pa, *b = pb;
+    int by_room = strcmp(a->room, b->room);
+    if (by_room != 0) return by_room;
+    return a->id < b->id ? -1 : a->id > b->id;
+}
+
+/* GET /rooms' players: the collection's, every thread's, by room name and then id (the threads
+ * answer in any order). Each thread lists at most NET_ROOMS_JSON_PLAYERS of its own and the
+ * renderer the first NET_ROOMS_JSON_PLAYERS of all; past that `players_truncated` says so. */
+static bool render_players(const net_hosts *hs, net_buf *out) {
+    size_t n = 0, total = 0;
+    for (uint32_t i = 0; hs && i < hs->threads; i++) {
+        if (!hs->collected[i]) continue;
+        n += hs->collected[i]->player_count;
+        total += hs->collected[i]->players_total;
+    }
+    net_room_player *all = malloc((n ? n : 1) * sizeof *all);
+    if (!all) return false;
+    size_t k = 0;
+    for (uint32_t i = 0; hs && i < hs->threads; i++) {
+        const net_host_sample *smp = hs->collected[i];
+        if (!smp) continue;
+        memcpy(all + k, smp->players, smp->player_count * sizeof *all);
+        k += smp->player_count;
+    }
+    qsort(all, n, sizeof *all, player_order);
+    bool ok = net_rooms_render_players(all, n, total, out);
+    free(all);
+    return ok;
+}
+
 /* GET /rooms: the directory's rooms (clients counted with the joins in flight), with the figures
- * of the collection just made. */
+ * of the collection just made, and who is in them. */
 static bool render_rooms(net_ops *ops, net_buf *out) {
     size_t cap = (size_t)net_server_config(ops->srv)->max_rooms + 1u;
     net_room_info *infos = malloc(cap * sizeof *infos);
@@ -168,6 +200,12 @@ static bool render_rooms(net_ops *ops, net_buf *out) {
     out->len = 0;
     bool ok = net_rooms_render_json(infos, n, out);
     free(infos);
+    /* The players join the object: {..., "players": [...], ...}. */
+    if (ok && out->len >= 2) {
+        out->len -= 2; /* "}\n" */
+        ok = net_buf_append(out, ", ", 2) && render_players(ops->hosts, out) &&
+             net_buf_append(out, "}\n", 2);
+    }
     /* With Agones, the GameServer's state and labels join the object: {..., "agones": {...}}. */
     if (ok && ops->agones && out->len >= 2) {
         out->len -= 2; /* "}\n" */

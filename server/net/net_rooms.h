@@ -91,6 +91,17 @@ typedef struct net_room_info {
     double tick_p99_ms; /* as last published by the owner */
 } net_room_info;
 
+/* A welcomed client, for GET /rooms' "players" (net_rooms_render_players): who is in which room,
+ * under which name. Copied on the room's thread (net_host.c). */
+#define NET_ROOM_PLAYER_NAME 48 /* bytes of a client's name, NUL included (net_client.name) */
+typedef struct net_room_player {
+    char room[NET_ROOM_NAME_MAX + 1]; /* its room's name */
+    uint32_t id;                      /* its Welcome.client_id (ids are per room) */
+    char name[NET_ROOM_PLAYER_NAME];  /* a ticket's sub, else Hello.name; sanitised, may be "" */
+    bool admin;                       /* an admin (of its room only, when by ticket) */
+    bool ticket;                      /* came in with a ticket */
+} net_room_player;
+
 typedef struct net_rooms net_rooms;
 
 /* The directory, with `default` on thread 0. NULL when out of memory or threads is 0. */

@@ -47,6 +47,7 @@ void net_server_registry_destroy(net_server *srv) {
     free(srv->dirty);
     free(srv->pending_buckets);
     net_arena_free(&srv->arena);
+    net_config_wipe(&srv->cfg); /* every server holds a copy of the secrets */
     free(srv);
 }
 
@@ -725,7 +726,7 @@ void net_server_goodbye_all(net_server *srv, const char *reason, net_disconnect_
 
 void net_server_set_hello_hook(net_server *srv,
                                void (*hook)(net_server *srv, net_client *c,
-                                            const net_hello_ticket *t, void *ctx),
+                                            const net_hello_request *t, void *ctx),
                                void *ctx) {
     srv->hello_hook = hook;
     srv->hello_ctx = ctx;

@@ -55,10 +55,21 @@ struct net_pending_addr;
 /* At most one event=capacity_refused line per this long: not one per refusal in a storm. */
 #define NET_CAPACITY_LOG_US 1000000u
 
+/* What a Hello was granted, decided where it is checked (the front: the tokens, a ticket) and
+ * carried with the client to its room by value (front mode). All zeros: a plain player. */
+typedef struct net_grant {
+    bool admin;          /* admin rights: the admin token, or a ticket's `admin` claim */
+    bool room_only;      /* a ticket's: rights in its own room only; CreateRoom, CloseRoom and
+                            ListRooms are FORBIDDEN to it (PROTOCOL.md 1.2 "Tickets") */
+    uint8_t ticket_key;  /* 0: no ticket; k: a ticket verified under the k-th key (rotation) */
+    bool limited;        /* a ticket's `max_bodies` lowers the player's body limit... */
+    uint32_t max_bodies; /* ... to this, when below --max-bodies-per-client (never raises it) */
+} net_grant;
+
 /* What the front's Hello check hands to the hook that places the client (front mode). */
-typedef struct net_hello_ticket {
+typedef struct net_hello_request {
     uint32_t request_id; /* the Hello's, for the Welcome or the refusal */
-    bool admin;          /* presented the admin token */
+    net_grant grant;     /* the admin token, or what its ticket says */
     const char *name;    /* Hello.name, sanitised (the client's c->name) */
     const char *room;    /* Hello.room as a room name ("" became "default"), room_len bytes */
     size_t room_len;
@@ -67,7 +78,7 @@ typedef struct net_hello_ticket {
     bool all_events;           /* Hello.all_events of an admin */
     uint32_t snapshot_rate_hz; /* Hello.snapshot_rate_hz (0: every tick) */
     bool quantized;            /* Hello.quantized */
-} net_hello_ticket;
+} net_hello_request;
 
 /* Front mode: where the hook placed a client (net_client_hand_off), carried to the room's thread
  * with its socket. The room is named by id, never by pointer (docs/rooms-design.md). */
@@ -75,7 +86,7 @@ typedef struct net_hello_placement {
     uint64_t room_id;                 /* the directory's id of the room */
     uint32_t thread;                  /* the worker that owns it */
     uint32_t request_id;              /* the Hello's, for the Welcome */
-    bool admin;                       /* presented the admin token */
+    net_grant grant;                  /* the admin token, or what its ticket says */
     char room[NET_ROOM_NAME_MAX + 1]; /* the room's name, for Welcome.room */
     uint32_t transport; /* its transport's id (net_transport_at): the room keeps the framing */
     bool all_events;    /* Hello.all_events of an admin */
@@ -161,7 +172,11 @@ typedef struct net_client {
     void (*io_flush)(struct net_client *c);
     uint32_t id;                    /* Welcome.client_id and owner of its bodies; never 0 */
     net_client_state state;         /* protocol state */
-    bool admin;                     /* presented the admin token */
+    bool admin;                     /* presented the admin token, or a ticket's admin claim */
+    bool admin_room_only;           /* admin by ticket: of its room only (net_session_rooms.c) */
+    uint8_t ticket_key;             /* came with a ticket, under this key (1, 2); 0: none */
+    uint32_t max_bodies;            /* moving bodies it may own as a player: set at Welcome from
+                                       --max-bodies-per-client, or a ticket's lower max_bodies */
     net_client_admission admission; /* pending, refused or welcomed (net_server.c) */
     bool kill;                      /* close now, without flushing (net_server_kill) */
     bool handed_off;                /* front mode: placed in a room; its socket moves to a worker */
@@ -229,7 +244,8 @@ typedef struct net_server {
     bool draining;           /* shutdown started */
     /* Front mode (no world: docs/rooms-design.md): a Hello that passes the checks goes to this
      * hook, which places the client in a room (net_client_hand_off) or refuses it. */
-    void (*hello_hook)(struct net_server *srv, net_client *c, const net_hello_ticket *t, void *ctx);
+    void (*hello_hook)(struct net_server *srv, net_client *c, const net_hello_request *t,
+                       void *ctx);
     void *hello_ctx;
     const net_room_admin *room_admin; /* CreateRoom, CloseRoom, ListRooms; NULL: none */
     void *owner; /* the loop owner's (a room's server points at its room); never read here */
@@ -321,7 +337,7 @@ static inline bool net_server_overloaded(const net_server *srv) { return srv->me
  * room-name checks is given to hook instead of being welcomed. */
 void net_server_set_hello_hook(net_server *srv,
                                void (*hook)(net_server *srv, net_client *c,
-                                            const net_hello_ticket *t, void *ctx),
+                                            const net_hello_request *t, void *ctx),
                                void *ctx);
 /* The hook placed c: nothing more is read from it here; what it sent after its Hello stays in
  * c->in (the worker feeds it to the room), no reply goes out, and its release counts no

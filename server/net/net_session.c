@@ -15,27 +15,17 @@
 #include "net_rooms.h"
 #include "wire.h"
 
-/* The Hello token as the raw bytes on the wire. protobuf-c hands strings over NUL-terminated, so
- * "secret\0" would compare equal to "secret" through strlen: the token is compared from its true
- * length instead. (For repeated occurrences the last wins, as protobuf merging does.) */
-static void hello_token_raw(const uint8_t *frame, size_t len, const uint8_t **tok,
-                            size_t *tok_len) {
-    const uint8_t *hello = NULL;
-    size_t hello_len = 0;
-    *tok = (const uint8_t *)"";
-    *tok_len = 0;
-    const uint8_t *raw = NULL;
-    uint64_t n = 0;
-    if (!wire_scan(frame, len, WIRE_CLIENT_HELLO, WIRE_LEN, &hello, &n)) return;
-    hello_len = (size_t)n;
-    if (wire_scan(hello, hello_len, WIRE_HELLO_TOKEN, WIRE_LEN, &raw, &n)) {
-        *tok = raw;
-        *tok_len = (size_t)n;
-    }
-}
-
 /* ---- Requests ----------------------------------------------------------------------------------
  */
+
+void net_session_set_name(net_client *c, const char *name) {
+    size_t n = 0;
+    for (const char *p = name ? name : ""; *p && n < sizeof c->name - 1; p++) {
+        unsigned char ch = (unsigned char)*p;
+        c->name[n++] = (ch >= 0x21 && ch < 0x7f && ch != '"' && ch != '\\') ? (char)ch : '_';
+    }
+    c->name[n] = '\0';
+}
 
 static void on_hello(net_server *srv, net_client *c, uint32_t rid, const Collide__V1__Hello *h,
                      const uint8_t *frame, size_t frame_len) {
@@ -49,54 +39,38 @@ static void on_hello(net_server *srv, net_client *c, uint32_t rid, const Collide
                               h->protocol_version, NET_PROTOCOL_VERSION);
         return;
     }
-    const uint8_t *raw = NULL;
-    size_t token_len = 0;
-    hello_token_raw(frame, frame_len, &raw, &token_len);
-    const char *token = (const char *)raw;
-    bool is_admin =
-        srv->cfg.admin_token_len > 0 &&
-        net_secret_equal(token, token_len, srv->cfg.admin_token, srv->cfg.admin_token_len);
-    /* Both compares always run, so timing does not tell which secret was close. */
-    bool is_client = srv->cfg.token_len == 0 ||
-                     net_secret_equal(token, token_len, srv->cfg.token, srv->cfg.token_len);
-    if (!is_client && !is_admin) {
-        net_server_send_error(srv, c, rid, NET_ERR(UNAUTHENTICATED), true, "bad token");
-        return;
-    }
-    size_t n = 0;
-    for (const char *p = h->name ? h->name : ""; *p && n < sizeof c->name - 1; p++) {
-        unsigned char ch = (unsigned char)*p;
-        c->name[n++] = (ch >= 0x21 && ch < 0x7f && ch != '"' && ch != '\\') ? (char)ch : '_';
-    }
-    c->name[n] = '\0';
+    net_session_set_name(c, h->name);
+    size_t room_len = h->room ? strlen(h->room) : 0;
+    const char *room = net_room_name_of(h->room, &room_len);
+    /* The tokens and the tickets (net_session_auth.c); a ticket's sub renames the client. */
+    net_grant grant;
+    if (!net_session_authenticate(srv, c, rid, frame, frame_len, room, room_len, &grant)) return;
     if (srv->hello_hook) {
         /* Front mode: the room is chosen (and its limits checked) by the hook. */
-        size_t room_len = h->room ? strlen(h->room) : 0;
-        const char *room = net_room_name_of(h->room, &room_len);
         if (!net_room_name_valid(room, room_len)) {
             net_server_send_error(srv, c, rid, NET_ERR(BAD_REQUEST), true,
                                   "room name must be 1..%d bytes of [A-Za-z0-9_.:-]",
                                   NET_ROOM_NAME_MAX);
             return;
         }
-        net_hello_ticket t = {.request_id = rid,
-                              .admin = is_admin,
-                              .name = c->name,
-                              .room = room,
-                              .room_len = room_len,
-                              .all_events = h->all_events,
-                              .snapshot_rate_hz = h->snapshot_rate_hz,
-                              .quantized = h->quantized};
+        net_hello_request t = {.request_id = rid,
+                               .grant = grant,
+                               .name = c->name,
+                               .room = room,
+                               .room_len = room_len,
+                               .all_events = h->all_events,
+                               .snapshot_rate_hz = h->snapshot_rate_hz,
+                               .quantized = h->quantized};
         srv->hello_hook(srv, c, &t, srv->hello_ctx);
         return;
     }
     /* Admins are let in: an operator must still reach a server that is shedding players. */
-    if (!is_admin && net_server_refuse_hello_at_capacity(srv, c, rid)) return;
+    if (!grant.admin && net_server_refuse_hello_at_capacity(srv, c, rid)) return;
     if (!net_server_admit_session(srv, c, rid)) return;
-    c->ev.all_events = is_admin && h->all_events;
+    c->ev.all_events = grant.admin && h->all_events;
     c->snap.snapshot_rate_hz = h->snapshot_rate_hz;
     c->snap.quantized = h->quantized;
-    net_session_welcome(srv, c, rid, is_admin, c->name, NET_ROOM_DEFAULT);
+    net_session_welcome(srv, c, rid, &grant, c->name, NET_ROOM_DEFAULT);
 }
 
 void net_session_refuse_room(net_server *srv, net_client *c, uint32_t rid, int status) {
@@ -117,11 +91,17 @@ void net_session_refuse_room(net_server *srv, net_client *c, uint32_t rid, int s
     net_server_send_error(srv, c, rid, code, true, "%s", net_room_status_str(st));
 }
 
-void net_session_welcome(net_server *srv, net_client *c, uint32_t rid, bool admin, const char *name,
-                         const char *room) {
+void net_session_welcome(net_server *srv, net_client *c, uint32_t rid, const net_grant *g,
+                         const char *name, const char *room) {
     COLLIDE_ASSERT(srv->world != NULL);
     net_server_mark_welcomed(srv, c);
+    bool admin = g->admin;
     c->admin = admin;
+    c->admin_room_only = admin && g->room_only;
+    c->ticket_key = g->ticket_key;
+    /* A ticket's max_bodies lowers the limit, never raises it (PROTOCOL.md 1.2 "Tickets"). */
+    c->max_bodies = srv->cfg.max_bodies_per_client;
+    if (g->limited && g->max_bodies < c->max_bodies) c->max_bodies = g->max_bodies;
     /* An admin's bucket (--admin-rate-limit) starts afresh at its own burst, not at what is left
      * of the player's bucket its Hello was counted in. */
     if (admin) memset(&c->rate, 0, sizeof c->rate);
@@ -141,7 +121,7 @@ void net_session_welcome(net_server *srv, net_client *c, uint32_t rid, bool admi
     w.world_min = &wmin;
     w.world_max = &wmax;
     w.max_speed = wc->max_speed;
-    w.max_bodies_per_client = srv->cfg.max_bodies_per_client;
+    w.max_bodies_per_client = c->max_bodies;
     w.admin = admin;
     w.room = (char *)room;
     /* The snapshot rate granted, in whole Hz (tick_rate / interval, rounded), and the quanta of
@@ -162,7 +142,7 @@ void net_session_welcome(net_server *srv, net_client *c, uint32_t rid, bool admi
     static char feature_filters[] = "filters", feature_sensors[] = "sensors",
                 feature_events[] = "events", feature_websocket[] = "websocket",
                 feature_quantized[] = "quantized", feature_rotation[] = "rotation",
-                feature_udp[] = "udp";
+                feature_udp[] = "udp", feature_tickets[] = "tickets";
     char *features[14];
     size_t nf = 0;
     /* "rooms" only where a client can reach them: a server with the directory behind it. */
@@ -182,6 +162,8 @@ void net_session_welcome(net_server *srv, net_client *c, uint32_t rid, bool admi
     if (srv->cfg.ws_port != 0) features[nf++] = feature_websocket;
     /* "udp" and its port, the same way: a TCP or WebSocket client can find the datagram port. */
     if (srv->cfg.udp_port != 0) features[nf++] = feature_udp;
+    /* "tickets" when a ticket key is set (--ticket-key): Hello.token may be one. */
+    if (srv->cfg.ticket_key_count > 0) features[nf++] = feature_tickets;
     w.udp_port = srv->cfg.udp_port;
     w.n_features = nf;
     w.features = features;
@@ -190,8 +172,8 @@ void net_session_welcome(net_server *srv, net_client *c, uint32_t rid, bool admi
     m.msg_case = COLLIDE__V1__SERVER_MESSAGE__MSG_WELCOME;
     m.welcome = &w;
     net_server_append(srv, c, &m);
-    net_log(NET_LOG_INFO, "client_hello", c->id, c->addr, "name=%s admin=%d room=%s",
-            c->name[0] ? c->name : "-", (int)admin, room);
+    net_log(NET_LOG_INFO, "client_hello", c->id, c->addr, "name=%s admin=%d room=%s ticket=%u",
+            c->name[0] ? c->name : "-", (int)admin, room, (unsigned)c->ticket_key);
 }
 
 /* True when shape at p overlaps a body of the world (touching is not overlap). A crowd too large
@@ -266,9 +248,9 @@ static void on_spawn(net_server *srv, net_client *c, uint32_t rid,
     }
     if (kind == WORLD_BODY_MOVING && !c->admin) {
         net_client_prune_owned(srv, c);
-        if (c->owned_count >= srv->cfg.max_bodies_per_client) {
+        if (c->owned_count >= c->max_bodies) {
             net_server_send_error(srv, c, rid, NET_ERR(LIMIT_EXCEEDED), false,
-                                  "at most %u bodies per client", srv->cfg.max_bodies_per_client);
+                                  "at most %u bodies per client", c->max_bodies);
             return;
         }
         uint32_t reserved = player_reserve(srv);
@@ -300,8 +282,7 @@ static void on_spawn(net_server *srv, net_client *c, uint32_t rid,
     if (kind == WORLD_BODY_MOVING && c->owned_count == c->owned_cap) {
         if (c->admin) net_client_prune_owned(srv, c);
         if (c->owned_count == c->owned_cap) {
-            uint32_t cap =
-                c->owned_cap ? c->owned_cap * 2u : (c->admin ? 8u : srv->cfg.max_bodies_per_client);
+            uint32_t cap = c->owned_cap ? c->owned_cap * 2u : (c->admin ? 8u : c->max_bodies);
             if (cap == 0) cap = 1;
             world_body_id *owned = realloc(c->owned, cap * sizeof *owned);
             if (!owned) {

@@ -42,10 +42,11 @@ uint32_t net_session_frame_limit(const net_server *srv, const net_client *c);
  * fatal Error with the code PROTOCOL.md gives (BAD_REQUEST, NOT_FOUND, LIMIT_EXCEEDED for a
  * limit or "at capacity", SHUTTING_DOWN), then close. */
 void net_session_refuse_room(net_server *srv, net_client *c, uint32_t request_id, int status);
-/* The room's side of a placed client (and of a Hello in a server with a world): ACTIVE, admin or
- * not, named, and sent Welcome (its tick, bounds, id, room and features). The snapshot rate and
- * form are c->snap.snapshot_rate_hz and c->snap.quantized, set from its Hello before this call. */
-void net_session_welcome(net_server *srv, net_client *c, uint32_t request_id, bool admin,
+/* The room's side of a placed client (and of a Hello in a server with a world): ACTIVE, with what
+ * its Hello was granted (admin or not, of its room only, its body limit), named, and sent Welcome
+ * (its tick, bounds, id, room, body limit and features). The snapshot rate and form are
+ * c->snap.snapshot_rate_hz and c->snap.quantized, set from its Hello before this call. */
+void net_session_welcome(net_server *srv, net_client *c, uint32_t request_id, const net_grant *g,
                          const char *name, const char *room);
 
 #endif

@@ -28,10 +28,20 @@ static void send_room_info(net_server *srv, net_client *c, uint32_t rid, const n
     net_server_append(srv, c, &m);
 }
 
-/* Common to the three: admins only (FORBIDDEN, non-fatal, for others), and a server with rooms. */
+/* Common to the three: admins only (FORBIDDEN, non-fatal, for others), and a server with rooms.
+ * An admin by ticket is an admin of its own room and of nothing else (PROTOCOL.md 1.2 "Tickets"):
+ * the rooms of the daemon, its own included, are the admin token's. Every other message a
+ * session sends is about its own room: a session lives in one room's server, and ids are per
+ * room, so no query or move can reach another room. */
 static bool room_admin_allowed(net_server *srv, net_client *c, uint32_t rid) {
     if (!c->admin) {
         net_server_send_error(srv, c, rid, NET_ERR(FORBIDDEN), false, "rooms are for admins");
+        return false;
+    }
+    if (c->admin_room_only) {
+        net_server_send_error(srv, c, rid, NET_ERR(FORBIDDEN), false,
+                              "an admin by ticket manages its own room only: rooms are for the "
+                              "admin token");
         return false;
     }
     if (!srv->room_admin) {

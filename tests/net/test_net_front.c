@@ -20,11 +20,11 @@ typedef struct hook_ctx {
     int calls;
 } hook_ctx;
 
-static void place(net_server *srv, net_client *c, const net_hello_ticket *t, void *p) {
+static void place(net_server *srv, net_client *c, const net_hello_request *t, void *p) {
     hook_ctx *h = p;
     h->calls++;
     net_room_ref ref;
-    int st = (int)net_rooms_join(h->rooms, t->room, t->room_len, t->admin, &ref);
+    int st = (int)net_rooms_join(h->rooms, t->room, t->room_len, t->grant.admin, &ref);
     if (st != NET_ROOM_OK) {
         net_session_refuse_room(srv, c, t->request_id, st);
         return;
@@ -33,7 +33,7 @@ static void place(net_server *srv, net_client *c, const net_hello_ticket *t, voi
     net_hello_placement pl = {.room_id = ref.id,
                               .thread = ref.thread,
                               .request_id = t->request_id,
-                              .admin = t->admin,
+                              .grant = t->grant,
                               .all_events = t->all_events};
     memcpy(pl.room, t->room, t->room_len);
     net_client_hand_off(srv, c, &pl);
@@ -106,7 +106,7 @@ static void test_hello_placed_and_the_rest_kept(void) {
     memset(&b, 0, sizeof b);
     CHECK(net_client_open(room, &b, a.addr));
     CHECK(net_rooms_arrived(h.rooms, h.last.id));
-    net_session_welcome(room, &b, 7, a.admin, a.name, "r1");
+    net_session_welcome(room, &b, 7, &a.placement.grant, a.name, "r1");
     net_client_feed(room, &b, a.in.data, a.in.len);
     tu_msgs msgs;
     tu_take(&b, &msgs);

@@ -71,7 +71,7 @@ static void test_ticks_and_idle_close(void) {
     net_client p;
     memset(&p, 0, sizeof p);
     CHECK(net_client_open(r->srv, &p, "10.0.0.2:1"));
-    net_session_welcome(r->srv, &p, 1, false, "pat", "match");
+    net_session_welcome(r->srv, &p, 1, &(net_grant){0}, "pat", "match");
     run_for(&loop, 50);
     net_client_release(r->srv, &p);
     net_rooms_left(dir, ref.id);
@@ -87,7 +87,7 @@ static void test_ticks_and_idle_close(void) {
     net_client c;
     memset(&c, 0, sizeof c);
     CHECK(net_client_open(k->srv, &c, "10.0.0.1:1"));
-    net_session_welcome(k->srv, &c, 1, false, "bob", "kept");
+    net_session_welcome(k->srv, &c, 1, &(net_grant){0}, "bob", "kept");
     tu_msgs msgs;
     tu_take(&c, &msgs);
     tu_free(&msgs);
@@ -143,7 +143,7 @@ static void test_adopt_socket(void) {
     CHECK(sfd >= 0);
     uint8_t left[64];
     size_t left_len = tu_ping(9, 4242, left, sizeof left);
-    net_hello_ticket t = {.request_id = 5, .name = "alice", .room = "r1", .room_len = 2};
+    net_hello_request t = {.request_id = 5, .name = "alice", .room = "r1", .room_len = 2};
     CHECK(net_conn_adopt(&host, srv, sfd, &t, left, left_len));
     CHECK(host.conn_count == 1 && net_server_client_count(srv) == 1);
 

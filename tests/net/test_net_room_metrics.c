@@ -329,6 +329,44 @@ static void test_rooms_json(void) {
     net_buf_free(&out);
 }
 
+/* GET /rooms' players (issue 31: a ticket's sub is the name shown): exact text, escaped, and
+ * capped at NET_ROOMS_JSON_PLAYERS with the total told. */
+static void test_rooms_players_json(void) {
+    net_room_player p[2] = {{.room = "arena", .id = 3, .name = "player-7", .ticket = true},
+                            {.room = "default", .id = 1, .name = "a\"b", .admin = true}};
+    net_buf out = {0};
+    CHECK(net_rooms_render_players(p, 2, 2, &out));
+    CHECK(net_buf_append(&out, "", 1));
+    const char *want = "\"players\": [{\"room\": \"arena\", \"id\": 3, \"name\": \"player-7\", "
+                       "\"admin\": false, \"ticket\": true}, {\"room\": \"default\", \"id\": 1, "
+                       "\"name\": \"a\\\"b\", \"admin\": true, \"ticket\": false}], "
+                       "\"players_total\": 2, \"players_truncated\": false";
+    CHECK_MSG(strcmp((const char *)out.data, want) == 0, "got %s", (const char *)out.data);
+    out.len = 0;
+    CHECK(net_rooms_render_players(p, 0, 0, &out));
+    CHECK(net_buf_append(&out, "", 1));
+    CHECK(strcmp((const char *)out.data,
+                 "\"players\": [], \"players_total\": 0, \"players_truncated\": false") == 0);
+    enum { MANY = NET_ROOMS_JSON_PLAYERS + 10 };
+    net_room_player *many = calloc(MANY, sizeof *many);
+    CHECK(many);
+    for (int i = 0; i < MANY; i++) {
+        memset(many[i].room, 'r', NET_ROOM_NAME_MAX);
+        memset(many[i].name, 'n', NET_ROOM_PLAYER_NAME - 1);
+        many[i].id = UINT32_MAX;
+    }
+    out.len = 0;
+    bool ok = net_rooms_render_players(many, MANY, 5000, &out);
+    free(many);
+    CHECK(ok && net_buf_append(&out, "", 1));
+    int entries = 0;
+    for (const char *q = (const char *)out.data; (q = strstr(q, "{\"room\": ")) != NULL; q++)
+        entries++;
+    CHECK_MSG(entries == NET_ROOMS_JSON_PLAYERS, "%d entries", entries);
+    CHECK(strstr((const char *)out.data, "\"players_total\": 5000, \"players_truncated\": true"));
+    net_buf_free(&out);
+}
+
 TEST_MAIN(TEST(test_top_64_labelled_rest_other_exact), TEST(test_daemon_wide_is_the_sum),
           TEST(test_few_rooms_no_other_and_named_other), TEST(test_tick_quantile),
-          TEST(test_rooms_json))
+          TEST(test_rooms_json), TEST(test_rooms_players_json))

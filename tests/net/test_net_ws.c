@@ -19,10 +19,10 @@ static const char upgrade[] = "GET /v1 HTTP/1.1\r\nHost: t\r\nUpgrade: websocket
                               "Connection: Upgrade\r\nSec-WebSocket-Key: "
                               "dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n";
 
-static void place(net_server *srv, net_client *c, const net_hello_ticket *t, void *p) {
+static void place(net_server *srv, net_client *c, const net_hello_request *t, void *p) {
     (void)p;
     net_hello_placement pl = {
-        .room_id = 1, .request_id = t->request_id, .admin = t->admin, .room = "r"};
+        .room_id = 1, .request_id = t->request_id, .grant = t->grant, .room = "r"};
     net_client_hand_off(srv, c, &pl);
 }
 
@@ -122,7 +122,7 @@ static void test_hand_off_keeps_the_raw_bytes_after_hello(void) {
             memset(&b, 0, sizeof b);
             b.transport = net_transport_at(a.placement.transport);
             CHECK(net_client_open_adopted(room, &b, a.addr));
-            net_session_welcome(room, &b, 7, false, a.name, "r");
+            net_session_welcome(room, &b, 7, &a.placement.grant, a.name, "r");
             net_client_feed(room, &b, a.in.data, a.in.len);
             tu_smsg *msgs[8];
             size_t k = ws_messages(&b.out, msgs, 8);

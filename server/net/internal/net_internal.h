@@ -10,6 +10,8 @@
  *                      leaves: a bounded byte buffer, a client's known set, the token bucket, the
  *                      arena frames unpack into (and the one pre-scan of a frame), the flags, HTTP
  *                      requests, the room directory (and its one status-to-ErrorCode table)
+ *   net_ticket         the tickets' verifier: a token, the keys and the clock in, the claims or
+ *                      the check that failed out (libjwt; room names from net_rooms)
  *   net_baselines      a datagram client's states after its last snapshots, a ring (the baselines
  *                      its deltas are against)
  *   net_transport      the transport interface and its table (a leaf: names the registry's types;
@@ -22,7 +24,8 @@
  *   net_request        world status -> ErrorCode, wire shape -> geom shape (every request's)
  *   net_events         each step's contact and sensor events, queued per recipient (a datagram
  *                      client's sent at once, one Events message per tick)
- *   net_session_rooms  CreateRoom, CloseRoom, ListRooms
+ *   net_session_rooms  CreateRoom, CloseRoom, ListRooms (FORBIDDEN to an admin by ticket)
+ *   net_session_auth   who a Hello is: the tokens, a ticket (net_ticket) and what it grants
  *   net_queries        RayCast, OverlapQuery, ShapeCast
  *   net_snapshot       the snapshot writer of a stream client, in named phases over the view's
  *                      mirror, and the record encoders it shares (internal/net_snapshot_internal.h)
@@ -64,6 +67,7 @@
  * registry can include its own private declarations without an arrow back up. */
 typedef struct net_server net_server;
 typedef struct net_client net_client;
+typedef struct net_grant net_grant;
 
 typedef Collide__V1__ClientMessage net_client_msg;
 typedef Collide__V1__ServerMessage net_server_msg;
@@ -148,6 +152,14 @@ void net_events_free(net_server *srv);
 /* net_events.c: moves c's waiting events into the Snapshot body s, whole fields, oldest first,
  * while they fit in budget bytes; the rest wait for the next snapshot. */
 void net_events_take(net_client *c, net_buf *s, size_t budget);
+/* net_session_auth.c: who the Hello in frame is (the tokens, a ticket for room, room_len bytes,
+ * already mapped from ""). True with *g filled (and c's name from a ticket's sub) when it may go
+ * on; false when it was refused, a fatal Error sent. */
+bool net_session_authenticate(net_server *srv, net_client *c, uint32_t rid, const uint8_t *frame,
+                              size_t frame_len, const char *room, size_t room_len, net_grant *g);
+/* net_session.c: c's name for logs and /rooms: name with every byte that is not printable ASCII,
+ * or is '"' or '\\', as '_', cut to fit. */
+void net_session_set_name(net_client *c, const char *name);
 /* net_session_rooms.c */
 void net_session_create_room(net_server *srv, net_client *c, uint32_t rid,
                              const Collide__V1__CreateRoom *cr);

@@ -52,9 +52,16 @@ static bool key_read_file(const char *cmd, const char *flag, const char *path, c
         fprintf(stderr, "collide-client %s: %s: %s\n", cmd, from,
                 buf ? "read error" : "out of memory");
     } else {
-        while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
-            n--;
-        ok = key_set(cmd, from, buf, n, out);
+        /* The daemon's --ticket-key-file format: one key per line, blank lines skipped (a
+         * rotation's file holds two). The first key is the one tickets are signed with, so the
+         * same file serves both; put the new key first when rotating. */
+        size_t start = 0;
+        while (start < n && (buf[start] == '\n' || buf[start] == '\r'))
+            start++;
+        size_t end = start;
+        while (end < n && buf[end] != '\n' && buf[end] != '\r')
+            end++;
+        ok = key_set(cmd, from, buf + start, end - start, out);
     }
     if (buf) wipe(buf, CC_TICKET_KEY_MAX + 1u);
     free(buf);

@@ -108,9 +108,15 @@ def case_ticket_cli(a):
                          "--room", "r")
         check(r.returncode == 0 and not refused(KEY, r.stdout.strip()),
               "CR LF ends are dropped too")
-        binary = b"\x00\xffk\x01" + os.urandom(40)
+        # Any bytes but line ends (the daemon's --ticket-key-file format: one key per line).
+        binary = b"\x00\xffk\x01" + bytes(b for b in os.urandom(60) if b not in b"\r\n")
         r, _, _ = ticket(a, "--key-file", write_key(d, "bin", binary), "--room", "r")
         check(r.returncode == 0 and not refused(binary, r.stdout.strip()), "a binary key file")
+        # A rotation's file, as the daemon reads it: the first key signs.
+        r, _, _ = ticket(a, "--key-file", write_key(d, "two", b"\n" + KEY.encode() + b"\nold-key"
+                                                   + b"x" * 32 + b"\n"), "--room", "r")
+        check(r.returncode == 0 and not refused(KEY, r.stdout.strip()),
+              "a two-key file: signed with its first key")
         ticket_cli_claims(a)
         ticket_cli_sources(a, d, key_file)
         ticket_cli_refusals(a, d, key_file)

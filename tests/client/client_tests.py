@@ -138,6 +138,44 @@ def case_hold_live(a):
     check(si["scheduled"] > 10 * 30, "without --hold: 30 a second (%s)" % si)
 
 
+def case_ticket_live(a):
+    # Tickets end to end (issue 31): a daemon that takes only tickets (--ticket-required on) under
+    # a rotation's two keys (--ticket-key-file), and collide-client's own tickets.
+    with tempfile.TemporaryDirectory() as tmp:
+        def key_file(name, *keys):
+            path = os.path.join(tmp, name)
+            with open(path, "w") as f:
+                f.write("".join(k + "\n" for k in keys))
+            return path
+        new, old = "n" * 40, "o" * 40
+        both, old_only, wrong = key_file("both", new, old), key_file("old", old), \
+            key_file("wrong", "w" * 40)
+        run_args = ("--ramp", "0.5s", "--duration", "2s", "--drain", "20s", "--stall-timeout",
+                    "60s")
+        with Daemon(a.daemon, "--ticket-key-file", both, "--ticket-required", "on", "--token",
+                    "shared") as d:
+            r, j = load_json(a.client, d.port, "--ticket-key-file", both, "--rooms", "2",
+                             "--clients", "20", "--max-errors", "0", *run_args)
+            check(r.returncode == 0 and j["pass"] and j["clients_spawned"] == 20 and
+                  j["errors"]["total"] == 0 and j["disconnects"] == 0,
+                  "20 players in 2 rooms, each with its own ticket: all in, no error")
+            r, j = load_json(a.client, d.port, "--ticket-key-file", old_only, "--clients", "5",
+                             *run_args)
+            check(r.returncode == 0 and j["clients_spawned"] == 5,
+                  "a ticket under the old key still verifies during the changeover")
+            r, j = load_json(a.client, d.port, "--ticket-key-file", wrong, "--clients", "5",
+                             *run_args)
+            check(r.returncode != 0 and j["clients_spawned"] == 0 and
+                  "UNAUTHENTICATED" in r.stdout and "signature" in r.stdout,
+                  "tickets under another key: every player refused, the check named:\n" + r.stdout)
+            t = run([a.client, "ticket", "--key-file", both, "--room", "default"]).stdout.strip()
+            r = run([a.client, "ping", "--port", str(d.port), "--token", t])
+            check(r.returncode == 0, "ping with a ticket for the default room: " + r.stdout)
+            r = run([a.client, "ping", "--port", str(d.port), "--token", "shared"])
+            check(r.returncode != 0 and "ticket" in r.stdout + r.stderr,
+                  "the shared token is refused under --ticket-required on: " + r.stdout + r.stderr)
+
+
 def case_rooms_live(a):
     # Today's daemon puts every player in one world whatever Hello.room says; the per-room report
     # is the client's own bookkeeping, so it must add up to the totals and follow the round robin.

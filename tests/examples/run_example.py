@@ -4,6 +4,8 @@ it, then stops the daemon with SIGTERM and checks that it drained (exit 0, event
 Every wait is bounded; the daemon is killed if anything goes wrong.
 
 --example runs the TCP example (collide_example.py), twice: float, then quantized snapshots.
+With --tickets the daemon takes only tickets (--ticket-key, --ticket-required on) and the example
+mints its own (its mint_ticket, the standard library's hmac) and plays the float session with it.
 --udp-example runs the UDP example (collide_udp.py) on a free UDP port, with a TCP float watcher
 of the same area beside it: the example's decoded position of its body at rest must be the
 watcher's float position at the same tick within half a position quantum, which holds only if
@@ -22,6 +24,10 @@ import time
 # Lines the UDP example prints when each step of its session went as documented.
 UDP_EXAMPLE_STEPS = ["welcome:", "spawned:", "events: sensor", "reconciled:", "at rest:", "pong:",
                      "despawned:", "snapshots:", "ok: disconnected cleanly"]
+
+
+# The daemon's ticket key under --tickets (a test's key: 32 bytes, RFC 7518's least for HS256).
+TICKET_KEY = "example-ticket-key-0123456789abcdef"
 
 
 def free_udp_port():
@@ -120,11 +126,15 @@ def main():
     ap.add_argument("--udp-example", help="the UDP example, collide_udp.py")
     ap.add_argument("--gen", required=True, help="directory holding the generated collide_pb2.py")
     ap.add_argument("--python", default=sys.executable)
+    ap.add_argument("--tickets", action="store_true",
+                    help="the daemon takes only tickets; the example mints its own")
     args = ap.parse_args()
+    ticket_args = ["--ticket-key", TICKET_KEY, "--ticket-required", "on"] if args.tickets else []
 
     udp_port = free_udp_port() if args.udp_example else 0  # 0: the transport off
     daemon = subprocess.Popen([args.collided, "--port", "0", "--udp-port", str(udp_port),
-                               "--http-port", "0", "--ws-port", "0", "--bind", "127.0.0.1"],
+                               "--http-port", "0", "--ws-port", "0", "--bind", "127.0.0.1",
+                               *ticket_args],
                               stderr=subprocess.PIPE, text=True,
                               env={k: v for k, v in os.environ.items()
                                    if not k.startswith("COLLIDE_")})
@@ -190,7 +200,15 @@ def main():
 
 def run_tcp_example(args, port):
     """The TCP example, then the same session on quantized snapshots at 20 Hz (protocol 1.1): its
-    decoder, collide_quantized.py, against the daemon. Returns why it failed, or None."""
+    decoder, collide_quantized.py, against the daemon. Returns why it failed, or None. With
+    --tickets, the float session alone, on a ticket the example mints from the daemon's key."""
+    if args.tickets:
+        example = subprocess.run([args.python, args.example, "--gen", args.gen,
+                                  "--host", "127.0.0.1", "--port", str(port),
+                                  "--ticket-key", TICKET_KEY], timeout=120)
+        if example.returncode != 0:
+            return "the example client exited %d with its own ticket" % example.returncode
+        return None
     example = subprocess.run([args.python, args.example, "--gen", args.gen,
                               "--host", "127.0.0.1", "--port", str(port)], timeout=120)
     if example.returncode != 0:

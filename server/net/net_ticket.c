@@ -25,6 +25,7 @@
 #include "net_ticket.h"
 
 #include <errno.h>
+#include <math.h>
 #include <jwt.h>
 #include <nettle/hmac.h>
 #include <nettle/memops.h>
@@ -174,6 +175,30 @@ static claim_read claim_integer(jwt_t *j, const char *name, long long *v) {
     return zero ? CLAIM_OK : CLAIM_MISTYPED;
 }
 
+/* A time claim (exp, nbf, iat): RFC 7519's NumericDate, seconds since the epoch, "non-integer
+ * values can be represented", and backends send them (PyJWT passes a float from time.time()
+ * through as it is). An integer reads as claim_integer does; a real is taken from its JSON text
+ * and rounded the strict way: exp down, nbf and iat up, so a fraction never buys a ticket time.
+ * Beyond +-2^62 it is clamped, which no clock reaches. */
+static claim_read claim_time(jwt_t *j, const char *name, bool round_up, long long *v) {
+    claim_read r = claim_integer(j, name, v);
+    if (r != CLAIM_MISTYPED) return r;
+    errno = 0;
+    char *text = jwt_get_grants_json(j, name);
+    if (!text) return errno == EINVAL ? CLAIM_ABSENT : CLAIM_NO_MEMORY;
+    char *end = NULL;
+    /* jansson writes a number as digits, '.', 'e' and signs only: anything else (a string's
+     * quote, true, null, a bracket) stops strtod before the end */
+    double d = (text[0] == '-' || (text[0] >= '0' && text[0] <= '9')) ? strtod(text, &end) : 0.0;
+    bool number = end && *end == '\0' && isfinite(d);
+    free(text);
+    if (!number) return CLAIM_MISTYPED;
+    d = round_up ? ceil(d) : floor(d);
+    const double limit = 4611686018427387904.0; /* 2^62 */
+    *v = d > limit ? (long long)limit : d < -limit ? -(long long)limit : (long long)d;
+    return CLAIM_OK;
+}
+
 /* A boolean claim: libjwt reads true as 1 and every other value as 0, so anything but a 1 is
  * looked at in its JSON text. */
 static claim_read claim_bool(jwt_t *j, const char *name, bool *v) {
@@ -204,9 +229,9 @@ enum { C_EXP, C_NBF, C_IAT, C_ROOM, C_SUB, C_ADMIN, C_MAX_BODIES, C_COUNT };
 static const struct {
     const char *name, *type; /* the claim, and what it must be (for the refusal) */
 } claim_spec[C_COUNT] = {
-    {"exp", "an integer"},
-    {"nbf", "an integer"},
-    {"iat", "an integer"},
+    {"exp", "a number (NumericDate)"},
+    {"nbf", "a number (NumericDate)"},
+    {"iat", "a number (NumericDate)"},
     {"room", "a string"},
     {"sub", "a string"},
     {"admin", "a boolean"},
@@ -222,9 +247,9 @@ typedef struct raw_claims {
 /* Step 5 of net_ticket.h: every claim of the protocol that is present has its type; exp and
  * room are present. */
 static net_ticket_status read_claims(jwt_t *j, raw_claims *c, char *why, size_t why_size) {
-    c->read[C_EXP] = claim_integer(j, "exp", &c->exp);
-    c->read[C_NBF] = claim_integer(j, "nbf", &c->nbf);
-    c->read[C_IAT] = claim_integer(j, "iat", &c->iat);
+    c->read[C_EXP] = claim_time(j, "exp", false, &c->exp);
+    c->read[C_NBF] = claim_time(j, "nbf", true, &c->nbf);
+    c->read[C_IAT] = claim_time(j, "iat", true, &c->iat);
     c->read[C_ROOM] = claim_string(j, "room", &c->room);
     c->read[C_SUB] = claim_string(j, "sub", &c->sub);
     c->read[C_ADMIN] = claim_bool(j, "admin", &c->admin);

@@ -167,6 +167,11 @@ def clock_rules_with_leeway():
                    "issued in the future", room="a")
     d.client().hello(token=mint({"room": "a", "exp": now + 60, "iat": now + 2, "nbf": now - 9}),
                      room="a")
+    # RFC 7519's NumericDate may be a real (PyJWT passes time.time() through as it is)
+    t = time.time()
+    d.client().hello(token=mint({"room": "a", "exp": t + 60.5, "iat": t, "nbf": t - 0.5}),
+                     room="a")
+    expect_refused(d.client(), mint({"room": "a", "exp": t - 60.25}), "expired", room="a")
     d.stop_and_check()
 
 
@@ -175,7 +180,6 @@ def claim_types():
     d = daemon()
     now = int(time.time())
     for claims, name in (({"room": "a", "exp": str(now + 60)}, "exp"),
-                         ({"room": "a", "exp": now + 60.5}, "exp"),
                          ({"room": 7, "exp": now + 60}, "room"),
                          ({"room": "a", "exp": now + 60, "admin": "yes"}, "admin"),
                          ({"room": "a", "exp": now + 60, "admin": 1}, "admin"),

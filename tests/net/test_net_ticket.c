@@ -502,7 +502,7 @@ static void test_check_names(void) {
 
 TEST_MAIN(TEST(test_valid_ticket_and_its_claims), TEST(test_libjwt_minted_ticket),
           TEST(test_room_rule), TEST(test_exp_rule_and_leeway), TEST(test_nbf_and_iat_rules),
-          TEST(test_claim_types), TEST(test_times_as_reals), TEST(test_sub_kept_and_cut), TEST(test_signature),
-          TEST(test_empty_key_verifies_nothing), TEST(test_algorithms_refused),
-          TEST(test_size_bound_before_parsing), TEST(test_two_keys), TEST(test_malformed),
-          TEST(test_check_names))
+          TEST(test_claim_types), TEST(test_times_as_reals), TEST(test_sub_kept_and_cut),
+          TEST(test_signature), TEST(test_empty_key_verifies_nothing),
+          TEST(test_algorithms_refused), TEST(test_size_bound_before_parsing), TEST(test_two_keys),
+          TEST(test_malformed), TEST(test_check_names))

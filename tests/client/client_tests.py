@@ -174,6 +174,13 @@ def case_ticket_live(a):
             r = run([a.client, "ping", "--port", str(d.port), "--token", "shared"])
             check(r.returncode != 0 and "ticket" in r.stdout + r.stderr,
                   "the shared token is refused under --ticket-required on: " + r.stdout + r.stderr)
+        udp_port = free_udp_port()
+        with Daemon(a.daemon, "--ticket-key-file", both, "--ticket-required", "on",
+                    "--udp-port", str(udp_port)):
+            r, j = load_json(a.client, udp_port, "--transport", "udp", "--ticket-key-file", both,
+                             "--rooms", "2", "--clients", "10", "--max-errors", "0", *run_args)
+            check(r.returncode == 0 and j["clients_spawned"] == 10 and j["errors"]["total"] == 0,
+                  "over UDP too: 10 players with their own tickets, all in")
 
 
 def case_rooms_live(a):

@@ -18,15 +18,6 @@
 /* ---- Requests ----------------------------------------------------------------------------------
  */
 
-void net_session_set_name(net_client *c, const char *name) {
-    size_t n = 0;
-    for (const char *p = name ? name : ""; *p && n < sizeof c->name - 1; p++) {
-        unsigned char ch = (unsigned char)*p;
-        c->name[n++] = (ch >= 0x21 && ch < 0x7f && ch != '"' && ch != '\\') ? (char)ch : '_';
-    }
-    c->name[n] = '\0';
-}
-
 static void on_hello(net_server *srv, net_client *c, uint32_t rid, const Collide__V1__Hello *h,
                      const uint8_t *frame, size_t frame_len) {
     if (c->state == NET_CLIENT_ACTIVE) {

@@ -58,6 +58,17 @@ static net_ticket_rules ticket_rules(const net_server *srv) {
     return r;
 }
 
+/* Here, beside the ticket's sub that may rename a client, so that the session (which names it
+ * first, from Hello.name) calls down into this file and nothing here calls back up. */
+void net_session_set_name(net_client *c, const char *name) {
+    size_t n = 0;
+    for (const char *p = name ? name : ""; *p && n < sizeof c->name - 1; p++) {
+        unsigned char ch = (unsigned char)*p;
+        c->name[n++] = (ch >= 0x21 && ch < 0x7f && ch != '"' && ch != '\\') ? (char)ch : '_';
+    }
+    c->name[n] = '\0';
+}
+
 /* A ticket: verified for the Hello's room, its claims become the grant (and the name); refused,
  * the session ends with the check that failed. */
 static bool ticket_grant(net_server *srv, net_client *c, uint32_t rid, const uint8_t *tok,

@@ -1502,7 +1502,7 @@ static void test_metrics_render(void) {
     memset(&m, 0, sizeof m);
     net_metrics_observe_tick(&m, 0.0015);
     m.errors_total[E(RATE_LIMITED)] = 3;
-    net_gauges g = {2, 10, 5, 7, 1, 4294901760ull, 3, 0, 0};
+    net_gauges g = {2, 10, 5, 7, 1, 4294901760ull, 3, 0, 0, 4096, 65536};
     net_buf out = {0};
     CHECK(net_metrics_render(&m, &g, &out));
     CHECK(net_buf_append(&out, "", 1));
@@ -1516,6 +1516,9 @@ static void test_metrics_render(void) {
     CHECK(strstr(t, "collide_disconnects_total{reason=\"snapshot_lag\"} 0\n"));
     CHECK(strstr(t, "collide_disconnects_total{reason=\"frame_timeout\"} 0\n"));
     CHECK(strstr(t, "collide_disconnects_total{reason=\"pending_evicted\"} 0\n"));
+    CHECK(strstr(t, "collide_disconnects_total{reason=\"partial_frames\"} 0\n"));
+    CHECK(strstr(t, "# TYPE collide_partial_frame_bytes gauge\ncollide_partial_frame_bytes 4096\n"));
+    CHECK(strstr(t, "# TYPE collide_max_partial_bytes gauge\ncollide_max_partial_bytes 65536\n"));
     CHECK(strstr(t, "# TYPE collide_clients_pending gauge\ncollide_clients_pending 3\n"));
     CHECK(strstr(t, "# TYPE collide_log_lines_dropped_total counter\n"
                     "collide_log_lines_dropped_total 7\n"));

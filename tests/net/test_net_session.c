@@ -1570,6 +1570,18 @@ static void test_config_flags_and_env(void) {
     CHECK(net_config_parse(&cfg, 3, tl_zero, err, sizeof err, NULL) == NET_CONFIG_ERROR);
     unsetenv("COLLIDE_FRAME_TIMEOUT_MS");
     unsetenv("COLLIDE_MAX_SNAPSHOT_LAG_MS");
+    /* the partial-frame budget: 64 MiB by default, from the environment, a flag wins, >= 4096 */
+    net_config_default(&cfg);
+    CHECK(cfg.max_partial_bytes == 64u * 1024u * 1024u && cfg.partial_budget == NULL);
+    setenv("COLLIDE_MAX_PARTIAL_BYTES", "2097152", 1);
+    CHECK(net_config_parse(&cfg, 1, none, err, sizeof err, NULL) == NET_CONFIG_OK);
+    CHECK(cfg.max_partial_bytes == 2097152);
+    char *mp[] = {"collided", "--max-partial-bytes", "4096", NULL};
+    CHECK(net_config_parse(&cfg, 3, mp, err, sizeof err, NULL) == NET_CONFIG_OK);
+    CHECK(cfg.max_partial_bytes == 4096);
+    char *mp_small[] = {"collided", "--max-partial-bytes", "4095", NULL};
+    CHECK(net_config_parse(&cfg, 3, mp_small, err, sizeof err, NULL) == NET_CONFIG_ERROR);
+    unsetenv("COLLIDE_MAX_PARTIAL_BYTES");
     /* the parse limits: from the environment, a flag wins */
     net_config_default(&cfg);
     setenv("COLLIDE_MAX_HELLO_FRAME", "2000", 1);

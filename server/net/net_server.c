@@ -600,7 +600,7 @@ static void pending_trim(net_server *srv) {
     }
 }
 
-/* ---- Partial frames (--max-partial-bytes) ----------------------------------------------------- */
+/* ---- Partial frames (--max-partial-bytes) ------------------------------------------------- */
 
 static void partial_unlink(net_server *srv, net_client *c) {
     if (c->partial_prev)

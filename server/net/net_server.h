@@ -383,16 +383,16 @@ net_io net_client_next_io(const net_client *c);
 void net_client_take_output(net_client *c, net_buf *into);
 /* The write of what net_client_take_output gave has completed. */
 void net_client_written(net_server *srv, net_client *c);
+/* c's read buffer started, grew or stopped holding a partial frame, or holds a newer one
+ * (net_client_feed): counted in the daemon-wide budget (--max-partial-bytes). When that grew it
+ * over the bound, this server's clients holding a partial frame are cut (NET_DISC_PARTIAL_FRAMES),
+ * oldest first, c too when its turn comes, until the budget is back under or this server holds
+ * none. Exact oldest-first within a server; across servers (the front, each room, other threads)
+ * the server whose read crossed the bound cuts its own (docs/net-design.md, docs/operations.md
+ * "Partial frames, all clients"). */
+void net_server_partial_changed(net_server *srv, net_client *c);
 /* Bytes read from c's socket: counted (bytes_in_total, and its transport's share), then read by
  * its transport, which hands each whole message to the session. */
-/* c's read buffer started, grew or stopped holding a partial frame, or holds a newer one
- * (net_client_feed): counted in
- * the daemon-wide budget (--max-partial-bytes). When that grew it over the bound, this server's
- * clients holding a partial frame are cut (NET_DISC_PARTIAL_FRAMES), oldest first, c too when its
- * turn comes, until the budget is back under or this server holds none. Exact oldest-first within
- * a server; across servers (the front, each room, other threads) the server whose read crossed
- * the bound cuts its own: docs/net-design.md "Partial frames". */
-void net_server_partial_changed(net_server *srv, net_client *c);
 static inline void net_client_feed(net_server *srv, net_client *c, const uint8_t *data,
                                    size_t len) {
     srv->metrics.bytes_in_total += len;

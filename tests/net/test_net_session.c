@@ -1517,7 +1517,8 @@ static void test_metrics_render(void) {
     CHECK(strstr(t, "collide_disconnects_total{reason=\"frame_timeout\"} 0\n"));
     CHECK(strstr(t, "collide_disconnects_total{reason=\"pending_evicted\"} 0\n"));
     CHECK(strstr(t, "collide_disconnects_total{reason=\"partial_frames\"} 0\n"));
-    CHECK(strstr(t, "# TYPE collide_partial_frame_bytes gauge\ncollide_partial_frame_bytes 4096\n"));
+    CHECK(strstr(t, "# TYPE collide_partial_frame_bytes gauge\n"
+                    "collide_partial_frame_bytes 4096\n"));
     CHECK(strstr(t, "# TYPE collide_max_partial_bytes gauge\ncollide_max_partial_bytes 65536\n"));
     CHECK(strstr(t, "# TYPE collide_clients_pending gauge\ncollide_clients_pending 3\n"));
     CHECK(strstr(t, "# TYPE collide_log_lines_dropped_total counter\n"

@@ -44,6 +44,10 @@ void net_config_default(net_config *cfg) {
     cfg->max_snapshot_lag_ms = 2000;
     cfg->max_pending_events = 65536;
     cfg->frame_timeout_ms = 10000;
+    /* 64 MiB: 1,024 frames of the default --max-frame at once, far more than honest clients
+     * ever hold (a frame is partial for a round trip at most), while 10,000 attackers holding a
+     * 64 KiB frame each would otherwise pin 640 MiB. */
+    cfg->max_partial_bytes = 64u * 1024u * 1024u;
     cfg->view_radius = 80.0f;
     cfg->max_view_extent = 1000.0f;
     cfg->http_max_connections = 32;
@@ -176,6 +180,10 @@ static const opt_def opts[] = {
      "events are never dropped (default 65536)"},
     {"frame-timeout-ms", "COLLIDE_FRAME_TIMEOUT_MS", OPT_U32, F(frame_timeout_ms), 0, 1, 3600000,
      "MS  a frame begun must arrive whole within this (default 10000)"},
+    {"max-partial-bytes", "COLLIDE_MAX_PARTIAL_BYTES", OPT_SIZE, F(max_partial_bytes), 0, 4096,
+     17179869184.0,
+     "BYTES  read buffers holding frames begun but not yet whole, all clients together; past it "
+     "the client holding the oldest is cut (default 67108864)"},
     {"view-radius", "COLLIDE_VIEW_RADIUS", OPT_FLOAT, F(view_radius), 0, 0, 1e7,
      "UNITS  default view half size around own bodies (default 80)"},
     {"max-view-extent", "COLLIDE_MAX_VIEW_EXTENT", OPT_FLOAT, F(max_view_extent), 0, 1, 1e9,

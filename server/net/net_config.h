@@ -48,6 +48,8 @@ typedef struct net_config {
     uint32_t hello_timeout_ms;        /* close a connection that has not said Hello by then */
     uint32_t max_snapshot_lag_ms;     /* cut a client whose oldest queued output is older */
     uint32_t frame_timeout_ms;        /* cut a client holding a partial frame longer than this */
+    size_t max_partial_bytes;         /* read-buffer bytes held for partial frames, daemon-wide;
+                                         past it the oldest holder is cut (net_partial.h) */
     float view_radius;                /* default view: boxes of this half size around own bodies */
     float max_view_extent;            /* widest and tallest view box a non-admin may have */
     uint32_t http_max_connections;    /* concurrent /metrics and /healthz connections */
@@ -94,6 +96,10 @@ typedef struct net_config {
     bool ticket_required;       /* players must present a ticket; --token admits none */
     uint32_t ticket_leeway_s;   /* clock skew allowed on a ticket's exp, nbf and iat */
     uint32_t ticket_max_bytes;  /* a longer token that is no token of ours is refused unread */
+    /* Not a flag: the one budget every server of the process counts against (the daemon's,
+     * net_daemon.c; copied with the rest into each server's cfg). NULL: each server has its own,
+     * of max_partial_bytes (unit tests, the fuzz target). */
+    struct net_partial_budget *partial_budget;
 } net_config;
 
 void net_config_default(net_config *cfg);

@@ -42,6 +42,7 @@ struct net_daemon {
     bool draining;                      /* shutdown started */
     bool finished;                      /* every long-lived handle is closing */
     net_agones *agones;                 /* the Agones SDK client (NULL: off) */
+    net_partial_budget partial; /* --max-partial-bytes: the front and every room count here */
     bool agones_shutting;               /* Shutdown was asked after the drain */
     bool agones_done;                   /* ... and is over (or the client is closed) */
     uint8_t read_chunk[NET_READ_CHUNK]; /* shared read buffer (reads are handled one at a time) */
@@ -321,6 +322,8 @@ int net_daemon_run(const net_config *cfg_in, char *world_text, size_t world_len,
         return 1;
     }
     net_config cfg = *cfg_in;
+    net_partial_init(&d->partial, cfg.max_partial_bytes);
+    cfg.partial_budget = &d->partial; /* every server made from cfg (rooms: hosts.cfg) shares it */
     if (cfg.threads == 0) cfg.threads = (uint32_t)uv_available_parallelism();
     if (cfg.threads == 0) cfg.threads = 1;
     net_rooms_config rc = {cfg.threads, cfg.max_rooms, cfg.max_clients, cfg.room_auto_create, text};

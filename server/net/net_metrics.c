@@ -24,7 +24,8 @@ const char *net_disconnect_reason_str(net_disconnect_reason reason) {
     static const char *names[NET_DISC_REASON_COUNT] = {
         "client_closed", "read_error",      "write_error", "fatal_error",    "hello_timeout",
         "slow_client",   "server_full",     "shutdown",    "out_of_memory",  "snapshot_lag",
-        "frame_timeout", "pending_evicted", "room_closed", "events_backlog", "timeout"};
+        "frame_timeout", "pending_evicted", "room_closed", "events_backlog", "timeout",
+        "partial_frames"};
     return (unsigned)reason < NET_DISC_REASON_COUNT ? names[reason] : "unknown";
 }
 
@@ -196,6 +197,15 @@ static bool render_population(const net_gauges *g, net_buf *out) {
               "collide_history_bytes_per_mover_tick gauge\ncollide_history_bytes_per_mover_tick "
               "%.3f\n",
               g->history_records ? (double)g->history_bytes / (double)g->history_records : 0.0);
+    ok &= put(out,
+              "# HELP collide_partial_frame_bytes Read-buffer memory held for frames begun and not "
+              "yet whole, all clients.\n# TYPE collide_partial_frame_bytes gauge\n"
+              "collide_partial_frame_bytes %zu\n",
+              g->partial_frame_bytes);
+    ok &= put(out,
+              "# HELP collide_max_partial_bytes Its bound (--max-partial-bytes).\n# TYPE "
+              "collide_max_partial_bytes gauge\ncollide_max_partial_bytes %zu\n",
+              g->max_partial_bytes);
     return ok;
 }
 

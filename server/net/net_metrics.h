@@ -40,6 +40,7 @@ typedef enum net_disconnect_reason {
     NET_DISC_ROOM_CLOSED,       /* its room was closed (CloseRoom, idle) */
     NET_DISC_EVENTS_BACKLOG,    /* more events waiting than --max-pending-events */
     NET_DISC_TIMEOUT,           /* a UDP peer stopped answering (--udp-timeout-ms) */
+    NET_DISC_PARTIAL_FRAMES,    /* held the oldest partial frame over --max-partial-bytes */
     NET_DISC_REASON_COUNT
 } net_disconnect_reason;
 
@@ -125,6 +126,8 @@ typedef struct net_gauges {
     uint32_t clients_pending;    /* connections open now that have not said Hello */
     size_t history_bytes;        /* memory of the worlds' query history rings (--history-ms) */
     uint64_t history_records;    /* mover states those rings hold (movers x ticks kept) */
+    size_t partial_frame_bytes;  /* read buffers holding partial frames, daemon-wide */
+    size_t max_partial_bytes;    /* their bound, --max-partial-bytes */
 } net_gauges;
 
 /* Appends the Prometheus text exposition; false on out of memory. */

@@ -35,6 +35,8 @@ net_server *net_server_registry_create(const net_config *cfg, world *w) {
         return NULL;
     }
     srv->pb_alloc = &srv->arena.pb;
+    net_partial_init(&srv->own_partial, cfg->max_partial_bytes);
+    srv->partial = cfg->partial_budget ? cfg->partial_budget : &srv->own_partial;
     return srv;
 }
 
@@ -143,7 +145,8 @@ bool net_server_render_metrics(const net_server *srv, net_buf *out) {
     if (srv->world) world_get_stats(srv->world, &ws); /* front mode has no world */
     net_gauges g = {srv->client_count,       ws.static_bodies, ws.moving_bodies,
                     net_log_dropped_total(), ws.slots_retired, ws.ids_left,
-                    srv->pending_count,      ws.history_bytes, ws.history_records};
+                    srv->pending_count,      ws.history_bytes, ws.history_records,
+                    net_partial_held(srv->partial), srv->partial->max};
     /* One room today, `default`, holding every counter: the daemon-wide series are its own. */
     net_room_metrics room = {NET_ROOM_DEFAULT, &srv->metrics,
                              srv->client_count - srv->pending_count, ws.static_bodies,
@@ -597,6 +600,67 @@ static void pending_trim(net_server *srv) {
     }
 }
 
+/* ---- Partial frames (--max-partial-bytes) ------------------------------------------------- */
+
+static void partial_unlink(net_server *srv, net_client *c) {
+    if (c->partial_prev)
+        c->partial_prev->partial_next = c->partial_next;
+    else
+        srv->partial_head = c->partial_next;
+    if (c->partial_next)
+        c->partial_next->partial_prev = c->partial_prev;
+    else
+        srv->partial_tail = c->partial_prev;
+    c->partial_prev = c->partial_next = NULL;
+}
+
+/* Counts held bytes for c in the budget, keeping the server's list of holders oldest first:
+ * a client joins at the tail when it begins to hold and leaves when it holds none. Returns the
+ * daemon-wide total after the change. */
+static size_t partial_set(net_server *srv, net_client *c, size_t held) {
+    size_t total = net_partial_change(srv->partial, c->in_held, held);
+    /* A frame that began since the client joined the list (the one it was counted for completed
+     * within the same read) makes it young again: a client that streams frames across reads
+     * must not stay at the head, first in line to be cut, for as long as it keeps busy. */
+    bool newer = held > 0 && c->in_held > 0 && c->in_since_us != c->in_held_since;
+    if ((held == 0 || newer) && c->in_held > 0) partial_unlink(srv, c);
+    if (held > 0 && (c->in_held == 0 || newer)) {
+        c->partial_prev = srv->partial_tail;
+        c->partial_next = NULL;
+        if (srv->partial_tail)
+            srv->partial_tail->partial_next = c;
+        else
+            srv->partial_head = c;
+        srv->partial_tail = c;
+        c->in_held_since = c->in_since_us;
+    }
+    c->in_held = held;
+    return total;
+}
+
+void net_server_partial_changed(net_server *srv, net_client *c) {
+    size_t was = c->in_held;
+    size_t held = c->in.len > 0 && !c->handed_off ? c->in.cap : 0;
+    size_t total = partial_set(srv, c, held);
+    /* Only growth cuts: a buffer that shrank or emptied never costs anyone their connection. */
+    while (held > was && total > srv->partial->max && srv->partial_head) {
+        net_client *old = srv->partial_head;
+        size_t bytes = old->in.len;
+        /* Its buffer goes now, not at the close (the next flush): the loop must see the budget
+         * fall, and the memory is what the bound is about. Nothing reads it again: a kill takes
+         * no more input. */
+        total = partial_set(srv, old, 0);
+        net_buf_free(&old->in);
+        if (!old->kill) /* one that was already cut is only freed sooner */
+            net_log(NET_LOG_WARN, "partial_frames", old->id, old->addr,
+                    "oldest partial frame (%zu bytes, %llu ms old) cut: %zu bytes held for "
+                    "partial frames in all, limit %zu",
+                    bytes, (unsigned long long)((srv->now_us - old->in_since_us) / 1000u), total,
+                    srv->partial->max);
+        net_server_kill(srv, old, NET_DISC_PARTIAL_FRAMES);
+    }
+}
+
 void net_client_release(net_server *srv, net_client *c) {
     if (c->index == UINT32_MAX) return;
     COLLIDE_ASSERT(c->index < srv->client_count && srv->clients[c->index] == c);
@@ -633,6 +697,7 @@ void net_client_release(net_server *srv, net_client *c) {
                 "reason=%s name=%s", net_disconnect_reason_str(c->reason),
                 c->name[0] ? c->name : "-");
     }
+    partial_set(srv, c, 0);
     net_buf_free(&c->in);
     net_buf_free(&c->out);
     net_buf_free(&c->ev.events);

@@ -23,6 +23,7 @@
 #include "net_config.h"
 #include "net_known.h"
 #include "net_metrics.h"
+#include "net_partial.h"
 #include "net_rate.h"
 #include "net_rooms.h"
 #include "net_transport.h"
@@ -190,6 +191,11 @@ typedef struct net_client {
     uint64_t closing_us;            /* monotonic time CLOSING was entered */
     net_buf in;                     /* bytes of a partial frame kept across reads */
     uint64_t in_since_us;           /* monotonic time the partial frame in `in` began */
+    size_t in_held;                 /* bytes of `in` counted in the partial-frame budget: its
+                                       capacity while it holds a partial frame, else 0 */
+    uint64_t in_held_since;         /* in_since_us of the frame counted in in_held */
+    struct net_client *partial_prev, *partial_next; /* the server's holders (in_held > 0), in the
+                                                       order their frames began: oldest first */
     net_buf out;                    /* encoded frames not yet handed to the socket */
     uint64_t out_since_us;          /* monotonic time the oldest byte in `out` was queued */
     size_t inflight;                /* bytes handed to the socket and not yet confirmed written */
@@ -253,6 +259,11 @@ typedef struct net_server {
     size_t spawn_point_count; /* entries in spawn_points */
     size_t next_spawn_point;  /* where the round robin looks first */
     net_overload overload;    /* the overload detector (metrics.overloaded) */
+    net_partial_budget *partial; /* --max-partial-bytes: cfg.partial_budget, shared by every server
+                                    of the daemon, or own_partial */
+    net_partial_budget own_partial; /* a server alone's budget (no shared one given) */
+    net_client *partial_head;       /* its client holding a partial frame longest (cut first) */
+    net_client *partial_tail;       /* the newest such */
     uint32_t error_index;     /* Error.index of the errors sent now: the MoveIntents item being
                                  handled (position + 1), 0 outside a batch (net_session.c) */
     /* The layers above keep their per-server state behind these, each type private to the file
@@ -372,6 +383,14 @@ net_io net_client_next_io(const net_client *c);
 void net_client_take_output(net_client *c, net_buf *into);
 /* The write of what net_client_take_output gave has completed. */
 void net_client_written(net_server *srv, net_client *c);
+/* c's read buffer started, grew or stopped holding a partial frame, or holds a newer one
+ * (net_client_feed): counted in the daemon-wide budget (--max-partial-bytes). When that grew it
+ * over the bound, this server's clients holding a partial frame are cut (NET_DISC_PARTIAL_FRAMES),
+ * oldest first, c too when its turn comes, until the budget is back under or this server holds
+ * none. Exact oldest-first within a server; across servers (the front, each room, other threads)
+ * the server whose read crossed the bound cuts its own (docs/net-design.md, docs/operations.md
+ * "Partial frames, all clients"). */
+void net_server_partial_changed(net_server *srv, net_client *c);
 /* Bytes read from c's socket: counted (bytes_in_total, and its transport's share), then read by
  * its transport, which hands each whole message to the session. */
 static inline void net_client_feed(net_server *srv, net_client *c, const uint8_t *data,
@@ -379,6 +398,13 @@ static inline void net_client_feed(net_server *srv, net_client *c, const uint8_t
     srv->metrics.bytes_in_total += len;
     srv->metrics.transports[c->transport->id].bytes_in += len;
     c->transport->feed(srv, c, data, len);
+    /* The transport grew or emptied c->in: counted once here, after it is done with the buffer,
+     * for every transport; the budget's cuts (which free other clients' buffers) happen only
+     * here, never under a transport's feet. A handed-off client's bytes are the room's and leave
+     * with it at this turn's flush. */
+    size_t held = c->in.len > 0 && !c->handed_off ? c->in.cap : 0;
+    if (held != c->in_held || (held > 0 && c->in_since_us != c->in_held_since))
+        net_server_partial_changed(srv, c);
 }
 /* Whether bytes read from the client are still wanted (neither killed nor CLOSING). */
 static inline bool net_client_accepts_input(const net_client *c) {

@@ -1502,7 +1502,7 @@ static void test_metrics_render(void) {
     memset(&m, 0, sizeof m);
     net_metrics_observe_tick(&m, 0.0015);
     m.errors_total[E(RATE_LIMITED)] = 3;
-    net_gauges g = {2, 10, 5, 7, 1, 4294901760ull, 3, 0, 0};
+    net_gauges g = {2, 10, 5, 7, 1, 4294901760ull, 3, 0, 0, 4096, 65536};
     net_buf out = {0};
     CHECK(net_metrics_render(&m, &g, &out));
     CHECK(net_buf_append(&out, "", 1));
@@ -1516,6 +1516,10 @@ static void test_metrics_render(void) {
     CHECK(strstr(t, "collide_disconnects_total{reason=\"snapshot_lag\"} 0\n"));
     CHECK(strstr(t, "collide_disconnects_total{reason=\"frame_timeout\"} 0\n"));
     CHECK(strstr(t, "collide_disconnects_total{reason=\"pending_evicted\"} 0\n"));
+    CHECK(strstr(t, "collide_disconnects_total{reason=\"partial_frames\"} 0\n"));
+    CHECK(strstr(t, "# TYPE collide_partial_frame_bytes gauge\n"
+                    "collide_partial_frame_bytes 4096\n"));
+    CHECK(strstr(t, "# TYPE collide_max_partial_bytes gauge\ncollide_max_partial_bytes 65536\n"));
     CHECK(strstr(t, "# TYPE collide_clients_pending gauge\ncollide_clients_pending 3\n"));
     CHECK(strstr(t, "# TYPE collide_log_lines_dropped_total counter\n"
                     "collide_log_lines_dropped_total 7\n"));
@@ -1567,6 +1571,18 @@ static void test_config_flags_and_env(void) {
     CHECK(net_config_parse(&cfg, 3, tl_zero, err, sizeof err, NULL) == NET_CONFIG_ERROR);
     unsetenv("COLLIDE_FRAME_TIMEOUT_MS");
     unsetenv("COLLIDE_MAX_SNAPSHOT_LAG_MS");
+    /* the partial-frame budget: 64 MiB by default, from the environment, a flag wins, >= 4096 */
+    net_config_default(&cfg);
+    CHECK(cfg.max_partial_bytes == 64u * 1024u * 1024u && cfg.partial_budget == NULL);
+    setenv("COLLIDE_MAX_PARTIAL_BYTES", "2097152", 1);
+    CHECK(net_config_parse(&cfg, 1, none, err, sizeof err, NULL) == NET_CONFIG_OK);
+    CHECK(cfg.max_partial_bytes == 2097152);
+    char *mp[] = {"collided", "--max-partial-bytes", "4096", NULL};
+    CHECK(net_config_parse(&cfg, 3, mp, err, sizeof err, NULL) == NET_CONFIG_OK);
+    CHECK(cfg.max_partial_bytes == 4096);
+    char *mp_small[] = {"collided", "--max-partial-bytes", "4095", NULL};
+    CHECK(net_config_parse(&cfg, 3, mp_small, err, sizeof err, NULL) == NET_CONFIG_ERROR);
+    unsetenv("COLLIDE_MAX_PARTIAL_BYTES");
     /* the parse limits: from the environment, a flag wins */
     net_config_default(&cfg);
     setenv("COLLIDE_MAX_HELLO_FRAME", "2000", 1);

@@ -6,10 +6,11 @@
  * include graph has no cycle and no arrow back up).
  *
  * The socket-free core (collide_net: no libuv; unit tests, the fuzz target and bench_net drive it):
- *   net_buf, net_known, net_rate, net_arena, net_config, net_http, net_rooms
+ *   net_buf, net_known, net_rate, net_arena, net_config, net_http, net_rooms, net_partial
  *                      leaves: a bounded byte buffer, a client's known set, the token bucket, the
  *                      arena frames unpack into (and the one pre-scan of a frame), the flags, HTTP
- *                      requests, the room directory (and its one status-to-ErrorCode table)
+ *                      requests, the room directory (and its one status-to-ErrorCode table), the
+ *                      daemon-wide count of memory held for partial frames (--max-partial-bytes)
  *   net_ticket         the tickets' verifier: a token, the keys and the clock in, the claims or
  *                      the check that failed out (libjwt; room names from net_rooms)
  *   net_baselines      a datagram client's states after its last snapshots, a ring (the baselines

@@ -19,7 +19,8 @@
  * cannot see them, and the slow-reader limits would only act once megabytes sit in the kernel.
  * Capped, the backlog shows up in our own queue, where stale snapshots are dropped instead of
  * delivered late. 128 KiB (Linux doubles it) still covers a 64 KiB snapshot per tick to a
- * client that keeps up, and the bandwidth-delay product of a 100 Mb/s, 20 ms link. */
+ * client that keeps up, and the bandwidth-delay product of a 100 Mb/s, 20 ms link. What the
+ * kernel does hold still counts toward a client's lag ("What waits in the kernel" below). */
 #define NET_SNDBUF_BYTES (128 * 1024)
 
 /* The bytes the kernel took, in runs by queue time (conn_kernel_took): enough runs for twice the
@@ -33,18 +34,18 @@ typedef struct net_kernel_run {
 } net_kernel_run;
 
 typedef struct net_conn {
-    uv_tcp_t tcp;     /* the socket; tcp.data points back here */
-    uv_write_t wreq;  /* the one write in flight */
-    net_buf inflight; /* bytes handed to uv_write, alive until its callback */
-    bool writing;     /* wreq is in flight */
-    bool closing;     /* uv_close has been called */
-    bool lingering;   /* WebSocket closed by us: reading and discarding until the peer's EOF */
+    uv_tcp_t tcp;         /* the socket; tcp.data points back here */
+    uv_write_t wreq;      /* the one write in flight */
+    net_buf inflight;     /* bytes handed to uv_write, alive until its callback */
+    bool writing;         /* wreq is in flight */
+    bool closing;         /* uv_close has been called */
+    bool lingering;       /* WebSocket closed by us: reading and discarding until the peer's EOF */
     size_t inflight_sent; /* of inflight, what uv_try_write wrote before uv_write took the rest */
-    uv_shutdown_t shutdown_req; /* the FIN after the close frame, while lingering */
-    net_conn_host *host;        /* the loop's owner */
-    net_server *srv;            /* the server this client belongs to */
-    net_client client;          /* protocol state */
-    uint64_t written;           /* bytes the kernel took from us, ever */
+    uv_shutdown_t shutdown_req;           /* the FIN after the close frame, while lingering */
+    net_conn_host *host;                  /* the loop's owner */
+    net_server *srv;                      /* the server this client belongs to */
+    net_client client;                    /* protocol state */
+    uint64_t written;                     /* bytes the kernel took from us, ever */
     net_kernel_run runs[NET_KERNEL_RUNS]; /* a ring: those the peer may not have acknowledged */
     uint32_t run_head;                    /* the oldest run's slot */
     uint32_t run_count;                   /* runs in the ring */

@@ -117,7 +117,9 @@ static void conn_kernel_refresh(net_client *c) {
     if (conn->closing || uv_fileno((uv_handle_t *)&conn->tcp, &fd) != 0 ||
         ioctl(fd, SIOCOUTQ, &unacked) != 0 || unacked < 0)
         return; /* nothing learnt: the lag stays as known */
-    uint64_t acked = conn->written - (uint64_t)unacked;
+    /* A socket taken over from the front may still hold bytes the front wrote (a WebSocket's
+     * 101): counted unacknowledged here too, they only make the lag look longer, never shorter. */
+    uint64_t acked = conn->written > (uint64_t)unacked ? conn->written - (uint64_t)unacked : 0;
     while (conn->run_count > 0 && conn->runs[conn->run_head].end <= acked) {
         conn->run_head = (conn->run_head + 1u) % NET_KERNEL_RUNS;
         conn->run_count--;

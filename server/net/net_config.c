@@ -173,7 +173,9 @@ static const opt_def opts[] = {
     {"hello-timeout-ms", "COLLIDE_HELLO_TIMEOUT_MS", OPT_U32, F(hello_timeout_ms), 0, 1, 3600000,
      "MS  time allowed before Hello (default 2000)"},
     {"max-snapshot-lag-ms", "COLLIDE_MAX_SNAPSHOT_LAG_MS", OPT_U32, F(max_snapshot_lag_ms), 0, 1,
-     3600000, "MS  a client whose oldest unsent output is older than this is cut (default 2000)"},
+     3600000,
+     "MS  a client whose oldest output not yet received (here or in the kernel) is older than this "
+     "is cut (default 2000)"},
     {"max-pending-events", "COLLIDE_MAX_PENDING_EVENTS", OPT_U32, F(max_pending_events), 0, 1,
      100000000,
      "N  contact/sensor events waiting for one client's next snapshot; past it the client is cut, "

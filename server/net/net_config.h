@@ -46,7 +46,7 @@ typedef struct net_config {
     float rate_limit_bytes;           /* frame bytes per second per client; burst = 2 s worth */
     size_t max_queued_bytes;          /* hard limit of queued output; soft = a quarter */
     uint32_t hello_timeout_ms;        /* close a connection that has not said Hello by then */
-    uint32_t max_snapshot_lag_ms;     /* cut a client whose oldest queued output is older */
+    uint32_t max_snapshot_lag_ms;     /* cut a client whose oldest output not received is older */
     uint32_t frame_timeout_ms;        /* cut a client holding a partial frame longer than this */
     size_t max_partial_bytes;         /* read-buffer bytes held for partial frames, daemon-wide;
                                          past it the oldest holder is cut (net_partial.h) */

@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <fcntl.h>
+#include <sys/ioctl.h>
+#include <linux/sockios.h>
 #include <unistd.h>
 #include <time.h>
 
@@ -17,20 +19,36 @@
  * cannot see them, and the slow-reader limits would only act once megabytes sit in the kernel.
  * Capped, the backlog shows up in our own queue, where stale snapshots are dropped instead of
  * delivered late. 128 KiB (Linux doubles it) still covers a 64 KiB snapshot per tick to a
- * client that keeps up, and the bandwidth-delay product of a 100 Mb/s, 20 ms link. */
+ * client that keeps up, and the bandwidth-delay product of a 100 Mb/s, 20 ms link. What the
+ * kernel does hold still counts toward a client's lag ("What waits in the kernel" below). */
 #define NET_SNDBUF_BYTES (128 * 1024)
 
+/* The bytes the kernel took, in runs by queue time (conn_kernel_took): enough runs for twice the
+ * lag at NET_KERNEL_RUNS / 2 runs per lag, which the sweep's refresh never lets pile up further
+ * for a client it would not cut. */
+#define NET_KERNEL_RUNS 32u
+
+typedef struct net_kernel_run {
+    uint64_t end;      /* the byte count written to the socket at the run's end */
+    uint64_t since_us; /* monotonic queue time of the run's oldest byte */
+} net_kernel_run;
+
 typedef struct net_conn {
-    uv_tcp_t tcp;     /* the socket; tcp.data points back here */
-    uv_write_t wreq;  /* the one write in flight */
-    net_buf inflight; /* bytes handed to uv_write, alive until its callback */
-    bool writing;     /* wreq is in flight */
-    bool closing;     /* uv_close has been called */
-    bool lingering;   /* WebSocket closed by us: reading and discarding until the peer's EOF */
-    uv_shutdown_t shutdown_req; /* the FIN after the close frame, while lingering */
-    net_conn_host *host;        /* the loop's owner */
-    net_server *srv;            /* the server this client belongs to */
-    net_client client;          /* protocol state */
+    uv_tcp_t tcp;         /* the socket; tcp.data points back here */
+    uv_write_t wreq;      /* the one write in flight */
+    net_buf inflight;     /* bytes handed to uv_write, alive until its callback */
+    bool writing;         /* wreq is in flight */
+    bool closing;         /* uv_close has been called */
+    bool lingering;       /* WebSocket closed by us: reading and discarding until the peer's EOF */
+    size_t inflight_sent; /* of inflight, what uv_try_write wrote before uv_write took the rest */
+    uv_shutdown_t shutdown_req;           /* the FIN after the close frame, while lingering */
+    net_conn_host *host;                  /* the loop's owner */
+    net_server *srv;                      /* the server this client belongs to */
+    net_client client;                    /* protocol state */
+    uint64_t written;                     /* bytes the kernel took from us, ever */
+    net_kernel_run runs[NET_KERNEL_RUNS]; /* a ring: those the peer may not have acknowledged */
+    uint32_t run_head;                    /* the oldest run's slot */
+    uint32_t run_count;                   /* runs in the ring */
 } net_conn;
 
 void net_conn_set_clock(net_server *srv) {
@@ -63,6 +81,52 @@ static net_conn *conn_of(net_client *c) {
     return (net_conn *)(void *)((char *)c - offsetof(net_conn, client));
 }
 
+/* ---- What waits in the kernel ----------------------------------------------------------------
+ * The kernel's send buffer holds what a slow reader has not taken yet, 256 KiB at most
+ * (NET_SNDBUF_BYTES), which at 10 kB/s is 25 s of stale snapshots our own queue never sees. So
+ * every write is remembered by its queue time and where it ends in the byte stream, and the
+ * kernel says (SIOCOUTQ) how many bytes it still holds unacknowledged: the oldest of those gives
+ * the client's lag (docs/net-design.md, "Slow readers"). */
+
+/* n more bytes taken by the kernel, the oldest of them queued at since_us. Runs closer in queue
+ * time than a sixteenth of the lag are merged, the merged run keeping the older time (a lag
+ * overstated, never understated); so is a run that finds the ring full. */
+static void conn_kernel_took(net_conn *conn, size_t n, uint64_t since_us) {
+    if (n == 0) return;
+    conn->written += n;
+    uint64_t merge_us = (uint64_t)conn->srv->cfg.max_snapshot_lag_ms * 1000u / 16u;
+    if (conn->run_count > 0) {
+        net_kernel_run *last =
+            &conn->runs[(conn->run_head + conn->run_count - 1u) % NET_KERNEL_RUNS];
+        if (conn->run_count == NET_KERNEL_RUNS || since_us <= last->since_us + merge_us) {
+            last->end = conn->written;
+            return;
+        }
+    }
+    net_kernel_run *r = &conn->runs[(conn->run_head + conn->run_count) % NET_KERNEL_RUNS];
+    r->end = conn->written;
+    r->since_us = since_us;
+    if (conn->run_count++ == 0) conn->client.kernel_since_us = since_us;
+}
+
+/* net_client.io_kernel_refresh: the runs the peer acknowledged are dropped. */
+static void conn_kernel_refresh(net_client *c) {
+    net_conn *conn = conn_of(c);
+    uv_os_fd_t fd;
+    int unacked = 0;
+    if (conn->closing || uv_fileno((uv_handle_t *)&conn->tcp, &fd) != 0 ||
+        ioctl(fd, SIOCOUTQ, &unacked) != 0 || unacked < 0)
+        return; /* nothing learnt: the lag stays as known */
+    /* A socket taken over from the front may still hold bytes the front wrote (a WebSocket's
+     * 101): counted unacknowledged here too, they only make the lag look longer, never shorter. */
+    uint64_t acked = conn->written > (uint64_t)unacked ? conn->written - (uint64_t)unacked : 0;
+    while (conn->run_count > 0 && conn->runs[conn->run_head].end <= acked) {
+        conn->run_head = (conn->run_head + 1u) % NET_KERNEL_RUNS;
+        conn->run_count--;
+    }
+    c->kernel_since_us = conn->run_count > 0 ? conn->runs[conn->run_head].since_us : 0;
+}
+
 static void on_conn_closed(uv_handle_t *h) {
     net_conn *conn = h->data;
     net_conn_host *host = conn->host;
@@ -80,6 +144,11 @@ static void conn_close(net_conn *conn, net_disconnect_reason reason) {
     bool welcomed = conn->client.admission.admitted;
     net_client_close(conn->srv, &conn->client, reason);
     if (conn->host->on_client_closed) conn->host->on_client_closed(conn->host, conn->srv, welcomed);
+    /* Cut for lag: what the kernel still holds is stale by definition, and a FIN would come after
+     * it, as late as the reader is slow. A reset discards it: the reader learns now. */
+    if (net_client_reason(&conn->client) == NET_DISC_SNAPSHOT_LAG && !conn->lingering &&
+        uv_tcp_close_reset(&conn->tcp, on_conn_closed) == 0)
+        return;
     uv_close((uv_handle_t *)&conn->tcp, on_conn_closed);
 }
 
@@ -153,6 +222,7 @@ static void on_write(uv_write_t *req, int status) {
         conn_close(conn, NET_DISC_WRITE_ERROR);
         return;
     }
+    conn_kernel_took(conn, c->inflight - conn->inflight_sent, c->inflight_since_us);
     conn->inflight.len = 0;
     net_buf_trim(&conn->inflight, NET_OUT_KEEP_CAP);
     net_client_written(conn->srv, c);
@@ -192,6 +262,8 @@ static void flush_client(net_client *c) {
      * (uv__drain), one epoll_ctl per client per tick for nothing, plus a deferred callback.
      * Only what the kernel did not take goes through uv_write and waits for POLLOUT. */
     int sent = uv_try_write((uv_stream_t *)&conn->tcp, &b, 1);
+    if (sent > 0) conn_kernel_took(conn, (size_t)sent, c->inflight_since_us);
+    conn->inflight_sent = sent > 0 ? (size_t)sent : 0;
     if (sent == (int)b.len) {
         conn->inflight.len = 0;
         net_buf_trim(&conn->inflight, NET_OUT_KEEP_CAP);
@@ -236,6 +308,7 @@ static bool conn_register(net_conn *conn, bool adopted, const net_transport *t) 
         addr_str(&ss, addr, sizeof addr);
     net_conn_set_clock(conn->srv);
     conn->client.transport = t;
+    conn->client.io_kernel_refresh = conn_kernel_refresh;
     bool ok = adopted ? net_client_open_adopted(conn->srv, &conn->client, addr)
                       : net_client_open(conn->srv, &conn->client, addr);
     if (!ok) {

@@ -34,7 +34,7 @@ typedef enum net_disconnect_reason {
     NET_DISC_SERVER_FULL,       /* refused at max clients */
     NET_DISC_SHUTDOWN,          /* drained on SIGTERM/SIGINT */
     NET_DISC_OUT_OF_MEMORY,     /* a buffer could not grow */
-    NET_DISC_SNAPSHOT_LAG,      /* oldest queued output older than --max-snapshot-lag-ms */
+    NET_DISC_SNAPSHOT_LAG,      /* oldest output not received older than --max-snapshot-lag-ms */
     NET_DISC_FRAME_TIMEOUT,     /* a partial frame held longer than --frame-timeout-ms */
     NET_DISC_PENDING_EVICTED,   /* silent before Hello, evicted for a newer connection */
     NET_DISC_ROOM_CLOSED,       /* its room was closed (CloseRoom, idle) */

@@ -738,6 +738,11 @@ void net_server_sweep(net_server *srv) {
          * container, a debugger) the first tick runs before the loop has reported the writes
          * that completed meanwhile, and every client would look behind by the stall. */
         bool was_over = c->lag_over;
+        /* The kernel's part is looked at only once it would decide: for a client that keeps up,
+         * one query per --max-snapshot-lag-ms, not one per tick. */
+        if (c->state == NET_CLIENT_ACTIVE && c->io_kernel_refresh && c->kernel_since_us != 0 &&
+            srv->now_us - c->kernel_since_us > max_lag_us)
+            c->io_kernel_refresh(c);
         c->lag_over =
             c->state == NET_CLIENT_ACTIVE && net_client_lag_us(c, srv->now_us) > max_lag_us;
         if (c->state == NET_CLIENT_AWAIT_HELLO &&
@@ -752,10 +757,11 @@ void net_server_sweep(net_server *srv) {
                     srv->cfg.frame_timeout_ms);
             net_server_kill(srv, c, NET_DISC_FRAME_TIMEOUT);
         } else if (c->lag_over && was_over) {
-            net_log(NET_LOG_WARN, "snapshot_lag", c->id, c->addr,
-                    "oldest queued output %llu ms old (%zu bytes queued), limit %u ms",
-                    (unsigned long long)(net_client_lag_us(c, srv->now_us) / 1000u),
-                    net_client_queued(c), srv->cfg.max_snapshot_lag_ms);
+            net_log(
+                NET_LOG_WARN, "snapshot_lag", c->id, c->addr,
+                "oldest output not yet received %llu ms old (%zu bytes queued here), limit %u ms",
+                (unsigned long long)(net_client_lag_us(c, srv->now_us) / 1000u),
+                net_client_queued(c), srv->cfg.max_snapshot_lag_ms);
             net_server_kill(srv, c, NET_DISC_SNAPSHOT_LAG);
         } else if (c->state == NET_CLIENT_CLOSING) {
             if (srv->now_us - c->closing_us >= NET_CLOSING_TIMEOUT_US ||

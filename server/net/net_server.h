@@ -171,6 +171,14 @@ typedef struct net_client {
     /* The I/O layer's writer of this client when it is not a net_conn socket (net_conn_flush
      * calls it for each dirty client popped): a UDP peer's (net_udp_host.c). NULL: net_conn's. */
     void (*io_flush)(struct net_client *c);
+    /* The I/O layer's look into the kernel: asks the socket which of the bytes it took the peer
+     * has not yet acknowledged and sets kernel_since_us from that (net_conn.c: SIOCOUTQ). The
+     * sweep calls it only once kernel_since_us is past --max-snapshot-lag-ms. NULL: no kernel
+     * queue is tracked (UDP, the unit tests' fake I/O). */
+    void (*io_kernel_refresh)(struct net_client *c);
+    /* Monotonic queue time of the oldest byte the kernel took and the peer has not acknowledged,
+     * as last known (it only gets younger between refreshes); 0: none. */
+    uint64_t kernel_since_us;
     uint32_t id;                    /* Welcome.client_id and owner of its bodies; never 0 */
     net_client_state state;         /* protocol state */
     bool admin;                     /* presented the admin token, or a ticket's admin claim */
@@ -419,14 +427,17 @@ static inline net_disconnect_reason net_client_reason(const net_client *c) { ret
 static inline size_t net_client_queued(const net_client *c) { return c->out.len + c->inflight; }
 
 /* How far behind the client is (--max-snapshot-lag-ms): the age of the oldest byte queued for it
- * that the kernel has not yet taken, in flight or not yet written; 0 when nothing is queued. A
- * reader that stops or reads slower than its output is produced cannot bring this down: a write
- * completes only once the kernel took all of it, and the next one starts with what was queued
- * meanwhile. A reader that keeps up empties its queue every loop iteration. */
+ * that the peer has not yet received: in the kernel's send buffer and unacknowledged
+ * (kernel_since_us), in flight or not yet written; 0 when nothing is queued. A reader that stops
+ * or reads slower than its output is produced cannot bring this down: a write completes only once
+ * the kernel took all of it, and the next one starts with what was queued meanwhile. A reader
+ * that keeps up empties its queue every loop iteration. */
 static inline uint64_t net_client_lag_us(const net_client *c, uint64_t now_us) {
     uint64_t since = c->inflight > 0  ? c->inflight_since_us
                      : c->out.len > 0 ? c->out_since_us
                                       : now_us;
+    /* What the kernel holds was queued before anything we still hold. */
+    if (c->kernel_since_us != 0 && c->kernel_since_us < since) since = c->kernel_since_us;
     return now_us > since ? now_us - since : 0;
 }
 

@@ -1110,6 +1110,66 @@ static void test_snapshot_lag_exact(void) {
     fx_free(&f);
 }
 
+/* The kernel's part of the lag (issue 32): bytes the kernel took and the peer has not acknowledged
+ * count from when they were queued (net_client.kernel_since_us), though our own queue is empty
+ * every tick. The kernel is asked (io_kernel_refresh) only once what is known is past the lag: a
+ * client whose peer acknowledged meanwhile costs one query and is kept; one whose bytes stay
+ * unacknowledged is cut at the second tick over, reason snapshot_lag. */
+static unsigned kernel_queries;
+static uint64_t kernel_acked_to_us; /* what the fake kernel reports: the oldest unacknowledged */
+
+static void fake_kernel_refresh(net_client *c) {
+    kernel_queries++;
+    c->kernel_since_us = kernel_acked_to_us;
+}
+
+static void tick_and_drain(fixture *f, net_client *c) {
+    net_tick_run(f->srv, 1);
+    net_buf out = {0};
+    if (c->out.len > 0) { /* the kernel takes our queue whole every tick */
+        net_client_take_output(c, &out);
+        net_client_written(f->srv, c);
+    }
+    net_buf_free(&out);
+}
+
+static void test_snapshot_lag_counts_the_kernel(void) {
+    net_config cfg;
+    net_config_default(&cfg);
+    cfg.max_snapshot_lag_ms = 500;
+    fixture f;
+    fx_init(&f, &cfg);
+    net_client *c = fx_welcome(&f, 0, NULL);
+    c->io_kernel_refresh = fake_kernel_refresh;
+    kernel_queries = 0;
+    uint64_t t0 = f.srv->now_us;
+    c->kernel_since_us = t0; /* the kernel holds bytes queued at t0 */
+    for (uint64_t t = t0; t <= t0 + 500000; t += 10000) {
+        f.srv->now_us = t;
+        tick_and_drain(&f, c);
+        CHECK(!c->kill);
+    }
+    CHECK(kernel_queries == 0); /* within the lag as known: not asked */
+    CHECK(net_client_lag_us(c, f.srv->now_us) == 500000);
+    kernel_acked_to_us = t0 + 450000; /* the peer took everything older meanwhile */
+    f.srv->now_us = t0 + 500001;
+    tick_and_drain(&f, c);
+    CHECK(kernel_queries == 1 && !c->kill && net_client_lag_us(c, f.srv->now_us) == 50001);
+    for (uint64_t t = t0 + 510000; t <= t0 + 950000; t += 10000) {
+        f.srv->now_us = t; /* the peer stopped: its oldest stays at t0 + 450 ms */
+        tick_and_drain(&f, c);
+        CHECK(!c->kill);
+    }
+    CHECK(kernel_queries == 1);
+    f.srv->now_us = t0 + 950001; /* one microsecond over: asked, still over, */
+    tick_and_drain(&f, c);
+    CHECK(kernel_queries == 2 && !c->kill);
+    f.srv->now_us += 10000; /* and at the next tick: cut */
+    tick_and_drain(&f, c);
+    CHECK(kernel_queries == 3 && c->kill && c->reason == NET_DISC_SNAPSHOT_LAG);
+    fx_free(&f);
+}
+
 /* A stall of the daemon itself (a frozen container): its first tick runs before the loop reports
  * the write that completed meanwhile, so a client that keeps up looks behind by the stall at that
  * one tick. It is not cut: the lag must hold at two ticks in a row. */
@@ -2257,7 +2317,8 @@ TEST_MAIN(TEST(test_hello_welcome), TEST(test_hello_frame_cap), TEST(test_vertex
           TEST(test_hard_limit_exact_on_append), TEST(test_max_clients_refused),
           TEST(test_hello_timeout), TEST(test_players_leave_admin_reserve),
           TEST(test_admin_reserve_capped_at_half), TEST(test_snapshot_lag_exact),
-          TEST(test_snapshot_lag_ignores_a_daemon_stall), TEST(test_frame_timeout_exact),
-          TEST(test_drain_sends_goodbye), TEST(test_io_contract), TEST(test_known_find),
-          TEST(test_view_grid_matches_world_query), TEST(test_view_mirror_follows_table),
-          TEST(test_http_parse), TEST(test_metrics_render), TEST(test_config_flags_and_env))
+          TEST(test_snapshot_lag_ignores_a_daemon_stall), TEST(test_snapshot_lag_counts_the_kernel),
+          TEST(test_frame_timeout_exact), TEST(test_drain_sends_goodbye), TEST(test_io_contract),
+          TEST(test_known_find), TEST(test_view_grid_matches_world_query),
+          TEST(test_view_mirror_follows_table), TEST(test_http_parse), TEST(test_metrics_render),
+          TEST(test_config_flags_and_env))

@@ -76,15 +76,17 @@ size_t world_query_aabb(const world *w, aabb box, unsigned kinds, world_body_id 
 
 typedef enum game_query_kind { GQ_RAY, GQ_OVERLAP, GQ_CAST } game_query_kind;
 
-/* The weights of world_query_result.work, in units of one finest-level cell covered (~0.3 ns:
- * an occupancy bit, a bucket of the mover grid or of a history frame): a region walked (each chunk
- * of a ray or sweep, an overlap's one box: every active level, the movers' index) costs about 100
- * ns, a candidate visited or an exact test about 5 ns. Measured with bench_query_work on the
- * default arena with 1,000 players: ns per unit then stays within 0.15-0.55 from a 10-cell ray
- * to an overlap of the whole arena (docs/perf/query-work.md), so work tracks time; the big
- * overlaps are the cheaper end, so they are charged on the safe side. */
+/* The weights of world_query_result.work, in units of one finest-level cell covered (an
+ * occupancy bit, a bucket of the mover grid or of a history frame; the cheapest step): a region
+ * walked (each chunk of a ray or sweep, an overlap's one box: every active level, the movers'
+ * index) costs about 256 cells, a candidate visited or an exact test 16, a kept hit moved aside
+ * for a better one (a big overlap's sorted answer) 2. Measured with bench_query_work on the
+ * default arena with 1,000 and 5,000 players: a unit then costs 0.3-1.0 ns from a 10-cell ray to
+ * an overlap of the whole arena (docs/perf/world.md, issue 32), so work tracks time within ~3x;
+ * the whole-arena overlaps are the cheap end, charged on the safe side. */
 #define WORLD_QUERY_WORK_REGION 256u
 #define WORLD_QUERY_WORK_BODY 16u
+#define WORLD_QUERY_WORK_MOVED 2u
 
 typedef struct game_query {
     game_query_kind kind;
@@ -156,6 +158,7 @@ static void keep_hit(game_query *q, const world_hit *h) {
         q->count--; /* the last one goes */
         q->truncated = q->multi;
     }
+    q->work += WORLD_QUERY_WORK_MOVED * (q->count - lo); /* a big overlap's main cost */
     memmove(&q->out[lo + 1], &q->out[lo], (q->count - lo) * sizeof *q->out);
     q->out[lo] = *h;
     q->count++;

@@ -229,7 +229,7 @@ static const opt_def opts[] = {
     {"query-work-per-message", "COLLIDE_QUERY_WORK_PER_MESSAGE", OPT_U32, F(query_work_per_message),
      0, 0, 1000000000,
      "UNITS  a query costs ceil(its work / UNITS) messages of the rate limits, at least 1; a unit "
-     "is ~0.3 ns of query time; 0 = every query one message (default 4096)"},
+     "is 0.3-1 ns of query time; 0 = every query one message (default 4096)"},
     {"history-ms", "COLLIDE_HISTORY_MS", OPT_U32, F(history_ms), 0, 0, 60000,
      "MS  how far back a query's at_tick may rewind the movers, 0 = now only (default 500)"},
     {"position-quantum", "COLLIDE_POSITION_QUANTUM", OPT_FLOAT, F(position_quantum), 0, 1e-6, 1000,

@@ -1176,8 +1176,7 @@ static int load_main_run(const load_opts *o) {
     run.opts = o;
     if (!cc_resolve_common(CMD, &o->common, &run.addr)) return CC_EXIT_FAIL;
 
-    load_main_ctx m;
-    if (!main_setup(&m, &run)) return CC_EXIT_FAIL;
+    /* Before main_setup allocates: a refused flag leaves nothing to free. */
     if (o->pin_set && !cc_pin_cpu(o->pin_cpu, msg, sizeof msg)) {
         fprintf(stderr, "collide-client " CMD ": --pin: %s\n", msg);
         return CC_EXIT_USAGE;
@@ -1188,8 +1187,12 @@ static int load_main_run(const load_opts *o) {
                 o->daemon_pid);
         return CC_EXIT_USAGE;
     }
+    load_main_ctx m;
+    if (!main_setup(&m, &run)) return CC_EXIT_FAIL;
     struct rusage ru0, ru1;
     getrusage(RUSAGE_SELF, &ru0);
+    /* Again, now: the window starts with the run, not with the check above. */
+    if (o->daemon_pid && !cc_proc_cpu_s(o->daemon_pid, &daemon_cpu0)) daemon_cpu0 = 0.0;
     run.start_us = cc_now_us();
     run.end_us = run.start_us + (uint64_t)(o->duration_s * 1e6);
     if (!workers_start(&m)) return CC_EXIT_FAIL;

@@ -18,6 +18,7 @@
 #include "qsnap.h"
 #include "cli.h"
 #include "conn.h"
+#include "procstat.h"
 #include "report.h"
 #include "session.h"
 #include "ticket.h"
@@ -1175,10 +1176,23 @@ static int load_main_run(const load_opts *o) {
     run.opts = o;
     if (!cc_resolve_common(CMD, &o->common, &run.addr)) return CC_EXIT_FAIL;
 
+    /* Before main_setup allocates: a refused flag leaves nothing to free. */
+    if (o->pin_set && !cc_pin_cpu(o->pin_cpu, msg, sizeof msg)) {
+        fprintf(stderr, "collide-client " CMD ": --pin: %s\n", msg);
+        return CC_EXIT_USAGE;
+    }
+    double daemon_cpu0 = 0.0, daemon_cpu1 = 0.0;
+    if (o->daemon_pid && !cc_proc_cpu_s(o->daemon_pid, &daemon_cpu0)) {
+        fprintf(stderr, "collide-client " CMD ": --daemon-pid: cannot read /proc/%u/stat\n",
+                o->daemon_pid);
+        return CC_EXIT_USAGE;
+    }
     load_main_ctx m;
     if (!main_setup(&m, &run)) return CC_EXIT_FAIL;
     struct rusage ru0, ru1;
     getrusage(RUSAGE_SELF, &ru0);
+    /* Again, now: the window starts with the run, not with the check above. */
+    if (o->daemon_pid && !cc_proc_cpu_s(o->daemon_pid, &daemon_cpu0)) daemon_cpu0 = 0.0;
     run.start_us = cc_now_us();
     run.end_us = run.start_us + (uint64_t)(o->duration_s * 1e6);
     if (!workers_start(&m)) return CC_EXIT_FAIL;
@@ -1198,6 +1212,9 @@ static int load_main_run(const load_opts *o) {
     cc_room_stats *rooms;
     if (!workers_collect(&m, &total, &rooms, &leaked_handles)) return CC_EXIT_FAIL;
     getrusage(RUSAGE_SELF, &ru1);
+    uint64_t end_us = cc_now_us();
+    /* A daemon gone by now (it crashed) reads as no time rather than failing the report. */
+    if (o->daemon_pid && !cc_proc_cpu_s(o->daemon_pid, &daemon_cpu1)) daemon_cpu1 = daemon_cpu0;
     if (!cc_loop_close(main_loop, CMD)) leaked_handles = true;
 
     cc_report_meta meta = {
@@ -1213,7 +1230,7 @@ static int load_main_run(const load_opts *o) {
         .ramp_s = o->ramp_s,
         .pattern = cc_load_pattern_names[o->pattern],
         .shape = cc_load_shape_names[o->shape],
-        .elapsed_s = (double)(cc_now_us() - run.start_us) / 1e6,
+        .elapsed_s = (double)(end_us - run.start_us) / 1e6,
         .cpu_user_s = tv_s(ru1.ru_utime) - tv_s(ru0.ru_utime),
         .cpu_sys_s = tv_s(ru1.ru_stime) - tv_s(ru0.ru_stime),
         .check = o->check,
@@ -1222,6 +1239,10 @@ static int load_main_run(const load_opts *o) {
         .room_prefix = o->room_prefix,
         .room_stats = rooms,
         .backend = o->backend_npcs > 0 ? &backend_stats : NULL,
+        .pin_cpu = o->pin_set ? (int64_t)o->pin_cpu : -1,
+        .daemon_pid = o->daemon_pid,
+        .daemon_cpu_s = daemon_cpu1 - daemon_cpu0,
+        .daemon_wall_s = (double)(end_us - run.start_us) / 1e6,
     };
     int exit_code = main_report(o, &meta, total);
     if (leaked_handles) exit_code = CC_EXIT_FAIL;

@@ -61,6 +61,9 @@ typedef struct load_opts {
     const char *ticket_key_file; /* --ticket-key-file: a file holding it (NULL: not given) */
     double ticket_ttl_s;         /* --ticket-ttl: each ticket's life from its player's connect */
     bool ticket_ttl_set;         /* --ticket-ttl given */
+    uint32_t pin_cpu;            /* --pin: the CPU every thread of the tool runs on */
+    bool pin_set;                /* --pin given */
+    uint32_t daemon_pid;         /* --daemon-pid: the daemon whose CPU share is reported (0: no) */
     cc_ticket_key ticket;        /* the key read from either flag by cc_load_parse (bytes NULL: no
                                   * tickets); the caller frees it with cc_ticket_key_free */
 } load_opts;

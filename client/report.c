@@ -271,6 +271,19 @@ static void text_check(FILE *out, const cc_report_meta *m, const cc_stats *s) {
     }
 }
 
+/* --daemon-pid: the daemon's CPU over the same window, in cores (what players per core divides
+ * by); --pin: where this tool ran, so the reader knows the two did not share a core. */
+static void text_daemon(FILE *out, const cc_report_meta *m) {
+    if (m->pin_cpu >= 0) fprintf(out, "client pinned: CPU %lld\n", (long long)m->pin_cpu);
+    if (!m->daemon_pid) return;
+    double share = m->daemon_wall_s > 0 ? m->daemon_cpu_s / m->daemon_wall_s : 0.0;
+    fprintf(out,
+            "daemon cpu: pid %u, %.2f s user + sys over %.2f s = %.3f cores (%.1f%% of one core); "
+            "%.0f clients per core at this load\n",
+            m->daemon_pid, m->daemon_cpu_s, m->daemon_wall_s, share, 100.0 * share,
+            share > 0 ? (double)m->clients / share : 0.0);
+}
+
 void cc_report_text(FILE *out, const cc_report_meta *m, const cc_stats *s) {
     double el = m->elapsed_s > 0 ? m->elapsed_s : 1.0;
     double cs = s->client_seconds > 0 ? s->client_seconds : 1.0;
@@ -328,6 +341,7 @@ void cc_report_text(FILE *out, const cc_report_meta *m, const cc_stats *s) {
             "client cpu: %.2f s user + %.2f s sys = %.1f%% of one core; worker threads waited "
             "%.2f s for a CPU\n",
             m->cpu_user_s, m->cpu_sys_s, 100.0 * cpu / el, s->sched_wait_s);
+    text_daemon(out, m);
     if (cc_report_generator_behind(m, s))
         fprintf(out,
                 "WARNING: the load generator fell behind its own schedule (%.1f%% of intents "
@@ -445,6 +459,13 @@ bool cc_report_json(const char *path, const cc_report_meta *m, const cc_stats *s
             m->shape, m->elapsed_s);
     fprintf(f, "  \"cpu\": {\"user_s\": %.3f, \"sys_s\": %.3f, \"cores\": %.3f},\n", m->cpu_user_s,
             m->cpu_sys_s, (m->cpu_user_s + m->cpu_sys_s) / el);
+    if (m->pin_cpu >= 0) fprintf(f, "  \"pin_cpu\": %lld,\n", (long long)m->pin_cpu);
+    if (m->daemon_pid)
+        fprintf(f,
+                "  \"daemon\": {\"pid\": %u, \"cpu_s\": %.3f, \"wall_s\": %.3f, \"cpu_share\": "
+                "%.4f},\n",
+                m->daemon_pid, m->daemon_cpu_s, m->daemon_wall_s,
+                m->daemon_wall_s > 0 ? m->daemon_cpu_s / m->daemon_wall_s : 0.0);
     fprintf(f,
             "  \"clients_started\": %llu,\n  \"clients_welcomed\": %llu,\n"
             "  \"clients_spawned\": %llu,\n  \"connect_failures\": %llu,\n"

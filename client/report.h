@@ -146,6 +146,10 @@ typedef struct cc_report_meta {
     const char *room_prefix;         /* --room-prefix */
     const cc_room_stats *room_stats; /* rooms entries, merged over the workers */
     const cc_backend_stats *backend; /* --backend, NULL without */
+    int64_t pin_cpu;                 /* --pin's CPU, -1 without */
+    uint32_t daemon_pid;             /* --daemon-pid, 0 without */
+    double daemon_cpu_s;             /* its user + system time over the run */
+    double daemon_wall_s;            /* the wall time between the two readings */
 } cc_report_meta;
 
 typedef struct cc_thresholds {

@@ -59,6 +59,7 @@ void net_config_default(net_config *cfg) {
     cfg->ws_port = 7778;
     cfg->viewer = true;
     cfg->max_query_results = 256;
+    cfg->query_work_per_message = 4096;
     cfg->history_ms = 500;
     cfg->position_quantum = 1.0f / 256.0f;
     cfg->velocity_quantum = 1.0f / 64.0f;
@@ -235,6 +236,10 @@ static const opt_def opts[] = {
      "on|off  serve the live viewer on the WebSocket port at GET / (default on)"},
     {"max-query-results", "COLLIDE_MAX_QUERY_RESULTS", OPT_U32, F(max_query_results), 0, 1, 65536,
      "N  most hits in one QueryResult; more set `truncated` (default 256)"},
+    {"query-work-per-message", "COLLIDE_QUERY_WORK_PER_MESSAGE", OPT_U32, F(query_work_per_message),
+     0, 0, 1000000000,
+     "UNITS  a query costs ceil(its work / UNITS) messages of the rate limits, at least 1; a unit "
+     "is 0.3-1 ns of query time; 0 = every query one message (default 4096)"},
     {"history-ms", "COLLIDE_HISTORY_MS", OPT_U32, F(history_ms), 0, 0, 60000,
      "MS  how far back a query's at_tick may rewind the movers, 0 = now only (default 500)"},
     {"position-quantum", "COLLIDE_POSITION_QUANTUM", OPT_FLOAT, F(position_quantum), 0, 1e-6, 1000,

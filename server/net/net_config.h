@@ -71,6 +71,8 @@ typedef struct net_config {
     bool viewer;                      /* serve the live viewer on the WebSocket port (GET /) */
     uint32_t max_query_results;       /* most hits one QueryResult carries */
     uint32_t history_ms;              /* how far back a query's at_tick may rewind; 0 = now only */
+    uint32_t query_work_per_message;  /* a query's work (world_query_result.work) worth one
+                                       * message of the rate limits; 0 = every query one */
     uint32_t max_pending_events;      /* contact/sensor events waiting for one client's next
                                        * snapshot; past it the client is cut (events_backlog) */
     float position_quantum;           /* quantized snapshots: world units per position step */

@@ -152,6 +152,20 @@ static void send_query_result(net_server *srv, net_client *c, uint32_t rid, worl
     net_server_append(srv, c, &m);
 }
 
+/* A query is charged by the work it did (issue 32; docs/protocol.md "Rate limits"): ceil(work /
+ * --query-work-per-message) messages, at least the one its frame paid (charge_frame), the rest
+ * taken now. After the answer, not before: the work is known only once the walk is done, and
+ * guessing it first would cost a second walk. The bucket goes into debt instead (net_rate_charge),
+ * so a client sending whole-arena overlaps answers for each with silence until it has paid. */
+static void charge_query(net_server *srv, net_client *c, world_status st,
+                         const world_query_result *res) {
+    uint64_t per = srv->cfg.query_work_per_message;
+    double rate = net_request_message_rate(srv, c);
+    if (st != WORLD_OK || per == 0 || rate <= 0.0) return;
+    uint64_t msgs = res->work / per + (res->work % per != 0);
+    if (msgs > 1) net_rate_charge(&c->rate, rate, (double)(msgs - 1));
+}
+
 /* The buffer, the filter and the cap every query needs; false after the Error. */
 static bool query_setup(net_server *srv, net_client *c, uint32_t rid,
                         const Collide__V1__QueryFilter *f, world_query_filter *filter, size_t *cap,
@@ -176,6 +190,7 @@ void net_session_ray_cast(net_server *srv, net_client *c, uint32_t rid,
     world_status st =
         world_query_ray(srv->world, r->at_tick, net_vec2_of(r->origin), net_vec2_of(r->translation),
                         &filter, r->all, q->hits, cap, &res);
+    charge_query(srv, c, st, &res);
     send_query_result(srv, c, rid, st, q, &res);
 }
 
@@ -190,6 +205,7 @@ void net_session_overlap(net_server *srv, net_client *c, uint32_t rid,
     world_query_result res;
     world_status st = world_query_overlap(srv->world, o->at_tick, &shape, net_vec2_of(o->position),
                                           &filter, q->hits, cap, &res);
+    charge_query(srv, c, st, &res);
     send_query_result(srv, c, rid, st, q, &res);
 }
 
@@ -205,5 +221,6 @@ void net_session_shape_cast(net_server *srv, net_client *c, uint32_t rid,
     world_status st =
         world_query_shape_cast(srv->world, sc->at_tick, &shape, net_vec2_of(sc->position),
                                net_vec2_of(sc->translation), &filter, sc->all, q->hits, cap, &res);
+    charge_query(srv, c, st, &res);
     send_query_result(srv, c, rid, st, q, &res);
 }

@@ -40,6 +40,16 @@ static inline bool net_rate_take(net_rate *r, double rate_per_s, uint64_t now_us
     return false;
 }
 
+/* Charges n more messages after the fact (a query's work beyond the one its frame paid,
+ * net_queries.c): the bucket may go into debt, so the client's next messages wait until it has
+ * refilled, but never below minus one burst, so one query silences a client for at most about
+ * 2 s. Call after net_rate_take (the bucket is initialised). */
+static inline void net_rate_charge(net_rate *r, double rate_per_s, double n) {
+    double floor = -2.0 * rate_per_s;
+    r->tokens -= n;
+    if (r->tokens < floor) r->tokens = floor;
+}
+
 /* The byte bucket: bytes_per_s, burst 2 s worth or `largest` (one max frame) if that is more, so
  * a frame the server accepts can always pass a full bucket. True when a frame of n bytes may pass
  * at now_us; it is then charged. Inline for the same reason as net_rate_take. */

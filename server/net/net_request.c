@@ -33,6 +33,13 @@ static Collide__V1__ErrorCode world_error_code(world_status st) {
     return NET_ERR(INTERNAL);
 }
 
+/* The message rate c is held to: --rate-limit for a player, --admin-rate-limit for an admin,
+ * where 0 is none (PROTOCOL.md "Backends and batches": a backend driving thousands of NPCs must
+ * not be throttled). Read by the frame's charge (net_session.c) and a query's (net_queries.c). */
+double net_request_message_rate(const net_server *srv, const net_client *c) {
+    return c->admin ? (double)srv->cfg.admin_rate_limit : (double)srv->cfg.rate_limit;
+}
+
 /* A refused world call as a non-fatal Error: its code from the table, the handler's text. */
 void net_request_world_error(net_server *srv, net_client *c, uint32_t rid, world_status st,
                              const char *text) {

@@ -343,13 +343,6 @@ static bool check_body_access(net_server *srv, net_client *c, uint32_t rid, worl
     return true;
 }
 
-/* The message rate c is held to: --rate-limit for a player, --admin-rate-limit for an admin,
- * where 0 is none (PROTOCOL.md "Backends and batches": a backend driving thousands of NPCs must
- * not be throttled). */
-static double message_rate(const net_server *srv, const net_client *c) {
-    return c->admin ? (double)srv->cfg.admin_rate_limit : (double)srv->cfg.rate_limit;
-}
-
 /* The intent is validated once, by the world, in one id lookup (body alive, the client's to move,
  * moving, velocity finite, input_seq newer): a player may move only the moving bodies it spawned
  * (owner = its id), an admin any (owner 0). */
@@ -380,7 +373,7 @@ static void on_move(net_server *srv, net_client *c, uint32_t rid,
  * RATE_LIMITED at the first dropped item's index (counted as one drop towards the abuse cut). */
 static void on_move_batch(net_server *srv, net_client *c, uint32_t rid,
                           const Collide__V1__MoveIntents *b) {
-    double rate = message_rate(srv, c);
+    double rate = net_request_message_rate(srv, c);
     for (size_t i = 0; i < b->n_intents && net_client_accepts_input(c); i++) {
         srv->error_index = (uint32_t)(i + 1);
         if (i > 0 && rate > 0.0 && !net_rate_take(&c->rate, rate, srv->now_us)) {
@@ -495,15 +488,15 @@ static bool is_snapshot_ack(const uint8_t *body, size_t len) {
  * request_id, not a parse and its allocations, so a flood pays for nothing it is refused. The byte
  * bucket too (--rate-limit-bytes): a message's cost grows with its size, so a client within the
  * message rate cannot send max frames back to back. Admins pay neither bucket, only
- * --admin-rate-limit when set (message_rate). False when the frame is dropped (RATE_LIMITED sent,
- * fatal once the drops are abusive). */
+ * --admin-rate-limit when set (net_request_message_rate). False when the frame is dropped
+ * (RATE_LIMITED sent, fatal once the drops are abusive). */
 static bool charge_frame(net_server *srv, net_client *c, const uint8_t *body, size_t len) {
     if (c->snap.free_acks > 0 && is_snapshot_ack(body, len)) {
         c->snap.free_acks--;
         return true;
     }
     size_t wire_len = len + frame_prefix_size((uint32_t)len);
-    double rate = message_rate(srv, c);
+    double rate = net_request_message_rate(srv, c);
     bool over_msgs = rate > 0.0 && !net_rate_take(&c->rate, rate, srv->now_us);
     if (!over_msgs &&
         (c->admin ||

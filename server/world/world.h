@@ -231,6 +231,10 @@ typedef struct world_query_result {
     size_t count;   /* hits written */
     bool truncated; /* more hits existed than max */
     uint64_t tick;  /* the tick the answer was evaluated at */
+    uint64_t work;  /* what the query cost, in units of 0.3-1 ns: the finest-level grid cells its
+                     * regions covered, each region walked, candidates visited, exact tests and
+                     * hits reordered, weighted by their measured cost (world_query.c); a caller
+                     * may charge by it (net does: --query-work-per-message). 0 when refused. */
 } world_query_result;
 
 /* filter may be NULL (no restriction, no sensors); max >= 1. */

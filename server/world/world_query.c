@@ -76,6 +76,18 @@ size_t world_query_aabb(const world *w, aabb box, unsigned kinds, world_body_id 
 
 typedef enum game_query_kind { GQ_RAY, GQ_OVERLAP, GQ_CAST } game_query_kind;
 
+/* The weights of world_query_result.work, in units of one finest-level cell covered (an
+ * occupancy bit, a bucket of the mover grid or of a history frame; the cheapest step): a region
+ * walked (each chunk of a ray or sweep, an overlap's one box: every active level, the movers'
+ * index) costs about 256 cells, a candidate visited or an exact test 16, a kept hit moved aside
+ * for a better one (a big overlap's sorted answer) 2. Measured with bench_query_work on the
+ * default arena with 1,000 and 5,000 players: a unit then costs 0.3-1.0 ns from a 10-cell ray to
+ * an overlap of the whole arena (docs/perf/world.md, issue 32), so work tracks time within ~3x;
+ * the whole-arena overlaps are the cheap end, charged on the safe side. */
+#define WORLD_QUERY_WORK_REGION 256u
+#define WORLD_QUERY_WORK_BODY 16u
+#define WORLD_QUERY_WORK_MOVED 2u
+
 typedef struct game_query {
     game_query_kind kind;
     world_query_filter filter;
@@ -90,6 +102,7 @@ typedef struct game_query {
     world_hit *out;                /* kept hits, sorted (see hit_before) */
     size_t count;                  /* entries in out */
     bool truncated;                /* a hit was dropped for the cap */
+    uint64_t work;                 /* cells, regions, candidates and tests, weighted */
 } game_query;
 
 /* A body's category and sensor flag (world_body_set_filter); the defaults while no body has
@@ -145,6 +158,7 @@ static void keep_hit(game_query *q, const world_hit *h) {
         q->count--; /* the last one goes */
         q->truncated = q->multi;
     }
+    q->work += WORLD_QUERY_WORK_MOVED * (q->count - lo); /* a big overlap's main cost */
     memmove(&q->out[lo + 1], &q->out[lo], (q->count - lo) * sizeof *q->out);
     q->out[lo] = *h;
     q->count++;
@@ -231,6 +245,7 @@ static vec2 surface_point(const geom_shape *s, vec2 pos, vec2 q) {
 /* The exact test of one candidate that passed the filter: the body `id` of shape s at pos. */
 static void query_test(game_query *q, world_body_id id, const geom_shape *s, vec2 pos) {
     world_hit h = {.id = id};
+    q->work += WORLD_QUERY_WORK_BODY;
     geom_contact c;
     switch (q->kind) {
     case GQ_RAY:
@@ -291,6 +306,7 @@ static inline void query_offer(const world *w, game_query *q, uint32_t slot, wor
 
 static bool query_static(const world *w, uint32_t si, void *vctx) {
     game_query *q = vctx;
+    q->work += WORLD_QUERY_WORK_BODY;
     const world_static *s = &w->statics[si];
     /* the walk tested the static's box against q->region already (query_region) */
     query_offer(w, q, s->slot, slot_id(w, s->slot), s->shape, s->position, static_hi(s));
@@ -299,6 +315,7 @@ static bool query_static(const world *w, uint32_t si, void *vctx) {
 
 static bool query_mover(const world *w, uint32_t i, void *vctx) {
     game_query *q = vctx;
+    q->work += WORLD_QUERY_WORK_BODY;
     if (i >= w->mover_count) return true;
     const world_mover *m = &w->movers[i];
     if (aabb_meets(box_at(m->position, m->lo, m->hi), q->region))
@@ -310,6 +327,7 @@ static bool query_mover(const world *w, uint32_t i, void *vctx) {
  * turned body's turned by the angle it had then. */
 static bool query_record(const world *w, const world_hist_rec *r, void *vctx) {
     game_query *q = vctx;
+    q->work += WORLD_QUERY_WORK_BODY;
     uint32_t slot = id_slot(w, r->id);
     if (slot == UINT32_MAX) return true; /* despawned since: its shape is gone */
     const world_mover *m = &w->movers[w->slots[slot].index];
@@ -331,15 +349,28 @@ static bool query_record(const world *w, const world_hist_rec *r, void *vctx) {
  * record alone says all, no lookup of the mover (two dependent loads from large arrays). */
 static bool query_record_same_shape(const world *w, const world_hist_rec *r, void *vctx) {
     game_query *q = vctx;
+    q->work += WORLD_QUERY_WORK_BODY;
     const world_hist_frame *f = q->frame;
     if (aabb_meets(box_at(r->position, v2_neg(f->hi), f->hi), q->region))
         query_offer(w, q, id_slot_bits(w, r->id), r->id, f->shape, r->position, f->hi);
     return true;
 }
 
+/* The finest level's cells of box inside the bounds: the walks' cost that grows with the area
+ * even where no body is (the occupancy bits, the mover grid's buckets, the history's cells). */
+static uint64_t region_cells(const world *w, aabb box) {
+    aabb b = w->cfg.bounds;
+    float inv = w->levels[0].inv_cell;
+    float dx = wmin(box.max.x, b.max.x) - wmax(box.min.x, b.min.x);
+    float dy = wmin(box.max.y, b.max.y) - wmax(box.min.y, b.min.y);
+    if (!(dx >= 0.0f) || !(dy >= 0.0f)) return 1;
+    return (uint64_t)(floorf(dx * inv) + 1.0f) * (uint64_t)(floorf(dy * inv) + 1.0f);
+}
+
 static void query_region(const world *w, game_query *q, const world_hist_frame *frame, aabb box) {
     unsigned kinds = q->filter.kinds;
     q->region = box;
+    q->work += WORLD_QUERY_WORK_REGION + region_cells(w, box);
     if (kinds & (1u << WORLD_BODY_STATIC)) world_static_walk(w, box, query_static, q);
     if (!(kinds & (1u << WORLD_BODY_MOVING))) return;
     if (frame && world_history_frame_same_shape(w, frame)) {
@@ -442,6 +473,7 @@ static world_status query_begin(const world *w, game_query *q, game_query_kind k
 static void query_end(const game_query *q, world_query_result *result) {
     result->count = q->count;
     result->truncated = q->truncated;
+    result->work = q->work;
 }
 
 world_status world_query_ray(const world *w, uint64_t at_tick, vec2 origin, vec2 translation,

@@ -122,6 +122,53 @@ def case_load_live(a):
     check("result: PASS" in r.stdout and "intent-to-ack" in r.stdout, "the text report is printed")
 
 
+def thread_cpus(pid):
+    """Cpus_allowed_list of every thread of pid, from /proc (empty once it is gone)."""
+    out = set()
+    try:
+        for tid in os.listdir("/proc/%d/task" % pid):
+            with open("/proc/%d/task/%s/status" % (pid, tid)) as f:
+                for line in f:
+                    if line.startswith("Cpus_allowed_list:"):
+                        out.add(line.split()[1])
+    except OSError:
+        pass
+    return out
+
+
+def case_pin_live(a):
+    # --pin: every thread of the load tool on one CPU (the last this test may use); --daemon-pid:
+    # the daemon's CPU share over the run, in the text report and the JSON, plausible.
+    cpu = max(os.sched_getaffinity(0))
+    cores = len(os.sched_getaffinity(0))
+    with Daemon(a.daemon, "--threads", "1") as d, tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "report.json")
+        args = [a.client, "load", "--port", str(d.port), "--json", path, "--clients", "30",
+                "--threads", "2", "--ramp", "0.5s", "--duration", "3s", "--rate", "30",
+                "--no-progress", "--pin", str(cpu), "--daemon-pid", str(d.proc.pid)]
+        p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        time.sleep(1.5)  # the workers have started (ramp 0.5 s)
+        seen = thread_cpus(p.pid)
+        out, _ = p.communicate(timeout=TIMEOUT)
+        sys.stdout.write("$ " + " ".join(args) + "\n" + out)
+        j = json.load(open(path)) if os.path.exists(path) else None
+        bad = run([a.client, "load", "--port", str(d.port), "--clients", "1", "--duration", "2s",
+                   "--daemon-pid", "4194304"])
+    check(p.returncode == 0 and j is not None, "a pinned run with --daemon-pid passes")
+    check(seen == {str(cpu)}, "every thread of the tool runs on CPU %d only: %s" % (cpu, seen))
+    check(j["pin_cpu"] == cpu and ("client pinned: CPU %d" % cpu) in out,
+          "the report says where the tool ran")
+    dm = j["daemon"]
+    check(dm["pid"] == d.proc.pid and 2.5 < dm["wall_s"] < 60, "the daemon's window is the run")
+    check(0 < dm["cpu_share"] <= cores and 0 < dm["cpu_s"],
+          "the daemon's CPU share is plausible: 0 < %.4f <= %d cores" % (dm["cpu_share"], cores))
+    m = re.search(r"daemon cpu: pid (\d+), [\d.]+ s user \+ sys over [\d.]+ s = ([\d.]+) cores", out)
+    check(m is not None and int(m.group(1)) == d.proc.pid
+          and abs(float(m.group(2)) - dm["cpu_share"]) < 0.001, "the text line says the same")
+    check(bad.returncode == 2 and "--daemon-pid" in bad.stderr,
+          "an unreadable --daemon-pid is a usage error before the run")
+
+
 def case_hold_live(a):
     # --hold crossed: resting players (--speed 0) send their first intent and then nothing, since
     # the intent in force already says "stand still"; without --hold they send 30 a second.

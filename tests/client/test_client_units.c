@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "backend.h"
 #include "check.h"
@@ -12,6 +13,7 @@
 #include "harness.h"
 #include "hist.h"
 #include "load.h"
+#include "procstat.h"
 #include "qsnap.h"
 #include "quant.h"
 #include "varint.h"
@@ -654,11 +656,25 @@ static void test_backend_batch_and_acks(void) {
     CHECK(st.examples[0].code == 1 && st.examples[0].index == 3 && st.examples[0].request_id == 3);
 }
 
-TEST_MAIN(TEST(test_hist_slots_cover_values), TEST(test_hist_percentiles_match_exact),
-          TEST(test_hist_merge_equals_combined), TEST(test_wire_scans_snapshot),
-          TEST(test_wire_pong), TEST(test_check_depths), TEST(test_check_turning_tunnel),
-          TEST(test_qsnap_turning_and_check), TEST(test_check_gaps),
-          TEST(test_check_contact_events), TEST(test_check_sensor_events),
+/* --daemon-pid's parser: utime and stime are fields 14 and 15, counted after the last ')' (a
+ * command name may hold spaces and parentheses); a short or garbled line is refused. */
+static void test_proc_stat_cpu_ticks(void) {
+    uint64_t ut = 0, st = 0;
+    CHECK(cc_proc_stat_cpu_ticks("1234 (coll ided) x) S 1 2 3 4 5 6 7 8 9 10 250 50 0 0 20 0\n",
+                                 &ut, &st));
+    CHECK(ut == 250 && st == 50);
+    CHECK(!cc_proc_stat_cpu_ticks("1234 (collided) S 1 2 3 4 5 6 7 8 9 10 250", &ut, &st));
+    CHECK(!cc_proc_stat_cpu_ticks("1234 collided S 1 2 3", &ut, &st));
+    CHECK(!cc_proc_stat_cpu_ticks("1234 (c) S 1 2 3 4 5 6 7 8 9 10 x 50", &ut, &st));
+    double cpu = -1.0;
+    CHECK(cc_proc_cpu_s((uint32_t)getpid(), &cpu) && cpu >= 0.0);
+}
+
+TEST_MAIN(TEST(test_proc_stat_cpu_ticks), TEST(test_hist_slots_cover_values),
+          TEST(test_hist_percentiles_match_exact), TEST(test_hist_merge_equals_combined),
+          TEST(test_wire_scans_snapshot), TEST(test_wire_pong), TEST(test_check_depths),
+          TEST(test_check_turning_tunnel), TEST(test_qsnap_turning_and_check),
+          TEST(test_check_gaps), TEST(test_check_contact_events), TEST(test_check_sensor_events),
           TEST(test_load_parse_rooms_backend), TEST(test_load_parse_udp),
           TEST(test_load_room_names), TEST(test_room_stats_merge),
           TEST(test_backend_batch_and_acks))

@@ -318,8 +318,9 @@ def queries_in_request_order_and_rate_limited():
     c = d.client()
     c.hello()
     # A burst of 2 s worth (40 messages) less the Hello: 45 queries in one write, then a Ping.
+    # Short rays (to the first wall): one message each (--query-work-per-message).
     first = c.next_rid + 1
-    msgs = [msg_ray(c.rid(), 0, 0, 100, 0, all_=True) for _ in range(45)]
+    msgs = [msg_ray(c.rid(), 0, 0, 12, 0, all_=True) for _ in range(45)]
     c.send(*msgs)
     got = []
     deadline = time.monotonic() + 10
@@ -337,6 +338,54 @@ def queries_in_request_order_and_rate_limited():
     check(all(m.error.code == ct.code_of("RATE_LIMITED") and not m.error.fatal
               for m in got[n_ok:]), "queries past the burst: RATE_LIMITED, non-fatal")
     c.close()
+    d.stop_and_check()
+
+
+def reply_kind(sm):
+    if kind_of(sm) == "error" and sm.error.code == ct.code_of("RATE_LIMITED"):
+        return "RATE_LIMITED" if not sm.error.fatal else "RATE_LIMITED fatal"
+    return kind_of(sm) if kind_of(sm) != "error" else describe(sm)
+
+
+def query_stream(c, make, per_s, seconds):
+    """Sends make(rid) per_s times a second for `seconds`; the replies' kinds, in request order."""
+    replies, sent = {}, []
+    t0 = time.monotonic()
+    for i in range(int(per_s * seconds)):
+        wait = t0 + i / per_s - time.monotonic()
+        if wait > 0:
+            for sm in c.pump(wait):
+                replies[sm.request_id] = reply_kind(sm)
+        m = make(c.rid())
+        sent.append(m.request_id)
+        c.send(m)
+    for rid in sent:
+        if rid not in replies:
+            replies[rid] = reply_kind(c.reply(rid))
+    return [replies[r] for r in sent]
+
+
+@test
+def whole_arena_overlaps_cost_their_work():
+    # Issue 32: a query is charged ceil(work / --query-work-per-message) messages. At 10 queries a
+    # second under --rate-limit 20, short rays are never limited, while overlaps of the whole
+    # arena (2000 x 2000: a million cells) each empty the bucket into debt and are RATE_LIMITED.
+    d = ct.Daemon(["--rate-limit", "20"], world=walls_world())
+    rays, big = d.client(), d.client()
+    rays.hello()
+    big.hello()
+    ray_kinds = query_stream(rays, lambda rid: msg_ray(rid, 0, 0, 12, 0), 10, 3)
+    check(ray_kinds == ["query_result"] * 30, "short rays at half the rate: all answered, got %s"
+          % ray_kinds)
+    whole = ct.box(1000, 1000)
+    big_kinds = query_stream(big, lambda rid: msg_overlap(rid, whole, 0, 0), 10, 3)
+    check(big_kinds[0] == "query_result", "the first whole-arena overlap is answered (then paid)")
+    limited = big_kinds.count("RATE_LIMITED")
+    check(limited >= 20 and set(big_kinds) == {"query_result", "RATE_LIMITED"},
+          "whole-arena overlaps at half the rate: most RATE_LIMITED (never fatal in 3 s), got %s"
+          % big_kinds)
+    rays.close()
+    big.close()
     d.stop_and_check()
 
 

@@ -48,6 +48,9 @@ typedef struct fixture {
     uint8_t buf[4096]; /* frame scratch */
 } fixture;
 
+/* The world's capacity: small for speed; its static grid's cells grow with it (world.c). */
+static uint32_t fx_max_bodies = 256;
+
 static void fx_init(fixture *f, net_config *cfg_in) {
     memset(f, 0, sizeof *f);
     net_log_set_level(NET_LOG_ERROR);
@@ -58,7 +61,7 @@ static void fx_init(fixture *f, net_config *cfg_in) {
         net_config_default(&cfg);
     world_config wc;
     world_config_default(&wc);
-    wc.max_bodies = 256;
+    wc.max_bodies = fx_max_bodies;
     f->w = world_create(&wc);
     f->srv = net_server_create(&cfg, f->w);
     counting.allocator_data = f->srv->pb_alloc;
@@ -399,6 +402,95 @@ static void test_rate_bucket(void) {
     CHECK(passed == 20); /* refill is capped at the burst */
 }
 
+/* A RayCast of (dx, 0) from (x, 0), or an OverlapQuery of a box of half extent h at the origin. */
+static size_t query_frame(uint32_t rid, bool ray, float x, float dx, float h, uint8_t *out,
+                          size_t cap) {
+    Collide__V1__Vec2 a = COLLIDE__V1__VEC2__INIT, d = COLLIDE__V1__VEC2__INIT;
+    a.x = x;
+    d.x = dx;
+    d.y = h;
+    Collide__V1__Box box = COLLIDE__V1__BOX__INIT;
+    box.half_extents = &d;
+    Collide__V1__Shape shape = COLLIDE__V1__SHAPE__INIT;
+    shape.kind_case = COLLIDE__V1__SHAPE__KIND_BOX;
+    shape.box = &box;
+    Collide__V1__RayCast rc = COLLIDE__V1__RAY_CAST__INIT;
+    Collide__V1__OverlapQuery oq = COLLIDE__V1__OVERLAP_QUERY__INIT;
+    tu_cmsg m = COLLIDE__V1__CLIENT_MESSAGE__INIT;
+    m.request_id = rid;
+    if (ray) {
+        rc.origin = &a;
+        rc.translation = &d;
+        d.y = 0.0f;
+        m.msg_case = COLLIDE__V1__CLIENT_MESSAGE__MSG_RAY_CAST;
+        m.ray_cast = &rc;
+    } else {
+        d.x = h;
+        oq.shape = &shape;
+        oq.position = &a;
+        m.msg_case = COLLIDE__V1__CLIENT_MESSAGE__MSG_OVERLAP;
+        m.overlap = &oq;
+    }
+    return tu_frame(&m, out, cap);
+}
+
+/* Pings that pass after one query, in the same instant, out of 30: the bucket's burst (20) less
+ * the query's charge. */
+static int pings_after_query(uint32_t work_per_message, bool ray, float dx, float h) {
+    net_config cfg;
+    net_config_default(&cfg);
+    cfg.rate_limit = 10; /* burst 20 */
+    cfg.query_work_per_message = work_per_message;
+    fixture f;
+    fx_max_bodies = 65536; /* the daemon's default --max-bodies: its grid, its query costs */
+    fx_init(&f, &cfg);
+    fx_max_bodies = 256;
+    net_client *c = fx_welcome(&f, 0, NULL); /* 1 token */
+    size_t n = query_frame(50, ray, -400.0f, dx, h, f.buf, sizeof f.buf);
+    for (uint32_t i = 0; i < 30; i++)
+        n += tu_ping(100 + i, i, f.buf + n, sizeof f.buf - n);
+    feed(&f, c, n);
+    tu_msgs msgs;
+    tu_take(c, &msgs);
+    int pongs = 0, answers = 0;
+    for (size_t i = 0; i < msgs.count; i++) {
+        pongs += msgs.m[i]->msg_case == S(PONG);
+        answers += msgs.m[i]->msg_case == S(QUERY_RESULT);
+    }
+    tu_free(&msgs);
+    fx_free(&f);
+    return answers == 1 ? pongs : -100; /* answered, then charged: the debt falls on what follows */
+}
+
+/* Issue 32: a query costs ceil(work / --query-work-per-message) messages, at least one. */
+static void test_query_charged_by_work(void) {
+    /* 16384 units a message, not the default 4096: the charges of this world's grid (cells of 2
+     * units) then fit the burst, so the pings left tell each one apart */
+    const uint32_t per = 16384;
+    CHECK(pings_after_query(per, true, 10.0f, 0.0f) == 18);   /* a small ray: 1 */
+    CHECK(pings_after_query(per, false, 0.0f, 1.0f) == 18);   /* a small overlap: 1 */
+    int mid = pings_after_query(per, false, 0.0f, 200.0f);    /* 400x400 */
+    int big = pings_after_query(per, false, 0.0f, 350.0f);    /* 700x700 */
+    int whole = pings_after_query(per, false, 0.0f, 500.0f);  /* the whole arena */
+    int ray = pings_after_query(per, true, 800.0f, 0.0f);     /* a ray across the arena */
+    CHECK(mid < 18 && ray < 18);                              /* both cost more than one */
+    CHECK(whole >= 0 && whole < big && big < mid);            /* the charge grows with the work */
+    CHECK(pings_after_query(0, false, 0.0f, 500.0f) == 18);   /* 0: every query one message */
+    CHECK(pings_after_query(4096, false, 0.0f, 500.0f) == 0); /* past the bucket: into debt */
+}
+
+/* The debt is bounded: after a charge far beyond the bucket, it refills within 2 s. */
+static void test_query_debt_bounded(void) {
+    net_rate r;
+    memset(&r, 0, sizeof r);
+    uint64_t t = 5000000;
+    CHECK(net_rate_take(&r, 10.0, t));
+    net_rate_charge(&r, 10.0, 1e6);
+    CHECK(r.tokens == -20.0);
+    CHECK(!net_rate_take(&r, 10.0, t + 2000000));
+    CHECK(net_rate_take(&r, 10.0, t + 2100000));
+}
+
 static void test_rate_limited_not_fatal_then_fatal_when_sustained(void) {
     net_config cfg;
     net_config_default(&cfg);
@@ -553,6 +645,7 @@ static void test_config_documented_defaults(void) {
     CHECK(cfg.log_buffer_bytes == 1048576);
     CHECK(cfg.max_snapshot_lag_ms == 2000);
     CHECK(cfg.frame_timeout_ms == 10000);
+    CHECK(cfg.query_work_per_message == 4096);
     CHECK(strcmp(cfg.bind, "0.0.0.0") == 0);
 }
 
@@ -2305,7 +2398,8 @@ TEST_MAIN(TEST(test_hello_welcome), TEST(test_hello_frame_cap), TEST(test_vertex
           TEST(test_split_at_every_point), TEST(test_partial_buffer_holds_one_frame),
           TEST(test_oversized_prefix_is_fatal_without_buffering),
           TEST(test_first_message_must_be_hello), TEST(test_version_mismatch), TEST(test_tokens),
-          TEST(test_secret_equal), TEST(test_rate_bucket),
+          TEST(test_secret_equal), TEST(test_rate_bucket), TEST(test_query_charged_by_work),
+          TEST(test_query_debt_bounded),
           TEST(test_rate_limited_not_fatal_then_fatal_when_sustained),
           TEST(test_abuse_cut_in_the_fifth_consecutive_second),
           TEST(test_abuse_cut_past_four_bursts_in_one_second),

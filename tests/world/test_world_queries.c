@@ -652,6 +652,60 @@ static void test_filters(void) {
     world_destroy(sc.w);
 }
 
+/* world_query_result.work (issue 32: net charges a query by it): grows with the area of an
+ * overlap, the length of a ray or cast and the bodies met; 0 for a refused query; the same now
+ * and from the history when the movers stand still. */
+static void test_query_work(void) {
+    world_config cfg;
+    world_config_default(&cfg);
+    cfg.max_bodies = 4096;
+    world *w = world_create(&cfg);
+    CHECK(w != NULL && world_set_history(w, 4));
+    geom_shape box, small;
+    geom_make_box(v2(0.5f, 0.5f), &small);
+    world_body_id id;
+    for (int i = 0; i < 400; i++)
+        CHECK(world_spawn(w, i % 2 ? WORLD_BODY_MOVING : WORLD_BODY_STATIC, &small,
+                          v2(-400.0f + 40.0f * (float)(i % 20), -400.0f + 40.0f * (float)(i / 20)),
+                          1, &id, NULL) == WORLD_OK);
+    world_step(w);
+    world_step(w);
+    world_hit hits[512];
+    world_query_result r;
+    uint64_t last = 0;
+    for (float h = 1.0f; h <= 500.0f; h *= 4.0f) { /* overlaps: 2x2 to the whole arena */
+        geom_make_box(v2(h, h), &box);
+        CHECK(world_query_overlap(w, 0, &box, v2(0, 0), NULL, hits, 512, &r) == WORLD_OK);
+        CHECK(r.work > last);
+        last = r.work;
+        uint64_t now = r.work;
+        CHECK(world_query_overlap(w, world_tick(w) - 1, &box, v2(0, 0), NULL, hits, 512, &r) ==
+              WORLD_OK);
+        CHECK(r.work == now);
+    }
+    last = 0;
+    for (float len = 30.0f; len <= 900.0f; len *= 3.0f) { /* rays and casts, longer and longer */
+        CHECK(world_query_ray(w, 0, v2(-450, 1), v2(len, 0), NULL, true, hits, 512, &r) ==
+              WORLD_OK);
+        CHECK(r.work > last);
+        world_query_result c;
+        CHECK(world_query_shape_cast(w, 0, &small, v2(-450, 1), v2(len, 0), NULL, true, hits, 512,
+                                     &c) == WORLD_OK);
+        CHECK(c.work >= r.work);
+        last = r.work;
+    }
+    /* the bodies met count: the same ray through a row of bodies costs more than beside it */
+    world_query_result empty;
+    CHECK(world_query_ray(w, 0, v2(-450, -420), v2(900, 0), NULL, true, hits, 512, &empty) ==
+          WORLD_OK);
+    CHECK(world_query_ray(w, 0, v2(-450, -400), v2(900, 0), NULL, true, hits, 512, &r) == WORLD_OK);
+    CHECK(r.count == 20 && r.work > empty.work);
+    CHECK(world_query_ray(w, 0, v2(NAN, 0), v2(1, 0), NULL, false, hits, 4, &r) ==
+          WORLD_ERR_NOT_FINITE);
+    CHECK(r.work == 0);
+    world_destroy(w);
+}
+
 /* Errors: non-finite input, degenerate shapes, ticks out of range; the answer's tick. */
 static void test_query_errors(void) {
     world_config cfg;
@@ -994,7 +1048,7 @@ static void test_history_growth(void) {
 
 TEST_MAIN(TEST(test_ray_casts), TEST(test_overlaps), TEST(test_shape_casts),
           TEST(test_shape_casts_turned), TEST(test_truncation), TEST(test_filters),
-          TEST(test_query_errors), TEST(test_history), TEST(test_history_one_shape),
-          TEST(test_history_turning), TEST(test_history_turning_bar),
+          TEST(test_query_errors), TEST(test_query_work), TEST(test_history),
+          TEST(test_history_one_shape), TEST(test_history_turning), TEST(test_history_turning_bar),
           TEST(test_history_turning_growth), TEST(test_history_growth),
           TEST(test_history_turned_casts))

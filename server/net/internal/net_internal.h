@@ -133,6 +133,8 @@ static inline vec2 net_vec2_of(const Collide__V1__Vec2 *v) {
  * handler's text. */
 void net_request_world_error(net_server *srv, net_client *c, uint32_t rid, world_status st,
                              const char *text);
+/* The message rate c is held to (--rate-limit, or --admin-rate-limit for an admin); 0 = none. */
+double net_request_message_rate(const net_server *srv, const net_client *c);
 /* Converts a wire shape; GEOM_OK or the reason it is refused. */
 geom_shape_error net_request_shape(const Collide__V1__Shape *s, geom_shape *out);
 /* net_queries.c */

@@ -52,5 +52,5 @@ print("| %s | %s | %.2f | %d / %d (%.2f%% of %d) | %.1f / %.1f ms | %d / %d |" %
     n, tr, cpu, s, l, 100.0 * l / max(1, t), t, a["p50_ms"], a["p99_ms"],
     j["errors"]["total"], j["disconnects"]))
 PY
-  rm -rf "$tmp"
+  [[ -n ${KEEP:-} ]] && echo "reports: $tmp" >&2 || rm -rf "$tmp"
 done

@@ -167,44 +167,43 @@ static const load_flag flags[] = {
      "PID  report the daemon's CPU share over the run (user + system time of\n/proc/PID/stat "
      "over the wall time, in cores): a daemon on its own\ncore (taskset) gives players per core"},
     {"progress", false, parse_int_value, F(progress), 0, 0, 0, 1, NULL, SEC_OUTPUT,
-             "/ --no-progress  one line per second (default: when stderr is a terminal)"},
-        {"no-progress", false, parse_int_value, F(progress), 0, 0, 0, 0, NULL, SEC_OUTPUT, NULL},
-        {"rooms", true, parse_u32, F(rooms), 0, 0, CC_LOAD_MAX_ROOMS, 0, NULL, SEC_ROOMS,
-         "N  spread the players round robin over N rooms (Hello.room), reported\nper room; 0 = the "
-         "default room, Hello.room empty (default 0, at most 1000)"},
-        {"room-prefix", true, parse_string, F(room_prefix), 0, 0, 0, 0, NULL, SEC_ROOMS,
-         "P  room names are P0 .. P{N-1} (default load-)"},
-        {"backend", true, parse_u32, F(backend_npcs), 0, 0, 100000, 0, NULL, SEC_ROOMS,
-         "M  one admin connection spawns M NPCs and drives them at --rate Hz\nwith one MoveIntents "
-         "batch per tick (default 0: none)"},
-        {"admin-token", true, parse_string, F(admin_token), 0, 0, 0, 0, NULL, SEC_ROOMS,
-         "SECRET  the backend's Hello.token (required with --backend)"},
-        {"queries", true, parse_double, F(queries_hz), 0, 0, 1000, 0, NULL, SEC_ROOMS,
-         "R  each player also sends R first-hit ray casts per second, 20\nunits from its body in a "
-         "random direction; their answer\nlatency is reported (default 0: none)"},
-        {"backend-queries", true, parse_double, F(backend_queries_hz), 0, 0, 1e6, 0, NULL,
-         SEC_ROOMS,
-         "R  the backend also sends R first-hit ray casts per second in\nall, from its NPCs in "
-         "turn, "
-         "as --queries does (default 0)"},
-        {"spin", true, parse_double, F(spin), 0, 0, 1000, 0, NULL, SEC_ROOMS,
-         "W  each player's body also turns, at a speed drawn uniformly\nfrom [-W, W] rad/s "
-         "(MoveIntent.angular_velocity; default 0)"},
-        {"ticket-key", true, parse_string, F(ticket_key), 0, 0, 0, 0, NULL, SEC_TICKETS,
-         "SECRET  the daemon's --ticket-key: each player says Hello with its own\nticket (its "
-         "room, "
-         "sub = its name load-N), made as it connects;\nwith --backend and no --admin-token the "
-         "backend gets an admin\nticket for its room. Replaces --token. Visible in the "
-         "process\nlist: "
-         "prefer --ticket-key-file"},
-        {"ticket-key-file", true, parse_string, F(ticket_key_file), 0, 0, 0, 0, NULL, SEC_TICKETS,
-         "PATH  the same, read from a file (trailing newlines are not part of it)"},
-        {"ticket-ttl", true, parse_duration, F(ticket_ttl_s), F(ticket_ttl_set), 1, 86400, 0, NULL,
-         SEC_TICKETS,
-         "DURATION  each ticket expires this long after its player connects\n(default 60s: a "
-         "ticket "
-         "is checked once, at Hello)"},
-    };
+     "/ --no-progress  one line per second (default: when stderr is a terminal)"},
+    {"no-progress", false, parse_int_value, F(progress), 0, 0, 0, 0, NULL, SEC_OUTPUT, NULL},
+    {"rooms", true, parse_u32, F(rooms), 0, 0, CC_LOAD_MAX_ROOMS, 0, NULL, SEC_ROOMS,
+     "N  spread the players round robin over N rooms (Hello.room), reported\nper room; 0 = the "
+     "default room, Hello.room empty (default 0, at most 1000)"},
+    {"room-prefix", true, parse_string, F(room_prefix), 0, 0, 0, 0, NULL, SEC_ROOMS,
+     "P  room names are P0 .. P{N-1} (default load-)"},
+    {"backend", true, parse_u32, F(backend_npcs), 0, 0, 100000, 0, NULL, SEC_ROOMS,
+     "M  one admin connection spawns M NPCs and drives them at --rate Hz\nwith one MoveIntents "
+     "batch per tick (default 0: none)"},
+    {"admin-token", true, parse_string, F(admin_token), 0, 0, 0, 0, NULL, SEC_ROOMS,
+     "SECRET  the backend's Hello.token (required with --backend)"},
+    {"queries", true, parse_double, F(queries_hz), 0, 0, 1000, 0, NULL, SEC_ROOMS,
+     "R  each player also sends R first-hit ray casts per second, 20\nunits from its body in a "
+     "random direction; their answer\nlatency is reported (default 0: none)"},
+    {"backend-queries", true, parse_double, F(backend_queries_hz), 0, 0, 1e6, 0, NULL, SEC_ROOMS,
+     "R  the backend also sends R first-hit ray casts per second in\nall, from its NPCs in "
+     "turn, "
+     "as --queries does (default 0)"},
+    {"spin", true, parse_double, F(spin), 0, 0, 1000, 0, NULL, SEC_ROOMS,
+     "W  each player's body also turns, at a speed drawn uniformly\nfrom [-W, W] rad/s "
+     "(MoveIntent.angular_velocity; default 0)"},
+    {"ticket-key", true, parse_string, F(ticket_key), 0, 0, 0, 0, NULL, SEC_TICKETS,
+     "SECRET  the daemon's --ticket-key: each player says Hello with its own\nticket (its "
+     "room, "
+     "sub = its name load-N), made as it connects;\nwith --backend and no --admin-token the "
+     "backend gets an admin\nticket for its room. Replaces --token. Visible in the "
+     "process\nlist: "
+     "prefer --ticket-key-file"},
+    {"ticket-key-file", true, parse_string, F(ticket_key_file), 0, 0, 0, 0, NULL, SEC_TICKETS,
+     "PATH  the same, read from a file (trailing newlines are not part of it)"},
+    {"ticket-ttl", true, parse_duration, F(ticket_ttl_s), F(ticket_ttl_set), 1, 86400, 0, NULL,
+     SEC_TICKETS,
+     "DURATION  each ticket expires this long after its player connects\n(default 60s: a "
+     "ticket "
+     "is checked once, at Hello)"},
+};
 #undef F
 #define FLAG_COUNT (sizeof flags / sizeof flags[0])
 

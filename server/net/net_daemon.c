@@ -20,31 +20,31 @@
 typedef struct net_daemon net_daemon;
 
 struct net_daemon {
-    uv_loop_t loop;                     /* the front's loop */
-    net_server *srv;                    /* the front: connections until their Hello (no world) */
-    net_rooms *dir;                     /* the room directory, shared with the workers */
-    net_hosts hosts;                    /* the worker threads that own the rooms */
-    bool hosts_on;                      /* the workers were started */
-    uv_tcp_t listener;                  /* game port */
-    uv_tcp_t http_listener;             /* ops port (when http_on) */
-    uv_tcp_t ws_listener;               /* WebSocket port (when ws_on) */
-    bool ws_on;                         /* the WebSocket listener's handle was initialised */
-    bool http_on;                       /* the HTTP listener is open */
-    net_udp *udp;                       /* the UDP port's ENet host (NULL: off) */
-    uv_timer_t housekeeping;            /* the front's timeouts (hello, pending, HTTP) */
-    uv_timer_t drain_timer;             /* bounds the front's part of the drain */
-    uv_prepare_t flush;                 /* writes dirty clients before the loop sleeps */
-    uv_signal_t sigterm;                /* SIGTERM: drain */
-    uv_signal_t sigint;                 /* SIGINT: drain */
-    uv_async_t wake;                    /* the workers: drained, or figures collected */
-    net_conn_host conns;                /* the front's connections: read buffer, count */
-    net_ops ops;                        /* the ops port's connections (net_ops.h) */
-    bool draining;                      /* shutdown started */
-    bool finished;                      /* every long-lived handle is closing */
-    net_agones *agones;                 /* the Agones SDK client (NULL: off) */
+    uv_loop_t loop;             /* the front's loop */
+    net_server *srv;            /* the front: connections until their Hello (no world) */
+    net_rooms *dir;             /* the room directory, shared with the workers */
+    net_hosts hosts;            /* the worker threads that own the rooms */
+    bool hosts_on;              /* the workers were started */
+    uv_tcp_t listener;          /* game port */
+    uv_tcp_t http_listener;     /* ops port (when http_on) */
+    uv_tcp_t ws_listener;       /* WebSocket port (when ws_on) */
+    bool ws_on;                 /* the WebSocket listener's handle was initialised */
+    bool http_on;               /* the HTTP listener is open */
+    net_udp *udp;               /* the UDP port's ENet host (NULL: off) */
+    uv_timer_t housekeeping;    /* the front's timeouts (hello, pending, HTTP) */
+    uv_timer_t drain_timer;     /* bounds the front's part of the drain */
+    uv_prepare_t flush;         /* writes dirty clients before the loop sleeps */
+    uv_signal_t sigterm;        /* SIGTERM: drain */
+    uv_signal_t sigint;         /* SIGINT: drain */
+    uv_async_t wake;            /* the workers: drained, or figures collected */
+    net_conn_host conns;        /* the front's connections: read buffer, count */
+    net_ops ops;                /* the ops port's connections (net_ops.h) */
+    bool draining;              /* shutdown started */
+    bool finished;              /* every long-lived handle is closing */
+    net_agones *agones;         /* the Agones SDK client (NULL: off) */
     net_partial_budget partial; /* --max-partial-bytes: the front and every room count here */
-    bool agones_shutting;               /* Shutdown was asked after the drain */
-    bool agones_done;                   /* ... and is over (or the client is closed) */
+    bool agones_shutting;       /* Shutdown was asked after the drain */
+    bool agones_done;           /* ... and is over (or the client is closed) */
     uint8_t read_chunk[NET_READ_CHUNK]; /* shared read buffer (reads are handled one at a time) */
 };
 

@@ -22,10 +22,10 @@ const double net_lag_bucket_bounds[NET_LAG_BUCKET_COUNT] = {
 
 const char *net_disconnect_reason_str(net_disconnect_reason reason) {
     static const char *names[NET_DISC_REASON_COUNT] = {
-        "client_closed", "read_error",      "write_error", "fatal_error",    "hello_timeout",
-        "slow_client",   "server_full",     "shutdown",    "out_of_memory",  "snapshot_lag",
-        "frame_timeout", "pending_evicted", "room_closed", "events_backlog", "timeout",
-        "partial_frames"};
+        "client_closed", "read_error",     "write_error",   "fatal_error",
+        "hello_timeout", "slow_client",    "server_full",   "shutdown",
+        "out_of_memory", "snapshot_lag",   "frame_timeout", "pending_evicted",
+        "room_closed",   "events_backlog", "timeout",       "partial_frames"};
     return (unsigned)reason < NET_DISC_REASON_COUNT ? names[reason] : "unknown";
 }
 

@@ -249,11 +249,10 @@ static bool render_metrics(net_ops *ops, net_buf *out) {
     if (!rows) return false;
     net_metrics front = ops->srv->metrics;
     front.overloaded = false;
-    net_gauges g = {
-        net_server_client_count(ops->srv),  0, 0, net_log_dropped_total(), 0, UINT64_MAX,
-        net_server_pending_count(ops->srv), 0, 0,
-        /* The budget every thread counts against, read as it is now, not collected. */
-        net_partial_held(ops->srv->partial), ops->srv->partial->max};
+    net_gauges g = {net_server_client_count(ops->srv), 0, 0, net_log_dropped_total(), 0, UINT64_MAX,
+                    net_server_pending_count(ops->srv), 0, 0,
+                    /* The budget every thread counts against, read as it is now, not collected. */
+                    net_partial_held(ops->srv->partial), ops->srv->partial->max};
     size_t k = 0;
     for (uint32_t i = 0; i < hs->threads; i++) {
         const net_host_sample *smp = hs->collected[i];

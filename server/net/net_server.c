@@ -143,10 +143,12 @@ void net_server_note_http_close(net_server *srv, net_http_close_reason reason) {
 bool net_server_render_metrics(const net_server *srv, net_buf *out) {
     world_stats ws = {0};
     if (srv->world) world_get_stats(srv->world, &ws); /* front mode has no world */
-    net_gauges g = {srv->client_count,       ws.static_bodies, ws.moving_bodies,
-                    net_log_dropped_total(), ws.slots_retired, ws.ids_left,
-                    srv->pending_count,      ws.history_bytes, ws.history_records,
-                    net_partial_held(srv->partial), srv->partial->max};
+    net_gauges g = {srv->client_count,  ws.static_bodies,
+                    ws.moving_bodies,   net_log_dropped_total(),
+                    ws.slots_retired,   ws.ids_left,
+                    srv->pending_count, ws.history_bytes,
+                    ws.history_records, net_partial_held(srv->partial),
+                    srv->partial->max};
     /* One room today, `default`, holding every counter: the daemon-wide series are its own. */
     net_room_metrics room = {NET_ROOM_DEFAULT, &srv->metrics,
                              srv->client_count - srv->pending_count, ws.static_bodies,

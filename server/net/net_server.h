@@ -204,11 +204,11 @@ typedef struct net_client {
     uint64_t in_held_since;         /* in_since_us of the frame counted in in_held */
     struct net_client *partial_prev, *partial_next; /* the server's holders (in_held > 0), in the
                                                        order their frames began: oldest first */
-    net_buf out;                    /* encoded frames not yet handed to the socket */
-    uint64_t out_since_us;          /* monotonic time the oldest byte in `out` was queued */
-    size_t inflight;                /* bytes handed to the socket and not yet confirmed written */
-    uint64_t inflight_since_us;     /* monotonic time the oldest in-flight byte was queued */
-    bool lag_over;                  /* the last tick found it over --max-snapshot-lag-ms */
+    net_buf out;                 /* encoded frames not yet handed to the socket */
+    uint64_t out_since_us;       /* monotonic time the oldest byte in `out` was queued */
+    size_t inflight;             /* bytes handed to the socket and not yet confirmed written */
+    uint64_t inflight_since_us;  /* monotonic time the oldest in-flight byte was queued */
+    bool lag_over;               /* the last tick found it over --max-snapshot-lag-ms */
     world_body_id *owned;        /* moving bodies it spawned (may hold stale ids, pruned lazily) */
     uint32_t owned_count;        /* entries in owned */
     uint32_t owned_cap;          /* entries allocated */
@@ -263,17 +263,17 @@ typedef struct net_server {
     void *hello_ctx;
     const net_room_admin *room_admin; /* CreateRoom, CloseRoom, ListRooms; NULL: none */
     void *owner; /* the loop owner's (a room's server points at its room); never read here */
-    const vec2 *spawn_points; /* the world file's (borrowed; NULL: none) */
-    size_t spawn_point_count; /* entries in spawn_points */
-    size_t next_spawn_point;  /* where the round robin looks first */
-    net_overload overload;    /* the overload detector (metrics.overloaded) */
+    const vec2 *spawn_points;    /* the world file's (borrowed; NULL: none) */
+    size_t spawn_point_count;    /* entries in spawn_points */
+    size_t next_spawn_point;     /* where the round robin looks first */
+    net_overload overload;       /* the overload detector (metrics.overloaded) */
     net_partial_budget *partial; /* --max-partial-bytes: cfg.partial_budget, shared by every server
                                     of the daemon, or own_partial */
     net_partial_budget own_partial; /* a server alone's budget (no shared one given) */
     net_client *partial_head;       /* its client holding a partial frame longest (cut first) */
     net_client *partial_tail;       /* the newest such */
-    uint32_t error_index;     /* Error.index of the errors sent now: the MoveIntents item being
-                                 handled (position + 1), 0 outside a batch (net_session.c) */
+    uint32_t error_index; /* Error.index of the errors sent now: the MoveIntents item being
+                             handled (position + 1), 0 outside a batch (net_session.c) */
     /* The layers above keep their per-server state behind these, each type private to the file
      * that works on it; made and freed by net_server_create/destroy (net_tick.c), never read by
      * the registry. */

@@ -179,7 +179,7 @@ static void test_servers_share_one_budget(void) {
     CHECK(net_partial_held(&shared) == 2048);
     feed_partial(&f2, b, 4000, 2000);
     CHECK(net_partial_held(&shared) == 4096 && !a->kill && !b->kill);
-    net_client_feed(f2.srv, b, f2.buf, 100); /* b grows to 4096: 6144 in all */
+    net_client_feed(f2.srv, b, f2.buf, 100);                /* b grows to 4096: 6144 in all */
     CHECK(b->kill && b->reason == NET_DISC_PARTIAL_FRAMES); /* f2's only, so its oldest */
     CHECK(!a->kill);
     CHECK(net_partial_held(&shared) == 2048);

@@ -160,8 +160,8 @@ void net_events_take(net_client *c, net_buf *s, size_t budget);
  * on; false when it was refused, a fatal Error sent. */
 bool net_session_authenticate(net_server *srv, net_client *c, uint32_t rid, const uint8_t *frame,
                               size_t frame_len, const char *room, size_t room_len, net_grant *g);
-/* net_session_auth.c: c's name for logs and /rooms: name with every byte that is not printable ASCII,
- * or is '"' or '\\', as '_', cut to fit. */
+/* net_session_auth.c: c's name for logs and /rooms: name with every byte that is not printable
+ * ASCII, or is '"' or '\\', as '_', cut to fit. */
 void net_session_set_name(net_client *c, const char *name);
 /* net_session_rooms.c */
 void net_session_create_room(net_server *srv, net_client *c, uint32_t rid,

@@ -331,5 +331,44 @@ def flood_is_rate_limited_then_cut():
     d.stop_and_check()
 
 
+@test
+def burst_of_connects_past_the_peer_window():
+    """ENet walks only the peer slots in use plus 256 free ones (net_udp_host.c, fit_window): a
+    burst of 600 connects in one flush (more than one window's free slots) must all be connected,
+    and a Hello from the highest slot answered, with --max-clients 1000."""
+    n = 600
+    d = udp_daemon("--max-clients", "1000", "--max-pending", "1000",
+                   "--max-pending-per-address", "1000", "--hello-timeout-ms", "60000")
+    host = enet.Host(None, n, 2, 0, 0)
+    peers = [host.connect(enet.Address(b"127.0.0.1", d.udp_port), 2) for _ in range(n)]
+    connected = set()
+    deadline = time.monotonic() + 20
+    while len(connected) < n and time.monotonic() < deadline:
+        ev = host.service(20)
+        while ev is not None and ev.type != enet.EVENT_TYPE_NONE:
+            if ev.type == enet.EVENT_TYPE_CONNECT:
+                connected.add(ev.peer.incomingPeerID)
+            ev = host.check_events()
+    check(len(connected) == n, "%d of %d peers connected in one burst" % (len(connected), n))
+    last = peers[-1]
+    last.send(0, enet.Packet(ct.msg_hello().SerializeToString(), RELIABLE))
+    got = None
+    deadline = time.monotonic() + ct.REPLY_TIMEOUT
+    while got is None and time.monotonic() < deadline:
+        ev = host.service(20)
+        while ev is not None and ev.type != enet.EVENT_TYPE_NONE:
+            if ev.type == enet.EVENT_TYPE_RECEIVE and ev.peer.incomingPeerID == last.incomingPeerID:
+                sm = ct.pb.ServerMessage()
+                sm.ParseFromString(ev.packet.data)
+                got = sm
+            ev = host.check_events()
+    check(got is not None and kind_of(got) == "welcome", "the last peer's Hello is welcomed: %s"
+          % got)
+    for p in peers:
+        p.disconnect_now(0)
+    host.flush()
+    d.stop_and_check()
+
+
 if __name__ == "__main__":
     ct.main()

@@ -3,8 +3,10 @@
 the method behind the default of --max-clients (docs/operations.md, docs/perf/net.md).
 
 For each K, a fresh collided is started; K idle clients connect and say Hello (they read what they
-are sent, in batches, as a remote client's kernel would take it); one well-behaved client reads
-continuously and counts the snapshots it gets per second over --seconds. Each welcomed client
+are sent, in batches, as a remote client's kernel would take it); one well-behaved client moves a
+body of its own back and forth (so each of its snapshots carries a change, and none is an empty
+one that --empty-snapshot-ms would hold back), reads continuously and counts the snapshots it gets
+per second over --seconds. Each welcomed client
 costs the daemon one write() per tick even when its snapshot is empty (PROTOCOL.md rule 6), so the
 rate the well-behaved client sees falls once K writes no longer fit in a tick.
 
@@ -14,7 +16,7 @@ lowers the figure.
 
 Usage: bench/net/capacity.py --collided build/release/server/net/collided \\
            --pb-dir build/release/tests/pb [--ks 500,1000,1500,2000,2500,3000] [--seconds 5]
-           [--strace /tmp/collided.strace]
+           [--strace /tmp/collided.strace] [--daemon-args '--empty-snapshot-ms 1000']
 Needs a python3 with google.protobuf (Debian python3-protobuf)."""
 import argparse
 import os
@@ -62,6 +64,7 @@ class Counter(threading.Thread):
         self.sock, self.pb = sock, pb
         self.snapshots = 0
         self.stop = False
+        self.body, self.seq, self.next_turn = None, 0, 0.0
 
     def run(self):
         buf = bytearray()
@@ -74,6 +77,7 @@ class Counter(threading.Thread):
             if not data:
                 return
             buf += data
+            self.steer()
             while True:
                 n = shift = 0
                 for i in range(min(len(buf), 5)):
@@ -90,6 +94,22 @@ class Counter(threading.Thread):
                 del buf[:i + 1 + n]
                 if m.WhichOneof("msg") == "snapshot":
                     self.snapshots += 1
+                elif m.WhichOneof("msg") == "spawned":
+                    self.body = m.spawned.body_id
+
+    def steer(self):
+        """Its body goes back and forth at 2 units/s, turning every second."""
+        now = time.monotonic()
+        if self.body is None or now < self.next_turn:
+            return
+        self.next_turn = now + 1.0
+        self.seq += 1
+        move = self.pb.ClientMessage(request_id=0)
+        move.move.body_id = self.body
+        move.move.input_seq = self.seq
+        move.move.velocity.x = 2.0 if self.seq % 2 else -2.0
+        frame = move.SerializeToString()
+        self.sock.sendall(varint(len(frame)) + frame)
 
 
 def drain(socks):
@@ -108,7 +128,7 @@ def run_one(opts, pb, k):
            # K connections from one host in a burst: the pending caps are for attackers and NATs,
            # not for a load generator (docs/operations.md, admission)
            "--max-pending", str(k + 100), "--max-pending-per-address", str(k + 100),
-           "--tick-rate", str(opts.tick_rate)]
+           "--tick-rate", str(opts.tick_rate)] + opts.daemon_args.split()
     env = {k_: v for k_, v in os.environ.items() if not k_.startswith("COLLIDE_")}
     p = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, env=env)
     port = None
@@ -133,6 +153,11 @@ def run_one(opts, pb, k):
         good = socket.create_connection(("127.0.0.1", port))
         good.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         good.sendall(frame)
+        spawn = pb.ClientMessage(request_id=2)
+        spawn.spawn.kind = pb.BODY_KIND_MOVING
+        spawn.spawn.shape.circle.radius = 0.5
+        spawn = spawn.SerializeToString()
+        good.sendall(varint(len(spawn)) + spawn)
         counter = Counter(good, pb)
         counter.start()
         t_end = time.monotonic() + opts.warmup
@@ -194,6 +219,8 @@ def main():
     ap.add_argument("--seconds", type=float, default=5.0, help="measured time per K")
     ap.add_argument("--warmup", type=float, default=2.0, help="time before measuring")
     ap.add_argument("--tick-rate", type=float, default=60.0)
+    ap.add_argument("--daemon-args", default="", help="more flags for collided, e.g. "
+                    "'--empty-snapshot-ms 1000' (the heartbeat proposal, docs/protocol.md)")
     ap.add_argument("--strace", default="", help="FILE: attach strace -c -f to collided for "
                     "the measured time and write its syscall summary to FILE.K")
     opts = ap.parse_args()

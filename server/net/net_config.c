@@ -173,6 +173,10 @@ static const opt_def opts[] = {
      "1048576)"},
     {"hello-timeout-ms", "COLLIDE_HELLO_TIMEOUT_MS", OPT_U32, F(hello_timeout_ms), 0, 1, 3600000,
      "MS  time allowed before Hello (default 2000)"},
+    {"empty-snapshot-ms", "COLLIDE_EMPTY_SNAPSHOT_MS", OPT_U32, F(empty_snapshot_ms), 0, 0, 60000,
+     "MS  an empty snapshot (nothing new, changed, removed, no events) goes to a client only when "
+     "it had no snapshot for this long, a heartbeat; 0 sends every one, PROTOCOL.md rule 6 "
+     "(default 0; 1000 is issue 32's proposal)"},
     {"max-snapshot-lag-ms", "COLLIDE_MAX_SNAPSHOT_LAG_MS", OPT_U32, F(max_snapshot_lag_ms), 0, 1,
      3600000,
      "MS  a client whose oldest output not yet received (here or in the kernel) is older than this "

@@ -46,39 +46,40 @@ typedef struct net_config {
     float rate_limit_bytes;           /* frame bytes per second per client; burst = 2 s worth */
     size_t max_queued_bytes;          /* hard limit of queued output; soft = a quarter */
     uint32_t hello_timeout_ms;        /* close a connection that has not said Hello by then */
-    uint32_t max_snapshot_lag_ms;     /* cut a client whose oldest output not received is older */
-    uint32_t frame_timeout_ms;        /* cut a client holding a partial frame longer than this */
-    size_t max_partial_bytes;         /* read-buffer bytes held for partial frames, daemon-wide;
-                                         past it the oldest holder is cut (net_partial.h) */
-    float view_radius;                /* default view: boxes of this half size around own bodies */
-    float max_view_extent;            /* widest and tallest view box a non-admin may have */
-    uint32_t http_max_connections;    /* concurrent /metrics and /healthz connections */
-    uint32_t http_max_per_address;    /* of those, from one remote address */
-    uint32_t http_timeout_ms;         /* an HTTP request must arrive whole within this */
-    uint32_t drain_timeout_ms;        /* on SIGTERM, clients not drained by then are cut */
-    size_t log_buffer_bytes;          /* log lines waiting for stderr; more are dropped, counted */
-    uint32_t overload_window_ms;      /* overload detector's sliding window; 0 = never refuse */
-    uint32_t threads;                 /* worker threads owning rooms; 0 = one per core */
-    uint32_t max_rooms;               /* rooms besides `default` */
-    bool room_auto_create;            /* an unknown Hello.room is created from the default world */
-    uint32_t room_idle_ms;            /* an auto room without clients closes after this */
-    char world_dir[1024];             /* worlds CreateRoom may name; "" = none (only the default) */
-    float admin_rate_limit;           /* messages per second per admin; 0 = unbounded */
-    bool agones;                      /* speak the Agones SDK (default: AGONES_SDK_HTTP_PORT set) */
-    uint32_t agones_health_ms;        /* Agones Health period */
-    uint16_t ws_port;                 /* WebSocket port (--bind's address); 0 = off */
-    char ws_origins[1024];            /* Origins a WebSocket upgrade may come from; "" = any */
-    bool viewer;                      /* serve the live viewer on the WebSocket port (GET /) */
-    uint32_t max_query_results;       /* most hits one QueryResult carries */
-    uint32_t history_ms;              /* how far back a query's at_tick may rewind; 0 = now only */
-    uint32_t query_work_per_message;  /* a query's work (world_query_result.work) worth one
-                                       * message of the rate limits; 0 = every query one */
-    uint32_t max_pending_events;      /* contact/sensor events waiting for one client's next
-                                       * snapshot; past it the client is cut (events_backlog) */
-    float position_quantum;           /* quantized snapshots: world units per position step */
-    float velocity_quantum;           /* quantized snapshots: units/s per velocity step */
-    uint16_t udp_port;                /* the ENet (UDP) port; 0 = off */
-    char udp_bind[64];                /* its IPv4 address; "" = bind (IPv4 only: libenet 1.3) */
+    uint32_t empty_snapshot_ms;      /* least time between empty snapshots to one client (0: all) */
+    uint32_t max_snapshot_lag_ms;    /* cut a client whose oldest output not received is older */
+    uint32_t frame_timeout_ms;       /* cut a client holding a partial frame longer than this */
+    size_t max_partial_bytes;        /* read-buffer bytes held for partial frames, daemon-wide;
+                                        past it the oldest holder is cut (net_partial.h) */
+    float view_radius;               /* default view: boxes of this half size around own bodies */
+    float max_view_extent;           /* widest and tallest view box a non-admin may have */
+    uint32_t http_max_connections;   /* concurrent /metrics and /healthz connections */
+    uint32_t http_max_per_address;   /* of those, from one remote address */
+    uint32_t http_timeout_ms;        /* an HTTP request must arrive whole within this */
+    uint32_t drain_timeout_ms;       /* on SIGTERM, clients not drained by then are cut */
+    size_t log_buffer_bytes;         /* log lines waiting for stderr; more are dropped, counted */
+    uint32_t overload_window_ms;     /* overload detector's sliding window; 0 = never refuse */
+    uint32_t threads;                /* worker threads owning rooms; 0 = one per core */
+    uint32_t max_rooms;              /* rooms besides `default` */
+    bool room_auto_create;           /* an unknown Hello.room is created from the default world */
+    uint32_t room_idle_ms;           /* an auto room without clients closes after this */
+    char world_dir[1024];            /* worlds CreateRoom may name; "" = none (only the default) */
+    float admin_rate_limit;          /* messages per second per admin; 0 = unbounded */
+    bool agones;                     /* speak the Agones SDK (default: AGONES_SDK_HTTP_PORT set) */
+    uint32_t agones_health_ms;       /* Agones Health period */
+    uint16_t ws_port;                /* WebSocket port (--bind's address); 0 = off */
+    char ws_origins[1024];           /* Origins a WebSocket upgrade may come from; "" = any */
+    bool viewer;                     /* serve the live viewer on the WebSocket port (GET /) */
+    uint32_t max_query_results;      /* most hits one QueryResult carries */
+    uint32_t history_ms;             /* how far back a query's at_tick may rewind; 0 = now only */
+    uint32_t query_work_per_message; /* a query's work (world_query_result.work) worth one
+                                      * message of the rate limits; 0 = every query one */
+    uint32_t max_pending_events;     /* contact/sensor events waiting for one client's next
+                                      * snapshot; past it the client is cut (events_backlog) */
+    float position_quantum;          /* quantized snapshots: world units per position step */
+    float velocity_quantum;          /* quantized snapshots: units/s per velocity step */
+    uint16_t udp_port;               /* the ENet (UDP) port; 0 = off */
+    char udp_bind[64];               /* its IPv4 address; "" = bind (IPv4 only: libenet 1.3) */
     uint32_t udp_timeout_ms;     /* a UDP peer silent this long is dropped (enet_peer_timeout) */
     uint32_t udp_relay_bytes;    /* UDP packets relayed to one room thread, not yet handled, in
                                   * bytes: past it a sequenced packet is dropped, a reliable one

@@ -245,6 +245,9 @@ static bool render_output(const net_metrics *m, net_buf *out) {
     bool ok = true;
     ok &= counter(out, "collide_slow_client_drops_total", "Snapshots skipped for slow readers.",
                   m->slow_client_drops_total);
+    ok &= counter(out, "collide_empty_snapshots_held_total",
+                  "Empty snapshots not sent: the client had one within --empty-snapshot-ms.",
+                  m->empty_snapshots_held_total);
     ok &= counter(out, "collide_events_total",
                   "Contact and sensor events queued for clients (one per recipient).",
                   m->events_total);
@@ -318,6 +321,7 @@ void net_metrics_add(net_metrics *acc, const net_metrics *m) {
     for (int i = 0; i < NET_ERROR_CODE_COUNT; i++)
         acc->errors_total[i] += m->errors_total[i];
     acc->slow_client_drops_total += m->slow_client_drops_total;
+    acc->empty_snapshots_held_total += m->empty_snapshots_held_total;
     acc->events_total += m->events_total;
     acc->slow_client_disconnects_total += m->slow_client_disconnects_total;
     for (int i = 0; i < NET_HTTP_CLOSE_REASON_COUNT; i++)

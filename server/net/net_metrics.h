@@ -70,6 +70,7 @@ typedef struct net_metrics {
     uint64_t bytes_out_total;                          /* bytes written to game sockets */
     uint64_t errors_total[NET_ERROR_CODE_COUNT];       /* Error messages sent, by code */
     uint64_t slow_client_drops_total;                  /* snapshots skipped for slow readers */
+    uint64_t empty_snapshots_held_total;               /* empty ones held (--empty-snapshot-ms) */
     uint64_t events_total;                  /* contact/sensor events queued, one per recipient */
     uint64_t slow_client_disconnects_total; /* slow readers cut at the hard limit */
     uint64_t http_closed_total[NET_HTTP_CLOSE_REASON_COUNT]; /* ops connections cut unanswered */

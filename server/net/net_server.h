@@ -156,6 +156,7 @@ typedef struct net_client_snapshot {
     uint64_t next_snapshot_tick; /* its next snapshot goes out at the first tick >= this */
     bool quantized;              /* Hello.quantized: Snapshot.packed instead of bodies */
     uint64_t acked_tick; /* the newest snapshot tick it acknowledged (SnapshotAck; 0: none) */
+    uint64_t sent_us;    /* the server clock when its last snapshot was queued (0: none yet) */
     uint32_t free_acks;  /* SnapshotAcks still free of the rate limits: one per snapshot sent
                             (PROTOCOL.md "Datagrams"), at most NET_FREE_ACKS_MAX banked */
     quant_state *qknown; /* quantized: the state last sent of each body in `known`, same index */

@@ -392,6 +392,7 @@ typedef struct snap_pass {
     uint64_t stop_key;            /* the first key that had no room, when stopped */
     bool stopped;                 /* something had no room */
     bool static_kept_out;         /* a known static out of view stays known (removed was full) */
+    size_t head_len;              /* the body's length after the tick and the events */
     /* Last, and not zeroed with the rest (snapshot_view writes the nboxes it reads): at 8 boxes
      * it is a third of the struct, cleared for every client on every tick otherwise. */
     aabb boxes[NET_MAX_VIEW_BOXES]; /* the client's view boxes (view_boxes) */
@@ -502,6 +503,7 @@ static void snapshot_events(snap_pass *p) {
     net_snap_out out = {s, p->limit, p->quant, s->len + 1 + varint_size(p->limit),
                         0, 0,        false,    false};
     p->out = out;
+    p->head_len = s->len;
     p->sw->qbytes.len = 0;
 }
 
@@ -708,10 +710,23 @@ static void snapshot_write_message(const void *ctx, uint8_t *out, size_t size) {
     (void)size;
 }
 
+/* --empty-snapshot-ms: PROTOCOL.md rule 6 sends a snapshot every snapshot tick even when empty,
+ * which is nearly all an idle client costs (one write each: ~8 us of kernel here, so 10,000 idle
+ * clients at 60 Hz would need 4.8 cores). Set, an empty snapshot goes only when the client has
+ * had none for that long: a heartbeat. Off by default until the contract takes it (issue 32's
+ * proposal, docs/protocol.md "Empty snapshots as a heartbeat"). */
+bool net_snapshot_hold_empty(net_server *srv, const net_client *c) {
+    uint64_t every_us = (uint64_t)srv->cfg.empty_snapshot_ms * 1000u;
+    if (!every_us || !c->snap.sent_us || srv->now_us - c->snap.sent_us >= every_us) return false;
+    srv->metrics.empty_snapshots_held_total++;
+    return true;
+}
+
 void net_snapshot_send(net_server *srv, net_client *c, const net_buf *body) {
     size_t size = 1 + varint_size(body->len) + body->len;
     if (net_server_append_with(srv, c, size, snapshot_write_message, body)) {
         c->out_snapshots++;
+        c->snap.sent_us = srv->now_us ? srv->now_us : 1u;
         /* each snapshot sent makes its acknowledgement free (charge_frame, net_session.c) */
         if (c->snap.free_acks < NET_FREE_ACKS_MAX) c->snap.free_acks++;
     }
@@ -735,6 +750,9 @@ void net_snapshot_client(net_server *srv, net_client *c) {
     snapshot_left(&p);
     if (!snapshot_remember(&p)) return;
     if (!p.skip_statics) snapshot_statics(&p);
+    /* Empty: the tick alone (no events were taken, nothing was written after them). */
+    bool empty = p.out.s->len == p.head_len && p.head_len == 1u + varint_size(p.tick);
+    if (empty && net_snapshot_hold_empty(srv, c)) return;
     net_snapshot_send(srv, c, p.out.s);
 }
 

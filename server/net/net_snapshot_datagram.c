@@ -286,6 +286,9 @@ void net_snapshot_datagram(net_server *srv, net_client *c) {
     COLLIDE_ASSERT(p.sw->body.len + 1 + varint_size(p.sw->body.len) <=
                    (srv->cfg.udp_snapshot_bytes < srv->cfg.max_frame ? srv->cfg.udp_snapshot_bytes
                                                                      : srv->cfg.max_frame));
+    /* Held back before it joins the ring: a state the client never gets would push its
+     * acknowledged baseline out. */
+    if (p.out.nrecs == 0 && p.nremoved == 0 && net_snapshot_hold_empty(srv, c)) return;
     if (!dg_remember(&p)) return;
     net_snapshot_send(srv, c, &p.sw->body);
 }

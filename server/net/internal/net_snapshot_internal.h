@@ -36,6 +36,9 @@ void net_snapshot_q_packed(net_snapshot_writer *sw, net_snap_out *o);
 /* Appends ServerMessage{snapshot: body} to c's output, and counts it (each snapshot sent makes
  * one acknowledgement free). */
 void net_snapshot_send(net_server *srv, net_client *c, const net_buf *body);
+/* Whether an empty snapshot (no bodies, removals or events) for c is held back, and counted so:
+ * --empty-snapshot-ms is set and c had a snapshot more recently than that. */
+bool net_snapshot_hold_empty(net_server *srv, const net_client *c);
 
 /* The first phases of a client's snapshot, for the datagram writer: false when it gets none now
  * (not welcomed, closing, or a quarter of its output limit behind); else its view, in key order

@@ -261,6 +261,38 @@ static bool read_shape(loader *ld, const json_t *st, json_place p, geom_shape *s
     return true;
 }
 
+/* A static's optional filter (PROTOCOL.md "Filters, sensors"): "sensor" true/false, "category"
+ * and "mask" 32-bit unsigned integers; absent, the defaults (category 1, mask all, solid). Tiled
+ * maps' collide:sensor / collide:category / collide:mask arrive here (world_tiled.c). */
+static bool read_filter(loader *ld, const json_t *st, json_place p, world_filter *out) {
+    out->category = 1u;
+    out->mask = UINT32_MAX;
+    out->sensor = false;
+    const json_t *sensor = json_object_get(st, "sensor");
+    if (sensor && !json_is_boolean(sensor)) {
+        json_place kp = place_key(p, "sensor");
+        fail(ld, &kp, "\"sensor\" must be true or false");
+        return false;
+    }
+    out->sensor = sensor && json_is_true(sensor);
+    static const char *const names[] = {"category", "mask"};
+    uint32_t *fields[] = {&out->category, &out->mask};
+    for (int i = 0; i < 2; i++) {
+        const json_t *v = json_object_get(st, names[i]);
+        if (!v) continue;
+        json_int_t n = json_is_integer(v) ? json_integer_value(v) : -1;
+        if (n < 0 || n > (json_int_t)UINT32_MAX) {
+            json_place kp = place_key(p, names[i]);
+            fail(ld, &kp, "\"%s\" must be an integer from 0 to 4294967295", names[i]);
+            return false;
+        }
+        *fields[i] = (uint32_t)n;
+    }
+    if (out->category == 0u) out->category = 1u; /* 0 means the default, as on the wire */
+    if (out->mask == 0u) out->mask = UINT32_MAX;
+    return true;
+}
+
 static world *load_doc(loader *ld, const json_t *root, const world_config *base,
                        world_spawn_points *spawn_points) {
     json_place top = place0();
@@ -311,7 +343,8 @@ static world *load_doc(loader *ld, const json_t *root, const world_config *base,
     for (size_t i = 0; i < static_count; i++) {
         const json_t *st = json_array_get(statics, i);
         json_place p = place_index(sp, i);
-        static const char *const skeys[] = {"position", "box", "polygon", "circle", NULL};
+        static const char *const skeys[] = {"position", "box",      "polygon", "circle",
+                                            "sensor",   "category", "mask",    NULL};
         if (!json_is_object(st)) {
             fail(ld, &p, "a static must be an object");
             goto fail;
@@ -322,9 +355,14 @@ static world *load_doc(loader *ld, const json_t *root, const world_config *base,
                        "static position", &pos))
             goto fail;
         geom_shape shape;
-        if (!read_shape(ld, st, p, &shape)) goto fail;
+        world_filter filter;
+        if (!read_shape(ld, st, p, &shape) || !read_filter(ld, st, p, &filter)) goto fail;
         geom_shape_error serr = GEOM_OK;
-        world_status status = world_spawn(w, WORLD_BODY_STATIC, &shape, pos, 0, NULL, &serr);
+        world_body_id id = 0;
+        world_status status = world_spawn(w, WORLD_BODY_STATIC, &shape, pos, 0, &id, &serr);
+        if (status == WORLD_OK &&
+            (filter.category != 1u || filter.mask != UINT32_MAX || filter.sensor))
+            status = world_body_set_filter(w, id, &filter);
         if (status == WORLD_ERR_INVALID_SHAPE) {
             fail(ld, &p, "invalid shape: %s", geom_shape_error_str(serr));
             goto fail;

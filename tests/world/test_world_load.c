@@ -354,8 +354,45 @@ static void test_refuses_what_is_not_a_regular_file(void) {
               "device: \"%s\"", err);
 }
 
-TEST_MAIN(TEST(test_default_arena_loads), TEST(test_default_arena_is_deterministic),
-          TEST(test_example_file_is_the_default_arena), TEST(test_small_file_loads),
-          TEST(test_errors_name_place_and_reason), TEST(test_limits_refused), TEST(test_load_file),
+/* A static's filter keys (the native form of Tiled's collide:sensor / category / mask): a sensor
+ * static blocks no mover, a category outside a mover's mask lets it through, the others block. */
+static void test_static_filters(void) {
+    char err[256];
+    world *w =
+        load("{\"bounds\": {\"min\": [0, 0], \"max\": [40, 10]}, \"statics\": [\n"
+             " {\"position\": [10, 5], \"box\": {\"half_extents\": [1, 5]}, \"sensor\": true},\n"
+             " {\"position\": [20, 5], \"box\": {\"half_extents\": [1, 5]}, \"category\": 4},\n"
+             " {\"position\": [30, 5], \"box\": {\"half_extents\": [1, 5]}, \"category\": "
+             "2147483648, \"mask\": 1}]}",
+             err, sizeof err, NULL);
+    CHECK_MSG(w, "%s", err);
+    static world_body_id ids[8];
+    size_t n = world_query_aabb(w, world_get_config(w)->bounds, 1u << WORLD_BODY_STATIC, ids, 8);
+    CHECK(n == 3);
+    int sensors = 0, cat4 = 0, bit31 = 0;
+    for (size_t i = 0; i < n; i++) {
+        world_filter f;
+        CHECK(world_body_filter(w, ids[i], &f));
+        sensors += f.sensor && f.category == 1u && f.mask == UINT32_MAX;
+        cat4 += !f.sensor && f.category == 4u && f.mask == UINT32_MAX;
+        bit31 += !f.sensor && f.category == 0x80000000u && f.mask == 1u;
+    }
+    CHECK_MSG(sensors == 1 && cat4 == 1 && bit31 == 1, "%d %d %d", sensors, cat4, bit31);
+    world_destroy(w);
+    CHECK(fails_at("{\"bounds\": {\"min\": [0, 0], \"max\": [10, 10]},\n \"statics\": "
+                   "[{\"position\": [5, 5], \"circle\": {\"radius\": 1}, \"sensor\": 1}]}",
+                   2, 70, "\"sensor\" must be true or false"));
+    CHECK(fails_at("{\"bounds\": {\"min\": [0, 0], \"max\": [10, 10]},\n \"statics\": "
+                   "[{\"position\": [5, 5], \"circle\": {\"radius\": 1}, \"mask\": 4294967296}]}",
+                   2, 68, "\"mask\" must be an integer from 0 to 4294967295"));
+    CHECK(fails_at("{\"bounds\": {\"min\": [0, 0], \"max\": [10, 10]},\n \"statics\": "
+                   "[{\"position\": [5, 5], \"circle\": {\"radius\": 1}, \"category\": -1}]}",
+                   2, 72, "\"category\" must be an integer"));
+}
+
+TEST_MAIN(TEST(test_default_arena_loads), TEST(test_static_filters),
+          TEST(test_default_arena_is_deterministic), TEST(test_example_file_is_the_default_arena),
+          TEST(test_small_file_loads), TEST(test_errors_name_place_and_reason),
+          TEST(test_limits_refused), TEST(test_load_file),
           TEST(test_statics_optional_and_may_overlap), TEST(test_file_size_limit_exact),
           TEST(test_refuses_what_is_not_a_regular_file))

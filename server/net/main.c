@@ -59,6 +59,71 @@ static void log_tickets(const net_config *cfg) {
                     k + 1, NET_TICKET_KEY_MIN_BYTES);
 }
 
+/* A Tiled map's statics, where they came from, and each warning (skipped objects, properties
+ * read but not applied yet) as its own line. */
+static void log_world_notes(const char *name, const world_file_notes *n, size_t statics) {
+    if (!n->tiled) return;
+    net_log(NET_LOG_INFO, "world_tiled", 0, NULL,
+            "%s: %zu statics (%zu boxes, %zu polygons, %zu circles); %zu from %zu collidable "
+            "tiles; %zu concave polygons split; %zu warnings",
+            name, statics, n->boxes, n->polygons, n->circles, n->tile_statics, n->tiles_collidable,
+            n->concave_split, n->warnings);
+    for (const char *line = n->text; *line;) {
+        const char *end = strchr(line, '\n');
+        int len = end ? (int)(end - line) : (int)strlen(line);
+        net_log(NET_LOG_WARN, "world_warning", 0, NULL, "%.*s", len, line);
+        line += len + (end ? 1 : 0);
+    }
+}
+
+/* --check-world FILE: what an operator runs before deploying a map (docs/operations.md). */
+static int check_world(const net_config *cfg) {
+    char err[512];
+    world_file_notes notes;
+    world_config wc;
+    world_config_default(&wc);
+    wc.max_bodies = cfg->max_bodies;
+    char *text = world_read_any(AT_FDCWD, cfg->check_world, false, &notes, err, sizeof err);
+    world_spawn_points *sp = calloc(1, sizeof *sp);
+    world *w =
+        text && sp ? world_load_json(text, cfg->check_world, &wc, sp, err, sizeof err) : NULL;
+    free(text);
+    if (!w) {
+        fprintf(stderr, "%s\n", sp ? err : "out of memory");
+        free(sp);
+        return 1;
+    }
+    world_stats ws;
+    world_get_stats(w, &ws);
+    aabb b = world_get_config(w)->bounds;
+    world_body_id *ids = malloc((ws.static_bodies + 1) * sizeof *ids);
+    size_t n = ids ? world_query_aabb(w, b, 1u << WORLD_BODY_STATIC, ids, ws.static_bodies + 1) : 0;
+    size_t kinds[4] = {0, 0, 0, 0}; /* by geom_shape_kind (1..3) */
+    for (size_t i = 0; i < n; i++) {
+        geom_shape s;
+        if (world_body_shape(w, ids[i], &s) && (unsigned)s.kind < 4u) kinds[s.kind]++;
+    }
+    printf("%s: %s world\n", cfg->check_world, notes.tiled ? "Tiled" : "native");
+    printf("bounds: [%g, %g] - [%g, %g]\n", (double)b.min.x, (double)b.min.y, (double)b.max.x,
+           (double)b.max.y);
+    printf("statics: %zu (boxes %zu, polygons %zu, circles %zu)\n", ws.static_bodies,
+           kinds[GEOM_SHAPE_BOX], kinds[GEOM_SHAPE_POLYGON], kinds[GEOM_SHAPE_CIRCLE]);
+    if (notes.tiled)
+        printf("from tiles: %zu statics for %zu collidable tiles; concave polygons split: %zu\n",
+               notes.tile_statics, notes.tiles_collidable, notes.concave_split);
+    printf("spawn points: %zu\n", sp->count);
+    if (notes.has_gravity)
+        printf("gravity: (%g, %g) (read; applied once characters land)\n", (double)notes.gravity.x,
+               (double)notes.gravity.y);
+    else
+        printf("gravity: none\n");
+    printf("warnings: %zu\n%s", notes.warnings, notes.text);
+    free(ids);
+    world_destroy(w);
+    free(sp);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     net_config cfg;
     net_config_default(&cfg);
@@ -69,6 +134,11 @@ int main(int argc, char **argv) {
         net_config_wipe(&cfg);
         fprintf(stderr, "collided: %s\n", err);
         return 2;
+    }
+    if (cfg.check_world[0]) {
+        int rc = check_world(&cfg);
+        net_config_wipe(&cfg);
+        return rc;
     }
     /* Read: the secrets need not stay in the command line and the environment, where ps and
      * /proc show them to anyone on the host. */
@@ -93,8 +163,10 @@ int main(int argc, char **argv) {
      * its own thread (docs/rooms-design.md). It is loaded once here to refuse a bad file at
      * start, with the file's own error. */
     const char *world_name = cfg.world_path[0] ? cfg.world_path : "<embedded arena>";
+    world_file_notes notes;
+    memset(&notes, 0, sizeof notes);
     char *text = cfg.world_path[0]
-                     ? world_read_text(AT_FDCWD, cfg.world_path, false, err, sizeof err)
+                     ? world_read_any(AT_FDCWD, cfg.world_path, false, &notes, err, sizeof err)
                      : strdup(world_default_arena_json);
     world_spawn_points spawn_points;
     world *w = text ? world_load_json(text, world_name, &wc, &spawn_points, err, sizeof err) : NULL;
@@ -110,6 +182,7 @@ int main(int argc, char **argv) {
     world_stats ws;
     world_get_stats(w, &ws);
     world_destroy(w);
+    log_world_notes(world_name, &notes, ws.static_bodies);
     int rc = net_daemon_run(&cfg, text, strlen(text), ws.static_bodies);
     net_config_wipe(&cfg);
     net_log(NET_LOG_INFO, "exit", 0, NULL, "exit code %d", rc);

@@ -128,7 +128,11 @@ static const opt_def opts[] = {
     {"http-port", "COLLIDE_HTTP_PORT", OPT_PORT, F(http_port), 0, 0, 65535,
      "N  /metrics and /healthz port, 0 = off (default 9100)"},
     {"world", "COLLIDE_WORLD", OPT_STRING, F(world_path), 0, 0, 0,
-     "FILE  JSON world file (default: the embedded arena)"},
+     "FILE  world file: native JSON, or a Tiled map (.tmx, .tmj) (default: the embedded arena)"},
+    {"check-world", NULL, OPT_STRING, F(check_world), 0, 0, 0,
+     "FILE  load a world file of any format, print what it holds (bounds, statics by shape, "
+     "spawn points, gravity, warnings) and exit: 0 if it loads, 1 with the place and reason if "
+     "not"},
     {"tick-rate", "COLLIDE_TICK_RATE", OPT_FLOAT, F(tick_rate_hz), 0, 1, 1000,
      "HZ  simulation ticks per second (default 60)"},
     {"max-speed", "COLLIDE_MAX_SPEED", OPT_FLOAT, F(max_speed), 0, 1e-3, 1e7,
@@ -315,11 +319,12 @@ static bool apply(net_config *cfg, const opt_def *o, const char *value, const ch
     errno = 0;
     switch (o->kind) {
     case OPT_STRING: {
-        size_t cap = o->offset == offsetof(net_config, bind)         ? sizeof cfg->bind
-                     : o->offset == offsetof(net_config, http_bind)  ? sizeof cfg->http_bind
-                     : o->offset == offsetof(net_config, udp_bind)   ? sizeof cfg->udp_bind
-                     : o->offset == offsetof(net_config, world_dir)  ? sizeof cfg->world_dir
-                     : o->offset == offsetof(net_config, ws_origins) ? sizeof cfg->ws_origins
+        size_t cap = o->offset == offsetof(net_config, bind)          ? sizeof cfg->bind
+                     : o->offset == offsetof(net_config, http_bind)   ? sizeof cfg->http_bind
+                     : o->offset == offsetof(net_config, udp_bind)    ? sizeof cfg->udp_bind
+                     : o->offset == offsetof(net_config, world_dir)   ? sizeof cfg->world_dir
+                     : o->offset == offsetof(net_config, check_world) ? sizeof cfg->check_world
+                     : o->offset == offsetof(net_config, ws_origins)  ? sizeof cfg->ws_origins
                      : o->offset == offsetof(net_config, ticket_key_file)
                          ? sizeof cfg->ticket_key_file
                          : sizeof cfg->world_path;
@@ -400,7 +405,10 @@ static void print_help(FILE *out) {
         int arg_len = space ? (int)(space - opts[i].help) : 0;
         char left[64];
         snprintf(left, sizeof left, "--%s %.*s", opts[i].flag, arg_len, opts[i].help);
-        fprintf(out, "  %-32s %s [%s]\n", left, space ? space + 2 : "", opts[i].env);
+        if (opts[i].env)
+            fprintf(out, "  %-32s %s [%s]\n", left, space ? space + 2 : "", opts[i].env);
+        else /* a one-off command (--check-world): no environment variable */
+            fprintf(out, "  %-32s %s\n", left, space ? space + 2 : "");
     }
     fprintf(out, "  %-32s %s\n  %-32s %s\n", "--help", "print this and exit", "--version",
             "print the version and exit");
@@ -491,7 +499,7 @@ net_config_result net_config_parse(net_config *cfg, int argc, char **argv, char 
      * --agones says otherwise. */
     if (getenv("AGONES_SDK_HTTP_PORT")) cfg->agones = true;
     for (size_t i = 0; i < OPT_COUNT; i++) {
-        const char *v = getenv(opts[i].env);
+        const char *v = opts[i].env ? getenv(opts[i].env) : NULL;
         if (!v) continue;
         snprintf(source, sizeof source, "%s", opts[i].env);
         if (!apply(cfg, &opts[i], v, source, err, err_size)) return NET_CONFIG_ERROR;

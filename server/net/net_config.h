@@ -25,7 +25,8 @@ typedef struct net_config {
     char http_bind[64];               /* the HTTP listener's address; "" = bind */
     uint16_t port;                    /* game port; 0 = any free port */
     uint16_t http_port;               /* metrics/health port; 0 = off */
-    char world_path[1024];            /* JSON world file; empty = the embedded arena */
+    char world_path[1024];            /* world file (native JSON or Tiled); "" = the embedded arena */
+    char check_world[1024];           /* --check-world: load this file, print it, exit */
     float tick_rate_hz;               /* world steps per second */
     float max_speed;                  /* intents are clamped to this */
     float max_angular_speed;          /* turning intents are clamped to this, rad/s */

@@ -11,9 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tiled.h"
 #include "world_load.h"
 
 /* A world file larger than this is refused before reading (a bounded read). */
@@ -482,9 +484,40 @@ char *world_read_text(int dir_fd, const char *path, bool no_follow, char *err, s
     return NULL;
 }
 
+static bool ends_with(const char *s, const char *tail) {
+    size_t n = strlen(s), t = strlen(tail);
+    return n >= t && strcasecmp(s + n - t, tail) == 0;
+}
+
+/* A ".json" file is Tiled's when its top level names the Tiled version that saved it. */
+static bool is_tiled_json(const char *text) {
+    json_t *root = json_loads(text, JSON_DISABLE_EOF_CHECK, NULL);
+    bool tiled = json_is_object(root) && json_object_get(root, "tiledversion") != NULL;
+    json_decref(root);
+    return tiled;
+}
+
+char *world_read_any(int dir_fd, const char *path, bool no_follow, world_file_notes *notes,
+                     char *err, size_t err_size) {
+    if (notes) memset(notes, 0, sizeof *notes);
+    bool tmx = ends_with(path, ".tmx"), tmj = ends_with(path, ".tmj");
+    if (!tmx && !tmj) {
+        char *text = world_read_text(dir_fd, path, no_follow, err, err_size);
+        if (!text || !ends_with(path, ".json") || !is_tiled_json(text)) return text;
+        free(text);
+    }
+    tiled_source src = {dir_fd, path, no_follow};
+    tiled_map *m = tmx ? tiled_read_tmx(&src, err, err_size) : tiled_read_tmj(&src, err, err_size);
+    if (!m) return NULL;
+    char *json = world_tiled_json(m, notes, err, err_size);
+    if (json && notes) notes->tiled = true;
+    tiled_free(m);
+    return json;
+}
+
 world *world_load_file(const char *path, const world_config *base, world_spawn_points *spawn_points,
                        char *err, size_t err_size) {
-    char *text = world_read_text(AT_FDCWD, path, false, err, err_size);
+    char *text = world_read_any(AT_FDCWD, path, false, NULL, err, err_size);
     if (!text) return NULL;
     world *w = world_load_json(text, path, base, spawn_points, err, err_size);
     free(text);

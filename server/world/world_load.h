@@ -30,6 +30,28 @@ world *world_load_json(const char *json, const char *name, const world_config *b
  * as the last component is refused (the rooms' --world-dir must not lead out of itself). NULL on
  * failure, err as above. */
 char *world_read_text(int dir_fd, const char *path, bool no_follow, char *err, size_t err_size);
+/* What reading a world file found beside the world itself: for a Tiled map, where its statics
+ * came from and what was skipped (collided logs it at load; --check-world prints it). */
+typedef struct world_file_notes {
+    bool tiled;                      /* read from a Tiled map (TMX, TMJ) */
+    size_t tiles_collidable;         /* cells whose tile has collision shapes or collide:solid */
+    size_t tile_statics;             /* the statics those became, full cells merged */
+    size_t boxes, polygons, circles; /* the map's statics by shape */
+    size_t concave_split;            /* polygons split into several convex pieces */
+    bool has_gravity; /* collide:gravity was given (read; applied once characters land) */
+    vec2 gravity;     /* world units per second squared, y up */
+    size_t warnings;  /* all of them counted */
+    char text[2048];  /* the first warnings, one "FILE:LINE: what" per line */
+} world_file_notes;
+
+/* Reads a world file of any format as native world JSON text for world_load_json: a native file
+ * as it is, a Tiled map (".tmx"; ".tmj", or ".json" with a top-level "tiledversion") converted
+ * (world_tiled.c), its tilesets and templates read from the map's directory tree. dir_fd and
+ * no_follow as for world_read_text. notes may be NULL. NULL on failure, err "FILE:LINE[:COL]:
+ * reason". */
+char *world_read_any(int dir_fd, const char *path, bool no_follow, world_file_notes *notes,
+                     char *err, size_t err_size);
+
 /* The embedded default arena (a bounded map of boxes, polygons and circles with room for thousands
  * of players), as JSON: examples/worlds/arena.json, compiled in at build time. */
 extern const char world_default_arena_json[];

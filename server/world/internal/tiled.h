@@ -41,7 +41,7 @@ typedef enum tiled_prop_type {
 } tiled_prop_type;
 
 typedef struct tiled_prop {
-    char *name;  /* e.g. "collide:solid" */
+    char *name; /* e.g. "collide:solid" */
     tiled_prop_type type;
     char *value; /* as written: "true", "12", "0x80000000", "0,-30" */
 } tiled_prop;
@@ -67,24 +67,24 @@ typedef struct tiled_point {
 } tiled_point;
 
 typedef struct tiled_object {
-    int id;                 /* Tiled's object id (0 inside a tile's collision group if absent) */
+    int id; /* Tiled's object id (0 inside a tile's collision group if absent) */
     tiled_object_kind kind;
-    double x, y;            /* pixels, y down, layer offsets already added */
-    double width, height;   /* pixels */
-    double rotation;        /* degrees, clockwise in Tiled's y-down view, about (x, y) */
-    tiled_point *points;    /* polygon / polyline, relative to (x, y) */
+    double x, y;          /* pixels, y down, layer offsets already added */
+    double width, height; /* pixels */
+    double rotation;      /* degrees, clockwise in Tiled's y-down view, about (x, y) */
+    tiled_point *points;  /* polygon / polyline, relative to (x, y) */
     size_t npoints;
-    uint32_t gid;           /* TILED_OBJ_TILE: the gid with flip bits */
-    char *type;             /* "type" (1.8 TMX/TMJ) or "class": "" when none */
+    uint32_t gid; /* TILED_OBJ_TILE: the gid with flip bits */
+    char *type;   /* "type" (1.8 TMX/TMJ) or "class": "" when none */
     char *name;
-    tiled_props props;      /* its own, with the template's merged under them */
+    tiled_props props; /* its own, with the template's merged under them */
     tiled_place place;
 } tiled_object;
 
 /* A tile of a tileset that says something: collision shapes or properties. */
 typedef struct tiled_tile {
-    uint32_t id;            /* local id in its tileset */
-    tiled_object *shapes;   /* its collision group (objectgroup), in tile pixels, y down */
+    uint32_t id;          /* local id in its tileset */
+    tiled_object *shapes; /* its collision group (objectgroup), in tile pixels, y down */
     size_t nshapes;
     tiled_props props;
     tiled_place place;
@@ -118,7 +118,7 @@ typedef struct tiled_layer {
     tiled_props props;       /* its own, then its groups' for names it does not have */
     tiled_chunk *chunks;     /* TILED_LAYER_TILES */
     size_t nchunks;
-    tiled_object *objects;   /* TILED_LAYER_OBJECTS */
+    tiled_object *objects; /* TILED_LAYER_OBJECTS */
     size_t nobjects;
     tiled_place place;
 } tiled_layer;
@@ -166,5 +166,11 @@ const tiled_prop *tiled_prop_find(const tiled_props *props, const char *name);
  * base64, a stream that does not inflate, a wrong length). */
 bool tiled_decode_data(const char *text, size_t len, const char *encoding, const char *compression,
                        uint32_t *out, size_t count, char *err, size_t err_size);
+
+/* The model as native world JSON text (world_tiled.c): NULL with err on a refusal. notes (may be
+ * NULL) receives the counts and the warnings. */
+struct world_file_notes;
+char *world_tiled_json(const tiled_map *m, struct world_file_notes *notes, char *err,
+                       size_t err_size);
 
 #endif

@@ -126,24 +126,22 @@ static bool inflate_exact(const unsigned char *in, size_t in_len, bool gzip, uns
     zs.avail_out = (uInt)out_len;
     int rc = inflate(&zs, Z_FINISH);
     size_t produced = zs.total_out;
-    bool trailing = zs.avail_in != 0;
-    const char *msg = zs.msg;
+    bool input_left = zs.avail_in != 0;
     char why[128];
-    snprintf(why, sizeof why, "%s", msg ? msg : "");
+    snprintf(why, sizeof why, "%s", zs.msg ? zs.msg : "corrupt");
     inflateEnd(&zs);
-    if (rc == Z_STREAM_END && produced == out_len && !trailing) return true;
-    if (rc == Z_STREAM_END && trailing)
+    if (rc == Z_STREAM_END && produced == out_len && !input_left) return true;
+    if (rc == Z_STREAM_END && input_left)
         snprintf(err, err_size, "%s: data after the end of the stream", what);
     else if (rc == Z_STREAM_END)
         snprintf(err, err_size, "%s: %zu bytes where %zu are expected", what, produced, out_len);
-    else if (rc == Z_BUF_ERROR && zs.avail_out == 0)
-        snprintf(err, err_size, "%s: more than the %zu bytes expected", what, out_len);
-    else if (rc == Z_BUF_ERROR)
-        snprintf(err, err_size, "%s: truncated stream (%zu bytes where %zu are expected)", what,
+    else if (rc == Z_BUF_ERROR && !input_left) /* the input ran out before the stream's end */
+        snprintf(err, err_size, "%s: truncated stream (%zu bytes of the %zu expected)", what,
                  produced, out_len);
+    else if (rc == Z_BUF_ERROR) /* the output is full and the stream goes on */
+        snprintf(err, err_size, "%s: more than the %zu bytes expected", what, out_len);
     else
-        snprintf(err, err_size, "%s: the stream does not inflate (%s)", what,
-                 why[0] ? why : "corrupt");
+        snprintf(err, err_size, "%s: the stream does not inflate (%s)", what, why);
     return false;
 }
 

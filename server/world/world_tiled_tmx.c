@@ -788,6 +788,47 @@ static void start_shape(px *p, const char *name, const XML_Char **a) {
     }
 }
 
+/* A template's tileset the map does not list (Tiled saves such maps as they are: the editor loads
+ * the template's tileset on its own): read it and give it the first gids after the map's. */
+static bool add_template_tileset(px *p, const tmx_template *tp, size_t *index) {
+    tiled_map *m = p->t->m;
+    uint64_t next = 1;
+    for (size_t i = 0; i < m->ntilesets; i++) {
+        const tiled_tileset *ts = &m->tilesets[i];
+        uint64_t end = (uint64_t)ts->firstgid + (uint64_t)ts->tilecount;
+        if (ts->ntiles && ts->firstgid + (uint64_t)ts->tiles[ts->ntiles - 1].id + 1 > end)
+            end = ts->firstgid + (uint64_t)ts->tiles[ts->ntiles - 1].id + 1;
+        if (end > next) next = end;
+    }
+    const char *file;
+    tiled_place from = {p->file, line_of(p)};
+    char *text = tiled_read_file(p->t->src, "", tp->tileset, "template's tileset", m, from, &file,
+                                 p->t->err, p->t->err_size);
+    if (!text) {
+        stop(p);
+        return false;
+    }
+    tiled_tileset ts;
+    memset(&ts, 0, sizeof ts);
+    bool ok = parse_file(p->t, FILE_TSX, file, text, &ts, NULL);
+    free(text);
+    if (!ok) {
+        stop(p);
+        return false;
+    }
+    if (next + (uint64_t)ts.tilecount > TILED_GID_MASK) {
+        tileset_free(&ts);
+        FAIL(p, "template '%s': no gids left for its tileset '%s'", tp->file, tp->tileset);
+        return false;
+    }
+    ts.firstgid = (uint32_t)next;
+    size_t before = m->ntilesets;
+    push_tileset(p, &ts, file);
+    tileset_free(&ts);
+    *index = before;
+    return m->ntilesets > before;
+}
+
 /* A template's tile gid in the map's gids: the map's tileset read from the same file. */
 static bool map_template_gid(px *p, const tmx_template *tp, uint32_t *gid) {
     const tiled_map *m = p->t->m;
@@ -796,17 +837,18 @@ static bool map_template_gid(px *p, const tmx_template *tp, uint32_t *gid) {
         FAIL(p, "template '%s': gid %u has no tileset in the template", tp->file, (unsigned)local);
         return false;
     }
-    for (size_t i = 0; i < m->ntilesets; i++) {
-        const char *s = p->t->ts_sources[i];
-        if (s && strcmp(s, tp->tileset) == 0) {
-            uint64_t g = (uint64_t)m->tilesets[i].firstgid + (local - tp->firstgid);
-            if (g > TILED_GID_MASK) break;
-            *gid = flags | (uint32_t)g;
-            return true;
-        }
+    size_t i = 0;
+    while (i < m->ntilesets &&
+           !(p->t->ts_sources[i] && strcmp(p->t->ts_sources[i], tp->tileset) == 0))
+        i++;
+    if (i == m->ntilesets && !add_template_tileset(p, tp, &i)) return false;
+    uint64_t g = (uint64_t)m->tilesets[i].firstgid + (local - tp->firstgid);
+    if (g > TILED_GID_MASK) {
+        FAIL(p, "template '%s': gid %u beyond the last gid", tp->file, (unsigned)local);
+        return false;
     }
-    FAIL(p, "template '%s': its tileset '%s' is not one of the map's", tp->file, tp->tileset);
-    return false;
+    *gid = flags | (uint32_t)g;
+    return true;
 }
 
 static void end_object(px *p) {

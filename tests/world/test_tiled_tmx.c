@@ -488,17 +488,25 @@ static void test_files_stay_in_the_maps_tree(void) {
                   false));
     put("maps/dir.tmx", MAP_HEAD(4, 3, 0) " <tileset firstgid=\"1\" source=\"in\"/>\n</map>\n");
     CHECK(refused("maps/dir.tmx", "maps/dir.tmx:3: tileset 'in': is a directory", false));
-    /* a template whose tileset the map does not have */
+    /* a template whose tileset the map does not list (Tiled saves such maps): the tileset is
+     * read and numbered after the map's */
     put("maps/tpl/t.tx", "<?xml version=\"1.0\"?>\n<template>\n"
                          " <tileset firstgid=\"1\" source=\"../in/t.tsx\"/>\n"
                          " <object gid=\"1\" width=\"16\" height=\"16\"/>\n</template>\n");
-    put("maps/tpl.tmx", MAP_HEAD(4, 3, 0) " <objectgroup id=\"3\" name=\"o\">\n"
+    put("maps/tpl.tmx", MAP_HEAD(4, 3, 0) " <tileset firstgid=\"1\" name=\"a\" tilecount=\"5\"/>\n"
+                                          " <objectgroup id=\"3\" name=\"o\">\n"
                                           "  <object id=\"4\" template=\"tpl/t.tx\"/>\n"
+                                          "  <object id=\"5\" template=\"tpl/t.tx\"/>\n"
                                           " </objectgroup>\n</map>\n");
-    CHECK(refused("maps/tpl.tmx",
-                  "maps/tpl.tmx:4: layer 'o' object 4: template 'tpl/t.tx': its tileset "
-                  "'in/t.tsx' is not one of the map's",
-                  false));
+    m = read_scratch("maps/tpl.tmx");
+    CHECK_MSG(m, "%s", err);
+    CHECK(m->ntilesets == 2 && m->tilesets[1].firstgid == 6 &&
+          strcmp(m->tilesets[1].name, "t") == 0);
+    CHECK(m->nfiles == 3 && strcmp(m->files[1], "tpl/t.tx") == 0 &&
+          strcmp(m->files[2], "in/t.tsx") == 0);
+    CHECK(m->layers[0].nobjects == 2 && m->layers[0].objects[0].gid == 6 &&
+          m->layers[0].objects[1].gid == 6 && m->layers[0].objects[1].kind == TILED_OBJ_TILE);
+    tiled_free(m);
     put("maps/tplup.tmx", MAP_HEAD(4, 3, 0) " <objectgroup id=\"3\" name=\"o\">\n"
                                             "  <object id=\"4\" template=\"../x.tx\"/>\n"
                                             " </objectgroup>\n</map>\n");

@@ -471,7 +471,7 @@ static int tile_cmp(const void *a, const void *b) {
 }
 
 static void end_tileset(px *p) {
-    qsort(p->ts.tiles, p->ts.ntiles, sizeof *p->ts.tiles, tile_cmp);
+    if (p->ts.ntiles > 1) qsort(p->ts.tiles, p->ts.ntiles, sizeof *p->ts.tiles, tile_cmp);
     for (size_t i = 1; i < p->ts.ntiles; i++)
         if (p->ts.tiles[i].id == p->ts.tiles[i - 1].id) {
             fail_at(p, p->ts.tiles[i].place.line, "tileset '%s': tile %u given twice", p->ts.name,

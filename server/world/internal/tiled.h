@@ -167,6 +167,37 @@ const tiled_prop *tiled_prop_find(const tiled_props *props, const char *name);
 bool tiled_decode_data(const char *text, size_t len, const char *encoding, const char *compression,
                        uint32_t *out, size_t count, char *err, size_t err_size);
 
+/* ---- Shared by the parsers (world_tiled_files.c): reading the map and the files it names. ---- */
+
+/* At most this many files per map (the map, its external tilesets and templates). */
+#define TILED_MAX_FILES 256
+
+/* Adds a copy of name to m->files (the strings tiled_place points at); the copy, or NULL when out
+ * of memory or over TILED_MAX_FILES. */
+const char *tiled_pool_file(tiled_map *m, const char *name);
+
+/* Reads src's map itself (world_read_text's rules: a regular file of at most
+ * WORLD_LOAD_MAX_FILE_BYTES, no NUL byte; src->no_follow refuses a symbolic link) and pools its path
+ * as m->files[0] and m->place.file. The NUL-terminated text (the caller frees it), or NULL with
+ * "PATH:0: reason" in err. */
+char *tiled_read_map_text(const tiled_source *src, tiled_map *m, char *err, size_t err_size);
+
+/* Reads a file the map refers to (a tileset's or a template's `source`): ref is relative to
+ * base_dir, the directory of the file naming it relative to the map's directory ("" for the map
+ * itself, "tpl" for "tpl/crate.tx"). Confined to the map's directory tree: an absolute ref, a ".."
+ * that climbs above the map's directory, a symbolic link on any component, anything but a regular
+ * file or a file over WORLD_LOAD_MAX_FILE_BYTES is refused. On success the NUL-terminated text (the
+ * caller frees it) and *file, the file's path relative to the map's directory ("sub/tiles.tsx"),
+ * pooled in m->files. On failure NULL and err holds "FROM.file:FROM.line: WHAT 'ref': reason". */
+char *tiled_read_file(const tiled_source *src, const char *base_dir, const char *ref,
+                      const char *what, tiled_map *m, tiled_place from, const char **file,
+                      char *err, size_t err_size);
+
+/* ref joined to base_dir and normalised ("." and "dir/.." removed) into out, relative to the map's
+ * directory; false when ref is absolute, climbs above the map's directory or does not fit. Lets a
+ * parser tell that a template's tileset is one of the map's. */
+bool tiled_resolve_path(const char *base_dir, const char *ref, char *out, size_t out_size);
+
 /* The model as native world JSON text (world_tiled.c): NULL with err on a refusal. notes (may be
  * NULL) receives the counts and the warnings. */
 struct world_file_notes;

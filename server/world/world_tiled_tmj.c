@@ -727,11 +727,12 @@ static bool parse_tilesets(tmj_ctx *c, const json_t *root) {
         }
         if (!resolve_path(c, m->place, "", source, &c->tileset_paths[i])) return false;
         const char *path = c->tileset_paths[i];
-        if (ends_with(path, ".tsx"))
-            return fail(c, m->place,
-                        "%s: \"%s\" is an XML tileset (.tsx), which a JSON map does not read: "
-                        "export it as .tsj (tiled --export-tileset json), or save the map as .tmx",
-                        where, path);
+        if (ends_with(path, ".tsx")) { /* what Tiled's own JSON export refers to */
+            uint32_t gid = ts->firstgid;
+            if (!tiled_read_tsx(c->src, path, m, m->place, ts, c->err, c->err_size)) return false;
+            ts->firstgid = gid;
+            continue;
+        }
         const char *file = NULL;
         json_t *tsroot = load_external(c, m->place, path, &file);
         if (!tsroot) return false;

@@ -1305,6 +1305,19 @@ static void sort_tilesets(tmx *t) {
         }
 }
 
+bool tiled_read_tsx(const tiled_source *src, const char *ref, tiled_map *m, tiled_place from,
+                    tiled_tileset *out, char *err, size_t err_size) {
+    tmx t = {.src = src, .m = m, .err = err, .err_size = err_size};
+    const char *file;
+    char *text = tiled_read_file(src, "", ref, "tileset", m, from, &file, err, err_size);
+    memset(out, 0, sizeof *out);
+    bool ok = text && parse_file(&t, FILE_TSX, file, text, out, NULL);
+    free(text);
+    if (ok) out->place = (tiled_place){file, 0};
+    /* a tileset names no other file: nothing else of t's was taken */
+    return ok;
+}
+
 tiled_map *tiled_read_tmx(const tiled_source *src, char *err, size_t err_size) {
     if (err && err_size) err[0] = '\0';
     char scratch[1];

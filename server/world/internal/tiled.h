@@ -177,9 +177,9 @@ bool tiled_decode_data(const char *text, size_t len, const char *encoding, const
 const char *tiled_pool_file(tiled_map *m, const char *name);
 
 /* Reads src's map itself (world_read_text's rules: a regular file of at most
- * WORLD_LOAD_MAX_FILE_BYTES, no NUL byte; src->no_follow refuses a symbolic link) and pools its path
- * as m->files[0] and m->place.file. The NUL-terminated text (the caller frees it), or NULL with
- * "PATH:0: reason" in err. */
+ * WORLD_LOAD_MAX_FILE_BYTES, no NUL byte; src->no_follow refuses a symbolic link) and pools its
+ * path as m->files[0] and m->place.file. The NUL-terminated text (the caller frees it), or NULL
+ * with "PATH:0: reason" in err. */
 char *tiled_read_map_text(const tiled_source *src, tiled_map *m, char *err, size_t err_size);
 
 /* Reads a file the map refers to (a tileset's or a template's `source`): ref is relative to
@@ -192,6 +192,12 @@ char *tiled_read_map_text(const tiled_source *src, tiled_map *m, char *err, size
 char *tiled_read_file(const tiled_source *src, const char *base_dir, const char *ref,
                       const char *what, tiled_map *m, tiled_place from, const char **file,
                       char *err, size_t err_size);
+
+/* An XML tileset (.tsx) named by a JSON map (Tiled's own JSON export keeps its maps' .tsx
+ * references): ref relative to the map's directory, read with the TMX parser's rules into *out
+ * (firstgid left 0 for the caller). False with err as tiled_read_file's. */
+bool tiled_read_tsx(const tiled_source *src, const char *ref, tiled_map *m, tiled_place from,
+                    tiled_tileset *out, char *err, size_t err_size);
 
 /* ref joined to base_dir and normalised ("." and "dir/.." removed) into out, relative to the map's
  * directory; false when ref is absolute, climbs above the map's directory or does not fit. Lets a

@@ -367,6 +367,12 @@ static void test_split_refusals(void) {
     reason = NULL;
     CHECK(geom_split_polygon(ell, 6, out, 1, &reason) == -1 && reason);
     CHECK(geom_split_polygon(ell, 6, out, 8, NULL) == 2);
+    /* spikes (a zero-width antenna, in or out) are straight vertices: dropped, a square left */
+    vec2 antenna[7] = {{0, 0}, {4, 0}, {4, 4}, {0, 4}, {0, 2}, {2, 2}, {0, 2}};
+    CHECK(geom_split_polygon(antenna, 7, out, 8, NULL) == 1);
+    vec2 spike[7] = {{0, 0}, {4, 0}, {4, 4}, {2, 4}, {2, 7}, {2, 4}, {0, 4}};
+    CHECK(geom_split_polygon(spike, 7, out, 8, NULL) == 1);
+    CHECK(out[0].count == 4);
     /* the vertex cap: a convex 4097-gon is refused, a 4096-gon split */
     static vec2 big[4097];
     static geom_piece big_out[4096];

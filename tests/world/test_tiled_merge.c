@@ -258,4 +258,54 @@ static void test_merge_world_equivalence(void) {
     printf("  %ld points, %ld rays (%ld hit), %ld box casts\n", points, rays, hits, casts);
 }
 
-TEST_MAIN(TEST(test_merge_edges), TEST(test_merge_oracle), TEST(test_merge_world_equivalence))
+/* COLLISION.md I4 on a floor of cells of several classes (seams between classes stay after the
+ * merge): a box pressed into it and driven along it keeps >= 99% of its free distance, merged or
+ * not, and never sinks into it or hops off it. */
+static void test_merge_world_sliding(void) {
+    collide_rng rng = {0x7113d004u};
+    for (int rep = 0; rep < 10; rep++) {
+        const int w = MAX_W, h = 3;
+        for (int x = 0; x < w;) {
+            int run = rand_int(&rng, 1, 6);
+            uint32_t c = (uint32_t)rand_int(&rng, 1, 3);
+            for (; run > 0 && x < w; run--, x++)
+                for (int y = 0; y < h; y++)
+                    grid[y * w + x] = c;
+        }
+        size_t n = tiled_merge_cells(grid, w, h, rects, MAX_CELLS);
+        CHECK(n != (size_t)-1 && n < (size_t)(w * h));
+        float top = ORIGIN_Y + h * CELL, along[2];
+        for (int merged = 0; merged < 2; merged++) {
+            world *wd = make_world();
+            CHECK(wd);
+            if (merged)
+                for (size_t r = 0; r < n; r++)
+                    CHECK(spawn_rect(wd, rects[r].x, rects[r].y, rects[r].w, rects[r].h));
+            else
+                for (int y = 0; y < h; y++)
+                    for (int x = 0; x < w; x++)
+                        CHECK(spawn_rect(wd, x, y, 1, 1));
+            geom_shape box;
+            CHECK(geom_make_box(v2(0.4f, 0.4f), &box) == GEOM_OK);
+            vec2 start = v2(ORIGIN_X + 2, top + 0.41f);
+            world_body_id id = WORLD_NULL_BODY;
+            CHECK(world_spawn(wd, WORLD_BODY_MOVING, &box, start, 1, &id, NULL) == WORLD_OK);
+            CHECK(world_set_intent(wd, id, v2(12, -4), 1) == WORLD_OK);
+            for (int t = 0; t < 240; t++) {
+                world_step(wd);
+                world_body_row row;
+                CHECK(world_body_get(wd, id, &row));
+                float gap = row.position.y - 0.4f - top;
+                CHECK_MSG(gap >= -GEOM_SKIN && gap <= 0.02f, "rep %d merged %d tick %d: gap %g",
+                          rep, merged, t, (double)gap);
+                along[merged] = row.position.x - start.x;
+            }
+            world_destroy(wd);
+            CHECK_MSG(along[merged] >= 0.99f * 48.0f, "rep %d merged %d: %g of 48", rep, merged,
+                      (double)along[merged]);
+        }
+    }
+}
+
+TEST_MAIN(TEST(test_merge_edges), TEST(test_merge_oracle), TEST(test_merge_world_equivalence),
+          TEST(test_merge_world_sliding))

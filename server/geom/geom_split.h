@@ -26,7 +26,10 @@ typedef struct geom_piece {
  * short, stable sentence: fewer than 3 distinct vertices, zero area, self-intersecting edges, more
  * than max_out pieces needed, or a piece geom_make_polygon refuses (a sliver below
  * GEOM_MIN_SIZE). A convex input comes back as one piece when it has at most
- * GEOM_MAX_POLYGON_VERTICES vertices, else as a fan of pieces. */
+ * GEOM_MAX_POLYGON_VERTICES vertices, else as several pieces of up to that many. Never more
+ * pieces than n - 2 (the triangles). Allocates O(n) scratch, freed before returning; inputs of
+ * more than 4096 vertices, or with a coordinate beyond GEOM_MAX_SIZE, are refused. The pieces'
+ * vertices are input vertices, unchanged: neighbouring pieces share their edges exactly. */
 int geom_split_polygon(const vec2 *pts, int n, geom_piece *out, int max_out, const char **reason);
 
 #ifdef __cplusplus

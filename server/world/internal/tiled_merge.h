@@ -18,7 +18,8 @@ typedef struct tiled_rect {
  * rectangles, each of cells of one class: greedily, row by row, each rectangle as wide as its run
  * and then as tall as the same run repeats below it. Returns the number written, at most the
  * number of non-zero cells; (size_t)-1 when more than cap would be needed (cap >= the non-zero
- * cells never fails). */
+ * cells never fails, short of a layer wider than 1024 columns failing to allocate its per-column
+ * scratch). The rectangles come in row-major order of their top-left cell. */
 size_t tiled_merge_cells(const uint32_t *cls, int width, int height, tiled_rect *out, size_t cap);
 
 #endif

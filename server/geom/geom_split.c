@@ -294,6 +294,78 @@ static int fail(const char **reason, const char *why) {
     return -1;
 }
 
+/* The outline cleaned and counter-clockwise in s->p: repeats and collinear vertices dropped, a
+ * self-intersecting or zero-area one refused. Its vertex count, or -1 with *why. */
+static int prepare_outline(split_scratch *s, const vec2 *pts, int n, const char **why) {
+    for (int i = 0; i < n; i++)
+        s->p[i] = (dpt){pts[i].x, pts[i].y};
+    int m = drop_repeated(s->p, n);
+    if (m < 3) return (*why = "fewer than 3 distinct vertices"), -1;
+    m = drop_collinear(s->p, m);
+    if (m < 3) return (*why = "zero area"), -1;
+    /* Before the area: a bow-tie's signed area may well be zero, and that is not its problem. */
+    if (self_intersects(s->p, m, s->keys)) return (*why = "self-intersecting edges"), -1;
+    /* Twice the signed area, relative to p[0] so far-off coordinates do not cancel. */
+    double area2 = 0;
+    for (int i = 1; i + 1 < m; i++)
+        area2 += orient(s->p[0], s->p[i], s->p[i + 1]);
+    if (area2 == 0) return (*why = "zero area"), -1;
+    if (area2 < 0) {
+        for (int i = 0, j = m - 1; i < j; i++, j--) {
+            dpt t = s->p[i];
+            s->p[i] = s->p[j];
+            s->p[j] = t;
+        }
+    }
+    return m;
+}
+
+/* Hertel-Mehlhorn over the m - 2 triangles: every diagonal whose removal keeps both sides' union
+ * convex goes. Each surviving piece is the root of its triangles in s->parent. */
+static void merge_triangles(split_scratch *s, int m) {
+    int tris = m - 2;
+    for (int t = 0; t < tris; t++) {
+        s->parent[t] = t;
+        s->piece[t].count = 3;
+        for (int k = 0; k < 3; k++)
+            s->piece[t].v[k] = s->tri[t][k];
+    }
+    for (int d = 0; d < m - 3; d++) {
+        int t0 = s->diag[d][0], t1 = s->diag[d][1];
+        int pa = find_root(s->parent, t0), pb = find_root(s->parent, t1);
+        /* t0 = (a, ear, c) was clipped off along a -> c: it runs c -> a in t0's piece, which
+         * try_merge wants first. */
+        int u = s->tri[t0][0], v = s->tri[t0][2];
+        if (try_merge(s->p, &s->piece[pa], &s->piece[pb], u, v)) s->parent[pb] = pa;
+    }
+}
+
+/* The surviving pieces into out, each checked by geom_make_polygon. Their count, or -1 with *why.
+ */
+static int emit_pieces(const split_scratch *s, int m, geom_piece *out, int max_out,
+                       const char **why) {
+    int pieces = 0;
+    for (int t = 0; t < m - 2; t++) {
+        if (s->parent[t] != t) continue;
+        if (pieces == max_out) return (*why = "more than max_out pieces needed"), -1;
+        geom_piece *o = &out[pieces];
+        o->count = s->piece[t].count;
+        for (int k = 0; k < o->count; k++) {
+            dpt q = s->p[s->piece[t].v[k]];
+            o->v[k] = v2((float)q.x, (float)q.y);
+        }
+        geom_shape_error err = geom_make_polygon(o->v, o->count, NULL);
+        if (err) {
+            *why = err == GEOM_ERR_SIZE_OUT_OF_RANGE
+                       ? "a piece thinner than GEOM_MIN_SIZE (a sliver of the outline)"
+                       : "a piece geom_make_polygon refuses (outline too close to degenerate)";
+            return -1;
+        }
+        pieces++;
+    }
+    return pieces;
+}
+
 int geom_split_polygon(const vec2 *pts, int n, geom_piece *out, int max_out, const char **reason) {
     if (!pts || n < 3) return fail(reason, "fewer than 3 distinct vertices");
     if (n > SPLIT_MAX_VERTICES) return fail(reason, "more than 4096 vertices");
@@ -303,7 +375,6 @@ int geom_split_polygon(const vec2 *pts, int n, geom_piece *out, int max_out, con
         if (fabsf(pts[i].x) > GEOM_MAX_SIZE || fabsf(pts[i].y) > GEOM_MAX_SIZE)
             return fail(reason, "a vertex lies beyond GEOM_MAX_SIZE");
     }
-
     split_scratch s = {0};
     size_t un = (size_t)n;
     s.p = malloc(un * sizeof *s.p);
@@ -324,86 +395,13 @@ int geom_split_polygon(const vec2 *pts, int n, geom_piece *out, int max_out, con
     }
     const char *why = NULL;
     int pieces = -1;
-
-    for (int i = 0; i < n; i++)
-        s.p[i] = (dpt){pts[i].x, pts[i].y};
-    int m = drop_repeated(s.p, n);
-    if (m < 3) {
-        why = "fewer than 3 distinct vertices";
-        goto done;
-    }
-    m = drop_collinear(s.p, m);
-    if (m < 3) {
-        why = "zero area";
-        goto done;
-    }
-    /* Before the area: a bow-tie's signed area may well be zero, and that is not its problem. */
-    if (self_intersects(s.p, m, s.keys)) {
-        why = "self-intersecting edges";
-        goto done;
-    }
-    /* Twice the signed area, relative to p[0] so far-off coordinates do not cancel. */
-    double area2 = 0;
-    for (int i = 1; i + 1 < m; i++)
-        area2 += orient(s.p[0], s.p[i], s.p[i + 1]);
-    if (area2 == 0) {
-        why = "zero area";
-        goto done;
-    }
-    if (area2 < 0) {
-        for (int i = 0, j = m - 1; i < j; i++, j--) {
-            dpt t = s.p[i];
-            s.p[i] = s.p[j];
-            s.p[j] = t;
-        }
-    }
-    if (!triangulate(&s, m)) {
+    int m = prepare_outline(&s, pts, n, &why);
+    if (m >= 3 && !triangulate(&s, m))
         why = "no ear left to clip (outline too close to degenerate)";
-        goto done;
+    else if (m >= 3) {
+        merge_triangles(&s, m);
+        pieces = emit_pieces(&s, m, out, max_out, &why);
     }
-
-    int tris = m - 2;
-    for (int t = 0; t < tris; t++) {
-        s.parent[t] = t;
-        s.piece[t].count = 3;
-        for (int k = 0; k < 3; k++)
-            s.piece[t].v[k] = s.tri[t][k];
-    }
-    /* Hertel-Mehlhorn: every diagonal whose removal keeps both sides' union convex goes. */
-    for (int d = 0; d < m - 3; d++) {
-        int t0 = s.diag[d][0], t1 = s.diag[d][1];
-        int pa = find_root(s.parent, t0), pb = find_root(s.parent, t1);
-        /* t0 = (a, ear, c) was clipped off along a -> c: it runs c -> a in t0's piece, which
-         * try_merge wants first. */
-        int u = s.tri[t0][0], v = s.tri[t0][2];
-        if (try_merge(s.p, &s.piece[pa], &s.piece[pb], u, v)) s.parent[pb] = pa;
-    }
-
-    pieces = 0;
-    for (int t = 0; t < tris; t++) {
-        if (s.parent[t] != t) continue;
-        if (pieces == max_out) {
-            why = "more than max_out pieces needed";
-            pieces = -1;
-            goto done;
-        }
-        geom_piece *o = &out[pieces];
-        o->count = s.piece[t].count;
-        for (int k = 0; k < o->count; k++) {
-            dpt q = s.p[s.piece[t].v[k]];
-            o->v[k] = v2((float)q.x, (float)q.y);
-        }
-        geom_shape_error err = geom_make_polygon(o->v, o->count, NULL);
-        if (err) {
-            why = err == GEOM_ERR_SIZE_OUT_OF_RANGE
-                      ? "a piece thinner than GEOM_MIN_SIZE (a sliver of the outline)"
-                      : "a piece geom_make_polygon refuses (outline too close to degenerate)";
-            pieces = -1;
-            goto done;
-        }
-        pieces++;
-    }
-done:
     free_scratch(&s);
     if (pieces < 0) return fail(reason, why);
     return pieces;

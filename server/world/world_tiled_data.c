@@ -225,7 +225,7 @@ bool tiled_decode_data(const char *text, size_t len, const char *encoding, const
     return true;
 }
 
-static void free_props(tiled_props *p) {
+void tiled_props_free(tiled_props *p) {
     for (size_t i = 0; i < p->count; i++) {
         free(p->items[i].name);
         free(p->items[i].value);
@@ -235,26 +235,30 @@ static void free_props(tiled_props *p) {
     p->count = 0;
 }
 
+void tiled_object_free(tiled_object *o) {
+    free(o->points);
+    free(o->type);
+    free(o->name);
+    tiled_props_free(&o->props);
+    memset(o, 0, sizeof *o);
+}
+
 static void free_objects(tiled_object *objs, size_t n) {
-    for (size_t i = 0; i < n; i++) {
-        free(objs[i].points);
-        free(objs[i].type);
-        free(objs[i].name);
-        free_props(&objs[i].props);
-    }
+    for (size_t i = 0; i < n; i++)
+        tiled_object_free(&objs[i]);
     free(objs);
 }
 
 void tiled_free(tiled_map *m) {
     if (!m) return;
     free(m->orientation);
-    free_props(&m->props);
+    tiled_props_free(&m->props);
     for (size_t i = 0; i < m->ntilesets; i++) {
         tiled_tileset *ts = &m->tilesets[i];
         free(ts->name);
         for (size_t j = 0; j < ts->ntiles; j++) {
             free_objects(ts->tiles[j].shapes, ts->tiles[j].nshapes);
-            free_props(&ts->tiles[j].props);
+            tiled_props_free(&ts->tiles[j].props);
         }
         free(ts->tiles);
     }
@@ -262,7 +266,7 @@ void tiled_free(tiled_map *m) {
     for (size_t i = 0; i < m->nlayers; i++) {
         tiled_layer *l = &m->layers[i];
         free(l->name);
-        free_props(&l->props);
+        tiled_props_free(&l->props);
         for (size_t j = 0; j < l->nchunks; j++)
             free(l->chunks[j].gids);
         free(l->chunks);

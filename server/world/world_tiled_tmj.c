@@ -297,16 +297,6 @@ static bool merge_props_under(tmj_ctx *c, tiled_place at, tiled_props *dst,
     return true;
 }
 
-static void free_props(tiled_props *p) {
-    for (size_t i = 0; i < p->count; i++) {
-        free(p->items[i].name);
-        free(p->items[i].value);
-    }
-    free(p->items);
-    p->items = NULL;
-    p->count = 0;
-}
-
 /* ---- files ----------------------------------------------------------------------------------- */
 
 /* ref, written in a file whose directory is base_dir (relative to the map's, "" for the map's
@@ -596,7 +586,7 @@ static bool parse_object(tmj_ctx *c, tiled_place at, const char *owner, const js
         tiled_place tat = {t->file, 0};
         bool merged_ok = parse_props(c, tat, "template object", t->object, &tprops) &&
                          merge_props_under(c, at, &o->props, &tprops);
-        free_props(&tprops);
+        tiled_props_free(&tprops);
         if (!merged_ok) goto done;
     }
     ok = true;
@@ -923,7 +913,7 @@ static bool parse_layers(tmj_ctx *c, const json_t *arr, const tmj_group *group, 
                       merge_props_under(c, m->place, &props, group->props);
             tmj_group inner = {offx, offy, &props, group->depth + 1};
             ok = ok && parse_layers(c, json_object_get(jl, "layers"), &inner, capacity);
-            free_props(&props);
+            tiled_props_free(&props);
             if (!ok) return false;
             continue;
         }

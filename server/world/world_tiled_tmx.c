@@ -265,29 +265,11 @@ static bool grow(px *p, void **items, size_t count, size_t size) {
     return true;
 }
 
-static void props_free(tiled_props *ps) {
-    for (size_t i = 0; i < ps->count; i++) {
-        free(ps->items[i].name);
-        free(ps->items[i].value);
-    }
-    free(ps->items);
-    ps->items = NULL;
-    ps->count = 0;
-}
-
-static void object_free(tiled_object *o) {
-    free(o->points);
-    free(o->type);
-    free(o->name);
-    props_free(&o->props);
-    memset(o, 0, sizeof *o);
-}
-
 static void tile_free(tiled_tile *tl) {
     for (size_t i = 0; i < tl->nshapes; i++)
-        object_free(&tl->shapes[i]);
+        tiled_object_free(&tl->shapes[i]);
     free(tl->shapes);
-    props_free(&tl->props);
+    tiled_props_free(&tl->props);
     memset(tl, 0, sizeof *tl);
 }
 
@@ -301,12 +283,12 @@ static void tileset_free(tiled_tileset *ts) {
 
 static void layer_free(tiled_layer *l) {
     free(l->name);
-    props_free(&l->props);
+    tiled_props_free(&l->props);
     for (size_t i = 0; i < l->nchunks; i++)
         free(l->chunks[i].gids);
     free(l->chunks);
     for (size_t i = 0; i < l->nobjects; i++)
-        object_free(&l->objects[i]);
+        tiled_object_free(&l->objects[i]);
     free(l->objects);
     memset(l, 0, sizeof *l);
 }
@@ -343,11 +325,11 @@ static bool object_copy(px *p, tiled_object *dst, const tiled_object *src) {
     }
     if (!dst->type || !dst->name || (src->npoints && !dst->points)) {
         if (!p->t->failed) FAIL(p, "out of memory");
-        object_free(dst);
+        tiled_object_free(dst);
         return false;
     }
     if (!spend(p, src->npoints) || !props_merge_under(p, &dst->props, &src->props)) {
-        object_free(dst);
+        tiled_object_free(dst);
         return false;
     }
     return true;
@@ -542,7 +524,7 @@ static void end_group(px *p) {
     /* inner groups end first, so a layer's nearest group's properties come before outer ones' */
     for (size_t i = f->first_layer; i < m->nlayers && !p->t->failed; i++)
         props_merge_under(p, &m->layers[i].props, &f->props);
-    props_free(&f->props);
+    tiled_props_free(&f->props);
 }
 
 /* Allocates the chunk being read, width x height cells, within the layer's and the map's caps. */
@@ -859,13 +841,13 @@ static void end_object(px *p) {
         o->kind = TILED_OBJ_TILE;
     p->obj_open = false;
     if (p->kind == FILE_TX) {
-        object_free(&p->tmpl->obj);
+        tiled_object_free(&p->tmpl->obj);
         p->tmpl->obj = *o;
         p->tmpl->has_gid = p->obj_has_gid;
         p->tmpl_done = true;
     } else if (p->obj_in_tile) {
         if (!grow(p, (void **)&p->tile.shapes, p->tile.nshapes, sizeof *p->tile.shapes)) {
-            object_free(o);
+            tiled_object_free(o);
             return;
         }
         p->tile.shapes[p->tile.nshapes++] = *o;
@@ -873,7 +855,7 @@ static void end_object(px *p) {
         o->x += p->layer_offx;
         o->y += p->layer_offy;
         if (!grow(p, (void **)&p->layer.objects, p->layer.nobjects, sizeof *p->layer.objects)) {
-            object_free(o);
+            tiled_object_free(o);
             return;
         }
         p->layer.objects[p->layer.nobjects++] = *o;
@@ -903,7 +885,7 @@ static const tmx_template *load_template(px *p, const char *ref) {
     free(text);
     if (ok && !grow(p, (void **)&t->templates, t->ntemplates, sizeof *t->templates)) ok = false;
     if (!ok) {
-        object_free(&tp.obj);
+        tiled_object_free(&tp.obj);
         stop(p);
         return NULL;
     }
@@ -1018,10 +1000,10 @@ static void end_properties(px *p, elem owner) {
         break;
     }
     if (!dst) {
-        props_free(&got);
+        tiled_props_free(&got);
         return;
     }
-    props_free(dst);
+    tiled_props_free(dst);
     *dst = got;
 }
 
@@ -1144,7 +1126,7 @@ static void on_start(void *ud, const XML_Char *name, const XML_Char **a) {
         start_template_tileset(p, a);
         break;
     case EL_PROPERTIES:
-        props_free(&p->props);
+        tiled_props_free(&p->props);
         break;
     case EL_PROPERTY:
         start_property(p, a);
@@ -1226,15 +1208,15 @@ static void on_entity(void *ud, const XML_Char *name, int is_param, const XML_Ch
 
 static void px_cleanup(px *p) {
     free(p->text);
-    props_free(&p->props);
+    tiled_props_free(&p->props);
     free(p->prop.name);
     free(p->prop.value);
     tileset_free(&p->ts);
     tile_free(&p->tile);
     layer_free(&p->layer);
-    object_free(&p->obj);
+    tiled_object_free(&p->obj);
     for (int i = 0; i < p->ngroups; i++)
-        props_free(&p->groups[i].props);
+        tiled_props_free(&p->groups[i].props);
 }
 
 /* Parses one file of the map. TSX: its tileset into *ts_out; TX: its template into *tmpl_out. */
@@ -1339,7 +1321,7 @@ tiled_map *tiled_read_tmx(const tiled_source *src, char *err, size_t err_size) {
         free(t.ts_sources[i]);
     free(t.ts_sources);
     for (size_t i = 0; i < t.ntemplates; i++)
-        object_free(&t.templates[i].obj);
+        tiled_object_free(&t.templates[i].obj);
     free(t.templates);
     if (!ok) {
         tiled_free(m);

@@ -156,6 +156,9 @@ tiled_map *tiled_read(const tiled_source *src, char *err, size_t err_size);
 tiled_map *tiled_read_tmx(const tiled_source *src, char *err, size_t err_size);
 tiled_map *tiled_read_tmj(const tiled_source *src, char *err, size_t err_size);
 void tiled_free(tiled_map *m);
+/* What the parsers free on their own way (a template's copy, a failed object). */
+void tiled_props_free(tiled_props *props);
+void tiled_object_free(tiled_object *o); /* its strings, points and props; *o zeroed */
 
 /* A property of props by name, or NULL. */
 const tiled_prop *tiled_prop_find(const tiled_props *props, const char *name);

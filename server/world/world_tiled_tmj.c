@@ -973,6 +973,35 @@ static bool parse_map(tmj_ctx *c, const json_t *root) {
     return parse_layers(c, json_object_get(root, "layers"), &top, &capacity);
 }
 
+bool tiled_read_tsj(const tiled_source *src, const char *base_dir, const char *ref, tiled_map *m,
+                    tiled_place from, tiled_tileset *out, char *err, size_t err_size) {
+    tmj_ctx c = {.src = src, .m = m, .err = err, .err_size = err_size};
+    memset(out, 0, sizeof *out);
+    const char *file = NULL;
+    char *text = tiled_read_file(src, base_dir, ref, "tileset", m, from, &file, err, err_size);
+    if (!text) return false;
+    json_error_t jerr;
+    json_t *root = json_loads(text, JSON_REJECT_DUPLICATES, &jerr);
+    free(text);
+    out->place = (tiled_place){file, 0};
+    if (!root) {
+        tiled_place at = {file, jerr.line > 0 ? jerr.line : 0};
+        return fail(&c, at, "column %d: %s", jerr.column, jerr.text);
+    }
+    const char *type;
+    bool ok = json_is_object(root) || fail(&c, out->place, "not a JSON object");
+    ok = ok && get_string(&c, out->place, "tileset", root, "type", "tileset", &type);
+    if (ok && strcmp(type, "tileset") != 0)
+        ok = fail(&c, out->place, "\"type\" is \"%s\", not \"tileset\"", type);
+    if (ok && json_object_get(root, "source"))
+        ok = fail(&c, out->place, "an external tileset cannot name another (\"source\")");
+    char dir[TMJ_MAX_PATH];
+    dir_of(file, dir, sizeof dir);
+    ok = ok && parse_tileset_body(&c, root, dir, out);
+    json_decref(root);
+    return ok; /* on failure the caller frees what out holds */
+}
+
 tiled_map *tiled_read_tmj(const tiled_source *src, char *err, size_t err_size) {
     if (err && err_size) err[0] = '\0';
     tiled_map *m = calloc(1, sizeof *m);

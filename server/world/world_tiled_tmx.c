@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* Limits (a map within them is far beyond any level we serve; one over them is refused). */
 #define TMX_MAX_DEPTH 64               /* element nesting (groups nest) */
@@ -393,6 +394,12 @@ static void push_tileset(px *p, tiled_tileset *ts, const char *source) {
     memset(ts, 0, sizeof *ts);
 }
 
+static bool is_json_name(const char *name) {
+    size_t n = strlen(name);
+    return (n >= 4 && strcasecmp(name + n - 4, ".tsj") == 0) ||
+           (n >= 5 && strcasecmp(name + n - 5, ".json") == 0);
+}
+
 static void start_tileset_in_map(px *p, const XML_Char **a) {
     long firstgid;
     if (!attr_int(p, a, "firstgid", 1, 1, TILED_GID_MASK, &firstgid)) return;
@@ -404,14 +411,30 @@ static void start_tileset_in_map(px *p, const XML_Char **a) {
     }
     const char *file;
     tiled_place from = {p->file, line_of(p)};
+    tiled_tileset ts;
+    memset(&ts, 0, sizeof ts);
+    if (is_json_name(source)) { /* a tileset Tiled saved as JSON: the TMJ parser reads it */
+        bool ok = tiled_read_tsj(p->t->src, p->dir, source, p->t->m, from, &ts, p->t->err,
+                                 p->t->err_size);
+        size_t items = ts.ntiles;
+        for (size_t i = 0; i < ts.ntiles; i++)
+            items += ts.tiles[i].nshapes + ts.tiles[i].props.count;
+        if (!ok || !spend(p, items)) {
+            tileset_free(&ts);
+            stop(p);
+            return;
+        }
+        ts.firstgid = (uint32_t)firstgid;
+        push_tileset(p, &ts, ts.place.file);
+        tileset_free(&ts);
+        return;
+    }
     char *text = tiled_read_file(p->t->src, p->dir, source, "tileset", p->t->m, from, &file,
                                  p->t->err, p->t->err_size);
     if (!text) {
         stop(p);
         return;
     }
-    tiled_tileset ts;
-    memset(&ts, 0, sizeof ts);
     bool ok = parse_file(p->t, FILE_TSX, file, text, &ts, NULL);
     free(text);
     if (!ok) {
@@ -869,6 +892,15 @@ static const tmx_template *load_template(px *p, const char *ref) {
     if (tiled_resolve_path(p->dir, ref, resolved, sizeof resolved))
         for (size_t i = 0; i < t->ntemplates; i++)
             if (strcmp(t->templates[i].file, resolved) == 0) return &t->templates[i];
+    size_t n = strlen(ref);
+    if ((n >= 3 && strcasecmp(ref + n - 3, ".tj") == 0) ||
+        (n >= 5 && strcasecmp(ref + n - 5, ".json") == 0)) {
+        FAIL(p,
+             "template \"%s\" is JSON (.tj), which an XML map does not read: save the template "
+             "as .tx, or the map as .tmj",
+             ref);
+        return NULL;
+    }
     const char *file;
     tiled_place from = {p->file, line_of(p)};
     /* the object is not in the list yet: name it in the error ourselves */

@@ -202,6 +202,13 @@ char *tiled_read_file(const tiled_source *src, const char *base_dir, const char 
 bool tiled_read_tsx(const tiled_source *src, const char *ref, tiled_map *m, tiled_place from,
                     tiled_tileset *out, char *err, size_t err_size);
 
+/* A JSON tileset (.tsj, .json) named by an XML map (Tiled lets a TMX map use a tileset saved as
+ * JSON): ref relative to base_dir as for tiled_read_file, read with the TMJ parser's rules into
+ * *out (firstgid left 0 for the caller; on failure *out may hold what was read, for the caller to
+ * free). False with err as tiled_read_file's, or "FILE:LINE: reason" for the tileset's own. */
+bool tiled_read_tsj(const tiled_source *src, const char *base_dir, const char *ref, tiled_map *m,
+                    tiled_place from, tiled_tileset *out, char *err, size_t err_size);
+
 /* ref joined to base_dir and normalised ("." and "dir/.." removed) into out, relative to the map's
  * directory; false when ref is absolute, climbs above the map's directory or does not fit. Lets a
  * parser tell that a template's tileset is one of the map's. */

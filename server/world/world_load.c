@@ -18,9 +18,6 @@
 #include "tiled.h"
 #include "world_load.h"
 
-/* A world file larger than this is refused before reading (a bounded read). */
-#define WORLD_LOAD_MAX_FILE_BYTES (64u * 1024u * 1024u)
-
 /* ---- locating a value in valid JSON text ----------------------------------------------------- */
 
 static size_t skip_ws(const char *s, size_t i, size_t n) {
@@ -423,67 +420,6 @@ world *world_load_json(const char *json, const char *name, const world_config *b
     return w;
 }
 
-char *world_read_text(int dir_fd, const char *path, bool no_follow, char *err, size_t err_size) {
-    if (err && err_size) err[0] = '\0';
-    /* O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, silently, before
-     * fstat could tell us it is not a file. A regular file ignores the flag. */
-    int fd = openat(dir_fd, path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | (no_follow ? O_NOFOLLOW : 0));
-    struct stat st;
-    if (fd < 0 || fstat(fd, &st) != 0) {
-        if (err && err_size)
-            snprintf(err, err_size, "%s:0:0: cannot open: %s", path,
-                     no_follow && errno == ELOOP ? "a symbolic link" : strerror(errno));
-        if (fd >= 0) close(fd);
-        return NULL;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        if (err && err_size) {
-            if (S_ISDIR(st.st_mode))
-                snprintf(err, err_size, "%s:0:0: is a directory", path);
-            else
-                snprintf(err, err_size, "%s:0:0: not a regular file (%s)", path,
-                         S_ISFIFO(st.st_mode)                         ? "a FIFO"
-                         : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
-                         : S_ISSOCK(st.st_mode)                       ? "a socket"
-                                                                      : "unknown type");
-        }
-        close(fd);
-        return NULL;
-    }
-    FILE *f = fdopen(fd, "rb");
-    if (!f) {
-        if (err && err_size)
-            snprintf(err, err_size, "%s:0:0: cannot open: %s", path, strerror(errno));
-        close(fd);
-        return NULL;
-    }
-    /* size first, so the buffer is exactly what the file needs (bounded) */
-    long size = -1;
-    if (fseek(f, 0, SEEK_END) == 0) size = ftell(f);
-    bool too_big = size > (long)WORLD_LOAD_MAX_FILE_BYTES;
-    if (size < 0 || too_big || fseek(f, 0, SEEK_SET) != 0) size = 0;
-    char *text = too_big ? NULL : malloc((size_t)size + 1);
-    size_t n = text ? fread(text, 1, (size_t)size, f) : 0;
-    bool read_error = ferror(f) != 0 || (text && n != (size_t)size);
-    fclose(f);
-    if (too_big) {
-        if (err && err_size)
-            snprintf(err, err_size, "%s:0:0: larger than %u bytes", path,
-                     WORLD_LOAD_MAX_FILE_BYTES);
-    } else if (!text) {
-        if (err && err_size) snprintf(err, err_size, "%s:0:0: out of memory", path);
-    } else if (read_error) {
-        if (err && err_size) snprintf(err, err_size, "%s:0:0: read error", path);
-    } else if (memchr(text, '\0', n)) {
-        if (err && err_size) snprintf(err, err_size, "%s:0:0: contains a NUL byte", path);
-    } else {
-        text[n] = '\0';
-        return text;
-    }
-    free(text);
-    return NULL;
-}
-
 static bool ends_with(const char *s, const char *tail) {
     size_t n = strlen(s), t = strlen(tail);
     return n >= t && strcasecmp(s + n - t, tail) == 0;
@@ -506,8 +442,9 @@ char *world_read_any(int dir_fd, const char *path, bool no_follow, world_file_no
         if (!text || !ends_with(path, ".json") || !is_tiled_json(text)) return text;
         free(text);
     }
-    tiled_source src = {dir_fd, path, no_follow};
-    tiled_map *m = tmx ? tiled_read_tmx(&src, err, err_size) : tiled_read_tmj(&src, err, err_size);
+    tiled_source src = {dir_fd, path, no_follow, NULL};
+    /* tiled_read picks the parser by extension: a Tiled ".json" goes to the TMJ one as ".tmj" */
+    tiled_map *m = tiled_read(&src, err, err_size);
     if (!m) return NULL;
     char *json = world_tiled_json(m, notes, err, err_size);
     if (json && notes) notes->tiled = true;

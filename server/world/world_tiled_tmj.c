@@ -719,7 +719,13 @@ static bool parse_tilesets(tmj_ctx *c, const json_t *root) {
         const char *path = c->tileset_paths[i];
         if (ends_with(path, ".tsx")) { /* what Tiled's own JSON export refers to */
             uint32_t gid = ts->firstgid;
-            if (!tiled_read_tsx(c->src, path, m, m->place, ts, c->err, c->err_size)) return false;
+            if (!c->src->other_tileset)
+                return fail(c, m->place,
+                            "%s: \"%s\" is an XML tileset (.tsx): read this map "
+                            "through tiled_read",
+                            where, path);
+            if (!c->src->other_tileset(c->src, "", path, m, m->place, ts, c->err, c->err_size))
+                return false;
             ts->firstgid = gid;
             continue;
         }

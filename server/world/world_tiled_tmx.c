@@ -400,6 +400,12 @@ static bool is_json_name(const char *name) {
            (n >= 5 && strcasecmp(name + n - 5, ".json") == 0);
 }
 
+/* Without tiled_read's reader for JSON tilesets (a caller of tiled_read_tmx alone). */
+static bool fail_refused_json_tileset(px *p, tiled_place from, const char *source) {
+    fail_at(p, from.line, "tileset '%s' is JSON: read this map through tiled_read", source);
+    return false;
+}
+
 static void start_tileset_in_map(px *p, const XML_Char **a) {
     long firstgid;
     if (!attr_int(p, a, "firstgid", 1, 1, TILED_GID_MASK, &firstgid)) return;
@@ -414,8 +420,10 @@ static void start_tileset_in_map(px *p, const XML_Char **a) {
     tiled_tileset ts;
     memset(&ts, 0, sizeof ts);
     if (is_json_name(source)) { /* a tileset Tiled saved as JSON: the TMJ parser reads it */
-        bool ok = tiled_read_tsj(p->t->src, p->dir, source, p->t->m, from, &ts, p->t->err,
-                                 p->t->err_size);
+        tiled_tileset_reader read = p->t->src->other_tileset;
+        bool ok =
+            read ? read(p->t->src, p->dir, source, p->t->m, from, &ts, p->t->err, p->t->err_size)
+                 : fail_refused_json_tileset(p, from, source);
         size_t items = ts.ntiles;
         for (size_t i = 0; i < ts.ntiles; i++)
             items += ts.tiles[i].nshapes + ts.tiles[i].props.count;
@@ -1319,11 +1327,11 @@ static void sort_tilesets(tmx *t) {
         }
 }
 
-bool tiled_read_tsx(const tiled_source *src, const char *ref, tiled_map *m, tiled_place from,
-                    tiled_tileset *out, char *err, size_t err_size) {
+bool tiled_read_tsx(const tiled_source *src, const char *base_dir, const char *ref, tiled_map *m,
+                    tiled_place from, tiled_tileset *out, char *err, size_t err_size) {
     tmx t = {.src = src, .m = m, .err = err, .err_size = err_size};
     const char *file;
-    char *text = tiled_read_file(src, "", ref, "tileset", m, from, &file, err, err_size);
+    char *text = tiled_read_file(src, base_dir, ref, "tileset", m, from, &file, err, err_size);
     memset(out, 0, sizeof *out);
     bool ok = text && parse_file(&t, FILE_TSX, file, text, out, NULL);
     free(text);

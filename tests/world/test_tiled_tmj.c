@@ -25,7 +25,7 @@ static char err[1024];
 static tiled_map *read_in(const char *dir, const char *name) {
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) return NULL;
-    tiled_source src = {fd, name, true};
+    tiled_source src = {fd, name, true, NULL};
     tiled_map *m = tiled_read_tmj(&src, err, sizeof err);
     close(fd);
     return m;

@@ -22,7 +22,7 @@ static char err[1024];
 static tiled_map *read_fixture(const char *name) {
     int dir = open(COLLIDE_TILED_FIXTURES, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dir < 0) return NULL;
-    tiled_source src = {dir, name, true};
+    tiled_source src = {dir, name, true, NULL};
     tiled_map *m = tiled_read_tmx(&src, err, sizeof err);
     close(dir);
     return m;
@@ -64,7 +64,7 @@ static void put(const char *rel, const char *text) {
 static tiled_map *read_scratch(const char *rel) {
     int dir = open(scratch, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dir < 0) abort();
-    tiled_source src = {dir, rel, true};
+    tiled_source src = {dir, rel, true, NULL};
     tiled_map *m = tiled_read_tmx(&src, err, sizeof err);
     close(dir);
     return m;

@@ -143,11 +143,22 @@ typedef struct tiled_map {
  * directory and must stay inside the tree rooted there: no absolute path, no ".." that climbs out
  * of it, no symbolic link (O_NOFOLLOW on every component read), each file at most
  * WORLD_LOAD_MAX_FILE_BYTES. */
-typedef struct tiled_source {
+typedef struct tiled_source tiled_source;
+/* Reads a tileset saved in the other format than the map's (a .tsj named by a TMX map, a .tsx by
+ * a TMJ map, both of which Tiled writes): ref relative to base_dir as for tiled_read_file, into
+ * *out (firstgid left 0 for the caller; on failure *out may hold what was read, for the caller
+ * to free). False with err as tiled_read_file's, or "FILE:LINE: reason" for the tileset's own. */
+typedef bool (*tiled_tileset_reader)(const tiled_source *src, const char *base_dir, const char *ref,
+                                     tiled_map *m, tiled_place from, tiled_tileset *out, char *err,
+                                     size_t err_size);
+struct tiled_source {
     int dir_fd;       /* AT_FDCWD or a directory */
     const char *path; /* the map, relative to dir_fd (or absolute when dir_fd is AT_FDCWD) */
     bool no_follow;   /* refuse symbolic links (CreateRoom's --world-dir) */
-} tiled_source;
+    /* The other parser's tileset reader, set by tiled_read (NULL: such a tileset is refused).
+     * Handed down rather than called by name so that neither parser depends on the other. */
+    tiled_tileset_reader other_tileset;
+};
 
 /* Reads a map: TMX when path ends in ".tmx", else TMJ. On failure NULL, and err holds
  * "FILE:LINE: reason" (FILE as the map names it; LINE 0 when unknown) with the layer and the
@@ -196,16 +207,11 @@ char *tiled_read_file(const tiled_source *src, const char *base_dir, const char 
                       const char *what, tiled_map *m, tiled_place from, const char **file,
                       char *err, size_t err_size);
 
-/* An XML tileset (.tsx) named by a JSON map (Tiled's own JSON export keeps its maps' .tsx
- * references): ref relative to the map's directory, read with the TMX parser's rules into *out
- * (firstgid left 0 for the caller). False with err as tiled_read_file's. */
-bool tiled_read_tsx(const tiled_source *src, const char *ref, tiled_map *m, tiled_place from,
-                    tiled_tileset *out, char *err, size_t err_size);
-
-/* A JSON tileset (.tsj, .json) named by an XML map (Tiled lets a TMX map use a tileset saved as
- * JSON): ref relative to base_dir as for tiled_read_file, read with the TMJ parser's rules into
- * *out (firstgid left 0 for the caller; on failure *out may hold what was read, for the caller to
- * free). False with err as tiled_read_file's, or "FILE:LINE: reason" for the tileset's own. */
+/* The two tileset readers tiled_read hands to the other parser (tiled_tileset_reader): an XML
+ * tileset (.tsx; Tiled's own JSON export keeps its maps' .tsx references) with the TMX parser's
+ * rules, a JSON one (.tsj, .json; Tiled lets a TMX map use one) with the TMJ parser's. */
+bool tiled_read_tsx(const tiled_source *src, const char *base_dir, const char *ref, tiled_map *m,
+                    tiled_place from, tiled_tileset *out, char *err, size_t err_size);
 bool tiled_read_tsj(const tiled_source *src, const char *base_dir, const char *ref, tiled_map *m,
                     tiled_place from, tiled_tileset *out, char *err, size_t err_size);
 

@@ -24,24 +24,32 @@ static inline world_config s1_config(uint32_t capacity, uint32_t max_moving) {
     return cfg;
 }
 
+/* S1's movers into a world that holds its map (s1_world_build's statics, or the same map loaded
+ * from a file: bench_tiled): false when one does not fit. */
+static inline bool s1_world_spawn_movers(world *w, const s1_layout *l, world_body_id *movers) {
+    geom_shape mover;
+    if (geom_make_box(v2(0.4f, 0.4f), &mover)) return false;
+    for (int i = 0; i < S1_MOVERS; i++)
+        if (world_spawn(w, WORLD_BODY_MOVING, &mover,
+                        v2((float)l->start_cell[i][0] + 0.5f, (float)l->start_cell[i][1] + 0.5f), 1,
+                        &movers[i], NULL) != WORLD_OK)
+            return false;
+    return true;
+}
+
 static inline world *s1_world_build(const s1_layout *l, uint32_t capacity, uint32_t max_moving,
                                     world_body_id *movers) {
     world_config cfg = s1_config(capacity, max_moving);
     world *w = world_create(&cfg);
-    geom_shape tile, mover;
-    if (!w || geom_make_box(v2(0.5f, 0.5f), &tile) || geom_make_box(v2(0.4f, 0.4f), &mover))
-        return NULL;
+    geom_shape tile;
+    if (!w || geom_make_box(v2(0.5f, 0.5f), &tile)) return NULL;
     for (int y = 0; y < S1_MAP; y++)
         for (int x = 0; x < S1_MAP; x++)
             if (l->solid[y * S1_MAP + x] &&
                 world_spawn(w, WORLD_BODY_STATIC, &tile, v2((float)x + 0.5f, (float)y + 0.5f), 0,
                             NULL, NULL) != WORLD_OK)
                 return NULL;
-    for (int i = 0; movers && i < S1_MOVERS; i++)
-        if (world_spawn(w, WORLD_BODY_MOVING, &mover,
-                        v2((float)l->start_cell[i][0] + 0.5f, (float)l->start_cell[i][1] + 0.5f), 1,
-                        &movers[i], NULL) != WORLD_OK)
-            return NULL;
+    if (movers && !s1_world_spawn_movers(w, l, movers)) return NULL;
     return w;
 }
 
@@ -156,14 +164,18 @@ typedef struct s1_run {
     s1_result r;   /* events digested so far */
 } s1_run;
 
-static inline void s1_run_start(s1_run *run, const s1_layout *l, float speed, int movers_collide,
-                                int ticks, bool events, double spin) {
+/* A run on map_world, a world holding S1's map and no movers (NULL: s1_world_build's), which the
+ * run then owns: the movers are spawned into it. */
+static inline void s1_run_start_on(s1_run *run, const s1_layout *l, world *map_world, float speed,
+                                   int movers_collide, int ticks, bool events, double spin) {
     memset(run, 0, sizeof *run);
     run->speed = speed, run->spin = spin, run->events = events, run->ticks = ticks;
     run->s = calloc(1, sizeof *run->s);
     run->times = calloc((size_t)ticks, sizeof *run->times);
-    if (!run->s || !run->times ||
-        !(run->s->w = s1_world_build(l, S1_STATICS + S1_MOVERS, S1_MOVERS, run->s->movers))) {
+    if (run->s && !map_world)
+        map_world = s1_world_build(l, S1_STATICS + S1_MOVERS, S1_MOVERS, NULL);
+    if (!run->s || !run->times || !(run->s->w = map_world) ||
+        !s1_world_spawn_movers(run->s->w, l, run->s->movers)) {
         fprintf(stderr, "S1: setup failed\n");
         exit(1);
     }
@@ -171,6 +183,11 @@ static inline void s1_run_start(s1_run *run, const s1_layout *l, float speed, in
     world_set_events(run->s->w, events);
     s1_layout again;
     s1_make_layout(&again, &run->rng); /* the intents continue the layout's draws */
+}
+
+static inline void s1_run_start(s1_run *run, const s1_layout *l, float speed, int movers_collide,
+                                int ticks, bool events, double spin) {
+    s1_run_start_on(run, l, NULL, speed, movers_collide, ticks, events, spin);
 }
 
 /* Steps up to n more ticks (fewer at the end of the run); the number stepped. */

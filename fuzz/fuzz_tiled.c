@@ -161,7 +161,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     world_file_notes *notes = malloc(sizeof *notes);
     world_spawn_points *sp = malloc(sizeof *sp);
     if (!notes || !sp) abort();
-    char *json = world_read_any(dir_fd, name, true, notes, err, sizeof err);
+    char *json = world_read_any(dir_fd, name, true, NULL, notes, err, sizeof err);
     if (!json) {
         say("refused by world_read_any", err);
         check_err(err);

@@ -170,7 +170,7 @@ static world *load_map(const char *path, const world_config *base, world_file_no
     world_spawn_points *sp = malloc(sizeof *sp);
     if (!sp) exit(1);
     double t0 = s1_now_ms();
-    char *text = world_read_any(AT_FDCWD, path, false, notes, err, sizeof err);
+    char *text = world_read_any(AT_FDCWD, path, false, base, notes, err, sizeof err);
     double t1 = s1_now_ms();
     world *w = text ? world_load_json(text, path, base, sp, err, sizeof err) : NULL;
     double t2 = s1_now_ms();

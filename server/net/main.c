@@ -83,7 +83,7 @@ static int check_world(const net_config *cfg) {
     world_config wc;
     world_config_default(&wc);
     wc.max_bodies = cfg->max_bodies;
-    char *text = world_read_any(AT_FDCWD, cfg->check_world, false, &notes, err, sizeof err);
+    char *text = world_read_any(AT_FDCWD, cfg->check_world, false, &wc, &notes, err, sizeof err);
     world_spawn_points *sp = calloc(1, sizeof *sp);
     world *w =
         text && sp ? world_load_json(text, cfg->check_world, &wc, sp, err, sizeof err) : NULL;
@@ -166,7 +166,7 @@ int main(int argc, char **argv) {
     world_file_notes notes;
     memset(&notes, 0, sizeof notes);
     char *text = cfg.world_path[0]
-                     ? world_read_any(AT_FDCWD, cfg.world_path, false, &notes, err, sizeof err)
+                     ? world_read_any(AT_FDCWD, cfg.world_path, false, &wc, &notes, err, sizeof err)
                      : strdup(world_default_arena_json);
     world_spawn_points spawn_points;
     world *w = text ? world_load_json(text, world_name, &wc, &spawn_points, err, sizeof err) : NULL;

@@ -140,18 +140,24 @@ static bool mover_grid_alloc(world *w) {
     return g->start && g->items && g->big && g->ranges && g->unindexed && w->cache->results;
 }
 
-/* Static grid levels: finest cell = cell_size, or the power of two from 1 up that keeps the
- * finest level within 4 cells per body slot; then doubling up to twice the largest shape. */
-static bool static_levels_alloc(world *w) {
-    const world_config *cfg = &w->cfg;
+float world_static_cell(const world_config *cfg) {
     vec2 ext = v2_sub(cfg->bounds.max, cfg->bounds.min);
     float cell = cfg->cell_size;
     if (cell <= 0.0f) {
         cell = 1.0f;
-        double limit = 4.0 * (double)w->capacity + 4096.0;
+        double limit = 4.0 * (double)cfg->max_bodies + 4096.0;
         while (((double)ext.x / cell + 1.0) * ((double)ext.y / cell + 1.0) > limit)
             cell *= 2.0f;
     }
+    return cell;
+}
+
+/* Static grid levels: finest cell = world_static_cell; then doubling up to twice the largest
+ * shape. */
+static bool static_levels_alloc(world *w) {
+    const world_config *cfg = &w->cfg;
+    vec2 ext = v2_sub(cfg->bounds.max, cfg->bounds.min);
+    float cell = world_static_cell(cfg);
     while (w->level_count < WORLD_MAX_LEVELS) {
         double nx = ceil((double)ext.x / cell) + 1.0, ny = ceil((double)ext.y / cell) + 1.0;
         if (nx * ny > (double)(1u << 26)) {

@@ -81,6 +81,11 @@ void world_config_default(world_config *cfg);
 typedef struct world world;
 
 /* NULL on a bad config (non-finite or empty bounds, rate or speed <= 0) or out of memory. */
+/* The finest cell of the statics' grid a world of this configuration gets: cell_size, or the
+ * power of two from 1 up that keeps that level within 4 cells per body slot. A static no wider or
+ * taller than it lives in the finest level, where the world's fast paths for tile maps work; a
+ * loader that merges tiles (world_tiled.c) keeps its boxes within it. */
+float world_static_cell(const world_config *cfg);
 world *world_create(const world_config *cfg);
 void world_destroy(world *w);
 const world_config *world_get_config(const world *w);

@@ -433,8 +433,8 @@ static bool is_tiled_json(const char *text) {
     return tiled;
 }
 
-char *world_read_any(int dir_fd, const char *path, bool no_follow, world_file_notes *notes,
-                     char *err, size_t err_size) {
+char *world_read_any(int dir_fd, const char *path, bool no_follow, const world_config *base,
+                     world_file_notes *notes, char *err, size_t err_size) {
     if (notes) memset(notes, 0, sizeof *notes);
     bool tmx = ends_with(path, ".tmx"), tmj = ends_with(path, ".tmj");
     if (!tmx && !tmj) {
@@ -446,7 +446,7 @@ char *world_read_any(int dir_fd, const char *path, bool no_follow, world_file_no
     /* tiled_read picks the parser by extension: a Tiled ".json" goes to the TMJ one as ".tmj" */
     tiled_map *m = tiled_read(&src, err, err_size);
     if (!m) return NULL;
-    char *json = world_tiled_json(m, notes, err, err_size);
+    char *json = world_tiled_json(m, base, notes, err, err_size);
     if (json && notes) notes->tiled = true;
     tiled_free(m);
     return json;
@@ -454,7 +454,7 @@ char *world_read_any(int dir_fd, const char *path, bool no_follow, world_file_no
 
 world *world_load_file(const char *path, const world_config *base, world_spawn_points *spawn_points,
                        char *err, size_t err_size) {
-    char *text = world_read_any(AT_FDCWD, path, false, NULL, err, err_size);
+    char *text = world_read_any(AT_FDCWD, path, false, base, NULL, err, err_size);
     if (!text) return NULL;
     world *w = world_load_json(text, path, base, spawn_points, err, err_size);
     free(text);

@@ -47,10 +47,11 @@ typedef struct world_file_notes {
 /* Reads a world file of any format as native world JSON text for world_load_json: a native file
  * as it is, a Tiled map (".tmx"; ".tmj", or ".json" with a top-level "tiledversion") converted
  * (world_tiled.c), its tilesets and templates read from the map's directory tree. dir_fd and
- * no_follow as for world_read_text. notes may be NULL. NULL on failure, err "FILE:LINE[:COL]:
- * reason". */
-char *world_read_any(int dir_fd, const char *path, bool no_follow, world_file_notes *notes,
-                     char *err, size_t err_size);
+ * no_follow as for world_read_text; base (may be NULL: the defaults) is the configuration the
+ * text will be built with (world_load_json's), which bounds a Tiled map's merged boxes. notes may
+ * be NULL. NULL on failure, err "FILE:LINE[:COL]: reason". */
+char *world_read_any(int dir_fd, const char *path, bool no_follow, const world_config *base,
+                     world_file_notes *notes, char *err, size_t err_size);
 
 /* The embedded default arena (a bounded map of boxes, polygons and circles with room for thousands
  * of players), as JSON: examples/worlds/arena.json, compiled in at build time. */

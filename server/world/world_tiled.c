@@ -39,11 +39,13 @@ enum { COLL_SOLID = 1, COLL_SENSOR = 2, COLL_ONE_WAY = 4, COLL_CATEGORY = 8, COL
 
 typedef struct conv {
     const tiled_map *m;
-    double unit;     /* pixels per world unit */
-    double bottom;   /* B: the bottom edge of the pixel extent */
-    double ext[4];   /* the pixel extent: min x, min y, max x, max y (y down) */
-    json_t *statics; /* the native "statics" array being built */
-    json_t *spawns;  /* "spawn_points" */
+    const world_config *base; /* the world to be built (its static grid's finest cell) */
+    double unit;              /* pixels per world unit */
+    double bottom;            /* B: the bottom edge of the pixel extent */
+    double ext[4];            /* the pixel extent: min x, min y, max x, max y (y down) */
+    int max_tx, max_ty;       /* the most tiles a merged box spans across and down (merge_limit) */
+    json_t *statics;          /* the native "statics" array being built */
+    json_t *spawns;           /* "spawn_points" */
     world_file_notes *notes;
     bool warned_one_way;
     char *err;
@@ -462,6 +464,49 @@ static bool layer_grid(conv *c, const tiled_layer *L, grid *g) {
     return g->cls ? true : fail(c, L->place, "out of memory");
 }
 
+/* A merged box spans at most the finest cell of the world's statics grid (world_static_cell)
+ * when one tile fits in it: a larger static lives in a coarser level, and the world's fast paths
+ * for tile maps need every static in the finest one. Merging past it made S1's map 3.9x slower per tick than its 13,798
+ * one-cell boxes (bench_tiled s1); within it, merging still takes a level's boxes down to a
+ * fraction. */
+static void merge_limit(conv *c) {
+    world_config cfg;
+    if (c->base)
+        cfg = *c->base;
+    else
+        world_config_default(&cfg);
+    cfg.bounds = aabb_make(to_world(c, c->ext[0], c->ext[3]), to_world(c, c->ext[2], c->ext[1]));
+    double cell = world_static_cell(&cfg) * c->unit; /* in pixels */
+    double tx = floor(cell / c->m->tilewidth), ty = floor(cell / c->m->tileheight);
+    /* A tile already larger than the cell: no static of this layer is in the finest level
+     * anyway, so nothing is kept by limiting the merge. */
+    bool no_limit = tx < 1 || ty < 1;
+    c->max_tx = no_limit || tx > 1e6 ? 1000000 : (int)tx;
+    c->max_ty = no_limit || ty > 1e6 ? 1000000 : (int)ty;
+}
+
+/* One merged rectangle of cells as boxes of at most max_tx x max_ty cells. */
+static bool emit_rect(conv *c, const tiled_layer *L, const grid *g, const tiled_rect *r,
+                      const coll *k) {
+    const tiled_map *m = c->m;
+    for (int y0 = 0; y0 < r->h; y0 += c->max_ty)
+        for (int x0 = 0; x0 < r->w; x0 += c->max_tx) {
+            int w = r->w - x0 < c->max_tx ? r->w - x0 : c->max_tx;
+            int h = r->h - y0 < c->max_ty ? r->h - y0 : c->max_ty;
+            int cx = g->x0 + r->x + x0, cy = g->y0 + r->y + y0;
+            double l = (double)cx * m->tilewidth + L->offsetx;
+            double t = (double)cy * m->tileheight + L->offsety;
+            double rr = l + (double)w * m->tilewidth, b = t + (double)h * m->tileheight;
+            double xy[8] = {l, t, rr, t, rr, b, l, b};
+            char who[160];
+            snprintf(who, sizeof who, "layer '%s' cells (%d, %d)-(%d, %d)", L->name ? L->name : "",
+                     cx, cy, cx + w - 1, cy + h - 1);
+            if (!emit_outline(c, xy, 4, k, L->place, who)) return false;
+            c->notes->tile_statics++;
+        }
+    return true;
+}
+
 /* The merged full cells of one layer, as boxes. */
 static bool emit_cells(conv *c, const tiled_layer *L, const grid *g, const classes *cl) {
     size_t cells = (size_t)g->w * (size_t)g->h, full = 0;
@@ -471,26 +516,9 @@ static bool emit_cells(conv *c, const tiled_layer *L, const grid *g, const class
     tiled_rect *r = malloc(full * sizeof *r);
     if (!r) return fail(c, L->place, "out of memory");
     size_t n = tiled_merge_cells(g->cls, g->w, g->h, r, full);
-    const tiled_map *m = c->m;
     bool ok = true;
-    for (size_t i = 0; ok && i < n; i++) {
-        double l = (double)(g->x0 + r[i].x) * m->tilewidth + L->offsetx;
-        double t = (double)(g->y0 + r[i].y) * m->tileheight + L->offsety;
-        double xy[8] = {l,
-                        t,
-                        l + (double)r[i].w * m->tilewidth,
-                        t,
-                        l + (double)r[i].w * m->tilewidth,
-                        t + (double)r[i].h * m->tileheight,
-                        l,
-                        t + (double)r[i].h * m->tileheight};
-        char who[160];
-        snprintf(who, sizeof who, "layer '%s' cells (%d, %d)-(%d, %d)", L->name ? L->name : "",
-                 g->x0 + r[i].x, g->y0 + r[i].y, g->x0 + r[i].x + r[i].w - 1,
-                 g->y0 + r[i].y + r[i].h - 1);
-        ok = emit_outline(c, xy, 4, &cl->k[r[i].cls - 1], L->place, who);
-    }
-    c->notes->tile_statics += ok ? n : 0;
+    for (size_t i = 0; ok && i < n; i++)
+        ok = emit_rect(c, L, g, &r[i], &cl->k[r[i].cls - 1]);
     free(r);
     return ok;
 }
@@ -595,12 +623,15 @@ static bool map_gravity(conv *c) {
     return true;
 }
 
-char *world_tiled_json(const tiled_map *m, world_file_notes *notes, char *err, size_t err_size) {
+char *world_tiled_json(const tiled_map *m, const world_config *base, world_file_notes *notes,
+                       char *err, size_t err_size) {
     world_file_notes scratch;
     if (!notes) notes = &scratch;
     memset(notes, 0, sizeof *notes);
-    conv c = {m, 1.0, 0, {0, 0, 0, 0}, json_array(), json_array(), notes, false, err, err_size};
+    conv c = {m,     base,  1.0, 0,       {0, 0, 0, 0}, 1, 1, json_array(), json_array(),
+              notes, false, err, err_size};
     bool ok = c.statics && c.spawns && map_units(&c) && map_gravity(&c);
+    if (ok) merge_limit(&c);
     for (size_t i = 0; ok && i < m->nlayers; i++) {
         const tiled_layer *L = &m->layers[i];
         const tiled_prop *ig = tiled_prop_find(&L->props, "collide:ignore");

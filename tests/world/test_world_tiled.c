@@ -33,7 +33,7 @@ static char *read_any(const char *dir, const char *rel) {
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) return NULL;
     err[0] = '\0';
-    char *text = world_read_any(fd, rel, true, &notes, err, sizeof err);
+    char *text = world_read_any(fd, rel, true, NULL, &notes, err, sizeof err);
     close(fd);
     return text;
 }
@@ -754,12 +754,88 @@ static void test_one_way(void) {
                  "layer 'objs' object 12: collide:one_way is read"));
 }
 
-TEST_MAIN(TEST(test_flips), TEST(test_units_int), TEST(test_units_float), TEST(test_units_infinite),
-          TEST(test_encodings), TEST(test_encodings_flips), TEST(test_twins),
-          TEST(test_props_tiles), TEST(test_props_precedence), TEST(test_props_wrong_types),
-          TEST(test_objects_shapes), TEST(test_objects_skipped), TEST(test_objects_template),
-          TEST(test_refuse_orientation), TEST(test_refuse_ellipse),
-          TEST(test_refuse_tileset_outside), TEST(test_refuse_corrupt_data),
-          TEST(test_refuse_missing_file), TEST(test_refuse_shape_outside),
-          TEST(test_refuse_infinite_without_chunks), TEST(test_refuse_bad_unit),
-          TEST(test_refuse_bad_gravity), TEST(test_gravity), TEST(test_one_way))
+/* A 16 x 16 map of collide:solid tiles, 16-pixel tiles at collide:unit UNIT, written to a private
+ * directory (the layout Tiled writes for an inline tileset with one property). */
+static const char *solid_map(int unit) {
+    static char dir[] = "/tmp/collide-merge-XXXXXX";
+    static bool made;
+    if (!made && !mkdtemp(dir)) return NULL;
+    made = true;
+    char path[256];
+    snprintf(path, sizeof path, "%s/solid%d.tmx", dir, unit);
+    FILE *f = fopen(path, "w");
+    if (!f) return NULL;
+    fprintf(f,
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+            "<map version=\"1.8\" tiledversion=\"1.8.2\" orientation=\"orthogonal\" "
+            "renderorder=\"right-down\" width=\"16\" height=\"16\" tilewidth=\"16\" "
+            "tileheight=\"16\" infinite=\"0\" nextlayerid=\"2\" nextobjectid=\"1\">\n"
+            " <properties><property name=\"collide:unit\" type=\"int\" value=\"%d\"/>"
+            "</properties>\n"
+            " <tileset firstgid=\"1\" name=\"t\" tilewidth=\"16\" tileheight=\"16\" "
+            "tilecount=\"1\" columns=\"1\">\n"
+            "  <tile id=\"0\"><properties><property name=\"collide:solid\" type=\"bool\" "
+            "value=\"true\"/></properties></tile>\n </tileset>\n"
+            " <layer id=\"1\" name=\"ground\" width=\"16\" height=\"16\">\n"
+            "  <data encoding=\"csv\">\n",
+            unit);
+    for (int i = 0; i < 256; i++)
+        fprintf(f, "1%s", i == 255 ? "\n" : (i % 16 == 15 ? ",\n" : ","));
+    fprintf(f, "</data>\n </layer>\n</map>\n");
+    fclose(f);
+    return dir;
+}
+
+/* Merged boxes stay within the finest cell of the world's statics grid when a tile fits in it
+ * (world_static_cell: the world's fast paths for tile maps need every static there), and merge
+ * freely when a tile is already larger. The cell is set through the world's configuration. */
+static void test_merge_within_the_static_cell(void) {
+    static const struct {
+        int unit;       /* pixels per world unit: a tile is 16 / unit units */
+        float cell;     /* the world's cell_size */
+        size_t statics; /* 256 cells merged into */
+        float half;     /* each box's half side */
+    } cases[] = {
+        {16, 1.0f, 256, 0.5f}, {16, 4.0f, 16, 2.0f}, {8, 1.0f, 1, 16.0f}, {16, 64.0f, 1, 8.0f}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *dir = solid_map(cases[i].unit);
+        CHECK(dir);
+        char rel[32];
+        snprintf(rel, sizeof rel, "solid%d.tmx", cases[i].unit);
+        world_config cfg;
+        world_config_default(&cfg);
+        cfg.max_bodies = 4096;
+        cfg.cell_size = cases[i].cell;
+        int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        char *text = world_read_any(fd, rel, true, &cfg, &notes, err, sizeof err);
+        close(fd);
+        CHECK_MSG(text, "%s", err);
+        world *w = world_load_json(text, rel, &cfg, NULL, err, sizeof err);
+        free(text);
+        CHECK_MSG(w, "%s", err);
+        size_t n = count_statics(w);
+        CHECK_MSG(n == cases[i].statics, "case %zu: %zu statics, want %zu", i, n, cases[i].statics);
+        world_body_id ids[256];
+        n = world_query_aabb(w, aabb_make(v2(-1e5f, -1e5f), v2(1e5f, 1e5f)), STATICS, ids, 256);
+        for (size_t k = 0; k < n; k++) {
+            geom_shape sh;
+            CHECK(world_body_shape(w, ids[k], &sh) && sh.kind == GEOM_SHAPE_BOX);
+            CHECK_MSG(sh.u.half_extents.x == cases[i].half && sh.u.half_extents.y == cases[i].half,
+                      "case %zu: a box of half side %g x %g, want %g", i,
+                      (double)sh.u.half_extents.x, (double)sh.u.half_extents.y,
+                      (double)cases[i].half);
+        }
+        world_destroy(w);
+    }
+}
+
+TEST_MAIN(TEST(test_flips), TEST(test_merge_within_the_static_cell), TEST(test_units_int),
+          TEST(test_units_float), TEST(test_units_infinite), TEST(test_encodings),
+          TEST(test_encodings_flips), TEST(test_twins), TEST(test_props_tiles),
+          TEST(test_props_precedence), TEST(test_props_wrong_types), TEST(test_objects_shapes),
+          TEST(test_objects_skipped), TEST(test_objects_template), TEST(test_refuse_orientation),
+          TEST(test_refuse_ellipse), TEST(test_refuse_tileset_outside),
+          TEST(test_refuse_corrupt_data), TEST(test_refuse_missing_file),
+          TEST(test_refuse_shape_outside), TEST(test_refuse_infinite_without_chunks),
+          TEST(test_refuse_bad_unit), TEST(test_refuse_bad_gravity), TEST(test_gravity),
+          TEST(test_one_way))

@@ -220,10 +220,12 @@ bool tiled_read_tsj(const tiled_source *src, const char *base_dir, const char *r
  * parser tell that a template's tileset is one of the map's. */
 bool tiled_resolve_path(const char *base_dir, const char *ref, char *out, size_t out_size);
 
-/* The model as native world JSON text (world_tiled.c): NULL with err on a refusal. notes (may be
- * NULL) receives the counts and the warnings. */
+/* The model as native world JSON text (world_tiled.c): NULL with err on a refusal. base (may be
+ * NULL: the defaults) is the configuration of the world to be built, whose static grid bounds the
+ * merged boxes. notes (may be NULL) receives the counts and the warnings. */
 struct world_file_notes;
-char *world_tiled_json(const tiled_map *m, struct world_file_notes *notes, char *err,
-                       size_t err_size);
+struct world_config;
+char *world_tiled_json(const tiled_map *m, const struct world_config *base,
+                       struct world_file_notes *notes, char *err, size_t err_size);
 
 #endif

@@ -87,6 +87,7 @@ static int check_world(const net_config *cfg) {
     world_spawn_points *sp = calloc(1, sizeof *sp);
     world *w =
         text && sp ? world_load_json(text, cfg->check_world, &wc, sp, err, sizeof err) : NULL;
+    if (text && !w) world_notes_explain(&notes, err, sizeof err);
     free(text);
     if (!w) {
         fprintf(stderr, "%s\n", sp ? err : "out of memory");
@@ -170,6 +171,7 @@ int main(int argc, char **argv) {
                      : strdup(world_default_arena_json);
     world_spawn_points spawn_points;
     world *w = text ? world_load_json(text, world_name, &wc, &spawn_points, err, sizeof err) : NULL;
+    if (text && !w) world_notes_explain(&notes, err, sizeof err);
     if (!text && !cfg.world_path[0]) snprintf(err, sizeof err, "out of memory");
     if (!w) {
         free(text);

@@ -45,7 +45,8 @@ net_world_status net_world_read(const char *world_dir, const char *name, size_t 
     /* Told apart before the read: a missing file is NOT_FOUND, anything else about it is bad. */
     struct stat st;
     bool missing = fstatat(dir, file, &st, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT;
-    char *t = missing ? NULL : world_read_any(dir, file, true, base, NULL, err, err_size);
+    world_file_notes notes;
+    char *t = missing ? NULL : world_read_any(dir, file, true, base, &notes, err, err_size);
     close(dir);
     if (missing) {
         snprintf(err, err_size, "no world file '%s'", file);
@@ -54,6 +55,7 @@ net_world_status net_world_read(const char *world_dir, const char *name, size_t 
     if (!t) return NET_WORLD_BAD_FILE;
     world *w = world_load_json(t, file, base, NULL, err, err_size);
     if (!w) {
+        world_notes_explain(&notes, err, err_size);
         free(t);
         return NET_WORLD_BAD_FILE;
     }

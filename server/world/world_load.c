@@ -452,6 +452,24 @@ char *world_read_any(int dir_fd, const char *path, bool no_follow, const world_c
     return json;
 }
 
+void world_notes_explain(const world_file_notes *notes, char *err, size_t err_size) {
+    if (!notes || !notes->tiled || !err || !err_size) return;
+    /* the prefix ends at the third ':' from the reason: NAME may hold ':' itself */
+    char *reason = strstr(err, ": ");
+    char *colon = reason;
+    int back = 0;
+    while (colon && colon > err && back < 2) {
+        colon--;
+        if (*colon == ':') back++;
+    }
+    if (!reason || back < 2) return;
+    char msg[512];
+    snprintf(msg, sizeof msg, "%.*s: the map's converted world: %s%s", (int)(colon - err), err,
+             reason + 2,
+             strstr(reason, "max_bodies") || strstr(reason, "full") ? " (raise --max-bodies)" : "");
+    snprintf(err, err_size, "%s", msg);
+}
+
 world *world_load_file(const char *path, const world_config *base, world_spawn_points *spawn_points,
                        char *err, size_t err_size) {
     char *text = world_read_any(AT_FDCWD, path, false, base, NULL, err, err_size);

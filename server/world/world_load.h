@@ -53,6 +53,12 @@ typedef struct world_file_notes {
 char *world_read_any(int dir_fd, const char *path, bool no_follow, const world_config *base,
                      world_file_notes *notes, char *err, size_t err_size);
 
+/* After world_load_json failed on text world_read_any converted from a Tiled map: its message
+ * points at a line and column of that converted text, which nobody wrote; this rewrites
+ * "NAME:LINE:COL: reason" into "NAME: the map's converted world: reason" (a full world adds what
+ * to raise). Nothing for a native file. */
+void world_notes_explain(const world_file_notes *notes, char *err, size_t err_size);
+
 /* The embedded default arena (a bounded map of boxes, polygons and circles with room for thousands
  * of players), as JSON: examples/worlds/arena.json, compiled in at build time. */
 extern const char world_default_arena_json[];

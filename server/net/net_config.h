@@ -21,17 +21,17 @@ typedef enum net_log_level {
 } net_log_level;
 
 typedef struct net_config {
-    char bind[64];                    /* IPv4 or IPv6 literal to listen on */
-    char http_bind[64];               /* the HTTP listener's address; "" = bind */
-    uint16_t port;                    /* game port; 0 = any free port */
-    uint16_t http_port;               /* metrics/health port; 0 = off */
-    char world_path[1024];            /* world file (native JSON or Tiled); "" = the embedded arena */
-    char check_world[1024];           /* --check-world: load this file, print it, exit */
-    float tick_rate_hz;               /* world steps per second */
-    float max_speed;                  /* intents are clamped to this */
-    float max_angular_speed;          /* turning intents are clamped to this, rad/s */
-    char token[NET_MAX_SECRET];       /* clients must present it; empty = none */
-    size_t token_len;                 /* bytes in token */
+    char bind[64];              /* IPv4 or IPv6 literal to listen on */
+    char http_bind[64];         /* the HTTP listener's address; "" = bind */
+    uint16_t port;              /* game port; 0 = any free port */
+    uint16_t http_port;         /* metrics/health port; 0 = off */
+    char world_path[1024];      /* world file (native JSON or Tiled); "" = the embedded arena */
+    char check_world[1024];     /* --check-world: load this file, print it, exit */
+    float tick_rate_hz;         /* world steps per second */
+    float max_speed;            /* intents are clamped to this */
+    float max_angular_speed;    /* turning intents are clamped to this, rad/s */
+    char token[NET_MAX_SECRET]; /* clients must present it; empty = none */
+    size_t token_len;           /* bytes in token */
     char admin_token[NET_MAX_SECRET]; /* admin clients present it; empty = no admins */
     size_t admin_token_len;           /* bytes in admin_token */
     uint32_t max_clients;             /* welcomed sessions at once (a Hello past it is refused) */

@@ -466,9 +466,9 @@ static bool layer_grid(conv *c, const tiled_layer *L, grid *g) {
 
 /* A merged box spans at most the finest cell of the world's statics grid (world_static_cell)
  * when one tile fits in it: a larger static lives in a coarser level, and the world's fast paths
- * for tile maps need every static in the finest one. Merging past it made S1's map 3.9x slower per tick than its 13,798
- * one-cell boxes (bench_tiled s1); within it, merging still takes a level's boxes down to a
- * fraction. */
+ * for tile maps need every static in the finest one. Merging past it made S1's map 3.9x slower per
+ * tick than its 13,798 one-cell boxes (bench_tiled s1); within it, merging still takes a level's
+ * boxes down to a fraction. */
 static void merge_limit(conv *c) {
     world_config cfg;
     if (c->base)

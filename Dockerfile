@@ -13,7 +13,7 @@ LABEL collide.stage=build
 WORKDIR /src
 # The dependency script alone first, so the package layer is reused while the sources change.
 COPY scripts/deps scripts/deps
-RUN scripts/deps --no-js && rm -rf /var/lib/apt/lists/*
+RUN scripts/deps --no-js --no-tiled && rm -rf /var/lib/apt/lists/*
 COPY . .
 # Release build; benchmarks are not shipped, so they are not built.
 RUN scripts/build release -DCOLLIDE_BENCH=OFF -DCOLLIDE_JS=OFF \
@@ -25,7 +25,7 @@ FROM debian:bookworm-slim
 RUN apt-get update \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
          libuv1 libprotobuf-c1 libjansson4 libcurl4 libwslay1 libhttp-parser2.9 libnettle8 libenet7 \
-         libjwt0 \
+         libjwt0 libexpat1 zlib1g libzstd1 \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --uid 10001 --user-group --no-create-home --home-dir /nonexistent \
          --shell /usr/sbin/nologin collide

@@ -20,22 +20,22 @@
 static void start_map(px *p, const XML_Char **a) {
     tiled_map *m = p->t->m;
     long v;
-    m->place = (tiled_place){p->file, line_of(p)};
-    m->orientation = dup_or_fail(p, attr(a, "orientation"));
+    m->place = (tiled_place){p->file, tmx_line_of(p)};
+    m->orientation = tmx_dup_or_fail(p, tmx_attr(a, "orientation"));
     if (!m->orientation) return;
-    const char *inf = attr(a, "infinite");
+    const char *inf = tmx_attr(a, "infinite");
     if (inf && strcmp(inf, "0") != 0 && strcmp(inf, "1") != 0) {
         FAIL(p, "infinite=\"%s\": not 0 or 1", inf);
         return;
     }
     m->infinite = inf && strcmp(inf, "1") == 0;
-    if (!attr_int(p, a, "width", 0, 0, INT32_MAX, &v)) return;
+    if (!tmx_attr_int(p, a, "width", 0, 0, INT32_MAX, &v)) return;
     m->width = (int)v;
-    if (!attr_int(p, a, "height", 0, 0, INT32_MAX, &v)) return;
+    if (!tmx_attr_int(p, a, "height", 0, 0, INT32_MAX, &v)) return;
     m->height = (int)v;
-    if (!attr_int(p, a, "tilewidth", 0, 0, 1 << 20, &v)) return;
+    if (!tmx_attr_int(p, a, "tilewidth", 0, 0, 1 << 20, &v)) return;
     m->tilewidth = (int)v;
-    if (!attr_int(p, a, "tileheight", 0, 0, 1 << 20, &v)) return;
+    if (!tmx_attr_int(p, a, "tileheight", 0, 0, 1 << 20, &v)) return;
     m->tileheight = (int)v;
 }
 
@@ -47,7 +47,7 @@ static elem classify(const px *p, elem parent, const char *name, const XML_Char 
     case EL_GROUP:
         if (strcmp(name, "properties") == 0) return EL_PROPERTIES;
         if (parent == EL_MAP && strcmp(name, "tileset") == 0)
-            return attr(a, "source") ? EL_TILESET_REF : EL_TILESET;
+            return tmx_attr(a, "source") ? EL_TILESET_REF : EL_TILESET;
         if (strcmp(name, "layer") == 0) return EL_LAYER;
         if (strcmp(name, "objectgroup") == 0) return EL_OBJECTGROUP;
         if (strcmp(name, "group") == 0) return EL_GROUP;
@@ -120,48 +120,48 @@ static void on_start(void *ud, const XML_Char *name, const XML_Char **a) {
         break;
     case EL_TILESET:
         if (p->kind == FILE_TSX)
-            start_tileset_body(p, a);
+            tmx_start_tileset_body(p, a);
         else
-            start_tileset_in_map(p, a);
+            tmx_start_tileset_in_map(p, a);
         break;
     case EL_TILESET_REF:
-        start_tileset_in_map(p, a);
+        tmx_start_tileset_in_map(p, a);
         break;
     case EL_TILE:
-        start_tile(p, a);
+        tmx_start_tile(p, a);
         break;
     case EL_LAYER:
-        start_layer(p, a, TILED_LAYER_TILES);
+        tmx_start_layer(p, a, TILED_LAYER_TILES);
         break;
     case EL_OBJECTGROUP:
-        start_layer(p, a, TILED_LAYER_OBJECTS);
+        tmx_start_layer(p, a, TILED_LAYER_OBJECTS);
         break;
     case EL_GROUP:
-        start_group(p, a);
+        tmx_start_group(p, a);
         break;
     case EL_DATA:
-        start_data(p, a);
+        tmx_start_data(p, a);
         break;
     case EL_CHUNK:
-        start_chunk(p, a);
+        tmx_start_chunk(p, a);
         break;
     case EL_DATA_TILE:
-        start_data_tile(p, a);
+        tmx_start_data_tile(p, a);
         break;
     case EL_OBJECT:
-        start_object(p, a, p->stack[p->depth - 2] == EL_TILE_OBJECTGROUP);
+        tmx_start_object(p, a, p->stack[p->depth - 2] == EL_TILE_OBJECTGROUP);
         break;
     case EL_SHAPE:
-        start_shape(p, name, a);
+        tmx_start_shape(p, name, a);
         break;
     case EL_TEMPLATE_TILESET:
-        start_template_tileset(p, a);
+        tmx_start_template_tileset(p, a);
         break;
     case EL_PROPERTIES:
         tiled_props_free(&p->props);
         break;
     case EL_PROPERTY:
-        start_property(p, a);
+        tmx_start_property(p, a);
         break;
     default:
         break;
@@ -175,32 +175,32 @@ static void on_end(void *ud, const XML_Char *name) {
     elem e = p->stack[--p->depth];
     switch (e) {
     case EL_TILESET:
-        end_tileset(p);
+        tmx_end_tileset(p);
         break;
     case EL_TILE:
-        end_tile(p);
+        tmx_end_tile(p);
         break;
     case EL_LAYER:
     case EL_OBJECTGROUP:
-        end_layer(p);
+        tmx_end_layer(p);
         break;
     case EL_GROUP:
-        end_group(p);
+        tmx_end_group(p);
         break;
     case EL_DATA:
-        if (!p->t->m->infinite) finish_chunk(p, p->data_line);
+        if (!p->t->m->infinite) tmx_finish_chunk(p, p->data_line);
         break;
     case EL_CHUNK:
-        finish_chunk(p, p->data_line);
+        tmx_finish_chunk(p, p->data_line);
         break;
     case EL_OBJECT:
-        end_object(p);
+        tmx_end_object(p);
         break;
     case EL_PROPERTY:
-        end_property(p);
+        tmx_end_property(p);
         break;
     case EL_PROPERTIES:
-        end_properties(p, p->stack[p->depth - 1]);
+        tmx_end_properties(p, p->stack[p->depth - 1]);
         break;
     default:
         break;
@@ -243,9 +243,9 @@ static void px_cleanup(px *p) {
     tiled_props_free(&p->props);
     free(p->prop.name);
     free(p->prop.value);
-    tileset_free(&p->ts);
-    tile_free(&p->tile);
-    layer_free(&p->layer);
+    tmx_tileset_free(&p->ts);
+    tmx_tile_free(&p->tile);
+    tmx_layer_free(&p->layer);
     tiled_object_free(&p->obj);
     for (int i = 0; i < p->ngroups; i++)
         tiled_props_free(&p->groups[i].props);

@@ -14,10 +14,10 @@
 
 /* ---- errors ---------------------------------------------------------------------------------- */
 
-int line_of(const px *p) { return (int)XML_GetCurrentLineNumber(p->xp); }
+int tmx_line_of(const px *p) { return (int)XML_GetCurrentLineNumber(p->xp); }
 
 /* "FILE:LINE: [where: ]reason", where naming the layer, the tileset's tile and the object. */
-void fail_at(px *p, int line, const char *fmt, ...) {
+void tmx_fail_at(px *p, int line, const char *fmt, ...) {
     tmx *t = p->t;
     if (t->failed) return;
     t->failed = true;
@@ -43,12 +43,12 @@ void fail_at(px *p, int line, const char *fmt, ...) {
 }
 
 /* Stops this parse after a nested file's failure (the error is already written). */
-void stop(px *p) {
+void tmx_stop(px *p) {
     p->t->failed = true;
     XML_StopParser(p->xp, XML_FALSE);
 }
 
-bool spend(px *p, size_t n) {
+bool tmx_spend(px *p, size_t n) {
     if (p->t->items + n > TMX_MAX_ITEMS) {
         FAIL(p, "more than %u objects, tiles, properties and vertices in the map", TMX_MAX_ITEMS);
         return false;
@@ -59,7 +59,7 @@ bool spend(px *p, size_t n) {
 
 /* ---- attributes ------------------------------------------------------------------------------ */
 
-const char *attr(const XML_Char **a, const char *name) {
+const char *tmx_attr(const XML_Char **a, const char *name) {
     for (; a[0]; a += 2)
         if (strcmp(a[0], name) == 0) return a[1];
     return NULL;
@@ -75,8 +75,9 @@ static bool to_long(const char *s, long *out) {
 }
 
 /* An integer attribute in [lo, hi]; def when absent. */
-bool attr_int(px *p, const XML_Char **a, const char *name, long def, long lo, long hi, long *out) {
-    const char *s = attr(a, name);
+bool tmx_attr_int(px *p, const XML_Char **a, const char *name, long def, long lo, long hi,
+                  long *out) {
+    const char *s = tmx_attr(a, name);
     if (!s) {
         *out = def;
         return true;
@@ -88,7 +89,7 @@ bool attr_int(px *p, const XML_Char **a, const char *name, long def, long lo, lo
     return true;
 }
 
-bool to_double(const char *s, double *out) {
+bool tmx_to_double(const char *s, double *out) {
     char *end;
     errno = 0;
     double v = strtod(s, &end);
@@ -98,21 +99,21 @@ bool to_double(const char *s, double *out) {
     return true;
 }
 
-bool attr_double(px *p, const XML_Char **a, const char *name, double def, double *out) {
-    const char *s = attr(a, name);
+bool tmx_attr_double(px *p, const XML_Char **a, const char *name, double def, double *out) {
+    const char *s = tmx_attr(a, name);
     if (!s) {
         *out = def;
         return true;
     }
-    if (!to_double(s, out)) {
+    if (!tmx_to_double(s, out)) {
         FAIL(p, "%s=\"%s\": not a number within +-%g", name, s, TMX_MAX_COORD);
         return false;
     }
     return true;
 }
 
-bool attr_u32(px *p, const XML_Char **a, const char *name, uint32_t *out) {
-    const char *s = attr(a, name);
+bool tmx_attr_u32(px *p, const XML_Char **a, const char *name, uint32_t *out) {
+    const char *s = tmx_attr(a, name);
     *out = 0;
     if (!s) return true;
     char *end;
@@ -126,7 +127,7 @@ bool attr_u32(px *p, const XML_Char **a, const char *name, uint32_t *out) {
     return true;
 }
 
-char *dup_or_fail(px *p, const char *s) {
+char *tmx_dup_or_fail(px *p, const char *s) {
     char *d = strdup(s ? s : "");
     if (!d) FAIL(p, "out of memory");
     return d;
@@ -134,7 +135,7 @@ char *dup_or_fail(px *p, const char *s) {
 /* ---- growable arrays ------------------------------------------------------------------------- */
 
 /* Room for one more element in *items (count used); false (error written) when out of memory. */
-bool grow(px *p, void **items, size_t count, size_t size) {
+bool tmx_grow(px *p, void **items, size_t count, size_t size) {
     /* powers of two: realloc when count is 0 or one */
     if (count & (count - 1) && count != 0) return true;
     size_t cap = count ? count * 2 : 1;

@@ -8,7 +8,7 @@
 
 #include "tiled_tmx.h"
 
-void layer_free(tiled_layer *l) {
+void tmx_layer_free(tiled_layer *l) {
     free(l->name);
     tiled_props_free(&l->props);
     for (size_t i = 0; i < l->nchunks; i++)
@@ -24,18 +24,19 @@ static const group_frame *group_top(const px *p) {
     return p->ngroups ? &p->groups[p->ngroups - 1] : NULL;
 }
 
-void start_layer(px *p, const XML_Char **a, tiled_layer_kind kind) {
+void tmx_start_layer(px *p, const XML_Char **a, tiled_layer_kind kind) {
     long id;
     double ox, oy;
     memset(&p->layer, 0, sizeof p->layer);
     p->layer.kind = kind;
-    p->layer.place = (tiled_place){p->file, line_of(p)};
-    p->layer.name = dup_or_fail(p, attr(a, "name"));
+    p->layer.place = (tiled_place){p->file, tmx_line_of(p)};
+    p->layer.name = tmx_dup_or_fail(p, tmx_attr(a, "name"));
     if (!p->layer.name) return;
     p->layer_open = true;
-    if (!attr_int(p, a, "id", 0, 0, INT32_MAX, &id)) return;
+    if (!tmx_attr_int(p, a, "id", 0, 0, INT32_MAX, &id)) return;
     p->layer.id = (int)id;
-    if (!attr_double(p, a, "offsetx", 0, &ox) || !attr_double(p, a, "offsety", 0, &oy)) return;
+    if (!tmx_attr_double(p, a, "offsetx", 0, &ox) || !tmx_attr_double(p, a, "offsety", 0, &oy))
+        return;
     const group_frame *g = group_top(p);
     p->layer_offx = ox + (g ? g->offx : 0);
     p->layer_offy = oy + (g ? g->offy : 0);
@@ -44,25 +45,27 @@ void start_layer(px *p, const XML_Char **a, tiled_layer_kind kind) {
     if (kind == TILED_LAYER_TILES && !p->t->m->infinite) {
         /* a finite map's layers are the map's size (Tiled writes it); anything else is corrupt */
         long w, h;
-        if (!attr_int(p, a, "width", p->t->m->width, 0, INT32_MAX, &w) ||
-            !attr_int(p, a, "height", p->t->m->height, 0, INT32_MAX, &h))
+        if (!tmx_attr_int(p, a, "width", p->t->m->width, 0, INT32_MAX, &w) ||
+            !tmx_attr_int(p, a, "height", p->t->m->height, 0, INT32_MAX, &h))
             return;
         if (w != p->t->m->width || h != p->t->m->height)
             FAIL(p, "%ld x %ld tiles in a %d x %d map", w, h, p->t->m->width, p->t->m->height);
     }
 }
 
-void end_layer(px *p) {
+void tmx_end_layer(px *p) {
     tiled_map *m = p->t->m;
-    if (!spend(p, 1) || !grow(p, (void **)&m->layers, m->nlayers, sizeof *m->layers)) return;
+    if (!tmx_spend(p, 1) || !tmx_grow(p, (void **)&m->layers, m->nlayers, sizeof *m->layers))
+        return;
     m->layers[m->nlayers++] = p->layer;
     memset(&p->layer, 0, sizeof p->layer);
     p->layer_open = false;
 }
 
-void start_group(px *p, const XML_Char **a) {
+void tmx_start_group(px *p, const XML_Char **a) {
     double ox, oy;
-    if (!attr_double(p, a, "offsetx", 0, &ox) || !attr_double(p, a, "offsety", 0, &oy)) return;
+    if (!tmx_attr_double(p, a, "offsetx", 0, &ox) || !tmx_attr_double(p, a, "offsety", 0, &oy))
+        return;
     const group_frame *g = group_top(p);
     group_frame *f = &p->groups[p->ngroups++]; /* depth-bounded: at most TMX_MAX_DEPTH */
     f->offx = ox + (g ? g->offx : 0);
@@ -71,12 +74,12 @@ void start_group(px *p, const XML_Char **a) {
     f->props = (tiled_props){0};
 }
 
-void end_group(px *p) {
+void tmx_end_group(px *p) {
     group_frame *f = &p->groups[--p->ngroups];
     tiled_map *m = p->t->m;
     /* inner groups end first, so a layer's nearest group's properties come before outer ones' */
     for (size_t i = f->first_layer; i < m->nlayers && !p->t->failed; i++)
-        props_merge_under(p, &m->layers[i].props, &f->props);
+        tmx_props_merge_under(p, &m->layers[i].props, &f->props);
     tiled_props_free(&f->props);
 }
 
@@ -95,8 +98,8 @@ static bool open_chunk(px *p, long x, long y, long w, long h) {
         FAIL(p, "the map's tile layers have more than %u cells", TMX_MAX_MAP_CELLS);
         return false;
     }
-    if (!spend(p, 1) ||
-        !grow(p, (void **)&p->layer.chunks, p->layer.nchunks, sizeof *p->layer.chunks))
+    if (!tmx_spend(p, 1) ||
+        !tmx_grow(p, (void **)&p->layer.chunks, p->layer.nchunks, sizeof *p->layer.chunks))
         return false;
     tiled_chunk *c = &p->layer.chunks[p->layer.nchunks];
     *c = (tiled_chunk){(int)x, (int)y, (int)w, (int)h, NULL};
@@ -113,8 +116,8 @@ static bool open_chunk(px *p, long x, long y, long w, long h) {
     return true;
 }
 
-void start_data(px *p, const XML_Char **a) {
-    const char *enc = attr(a, "encoding"), *comp = attr(a, "compression");
+void tmx_start_data(px *p, const XML_Char **a) {
+    const char *enc = tmx_attr(a, "encoding"), *comp = tmx_attr(a, "compression");
     if ((enc && strlen(enc) >= sizeof p->encoding) ||
         (comp && strlen(comp) >= sizeof p->compression)) {
         FAIL(p, "unknown data encoding '%s' / compression '%s'", enc ? enc : "", comp ? comp : "");
@@ -126,7 +129,7 @@ void start_data(px *p, const XML_Char **a) {
         FAIL(p, "compression '%s' without an encoding", comp);
         return;
     }
-    p->data_line = line_of(p);
+    p->data_line = tmx_line_of(p);
     p->chunk = NULL;
     if (p->layer.nchunks) {
         FAIL(p, "a second <data>");
@@ -141,48 +144,49 @@ void start_data(px *p, const XML_Char **a) {
 }
 
 /* The gids of the chunk being read from the collected text (encoded) or its <tile> elements. */
-void finish_chunk(px *p, int line) {
+void tmx_finish_chunk(px *p, int line) {
     if (!p->chunk) return;
     if (p->encoding[0]) {
         char why[256];
         if (!tiled_decode_data(p->text ? p->text : "", p->text_len, p->encoding, p->compression,
                                p->chunk->gids, p->chunk_cells, why, sizeof why))
-            fail_at(p, line, "data: %s", why);
+            tmx_fail_at(p, line, "data: %s", why);
     } else if (p->chunk_filled != p->chunk_cells) {
-        fail_at(p, line, "data: %zu <tile> elements where %zu are expected", p->chunk_filled,
-                p->chunk_cells);
+        tmx_fail_at(p, line, "data: %zu <tile> elements where %zu are expected", p->chunk_filled,
+                    p->chunk_cells);
     }
     p->collecting = false;
     p->chunk = NULL;
 }
 
-void start_chunk(px *p, const XML_Char **a) {
+void tmx_start_chunk(px *p, const XML_Char **a) {
     if (!p->t->m->infinite) {
         FAIL(p, "a <chunk> in a finite map");
         return;
     }
     long x, y, w, h;
     const long pos = TMX_MAX_CHUNK_POS, size = TMX_MAX_LAYER_CELLS;
-    if (!attr(a, "width") || !attr(a, "height")) {
+    if (!tmx_attr(a, "width") || !tmx_attr(a, "height")) {
         FAIL(p, "<chunk> without width and height");
         return;
     }
-    if (!attr_int(p, a, "x", 0, -pos, pos, &x) || !attr_int(p, a, "y", 0, -pos, pos, &y) ||
-        !attr_int(p, a, "width", 0, 1, size, &w) || !attr_int(p, a, "height", 0, 1, size, &h))
+    if (!tmx_attr_int(p, a, "x", 0, -pos, pos, &x) || !tmx_attr_int(p, a, "y", 0, -pos, pos, &y) ||
+        !tmx_attr_int(p, a, "width", 0, 1, size, &w) ||
+        !tmx_attr_int(p, a, "height", 0, 1, size, &h))
         return;
     if (!open_chunk(p, x, y, w, h)) return;
-    p->data_line = line_of(p);
+    p->data_line = tmx_line_of(p);
     p->collecting = p->encoding[0] != '\0';
     p->text_len = 0;
 }
 
-void start_data_tile(px *p, const XML_Char **a) {
+void tmx_start_data_tile(px *p, const XML_Char **a) {
     if (!p->chunk || p->encoding[0]) {
         FAIL(p, "a <tile> in %s data", p->encoding[0] ? "encoded" : "chunked");
         return;
     }
     uint32_t gid;
-    if (!attr_u32(p, a, "gid", &gid)) return;
+    if (!tmx_attr_u32(p, a, "gid", &gid)) return;
     if (p->chunk_filled == p->chunk_cells) {
         FAIL(p, "data: more <tile> elements than the %zu cells", p->chunk_cells);
         return;

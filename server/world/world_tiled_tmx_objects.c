@@ -13,8 +13,8 @@
 static bool object_copy(px *p, tiled_object *dst, const tiled_object *src) {
     *dst = *src;
     dst->points = NULL;
-    dst->type = dup_or_fail(p, src->type);
-    dst->name = dup_or_fail(p, src->name);
+    dst->type = tmx_dup_or_fail(p, src->type);
+    dst->name = tmx_dup_or_fail(p, src->name);
     dst->props = (tiled_props){0};
     if (src->npoints) {
         dst->points = malloc(src->npoints * sizeof *dst->points);
@@ -25,7 +25,7 @@ static bool object_copy(px *p, tiled_object *dst, const tiled_object *src) {
         tiled_object_free(dst);
         return false;
     }
-    if (!spend(p, src->npoints) || !props_merge_under(p, &dst->props, &src->props)) {
+    if (!tmx_spend(p, src->npoints) || !tmx_props_merge_under(p, &dst->props, &src->props)) {
         tiled_object_free(dst);
         return false;
     }
@@ -35,7 +35,7 @@ static bool object_copy(px *p, tiled_object *dst, const tiled_object *src) {
 static const tmx_template *load_template(px *p, const char *ref);
 static bool map_template_gid(px *p, const tmx_template *tp, uint32_t *gid);
 
-void start_object(px *p, const XML_Char **a, bool in_tile) {
+void tmx_start_object(px *p, const XML_Char **a, bool in_tile) {
     tiled_object *o = &p->obj;
     long id;
     memset(o, 0, sizeof *o);
@@ -43,10 +43,10 @@ void start_object(px *p, const XML_Char **a, bool in_tile) {
     p->obj_in_tile = in_tile;
     p->obj_shape = -1;
     p->obj_has_gid = false;
-    if (!attr_int(p, a, "id", 0, 0, INT32_MAX, &id)) return;
+    if (!tmx_attr_int(p, a, "id", 0, 0, INT32_MAX, &id)) return;
     o->id = (int)id;
-    o->place = (tiled_place){p->file, line_of(p)};
-    const char *tref = attr(a, "template");
+    o->place = (tiled_place){p->file, tmx_line_of(p)};
+    const char *tref = tmx_attr(a, "template");
     if (tref) {
         if (p->kind == FILE_TX) {
             FAIL(p, "a template's object refers to a template");
@@ -56,37 +56,37 @@ void start_object(px *p, const XML_Char **a, bool in_tile) {
         if (!tp) return;
         if (!object_copy(p, o, &tp->obj)) return;
         o->id = (int)id;
-        o->place = (tiled_place){p->file, line_of(p)};
+        o->place = (tiled_place){p->file, tmx_line_of(p)};
         p->obj_has_gid = tp->has_gid;
         /* the template numbers its tile in its own tileset; an instance's own gid= is the map's */
-        if (tp->has_gid && !attr(a, "gid") && !map_template_gid(p, tp, &o->gid)) return;
+        if (tp->has_gid && !tmx_attr(a, "gid") && !map_template_gid(p, tp, &o->gid)) return;
     } else {
-        o->type = dup_or_fail(p, "");
-        o->name = dup_or_fail(p, "");
+        o->type = tmx_dup_or_fail(p, "");
+        o->name = tmx_dup_or_fail(p, "");
         if (!o->type || !o->name) return;
     }
-    const char *type = attr(a, "type");
-    if (!type) type = attr(a, "class");
-    const char *name = attr(a, "name");
+    const char *type = tmx_attr(a, "type");
+    if (!type) type = tmx_attr(a, "class");
+    const char *name = tmx_attr(a, "name");
     if (type) {
         free(o->type);
-        if (!(o->type = dup_or_fail(p, type))) return;
+        if (!(o->type = tmx_dup_or_fail(p, type))) return;
     }
     if (name) {
         free(o->name);
-        if (!(o->name = dup_or_fail(p, name))) return;
+        if (!(o->name = tmx_dup_or_fail(p, name))) return;
     }
     /* the instance's attributes override the template's: each only where given */
-    if (!attr_double(p, a, "x", o->x, &o->x) || !attr_double(p, a, "y", o->y, &o->y) ||
-        !attr_double(p, a, "width", o->width, &o->width) ||
-        !attr_double(p, a, "height", o->height, &o->height) ||
-        !attr_double(p, a, "rotation", o->rotation, &o->rotation))
+    if (!tmx_attr_double(p, a, "x", o->x, &o->x) || !tmx_attr_double(p, a, "y", o->y, &o->y) ||
+        !tmx_attr_double(p, a, "width", o->width, &o->width) ||
+        !tmx_attr_double(p, a, "height", o->height, &o->height) ||
+        !tmx_attr_double(p, a, "rotation", o->rotation, &o->rotation))
         return;
-    if (attr(a, "gid")) {
-        if (!attr_u32(p, a, "gid", &o->gid)) return;
+    if (tmx_attr(a, "gid")) {
+        if (!tmx_attr_u32(p, a, "gid", &o->gid)) return;
         p->obj_has_gid = true;
     }
-    if (!spend(p, 1)) return;
+    if (!tmx_spend(p, 1)) return;
 }
 
 /* "x,y x,y ..." relative to the object. */
@@ -106,7 +106,7 @@ static void parse_points(px *p, const char *s) {
         FAIL(p, "points=\"%s\": no point", s);
         return;
     }
-    if (!spend(p, n)) return;
+    if (!tmx_spend(p, n)) return;
     o->points = malloc(n * sizeof *o->points);
     char *copy = strdup(s);
     if (!o->points || !copy) {
@@ -121,7 +121,7 @@ static void parse_points(px *p, const char *s) {
         char *comma = strchr(tok, ',');
         if (comma) *comma = '\0';
         double x, y;
-        if (!comma || k == n || !to_double(tok, &x) || !to_double(comma + 1, &y)) {
+        if (!comma || k == n || !tmx_to_double(tok, &x) || !tmx_to_double(comma + 1, &y)) {
             if (comma) *comma = ',';
             FAIL(p, "points: bad point '%s'", tok);
             free(copy);
@@ -137,7 +137,7 @@ static void parse_points(px *p, const char *s) {
     o->npoints = k;
 }
 
-void start_shape(px *p, const char *name, const XML_Char **a) {
+void tmx_start_shape(px *p, const char *name, const XML_Char **a) {
     tiled_object_kind k;
     if (strcmp(name, "ellipse") == 0)
         k = TILED_OBJ_ELLIPSE;
@@ -151,7 +151,7 @@ void start_shape(px *p, const char *name, const XML_Char **a) {
         k = TILED_OBJ_TEXT;
     p->obj_shape = (int)k;
     if (k == TILED_OBJ_POLYGON || k == TILED_OBJ_POLYLINE) {
-        const char *pts = attr(a, "points");
+        const char *pts = tmx_attr(a, "points");
         if (!pts) {
             FAIL(p, "<%s> without points", name);
             return;
@@ -178,11 +178,11 @@ static bool add_template_tileset(px *p, const tmx_template *tp, size_t *index) {
         if (end > next) next = end;
     }
     const char *file;
-    tiled_place from = {p->file, line_of(p)};
+    tiled_place from = {p->file, tmx_line_of(p)};
     char *text = tiled_read_file(p->t->src, "", tp->tileset, "template's tileset", m, from, &file,
                                  p->t->err, p->t->err_size);
     if (!text) {
-        stop(p);
+        tmx_stop(p);
         return false;
     }
     tiled_tileset ts;
@@ -190,18 +190,18 @@ static bool add_template_tileset(px *p, const tmx_template *tp, size_t *index) {
     bool ok = p->t->read_nested(p->t, FILE_TSX, file, text, &ts, NULL);
     free(text);
     if (!ok) {
-        stop(p);
+        tmx_stop(p);
         return false;
     }
     if (next + (uint64_t)ts.tilecount > TILED_GID_MASK) {
-        tileset_free(&ts);
+        tmx_tileset_free(&ts);
         FAIL(p, "template '%s': no gids left for its tileset '%s'", tp->file, tp->tileset);
         return false;
     }
     ts.firstgid = (uint32_t)next;
     size_t before = m->ntilesets;
-    push_tileset(p, &ts, file);
-    tileset_free(&ts);
+    tmx_push_tileset(p, &ts, file);
+    tmx_tileset_free(&ts);
     *index = before;
     return m->ntilesets > before;
 }
@@ -228,7 +228,7 @@ static bool map_template_gid(px *p, const tmx_template *tp, uint32_t *gid) {
     return true;
 }
 
-void end_object(px *p) {
+void tmx_end_object(px *p) {
     tiled_object *o = &p->obj;
     if (p->obj_shape >= 0)
         o->kind = (tiled_object_kind)p->obj_shape;
@@ -241,7 +241,7 @@ void end_object(px *p) {
         p->tmpl->has_gid = p->obj_has_gid;
         p->tmpl_done = true;
     } else if (p->obj_in_tile) {
-        if (!grow(p, (void **)&p->tile.shapes, p->tile.nshapes, sizeof *p->tile.shapes)) {
+        if (!tmx_grow(p, (void **)&p->tile.shapes, p->tile.nshapes, sizeof *p->tile.shapes)) {
             tiled_object_free(o);
             return;
         }
@@ -249,7 +249,7 @@ void end_object(px *p) {
     } else {
         o->x += p->layer_offx;
         o->y += p->layer_offy;
-        if (!grow(p, (void **)&p->layer.objects, p->layer.nobjects, sizeof *p->layer.objects)) {
+        if (!tmx_grow(p, (void **)&p->layer.objects, p->layer.nobjects, sizeof *p->layer.objects)) {
             tiled_object_free(o);
             return;
         }
@@ -274,12 +274,12 @@ static const tmx_template *load_template(px *p, const char *ref) {
         return NULL;
     }
     const char *file;
-    tiled_place from = {p->file, line_of(p)};
+    tiled_place from = {p->file, tmx_line_of(p)};
     /* the object is not in the list yet: name it in the error ourselves */
     char *text =
         tiled_read_file(t->src, p->dir, ref, "template", t->m, from, &file, t->err, t->err_size);
     if (!text) {
-        stop(p);
+        tmx_stop(p);
         return NULL;
     }
     tmx_template tp;
@@ -287,20 +287,20 @@ static const tmx_template *load_template(px *p, const char *ref) {
     tp.file = file;
     bool ok = t->read_nested(t, FILE_TX, file, text, NULL, &tp);
     free(text);
-    if (ok && !grow(p, (void **)&t->templates, t->ntemplates, sizeof *t->templates)) ok = false;
+    if (ok && !tmx_grow(p, (void **)&t->templates, t->ntemplates, sizeof *t->templates)) ok = false;
     if (!ok) {
         tiled_object_free(&tp.obj);
-        stop(p);
+        tmx_stop(p);
         return NULL;
     }
     t->templates[t->ntemplates] = tp;
     return &t->templates[t->ntemplates++];
 }
 
-void start_template_tileset(px *p, const XML_Char **a) {
+void tmx_start_template_tileset(px *p, const XML_Char **a) {
     long firstgid;
-    if (!attr_int(p, a, "firstgid", 1, 1, TILED_GID_MASK, &firstgid)) return;
-    const char *source = attr(a, "source");
+    if (!tmx_attr_int(p, a, "firstgid", 1, 1, TILED_GID_MASK, &firstgid)) return;
+    const char *source = tmx_attr(a, "source");
     if (!source) {
         FAIL(p, "a template's <tileset> without a source");
         return;

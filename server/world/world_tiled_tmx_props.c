@@ -10,15 +10,15 @@
 
 /* Appends to dst a copy of each of src's properties whose name dst does not have (a child's own
  * properties win over its group's, an instance's over its template's). */
-bool props_merge_under(px *p, tiled_props *dst, const tiled_props *src) {
+bool tmx_props_merge_under(px *p, tiled_props *dst, const tiled_props *src) {
     for (size_t i = 0; i < src->count; i++) {
         if (tiled_prop_find(dst, src->items[i].name)) continue;
-        if (!spend(p, 1) || !grow(p, (void **)&dst->items, dst->count, sizeof *dst->items))
+        if (!tmx_spend(p, 1) || !tmx_grow(p, (void **)&dst->items, dst->count, sizeof *dst->items))
             return false;
         tiled_prop *np = &dst->items[dst->count];
         np->type = src->items[i].type;
-        np->name = dup_or_fail(p, src->items[i].name);
-        np->value = np->name ? dup_or_fail(p, src->items[i].value) : NULL;
+        np->name = tmx_dup_or_fail(p, src->items[i].name);
+        np->value = np->name ? tmx_dup_or_fail(p, src->items[i].value) : NULL;
         if (!np->name || !np->value) {
             free(np->name);
             return false;
@@ -28,15 +28,15 @@ bool props_merge_under(px *p, tiled_props *dst, const tiled_props *src) {
     return true;
 }
 
-void start_property(px *p, const XML_Char **a) {
-    const char *name = attr(a, "name");
+void tmx_start_property(px *p, const XML_Char **a) {
+    const char *name = tmx_attr(a, "name");
     if (!name) {
         FAIL(p, "<property> without a name");
         return;
     }
     p->prop_keep = strncmp(name, "collide:", 8) == 0;
     if (!p->prop_keep) return;
-    const char *type = attr(a, "type");
+    const char *type = tmx_attr(a, "type");
     tiled_prop_type pt = TILED_PROP_OTHER;
     if (!type || strcmp(type, "string") == 0)
         pt = TILED_PROP_STRING;
@@ -46,18 +46,18 @@ void start_property(px *p, const XML_Char **a) {
         pt = TILED_PROP_FLOAT;
     else if (strcmp(type, "bool") == 0)
         pt = TILED_PROP_BOOL;
-    p->prop = (tiled_prop){dup_or_fail(p, name), pt, NULL};
+    p->prop = (tiled_prop){tmx_dup_or_fail(p, name), pt, NULL};
     if (!p->prop.name) return;
-    const char *value = attr(a, "value");
+    const char *value = tmx_attr(a, "value");
     if (value) {
-        p->prop.value = dup_or_fail(p, value);
+        p->prop.value = tmx_dup_or_fail(p, value);
     } else { /* a multi-line string is written as the element's text */
         p->collecting = true;
         p->text_len = 0;
     }
 }
 
-void end_property(px *p) {
+void tmx_end_property(px *p) {
     p->collecting = false;
     if (!p->prop_keep) return;
     p->prop_keep = false;
@@ -83,8 +83,8 @@ void end_property(px *p) {
         *old = pr;
         return;
     }
-    if (!spend(p, 1) ||
-        !grow(p, (void **)&p->props.items, p->props.count, sizeof *p->props.items)) {
+    if (!tmx_spend(p, 1) ||
+        !tmx_grow(p, (void **)&p->props.items, p->props.count, sizeof *p->props.items)) {
         free(pr.name);
         free(pr.value);
         return;
@@ -92,7 +92,7 @@ void end_property(px *p) {
     p->props.items[p->props.count++] = pr;
 }
 
-void end_properties(px *p, elem owner) {
+void tmx_end_properties(px *p, elem owner) {
     tiled_props got = p->props;
     p->props = (tiled_props){0};
     tiled_props *dst = NULL;
@@ -112,7 +112,7 @@ void end_properties(px *p, elem owner) {
         break;
     case EL_OBJECT:
         /* the instance's own over its template's */
-        props_merge_under(p, &got, &p->obj.props);
+        tmx_props_merge_under(p, &got, &p->obj.props);
         dst = &p->obj.props;
         break;
     default:

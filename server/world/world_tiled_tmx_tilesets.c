@@ -8,7 +8,7 @@
 
 #include "tiled_tmx.h"
 
-void tile_free(tiled_tile *tl) {
+void tmx_tile_free(tiled_tile *tl) {
     for (size_t i = 0; i < tl->nshapes; i++)
         tiled_object_free(&tl->shapes[i]);
     free(tl->shapes);
@@ -16,39 +16,40 @@ void tile_free(tiled_tile *tl) {
     memset(tl, 0, sizeof *tl);
 }
 
-void tileset_free(tiled_tileset *ts) {
+void tmx_tileset_free(tiled_tileset *ts) {
     free(ts->name);
     for (size_t i = 0; i < ts->ntiles; i++)
-        tile_free(&ts->tiles[i]);
+        tmx_tile_free(&ts->tiles[i]);
     free(ts->tiles);
     memset(ts, 0, sizeof *ts);
 }
 
 /* A tileset's own attributes (inline, or the TSX's root). */
-void start_tileset_body(px *p, const XML_Char **a) {
+void tmx_start_tileset_body(px *p, const XML_Char **a) {
     long v;
     memset(&p->ts, 0, sizeof p->ts);
     p->ts_open = true;
-    p->ts.place = (tiled_place){p->file, line_of(p)};
-    p->ts.name = dup_or_fail(p, attr(a, "name"));
+    p->ts.place = (tiled_place){p->file, tmx_line_of(p)};
+    p->ts.name = tmx_dup_or_fail(p, tmx_attr(a, "name"));
     if (!p->ts.name) return;
-    if (!attr_int(p, a, "tilewidth", 0, 0, 1 << 20, &v)) return;
+    if (!tmx_attr_int(p, a, "tilewidth", 0, 0, 1 << 20, &v)) return;
     p->ts.tilewidth = (int)v;
-    if (!attr_int(p, a, "tileheight", 0, 0, 1 << 20, &v)) return;
+    if (!tmx_attr_int(p, a, "tileheight", 0, 0, 1 << 20, &v)) return;
     p->ts.tileheight = (int)v;
-    if (!attr_int(p, a, "tilecount", 0, 0, TILED_GID_MASK, &v)) return;
+    if (!tmx_attr_int(p, a, "tilecount", 0, 0, TILED_GID_MASK, &v)) return;
     p->ts.tilecount = (int)v;
-    if (!attr_int(p, a, "columns", 0, 0, TILED_GID_MASK, &v)) return;
+    if (!tmx_attr_int(p, a, "columns", 0, 0, TILED_GID_MASK, &v)) return;
     p->ts.columns = (int)v;
 }
 
-void push_tileset(px *p, tiled_tileset *ts, const char *source) {
+void tmx_push_tileset(px *p, tiled_tileset *ts, const char *source) {
     tmx *t = p->t;
     tiled_map *m = t->m;
     char *src_copy = NULL;
-    if (source && !(src_copy = dup_or_fail(p, source))) return;
-    if (!spend(p, 1) || !grow(p, (void **)&m->tilesets, m->ntilesets, sizeof *m->tilesets) ||
-        !grow(p, (void **)&t->ts_sources, m->ntilesets, sizeof *t->ts_sources)) {
+    if (source && !(src_copy = tmx_dup_or_fail(p, source))) return;
+    if (!tmx_spend(p, 1) ||
+        !tmx_grow(p, (void **)&m->tilesets, m->ntilesets, sizeof *m->tilesets) ||
+        !tmx_grow(p, (void **)&t->ts_sources, m->ntilesets, sizeof *t->ts_sources)) {
         free(src_copy);
         return;
     }
@@ -66,21 +67,21 @@ static bool is_json_name(const char *name) {
 
 /* Without tiled_read's reader for JSON tilesets (a caller of tiled_read_tmx alone). */
 static bool fail_refused_json_tileset(px *p, tiled_place from, const char *source) {
-    fail_at(p, from.line, "tileset '%s' is JSON: read this map through tiled_read", source);
+    tmx_fail_at(p, from.line, "tileset '%s' is JSON: read this map through tiled_read", source);
     return false;
 }
 
-void start_tileset_in_map(px *p, const XML_Char **a) {
+void tmx_start_tileset_in_map(px *p, const XML_Char **a) {
     long firstgid;
-    if (!attr_int(p, a, "firstgid", 1, 1, TILED_GID_MASK, &firstgid)) return;
-    const char *source = attr(a, "source");
+    if (!tmx_attr_int(p, a, "firstgid", 1, 1, TILED_GID_MASK, &firstgid)) return;
+    const char *source = tmx_attr(a, "source");
     if (!source) {
-        start_tileset_body(p, a);
+        tmx_start_tileset_body(p, a);
         p->ts.firstgid = (uint32_t)firstgid;
         return;
     }
     const char *file;
-    tiled_place from = {p->file, line_of(p)};
+    tiled_place from = {p->file, tmx_line_of(p)};
     tiled_tileset ts;
     memset(&ts, 0, sizeof ts);
     if (is_json_name(source)) { /* a tileset Tiled saved as JSON: the TMJ parser reads it */
@@ -91,51 +92,52 @@ void start_tileset_in_map(px *p, const XML_Char **a) {
         size_t items = ts.ntiles;
         for (size_t i = 0; i < ts.ntiles; i++)
             items += ts.tiles[i].nshapes + ts.tiles[i].props.count;
-        if (!ok || !spend(p, items)) {
-            tileset_free(&ts);
-            stop(p);
+        if (!ok || !tmx_spend(p, items)) {
+            tmx_tileset_free(&ts);
+            tmx_stop(p);
             return;
         }
         ts.firstgid = (uint32_t)firstgid;
-        push_tileset(p, &ts, ts.place.file);
-        tileset_free(&ts);
+        tmx_push_tileset(p, &ts, ts.place.file);
+        tmx_tileset_free(&ts);
         return;
     }
     char *text = tiled_read_file(p->t->src, p->dir, source, "tileset", p->t->m, from, &file,
                                  p->t->err, p->t->err_size);
     if (!text) {
-        stop(p);
+        tmx_stop(p);
         return;
     }
     bool ok = p->t->read_nested(p->t, FILE_TSX, file, text, &ts, NULL);
     free(text);
     if (!ok) {
-        stop(p);
+        tmx_stop(p);
         return;
     }
     ts.firstgid = (uint32_t)firstgid;
-    push_tileset(p, &ts, file);
-    tileset_free(&ts);
+    tmx_push_tileset(p, &ts, file);
+    tmx_tileset_free(&ts);
 }
 
-void start_tile(px *p, const XML_Char **a) {
+void tmx_start_tile(px *p, const XML_Char **a) {
     long id;
     memset(&p->tile, 0, sizeof p->tile);
-    p->tile.place = (tiled_place){p->file, line_of(p)};
-    if (!attr(a, "id")) {
+    p->tile.place = (tiled_place){p->file, tmx_line_of(p)};
+    if (!tmx_attr(a, "id")) {
         FAIL(p, "<tile> without an id");
         return;
     }
-    if (!attr_int(p, a, "id", 0, 0, TILED_GID_MASK, &id)) return;
+    if (!tmx_attr_int(p, a, "id", 0, 0, TILED_GID_MASK, &id)) return;
     p->tile.id = (uint32_t)id;
     p->tile_open = true;
 }
 
-void end_tile(px *p) {
+void tmx_end_tile(px *p) {
     p->tile_open = false;
     if (p->tile.nshapes == 0 && p->tile.props.count == 0) return; /* says nothing to us */
-    if (!spend(p, 1) || !grow(p, (void **)&p->ts.tiles, p->ts.ntiles, sizeof *p->ts.tiles)) {
-        tile_free(&p->tile);
+    if (!tmx_spend(p, 1) ||
+        !tmx_grow(p, (void **)&p->ts.tiles, p->ts.ntiles, sizeof *p->ts.tiles)) {
+        tmx_tile_free(&p->tile);
         return;
     }
     p->ts.tiles[p->ts.ntiles++] = p->tile;
@@ -147,17 +149,17 @@ static int tile_cmp(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-void end_tileset(px *p) {
+void tmx_end_tileset(px *p) {
     if (p->ts.ntiles > 1) qsort(p->ts.tiles, p->ts.ntiles, sizeof *p->ts.tiles, tile_cmp);
     for (size_t i = 1; i < p->ts.ntiles; i++)
         if (p->ts.tiles[i].id == p->ts.tiles[i - 1].id) {
-            fail_at(p, p->ts.tiles[i].place.line, "tileset '%s': tile %u given twice", p->ts.name,
-                    (unsigned)p->ts.tiles[i].id);
+            tmx_fail_at(p, p->ts.tiles[i].place.line, "tileset '%s': tile %u given twice",
+                        p->ts.name, (unsigned)p->ts.tiles[i].id);
             return;
         }
     p->ts_open = false;
     if (p->kind == FILE_TSX)
         p->tileset_done = true;
     else
-        push_tileset(p, &p->ts, NULL);
+        tmx_push_tileset(p, &p->ts, NULL);
 }

@@ -134,62 +134,63 @@ typedef struct px {
 
 /* ---- errors, budget, attributes, arrays (world_tiled_tmx_attrs.c) ---------------------------- */
 
-int line_of(const px *p);
+int tmx_line_of(const px *p);
 /* "FILE:LINE: [where: ]reason", where naming the layer, the tileset's tile and the object. */
-void fail_at(px *p, int line, const char *fmt, ...);
-#define FAIL(p, ...) fail_at((p), line_of(p), __VA_ARGS__)
+void tmx_fail_at(px *p, int line, const char *fmt, ...);
+#define FAIL(p, ...) tmx_fail_at((p), tmx_line_of(p), __VA_ARGS__)
 /* Stops this parse after a nested file's failure (the error is already written). */
-void stop(px *p);
-bool spend(px *p, size_t n);
-const char *attr(const XML_Char **a, const char *name);
+void tmx_stop(px *p);
+bool tmx_spend(px *p, size_t n);
+const char *tmx_attr(const XML_Char **a, const char *name);
 /* An integer attribute in [lo, hi]; def when absent. */
-bool attr_int(px *p, const XML_Char **a, const char *name, long def, long lo, long hi, long *out);
-bool to_double(const char *s, double *out);
-bool attr_double(px *p, const XML_Char **a, const char *name, double def, double *out);
-bool attr_u32(px *p, const XML_Char **a, const char *name, uint32_t *out);
-char *dup_or_fail(px *p, const char *s);
+bool tmx_attr_int(px *p, const XML_Char **a, const char *name, long def, long lo, long hi,
+                  long *out);
+bool tmx_to_double(const char *s, double *out);
+bool tmx_attr_double(px *p, const XML_Char **a, const char *name, double def, double *out);
+bool tmx_attr_u32(px *p, const XML_Char **a, const char *name, uint32_t *out);
+char *tmx_dup_or_fail(px *p, const char *s);
 /* Room for one more element in *items (count used); false (error written) when out of memory. */
-bool grow(px *p, void **items, size_t count, size_t size);
+bool tmx_grow(px *p, void **items, size_t count, size_t size);
 
 /* ---- tilesets and tiles (world_tiled_tmx_tilesets.c) ----------------------------------------- */
 
-void tile_free(tiled_tile *tl);
-void tileset_free(tiled_tileset *ts);
+void tmx_tile_free(tiled_tile *tl);
+void tmx_tileset_free(tiled_tileset *ts);
 /* A tileset's own attributes (inline, or the TSX's root). */
-void start_tileset_body(px *p, const XML_Char **a);
-void push_tileset(px *p, tiled_tileset *ts, const char *source);
-void start_tileset_in_map(px *p, const XML_Char **a);
-void start_tile(px *p, const XML_Char **a);
-void end_tile(px *p);
-void end_tileset(px *p);
+void tmx_start_tileset_body(px *p, const XML_Char **a);
+void tmx_push_tileset(px *p, tiled_tileset *ts, const char *source);
+void tmx_start_tileset_in_map(px *p, const XML_Char **a);
+void tmx_start_tile(px *p, const XML_Char **a);
+void tmx_end_tile(px *p);
+void tmx_end_tileset(px *p);
 
 /* ---- layers, groups, data and chunks (world_tiled_tmx_layers.c) ------------------------------ */
 
-void layer_free(tiled_layer *l);
-void start_layer(px *p, const XML_Char **a, tiled_layer_kind kind);
-void end_layer(px *p);
-void start_group(px *p, const XML_Char **a);
-void end_group(px *p);
-void start_data(px *p, const XML_Char **a);
+void tmx_layer_free(tiled_layer *l);
+void tmx_start_layer(px *p, const XML_Char **a, tiled_layer_kind kind);
+void tmx_end_layer(px *p);
+void tmx_start_group(px *p, const XML_Char **a);
+void tmx_end_group(px *p);
+void tmx_start_data(px *p, const XML_Char **a);
 /* The gids of the chunk being read from the collected text (encoded) or its <tile> elements. */
-void finish_chunk(px *p, int line);
-void start_chunk(px *p, const XML_Char **a);
-void start_data_tile(px *p, const XML_Char **a);
+void tmx_finish_chunk(px *p, int line);
+void tmx_start_chunk(px *p, const XML_Char **a);
+void tmx_start_data_tile(px *p, const XML_Char **a);
 
 /* ---- objects, shapes and templates (world_tiled_tmx_objects.c) ------------------------------- */
 
-void start_object(px *p, const XML_Char **a, bool in_tile);
-void start_shape(px *p, const char *name, const XML_Char **a);
-void end_object(px *p);
-void start_template_tileset(px *p, const XML_Char **a);
+void tmx_start_object(px *p, const XML_Char **a, bool in_tile);
+void tmx_start_shape(px *p, const char *name, const XML_Char **a);
+void tmx_end_object(px *p);
+void tmx_start_template_tileset(px *p, const XML_Char **a);
 
 /* ---- properties (world_tiled_tmx_props.c) ---------------------------------------------------- */
 
 /* Appends to dst a copy of each of src's properties whose name dst does not have (a child's own
  * properties win over its group's, an instance's over its template's). */
-bool props_merge_under(px *p, tiled_props *dst, const tiled_props *src);
-void start_property(px *p, const XML_Char **a);
-void end_property(px *p);
-void end_properties(px *p, elem owner);
+bool tmx_props_merge_under(px *p, tiled_props *dst, const tiled_props *src);
+void tmx_start_property(px *p, const XML_Char **a);
+void tmx_end_property(px *p);
+void tmx_end_properties(px *p, elem owner);
 
 #endif

@@ -34,14 +34,15 @@ static bool parse_tileset_body(tmj_ctx *c, const json_t *js, const char *base_di
     tiled_place at = ts->place;
     const char *name;
     long long tw, th, count, columns;
-    if (!get_string(c, at, "tileset", js, "name", "", &name) || !dup_string(c, at, name, &ts->name))
+    if (!tmj_get_string(c, at, "tileset", js, "name", "", &name) ||
+        !tmj_dup_string(c, at, name, &ts->name))
         return false;
     char where[512];
     snprintf(where, sizeof where, "tileset \"%s\"", ts->name);
-    if (!get_int(c, at, where, js, "tilewidth", true, 0, 1, TMJ_MAX_TILE_SIZE, &tw) ||
-        !get_int(c, at, where, js, "tileheight", true, 0, 1, TMJ_MAX_TILE_SIZE, &th) ||
-        !get_int(c, at, where, js, "tilecount", false, 0, 0, TILED_GID_MASK, &count) ||
-        !get_int(c, at, where, js, "columns", false, 0, 0, TILED_GID_MASK, &columns))
+    if (!tmj_get_int(c, at, where, js, "tilewidth", true, 0, 1, TMJ_MAX_TILE_SIZE, &tw) ||
+        !tmj_get_int(c, at, where, js, "tileheight", true, 0, 1, TMJ_MAX_TILE_SIZE, &th) ||
+        !tmj_get_int(c, at, where, js, "tilecount", false, 0, 0, TILED_GID_MASK, &count) ||
+        !tmj_get_int(c, at, where, js, "columns", false, 0, 0, TILED_GID_MASK, &columns))
         return false;
     ts->tilewidth = (int)tw;
     ts->tileheight = (int)th;
@@ -49,31 +50,31 @@ static bool parse_tileset_body(tmj_ctx *c, const json_t *js, const char *base_di
     ts->columns = (int)columns;
     const json_t *tiles = json_object_get(js, "tiles");
     if (!tiles) return true;
-    if (!json_is_array(tiles)) return fail(c, at, "%s: \"tiles\" must be an array", where);
+    if (!json_is_array(tiles)) return tmj_fail(c, at, "%s: \"tiles\" must be an array", where);
     size_t n = json_array_size(tiles);
     if (n > TMJ_MAX_TILES || c->total_tiles + n > TMJ_MAX_TILES)
-        return fail(c, at, "%s: more than %u tiles", where, TMJ_MAX_TILES);
+        return tmj_fail(c, at, "%s: more than %u tiles", where, TMJ_MAX_TILES);
     c->total_tiles += n;
     if (n == 0) return true;
     ts->tiles = calloc(n, sizeof *ts->tiles);
-    if (!ts->tiles) return oom(c, at);
+    if (!ts->tiles) return tmj_oom(c, at);
     for (size_t i = 0; i < n; i++) {
         const json_t *jt = json_array_get(tiles, i);
-        if (!json_is_object(jt)) return fail(c, at, "%s: a tile must be an object", where);
+        if (!json_is_object(jt)) return tmj_fail(c, at, "%s: a tile must be an object", where);
         long long id;
-        if (!get_int(c, at, where, jt, "id", true, 0, 0, TILED_GID_MASK, &id)) return false;
+        if (!tmj_get_int(c, at, where, jt, "id", true, 0, 0, TILED_GID_MASK, &id)) return false;
         char twhere[600];
         snprintf(twhere, sizeof twhere, "%s, tile %lld", where, id);
         tiled_tile *tile = &ts->tiles[ts->ntiles++];
         tile->id = (uint32_t)id;
         tile->place = at;
-        if (!parse_props(c, at, twhere, jt, &tile->props)) return false;
+        if (!tmj_parse_props(c, at, twhere, jt, &tile->props)) return false;
         const json_t *group = json_object_get(jt, "objectgroup");
         if (group) {
             if (!json_is_object(group))
-                return fail(c, at, "%s: \"objectgroup\" must be an object", twhere);
-            if (!parse_objects(c, at, twhere, json_object_get(group, "objects"), base_dir, 0, 0,
-                               &tile->shapes, &tile->nshapes))
+                return tmj_fail(c, at, "%s: \"objectgroup\" must be an object", twhere);
+            if (!tmj_parse_objects(c, at, twhere, json_object_get(group, "objects"), base_dir, 0, 0,
+                                   &tile->shapes, &tile->nshapes))
                 return false;
         }
         if (tile->nshapes == 0 && tile->props.count == 0) {
@@ -87,7 +88,7 @@ static bool parse_tileset_body(tmj_ctx *c, const json_t *js, const char *base_di
     qsort(ts->tiles, ts->ntiles, sizeof *ts->tiles, tile_cmp);
     for (size_t i = 1; i < ts->ntiles; i++)
         if (ts->tiles[i].id == ts->tiles[i - 1].id)
-            return fail(c, at, "%s: tile %u twice", where, ts->tiles[i].id);
+            return tmj_fail(c, at, "%s: tile %u twice", where, ts->tiles[i].id);
     return true;
 }
 
@@ -95,25 +96,26 @@ static bool parse_tilesets(tmj_ctx *c, const json_t *root) {
     tiled_map *m = c->m;
     const json_t *arr = json_object_get(root, "tilesets");
     if (!arr) return true;
-    if (!json_is_array(arr)) return fail(c, m->place, "\"tilesets\" must be an array");
+    if (!json_is_array(arr)) return tmj_fail(c, m->place, "\"tilesets\" must be an array");
     size_t n = json_array_size(arr);
     if (n > TMJ_MAX_TILESETS)
-        return fail(c, m->place, "%zu tilesets, at most %u", n, TMJ_MAX_TILESETS);
+        return tmj_fail(c, m->place, "%zu tilesets, at most %u", n, TMJ_MAX_TILESETS);
     if (n == 0) return true;
     m->tilesets = calloc(n, sizeof *m->tilesets);
     c->tileset_paths = calloc(n, sizeof *c->tileset_paths);
-    if (!m->tilesets || !c->tileset_paths) return oom(c, m->place);
+    if (!m->tilesets || !c->tileset_paths) return tmj_oom(c, m->place);
     m->ntilesets = n;
     for (size_t i = 0; i < n; i++) {
         const json_t *js = json_array_get(arr, i);
         tiled_tileset *ts = &m->tilesets[i];
         char where[64];
         snprintf(where, sizeof where, "tileset %zu", i);
-        if (!json_is_object(js)) return fail(c, m->place, "%s must be an object", where);
+        if (!json_is_object(js)) return tmj_fail(c, m->place, "%s must be an object", where);
         long long firstgid;
         const char *source;
-        if (!get_int(c, m->place, where, js, "firstgid", true, 0, 1, TILED_GID_MASK, &firstgid) ||
-            !get_string(c, m->place, where, js, "source", NULL, &source))
+        if (!tmj_get_int(c, m->place, where, js, "firstgid", true, 0, 1, TILED_GID_MASK,
+                         &firstgid) ||
+            !tmj_get_string(c, m->place, where, js, "source", NULL, &source))
             return false;
         ts->firstgid = (uint32_t)firstgid;
         ts->place = m->place;
@@ -121,33 +123,33 @@ static bool parse_tilesets(tmj_ctx *c, const json_t *root) {
             if (!parse_tileset_body(c, js, "", ts)) return false;
             continue;
         }
-        if (!resolve_path(c, m->place, "", source, &c->tileset_paths[i])) return false;
+        if (!tmj_resolve_path(c, m->place, "", source, &c->tileset_paths[i])) return false;
         const char *path = c->tileset_paths[i];
-        if (ends_with(path, ".tsx")) { /* what Tiled's own JSON export refers to */
+        if (tmj_ends_with(path, ".tsx")) { /* what Tiled's own JSON export refers to */
             uint32_t gid = ts->firstgid;
             if (!c->src->other_tileset)
-                return fail(c, m->place,
-                            "%s: \"%s\" is an XML tileset (.tsx): read this map "
-                            "through tiled_read",
-                            where, path);
+                return tmj_fail(c, m->place,
+                                "%s: \"%s\" is an XML tileset (.tsx): read this map "
+                                "through tiled_read",
+                                where, path);
             if (!c->src->other_tileset(c->src, "", path, m, m->place, ts, c->err, c->err_size))
                 return false;
             ts->firstgid = gid;
             continue;
         }
         const char *file = NULL;
-        json_t *tsroot = load_external(c, m->place, path, &file);
+        json_t *tsroot = tmj_load_external(c, m->place, path, &file);
         if (!tsroot) return false;
         ts->place.file = file;
         ts->place.line = 0;
         const char *type;
-        bool ok = get_string(c, ts->place, "tileset", tsroot, "type", "tileset", &type);
+        bool ok = tmj_get_string(c, ts->place, "tileset", tsroot, "type", "tileset", &type);
         if (ok && strcmp(type, "tileset") != 0)
-            ok = fail(c, ts->place, "\"type\" is \"%s\", not \"tileset\"", type);
+            ok = tmj_fail(c, ts->place, "\"type\" is \"%s\", not \"tileset\"", type);
         if (ok && json_object_get(tsroot, "source"))
-            ok = fail(c, ts->place, "an external tileset cannot name another (\"source\")");
+            ok = tmj_fail(c, ts->place, "an external tileset cannot name another (\"source\")");
         char dir[TMJ_MAX_PATH];
-        dir_of(path, dir, sizeof dir);
+        tmj_dir_of(path, dir, sizeof dir);
         ok = ok && parse_tileset_body(c, tsroot, dir, ts);
         json_decref(tsroot);
         if (!ok) return false;
@@ -165,7 +167,7 @@ static bool parse_tilesets(tmj_ctx *c, const json_t *root) {
         }
     for (size_t i = 1; i < n; i++)
         if (m->tilesets[i].firstgid == m->tilesets[i - 1].firstgid)
-            return fail(c, m->place, "two tilesets start at gid %u", m->tilesets[i].firstgid);
+            return tmj_fail(c, m->place, "two tilesets start at gid %u", m->tilesets[i].firstgid);
     return true;
 }
 
@@ -174,35 +176,35 @@ static bool parse_tilesets(tmj_ctx *c, const json_t *root) {
 static bool parse_map(tmj_ctx *c, const json_t *root) {
     tiled_map *m = c->m;
     tiled_place at = m->place;
-    if (!json_is_object(root)) return fail(c, at, "a Tiled map must be a JSON object");
+    if (!json_is_object(root)) return tmj_fail(c, at, "a Tiled map must be a JSON object");
     const char *type, *orientation;
     long long w, h, tw, th;
-    if (!get_string(c, at, "map", root, "type", "map", &type)) return false;
+    if (!tmj_get_string(c, at, "map", root, "type", "map", &type)) return false;
     if (strcmp(type, "map") != 0)
-        return fail(c, at, "\"type\" is \"%s\", not \"map\" (a tileset or template is not a map)",
-                    type);
-    if (!get_string(c, at, "map", root, "orientation", NULL, &orientation) ||
-        !get_bool(c, at, "map", root, "infinite", &m->infinite))
+        return tmj_fail(
+            c, at, "\"type\" is \"%s\", not \"map\" (a tileset or template is not a map)", type);
+    if (!tmj_get_string(c, at, "map", root, "orientation", NULL, &orientation) ||
+        !tmj_get_bool(c, at, "map", root, "infinite", &m->infinite))
         return false;
-    if (!orientation) return fail(c, at, "map: \"orientation\" is missing");
-    if (!dup_string(c, at, orientation, &m->orientation)) return false;
+    if (!orientation) return tmj_fail(c, at, "map: \"orientation\" is missing");
+    if (!tmj_dup_string(c, at, orientation, &m->orientation)) return false;
     /* an infinite map's width and height are only the editor's view: kept, not checked */
     long long minsize = m->infinite ? 0 : 1;
-    if (!get_int(c, at, "map", root, "width", true, 0, minsize, TMJ_MAX_MAP_TILES, &w) ||
-        !get_int(c, at, "map", root, "height", true, 0, minsize, TMJ_MAX_MAP_TILES, &h) ||
-        !get_int(c, at, "map", root, "tilewidth", true, 0, 1, TMJ_MAX_TILE_SIZE, &tw) ||
-        !get_int(c, at, "map", root, "tileheight", true, 0, 1, TMJ_MAX_TILE_SIZE, &th))
+    if (!tmj_get_int(c, at, "map", root, "width", true, 0, minsize, TMJ_MAX_MAP_TILES, &w) ||
+        !tmj_get_int(c, at, "map", root, "height", true, 0, minsize, TMJ_MAX_MAP_TILES, &h) ||
+        !tmj_get_int(c, at, "map", root, "tilewidth", true, 0, 1, TMJ_MAX_TILE_SIZE, &tw) ||
+        !tmj_get_int(c, at, "map", root, "tileheight", true, 0, 1, TMJ_MAX_TILE_SIZE, &th))
         return false;
     m->width = (int)w;
     m->height = (int)h;
     m->tilewidth = (int)tw;
     m->tileheight = (int)th;
     if (!m->infinite && (uint64_t)w * (uint64_t)h > TMJ_MAX_LAYER_CELLS)
-        return fail(c, at, "map: %lld x %lld tiles, more than %u", w, h, TMJ_MAX_LAYER_CELLS);
-    if (!parse_props(c, at, "map", root, &m->props) || !parse_tilesets(c, root)) return false;
+        return tmj_fail(c, at, "map: %lld x %lld tiles, more than %u", w, h, TMJ_MAX_LAYER_CELLS);
+    if (!tmj_parse_props(c, at, "map", root, &m->props) || !parse_tilesets(c, root)) return false;
     size_t capacity = 0;
     tmj_group top = {0, 0, NULL, 0};
-    return parse_layers(c, json_object_get(root, "layers"), &top, &capacity);
+    return tmj_parse_layers(c, json_object_get(root, "layers"), &top, &capacity);
 }
 
 bool tiled_read_tsj(const tiled_source *src, const char *base_dir, const char *ref, tiled_map *m,
@@ -218,17 +220,17 @@ bool tiled_read_tsj(const tiled_source *src, const char *base_dir, const char *r
     out->place = (tiled_place){file, 0};
     if (!root) {
         tiled_place at = {file, jerr.line > 0 ? jerr.line : 0};
-        return fail(&c, at, "column %d: %s", jerr.column, jerr.text);
+        return tmj_fail(&c, at, "column %d: %s", jerr.column, jerr.text);
     }
     const char *type;
-    bool ok = json_is_object(root) || fail(&c, out->place, "not a JSON object");
-    ok = ok && get_string(&c, out->place, "tileset", root, "type", "tileset", &type);
+    bool ok = json_is_object(root) || tmj_fail(&c, out->place, "not a JSON object");
+    ok = ok && tmj_get_string(&c, out->place, "tileset", root, "type", "tileset", &type);
     if (ok && strcmp(type, "tileset") != 0)
-        ok = fail(&c, out->place, "\"type\" is \"%s\", not \"tileset\"", type);
+        ok = tmj_fail(&c, out->place, "\"type\" is \"%s\", not \"tileset\"", type);
     if (ok && json_object_get(root, "source"))
-        ok = fail(&c, out->place, "an external tileset cannot name another (\"source\")");
+        ok = tmj_fail(&c, out->place, "an external tileset cannot name another (\"source\")");
     char dir[TMJ_MAX_PATH];
-    dir_of(file, dir, sizeof dir);
+    tmj_dir_of(file, dir, sizeof dir);
     ok = ok && parse_tileset_body(&c, root, dir, out);
     json_decref(root);
     return ok; /* on failure the caller frees what out holds */
@@ -259,14 +261,14 @@ tiled_map *tiled_read_tmj(const tiled_source *src, char *err, size_t err_size) {
     if (!text) {
         /* world_read_text says "PATH:0:0: reason" */
         const char *reason = strstr(why, ":0:0: ");
-        fail(&c, m->place, "%s", reason ? reason + 6 : why);
+        tmj_fail(&c, m->place, "%s", reason ? reason + 6 : why);
     } else {
         json_error_t jerr;
         root = json_loads(text, JSON_REJECT_DUPLICATES, &jerr);
         free(text);
         if (!root) {
             tiled_place at = {name, jerr.line > 0 ? jerr.line : 0};
-            fail(&c, at, "column %d: %s", jerr.column, jerr.text);
+            tmj_fail(&c, at, "column %d: %s", jerr.column, jerr.text);
         } else {
             ok = parse_map(&c, root);
         }

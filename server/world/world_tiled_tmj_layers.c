@@ -14,14 +14,14 @@
 static tiled_layer *new_layer(tmj_ctx *c, tiled_place at, size_t *capacity) {
     tiled_map *m = c->m;
     if (m->nlayers >= TMJ_MAX_LAYERS) {
-        fail(c, at, "more than %u layers", TMJ_MAX_LAYERS);
+        tmj_fail(c, at, "more than %u layers", TMJ_MAX_LAYERS);
         return NULL;
     }
     if (m->nlayers == *capacity) {
         size_t cap = *capacity ? *capacity * 2 : 8;
         tiled_layer *ls = realloc(m->layers, cap * sizeof *ls);
         if (!ls) {
-            oom(c, at);
+            tmj_oom(c, at);
             return NULL;
         }
         m->layers = ls;
@@ -39,32 +39,32 @@ static bool parse_data(tmj_ctx *c, tiled_place at, const char *where, const json
                        long long height, tiled_chunk *chunk) {
     uint64_t cells = (uint64_t)width * (uint64_t)height;
     if (cells > TMJ_MAX_LAYER_CELLS)
-        return fail(c, at, "%s: %lld x %lld tiles, more than %u", where, width, height,
-                    TMJ_MAX_LAYER_CELLS);
+        return tmj_fail(c, at, "%s: %lld x %lld tiles, more than %u", where, width, height,
+                        TMJ_MAX_LAYER_CELLS);
     if (c->total_cells + cells > TMJ_MAX_TOTAL_CELLS)
-        return fail(c, at, "%s: the map's layers hold more than %u tiles", where,
-                    TMJ_MAX_TOTAL_CELLS);
-    if (!data) return fail(c, at, "%s: \"data\" is missing", where);
+        return tmj_fail(c, at, "%s: the map's layers hold more than %u tiles", where,
+                        TMJ_MAX_TOTAL_CELLS);
+    if (!data) return tmj_fail(c, at, "%s: \"data\" is missing", where);
     if (!json_is_array(data) && !json_is_string(data))
-        return fail(c, at, "%s: \"data\" must be an array of gids or an encoded string", where);
+        return tmj_fail(c, at, "%s: \"data\" must be an array of gids or an encoded string", where);
     if (json_is_array(data) && json_array_size(data) != cells)
-        return fail(c, at, "%s: \"data\" has %zu tiles, the layer %lld x %lld = %llu", where,
-                    json_array_size(data), width, height, (unsigned long long)cells);
+        return tmj_fail(c, at, "%s: \"data\" has %zu tiles, the layer %lld x %lld = %llu", where,
+                        json_array_size(data), width, height, (unsigned long long)cells);
     c->total_cells += cells;
     chunk->gids = calloc(cells ? cells : 1, sizeof *chunk->gids);
-    if (!chunk->gids) return oom(c, at);
+    if (!chunk->gids) return tmj_oom(c, at);
     if (json_is_array(data)) {
         if (strcmp(encoding, "csv") != 0)
-            return fail(c, at, "%s: \"data\" is an array but \"encoding\" is \"%s\"", where,
-                        encoding);
+            return tmj_fail(c, at, "%s: \"data\" is an array but \"encoding\" is \"%s\"", where,
+                            encoding);
         for (size_t i = 0; i < cells; i++) {
             const json_t *g = json_array_get(data, i);
             if (!json_is_integer(g) || json_integer_value(g) < 0 ||
                 json_integer_value(g) > 0xffffffffLL)
-                return fail(c, at,
-                            "%s: tile %zu of \"data\" is not a gid (an integer in [0, "
-                            "4294967295])",
-                            where, i);
+                return tmj_fail(c, at,
+                                "%s: tile %zu of \"data\" is not a gid (an integer in [0, "
+                                "4294967295])",
+                                where, i);
             chunk->gids[i] = (uint32_t)json_integer_value(g);
         }
         return true;
@@ -72,7 +72,7 @@ static bool parse_data(tmj_ctx *c, tiled_place at, const char *where, const json
     char why[256] = "";
     if (!tiled_decode_data(json_string_value(data), json_string_length(data), encoding, compression,
                            chunk->gids, (size_t)cells, why, sizeof why))
-        return fail(c, at, "%s: \"data\": %s", where, why);
+        return tmj_fail(c, at, "%s: \"data\": %s", where, why);
     return true;
 }
 
@@ -80,19 +80,19 @@ static bool parse_tile_layer(tmj_ctx *c, const json_t *jl, const char *where, ti
     tiled_map *m = c->m;
     tiled_place at = l->place;
     const char *encoding, *compression;
-    if (!get_string(c, at, where, jl, "encoding", "csv", &encoding) ||
-        !get_string(c, at, where, jl, "compression", "", &compression))
+    if (!tmj_get_string(c, at, where, jl, "encoding", "csv", &encoding) ||
+        !tmj_get_string(c, at, where, jl, "compression", "", &compression))
         return false;
     if (!m->infinite) {
         long long w, h;
-        if (!get_int(c, at, where, jl, "width", true, 0, 0, TMJ_MAX_MAP_TILES, &w) ||
-            !get_int(c, at, where, jl, "height", true, 0, 0, TMJ_MAX_MAP_TILES, &h))
+        if (!tmj_get_int(c, at, where, jl, "width", true, 0, 0, TMJ_MAX_MAP_TILES, &w) ||
+            !tmj_get_int(c, at, where, jl, "height", true, 0, 0, TMJ_MAX_MAP_TILES, &h))
             return false;
         if (w != m->width || h != m->height)
-            return fail(c, at, "%s: %lld x %lld tiles in a %d x %d map", where, w, h, m->width,
-                        m->height);
+            return tmj_fail(c, at, "%s: %lld x %lld tiles in a %d x %d map", where, w, h, m->width,
+                            m->height);
         l->chunks = calloc(1, sizeof *l->chunks);
-        if (!l->chunks) return oom(c, at);
+        if (!l->chunks) return tmj_oom(c, at);
         l->nchunks = 1;
         l->chunks[0].width = (int)w;
         l->chunks[0].height = (int)h;
@@ -101,23 +101,26 @@ static bool parse_tile_layer(tmj_ctx *c, const json_t *jl, const char *where, ti
     }
     const json_t *chunks = json_object_get(jl, "chunks");
     if (!json_is_array(chunks))
-        return fail(c, at, "%s: an infinite map's tile layer needs \"chunks\" (an array)", where);
+        return tmj_fail(c, at, "%s: an infinite map's tile layer needs \"chunks\" (an array)",
+                        where);
     size_t n = json_array_size(chunks);
     if (n > TMJ_MAX_CHUNKS)
-        return fail(c, at, "%s: %zu chunks, at most %u", where, n, TMJ_MAX_CHUNKS);
+        return tmj_fail(c, at, "%s: %zu chunks, at most %u", where, n, TMJ_MAX_CHUNKS);
     if (n == 0) return true;
     l->chunks = calloc(n, sizeof *l->chunks);
-    if (!l->chunks) return oom(c, at);
+    if (!l->chunks) return tmj_oom(c, at);
     for (size_t i = 0; i < n; i++) {
         const json_t *jc = json_array_get(chunks, i);
         char cwhere[600];
         snprintf(cwhere, sizeof cwhere, "%s, chunk %zu", where, i);
-        if (!json_is_object(jc)) return fail(c, at, "%s must be an object", cwhere);
+        if (!json_is_object(jc)) return tmj_fail(c, at, "%s must be an object", cwhere);
         long long x, y, w, h;
-        if (!get_int(c, at, cwhere, jc, "x", true, 0, -TMJ_MAX_MAP_TILES, TMJ_MAX_MAP_TILES, &x) ||
-            !get_int(c, at, cwhere, jc, "y", true, 0, -TMJ_MAX_MAP_TILES, TMJ_MAX_MAP_TILES, &y) ||
-            !get_int(c, at, cwhere, jc, "width", true, 0, 1, TMJ_MAX_MAP_TILES, &w) ||
-            !get_int(c, at, cwhere, jc, "height", true, 0, 1, TMJ_MAX_MAP_TILES, &h))
+        if (!tmj_get_int(c, at, cwhere, jc, "x", true, 0, -TMJ_MAX_MAP_TILES, TMJ_MAX_MAP_TILES,
+                         &x) ||
+            !tmj_get_int(c, at, cwhere, jc, "y", true, 0, -TMJ_MAX_MAP_TILES, TMJ_MAX_MAP_TILES,
+                         &y) ||
+            !tmj_get_int(c, at, cwhere, jc, "width", true, 0, 1, TMJ_MAX_MAP_TILES, &w) ||
+            !tmj_get_int(c, at, cwhere, jc, "height", true, 0, 1, TMJ_MAX_MAP_TILES, &h))
             return false;
         tiled_chunk *ch = &l->chunks[l->nchunks++];
         ch->x = (int)x;
@@ -131,59 +134,59 @@ static bool parse_tile_layer(tmj_ctx *c, const json_t *jl, const char *where, ti
     return true;
 }
 
-bool parse_layers(tmj_ctx *c, const json_t *arr, const tmj_group *group, size_t *capacity) {
+bool tmj_parse_layers(tmj_ctx *c, const json_t *arr, const tmj_group *group, size_t *capacity) {
     tiled_map *m = c->m;
     if (!arr) return true;
-    if (!json_is_array(arr)) return fail(c, m->place, "\"layers\" must be an array");
+    if (!json_is_array(arr)) return tmj_fail(c, m->place, "\"layers\" must be an array");
     for (size_t i = 0; i < json_array_size(arr); i++) {
         const json_t *jl = json_array_get(arr, i);
-        if (!json_is_object(jl)) return fail(c, m->place, "a layer must be an object");
+        if (!json_is_object(jl)) return tmj_fail(c, m->place, "a layer must be an object");
         long long id;
         const char *name, *type;
         double offx, offy;
         char where[512];
         snprintf(where, sizeof where, "layer %zu", i);
-        if (!get_int(c, m->place, where, jl, "id", false, 0, 0, INT32_MAX, &id) ||
-            !get_string(c, m->place, where, jl, "name", "", &name))
+        if (!tmj_get_int(c, m->place, where, jl, "id", false, 0, 0, INT32_MAX, &id) ||
+            !tmj_get_string(c, m->place, where, jl, "name", "", &name))
             return false;
         snprintf(where, sizeof where, "layer \"%s\" (id %lld)", name, id);
-        if (!get_string(c, m->place, where, jl, "type", NULL, &type) ||
-            !get_number(c, m->place, where, jl, "offsetx", 0, &offx) ||
-            !get_number(c, m->place, where, jl, "offsety", 0, &offy))
+        if (!tmj_get_string(c, m->place, where, jl, "type", NULL, &type) ||
+            !tmj_get_number(c, m->place, where, jl, "offsetx", 0, &offx) ||
+            !tmj_get_number(c, m->place, where, jl, "offsety", 0, &offy))
             return false;
-        if (!type) return fail(c, m->place, "%s: \"type\" is missing", where);
+        if (!type) return tmj_fail(c, m->place, "%s: \"type\" is missing", where);
         offx += group->offsetx;
         offy += group->offsety;
         if (strcmp(type, "imagelayer") == 0) continue; /* nothing to collide with */
         bool tiles = strcmp(type, "tilelayer") == 0, objects = strcmp(type, "objectgroup") == 0;
         if (strcmp(type, "group") == 0) {
             if (group->depth + 1 > TMJ_MAX_GROUP_DEPTH)
-                return fail(c, m->place, "%s: groups nested deeper than %d", where,
-                            TMJ_MAX_GROUP_DEPTH);
+                return tmj_fail(c, m->place, "%s: groups nested deeper than %d", where,
+                                TMJ_MAX_GROUP_DEPTH);
             tiled_props props = {NULL, 0};
-            bool ok = parse_props(c, m->place, where, jl, &props) &&
-                      merge_props_under(c, m->place, &props, group->props);
+            bool ok = tmj_parse_props(c, m->place, where, jl, &props) &&
+                      tmj_merge_props_under(c, m->place, &props, group->props);
             tmj_group inner = {offx, offy, &props, group->depth + 1};
-            ok = ok && parse_layers(c, json_object_get(jl, "layers"), &inner, capacity);
+            ok = ok && tmj_parse_layers(c, json_object_get(jl, "layers"), &inner, capacity);
             tiled_props_free(&props);
             if (!ok) return false;
             continue;
         }
         if (!tiles && !objects)
-            return fail(c, m->place, "%s: unknown layer type \"%s\"", where, type);
+            return tmj_fail(c, m->place, "%s: unknown layer type \"%s\"", where, type);
         tiled_layer *l = new_layer(c, m->place, capacity);
         if (!l) return false;
         l->kind = tiles ? TILED_LAYER_TILES : TILED_LAYER_OBJECTS;
         l->id = (int)id;
         l->offsetx = offx;
         l->offsety = offy;
-        if (!dup_string(c, m->place, name, &l->name) ||
-            !parse_props(c, m->place, where, jl, &l->props) ||
-            !merge_props_under(c, m->place, &l->props, group->props))
+        if (!tmj_dup_string(c, m->place, name, &l->name) ||
+            !tmj_parse_props(c, m->place, where, jl, &l->props) ||
+            !tmj_merge_props_under(c, m->place, &l->props, group->props))
             return false;
         if (tiles ? !parse_tile_layer(c, jl, where, l)
-                  : !parse_objects(c, m->place, where, json_object_get(jl, "objects"), "", offx,
-                                   offy, &l->objects, &l->nobjects))
+                  : !tmj_parse_objects(c, m->place, where, json_object_get(jl, "objects"), "", offx,
+                                       offy, &l->objects, &l->nobjects))
             return false;
     }
     return true;

@@ -15,46 +15,46 @@ static const tmj_template *get_template(tmj_ctx *c, tiled_place at, const char *
                                         const char *path) {
     for (size_t i = 0; i < c->ntemplates; i++)
         if (strcmp(c->templates[i].path, path) == 0) return &c->templates[i];
-    if (ends_with(path, ".tx")) {
-        fail(c, at,
-             "%s: template \"%s\" is XML (.tx), which a JSON map does not read: save the "
-             "template as .tj, or the map as .tmx",
-             where, path);
+    if (tmj_ends_with(path, ".tx")) {
+        tmj_fail(c, at,
+                 "%s: template \"%s\" is XML (.tx), which a JSON map does not read: save the "
+                 "template as .tj, or the map as .tmx",
+                 where, path);
         return NULL;
     }
     tmj_template *ts = realloc(c->templates, (c->ntemplates + 1) * sizeof *ts);
     if (!ts) {
-        oom(c, at);
+        tmj_oom(c, at);
         return NULL;
     }
     c->templates = ts;
     tmj_template *t = &ts[c->ntemplates];
     memset(t, 0, sizeof *t);
     const char *file = NULL;
-    json_t *root = load_external(c, at, path, &file);
+    json_t *root = tmj_load_external(c, at, path, &file);
     if (!root) return NULL;
     t->root = root;
     t->file = file;
     t->path = strdup(path);
     c->ntemplates++; /* owned from here: freed at the end */
     if (!t->path) {
-        oom(c, at);
+        tmj_oom(c, at);
         return NULL;
     }
     tiled_place tat = {file, 0};
     const char *type;
-    if (!get_string(c, tat, "template", root, "type", "template", &type)) return NULL;
+    if (!tmj_get_string(c, tat, "template", root, "type", "template", &type)) return NULL;
     if (strcmp(type, "template") != 0) {
-        fail(c, tat, "\"type\" is \"%s\", not \"template\"", type);
+        tmj_fail(c, tat, "\"type\" is \"%s\", not \"template\"", type);
         return NULL;
     }
     t->object = json_object_get(root, "object");
     if (!json_is_object(t->object)) {
-        fail(c, tat, "template: \"object\" must be an object");
+        tmj_fail(c, tat, "template: \"object\" must be an object");
         return NULL;
     }
     if (json_object_get(t->object, "template")) {
-        fail(c, tat, "template: a template's object cannot itself use a template");
+        tmj_fail(c, tat, "template: a template's object cannot itself use a template");
         return NULL;
     }
     const json_t *tileset = json_object_get(root, "tileset");
@@ -62,20 +62,20 @@ static const tmj_template *get_template(tmj_ctx *c, tiled_place at, const char *
         const char *source;
         long long firstgid;
         if (!json_is_object(tileset)) {
-            fail(c, tat, "template: \"tileset\" must be an object");
+            tmj_fail(c, tat, "template: \"tileset\" must be an object");
             return NULL;
         }
-        if (!get_int(c, tat, "template tileset", tileset, "firstgid", true, 0, 1, TILED_GID_MASK,
-                     &firstgid) ||
-            !get_string(c, tat, "template tileset", tileset, "source", NULL, &source))
+        if (!tmj_get_int(c, tat, "template tileset", tileset, "firstgid", true, 0, 1,
+                         TILED_GID_MASK, &firstgid) ||
+            !tmj_get_string(c, tat, "template tileset", tileset, "source", NULL, &source))
             return NULL;
         if (!source) {
-            fail(c, tat, "template tileset: \"source\" is missing");
+            tmj_fail(c, tat, "template tileset: \"source\" is missing");
             return NULL;
         }
         char dir[TMJ_MAX_PATH];
-        dir_of(path, dir, sizeof dir);
-        if (!resolve_path(c, tat, dir, source, &t->tileset_path)) return NULL;
+        tmj_dir_of(path, dir, sizeof dir);
+        if (!tmj_resolve_path(c, tat, dir, source, &t->tileset_path)) return NULL;
         t->tileset_firstgid = (uint32_t)firstgid;
     }
     return t;
@@ -85,42 +85,42 @@ static const tmj_template *get_template(tmj_ctx *c, tiled_place at, const char *
 static bool map_template_gid(tmj_ctx *c, tiled_place at, const char *where, const tmj_template *t,
                              uint32_t gid, uint32_t *out) {
     if (!t->tileset_path)
-        return fail(c, at, "%s: template \"%s\" places a tile but names no tileset", where,
-                    t->path);
+        return tmj_fail(c, at, "%s: template \"%s\" places a tile but names no tileset", where,
+                        t->path);
     uint32_t local = gid & TILED_GID_MASK;
     if (local < t->tileset_firstgid)
-        return fail(c, at, "%s: template \"%s\": gid %u is below its tileset's firstgid %u", where,
-                    t->path, local, t->tileset_firstgid);
+        return tmj_fail(c, at, "%s: template \"%s\": gid %u is below its tileset's firstgid %u",
+                        where, t->path, local, t->tileset_firstgid);
     for (size_t i = 0; i < c->m->ntilesets; i++) {
         if (!c->tileset_paths[i] || strcmp(c->tileset_paths[i], t->tileset_path) != 0) continue;
         uint64_t mapped = (uint64_t)c->m->tilesets[i].firstgid + (local - t->tileset_firstgid);
         if (mapped > TILED_GID_MASK)
-            return fail(c, at, "%s: template \"%s\": gid out of range", where, t->path);
+            return tmj_fail(c, at, "%s: template \"%s\": gid out of range", where, t->path);
         *out = (gid & ~TILED_GID_MASK) | (uint32_t)mapped;
         return true;
     }
-    return fail(c, at, "%s: template \"%s\" uses tileset \"%s\", which the map does not", where,
-                t->path, t->tileset_path);
+    return tmj_fail(c, at, "%s: template \"%s\" uses tileset \"%s\", which the map does not", where,
+                    t->path, t->tileset_path);
 }
 
 static bool parse_points(tmj_ctx *c, tiled_place at, const char *where, const json_t *arr,
                          const char *key, tiled_object *o) {
     if (!json_is_array(arr))
-        return fail(c, at, "%s: \"%s\" must be an array of {x, y}", where, key);
+        return tmj_fail(c, at, "%s: \"%s\" must be an array of {x, y}", where, key);
     size_t n = json_array_size(arr);
     if (n > TMJ_MAX_POINTS)
-        return fail(c, at, "%s: %zu points, at most %u", where, n, TMJ_MAX_POINTS);
+        return tmj_fail(c, at, "%s: %zu points, at most %u", where, n, TMJ_MAX_POINTS);
     if (n == 0) return true;
     o->points = calloc(n, sizeof *o->points);
-    if (!o->points) return oom(c, at);
+    if (!o->points) return tmj_oom(c, at);
     for (size_t i = 0; i < n; i++) {
         const json_t *p = json_array_get(arr, i);
         if (!json_is_object(p) || !json_is_number(json_object_get(p, "x")) ||
             !json_is_number(json_object_get(p, "y")))
-            return fail(c, at, "%s: \"%s\" point %zu must be {\"x\": number, \"y\": number}", where,
-                        key, i);
-        if (!get_number(c, at, where, p, "x", 0, &o->points[i].x) ||
-            !get_number(c, at, where, p, "y", 0, &o->points[i].y))
+            return tmj_fail(c, at, "%s: \"%s\" point %zu must be {\"x\": number, \"y\": number}",
+                            where, key, i);
+        if (!tmj_get_number(c, at, where, p, "x", 0, &o->points[i].x) ||
+            !tmj_get_number(c, at, where, p, "y", 0, &o->points[i].y))
             return false;
         o->npoints = i + 1;
     }
@@ -133,31 +133,31 @@ static bool parse_object(tmj_ctx *c, tiled_place at, const char *owner, const js
                          const char *base_dir, double offx, double offy, tiled_object *o) {
     o->place = at;
     char where[512];
-    if (!json_is_object(in)) return fail(c, at, "%s: an object must be a JSON object", owner);
+    if (!json_is_object(in)) return tmj_fail(c, at, "%s: an object must be a JSON object", owner);
     if (++c->total_objects > TMJ_MAX_OBJECTS)
-        return fail(c, at, "%s: more than %u objects", owner, TMJ_MAX_OBJECTS);
+        return tmj_fail(c, at, "%s: more than %u objects", owner, TMJ_MAX_OBJECTS);
     long long id;
-    if (!get_int(c, at, owner, in, "id", false, 0, 0, INT32_MAX, &id)) return false;
+    if (!tmj_get_int(c, at, owner, in, "id", false, 0, 0, INT32_MAX, &id)) return false;
     o->id = (int)id;
     snprintf(where, sizeof where, "%s, object %d", owner, o->id);
 
     /* A template instance: the template's object, the instance's members over it, and its
      * properties under the instance's (Tiled's own rule for overrides). */
     const char *tref;
-    if (!get_string(c, at, where, in, "template", NULL, &tref)) return false;
+    if (!tmj_get_string(c, at, where, in, "template", NULL, &tref)) return false;
     const tmj_template *t = NULL;
     json_t *merged = NULL;
     const json_t *obj = in;
     if (tref) {
         char *path = NULL;
-        if (!resolve_path(c, at, base_dir, tref, &path)) return false;
+        if (!tmj_resolve_path(c, at, base_dir, tref, &path)) return false;
         t = get_template(c, at, where, path);
         free(path);
         if (!t) return false;
         merged = json_deep_copy(t->object);
         if (!merged || json_object_update(merged, (json_t *)in) != 0) {
             json_decref(merged);
-            return oom(c, at);
+            return tmj_oom(c, at);
         }
         json_object_del(merged, "properties");
         json_object_del(merged, "template");
@@ -167,20 +167,21 @@ static bool parse_object(tmj_ctx *c, tiled_place at, const char *owner, const js
     const char *type, *cls, *name;
     bool ellipse = false, point = false;
     const json_t *gid = json_object_get(obj, "gid");
-    if (!get_string(c, at, where, obj, "type", NULL, &type) ||
-        !get_string(c, at, where, obj, "class", "", &cls) ||
-        !get_string(c, at, where, obj, "name", "", &name) ||
-        !dup_string(c, at, type ? type : cls, &o->type) || !dup_string(c, at, name, &o->name) ||
-        !get_number(c, at, where, obj, "x", 0, &o->x) ||
-        !get_number(c, at, where, obj, "y", 0, &o->y) ||
-        !get_number(c, at, where, obj, "width", 0, &o->width) ||
-        !get_number(c, at, where, obj, "height", 0, &o->height) ||
-        !get_number(c, at, where, obj, "rotation", 0, &o->rotation) ||
-        !get_bool(c, at, where, obj, "ellipse", &ellipse) ||
-        !get_bool(c, at, where, obj, "point", &point))
+    if (!tmj_get_string(c, at, where, obj, "type", NULL, &type) ||
+        !tmj_get_string(c, at, where, obj, "class", "", &cls) ||
+        !tmj_get_string(c, at, where, obj, "name", "", &name) ||
+        !tmj_dup_string(c, at, type ? type : cls, &o->type) ||
+        !tmj_dup_string(c, at, name, &o->name) ||
+        !tmj_get_number(c, at, where, obj, "x", 0, &o->x) ||
+        !tmj_get_number(c, at, where, obj, "y", 0, &o->y) ||
+        !tmj_get_number(c, at, where, obj, "width", 0, &o->width) ||
+        !tmj_get_number(c, at, where, obj, "height", 0, &o->height) ||
+        !tmj_get_number(c, at, where, obj, "rotation", 0, &o->rotation) ||
+        !tmj_get_bool(c, at, where, obj, "ellipse", &ellipse) ||
+        !tmj_get_bool(c, at, where, obj, "point", &point))
         goto done;
     if (o->width < 0 || o->height < 0) {
-        fail(c, at, "%s: a negative width or height", where);
+        tmj_fail(c, at, "%s: a negative width or height", where);
         goto done;
     }
     o->x += offx;
@@ -188,7 +189,7 @@ static bool parse_object(tmj_ctx *c, tiled_place at, const char *owner, const js
     if (gid) {
         if (!json_is_integer(gid) || json_integer_value(gid) < 0 ||
             json_integer_value(gid) > 0xffffffffLL) {
-            fail(c, at, "%s: \"gid\" must be an integer in [0, 4294967295]", where);
+            tmj_fail(c, at, "%s: \"gid\" must be an integer in [0, 4294967295]", where);
             goto done;
         }
         o->kind = TILED_OBJ_TILE;
@@ -211,12 +212,12 @@ static bool parse_object(tmj_ctx *c, tiled_place at, const char *owner, const js
     } else {
         o->kind = TILED_OBJ_RECT;
     }
-    if (!parse_props(c, at, where, in, &o->props)) goto done;
+    if (!tmj_parse_props(c, at, where, in, &o->props)) goto done;
     if (t) {
         tiled_props tprops = {NULL, 0};
         tiled_place tat = {t->file, 0};
-        bool merged_ok = parse_props(c, tat, "template object", t->object, &tprops) &&
-                         merge_props_under(c, at, &o->props, &tprops);
+        bool merged_ok = tmj_parse_props(c, tat, "template object", t->object, &tprops) &&
+                         tmj_merge_props_under(c, at, &o->props, &tprops);
         tiled_props_free(&tprops);
         if (!merged_ok) goto done;
     }
@@ -226,17 +227,17 @@ done:
     return ok;
 }
 
-bool parse_objects(tmj_ctx *c, tiled_place at, const char *owner, const json_t *arr,
-                   const char *base_dir, double offx, double offy, tiled_object **out,
-                   size_t *count) {
+bool tmj_parse_objects(tmj_ctx *c, tiled_place at, const char *owner, const json_t *arr,
+                       const char *base_dir, double offx, double offy, tiled_object **out,
+                       size_t *count) {
     if (!arr) return true;
-    if (!json_is_array(arr)) return fail(c, at, "%s: \"objects\" must be an array", owner);
+    if (!json_is_array(arr)) return tmj_fail(c, at, "%s: \"objects\" must be an array", owner);
     size_t n = json_array_size(arr);
     if (n > TMJ_MAX_OBJECTS)
-        return fail(c, at, "%s: %zu objects, at most %u", owner, n, TMJ_MAX_OBJECTS);
+        return tmj_fail(c, at, "%s: %zu objects, at most %u", owner, n, TMJ_MAX_OBJECTS);
     if (n == 0) return true;
     *out = calloc(n, sizeof **out);
-    if (!*out) return oom(c, at);
+    if (!*out) return tmj_oom(c, at);
     for (size_t i = 0; i < n; i++) {
         /* counted first so that a half-read object is freed with the rest */
         *count = i + 1;

@@ -68,43 +68,44 @@ typedef struct tmj_group {
 /* ---- errors, values, properties, files (world_tiled_tmj_values.c) ---------------------------- */
 
 /* Writes "FILE:LINE: reason" (at's file, or the map's) into the error buffer; returns false. */
-bool fail(tmj_ctx *c, tiled_place at, const char *fmt, ...);
-bool oom(tmj_ctx *c, tiled_place at);
-bool ends_with(const char *s, const char *suffix);
+bool tmj_fail(tmj_ctx *c, tiled_place at, const char *fmt, ...);
+bool tmj_oom(tmj_ctx *c, tiled_place at);
+bool tmj_ends_with(const char *s, const char *suffix);
 /* An integer member in [lo, hi]; def when absent and not required. */
-bool get_int(tmj_ctx *c, tiled_place at, const char *where, const json_t *obj, const char *key,
-             bool required, long long def, long long lo, long long hi, long long *out);
-bool get_number(tmj_ctx *c, tiled_place at, const char *where, const json_t *obj, const char *key,
-                double def, double *out);
-bool get_bool(tmj_ctx *c, tiled_place at, const char *where, const json_t *obj, const char *key,
-              bool *out);
+bool tmj_get_int(tmj_ctx *c, tiled_place at, const char *where, const json_t *obj, const char *key,
+                 bool required, long long def, long long lo, long long hi, long long *out);
+bool tmj_get_number(tmj_ctx *c, tiled_place at, const char *where, const json_t *obj,
+                    const char *key, double def, double *out);
+bool tmj_get_bool(tmj_ctx *c, tiled_place at, const char *where, const json_t *obj, const char *key,
+                  bool *out);
 /* A string member, borrowed from the document; def when absent. */
-bool get_string(tmj_ctx *c, tiled_place at, const char *where, const json_t *obj, const char *key,
-                const char *def, const char **out);
-bool dup_string(tmj_ctx *c, tiled_place at, const char *s, char **out);
+bool tmj_get_string(tmj_ctx *c, tiled_place at, const char *where, const json_t *obj,
+                    const char *key, const char *def, const char **out);
+bool tmj_dup_string(tmj_ctx *c, tiled_place at, const char *s, char **out);
 /* Tiled's "properties": [{"name", "type", "value"}]: the collide: ones into *out. */
-bool parse_props(tmj_ctx *c, tiled_place at, const char *where, const json_t *owner,
-                 tiled_props *out);
+bool tmj_parse_props(tmj_ctx *c, tiled_place at, const char *where, const json_t *owner,
+                     tiled_props *out);
 /* Appends to dst copies of under's properties whose names dst lacks (dst's own win). */
-bool merge_props_under(tmj_ctx *c, tiled_place at, tiled_props *dst, const tiled_props *under);
+bool tmj_merge_props_under(tmj_ctx *c, tiled_place at, tiled_props *dst, const tiled_props *under);
 /* ref, written in a file whose directory is base_dir, as a normalized path relative to the map's
  * directory; refused when it leaves the map's tree. */
-bool resolve_path(tmj_ctx *c, tiled_place at, const char *base_dir, const char *ref, char **out);
+bool tmj_resolve_path(tmj_ctx *c, tiled_place at, const char *base_dir, const char *ref,
+                      char **out);
 /* The directory part of a normalized path ("" for a file in the map's directory). */
-void dir_of(const char *path, char *out, size_t size);
+void tmj_dir_of(const char *path, char *out, size_t size);
 /* Reads and parses an external JSON file (normalized path); *file is its name in m->files. */
-json_t *load_external(tmj_ctx *c, tiled_place from, const char *path, const char **file);
+json_t *tmj_load_external(tmj_ctx *c, tiled_place from, const char *path, const char **file);
 
 /* ---- objects and templates (world_tiled_tmj_objects.c) --------------------------------------- */
 
 /* An object layer's objects (offset added), or a tile's collision shapes, into *out, *count. */
-bool parse_objects(tmj_ctx *c, tiled_place at, const char *owner, const json_t *arr,
-                   const char *base_dir, double offx, double offy, tiled_object **out,
-                   size_t *count);
+bool tmj_parse_objects(tmj_ctx *c, tiled_place at, const char *owner, const json_t *arr,
+                       const char *base_dir, double offx, double offy, tiled_object **out,
+                       size_t *count);
 
 /* ---- layers (world_tiled_tmj_layers.c) ------------------------------------------------------- */
 
 /* The layers of arr, flattened: groups into their children, under group (NULL at the top). */
-bool parse_layers(tmj_ctx *c, const json_t *arr, const tmj_group *group, size_t *capacity);
+bool tmj_parse_layers(tmj_ctx *c, const json_t *arr, const tmj_group *group, size_t *capacity);
 
 #endif

@@ -20,8 +20,7 @@
 #include "tiled_tmj.h"
 #include "world_load.h"
 
-/* ---- tilesets
-   -------------------------------------------------------------------------------- */
+/* ---- tilesets -------------------------------------------------------------------------------- */
 
 static int tile_cmp(const void *a, const void *b) {
     uint32_t x = ((const tiled_tile *)a)->id, y = ((const tiled_tile *)b)->id;

@@ -1,7 +1,7 @@
 /* world_tiled_tmj_values: what every part of the TMJ parser reads a document with: errors at a
  * named place, typed and bounded members, Tiled's "properties", and the external files a map names
- * (tilesets, templates), resolved within the map's tree and parsed. Apart so that the maps,
- * layers and objects each depend on these and on nothing of one another's that they do not use. */
+ * (tilesets, templates), resolved within the map's tree and parsed. Apart from the readers of the
+ * map, its layers and its objects, so that they all stand on these and these on none of them. */
 #include <jansson.h>
 #include <math.h>
 #include <stdarg.h>

@@ -1,7 +1,7 @@
 /* world_tiled_tmx_attrs: what every element handler of the TMX parser uses: errors at the parse's
  * line (naming the layer, tile and object being read), the map's budget of items, typed and
- * bounded attributes, and growable arrays. Apart from the handlers so that each of their files
- * (tilesets, layers, objects, properties) depends on these and on nothing of the others'. */
+ * bounded attributes, and growable arrays. Apart from the handlers (tilesets, layers, objects,
+ * properties, the driver's), so that they all stand on these and these on none of them. */
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>

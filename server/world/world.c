@@ -264,6 +264,7 @@ void world_destroy(world *w) {
     free(w->filters);
     free(w->turns);
     free(w->turn_still);
+    free(w->one_way);
     world_events_free(w);
     free(w);
 }
@@ -468,6 +469,7 @@ world_status world_despawn(world *w, world_body_id id) {
         s->dead_gen = s->gen;
         s->dead_kind = s->kind;
     }
+    world_one_way_despawn(w, slot);
     if (w->filters) {
         /* the slot's next body starts with the defaults */
         if (!filter_is_default(&w->filters[slot])) w->filtered_count--;

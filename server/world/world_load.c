@@ -292,6 +292,19 @@ static bool read_filter(loader *ld, const json_t *st, json_place p, world_filter
     return true;
 }
 
+/* A static's optional "one_way" (PROTOCOL.md SpawnBody.one_way): true/false, absent false. Tiled
+ * maps' collide:one_way arrives here (world_tiled.c). */
+static bool read_one_way(loader *ld, const json_t *st, json_place p, bool *out) {
+    const json_t *v = json_object_get(st, "one_way");
+    if (v && !json_is_boolean(v)) {
+        json_place kp = place_key(p, "one_way");
+        fail(ld, &kp, "\"one_way\" must be true or false");
+        return false;
+    }
+    *out = v && json_is_true(v);
+    return true;
+}
+
 static world *load_doc(loader *ld, const json_t *root, const world_config *base,
                        world_spawn_points *spawn_points) {
     json_place top = place0();
@@ -342,8 +355,8 @@ static world *load_doc(loader *ld, const json_t *root, const world_config *base,
     for (size_t i = 0; i < static_count; i++) {
         const json_t *st = json_array_get(statics, i);
         json_place p = place_index(sp, i);
-        static const char *const skeys[] = {"position", "box",      "polygon", "circle",
-                                            "sensor",   "category", "mask",    NULL};
+        static const char *const skeys[] = {"position", "box",  "polygon", "circle", "sensor",
+                                            "category", "mask", "one_way", NULL};
         if (!json_is_object(st)) {
             fail(ld, &p, "a static must be an object");
             goto fail;
@@ -355,13 +368,17 @@ static world *load_doc(loader *ld, const json_t *root, const world_config *base,
             goto fail;
         geom_shape shape;
         world_filter filter;
-        if (!read_shape(ld, st, p, &shape) || !read_filter(ld, st, p, &filter)) goto fail;
+        bool one_way;
+        if (!read_shape(ld, st, p, &shape) || !read_filter(ld, st, p, &filter) ||
+            !read_one_way(ld, st, p, &one_way))
+            goto fail;
         geom_shape_error serr = GEOM_OK;
         world_body_id id = 0;
         world_status status = world_spawn(w, WORLD_BODY_STATIC, &shape, pos, 0, &id, &serr);
         if (status == WORLD_OK &&
             (filter.category != 1u || filter.mask != UINT32_MAX || filter.sensor))
             status = world_body_set_filter(w, id, &filter);
+        if (status == WORLD_OK && one_way) status = world_body_set_one_way(w, id, true);
         if (status == WORLD_ERR_INVALID_SHAPE) {
             fail(ld, &p, "invalid shape: %s", geom_shape_error_str(serr));
             goto fail;

@@ -93,15 +93,19 @@ bool world_one_way_pair_blocks(const world *w, uint32_t a, uint32_t b) {
     return true;
 }
 
-void world_one_way_begin_step(world *w) {
-    if (!w->one_way_count) return;
+/* Notes every mover's position and angle, and its motion of the step scaled by dt (0: none). */
+static void note_starts(world *w, float dt) {
     for (uint32_t i = 0; i < w->mover_count; i++) {
         const world_mover *m = &w->movers[i];
         world_one_way_slot *o = &w->one_way[m->slot];
         o->start = m->position;
         o->q = ref_kind(m->shape) == WORLD_REF_TURNED ? w->turns[m->slot].q : v2(1.0f, 0.0f);
-        o->disp = v2_scale(m->intent, w->dt);
+        o->disp = v2_scale(m->intent, dt);
     }
+}
+
+void world_one_way_begin_step(world *w) {
+    if (w->one_way_count) note_starts(w, w->dt);
 }
 
 void world_one_way_despawn(world *w, uint32_t slot) {
@@ -126,15 +130,9 @@ world_status world_body_set_one_way(world *w, world_body_id id, bool one_way) {
     }
     world_one_way_slot *o = &w->one_way[slot];
     if (o->on == (uint32_t)one_way) return WORLD_OK;
-    if (!w->one_way_count) {
-        /* the first one-way body: every mover's start, for a step that reads it before its own
-         * note (a contact check outside a step) */
-        w->one_way_count = 1;
-        world_one_way_begin_step(w);
-        for (uint32_t i = 0; i < w->mover_count; i++)
-            w->one_way[w->movers[i].slot].disp = v2(0, 0);
-        w->one_way_count = 0;
-    }
+    /* the first one-way body: every mover's place, unmoving, for anything that asks before the
+     * next step notes them */
+    if (!w->one_way_count) note_starts(w, 0.0f);
     o->on = one_way;
     w->one_way_count += one_way ? 1u : (uint32_t)-1;
     world_events_rescan(w); /* pairs of this body may start or stop blocking */

@@ -301,6 +301,43 @@ static void test_api_and_separation(void) {
     world_destroy(w);
 }
 
+/* The decisions the rule leaves open (world_one_way.c): a static still blocks a one-way mover
+ * whatever side it comes from; two one-way movers block each other only when each blocks the
+ * other; a cast across a one-way body passes it (a plain one stops it). */
+static void test_open_decisions(void) {
+    world *w = wt_world(50, 16);
+    wt_spawn(w, WORLD_BODY_STATIC, wt_box(10, 0.5f), v2(0, 0));
+    world_body_id crate = wt_spawn(w, WORLD_BODY_MOVING, wt_box(1, 1), v2(0, 5));
+    CHECK(world_body_set_one_way(w, crate, true) == WORLD_OK);
+    world_set_intent(w, crate, v2(0, -600), 1);
+    world_step(w);
+    CHECK(wt_pos(w, crate).y >= 1.5f - SKIN); /* on the floor, not through it */
+    /* two one-way movers, a above b, a falling: b blocks a, but a does not block b (b is not on
+     * a's up side): they pass */
+    world_body_id a = wt_spawn(w, WORLD_BODY_MOVING, wt_box(1, 0.25f), v2(20, 10));
+    world_body_id b = wt_spawn(w, WORLD_BODY_MOVING, wt_box(1, 0.25f), v2(20, 5));
+    CHECK(world_body_set_one_way(w, a, true) == WORLD_OK);
+    CHECK(world_body_set_one_way(w, b, true) == WORLD_OK);
+    world_set_intent(w, a, v2(0, -600), 1);
+    world_step(w);
+    CHECK_MSG(fabsf(wt_pos(w, a).y) < 1e-4f, "a at %g, b at %g", (double)wt_pos(w, a).y,
+              (double)wt_pos(w, b).y);
+    /* a cast across a one-way platform passes it; across a plain one, stops */
+    world_body_id p = wt_spawn(w, WORLD_BODY_STATIC, wt_box(5, 0.5f), v2(0, 20));
+    world_body_id plain = wt_spawn(w, WORLD_BODY_STATIC, wt_box(5, 0.5f), v2(0, 30));
+    CHECK(world_body_set_one_way(w, p, true) == WORLD_OK);
+    world_hit h;
+    world_query_result res;
+    geom_shape q = wt_box(0.25f, 0.25f);
+    CHECK(world_query_shape_cast(w, 0, &q, v2(-20, 20), v2(40, 0), NULL, true, &h, 1, &res) ==
+          WORLD_OK);
+    CHECK(res.count == 0);
+    CHECK(world_query_shape_cast(w, 0, &q, v2(-20, 30), v2(40, 0), NULL, true, &h, 1, &res) ==
+          WORLD_OK);
+    CHECK(res.count == 1 && h.id == plain);
+    world_destroy(w);
+}
+
 /* I6: the same scene of one-way platforms (static and moving, turned) and colliding movers of
  * every shape, run twice, gives the same state hash every tick. */
 static uint64_t run_crowd(uint32_t seed, uint64_t *hashes, int ticks) {
@@ -345,5 +382,5 @@ static void test_determinism(void) {
     }
 }
 
-TEST_MAIN(TEST(test_api_and_separation), TEST(test_random_scenes), TEST(test_rays_and_casts),
-          TEST(test_determinism))
+TEST_MAIN(TEST(test_api_and_separation), TEST(test_open_decisions), TEST(test_random_scenes),
+          TEST(test_rays_and_casts), TEST(test_determinism))

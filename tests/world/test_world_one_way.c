@@ -298,6 +298,7 @@ static void test_api_and_separation(void) {
     CHECK(world_body_set_one_way(w, p, true) == WORLD_ERR_NOT_FOUND);
     world_body_id r = wt_spawn(w, WORLD_BODY_STATIC, wt_box(1, 1), v2(-30, -30));
     CHECK(!world_body_one_way(w, r)); /* the slot's next body is plain */
+    CHECK(world_validate(w) == NULL);
     world_destroy(w);
 }
 
@@ -340,6 +341,7 @@ static void test_open_decisions(void) {
 
 /* I6: the same scene of one-way platforms (static and moving, turned) and colliding movers of
  * every shape, run twice, gives the same state hash every tick. */
+static int invalid_ticks; /* ticks world_validate refused */
 static uint64_t run_crowd(uint32_t seed, uint64_t *hashes, int ticks) {
     collide_rng r = {seed};
     world *w = wt_world(60, 128);
@@ -365,6 +367,7 @@ static uint64_t run_crowd(uint32_t seed, uint64_t *hashes, int ticks) {
                 world_set_intent(w, m[i], v2(frand(&r, -400, 400), frand(&r, -400, 400)),
                                  (uint32_t)t + 2u);
         world_step(w);
+        invalid_ticks += world_validate(w) != NULL;
         hashes[t] = world_state_hash(w);
     }
     uint64_t last = world_state_hash(w);
@@ -379,6 +382,7 @@ static void test_determinism(void) {
         run_crowd(seed, h2, 200);
         for (int t = 0; t < 200; t++)
             CHECK_MSG(h1[t] == h2[t], "seed %u tick %d: hashes differ", seed, t);
+        CHECK(invalid_ticks == 0);
     }
 }
 

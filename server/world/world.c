@@ -264,6 +264,7 @@ void world_destroy(world *w) {
     free(w->filters);
     free(w->turns);
     free(w->turn_still);
+    free(w->one_way);
     world_events_free(w);
     free(w);
 }
@@ -468,6 +469,7 @@ world_status world_despawn(world *w, world_body_id id) {
         s->dead_gen = s->gen;
         s->dead_kind = s->kind;
     }
+    world_one_way_despawn(w, slot);
     if (w->filters) {
         /* the slot's next body starts with the defaults */
         if (!filter_is_default(&w->filters[slot])) w->filtered_count--;
@@ -785,6 +787,13 @@ const char *world_validate(const world *w) {
     }
     if (statics != w->static_count || movers != w->mover_count)
         return "slots: live slots and dense arrays differ in number";
+    /* one-way flags only on live bodies, and counted (world_one_way.c) */
+    uint32_t one_way = 0;
+    for (uint32_t slot = 0; w->one_way && slot < w->capacity; slot++) {
+        if (w->one_way[slot].on && w->slots[slot].kind == 0) return "one-way: a free slot's flag";
+        one_way += w->one_way[slot].on != 0;
+    }
+    if (one_way != w->one_way_count) return "one-way: flags and their count differ";
     /* the id space's accounting (world_stats): a spawn takes the slot's next generation */
     if (retired != w->slots_retired) return "slots: retired slots and their count differ";
     if (gens != w->spawns) return "slots: generations used and spawns differ";

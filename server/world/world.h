@@ -146,6 +146,20 @@ static inline bool world_filters_interact(const world_filter *a, const world_fil
 world_status world_body_set_filter(world *w, world_body_id id, const world_filter *filter);
 /* A live body's filter, the defaults filled in. False for an unknown or stale id. */
 bool world_body_filter(const world *w, world_body_id id, world_filter *out);
+
+/* Makes a body one-way, or plain again (PROTOCOL.md SpawnBody.one_way; statics and movers): it
+ * blocks a mover in a step only if, at the step's start, the mover lay wholly on its up side (the
+ * body-local +y turned by its angle, within the skin) and the mover's intended motion relative to
+ * it ran against that direction; statics and the bounds still block a one-way mover. Rays and
+ * casts hit it only when running against its up direction, and not from a start inside it;
+ * overlaps always report it; contacts with it begin only where it blocks. Meant right after
+ * world_spawn; a later change takes effect at the next step. The first one-way body of a world
+ * allocates a per-slot table (28 bytes x max_bodies, in world_stats.bytes): a world without one
+ * pays nothing and its step takes the same paths as before. WORLD_ERR_NOT_FOUND for an unknown
+ * or stale id, WORLD_ERR_NO_MEMORY when that allocation fails. */
+world_status world_body_set_one_way(world *w, world_body_id id, bool one_way);
+/* Whether a live body is one-way. False for an unknown or stale id. */
+bool world_body_one_way(const world *w, world_body_id id);
 /* Sets a moving body's desired velocity; it holds until replaced. The newest input_seq wins: an
  * older or equal one returns WORLD_STALE_INPUT and changes nothing. Speed is clamped to max_speed.
  */

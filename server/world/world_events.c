@@ -268,7 +268,9 @@ WORLD_HOT void contact_update(world *w, ev_pair *p, const body_view *va, const b
                               vec2 ia, vec2 ib) {
     bool ended;
     float speed;
-    if (!slots_block(w, p->slot_a, p->slot_b)) {
+    /* a held contact ends by its gap alone, a one-way body's too (it begins only where it
+     * blocks: contact_offer) */
+    if (!slots_filter_block(w, p->slot_a, p->slot_b)) {
         ended = true;
         speed = v2_dot(v2_sub(ia, ib), p->normal);
     } else {
@@ -712,7 +714,7 @@ static void contacts_find(world *w) {
     uint32_t n = w->mover_count;
     bool grid_ready = false;
     /* boxes among boxes, filters off (S1b): the pairs take contact_static_box, contact_mover_box */
-    bool boxes = !w->filtered_count && !w->nonbox_statics && ev->p0_valid;
+    bool boxes = !world_pair_rules(w) && !w->nonbox_statics && ev->p0_valid;
     /* in locals: the stores of the walk (a byte of ev->changed, a pair's flag) may alias anything
      * to the compiler, which would reload each of these after every one */
     const bool pairs_valid = ev->pairs_valid;

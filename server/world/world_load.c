@@ -292,6 +292,55 @@ static bool read_filter(loader *ld, const json_t *st, json_place p, world_filter
     return true;
 }
 
+/* A static's optional "one_way" (PROTOCOL.md SpawnBody.one_way): true/false, absent false. Tiled
+ * maps' collide:one_way arrives here (world_tiled.c). */
+static bool read_one_way(loader *ld, const json_t *st, json_place p, bool *out) {
+    const json_t *v = json_object_get(st, "one_way");
+    if (v && !json_is_boolean(v)) {
+        json_place kp = place_key(p, "one_way");
+        fail(ld, &kp, "\"one_way\" must be true or false");
+        return false;
+    }
+    *out = v && json_is_true(v);
+    return true;
+}
+
+/* Spawns the static st (statics[i], at p) into w: its shape, filter and one-way flag. */
+static bool load_static(loader *ld, world *w, const json_t *st, json_place p, size_t i) {
+    static const char *const skeys[] = {"position", "box",  "polygon", "circle", "sensor",
+                                        "category", "mask", "one_way", NULL};
+    if (!json_is_object(st)) {
+        fail(ld, &p, "a static must be an object");
+        return false;
+    }
+    if (!only_keys(ld, st, p, skeys)) return false;
+    vec2 pos;
+    if (!read_vec2(ld, json_object_get(st, "position"), place_key(p, "position"), "static position",
+                   &pos))
+        return false;
+    geom_shape shape;
+    world_filter filter;
+    bool one_way;
+    if (!read_shape(ld, st, p, &shape) || !read_filter(ld, st, p, &filter) ||
+        !read_one_way(ld, st, p, &one_way))
+        return false;
+    geom_shape_error serr = GEOM_OK;
+    world_body_id id = 0;
+    world_status status = world_spawn(w, WORLD_BODY_STATIC, &shape, pos, 0, &id, &serr);
+    if (status == WORLD_OK && (filter.category != 1u || filter.mask != UINT32_MAX || filter.sensor))
+        status = world_body_set_filter(w, id, &filter);
+    if (status == WORLD_OK && one_way) status = world_body_set_one_way(w, id, true);
+    if (status == WORLD_ERR_INVALID_SHAPE) {
+        fail(ld, &p, "invalid shape: %s", geom_shape_error_str(serr));
+        return false;
+    }
+    if (status != WORLD_OK) {
+        fail(ld, &p, "static %zu: %s", i, world_status_str(status));
+        return false;
+    }
+    return true;
+}
+
 static world *load_doc(loader *ld, const json_t *root, const world_config *base,
                        world_spawn_points *spawn_points) {
     json_place top = place0();
@@ -339,38 +388,8 @@ static world *load_doc(loader *ld, const json_t *root, const world_config *base,
         fail(ld, &bp, "cannot create a world with these bounds (configuration or memory)");
         return NULL;
     }
-    for (size_t i = 0; i < static_count; i++) {
-        const json_t *st = json_array_get(statics, i);
-        json_place p = place_index(sp, i);
-        static const char *const skeys[] = {"position", "box",      "polygon", "circle",
-                                            "sensor",   "category", "mask",    NULL};
-        if (!json_is_object(st)) {
-            fail(ld, &p, "a static must be an object");
-            goto fail;
-        }
-        if (!only_keys(ld, st, p, skeys)) goto fail;
-        vec2 pos;
-        if (!read_vec2(ld, json_object_get(st, "position"), place_key(p, "position"),
-                       "static position", &pos))
-            goto fail;
-        geom_shape shape;
-        world_filter filter;
-        if (!read_shape(ld, st, p, &shape) || !read_filter(ld, st, p, &filter)) goto fail;
-        geom_shape_error serr = GEOM_OK;
-        world_body_id id = 0;
-        world_status status = world_spawn(w, WORLD_BODY_STATIC, &shape, pos, 0, &id, &serr);
-        if (status == WORLD_OK &&
-            (filter.category != 1u || filter.mask != UINT32_MAX || filter.sensor))
-            status = world_body_set_filter(w, id, &filter);
-        if (status == WORLD_ERR_INVALID_SHAPE) {
-            fail(ld, &p, "invalid shape: %s", geom_shape_error_str(serr));
-            goto fail;
-        }
-        if (status != WORLD_OK) {
-            fail(ld, &p, "static %zu: %s", i, world_status_str(status));
-            goto fail;
-        }
-    }
+    for (size_t i = 0; i < static_count; i++)
+        if (!load_static(ld, w, json_array_get(statics, i), place_index(sp, i), i)) goto fail;
     const json_t *points = json_object_get(root, "spawn_points");
     json_place pp = place_key(top, "spawn_points");
     if (points && !json_is_array(points)) {

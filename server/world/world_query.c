@@ -103,6 +103,8 @@ typedef struct game_query {
     size_t count;                  /* entries in out */
     bool truncated;                /* a hit was dropped for the cap */
     uint64_t work;                 /* cells, regions, candidates and tests, weighted */
+    bool one_way; /* the body under test is one-way and the ray or cast runs against its up
+                   * direction: a start inside it is no hit (world_one_way.c) */
 } game_query;
 
 /* A body's category and sensor flag (world_body_set_filter); the defaults while no body has
@@ -250,6 +252,7 @@ static void query_test(game_query *q, world_body_id id, const geom_shape *s, vec
     switch (q->kind) {
     case GQ_RAY:
         if (geom_shape_contains_point(s, pos, q->origin)) {
+            if (q->one_way) return;
             h.point = q->origin; /* starts inside: fraction 0, no direction pushes a point out */
         } else {
             geom_ray_hit r;
@@ -279,6 +282,7 @@ static void query_test(game_query *q, world_body_id id, const geom_shape *s, vec
         break;
     case GQ_CAST:
         if (geom_overlap(q->shape, q->origin, s, pos, &c)) {
+            if (q->one_way) return;
             h.point = q->origin; /* starts inside: fraction 0, pushed out along the MTV */
             h.normal = v2_neg(c.normal);
             h.depth = c.depth;
@@ -296,12 +300,31 @@ static void query_test(game_query *q, world_body_id id, const geom_shape *s, vec
     keep_hit(q, &h);
 }
 
+/* query_test for a ray or cast and a one-way body (angle q: (1, 0) unturned): a hit only when it
+ * runs against the body's up direction, and not from a start inside it. */
+static void query_test_one_way(const world *w, game_query *q, uint32_t slot, vec2 qa,
+                               world_body_id id, const geom_shape *s, vec2 pos) {
+    if (world_one_way_ray_passes(w, slot, qa, q->d)) return;
+    q->one_way = true;
+    query_test(q, id, s, pos);
+    q->one_way = false;
+}
+static inline bool query_one_way(const world *w, const game_query *q, uint32_t slot) {
+    return w->one_way_count && q->kind != GQ_OVERLAP && w->one_way[slot].on;
+}
+
 /* The exact test of one candidate: the body `id` (in `slot`) of shape `ref` at pos. */
 static inline void query_offer(const world *w, game_query *q, uint32_t slot, world_body_id id,
                                uint32_t ref, vec2 pos, vec2 hi) {
     if (q->filtering && !query_passes(w, q, slot, id)) return;
     geom_shape tmp;
-    query_test(q, id, ref_shape(w, ref, hi, &tmp), pos);
+    const geom_shape *s = ref_shape(w, ref, hi, &tmp);
+    if (query_one_way(w, q, slot)) {
+        vec2 qa = ref_kind(ref) == WORLD_REF_TURNED ? w->turns[slot].q : v2(1.0f, 0.0f);
+        query_test_one_way(w, q, slot, qa, id, s, pos);
+        return;
+    }
+    query_test(q, id, s, pos);
 }
 
 static bool query_static(const world *w, uint32_t si, void *vctx) {
@@ -333,10 +356,14 @@ static bool query_record(const world *w, const world_hist_rec *r, void *vctx) {
     const world_mover *m = &w->movers[w->slots[slot].index];
     if (ref_kind(m->shape) == WORLD_REF_TURNED) {
         geom_shape local, s;
-        geom_shape_orient(turn_local(w, &w->turns[slot], &local), geom_turn_start(r->angle),
-                          &s); /* as world_turn's q */
-        if (aabb_meets(geom_shape_aabb(&s, r->position), q->region) &&
-            (!q->filtering || query_passes(w, q, slot, r->id)))
+        vec2 qa = geom_turn_start(r->angle); /* as world_turn's q */
+        geom_shape_orient(turn_local(w, &w->turns[slot], &local), qa, &s);
+        if (!aabb_meets(geom_shape_aabb(&s, r->position), q->region) ||
+            (q->filtering && !query_passes(w, q, slot, r->id)))
+            return true;
+        if (query_one_way(w, q, slot))
+            query_test_one_way(w, q, slot, qa, r->id, &s, r->position);
+        else
             query_test(q, r->id, &s, r->position);
         return true;
     }

@@ -348,7 +348,7 @@ WORLD_HOT vec2 slide_box_impl(world *w, uint32_t mi, vec2 pos, vec2 r, const mov
     const world_level *lv = &w->levels[0];
     aabb unused;
     /* filters: only the general slide asks which statics block this body */
-    if (w->filtered_count || !w->statics_in_finest || ref_kind(m->shape) != GEOM_SHAPE_BOX ||
+    if (world_pair_rules(w) || !w->statics_in_finest || ref_kind(m->shape) != GEOM_SHAPE_BOX ||
         wmax(fabsf(r.x), fabsf(r.y)) > lv->cell)
         return world_slide(w, mi, pos, r, cands, cand_count, &unused);
     for (uint32_t c = 0; c < cand_count; c++)
@@ -441,7 +441,7 @@ vec2 world_slide_box(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candid
  * or many statics) goes through world_slide_box. */
 void world_step_alone(world *w) {
     /* the general slide: without the fast paths, or with filters (which only it applies) */
-    if (!WORLD_FAST_PATHS || w->filtered_count) {
+    if (!WORLD_FAST_PATHS || world_pair_rules(w)) {
         for (uint32_t i = 0; i < w->mover_count; i++) {
             const world_mover *m = &w->movers[i];
             vec2 start = m->position;

@@ -220,6 +220,7 @@ void world_step(world *w) {
      * the passes, which give the same results since these movers read nobody else's state) */
     bool finished = (!w->movers_collide || n < 2) && !w->static_checks_pending &&
                     (WORLD_FAST_PATHS || !w->turning_hint);
+    world_one_way_begin_step(w);           /* before anything moves or asks which pairs block */
     world_events_begin_step(w, !finished); /* the passes below note each start in scratch.p0 */
     float dt = w->dt;
     world_grid *g = &w->cache->grid;

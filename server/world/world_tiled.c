@@ -47,7 +47,6 @@ typedef struct conv {
     json_t *statics;          /* the native "statics" array being built */
     json_t *spawns;           /* "spawn_points" */
     world_file_notes *notes;
-    bool warned_one_way;
     char *err;
     size_t err_size;
 } conv;
@@ -207,14 +206,9 @@ static bool emit(conv *c, const geom_piece *pc, const geom_shape *circle, vec2 c
     if (k->sensor) json_object_set_new(st, "sensor", json_true());
     if (k->category != 1u) json_object_set_new(st, "category", json_integer(k->category));
     if (k->mask != UINT32_MAX) json_object_set_new(st, "mask", json_integer(k->mask));
+    /* a one-way platform: blocks what comes down onto it (up is the map's up, world +y) */
+    if (k->one_way) json_object_set_new(st, "one_way", json_true());
     json_array_append_new(c->statics, st); /* the array owns st from here */
-    if (k->one_way && !c->warned_one_way) {
-        c->warned_one_way = true;
-        warn(c, at,
-             "%s: collide:one_way is read, but one-way bodies come with characters "
-             "(issue 34): solid from both sides for now",
-             who);
-    }
     aabb bounds = aabb_make(to_world(c, c->ext[0], c->ext[3]), to_world(c, c->ext[2], c->ext[1]));
     if (!aabb_contains(bounds, box)) {
         return fail(c, at, "%s: a shape at (%g, %g) lies outside the map's extent", who,
@@ -628,8 +622,8 @@ char *world_tiled_json(const tiled_map *m, const world_config *base, world_file_
     world_file_notes scratch;
     if (!notes) notes = &scratch;
     memset(notes, 0, sizeof *notes);
-    conv c = {m,     base,  1.0, 0,       {0, 0, 0, 0}, 1, 1, json_array(), json_array(),
-              notes, false, err, err_size};
+    conv c = {m, base,         1.0,          0,     {0, 0, 0, 0}, 1,
+              1, json_array(), json_array(), notes, err,          err_size};
     bool ok = c.statics && c.spawns && map_units(&c) && map_gravity(&c);
     if (ok) merge_limit(&c);
     for (size_t i = 0; ok && i < m->nlayers; i++) {

@@ -193,7 +193,7 @@ WORLD_HOT int turn_gather(world *w, uint32_t mi, uint32_t self, aabb region, vec
     const world_level *lv = &w->levels[0];
     const vec2 o = w->cfg.bounds.min;
     const cell_range cr = level_range_inside(w, lv, region);
-    const bool filtered = w->filtered_count != 0;
+    const bool filtered = world_pair_rules(w);
     int n = 0;
     /* Each remembered static is kept or not without a branch: whether one meets region, and
      * where its home cell lies, are coin tosses from one entry to the next (a branch per test
@@ -389,7 +389,7 @@ void world_turn_step_alone(world *w) {
     float dt = w->dt;
     world_near_cache_begin(w, n);
     /* with filters the general slide decides what blocks what: no remembered ticks then */
-    const bool remember = !w->filtered_count;
+    const bool remember = !world_pair_rules(w);
     const uint32_t epoch = w->statics_epoch;
     uint32_t turning = 0; /* movers still turning or just stopped after their tick */
     for (uint32_t i = 0; i < n; i++) {

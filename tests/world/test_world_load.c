@@ -390,7 +390,43 @@ static void test_static_filters(void) {
                    2, 72, "\"category\" must be an integer"));
 }
 
-TEST_MAIN(TEST(test_default_arena_loads), TEST(test_static_filters),
+/* "one_way": true makes a static one-way (the native form of Tiled's collide:one_way): a mover
+ * falling onto it lands, one rising from below passes; absent or false, plain; not a bool,
+ * refused with its place. */
+static void test_static_one_way(void) {
+    char err[256];
+    world *w = load("{\"bounds\": {\"min\": [0, 0], \"max\": [40, 40]}, \"statics\": [\n"
+                    " {\"position\": [10, 20], \"box\": {\"half_extents\": [5, 0.5]}, "
+                    "\"one_way\": true},\n"
+                    " {\"position\": [30, 20], \"box\": {\"half_extents\": [5, 0.5]}, "
+                    "\"one_way\": false}]}",
+                    err, sizeof err, NULL);
+    CHECK_MSG(w, "%s", err);
+    world_body_id ids[4];
+    size_t n = world_query_aabb(w, world_get_config(w)->bounds, 1u << WORLD_BODY_STATIC, ids, 4);
+    CHECK(n == 2);
+    world_body_id ow = 0;
+    for (size_t i = 0; i < n; i++)
+        if (world_body_one_way(w, ids[i])) ow = ids[i];
+    CHECK(ow != 0 && world_body_one_way(w, ids[0]) != world_body_one_way(w, ids[1]));
+    geom_shape box;
+    CHECK(geom_make_box(v2(0.5f, 0.5f), &box) == GEOM_OK);
+    world_body_id down, up;
+    CHECK(world_spawn(w, WORLD_BODY_MOVING, &box, v2(10, 25), 1, &down, NULL) == WORLD_OK);
+    CHECK(world_spawn(w, WORLD_BODY_MOVING, &box, v2(8, 15), 1, &up, NULL) == WORLD_OK);
+    CHECK(world_set_intent(w, down, v2(0, -600), 1) == WORLD_OK);
+    CHECK(world_set_intent(w, up, v2(0, 600), 1) == WORLD_OK);
+    world_step(w);
+    world_body_row r;
+    CHECK(world_body_get(w, down, &r) && r.position.y >= 21.0f - 1e-3f); /* landed on top */
+    CHECK(world_body_get(w, up, &r) && r.position.y == 25.0f);           /* passed through */
+    world_destroy(w);
+    CHECK(fails_at("{\"bounds\": {\"min\": [0, 0], \"max\": [10, 10]},\n \"statics\": "
+                   "[{\"position\": [5, 5], \"circle\": {\"radius\": 1}, \"one_way\": 1}]}",
+                   2, 71, "\"one_way\" must be true or false"));
+}
+
+TEST_MAIN(TEST(test_default_arena_loads), TEST(test_static_filters), TEST(test_static_one_way),
           TEST(test_default_arena_is_deterministic), TEST(test_example_file_is_the_default_arena),
           TEST(test_small_file_loads), TEST(test_errors_name_place_and_reason),
           TEST(test_limits_refused), TEST(test_load_file),

@@ -14,6 +14,7 @@
  *   world_query.c     AABB/box queries, ray casts and the game queries (rays, overlaps, casts)
  *   world_history.c   the ring of past mover states the game queries rewind to
  *   world_turn.c      rotation: a turning mover's move-and-turn up to its first contact
+ *   world_one_way.c   one-way bodies: which pairs they block in a tick, and for rays and casts
  *   world_load.c      the JSON world file loader (links jansson; the only file reader)
  *
  * Layout, and why:
@@ -171,6 +172,16 @@ typedef struct world_turn_still {
     uint32_t epoch; /* world.statics_epoch then; 0: none */
     uint32_t hits;  /* the hits its slide counted (world_stats.swept_hits) */
 } world_turn_still;
+
+/* A one-way body's flag, and every mover's state at the start of the step (world_one_way.c), per
+ * slot: what decides whether a one-way body blocks a mover in the step, fixed for the whole step
+ * (the slide's iterations, the separation pass and the contacts all get the same answer). */
+typedef struct world_one_way_slot {
+    vec2 start;  /* a mover's position at the step's start */
+    vec2 q;      /* its (cos, sin) then; (1, 0) unturned */
+    vec2 disp;   /* its intended displacement in the step (intent x dt) */
+    uint32_t on; /* the body is one-way */
+} world_one_way_slot;
 
 /* One level of the static grid: a dense grid over the bounds; a static lives in exactly one cell
  * (the one holding its AABB's min corner) of the level whose cell is at least its size, so a
@@ -369,6 +380,9 @@ struct world {
                                    * other field moves */
     size_t bytes;                 /* memory owned */
     world_turn_still *turn_still; /* per slot, allocated with turns (last: no other field moves) */
+    world_one_way_slot *one_way;  /* per slot, NULL until the first one-way body */
+    uint32_t one_way_count;       /* live one-way bodies: while 0 the step takes exactly the paths
+                                   * it took before one-way bodies existed */
 };
 
 /* ---- constants the files share ----------------------------------------------------------- */
@@ -525,11 +539,24 @@ static inline bool slots_interact(const world *w, uint32_t a, uint32_t b) {
 static inline bool slot_is_sensor(const world *w, uint32_t slot) {
     return w->filtered_count && w->filters[slot].sensor;
 }
-/* Whether the bodies of two slots block each other: they interact and neither is a sensor. */
-static inline bool slots_block(const world *w, uint32_t a, uint32_t b) {
+/* Whether the filters of two slots let them block each other: they interact and neither is a
+ * sensor (one-way bodies aside: slots_block). */
+static inline bool slots_filter_block(const world *w, uint32_t a, uint32_t b) {
     if (!w->filtered_count) return true;
     const world_filter *fa = &w->filters[a], *fb = &w->filters[b];
     return !fa->sensor && !fb->sensor && world_filters_interact(fa, fb);
+}
+/* Whether a one-way body of the pair lets the other through in this step (world_one_way.c). */
+bool world_one_way_pair_blocks(const world *w, uint32_t a, uint32_t b);
+/* Whether the bodies of two slots block each other in this step: their filters let them, and each
+ * one-way body of the pair blocks the other (world_one_way.c). */
+static inline bool slots_block(const world *w, uint32_t a, uint32_t b) {
+    if (!(w->filtered_count | w->one_way_count)) return true;
+    return slots_filter_block(w, a, b) && (!w->one_way_count || world_one_way_pair_blocks(w, a, b));
+}
+/* Whether the step's fast paths, which know neither filters nor one-way bodies, may run. */
+static inline bool world_pair_rules(const world *w) {
+    return (w->filtered_count | w->one_way_count) != 0;
 }
 
 /* ---- scratch ownership (see world_scratch) ----------------------------------------------- */
@@ -612,6 +639,12 @@ static inline void world_events_noted(world *w, uint32_t mi, aabb region, uint32
     notes->changed[mi] = (uint8_t)(WORLD_EVENTS_NOTED | count << WORLD_EVENTS_NOTED_SHIFT);
 }
 void world_events_free(world *w);
+/* One-way bodies (world_one_way.c): notes each mover's start of the step (while any one-way body
+ * lives); a despawn clears its slot's flag; a ray or cast of direction d reaches the body of slot
+ * at pos (angle q: (1, 0) unturned) only when d runs against its up direction. */
+void world_one_way_begin_step(world *w);
+void world_one_way_despawn(world *w, uint32_t slot);
+bool world_one_way_ray_passes(const world *w, uint32_t slot, vec2 q, vec2 d);
 /* The next step looks for new pairs around every body, not only the ones that moved (a static
  * spawned, a filter changed). */
 void world_events_rescan(world *w);

@@ -432,6 +432,101 @@ vec2 world_slide_box(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candid
     return slide_box_impl(w, mi, pos, r, cands, cand_count);
 }
 
+/* What world_step_alone's cell walk reads, held once per tick (walk_cells). */
+typedef struct alone_grid {
+    world *w;
+    const uint64_t *occ;
+    const int32_t *heads;
+    const world_static *statics;
+    vec2 o;
+    float inv_cell;
+    int32_t nx, ny, extra;
+    bool use_cache;
+} alone_grid;
+
+/* world_step_alone's walk of the finest level's occupied cells around region: the boxes that
+ * overlap it into near (*count of them), the walked cells remembered in nc. False when the mover
+ * must take the general slide (a non-box static, too many, a range too wide). Always inlined:
+ * the loop's constants stay in registers as when this was written in the loop. */
+WORLD_HOT bool walk_cells(const alone_grid *g, world_near_cache *nc, aabb region, vec2 r,
+                          aabb *near, int *count) {
+    int32_t x0 = (int32_t)((region.min.x - g->o.x) * g->inv_cell) - g->extra;
+    int32_t y0 = (int32_t)((region.min.y - g->o.y) * g->inv_cell) - g->extra;
+    int32_t x1 = (int32_t)((region.max.x - g->o.x) * g->inv_cell);
+    int32_t y1 = (int32_t)((region.max.y - g->o.y) * g->inv_cell);
+    if (x0 < 0) x0 = 0;
+    if (y0 < 0) y0 = 0;
+    uint32_t len = (uint32_t)(x1 - x0 + 1);
+    if (len > 32) return false;
+    /* Walk a range grown ahead of the motion, so the next ticks find it remembered.
+     * Statics outside the region's own cells cannot overlap the region, so the filter
+     * below keeps exactly what a walk of those cells would keep, in the same order. */
+    int32_t gx0 = x0, gy0 = y0, gx1 = x1, gy1 = y1;
+    if (g->use_cache) {
+        const aabb no_area = {{NAN, NAN}, {NAN, NAN}};
+        nc->area = no_area; /* void while it is refilled (the walk may leave) */
+        cell_range cr = near_cache_grow((cell_range){x0, y0, x1, y1}, r, g->nx, g->ny);
+        gx0 = cr.x0, gy0 = cr.y0, gx1 = cr.x1, gy1 = cr.y1;
+        len = (uint32_t)(gx1 - gx0 + 1);
+    }
+    uint64_t len_mask = (1ull << len) - 1;
+    uint32_t found = 0; /* statics in the walked cells */
+    for (int32_t cy = gy0; cy <= gy1; cy++) {
+        /* the row's cells gx0..gx1 as bits: one word, or the tail of one and head of the
+         * next (gx1 < nx, so the next word exists) */
+        uint32_t c0 = (uint32_t)(cy * g->nx + gx0), sh = c0 & 63;
+        uint64_t bits = g->occ[c0 >> 6] >> sh;
+        if (sh + len > 64) bits |= g->occ[(c0 >> 6) + 1] << (64 - sh);
+        bits &= len_mask;
+        while (bits) {
+            uint32_t c = c0 + (uint32_t)__builtin_ctzll(bits);
+            bits &= bits - 1;
+            for (int32_t s = g->heads[c]; s >= 0; s = g->statics[s].next) {
+                if (found < WORLD_NEAR_CACHE) nc->statics[found] = s;
+                found++;
+                const world_static *st = &g->statics[s];
+                if (!aabb_overlaps(region, st->box)) continue;
+                if (ref_kind(st->shape) != GEOM_SHAPE_BOX || *count == WORLD_NEAR_STATICS)
+                    return false;
+                near[(*count)++] = st->box;
+            }
+        }
+    }
+    if (g->use_cache && found <= WORLD_NEAR_CACHE && len <= 32) {
+        nc->count = found;
+        nc->area = near_cache_area(g->w, (cell_range){gx0, gy0, gx1, gy1});
+    }
+    return true;
+}
+
+/* world_step_alone's slide of a box mover among the count boxes in near: where it ends. */
+WORLD_HOT vec2 slide_among_boxes(const world_mover *m, vec2 pos, vec2 r, aabb box, const aabb *near,
+                                 int count, int iterations, uint64_t *hits) {
+    if (count == 0) {
+        /* nothing within reach: the slide is the whole move */
+        if (r.x != 0.0f || r.y != 0.0f) pos = v2_add(pos, r);
+        return pos;
+    }
+    vec2 first = r;
+    for (int it = 0; it < iterations; it++) {
+        if (r.x == 0.0f && r.y == 0.0f) break;
+        float best_t = WORLD_NO_HIT;
+        vec2 best_n = v2(0.0f, 0.0f);
+        /* box_sweep reads inv.x only when r.x != 0 (same for y): no zero test */
+        vec2 inv = v2(1.0f / r.x, 1.0f / r.y);
+        for (int k = 0; k < count; k++) {
+            geom_toi toi;
+            if (box_sweep(box, r, inv, near[k], &toi) && toi.t < best_t)
+                best_t = toi.t, best_n = toi.normal;
+        }
+        if (best_t > 1.0f) return v2_add(pos, r);
+        (*hits)++;
+        slide_respond(&pos, &r, best_t, best_n, false, v2(0.0f, 0.0f), true, false, first);
+        box = box_at(pos, m->lo, m->hi);
+    }
+    return pos;
+}
+
 /* The tick of movers that ignore each other when every static sits in the finest level (S1a):
  * slide_box_impl's box-among-boxes path inlined into the mover loop, with the world's constants
  * held in locals (the mover stores would otherwise force reloading them per mover), the
@@ -455,23 +550,26 @@ void world_step_alone(world *w) {
     uint32_t n = w->mover_count;
     float dt = w->dt;
     const world_level *lv = &w->levels[0];
-    const vec2 o = w->cfg.bounds.min;
-    const float cell = lv->cell, inv_cell = lv->inv_cell;
-    const int32_t nx = lv->nx, extra = lv->extra;
-    const uint64_t *occ = lv->occupied;
-    const int32_t *heads = lv->heads;
+    const float cell = lv->cell;
     const world_static *statics = w->statics;
     const aabb inner = w->inner_bounds;
     const bool fast_ok = w->statics_in_finest;
     const bool any_statics = w->active_level_count > 0;
     const int iterations = w->cfg.slide_iterations;
-    const int32_t ny = lv->ny;
     world_near_cache_begin(w, n);
     world_near_cache *near_cache = w->near_cache;
     /* with a circle or polygon among the statics the walk decides whether to leave
      * the fast path, so it is always done */
-    const bool use_cache = w->nonbox_statics == 0;
-    const aabb no_area = {{NAN, NAN}, {NAN, NAN}};
+    const alone_grid g = {w,
+                          lv->occupied,
+                          lv->heads,
+                          statics,
+                          w->cfg.bounds.min,
+                          lv->inv_cell,
+                          lv->nx,
+                          lv->ny,
+                          lv->extra,
+                          w->nonbox_statics == 0};
     uint64_t hits = 0;
     for (uint32_t i = 0; i < n; i++) {
         world_mover *m = &w->movers[i];
@@ -497,83 +595,9 @@ void world_step_alone(world *w) {
             goto walked;
         }
         if (!aabb_contains(inner, region)) goto general;
-        if (any_statics) {
-            int32_t x0 = (int32_t)((region.min.x - o.x) * inv_cell) - extra;
-            int32_t y0 = (int32_t)((region.min.y - o.y) * inv_cell) - extra;
-            int32_t x1 = (int32_t)((region.max.x - o.x) * inv_cell);
-            int32_t y1 = (int32_t)((region.max.y - o.y) * inv_cell);
-            if (x0 < 0) x0 = 0;
-            if (y0 < 0) y0 = 0;
-            uint32_t len = (uint32_t)(x1 - x0 + 1);
-            if (len > 32) goto general;
-            /* Walk a range grown ahead of the motion, so the next ticks find it remembered.
-             * Statics outside the region's own cells cannot overlap the region, so the filter
-             * below keeps exactly what a walk of those cells would keep, in the same order. */
-            int32_t gx0 = x0, gy0 = y0, gx1 = x1, gy1 = y1;
-            if (use_cache) {
-                nc->area = no_area; /* void while it is refilled (the walk may leave) */
-                cell_range g = near_cache_grow((cell_range){x0, y0, x1, y1}, r, nx, ny);
-                gx0 = g.x0, gy0 = g.y0, gx1 = g.x1, gy1 = g.y1;
-                len = (uint32_t)(gx1 - gx0 + 1);
-            }
-            uint64_t len_mask = (1ull << len) - 1;
-            uint32_t found = 0; /* statics in the walked cells */
-            for (int32_t cy = gy0; cy <= gy1; cy++) {
-                /* the row's cells gx0..gx1 as bits: one word, or the tail of one and head of the
-                 * next (gx1 < nx, so the next word exists) */
-                uint32_t c0 = (uint32_t)(cy * nx + gx0), sh = c0 & 63;
-                uint64_t bits = occ[c0 >> 6] >> sh;
-                if (sh + len > 64) bits |= occ[(c0 >> 6) + 1] << (64 - sh);
-                bits &= len_mask;
-                while (bits) {
-                    uint32_t c = c0 + (uint32_t)__builtin_ctzll(bits);
-                    bits &= bits - 1;
-                    for (int32_t s = heads[c]; s >= 0; s = statics[s].next) {
-                        if (found < WORLD_NEAR_CACHE) nc->statics[found] = s;
-                        found++;
-                        const world_static *st = &statics[s];
-                        if (!aabb_overlaps(region, st->box)) continue;
-                        if (ref_kind(st->shape) != GEOM_SHAPE_BOX || count == WORLD_NEAR_STATICS)
-                            goto general;
-                        near[count++] = st->box;
-                    }
-                }
-            }
-            if (use_cache && found <= WORLD_NEAR_CACHE && len <= 32) {
-                nc->count = found;
-                nc->area = near_cache_area(w, (cell_range){gx0, gy0, gx1, gy1});
-            }
-        }
+        if (any_statics && !walk_cells(&g, nc, region, r, near, &count)) goto general;
     walked:
-        if (count == 0) {
-            /* nothing within reach: the slide is the whole move */
-            if (r.x != 0.0f || r.y != 0.0f) pos = v2_add(pos, r);
-        } else {
-            vec2 end = pos;
-            bool done = false;
-            vec2 first = r;
-            for (int it = 0; it < iterations; it++) {
-                if (r.x == 0.0f && r.y == 0.0f) break;
-                float best_t = WORLD_NO_HIT;
-                vec2 best_n = v2(0.0f, 0.0f);
-                /* box_sweep reads inv.x only when r.x != 0 (same for y): no zero test */
-                vec2 inv = v2(1.0f / r.x, 1.0f / r.y);
-                for (int k = 0; k < count; k++) {
-                    geom_toi toi;
-                    if (box_sweep(box, r, inv, near[k], &toi) && toi.t < best_t)
-                        best_t = toi.t, best_n = toi.normal;
-                }
-                if (best_t > 1.0f) {
-                    end = v2_add(pos, r);
-                    done = true;
-                    break;
-                }
-                hits++;
-                slide_respond(&pos, &r, best_t, best_n, false, v2(0.0f, 0.0f), true, false, first);
-                box = box_at(pos, m->lo, m->hi);
-            }
-            if (done) pos = end;
-        }
+        pos = slide_among_boxes(m, pos, r, box, near, count, iterations, &hits);
         finish_mover(w, i, start, pos);
         continue;
     general:

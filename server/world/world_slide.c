@@ -432,6 +432,7 @@ vec2 world_slide_box(world *w, uint32_t mi, vec2 pos, vec2 r, const mover_candid
     return slide_box_impl(w, mi, pos, r, cands, cand_count);
 }
 
+#if WORLD_FAST_PATHS /* world_step_alone's fast path's own helpers (unused without it) */
 /* What world_step_alone's cell walk reads, held once per tick (walk_cells). */
 typedef struct alone_grid {
     world *w;
@@ -526,6 +527,8 @@ WORLD_HOT vec2 slide_among_boxes(const world_mover *m, vec2 pos, vec2 r, aabb bo
     }
     return pos;
 }
+
+#endif
 
 /* The tick of movers that ignore each other when every static sits in the finest level (S1a):
  * slide_box_impl's box-among-boxes path inlined into the mover loop, with the world's constants

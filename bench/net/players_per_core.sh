@@ -8,6 +8,8 @@
 #   bench/net/players_per_core.sh BUILD_DIR [N ...]          # e.g. build/release 2000 3000 5000
 #   TRANSPORT=udp DURATION=20 bench/net/players_per_core.sh build/release 2000
 #   COLLIDED=/tmp/old/build/server/net/collided bench/net/players_per_core.sh build/release  # another daemon
+#   MAX_CLIENTS=4000 TRANSPORT=udp DURATION=12 bench/net/players_per_core.sh build/release 500
+#     (--max-clients other than N + 100: the UDP host's peer slots follow it, fit_window's figure)
 #
 # Needs an otherwise idle 2-core machine: anything else on CPU 0 is charged to the daemon.
 set -euo pipefail
@@ -25,7 +27,7 @@ for n in "${counts[@]}"; do
   http=$(free_port SOCK_STREAM) game=$(free_port SOCK_STREAM) udp=$(free_port SOCK_DGRAM)
   ulimit -n $((n * 2 + 1024)) 2>/dev/null || true
   taskset -c 0 "${COLLIDED:-$B/server/net/collided}" --bind 127.0.0.1 --port "$game" --udp-port "$udp" \
-    --http-port "$http" --ws-port 0 --threads 1 --max-clients $((n + 100)) \
+    --http-port "$http" --ws-port 0 --threads 1 --max-clients "${MAX_CLIENTS:-$((n + 100))}" \
     --max-pending $((n + 100)) --max-pending-per-address $((n + 100)) --log-level warn \
     2>"$tmp/daemon.log" &
   pid=$!

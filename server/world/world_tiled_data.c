@@ -225,6 +225,26 @@ bool tiled_decode_data(const char *text, size_t len, const char *encoding, const
     return true;
 }
 
+bool tiled_sort_tilesets(tiled_map *m, char **paths, uint32_t *dup) {
+    /* insertion sort: the count is bounded and usually already in order */
+    for (size_t i = 1; i < m->ntilesets; i++)
+        for (size_t k = i; k > 0 && m->tilesets[k].firstgid < m->tilesets[k - 1].firstgid; k--) {
+            tiled_tileset t = m->tilesets[k];
+            m->tilesets[k] = m->tilesets[k - 1];
+            m->tilesets[k - 1] = t;
+            if (!paths) continue;
+            char *p = paths[k];
+            paths[k] = paths[k - 1];
+            paths[k - 1] = p;
+        }
+    for (size_t i = 1; i < m->ntilesets; i++)
+        if (m->tilesets[i].firstgid == m->tilesets[i - 1].firstgid) {
+            *dup = m->tilesets[i].firstgid;
+            return false;
+        }
+    return true;
+}
+
 void tiled_props_free(tiled_props *p) {
     for (size_t i = 0; i < p->count; i++) {
         free(p->items[i].name);

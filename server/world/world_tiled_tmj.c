@@ -153,20 +153,9 @@ static bool parse_tilesets(tmj_ctx *c, const json_t *root) {
         json_decref(tsroot);
         if (!ok) return false;
     }
-    /* Tiled writes them in firstgid order; the model promises it whatever the file did. An
-     * insertion sort (n is bounded) moves each path with its tileset. */
-    for (size_t i = 1; i < n; i++)
-        for (size_t k = i; k > 0 && m->tilesets[k].firstgid < m->tilesets[k - 1].firstgid; k--) {
-            tiled_tileset t = m->tilesets[k];
-            m->tilesets[k] = m->tilesets[k - 1];
-            m->tilesets[k - 1] = t;
-            char *p = c->tileset_paths[k];
-            c->tileset_paths[k] = c->tileset_paths[k - 1];
-            c->tileset_paths[k - 1] = p;
-        }
-    for (size_t i = 1; i < n; i++)
-        if (m->tilesets[i].firstgid == m->tilesets[i - 1].firstgid)
-            return tmj_fail(c, m->place, "two tilesets start at gid %u", m->tilesets[i].firstgid);
+    uint32_t dup;
+    if (!tiled_sort_tilesets(m, c->tileset_paths, &dup))
+        return tmj_fail(c, m->place, "two tilesets start at gid %u", dup);
     return true;
 }
 

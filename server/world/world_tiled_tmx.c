@@ -305,20 +305,6 @@ static bool parse_file(tmx *t, file_kind kind, const char *file, const char *tex
     return !t->failed;
 }
 
-/* Tilesets in firstgid order (the converter finds a gid's tileset by it), with their sources. */
-static void sort_tilesets(tmx *t) {
-    tiled_map *m = t->m;
-    for (size_t i = 1; i < m->ntilesets; i++)
-        for (size_t j = i; j > 0 && m->tilesets[j].firstgid < m->tilesets[j - 1].firstgid; j--) {
-            tiled_tileset ts = m->tilesets[j];
-            m->tilesets[j] = m->tilesets[j - 1];
-            m->tilesets[j - 1] = ts;
-            char *s = t->ts_sources[j];
-            t->ts_sources[j] = t->ts_sources[j - 1];
-            t->ts_sources[j - 1] = s;
-        }
-}
-
 bool tiled_read_tsx(const tiled_source *src, const char *base_dir, const char *ref, tiled_map *m,
                     tiled_place from, tiled_tileset *out, char *err, size_t err_size) {
     tmx t = {.src = src, .m = m, .err = err, .err_size = err_size, .read_nested = parse_file};
@@ -348,7 +334,11 @@ tiled_map *tiled_read_tmx(const tiled_source *src, char *err, size_t err_size) {
     char *text = tiled_read_map_text(src, m, err, err_size);
     bool ok = text && parse_file(&t, FILE_TMX, m->files[0], text, NULL, NULL);
     free(text);
-    if (ok) sort_tilesets(&t);
+    uint32_t dup;
+    if (ok && !tiled_sort_tilesets(m, t.ts_sources, &dup)) {
+        snprintf(err, err_size, "%s:0: two tilesets start at gid %u", m->files[0], dup);
+        ok = false;
+    }
     for (size_t i = 0; i < m->ntilesets; i++)
         free(t.ts_sources[i]);
     free(t.ts_sources);

@@ -390,6 +390,12 @@ static void test_refuses_files_outside_or_missing(void) {
     put("tsx.tmj", MAP_FMT, "orthogonal", "{\"firstgid\":1,\"source\":\"walls.tsx\"}", TILES_2X1);
     /* Tiled's own JSON export keeps .tsx references: read through the TMX parser (here missing) */
     CHECK(refused("tsx.tmj", "tsx.tmj:0: ", "walls.tsx"));
+    put("dupgid.tmj", MAP_FMT, "orthogonal",
+        "{\"firstgid\":1,\"name\":\"a\",\"tilewidth\":16,\"tileheight\":16,\"tilecount\":1,"
+        "\"columns\":1},{\"firstgid\":1,\"name\":\"b\",\"tilewidth\":16,\"tileheight\":16,"
+        "\"tilecount\":1,\"columns\":1}",
+        TILES_2X1);
+    CHECK(refused("dupgid.tmj", "dupgid.tmj:0: ", "two tilesets start at gid 1"));
     put("tx.tmj", MAP_FMT, "orthogonal", "",
         "{\"type\":\"objectgroup\",\"id\":2,\"name\":\"o\",\"objects\":[{\"id\":5,"
         "\"template\":\"t.tx\"}]}");

@@ -348,6 +348,13 @@ static const char tsx_ok[] = "<?xml version=\"1.0\"?>\n<tileset name=\"t\" tilew
 
 static void test_refusals_name_file_line_and_reason(void) {
     scratch_make();
+    /* two tilesets at one gid: which one its tiles name would be the file's order */
+    put("dupgid.tmx", MAP_HEAD(4, 3, 0) " <tileset firstgid=\"1\" name=\"a\" tilewidth=\"16\" "
+                                        "tileheight=\"16\" tilecount=\"1\" columns=\"1\"/>\n"
+                                        " <tileset firstgid=\"1\" name=\"b\" tilewidth=\"16\" "
+                                        "tileheight=\"16\" tilecount=\"1\" columns=\"1\"/>\n"
+                                        "</map>\n");
+    CHECK(refused("dupgid.tmx", "dupgid.tmx:0: two tilesets start at gid 1", false));
     put("xml.tmx", MAP_HEAD(4, 3, 0) " <layer id=\"1\" name=\"a\">\n</map>\n");
     CHECK(refused("xml.tmx", "xml.tmx:4: XML: mismatched tag (column 3)", false));
     put("b64.tmx", MAP_HEAD(4, 3, 0) LAYER("encoding=\"base64\"", "AQAA*AAA"));

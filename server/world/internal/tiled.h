@@ -167,6 +167,12 @@ tiled_map *tiled_read(const tiled_source *src, char *err, size_t err_size);
 tiled_map *tiled_read_tmx(const tiled_source *src, char *err, size_t err_size);
 tiled_map *tiled_read_tmj(const tiled_source *src, char *err, size_t err_size);
 void tiled_free(tiled_map *m);
+/* m->tilesets in firstgid order, as the model promises (the converter finds a gid's tileset by
+ * it), whatever order the file gave; paths (NULL, or one per tileset) move with them. False, and
+ * *dup the gid, when two tilesets start at the same gid: which one a tile of it names would be
+ * the file's order, not the map's meaning. Shared by both parsers. */
+bool tiled_sort_tilesets(tiled_map *m, char **paths, uint32_t *dup);
+
 /* What the parsers free on their own way (a template's copy, a failed object). */
 void tiled_props_free(tiled_props *props);
 void tiled_object_free(tiled_object *o); /* its strings, points and props; *o zeroed */

@@ -38,14 +38,6 @@ def snapshots_in(c, seconds):
     return ticks
 
 
-def varint(v):
-    out = b""
-    while v >= 0x80:
-        out += bytes([(v & 0x7F) | 0x80])
-        v >>= 7
-    return out + bytes([v])
-
-
 def drain(socks):
     """Reads what each idle socket holds, as a remote client's kernel would take it."""
     for s in socks:
@@ -78,8 +70,7 @@ def idle_horde_leaves_the_watcher_at_the_tick_rate():
                         "--overload-window-ms", "0", "--tick-rate", str(TICK_RATE)], http=True)
     # The watcher first: its socket's number stays under select()'s 1024.
     w, body = mover(d)
-    hello = ct.msg_hello(name="idle").SerializeToString()
-    hello = varint(len(hello)) + hello
+    hello = ct.frame(ct.msg_hello(name="idle").SerializeToString())
     horde = []
     try:
         for _ in range(HORDE):

@@ -23,10 +23,13 @@
 #include "tiled_merge.h"
 #include "world_load.h"
 
-#define TILED_MAX_PIECES 64       /* convex pieces of one polygon */
-#define TILED_MAX_CLASSES 256     /* distinct filters among a layer's full cells */
-#define TILED_MAX_POINTS 4096     /* vertices of one polygon object */
-#define TILED_MAX_GRID (1u << 26) /* cells of one tile layer's grid (64 Mi: 256 MiB of classes) */
+#define TILED_MAX_PIECES 64   /* convex pieces of one polygon */
+#define TILED_MAX_CLASSES 256 /* distinct filters among a layer's full cells */
+#define TILED_MAX_POINTS 4096 /* vertices of one polygon object */
+/* Cells of one tile layer's grid: its chunks' whole extent, not just the cells they hold, so an
+ * infinite map of two far-apart chunks is bounded here, at the parsers' cap for one layer's
+ * cells (16 Mi: 64 MiB of classes). */
+#define TILED_MAX_GRID (1u << 24)
 
 /* The collide: properties that apply to one shape, resolved object > tile > layer. */
 typedef struct coll {

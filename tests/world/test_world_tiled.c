@@ -856,12 +856,47 @@ static void test_converted_refusal_names_the_map(void) {
               "\"%s\"", err);
 }
 
-TEST_MAIN(TEST(test_flips), TEST(test_converted_refusal_names_the_map),
-          TEST(test_merge_within_the_static_cell), TEST(test_units_int), TEST(test_units_float),
-          TEST(test_units_infinite), TEST(test_encodings), TEST(test_encodings_flips),
-          TEST(test_twins), TEST(test_props_tiles), TEST(test_props_precedence),
-          TEST(test_props_wrong_types), TEST(test_objects_shapes), TEST(test_objects_skipped),
-          TEST(test_objects_template), TEST(test_refuse_orientation), TEST(test_refuse_ellipse),
+/* An infinite map whose two chunks lie far apart: few cells of data, but a layer whose extent is
+ * more than the 16 Mi cells the merge's grid may hold is refused, not allocated. */
+static void test_refuse_chunks_far_apart(void) {
+    const char *dir = solid_map(16); /* the private directory */
+    CHECK(dir);
+    char path[256];
+    snprintf(path, sizeof path, "%s/far.tmx", dir);
+    FILE *f = fopen(path, "w");
+    CHECK(f);
+    fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+          "<map version=\"1.8\" tiledversion=\"1.8.2\" orientation=\"orthogonal\" "
+          "renderorder=\"right-down\" width=\"16\" height=\"16\" tilewidth=\"16\" "
+          "tileheight=\"16\" infinite=\"1\" nextlayerid=\"2\" nextobjectid=\"1\">\n"
+          " <tileset firstgid=\"1\" name=\"t\" tilewidth=\"16\" tileheight=\"16\" tilecount=\"1\" "
+          "columns=\"1\">\n"
+          "  <tile id=\"0\"><properties><property name=\"collide:solid\" type=\"bool\" "
+          "value=\"true\"/></properties></tile>\n </tileset>\n"
+          " <layer id=\"1\" name=\"far\" width=\"16\" height=\"16\">\n  <data encoding=\"csv\">\n",
+          f);
+    for (int c = 0; c < 2; c++) {
+        fprintf(f, "   <chunk x=\"%d\" y=\"%d\" width=\"16\" height=\"16\">\n", c * 4096, c * 4096);
+        for (int i = 0; i < 256; i++)
+            fputs(i == 255 ? "1\n" : "1,", f);
+        fputs("   </chunk>\n", f);
+    }
+    fputs("  </data>\n </layer>\n</map>\n", f);
+    fclose(f);
+    char *text = read_any(dir, "far.tmx");
+    free(text);
+    CHECK_MSG(!text && strstr(err, "far.tmx:") == err &&
+                  strstr(err, "layer 'far': its chunks span 4112 x 4112 tiles, more than 16777216"),
+              "\"%s\"", err);
+}
+
+TEST_MAIN(TEST(test_flips), TEST(test_refuse_chunks_far_apart),
+          TEST(test_converted_refusal_names_the_map), TEST(test_merge_within_the_static_cell),
+          TEST(test_units_int), TEST(test_units_float), TEST(test_units_infinite),
+          TEST(test_encodings), TEST(test_encodings_flips), TEST(test_twins),
+          TEST(test_props_tiles), TEST(test_props_precedence), TEST(test_props_wrong_types),
+          TEST(test_objects_shapes), TEST(test_objects_skipped), TEST(test_objects_template),
+          TEST(test_refuse_orientation), TEST(test_refuse_ellipse),
           TEST(test_refuse_tileset_outside), TEST(test_refuse_corrupt_data),
           TEST(test_refuse_missing_file), TEST(test_refuse_shape_outside),
           TEST(test_refuse_infinite_without_chunks), TEST(test_refuse_bad_unit),

@@ -50,7 +50,7 @@ void world_config_default(world_config *cfg) {
 
 /* ---- create / destroy ------------------------------------------------------------------------ */
 
-static void *world_alloc(world *w, size_t count, size_t size) {
+void *world_alloc(world *w, size_t count, size_t size) {
     if (count == 0) count = 1;
     void *p = calloc(count, size);
     if (p) w->bytes += count * size;

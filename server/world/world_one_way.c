@@ -124,9 +124,8 @@ world_status world_body_set_one_way(world *w, world_body_id id, bool one_way) {
     if (slot == UINT32_MAX) return WORLD_ERR_NOT_FOUND;
     if (!w->one_way) {
         if (!one_way) return WORLD_OK;
-        w->one_way = calloc(w->capacity, sizeof *w->one_way);
+        w->one_way = world_alloc(w, w->capacity, sizeof *w->one_way);
         if (!w->one_way) return WORLD_ERR_NO_MEMORY;
-        w->bytes += (size_t)w->capacity * sizeof *w->one_way;
     }
     world_one_way_slot *o = &w->one_way[slot];
     if (o->on == (uint32_t)one_way) return WORLD_OK;

@@ -554,6 +554,8 @@ static inline bool slots_block(const world *w, uint32_t a, uint32_t b) {
     if (!(w->filtered_count | w->one_way_count)) return true;
     return slots_filter_block(w, a, b) && (!w->one_way_count || world_one_way_pair_blocks(w, a, b));
 }
+/* A zeroed array of count elements, counted in the world's bytes (world_get_stats). */
+void *world_alloc(world *w, size_t count, size_t size);
 /* Whether the step's fast paths, which know neither filters nor one-way bodies, may run. */
 static inline bool world_pair_rules(const world *w) {
     return (w->filtered_count | w->one_way_count) != 0;

@@ -1736,6 +1736,28 @@ static void test_config_flags_and_env(void) {
     char *mp_small[] = {"collided", "--max-partial-bytes", "4095", NULL};
     CHECK(net_config_parse(&cfg, 3, mp_small, err, sizeof err, NULL) == NET_CONFIG_ERROR);
     unsetenv("COLLIDE_MAX_PARTIAL_BYTES");
+    /* the empty-snapshot heartbeat (issue 32's proposal): off by default (rule 6), the
+     * environment, a flag wins, at most a minute */
+    net_config_default(&cfg);
+    CHECK(cfg.empty_snapshot_ms == 0);
+    setenv("COLLIDE_EMPTY_SNAPSHOT_MS", "250", 1);
+    CHECK(net_config_parse(&cfg, 1, none, err, sizeof err, NULL) == NET_CONFIG_OK);
+    CHECK(cfg.empty_snapshot_ms == 250);
+    char *es[] = {"collided", "--empty-snapshot-ms", "60000", NULL};
+    CHECK(net_config_parse(&cfg, 3, es, err, sizeof err, NULL) == NET_CONFIG_OK);
+    CHECK(cfg.empty_snapshot_ms == 60000);
+    char *es_big[] = {"collided", "--empty-snapshot-ms", "60001", NULL};
+    CHECK(net_config_parse(&cfg, 3, es_big, err, sizeof err, NULL) == NET_CONFIG_ERROR);
+    unsetenv("COLLIDE_EMPTY_SNAPSHOT_MS");
+    /* --check-world: a one-off command, taken from the command line only */
+    net_config_default(&cfg);
+    setenv("COLLIDE_CHECK_WORLD", "ignored.tmx", 1);
+    char *cw[] = {"collided", "--check-world", "level.tmx", NULL};
+    CHECK(net_config_parse(&cfg, 1, none, err, sizeof err, NULL) == NET_CONFIG_OK);
+    CHECK(cfg.check_world[0] == '\0');
+    CHECK(net_config_parse(&cfg, 3, cw, err, sizeof err, NULL) == NET_CONFIG_OK);
+    CHECK(strcmp(cfg.check_world, "level.tmx") == 0);
+    unsetenv("COLLIDE_CHECK_WORLD");
     /* the parse limits: from the environment, a flag wins */
     net_config_default(&cfg);
     setenv("COLLIDE_MAX_HELLO_FRAME", "2000", 1);

@@ -134,7 +134,7 @@ def without_the_flag_every_snapshot_tick_sends_an_empty_snapshot():
     d.stop_and_check()
 
 
-def spectator_sees_motion_then_heartbeat(d, spectator, w, body):
+def spectator_sees_motion_then_heartbeat(spectator, w, body):
     # Nothing moving in view: about one snapshot a second (the heartbeat), the first at once.
     quiet = snapshots_in(spectator, 2.5)
     check(2 <= len(quiet) <= 4, "a quiet view: %d snapshots in 2.5 s at --empty-snapshot-ms "
@@ -157,7 +157,7 @@ def heartbeat_holds_only_empty_snapshots():
     s = d.client()
     s.hello(name="spectator")
     s.send(ct.msg_set_view(s.rid(), 0, 0, 20, 20))
-    spectator_sees_motion_then_heartbeat(d, s, w, body)
+    spectator_sees_motion_then_heartbeat(s, w, body)
     d.stop_and_check()
 
 

@@ -67,7 +67,9 @@ typedef struct world_config {
     uint32_t max_moving_bodies; /* of max_bodies, how many may be moving; 0 = all of them (the
                                  * default). Sizes the per-mover arrays, so a world that is mostly
                                  * map costs less per static */
-    float max_angular_speed;    /* rad/s: turning intents are clamped to it; 0 = the default 8 pi.
+    float max_angular_speed;    /* rad/s: turning intents are clamped to it; 0 = the default 8 pi */
+    vec2 gravity;               /* units/s^2, default (0, 0): what pulls characters (world_body_
+                                 * set_character); "up" is minus gravity. Must be finite.
                                  * Last field: code that fills a config from world_config_default()
                                  * keeps working */
 } world_config;
@@ -160,6 +162,61 @@ bool world_body_filter(const world *w, world_body_id id, world_filter *out);
 world_status world_body_set_one_way(world *w, world_body_id id, bool one_way);
 /* Whether a live body is one-way. False for an unknown or stale id. */
 bool world_body_one_way(const world *w, world_body_id id);
+/* Characters (PROTOCOL.md "Characters: side-on games", COLLISION.md "Protocol 1.2 additions").
+ * A character is a mover whose velocity along gravity belongs to the world: each step it falls
+ * (v += gravity x gravity_scale x dt, semi-implicit), is set to jump_speed along up by a jump the
+ * step takes, and loses what a surface hit removes; across gravity it moves as its intent says
+ * (the intent's component along gravity is ignored). On the ground it walks along walkable
+ * surfaces (normal within max_slope of up) at its intent's speed across gravity, steps onto
+ * obstacles up to step_height, keeps to a downward slope or step within snap_distance, and is
+ * carried by the body it stands on (that body's translation and turn of the step, before its own
+ * motion; a body is never stopped by the characters standing on it). Zero fields take the
+ * defaults, as on the wire. With zero world gravity a character moves as a plain body and is
+ * never grounded. Plain worlds pay nothing: the first character allocates a per-slot table
+ * (counted in world_stats.bytes), and a world without characters takes the paths it took before
+ * characters existed. */
+typedef struct world_character_options {
+    float max_slope;         /* radians from up a walkable surface's normal may lean; 0 = 0.7854
+                              * (45 degrees); clamped below 89 degrees */
+    float step_height;       /* highest rise of the lowest point stepped onto; 0 = no steps */
+    float snap_distance;     /* drop a walker follows down without leaving the ground; 0 = none */
+    float jump_speed;        /* speed along up a jump sets; 0 = cannot jump */
+    float gravity_scale;     /* multiplies the world's gravity; 0 = 1 */
+    uint32_t jump_buffer_ms; /* a jump pressed this long before landing is taken; 0 = 100 */
+    uint32_t coyote_ms;      /* a jump within this long after walking off the ground; 0 = 100 */
+} world_character_options;
+#define WORLD_CHARACTER_MAX_SLOPE 0.7853982f /* max_slope's default, 45 degrees */
+#define WORLD_CHARACTER_BUFFER_MS 100u       /* jump_buffer_ms's and coyote_ms's default */
+
+/* Makes a moving body a character (opt NULL or all zeros: the defaults), or replaces its options.
+ * Meant right after world_spawn. WORLD_ERR_NOT_FOUND for an unknown or stale id,
+ * WORLD_ERR_NOT_MOVING for a static, WORLD_ERR_NOT_FINITE for a non-finite option,
+ * WORLD_ERR_NO_MEMORY when the first character's table cannot be allocated. */
+world_status world_body_set_character(world *w, world_body_id id,
+                                      const world_character_options *opt);
+/* A jump pressed with the intent just accepted (MoveIntent.jump: call it after
+ * world_set_intent_as returned WORLD_OK for the same intent, so a stale intent carries no jump).
+ * It is taken on the first step, counting from the next one and within jump_buffer_ms (rounded up
+ * to whole steps), on which the character is grounded or walked off the ground at most coyote_ms
+ * before; one jump per call, never in the air. A newer press replaces one not yet taken.
+ * WORLD_ERR_NOT_FOUND for an unknown or stale id; a body that is not a character ignores it
+ * (WORLD_OK). */
+world_status world_character_jump(world *w, world_body_id id);
+/* A character's state after the most recent step. */
+typedef struct world_character_state {
+    bool grounded;          /* within 2 x GEOM_SKIN of a walkable surface below, or the bottom
+                             * bound */
+    world_body_id ground;   /* the body stood on; WORLD_NULL_BODY for none or the bounds */
+    float vertical;         /* its velocity along up (units/s) the next step starts from */
+    world_character_options options; /* the defaults filled in */
+} world_character_state;
+/* False for an unknown or stale id, or a body that is not a character. */
+bool world_body_character(const world *w, world_body_id id, world_character_state *out);
+/* Live characters and one-way bodies: a caller that reports their fields (BodyState.grounded,
+ * ground_id, one_way) asks only when these are not 0. */
+uint32_t world_character_count(const world *w);
+uint32_t world_one_way_count(const world *w);
+
 /* Sets a moving body's desired velocity; it holds until replaced. The newest input_seq wins: an
  * older or equal one returns WORLD_STALE_INPUT and changes nothing. Speed is clamped to max_speed.
  */

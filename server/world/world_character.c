@@ -66,6 +66,10 @@ typedef struct char_ctx {
     int near_count;               /* statics in near; -1: walk the grid per sweep */
     uint32_t near[CHAR_NEAR];     /* indices into statics */
     bool hit;                     /* a sweep of the current motion hit something */
+    /* the last probe's answer (a walk's snap and the settle probe often ask at one place) */
+    bool memo_valid, memo_ground;
+    vec2 memo_pos, memo_normal;
+    uint32_t memo_slot;
 } char_ctx;
 
 typedef struct gather_ctx {
@@ -201,8 +205,12 @@ static bool probe_visit(const world *w, uint32_t s, void *vctx) {
 
 /* Whether a walkable surface lies within the contact band's begin distance below the character
  * at pos (candidates where they end the step): its slot (CHAR_BOUNDS for the bounds) and normal. */
-static bool char_probe(const char_ctx *x, vec2 pos, uint32_t *slot, vec2 *normal) {
+static bool char_probe(char_ctx *x, vec2 pos, uint32_t *slot, vec2 *normal) {
     const world *w = x->w;
+    if (x->memo_valid && vec_eq(pos, x->memo_pos)) {
+        *slot = x->memo_slot, *normal = x->memo_normal;
+        return x->memo_ground;
+    }
     vec2 d = v2_scale(x->f.up, -2.0f * GEOM_SKIN);
     probe_hit best = {WORLD_NO_HIT, {0, 0}, CHAR_NONE};
     aabb box = box_at(pos, x->m->lo, x->m->hi);
@@ -224,10 +232,14 @@ static bool char_probe(const char_ctx *x, vec2 pos, uint32_t *slot, vec2 *normal
     } else {
         world_static_walk(w, swept, probe_visit, &p);
     }
-    if (best.t > 1.0f) return false;
     *slot = best.slot;
     *normal = best.normal;
-    return true;
+    x->memo_valid = true;
+    x->memo_pos = pos;
+    x->memo_slot = best.slot;
+    x->memo_normal = best.normal;
+    x->memo_ground = best.t <= 1.0f;
+    return x->memo_ground;
 }
 
 /* The displacement along the ground (normal n, out of it) whose part across gravity is across. */
@@ -328,6 +340,10 @@ vec2 world_character_move(world *w, uint32_t i, const mover_candidate *cands, ui
     pos = c->walking ? char_walk(&x, pos) : char_slide(&x, pos, c->plan, false);
     c->hit = x.hit;
     c->moved_to = pos;
+    /* Where no mover can be under it after the step (movers ignore each other), nothing can
+     * move it from here before step 4, whose probe this answer then is (finish_character). */
+    if (!(w->movers_collide && w->mover_count >= 2))
+        c->settled = char_probe(&x, pos, &c->settled_slot, &c->settled_normal);
     return pos;
 }
 
@@ -452,9 +468,10 @@ static void finish_character(world *w, uint32_t i, const char_frame *f, bool mov
                   .count = pc.count,
                   .skip = UINT32_MAX,
                   .near_count = -1};
-    uint32_t slot = CHAR_NONE;
-    vec2 n = v2(0.0f, 0.0f);
-    bool grounded = char_probe(&x, end, &slot, &n);
+    uint32_t slot = c->settled_slot;
+    vec2 n = c->settled_normal;
+    bool grounded =
+        !movers && vec_eq(end, c->moved_to) ? c->settled : char_probe(&x, end, &slot, &n);
     vec2 own = v2_sub(v2_sub(end, start), c->carried);
     float vy = vertical_after(w, c, own, c->hit || !vec_eq(end, c->moved_to), f);
     if (grounded && vy < 0.0f) vy = 0.0f;

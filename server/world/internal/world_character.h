@@ -38,6 +38,11 @@ typedef struct world_character {
     vec2 plan;     /* its own displacement for the step */
     vec2 carried;  /* what the carry moved it by */
     vec2 moved_to; /* where its move ended (before the discrete pass) */
+    /* the ground probe at moved_to, when movers ignore each other (step 4 takes it if the
+     * discrete pass left the character there) */
+    uint8_t settled;
+    uint32_t settled_slot;
+    vec2 settled_normal;
 } world_character;
 
 /* Characters move by their own rules only with gravity: without it they are plain movers. */

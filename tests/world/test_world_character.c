@@ -9,7 +9,7 @@
  *   - steps (climbed up to step_height, blocked above it), snapping down a convex kink and stairs
  *     (and taking off without snap), a slope steeper than max_slope blocks and is slid down;
  *   - I9 one-way platforms, static and moving, landed on at up to the max speed at 30-240 Hz,
- *     stood and walked on, jumped up through from below;
+ *     stood and walked on, jumped up through from below, jumped from under a ceiling's corner;
  *   - I10 carried by platforms moving across, up and down (drift <= 1e-4 a tick, the platform's
  *     own path unchanged by its riders: compared with the same platform riderless), a circle on
  *     a turning platform, a box that keeps its angle there, riders carried into a wall or under
@@ -520,6 +520,41 @@ static void jump_through_case(int kind, float rate, int platform) {
               "%s at %g Hz platform %d: not on top (lowest %g, top %g)", KIND[kind], (double)rate,
               platform, lowest(j.w, j.c), highest(j.w, j.p));
     world_destroy(j.w);
+}
+
+/* Wedged under a ceiling's corner on a one-way platform: walking right from x = -2 at 8 u/s under
+ * a static block whose lower left corner hangs at (0.8, 0.25 + the character's height - 0.05),
+ * it stops against the corner; jump presses then send it up into the corner, which deflects it
+ * down: it never ends a tick below the platform's top while over it (I9). */
+static void one_way_wedge_case(int kind, float rate) {
+    world *w = side_world(rate, v2(0, -G), 20.0f, 16);
+    world_body_id p = wt_spawn(w, WORLD_BODY_STATIC, wt_box(5.0f, 0.25f), v2(0, 0));
+    CHECK(p && world_body_set_one_way(w, p, true) == WORLD_OK);
+    geom_shape s = char_shape(kind);
+    wo_body b = wo_make_at(&s, 0.0, 0.0);
+    float corner = 0.25f + (float)(b.maxy - b.miny) - 0.05f;
+    CHECK(wt_spawn(w, WORLD_BODY_STATIC, wt_box(2.0f, 2.0f), v2(2.8f, corner + 2.0f)));
+    world_character_options o = {0};
+    o.jump_speed = 8.0f;
+    world_body_id c = spawn_char(w, s, v2(-2.0f, 1.0f), &o);
+    CHECK(c && world_set_intent(w, c, v2(8.0f, 0.0f), 1) == WORLD_OK);
+    for (int t = 0; t < (int)(4.0f * rate); t++) {
+        if (t >= (int)rate && t % (int)(rate / 4) == 0) world_character_jump(w, c);
+        world_step(w);
+        wo_body at;
+        CHECK(wt_body(w, c, &at));
+        CHECK_MSG(at.maxx <= -5.0 || at.minx >= 5.0 || at.miny >= 0.25 - SKIN,
+                  "%s at %g Hz, tick %d: through the one-way platform under a corner at (0.8, %g): "
+                  "lowest %g at x %g",
+                  KIND[kind], (double)rate, t, (double)corner, at.miny, (double)wt_pos(w, c).x);
+    }
+    world_destroy(w);
+}
+
+static void test_one_way_wedged_jump(void) {
+    for (int kind = 0; kind < KIND_COUNT; kind++)
+        for (int r = 0; r < RATE_COUNT; r++)
+            one_way_wedge_case(kind, RATES[r]);
 }
 
 static void test_one_way_jump_through(void) {
@@ -1048,7 +1083,8 @@ static void test_api(void) {
 
 TEST_MAIN(TEST(test_api), TEST(test_rest), TEST(test_walk_tiles), TEST(test_walk_slopes),
           TEST(test_steps), TEST(test_snap), TEST(test_steep_slopes), TEST(test_one_way_landing),
-          TEST(test_one_way_moving), TEST(test_one_way_jump_through), TEST(test_carried),
-          TEST(test_carried_turning), TEST(test_carried_into_statics), TEST(test_jump_airborne),
-          TEST(test_jump_coyote), TEST(test_jump_buffer), TEST(test_jump_once),
-          TEST(test_zero_gravity), TEST(test_determinism))
+          TEST(test_one_way_moving), TEST(test_one_way_jump_through),
+          TEST(test_one_way_wedged_jump), TEST(test_carried), TEST(test_carried_turning),
+          TEST(test_carried_into_statics), TEST(test_jump_airborne), TEST(test_jump_coyote),
+          TEST(test_jump_buffer), TEST(test_jump_once), TEST(test_zero_gravity),
+          TEST(test_determinism))

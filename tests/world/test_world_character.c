@@ -648,20 +648,24 @@ static void turn_platform(world *w, world_body_id p, int t, float rate, float *t
 }
 
 /* A circle on a turning platform keeps its position in the platform's frame within 1e-4 a
- * tick, grounded on it. */
+ * tick, grounded on it, and the platform turns as the same platform without a rider does, bit
+ * for bit (its rider does not stop its turn). */
 static void turning_circle_case(float rate) {
     world *w = side_world(rate, v2(0, -G), 50.0f, 16);
+    world *ghost = side_world(rate, v2(0, -G), 50.0f, 16);
     world_body_id p = wt_spawn(w, WORLD_BODY_MOVING, wt_box(4.0f, 0.25f), v2(0, 0));
+    world_body_id q = wt_spawn(ghost, WORLD_BODY_MOVING, wt_box(4.0f, 0.25f), v2(0, 0));
     world_body_id c = spawn_char(w, char_shape(1), v2(1.5f, 1.0f), NULL);
-    CHECK(p && c && settle(w, c, 600));
+    CHECK(p && q && c && settle(w, c, 600));
     /* the circle in the platform's frame (the platform stands at angle 0 until it turns) */
     double qx = (double)wt_pos(w, c).x - wt_pos(w, p).x,
            qy = (double)wt_pos(w, c).y - wt_pos(w, p).y;
-    uint32_t seq = 1;
-    float turning = 0.0f;
+    uint32_t seq = 1, ghost_seq = 1;
+    float turning = 0.0f, ghost_turning = 0.0f;
     for (int t = 0; t < (int)(4.0f * rate); t++) {
         turn_platform(w, p, t, rate, &turning, &seq);
-        world_step(w);
+        turn_platform(ghost, q, t, rate, &ghost_turning, &ghost_seq);
+        world_step(w), world_step(ghost);
         vec2 pp = wt_pos(w, p), cp = wt_pos(w, c);
         double a = angle_of(w, p), dx = (double)cp.x - pp.x, dy = (double)cp.y - pp.y;
         double rx = cos(a) * dx + sin(a) * dy, ry = -sin(a) * dx + cos(a) * dy;
@@ -669,9 +673,14 @@ static void turning_circle_case(float rate) {
                   "circle on a turning platform at %g Hz, tick %d (angle %g): drifted (%g, %g), "
                   "grounded %d",
                   (double)rate, t, a, rx - qx, ry - qy, cstate(w, c).grounded);
+        CHECK_MSG(vec_same(pp, wt_pos(ghost, q)) && angle_of(w, p) == angle_of(ghost, q),
+                  "circle on a turning platform at %g Hz, tick %d: the platform at angle %g, "
+                  "without its rider %g",
+                  (double)rate, t, a, (double)angle_of(ghost, q));
         qx = rx, qy = ry;
     }
     drop_world(w);
+    drop_world(ghost);
 }
 
 /* A box on a turning platform keeps its own angle (0), stays grounded on it and is pushed out

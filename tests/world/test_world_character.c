@@ -16,7 +16,8 @@
  *     a ceiling never left inside the static;
  *   - jumps: only from the ground or within coyote time, a press every tick in the air changes
  *     nothing, the buffer, one jump per call, jump_speed 0;
- *   - zero gravity: the same trajectory as a plain body, never grounded;
+ *   - zero gravity: the same trajectory as a plain body, never grounded; gravity along other
+ *     directions: resting and walking on a floor facing minus gravity;
  *   - I6: the same scene twice, the same state hash every tick;
  *   - the API's refusals and defaults. */
 #include "world_test_util.h"
@@ -1003,6 +1004,49 @@ static void test_zero_gravity(void) {
     }
 }
 
+/* Gravity along any direction: "up" is minus gravity. A floor turned to face up (a box turned by
+ * the angle of up from +y), a character on it: at rest for 2,000 ticks (bit-identical, grounded),
+ * then walking across gravity at 6 u/s for 2 s, every tick 99-101% of the walk, grounded on it.
+ * Boxes and hexagons only where the floor is axis-aligned (a turned floor under an unturned box
+ * is a slope to it). */
+static void gravity_dir_case(int kind, double deg) {
+    double a = deg * PI / 180.0;
+    vec2 up = v2((float)-sin(a), (float)cos(a)), right = v2(up.y, -up.x);
+    world *w = side_world(60.0f, v2_scale(up, -G), 50.0f, 16);
+    world_body_id floor;
+    geom_shape fs = wt_box(20.0f, 1.0f);
+    CHECK(world_spawn_turned(w, WORLD_BODY_STATIC, &fs, v2_scale(up, -1.0f), (float)a, 0, &floor,
+                             NULL) == WORLD_OK);
+    world_body_id c = spawn_char(w, char_shape(kind), v2_scale(up, 1.2f), NULL);
+    CHECK(c && settle(w, c, 600) && grounded_on(w, c, floor));
+    vec2 p0 = wt_pos(w, c);
+    for (int t = 0; t < 2000; t++) {
+        world_step(w);
+        CHECK_MSG(vec_same(wt_pos(w, c), p0) && grounded_on(w, c, floor),
+                  "%s under gravity at %g degrees, tick %d: moved at rest", KIND[kind], deg, t);
+    }
+    CHECK(world_set_intent(w, c, v2_scale(right, 6.0f), 1) == WORLD_OK);
+    for (int t = 0; t < 120; t++) {
+        vec2 before = wt_pos(w, c);
+        world_step(w);
+        vec2 d = v2_sub(wt_pos(w, c), before);
+        double along = ((double)d.x * right.x + (double)d.y * right.y) / (6.0 / 60.0);
+        CHECK_MSG(along >= 0.99 && along <= 1.01 && grounded_on(w, c, floor),
+                  "%s under gravity at %g degrees, tick %d: walked %g of its intent, grounded %d",
+                  KIND[kind], deg, t, along, cstate(w, c).grounded);
+    }
+    drop_world(w);
+}
+
+static void test_gravity_directions(void) {
+    const double axis[3] = {90.0, 180.0, -90.0}, other[2] = {30.0, -137.0};
+    for (int kind = 0; kind < KIND_COUNT; kind++)
+        for (int i = 0; i < 3; i++)
+            gravity_dir_case(kind, axis[i]);
+    for (int i = 0; i < 2; i++)
+        gravity_dir_case(1, other[i]);
+}
+
 /* A busy scene: tiles, slopes, one-way platforms static and moving, platforms moving across,
  * up and down and turning, 30 characters of every shape walking and jumping at random. */
 static void run_busy(uint32_t seed, uint64_t *hashes, int ticks, int *invalid) {
@@ -1116,4 +1160,4 @@ TEST_MAIN(TEST(test_api), TEST(test_rest), TEST(test_walk_tiles), TEST(test_walk
           TEST(test_one_way_wedged_jump), TEST(test_carried), TEST(test_carried_turning),
           TEST(test_carried_into_statics), TEST(test_jump_airborne), TEST(test_jump_coyote),
           TEST(test_jump_buffer), TEST(test_jump_once), TEST(test_zero_gravity),
-          TEST(test_determinism))
+          TEST(test_gravity_directions), TEST(test_determinism))

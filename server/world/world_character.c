@@ -133,7 +133,7 @@ static void gather_take(char_ctx *x, aabb region, const uint32_t *walked, const 
 static void gather(char_ctx *x, world_character *c, aabb region) {
     world *w = x->w;
     world_character_near *nc = &c->near;
-    if (nc->epoch == w->statics_epoch && nc->rules == w->rules_epoch &&
+    if (WORLD_FAST_PATHS && nc->epoch == w->statics_epoch && nc->rules == w->rules_epoch &&
         aabb_contains(nc->area, region)) {
         gather_take(x, region, nc->statics, nc->one_way, nc->count);
         return;
@@ -293,7 +293,8 @@ static bool char_probe(char_ctx *x, vec2 pos, uint32_t *slot, vec2 *normal) {
     probe_walk p = {x, pos, d, &best};
     if (gathered_for(x, swept)) {
         for (int k = 0; k < x->near_count; k++)
-            if (aabb_overlaps(swept, w->statics[x->near[k]].box)) probe_visit(w, x->near[k], &p);
+            /* what world_static_walk's test would keep: the same statics either way */
+            if (aabb_meets(w->statics[x->near[k]].box, swept)) probe_visit(w, x->near[k], &p);
     } else {
         world_static_walk(w, swept, probe_visit, &p);
     }
@@ -441,6 +442,7 @@ static void plan_character(world *w, world_mover *m, world_character *c, const c
     if (c->walking) {
         vy = 0.0f; /* the floor removes what gravity added */
         c->plan = walk_along(c->ground_normal, f->right, a * dt);
+        c->plan_normal = c->ground_normal;
     } else {
         c->plan = v2_add(v2_scale(f->right, a * dt), v2_scale(f->up, vy * dt));
     }
@@ -530,8 +532,9 @@ static void finish_character(world *w, uint32_t i, const char_frame *f, bool mov
     char_ctx_init(&x, w, i, c, f, cands, pc.count);
     uint32_t slot = c->settled_slot;
     vec2 n = c->settled_normal;
-    bool grounded =
-        !movers && vec_eq(end, c->moved_to) ? c->settled : char_probe(&x, end, &slot, &n);
+    bool grounded = WORLD_FAST_PATHS && !movers && vec_eq(end, c->moved_to)
+                        ? c->settled
+                        : char_probe(&x, end, &slot, &n);
     vec2 own = v2_sub(v2_sub(end, start), c->carried);
     float vy = vertical_after(w, c, own, c->hit || !vec_eq(end, c->moved_to), f);
     if (grounded && vy < 0.0f) vy = 0.0f;
@@ -582,16 +585,20 @@ void world_character_end_step(world *w) {
  * same answer again, so it is done without one (as world_turn_still does for turning bodies).
  * Only where movers ignore each other: then a character reads nothing of the others. */
 static bool char_still(const world *w, const world_mover *m, const world_character *c) {
-    return c->still_epoch == w->statics_epoch && c->still_rules == w->rules_epoch &&
-           c->jump_until == 0 && m->applied_seq == m->pending_seq &&
-           vec_eq(m->position, c->still_pos);
+    return WORLD_FAST_PATHS && c->still_epoch == w->statics_epoch &&
+           c->still_rules == w->rules_epoch && c->jump_until == 0 &&
+           m->pending_seq == c->still_seq && vec_eq(m->position, c->still_pos);
 }
 
-static void note_still(const world *w, world_character *c, vec2 start, vec2 end) {
-    bool still = c->walking && c->grounded && c->carrier == UINT32_MAX && vec_eq(start, end);
+static void note_still(const world *w, const world_mover *m, world_character *c, vec2 start,
+                       vec2 end) {
+    /* the same plan next step: the same ground normal as this step's walk followed */
+    bool still = c->walking && c->grounded && c->carrier == UINT32_MAX && vec_eq(start, end) &&
+                 vec_eq(c->ground_normal, c->plan_normal);
     c->still_epoch = still ? w->statics_epoch : 0u;
     c->still_rules = w->rules_epoch;
     c->still_pos = end;
+    c->still_seq = m->applied_seq;
 }
 
 void world_character_step_alone(world *w) {
@@ -615,12 +622,15 @@ void world_character_step_alone(world *w) {
             if (w->one_way_count)
                 w->one_way[m->slot].disp =
                     v2_mul_add(c->plan, -f.g * c->opt.gravity_scale * dt * dt, f.up);
+            w->swept_hits += c->still_hits; /* what its slides would have counted */
             continue;
         }
+        uint64_t hits = w->swept_hits;
         plan_character(w, m, c, &f);
         m->position = char_move(w, i, NULL, 0, &f);
         finish_character(w, i, &f, false, start);
-        note_still(w, c, start, m->position);
+        note_still(w, m, c, start, m->position);
+        c->still_hits = (uint32_t)(w->swept_hits - hits);
     }
 }
 

@@ -258,7 +258,8 @@ void world_step(world *w) {
     bool finished = (!w->movers_collide || n < 2) && !w->static_checks_pending &&
                     (WORLD_FAST_PATHS || !w->turning_hint) && !chars;
     /* characters among movers that ignore each other: plan, move and finish in one walk */
-    bool chars_alone = chars && (!w->movers_collide || n < 2) && !w->static_checks_pending;
+    bool chars_alone =
+        WORLD_FAST_PATHS && chars && (!w->movers_collide || n < 2) && !w->static_checks_pending;
     world_one_way_begin_step(w); /* before anything moves or asks which pairs block */
     if (chars && !chars_alone) world_character_begin_step(w); /* plans, one-way notes */
     world_events_begin_step(w, !finished); /* the passes below note each start in scratch.p0 */

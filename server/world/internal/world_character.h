@@ -47,15 +47,19 @@ typedef struct world_character {
     uint32_t carrier; /* slot of the mover it stands on; UINT32_MAX for none */
     vec2 carrier_p0;  /* the carrier's position and (cos, sin) at the step's start */
     vec2 carrier_q0;
-    vec2 plan;     /* its own displacement for the step */
-    vec2 carried;  /* what the carry moved it by */
-    vec2 moved_to; /* where its move ended (before the discrete pass) */
+    vec2 plan;        /* its own displacement for the step */
+    vec2 plan_normal; /* the ground normal a walk's plan followed */
+    vec2 carried;     /* what the carry moved it by */
+    vec2 moved_to;    /* where its move ended (before the discrete pass) */
     /* the ground probe at moved_to, when movers ignore each other (step 4 takes it if the
      * discrete pass left the character there) */
     /* a walker pressed still (world_character_step_alone's char_still) */
     vec2 still_pos;            /* where it stood */
     uint32_t still_epoch;      /* statics_epoch then; 0: none */
     uint32_t still_rules;      /* rules_epoch then */
+    uint32_t still_hits;       /* the sweep hits its slides counted then (world_stats.swept_hits) */
+    uint32_t still_seq;        /* the input it had applied then: a newer one applied since (on any
+                                * path, the general passes' too) and it is not still */
     world_character_near near; /* its last walk of the static grid */
     uint8_t settled;
     uint32_t settled_slot;

@@ -208,7 +208,26 @@ static vec2 walker_normal(const char_ctx *x, vec2 n) {
 }
 
 /* Collide-and-slide of the character from pos by r (walking: steep surfaces are walls). */
-static vec2 char_slide(char_ctx *x, vec2 pos, vec2 r, bool walking) {
+/* The displacement along the ground (normal n, out of it) whose part across gravity is across. */
+static vec2 walk_along(vec2 n, vec2 right, float across) {
+    float rn = v2_dot(right, n);
+    if (rn == 0.0f) return v2_scale(right, across);
+    vec2 t = v2_mul_add(right, -rn, n); /* the tangent; t . right = 1 - rn^2 */
+    return v2_scale(t, across / (1.0f - rn * rn));
+}
+
+/* How a character's motion meets what it hits. */
+typedef enum char_motion {
+    CHAR_FLY,  /* collide-and-slide */
+    CHAR_WALK, /* the slide of a walker: a surface too steep to walk is a wall, and a walkable
+                * one (not a mover's) takes the rest of the walk along it at the same speed
+                * across gravity (so a walker entering a slope or leaving one for flat ground
+                * loses nothing on that step) */
+    CHAR_DROP, /* straight on to the first contact and no further (a snap or a step's rise and
+                * fall: a slide would carry it along a slope, across gravity) */
+} char_motion;
+
+static vec2 char_slide(char_ctx *x, vec2 pos, vec2 r, char_motion how) {
     vec2 first = r;
     float tau = 0.0f;
     for (int it = 0; it < x->w->cfg.slide_iterations; it++) {
@@ -218,8 +237,12 @@ static vec2 char_slide(char_ctx *x, vec2 pos, vec2 r, bool walking) {
         if (best.t > 1.0f) return v2_add(pos, r);
         x->hit = true;
         x->w->swept_hits++;
-        vec2 n = walking ? walker_normal(x, best.normal) : best.normal;
+        vec2 n = how == CHAR_WALK ? walker_normal(x, best.normal) : best.normal;
+        vec2 d = r;
         float t = slide_respond(&pos, &r, best.t, n, true, best.other_d, !best.mover, true, first);
+        if (how == CHAR_DROP) break;
+        if (how == CHAR_WALK && !best.mover && -v2_dot(n, x->f.up) >= x->c->cos_slope)
+            r = walk_along(v2_neg(n), x->f.right, v2_dot(d, x->f.right) * (1.0f - t));
         tau += t * (1.0f - tau);
     }
     return pos;
@@ -308,24 +331,16 @@ static bool char_probe(char_ctx *x, vec2 pos, uint32_t *slot, vec2 *normal) {
     return x->memo_ground;
 }
 
-/* The displacement along the ground (normal n, out of it) whose part across gravity is across. */
-static vec2 walk_along(vec2 n, vec2 right, float across) {
-    float rn = v2_dot(right, n);
-    if (rn == 0.0f) return v2_scale(right, across);
-    vec2 t = v2_mul_add(right, -rn, n); /* the tangent; t . right = 1 - rn^2 */
-    return v2_scale(t, across / (1.0f - rn * rn));
-}
-
 /* A walk blocked short of want (across gravity): up by step_height, across, down onto a
  * walkable surface; kept when it got further and rose no more than step_height. */
 static vec2 char_step_up(char_ctx *x, vec2 pos, vec2 blocked, float want) {
     const char_frame *f = &x->f;
     float h = x->c->opt.step_height;
-    vec2 s1 = char_slide(x, pos, v2_scale(f->up, h), false);
+    vec2 s1 = char_slide(x, pos, v2_scale(f->up, h), CHAR_DROP);
     float rise = v2_dot(v2_sub(s1, pos), f->up);
     if (!(rise > 0.0f)) return blocked;
-    vec2 s2 = char_slide(x, s1, v2_scale(f->right, want), true);
-    vec2 s3 = char_slide(x, s2, v2_scale(f->up, -(rise + 2.0f * GEOM_SKIN)), false);
+    vec2 s2 = char_slide(x, s1, v2_scale(f->right, want), CHAR_WALK);
+    vec2 s3 = char_slide(x, s2, v2_scale(f->up, -(rise + 2.0f * GEOM_SKIN)), CHAR_DROP);
     uint32_t slot;
     vec2 n;
     float sign = want > 0.0f ? 1.0f : -1.0f;
@@ -342,13 +357,13 @@ static vec2 char_snap(char_ctx *x, vec2 end) {
     uint32_t slot;
     vec2 n;
     if (char_probe(x, end, &slot, &n)) return end;
-    vec2 s = char_slide(x, end, v2_scale(x->f.up, -x->c->opt.snap_distance), false);
+    vec2 s = char_slide(x, end, v2_scale(x->f.up, -x->c->opt.snap_distance), CHAR_DROP);
     return char_probe(x, s, &slot, &n) ? s : end;
 }
 
 static vec2 char_walk(char_ctx *x, vec2 pos) {
     const world_character *c = x->c;
-    vec2 end = char_slide(x, pos, c->plan, true);
+    vec2 end = char_slide(x, pos, c->plan, CHAR_WALK);
     float want = v2_dot(c->plan, x->f.right), got = v2_dot(v2_sub(end, pos), x->f.right);
     if (c->opt.step_height > 0.0f && fabsf(got) < 0.99f * fabsf(want))
         end = char_step_up(x, pos, end, want);
@@ -394,13 +409,13 @@ static vec2 char_move(world *w, uint32_t i, const mover_candidate *cands, uint32
     c->carried = v2(0.0f, 0.0f);
     if (carry.x != 0.0f || carry.y != 0.0f) {
         x.skip = gi;
-        vec2 to = char_slide(&x, pos, carry, false);
+        vec2 to = char_slide(&x, pos, carry, CHAR_FLY);
         c->carried = v2_sub(to, pos);
         pos = to;
         x.skip = UINT32_MAX;
     }
     x.hit = false;
-    pos = c->walking ? char_walk(&x, pos) : char_slide(&x, pos, c->plan, false);
+    pos = c->walking ? char_walk(&x, pos) : char_slide(&x, pos, c->plan, CHAR_FLY);
     c->hit = x.hit;
     c->moved_to = pos;
     /* Where no mover can be under it after the step (movers ignore each other), nothing can

@@ -1,5 +1,6 @@
 /* world: create/destroy, spawn/despawn/intents, getters, stats, the state hash and validation;
  * the tick and the structures it walks live in the files world_internal.h lists. */
+#include "world_character.h"
 #include "world_history.h"
 #include "world_movers.h"
 #include "world_statics.h"
@@ -78,6 +79,7 @@ static bool config_check(world_config *cfg) {
     if (cfg->max_shape_size > GEOM_MAX_SIZE) cfg->max_shape_size = GEOM_MAX_SIZE;
     if (!(cfg->max_angular_speed > 0.0f) || !isfinite(cfg->max_angular_speed))
         cfg->max_angular_speed = WORLD_DEFAULT_MAX_ANGULAR_SPEED;
+    if (!v2_is_finite(cfg->gravity)) return false;
     return true;
 }
 
@@ -265,6 +267,7 @@ void world_destroy(world *w) {
     free(w->turns);
     free(w->turn_still);
     free(w->one_way);
+    free(w->characters);
     world_events_free(w);
     free(w);
 }
@@ -470,6 +473,7 @@ world_status world_despawn(world *w, world_body_id id) {
         s->dead_kind = s->kind;
     }
     world_one_way_despawn(w, slot);
+    world_character_despawn(w, slot);
     if (w->filters) {
         /* the slot's next body starts with the defaults */
         if (!filter_is_default(&w->filters[slot])) w->filtered_count--;
@@ -571,6 +575,7 @@ world_status world_set_intent_as(world *w, uint32_t owner, world_body_id id, vec
         return WORLD_ERR_NOT_OWNER;
     if (!moving) return WORLD_ERR_NOT_MOVING;
     if (!isfinite(angular_velocity)) return WORLD_ERR_NOT_FINITE;
+    if (world_is_character(w, slot)) angular_velocity = 0.0f; /* characters do not turn */
     world_mover *m = &w->movers[w->slots[slot].index];
     /* A body that starts turning becomes a turned one (before the intent, so a failed table
      * allocation changes nothing). */
@@ -743,6 +748,16 @@ uint64_t world_state_hash(const world *w) {
             h = hash_bytes(h, &t->spin, sizeof t->spin);
             h = hash_bytes(h, &t->ang_vel, sizeof t->ang_vel);
         }
+        /* what a character carries to its next step; plain bodies add nothing */
+        if (world_is_character(w, slot)) {
+            const world_character *c = &w->characters[slot];
+            h = hash_bytes(h, &c->vy, sizeof c->vy);
+            h = hash_bytes(h, &c->ground, sizeof c->ground);
+            h = hash_bytes(h, &c->jump_until, sizeof c->jump_until);
+            h = hash_bytes(h, &c->air_ticks, sizeof c->air_ticks);
+            uint8_t flags[2] = {c->grounded, c->coyote};
+            h = hash_bytes(h, flags, sizeof flags);
+        }
         /* a default filter adds nothing: hashes of worlds without filters are unchanged */
         if (w->filters && !filter_is_default(&w->filters[slot])) {
             const world_filter *f = &w->filters[slot];
@@ -794,6 +809,13 @@ const char *world_validate(const world *w) {
         one_way += w->one_way[slot].on != 0;
     }
     if (one_way != w->one_way_count) return "one-way: flags and their count differ";
+    uint32_t characters = 0;
+    for (uint32_t slot = 0; w->characters && slot < w->capacity; slot++) {
+        if (!w->characters[slot].on) continue;
+        if (w->slots[slot].kind != WORLD_BODY_MOVING) return "characters: a flag on no mover";
+        characters++;
+    }
+    if (characters != w->character_count) return "characters: flags and their count differ";
     /* the id space's accounting (world_stats): a spawn takes the slot's next generation */
     if (retired != w->slots_retired) return "slots: retired slots and their count differ";
     if (gens != w->spawns) return "slots: generations used and spawns differ";

@@ -93,6 +93,27 @@ bool world_one_way_pair_blocks(const world *w, uint32_t a, uint32_t b) {
     return true;
 }
 
+bool world_one_way_bears(const world *w, uint32_t a, vec2 apos, uint32_t b, vec2 bpos) {
+    if (!w->one_way_count || !w->one_way[b].on) return true;
+    geom_shape ta, tb;
+    one_way_view va = start_view(w, a, &ta), vb = start_view(w, b, &tb);
+    /* the start views' shapes and angles, at the places asked about: a mover's angle does not
+     * change in the steps a character stands (characters do not turn) */
+    va.pos = apos, vb.pos = bpos;
+    if (w->slots[b].kind == WORLD_BODY_MOVING &&
+        ref_kind(w->movers[w->slots[b].index].shape) == WORLD_REF_TURNED) {
+        geom_shape local;
+        vb.q = w->turns[b].q;
+        geom_shape_orient(turn_local(w, &w->turns[b], &local), vb.q, &tb);
+        vb.shape = &tb;
+    }
+    vec2 up = v2(-vb.q.y, vb.q.x);
+    float alo, ahi, blo, bhi;
+    shape_extent(va.shape, va.pos, up, &alo, &ahi);
+    shape_extent(vb.shape, vb.pos, up, &blo, &bhi);
+    return alo >= bhi - GEOM_SKIN;
+}
+
 /* Notes every mover's position and angle, and its motion of the step scaled by dt (0: none). */
 static void note_starts(world *w, float dt) {
     for (uint32_t i = 0; i < w->mover_count; i++) {

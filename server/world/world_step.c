@@ -3,6 +3,7 @@
  * (relative motion, I7); 3: the discrete pass (world_separate.c); 4: velocities, sequences and
  * change tracking. Movers that ignore each other take world_step_alone (world_slide.c). Everything
  * runs in a deterministic order (I6). */
+#include "world_character.h"
 #include "world_history.h"
 #include "world_movers.h"
 #include "world_separate.h"
@@ -27,6 +28,7 @@ typedef struct cand_ctx {
     mover_candidate *out; /* candidates */
     uint32_t count;       /* found */
     uint32_t overflow;    /* not kept */
+    bool chars;           /* characters move by their rules (world_characters_active) */
 } cand_ctx;
 
 static bool cand_visit(const world *w, uint32_t i, void *vctx) {
@@ -35,10 +37,13 @@ static bool cand_visit(const world *w, uint32_t i, void *vctx) {
     if (!aabb_overlaps(w->scratch.path[i], c->box)) return true;
     const world_mover *m = &w->movers[i];
     if (!slots_block(w, c->self, m->slot)) return true;
+    /* a body's own motion never meets the characters standing on it */
+    if (c->chars && world_character_rides(w, m->slot, c->self)) return true;
     /* What the slide will see of it (its path box is grown by the push allowance, and a slow
      * mover's holds its intent too): skip it when that misses this mover's reach. */
-    vec2 at = i < c->self_index ? w->scratch.p2[i] : w->scratch.p0[i];
-    vec2 d = i < c->self_index ? v2(0.0f, 0.0f) : w->scratch.d1[i];
+    bool moved = c->chars ? world_moved_before(w, i, c->self_index) : i < c->self_index;
+    vec2 at = moved ? w->scratch.p2[i] : w->scratch.p0[i];
+    vec2 d = moved ? v2(0.0f, 0.0f) : w->scratch.d1[i];
     if (!aabb_overlaps(aabb_sweep(box_at(at, m->lo, m->hi), d), c->box)) return true;
     if (c->count == WORLD_MAX_MOVER_CANDIDATES) {
         c->overflow++;
@@ -55,10 +60,15 @@ static bool cand_visit(const world *w, uint32_t i, void *vctx) {
 
 /* 1-2 when movers ignore each other (or there is one): every mover against statics and bounds. */
 static inline void step_slide_alone(world *w, uint32_t n, float dt) {
+    bool chars = world_characters_active(w);
     for (uint32_t i = 0; i < n; i++) {
         world_mover *m = &w->movers[i];
         aabb unused;
         w->scratch.p0[i] = m->position;
+        if (chars && world_is_character(w, m->slot)) {
+            w->scratch.p2[i] = world_character_move(w, i, NULL, 0);
+            continue;
+        }
         /* (a turning mover's path is not asked for: NULL spares its computation) */
         w->scratch.p2[i] =
             mover_turning(w, m)
@@ -75,11 +85,19 @@ static inline void step_slide_alone(world *w, uint32_t n, float dt) {
 static inline void step_expected_paths(world *w, world_grid *g, uint32_t n, float dt) {
     float cell = w->levels[0].cell;
     COLLIDE_ASSERT(!g->valid); /* the grid reads scratch.path by reference */
+    bool chars = world_characters_active(w);
     for (uint32_t i = 0; i < n; i++) {
         const world_mover *m = &w->movers[i];
         vec2 want = v2_scale(m->intent, dt);
         aabb box = box_at(m->position, m->lo, m->hi);
         w->scratch.p0[i] = m->position;
+        if (chars && world_is_character(w, m->slot)) {
+            float reach;
+            w->scratch.d1[i] = world_character_expected(w, i, &reach);
+            w->scratch.path[i] =
+                aabb_inflate(aabb_sweep(box, w->scratch.d1[i]), reach + WORLD_PUSH_ALLOWANCE);
+            continue;
+        }
         if (wmax(fabsf(want.x), fabsf(want.y)) > cell) {
             w->scratch.p2[i] = world_slide(w, i, m->position, want, NULL, 0, &w->scratch.path[i]);
             w->scratch.d1[i] = v2_sub(w->scratch.p2[i], m->position);
@@ -104,7 +122,7 @@ static inline void step_expected_paths(world *w, world_grid *g, uint32_t n, floa
 WORLD_HOT uint32_t mover_candidates(const world *w, uint32_t i, aabb reach, const uint32_t *late,
                                     uint32_t late_count, mover_candidate *cands) {
     const world_mover *m = &w->movers[i];
-    cand_ctx c = {w, m->slot, i, reach, cands, 0, 0};
+    cand_ctx c = {w, m->slot, i, reach, cands, 0, 0, world_characters_active(w)};
     for (uint32_t k = w->scratch.adj_start[i]; k < w->scratch.adj_start[i + 1]; k++)
         cand_visit(w, w->scratch.adj[k], &c);
     /* movers that ended outside their expected path: the grid does not know where they
@@ -152,6 +170,21 @@ WORLD_HOT bool fast_keeps_slide(const world *w, uint32_t i, const mover_candidat
     return !in_way; /* not in the way: p2 already holds the static-only slide */
 }
 
+/* 2 for characters, after every plain mover (which they may stand on): each in dense order
+ * against statics, bounds and the movers near its path. */
+static void step_character_pass(world *w, uint32_t n, mover_candidate *cands, uint32_t *late,
+                                uint32_t late_count) {
+    for (uint32_t i = 0; i < n; i++) {
+        const world_mover *m = &w->movers[i];
+        if (!world_is_character(w, m->slot)) continue;
+        uint32_t count = mover_candidates(w, i, w->scratch.path[i], late, late_count, cands);
+        w->scratch.p2[i] = world_character_move(w, i, cands, count);
+        if (late_count < WORLD_MAX_LATE &&
+            !aabb_contains(w->scratch.path[i], box_at(w->scratch.p2[i], m->lo, m->hi)))
+            late[late_count++] = i;
+    }
+}
+
 /* 2: one collide-and-slide per mover, in order, against statics, bounds and the movers near its
  * path: those already moved stand where they ended, the others move along their expected
  * displacement (relative motion: head-on bodies meet in the middle, I7). A fast mover keeps its
@@ -163,8 +196,10 @@ static inline void step_mover_pass(world *w, world_grid *g, uint32_t n, float dt
     mover_candidate cands[WORLD_MAX_MOVER_CANDIDATES];
     uint32_t late[WORLD_MAX_LATE], late_count = 0;
     bool boxes_only = w->nonbox_statics == 0;
+    bool chars = world_characters_active(w);
     for (uint32_t i = 0; i < n; i++) {
         const world_mover *m = &w->movers[i];
+        if (chars && world_is_character(w, m->slot)) continue; /* after every plain mover */
         vec2 want = v2_scale(m->intent, dt);
         bool fast = wmax(fabsf(want.x), fabsf(want.y)) > cell;
         bool turning = mover_turning(w, m);
@@ -183,6 +218,7 @@ static inline void step_mover_pass(world *w, world_grid *g, uint32_t n, float dt
             !aabb_contains(w->scratch.path[i], box_at(w->scratch.p2[i], m->lo, m->hi)))
             late[late_count++] = i;
     }
+    if (chars) step_character_pass(w, n, cands, late, late_count);
 }
 
 /* 4, after the movers' own records: what changed for the snapshots and the events, and the
@@ -218,9 +254,11 @@ void world_step(world *w) {
      * after its slide (one walk over the movers instead of three). */
     /* (with turning movers too, on the fast paths: world_turn_step_alone; the general code keeps
      * the passes, which give the same results since these movers read nobody else's state) */
+    bool chars = world_characters_active(w);
     bool finished = (!w->movers_collide || n < 2) && !w->static_checks_pending &&
-                    (WORLD_FAST_PATHS || !w->turning_hint);
+                    (WORLD_FAST_PATHS || !w->turning_hint) && !chars;
     world_one_way_begin_step(w);           /* before anything moves or asks which pairs block */
+    world_character_begin_step(w);         /* plans (and the one-way notes of characters) */
     world_events_begin_step(w, !finished); /* the passes below note each start in scratch.p0 */
     float dt = w->dt;
     world_grid *g = &w->cache->grid;
@@ -248,7 +286,9 @@ void world_step(world *w) {
     }
     scratch_close_step(w);
     /* 4: velocities, sequences, change tracking */
-    if (!finished)
+    if (chars)
+        world_character_end_step(w);
+    else if (!finished)
         for (uint32_t i = 0; i < n; i++)
             finish_mover(w, i, w->scratch.p0[i], w->movers[i].position);
     step_record_changes(w, finished);

@@ -15,6 +15,7 @@
  *   world_history.c   the ring of past mover states the game queries rewind to
  *   world_turn.c      rotation: a turning mover's move-and-turn up to its first contact
  *   world_one_way.c   one-way bodies: which pairs they block in a tick, and for rays and casts
+ *   world_character.c characters: gravity, jumps, walking on slopes and steps, the carry
  *   world_load.c      the JSON world file loader (links jansson; the only file reader)
  *
  * Layout, and why:
@@ -383,6 +384,9 @@ struct world {
     world_one_way_slot *one_way;  /* per slot, NULL until the first one-way body */
     uint32_t one_way_count;       /* live one-way bodies: while 0 the step takes exactly the paths
                                    * it took before one-way bodies existed */
+    struct world_character *characters; /* per slot, NULL until the first character */
+    uint32_t character_count;           /* live characters: while 0 (or without gravity) the
+                                         * step takes the paths it took before characters */
 };
 
 /* ---- constants the files share ----------------------------------------------------------- */
@@ -647,6 +651,9 @@ void world_events_free(world *w);
 void world_one_way_begin_step(world *w);
 void world_one_way_despawn(world *w, uint32_t slot);
 bool world_one_way_ray_passes(const world *w, uint32_t slot, vec2 q, vec2 d);
+/* Whether the body of slot b, at bpos, can bear the mover of slot a at apos: b is not one-way, or
+ * a lies wholly on its up side, within the skin (the ground probe of characters). */
+bool world_one_way_bears(const world *w, uint32_t a, vec2 apos, uint32_t b, vec2 bpos);
 /* The next step looks for new pairs around every body, not only the ones that moved (a static
  * spawned, a filter changed). */
 void world_events_rescan(world *w);

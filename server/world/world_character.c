@@ -1,0 +1,575 @@
+/* world_character: characters in side-on worlds (PROTOCOL.md "Characters: side-on games",
+ * COLLISION.md "Protocol 1.2 additions"). See world_character.h for where the step calls in.
+ *
+ * How a character's step goes, and why:
+ *   - The plan (before anything moves): the jump it takes (buffer and coyote time), gravity
+ *     integrated semi-implicitly, and its own displacement: on the ground a walk along the
+ *     ground's tangent scaled so its speed across gravity is the intent's (no slowing on a
+ *     climb, no take-off on a descent), in the air its intent across and its velocity along up.
+ *   - The move comes after every plain mover's (world_step.c orders the pass), so the body it
+ *     stands on has already moved: the carry is that body's translation and turn of the step, by
+ *     collide-and-slide (the carrier left out), so a carry never pushes it into anything (I10);
+ *     and a plain mover never sees its riders (a platform is not stopped by what it carries).
+ *   - The walk slides with upward-facing surfaces steeper than max_slope taken as walls, so a
+ *     walker is blocked by them rather than lifted. Blocked (short of 99% of its walk), it tries
+ *     a step: up by step_height, across, down onto a walkable surface no higher than that. Off
+ *     the ground after its walk, it snaps down by at most snap_distance onto a walkable surface.
+ *   - Grounded is decided after the step (after the discrete pass) by a probe along gravity of
+ *     2 x GEOM_SKIN, the contact band's begin distance: the walkable surface nearest below, of a
+ *     body that blocks it (a one-way body only from its up side), or the bounds.
+ *   - A step whose own motion was stopped keeps of its velocity along up only what it achieved
+ *     (a floor or a ceiling removes the component into it); the velocity reported is what it
+ *     achieved across gravity and that velocity along up.
+ * Decisions the contract leaves open (docs/protocol.md "Characters"):
+ *   - Characters do not turn: a turning intent for one is taken as 0 (it keeps its angle).
+ *   - The carrier is the mover it stood on after the last step; a character standing on a
+ *     character later in the pass's order is carried by where that one stood (it has not moved).
+ *   - A character leaving the ground by walking (not jumping) keeps no upward speed from a slope:
+ *     it leaves with 0 along up, and gravity takes it from there. */
+#include "world_character.h"
+#include "world_movers.h"
+#include "world_slide.h"
+#include "world_statics.h"
+
+/* The world's up (minus gravity, unit) and right (up turned clockwise: across gravity). */
+typedef struct char_frame {
+    vec2 up, right;
+    float g; /* |gravity| */
+} char_frame;
+
+static char_frame frame_of(const world *w) {
+    vec2 g = w->cfg.gravity;
+    char_frame f;
+    f.g = sqrtf(v2_dot(g, g));
+    f.up = v2(-g.x / f.g, -g.y / f.g);
+    f.right = v2(f.up.y, -f.up.x);
+    return f;
+}
+
+#define CHAR_BOUNDS UINT32_MAX /* the probe's ground slot for the world's bounds */
+#define CHAR_NONE (UINT32_MAX - 1u)
+#define CHAR_NEAR 48 /* statics gathered once for a character's whole move */
+#define CHAR_PROBE_CANDS 32
+
+/* One character's move: what its sweeps test against. */
+typedef struct char_ctx {
+    world *w;
+    uint32_t mi;                  /* dense index */
+    const world_mover *m;         /* the character's mover */
+    const world_character *c;     /* its record */
+    char_frame f;                 /* the world's up and right */
+    const mover_candidate *cands; /* movers near, moving over the step (relative motion) */
+    uint32_t count;               /* entries in cands */
+    uint32_t skip;                /* a candidate's dense index left out (the carrier, in the
+                                   * carry), or UINT32_MAX */
+    aabb region;                  /* where near holds every static that blocks it */
+    int near_count;               /* statics in near; -1: walk the grid per sweep */
+    uint32_t near[CHAR_NEAR];     /* indices into statics */
+    bool hit;                     /* a sweep of the current motion hit something */
+} char_ctx;
+
+typedef struct gather_ctx {
+    char_ctx *x;
+    bool full;
+} gather_ctx;
+
+static bool gather_visit(const world *w, uint32_t s, void *vctx) {
+    gather_ctx *g = vctx;
+    if (!slots_filter_block(w, g->x->m->slot, w->statics[s].slot)) return true;
+    if (g->x->near_count == CHAR_NEAR) {
+        g->full = true;
+        return false;
+    }
+    g->x->near[g->x->near_count++] = s;
+    return true;
+}
+
+/* Gathers the statics of region once for every sweep inside it (most moves are short). */
+static void gather(char_ctx *x, aabb region) {
+    gather_ctx g = {x, false};
+    x->region = region;
+    x->near_count = 0;
+    world_static_walk(x->w, region, gather_visit, &g);
+    if (g.full) x->near_count = -1;
+}
+
+/* Whether the swept box lies in the gathered region (else the sweep walks the grid itself). */
+static bool gathered_for(const char_ctx *x, aabb swept) {
+    return x->near_count >= 0 && aabb_contains(x->region, swept);
+}
+
+/* The earliest hit of the character at pos moving by r, the candidates tau into the step. */
+static void char_sweep(char_ctx *x, vec2 pos, vec2 r, float tau, sweep_hit *best) {
+    const world *w = x->w;
+    const world_mover *m = x->m;
+    body_view a = mover_view(m, pos);
+    aabb box = box_at(pos, m->lo, m->hi);
+    sweep_bounds(w, box, r, best);
+    for (uint32_t k = 0; k < x->count; k++) {
+        if (x->cands[k].index == x->skip) continue;
+        body_view b = x->cands[k].view;
+        b.pos = v2_mul_add(b.pos, tau, x->cands[k].d);
+        vec2 db = v2_scale(x->cands[k].d, 1.0f - tau);
+        geom_toi toi;
+        if (pair_sweep(w, &a, r, &b, db, &toi)) hit_offer(best, &toi, db, true);
+    }
+    aabb swept = aabb_inflate(aabb_sweep(box, r), WORLD_QUERY_MARGIN);
+    if (!gathered_for(x, swept)) {
+        world_sweep_statics(w, m->slot, &a, box, r, best);
+        return;
+    }
+    for (int k = 0; k < x->near_count; k++) {
+        const world_static *st = &w->statics[x->near[k]];
+        if (!aabb_overlaps(swept, st->box) || !slots_block(w, m->slot, st->slot)) continue;
+        body_view b = static_view(st);
+        geom_toi toi;
+        if (pair_sweep(w, &a, r, &b, v2(0.0f, 0.0f), &toi))
+            hit_offer(best, &toi, v2(0.0f, 0.0f), false);
+    }
+}
+
+/* A walker meets an upward-facing surface too steep to walk as a wall: the normal's part across
+ * gravity, so the response stops it instead of lifting it up the slope. */
+static vec2 walker_normal(const char_ctx *x, vec2 n) {
+    float su = -v2_dot(n, x->f.up); /* the surface's normal (-n) along up */
+    if (!(su > 0.0f) || su >= x->c->cos_slope) return n;
+    vec2 across = v2_mul_add(n, su, x->f.up); /* n less its part along up */
+    float len = sqrtf(v2_dot(across, across));
+    return len > 0.0f ? v2_scale(across, 1.0f / len) : n;
+}
+
+/* Collide-and-slide of the character from pos by r (walking: steep surfaces are walls). */
+static vec2 char_slide(char_ctx *x, vec2 pos, vec2 r, bool walking) {
+    vec2 first = r;
+    float tau = 0.0f;
+    for (int it = 0; it < x->w->cfg.slide_iterations; it++) {
+        if (r.x == 0.0f && r.y == 0.0f) break;
+        sweep_hit best = {WORLD_NO_HIT, {0, 0}, {0, 0}, false};
+        char_sweep(x, pos, r, tau, &best);
+        if (best.t > 1.0f) return v2_add(pos, r);
+        x->hit = true;
+        x->w->swept_hits++;
+        vec2 n = walking ? walker_normal(x, best.normal) : best.normal;
+        float t = slide_respond(&pos, &r, best.t, n, true, best.other_d, !best.mover, true, first);
+        tau += t * (1.0f - tau);
+    }
+    return pos;
+}
+
+/* The probe's best walkable surface so far. */
+typedef struct probe_hit {
+    float t;     /* fraction of the band; > 1 for none */
+    vec2 normal; /* out of the surface */
+    uint32_t slot;
+} probe_hit;
+
+/* Offers body b (blocking the character, at its place) to the probe from pos down by d. */
+static void probe_offer(const char_ctx *x, vec2 pos, vec2 d, const body_view *b, uint32_t slot,
+                        probe_hit *best) {
+    const world *w = x->w;
+    if (!slots_filter_block(w, x->m->slot, slot)) return;
+    if (!world_one_way_bears(w, x->m->slot, pos, slot, b->pos)) return;
+    body_view a = mover_view(x->m, pos);
+    geom_toi toi;
+    float t;
+    vec2 n;
+    if (pair_sweep(w, &a, d, b, v2(0.0f, 0.0f), &toi)) {
+        t = toi.t, n = v2_neg(toi.normal);
+    } else {
+        /* a start a rounding inside it (box sweeps see no hit from there) */
+        geom_contact ct;
+        if (!pair_overlap(w, &a, b, &ct)) return;
+        t = 0.0f, n = v2_neg(ct.normal);
+    }
+    if (t < best->t && v2_dot(n, x->f.up) >= x->c->cos_slope) {
+        best->t = t, best->normal = n, best->slot = slot;
+    }
+}
+
+typedef struct probe_walk {
+    const char_ctx *x;
+    vec2 pos, d;
+    probe_hit *best;
+} probe_walk;
+
+static bool probe_visit(const world *w, uint32_t s, void *vctx) {
+    probe_walk *p = vctx;
+    body_view b = static_view(&w->statics[s]);
+    probe_offer(p->x, p->pos, p->d, &b, w->statics[s].slot, p->best);
+    return true;
+}
+
+/* Whether a walkable surface lies within the contact band's begin distance below the character
+ * at pos (candidates where they end the step): its slot (CHAR_BOUNDS for the bounds) and normal. */
+static bool char_probe(const char_ctx *x, vec2 pos, uint32_t *slot, vec2 *normal) {
+    const world *w = x->w;
+    vec2 d = v2_scale(x->f.up, -2.0f * GEOM_SKIN);
+    probe_hit best = {WORLD_NO_HIT, {0, 0}, CHAR_NONE};
+    aabb box = box_at(pos, x->m->lo, x->m->hi);
+    sweep_hit bounds = {WORLD_NO_HIT, {0, 0}, {0, 0}, false};
+    sweep_bounds(w, box, d, &bounds);
+    if (bounds.t <= 1.0f && -v2_dot(bounds.normal, x->f.up) >= x->c->cos_slope)
+        best = (probe_hit){bounds.t, v2_neg(bounds.normal), CHAR_BOUNDS};
+    for (uint32_t k = 0; k < x->count; k++) {
+        if (x->cands[k].index == x->skip) continue;
+        body_view b = x->cands[k].view;
+        b.pos = v2_add(b.pos, x->cands[k].d);
+        probe_offer(x, pos, d, &b, w->movers[x->cands[k].index].slot, &best);
+    }
+    aabb swept = aabb_inflate(aabb_sweep(box, d), WORLD_QUERY_MARGIN);
+    probe_walk p = {x, pos, d, &best};
+    if (gathered_for(x, swept)) {
+        for (int k = 0; k < x->near_count; k++)
+            if (aabb_overlaps(swept, w->statics[x->near[k]].box)) probe_visit(w, x->near[k], &p);
+    } else {
+        world_static_walk(w, swept, probe_visit, &p);
+    }
+    if (best.t > 1.0f) return false;
+    *slot = best.slot;
+    *normal = best.normal;
+    return true;
+}
+
+/* The displacement along the ground (normal n, out of it) whose part across gravity is across. */
+static vec2 walk_along(vec2 n, vec2 right, float across) {
+    float rn = v2_dot(right, n);
+    if (rn == 0.0f) return v2_scale(right, across);
+    vec2 t = v2_mul_add(right, -rn, n); /* the tangent; t . right = 1 - rn^2 */
+    return v2_scale(t, across / (1.0f - rn * rn));
+}
+
+/* A walk blocked short of want (across gravity): up by step_height, across, down onto a
+ * walkable surface; kept when it got further and rose no more than step_height. */
+static vec2 char_step_up(char_ctx *x, vec2 pos, vec2 blocked, float want) {
+    const char_frame *f = &x->f;
+    float h = x->c->opt.step_height;
+    vec2 s1 = char_slide(x, pos, v2_scale(f->up, h), false);
+    float rise = v2_dot(v2_sub(s1, pos), f->up);
+    if (!(rise > 0.0f)) return blocked;
+    vec2 s2 = char_slide(x, s1, v2_scale(f->right, want), true);
+    vec2 s3 = char_slide(x, s2, v2_scale(f->up, -(rise + 2.0f * GEOM_SKIN)), false);
+    uint32_t slot;
+    vec2 n;
+    float sign = want > 0.0f ? 1.0f : -1.0f;
+    if (!char_probe(x, s3, &slot, &n)) return blocked;
+    if (!(sign * v2_dot(v2_sub(s3, pos), f->right) > sign * v2_dot(v2_sub(blocked, pos), f->right)))
+        return blocked;
+    if (v2_dot(v2_sub(s3, pos), f->up) > h + GEOM_SKIN) return blocked;
+    return s3;
+}
+
+/* A walker off the ground after its walk: down by at most snap_distance onto a walkable surface,
+ * or where it was (it walked off a ledge). */
+static vec2 char_snap(char_ctx *x, vec2 end) {
+    uint32_t slot;
+    vec2 n;
+    if (char_probe(x, end, &slot, &n)) return end;
+    vec2 s = char_slide(x, end, v2_scale(x->f.up, -x->c->opt.snap_distance), false);
+    return char_probe(x, s, &slot, &n) ? s : end;
+}
+
+static vec2 char_walk(char_ctx *x, vec2 pos) {
+    const world_character *c = x->c;
+    vec2 end = char_slide(x, pos, c->plan, true);
+    float want = v2_dot(c->plan, x->f.right), got = v2_dot(v2_sub(end, pos), x->f.right);
+    if (c->opt.step_height > 0.0f && fabsf(got) < 0.99f * fabsf(want))
+        end = char_step_up(x, pos, end, want);
+    if (c->opt.snap_distance > 0.0f) end = char_snap(x, end);
+    return end;
+}
+
+/* Where the carrier's motion of the step takes a point at pos: its translation, and its turn
+ * about its position. */
+static vec2 carry_of(const world *w, const world_character *c, vec2 at, vec2 pos) {
+    vec2 q1 = ref_kind(w->movers[w->slots[c->carrier].index].shape) == WORLD_REF_TURNED
+                  ? w->turns[c->carrier].q
+                  : v2(1.0f, 0.0f);
+    vec2 q0 = c->carrier_q0;
+    if (vec_eq(q0, q1)) return v2_sub(at, c->carrier_p0);
+    float cs = q1.x * q0.x + q1.y * q0.y, sn = q1.y * q0.x - q1.x * q0.y;
+    vec2 rel = v2_sub(pos, c->carrier_p0);
+    vec2 to = v2_add(at, v2(cs * rel.x - sn * rel.y, sn * rel.x + cs * rel.y));
+    return v2_sub(to, pos);
+}
+
+vec2 world_character_move(world *w, uint32_t i, const mover_candidate *cands, uint32_t count) {
+    const world_mover *m = &w->movers[i];
+    world_character *c = &w->characters[m->slot];
+    char_ctx x = {.w = w,
+                  .mi = i,
+                  .m = m,
+                  .c = c,
+                  .f = frame_of(w),
+                  .cands = cands,
+                  .count = count,
+                  .skip = UINT32_MAX};
+    vec2 pos = m->position;
+    vec2 carry = v2(0.0f, 0.0f);
+    uint32_t gi = UINT32_MAX;
+    if (c->carrier != UINT32_MAX) {
+        gi = w->slots[c->carrier].index;
+        vec2 at = world_moved_before(w, gi, i) ? w->scratch.p2[gi] : w->scratch.p0[gi];
+        carry = carry_of(w, c, at, pos);
+    }
+    /* everything this move can reach: the carry, the plan, a step up and a snap down */
+    float extra = c->opt.step_height + c->opt.snap_distance + 4.0f * GEOM_SKIN;
+    aabb box = box_at(pos, m->lo, m->hi);
+    aabb reach = aabb_sweep(aabb_sweep(box, carry), v2_add(carry, c->plan));
+    gather(&x, aabb_inflate(reach, extra + fabsf(c->plan.x) + fabsf(c->plan.y)));
+    c->carried = v2(0.0f, 0.0f);
+    if (carry.x != 0.0f || carry.y != 0.0f) {
+        x.skip = gi;
+        vec2 to = char_slide(&x, pos, carry, false);
+        c->carried = v2_sub(to, pos);
+        pos = to;
+        x.skip = UINT32_MAX;
+    }
+    x.hit = false;
+    pos = c->walking ? char_walk(&x, pos) : char_slide(&x, pos, c->plan, false);
+    c->hit = x.hit;
+    c->moved_to = pos;
+    return pos;
+}
+
+/* ---- the plan (before step 1) ------------------------------------------------------------ */
+
+static void plan_character(world *w, world_mover *m, world_character *c, const char_frame *f) {
+    float dt = w->dt;
+    float g = f->g * c->opt.gravity_scale;
+    float a = v2_dot(m->intent, f->right); /* the intent along gravity is ignored */
+    bool grounded = c->grounded;
+    c->jumped = 0;
+    if (c->jump_until) {
+        if (w->tick > c->jump_until) {
+            c->jump_until = 0; /* pressed too long ago */
+        } else if (c->opt.jump_speed > 0.0f &&
+                   (grounded || (c->coyote && c->air_ticks <= c->coyote_ticks))) {
+            c->jumped = 1;
+            c->jump_until = 0;
+            c->coyote = 0; /* taking off by a jump ends coyote time */
+        }
+    }
+    float vy = grounded && c->vy <= 0.0f ? 0.0f : c->vy - g * dt;
+    if (c->jumped) vy = c->opt.jump_speed;
+    float lim = w->cfg.max_speed, room = lim * lim - a * a;
+    room = room > 0.0f ? room : 0.0f;
+    if (vy * vy > room) vy = vy < 0.0f ? -sqrtf(room) : sqrtf(room);
+    c->walking = grounded && !c->jumped && vy <= 0.0f;
+    if (c->walking) {
+        vy = 0.0f; /* the floor removes what gravity added */
+        c->plan = walk_along(c->ground_normal, f->right, a * dt);
+    } else {
+        c->plan = v2_add(v2_scale(f->right, a * dt), v2_scale(f->up, vy * dt));
+    }
+    c->vy = vy;
+    /* one-way bodies judge its motion of the step: a walker presses on its floor */
+    if (w->one_way_count)
+        w->one_way[m->slot].disp = c->walking ? v2_mul_add(c->plan, -g * dt * dt, f->up) : c->plan;
+    c->carrier = UINT32_MAX;
+    uint32_t gs = grounded && c->ground ? id_slot(w, c->ground) : UINT32_MAX;
+    if (gs != UINT32_MAX && w->slots[gs].kind == WORLD_BODY_MOVING && w->movers_collide) {
+        const world_mover *gm = &w->movers[w->slots[gs].index];
+        c->carrier = gs;
+        c->carrier_p0 = gm->position;
+        c->carrier_q0 = ref_kind(gm->shape) == WORLD_REF_TURNED ? w->turns[gs].q : v2(1.0f, 0.0f);
+    }
+}
+
+void world_character_begin_step(world *w) {
+    if (!world_characters_active(w)) return;
+    char_frame f = frame_of(w);
+    for (uint32_t i = 0; i < w->mover_count; i++) {
+        world_mover *m = &w->movers[i];
+        if (world_is_character(w, m->slot)) plan_character(w, m, &w->characters[m->slot], &f);
+    }
+}
+
+vec2 world_character_expected(const world *w, uint32_t i, float *reach) {
+    const world_character *c = &w->characters[w->movers[i].slot];
+    vec2 d = c->plan;
+    float extra = c->opt.step_height + c->opt.snap_distance + 4.0f * GEOM_SKIN;
+    if (c->carrier != UINT32_MAX) {
+        const world_mover *g = &w->movers[w->slots[c->carrier].index];
+        d = v2_add(d, v2_scale(g->intent, w->dt));
+        if (ref_kind(g->shape) == WORLD_REF_TURNED) {
+            /* a turning carrier swings it about its position by up to its turn of the step */
+            vec2 rel = v2_sub(w->movers[i].position, g->position);
+            extra += sqrtf(v2_dot(rel, rel)) * w->cfg.max_angular_speed * w->dt;
+        }
+    }
+    *reach = extra;
+    return d;
+}
+
+/* ---- step 4 ------------------------------------------------------------------------------- */
+
+typedef struct probe_cands {
+    const world *w;
+    uint32_t self;
+    aabb box;
+    mover_candidate *out;
+    uint32_t count;
+} probe_cands;
+
+static bool probe_cand_visit(const world *w, uint32_t j, void *vctx) {
+    probe_cands *p = vctx;
+    const world_mover *o = &w->movers[j];
+    if (j == p->self || p->count == CHAR_PROBE_CANDS) return true;
+    if (!aabb_overlaps(box_at(o->position, o->lo, o->hi), p->box)) return true;
+    p->out[p->count].view = mover_view(o, o->position);
+    p->out[p->count].d = v2(0.0f, 0.0f);
+    p->out[p->count].index = j;
+    p->count++;
+    return true;
+}
+
+/* The velocity along up after the step: a stopped motion keeps only what it achieved. */
+static float vertical_after(const world *w, const world_character *c, vec2 own, bool stopped,
+                            const char_frame *f) {
+    if (c->walking) return 0.0f;
+    float vy = c->vy;
+    if (!stopped) return vy;
+    float u = v2_dot(own, f->up) / w->dt;
+    if (vy < 0.0f && u > vy) return u < 0.0f ? u : 0.0f;
+    if (vy > 0.0f && u < vy) return u > 0.0f ? u : 0.0f;
+    return vy;
+}
+
+static void finish_character(world *w, uint32_t i, const char_frame *f, bool movers) {
+    world_mover *m = &w->movers[i];
+    world_character *c = &w->characters[m->slot];
+    vec2 start = w->scratch.p0[i], end = m->position;
+    mover_candidate cands[CHAR_PROBE_CANDS];
+    aabb box = box_at(end, m->lo, m->hi);
+    probe_cands pc = {w, i, aabb_inflate(box, 4.0f * GEOM_SKIN), cands, 0};
+    if (movers) world_grid_query(w, &w->cache->grid, pc.box, probe_cand_visit, &pc);
+    char_ctx x = {.w = w,
+                  .mi = i,
+                  .m = m,
+                  .c = c,
+                  .f = *f,
+                  .cands = cands,
+                  .count = pc.count,
+                  .skip = UINT32_MAX,
+                  .near_count = -1};
+    uint32_t slot = CHAR_NONE;
+    vec2 n = v2(0.0f, 0.0f);
+    bool grounded = char_probe(&x, end, &slot, &n);
+    vec2 own = v2_sub(v2_sub(end, start), c->carried);
+    float vy = vertical_after(w, c, own, c->hit || !vec_eq(end, c->moved_to), f);
+    if (grounded && vy < 0.0f) vy = 0.0f;
+    c->vy = vy;
+    vec2 vel =
+        v2_mul_add(v2_scale(f->up, vy), v2_dot(own, f->right) * w->cfg.tick_rate_hz, f->right);
+    world_body_id ground = grounded && slot != CHAR_BOUNDS ? slot_id(w, slot) : WORLD_NULL_BODY;
+    bool changed = !vec_eq(end, start) || !vec_eq(vel, m->velocity) ||
+                   m->applied_seq != m->pending_seq || grounded != (bool)c->grounded ||
+                   ground != c->ground;
+    m->velocity = vel;
+    m->applied_seq = m->pending_seq;
+    if (changed) {
+        m->changed_tick = w->tick;
+        w->moved_bits[m->slot >> 6] |= 1ull << (m->slot & 63);
+    }
+    if (grounded) {
+        c->air_ticks = 0;
+        c->coyote = 0;
+        c->ground_normal = n;
+    } else {
+        if (c->grounded && !c->jumped) c->coyote = 1; /* walked off */
+        if (c->air_ticks != UINT32_MAX) c->air_ticks++;
+    }
+    c->grounded = grounded;
+    c->ground = ground;
+}
+
+void world_character_end_step(world *w) {
+    uint32_t n = w->mover_count;
+    bool movers = w->movers_collide && n >= 2;
+    char_frame f = frame_of(w);
+    /* the probe's movers where the step left them */
+    if (movers) world_grid_build_current(w, WORLD_PUSH_ALLOWANCE);
+    for (uint32_t i = 0; i < n; i++) {
+        if (world_is_character(w, w->movers[i].slot))
+            finish_character(w, i, &f, movers);
+        else
+            finish_mover(w, i, w->scratch.p0[i], w->movers[i].position);
+    }
+}
+
+/* ---- the API ------------------------------------------------------------------------------ */
+
+/* The options with the defaults filled in; false for a non-finite one. Negative lengths and
+ * speeds are taken as 0 (their defaults), as is a non-positive gravity scale. */
+static bool fill_options(const world_character_options *in, world_character_options *o) {
+    *o = in ? *in : (world_character_options){0};
+    float v[5] = {o->max_slope, o->step_height, o->snap_distance, o->jump_speed, o->gravity_scale};
+    for (int k = 0; k < 5; k++)
+        if (!isfinite(v[k])) return false;
+    if (!(o->max_slope > 0.0f)) o->max_slope = WORLD_CHARACTER_MAX_SLOPE;
+    if (o->max_slope > 1.5533430f) o->max_slope = 1.5533430f; /* 89 degrees */
+    if (!(o->step_height > 0.0f)) o->step_height = 0.0f;
+    if (!(o->snap_distance > 0.0f)) o->snap_distance = 0.0f;
+    if (!(o->jump_speed > 0.0f)) o->jump_speed = 0.0f;
+    if (!(o->gravity_scale > 0.0f)) o->gravity_scale = 1.0f;
+    if (!o->jump_buffer_ms) o->jump_buffer_ms = WORLD_CHARACTER_BUFFER_MS;
+    if (!o->coyote_ms) o->coyote_ms = WORLD_CHARACTER_BUFFER_MS;
+    return true;
+}
+
+world_status world_body_set_character(world *w, world_body_id id,
+                                      const world_character_options *opt) {
+    uint32_t slot = id_slot(w, id);
+    if (slot == UINT32_MAX) return WORLD_ERR_NOT_FOUND;
+    if (w->slots[slot].kind != WORLD_BODY_MOVING) return WORLD_ERR_NOT_MOVING;
+    world_character_options o;
+    if (!fill_options(opt, &o)) return WORLD_ERR_NOT_FINITE;
+    if (!w->characters) {
+        w->characters = world_alloc(w, w->capacity, sizeof *w->characters);
+        if (!w->characters) return WORLD_ERR_NO_MEMORY;
+    }
+    world_character *c = &w->characters[slot];
+    if (!c->on) {
+        memset(c, 0, sizeof *c);
+        c->on = 1;
+        c->carrier = UINT32_MAX;
+        w->character_count++;
+    }
+    c->opt = o;
+    c->cos_slope = cosf(o.max_slope);
+    double rate = w->cfg.tick_rate_hz;
+    c->buffer_ticks = (uint32_t)ceil((double)o.jump_buffer_ms * rate / 1000.0);
+    c->coyote_ticks = (uint32_t)floor((double)o.coyote_ms * rate / 1000.0);
+    if (w->turns && w->turns[slot].in_use) w->turns[slot].spin = 0.0f; /* characters do not turn */
+    return WORLD_OK;
+}
+
+world_status world_character_jump(world *w, world_body_id id) {
+    uint32_t slot = id_slot(w, id);
+    if (slot == UINT32_MAX) return WORLD_ERR_NOT_FOUND;
+    if (!world_is_character(w, slot)) return WORLD_OK;
+    world_character *c = &w->characters[slot];
+    /* the next step applies it: steps tick+1 .. tick+buffer_ticks may take it */
+    c->jump_until = w->tick + c->buffer_ticks;
+    return WORLD_OK;
+}
+
+bool world_body_character(const world *w, world_body_id id, world_character_state *out) {
+    uint32_t slot = id_slot(w, id);
+    if (slot == UINT32_MAX || !world_is_character(w, slot)) return false;
+    const world_character *c = &w->characters[slot];
+    out->grounded = c->grounded;
+    out->ground = c->ground;
+    out->vertical = c->vy;
+    out->options = c->opt;
+    return true;
+}
+
+uint32_t world_character_count(const world *w) { return w->character_count; }
+uint32_t world_one_way_count(const world *w) { return w->one_way_count; }
+
+void world_character_despawn(world *w, uint32_t slot) {
+    if (!world_is_character(w, slot)) return;
+    w->characters[slot].on = 0;
+    w->character_count--;
+}

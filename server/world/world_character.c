@@ -62,35 +62,104 @@ typedef struct char_ctx {
     uint32_t count;               /* entries in cands */
     uint32_t skip;                /* a candidate's dense index left out (the carrier, in the
                                    * carry), or UINT32_MAX */
-    aabb region;                  /* where near holds every static that blocks it */
+    aabb region;                  /* where near holds every static its filter lets it meet */
     int near_count;               /* statics in near; -1: walk the grid per sweep */
     uint32_t near[CHAR_NEAR];     /* indices into statics */
+    uint8_t blocks[CHAR_NEAR];    /* whether each blocks it in this step (slots_block: fixed for
+                                   * the step, so asked once per move rather than per sweep) */
     bool hit;                     /* a sweep of the current motion hit something */
+    /* the last probe's answer (a walk's snap and the settle probe often ask at one place) */
+    bool memo_valid, memo_ground;
+    vec2 memo_pos, memo_normal;
+    uint32_t memo_slot;
 } char_ctx;
 
+static void char_ctx_init(char_ctx *x, world *w, uint32_t i, const world_character *c,
+                          const char_frame *f, const mover_candidate *cands, uint32_t count) {
+    x->w = w, x->mi = i, x->m = &w->movers[i], x->c = c, x->f = *f;
+    x->cands = cands, x->count = count, x->skip = UINT32_MAX;
+    x->region = aabb_make(v2(0.0f, 0.0f), v2(0.0f, 0.0f));
+    x->near_count = -1; /* nothing gathered: sweeps walk the grid */
+    x->hit = false, x->memo_valid = false;
+}
+
 typedef struct gather_ctx {
-    char_ctx *x;
-    bool full;
+    uint32_t self;  /* the character's slot */
+    uint32_t *out;  /* statics its filter lets it meet, in the walk's order */
+    uint32_t count; /* in out */
+    uint32_t max;   /* out's room */
 } gather_ctx;
 
 static bool gather_visit(const world *w, uint32_t s, void *vctx) {
     gather_ctx *g = vctx;
-    if (!slots_filter_block(w, g->x->m->slot, w->statics[s].slot)) return true;
-    if (g->x->near_count == CHAR_NEAR) {
-        g->full = true;
+    if (!slots_filter_block(w, g->self, w->statics[s].slot)) return true;
+    if (g->count == g->max) {
+        g->count = g->max + 1; /* more than fit */
         return false;
     }
-    g->x->near[g->x->near_count++] = s;
+    g->out[g->count++] = s;
     return true;
 }
 
-/* Gathers the statics of region once for every sweep inside it (most moves are short). */
-static void gather(char_ctx *x, aabb region) {
-    gather_ctx g = {x, false};
+/* Whether static slot other blocks the character of slot self in this step, its filter aside
+ * (fixed for the step: asked once per move rather than once per sweep). A one-way static that
+ * does not block it may still bear it (the probe asks its own question). */
+static inline bool static_blocks(const world *w, uint32_t self, uint32_t other) {
+    if (!w->one_way_count || (!w->one_way[other].on && !w->one_way[self].on)) return true;
+    return world_one_way_pair_blocks(w, self, other);
+}
+
+/* Keeps of the walked statics those that meet region, in order, as the move's near statics.
+ * one_way (may be NULL: ask the table) says which of them are one-way. */
+static void gather_take(char_ctx *x, aabb region, const uint32_t *walked, const uint8_t *one_way,
+                        uint32_t count) {
+    const world *w = x->w;
     x->region = region;
     x->near_count = 0;
-    world_static_walk(x->w, region, gather_visit, &g);
-    if (g.full) x->near_count = -1;
+    for (uint32_t k = 0; k < count; k++) {
+        const world_static *st = &w->statics[walked[k]];
+        if (!aabb_meets(st->box, region)) continue;
+        x->blocks[x->near_count] =
+            (one_way && !one_way[k]) || static_blocks(w, x->m->slot, st->slot);
+        x->near[x->near_count++] = walked[k];
+    }
+}
+
+/* Gathers the statics of region once for every sweep inside it (most moves are short), from the
+ * character's remembered walk when region lies inside it: the statics meeting a region inside a
+ * walked one, in the walk's order, are those a walk of the region finds, in its order (the cells
+ * are visited row by row, level by level, in both), so the answers are the same. A new walk
+ * covers the region grown ahead along the plan, so a walker takes a few steps from one. */
+static void gather(char_ctx *x, world_character *c, aabb region) {
+    world *w = x->w;
+    world_character_near *nc = &c->near;
+    if (nc->epoch == w->statics_epoch && nc->rules == w->rules_epoch &&
+        aabb_contains(nc->area, region)) {
+        gather_take(x, region, nc->statics, nc->one_way, nc->count);
+        return;
+    }
+    aabb area =
+        aabb_inflate(aabb_sweep(region, v2_scale(c->plan, 4.0f)), 0.25f * w->levels[0].cell);
+    gather_ctx g = {x->m->slot, nc->statics, 0, WORLD_CHARACTER_NEAR};
+    world_static_walk(w, area, gather_visit, &g);
+    if (g.count <= WORLD_CHARACTER_NEAR) {
+        nc->area = area, nc->count = g.count;
+        nc->epoch = w->statics_epoch, nc->rules = w->rules_epoch;
+        for (uint32_t k = 0; k < g.count; k++)
+            nc->one_way[k] = w->one_way_count && w->one_way[w->statics[nc->statics[k]].slot].on;
+        gather_take(x, region, nc->statics, nc->one_way, nc->count);
+        return;
+    }
+    nc->epoch = 0; /* too many to remember: the region alone */
+    uint32_t walked[CHAR_NEAR];
+    g = (gather_ctx){x->m->slot, walked, 0, CHAR_NEAR};
+    world_static_walk(w, region, gather_visit, &g);
+    if (g.count <= CHAR_NEAR) {
+        gather_take(x, region, walked, NULL, g.count);
+    } else {
+        x->region = region;
+        x->near_count = -1;
+    }
 }
 
 /* Whether the swept box lies in the gathered region (else the sweep walks the grid itself). */
@@ -120,7 +189,7 @@ static void char_sweep(char_ctx *x, vec2 pos, vec2 r, float tau, sweep_hit *best
     }
     for (int k = 0; k < x->near_count; k++) {
         const world_static *st = &w->statics[x->near[k]];
-        if (!aabb_overlaps(swept, st->box) || !slots_block(w, m->slot, st->slot)) continue;
+        if (!x->blocks[k] || !aabb_overlaps(swept, st->box)) continue;
         body_view b = static_view(st);
         geom_toi toi;
         if (pair_sweep(w, &a, r, &b, v2(0.0f, 0.0f), &toi))
@@ -201,8 +270,12 @@ static bool probe_visit(const world *w, uint32_t s, void *vctx) {
 
 /* Whether a walkable surface lies within the contact band's begin distance below the character
  * at pos (candidates where they end the step): its slot (CHAR_BOUNDS for the bounds) and normal. */
-static bool char_probe(const char_ctx *x, vec2 pos, uint32_t *slot, vec2 *normal) {
+static bool char_probe(char_ctx *x, vec2 pos, uint32_t *slot, vec2 *normal) {
     const world *w = x->w;
+    if (x->memo_valid && vec_eq(pos, x->memo_pos)) {
+        *slot = x->memo_slot, *normal = x->memo_normal;
+        return x->memo_ground;
+    }
     vec2 d = v2_scale(x->f.up, -2.0f * GEOM_SKIN);
     probe_hit best = {WORLD_NO_HIT, {0, 0}, CHAR_NONE};
     aabb box = box_at(pos, x->m->lo, x->m->hi);
@@ -224,10 +297,14 @@ static bool char_probe(const char_ctx *x, vec2 pos, uint32_t *slot, vec2 *normal
     } else {
         world_static_walk(w, swept, probe_visit, &p);
     }
-    if (best.t > 1.0f) return false;
     *slot = best.slot;
     *normal = best.normal;
-    return true;
+    x->memo_valid = true;
+    x->memo_pos = pos;
+    x->memo_slot = best.slot;
+    x->memo_normal = best.normal;
+    x->memo_ground = best.t <= 1.0f;
+    return x->memo_ground;
 }
 
 /* The displacement along the ground (normal n, out of it) whose part across gravity is across. */
@@ -292,17 +369,12 @@ static vec2 carry_of(const world *w, const world_character *c, vec2 at, vec2 pos
     return v2_sub(to, pos);
 }
 
-vec2 world_character_move(world *w, uint32_t i, const mover_candidate *cands, uint32_t count) {
+static vec2 char_move(world *w, uint32_t i, const mover_candidate *cands, uint32_t count,
+                      const char_frame *f) {
     const world_mover *m = &w->movers[i];
     world_character *c = &w->characters[m->slot];
-    char_ctx x = {.w = w,
-                  .mi = i,
-                  .m = m,
-                  .c = c,
-                  .f = frame_of(w),
-                  .cands = cands,
-                  .count = count,
-                  .skip = UINT32_MAX};
+    char_ctx x; /* its arrays are written before they are read: no zeroing them every move */
+    char_ctx_init(&x, w, i, c, f, cands, count);
     vec2 pos = m->position;
     vec2 carry = v2(0.0f, 0.0f);
     uint32_t gi = UINT32_MAX;
@@ -311,11 +383,13 @@ vec2 world_character_move(world *w, uint32_t i, const mover_candidate *cands, ui
         vec2 at = world_moved_before(w, gi, i) ? w->scratch.p2[gi] : w->scratch.p0[gi];
         carry = carry_of(w, c, at, pos);
     }
-    /* everything this move can reach: the carry, the plan, a step up and a snap down */
-    float extra = c->opt.step_height + c->opt.snap_distance + 4.0f * GEOM_SKIN;
+    /* everything this move can reach: the carry, the plan (turned by a slope, never longer), a
+     * step up and a snap and the probe down */
     aabb box = box_at(pos, m->lo, m->hi);
     aabb reach = aabb_sweep(aabb_sweep(box, carry), v2_add(carry, c->plan));
-    gather(&x, aabb_inflate(reach, extra + fabsf(c->plan.x) + fabsf(c->plan.y)));
+    reach = aabb_sweep(reach, v2_scale(f->up, c->opt.step_height));
+    reach = aabb_sweep(reach, v2_scale(f->up, -(c->opt.snap_distance + 2.0f * GEOM_SKIN)));
+    gather(&x, c, aabb_inflate(reach, fabsf(c->plan.x) + fabsf(c->plan.y) + WORLD_QUERY_MARGIN));
     c->carried = v2(0.0f, 0.0f);
     if (carry.x != 0.0f || carry.y != 0.0f) {
         x.skip = gi;
@@ -328,7 +402,16 @@ vec2 world_character_move(world *w, uint32_t i, const mover_candidate *cands, ui
     pos = c->walking ? char_walk(&x, pos) : char_slide(&x, pos, c->plan, false);
     c->hit = x.hit;
     c->moved_to = pos;
+    /* Where no mover can be under it after the step (movers ignore each other), nothing can
+     * move it from here before step 4, whose probe this answer then is (finish_character). */
+    if (!(w->movers_collide && w->mover_count >= 2))
+        c->settled = char_probe(&x, pos, &c->settled_slot, &c->settled_normal);
     return pos;
+}
+
+vec2 world_character_move(world *w, uint32_t i, const mover_candidate *cands, uint32_t count) {
+    char_frame f = frame_of(w);
+    return char_move(w, i, cands, count, &f);
 }
 
 /* ---- the plan (before step 1) ------------------------------------------------------------ */
@@ -435,26 +518,20 @@ static float vertical_after(const world *w, const world_character *c, vec2 own, 
     return vy;
 }
 
-static void finish_character(world *w, uint32_t i, const char_frame *f, bool movers) {
+static void finish_character(world *w, uint32_t i, const char_frame *f, bool movers, vec2 start) {
     world_mover *m = &w->movers[i];
     world_character *c = &w->characters[m->slot];
-    vec2 start = w->scratch.p0[i], end = m->position;
+    vec2 end = m->position;
     mover_candidate cands[CHAR_PROBE_CANDS];
     aabb box = box_at(end, m->lo, m->hi);
     probe_cands pc = {w, i, aabb_inflate(box, 4.0f * GEOM_SKIN), cands, 0};
     if (movers) world_grid_query(w, &w->cache->grid, pc.box, probe_cand_visit, &pc);
-    char_ctx x = {.w = w,
-                  .mi = i,
-                  .m = m,
-                  .c = c,
-                  .f = *f,
-                  .cands = cands,
-                  .count = pc.count,
-                  .skip = UINT32_MAX,
-                  .near_count = -1};
-    uint32_t slot = CHAR_NONE;
-    vec2 n = v2(0.0f, 0.0f);
-    bool grounded = char_probe(&x, end, &slot, &n);
+    char_ctx x;
+    char_ctx_init(&x, w, i, c, f, cands, pc.count);
+    uint32_t slot = c->settled_slot;
+    vec2 n = c->settled_normal;
+    bool grounded =
+        !movers && vec_eq(end, c->moved_to) ? c->settled : char_probe(&x, end, &slot, &n);
     vec2 own = v2_sub(v2_sub(end, start), c->carried);
     float vy = vertical_after(w, c, own, c->hit || !vec_eq(end, c->moved_to), f);
     if (grounded && vy < 0.0f) vy = 0.0f;
@@ -491,9 +568,59 @@ void world_character_end_step(world *w) {
     if (movers) world_grid_build_current(w, WORLD_PUSH_ALLOWANCE);
     for (uint32_t i = 0; i < n; i++) {
         if (world_is_character(w, w->movers[i].slot))
-            finish_character(w, i, &f, movers);
+            finish_character(w, i, &f, movers, w->scratch.p0[i]);
         else
             finish_mover(w, i, w->scratch.p0[i], w->movers[i].position);
+    }
+}
+
+/* ---- movers that ignore each other ------------------------------------------------------- */
+
+/* A walker the last step left where it was, grounded and pressed still (against a wall, or with
+ * no intent), with nothing changed since that it reads (its place, its intent and options, the
+ * statics, the rules of filters and one-way bodies, no jump pending): the step would give the
+ * same answer again, so it is done without one (as world_turn_still does for turning bodies).
+ * Only where movers ignore each other: then a character reads nothing of the others. */
+static bool char_still(const world *w, const world_mover *m, const world_character *c) {
+    return c->still_epoch == w->statics_epoch && c->still_rules == w->rules_epoch &&
+           c->jump_until == 0 && m->applied_seq == m->pending_seq &&
+           vec_eq(m->position, c->still_pos);
+}
+
+static void note_still(const world *w, world_character *c, vec2 start, vec2 end) {
+    bool still = c->walking && c->grounded && c->carrier == UINT32_MAX && vec_eq(start, end);
+    c->still_epoch = still ? w->statics_epoch : 0u;
+    c->still_rules = w->rules_epoch;
+    c->still_pos = end;
+}
+
+void world_character_step_alone(world *w) {
+    char_frame f = frame_of(w);
+    float dt = w->dt;
+    for (uint32_t i = 0; i < w->mover_count; i++) {
+        world_mover *m = &w->movers[i];
+        vec2 start = m->position;
+        w->scratch.p0[i] = start;
+        if (!world_is_character(w, m->slot)) {
+            aabb unused;
+            vec2 r = v2_scale(m->intent, dt);
+            finish_mover(w, i, start,
+                         mover_turning(w, m) ? world_turn_slide(w, i, start, r, NULL, 0)
+                                             : world_slide(w, i, start, r, NULL, 0, &unused));
+            continue;
+        }
+        world_character *c = &w->characters[m->slot];
+        if (char_still(w, m, c)) {
+            /* its plan stands; the one-way rule (contacts) reads it as the plan would set it */
+            if (w->one_way_count)
+                w->one_way[m->slot].disp =
+                    v2_mul_add(c->plan, -f.g * c->opt.gravity_scale * dt * dt, f.up);
+            continue;
+        }
+        plan_character(w, m, c, &f);
+        m->position = char_move(w, i, NULL, 0, &f);
+        finish_character(w, i, &f, false, start);
+        note_still(w, c, start, m->position);
     }
 }
 
@@ -536,6 +663,7 @@ world_status world_body_set_character(world *w, world_body_id id,
         w->character_count++;
     }
     c->opt = o;
+    c->still_epoch = 0;
     c->cos_slope = cosf(o.max_slope);
     double rate = w->cfg.tick_rate_hz;
     c->buffer_ticks = (uint32_t)ceil((double)o.jump_buffer_ms * rate / 1000.0);

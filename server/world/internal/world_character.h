@@ -13,6 +13,18 @@
 
 #include "world_pair.h"
 
+/* Statics a character's last walk of the grid found (world_character.c's gather): every static
+ * its filter lets it meet that meets area, in the walk's order. */
+#define WORLD_CHARACTER_NEAR 14
+typedef struct world_character_near {
+    aabb area;      /* the region walked */
+    uint32_t epoch; /* world.statics_epoch then; 0: none remembered */
+    uint32_t rules; /* world.rules_epoch then */
+    uint32_t count; /* in statics */
+    uint32_t statics[WORLD_CHARACTER_NEAR];
+    uint8_t one_way[WORLD_CHARACTER_NEAR]; /* which are one-way (rules_epoch keeps it true) */
+} world_character_near;
+
 /* One character's options and state, per slot (world.characters). */
 typedef struct world_character {
     world_character_options opt; /* the defaults filled in */
@@ -38,6 +50,16 @@ typedef struct world_character {
     vec2 plan;     /* its own displacement for the step */
     vec2 carried;  /* what the carry moved it by */
     vec2 moved_to; /* where its move ended (before the discrete pass) */
+    /* the ground probe at moved_to, when movers ignore each other (step 4 takes it if the
+     * discrete pass left the character there) */
+    /* a walker pressed still (world_character_step_alone's char_still) */
+    vec2 still_pos;            /* where it stood */
+    uint32_t still_epoch;      /* statics_epoch then; 0: none */
+    uint32_t still_rules;      /* rules_epoch then */
+    world_character_near near; /* its last walk of the static grid */
+    uint8_t settled;
+    uint32_t settled_slot;
+    vec2 settled_normal;
 } world_character;
 
 /* Characters move by their own rules only with gravity: without it they are plain movers. */
@@ -67,6 +89,9 @@ void world_character_begin_step(world *w);
 vec2 world_character_expected(const world *w, uint32_t i, float *reach);
 vec2 world_character_move(world *w, uint32_t i, const mover_candidate *cands, uint32_t count);
 void world_character_end_step(world *w);
+/* Steps 1-4 for a world with characters whose movers ignore each other (no spawned mover waiting
+ * for its push out of statics): each mover's plan, move and step 4 in one walk over them. */
+void world_character_step_alone(world *w);
 void world_character_despawn(world *w, uint32_t slot);
 
 #endif

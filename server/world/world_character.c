@@ -64,10 +64,12 @@ typedef struct char_ctx {
                                    * carry), or UINT32_MAX */
     aabb region;                  /* where near holds every static its filter lets it meet */
     int near_count;               /* statics in near; -1: walk the grid per sweep */
-    uint32_t near[CHAR_NEAR];     /* indices into statics */
-    uint8_t blocks[CHAR_NEAR];    /* whether each blocks it in this step (slots_block: fixed for
-                                   * the step, so asked once per move rather than per sweep) */
-    bool hit;                     /* a sweep of the current motion hit something */
+    const uint32_t *near;         /* indices into statics, in the grid walk's order */
+    const uint8_t *near_one_way;  /* which of them are one-way */
+    uint32_t near_buf[CHAR_NEAR]; /* near and near_one_way when the character's own walk (its
+                                   * world_character_near) does not hold them */
+    uint8_t near_one_way_buf[CHAR_NEAR];
+    bool hit; /* a sweep of the current motion hit something */
     /* the last probe's answer (a walk's snap and the settle probe often ask at one place) */
     bool memo_valid, memo_ground;
     vec2 memo_pos, memo_normal;
@@ -80,6 +82,7 @@ static void char_ctx_init(char_ctx *x, world *w, uint32_t i, const world_charact
     x->cands = cands, x->count = count, x->skip = UINT32_MAX;
     x->region = aabb_make(v2(0.0f, 0.0f), v2(0.0f, 0.0f));
     x->near_count = -1; /* nothing gathered: sweeps walk the grid */
+    x->near = NULL, x->near_one_way = NULL;
     x->hit = false, x->memo_valid = false;
 }
 
@@ -101,65 +104,42 @@ static bool gather_visit(const world *w, uint32_t s, void *vctx) {
     return true;
 }
 
-/* Whether static slot other blocks the character of slot self in this step, its filter aside
- * (fixed for the step: asked once per move rather than once per sweep). A one-way static that
- * does not block it may still bear it (the probe asks its own question). */
-static inline bool static_blocks(const world *w, uint32_t self, uint32_t other) {
-    if (!w->one_way_count || (!w->one_way[other].on && !w->one_way[self].on)) return true;
-    return world_one_way_pair_blocks(w, self, other);
-}
-
-/* Keeps of the walked statics those that meet region, in order, as the move's near statics.
- * one_way (may be NULL: ask the table) says which of them are one-way. */
-static void gather_take(char_ctx *x, aabb region, const uint32_t *walked, const uint8_t *one_way,
-                        uint32_t count) {
-    const world *w = x->w;
-    x->region = region;
-    x->near_count = 0;
-    for (uint32_t k = 0; k < count; k++) {
-        const world_static *st = &w->statics[walked[k]];
-        if (!aabb_meets(st->box, region)) continue;
-        x->blocks[x->near_count] =
-            (one_way && !one_way[k]) || static_blocks(w, x->m->slot, st->slot);
-        x->near[x->near_count++] = walked[k];
-    }
-}
-
-/* Gathers the statics of region once for every sweep inside it (most moves are short), from the
- * character's remembered walk when region lies inside it: the statics meeting a region inside a
- * walked one, in the walk's order, are those a walk of the region finds, in its order (the cells
- * are visited row by row, level by level, in both), so the answers are the same. A new walk
- * covers the region grown ahead along the plan, so a walker takes a few steps from one. */
+/* The statics of region, gathered once for every sweep inside it (most moves are short): the
+ * character's remembered walk when region lies inside it, else a new walk of the region grown
+ * ahead along the plan (so a walker takes a few steps from one), remembered. The sweeps and the
+ * probe keep of them those their own boxes meet, in order: the statics meeting a box inside a
+ * walked region, in the walk's order, are those a walk of the box finds, in its order (cells are
+ * visited row by row, level by level, in both), so the answers are the same. */
 static void gather(char_ctx *x, world_character *c, aabb region) {
     world *w = x->w;
     world_character_near *nc = &c->near;
-    if (WORLD_FAST_PATHS && nc->epoch == w->statics_epoch && nc->rules == w->rules_epoch &&
-        aabb_contains(nc->area, region)) {
-        gather_take(x, region, nc->statics, nc->one_way, nc->count);
-        return;
-    }
-    aabb area =
-        aabb_inflate(aabb_sweep(region, v2_scale(c->plan, 4.0f)), 0.25f * w->levels[0].cell);
-    gather_ctx g = {x->m->slot, nc->statics, 0, WORLD_CHARACTER_NEAR};
-    world_static_walk(w, area, gather_visit, &g);
-    if (g.count <= WORLD_CHARACTER_NEAR) {
+    if (!(WORLD_FAST_PATHS && nc->epoch == w->statics_epoch && nc->rules == w->rules_epoch &&
+          aabb_contains(nc->area, region))) {
+        aabb area =
+            aabb_inflate(aabb_sweep(region, v2_scale(c->plan, 4.0f)), 0.25f * w->levels[0].cell);
+        gather_ctx g = {x->m->slot, nc->statics, 0, WORLD_CHARACTER_NEAR};
+        world_static_walk(w, area, gather_visit, &g);
+        nc->epoch = 0;
+        if (g.count > WORLD_CHARACTER_NEAR) {
+            /* too many to remember: the region alone */
+            g = (gather_ctx){x->m->slot, x->near_buf, 0, CHAR_NEAR};
+            world_static_walk(w, region, gather_visit, &g);
+            x->region = region;
+            x->near_count = g.count > CHAR_NEAR ? -1 : (int)g.count;
+            x->near = x->near_buf, x->near_one_way = x->near_one_way_buf;
+            for (int k = 0; k < x->near_count; k++)
+                x->near_one_way_buf[k] =
+                    w->one_way_count && w->one_way[w->statics[x->near_buf[k]].slot].on;
+            return;
+        }
         nc->area = area, nc->count = g.count;
         nc->epoch = w->statics_epoch, nc->rules = w->rules_epoch;
         for (uint32_t k = 0; k < g.count; k++)
             nc->one_way[k] = w->one_way_count && w->one_way[w->statics[nc->statics[k]].slot].on;
-        gather_take(x, region, nc->statics, nc->one_way, nc->count);
-        return;
     }
-    nc->epoch = 0; /* too many to remember: the region alone */
-    uint32_t walked[CHAR_NEAR];
-    g = (gather_ctx){x->m->slot, walked, 0, CHAR_NEAR};
-    world_static_walk(w, region, gather_visit, &g);
-    if (g.count <= CHAR_NEAR) {
-        gather_take(x, region, walked, NULL, g.count);
-    } else {
-        x->region = region;
-        x->near_count = -1;
-    }
+    x->region = nc->area;
+    x->near_count = (int)nc->count;
+    x->near = nc->statics, x->near_one_way = nc->one_way;
 }
 
 /* Whether the swept box lies in the gathered region (else the sweep walks the grid itself). */
@@ -189,7 +169,9 @@ static void char_sweep(char_ctx *x, vec2 pos, vec2 r, float tau, sweep_hit *best
     }
     for (int k = 0; k < x->near_count; k++) {
         const world_static *st = &w->statics[x->near[k]];
-        if (!x->blocks[k] || !aabb_overlaps(swept, st->box)) continue;
+        if (!aabb_overlaps(swept, st->box)) continue;
+        /* a one-way static blocks it or not for the whole step (filters were asked by gather) */
+        if (x->near_one_way[k] && !world_one_way_pair_blocks(w, m->slot, st->slot)) continue;
         body_view b = static_view(st);
         geom_toi toi;
         if (pair_sweep(w, &a, r, &b, v2(0.0f, 0.0f), &toi))

@@ -238,11 +238,17 @@ typedef struct probe_hit {
 } probe_hit;
 
 /* Offers body b (blocking the character, at its place) to the probe from pos down by d. */
+/* What the probe already knows of a body it is offered. */
+#define PROBE_ASK 0u         /* nothing: ask its filter and whether it is one-way */
+#define PROBE_FILTERED 1u    /* its filter lets the character meet it (gather asked) */
+#define PROBE_NOT_ONE_WAY 2u /* with PROBE_FILTERED: and it is not one-way */
+
 static void probe_offer(const char_ctx *x, vec2 pos, vec2 d, const body_view *b, uint32_t slot,
-                        probe_hit *best) {
+                        unsigned known, probe_hit *best) {
     const world *w = x->w;
-    if (!slots_filter_block(w, x->m->slot, slot)) return;
-    if (!world_one_way_bears(w, x->m->slot, pos, slot, b->pos)) return;
+    if (!(known & PROBE_FILTERED) && !slots_filter_block(w, x->m->slot, slot)) return;
+    if (!(known & PROBE_NOT_ONE_WAY) && !world_one_way_bears(w, x->m->slot, pos, slot, b->pos))
+        return;
     body_view a = mover_view(x->m, pos);
     geom_toi toi;
     float t;
@@ -252,7 +258,9 @@ static void probe_offer(const char_ctx *x, vec2 pos, vec2 d, const body_view *b,
     } else {
         /* a start a rounding inside it (box sweeps see no hit from there) */
         geom_contact ct;
-        if (!pair_overlap(w, &a, b, &ct)) return;
+        if (!aabb_overlaps(box_at(a.pos, a.lo, a.hi), box_at(b->pos, b->lo, b->hi)) ||
+            !pair_overlap(w, &a, b, &ct))
+            return;
         t = 0.0f, n = v2_neg(ct.normal);
     }
     if (t < best->t && v2_dot(n, x->f.up) >= x->c->cos_slope) {
@@ -269,7 +277,7 @@ typedef struct probe_walk {
 static bool probe_visit(const world *w, uint32_t s, void *vctx) {
     probe_walk *p = vctx;
     body_view b = static_view(&w->statics[s]);
-    probe_offer(p->x, p->pos, p->d, &b, w->statics[s].slot, p->best);
+    probe_offer(p->x, p->pos, p->d, &b, w->statics[s].slot, PROBE_ASK, p->best);
     return true;
 }
 
@@ -292,14 +300,19 @@ static bool char_probe(char_ctx *x, vec2 pos, uint32_t *slot, vec2 *normal) {
         if (x->cands[k].index == x->skip) continue;
         body_view b = x->cands[k].view;
         b.pos = v2_add(b.pos, x->cands[k].d);
-        probe_offer(x, pos, d, &b, w->movers[x->cands[k].index].slot, &best);
+        probe_offer(x, pos, d, &b, w->movers[x->cands[k].index].slot, PROBE_ASK, &best);
     }
     aabb swept = aabb_inflate(aabb_sweep(box, d), WORLD_QUERY_MARGIN);
     probe_walk p = {x, pos, d, &best};
     if (gathered_for(x, swept)) {
         for (int k = 0; k < x->near_count; k++)
             /* what world_static_walk's test would keep: the same statics either way */
-            if (aabb_meets(w->statics[x->near[k]].box, swept)) probe_visit(w, x->near[k], &p);
+            if (aabb_meets(w->statics[x->near[k]].box, swept)) {
+                const world_static *st = &w->statics[x->near[k]];
+                body_view b = static_view(st);
+                probe_offer(x, pos, d, &b, st->slot,
+                            PROBE_FILTERED | (x->near_one_way[k] ? 0u : PROBE_NOT_ONE_WAY), &best);
+            }
     } else {
         world_static_walk(w, swept, probe_visit, &p);
     }

@@ -461,8 +461,9 @@ static void plan_character(world *w, world_mover *m, world_character *c, const c
     if (w->one_way_count)
         w->one_way[m->slot].disp = c->walking ? v2_mul_add(c->plan, -g * dt * dt, f->up) : c->plan;
     c->carrier = UINT32_MAX;
-    uint32_t gs = grounded && c->ground ? id_slot(w, c->ground) : UINT32_MAX;
-    if (gs != UINT32_MAX && w->slots[gs].kind == WORLD_BODY_MOVING && w->movers_collide) {
+    /* (only movers that meet others carry: a world without mover collisions asks nothing) */
+    uint32_t gs = grounded && c->ground && w->movers_collide ? id_slot(w, c->ground) : UINT32_MAX;
+    if (gs != UINT32_MAX && w->slots[gs].kind == WORLD_BODY_MOVING) {
         const world_mover *gm = &w->movers[w->slots[gs].index];
         c->carrier = gs;
         c->carrier_p0 = gm->position;

@@ -62,39 +62,84 @@ typedef struct char_ctx {
     uint32_t count;               /* entries in cands */
     uint32_t skip;                /* a candidate's dense index left out (the carrier, in the
                                    * carry), or UINT32_MAX */
-    aabb region;                  /* where near holds every static that blocks it */
+    aabb region;                  /* where near holds every static its filter lets it meet */
     int near_count;               /* statics in near; -1: walk the grid per sweep */
-    uint32_t near[CHAR_NEAR];     /* indices into statics */
-    bool hit;                     /* a sweep of the current motion hit something */
+    const uint32_t *near;         /* indices into statics, in the grid walk's order */
+    const uint8_t *near_one_way;  /* which of them are one-way */
+    uint32_t near_buf[CHAR_NEAR]; /* near and near_one_way when the character's own walk (its
+                                   * world_character_near) does not hold them */
+    uint8_t near_one_way_buf[CHAR_NEAR];
+    bool hit; /* a sweep of the current motion hit something */
     /* the last probe's answer (a walk's snap and the settle probe often ask at one place) */
     bool memo_valid, memo_ground;
     vec2 memo_pos, memo_normal;
     uint32_t memo_slot;
 } char_ctx;
 
+static void char_ctx_init(char_ctx *x, world *w, uint32_t i, const world_character *c,
+                          const char_frame *f, const mover_candidate *cands, uint32_t count) {
+    x->w = w, x->mi = i, x->m = &w->movers[i], x->c = c, x->f = *f;
+    x->cands = cands, x->count = count, x->skip = UINT32_MAX;
+    x->region = aabb_make(v2(0.0f, 0.0f), v2(0.0f, 0.0f));
+    x->near_count = -1; /* nothing gathered: sweeps walk the grid */
+    x->near = NULL, x->near_one_way = NULL;
+    x->hit = false, x->memo_valid = false;
+}
+
 typedef struct gather_ctx {
-    char_ctx *x;
-    bool full;
+    uint32_t self;  /* the character's slot */
+    uint32_t *out;  /* statics its filter lets it meet, in the walk's order */
+    uint32_t count; /* in out */
+    uint32_t max;   /* out's room */
 } gather_ctx;
 
 static bool gather_visit(const world *w, uint32_t s, void *vctx) {
     gather_ctx *g = vctx;
-    if (!slots_filter_block(w, g->x->m->slot, w->statics[s].slot)) return true;
-    if (g->x->near_count == CHAR_NEAR) {
-        g->full = true;
+    if (!slots_filter_block(w, g->self, w->statics[s].slot)) return true;
+    if (g->count == g->max) {
+        g->count = g->max + 1; /* more than fit */
         return false;
     }
-    g->x->near[g->x->near_count++] = s;
+    g->out[g->count++] = s;
     return true;
 }
 
-/* Gathers the statics of region once for every sweep inside it (most moves are short). */
-static void gather(char_ctx *x, aabb region) {
-    gather_ctx g = {x, false};
-    x->region = region;
-    x->near_count = 0;
-    world_static_walk(x->w, region, gather_visit, &g);
-    if (g.full) x->near_count = -1;
+/* The statics of region, gathered once for every sweep inside it (most moves are short): the
+ * character's remembered walk when region lies inside it, else a new walk of the region grown
+ * ahead along the plan (so a walker takes a few steps from one), remembered. The sweeps and the
+ * probe keep of them those their own boxes meet, in order: the statics meeting a box inside a
+ * walked region, in the walk's order, are those a walk of the box finds, in its order (cells are
+ * visited row by row, level by level, in both), so the answers are the same. */
+static void gather(char_ctx *x, world_character *c, aabb region) {
+    world *w = x->w;
+    world_character_near *nc = &c->near;
+    if (!(WORLD_FAST_PATHS && nc->epoch == w->statics_epoch && nc->rules == w->rules_epoch &&
+          aabb_contains(nc->area, region))) {
+        aabb area =
+            aabb_inflate(aabb_sweep(region, v2_scale(c->plan, 4.0f)), 0.25f * w->levels[0].cell);
+        gather_ctx g = {x->m->slot, nc->statics, 0, WORLD_CHARACTER_NEAR};
+        world_static_walk(w, area, gather_visit, &g);
+        nc->epoch = 0;
+        if (g.count > WORLD_CHARACTER_NEAR) {
+            /* too many to remember: the region alone */
+            g = (gather_ctx){x->m->slot, x->near_buf, 0, CHAR_NEAR};
+            world_static_walk(w, region, gather_visit, &g);
+            x->region = region;
+            x->near_count = g.count > CHAR_NEAR ? -1 : (int)g.count;
+            x->near = x->near_buf, x->near_one_way = x->near_one_way_buf;
+            for (int k = 0; k < x->near_count; k++)
+                x->near_one_way_buf[k] =
+                    w->one_way_count && w->one_way[w->statics[x->near_buf[k]].slot].on;
+            return;
+        }
+        nc->area = area, nc->count = g.count;
+        nc->epoch = w->statics_epoch, nc->rules = w->rules_epoch;
+        for (uint32_t k = 0; k < g.count; k++)
+            nc->one_way[k] = w->one_way_count && w->one_way[w->statics[nc->statics[k]].slot].on;
+    }
+    x->region = nc->area;
+    x->near_count = (int)nc->count;
+    x->near = nc->statics, x->near_one_way = nc->one_way;
 }
 
 /* Whether the swept box lies in the gathered region (else the sweep walks the grid itself). */
@@ -124,7 +169,9 @@ static void char_sweep(char_ctx *x, vec2 pos, vec2 r, float tau, sweep_hit *best
     }
     for (int k = 0; k < x->near_count; k++) {
         const world_static *st = &w->statics[x->near[k]];
-        if (!aabb_overlaps(swept, st->box) || !slots_block(w, m->slot, st->slot)) continue;
+        if (!aabb_overlaps(swept, st->box)) continue;
+        /* a one-way static blocks it or not for the whole step (filters were asked by gather) */
+        if (x->near_one_way[k] && !world_one_way_pair_blocks(w, m->slot, st->slot)) continue;
         body_view b = static_view(st);
         geom_toi toi;
         if (pair_sweep(w, &a, r, &b, v2(0.0f, 0.0f), &toi))
@@ -143,7 +190,26 @@ static vec2 walker_normal(const char_ctx *x, vec2 n) {
 }
 
 /* Collide-and-slide of the character from pos by r (walking: steep surfaces are walls). */
-static vec2 char_slide(char_ctx *x, vec2 pos, vec2 r, bool walking) {
+/* The displacement along the ground (normal n, out of it) whose part across gravity is across. */
+static vec2 walk_along(vec2 n, vec2 right, float across) {
+    float rn = v2_dot(right, n);
+    if (rn == 0.0f) return v2_scale(right, across);
+    vec2 t = v2_mul_add(right, -rn, n); /* the tangent; t . right = 1 - rn^2 */
+    return v2_scale(t, across / (1.0f - rn * rn));
+}
+
+/* How a character's motion meets what it hits. */
+typedef enum char_motion {
+    CHAR_FLY,  /* collide-and-slide */
+    CHAR_WALK, /* the slide of a walker: a surface too steep to walk is a wall, and a walkable
+                * one (not a mover's) takes the rest of the walk along it at the same speed
+                * across gravity (so a walker entering a slope or leaving one for flat ground
+                * loses nothing on that step) */
+    CHAR_DROP, /* straight on to the first contact and no further (a snap or a step's rise and
+                * fall: a slide would carry it along a slope, across gravity) */
+} char_motion;
+
+static vec2 char_slide(char_ctx *x, vec2 pos, vec2 r, char_motion how) {
     vec2 first = r;
     float tau = 0.0f;
     for (int it = 0; it < x->w->cfg.slide_iterations; it++) {
@@ -153,8 +219,12 @@ static vec2 char_slide(char_ctx *x, vec2 pos, vec2 r, bool walking) {
         if (best.t > 1.0f) return v2_add(pos, r);
         x->hit = true;
         x->w->swept_hits++;
-        vec2 n = walking ? walker_normal(x, best.normal) : best.normal;
+        vec2 n = how == CHAR_WALK ? walker_normal(x, best.normal) : best.normal;
+        vec2 d = r;
         float t = slide_respond(&pos, &r, best.t, n, true, best.other_d, !best.mover, true, first);
+        if (how == CHAR_DROP) break;
+        if (how == CHAR_WALK && !best.mover && -v2_dot(n, x->f.up) >= x->c->cos_slope)
+            r = walk_along(v2_neg(n), x->f.right, v2_dot(d, x->f.right) * (1.0f - t));
         tau += t * (1.0f - tau);
     }
     return pos;
@@ -168,11 +238,17 @@ typedef struct probe_hit {
 } probe_hit;
 
 /* Offers body b (blocking the character, at its place) to the probe from pos down by d. */
+/* What the probe already knows of a body it is offered. */
+#define PROBE_ASK 0u         /* nothing: ask its filter and whether it is one-way */
+#define PROBE_FILTERED 1u    /* its filter lets the character meet it (gather asked) */
+#define PROBE_NOT_ONE_WAY 2u /* with PROBE_FILTERED: and it is not one-way */
+
 static void probe_offer(const char_ctx *x, vec2 pos, vec2 d, const body_view *b, uint32_t slot,
-                        probe_hit *best) {
+                        unsigned known, probe_hit *best) {
     const world *w = x->w;
-    if (!slots_filter_block(w, x->m->slot, slot)) return;
-    if (!world_one_way_bears(w, x->m->slot, pos, slot, b->pos)) return;
+    if (!(known & PROBE_FILTERED) && !slots_filter_block(w, x->m->slot, slot)) return;
+    if (!(known & PROBE_NOT_ONE_WAY) && !world_one_way_bears(w, x->m->slot, pos, slot, b->pos))
+        return;
     body_view a = mover_view(x->m, pos);
     geom_toi toi;
     float t;
@@ -182,7 +258,9 @@ static void probe_offer(const char_ctx *x, vec2 pos, vec2 d, const body_view *b,
     } else {
         /* a start a rounding inside it (box sweeps see no hit from there) */
         geom_contact ct;
-        if (!pair_overlap(w, &a, b, &ct)) return;
+        if (!aabb_overlaps(box_at(a.pos, a.lo, a.hi), box_at(b->pos, b->lo, b->hi)) ||
+            !pair_overlap(w, &a, b, &ct))
+            return;
         t = 0.0f, n = v2_neg(ct.normal);
     }
     if (t < best->t && v2_dot(n, x->f.up) >= x->c->cos_slope) {
@@ -199,7 +277,7 @@ typedef struct probe_walk {
 static bool probe_visit(const world *w, uint32_t s, void *vctx) {
     probe_walk *p = vctx;
     body_view b = static_view(&w->statics[s]);
-    probe_offer(p->x, p->pos, p->d, &b, w->statics[s].slot, p->best);
+    probe_offer(p->x, p->pos, p->d, &b, w->statics[s].slot, PROBE_ASK, p->best);
     return true;
 }
 
@@ -222,13 +300,19 @@ static bool char_probe(char_ctx *x, vec2 pos, uint32_t *slot, vec2 *normal) {
         if (x->cands[k].index == x->skip) continue;
         body_view b = x->cands[k].view;
         b.pos = v2_add(b.pos, x->cands[k].d);
-        probe_offer(x, pos, d, &b, w->movers[x->cands[k].index].slot, &best);
+        probe_offer(x, pos, d, &b, w->movers[x->cands[k].index].slot, PROBE_ASK, &best);
     }
     aabb swept = aabb_inflate(aabb_sweep(box, d), WORLD_QUERY_MARGIN);
     probe_walk p = {x, pos, d, &best};
     if (gathered_for(x, swept)) {
         for (int k = 0; k < x->near_count; k++)
-            if (aabb_overlaps(swept, w->statics[x->near[k]].box)) probe_visit(w, x->near[k], &p);
+            /* what world_static_walk's test would keep: the same statics either way */
+            if (aabb_meets(w->statics[x->near[k]].box, swept)) {
+                const world_static *st = &w->statics[x->near[k]];
+                body_view b = static_view(st);
+                probe_offer(x, pos, d, &b, st->slot,
+                            PROBE_FILTERED | (x->near_one_way[k] ? 0u : PROBE_NOT_ONE_WAY), &best);
+            }
     } else {
         world_static_walk(w, swept, probe_visit, &p);
     }
@@ -242,24 +326,16 @@ static bool char_probe(char_ctx *x, vec2 pos, uint32_t *slot, vec2 *normal) {
     return x->memo_ground;
 }
 
-/* The displacement along the ground (normal n, out of it) whose part across gravity is across. */
-static vec2 walk_along(vec2 n, vec2 right, float across) {
-    float rn = v2_dot(right, n);
-    if (rn == 0.0f) return v2_scale(right, across);
-    vec2 t = v2_mul_add(right, -rn, n); /* the tangent; t . right = 1 - rn^2 */
-    return v2_scale(t, across / (1.0f - rn * rn));
-}
-
 /* A walk blocked short of want (across gravity): up by step_height, across, down onto a
  * walkable surface; kept when it got further and rose no more than step_height. */
 static vec2 char_step_up(char_ctx *x, vec2 pos, vec2 blocked, float want) {
     const char_frame *f = &x->f;
     float h = x->c->opt.step_height;
-    vec2 s1 = char_slide(x, pos, v2_scale(f->up, h), false);
+    vec2 s1 = char_slide(x, pos, v2_scale(f->up, h), CHAR_DROP);
     float rise = v2_dot(v2_sub(s1, pos), f->up);
     if (!(rise > 0.0f)) return blocked;
-    vec2 s2 = char_slide(x, s1, v2_scale(f->right, want), true);
-    vec2 s3 = char_slide(x, s2, v2_scale(f->up, -(rise + 2.0f * GEOM_SKIN)), false);
+    vec2 s2 = char_slide(x, s1, v2_scale(f->right, want), CHAR_WALK);
+    vec2 s3 = char_slide(x, s2, v2_scale(f->up, -(rise + 2.0f * GEOM_SKIN)), CHAR_DROP);
     uint32_t slot;
     vec2 n;
     float sign = want > 0.0f ? 1.0f : -1.0f;
@@ -276,13 +352,13 @@ static vec2 char_snap(char_ctx *x, vec2 end) {
     uint32_t slot;
     vec2 n;
     if (char_probe(x, end, &slot, &n)) return end;
-    vec2 s = char_slide(x, end, v2_scale(x->f.up, -x->c->opt.snap_distance), false);
+    vec2 s = char_slide(x, end, v2_scale(x->f.up, -x->c->opt.snap_distance), CHAR_DROP);
     return char_probe(x, s, &slot, &n) ? s : end;
 }
 
 static vec2 char_walk(char_ctx *x, vec2 pos) {
     const world_character *c = x->c;
-    vec2 end = char_slide(x, pos, c->plan, true);
+    vec2 end = char_slide(x, pos, c->plan, CHAR_WALK);
     float want = v2_dot(c->plan, x->f.right), got = v2_dot(v2_sub(end, pos), x->f.right);
     if (c->opt.step_height > 0.0f && fabsf(got) < 0.99f * fabsf(want))
         end = char_step_up(x, pos, end, want);
@@ -304,17 +380,12 @@ static vec2 carry_of(const world *w, const world_character *c, vec2 at, vec2 pos
     return v2_sub(to, pos);
 }
 
-vec2 world_character_move(world *w, uint32_t i, const mover_candidate *cands, uint32_t count) {
+static vec2 char_move(world *w, uint32_t i, const mover_candidate *cands, uint32_t count,
+                      const char_frame *f) {
     const world_mover *m = &w->movers[i];
     world_character *c = &w->characters[m->slot];
-    char_ctx x = {.w = w,
-                  .mi = i,
-                  .m = m,
-                  .c = c,
-                  .f = frame_of(w),
-                  .cands = cands,
-                  .count = count,
-                  .skip = UINT32_MAX};
+    char_ctx x; /* its arrays are written before they are read: no zeroing them every move */
+    char_ctx_init(&x, w, i, c, f, cands, count);
     vec2 pos = m->position;
     vec2 carry = v2(0.0f, 0.0f);
     uint32_t gi = UINT32_MAX;
@@ -323,21 +394,23 @@ vec2 world_character_move(world *w, uint32_t i, const mover_candidate *cands, ui
         vec2 at = world_moved_before(w, gi, i) ? w->scratch.p2[gi] : w->scratch.p0[gi];
         carry = carry_of(w, c, at, pos);
     }
-    /* everything this move can reach: the carry, the plan, a step up and a snap down */
-    float extra = c->opt.step_height + c->opt.snap_distance + 4.0f * GEOM_SKIN;
+    /* everything this move can reach: the carry, the plan (turned by a slope, never longer), a
+     * step up and a snap and the probe down */
     aabb box = box_at(pos, m->lo, m->hi);
     aabb reach = aabb_sweep(aabb_sweep(box, carry), v2_add(carry, c->plan));
-    gather(&x, aabb_inflate(reach, extra + fabsf(c->plan.x) + fabsf(c->plan.y)));
+    reach = aabb_sweep(reach, v2_scale(f->up, c->opt.step_height));
+    reach = aabb_sweep(reach, v2_scale(f->up, -(c->opt.snap_distance + 2.0f * GEOM_SKIN)));
+    gather(&x, c, aabb_inflate(reach, fabsf(c->plan.x) + fabsf(c->plan.y) + WORLD_QUERY_MARGIN));
     c->carried = v2(0.0f, 0.0f);
     if (carry.x != 0.0f || carry.y != 0.0f) {
         x.skip = gi;
-        vec2 to = char_slide(&x, pos, carry, false);
+        vec2 to = char_slide(&x, pos, carry, CHAR_FLY);
         c->carried = v2_sub(to, pos);
         pos = to;
         x.skip = UINT32_MAX;
     }
     x.hit = false;
-    pos = c->walking ? char_walk(&x, pos) : char_slide(&x, pos, c->plan, false);
+    pos = c->walking ? char_walk(&x, pos) : char_slide(&x, pos, c->plan, CHAR_FLY);
     c->hit = x.hit;
     c->moved_to = pos;
     /* Where no mover can be under it after the step (movers ignore each other), nothing can
@@ -345,6 +418,11 @@ vec2 world_character_move(world *w, uint32_t i, const mover_candidate *cands, ui
     if (!(w->movers_collide && w->mover_count >= 2))
         c->settled = char_probe(&x, pos, &c->settled_slot, &c->settled_normal);
     return pos;
+}
+
+vec2 world_character_move(world *w, uint32_t i, const mover_candidate *cands, uint32_t count) {
+    char_frame f = frame_of(w);
+    return char_move(w, i, cands, count, &f);
 }
 
 /* ---- the plan (before step 1) ------------------------------------------------------------ */
@@ -374,6 +452,7 @@ static void plan_character(world *w, world_mover *m, world_character *c, const c
     if (c->walking) {
         vy = 0.0f; /* the floor removes what gravity added */
         c->plan = walk_along(c->ground_normal, f->right, a * dt);
+        c->plan_normal = c->ground_normal;
     } else {
         c->plan = v2_add(v2_scale(f->right, a * dt), v2_scale(f->up, vy * dt));
     }
@@ -382,8 +461,9 @@ static void plan_character(world *w, world_mover *m, world_character *c, const c
     if (w->one_way_count)
         w->one_way[m->slot].disp = c->walking ? v2_mul_add(c->plan, -g * dt * dt, f->up) : c->plan;
     c->carrier = UINT32_MAX;
-    uint32_t gs = grounded && c->ground ? id_slot(w, c->ground) : UINT32_MAX;
-    if (gs != UINT32_MAX && w->slots[gs].kind == WORLD_BODY_MOVING && w->movers_collide) {
+    /* (only movers that meet others carry: a world without mover collisions asks nothing) */
+    uint32_t gs = grounded && c->ground && w->movers_collide ? id_slot(w, c->ground) : UINT32_MAX;
+    if (gs != UINT32_MAX && w->slots[gs].kind == WORLD_BODY_MOVING) {
         const world_mover *gm = &w->movers[w->slots[gs].index];
         c->carrier = gs;
         c->carrier_p0 = gm->position;
@@ -451,27 +531,21 @@ static float vertical_after(const world *w, const world_character *c, vec2 own, 
     return vy;
 }
 
-static void finish_character(world *w, uint32_t i, const char_frame *f, bool movers) {
+static void finish_character(world *w, uint32_t i, const char_frame *f, bool movers, vec2 start) {
     world_mover *m = &w->movers[i];
     world_character *c = &w->characters[m->slot];
-    vec2 start = w->scratch.p0[i], end = m->position;
+    vec2 end = m->position;
     mover_candidate cands[CHAR_PROBE_CANDS];
     aabb box = box_at(end, m->lo, m->hi);
     probe_cands pc = {w, i, aabb_inflate(box, 4.0f * GEOM_SKIN), cands, 0};
     if (movers) world_grid_query(w, &w->cache->grid, pc.box, probe_cand_visit, &pc);
-    char_ctx x = {.w = w,
-                  .mi = i,
-                  .m = m,
-                  .c = c,
-                  .f = *f,
-                  .cands = cands,
-                  .count = pc.count,
-                  .skip = UINT32_MAX,
-                  .near_count = -1};
+    char_ctx x;
+    char_ctx_init(&x, w, i, c, f, cands, pc.count);
     uint32_t slot = c->settled_slot;
     vec2 n = c->settled_normal;
-    bool grounded =
-        !movers && vec_eq(end, c->moved_to) ? c->settled : char_probe(&x, end, &slot, &n);
+    bool grounded = WORLD_FAST_PATHS && !movers && vec_eq(end, c->moved_to)
+                        ? c->settled
+                        : char_probe(&x, end, &slot, &n);
     vec2 own = v2_sub(v2_sub(end, start), c->carried);
     float vy = vertical_after(w, c, own, c->hit || !vec_eq(end, c->moved_to), f);
     if (grounded && vy < 0.0f) vy = 0.0f;
@@ -508,9 +582,66 @@ void world_character_end_step(world *w) {
     if (movers) world_grid_build_current(w, WORLD_PUSH_ALLOWANCE);
     for (uint32_t i = 0; i < n; i++) {
         if (world_is_character(w, w->movers[i].slot))
-            finish_character(w, i, &f, movers);
+            finish_character(w, i, &f, movers, w->scratch.p0[i]);
         else
             finish_mover(w, i, w->scratch.p0[i], w->movers[i].position);
+    }
+}
+
+/* ---- movers that ignore each other ------------------------------------------------------- */
+
+/* A walker the last step left where it was, grounded and pressed still (against a wall, or with
+ * no intent), with nothing changed since that it reads (its place, its intent and options, the
+ * statics, the rules of filters and one-way bodies, no jump pending): the step would give the
+ * same answer again, so it is done without one (as world_turn_still does for turning bodies).
+ * Only where movers ignore each other: then a character reads nothing of the others. */
+static bool char_still(const world *w, const world_mover *m, const world_character *c) {
+    return WORLD_FAST_PATHS && c->still_epoch == w->statics_epoch &&
+           c->still_rules == w->rules_epoch && c->jump_until == 0 &&
+           m->pending_seq == c->still_seq && vec_eq(m->position, c->still_pos);
+}
+
+static void note_still(const world *w, const world_mover *m, world_character *c, vec2 start,
+                       vec2 end) {
+    /* the same plan next step: the same ground normal as this step's walk followed */
+    bool still = c->walking && c->grounded && c->carrier == UINT32_MAX && vec_eq(start, end) &&
+                 vec_eq(c->ground_normal, c->plan_normal);
+    c->still_epoch = still ? w->statics_epoch : 0u;
+    c->still_rules = w->rules_epoch;
+    c->still_pos = end;
+    c->still_seq = m->applied_seq;
+}
+
+void world_character_step_alone(world *w) {
+    char_frame f = frame_of(w);
+    float dt = w->dt;
+    for (uint32_t i = 0; i < w->mover_count; i++) {
+        world_mover *m = &w->movers[i];
+        vec2 start = m->position;
+        w->scratch.p0[i] = start;
+        if (!world_is_character(w, m->slot)) {
+            aabb unused;
+            vec2 r = v2_scale(m->intent, dt);
+            finish_mover(w, i, start,
+                         mover_turning(w, m) ? world_turn_slide(w, i, start, r, NULL, 0)
+                                             : world_slide(w, i, start, r, NULL, 0, &unused));
+            continue;
+        }
+        world_character *c = &w->characters[m->slot];
+        if (char_still(w, m, c)) {
+            /* its plan stands; the one-way rule (contacts) reads it as the plan would set it */
+            if (w->one_way_count)
+                w->one_way[m->slot].disp =
+                    v2_mul_add(c->plan, -f.g * c->opt.gravity_scale * dt * dt, f.up);
+            w->swept_hits += c->still_hits; /* what its slides would have counted */
+            continue;
+        }
+        uint64_t hits = w->swept_hits;
+        plan_character(w, m, c, &f);
+        m->position = char_move(w, i, NULL, 0, &f);
+        finish_character(w, i, &f, false, start);
+        note_still(w, m, c, start, m->position);
+        c->still_hits = (uint32_t)(w->swept_hits - hits);
     }
 }
 
@@ -553,6 +684,7 @@ world_status world_body_set_character(world *w, world_body_id id,
         w->character_count++;
     }
     c->opt = o;
+    c->still_epoch = 0;
     c->cos_slope = cosf(o.max_slope);
     double rate = w->cfg.tick_rate_hz;
     c->buffer_ticks = (uint32_t)ceil((double)o.jump_buffer_ms * rate / 1000.0);

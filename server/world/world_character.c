@@ -366,6 +366,13 @@ static vec2 char_walk(char_ctx *x, vec2 pos) {
     return end;
 }
 
+/* The sine of the carrier's turn in the step (0 for none). */
+static float carrier_turn_sin(const world *w, const world_character *c) {
+    if (ref_kind(w->movers[w->slots[c->carrier].index].shape) != WORLD_REF_TURNED) return 0.0f;
+    vec2 q1 = w->turns[c->carrier].q, q0 = c->carrier_q0;
+    return q1.y * q0.x - q1.x * q0.y;
+}
+
 /* Where the carrier's motion of the step takes a point at pos: its translation, and its turn
  * about its position. */
 static vec2 carry_of(const world *w, const world_character *c, vec2 at, vec2 pos) {
@@ -378,6 +385,36 @@ static vec2 carry_of(const world *w, const world_character *c, vec2 at, vec2 pos
     vec2 rel = v2_sub(pos, c->carrier_p0);
     vec2 to = v2_add(at, v2(cs * rel.x - sn * rel.y, sn * rel.x + cs * rel.y));
     return v2_sub(to, pos);
+}
+
+/* A rider keeps its angle while its carrier turns, so the carrier's surface may tilt into it:
+ * lifted along up out of it (to the skin along the contact's normal), so it stays standing on it
+ * rather than being pushed out sideways by the discrete pass, or pushing its carrier. A contact
+ * too steep to stand on is left to the discrete pass. The lift is a straight move that stops at
+ * anything else in the way (the carrier left out). */
+static vec2 lift_off_carrier(char_ctx *x, vec2 pos, uint32_t gi, vec2 at) {
+    const world *w = x->w;
+    body_view a = mover_view(x->m, pos), b = mover_view(&w->movers[gi], at);
+    geom_contact ct;
+    if (!pair_overlap(w, &a, &b, &ct) || !(ct.depth > 0.0f)) return pos;
+    float along = -v2_dot(ct.normal, x->f.up); /* the normal runs from the rider into it */
+    if (!(along >= x->c->cos_slope)) return pos;
+    return char_slide(x, pos, v2_scale(x->f.up, (ct.depth + GEOM_SKIN) / along), CHAR_DROP);
+}
+
+/* As the carrier turns back the other way its surface may fall away from a rider that keeps its
+ * angle: dropped straight back onto it (at most as far as the turn can open a gap, the carrier
+ * included this time), so a rider of a rocking platform stays standing on it; nothing within
+ * that reach and it stays where the carry left it. */
+static vec2 drop_onto_carrier(char_ctx *x, vec2 pos, vec2 at, float turn_sin) {
+    vec2 rel = v2_sub(pos, at);
+    float reach = sqrtf(v2_dot(rel, rel)) * fabsf(turn_sin) + 2.0f * GEOM_SKIN;
+    bool hit = x->hit;
+    x->hit = false;
+    vec2 to = char_slide(x, pos, v2_scale(x->f.up, -reach), CHAR_DROP);
+    bool landed = x->hit;
+    x->hit = hit;
+    return landed ? to : pos;
 }
 
 static vec2 char_move(world *w, uint32_t i, const mover_candidate *cands, uint32_t count,
@@ -402,12 +439,17 @@ static vec2 char_move(world *w, uint32_t i, const mover_candidate *cands, uint32
     reach = aabb_sweep(reach, v2_scale(f->up, -(c->opt.snap_distance + 2.0f * GEOM_SKIN)));
     gather(&x, c, aabb_inflate(reach, fabsf(c->plan.x) + fabsf(c->plan.y) + WORLD_QUERY_MARGIN));
     c->carried = v2(0.0f, 0.0f);
-    if (carry.x != 0.0f || carry.y != 0.0f) {
+    if (gi != UINT32_MAX) {
+        vec2 at = world_moved_before(w, gi, i) ? w->scratch.p2[gi] : w->scratch.p0[gi];
         x.skip = gi;
-        vec2 to = char_slide(&x, pos, carry, CHAR_FLY);
-        c->carried = v2_sub(to, pos);
-        pos = to;
+        vec2 to = char_slide(&x, pos, carry, CHAR_DROP);
+        vec2 lifted = lift_off_carrier(&x, to, gi, at);
         x.skip = UINT32_MAX;
+        float turn_sin = carrier_turn_sin(w, c);
+        if (vec_eq(lifted, to) && turn_sin != 0.0f)
+            lifted = drop_onto_carrier(&x, to, at, turn_sin);
+        c->carried = v2_sub(lifted, pos);
+        pos = lifted;
     }
     x.hit = false;
     pos = c->walking ? char_walk(&x, pos) : char_slide(&x, pos, c->plan, CHAR_FLY);

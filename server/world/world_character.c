@@ -170,8 +170,15 @@ static void char_sweep(char_ctx *x, vec2 pos, vec2 r, float tau, sweep_hit *best
     for (int k = 0; k < x->near_count; k++) {
         const world_static *st = &w->statics[x->near[k]];
         if (!aabb_overlaps(swept, st->box)) continue;
-        /* a one-way static blocks it or not for the whole step (filters were asked by gather) */
-        if (x->near_one_way[k] && !world_one_way_pair_blocks(w, m->slot, st->slot)) continue;
+        /* A one-way static blocks it when it lay above the static at the step's start and this
+         * sweep runs against the static's up: judged per sweep, not by the step's plan, since a
+         * jump deflected down by a corner must still land on the platform it started above.
+         * (Filters were asked by gather.) */
+        if (x->near_one_way[k]) {
+            vec2 up;
+            if (!world_one_way_above(w, m->slot, st->slot, &up) || !(v2_dot(r, up) < 0.0f))
+                continue;
+        }
         body_view b = static_view(st);
         geom_toi toi;
         if (pair_sweep(w, &a, r, &b, v2(0.0f, 0.0f), &toi))
@@ -283,13 +290,11 @@ static bool probe_visit(const world *w, uint32_t s, void *vctx) {
 
 /* Whether a walkable surface lies within the contact band's begin distance below the character
  * at pos (candidates where they end the step): its slot (CHAR_BOUNDS for the bounds) and normal. */
-static bool char_probe(char_ctx *x, vec2 pos, uint32_t *slot, vec2 *normal) {
+/* The nearest walkable surface within dist below the character at pos (candidates where they
+ * end the step): its best hit (t > 1 for none; slot CHAR_BOUNDS for the bounds). */
+static probe_hit probe_within(const char_ctx *x, vec2 pos, float dist) {
     const world *w = x->w;
-    if (x->memo_valid && vec_eq(pos, x->memo_pos)) {
-        *slot = x->memo_slot, *normal = x->memo_normal;
-        return x->memo_ground;
-    }
-    vec2 d = v2_scale(x->f.up, -2.0f * GEOM_SKIN);
+    vec2 d = v2_scale(x->f.up, -dist);
     probe_hit best = {WORLD_NO_HIT, {0, 0}, CHAR_NONE};
     aabb box = box_at(pos, x->m->lo, x->m->hi);
     sweep_hit bounds = {WORLD_NO_HIT, {0, 0}, {0, 0}, false};
@@ -316,13 +321,21 @@ static bool char_probe(char_ctx *x, vec2 pos, uint32_t *slot, vec2 *normal) {
     } else {
         world_static_walk(w, swept, probe_visit, &p);
     }
-    *slot = best.slot;
-    *normal = best.normal;
-    x->memo_valid = true;
-    x->memo_pos = pos;
-    x->memo_slot = best.slot;
-    x->memo_normal = best.normal;
-    x->memo_ground = best.t <= 1.0f;
+    return best;
+}
+
+/* Whether a walkable surface lies within the contact band's begin distance below the character
+ * at pos: its slot (CHAR_BOUNDS for the bounds) and normal. */
+static bool char_probe(char_ctx *x, vec2 pos, uint32_t *slot, vec2 *normal) {
+    if (!(x->memo_valid && vec_eq(pos, x->memo_pos))) {
+        probe_hit best = probe_within(x, pos, 2.0f * GEOM_SKIN);
+        x->memo_valid = true;
+        x->memo_pos = pos;
+        x->memo_slot = best.slot;
+        x->memo_normal = best.normal;
+        x->memo_ground = best.t <= 1.0f;
+    }
+    *slot = x->memo_slot, *normal = x->memo_normal;
     return x->memo_ground;
 }
 
@@ -336,14 +349,30 @@ static vec2 char_step_up(char_ctx *x, vec2 pos, vec2 blocked, float want) {
     if (!(rise > 0.0f)) return blocked;
     vec2 s2 = char_slide(x, s1, v2_scale(f->right, want), CHAR_WALK);
     vec2 s3 = char_slide(x, s2, v2_scale(f->up, -(rise + 2.0f * GEOM_SKIN)), CHAR_DROP);
-    uint32_t slot;
-    vec2 n;
     float sign = want > 0.0f ? 1.0f : -1.0f;
-    if (!char_probe(x, s3, &slot, &n)) return blocked;
     if (!(sign * v2_dot(v2_sub(s3, pos), f->right) > sign * v2_dot(v2_sub(blocked, pos), f->right)))
         return blocked;
-    if (v2_dot(v2_sub(s3, pos), f->up) > h + GEOM_SKIN) return blocked;
-    return s3;
+    float up = v2_dot(v2_sub(s3, pos), f->up);
+    if (up > h + GEOM_SKIN) return blocked;
+    uint32_t slot;
+    vec2 n;
+    if (char_probe(x, s3, &slot, &n)) return s3;
+    /* Landed higher on something it cannot stand on: a round or slanted shape on the obstacle's
+     * edge. When the obstacle's top, a half width further on, is free and walkable within the
+     * rise, it steps up anyway but stays at the height it stepped across at: it then falls the
+     * little left onto the top while its walk carries it on at the intent's speed (left on the
+     * edge, it would roll over it slowly, and it cannot reach the top in one step's walk). A
+     * steep face or a wall taller than the step gives no such top. */
+    if (!(up > GEOM_SKIN)) return blocked;
+    const world_mover *m = x->m;
+    float half =
+        0.5f * (fabsf(f->right.x) * (m->hi.x - m->lo.x) + fabsf(f->right.y) * (m->hi.y - m->lo.y));
+    bool hit = x->hit;
+    x->hit = false;
+    vec2 ahead = char_slide(x, s2, v2_scale(f->right, sign * half), CHAR_DROP);
+    bool clear = !x->hit; /* room on top: not a wall taller than the rise */
+    x->hit = hit;
+    return clear && probe_within(x, ahead, rise + 2.0f * GEOM_SKIN).t <= 1.0f ? s2 : blocked;
 }
 
 /* A walker off the ground after its walk: down by at most snap_distance onto a walkable surface,

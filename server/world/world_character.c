@@ -65,9 +65,12 @@ typedef struct char_ctx {
     aabb region;                  /* where near holds every static its filter lets it meet */
     int near_count;               /* statics in near; -1: walk the grid per sweep */
     const uint32_t *near;         /* indices into statics, in the grid walk's order */
+    const aabb *near_box;         /* their boxes, side by side (the tests that drop most of them
+                                   * read no static) */
     const uint8_t *near_one_way;  /* which of them are one-way */
-    uint32_t near_buf[CHAR_NEAR]; /* near and near_one_way when the character's own walk (its
-                                   * world_character_near) does not hold them */
+    uint32_t near_buf[CHAR_NEAR]; /* near, near_box and near_one_way when the character's own
+                                   * walk (its world_character_near) does not hold them */
+    aabb near_box_buf[CHAR_NEAR];
     uint8_t near_one_way_buf[CHAR_NEAR];
     bool hit; /* a sweep of the current motion hit something */
     /* the last probe's answer (a walk's snap and the settle probe often ask at one place) */
@@ -82,7 +85,7 @@ static void char_ctx_init(char_ctx *x, world *w, uint32_t i, const world_charact
     x->cands = cands, x->count = count, x->skip = UINT32_MAX;
     x->region = aabb_make(v2(0.0f, 0.0f), v2(0.0f, 0.0f));
     x->near_count = -1; /* nothing gathered: sweeps walk the grid */
-    x->near = NULL, x->near_one_way = NULL;
+    x->near = NULL, x->near_box = NULL, x->near_one_way = NULL;
     x->hit = false, x->memo_valid = false;
 }
 
@@ -126,20 +129,26 @@ static void gather(char_ctx *x, world_character *c, aabb region) {
             world_static_walk(w, region, gather_visit, &g);
             x->region = region;
             x->near_count = g.count > CHAR_NEAR ? -1 : (int)g.count;
-            x->near = x->near_buf, x->near_one_way = x->near_one_way_buf;
-            for (int k = 0; k < x->near_count; k++)
-                x->near_one_way_buf[k] =
-                    w->one_way_count && w->one_way[w->statics[x->near_buf[k]].slot].on;
+            x->near = x->near_buf, x->near_box = x->near_box_buf;
+            x->near_one_way = x->near_one_way_buf;
+            for (int k = 0; k < x->near_count; k++) {
+                const world_static *st = &w->statics[x->near_buf[k]];
+                x->near_box_buf[k] = st->box;
+                x->near_one_way_buf[k] = w->one_way_count && w->one_way[st->slot].on;
+            }
             return;
         }
         nc->area = area, nc->count = g.count;
         nc->epoch = w->statics_epoch, nc->rules = w->rules_epoch;
-        for (uint32_t k = 0; k < g.count; k++)
-            nc->one_way[k] = w->one_way_count && w->one_way[w->statics[nc->statics[k]].slot].on;
+        for (uint32_t k = 0; k < g.count; k++) {
+            const world_static *st = &w->statics[nc->statics[k]];
+            nc->box[k] = st->box;
+            nc->one_way[k] = w->one_way_count && w->one_way[st->slot].on;
+        }
     }
     x->region = nc->area;
     x->near_count = (int)nc->count;
-    x->near = nc->statics, x->near_one_way = nc->one_way;
+    x->near = nc->statics, x->near_box = nc->box, x->near_one_way = nc->one_way;
 }
 
 /* Whether the swept box lies in the gathered region (else the sweep walks the grid itself). */
@@ -168,8 +177,8 @@ static void char_sweep(char_ctx *x, vec2 pos, vec2 r, float tau, sweep_hit *best
         return;
     }
     for (int k = 0; k < x->near_count; k++) {
+        if (!aabb_overlaps(swept, x->near_box[k])) continue;
         const world_static *st = &w->statics[x->near[k]];
-        if (!aabb_overlaps(swept, st->box)) continue;
         /* A one-way static blocks it when it lay above the static at the step's start and this
          * sweep runs against the static's up: judged per sweep, not by the step's plan, since a
          * jump deflected down by a corner must still land on the platform it started above.
@@ -312,7 +321,7 @@ static probe_hit probe_within(const char_ctx *x, vec2 pos, float dist) {
     if (gathered_for(x, swept)) {
         for (int k = 0; k < x->near_count; k++)
             /* what world_static_walk's test would keep: the same statics either way */
-            if (aabb_meets(w->statics[x->near[k]].box, swept)) {
+            if (aabb_meets(x->near_box[k], swept)) {
                 const world_static *st = &w->statics[x->near[k]];
                 body_view b = static_view(st);
                 probe_offer(x, pos, d, &b, st->slot,

@@ -15,13 +15,14 @@
 
 /* Statics a character's last walk of the grid found (world_character.c's gather): every static
  * its filter lets it meet that meets area, in the walk's order. */
-#define WORLD_CHARACTER_NEAR 14
+#define WORLD_CHARACTER_NEAR 10
 typedef struct world_character_near {
     aabb area;      /* the region walked */
     uint32_t epoch; /* world.statics_epoch then; 0: none remembered */
     uint32_t rules; /* world.rules_epoch then */
     uint32_t count; /* in statics */
     uint32_t statics[WORLD_CHARACTER_NEAR];
+    aabb box[WORLD_CHARACTER_NEAR]; /* their boxes (statics never move: the epoch keeps them) */
     uint8_t one_way[WORLD_CHARACTER_NEAR]; /* which are one-way (rules_epoch keeps it true) */
 } world_character_near;
 

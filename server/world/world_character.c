@@ -695,8 +695,14 @@ static void note_still(const world *w, const world_mover *m, world_character *c,
 void world_character_step_alone(world *w) {
     char_frame f = frame_of(w);
     float dt = w->dt;
+    const uint32_t ahead = 4; /* records are per slot, met in the movers' order: fetch early */
     for (uint32_t i = 0; i < w->mover_count; i++) {
         world_mover *m = &w->movers[i];
+        if (i + ahead < w->mover_count) {
+            const char *next = (const char *)&w->characters[w->movers[i + ahead].slot];
+            for (size_t line = 0; line < sizeof(world_character); line += 64)
+                __builtin_prefetch(next + line);
+        }
         vec2 start = m->position;
         w->scratch.p0[i] = start;
         if (!world_is_character(w, m->slot)) {

@@ -140,6 +140,10 @@ uint32_t net_snapshot_interval(float tick_rate_hz, uint32_t rate_hz);
  * reduced-rate clients over the ticks (all at once would make every k-th tick k times as long). */
 uint64_t net_snapshot_next_tick(uint64_t after, uint32_t every, uint32_t client_id);
 
+/* Whether a body is one-way (BodyState.one_way), without a per-body call in a world that has
+ * none. */
+bool net_snapshot_one_way(const world *w, world_body_id id);
+
 /* Encodes a delta BodyState (fields 1-4, zero values left out as proto3 does) into out, which has
  * room for NET_SNAPSHOT_DELTA_MAX bytes; returns its length. */
 size_t net_snapshot_encode_delta(const world_body_row *info, uint8_t *out);

@@ -123,7 +123,7 @@ static void send_snapshot(uint64_t tick, const body_spec *specs, size_t n, bool 
                 quant_filter f = {bs->category ? bs->category : QUANT_DEFAULT_CATEGORY,
                                   bs->mask ? bs->mask : QUANT_DEFAULT_MASK, bs->sensor};
                 len += quant_encode_new(&q, (uint32_t)b->kind, bs->owner, shape_bytes, sl, &f,
-                                        packed + len);
+                                        bs->one_way, packed + len);
             } else {
                 size_t r = quant_encode_change(&q, &sent_state[b->id % 128], packed + len);
                 if (r == 0) packed[len++] = 0; /* flags 0: nothing changed */

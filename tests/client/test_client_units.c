@@ -475,10 +475,10 @@ static void test_qsnap_turning_and_check(void) {
     bar.w = -3 * QUANT_ANGULAR_VELOCITY_PER_RAD / 2; /* -1.5 rad/s */
     size_t n = varint_write(packed, 1);
     n += quant_encode_new(&bar, COLLIDE__V1__BODY_KIND__BODY_KIND_MOVING, 7, shape,
-                          box_shape_bytes(2.0f, 0.1f, shape), NULL, packed + n);
+                          box_shape_bytes(2.0f, 0.1f, shape), NULL, false, packed + n);
     n += varint_write(packed + n, 99);
     n += quant_encode_new(&wall, COLLIDE__V1__BODY_KIND__BODY_KIND_STATIC, 0, shape,
-                          box_shape_bytes(0.5f, 0.5f, shape), NULL, packed + n);
+                          box_shape_bytes(0.5f, 0.5f, shape), NULL, false, packed + n);
     Collide__V1__Snapshot snap = COLLIDE__V1__SNAPSHOT__INIT;
     snap.tick = 10;
     snap.packed.data = packed, snap.packed.len = n;

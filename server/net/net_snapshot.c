@@ -194,6 +194,12 @@ static bool encode_new_body(net_server *srv, world_body_id id, size_t budget,
         bs.mask = f.mask != WORLD_DEFAULT_MASK ? f.mask : 0u;
         bs.sensor = f.sensor;
     }
+    /* 1.2: a character's ground as its change records carry it, and one_way (new bodies only,
+     * as the filters: it never changes after the spawn) */
+    net_ground ground = net_snapshot_ground(srv->world, id);
+    bs.grounded = ground.grounded;
+    bs.ground_id = ground.ground_id;
+    bs.one_way = net_snapshot_one_way(srv->world, id);
     size_t size = collide__v1__body_state__get_packed_size(&bs);
     size_t need = 1 + varint_size(size) + size;
     if (need > budget) return false;

@@ -5,8 +5,9 @@
  *
  * Usage: bench_world [timed_ticks (default 600)] [scene filter substring, or "arena" for the
  * default arena with 1,000 and 5,000 players, or "events" for S1b with and without contact
- * tracking: "S1b-slow-events", "S1b-fast-events", "events" for both, or "S1r" for the turning
- * scene next to S1a-slow] */
+ * tracking: "S1b-slow-events", "S1b-fast-events", "events" for both, "S1r" for the turning
+ * scene next to S1a-slow, or "S1c" for the side-on scene (s1c.h) next to S1a-slow] */
+#include "s1c.h"
 #include "s1_world.h"
 #include "world_load.h"
 
@@ -99,6 +100,50 @@ static int run_arena(int players, int ticks) {
     return 0;
 }
 
+/* S1c's line: the time, the invariant counters and what the run did (the checks' population). */
+static void print_s1c(const s1c_run *c, s1_result r) {
+    double steps = (double)S1_MOVERS * (S1_WARMUP + c->ticks);
+    char extra[400];
+    snprintf(extra, sizeof extra,
+             ",\"engine\":\"collide\",\"falls_through\":%llu,\"crossed_down\":%llu,\"one_way\":%d,"
+             "\"stood_on_one_way\":"
+             "%llu,\"jumps\":%llu,\"grounded_share\":%.3f,\"state_hash\":\"%016llx\"",
+             c->falls_through, c->crossed_down, c->one_way, c->stood_ticks, c->jumps,
+             (double)c->grounded_ticks / steps, r.state_hash);
+    print_result("S1c", r, extra);
+}
+
+/* S1c (issue 34) next to S1a-slow, one after the other and then in alternating blocks of 10
+ * ticks (as S1r): the target is <= 2x S1a-slow with 0 overlaps, 0 outside, 0 falls through. */
+static int run_s1c(const s1_layout *layout, int ticks) {
+    world_stats st;
+    s1_result a = run_world(layout, 5.0f, 0, ticks, &st);
+    print_result("S1a-slow", a, ",\"engine\":\"collide\"");
+    s1c_run *c = calloc(1, sizeof *c);
+    if (!c) return 1;
+    s1c_run_start(c, layout, ticks);
+    s1c_run_ticks(c, S1_WARMUP + ticks);
+    s1_result r = s1c_run_finish(c);
+    print_s1c(c, r);
+    unsigned long long falls = c->falls_through + c->crossed_down;
+    s1_run pa;
+    s1_run_start(&pa, layout, 5.0f, 0, ticks, false, 0.0);
+    s1c_run_start(c, layout, ticks);
+    s1_run_ticks(&pa, S1_WARMUP);
+    s1c_run_ticks(c, S1_WARMUP);
+    while (s1_run_ticks(&pa, 10) + s1c_run_ticks(c, 10) > 0) {
+    }
+    s1_result a2 = s1_run_finish(&pa, &st), r2 = s1c_run_finish(c);
+    printf("{\"scene\":\"ratios\",\"S1c_vs_S1a-slow\":%.3f,\"paired\":%.3f,"
+           "\"paired_ms\":[%.4f,%.4f],\"same_state\":%d}\n",
+           r.median_ms / a.median_ms, r2.median_ms / a2.median_ms, a2.median_ms, r2.median_ms,
+           r2.state_hash == r.state_hash && a2.state_hash == a.state_hash);
+    int bad = r.overlaps || r.outside || falls || r2.overlaps || r2.outside || c->falls_through ||
+              c->crossed_down || r2.state_hash != r.state_hash || a2.state_hash != a.state_hash;
+    free(c);
+    return bad;
+}
+
 int main(int argc, char **argv) {
     int ticks = argc > 1 ? atoi(argv[1]) : 600;
     const char *filter = argc > 2 ? argv[2] : NULL;
@@ -172,6 +217,7 @@ int main(int argc, char **argv) {
         return r.overlaps || r.outside || a.overlaps || a.outside ||
                r2.state_hash != r.state_hash || a2.state_hash != a.state_hash;
     }
+    if (filter && strstr(filter, "S1c")) return run_s1c(&layout, ticks);
     if (filter && strstr(filter, "arena")) return run_arena(1000, ticks) | run_arena(5000, ticks);
     for (int i = 0; i < 4; i++) {
         if (filter && !strstr(scenes[i].name, filter)) continue;

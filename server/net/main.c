@@ -113,9 +113,9 @@ static int check_world(const net_config *cfg) {
         printf("from tiles: %zu statics for %zu collidable tiles; concave polygons split: %zu\n",
                notes.tile_statics, notes.tiles_collidable, notes.concave_split);
     printf("spawn points: %zu\n", sp->count);
-    if (notes.has_gravity)
-        printf("gravity: (%g, %g) (read; applied once characters land)\n", (double)notes.gravity.x,
-               (double)notes.gravity.y);
+    vec2 g = world_get_config(w)->gravity;
+    if (g.x != 0.0f || g.y != 0.0f)
+        printf("gravity: (%g, %g)\n", (double)g.x, (double)g.y);
     else
         printf("gravity: none\n");
     printf("warnings: %zu\n%s", notes.warnings, notes.text);

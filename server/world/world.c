@@ -511,6 +511,7 @@ world_status world_body_set_filter(world *w, world_body_id id, const world_filte
     w->filtered_count += (uint32_t)now - (uint32_t)was;
     w->sensor_count += (uint32_t)f.sensor - (uint32_t)w->filters[slot].sensor;
     w->filters[slot] = f;
+    w->rules_epoch++;
     world_events_rescan(w); /* pairs of this body may start or stop interacting */
     return WORLD_OK;
 }

@@ -62,9 +62,11 @@ typedef struct char_ctx {
     uint32_t count;               /* entries in cands */
     uint32_t skip;                /* a candidate's dense index left out (the carrier, in the
                                    * carry), or UINT32_MAX */
-    aabb region;                  /* where near holds every static that blocks it */
+    aabb region;                  /* where near holds every static its filter lets it meet */
     int near_count;               /* statics in near; -1: walk the grid per sweep */
     uint32_t near[CHAR_NEAR];     /* indices into statics */
+    uint8_t blocks[CHAR_NEAR];    /* whether each blocks it in this step (slots_block: fixed for
+                                   * the step, so asked once per move rather than per sweep) */
     bool hit;                     /* a sweep of the current motion hit something */
     /* the last probe's answer (a walk's snap and the settle probe often ask at one place) */
     bool memo_valid, memo_ground;
@@ -72,29 +74,92 @@ typedef struct char_ctx {
     uint32_t memo_slot;
 } char_ctx;
 
+static void char_ctx_init(char_ctx *x, world *w, uint32_t i, const world_character *c,
+                          const char_frame *f, const mover_candidate *cands, uint32_t count) {
+    x->w = w, x->mi = i, x->m = &w->movers[i], x->c = c, x->f = *f;
+    x->cands = cands, x->count = count, x->skip = UINT32_MAX;
+    x->region = aabb_make(v2(0.0f, 0.0f), v2(0.0f, 0.0f));
+    x->near_count = -1; /* nothing gathered: sweeps walk the grid */
+    x->hit = false, x->memo_valid = false;
+}
+
 typedef struct gather_ctx {
-    char_ctx *x;
-    bool full;
+    uint32_t self;  /* the character's slot */
+    uint32_t *out;  /* statics its filter lets it meet, in the walk's order */
+    uint32_t count; /* in out */
+    uint32_t max;   /* out's room */
 } gather_ctx;
 
 static bool gather_visit(const world *w, uint32_t s, void *vctx) {
     gather_ctx *g = vctx;
-    if (!slots_filter_block(w, g->x->m->slot, w->statics[s].slot)) return true;
-    if (g->x->near_count == CHAR_NEAR) {
-        g->full = true;
+    if (!slots_filter_block(w, g->self, w->statics[s].slot)) return true;
+    if (g->count == g->max) {
+        g->count = g->max + 1; /* more than fit */
         return false;
     }
-    g->x->near[g->x->near_count++] = s;
+    g->out[g->count++] = s;
     return true;
 }
 
-/* Gathers the statics of region once for every sweep inside it (most moves are short). */
-static void gather(char_ctx *x, aabb region) {
-    gather_ctx g = {x, false};
+/* Whether static slot other blocks the character of slot self in this step, its filter aside
+ * (fixed for the step: asked once per move rather than once per sweep). A one-way static that
+ * does not block it may still bear it (the probe asks its own question). */
+static inline bool static_blocks(const world *w, uint32_t self, uint32_t other) {
+    if (!w->one_way_count || (!w->one_way[other].on && !w->one_way[self].on)) return true;
+    return world_one_way_pair_blocks(w, self, other);
+}
+
+/* Keeps of the walked statics those that meet region, in order, as the move's near statics.
+ * one_way (may be NULL: ask the table) says which of them are one-way. */
+static void gather_take(char_ctx *x, aabb region, const uint32_t *walked, const uint8_t *one_way,
+                        uint32_t count) {
+    const world *w = x->w;
     x->region = region;
     x->near_count = 0;
-    world_static_walk(x->w, region, gather_visit, &g);
-    if (g.full) x->near_count = -1;
+    for (uint32_t k = 0; k < count; k++) {
+        const world_static *st = &w->statics[walked[k]];
+        if (!aabb_meets(st->box, region)) continue;
+        x->blocks[x->near_count] =
+            (one_way && !one_way[k]) || static_blocks(w, x->m->slot, st->slot);
+        x->near[x->near_count++] = walked[k];
+    }
+}
+
+/* Gathers the statics of region once for every sweep inside it (most moves are short), from the
+ * character's remembered walk when region lies inside it: the statics meeting a region inside a
+ * walked one, in the walk's order, are those a walk of the region finds, in its order (the cells
+ * are visited row by row, level by level, in both), so the answers are the same. A new walk
+ * covers the region grown ahead along the plan, so a walker takes a few steps from one. */
+static void gather(char_ctx *x, world_character *c, aabb region) {
+    world *w = x->w;
+    world_character_near *nc = &c->near;
+    if (WORLD_FAST_PATHS && nc->epoch == w->statics_epoch && nc->rules == w->rules_epoch &&
+        aabb_contains(nc->area, region)) {
+        gather_take(x, region, nc->statics, nc->one_way, nc->count);
+        return;
+    }
+    aabb area =
+        aabb_inflate(aabb_sweep(region, v2_scale(c->plan, 4.0f)), 0.25f * w->levels[0].cell);
+    gather_ctx g = {x->m->slot, nc->statics, 0, WORLD_CHARACTER_NEAR};
+    world_static_walk(w, area, gather_visit, &g);
+    if (g.count <= WORLD_CHARACTER_NEAR) {
+        nc->area = area, nc->count = g.count;
+        nc->epoch = w->statics_epoch, nc->rules = w->rules_epoch;
+        for (uint32_t k = 0; k < g.count; k++)
+            nc->one_way[k] = w->one_way_count && w->one_way[w->statics[nc->statics[k]].slot].on;
+        gather_take(x, region, nc->statics, nc->one_way, nc->count);
+        return;
+    }
+    nc->epoch = 0; /* too many to remember: the region alone */
+    uint32_t walked[CHAR_NEAR];
+    g = (gather_ctx){x->m->slot, walked, 0, CHAR_NEAR};
+    world_static_walk(w, region, gather_visit, &g);
+    if (g.count <= CHAR_NEAR) {
+        gather_take(x, region, walked, NULL, g.count);
+    } else {
+        x->region = region;
+        x->near_count = -1;
+    }
 }
 
 /* Whether the swept box lies in the gathered region (else the sweep walks the grid itself). */
@@ -124,7 +189,7 @@ static void char_sweep(char_ctx *x, vec2 pos, vec2 r, float tau, sweep_hit *best
     }
     for (int k = 0; k < x->near_count; k++) {
         const world_static *st = &w->statics[x->near[k]];
-        if (!aabb_overlaps(swept, st->box) || !slots_block(w, m->slot, st->slot)) continue;
+        if (!x->blocks[k] || !aabb_overlaps(swept, st->box)) continue;
         body_view b = static_view(st);
         geom_toi toi;
         if (pair_sweep(w, &a, r, &b, v2(0.0f, 0.0f), &toi))
@@ -143,7 +208,26 @@ static vec2 walker_normal(const char_ctx *x, vec2 n) {
 }
 
 /* Collide-and-slide of the character from pos by r (walking: steep surfaces are walls). */
-static vec2 char_slide(char_ctx *x, vec2 pos, vec2 r, bool walking) {
+/* The displacement along the ground (normal n, out of it) whose part across gravity is across. */
+static vec2 walk_along(vec2 n, vec2 right, float across) {
+    float rn = v2_dot(right, n);
+    if (rn == 0.0f) return v2_scale(right, across);
+    vec2 t = v2_mul_add(right, -rn, n); /* the tangent; t . right = 1 - rn^2 */
+    return v2_scale(t, across / (1.0f - rn * rn));
+}
+
+/* How a character's motion meets what it hits. */
+typedef enum char_motion {
+    CHAR_FLY,  /* collide-and-slide */
+    CHAR_WALK, /* the slide of a walker: a surface too steep to walk is a wall, and a walkable
+                * one (not a mover's) takes the rest of the walk along it at the same speed
+                * across gravity (so a walker entering a slope or leaving one for flat ground
+                * loses nothing on that step) */
+    CHAR_DROP, /* straight on to the first contact and no further (a snap or a step's rise and
+                * fall: a slide would carry it along a slope, across gravity) */
+} char_motion;
+
+static vec2 char_slide(char_ctx *x, vec2 pos, vec2 r, char_motion how) {
     vec2 first = r;
     float tau = 0.0f;
     for (int it = 0; it < x->w->cfg.slide_iterations; it++) {
@@ -153,8 +237,12 @@ static vec2 char_slide(char_ctx *x, vec2 pos, vec2 r, bool walking) {
         if (best.t > 1.0f) return v2_add(pos, r);
         x->hit = true;
         x->w->swept_hits++;
-        vec2 n = walking ? walker_normal(x, best.normal) : best.normal;
+        vec2 n = how == CHAR_WALK ? walker_normal(x, best.normal) : best.normal;
+        vec2 d = r;
         float t = slide_respond(&pos, &r, best.t, n, true, best.other_d, !best.mover, true, first);
+        if (how == CHAR_DROP) break;
+        if (how == CHAR_WALK && !best.mover && -v2_dot(n, x->f.up) >= x->c->cos_slope)
+            r = walk_along(v2_neg(n), x->f.right, v2_dot(d, x->f.right) * (1.0f - t));
         tau += t * (1.0f - tau);
     }
     return pos;
@@ -228,7 +316,8 @@ static bool char_probe(char_ctx *x, vec2 pos, uint32_t *slot, vec2 *normal) {
     probe_walk p = {x, pos, d, &best};
     if (gathered_for(x, swept)) {
         for (int k = 0; k < x->near_count; k++)
-            if (aabb_overlaps(swept, w->statics[x->near[k]].box)) probe_visit(w, x->near[k], &p);
+            /* what world_static_walk's test would keep: the same statics either way */
+            if (aabb_meets(w->statics[x->near[k]].box, swept)) probe_visit(w, x->near[k], &p);
     } else {
         world_static_walk(w, swept, probe_visit, &p);
     }
@@ -242,24 +331,16 @@ static bool char_probe(char_ctx *x, vec2 pos, uint32_t *slot, vec2 *normal) {
     return x->memo_ground;
 }
 
-/* The displacement along the ground (normal n, out of it) whose part across gravity is across. */
-static vec2 walk_along(vec2 n, vec2 right, float across) {
-    float rn = v2_dot(right, n);
-    if (rn == 0.0f) return v2_scale(right, across);
-    vec2 t = v2_mul_add(right, -rn, n); /* the tangent; t . right = 1 - rn^2 */
-    return v2_scale(t, across / (1.0f - rn * rn));
-}
-
 /* A walk blocked short of want (across gravity): up by step_height, across, down onto a
  * walkable surface; kept when it got further and rose no more than step_height. */
 static vec2 char_step_up(char_ctx *x, vec2 pos, vec2 blocked, float want) {
     const char_frame *f = &x->f;
     float h = x->c->opt.step_height;
-    vec2 s1 = char_slide(x, pos, v2_scale(f->up, h), false);
+    vec2 s1 = char_slide(x, pos, v2_scale(f->up, h), CHAR_DROP);
     float rise = v2_dot(v2_sub(s1, pos), f->up);
     if (!(rise > 0.0f)) return blocked;
-    vec2 s2 = char_slide(x, s1, v2_scale(f->right, want), true);
-    vec2 s3 = char_slide(x, s2, v2_scale(f->up, -(rise + 2.0f * GEOM_SKIN)), false);
+    vec2 s2 = char_slide(x, s1, v2_scale(f->right, want), CHAR_WALK);
+    vec2 s3 = char_slide(x, s2, v2_scale(f->up, -(rise + 2.0f * GEOM_SKIN)), CHAR_DROP);
     uint32_t slot;
     vec2 n;
     float sign = want > 0.0f ? 1.0f : -1.0f;
@@ -276,13 +357,13 @@ static vec2 char_snap(char_ctx *x, vec2 end) {
     uint32_t slot;
     vec2 n;
     if (char_probe(x, end, &slot, &n)) return end;
-    vec2 s = char_slide(x, end, v2_scale(x->f.up, -x->c->opt.snap_distance), false);
+    vec2 s = char_slide(x, end, v2_scale(x->f.up, -x->c->opt.snap_distance), CHAR_DROP);
     return char_probe(x, s, &slot, &n) ? s : end;
 }
 
 static vec2 char_walk(char_ctx *x, vec2 pos) {
     const world_character *c = x->c;
-    vec2 end = char_slide(x, pos, c->plan, true);
+    vec2 end = char_slide(x, pos, c->plan, CHAR_WALK);
     float want = v2_dot(c->plan, x->f.right), got = v2_dot(v2_sub(end, pos), x->f.right);
     if (c->opt.step_height > 0.0f && fabsf(got) < 0.99f * fabsf(want))
         end = char_step_up(x, pos, end, want);
@@ -304,17 +385,12 @@ static vec2 carry_of(const world *w, const world_character *c, vec2 at, vec2 pos
     return v2_sub(to, pos);
 }
 
-vec2 world_character_move(world *w, uint32_t i, const mover_candidate *cands, uint32_t count) {
+static vec2 char_move(world *w, uint32_t i, const mover_candidate *cands, uint32_t count,
+                      const char_frame *f) {
     const world_mover *m = &w->movers[i];
     world_character *c = &w->characters[m->slot];
-    char_ctx x = {.w = w,
-                  .mi = i,
-                  .m = m,
-                  .c = c,
-                  .f = frame_of(w),
-                  .cands = cands,
-                  .count = count,
-                  .skip = UINT32_MAX};
+    char_ctx x; /* its arrays are written before they are read: no zeroing them every move */
+    char_ctx_init(&x, w, i, c, f, cands, count);
     vec2 pos = m->position;
     vec2 carry = v2(0.0f, 0.0f);
     uint32_t gi = UINT32_MAX;
@@ -323,21 +399,23 @@ vec2 world_character_move(world *w, uint32_t i, const mover_candidate *cands, ui
         vec2 at = world_moved_before(w, gi, i) ? w->scratch.p2[gi] : w->scratch.p0[gi];
         carry = carry_of(w, c, at, pos);
     }
-    /* everything this move can reach: the carry, the plan, a step up and a snap down */
-    float extra = c->opt.step_height + c->opt.snap_distance + 4.0f * GEOM_SKIN;
+    /* everything this move can reach: the carry, the plan (turned by a slope, never longer), a
+     * step up and a snap and the probe down */
     aabb box = box_at(pos, m->lo, m->hi);
     aabb reach = aabb_sweep(aabb_sweep(box, carry), v2_add(carry, c->plan));
-    gather(&x, aabb_inflate(reach, extra + fabsf(c->plan.x) + fabsf(c->plan.y)));
+    reach = aabb_sweep(reach, v2_scale(f->up, c->opt.step_height));
+    reach = aabb_sweep(reach, v2_scale(f->up, -(c->opt.snap_distance + 2.0f * GEOM_SKIN)));
+    gather(&x, c, aabb_inflate(reach, fabsf(c->plan.x) + fabsf(c->plan.y) + WORLD_QUERY_MARGIN));
     c->carried = v2(0.0f, 0.0f);
     if (carry.x != 0.0f || carry.y != 0.0f) {
         x.skip = gi;
-        vec2 to = char_slide(&x, pos, carry, false);
+        vec2 to = char_slide(&x, pos, carry, CHAR_FLY);
         c->carried = v2_sub(to, pos);
         pos = to;
         x.skip = UINT32_MAX;
     }
     x.hit = false;
-    pos = c->walking ? char_walk(&x, pos) : char_slide(&x, pos, c->plan, false);
+    pos = c->walking ? char_walk(&x, pos) : char_slide(&x, pos, c->plan, CHAR_FLY);
     c->hit = x.hit;
     c->moved_to = pos;
     /* Where no mover can be under it after the step (movers ignore each other), nothing can
@@ -345,6 +423,11 @@ vec2 world_character_move(world *w, uint32_t i, const mover_candidate *cands, ui
     if (!(w->movers_collide && w->mover_count >= 2))
         c->settled = char_probe(&x, pos, &c->settled_slot, &c->settled_normal);
     return pos;
+}
+
+vec2 world_character_move(world *w, uint32_t i, const mover_candidate *cands, uint32_t count) {
+    char_frame f = frame_of(w);
+    return char_move(w, i, cands, count, &f);
 }
 
 /* ---- the plan (before step 1) ------------------------------------------------------------ */
@@ -374,6 +457,7 @@ static void plan_character(world *w, world_mover *m, world_character *c, const c
     if (c->walking) {
         vy = 0.0f; /* the floor removes what gravity added */
         c->plan = walk_along(c->ground_normal, f->right, a * dt);
+        c->plan_normal = c->ground_normal;
     } else {
         c->plan = v2_add(v2_scale(f->right, a * dt), v2_scale(f->up, vy * dt));
     }
@@ -451,27 +535,21 @@ static float vertical_after(const world *w, const world_character *c, vec2 own, 
     return vy;
 }
 
-static void finish_character(world *w, uint32_t i, const char_frame *f, bool movers) {
+static void finish_character(world *w, uint32_t i, const char_frame *f, bool movers, vec2 start) {
     world_mover *m = &w->movers[i];
     world_character *c = &w->characters[m->slot];
-    vec2 start = w->scratch.p0[i], end = m->position;
+    vec2 end = m->position;
     mover_candidate cands[CHAR_PROBE_CANDS];
     aabb box = box_at(end, m->lo, m->hi);
     probe_cands pc = {w, i, aabb_inflate(box, 4.0f * GEOM_SKIN), cands, 0};
     if (movers) world_grid_query(w, &w->cache->grid, pc.box, probe_cand_visit, &pc);
-    char_ctx x = {.w = w,
-                  .mi = i,
-                  .m = m,
-                  .c = c,
-                  .f = *f,
-                  .cands = cands,
-                  .count = pc.count,
-                  .skip = UINT32_MAX,
-                  .near_count = -1};
+    char_ctx x;
+    char_ctx_init(&x, w, i, c, f, cands, pc.count);
     uint32_t slot = c->settled_slot;
     vec2 n = c->settled_normal;
-    bool grounded =
-        !movers && vec_eq(end, c->moved_to) ? c->settled : char_probe(&x, end, &slot, &n);
+    bool grounded = WORLD_FAST_PATHS && !movers && vec_eq(end, c->moved_to)
+                        ? c->settled
+                        : char_probe(&x, end, &slot, &n);
     vec2 own = v2_sub(v2_sub(end, start), c->carried);
     float vy = vertical_after(w, c, own, c->hit || !vec_eq(end, c->moved_to), f);
     if (grounded && vy < 0.0f) vy = 0.0f;
@@ -508,9 +586,66 @@ void world_character_end_step(world *w) {
     if (movers) world_grid_build_current(w, WORLD_PUSH_ALLOWANCE);
     for (uint32_t i = 0; i < n; i++) {
         if (world_is_character(w, w->movers[i].slot))
-            finish_character(w, i, &f, movers);
+            finish_character(w, i, &f, movers, w->scratch.p0[i]);
         else
             finish_mover(w, i, w->scratch.p0[i], w->movers[i].position);
+    }
+}
+
+/* ---- movers that ignore each other ------------------------------------------------------- */
+
+/* A walker the last step left where it was, grounded and pressed still (against a wall, or with
+ * no intent), with nothing changed since that it reads (its place, its intent and options, the
+ * statics, the rules of filters and one-way bodies, no jump pending): the step would give the
+ * same answer again, so it is done without one (as world_turn_still does for turning bodies).
+ * Only where movers ignore each other: then a character reads nothing of the others. */
+static bool char_still(const world *w, const world_mover *m, const world_character *c) {
+    return WORLD_FAST_PATHS && c->still_epoch == w->statics_epoch &&
+           c->still_rules == w->rules_epoch && c->jump_until == 0 &&
+           m->pending_seq == c->still_seq && vec_eq(m->position, c->still_pos);
+}
+
+static void note_still(const world *w, const world_mover *m, world_character *c, vec2 start,
+                       vec2 end) {
+    /* the same plan next step: the same ground normal as this step's walk followed */
+    bool still = c->walking && c->grounded && c->carrier == UINT32_MAX && vec_eq(start, end) &&
+                 vec_eq(c->ground_normal, c->plan_normal);
+    c->still_epoch = still ? w->statics_epoch : 0u;
+    c->still_rules = w->rules_epoch;
+    c->still_pos = end;
+    c->still_seq = m->applied_seq;
+}
+
+void world_character_step_alone(world *w) {
+    char_frame f = frame_of(w);
+    float dt = w->dt;
+    for (uint32_t i = 0; i < w->mover_count; i++) {
+        world_mover *m = &w->movers[i];
+        vec2 start = m->position;
+        w->scratch.p0[i] = start;
+        if (!world_is_character(w, m->slot)) {
+            aabb unused;
+            vec2 r = v2_scale(m->intent, dt);
+            finish_mover(w, i, start,
+                         mover_turning(w, m) ? world_turn_slide(w, i, start, r, NULL, 0)
+                                             : world_slide(w, i, start, r, NULL, 0, &unused));
+            continue;
+        }
+        world_character *c = &w->characters[m->slot];
+        if (char_still(w, m, c)) {
+            /* its plan stands; the one-way rule (contacts) reads it as the plan would set it */
+            if (w->one_way_count)
+                w->one_way[m->slot].disp =
+                    v2_mul_add(c->plan, -f.g * c->opt.gravity_scale * dt * dt, f.up);
+            w->swept_hits += c->still_hits; /* what its slides would have counted */
+            continue;
+        }
+        uint64_t hits = w->swept_hits;
+        plan_character(w, m, c, &f);
+        m->position = char_move(w, i, NULL, 0, &f);
+        finish_character(w, i, &f, false, start);
+        note_still(w, m, c, start, m->position);
+        c->still_hits = (uint32_t)(w->swept_hits - hits);
     }
 }
 
@@ -553,6 +688,7 @@ world_status world_body_set_character(world *w, world_body_id id,
         w->character_count++;
     }
     c->opt = o;
+    c->still_epoch = 0;
     c->cos_slope = cosf(o.max_slope);
     double rate = w->cfg.tick_rate_hz;
     c->buffer_ticks = (uint32_t)ceil((double)o.jump_buffer_ms * rate / 1000.0);

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -341,6 +342,47 @@ static bool load_static(loader *ld, world *w, const json_t *st, json_place p, si
     return true;
 }
 
+/* The required "bounds": {"min": [x, y], "max": [x, y]} into cfg->bounds. */
+static bool read_bounds(loader *ld, const json_t *root, json_place top, world_config *cfg) {
+    const json_t *bounds = json_object_get(root, "bounds");
+    json_place bp = place_key(top, "bounds");
+    if (!json_is_object(bounds)) {
+        fail(ld, &bp, "\"bounds\" is required: {\"min\": [x, y], \"max\": [x, y]}");
+        return false;
+    }
+    static const char *const bkeys[] = {"min", "max", NULL};
+    if (!only_keys(ld, bounds, bp, bkeys)) return false;
+    if (!read_vec2(ld, json_object_get(bounds, "min"), place_key(bp, "min"), "bounds.min",
+                   &cfg->bounds.min) ||
+        !read_vec2(ld, json_object_get(bounds, "max"), place_key(bp, "max"), "bounds.max",
+                   &cfg->bounds.max))
+        return false;
+    if (!(cfg->bounds.min.x < cfg->bounds.max.x && cfg->bounds.min.y < cfg->bounds.max.y)) {
+        fail(ld, &bp, "bounds.min must be below bounds.max on both axes");
+        return false;
+    }
+    return true;
+}
+
+/* The optional "gravity": [x, y] (PROTOCOL.md "Characters: side-on games") into cfg->gravity;
+ * absent, [0, 0] whatever base held: gravity belongs to the level, like its bounds. The bound
+ * keeps v += g dt far from float overflow at any tick rate the daemon takes, and is still far
+ * past any game's gravity (Earth's is 9.8 m/s^2; a level in pixels might use a few thousand). */
+static bool read_gravity(loader *ld, const json_t *root, json_place top, world_config *cfg) {
+    cfg->gravity = v2(0.0f, 0.0f);
+    const json_t *g = json_object_get(root, "gravity");
+    if (!g) return true;
+    json_place gp = place_key(top, "gravity");
+    if (!read_vec2(ld, g, gp, "\"gravity\"", &cfg->gravity)) return false;
+    double gx = cfg->gravity.x, gy = cfg->gravity.y;
+    if (!(sqrt(gx * gx + gy * gy) <= WORLD_MAX_GRAVITY)) {
+        fail(ld, &gp, "\"gravity\" (%.9g, %.9g) is stronger than %g units/s^2", gx, gy,
+             WORLD_MAX_GRAVITY);
+        return false;
+    }
+    return true;
+}
+
 static world *load_doc(loader *ld, const json_t *root, const world_config *base,
                        world_spawn_points *spawn_points) {
     json_place top = place0();
@@ -348,30 +390,15 @@ static world *load_doc(loader *ld, const json_t *root, const world_config *base,
         fail(ld, &top, "the world file must be a JSON object");
         return NULL;
     }
-    static const char *const keys[] = {"bounds", "statics", "spawn_points", NULL};
+    static const char *const keys[] = {"bounds", "gravity", "statics", "spawn_points", NULL};
     if (!only_keys(ld, root, top, keys)) return NULL;
     world_config cfg;
     if (base)
         cfg = *base;
     else
         world_config_default(&cfg);
-    const json_t *bounds = json_object_get(root, "bounds");
+    if (!read_bounds(ld, root, top, &cfg) || !read_gravity(ld, root, top, &cfg)) return NULL;
     json_place bp = place_key(top, "bounds");
-    if (!json_is_object(bounds)) {
-        fail(ld, &bp, "\"bounds\" is required: {\"min\": [x, y], \"max\": [x, y]}");
-        return NULL;
-    }
-    static const char *const bkeys[] = {"min", "max", NULL};
-    if (!only_keys(ld, bounds, bp, bkeys)) return NULL;
-    if (!read_vec2(ld, json_object_get(bounds, "min"), place_key(bp, "min"), "bounds.min",
-                   &cfg.bounds.min) ||
-        !read_vec2(ld, json_object_get(bounds, "max"), place_key(bp, "max"), "bounds.max",
-                   &cfg.bounds.max))
-        return NULL;
-    if (!(cfg.bounds.min.x < cfg.bounds.max.x && cfg.bounds.min.y < cfg.bounds.max.y)) {
-        fail(ld, &bp, "bounds.min must be below bounds.max on both axes");
-        return NULL;
-    }
     const json_t *statics = json_object_get(root, "statics");
     json_place sp = place_key(top, "statics");
     if (statics && !json_is_array(statics)) {

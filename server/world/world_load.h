@@ -17,9 +17,12 @@ typedef struct world_spawn_points {
     vec2 points[WORLD_MAX_SPAWN_POINTS];
 } world_spawn_points;
 
-/* Builds a world from a JSON file or string. base supplies everything except the bounds, which the
- * file sets. On failure returns NULL and writes "FILE:LINE:COLUMN: reason" into err. spawn_points
- * may be NULL. */
+/* The strongest gravity a world file may give (the length of "gravity", units/s^2). */
+#define WORLD_MAX_GRAVITY 1e6
+
+/* Builds a world from a JSON file or string. base supplies everything except the bounds and the
+ * gravity, which the file sets (a file without "gravity" has none, whatever base holds). On
+ * failure returns NULL and writes "FILE:LINE:COLUMN: reason" into err. spawn_points may be NULL. */
 world *world_load_file(const char *path, const world_config *base, world_spawn_points *spawn_points,
                        char *err, size_t err_size);
 world *world_load_json(const char *json, const char *name, const world_config *base,
@@ -38,10 +41,8 @@ typedef struct world_file_notes {
     size_t tile_statics;             /* the statics those became, full cells merged */
     size_t boxes, polygons, circles; /* the map's statics by shape */
     size_t concave_split;            /* polygons split into several convex pieces */
-    bool has_gravity; /* collide:gravity was given (read; applied once characters land) */
-    vec2 gravity;     /* world units per second squared, y up */
-    size_t warnings;  /* all of them counted */
-    char text[2048];  /* the first warnings, one "FILE:LINE: what" per line */
+    size_t warnings;                 /* all of them counted */
+    char text[2048];                 /* the first warnings, one "FILE:LINE: what" per line */
 } world_file_notes;
 
 /* Reads a world file of any format as native world JSON text for world_load_json: a native file

@@ -155,6 +155,7 @@ world_status world_body_set_one_way(world *w, world_body_id id, bool one_way) {
     if (!w->one_way_count) note_starts(w, 0.0f);
     o->on = one_way;
     w->one_way_count += one_way ? 1u : (uint32_t)-1;
+    w->rules_epoch++;
     world_events_rescan(w); /* pairs of this body may start or stop blocking */
     return WORLD_OK;
 }

@@ -257,8 +257,11 @@ void world_step(world *w) {
     bool chars = world_characters_active(w);
     bool finished = (!w->movers_collide || n < 2) && !w->static_checks_pending &&
                     (WORLD_FAST_PATHS || !w->turning_hint) && !chars;
-    world_one_way_begin_step(w);           /* before anything moves or asks which pairs block */
-    world_character_begin_step(w);         /* plans (and the one-way notes of characters) */
+    /* characters among movers that ignore each other: plan, move and finish in one walk */
+    bool chars_alone =
+        WORLD_FAST_PATHS && chars && (!w->movers_collide || n < 2) && !w->static_checks_pending;
+    world_one_way_begin_step(w); /* before anything moves or asks which pairs block */
+    if (chars && !chars_alone) world_character_begin_step(w); /* plans, one-way notes */
     world_events_begin_step(w, !finished); /* the passes below note each start in scratch.p0 */
     float dt = w->dt;
     world_grid *g = &w->cache->grid;
@@ -272,13 +275,15 @@ void world_step(world *w) {
             world_turn_step_alone(w);
         else
             world_step_alone(w);
+    } else if (chars_alone) {
+        world_character_step_alone(w);
     } else if (!w->movers_collide || n < 2) {
         step_slide_alone(w, n, dt);
     } else {
         step_expected_paths(w, g, n, dt);
         step_mover_pass(w, g, n, dt);
     }
-    if (!finished) {
+    if (!finished && !chars_alone) {
         for (uint32_t i = 0; i < n; i++)
             w->movers[i].position = w->scratch.p2[i];
         /* 3: discrete separation */
@@ -286,9 +291,9 @@ void world_step(world *w) {
     }
     scratch_close_step(w);
     /* 4: velocities, sequences, change tracking */
-    if (chars)
+    if (chars && !chars_alone)
         world_character_end_step(w);
-    else if (!finished)
+    else if (!finished && !chars)
         for (uint32_t i = 0; i < n; i++)
             finish_mover(w, i, w->scratch.p0[i], w->movers[i].position);
     step_record_changes(w, finished);

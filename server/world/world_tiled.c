@@ -49,6 +49,8 @@ typedef struct conv {
     int max_tx, max_ty;       /* the most tiles a merged box spans across and down (merge_limit) */
     json_t *statics;          /* the native "statics" array being built */
     json_t *spawns;           /* "spawn_points" */
+    bool has_gravity;         /* collide:gravity was given: "gravity" is written */
+    vec2 gravity;             /* then, in world units per second squared, y up */
     world_file_notes *notes;
     char *err;
     size_t err_size;
@@ -604,6 +606,10 @@ static bool map_units(conv *c) {
     return true;
 }
 
+/* The map property collide:gravity ("x,y" in pixels per second squared, y up as in the world:
+ * "0,-30" pulls down) into the world's "gravity", after collide:unit. Its bound is checked here as
+ * well as by the native loader, so a map that is too strong is refused at its own place, not at a
+ * place in the converted text nobody wrote. */
 static bool map_gravity(conv *c) {
     const tiled_prop *p = tiled_prop_find(&c->m->props, "collide:gravity");
     if (!p) return true;
@@ -612,11 +618,14 @@ static bool map_gravity(conv *c) {
     if (p->type != TILED_PROP_STRING || !p->value ||
         sscanf(p->value, " %lf , %lf %c", &gx, &gy, &tail) != 2 || !isfinite(gx) || !isfinite(gy))
         return fail(c, c->m->place, "collide:gravity must be a string \"x,y\" of two numbers");
-    c->notes->has_gravity = true;
-    c->notes->gravity = v2((float)(gx / c->unit), (float)(gy / c->unit));
-    warn(c, c->m->place,
-         "collide:gravity is read, but gravity comes with characters (issue 34): "
-         "not applied yet");
+    gx /= c->unit;
+    gy /= c->unit;
+    if (!(sqrt(gx * gx + gy * gy) <= WORLD_MAX_GRAVITY))
+        return fail(c, c->m->place,
+                    "collide:gravity (%.9g, %.9g) world units/s^2 is stronger than %g", gx, gy,
+                    WORLD_MAX_GRAVITY);
+    c->has_gravity = true;
+    c->gravity = v2((float)gx, (float)gy);
     return true;
 }
 
@@ -625,8 +634,16 @@ char *world_tiled_json(const tiled_map *m, const world_config *base, world_file_
     world_file_notes scratch;
     if (!notes) notes = &scratch;
     memset(notes, 0, sizeof *notes);
-    conv c = {m, base,         1.0,          0,     {0, 0, 0, 0}, 1,
-              1, json_array(), json_array(), notes, err,          err_size};
+    conv c = {.m = m,
+              .base = base,
+              .unit = 1.0,
+              .max_tx = 1,
+              .max_ty = 1,
+              .statics = json_array(),
+              .spawns = json_array(),
+              .notes = notes,
+              .err = err,
+              .err_size = err_size};
     bool ok = c.statics && c.spawns && map_units(&c) && map_gravity(&c);
     if (ok) merge_limit(&c);
     for (size_t i = 0; ok && i < m->nlayers; i++) {
@@ -644,6 +661,7 @@ char *world_tiled_json(const tiled_map *m, const world_config *base, world_file_
         vec2 lo = to_world(&c, c.ext[0], c.ext[3]), hi = to_world(&c, c.ext[2], c.ext[1]);
         json_t *doc = json_pack("{s:{s:o, s:o}, s:O, s:O}", "bounds", "min", vec_json(lo), "max",
                                 vec_json(hi), "statics", c.statics, "spawn_points", c.spawns);
+        if (doc && c.has_gravity) json_object_set_new(doc, "gravity", vec_json(c.gravity));
         text = doc ? json_dumps(doc, JSON_COMPACT | JSON_REAL_PRECISION(9)) : NULL;
         json_decref(doc);
         if (!text) fail(&c, m->place, "out of memory");

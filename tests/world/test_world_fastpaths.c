@@ -20,6 +20,11 @@
  * general passes, which the reference takes for every turning tick) */
 #define FP_SCENES_PLAIN 96
 #define FP_SCENES_SWITCH 144
+/* from FP_SCENES_CHAR on, a side-on world: gravity, characters among the movers (jumping now and
+ * then), a share of one-way statics (world_character.c's fast paths: the walk that plans, moves
+ * and finishes each character at once, the still walkers, the remembered statics, the probe kept
+ * from the move) */
+#define FP_SCENES_CHAR 168
 #define FP_TICKS 240
 #define FP_CHECK_EVERY 40
 #define FP_MAX_BODIES 1024
@@ -38,6 +43,7 @@ typedef struct fp_scene {
     float fast;       /* share of fast intents */
     float spin;       /* share of turning intents (scenes from FP_SCENES_PLAIN on) */
     bool switches;    /* scenes from FP_SCENES_SWITCH on */
+    bool chars;       /* scenes from FP_SCENES_CHAR on */
     uint32_t seq;     /* input sequence */
 } fp_scene;
 
@@ -80,6 +86,7 @@ static void fp_static(fp_scene *s) {
                       : 0.0f;
     world_body_id id = WORLD_NULL_BODY;
     world_spawn_turned(s->w, WORLD_BODY_STATIC, &shape, p, angle, 0, &id, NULL);
+    if (id && s->chars && collide_rng_unit(rng) < 0.15f) world_body_set_one_way(s->w, id, true);
     if (id) s->statics[s->ns++] = id;
 }
 
@@ -94,6 +101,14 @@ static void fp_mover(fp_scene *s) {
         s->switches && collide_rng_unit(rng) < 0.6f ? collide_rng_range(rng, -3.14f, 3.14f) : 0.0f;
     world_body_id id = WORLD_NULL_BODY;
     world_spawn_turned(s->w, WORLD_BODY_MOVING, &shape, p, angle, 7u, &id, NULL);
+    if (id && s->chars && collide_rng_unit(rng) < 0.6f) {
+        world_character_options o = {
+            .step_height = collide_rng_unit(rng) < 0.5f ? collide_rng_range(rng, 0.1f, 0.6f) : 0,
+            .snap_distance = collide_rng_unit(rng) < 0.5f ? collide_rng_range(rng, 0.1f, 0.6f) : 0,
+            .jump_speed = collide_rng_range(rng, 0.0f, 15.0f),
+            .max_slope = collide_rng_range(rng, 0.0f, 1.2f)};
+        world_body_set_character(s->w, id, &o);
+    }
     if (id) s->movers[s->nm++] = id;
 }
 
@@ -124,8 +139,9 @@ static void fp_intent(fp_scene *s, int i) {
     } else if (s->spin > 0.0f && collide_rng_unit(rng) < s->spin)
         world_set_intent_turning(s->w, s->movers[i], v, collide_rng_range(rng, -12.0f, 12.0f),
                                  ++s->seq);
-    else
-        world_set_intent(s->w, s->movers[i], v, ++s->seq);
+    else if (world_set_intent(s->w, s->movers[i], v, ++s->seq) == WORLD_OK && s->chars &&
+             collide_rng_unit(rng) < 0.3f)
+        world_character_jump(s->w, s->movers[i]);
 }
 
 /* Runs scene k and prints its checkpoints; false when the world could not be built. */
@@ -141,6 +157,7 @@ static bool fp_run(int k) {
      * of the statics against each part walking its own) */
     s->spin = k < FP_SCENES_PLAIN ? 0.0f : (k / 3) % 2 ? 0.7f : 0.3f;
     s->switches = k >= FP_SCENES_SWITCH;
+    s->chars = k >= FP_SCENES_CHAR;
     s->half = collide_rng_range(&s->rng, 12.0f, 40.0f);
     world_config cfg;
     world_config_default(&cfg);
@@ -148,6 +165,11 @@ static bool fp_run(int k) {
     cfg.max_bodies = FP_MAX_BODIES;
     cfg.tick_rate_hz = k % 5 == 4 ? 20.0f : 60.0f;
     cfg.cell_size = k % 7 == 3 ? 2.0f : k % 7 == 5 ? 0.5f : 0.0f;
+    /* down, mostly; now and then sideways or slanted (up is whatever gravity says) */
+    if (s->chars)
+        cfg.gravity = k % 4 == 3   ? v2(-12.0f, -25.0f)
+                      : k % 8 == 5 ? v2(30.0f, 0.0f)
+                                   : v2(0, -30.0f);
     s->w = world_create(&cfg);
     if (!s->w) {
         free(s);
@@ -162,9 +184,9 @@ static bool fp_run(int k) {
     int movers = 20 + (int)(collide_rng_next(&s->rng) % 120);
     for (int i = 0; i < movers; i++)
         fp_mover(s);
-    printf("scene %d (style %d, %s, fast %.2f, spin %.1f%s, %d statics, %d movers):", k, s->style,
+    printf("scene %d (style %d, %s, fast %.2f, spin %.1f%s%s, %d statics, %d movers):", k, s->style,
            collide ? "colliding" : "alone", (double)s->fast, (double)s->spin,
-           s->switches ? " switching" : "", s->ns, s->nm);
+           s->switches ? " switching" : "", s->chars ? " characters" : "", s->ns, s->nm);
     for (int t = 1; t <= FP_TICKS; t++) {
         for (int i = 0; i < s->nm; i++)
             if (t == 1 || collide_rng_unit(&s->rng) < 0.08f) fp_intent(s, i);

@@ -426,9 +426,54 @@ static void test_static_one_way(void) {
                    2, 71, "\"one_way\" must be true or false"));
 }
 
+/* "gravity": [x, y] sets world_config.gravity; absent, the world has none even when the base
+ * config held some (gravity belongs to the file, as the bounds do); anything but two numbers
+ * whose length is at most WORLD_MAX_GRAVITY is refused with its place and the key's name. */
+static void test_gravity(void) {
+    char err[256];
+    world *w = load("{\"bounds\": {\"min\": [0, 0], \"max\": [40, 40]}, \"gravity\": [0.5, -30]}",
+                    err, sizeof err, NULL);
+    CHECK_MSG(w, "%s", err);
+    CHECK(w && world_get_config(w)->gravity.x == 0.5f && world_get_config(w)->gravity.y == -30.0f);
+    world_destroy(w);
+    /* the bound itself is allowed: a length of exactly 1e6 */
+    w = load("{\"bounds\": {\"min\": [0, 0], \"max\": [40, 40]}, \"gravity\": [0, -1e6]}", err,
+             sizeof err, NULL);
+    CHECK_MSG(w, "%s", err);
+    CHECK(w && world_get_config(w)->gravity.y == -1e6f);
+    world_destroy(w);
+    world_config base;
+    world_config_default(&base);
+    base.gravity = v2(0, -10);
+    w = world_load_json("{\"bounds\": {\"min\": [0, 0], \"max\": [40, 40]}}", "test.json", &base,
+                        NULL, err, sizeof err);
+    CHECK_MSG(w, "%s", err);
+    CHECK(w && world_get_config(w)->gravity.x == 0.0f && world_get_config(w)->gravity.y == 0.0f);
+    world_destroy(w);
+    const char *b = "{\"bounds\": {\"min\": [0, 0], \"max\": [10, 10]},\n \"gravity\": ";
+    static const struct {
+        const char *value, *what;
+    } bad[] = {
+        {"-30", "\"gravity\" must be an array of two numbers"},
+        {"[0]", "\"gravity\" must be an array of two numbers"},
+        {"[0, -30, 0]", "\"gravity\" must be an array of two numbers"},
+        {"[0, \"-30\"]", "\"gravity\" must be an array of two numbers"},
+        {"{\"x\": 0, \"y\": -30}", "\"gravity\" must be an array of two numbers"},
+        {"[0, -1e39]", "\"gravity\" is out of the float range"},
+        {"[0, -1000001]", "\"gravity\" (0, -1000001) is stronger than 1e+06 units/s^2"},
+        /* each component within the bound, the length past it */
+        {"[800000, -800000]", "is stronger than 1e+06"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char json[256];
+        snprintf(json, sizeof json, "%s%s}", b, bad[i].value);
+        CHECK_MSG(fails_at(json, 2, 13, bad[i].what), "gravity %s", bad[i].value);
+    }
+}
+
 TEST_MAIN(TEST(test_default_arena_loads), TEST(test_static_filters), TEST(test_static_one_way),
-          TEST(test_default_arena_is_deterministic), TEST(test_example_file_is_the_default_arena),
-          TEST(test_small_file_loads), TEST(test_errors_name_place_and_reason),
-          TEST(test_limits_refused), TEST(test_load_file),
+          TEST(test_gravity), TEST(test_default_arena_is_deterministic),
+          TEST(test_example_file_is_the_default_arena), TEST(test_small_file_loads),
+          TEST(test_errors_name_place_and_reason), TEST(test_limits_refused), TEST(test_load_file),
           TEST(test_statics_optional_and_may_overlap), TEST(test_file_size_limit_exact),
           TEST(test_refuses_what_is_not_a_regular_file))

@@ -720,26 +720,73 @@ static void test_refuse_bad_gravity(void) {
                   "collide:gravity must be a string \"x,y\"", NULL));
 }
 
-/* ---- 8. gravity (read, checked, and said in a warning) and one-way ------------------------- */
+/* ---- 8. gravity and one-way ---------------------------------------------------------------- */
 
+/* The world's gravity after loading dir/rel, and whether the converted text names it. */
+static bool gravity_is(const char *dir, const char *rel, float gx, float gy, bool written) {
+    char *text = read_any(dir, rel);
+    world *w = NULL;
+    if (text) w = world_load_json(text, rel, NULL, NULL, err, sizeof err);
+    bool ok = w && fabsf(world_get_config(w)->gravity.x - gx) <= 1e-6f * (1 + fabsf(gx)) &&
+              fabsf(world_get_config(w)->gravity.y - gy) <= 1e-6f * (1 + fabsf(gy)) &&
+              (strstr(text, "\"gravity\"") != NULL) == written && notes.warnings == 0;
+    if (!ok)
+        fprintf(stderr, "  %s: gravity (%g, %g), want (%g, %g)%s: %s\n", rel,
+                w ? (double)world_get_config(w)->gravity.x : 0.0,
+                w ? (double)world_get_config(w)->gravity.y : 0.0, (double)gx, (double)gy,
+                written ? "" : " and none written", text ? text : err);
+    world_destroy(w);
+    free(text);
+    return ok;
+}
+
+/* collide:gravity becomes the world's gravity after collide:unit (y up, as written: "0,-30" pulls
+ * down), with no warning, in both formats; a map without it has none. */
 static void test_gravity(void) {
-    world *w = load(CONV, "units_int.tmx"); /* "0,-30" in pixels; collide:unit 8 */
-    CHECK(w);
-    world_destroy(w);
-    CHECK(notes.has_gravity && notes.tiled);
-    CHECK_NEAR(notes.gravity.x, 0, 1e-6);
-    CHECK_NEAR(notes.gravity.y, -30.0 / 8, 1e-6);
-    CHECK(notes.warnings == 1 &&
-          warned("units_int.tmx", "<map ", "collide:gravity is read, but gravity comes with"));
-    w = load(CONV, "units_float.tmx"); /* collide:unit 2.5 */
-    CHECK(w);
-    world_destroy(w);
-    CHECK(notes.has_gravity);
-    CHECK_NEAR(notes.gravity.y, -30.0 / 2.5, 1e-5);
-    w = load(CONV, "props.tmx");
-    CHECK(w);
-    world_destroy(w);
-    CHECK(!notes.has_gravity && notes.warnings == 0);
+    CHECK(gravity_is(CONV, "units_int.tmx", 0, -30.0f / 8, true)); /* "0,-30"; collide:unit 8 */
+    CHECK(gravity_is(CONV, "units_int.tmj", 0, -30.0f / 8, true));
+    CHECK(gravity_is(CONV, "units_float.tmx", 0, -30.0f / 2.5f, true)); /* collide:unit 2.5 */
+    CHECK(gravity_is(CONV, "props.tmx", 0, 0, false));
+}
+
+static const char *solid_map(int unit);
+
+/* A one-object map with collide:gravity VALUE and collide:unit 16, written to the private
+ * directory as NAME. */
+static const char *gravity_map(const char *name, const char *value) {
+    const char *dir = solid_map(16);
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s", dir ? dir : "", name);
+    FILE *f = dir ? fopen(path, "w") : NULL;
+    if (!f) return NULL;
+    fprintf(f,
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+            "<map version=\"1.8\" tiledversion=\"1.8.2\" orientation=\"orthogonal\" "
+            "renderorder=\"right-down\" width=\"8\" height=\"8\" tilewidth=\"16\" "
+            "tileheight=\"16\" infinite=\"0\" nextlayerid=\"2\" nextobjectid=\"2\">\n"
+            " <properties>\n  <property name=\"collide:gravity\" value=\"%s\"/>\n"
+            "  <property name=\"collide:unit\" type=\"int\" value=\"16\"/>\n </properties>\n"
+            " <objectgroup id=\"1\" name=\"objs\">\n"
+            "  <object id=\"1\" x=\"0\" y=\"112\" width=\"128\" height=\"16\"/>\n"
+            " </objectgroup>\n</map>\n",
+            value);
+    fclose(f);
+    return dir;
+}
+
+/* The native loader's bound (a length of at most WORLD_MAX_GRAVITY world units/s^2) holds for a
+ * map too, after collide:unit, and a map past it is refused at the map's own line. */
+static void test_gravity_bound(void) {
+    const char *dir = gravity_map("g_max.tmx", "0,-16e6"); /* 1e6 world units/s^2: allowed */
+    CHECK(dir && gravity_is(dir, "g_max.tmx", 0, -1e6f, true));
+    dir = gravity_map("g_diag.tmx", "-12e6, 12e6"); /* each part allowed, the length not */
+    CHECK(dir);
+    char *text = read_any(dir, "g_diag.tmx");
+    free(text);
+    CHECK_MSG(!text &&
+                  strstr(err, "g_diag.tmx:2: collide:gravity (-750000, 750000) world units/s^2 "
+                              "is stronger than 1e+06") == err,
+              "\"%s\"", err);
 }
 
 /* Object 12 (32 x 8 at pixel (260, 40)) has collide:one_way: a one-way box (the only one of the
@@ -900,4 +947,5 @@ TEST_MAIN(TEST(test_flips), TEST(test_refuse_chunks_far_apart),
           TEST(test_refuse_tileset_outside), TEST(test_refuse_corrupt_data),
           TEST(test_refuse_missing_file), TEST(test_refuse_shape_outside),
           TEST(test_refuse_infinite_without_chunks), TEST(test_refuse_bad_unit),
-          TEST(test_refuse_bad_gravity), TEST(test_gravity), TEST(test_one_way))
+          TEST(test_refuse_bad_gravity), TEST(test_gravity), TEST(test_gravity_bound),
+          TEST(test_one_way))

@@ -13,6 +13,18 @@
 
 #include "world_pair.h"
 
+/* Statics a character's last walk of the grid found (world_character.c's gather): every static
+ * its filter lets it meet that meets area, in the walk's order. */
+#define WORLD_CHARACTER_NEAR 14
+typedef struct world_character_near {
+    aabb area;      /* the region walked */
+    uint32_t epoch; /* world.statics_epoch then; 0: none remembered */
+    uint32_t rules; /* world.rules_epoch then */
+    uint32_t count; /* in statics */
+    uint32_t statics[WORLD_CHARACTER_NEAR];
+    uint8_t one_way[WORLD_CHARACTER_NEAR]; /* which are one-way (rules_epoch keeps it true) */
+} world_character_near;
+
 /* One character's options and state, per slot (world.characters). */
 typedef struct world_character {
     world_character_options opt; /* the defaults filled in */
@@ -35,11 +47,20 @@ typedef struct world_character {
     uint32_t carrier; /* slot of the mover it stands on; UINT32_MAX for none */
     vec2 carrier_p0;  /* the carrier's position and (cos, sin) at the step's start */
     vec2 carrier_q0;
-    vec2 plan;     /* its own displacement for the step */
-    vec2 carried;  /* what the carry moved it by */
-    vec2 moved_to; /* where its move ended (before the discrete pass) */
+    vec2 plan;        /* its own displacement for the step */
+    vec2 plan_normal; /* the ground normal a walk's plan followed */
+    vec2 carried;     /* what the carry moved it by */
+    vec2 moved_to;    /* where its move ended (before the discrete pass) */
     /* the ground probe at moved_to, when movers ignore each other (step 4 takes it if the
      * discrete pass left the character there) */
+    /* a walker pressed still (world_character_step_alone's char_still) */
+    vec2 still_pos;            /* where it stood */
+    uint32_t still_epoch;      /* statics_epoch then; 0: none */
+    uint32_t still_rules;      /* rules_epoch then */
+    uint32_t still_hits;       /* the sweep hits its slides counted then (world_stats.swept_hits) */
+    uint32_t still_seq;        /* the input it had applied then: a newer one applied since (on any
+                                * path, the general passes' too) and it is not still */
+    world_character_near near; /* its last walk of the static grid */
     uint8_t settled;
     uint32_t settled_slot;
     vec2 settled_normal;
@@ -72,6 +93,9 @@ void world_character_begin_step(world *w);
 vec2 world_character_expected(const world *w, uint32_t i, float *reach);
 vec2 world_character_move(world *w, uint32_t i, const mover_candidate *cands, uint32_t count);
 void world_character_end_step(world *w);
+/* Steps 1-4 for a world with characters whose movers ignore each other (no spawned mover waiting
+ * for its push out of statics): each mover's plan, move and step 4 in one walk over them. */
+void world_character_step_alone(world *w);
 void world_character_despawn(world *w, uint32_t slot);
 
 #endif

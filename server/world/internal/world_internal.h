@@ -387,6 +387,8 @@ struct world {
     struct world_character *characters; /* per slot, NULL until the first character */
     uint32_t character_count;           /* live characters: while 0 (or without gravity) the
                                          * step takes the paths it took before characters */
+    uint32_t rules_epoch; /* counts changes of filters and one-way flags (what a character's
+                           * still memo reads besides the statics) */
 };
 
 /* ---- constants the files share ----------------------------------------------------------- */

@@ -774,6 +774,46 @@ static bool float_ground_exact(const tu_view *v, fixture *f, const uint32_t *ids
     return true;
 }
 
+/* Watchers that come now (clients 3 and 4): the new records of standing characters set bit 7
+ * with their ground, and their new BodyStates say it. */
+static void late_watchers_see_the_ground(fixture *f, const uint32_t *ch, size_t n) {
+    static qwatch late;
+    char why[256] = "";
+    float pq, vq;
+    memset(&late, 0, sizeof late);
+    late.ok = true;
+    CHECK(connect_client(f, 3, NULL, 0, true, &pq, &vq) == 60);
+    late.pq = pq, late.vq = vq;
+    whole_world(f, 3);
+    connect_client(f, 4, NULL, 0, false, NULL, NULL);
+    whole_world(f, 4);
+    f->srv->now_us += 16667;
+    net_tick_run(f->srv, 1);
+    tu_view lf;
+    CHECK(tu_view_init(&lf, CAPACITY));
+    tu_msgs msgs;
+    tu_take(&f->c[4], &msgs);
+    for (size_t i = 0; i < msgs.count; i++)
+        if (msgs.m[i]->msg_case == COLLIDE__V1__SERVER_MESSAGE__MSG_SNAPSHOT)
+            CHECK(tu_view_apply(&lf, msgs.m[i]->snapshot));
+    tu_free(&msgs);
+    bool late_float = float_ground_exact(&lf, f, ch, n, why, sizeof why);
+    tu_view_free(&lf);
+    CHECK_MSG(late_float, "late float watcher: %s", why);
+    qwatch_take(&late, &f->c[3]);
+    CHECK(late.ok && late.snapshots == 1);
+    CHECK_MSG(qwatch_exact(&late, f, why, sizeof why), "late: %s", why);
+    unsigned standing = 0;
+    for (size_t k = 0; k < late.nshapes; k++) {
+        bool grounded = world_ground(f->w, late.shape_id[k]).grounded;
+        CHECK_MSG(((late.flags[k] & QUANT_GROUND) != 0) == grounded, "late: body %u flags %#x",
+                  late.shape_id[k], late.flags[k]);
+        standing += grounded;
+    }
+    CHECK(standing >= 3);
+    quant_table_free(&late.t);
+}
+
 /* Characters and one-way bodies through every form of TCP snapshot, against the world: a float
  * and a quantized watcher of a side-on world (gravity; a static, a one-way static and a one-way
  * mover; characters spawned by SpawnBody.character falling onto them and onto the bottom bound,
@@ -783,7 +823,7 @@ static bool float_ground_exact(const tu_view *v, fixture *f, const uint32_t *ids
  * one_way rides new records only (bit 8, BodyState.one_way). */
 static void test_characters_ride_every_form(void) {
     static fixture fx;
-    static qwatch q, late;
+    static qwatch q;
     static tu_view fv;
     fixture *f = &fx;
     fixture_init_gravity(f, v2(0.0f, -60.0f));
@@ -850,42 +890,9 @@ static void test_characters_ride_every_form(void) {
     }
     for (size_t k = 0; k < fv.count; k++)
         CHECK(fv.b[k].one_way == (fv.b[k].id == ow || fv.b[k].id == owm));
-    /* Watchers that come now: standing characters' new records set bit 7 with their ground, and
-     * their new BodyStates say it. */
-    memset(&late, 0, sizeof late);
-    late.ok = true;
-    CHECK(connect_client(f, 3, NULL, 0, true, &pq, &vq) == 60);
-    late.pq = pq, late.vq = vq;
-    whole_world(f, 3);
-    connect_client(f, 4, NULL, 0, false, NULL, NULL);
-    whole_world(f, 4);
-    f->srv->now_us += 16667;
-    net_tick_run(f->srv, 1);
-    tu_view lf;
-    CHECK(tu_view_init(&lf, CAPACITY));
-    tu_msgs msgs;
-    tu_take(&f->c[4], &msgs);
-    for (size_t i = 0; i < msgs.count; i++)
-        if (msgs.m[i]->msg_case == COLLIDE__V1__SERVER_MESSAGE__MSG_SNAPSHOT)
-            CHECK(tu_view_apply(&lf, msgs.m[i]->snapshot));
-    tu_free(&msgs);
-    bool late_float = float_ground_exact(&lf, f, ch, 6, why, sizeof why);
-    tu_view_free(&lf);
-    CHECK_MSG(late_float, "late float watcher: %s", why);
-    qwatch_take(&late, &f->c[3]);
-    CHECK(late.ok && late.snapshots == 1);
-    CHECK_MSG(qwatch_exact(&late, f, why, sizeof why), "late: %s", why);
-    unsigned standing = 0;
-    for (size_t k = 0; k < late.nshapes; k++) {
-        bool grounded = world_ground(f->w, late.shape_id[k]).grounded;
-        CHECK_MSG(((late.flags[k] & QUANT_GROUND) != 0) == grounded, "late: body %u flags %#x",
-                  late.shape_id[k], late.flags[k]);
-        standing += grounded;
-    }
-    CHECK(standing >= 3);
+    late_watchers_see_the_ground(f, ch, 6);
     tu_view_free(&fv);
     quant_table_free(&q.t);
-    quant_table_free(&late.t);
     fixture_free(f);
 }
 

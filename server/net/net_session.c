@@ -295,6 +295,24 @@ static bool spawn_options(net_server *srv, net_client *c, uint32_t rid, world_bo
     return false;
 }
 
+/* Room for one more id in c's owned list (an admin's is pruned of gone bodies first); false,
+ * answered INTERNAL, when out of memory. */
+static bool owned_make_room(net_server *srv, net_client *c, uint32_t rid) {
+    if (c->owned_count < c->owned_cap) return true;
+    if (c->admin) net_client_prune_owned(srv, c);
+    if (c->owned_count < c->owned_cap) return true;
+    uint32_t cap = c->owned_cap ? c->owned_cap * 2u : (c->admin ? 8u : c->max_bodies);
+    if (cap == 0) cap = 1;
+    world_body_id *owned = realloc(c->owned, cap * sizeof *owned);
+    if (!owned) {
+        net_server_send_error(srv, c, rid, NET_ERR(INTERNAL), false, "out of memory");
+        return false;
+    }
+    c->owned = owned;
+    c->owned_cap = cap;
+    return true;
+}
+
 static void on_spawn(net_server *srv, net_client *c, uint32_t rid,
                      const Collide__V1__SpawnBody *s) {
     world_body_kind kind;
@@ -346,20 +364,7 @@ static void on_spawn(net_server *srv, net_client *c, uint32_t rid,
     }
     if (!spawn_character_valid(srv, c, rid, kind, s->character)) return;
     /* Make room in the owned list first, so a spawned body is never left untracked. */
-    if (kind == WORLD_BODY_MOVING && c->owned_count == c->owned_cap) {
-        if (c->admin) net_client_prune_owned(srv, c);
-        if (c->owned_count == c->owned_cap) {
-            uint32_t cap = c->owned_cap ? c->owned_cap * 2u : (c->admin ? 8u : c->max_bodies);
-            if (cap == 0) cap = 1;
-            world_body_id *owned = realloc(c->owned, cap * sizeof *owned);
-            if (!owned) {
-                net_server_send_error(srv, c, rid, NET_ERR(INTERNAL), false, "out of memory");
-                return;
-            }
-            c->owned = owned;
-            c->owned_cap = cap;
-        }
-    }
+    if (kind == WORLD_BODY_MOVING && !owned_make_room(srv, c, rid)) return;
     if (at_spawn_point) pos = spawn_point_for(srv, &shape);
     world_body_id id = WORLD_NULL_BODY;
     geom_shape_error werr = GEOM_OK;

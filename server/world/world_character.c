@@ -64,10 +64,15 @@ typedef struct char_ctx {
                                    * carry), or UINT32_MAX */
     aabb region;                  /* where near holds every static its filter lets it meet */
     int near_count;               /* statics in near; -1: walk the grid per sweep */
-    uint32_t near[CHAR_NEAR];     /* indices into statics */
-    uint8_t blocks[CHAR_NEAR];    /* whether each blocks it in this step (slots_block: fixed for
-                                   * the step, so asked once per move rather than per sweep) */
-    bool hit;                     /* a sweep of the current motion hit something */
+    const uint32_t *near;         /* indices into statics, in the grid walk's order */
+    const aabb *near_box;         /* their boxes, side by side (the tests that drop most of them
+                                   * read no static) */
+    const uint8_t *near_one_way;  /* which of them are one-way */
+    uint32_t near_buf[CHAR_NEAR]; /* near, near_box and near_one_way when the character's own
+                                   * walk (its world_character_near) does not hold them */
+    aabb near_box_buf[CHAR_NEAR];
+    uint8_t near_one_way_buf[CHAR_NEAR];
+    bool hit; /* a sweep of the current motion hit something */
     /* the last probe's answer (a walk's snap and the settle probe often ask at one place) */
     bool memo_valid, memo_ground;
     vec2 memo_pos, memo_normal;
@@ -80,6 +85,7 @@ static void char_ctx_init(char_ctx *x, world *w, uint32_t i, const world_charact
     x->cands = cands, x->count = count, x->skip = UINT32_MAX;
     x->region = aabb_make(v2(0.0f, 0.0f), v2(0.0f, 0.0f));
     x->near_count = -1; /* nothing gathered: sweeps walk the grid */
+    x->near = NULL, x->near_box = NULL, x->near_one_way = NULL;
     x->hit = false, x->memo_valid = false;
 }
 
@@ -101,65 +107,48 @@ static bool gather_visit(const world *w, uint32_t s, void *vctx) {
     return true;
 }
 
-/* Whether static slot other blocks the character of slot self in this step, its filter aside
- * (fixed for the step: asked once per move rather than once per sweep). A one-way static that
- * does not block it may still bear it (the probe asks its own question). */
-static inline bool static_blocks(const world *w, uint32_t self, uint32_t other) {
-    if (!w->one_way_count || (!w->one_way[other].on && !w->one_way[self].on)) return true;
-    return world_one_way_pair_blocks(w, self, other);
-}
-
-/* Keeps of the walked statics those that meet region, in order, as the move's near statics.
- * one_way (may be NULL: ask the table) says which of them are one-way. */
-static void gather_take(char_ctx *x, aabb region, const uint32_t *walked, const uint8_t *one_way,
-                        uint32_t count) {
-    const world *w = x->w;
-    x->region = region;
-    x->near_count = 0;
-    for (uint32_t k = 0; k < count; k++) {
-        const world_static *st = &w->statics[walked[k]];
-        if (!aabb_meets(st->box, region)) continue;
-        x->blocks[x->near_count] =
-            (one_way && !one_way[k]) || static_blocks(w, x->m->slot, st->slot);
-        x->near[x->near_count++] = walked[k];
-    }
-}
-
-/* Gathers the statics of region once for every sweep inside it (most moves are short), from the
- * character's remembered walk when region lies inside it: the statics meeting a region inside a
- * walked one, in the walk's order, are those a walk of the region finds, in its order (the cells
- * are visited row by row, level by level, in both), so the answers are the same. A new walk
- * covers the region grown ahead along the plan, so a walker takes a few steps from one. */
+/* The statics of region, gathered once for every sweep inside it (most moves are short): the
+ * character's remembered walk when region lies inside it, else a new walk of the region grown
+ * ahead along the plan (so a walker takes a few steps from one), remembered. The sweeps and the
+ * probe keep of them those their own boxes meet, in order: the statics meeting a box inside a
+ * walked region, in the walk's order, are those a walk of the box finds, in its order (cells are
+ * visited row by row, level by level, in both), so the answers are the same. */
 static void gather(char_ctx *x, world_character *c, aabb region) {
     world *w = x->w;
     world_character_near *nc = &c->near;
-    if (WORLD_FAST_PATHS && nc->epoch == w->statics_epoch && nc->rules == w->rules_epoch &&
-        aabb_contains(nc->area, region)) {
-        gather_take(x, region, nc->statics, nc->one_way, nc->count);
-        return;
-    }
-    aabb area =
-        aabb_inflate(aabb_sweep(region, v2_scale(c->plan, 4.0f)), 0.25f * w->levels[0].cell);
-    gather_ctx g = {x->m->slot, nc->statics, 0, WORLD_CHARACTER_NEAR};
-    world_static_walk(w, area, gather_visit, &g);
-    if (g.count <= WORLD_CHARACTER_NEAR) {
+    if (!(WORLD_FAST_PATHS && nc->epoch == w->statics_epoch && nc->rules == w->rules_epoch &&
+          aabb_contains(nc->area, region))) {
+        aabb area =
+            aabb_inflate(aabb_sweep(region, v2_scale(c->plan, 4.0f)), 0.25f * w->levels[0].cell);
+        gather_ctx g = {x->m->slot, nc->statics, 0, WORLD_CHARACTER_NEAR};
+        world_static_walk(w, area, gather_visit, &g);
+        nc->epoch = 0;
+        if (g.count > WORLD_CHARACTER_NEAR) {
+            /* too many to remember: the region alone */
+            g = (gather_ctx){x->m->slot, x->near_buf, 0, CHAR_NEAR};
+            world_static_walk(w, region, gather_visit, &g);
+            x->region = region;
+            x->near_count = g.count > CHAR_NEAR ? -1 : (int)g.count;
+            x->near = x->near_buf, x->near_box = x->near_box_buf;
+            x->near_one_way = x->near_one_way_buf;
+            for (int k = 0; k < x->near_count; k++) {
+                const world_static *st = &w->statics[x->near_buf[k]];
+                x->near_box_buf[k] = st->box;
+                x->near_one_way_buf[k] = w->one_way_count && w->one_way[st->slot].on;
+            }
+            return;
+        }
         nc->area = area, nc->count = g.count;
         nc->epoch = w->statics_epoch, nc->rules = w->rules_epoch;
-        for (uint32_t k = 0; k < g.count; k++)
-            nc->one_way[k] = w->one_way_count && w->one_way[w->statics[nc->statics[k]].slot].on;
-        gather_take(x, region, nc->statics, nc->one_way, nc->count);
-        return;
+        for (uint32_t k = 0; k < g.count; k++) {
+            const world_static *st = &w->statics[nc->statics[k]];
+            nc->box[k] = st->box;
+            nc->one_way[k] = w->one_way_count && w->one_way[st->slot].on;
+        }
     }
-    nc->epoch = 0; /* too many to remember: the region alone */
-    uint32_t walked[CHAR_NEAR];
-    g = (gather_ctx){x->m->slot, walked, 0, CHAR_NEAR};
-    world_static_walk(w, region, gather_visit, &g);
-    if (g.count <= CHAR_NEAR) {
-        gather_take(x, region, walked, NULL, g.count);
-    } else {
-        x->region = region;
-        x->near_count = -1;
-    }
+    x->region = nc->area;
+    x->near_count = (int)nc->count;
+    x->near = nc->statics, x->near_box = nc->box, x->near_one_way = nc->one_way;
 }
 
 /* Whether the swept box lies in the gathered region (else the sweep walks the grid itself). */
@@ -188,8 +177,17 @@ static void char_sweep(char_ctx *x, vec2 pos, vec2 r, float tau, sweep_hit *best
         return;
     }
     for (int k = 0; k < x->near_count; k++) {
+        if (!aabb_overlaps(swept, x->near_box[k])) continue;
         const world_static *st = &w->statics[x->near[k]];
-        if (!x->blocks[k] || !aabb_overlaps(swept, st->box)) continue;
+        /* A one-way static blocks it when it lay above the static at the step's start and this
+         * sweep runs against the static's up: judged per sweep, not by the step's plan, since a
+         * jump deflected down by a corner must still land on the platform it started above.
+         * (Filters were asked by gather.) */
+        if (x->near_one_way[k]) {
+            vec2 up;
+            if (!world_one_way_above(w, m->slot, st->slot, &up) || !(v2_dot(r, up) < 0.0f))
+                continue;
+        }
         body_view b = static_view(st);
         geom_toi toi;
         if (pair_sweep(w, &a, r, &b, v2(0.0f, 0.0f), &toi))
@@ -256,11 +254,17 @@ typedef struct probe_hit {
 } probe_hit;
 
 /* Offers body b (blocking the character, at its place) to the probe from pos down by d. */
+/* What the probe already knows of a body it is offered. */
+#define PROBE_ASK 0u         /* nothing: ask its filter and whether it is one-way */
+#define PROBE_FILTERED 1u    /* its filter lets the character meet it (gather asked) */
+#define PROBE_NOT_ONE_WAY 2u /* with PROBE_FILTERED: and it is not one-way */
+
 static void probe_offer(const char_ctx *x, vec2 pos, vec2 d, const body_view *b, uint32_t slot,
-                        probe_hit *best) {
+                        unsigned known, probe_hit *best) {
     const world *w = x->w;
-    if (!slots_filter_block(w, x->m->slot, slot)) return;
-    if (!world_one_way_bears(w, x->m->slot, pos, slot, b->pos)) return;
+    if (!(known & PROBE_FILTERED) && !slots_filter_block(w, x->m->slot, slot)) return;
+    if (!(known & PROBE_NOT_ONE_WAY) && !world_one_way_bears(w, x->m->slot, pos, slot, b->pos))
+        return;
     body_view a = mover_view(x->m, pos);
     geom_toi toi;
     float t;
@@ -270,7 +274,9 @@ static void probe_offer(const char_ctx *x, vec2 pos, vec2 d, const body_view *b,
     } else {
         /* a start a rounding inside it (box sweeps see no hit from there) */
         geom_contact ct;
-        if (!pair_overlap(w, &a, b, &ct)) return;
+        if (!aabb_overlaps(box_at(a.pos, a.lo, a.hi), box_at(b->pos, b->lo, b->hi)) ||
+            !pair_overlap(w, &a, b, &ct))
+            return;
         t = 0.0f, n = v2_neg(ct.normal);
     }
     if (t < best->t && v2_dot(n, x->f.up) >= x->c->cos_slope) {
@@ -287,19 +293,17 @@ typedef struct probe_walk {
 static bool probe_visit(const world *w, uint32_t s, void *vctx) {
     probe_walk *p = vctx;
     body_view b = static_view(&w->statics[s]);
-    probe_offer(p->x, p->pos, p->d, &b, w->statics[s].slot, p->best);
+    probe_offer(p->x, p->pos, p->d, &b, w->statics[s].slot, PROBE_ASK, p->best);
     return true;
 }
 
 /* Whether a walkable surface lies within the contact band's begin distance below the character
  * at pos (candidates where they end the step): its slot (CHAR_BOUNDS for the bounds) and normal. */
-static bool char_probe(char_ctx *x, vec2 pos, uint32_t *slot, vec2 *normal) {
+/* The nearest walkable surface within dist below the character at pos (candidates where they
+ * end the step): its best hit (t > 1 for none; slot CHAR_BOUNDS for the bounds). */
+static probe_hit probe_within(const char_ctx *x, vec2 pos, float dist) {
     const world *w = x->w;
-    if (x->memo_valid && vec_eq(pos, x->memo_pos)) {
-        *slot = x->memo_slot, *normal = x->memo_normal;
-        return x->memo_ground;
-    }
-    vec2 d = v2_scale(x->f.up, -2.0f * GEOM_SKIN);
+    vec2 d = v2_scale(x->f.up, -dist);
     probe_hit best = {WORLD_NO_HIT, {0, 0}, CHAR_NONE};
     aabb box = box_at(pos, x->m->lo, x->m->hi);
     sweep_hit bounds = {WORLD_NO_HIT, {0, 0}, {0, 0}, false};
@@ -310,24 +314,37 @@ static bool char_probe(char_ctx *x, vec2 pos, uint32_t *slot, vec2 *normal) {
         if (x->cands[k].index == x->skip) continue;
         body_view b = x->cands[k].view;
         b.pos = v2_add(b.pos, x->cands[k].d);
-        probe_offer(x, pos, d, &b, w->movers[x->cands[k].index].slot, &best);
+        probe_offer(x, pos, d, &b, w->movers[x->cands[k].index].slot, PROBE_ASK, &best);
     }
     aabb swept = aabb_inflate(aabb_sweep(box, d), WORLD_QUERY_MARGIN);
     probe_walk p = {x, pos, d, &best};
     if (gathered_for(x, swept)) {
         for (int k = 0; k < x->near_count; k++)
             /* what world_static_walk's test would keep: the same statics either way */
-            if (aabb_meets(w->statics[x->near[k]].box, swept)) probe_visit(w, x->near[k], &p);
+            if (aabb_meets(x->near_box[k], swept)) {
+                const world_static *st = &w->statics[x->near[k]];
+                body_view b = static_view(st);
+                probe_offer(x, pos, d, &b, st->slot,
+                            PROBE_FILTERED | (x->near_one_way[k] ? 0u : PROBE_NOT_ONE_WAY), &best);
+            }
     } else {
         world_static_walk(w, swept, probe_visit, &p);
     }
-    *slot = best.slot;
-    *normal = best.normal;
-    x->memo_valid = true;
-    x->memo_pos = pos;
-    x->memo_slot = best.slot;
-    x->memo_normal = best.normal;
-    x->memo_ground = best.t <= 1.0f;
+    return best;
+}
+
+/* Whether a walkable surface lies within the contact band's begin distance below the character
+ * at pos: its slot (CHAR_BOUNDS for the bounds) and normal. */
+static bool char_probe(char_ctx *x, vec2 pos, uint32_t *slot, vec2 *normal) {
+    if (!(x->memo_valid && vec_eq(pos, x->memo_pos))) {
+        probe_hit best = probe_within(x, pos, 2.0f * GEOM_SKIN);
+        x->memo_valid = true;
+        x->memo_pos = pos;
+        x->memo_slot = best.slot;
+        x->memo_normal = best.normal;
+        x->memo_ground = best.t <= 1.0f;
+    }
+    *slot = x->memo_slot, *normal = x->memo_normal;
     return x->memo_ground;
 }
 
@@ -341,14 +358,30 @@ static vec2 char_step_up(char_ctx *x, vec2 pos, vec2 blocked, float want) {
     if (!(rise > 0.0f)) return blocked;
     vec2 s2 = char_slide(x, s1, v2_scale(f->right, want), CHAR_WALK);
     vec2 s3 = char_slide(x, s2, v2_scale(f->up, -(rise + 2.0f * GEOM_SKIN)), CHAR_DROP);
-    uint32_t slot;
-    vec2 n;
     float sign = want > 0.0f ? 1.0f : -1.0f;
-    if (!char_probe(x, s3, &slot, &n)) return blocked;
     if (!(sign * v2_dot(v2_sub(s3, pos), f->right) > sign * v2_dot(v2_sub(blocked, pos), f->right)))
         return blocked;
-    if (v2_dot(v2_sub(s3, pos), f->up) > h + GEOM_SKIN) return blocked;
-    return s3;
+    float up = v2_dot(v2_sub(s3, pos), f->up);
+    if (up > h + GEOM_SKIN) return blocked;
+    uint32_t slot;
+    vec2 n;
+    if (char_probe(x, s3, &slot, &n)) return s3;
+    /* Landed higher on something it cannot stand on: a round or slanted shape on the obstacle's
+     * edge. When the obstacle's top, a half width further on, is free and walkable within the
+     * rise, it steps up anyway but stays at the height it stepped across at: it then falls the
+     * little left onto the top while its walk carries it on at the intent's speed (left on the
+     * edge, it would roll over it slowly, and it cannot reach the top in one step's walk). A
+     * steep face or a wall taller than the step gives no such top. */
+    if (!(up > GEOM_SKIN)) return blocked;
+    const world_mover *m = x->m;
+    float half =
+        0.5f * (fabsf(f->right.x) * (m->hi.x - m->lo.x) + fabsf(f->right.y) * (m->hi.y - m->lo.y));
+    bool hit = x->hit;
+    x->hit = false;
+    vec2 ahead = char_slide(x, s2, v2_scale(f->right, sign * half), CHAR_DROP);
+    bool clear = !x->hit; /* room on top: not a wall taller than the rise */
+    x->hit = hit;
+    return clear && probe_within(x, ahead, rise + 2.0f * GEOM_SKIN).t <= 1.0f ? s2 : blocked;
 }
 
 /* A walker off the ground after its walk: down by at most snap_distance onto a walkable surface,
@@ -371,6 +404,13 @@ static vec2 char_walk(char_ctx *x, vec2 pos) {
     return end;
 }
 
+/* The sine of the carrier's turn in the step (0 for none). */
+static float carrier_turn_sin(const world *w, const world_character *c) {
+    if (ref_kind(w->movers[w->slots[c->carrier].index].shape) != WORLD_REF_TURNED) return 0.0f;
+    vec2 q1 = w->turns[c->carrier].q, q0 = c->carrier_q0;
+    return q1.y * q0.x - q1.x * q0.y;
+}
+
 /* Where the carrier's motion of the step takes a point at pos: its translation, and its turn
  * about its position. */
 static vec2 carry_of(const world *w, const world_character *c, vec2 at, vec2 pos) {
@@ -383,6 +423,36 @@ static vec2 carry_of(const world *w, const world_character *c, vec2 at, vec2 pos
     vec2 rel = v2_sub(pos, c->carrier_p0);
     vec2 to = v2_add(at, v2(cs * rel.x - sn * rel.y, sn * rel.x + cs * rel.y));
     return v2_sub(to, pos);
+}
+
+/* A rider keeps its angle while its carrier turns, so the carrier's surface may tilt into it:
+ * lifted along up out of it (to the skin along the contact's normal), so it stays standing on it
+ * rather than being pushed out sideways by the discrete pass, or pushing its carrier. A contact
+ * too steep to stand on is left to the discrete pass. The lift is a straight move that stops at
+ * anything else in the way (the carrier left out). */
+static vec2 lift_off_carrier(char_ctx *x, vec2 pos, uint32_t gi, vec2 at) {
+    const world *w = x->w;
+    body_view a = mover_view(x->m, pos), b = mover_view(&w->movers[gi], at);
+    geom_contact ct;
+    if (!pair_overlap(w, &a, &b, &ct) || !(ct.depth > 0.0f)) return pos;
+    float along = -v2_dot(ct.normal, x->f.up); /* the normal runs from the rider into it */
+    if (!(along >= x->c->cos_slope)) return pos;
+    return char_slide(x, pos, v2_scale(x->f.up, (ct.depth + GEOM_SKIN) / along), CHAR_DROP);
+}
+
+/* As the carrier turns back the other way its surface may fall away from a rider that keeps its
+ * angle: dropped straight back onto it (at most as far as the turn can open a gap, the carrier
+ * included this time), so a rider of a rocking platform stays standing on it; nothing within
+ * that reach and it stays where the carry left it. */
+static vec2 drop_onto_carrier(char_ctx *x, vec2 pos, vec2 at, float turn_sin) {
+    vec2 rel = v2_sub(pos, at);
+    float reach = sqrtf(v2_dot(rel, rel)) * fabsf(turn_sin) + 2.0f * GEOM_SKIN;
+    bool hit = x->hit;
+    x->hit = false;
+    vec2 to = char_slide(x, pos, v2_scale(x->f.up, -reach), CHAR_DROP);
+    bool landed = x->hit;
+    x->hit = hit;
+    return landed ? to : pos;
 }
 
 static vec2 char_move(world *w, uint32_t i, const mover_candidate *cands, uint32_t count,
@@ -407,12 +477,17 @@ static vec2 char_move(world *w, uint32_t i, const mover_candidate *cands, uint32
     reach = aabb_sweep(reach, v2_scale(f->up, -(c->opt.snap_distance + 2.0f * GEOM_SKIN)));
     gather(&x, c, aabb_inflate(reach, fabsf(c->plan.x) + fabsf(c->plan.y) + WORLD_QUERY_MARGIN));
     c->carried = v2(0.0f, 0.0f);
-    if (carry.x != 0.0f || carry.y != 0.0f) {
+    if (gi != UINT32_MAX) {
+        vec2 at = world_moved_before(w, gi, i) ? w->scratch.p2[gi] : w->scratch.p0[gi];
         x.skip = gi;
-        vec2 to = char_slide(&x, pos, carry, CHAR_FLY);
-        c->carried = v2_sub(to, pos);
-        pos = to;
+        vec2 to = char_slide(&x, pos, carry, CHAR_DROP);
+        vec2 lifted = lift_off_carrier(&x, to, gi, at);
         x.skip = UINT32_MAX;
+        float turn_sin = carrier_turn_sin(w, c);
+        if (vec_eq(lifted, to) && turn_sin != 0.0f)
+            lifted = drop_onto_carrier(&x, to, at, turn_sin);
+        c->carried = v2_sub(lifted, pos);
+        pos = lifted;
     }
     x.hit = false;
     pos = c->walking ? char_walk(&x, pos) : char_slide(&x, pos, c->plan, CHAR_FLY);
@@ -466,8 +541,9 @@ static void plan_character(world *w, world_mover *m, world_character *c, const c
     if (w->one_way_count)
         w->one_way[m->slot].disp = c->walking ? v2_mul_add(c->plan, -g * dt * dt, f->up) : c->plan;
     c->carrier = UINT32_MAX;
-    uint32_t gs = grounded && c->ground ? id_slot(w, c->ground) : UINT32_MAX;
-    if (gs != UINT32_MAX && w->slots[gs].kind == WORLD_BODY_MOVING && w->movers_collide) {
+    /* (only movers that meet others carry: a world without mover collisions asks nothing) */
+    uint32_t gs = grounded && c->ground && w->movers_collide ? id_slot(w, c->ground) : UINT32_MAX;
+    if (gs != UINT32_MAX && w->slots[gs].kind == WORLD_BODY_MOVING) {
         const world_mover *gm = &w->movers[w->slots[gs].index];
         c->carrier = gs;
         c->carrier_p0 = gm->position;

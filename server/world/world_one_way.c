@@ -86,6 +86,16 @@ static bool one_way_blocks(const world *w, uint32_t a, uint32_t b) {
     return alo >= bhi - GEOM_SKIN;
 }
 
+bool world_one_way_above(const world *w, uint32_t a, uint32_t b, vec2 *up) {
+    geom_shape ta, tb;
+    one_way_view va = start_view(w, a, &ta), vb = start_view(w, b, &tb);
+    *up = v2(-vb.q.y, vb.q.x);
+    float alo, ahi, blo, bhi;
+    shape_extent(va.shape, va.pos, *up, &alo, &ahi);
+    shape_extent(vb.shape, vb.pos, *up, &blo, &bhi);
+    return alo >= bhi - GEOM_SKIN;
+}
+
 bool world_one_way_pair_blocks(const world *w, uint32_t a, uint32_t b) {
     const world_one_way_slot *o = w->one_way;
     if (o[b].on && w->slots[a].kind == WORLD_BODY_MOVING && !one_way_blocks(w, a, b)) return false;

@@ -3,6 +3,7 @@
  * are pushed apart, Gauss-Seidel in pair order, for up to separation_passes passes. Every push is
  * a short collide-and-slide against statics, so a push never goes through one (I2); what is still
  * overlapping after the last pass is pinned and reported as jammed (I3). */
+#include "world_character.h"
 #include "world_movers.h"
 #include "world_separate.h"
 #include "world_slide.h"
@@ -77,7 +78,24 @@ static bool pair_collect(const world *cw, uint32_t bi, void *vctx) {
  * taking goes to the other. Returns whether they overlapped. */
 /* Pushes a apart from b along n (from a towards b) by total, half each; what a static stops one
  * body from taking goes to the other. Returns the fraction of total achieved. */
+/* Pushes first by all of total away from other (n from first towards other); what a static stops
+ * it from taking goes to other. Returns the fraction of total achieved. */
+static float push_first(world *w, uint32_t first, uint32_t other, vec2 n, float total) {
+    float f1 = safe_move(w, first, v2_scale(n, -total));
+    float rest = (1.0f - f1) * total;
+    /* (the rounding of a push taken whole is not a rest for the other to take) */
+    float f2 = rest > WORLD_SKIN_RESTORE ? safe_move(w, other, v2_scale(n, rest)) : 0.0f;
+    return (f1 * total + f2 * rest) / total;
+}
+
 static float push_apart(world *w, uint32_t ai, uint32_t bi, vec2 n, float total) {
+    /* a character standing on the other is pushed out of it whole, as its platform tilts under
+     * it: a platform is not moved by its riders (PROTOCOL.md "Carried") */
+    if (w->character_count) {
+        uint32_t sa = w->movers[ai].slot, sb = w->movers[bi].slot;
+        if (world_character_rides(w, sa, sb)) return push_first(w, ai, bi, n, total);
+        if (world_character_rides(w, sb, sa)) return push_first(w, bi, ai, v2_neg(n), total);
+    }
     float half = 0.5f * total;
     float fa = safe_move(w, ai, v2_scale(n, -half));
     float want_b = half + (1.0f - fa) * half;

@@ -15,55 +15,53 @@
 
 /* Statics a character's last walk of the grid found (world_character.c's gather): every static
  * its filter lets it meet that meets area, in the walk's order. */
-#define WORLD_CHARACTER_NEAR 14
+#define WORLD_CHARACTER_NEAR 10
 typedef struct world_character_near {
     aabb area;      /* the region walked */
     uint32_t epoch; /* world.statics_epoch then; 0: none remembered */
     uint32_t rules; /* world.rules_epoch then */
     uint32_t count; /* in statics */
     uint32_t statics[WORLD_CHARACTER_NEAR];
+    aabb box[WORLD_CHARACTER_NEAR]; /* their boxes (statics never move: the epoch keeps them) */
     uint8_t one_way[WORLD_CHARACTER_NEAR]; /* which are one-way (rules_epoch keeps it true) */
 } world_character_near;
 
 /* One character's options and state, per slot (world.characters). */
 typedef struct world_character {
+    /* what a step of world_character_step_alone reads first (char_still): one cache line */
+    vec2 still_pos;       /* where it stood pressed still; see still_epoch */
+    uint32_t still_epoch; /* statics_epoch when it was last pressed still; 0: it was not */
+    uint32_t still_rules; /* rules_epoch then */
+    uint32_t still_seq;   /* the input it had applied then: a newer one applied since (on any
+                           * path, the general passes' too) and it is not still */
+    uint32_t still_hits;  /* the sweep hits its slides counted then (world_stats.swept_hits) */
+    uint64_t jump_until;  /* the last step a pending jump may be taken in; 0: none pending */
+    vec2 plan;            /* its own displacement for the step */
+    float vy;             /* velocity along up (units/s), carried from step to step */
+    uint8_t on;           /* the slot holds a character */
+    uint8_t grounded;     /* after the last step */
+    uint8_t coyote;       /* it left the ground by walking off (not by a jump) */
+    uint8_t walking;      /* this step: on the ground and not taking off: walks along it */
+    uint8_t jumped;       /* this step: took a jump */
+    uint8_t hit;          /* this step: its own motion hit something */
+    uint8_t settled;      /* the ground probe at moved_to (movers ignoring each other: step 4
+                           * takes it when the discrete pass left the character there) */
+    world_body_id ground; /* the body stood on; 0 for none or the bounds */
+    vec2 ground_normal;   /* out of the surface stood on (grounded only) */
+    vec2 plan_normal;     /* the ground normal a walk's plan followed */
+    uint32_t air_ticks;   /* steps ended off the ground since it was last on it */
+    uint32_t settled_slot;
+    vec2 settled_normal;
+    vec2 moved_to;               /* where its move ended (before the discrete pass) */
+    vec2 carried;                /* what the carry moved it by */
     world_character_options opt; /* the defaults filled in */
     float cos_slope;             /* cos(max_slope): the least dot of a walkable normal with up */
     uint32_t buffer_ticks;       /* jump_buffer_ms in whole steps, rounded up */
     uint32_t coyote_ticks;       /* coyote_ms in whole steps, rounded down */
-    /* carried from step to step */
-    float vy;             /* velocity along up (units/s) */
-    vec2 ground_normal;   /* out of the surface stood on (grounded only) */
-    world_body_id ground; /* the body stood on; 0 for none or the bounds */
-    uint64_t jump_until;  /* the last step a pending jump may be taken in; 0: none pending */
-    uint32_t air_ticks;   /* steps ended off the ground since it was last on it */
-    uint8_t on;           /* the slot holds a character */
-    uint8_t grounded;     /* after the last step */
-    uint8_t coyote;       /* it left the ground by walking off (not by a jump) */
-    /* this step (begin_step, move) */
-    uint8_t walking;  /* on the ground and not taking off: walks along it */
-    uint8_t jumped;   /* took a jump this step */
-    uint8_t hit;      /* its own motion hit something */
-    uint32_t carrier; /* slot of the mover it stands on; UINT32_MAX for none */
-    vec2 carrier_p0;  /* the carrier's position and (cos, sin) at the step's start */
+    uint32_t carrier;            /* slot of the mover it stands on; UINT32_MAX for none */
+    vec2 carrier_p0;             /* the carrier's position and (cos, sin) at the step's start */
     vec2 carrier_q0;
-    vec2 plan;        /* its own displacement for the step */
-    vec2 plan_normal; /* the ground normal a walk's plan followed */
-    vec2 carried;     /* what the carry moved it by */
-    vec2 moved_to;    /* where its move ended (before the discrete pass) */
-    /* the ground probe at moved_to, when movers ignore each other (step 4 takes it if the
-     * discrete pass left the character there) */
-    /* a walker pressed still (world_character_step_alone's char_still) */
-    vec2 still_pos;            /* where it stood */
-    uint32_t still_epoch;      /* statics_epoch then; 0: none */
-    uint32_t still_rules;      /* rules_epoch then */
-    uint32_t still_hits;       /* the sweep hits its slides counted then (world_stats.swept_hits) */
-    uint32_t still_seq;        /* the input it had applied then: a newer one applied since (on any
-                                * path, the general passes' too) and it is not still */
     world_character_near near; /* its last walk of the static grid */
-    uint8_t settled;
-    uint32_t settled_slot;
-    vec2 settled_normal;
 } world_character;
 
 /* Characters move by their own rules only with gravity: without it they are plain movers. */

@@ -656,6 +656,10 @@ bool world_one_way_ray_passes(const world *w, uint32_t slot, vec2 q, vec2 d);
 /* Whether the body of slot b, at bpos, can bear the mover of slot a at apos: b is not one-way, or
  * a lies wholly on its up side, within the skin (the ground probe of characters). */
 bool world_one_way_bears(const world *w, uint32_t a, vec2 apos, uint32_t b, vec2 bpos);
+/* Whether the mover of slot a lay wholly on the up side of the one-way body of slot b (within the
+ * skin) at the step's start; *up becomes b's up direction. The rule's first half, for a caller
+ * that judges the motion itself (a character's sweeps judge each sweep's own motion). */
+bool world_one_way_above(const world *w, uint32_t a, uint32_t b, vec2 *up);
 /* The next step looks for new pairs around every body, not only the ones that moved (a static
  * spawned, a filter changed). */
 void world_events_rescan(world *w);

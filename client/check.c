@@ -352,9 +352,12 @@ static int view_find(const cc_check_view *v, uint32_t id) {
     return -1;
 }
 
-/* Whether two bodies block each other (docs/protocol.md "Filters"): else they may overlap. */
+/* Whether two bodies block each other (docs/protocol.md "Filters"): else they may overlap. A
+ * one-way body may be passed from below: its pairs are left out like the others that may
+ * overlap. */
 static bool blocks(const cc_check_body *a, const cc_check_body *b) {
-    return !a->sensor && !b->sensor && (a->category & b->mask) && (b->category & a->mask);
+    return !a->sensor && !b->sensor && !a->one_way && !b->one_way && (a->category & b->mask) &&
+           (b->category & a->mask);
 }
 
 static void record(cc_check_stats *s, int kind, uint32_t a, uint32_t b, uint64_t tick,
@@ -521,6 +524,7 @@ void cc_check_snapshot(cc_check_view *v, const Collide__V1__Snapshot *snap, cc_c
             b->category = bs->category ? bs->category : 1u;
             b->mask = bs->mask ? bs->mask : UINT32_MAX;
             b->sensor = bs->sensor;
+            b->one_way = bs->one_way;
             b->kind = (uint8_t)bs->kind;
         } else {
             b = &v->bodies[i];

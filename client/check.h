@@ -68,6 +68,9 @@ typedef struct cc_check_body {
     cc_shape shape;          /* as sent the first time the body was seen */
     uint32_t category, mask; /* its filter (BodyState 10, 11; 0 reads as the default) */
     bool sensor;             /* a sensor (BodyState 12): it blocks nothing */
+    bool one_way;            /* one-way (BodyState 15): whether it blocks depends on the side a
+                                body comes from at the start of a tick, which a snapshot does not
+                                show; its pairs are not checked for overlap or tunnelling */
 } cc_check_body;
 
 typedef enum cc_violation_kind {

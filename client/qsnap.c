@@ -68,7 +68,11 @@ static void emit_state(cc_qsnap *q, const quant_body *body, const uint8_t *shape
     bs.last_input_seq = s->last_input_seq;
     bs.angle = angle_of(s);
     bs.angular_velocity = (float)((double)s->w / QUANT_ANGULAR_VELOCITY_PER_RAD);
+    /* 1.2: part of the state (bit 7), in every BodyState as the float form has it */
+    bs.grounded = s->grounded != 0;
+    bs.ground_id = s->ground_id;
     if (shape) {
+        bs.one_way = body->one_way; /* bit 8: a new body's, as the float form's */
         bs.kind = (Collide__V1__BodyKind)body->kind;
         bs.owner = body->owner;
         Collide__V1__Shape *unpacked = collide__v1__shape__unpack(NULL, shape_len, shape);
@@ -93,7 +97,11 @@ static void emit_state(cc_qsnap *q, const quant_body *body, const uint8_t *shape
 static void on_record(void *ctx, const quant_record *r) {
     cc_qsnap *q = ctx;
     bool fresh = (r->flags & QUANT_NEW) != 0;
-    emit_state(q, r->body, fresh ? r->shape : NULL, r->shape_len, NULL);
+    /* a new body's filter (bit 6), as the UDP path gives it from the shape store: without it a
+     * sensor reached --check as a solid body */
+    quant_filter f = {r->category, r->mask, r->sensor};
+    emit_state(q, r->body, fresh ? r->shape : NULL, r->shape_len,
+               (r->flags & QUANT_FILTER) ? &f : NULL);
 }
 
 static void expand_begin(cc_qsnap *q, Collide__V1__Snapshot *s) {

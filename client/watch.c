@@ -139,15 +139,20 @@ static void watch_snapshot(watch_ctx *x, const Collide__V1__Snapshot *s, size_t 
         for (size_t i = 0; i < s->n_bodies; i++) {
             const Collide__V1__BodyState *b = s->bodies[i];
             if (!b) continue;
-            char sh[64];
+            char sh[64], ch[48] = "";
+            /* 1.2: a standing character's ground, a one-way body; nothing for other bodies, whose
+             * lines stay as they were */
+            if (b->grounded || b->ground_id)
+                snprintf(ch, sizeof ch, " grounded %d ground %u", (int)b->grounded, b->ground_id);
+            if (b->one_way) snprintf(ch + strlen(ch), sizeof ch - strlen(ch), " one_way");
             printf("  body %u kind %d owner %u pos (%.3f, %.3f) vel (%.3f, %.3f) angle %.3f "
-                   "w %.3f seq %u%s\n",
+                   "w %.3f seq %u%s%s\n",
                    b->id, (int)b->kind, b->owner, b->position ? (double)b->position->x : 0.0,
                    b->position ? (double)b->position->y : 0.0,
                    b->velocity ? (double)b->velocity->x : 0.0,
                    b->velocity ? (double)b->velocity->y : 0.0, (double)b->angle,
                    (double)b->angular_velocity, b->last_input_seq,
-                   shape_text(b->shape, sh, sizeof sh));
+                   shape_text(b->shape, sh, sizeof sh), ch);
         }
         for (size_t i = 0; i < s->n_removed; i++)
             printf("  removed %u\n", s->removed[i]);

@@ -83,6 +83,8 @@ enum wire_field {
     WIRE_BODY_LAST_INPUT_SEQ = 4,
     WIRE_BODY_ANGLE = 8,
     WIRE_BODY_ANGULAR_VELOCITY = 9,
+    WIRE_BODY_GROUNDED = 13,  /* 1.2: characters */
+    WIRE_BODY_GROUND_ID = 14, /* 1.2 */
     /* Pong */
     WIRE_PONG_CLIENT_TIME_US = 1,
     WIRE_PONG_TICK = 3,

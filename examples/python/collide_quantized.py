@@ -1,4 +1,5 @@
-"""Decoder of collide's quantized snapshots (Hello.quantized, protocol 1.1) in plain Python.
+"""Decoder of collide's quantized snapshots (Hello.quantized, protocol 1.1; 1.2's characters and
+one-way bodies: flag bits 7 and 8) in plain Python.
 
 A client that sets Hello.quantized gets Snapshot.packed instead of Snapshot.bodies: one record per
 body in ascending id order, each part a zig-zag varint delta in fixed point against the value the
@@ -23,7 +24,9 @@ INPUT_SEQ = 1 << 3        # varint last_input_seq (absolute)
 ANGULAR_VELOCITY = 1 << 4  # zz dw, in 1/1024 rad/s
 NEW = 1 << 5              # varint kind, varint owner, varint len, Shape bytes
 FILTER = 1 << 6           # varint category, varint mask, varint sensor (only with NEW)
-KNOWN_FLAGS = 0x7F
+GROUND = 1 << 7           # 1.2: varint grounded (0/1), varint ground_id, absolute, after FILTER's
+ONE_WAY = 1 << 8          # 1.2: no payload, only with NEW: a one-way body
+KNOWN_FLAGS = 0x1FF
 
 
 class DecodeError(Exception):
@@ -34,7 +37,7 @@ class Body:
     """One body as the server last described it, in quanta (integers)."""
 
     __slots__ = ("id", "px", "py", "vx", "vy", "angle", "w", "seq", "kind", "owner", "shape",
-                 "category", "mask", "sensor")
+                 "category", "mask", "sensor", "grounded", "ground_id", "one_way")
 
     def __init__(self, body_id):
         self.id = body_id
@@ -43,6 +46,9 @@ class Body:
         self.shape = None
         self.category = self.mask = 0
         self.sensor = False
+        self.grounded = False   # 1.2: a character standing (bit 7)
+        self.ground_id = 0      # 1.2: the body it stands on; 0 for none or the bounds
+        self.one_way = False    # 1.2: bit 8 of its new record
 
 
 def _varint(data, i):
@@ -70,6 +76,7 @@ class QuantizedDecoder:
         self.pq = position_quantum or 1.0 / 256
         self.vq = velocity_quantum or 1.0 / 64
         self.bodies = {}
+        self.flags = {}  # id -> the flags of its record in the last snapshot applied
 
     def apply(self, snap):
         """Applies one Snapshot (its `removed`, then its `packed`); returns a BodyState per record
@@ -78,6 +85,7 @@ class QuantizedDecoder:
             self.bodies.pop(body_id, None)
         data = snap.packed
         out = []
+        self.flags = {}
         i = 0
         body_id = 0
         while i < len(data):
@@ -86,7 +94,8 @@ class QuantizedDecoder:
             if gap == 0 and body_id != 0 or body_id + gap == 0 or body_id + gap > 0xFFFFFFFF:
                 raise DecodeError("ids must ascend")
             body_id += gap
-            if flags & ~KNOWN_FLAGS or (flags & FILTER and not flags & NEW):
+            self.flags[body_id] = flags
+            if flags & ~KNOWN_FLAGS or (flags & (FILTER | ONE_WAY) and not flags & NEW):
                 raise DecodeError("flags 0x%x of body %d" % (flags, body_id))
             if flags & NEW:
                 if body_id in self.bodies:
@@ -130,6 +139,16 @@ class QuantizedDecoder:
                     b.mask, i = _varint(data, i)
                     sensor, i = _varint(data, i)
                     b.sensor = sensor == 1
+                b.one_way = bool(flags & ONE_WAY)
+            if flags & GROUND:  # absolute values, after the new body's parts
+                grounded, i = _varint(data, i)
+                if grounded > 1:
+                    raise DecodeError("grounded %d of body %d is not 0 or 1" % (grounded, body_id))
+                b.grounded = grounded == 1
+                b.ground_id, i = _varint(data, i)
+                if b.ground_id > 0xFFFFFFFF:
+                    raise DecodeError("ground_id of body %d is not a uint32" % body_id)
+            if flags & NEW:
                 self.bodies[body_id] = b
             out.append(self.body_state(b, flags & NEW))
         return out
@@ -140,7 +159,8 @@ class QuantizedDecoder:
         angles), the turning speed in rad/s."""
         turns = b.angle - 65536 if b.angle >= 32768 else b.angle
         bs = self.pb.BodyState(id=b.id, last_input_seq=b.seq, angle=turns * 2.0 * math.pi / 65536,
-                               angular_velocity=b.w / 1024.0)
+                               angular_velocity=b.w / 1024.0, grounded=b.grounded,
+                               ground_id=b.ground_id)
         bs.position.x = b.px * self.pq
         bs.position.y = b.py * self.pq
         bs.velocity.x = b.vx * self.vq
@@ -148,6 +168,7 @@ class QuantizedDecoder:
         if with_shape:
             bs.kind = b.kind
             bs.owner = b.owner
+            bs.one_way = b.one_way
             if b.shape is not None:
                 bs.shape.CopyFrom(b.shape)
         return bs

@@ -58,6 +58,8 @@ INPUT_SEQ = 1 << 3  # varint last_input_seq       (absolute, not a delta)
 ANGULAR_VELOCITY = 1 << 4  # zz dw                (1/1024 rad/s)
 NEW = 1 << 5  # varint kind, varint owner, varint len, Shape bytes
 FILTER = 1 << 6  # varint category, varint mask, varint sensor (only with NEW)
+GROUND = 1 << 7  # 1.2: varint grounded (0/1), varint ground_id (absolute), after FILTER's part
+ONE_WAY = 1 << 8  # 1.2: no payload (only with NEW): a one-way body
 
 
 class ProtocolFailure(Exception):
@@ -103,6 +105,8 @@ class Body:
         self.kind = self.owner = 0
         self.shape = None  # a collide_pb2.Shape, body-local
         self.category, self.mask, self.sensor = 1, 0xFFFFFFFF, False  # the filter defaults
+        self.grounded, self.ground_id = False, 0  # 1.2: a character standing, on which body
+        self.one_way = False  # 1.2: a one-way body
 
 
 class BaselineDecoder:
@@ -192,6 +196,11 @@ class BaselineDecoder:
                     body.mask, i = read_varint(data, i)
                     sensor, i = read_varint(data, i)
                     body.sensor = sensor == 1
+                body.one_way = bool(flags & ONE_WAY)
+            if flags & GROUND:  # absolute, after the new body's parts
+                grounded, i = read_varint(data, i)
+                body.grounded = grounded == 1
+                body.ground_id, i = read_varint(data, i)
             state[body_id] = body
         # A body of the baseline with neither a record nor a removal keeps its baseline values:
         # it is already in `state`, untouched.

@@ -134,7 +134,8 @@ void net_session_welcome(net_server *srv, net_client *c, uint32_t rid, const net
                 feature_events[] = "events", feature_websocket[] = "websocket",
                 feature_quantized[] = "quantized", feature_rotation[] = "rotation",
                 feature_udp[] = "udp", feature_tickets[] = "tickets";
-    char *features[14];
+    static char feature_characters[] = "characters", feature_one_way[] = "one_way";
+    char *features[16];
     size_t nf = 0;
     /* "rooms" only where a client can reach them: a server with the directory behind it. */
     if (srv->room_admin) features[nf++] = feature_rooms;
@@ -145,6 +146,10 @@ void net_session_welcome(net_server *srv, net_client *c, uint32_t rid, const net
     features[nf++] = feature_queries;
     features[nf++] = feature_quantized;
     features[nf++] = feature_rotation;
+    /* 1.2: SpawnBody.character and .one_way, MoveIntent.jump, BodyState 13-15, quantized bits 7
+     * and 8: every room has them (a room without gravity has characters that never stand) */
+    features[nf++] = feature_characters;
+    features[nf++] = feature_one_way;
     /* "history" when at_tick can reach back at least one tick (--history-ms) */
     if (floor((double)srv->cfg.history_ms * (double)srv->cfg.tick_rate_hz / 1000.0) >= 1.0)
         features[nf++] = feature_history;
@@ -156,6 +161,11 @@ void net_session_welcome(net_server *srv, net_client *c, uint32_t rid, const net
     /* "tickets" when a ticket key is set (--ticket-key): Hello.token may be one. */
     if (srv->cfg.ticket_key_count > 0) features[nf++] = feature_tickets;
     w.udp_port = srv->cfg.udp_port;
+    /* 1.2: the room's gravity; left out when zero (it reads as (0, 0)), so that a world without
+     * gravity says the Welcome it said in 1.1 */
+    Collide__V1__Vec2 gravity = net_pb_vec2(wc->gravity);
+    if (wc->gravity.x != 0.0f || wc->gravity.y != 0.0f) w.gravity = &gravity;
+    COLLIDE_ASSERT(nf <= sizeof features / sizeof features[0]);
     w.n_features = nf;
     w.features = features;
     net_server_msg m = COLLIDE__V1__SERVER_MESSAGE__INIT;
@@ -220,6 +230,89 @@ static bool player_slot_left(const net_server *srv, uint32_t reserved) {
     return ws.static_bodies + ws.moving_bodies + reserved < ws.capacity;
 }
 
+/* CharacterOptions as the world takes them: zeros are the defaults on both sides. */
+static world_character_options character_options_of(const Collide__V1__CharacterOptions *o) {
+    world_character_options w = {o->max_slope,  o->step_height,   o->snap_distance,
+                                 o->jump_speed, o->gravity_scale, o->jump_buffer_ms,
+                                 o->coyote_ms};
+    return w;
+}
+
+/* SpawnBody.character (1.2) checked before the spawn, so that a refusal leaves nothing behind:
+ * only a moving body is a character (BAD_REQUEST, as a kind the spawn cannot have: the request
+ * is wrong whoever sends it, where FORBIDDEN would say who may), and its options are finite and
+ * not negative (a negative slope, step, snap, jump speed or gravity scale has no meaning the
+ * contract gives; zero is the default). */
+static bool spawn_character_valid(net_server *srv, net_client *c, uint32_t rid,
+                                  world_body_kind kind, const Collide__V1__CharacterOptions *o) {
+    if (!o) return true;
+    if (kind != WORLD_BODY_MOVING) {
+        net_server_send_error(srv, c, rid, NET_ERR(BAD_REQUEST), false,
+                              "character is for moving bodies: a static cannot be one");
+        return false;
+    }
+    float f[] = {o->max_slope, o->step_height, o->snap_distance, o->jump_speed, o->gravity_scale};
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+        if (!isfinite(f[i]) || f[i] < 0.0f) {
+            net_server_send_error(srv, c, rid, NET_ERR(BAD_REQUEST), false,
+                                  "character options must be finite and not negative");
+            return false;
+        }
+    }
+    return true;
+}
+
+/* What SpawnBody sets on the body just spawned, each by its world call: the filters (1.1),
+ * one_way and character (1.2). A failure (only running out of memory for a table the first such
+ * body allocates: the rest was checked before the spawn) despawns it, so a spawn is whole or not
+ * at all, and answers the request. */
+static bool spawn_options(net_server *srv, net_client *c, uint32_t rid, world_body_id id,
+                          const Collide__V1__SpawnBody *s) {
+    world_status st = WORLD_OK;
+    const char *what = NULL;
+    if (s->category || s->mask || s->sensor) {
+        world_filter f = {s->category, s->mask, s->sensor};
+        st = world_body_set_filter(srv->world, id, &f);
+        what = "its filter";
+    }
+    if (st == WORLD_OK && s->one_way) {
+        st = world_body_set_one_way(srv->world, id, true);
+        what = "one_way";
+    }
+    if (st == WORLD_OK && s->character) {
+        world_character_options o = character_options_of(s->character);
+        st = world_body_set_character(srv->world, id, &o);
+        what = "its character";
+    }
+    if (st == WORLD_OK) return true;
+    world_despawn(srv->world, id);
+    char text[NET_ERROR_TEXT];
+    if (st == WORLD_ERR_NO_MEMORY)
+        snprintf(text, sizeof text, "spawn failed: out of memory for %s", what);
+    else
+        snprintf(text, sizeof text, "spawn failed: %s: %s", what, world_status_str(st));
+    net_request_world_error(srv, c, rid, st, text);
+    return false;
+}
+
+/* Room for one more id in c's owned list (an admin's is pruned of gone bodies first); false,
+ * answered INTERNAL, when out of memory. */
+static bool owned_make_room(net_server *srv, net_client *c, uint32_t rid) {
+    if (c->owned_count < c->owned_cap) return true;
+    if (c->admin) net_client_prune_owned(srv, c);
+    if (c->owned_count < c->owned_cap) return true;
+    uint32_t cap = c->owned_cap ? c->owned_cap * 2u : (c->admin ? 8u : c->max_bodies);
+    if (cap == 0) cap = 1;
+    world_body_id *owned = realloc(c->owned, cap * sizeof *owned);
+    if (!owned) {
+        net_server_send_error(srv, c, rid, NET_ERR(INTERNAL), false, "out of memory");
+        return false;
+    }
+    c->owned = owned;
+    c->owned_cap = cap;
+    return true;
+}
+
 static void on_spawn(net_server *srv, net_client *c, uint32_t rid,
                      const Collide__V1__SpawnBody *s) {
     world_body_kind kind;
@@ -269,21 +362,9 @@ static void on_spawn(net_server *srv, net_client *c, uint32_t rid,
                               "position and angle must be finite");
         return;
     }
+    if (!spawn_character_valid(srv, c, rid, kind, s->character)) return;
     /* Make room in the owned list first, so a spawned body is never left untracked. */
-    if (kind == WORLD_BODY_MOVING && c->owned_count == c->owned_cap) {
-        if (c->admin) net_client_prune_owned(srv, c);
-        if (c->owned_count == c->owned_cap) {
-            uint32_t cap = c->owned_cap ? c->owned_cap * 2u : (c->admin ? 8u : c->max_bodies);
-            if (cap == 0) cap = 1;
-            world_body_id *owned = realloc(c->owned, cap * sizeof *owned);
-            if (!owned) {
-                net_server_send_error(srv, c, rid, NET_ERR(INTERNAL), false, "out of memory");
-                return;
-            }
-            c->owned = owned;
-            c->owned_cap = cap;
-        }
-    }
+    if (kind == WORLD_BODY_MOVING && !owned_make_room(srv, c, rid)) return;
     if (at_spawn_point) pos = spawn_point_for(srv, &shape);
     world_body_id id = WORLD_NULL_BODY;
     geom_shape_error werr = GEOM_OK;
@@ -305,15 +386,7 @@ static void on_spawn(net_server *srv, net_client *c, uint32_t rid,
         net_request_world_error(srv, c, rid, st, text);
         return;
     }
-    if (s->category || s->mask || s->sensor) {
-        world_filter f = {s->category, s->mask, s->sensor};
-        st = world_body_set_filter(srv->world, id, &f);
-        if (st != WORLD_OK) {
-            world_despawn(srv->world, id);
-            net_request_world_error(srv, c, rid, st, "spawn failed: out of memory for its filter");
-            return;
-        }
-    }
+    if (!spawn_options(srv, c, rid, id, s)) return;
     if (kind == WORLD_BODY_MOVING) c->owned[c->owned_count++] = id;
     world_body_row info;
     vec2 at = world_body_get(srv->world, id, &info) ? info.position : pos;
@@ -351,6 +424,10 @@ static void on_move(net_server *srv, net_client *c, uint32_t rid,
     world_status st =
         world_set_intent_as(srv->world, c->admin ? 0u : c->id, mv->body_id,
                             net_vec2_of(mv->velocity), mv->angular_velocity, mv->input_seq);
+    /* 1.2: a jump rides the intent it came with, so only an accepted one carries it (a stale
+     * input_seq's jump is dropped with it: one jump per input_seq); a body that is not a
+     * character ignores it (the world's rule) */
+    if (st == WORLD_OK && mv->jump) world_character_jump(srv->world, mv->body_id);
     if (st == WORLD_OK || st == WORLD_STALE_INPUT) return; /* older or equal input_seq: ignored */
     char text[NET_ERROR_TEXT];
     if (st == WORLD_ERR_NOT_OWNER)

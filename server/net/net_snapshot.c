@@ -29,6 +29,10 @@ quant_state net_snapshot_quantize(const net_snapshot_writer *sw, vec2 position, 
     return q;
 }
 
+bool net_snapshot_one_way(const world *w, world_body_id id) {
+    return world_one_way_count(w) && world_body_one_way(w, id); /* the count first, as the ground */
+}
+
 /* ---- One client's snapshot ----------------------------------------------------------------- */
 
 /* Appends v to b; the caller has reserved room (net_buf_reserve). */
@@ -190,6 +194,12 @@ static bool encode_new_body(net_server *srv, world_body_id id, size_t budget,
         bs.mask = f.mask != WORLD_DEFAULT_MASK ? f.mask : 0u;
         bs.sensor = f.sensor;
     }
+    /* 1.2: a character's ground as its change records carry it, and one_way (new bodies only,
+     * as the filters: it never changes after the spawn) */
+    net_ground ground = net_snapshot_ground(srv->world, id);
+    bs.grounded = ground.grounded;
+    bs.ground_id = ground.ground_id;
+    bs.one_way = net_snapshot_one_way(srv->world, id);
     size_t size = collide__v1__body_state__get_packed_size(&bs);
     size_t need = 1 + varint_size(size) + size;
     if (need > budget) return false;
@@ -261,8 +271,8 @@ bool net_snapshot_q_new(net_server *srv, net_snap_out *o, const net_view_entry *
     quant_filter filter = {QUANT_DEFAULT_CATEGORY, QUANT_DEFAULT_MASK, false};
     if (world_body_filter(srv->world, v->id, &f))
         filter = (quant_filter){f.category, f.mask, f.sensor};
-    size_t len =
-        quant_encode_new(&q, kind, info.owner, shape_bytes, slen, &filter, sw->qbytes.data + off);
+    size_t len = quant_encode_new(&q, kind, info.owner, shape_bytes, slen, &filter,
+                                  net_snapshot_one_way(srv->world, v->id), sw->qbytes.data + off);
     q_end(sw, o, v->id, off, len);
     *changed_tick = info.changed_tick;
     *sent = q;

@@ -28,13 +28,16 @@
 #include "quant.h"
 #include "world.h"
 
-#define NET_SNAPSHOT_DELTA_MAX 46 /* bytes of one encoded delta BodyState (at most 45) */
+/* Bytes of one encoded delta BodyState: at most 45 for 1.1's fields, and 8 for a character's
+ * grounded (2) and ground_id (6) of 1.2. */
+#define NET_SNAPSHOT_DELTA_MAX 54
 /* One record: Snapshot.bodies key, one length byte (a delta is < 128 bytes), the delta. */
 #define NET_SNAPSHOT_RECORD_MAX (2 + NET_SNAPSHOT_DELTA_MAX)
 /* Records are copied as this many bytes whatever their length (the arena and the snapshot buffer
  * have that much slack): a fixed-size memcpy is a few vector moves, a variable one became a
- * `rep movsq` that cost half the snapshot pass (measured, docs/perf/net.md). */
-#define NET_SNAPSHOT_RECORD_COPY 48
+ * `rep movsq` that cost half the snapshot pass (measured, docs/perf/net.md). 48 before 1.2's
+ * characters; 56 is one 8-byte move more. */
+#define NET_SNAPSHOT_RECORD_COPY 56
 /* Room past max_frame in the quantized records' scratch, and the most one new body's record
  * (flags, parts, kind, owner, a 16-vertex polygon's Shape) takes. */
 #define NET_SNAPSHOT_QUANT_SLACK 320
@@ -102,6 +105,8 @@ typedef struct net_snapshot_writer {
     size_t dg_cap;              /* entries allocated in dg_next and in dg_cands */
     uint32_t *dg_owned;         /* scratch: the client's own bodies, sorted */
     size_t dg_owned_cap;        /* entries allocated in dg_owned */
+    const world *world;         /* the world of the last observe or rebuild: the movers' hook
+                                   reads the characters' ground there (net_snapshot_ground) */
 } net_snapshot_writer;
 
 struct net_server;
@@ -140,8 +145,23 @@ uint32_t net_snapshot_interval(float tick_rate_hz, uint32_t rate_hz);
  * reduced-rate clients over the ticks (all at once would make every k-th tick k times as long). */
 uint64_t net_snapshot_next_tick(uint64_t after, uint32_t every, uint32_t client_id);
 
-/* Encodes a delta BodyState (fields 1-4, zero values left out as proto3 does) into out, which has
- * room for NET_SNAPSHOT_DELTA_MAX bytes; returns its length. */
-size_t net_snapshot_encode_delta(const world_body_row *info, uint8_t *out);
+/* A body's BodyState.grounded and ground_id (PROTOCOL.md "Characters: side-on games"). */
+typedef struct net_ground {
+    bool grounded;      /* a character standing after the world's last step */
+    uint32_t ground_id; /* the body it stands on; 0 for none, the bounds, or not grounded */
+} net_ground;
+/* A character's ground after the world's last step; false and 0 for any other body, and without
+ * a per-body call in a world that has no characters (w may be NULL: no characters). */
+net_ground net_snapshot_ground(const world *w, world_body_id id);
+
+/* Whether a body is one-way (BodyState.one_way), without a per-body call in a world that has
+ * none. */
+bool net_snapshot_one_way(const world *w, world_body_id id);
+
+/* Encodes a delta BodyState (id, position, velocity, last_input_seq, angle, angular_velocity,
+ * grounded, ground_id; zero values left out as proto3 does) into out, which has room for
+ * NET_SNAPSHOT_DELTA_MAX bytes; returns its length. */
+size_t net_snapshot_encode_delta(const world_body_row *info, const net_ground *ground,
+                                 uint8_t *out);
 
 #endif

@@ -69,9 +69,10 @@ static size_t put_vec2_field(uint8_t *out, uint32_t field, vec2 v) {
 }
 
 /* Hand-encoded: the same bytes protobuf-c writes for these fields of BodyState (id, position,
- * velocity, last_input_seq, angle, angular_velocity), without its
+ * velocity, last_input_seq, angle, angular_velocity, grounded, ground_id), without its
  * descriptor walk; the unit tests decode every snapshot with protobuf-c. */
-size_t net_snapshot_encode_delta(const world_body_row *info, uint8_t *out) {
+size_t net_snapshot_encode_delta(const world_body_row *info, const net_ground *ground,
+                                 uint8_t *out) {
     size_t n = 0;
     out[n++] = WIRE_KEY(WIRE_BODY_ID, WIRE_VARINT);
     n += varint_write(out + n, info->id);
@@ -85,6 +86,17 @@ size_t net_snapshot_encode_delta(const world_body_row *info, uint8_t *out) {
     if (info->angle != 0.0f) n += wire_put_float(out + n, WIRE_BODY_ANGLE, info->angle);
     if (info->angular_velocity != 0.0f)
         n += wire_put_float(out + n, WIRE_BODY_ANGULAR_VELOCITY, info->angular_velocity);
+    /* 1.2 characters: left out at false and 0 like the rest, so that a plain body's record is
+     * 1.1's; a record is a body's whole state for its fields, so one without them says "not
+     * grounded" to a character's watcher */
+    if (ground->grounded) {
+        out[n++] = WIRE_KEY(WIRE_BODY_GROUNDED, WIRE_VARINT);
+        out[n++] = 1;
+    }
+    if (ground->ground_id) {
+        out[n++] = WIRE_KEY(WIRE_BODY_GROUND_ID, WIRE_VARINT);
+        n += varint_write(out + n, ground->ground_id);
+    }
     COLLIDE_ASSERT(n <= NET_SNAPSHOT_DELTA_MAX);
     return n;
 }
@@ -121,14 +133,18 @@ static uint32_t record_delta(void *ctx, const world_body_row *row, uint32_t hand
             sw->deltas.len = handle + NET_SNAPSHOT_RECORD_COPY;
     }
     uint8_t *rec = sw->deltas.data + handle;
-    size_t len = net_snapshot_encode_delta(row, rec + 2);
+    net_ground ground = net_snapshot_ground(sw->world, row->id);
+    size_t len = net_snapshot_encode_delta(row, &ground, rec + 2);
     rec[0] = WIRE_KEY(WIRE_SNAPSHOT_BODIES, WIRE_LEN);
     rec[1] = (uint8_t)len;
     /* The quantized form of the same state; records encoded against the old one are stale. */
     size_t slot = handle / NET_SNAPSHOT_RECORD_COPY;
     COLLIDE_ASSERT(slot < sw->qslots);
-    sw->qslot[slot].cur = net_snapshot_quantize(
-        sw, row->position, row->velocity, row->last_input_seq, row->angle, row->angular_velocity);
+    quant_state *q = &sw->qslot[slot].cur;
+    *q = net_snapshot_quantize(sw, row->position, row->velocity, row->last_input_seq, row->angle,
+                               row->angular_velocity);
+    q->grounded = ground.grounded;
+    q->ground_id = ground.ground_id;
     sw->qslot[slot].valid = false;
     return handle;
 }
@@ -151,12 +167,25 @@ static net_view_movers_hook deltas_hook(net_snapshot_writer *sw) {
     return hook;
 }
 
+net_ground net_snapshot_ground(const world *w, world_body_id id) {
+    net_ground g = {false, 0};
+    world_character_state cs;
+    /* The count first: a world without characters asks nothing per body. */
+    if (w && world_character_count(w) && world_body_character(w, id, &cs)) {
+        g.grounded = cs.grounded;
+        g.ground_id = cs.grounded ? cs.ground : WORLD_NULL_BODY;
+    }
+    return g;
+}
+
 bool net_snapshot_observe(net_snapshot_writer *sw, const world *w) {
     net_view_movers_hook hook = deltas_hook(sw);
+    sw->world = w; /* record_delta asks it for the characters' ground */
     return net_view_update(&sw->view, w, &hook);
 }
 
 bool net_snapshot_rebuild(net_snapshot_writer *sw, const world *w) {
     net_view_movers_hook hook = deltas_hook(sw);
+    sw->world = w;
     return net_view_rebuild(&sw->view, w, &hook);
 }

@@ -123,7 +123,7 @@ static void send_snapshot(uint64_t tick, const body_spec *specs, size_t n, bool 
                 quant_filter f = {bs->category ? bs->category : QUANT_DEFAULT_CATEGORY,
                                   bs->mask ? bs->mask : QUANT_DEFAULT_MASK, bs->sensor};
                 len += quant_encode_new(&q, (uint32_t)b->kind, bs->owner, shape_bytes, sl, &f,
-                                        packed + len);
+                                        bs->one_way, packed + len);
             } else {
                 size_t r = quant_encode_change(&q, &sent_state[b->id % 128], packed + len);
                 if (r == 0) packed[len++] = 0; /* flags 0: nothing changed */
@@ -147,14 +147,102 @@ static uint64_t now_ms(void) {
     return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-int main(int argc, char **argv) {
-    bool bad = argc == 3 && strcmp(argv[1], "--mode") == 0 && strcmp(argv[2], "bad") == 0;
-    bool good = argc == 3 && strcmp(argv[1], "--mode") == 0 && strcmp(argv[2], "good") == 0;
-    bool oversize = argc == 3 && strcmp(argv[1], "--mode") == 0 && strcmp(argv[2], "oversize") == 0;
-    if (!bad && !good && !oversize) {
-        fprintf(stderr, "usage: check_double --mode bad|good|oversize\n");
-        return 2;
+/* The double's session, shared by the message handler and the tick loop. */
+typedef struct dbl_state {
+    bool oversize;     /* --mode oversize: Hello is answered by a 1 GiB length prefix */
+    bool spawned;      /* a spawn or a SetView came: the snapshots flow */
+    uint64_t tick;     /* the tick of the last snapshot */
+    uint32_t last_seq; /* the newest input_seq, acknowledged by every snapshot */
+} dbl_state;
+
+static void send_welcome(uint32_t rid, uint64_t tick) {
+    Collide__V1__ServerMessage r = COLLIDE__V1__SERVER_MESSAGE__INIT;
+    Collide__V1__Welcome w = COLLIDE__V1__WELCOME__INIT;
+    Collide__V1__Vec2 lo = COLLIDE__V1__VEC2__INIT, hi = COLLIDE__V1__VEC2__INIT;
+    lo.x = lo.y = -50.0f;
+    hi.x = hi.y = 50.0f;
+    w.client_id = CLIENT_ID;
+    w.protocol_version = 1;
+    w.tick_rate_hz = 60;
+    w.tick = tick;
+    w.world_min = &lo;
+    w.world_max = &hi;
+    w.max_speed = 100.0f;
+    w.max_bodies_per_client = 1;
+    if (quantized) {
+        w.position_quantum = (float)PQ;
+        w.velocity_quantum = 1.0f / 64.0f;
     }
+    r.request_id = rid;
+    r.msg_case = COLLIDE__V1__SERVER_MESSAGE__MSG_WELCOME;
+    r.welcome = &w;
+    send_msg(&r);
+}
+
+/* One ClientMessage answered as the daemon would; false when the double must give up. */
+static bool on_message(dbl_state *st, const Collide__V1__ClientMessage *cm) {
+    Collide__V1__ServerMessage r = COLLIDE__V1__SERVER_MESSAGE__INIT;
+    r.request_id = cm->request_id;
+    Collide__V1__Spawned sp = COLLIDE__V1__SPAWNED__INIT;
+    Collide__V1__Pong pong = COLLIDE__V1__PONG__INIT;
+    Collide__V1__Vec2 at = COLLIDE__V1__VEC2__INIT;
+    switch (cm->msg_case) {
+    case COLLIDE__V1__CLIENT_MESSAGE__MSG_HELLO:
+        quantized = cm->hello->quantized;
+        if (st->oversize) {
+            const uint8_t gib[5] = {0x80, 0x80, 0x80, 0x80, 0x04}; /* 1 << 30 */
+            return write(client_fd, gib, sizeof gib) == (ssize_t)sizeof gib;
+        }
+        send_welcome(cm->request_id, st->tick);
+        break;
+    case COLLIDE__V1__CLIENT_MESSAGE__MSG_SPAWN:
+        sp.body_id = OWN_BODY;
+        at.x = -5.0f;
+        sp.position = &at;
+        r.msg_case = COLLIDE__V1__SERVER_MESSAGE__MSG_SPAWNED;
+        r.spawned = &sp;
+        send_msg(&r);
+        st->spawned = true;
+        break;
+    case COLLIDE__V1__CLIENT_MESSAGE__MSG_SET_VIEW:
+        st->spawned = true;
+        break;
+    case COLLIDE__V1__CLIENT_MESSAGE__MSG_MOVE:
+        if (cm->move->input_seq > st->last_seq) st->last_seq = cm->move->input_seq;
+        break;
+    case COLLIDE__V1__CLIENT_MESSAGE__MSG_PING:
+        pong.client_time_us = cm->ping->client_time_us;
+        pong.tick = st->tick;
+        r.msg_case = COLLIDE__V1__SERVER_MESSAGE__MSG_PONG;
+        r.pong = &pong;
+        send_msg(&r);
+        break;
+    default:
+        break;
+    }
+    return true;
+}
+
+/* Every whole frame of rx handled and taken out; false when the double must give up. */
+static bool on_frames(dbl_state *st, uint8_t *rx, size_t *rx_len) {
+    for (;;) {
+        size_t pre, body;
+        frame_status fs = frame_peek(rx, *rx_len, 65536, &pre, &body);
+        if (fs == FRAME_TOO_LARGE) return false;
+        if (fs != FRAME_OK) return true;
+        Collide__V1__ClientMessage *cm = collide__v1__client_message__unpack(NULL, body, rx + pre);
+        if (!cm) return false;
+        bool ok = on_message(st, cm);
+        collide__v1__client_message__free_unpacked(cm, NULL);
+        if (!ok) return false;
+        memmove(rx, rx + pre + body, *rx_len - pre - body);
+        *rx_len -= pre + body;
+    }
+}
+
+/* Listens on an ephemeral loopback port, prints "port=N", accepts one connection into client_fd.
+ * Returns the listening socket, or -1. */
+static int accept_one(void) {
     int ls = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in a;
     memset(&a, 0, sizeof a);
@@ -164,14 +252,26 @@ int main(int argc, char **argv) {
     if (ls < 0 || bind(ls, (struct sockaddr *)&a, sizeof a) != 0 || listen(ls, 4) != 0 ||
         getsockname(ls, (struct sockaddr *)&a, &alen) != 0) {
         perror("check_double: listen");
-        return 1;
+        return -1;
     }
     printf("port=%u\n", (unsigned)ntohs(a.sin_port));
     fflush(stdout);
     struct pollfd pl = {ls, POLLIN, 0};
-    if (poll(&pl, 1, 30000) <= 0) return 1;
+    if (poll(&pl, 1, 30000) <= 0) return -1;
     client_fd = accept(ls, NULL, NULL);
-    if (client_fd < 0) return 1;
+    return client_fd < 0 ? -1 : ls;
+}
+
+int main(int argc, char **argv) {
+    bool bad = argc == 3 && strcmp(argv[1], "--mode") == 0 && strcmp(argv[2], "bad") == 0;
+    bool good = argc == 3 && strcmp(argv[1], "--mode") == 0 && strcmp(argv[2], "good") == 0;
+    bool oversize = argc == 3 && strcmp(argv[1], "--mode") == 0 && strcmp(argv[2], "oversize") == 0;
+    if (!bad && !good && !oversize) {
+        fprintf(stderr, "usage: check_double --mode bad|good|oversize\n");
+        return 2;
+    }
+    int ls = accept_one();
+    if (ls < 0) return 1;
 
     /* Scene: a static 2x2 box at the origin, our body at (-5, 0), two more movers. */
     body_spec scene[4] = {
@@ -183,11 +283,10 @@ int main(int argc, char **argv) {
     body_spec sunk = {4, COLLIDE__V1__BODY_KIND__BODY_KIND_MOVING, bad ? 1.3f : 3.0f,
                       bad ? 0.0f : -3.0f, 0.5f};
 
-    uint8_t rx[65536];
+    static uint8_t rx[65536];
     size_t rx_len = 0;
-    bool spawned = false;
-    uint64_t tick = 1000, step = 0, next_tick = now_ms() + 16, deadline = now_ms() + 30000;
-    uint32_t last_seq = 0;
+    dbl_state st = {oversize, false, 1000, 0};
+    uint64_t step = 0, next_tick = now_ms() + 16, deadline = now_ms() + 30000;
     while (now_ms() < deadline) {
         struct pollfd p = {client_fd, POLLIN, 0};
         int wait = (int)(next_tick > now_ms() ? next_tick - now_ms() : 0);
@@ -195,92 +294,23 @@ int main(int argc, char **argv) {
             ssize_t n = read(client_fd, rx + rx_len, sizeof rx - rx_len);
             if (n <= 0) break;
             rx_len += (size_t)n;
-            for (;;) {
-                size_t pre, body;
-                frame_status fs = frame_peek(rx, rx_len, 65536, &pre, &body);
-                if (fs == FRAME_TOO_LARGE) return 1;
-                if (fs != FRAME_OK) break;
-                Collide__V1__ClientMessage *cm =
-                    collide__v1__client_message__unpack(NULL, body, rx + pre);
-                if (!cm) return 1;
-                Collide__V1__ServerMessage r = COLLIDE__V1__SERVER_MESSAGE__INIT;
-                r.request_id = cm->request_id;
-                Collide__V1__Welcome w = COLLIDE__V1__WELCOME__INIT;
-                Collide__V1__Spawned sp = COLLIDE__V1__SPAWNED__INIT;
-                Collide__V1__Pong pong = COLLIDE__V1__PONG__INIT;
-                Collide__V1__Vec2 lo = COLLIDE__V1__VEC2__INIT, hi = COLLIDE__V1__VEC2__INIT;
-                Collide__V1__Vec2 at = COLLIDE__V1__VEC2__INIT;
-                switch (cm->msg_case) {
-                case COLLIDE__V1__CLIENT_MESSAGE__MSG_HELLO:
-                    quantized = cm->hello->quantized;
-                    if (oversize) {
-                        const uint8_t gib[5] = {0x80, 0x80, 0x80, 0x80, 0x04}; /* 1 << 30 */
-                        if (write(client_fd, gib, sizeof gib) != (ssize_t)sizeof gib) return 1;
-                        break;
-                    }
-                    lo.x = lo.y = -50.0f;
-                    hi.x = hi.y = 50.0f;
-                    w.client_id = CLIENT_ID;
-                    w.protocol_version = 1;
-                    w.tick_rate_hz = 60;
-                    w.tick = tick;
-                    w.world_min = &lo;
-                    w.world_max = &hi;
-                    w.max_speed = 100.0f;
-                    w.max_bodies_per_client = 1;
-                    if (quantized) {
-                        w.position_quantum = (float)PQ;
-                        w.velocity_quantum = 1.0f / 64.0f;
-                    }
-                    r.msg_case = COLLIDE__V1__SERVER_MESSAGE__MSG_WELCOME;
-                    r.welcome = &w;
-                    send_msg(&r);
-                    break;
-                case COLLIDE__V1__CLIENT_MESSAGE__MSG_SPAWN:
-                    sp.body_id = OWN_BODY;
-                    at.x = -5.0f;
-                    sp.position = &at;
-                    r.msg_case = COLLIDE__V1__SERVER_MESSAGE__MSG_SPAWNED;
-                    r.spawned = &sp;
-                    send_msg(&r);
-                    spawned = true;
-                    break;
-                case COLLIDE__V1__CLIENT_MESSAGE__MSG_SET_VIEW:
-                    spawned = true;
-                    break;
-                case COLLIDE__V1__CLIENT_MESSAGE__MSG_MOVE:
-                    if (cm->move->input_seq > last_seq) last_seq = cm->move->input_seq;
-                    break;
-                case COLLIDE__V1__CLIENT_MESSAGE__MSG_PING:
-                    pong.client_time_us = cm->ping->client_time_us;
-                    pong.tick = tick;
-                    r.msg_case = COLLIDE__V1__SERVER_MESSAGE__MSG_PONG;
-                    r.pong = &pong;
-                    send_msg(&r);
-                    break;
-                default:
-                    break;
-                }
-                collide__v1__client_message__free_unpacked(cm, NULL);
-                memmove(rx, rx + pre + body, rx_len - pre - body);
-                rx_len -= pre + body;
-            }
+            if (!on_frames(&st, rx, &rx_len)) return 1;
         }
         if (now_ms() < next_tick) continue;
         next_tick += 16;
-        tick++;
-        if (!spawned) continue;
+        st.tick++;
+        if (!st.spawned) continue;
         if (step == 0) {
             body_spec all[5] = {scene[0], scene[1], scene[2], scene[3], sunk};
-            send_snapshot(tick, all, 5, true, last_seq);
+            send_snapshot(st.tick, all, 5, true, st.last_seq);
         } else if (step == 1) {
             /* The next tick: our body either stays on its side or jumps through the static. */
             body_spec own = scene[1];
             own.x = bad ? 3.0f : -4.9f;
             scene[1] = own;
-            send_snapshot(tick, &own, 1, false, last_seq);
+            send_snapshot(st.tick, &own, 1, false, st.last_seq);
         } else {
-            send_snapshot(tick, &scene[1], 1, false, last_seq);
+            send_snapshot(st.tick, &scene[1], 1, false, st.last_seq);
         }
         step++;
     }

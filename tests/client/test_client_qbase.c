@@ -56,9 +56,9 @@ static void world_spawn(o_world *w) {
     b->id = w->next_id;
     b->kind = 1 + pick(w, 2);
     b->owner = pick(w, 3);
-    b->q =
-        (quant_state){(int32_t)pick(w, 20000) - 10000, (int32_t)pick(w, 20000) - 10000, 0, 0, 0, 0,
-                      pick(w, QUANT_ANGLE_STEPS)};
+    b->q = (quant_state){.px = (int32_t)pick(w, 20000) - 10000,
+                         .py = (int32_t)pick(w, 20000) - 10000,
+                         .angle = (uint16_t)pick(w, QUANT_ANGLE_STEPS)};
     b->shape_len = 1 + pick(w, 8);
     for (uint32_t i = 0; i < b->shape_len; i++)
         b->shape[i] = (uint8_t)collide_rng_next(&w->rng);
@@ -112,7 +112,7 @@ static void encode(const o_state *cur, const o_state *base, o_snapshot *out) {
         uint8_t rec[QUANT_CHANGE_MAX + QUANT_NEW_EXTRA_MAX + 8];
         size_t n = was ? quant_encode_change(&b->q, &was->q, rec)
                        : quant_encode_new(&b->q, b->kind, b->owner, b->shape, b->shape_len,
-                                          b->has_filter ? &b->filter : NULL, rec);
+                                          b->has_filter ? &b->filter : NULL, false, rec);
         if (n == 0) continue; /* unchanged against the baseline: no record */
         out->len += varint_write(out->packed + out->len, b->id - prev);
         memcpy(out->packed + out->len, rec, n);

@@ -475,10 +475,10 @@ static void test_qsnap_turning_and_check(void) {
     bar.w = -3 * QUANT_ANGULAR_VELOCITY_PER_RAD / 2; /* -1.5 rad/s */
     size_t n = varint_write(packed, 1);
     n += quant_encode_new(&bar, COLLIDE__V1__BODY_KIND__BODY_KIND_MOVING, 7, shape,
-                          box_shape_bytes(2.0f, 0.1f, shape), NULL, packed + n);
+                          box_shape_bytes(2.0f, 0.1f, shape), NULL, false, packed + n);
     n += varint_write(packed + n, 99);
     n += quant_encode_new(&wall, COLLIDE__V1__BODY_KIND__BODY_KIND_STATIC, 0, shape,
-                          box_shape_bytes(0.5f, 0.5f, shape), NULL, packed + n);
+                          box_shape_bytes(0.5f, 0.5f, shape), NULL, false, packed + n);
     Collide__V1__Snapshot snap = COLLIDE__V1__SNAPSHOT__INIT;
     snap.tick = 10;
     snap.packed.data = packed, snap.packed.len = n;
@@ -512,6 +512,77 @@ static void test_qsnap_turning_and_check(void) {
     snap.packed.len = n;
     CHECK(cc_qsnap_expand(&q, &snap) && snap.n_bodies == 1);
     CHECK_NEAR(snap.bodies[0]->angle, -3.14159265358979 / 2, 1e-6);
+    cc_qsnap_done(&q, &snap);
+    cc_qsnap_free(&q);
+    free(v);
+}
+
+/* 1.2 over the quantized form: cc_qsnap_expand gives a record's grounded and ground_id (bit 7)
+ * in every BodyState and one_way (bit 8) in a new one; --check leaves a one-way body's overlaps
+ * alone (a mover may pass it from below) and a sensor's (bit 6, which the TCP path now passes
+ * on), and still reports a plain static's. */
+static void test_qsnap_ground_one_way_and_check(void) {
+    cc_qsnap q;
+    cc_qsnap_init(&q, 1.0f / 256.0f, 1.0f / 64.0f);
+    cc_check_view *v = calloc(1, sizeof *v);
+    CHECK(v != NULL);
+    if (!v) return;
+    cc_check_stats st;
+    cc_check_view_init(v, 0.01f);
+    cc_check_stats_init(&st);
+    uint8_t shape[32], packed[512];
+    const uint32_t moving = COLLIDE__V1__BODY_KIND__BODY_KIND_MOVING,
+                   fixed = COLLIDE__V1__BODY_KIND__BODY_KIND_STATIC;
+    quant_state ch, plat, sensor, wall, crate;
+    memset(&ch, 0, sizeof ch);
+    plat = sensor = wall = crate = ch;
+    ch.grounded = 1, ch.ground_id = 5; /* id 2, standing on the one-way body 5 */
+    plat.py = 64;                      /* id 5: one-way, overlapping the character */
+    sensor.px = 256 * 10;              /* id 6: a sensor over the crate */
+    crate.px = 256 * 10;               /* id 7 */
+    wall.px = 256 * 20, crate.py = 0;  /* id 9: a plain static under ... */
+    quant_state crate2 = wall;         /* id 10: ... a crate inside it: a violation */
+    quant_filter sf = {1u, 0xffffffffu, true};
+    size_t n = varint_write(packed, 2);
+    n += quant_encode_new(&ch, moving, 7, shape, box_shape_bytes(0.5f, 1.0f, shape), NULL, false,
+                          packed + n);
+    n += varint_write(packed + n, 3);
+    n += quant_encode_new(&plat, fixed, 0, shape, box_shape_bytes(5.0f, 0.5f, shape), NULL, true,
+                          packed + n);
+    n += varint_write(packed + n, 1);
+    n += quant_encode_new(&sensor, fixed, 0, shape, box_shape_bytes(1.0f, 1.0f, shape), &sf, false,
+                          packed + n);
+    n += varint_write(packed + n, 1);
+    n += quant_encode_new(&crate, moving, 7, shape, box_shape_bytes(0.5f, 0.5f, shape), NULL, false,
+                          packed + n);
+    n += varint_write(packed + n, 2);
+    n += quant_encode_new(&wall, fixed, 0, shape, box_shape_bytes(1.0f, 1.0f, shape), NULL, false,
+                          packed + n);
+    n += varint_write(packed + n, 1);
+    n += quant_encode_new(&crate2, moving, 7, shape, box_shape_bytes(0.5f, 0.5f, shape), NULL,
+                          false, packed + n);
+    Collide__V1__Snapshot snap = COLLIDE__V1__SNAPSHOT__INIT;
+    snap.tick = 10;
+    snap.packed.data = packed, snap.packed.len = n;
+    CHECK(cc_qsnap_expand(&q, &snap) && snap.n_bodies == 6);
+    const Collide__V1__BodyState *const *b = (const Collide__V1__BodyState *const *)snap.bodies;
+    CHECK(b[0]->id == 2 && b[0]->grounded && b[0]->ground_id == 5 && !b[0]->one_way);
+    CHECK(b[1]->id == 5 && !b[1]->grounded && b[1]->ground_id == 0 && b[1]->one_way);
+    CHECK(b[2]->id == 6 && b[2]->sensor && !b[2]->one_way);
+    cc_check_snapshot(v, &snap, &st);
+    cc_qsnap_done(&q, &snap);
+    CHECK_MSG(cc_check_total(&st) == 1 && st.counts[CC_VIOL_OVERLAP_STATIC] == 1,
+              "%llu violations, %llu overlapping a static", (unsigned long long)cc_check_total(&st),
+              (unsigned long long)st.counts[CC_VIOL_OVERLAP_STATIC]);
+    /* the character takes off: bit 7 alone, both back to false and 0 */
+    quant_state off = ch;
+    off.grounded = 0, off.ground_id = 0;
+    n = varint_write(packed, 2);
+    n += quant_encode_change(&off, &ch, packed + n);
+    snap.tick = 11;
+    snap.packed.len = n;
+    CHECK(cc_qsnap_expand(&q, &snap) && snap.n_bodies == 1);
+    CHECK(snap.bodies[0]->id == 2 && !snap.bodies[0]->grounded && snap.bodies[0]->ground_id == 0);
     cc_qsnap_done(&q, &snap);
     cc_qsnap_free(&q);
     free(v);
@@ -674,7 +745,8 @@ TEST_MAIN(TEST(test_proc_stat_cpu_ticks), TEST(test_hist_slots_cover_values),
           TEST(test_hist_percentiles_match_exact), TEST(test_hist_merge_equals_combined),
           TEST(test_wire_scans_snapshot), TEST(test_wire_pong), TEST(test_check_depths),
           TEST(test_check_turning_tunnel), TEST(test_qsnap_turning_and_check),
-          TEST(test_check_gaps), TEST(test_check_contact_events), TEST(test_check_sensor_events),
+          TEST(test_qsnap_ground_one_way_and_check), TEST(test_check_gaps),
+          TEST(test_check_contact_events), TEST(test_check_sensor_events),
           TEST(test_load_parse_rooms_backend), TEST(test_load_parse_udp),
           TEST(test_load_room_names), TEST(test_room_stats_merge),
           TEST(test_backend_batch_and_acks))

@@ -177,7 +177,9 @@ def msg_list_rooms(rid):
     return m
 
 
-def msg_spawn(rid, shape, x, y, kind=None, angle=None):
+def msg_spawn(rid, shape, x, y, kind=None, angle=None, character=None, one_way=False):
+    """character: None (a plain body) or a dict of CharacterOptions fields ({} is a character
+    with every default); one_way: SpawnBody.one_way (1.2)."""
     m = pb.ClientMessage(request_id=rid)
     m.spawn.kind = pb.BODY_KIND_MOVING if kind is None else kind
     m.spawn.shape.CopyFrom(shape)
@@ -185,16 +187,24 @@ def msg_spawn(rid, shape, x, y, kind=None, angle=None):
     m.spawn.position.y = y
     if angle is not None:
         m.spawn.angle = angle
+    if character is not None:
+        m.spawn.character.SetInParent()  # present, even empty: the body is a character
+        for k, v in character.items():
+            setattr(m.spawn.character, k, v)
+    if one_way:
+        m.spawn.one_way = True
     return m
 
 
-def msg_move(rid, body_id, seq, vx, vy, w=0.0):
+def msg_move(rid, body_id, seq, vx, vy, w=0.0, jump=False):
     m = pb.ClientMessage(request_id=rid)
     m.move.body_id = body_id
     m.move.input_seq = seq
     m.move.velocity.x = vx
     m.move.velocity.y = vy
     m.move.angular_velocity = w
+    if jump:
+        m.move.jump = True
     return m
 
 
@@ -357,15 +367,18 @@ WHOLE_WORLD_VIEW = ["--max-view-extent", "2000"]
 
 
 def write_world(statics=(), bounds=((-1000, -1000), (1000, 1000)), spawn_points=((0, 0),),
-                directory=None, name=None):
+                directory=None, name=None, gravity=None):
     """Writes a world file (ARCHITECTURE.md format) and returns its path. statics: list of
-    (x, y, shape-dict) with shape-dict like {"box": {"half_extents": [hx, hy]}}. With directory
-    and name (a world_dir() and "arena.json"), the file is that one, for CreateRoom."""
+    (x, y, shape-dict) with shape-dict like {"box": {"half_extents": [hx, hy]}} (and any other
+    key of a static, "one_way": True say). With directory and name (a world_dir() and
+    "arena.json"), the file is that one, for CreateRoom. gravity: (x, y), the "gravity" key."""
     doc = {
         "bounds": {"min": list(bounds[0]), "max": list(bounds[1])},
         "statics": [dict({"position": [x, y]}, **shape) for x, y, shape in statics],
         "spawn_points": [list(p) for p in spawn_points],
     }
+    if gravity is not None:
+        doc["gravity"] = list(gravity)
     if directory is not None:
         path = os.path.join(directory, name)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
@@ -772,6 +785,12 @@ class Client:
             st["seq"] = b.last_input_seq
             st["angle"] = b.angle
             st["w"] = b.angular_velocity
+            # 1.2: every record of a character carries its ground (absent: not grounded, 0);
+            # one_way comes with the new body, like its shape
+            st["grounded"] = b.grounded
+            st["ground_id"] = b.ground_id
+            if b.one_way:
+                st["one_way"] = True
             st["tick"] = snap.tick
 
     def recv_until(self, pred, timeout=REPLY_TIMEOUT, what="a matching message", keep=None):
@@ -859,24 +878,25 @@ class Client:
     def list_rooms(self):
         return self.admin_request(msg_list_rooms(0))
 
-    def spawn(self, shape, x, y, kind=None, angle=None):
-        """Spawns and returns the ServerMessage replying to it (Spawned or Error)."""
+    def spawn(self, shape, x, y, kind=None, angle=None, **options):
+        """Spawns and returns the ServerMessage replying to it (Spawned or Error). options:
+        msg_spawn's character and one_way."""
         rid = self.rid()
-        self.send(msg_spawn(rid, shape, x, y, kind, angle))
+        self.send(msg_spawn(rid, shape, x, y, kind, angle, **options))
         return self.reply(rid)
 
-    def spawn_ok(self, shape, x, y, kind=None, angle=None):
-        sm = self.spawn(shape, x, y, kind, angle)
+    def spawn_ok(self, shape, x, y, kind=None, angle=None, **options):
+        sm = self.spawn(shape, x, y, kind, angle, **options)
         check(kind_of(sm) == "spawned", "spawn at (%g,%g) must succeed, got %s" % (x, y,
                                                                                    describe(sm)))
         check(sm.spawned.body_id != 0, "Spawned.body_id must not be 0")
         return sm.spawned.body_id
 
-    def move(self, body_id, vx, vy, seq=None, rid=0, w=0.0):
+    def move(self, body_id, vx, vy, seq=None, rid=0, w=0.0, jump=False):
         if seq is None:
             seq = self.next_seq
             self.next_seq += 1
-        self.send(msg_move(rid, body_id, seq, vx, vy, w))
+        self.send(msg_move(rid, body_id, seq, vx, vy, w, jump))
         return seq
 
     def ping(self, t=None):

@@ -171,9 +171,12 @@ typedef struct tu_body {
     uint32_t last_input_seq; /* newest input applied, as last reported */
     Collide__V1__BodyKind kind;
     uint32_t owner;
-    float hx, hy; /* a box's half extents (0 for other shapes) */
-    float angle;  /* radians, as last reported (1.1 rotation) */
-    float w;      /* angular velocity, rad/s, as last reported */
+    float hx, hy;       /* a box's half extents (0 for other shapes) */
+    float angle;        /* radians, as last reported (1.1 rotation) */
+    float w;            /* angular velocity, rad/s, as last reported */
+    bool grounded;      /* 1.2 characters: as last reported (every record says it) */
+    uint32_t ground_id; /* 1.2: the body stood on, as last reported */
+    bool one_way;       /* 1.2: as its new record said */
 } tu_body;
 
 typedef struct tu_view {
@@ -248,6 +251,7 @@ static inline bool tu_view_apply(tu_view *v, const Collide__V1__Snapshot *s) {
             b->id = bs->id;
             b->kind = bs->kind;
             b->owner = bs->owner;
+            b->one_way = bs->one_way;
             if (bs->shape->kind_case == COLLIDE__V1__SHAPE__KIND_BOX && bs->shape->box) {
                 b->hx = tu_x(bs->shape->box->half_extents);
                 b->hy = tu_y(bs->shape->box->half_extents);
@@ -263,6 +267,8 @@ static inline bool tu_view_apply(tu_view *v, const Collide__V1__Snapshot *s) {
         b->last_input_seq = bs->last_input_seq;
         b->angle = bs->angle;
         b->w = bs->angular_velocity;
+        b->grounded = bs->grounded;
+        b->ground_id = bs->ground_id;
     }
     return ok;
 }

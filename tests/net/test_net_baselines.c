@@ -8,6 +8,9 @@
  *     and baseline snapshots, acknowledges some, loses some at random, and must hold exactly the
  *     state the server recorded for each snapshot it applied, each record exactly the server's
  *     quantized state; once the world rests and nothing is lost, every body in view exactly;
+ *     half the seeds are side-on worlds (1.2: gravity, characters that fall, stand and jump,
+ * one-way statics): the records' bit 7 is taken against the baseline's ground, bit 8 rides new
+ * ones;
  *   - events: one Events message per tick on the client's output, none in snapshots. */
 #include <math.h>
 #include <stdio.h>
@@ -130,6 +133,8 @@ static cbody *cfind(cstate *s, uint32_t id) {
     return NULL;
 }
 
+static int seen_ground, seen_one_way; /* records with bit 7, new records with bit 8 */
+
 /* A record's parts, deltas against *q (PROTOCOL.md "Snapshot rate and quantized snapshots"). */
 static bool decode_parts(const uint8_t **p, const uint8_t *end, uint64_t flags, quant_state *q) {
     int64_t a, b;
@@ -171,6 +176,7 @@ static bool decode_packed(client_side *cs, cstate *s, const uint8_t *p, size_t l
         if (!get_varint(&p, end, &gap) || !get_varint(&p, end, &flags) || (gap == 0 && id != 0))
             return false;
         id += (uint32_t)gap;
+        if ((flags & ~0x1ffu) || ((flags & 256u) && !(flags & 32u))) return false;
         cbody *b = cfind(s, id);
         if (flags & 32u) {
             if (b || s->n == MAXB) return false;
@@ -190,6 +196,14 @@ static bool decode_packed(client_side *cs, cstate *s, const uint8_t *p, size_t l
         if (flags & 64u) /* category, mask, sensor */
             for (int i = 0; i < 3; i++)
                 if (!get_varint(&p, end, &u)) return false;
+        if (flags & 128u) { /* 1.2: grounded (0/1), ground_id, absolute, after bit 6's part */
+            uint64_t g;
+            if (!get_varint(&p, end, &g) || g > 1 || !get_varint(&p, end, &u)) return false;
+            b->q.grounded = (uint16_t)g;
+            b->q.ground_id = (uint32_t)u;
+            seen_ground++;
+        }
+        seen_one_way += (flags & 256u) != 0; /* 1.2: a new one-way body, no payload */
         cs->recs[cs->nrecs++] = id;
     }
     return true;
@@ -242,14 +256,20 @@ static void send_ack(net_server *srv, net_client *c, uint64_t tick) {
     net_client_feed(srv, c, buf, tu_ack(tick, buf, sizeof buf));
 }
 
-/* The server's quantized state of a body now, as its records are made. */
+/* The server's quantized state of a body now, as its records are made; a character's ground
+ * from the world itself. */
 static quant_state server_q(net_server *srv, uint32_t id) {
     world_body_row row;
+    world_character_state cs;
     quant_state q;
     memset(&q, 0, sizeof q);
     if (world_body_get(srv->world, id, &row))
         q = net_snapshot_quantize(srv->snapshot, row.position, row.velocity, row.last_input_seq,
                                   row.angle, row.angular_velocity);
+    if (world_body_character(srv->world, id, &cs) && cs.grounded) {
+        q.grounded = 1;
+        q.ground_id = cs.ground;
+    }
     return q;
 }
 
@@ -277,6 +297,11 @@ typedef struct rig {
     client_side *cs;
 } rig;
 
+/* The round trip's side-on seeds (1.2): gravity pulls down hard enough that what falls lands
+ * within the run's rest, a third of the new movers are characters, some statics one-way. */
+static bool side_on;
+#define SIDE_GRAVITY (-200.0f)
+
 static bool rig_open(rig *r, uint32_t snapshot_bytes, uint32_t baselines, uint32_t max_bodies) {
     dg_register();
     memset(r, 0, sizeof *r);
@@ -290,6 +315,10 @@ static bool rig_open(rig *r, uint32_t snapshot_bytes, uint32_t baselines, uint32
     world_config wc;
     world_config_default(&wc);
     wc.max_bodies = max_bodies;
+    if (side_on) {
+        wc.gravity = v2(0.0f, SIDE_GRAVITY);
+        wc.bounds = aabb_make(v2(-120.0f, -120.0f), v2(120.0f, 120.0f));
+    }
     r->w = world_create(&wc);
     r->srv = r->w ? net_server_create(&cfg, r->w) : NULL;
     if (!r->srv) return false;
@@ -367,14 +396,21 @@ static void drive(rig *r, int t) {
     }
     while (r->nmovers < 120 && rnd() % 100u < 40u) {
         uint32_t id = spawn_box(r, WORLD_BODY_MOVING, rndf(-100, 100), rndf(-100, 100));
+        if (id && side_on && rnd() % 3u == 0) {
+            world_character_options o = {.jump_speed = 40.0f};
+            if (world_body_set_character(r->w, id, &o) != WORLD_OK) id = 0;
+        }
         if (id) r->movers[r->nmovers++] = id;
     }
+    if (side_on) /* a character's jump now and then (plain movers ignore it) */
+        for (size_t i = 0; i < r->nmovers; i++)
+            if (rnd() % 100u < 3u) world_character_jump(r->w, r->movers[i]);
     net_client_feed(r->srv, &r->c, buf,
                     tu_move(0, r->own, (uint32_t)t, rndf(-10, 10), rndf(-10, 10), buf, sizeof buf));
-    if (t % 25 == 0)
+    if (t % 25 == 0) /* side-on: low, where the characters land */
         net_client_feed(r->srv, &r->c, buf,
-                        tu_set_view(0, rndf(-60, 60), rndf(-60, 60), rndf(20, 60), rndf(20, 60),
-                                    buf, sizeof buf));
+                        tu_set_view(0, rndf(-60, 60), side_on ? rndf(-110, -70) : rndf(-60, 60),
+                                    rndf(20, 60), rndf(20, 60), buf, sizeof buf));
 }
 
 /* Each record carries the server's quantized state now, and the state the client built is the
@@ -400,11 +436,17 @@ static int round_trip(uint64_t seed) {
     static const uint32_t kept[] = {1, 4, 32};
     rig r;
     int applied = -1;
+    /* every (bytes, kept) pair comes in plain and side-on seeds; the side-on rest is longer, so
+     * that what jumped or fell at its start has landed */
+    side_on = (seed / 9) % 2 == 1;
+    int end = side_on ? 460 : 380;
     if (!rig_open(&r, bytes[seed % 3], kept[(seed / 3) % 3], 512)) goto done;
-    for (int i = 0; i < 15; i++)
-        spawn_box(&r, WORLD_BODY_STATIC, rndf(-100, 100), rndf(-100, 100));
+    for (int i = 0; i < 15; i++) {
+        uint32_t id = spawn_box(&r, WORLD_BODY_STATIC, rndf(-100, 100), rndf(-100, 100));
+        if (id && side_on && i % 3 == 0) world_body_set_one_way(r.w, id, true);
+    }
     applied = 0;
-    for (int t = 1; t <= 380; t++) {
+    for (int t = 1; t <= end; t++) {
         bool rest = t > 300, over = false;
         int events = 0;
         if (!rest) drive(&r, t);
@@ -450,6 +492,7 @@ static int round_trip(uint64_t seed) {
     if (!last || last->count != s->n) applied = -1;
 done:
     rig_close(&r);
+    side_on = false;
     return applied;
 }
 
@@ -462,9 +505,10 @@ static void test_round_trip_with_loss(void) {
     }
     fprintf(stderr,
             "round trip: %d snapshots applied and checked (%d full, %d against a baseline, %d "
-            "with removals)\n",
-            total, seen_full, seen_delta, seen_removed);
+            "with removals; %d records with bit 7, %d with bit 8)\n",
+            total, seen_full, seen_delta, seen_removed, seen_ground, seen_one_way);
     CHECK(total > 5000 && seen_full > 36 && seen_delta > 4000 && seen_removed > 100);
+    CHECK(seen_ground > 200 && seen_one_way > 50);
 }
 
 /* ---- The budget ---------------------------------------------------------------------------- */

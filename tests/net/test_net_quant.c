@@ -53,7 +53,8 @@ typedef struct fixture {
 
 static void feed(fixture *f, int ci, size_t n) { net_client_feed(f->srv, &f->c[ci], f->buf, n); }
 
-static void fixture_init(fixture *f) {
+/* The fixture's world with gravity (1.2 characters; (0, 0) for every other test). */
+static void fixture_init_gravity(fixture *f, vec2 gravity) {
     memset(f, 0, sizeof *f);
     net_log_set_level(NET_LOG_ERROR);
     net_config_default(&f->cfg);
@@ -66,12 +67,15 @@ static void fixture_init(fixture *f) {
     wc.bounds = aabb_make(v2(-HALF, -HALF), v2(HALF, HALF));
     wc.max_bodies = CAPACITY;
     wc.tick_rate_hz = 60.0f;
+    wc.gravity = gravity;
     f->w = world_create(&wc);
     CHECK(f->w);
     f->srv = net_server_create(&f->cfg, f->w);
     CHECK(f->srv);
     f->srv->now_us = 1000000;
 }
+
+static void fixture_init(fixture *f) { fixture_init_gravity(f, v2(0.0f, 0.0f)); }
 
 static void fixture_free(fixture *f) {
     for (int i = 0; i < NCLIENTS; i++)
@@ -279,10 +283,12 @@ typedef struct qwatch {
     unsigned flags[CAPACITY]; /* the new records' flags and filters, in the same order */
     quant_filter filter[CAPACITY];
     size_t nshapes;
+    unsigned ground_changes; /* change records with bit 7 (1.2: a character's ground changed) */
 } qwatch;
 
 static void on_record(void *ctx, const quant_record *r) {
     qwatch *q = ctx;
+    q->ground_changes += (r->flags & (QUANT_GROUND | QUANT_NEW)) == QUANT_GROUND;
     if (!(r->flags & QUANT_NEW)) return;
     size_t k = q->nshapes;
     if (k == CAPACITY) return; /* kept for the first CAPACITY new records only */
@@ -326,6 +332,14 @@ static void qwatch_take(qwatch *q, net_client *c) {
     tu_free(&msgs);
 }
 
+/* A character's ground after the step, from the world itself (not the writer's reading of it). */
+static net_ground world_ground(const world *w, world_body_id id) {
+    world_character_state cs;
+    net_ground g = {false, 0};
+    if (world_body_character(w, id, &cs) && cs.grounded) g.grounded = true, g.ground_id = cs.ground;
+    return g;
+}
+
 /* Whether q's table is exactly the server's quantized state of every body in the world (the
  * watchers see the whole world). */
 static bool qwatch_exact(const qwatch *q, fixture *f, char *why, size_t why_size) {
@@ -353,13 +367,20 @@ static bool qwatch_exact(const qwatch *q, fixture *f, char *why, size_t why_size
         want.last_input_seq = info.last_input_seq;
         want.angle = quant_angle_of(info.angle);
         want.w = quant_of(info.angular_velocity, 1.0 / QUANT_ANGULAR_VELOCITY_PER_RAD);
+        net_ground g = world_ground(f->w, ids[i]);
+        want.grounded = g.grounded;
+        want.ground_id = g.ground_id;
         if (memcmp(&want, &b->q, sizeof want) != 0) {
             snprintf(why, why_size,
-                     "body %u: decoded (%d, %d) v (%d, %d) seq %u a %u w %d, server (%d, %d) v "
-                     "(%d, %d) seq %u a %u w %d",
+                     "body %u: decoded (%d, %d) v (%d, %d) seq %u a %u w %d ground %u/%u, server "
+                     "(%d, %d) v (%d, %d) seq %u a %u w %d ground %u/%u",
                      ids[i], b->q.px, b->q.py, b->q.vx, b->q.vy, b->q.last_input_seq, b->q.angle,
-                     b->q.w, want.px, want.py, want.vx, want.vy, want.last_input_seq, want.angle,
-                     want.w);
+                     b->q.w, b->q.grounded, b->q.ground_id, want.px, want.py, want.vx, want.vy,
+                     want.last_input_seq, want.angle, want.w, want.grounded, want.ground_id);
+            return false;
+        }
+        if (b->one_way != world_body_one_way(f->w, ids[i])) {
+            snprintf(why, why_size, "body %u: one_way %d", ids[i], (int)b->one_way);
             return false;
         }
         uint32_t kind = info.kind == WORLD_BODY_STATIC ? STATIC : MOVING;
@@ -688,6 +709,193 @@ static void test_filters_ride_new_records(void) {
     fixture_free(f);
 }
 
+/* ---- 1.2: characters and one-way bodies ------------------------------------------------------ */
+
+/* SpawnBody of a box, a character when opt is not NULL, one_way as given; returns its id. */
+static uint32_t spawn_side(fixture *f, int ci, Collide__V1__BodyKind kind, float x, float y,
+                           float hx, float hy, const Collide__V1__CharacterOptions *opt,
+                           bool one_way) {
+    Collide__V1__Vec2 half = COLLIDE__V1__VEC2__INIT, pos = COLLIDE__V1__VEC2__INIT;
+    half.x = hx, half.y = hy, pos.x = x, pos.y = y;
+    Collide__V1__Box box = COLLIDE__V1__BOX__INIT;
+    box.half_extents = &half;
+    Collide__V1__Shape sh = COLLIDE__V1__SHAPE__INIT;
+    sh.kind_case = COLLIDE__V1__SHAPE__KIND_BOX;
+    sh.box = &box;
+    Collide__V1__CharacterOptions o = opt ? *opt : (Collide__V1__CharacterOptions){0};
+    Collide__V1__SpawnBody s = COLLIDE__V1__SPAWN_BODY__INIT;
+    s.kind = kind;
+    s.shape = &sh;
+    s.position = &pos;
+    s.character = opt ? &o : NULL;
+    s.one_way = one_way;
+    tu_cmsg m = COLLIDE__V1__CLIENT_MESSAGE__INIT;
+    m.request_id = 9;
+    m.msg_case = COLLIDE__V1__CLIENT_MESSAGE__MSG_SPAWN;
+    m.spawn = &s;
+    feed(f, ci, tu_frame(&m, f->buf, sizeof f->buf));
+    tu_msgs msgs;
+    tu_take(&f->c[ci], &msgs);
+    uint32_t id = 0;
+    for (size_t i = 0; i < msgs.count; i++)
+        if (msgs.m[i]->msg_case == COLLIDE__V1__SERVER_MESSAGE__MSG_SPAWNED)
+            id = msgs.m[i]->spawned->body_id;
+    tu_free(&msgs);
+    return id;
+}
+
+/* MoveIntent{jump} for a character, walking at vx. */
+static void jump(fixture *f, int ci, uint32_t body, float vx) {
+    Collide__V1__Vec2 v = COLLIDE__V1__VEC2__INIT;
+    v.x = vx;
+    Collide__V1__MoveIntent mv = COLLIDE__V1__MOVE_INTENT__INIT;
+    mv.body_id = body;
+    mv.input_seq = ++f->seq;
+    mv.velocity = &v;
+    mv.jump = true;
+    tu_cmsg m = COLLIDE__V1__CLIENT_MESSAGE__INIT;
+    m.msg_case = COLLIDE__V1__CLIENT_MESSAGE__MSG_MOVE;
+    m.move = &mv;
+    feed(f, ci, tu_frame(&m, f->buf, sizeof f->buf));
+}
+
+/* Whether the float watcher's view says every character's ground as the world does. */
+static bool float_ground_exact(const tu_view *v, fixture *f, const uint32_t *ids, size_t n,
+                               char *why, size_t why_size) {
+    for (size_t i = 0; i < n; i++) {
+        const tu_body *b = tu_view_find(v, ids[i]);
+        net_ground g = world_ground(f->w, ids[i]);
+        if (!b || b->grounded != g.grounded || b->ground_id != g.ground_id) {
+            snprintf(why, why_size, "character %u: float says %d on %u, the world %d on %u", ids[i],
+                     b ? (int)b->grounded : -1, b ? b->ground_id : 0, (int)g.grounded, g.ground_id);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Watchers that come now (clients 3 and 4): the new records of standing characters set bit 7
+ * with their ground, and their new BodyStates say it. */
+static void late_watchers_see_the_ground(fixture *f, const uint32_t *ch, size_t n) {
+    static qwatch late;
+    char why[256] = "";
+    float pq, vq;
+    memset(&late, 0, sizeof late);
+    late.ok = true;
+    CHECK(connect_client(f, 3, NULL, 0, true, &pq, &vq) == 60);
+    late.pq = pq, late.vq = vq;
+    whole_world(f, 3);
+    connect_client(f, 4, NULL, 0, false, NULL, NULL);
+    whole_world(f, 4);
+    f->srv->now_us += 16667;
+    net_tick_run(f->srv, 1);
+    tu_view lf;
+    CHECK(tu_view_init(&lf, CAPACITY));
+    tu_msgs msgs;
+    tu_take(&f->c[4], &msgs);
+    for (size_t i = 0; i < msgs.count; i++)
+        if (msgs.m[i]->msg_case == COLLIDE__V1__SERVER_MESSAGE__MSG_SNAPSHOT)
+            CHECK(tu_view_apply(&lf, msgs.m[i]->snapshot));
+    tu_free(&msgs);
+    bool late_float = float_ground_exact(&lf, f, ch, n, why, sizeof why);
+    tu_view_free(&lf);
+    CHECK_MSG(late_float, "late float watcher: %s", why);
+    qwatch_take(&late, &f->c[3]);
+    CHECK(late.ok && late.snapshots == 1);
+    CHECK_MSG(qwatch_exact(&late, f, why, sizeof why), "late: %s", why);
+    unsigned standing = 0;
+    for (size_t k = 0; k < late.nshapes; k++) {
+        bool grounded = world_ground(f->w, late.shape_id[k]).grounded;
+        CHECK_MSG(((late.flags[k] & QUANT_GROUND) != 0) == grounded, "late: body %u flags %#x",
+                  late.shape_id[k], late.flags[k]);
+        standing += grounded;
+    }
+    CHECK(standing >= 3);
+    quant_table_free(&late.t);
+}
+
+/* Characters and one-way bodies through every form of TCP snapshot, against the world: a float
+ * and a quantized watcher of a side-on world (gravity; a static, a one-way static and a one-way
+ * mover; characters spawned by SpawnBody.character falling onto them and onto the bottom bound,
+ * jumping by MoveIntent.jump) hold, after every tick, every character's grounded and ground_id
+ * as world_body_character says (the quantized one the server's whole quantized state), bit 7
+ * rides the change records, a late watcher's new records of standing characters set bit 7, and
+ * one_way rides new records only (bit 8, BodyState.one_way). */
+static void test_characters_ride_every_form(void) {
+    static fixture fx;
+    static qwatch q;
+    static tu_view fv;
+    fixture *f = &fx;
+    fixture_init_gravity(f, v2(0.0f, -60.0f));
+    connect_client(f, ADMIN, "adm", 0, false, NULL, NULL);
+    connect_client(f, PLAYER, NULL, 0, false, NULL, NULL);
+    whole_world(f, ADMIN);
+    memset(&q, 0, sizeof q);
+    q.ok = true;
+    float pq, vq;
+    CHECK(connect_client(f, 2, NULL, 0, true, &pq, &vq) == 60);
+    q.pq = pq, q.vq = vq;
+    whole_world(f, 2);
+    CHECK(tu_view_init(&fv, CAPACITY));
+    uint32_t plat = spawn_side(f, ADMIN, STATIC, -60, -100, 25, 1, NULL, false);
+    uint32_t ow = spawn_side(f, ADMIN, STATIC, 60, -100, 25, 1, NULL, true);
+    uint32_t owm = spawn_side(f, ADMIN, MOVING, 0, 100, 5, 0.5f, NULL, true);
+    CHECK(plat && ow && owm);
+    Collide__V1__CharacterOptions opt = COLLIDE__V1__CHARACTER_OPTIONS__INIT;
+    opt.jump_speed = 30.0f;
+    uint32_t ch[6];
+    for (int i = 0; i < 6; i++) {
+        ch[i] = spawn_side(f, PLAYER, MOVING, -100.0f + 40.0f * (float)i, 20.0f * (float)(i % 3),
+                           0.5f, 1.0f, &opt, false);
+        CHECK(ch[i]);
+    }
+    char why[256] = "";
+    uint32_t grounds[8] = {0};
+    size_t ngrounds = 0;
+    for (int tick = 0; tick < 400; tick++) {
+        if (tick % 37 == 36) jump(f, PLAYER, ch[(tick / 37) % 6], tick % 2 ? 5.0f : -5.0f);
+        f->srv->now_us += 16667;
+        net_tick_run(f->srv, 1);
+        tu_msgs msgs;
+        tu_take(&f->c[ADMIN], &msgs);
+        for (size_t i = 0; i < msgs.count; i++)
+            if (msgs.m[i]->msg_case == COLLIDE__V1__SERVER_MESSAGE__MSG_SNAPSHOT)
+                CHECK(tu_view_apply(&fv, msgs.m[i]->snapshot));
+        tu_free(&msgs);
+        tu_take(&f->c[PLAYER], &msgs);
+        tu_free(&msgs);
+        qwatch_take(&q, &f->c[2]);
+        CHECK(q.ok);
+        CHECK_MSG(qwatch_exact(&q, f, why, sizeof why), "tick %d, quantized: %s", tick, why);
+        CHECK_MSG(float_ground_exact(&fv, f, ch, 6, why, sizeof why), "tick %d: %s", tick, why);
+        for (int i = 0; i < 6; i++) {
+            uint32_t g = world_ground(f->w, ch[i]).ground_id;
+            bool seen = false;
+            for (size_t k = 0; k < ngrounds; k++)
+                seen |= grounds[k] == g;
+            if (!seen && ngrounds < 8) grounds[ngrounds++] = g;
+        }
+    }
+    /* they stood on the static, the one-way static and the bottom bound (0), and flew */
+    bool on_plat = false, on_ow = false, on_bound = false;
+    for (size_t k = 0; k < ngrounds; k++)
+        on_plat |= grounds[k] == plat, on_ow |= grounds[k] == ow, on_bound |= grounds[k] == 0;
+    CHECK_MSG(on_plat && on_ow && on_bound, "grounds seen: %zu", ngrounds);
+    CHECK_MSG(q.ground_changes >= 12, "bit 7 on %u change records", q.ground_changes);
+    /* one_way on the new records of exactly the one-way bodies, both forms */
+    for (size_t k = 0; k < q.nshapes; k++) {
+        bool want = q.shape_id[k] == ow || q.shape_id[k] == owm;
+        CHECK_MSG(((q.flags[k] & QUANT_ONE_WAY) != 0) == want, "body %u: flags %#x", q.shape_id[k],
+                  q.flags[k]);
+    }
+    for (size_t k = 0; k < fv.count; k++)
+        CHECK(fv.b[k].one_way == (fv.b[k].id == ow || fv.b[k].id == owm));
+    late_watchers_see_the_ground(f, ch, 6);
+    tu_view_free(&fv);
+    quant_table_free(&q.t);
+    fixture_free(f);
+}
+
 /* A quantized slow reader: its snapshots are dropped while its queue is over a quarter of
  * --max-queued-bytes; once it reads again, the next snapshot carries what it missed, against
  * what it was actually sent. */
@@ -807,4 +1015,5 @@ static void test_small_frames_stay_in_sync(void) {
 TEST_MAIN(TEST(test_v1_stream_byte_for_byte), TEST(test_interval_is_nearest_divisor),
           TEST(test_rates_at_tick_60), TEST(test_no_drift_over_10000_ticks),
           TEST(test_new_bodies_of_every_shape), TEST(test_filters_ride_new_records),
-          TEST(test_slow_reader_stays_consistent), TEST(test_small_frames_stay_in_sync))
+          TEST(test_slow_reader_stays_consistent), TEST(test_small_frames_stay_in_sync),
+          TEST(test_characters_ride_every_form))

@@ -19,6 +19,7 @@ typedef struct model {
     uint32_t id[BODIES];
     quant_state q[BODIES];
     bool known[BODIES];
+    bool one_way[BODIES]; /* its new record said so (bit 8) */
 } model;
 
 static int32_t rnd_i32(collide_rng *r) {
@@ -36,6 +37,11 @@ static quant_state random_state(collide_rng *r) {
     q.angle = quant_angle_of(collide_rng_range(r, -20.0f, 20.0f));
     q.w = quant_of(collide_rng_range(r, -25.2f, 25.2f), 1.0 / QUANT_ANGULAR_VELOCITY_PER_RAD);
     q.last_input_seq = collide_rng_next(r) % 4u == 0 ? collide_rng_next(r) : 0;
+    /* 1.2: a quarter stand, on the bounds (0) or on a body (ids up to 2^32 - 1) */
+    if (collide_rng_next(r) % 4u == 0) {
+        q.grounded = 1;
+        q.ground_id = collide_rng_next(r) & 1u ? 0u : collide_rng_next(r) | 1u;
+    }
     /* One in eight takes the extremes: the largest deltas a record can carry. */
     if (collide_rng_next(r) % 8u == 0) {
         q.px = collide_rng_next(r) & 1u ? INT32_MAX : INT32_MIN;
@@ -57,6 +63,7 @@ static void check_table(const quant_table *t, const model *m) {
         const quant_body *b = quant_table_find(t, m->id[i]);
         CHECK_MSG(b != NULL, "body %u lost", m->id[i]);
         if (b) CHECK_MSG(memcmp(&b->q, &m->q[i], sizeof b->q) == 0, "body %u differs", m->id[i]);
+        if (b) CHECK_MSG(b->one_way == m->one_way[i], "body %u one_way", m->id[i]);
     }
     CHECK(t->count == n);
 }
@@ -91,7 +98,9 @@ static void test_round_trip_random(void) {
             quant_state cur = random_state(&r);
             if (!m.known[i]) {
                 if (what > 3) continue;
-                n = quant_encode_new(&cur, 2, 7, fake_shape, sizeof fake_shape, NULL, rec);
+                m.one_way[i] = what & 1u;
+                n = quant_encode_new(&cur, 2, 7, fake_shape, sizeof fake_shape, NULL, m.one_way[i],
+                                     rec);
                 m.known[i] = true;
             } else {
                 /* Half the time one part changes a little, as a tick gives (each part alone
@@ -99,8 +108,14 @@ static void test_round_trip_random(void) {
                 if (what < 5) {
                     cur = m.q[i];
                     int32_t *parts[] = {&cur.px, &cur.py, &cur.vx, &cur.vy, &cur.w};
-                    unsigned which = collide_rng_next(&r) % 7u;
-                    if (which < 5) {
+                    unsigned which = collide_rng_next(&r) % 9u;
+                    if (which == 7) {
+                        cur.grounded ^= 1u; /* lands or takes off: bit 7 alone */
+                        if (!cur.grounded) cur.ground_id = 0;
+                    } else if (which == 8) {
+                        cur.grounded = 1; /* walks onto another body */
+                        cur.ground_id = collide_rng_next(&r);
+                    } else if (which < 5) {
                         int64_t x =
                             (int64_t)*parts[which] + (int64_t)(collide_rng_next(&r) % 200u) - 100;
                         *parts[which] = x > INT32_MAX   ? INT32_MAX
@@ -167,9 +182,11 @@ static void test_rounding_and_zigzag(void) {
     hi.px = hi.py = hi.vx = hi.vy = hi.w = INT32_MAX;
     hi.angle = 32767;
     hi.last_input_seq = UINT32_MAX;
+    hi.grounded = 1;
+    hi.ground_id = UINT32_MAX; /* bit 7 at its longest: the bound of QUANT_CHANGE_MAX */
     uint8_t buf[3 * (QUANT_CHANGE_MAX + 16)];
     size_t len = varint_write(buf, UINT32_MAX);
-    len += quant_encode_new(&lo, 1, UINT32_MAX, NULL, 0, NULL, buf + len);
+    len += quant_encode_new(&lo, 1, UINT32_MAX, NULL, 0, NULL, false, buf + len);
     quant_table t;
     memset(&t, 0, sizeof t);
     CHECK(quant_apply(&t, buf, len, NULL, NULL));
@@ -198,7 +215,7 @@ static void test_rounding_and_zigzag(void) {
         s0.angle = from;
         s1.angle = (from + 32768) % 65536;
         len = varint_write(buf, 9);
-        len += quant_encode_new(&s0, 2, 1, NULL, 0, NULL, buf + len);
+        len += quant_encode_new(&s0, 2, 1, NULL, 0, NULL, false, buf + len);
         CHECK(quant_apply(&u, buf, len, NULL, NULL));
         len = varint_write(buf, 9);
         len += quant_encode_change(&s1, &s0, buf + len);
@@ -232,7 +249,7 @@ static void test_turning_body_across_the_wrap(void) {
         cur.angle = quant_angle_of(angle);
         cur.w = quant_of(w, 1.0 / QUANT_ANGULAR_VELOCITY_PER_RAD);
         size_t n = varint_write(packed, 42);
-        n += k == 0 ? quant_encode_new(&cur, 2, 1, NULL, 0, NULL, packed + n)
+        n += k == 0 ? quant_encode_new(&cur, 2, 1, NULL, 0, NULL, false, packed + n)
                     : quant_encode_change(&cur, &sent, packed + n);
         sent = cur;
         CHECK_MSG(quant_apply(&t, packed, n, NULL, NULL), "tick %d did not decode", k);
@@ -241,7 +258,8 @@ static void test_turning_body_across_the_wrap(void) {
         if (!b) break;
         double got = b->q.angle * (turn / QUANT_ANGLE_STEPS), d = angle - got;
         d -= turn * floor(d / turn + 0.5);
-        CHECK_MSG(fabs(d) <= 0.5 * turn / QUANT_ANGLE_STEPS + 1e-6 && b->q.angle < 65536u,
+        /* (the decoded angle is in [0, 65536) by its type, uint16_t) */
+        CHECK_MSG(fabs(d) <= 0.5 * turn / QUANT_ANGLE_STEPS + 1e-6,
                   "tick %d: angle %.9g decoded %u", k, (double)angle, b->q.angle);
         CHECK_MSG(fabs(b->q.w / (double)QUANT_ANGULAR_VELOCITY_PER_RAD - w) <=
                       0.5 / QUANT_ANGULAR_VELOCITY_PER_RAD,
@@ -272,7 +290,7 @@ static void test_malformed(void) {
     one.px = 1;
     uint8_t buf[64];
     size_t len = varint_write(buf, 5);
-    len += quant_encode_new(&one, 2, 1, fake_shape, sizeof fake_shape, NULL, buf + len);
+    len += quant_encode_new(&one, 2, 1, fake_shape, sizeof fake_shape, NULL, false, buf + len);
     CHECK(quant_apply(&t, buf, len, NULL, NULL));
     CHECK(!quant_apply(&t, buf, len, NULL, NULL)); /* announced twice */
     for (size_t cut = 1; cut < len; cut++) {
@@ -285,8 +303,17 @@ static void test_malformed(void) {
     CHECK(quant_apply(&t, unknown, sizeof unknown, NULL, NULL));
     uint8_t stranger[] = {6, 0x01, 2, 2}; /* a change to a body never announced */
     CHECK(!quant_apply(&t, stranger, sizeof stranger, NULL, NULL));
-    uint8_t flag7[] = {5, 0x80, 0x01}; /* flag bit 7 */
-    CHECK(!quant_apply(&t, flag7, sizeof flag7, NULL, NULL));
+    uint8_t flag9[] = {5, 0x80, 0x04, 1, 0}; /* flag bit 9: unknown (7 and 8 are 1.2's) */
+    CHECK(!quant_apply(&t, flag9, sizeof flag9, NULL, NULL));
+    uint8_t ground_cut[] = {5, 0x80, 0x01, 1}; /* bit 7 without its ground_id */
+    CHECK(!quant_apply(&t, ground_cut, sizeof ground_cut, NULL, NULL));
+    uint8_t grounded2[] = {5, 0x80, 0x01, 2, 0}; /* grounded is 0 or 1 */
+    CHECK(!quant_apply(&t, grounded2, sizeof grounded2, NULL, NULL));
+    uint8_t one_way_alone[] = {5, 0x80, 0x02}; /* bit 8 without bit 5 */
+    CHECK(!quant_apply(&t, one_way_alone, sizeof one_way_alone, NULL, NULL));
+    uint8_t ground_ok[] = {5, 0x80, 0x01, 1, 0}; /* grounded on the bounds: fine */
+    CHECK(quant_apply(&t, ground_ok, sizeof ground_ok, NULL, NULL));
+    CHECK(quant_table_find(&t, 5)->q.grounded == 1);
     uint8_t filter_alone[] = {5, 0x40, 1, 1, 0}; /* bit 6 without bit 5 */
     CHECK(!quant_apply(&t, filter_alone, sizeof filter_alone, NULL, NULL));
     uint8_t zero_gap[] = {5, 0x01, 2, 2, 0, 0x01, 2, 2}; /* the same id twice */
@@ -298,5 +325,95 @@ static void test_malformed(void) {
     quant_table_free(&t);
 }
 
+/* The record flags the last quant_apply call saw, and the one_way of its bodies. */
+typedef struct seen {
+    unsigned flags[4];
+    bool one_way[4];
+    int n;
+} seen;
+
+static void on_seen(void *ctx, const quant_record *r) {
+    seen *s = ctx;
+    if (s->n < 4) s->flags[s->n] = r->flags, s->one_way[s->n++] = r->body->one_way;
+}
+
+/* Protocol 1.2's bits, byte for byte as PROTOCOL.md lays them out: bit 7 (varint grounded,
+ * varint ground_id, absolute) after bit 6's part whenever either changed, a new grounded
+ * character's record included; bit 8 (no payload) on a new one-way body's record; neither on a
+ * body that is neither, whose record stays 1.1's. */
+static void test_ground_and_one_way_bits(void) {
+    static const quant_state zero;
+    quant_table t;
+    memset(&t, 0, sizeof t);
+    uint8_t buf[128];
+    /* A new character standing on body 3, with a filter: position, new, filter, ground. */
+    quant_state ch = zero;
+    ch.py = 256;
+    ch.grounded = 1;
+    ch.ground_id = 3;
+    quant_filter f = {2u, 5u, false};
+    size_t n = varint_write(buf, 7);
+    n += quant_encode_new(&ch, 2, 9, fake_shape, sizeof fake_shape, &f, false, buf + n);
+    const uint8_t want_new[] = {7,    0xe1, 0x01, 0x00, 0x80, 0x04, 2, 9, 7, 0x1a, 0x05,
+                                0x0d, 0x00, 0x00, 0x80, 0x3f, 2,    5, 0, 1, 3};
+    CHECK_MSG(n == sizeof want_new && memcmp(buf, want_new, n) == 0, "new grounded: %zu bytes", n);
+    seen sn = {{0}, {0}, 0};
+    CHECK(quant_apply(&t, buf, n, on_seen, &sn) && sn.n == 1 && !sn.one_way[0]);
+    CHECK(sn.flags[0] == (QUANT_POSITION | QUANT_NEW | QUANT_FILTER | QUANT_GROUND));
+    const quant_body *b = quant_table_find(&t, 7);
+    CHECK(b && b->q.grounded == 1 && b->q.ground_id == 3 && b->q.py == 256 && !b->one_way);
+    /* It takes off: bit 7 alone, grounded 0 and ground 0. */
+    quant_state air = ch;
+    air.grounded = 0;
+    air.ground_id = 0;
+    n = varint_write(buf, 7);
+    n += quant_encode_change(&air, &ch, buf + n);
+    const uint8_t want_off[] = {7, 0x80, 0x01, 0, 0};
+    CHECK_MSG(n == sizeof want_off && memcmp(buf, want_off, n) == 0, "take-off: %zu bytes", n);
+    CHECK(quant_apply(&t, buf, n, NULL, NULL));
+    b = quant_table_find(&t, 7);
+    CHECK(b && b->q.grounded == 0 && b->q.ground_id == 0 && b->q.py == 256);
+    /* It lands on the bottom bound while moving: bit 7 after bits 0 and 3's parts. */
+    quant_state land = air;
+    land.py = 250;
+    land.last_input_seq = 4;
+    land.grounded = 1;
+    n = varint_write(buf, 7);
+    n += quant_encode_change(&land, &air, buf + n);
+    const uint8_t want_land[] = {7, 0x89, 0x01, 0, 11, 4, 1, 0};
+    CHECK_MSG(n == sizeof want_land && memcmp(buf, want_land, n) == 0, "landing: %zu bytes", n);
+    CHECK(quant_apply(&t, buf, n, NULL, NULL));
+    CHECK(memcmp(&quant_table_find(&t, 7)->q, &land, sizeof land) == 0);
+    /* A new character in the air: nothing of bit 7 (its zeros are the new record's base). */
+    quant_state falling = zero;
+    falling.vy = -64;
+    n = varint_write(buf, 8);
+    n += quant_encode_new(&falling, 2, 9, NULL, 0, NULL, false, buf + n);
+    const uint8_t want_falling[] = {8, 0x22, 0x00, 0x7f, 2, 9, 0};
+    CHECK_MSG(n == sizeof want_falling && memcmp(buf, want_falling, n) == 0, "falling: %zu", n);
+    /* A new one-way static: bit 8 beside bit 5, no payload. */
+    quant_state plat = zero;
+    plat.px = 512;
+    n += varint_write(buf + n, 1);
+    size_t at = n;
+    n += quant_encode_new(&plat, 1, 0, fake_shape, sizeof fake_shape, NULL, true, buf + n);
+    const uint8_t want_plat[] = {0xa1, 0x02, 0x80, 0x08, 0x00, 1,    0,   7,
+                                 0x1a, 0x05, 0x0d, 0x00, 0x00, 0x80, 0x3f};
+    CHECK_MSG(n - at == sizeof want_plat && memcmp(buf + at, want_plat, n - at) == 0,
+              "one-way: %zu bytes", n - at);
+    sn.n = 0;
+    CHECK(quant_apply(&t, buf, n, on_seen, &sn) && sn.n == 2);
+    CHECK(sn.flags[1] == (QUANT_POSITION | QUANT_NEW | QUANT_ONE_WAY) && sn.one_way[1]);
+    CHECK(quant_table_find(&t, 9)->one_way && !quant_table_find(&t, 8)->one_way);
+    /* A plain body (1.1): a one-byte flags varint, neither bit, as before 1.2. */
+    quant_state plain = zero;
+    plain.px = 1;
+    n = quant_encode_new(&plain, 2, 9, NULL, 0, NULL, false, buf);
+    CHECK(n == 6 && buf[0] == (QUANT_POSITION | QUANT_NEW));
+    CHECK(quant_encode_change(&plain, &plain, buf) == 0);
+    quant_table_free(&t);
+}
+
 TEST_MAIN(TEST(test_round_trip_random), TEST(test_rounding_and_zigzag),
-          TEST(test_turning_body_across_the_wrap), TEST(test_malformed))
+          TEST(test_turning_body_across_the_wrap), TEST(test_malformed),
+          TEST(test_ground_and_one_way_bits))

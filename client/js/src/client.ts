@@ -51,6 +51,9 @@ export interface Welcome {
   /** The quanta of quantized snapshots (units, units/s); 0 when they were not granted. */
   positionQuantum: number;
   velocityQuantum: number;
+  /** The room's gravity (units/s^2, 1.2); (0, 0) when it has none: characters then never stand.
+   * "Up" is minus gravity. */
+  gravity: Point;
   raw: WelcomeMsg;
 }
 
@@ -97,11 +100,36 @@ export interface ConnectOptions {
   timeoutMs?: number;
 }
 
+/** SpawnBody.character (protocol 1.2, feature "characters"): zeros and absent fields take the
+ * server's defaults (docs/protocol.md "Characters"). */
+export interface CharacterOptions {
+  /** Radians from up a walkable surface may lean (default 0.7854, 45 degrees). */
+  maxSlope?: number;
+  stepHeight?: number;
+  snapDistance?: number;
+  /** Speed along up a jump sets (default 0: cannot jump). */
+  jumpSpeed?: number;
+  /** Multiplies the world's gravity (default 1). */
+  gravityScale?: number;
+  jumpBufferMs?: number;
+  coyoteMs?: number;
+}
+
 export interface SpawnOptions {
   position?: Point;
   angle?: number;
   /** Default moving; static bodies are for admins. */
   kind?: BodyKind;
+  /** Makes a moving body a character ({} for every default); a static cannot be one. */
+  character?: CharacterOptions;
+  /** A one-way body (statics and movers, 1.2). */
+  oneWay?: boolean;
+}
+
+export interface MoveOptions {
+  /** A character's jump (1.2): taken on the ground (or within coyote time), at most once for
+   * this move's input_seq, never in the air; a body that is not a character ignores it. */
+  jump?: boolean;
 }
 
 interface Pending {
@@ -178,6 +206,7 @@ export class CollideClient extends Emitter<ClientEvents> {
             snapshotRateHz: w.snapshotRateHz || w.tickRateHz,
             positionQuantum: w.positionQuantum,
             velocityQuantum: w.velocityQuantum,
+            gravity: vec(w.gravity),
             raw: w as WelcomeMsg,
           };
           // Quanta are set only for a client granted quantized snapshots.
@@ -207,6 +236,8 @@ export class CollideClient extends Emitter<ClientEvents> {
         shape,
         position: opts.position,
         angle: opts.angle ?? 0,
+        character: opts.character,
+        oneWay: opts.oneWay ?? false,
       },
     }).then((m) => {
       const s = m.spawned as InstanceType<typeof pb.Spawned>;
@@ -219,10 +250,10 @@ export class CollideClient extends Emitter<ClientEvents> {
    * move without angularVelocity stops the turning. Returns the input_seq it was sent with: a
    * snapshot whose last_input_seq is at least this has applied it. Errors (not the owner, unknown
    * body) arrive as `error` events with the returned seq as request_id. */
-  move(bodyId: number, velocity: Point, angularVelocity = 0): number {
+  move(bodyId: number, velocity: Point, angularVelocity = 0, opts: MoveOptions = {}): number {
     // 1 .. 2^32 - 1, then 1 again: the server compares seqs modulo 2^32 and 0 means "none".
     const seq = (this.inputSeq = (this.inputSeq % 0xffffffff) + 1);
-    this.send({ requestId: seq, move: { bodyId, inputSeq: seq, velocity, angularVelocity } });
+    this.send({ requestId: seq, move: { bodyId, inputSeq: seq, velocity, angularVelocity, jump: opts.jump ?? false } });
     return seq;
   }
 

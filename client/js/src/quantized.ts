@@ -22,8 +22,10 @@ export const QuantizedFlag = {
   ANGULAR_VELOCITY: 1 << 4, // zz dw, 1/1024 rad/s
   NEW: 1 << 5, // varint kind, varint owner, varint len, len bytes of a Shape message
   FILTER: 1 << 6, // varint category, varint mask, varint sensor (0/1); only with NEW
+  GROUND: 1 << 7, // 1.2: varint grounded (0/1), varint ground_id, absolute; after FILTER's part
+  ONE_WAY: 1 << 8, // 1.2: no payload; only with NEW: a one-way body
 } as const;
-const KNOWN_FLAGS = 0x7f;
+const KNOWN_FLAGS = 0x1ff;
 
 /** Welcome's defaults, for a server that grants quantized without saying its quanta. */
 export const DEFAULT_POSITION_QUANTUM = 1 / 256;
@@ -64,6 +66,12 @@ export interface QuantizedBody {
   category: number;
   mask: number;
   sensor: boolean;
+  /** 1.2: a character standing after the last tick, and the body it stands on (0: none or the
+   * world's bounds). */
+  grounded: boolean;
+  groundId: number;
+  /** 1.2: a one-way body (bit 8 of its new record). */
+  oneWay: boolean;
 }
 
 /** One decoded record: its flags and the body's whole state after it. */
@@ -159,6 +167,8 @@ export class QuantizedDecoder {
       if (flags > KNOWN_FLAGS) throw new QuantizedDecodeError(`unknown flag bits 0x${flags.toString(16)} in the record of body ${id}`);
       if (flags & QuantizedFlag.FILTER && !(flags & QuantizedFlag.NEW))
         throw new QuantizedDecodeError(`a filter part without the new part in the record of body ${id}`);
+      if (flags & QuantizedFlag.ONE_WAY && !(flags & QuantizedFlag.NEW))
+        throw new QuantizedDecodeError(`the one-way bit without the new part in the record of body ${id}`);
       const isNew = (flags & QuantizedFlag.NEW) !== 0;
       const prev = this.bodies.get(id);
       if (isNew && known(id)) throw new QuantizedDecodeError(`body ${id} announced again while known`);
@@ -166,7 +176,25 @@ export class QuantizedDecoder {
       // A new body's parts are deltas against zero.
       const b: QuantizedBody =
         isNew || !prev
-          ? { id, px: 0, py: 0, vx: 0, vy: 0, angle: 0, angularVelocity: 0, lastInputSeq: 0, kind: 0, owner: 0, shape: pb.Shape.create(), category: 0, mask: 0, sensor: false }
+          ? {
+              id,
+              px: 0,
+              py: 0,
+              vx: 0,
+              vy: 0,
+              angle: 0,
+              angularVelocity: 0,
+              lastInputSeq: 0,
+              kind: 0,
+              owner: 0,
+              shape: pb.Shape.create(),
+              category: 0,
+              mask: 0,
+              sensor: false,
+              grounded: false,
+              groundId: 0,
+              oneWay: false,
+            }
           : { ...prev };
       if (flags & QuantizedFlag.POSITION) {
         b.px = addI32(b.px, r.zigzag("dx"), "x", id);
@@ -199,6 +227,14 @@ export class QuantizedDecoder {
           if (sensor > 1) throw new QuantizedDecodeError(`sensor ${sensor} of body ${id} is not 0 or 1`);
           b.sensor = sensor === 1;
         }
+        b.oneWay = (flags & QuantizedFlag.ONE_WAY) !== 0;
+      }
+      if (flags & QuantizedFlag.GROUND) {
+        // Absolute values, not deltas, after the new body's parts.
+        const grounded = r.u32("grounded");
+        if (grounded > 1) throw new QuantizedDecodeError(`grounded ${grounded} of body ${id} is not 0 or 1`);
+        b.grounded = grounded === 1;
+        b.groundId = r.u32("ground_id");
       }
       records.push({ id, flags, body: b });
     }
@@ -230,6 +266,9 @@ export class QuantizedDecoder {
       category: q.category,
       mask: q.mask,
       sensor: q.sensor,
+      grounded: q.grounded,
+      groundId: q.groundId,
+      oneWay: q.oneWay,
       tick,
     };
   }

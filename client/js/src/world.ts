@@ -30,6 +30,12 @@ export interface Body {
   category: number;
   mask: number;
   sensor: boolean;
+  /** Protocol 1.2 characters (feature "characters"): standing after the last tick, and the body
+   * stood on (0: none, or the world's bounds). Always false and 0 for other bodies. */
+  grounded: boolean;
+  groundId: number;
+  /** Protocol 1.2 (feature "one_way"): blocks only what comes from its up side (body-local +y). */
+  oneWay: boolean;
   /** The tick of the snapshot that last changed this body. */
   tick: number;
 }
@@ -65,6 +71,10 @@ export function applySnapshot(
       category: b.shape ? b.category : prev ? prev.category : b.category,
       mask: b.shape ? b.mask : prev ? prev.mask : b.mask,
       sensor: b.shape ? b.sensor : prev ? prev.sensor : b.sensor,
+      // dynamic: every record of a character carries them (absent reads false and 0)
+      grounded: b.grounded,
+      groundId: b.groundId,
+      oneWay: b.shape ? b.oneWay : prev ? prev.oneWay : b.oneWay,
       tick,
     };
     bodies.set(b.id, body);

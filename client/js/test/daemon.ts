@@ -27,8 +27,10 @@ export interface DaemonOptions {
 
 export interface WorldSpec {
   bounds?: [[number, number], [number, number]];
-  statics?: { position: [number, number]; box?: { half_extents: [number, number] }; circle?: { radius: number } }[];
+  statics?: { position: [number, number]; box?: { half_extents: [number, number] }; circle?: { radius: number }; one_way?: boolean }[];
   spawn_points?: [number, number][];
+  /** 1.2: the level's gravity (units/s^2); absent: none. */
+  gravity?: [number, number];
 }
 
 export function writeWorld(spec: WorldSpec): string {
@@ -39,6 +41,7 @@ export function writeWorld(spec: WorldSpec): string {
     bounds: { min: bounds[0], max: bounds[1] },
     statics: spec.statics ?? [],
     spawn_points: spec.spawn_points ?? [[0, 0]],
+    ...(spec.gravity ? { gravity: spec.gravity } : {}),
   };
   writeFileSync(path, JSON.stringify(doc));
   return path;

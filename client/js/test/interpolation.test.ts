@@ -9,7 +9,7 @@ import { Daemon, waitFor } from "./daemon";
 
 const body = (id: number, x: number, y: number): Body => ({
   id, position: { x, y }, velocity: { x: 0, y: 0 }, angle: 0, angularVelocity: 0, lastInputSeq: 0, shape: null, kind: 2, owner: 1,
-  category: 0, mask: 0, sensor: false, tick: 0,
+  category: 0, mask: 0, sensor: false, grounded: false, groundId: 0, oneWay: false, tick: 0,
 });
 const close = (a: number, b: number, what: string) => assert.ok(Math.abs(a - b) < 1e-9, `${what}: ${a} != ${b}`);
 

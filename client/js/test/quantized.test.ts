@@ -51,6 +51,9 @@ interface QState {
   angle: number;
   w: number;
   seq: number;
+  /** 1.2 (bit 7): absent reads as 0, as on the wire */
+  grounded?: number;
+  groundId?: number;
 }
 const ZERO: QState = { px: 0, py: 0, vx: 0, vy: 0, angle: 0, w: 0, seq: 0 };
 
@@ -59,6 +62,7 @@ interface NewPart {
   owner: number;
   shape: Shape;
   filter?: { category: number; mask: number; sensor: boolean };
+  oneWay?: boolean;
 }
 
 /** One record of `cur` against `base` (ZERO and `fresh` for a new body), as the server writes it:
@@ -70,7 +74,8 @@ function record(out: number[], gap: number, cur: QState, base: QState, fresh?: N
   if (cur.angle !== base.angle) flags |= F.ANGLE;
   if (cur.seq !== base.seq) flags |= F.INPUT_SEQ;
   if (cur.w !== base.w) flags |= F.ANGULAR_VELOCITY;
-  if (fresh) flags |= F.NEW | (fresh.filter ? F.FILTER : 0);
+  if ((cur.grounded ?? 0) !== (base.grounded ?? 0) || (cur.groundId ?? 0) !== (base.groundId ?? 0)) flags |= F.GROUND;
+  if (fresh) flags |= F.NEW | (fresh.filter ? F.FILTER : 0) | (fresh.oneWay ? F.ONE_WAY : 0);
   varint(out, gap);
   varint(out, flags);
   if (flags & F.POSITION) {
@@ -101,9 +106,24 @@ function record(out: number[], gap: number, cur: QState, base: QState, fresh?: N
       varint(out, fresh.filter.sensor ? 1 : 0);
     }
   }
+  // 1.2: absolute, after the new body's parts
+  if (flags & F.GROUND) {
+    varint(out, cur.grounded ?? 0);
+    varint(out, cur.groundId ?? 0);
+  }
 }
 
-const stateOf = (b: QuantizedBody): QState => ({ px: b.px, py: b.py, vx: b.vx, vy: b.vy, angle: b.angle, w: b.angularVelocity, seq: b.lastInputSeq });
+/** A body's state in quanta; grounded and groundId only when not zero (as QState leaves them). */
+const stateOf = (b: QuantizedBody): QState => ({
+  px: b.px,
+  py: b.py,
+  vx: b.vx,
+  vy: b.vy,
+  angle: b.angle,
+  w: b.angularVelocity,
+  seq: b.lastInputSeq,
+  ...(b.grounded || b.groundId ? { grounded: b.grounded ? 1 : 0, groundId: b.groundId } : {}),
+});
 
 const box = (hx: number, hy: number): Shape => ({ box: { halfExtents: { x: hx, y: hy } } });
 const circle = (r: number): Shape => ({ circle: { radius: r } });
@@ -115,7 +135,7 @@ const shapeOf = (s: Shape | null): unknown => JSON.parse(JSON.stringify(s));
 const wireShape = (s: Shape): unknown => shapeOf(pb.Shape.decode(pb.Shape.encode(s).finish()));
 
 /** The decoder's whole state, to compare before and after a refused snapshot. */
-const dump = (d: QuantizedDecoder) => JSON.stringify([...d.bodies.entries()].map(([id, b]) => [id, stateOf(b), b.kind, b.owner, b.category, b.mask, b.sensor, b.shape]));
+const dump = (d: QuantizedDecoder) => JSON.stringify([...d.bodies.entries()].map(([id, b]) => [id, stateOf(b), b.kind, b.owner, b.category, b.mask, b.sensor, b.oneWay, b.shape]));
 
 // ---- The worked example ----------------------------------------------------------------------
 
@@ -282,15 +302,53 @@ test("round trip: random states with a fixed seed, 2,000 snapshots, no drift", (
       const cur: QState = base
         ? { ...base, px: Math.max(-P, Math.min(P, base.px + int(-200, 200))), py: Math.max(-P, Math.min(P, base.py + int(-9, 9))), vx: rnd() < 0.2 ? int(-V, V) : base.vx, angle: rnd() < 0.3 ? int(0, 65535) : base.angle, seq: base.seq + int(0, 1) }
         : { px: int(-P, P), py: int(-P, P), vx: int(-V, V), vy: int(-V, V), angle: int(0, 65535), w: int(-6434, 6434), seq: int(0, 9) };
+      // 1.2: a fifth of the records land, take off or change the body stood on (bit 7)
+      if (rnd() < 0.2) {
+        cur.grounded = int(0, 1);
+        cur.groundId = cur.grounded && rnd() < 0.7 ? int(1, U32_MAX) : 0;
+      }
       if (base && JSON.stringify(cur) === JSON.stringify(base)) continue;
-      record(out, id - prev, cur, base ?? ZERO, base ? undefined : { kind: 2, owner: int(1, 9), shape: [box(1, 2), circle(0.5), triangle][int(0, 2)] });
+      record(out, id - prev, cur, base ?? ZERO, base ? undefined : { kind: 2, owner: int(1, 9), shape: [box(1, 2), circle(0.5), triangle][int(0, 2)], oneWay: rnd() < 0.3 });
       prev = id;
       server.set(id, cur);
     }
     d.apply(removed, Uint8Array.from(out));
   }
   assert.equal(d.bodies.size, server.size);
-  for (const [id, s] of server) assert.deepEqual(stateOf(d.bodies.get(id)!), s, `body ${id}`);
+  const norm = (q: QState): QState => ({ ...ZERO, ...q, ...(q.grounded || q.groundId ? {} : { grounded: undefined, groundId: undefined }) });
+  const clean = (q: QState) => JSON.parse(JSON.stringify(norm(q)));
+  for (const [id, s] of server) assert.deepEqual(clean(stateOf(d.bodies.get(id)!)), clean(s), `body ${id}`);
+});
+
+// ---- Protocol 1.2: characters and one-way bodies ----------------------------------------------
+
+test("1.2: bit 7 (grounded, ground_id after bit 6) and bit 8 (one-way, no payload), byte for byte", () => {
+  // The bytes of proto/quant.c's test_ground_and_one_way_bits: a new character standing on body 3
+  // with a filter (flags 0xe1 0x01), then taking off (bit 7 alone), then landing on the bounds
+  // while moving; a new falling character (no bit 7) and a new one-way static (0xa1 0x02).
+  const d = new QuantizedDecoder();
+  const bodies = new Map<number, Body>();
+  const snap = (tick: number, packed: string) => applyQuantizedSnapshot(bodies, d, pb.Snapshot.create({ tick, packed: hex(packed) }));
+  snap(1, "07 e1 01 00 80 04 02 09 07 1a 05 0d 00 00 80 3f 02 05 00 01 03");
+  let c = d.bodies.get(7)!;
+  assert.deepEqual([c.grounded, c.groundId, c.py, c.category, c.mask, c.oneWay], [true, 3, 256, 2, 5, false]);
+  assert.deepEqual([bodies.get(7)!.grounded, bodies.get(7)!.groundId], [true, 3]);
+  snap(2, "07 80 01 00 00");
+  c = d.bodies.get(7)!;
+  assert.deepEqual([c.grounded, c.groundId, c.py], [false, 0, 256]);
+  snap(3, "07 89 01 00 0b 04 01 00");
+  c = d.bodies.get(7)!;
+  assert.deepEqual([c.grounded, c.groundId, c.py, c.lastInputSeq], [true, 0, 250, 4]);
+  assert.deepEqual([bodies.get(7)!.grounded, bodies.get(7)!.groundId, bodies.get(7)!.tick], [true, 0, 3]);
+  const r = d.apply([], hex("08 22 00 7f 02 09 00  01 a1 02 80 08 00 01 00 07 1a 05 0d 00 00 80 3f"));
+  assert.deepEqual(r.records.map((x) => [x.id, x.flags]), [[8, F.VELOCITY | F.NEW], [9, F.POSITION | F.NEW | F.ONE_WAY]]);
+  assert.deepEqual([d.bodies.get(8)!.grounded, d.bodies.get(8)!.oneWay, d.bodies.get(9)!.oneWay, d.bodies.get(9)!.px], [false, false, true, 512]);
+  assert.equal(d.toBody(d.bodies.get(9)!, 4).oneWay, true);
+  // A 1.1 record (neither bit) decodes as before: grounded false, ground 0, not one-way.
+  const plain = new QuantizedDecoder();
+  plain.apply([], hex("05 21 02 00 02 09 00"));
+  const p = plain.toBody(plain.bodies.get(5)!, 1);
+  assert.deepEqual([p.grounded, p.groundId, p.oneWay, p.position.x], [false, 0, false, 1 / 256]);
 });
 
 // ---- Hostile buffers -------------------------------------------------------------------------
@@ -320,7 +378,11 @@ const HOSTILE: [string, Uint8Array, RegExp][] = [
   ["an id past uint32", bytes((o) => { varint(o, 7); varint(o, 1); zz(o, 1); zz(o, 0); varint(o, U32_MAX); varint(o, F.NEW); }), /ascend/],
   ["id 0", hex("00 01 02 02"), /ascend/],
   ["ids not ascending (gap 0)", hex("07 01 02 02 00 01 02 02"), /ascend/],
-  ["an unknown flag bit 7", hex("07 81 01 02 02"), /unknown flag bits 0x81/],
+  ["an unknown flag bit 9", hex("07 81 04 02 02"), /unknown flag bits 0x201/],
+  ["bit 7 cut before its ground_id", hex("07 80 01 01"), /truncated varint \(ground_id\)/],
+  ["a grounded of 2", hex("07 80 01 02 00"), /grounded 2 of body 7/],
+  ["a ground_id past uint32", bytes((o) => { varint(o, 7); varint(o, F.GROUND); varint(o, 1); varint(o, 2 ** 32); }), /ground_id 4294967296 is not a uint32/],
+  ["the one-way bit without the new part", hex("07 80 02"), /one-way bit without the new part/],
   ["a 40-bit flags value", bytes((o) => { varint(o, 7); varint(o, 2 ** 40 + 1); }), /unknown flag bits/],
   ["the filter part without the new part", hex("07 40 01 01 00"), /filter part without the new part/],
   ["a change to a body never announced", hex("08 01 02 02"), /never announced/],

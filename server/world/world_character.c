@@ -49,6 +49,9 @@ static char_frame frame_of(const world *w) {
 #define CHAR_BOUNDS UINT32_MAX /* the probe's ground slot for the world's bounds */
 #define CHAR_NONE (UINT32_MAX - 1u)
 #define CHAR_NEAR 48 /* statics gathered once for a character's whole move */
+/* What a gathered static is (world_character_near.flags, char_ctx.near_flags). */
+#define CHAR_NEAR_ONE_WAY 1u /* one-way (rules_epoch keeps it so while remembered) */
+#define CHAR_NEAR_BOX 2u     /* a box: a box character sweeps it by its AABB alone */
 #define CHAR_PROBE_CANDS 32
 
 /* One character's move: what its sweeps test against. */
@@ -67,11 +70,11 @@ typedef struct char_ctx {
     const uint32_t *near;         /* indices into statics, in the grid walk's order */
     const aabb *near_box;         /* their boxes, side by side (the tests that drop most of them
                                    * read no static) */
-    const uint8_t *near_one_way;  /* which of them are one-way */
-    uint32_t near_buf[CHAR_NEAR]; /* near, near_box and near_one_way when the character's own
+    const uint8_t *near_flags;    /* CHAR_NEAR_* of each */
+    uint32_t near_buf[CHAR_NEAR]; /* near, near_box and near_flags when the character's own
                                    * walk (its world_character_near) does not hold them */
     aabb near_box_buf[CHAR_NEAR];
-    uint8_t near_one_way_buf[CHAR_NEAR];
+    uint8_t near_flags_buf[CHAR_NEAR];
     bool hit; /* a sweep of the current motion hit something */
     /* the last probe's answer (a walk's snap and the settle probe often ask at one place) */
     bool memo_valid, memo_ground;
@@ -85,8 +88,14 @@ static void char_ctx_init(char_ctx *x, world *w, uint32_t i, const world_charact
     x->cands = cands, x->count = count, x->skip = UINT32_MAX;
     x->region = aabb_make(v2(0.0f, 0.0f), v2(0.0f, 0.0f));
     x->near_count = -1; /* nothing gathered: sweeps walk the grid */
-    x->near = NULL, x->near_box = NULL, x->near_one_way = NULL;
+    x->near = NULL, x->near_box = NULL, x->near_flags = NULL;
     x->hit = false, x->memo_valid = false;
+}
+
+static uint8_t near_flags_of(const world *w, const world_static *st) {
+    bool one_way = w->one_way_count && w->one_way[st->slot].on;
+    return (uint8_t)((one_way ? CHAR_NEAR_ONE_WAY : 0u) |
+                     (ref_kind(st->shape) == GEOM_SHAPE_BOX ? CHAR_NEAR_BOX : 0u));
 }
 
 typedef struct gather_ctx {
@@ -130,11 +139,11 @@ static void gather(char_ctx *x, world_character *c, aabb region) {
             x->region = region;
             x->near_count = g.count > CHAR_NEAR ? -1 : (int)g.count;
             x->near = x->near_buf, x->near_box = x->near_box_buf;
-            x->near_one_way = x->near_one_way_buf;
+            x->near_flags = x->near_flags_buf;
             for (int k = 0; k < x->near_count; k++) {
                 const world_static *st = &w->statics[x->near_buf[k]];
                 x->near_box_buf[k] = st->box;
-                x->near_one_way_buf[k] = w->one_way_count && w->one_way[st->slot].on;
+                x->near_flags_buf[k] = near_flags_of(w, st);
             }
             return;
         }
@@ -143,12 +152,12 @@ static void gather(char_ctx *x, world_character *c, aabb region) {
         for (uint32_t k = 0; k < g.count; k++) {
             const world_static *st = &w->statics[nc->statics[k]];
             nc->box[k] = st->box;
-            nc->one_way[k] = w->one_way_count && w->one_way[st->slot].on;
+            nc->flags[k] = near_flags_of(w, st);
         }
     }
     x->region = nc->area;
     x->near_count = (int)nc->count;
-    x->near = nc->statics, x->near_box = nc->box, x->near_one_way = nc->one_way;
+    x->near = nc->statics, x->near_box = nc->box, x->near_flags = nc->flags;
 }
 
 /* Whether the swept box lies in the gathered region (else the sweep walks the grid itself). */
@@ -176,22 +185,31 @@ static void char_sweep(char_ctx *x, vec2 pos, vec2 r, float tau, sweep_hit *best
         world_sweep_statics(w, m->slot, &a, box, r, best);
         return;
     }
+    /* a box against a box static: the AABB sweep on the static's own box, as the general
+     * slide's walk (sweep_statics) does, without the dispatch or a division per static */
+    bool a_box = ref_kind(m->shape) == GEOM_SHAPE_BOX;
+    vec2 inv = recip(r);
     for (int k = 0; k < x->near_count; k++) {
         if (!aabb_overlaps(swept, x->near_box[k])) continue;
-        const world_static *st = &w->statics[x->near[k]];
         /* A one-way static blocks it when it lay above the static at the step's start and this
          * sweep runs against the static's up: judged per sweep, not by the step's plan, since a
          * jump deflected down by a corner must still land on the platform it started above.
          * (Filters were asked by gather.) */
-        if (x->near_one_way[k]) {
+        if (x->near_flags[k] & CHAR_NEAR_ONE_WAY) {
             vec2 up;
-            if (!world_one_way_above(w, m->slot, st->slot, &up) || !(v2_dot(r, up) < 0.0f))
+            if (!world_one_way_above(w, m->slot, w->statics[x->near[k]].slot, &up) ||
+                !(v2_dot(r, up) < 0.0f))
                 continue;
         }
-        body_view b = static_view(st);
         geom_toi toi;
-        if (pair_sweep(w, &a, r, &b, v2(0.0f, 0.0f), &toi))
-            hit_offer(best, &toi, v2(0.0f, 0.0f), false);
+        bool hit;
+        if (a_box && (x->near_flags[k] & CHAR_NEAR_BOX)) {
+            hit = box_sweep(box, r, inv, x->near_box[k], &toi);
+        } else {
+            body_view b = static_view(&w->statics[x->near[k]]);
+            hit = pair_sweep(w, &a, r, &b, v2(0.0f, 0.0f), &toi);
+        }
+        if (hit) hit_offer(best, &toi, v2(0.0f, 0.0f), false);
     }
 }
 
@@ -299,6 +317,29 @@ static bool probe_visit(const world *w, uint32_t s, void *vctx) {
 
 /* Whether a walkable surface lies within the contact band's begin distance below the character
  * at pos (candidates where they end the step): its slot (CHAR_BOUNDS for the bounds) and normal. */
+/* probe_offer for a box character over a gathered box static that is not one-way: the AABB
+ * sweep on the static's own box (as the slides' sweeps), the static's record read only for the
+ * overlap's rare fallback or a new best. */
+static void probe_box(const char_ctx *x, vec2 pos, aabb box, vec2 d, vec2 inv, int k,
+                      probe_hit *best) {
+    geom_toi toi;
+    float t;
+    vec2 n;
+    if (box_sweep(box, d, inv, x->near_box[k], &toi)) {
+        t = toi.t, n = v2_neg(toi.normal);
+    } else {
+        if (!aabb_overlaps(box, x->near_box[k])) return;
+        const world_static *st = &x->w->statics[x->near[k]];
+        body_view a = mover_view(x->m, pos), b = static_view(st);
+        geom_contact ct;
+        if (!pair_overlap(x->w, &a, &b, &ct)) return;
+        t = 0.0f, n = v2_neg(ct.normal);
+    }
+    if (t < best->t && v2_dot(n, x->f.up) >= x->c->cos_slope) {
+        best->t = t, best->normal = n, best->slot = x->w->statics[x->near[k]].slot;
+    }
+}
+
 /* The nearest walkable surface within dist below the character at pos (candidates where they
  * end the step): its best hit (t > 1 for none; slot CHAR_BOUNDS for the bounds). */
 static probe_hit probe_within(const char_ctx *x, vec2 pos, float dist) {
@@ -319,14 +360,22 @@ static probe_hit probe_within(const char_ctx *x, vec2 pos, float dist) {
     aabb swept = aabb_inflate(aabb_sweep(box, d), WORLD_QUERY_MARGIN);
     probe_walk p = {x, pos, d, &best};
     if (gathered_for(x, swept)) {
-        for (int k = 0; k < x->near_count; k++)
+        bool a_box = ref_kind(x->m->shape) == GEOM_SHAPE_BOX;
+        vec2 inv = recip(d);
+        for (int k = 0; k < x->near_count; k++) {
             /* what world_static_walk's test would keep: the same statics either way */
-            if (aabb_meets(x->near_box[k], swept)) {
-                const world_static *st = &w->statics[x->near[k]];
-                body_view b = static_view(st);
-                probe_offer(x, pos, d, &b, st->slot,
-                            PROBE_FILTERED | (x->near_one_way[k] ? 0u : PROBE_NOT_ONE_WAY), &best);
+            if (!aabb_meets(x->near_box[k], swept)) continue;
+            uint8_t flags = x->near_flags[k];
+            if (a_box && flags == CHAR_NEAR_BOX) {
+                probe_box(x, pos, box, d, inv, k, &best);
+                continue;
             }
+            const world_static *st = &w->statics[x->near[k]];
+            body_view b = static_view(st);
+            probe_offer(x, pos, d, &b, st->slot,
+                        PROBE_FILTERED | (flags & CHAR_NEAR_ONE_WAY ? 0u : PROBE_NOT_ONE_WAY),
+                        &best);
+        }
     } else {
         world_static_walk(w, swept, probe_visit, &p);
     }

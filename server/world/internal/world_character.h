@@ -23,7 +23,7 @@ typedef struct world_character_near {
     uint32_t count; /* in statics */
     uint32_t statics[WORLD_CHARACTER_NEAR];
     aabb box[WORLD_CHARACTER_NEAR]; /* their boxes (statics never move: the epoch keeps them) */
-    uint8_t one_way[WORLD_CHARACTER_NEAR]; /* which are one-way (rules_epoch keeps it true) */
+    uint8_t flags[WORLD_CHARACTER_NEAR]; /* what each is (world_character.c's CHAR_NEAR_*) */
 } world_character_near;
 
 /* One character's options and state, per slot (world.characters). */

@@ -171,7 +171,9 @@ static void char_sweep(char_ctx *x, vec2 pos, vec2 r, float tau, sweep_hit *best
     const world_mover *m = x->m;
     body_view a = mover_view(m, pos);
     aabb box = box_at(pos, m->lo, m->hi);
-    sweep_bounds(w, box, r, best);
+    aabb swept = aabb_inflate(aabb_sweep(box, r), WORLD_QUERY_MARGIN);
+    /* a sweep that stays a skin inside the bounds cannot meet them (as the plain slide's) */
+    if (!aabb_contains(w->inner_bounds, swept)) sweep_bounds(w, box, r, best);
     for (uint32_t k = 0; k < x->count; k++) {
         if (x->cands[k].index == x->skip) continue;
         body_view b = x->cands[k].view;
@@ -180,7 +182,6 @@ static void char_sweep(char_ctx *x, vec2 pos, vec2 r, float tau, sweep_hit *best
         geom_toi toi;
         if (pair_sweep(w, &a, r, &b, db, &toi)) hit_offer(best, &toi, db, true);
     }
-    aabb swept = aabb_inflate(aabb_sweep(box, r), WORLD_QUERY_MARGIN);
     if (!gathered_for(x, swept)) {
         world_sweep_statics(w, m->slot, &a, box, r, best);
         return;
@@ -348,7 +349,8 @@ static probe_hit probe_within(const char_ctx *x, vec2 pos, float dist) {
     probe_hit best = {WORLD_NO_HIT, {0, 0}, CHAR_NONE};
     aabb box = box_at(pos, x->m->lo, x->m->hi);
     sweep_hit bounds = {WORLD_NO_HIT, {0, 0}, {0, 0}, false};
-    sweep_bounds(w, box, d, &bounds);
+    aabb swept = aabb_inflate(aabb_sweep(box, d), WORLD_QUERY_MARGIN);
+    if (!aabb_contains(w->inner_bounds, swept)) sweep_bounds(w, box, d, &bounds);
     if (bounds.t <= 1.0f && -v2_dot(bounds.normal, x->f.up) >= x->c->cos_slope)
         best = (probe_hit){bounds.t, v2_neg(bounds.normal), CHAR_BOUNDS};
     for (uint32_t k = 0; k < x->count; k++) {
@@ -357,7 +359,6 @@ static probe_hit probe_within(const char_ctx *x, vec2 pos, float dist) {
         b.pos = v2_add(b.pos, x->cands[k].d);
         probe_offer(x, pos, d, &b, w->movers[x->cands[k].index].slot, PROBE_ASK, &best);
     }
-    aabb swept = aabb_inflate(aabb_sweep(box, d), WORLD_QUERY_MARGIN);
     probe_walk p = {x, pos, d, &best};
     if (gathered_for(x, swept)) {
         bool a_box = ref_kind(x->m->shape) == GEOM_SHAPE_BOX;

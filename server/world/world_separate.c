@@ -168,8 +168,38 @@ static void collect_moved_pairs(world *w, world_grid *g, const uint32_t *moved,
     }
 }
 
-void world_separate(world *w) {
-    /* Spawned movers may sit in a static: take them out first (all of the MTV). */
+/* The last pass's pairs still overlapping by more than the skin: pinned (between statics, directly
+ * or through other bodies), left as they are and reported (I3), each pair once. */
+static void report_jams(world *w) {
+    for (uint32_t k = 0; k < w->scratch.pair_count; k++) {
+        const uint32_t *pk = w->scratch.pairs[k];
+        world_mover *a = &w->movers[pk[0]], *b = &w->movers[pk[1]];
+        body_view va = mover_view(a, a->position), vb = mover_view(b, b->position);
+        geom_contact ct;
+        if (!slots_block(w, a->slot, b->slot) ||
+            !(pair_overlap(w, &va, &vb, &ct) && ct.depth > GEOM_SKIN))
+            continue;
+        /* once per pair: the grid may give a pair twice (a body in its cells and on the
+         * unindexed list), always within the one query of its first body, whose pairs
+         * sit together (each pushed body is queried once, and a pair of two pushed
+         * bodies only from the lower index): a look back over that query's pairs, not
+         * the whole list, so a pinned crowd costs its neighbourhoods, not its square */
+        bool again = false;
+        for (uint32_t j = k; j-- > 0 && w->scratch.pairs[j][0] == pk[0] && !again;)
+            again = w->scratch.pairs[j][1] == pk[1];
+        if (again) continue;
+        w->jammed++;
+        if (w->jam_count < WORLD_MAX_JAM_REPORT) {
+            world_body_id ia = slot_id(w, a->slot), ib = slot_id(w, b->slot);
+            w->jams[w->jam_count][0] = ia < ib ? ia : ib;
+            w->jams[w->jam_count][1] = ia < ib ? ib : ia;
+        }
+        w->jam_count++;
+    }
+}
+
+/* Spawned movers may sit in a static: take them out first (all of the MTV). */
+static void push_spawned_out(world *w) {
     w->static_checks_pending = false;
     for (uint32_t i = 0; i < w->mover_count; i++) {
         world_mover *m = &w->movers[i];
@@ -181,6 +211,10 @@ void world_separate(world *w) {
             if (!c.moved) break;
         }
     }
+}
+
+void world_separate(world *w) {
+    push_spawned_out(w);
     if (!w->movers_collide || w->cfg.separation_passes == 0) return;
     world_grid *g = &w->cache->grid;
     if (!g->valid) return; /* fewer than two movers: no pairs */
@@ -245,31 +279,7 @@ void world_separate(world *w) {
              * would take them (a pair of bodies this pass left alone overlaps now only if it did
              * before, and then it was given to the pass and pushed). */
             collect_moved_pairs(w, g, moved, moved_count);
-            for (uint32_t k = 0; k < w->scratch.pair_count; k++) {
-                const uint32_t *pk = w->scratch.pairs[k];
-                world_mover *a = &w->movers[pk[0]], *b = &w->movers[pk[1]];
-                body_view va = mover_view(a, a->position), vb = mover_view(b, b->position);
-                geom_contact ct;
-                if (!slots_block(w, a->slot, b->slot) ||
-                    !(pair_overlap(w, &va, &vb, &ct) && ct.depth > GEOM_SKIN))
-                    continue;
-                /* once per pair: the grid may give a pair twice (a body in its cells and on the
-                 * unindexed list), always within the one query of its first body, whose pairs
-                 * sit together (each pushed body is queried once, and a pair of two pushed
-                 * bodies only from the lower index): a look back over that query's pairs, not
-                 * the whole list, so a pinned crowd costs its neighbourhoods, not its square */
-                bool again = false;
-                for (uint32_t j = k; j-- > 0 && w->scratch.pairs[j][0] == pk[0] && !again;)
-                    again = w->scratch.pairs[j][1] == pk[1];
-                if (again) continue;
-                w->jammed++;
-                if (w->jam_count < WORLD_MAX_JAM_REPORT) {
-                    world_body_id ia = slot_id(w, a->slot), ib = slot_id(w, b->slot);
-                    w->jams[w->jam_count][0] = ia < ib ? ia : ib;
-                    w->jams[w->jam_count][1] = ia < ib ? ib : ia;
-                }
-                w->jam_count++;
-            }
+            report_jams(w);
             break;
         }
         collect_moved_pairs(w, g, moved, moved_count);

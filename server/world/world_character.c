@@ -512,11 +512,11 @@ static vec2 char_move(world *w, uint32_t i, const mover_candidate *cands, uint32
     char_ctx x; /* its arrays are written before they are read: no zeroing them every move */
     char_ctx_init(&x, w, i, c, f, cands, count);
     vec2 pos = m->position;
-    vec2 carry = v2(0.0f, 0.0f);
+    vec2 carry = v2(0.0f, 0.0f), at = v2(0.0f, 0.0f); /* the carrier's place now */
     uint32_t gi = UINT32_MAX;
     if (c->carrier != UINT32_MAX) {
         gi = w->slots[c->carrier].index;
-        vec2 at = world_moved_before(w, gi, i) ? w->scratch.p2[gi] : w->scratch.p0[gi];
+        at = world_moved_before(w, gi, i) ? w->scratch.p2[gi] : w->scratch.p0[gi];
         carry = carry_of(w, c, at, pos);
     }
     /* everything this move can reach: the carry, the plan (turned by a slope, never longer), a
@@ -528,7 +528,6 @@ static vec2 char_move(world *w, uint32_t i, const mover_candidate *cands, uint32
     gather(&x, c, aabb_inflate(reach, fabsf(c->plan.x) + fabsf(c->plan.y) + WORLD_QUERY_MARGIN));
     c->carried = v2(0.0f, 0.0f);
     if (gi != UINT32_MAX) {
-        vec2 at = world_moved_before(w, gi, i) ? w->scratch.p2[gi] : w->scratch.p0[gi];
         x.skip = gi;
         vec2 to = char_slide(&x, pos, carry, CHAR_DROP);
         vec2 lifted = lift_off_carrier(&x, to, gi, at);

@@ -185,10 +185,14 @@ typedef struct world_character_options {
     uint32_t jump_buffer_ms; /* a jump pressed this long before landing is taken; 0 = 100 */
     uint32_t coyote_ms;      /* a jump within this long after walking off the ground; 0 = 100 */
 } world_character_options;
-#define WORLD_CHARACTER_MAX_SLOPE 0.7853982f /* max_slope's default, 45 degrees */
-#define WORLD_CHARACTER_BUFFER_MS 100u       /* jump_buffer_ms's and coyote_ms's default */
+#define WORLD_CHARACTER_MAX_SLOPE 0.7853982f      /* max_slope's default, 45 degrees */
+#define WORLD_CHARACTER_MAX_GRAVITY_SCALE 1000.0f /* gravity_scale is clamped to it */
+#define WORLD_CHARACTER_BUFFER_MS 100u            /* jump_buffer_ms's and coyote_ms's default */
 
 /* Makes a moving body a character (opt NULL or all zeros: the defaults), or replaces its options.
+ * step_height and snap_distance are clamped to the character's height along gravity (its AABB's;
+ * a step taller than the character is none), gravity_scale to
+ * WORLD_CHARACTER_MAX_GRAVITY_SCALE; world_body_character reports what was kept.
  * Meant right after world_spawn. WORLD_ERR_NOT_FOUND for an unknown or stale id,
  * WORLD_ERR_NOT_MOVING for a static, WORLD_ERR_NOT_FINITE for a non-finite option,
  * WORLD_ERR_NO_MEMORY when the first character's table cannot be allocated. */
@@ -204,10 +208,10 @@ world_status world_body_set_character(world *w, world_body_id id,
 world_status world_character_jump(world *w, world_body_id id);
 /* A character's state after the most recent step. */
 typedef struct world_character_state {
-    bool grounded;          /* within 2 x GEOM_SKIN of a walkable surface below, or the bottom
-                             * bound */
-    world_body_id ground;   /* the body stood on; WORLD_NULL_BODY for none or the bounds */
-    float vertical;         /* its velocity along up (units/s) the next step starts from */
+    bool grounded;        /* within 2 x GEOM_SKIN of a walkable surface below, or the bottom
+                           * bound */
+    world_body_id ground; /* the body stood on; WORLD_NULL_BODY for none or the bounds */
+    float vertical;       /* its velocity along up (units/s) the next step starts from */
     world_character_options options; /* the defaults filled in */
 } world_character_state;
 /* False for an unknown or stale id, or a body that is not a character. */

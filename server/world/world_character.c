@@ -807,6 +807,18 @@ world_status world_body_set_character(world *w, world_body_id id,
     if (w->slots[slot].kind != WORLD_BODY_MOVING) return WORLD_ERR_NOT_MOVING;
     world_character_options o;
     if (!fill_options(opt, &o)) return WORLD_ERR_NOT_FINITE;
+    /* Bounds that keep a hostile option from costing: a step or a snap taller than the character
+     * is none (a step of 1e30 would sweep the whole map each blocked step), and a pull a thousand
+     * times the world's is past any game's. */
+    const world_mover *m = &w->movers[w->slots[slot].index];
+    vec2 size = v2_sub(m->hi, m->lo);
+    vec2 g = w->cfg.gravity;
+    float glen = sqrtf(v2_dot(g, g));
+    float tall =
+        glen > 0.0f ? (fabsf(g.x) * size.x + fabsf(g.y) * size.y) / glen : wmax(size.x, size.y);
+    o.step_height = wmin(o.step_height, tall);
+    o.snap_distance = wmin(o.snap_distance, tall);
+    o.gravity_scale = wmin(o.gravity_scale, WORLD_CHARACTER_MAX_GRAVITY_SCALE);
     if (!w->characters) {
         w->characters = world_alloc(w, w->capacity, sizeof *w->characters);
         if (!w->characters) return WORLD_ERR_NO_MEMORY;

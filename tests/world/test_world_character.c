@@ -1141,6 +1141,16 @@ static void test_api(void) {
     CHECK(world_body_character(w, m, &cs) && cs.options.jump_speed == 7.0f &&
           cs.options.coyote_ms == 1 && cs.options.max_slope > 0.0f &&
           cs.options.max_slope <= (float)(89.0 * PI / 180.0));
+    /* hostile sizes are bounded: a step or a snap no taller than the character (1 here), the
+     * pull at most WORLD_CHARACTER_MAX_GRAVITY_SCALE times the world's */
+    memset(&o, 0, sizeof o);
+    o.step_height = 1e30f, o.snap_distance = 1e30f, o.gravity_scale = 1e30f;
+    CHECK(world_body_set_character(w, m, &o) == WORLD_OK);
+    CHECK_MSG(world_body_character(w, m, &cs) && cs.options.step_height == 1.0f &&
+                  cs.options.snap_distance == 1.0f &&
+                  cs.options.gravity_scale == WORLD_CHARACTER_MAX_GRAVITY_SCALE,
+              "kept step %g snap %g scale %g", (double)cs.options.step_height,
+              (double)cs.options.snap_distance, (double)cs.options.gravity_scale);
     CHECK(world_despawn(w, m) == WORLD_OK && world_character_count(w) == 0);
     CHECK(world_body_set_character(w, m, NULL) == WORLD_ERR_NOT_FOUND);
     CHECK(world_character_jump(w, m) == WORLD_ERR_NOT_FOUND);

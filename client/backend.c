@@ -25,6 +25,8 @@
 #define BK_QUERY_BURST                                                                             \
     1000u /* casts sent in one timer call at most (catching up after a stall)                      \
            */
+#define BK_PLATFORM_ARRIVE 0.05f      /* units: a platform this near its goal turns back */
+#define BK_PLATFORM_STALL_US 1000000u /* ... as does one that got no nearer for this long */
 
 typedef enum bk_phase {
     BK_CONNECTING,
@@ -51,6 +53,10 @@ typedef struct bk_npc {
     uint32_t acked;   /* newest input_seq acknowledged */
     float x, y;       /* last known position */
     float angle;      /* heading */
+    /* a platform (index cfg->npcs + k: cfg->platforms[k]) */
+    bool back;            /* heading for `from` (else for `to`) */
+    float best;           /* its least distance to the goal on this leg */
+    uint64_t progress_us; /* when it last got nearer */
 } bk_npc;
 
 typedef struct bk {
@@ -71,7 +77,8 @@ typedef struct bk {
     uint64_t intended[BK_RING];       /* intended send time by seq % BK_RING */
     float world_min[2], world_max[2]; /* from Welcome */
     collide_rng rng;                  /* for the headings */
-    bk_npc *npcs;                     /* cfg->npcs entries */
+    bk_npc *npcs;                     /* cfg->npcs NPCs, then cfg->n_platforms platforms */
+    uint32_t bodies;                  /* cfg->npcs + cfg->n_platforms */
     uint32_t *alive;                  /* indices of spawned NPCs, in batch order */
     uint32_t n_alive;
     uint32_t *table;     /* body id -> npc index + 1, open addressing, 0 = empty */
@@ -218,11 +225,19 @@ static void bk_spawn_all(bk *b) {
         b->npcs[i].y = y0 + h * fy;
         b->npcs[i].angle = collide_rng_unit(&b->rng) * 6.2831853f;
     }
-    /* The same message cc_session_spawn sends, into our own buffer. */
-    for (uint32_t i = 0; i < c->npcs; i++) {
+    for (uint32_t k = 0; k < c->n_platforms; k++) {
+        bk_npc *n = &b->npcs[c->npcs + k];
+        n->x = c->platforms[k].from[0];
+        n->y = c->platforms[k].from[1];
+        n->best = INFINITY;
+    }
+    /* The same message cc_session_spawn sends, into our own buffer; a platform is a box. */
+    for (uint32_t i = 0; i < b->bodies; i++) {
         cc_spawn_msg sp;
-        cc_session_spawn_fill(&sp, BK_REQ_SPAWN_BASE + i, c->shape, (float)c->size, b->npcs[i].x,
-                              b->npcs[i].y);
+        const cc_platform *pl = i >= c->npcs ? &c->platforms[i - c->npcs] : NULL;
+        cc_session_spawn_fill(&sp, BK_REQ_SPAWN_BASE + i, pl ? 0 : c->shape,
+                              pl ? pl->half[0] : (float)c->size, b->npcs[i].x, b->npcs[i].y);
+        if (pl) sp.half.y = pl->half[1];
         if (!bk_queue(b, &sp.m)) {
             bk_fail(b, "out of memory for the spawns");
             bk_close(b);
@@ -238,6 +253,7 @@ static void bk_start_running(bk *b, uint64_t now) {
     b->next_batch_us = now;
     b->query_base_us = now;
     if (b->n_alive == 0) bk_fail(b, "no NPC was spawned");
+    if (b->st->platforms_spawned < b->cfg->n_platforms) bk_fail(b, "a platform was not spawned");
 }
 
 static void bk_hook_connected(cc_conn *c, int status) {
@@ -345,12 +361,15 @@ static void bk_hook_frame(cc_conn *c, const uint8_t *body, size_t len) {
         break;
     case COLLIDE__V1__SERVER_MESSAGE__MSG_SPAWNED:
         if (b->phase == BK_SPAWNING && m->spawned && m->request_id >= BK_REQ_SPAWN_BASE &&
-            m->request_id - BK_REQ_SPAWN_BASE < b->cfg->npcs) {
+            m->request_id - BK_REQ_SPAWN_BASE < b->bodies) {
             uint32_t i = m->request_id - BK_REQ_SPAWN_BASE;
             if (b->npcs[i].body_id == 0 && bk_table_put(b, m->spawned->body_id, i)) {
                 b->npcs[i].body_id = m->spawned->body_id;
                 b->alive[b->n_alive++] = i;
-                b->st->npcs_spawned++;
+                if (i < b->cfg->npcs)
+                    b->st->npcs_spawned++;
+                else
+                    b->st->platforms_spawned++;
                 b->answered++;
             }
         }
@@ -383,7 +402,7 @@ static void bk_hook_frame(cc_conn *c, const uint8_t *body, size_t len) {
         break;
     }
     collide__v1__server_message__free_unpacked(m, NULL);
-    if (b->phase == BK_SPAWNING && b->answered >= b->cfg->npcs) bk_start_running(b, now);
+    if (b->phase == BK_SPAWNING && b->answered >= b->bodies) bk_start_running(b, now);
 }
 
 static void bk_hook_failed(cc_conn *c, int status, const char *reason) {
@@ -421,6 +440,34 @@ static void bk_velocity(bk *b, bk_npc *n, float *vx, float *vy) {
     *vy = speed * sinf(n->angle);
 }
 
+/* A platform's velocity for the next batch: towards its goal at its speed, slowing so as not to
+ * pass it in one batch period; at the goal, or stalled (a mover does not push what is in its way:
+ * a character under the lift), it turns back. Steered from the snapshots, as a game server would
+ * drive one. */
+static void bk_platform_velocity(bk *b, bk_npc *n, uint64_t now, float *vx, float *vy) {
+    const cc_platform *pl = &b->cfg->platforms[n - b->npcs - b->cfg->npcs];
+    const float *goal = n->back ? pl->from : pl->to;
+    float dx = goal[0] - n->x, dy = goal[1] - n->y, d = sqrtf(dx * dx + dy * dy);
+    if (d < n->best - 0.01f) {
+        n->best = d;
+        n->progress_us = now;
+    }
+    if (d < BK_PLATFORM_ARRIVE || now - n->progress_us > BK_PLATFORM_STALL_US) {
+        n->back = !n->back;
+        n->best = INFINITY;
+        n->progress_us = now;
+        b->st->platform_turns++;
+        goal = n->back ? pl->from : pl->to;
+        dx = goal[0] - n->x;
+        dy = goal[1] - n->y;
+        d = sqrtf(dx * dx + dy * dy);
+    }
+    float v = pl->speed, per_batch = (float)(1.0 / b->cfg->rate_hz);
+    if (d < v * per_batch) v = d / per_batch;
+    *vx = d > 0.0f ? v * dx / d : 0.0f;
+    *vy = d > 0.0f ? v * dy / d : 0.0f;
+}
+
 static void bk_send_batch(bk *b, uint64_t now) {
     double period = 1e6 / b->cfg->rate_hz;
     while (b->next_batch_us <= now) {
@@ -437,7 +484,10 @@ static void bk_send_batch(bk *b, uint64_t now) {
             cc_hist_record(&b->st->ack_us, now > intended ? now - intended : 0);
         }
         b->ids[k] = n->body_id;
-        bk_velocity(b, n, &b->vx[k], &b->vy[k]);
+        if (b->alive[k] >= b->cfg->npcs)
+            bk_platform_velocity(b, n, now, &b->vx[k], &b->vy[k]);
+        else
+            bk_velocity(b, n, &b->vx[k], &b->vy[k]);
     }
     Collide__V1__ClientMessage m;
     Collide__V1__MoveIntents batch;
@@ -498,6 +548,27 @@ static bool bk_all_acked(const bk *b) {
     return b->st->query_results + b->st->query_errors >= b->st->queries_sent;
 }
 
+/* At the end of the run: the platforms go (an admin's bodies stay after it leaves, and a next run
+ * would spawn its own over them) and leave the alive list, whose acks the drain waits for. */
+static void bk_despawn_platforms(bk *b) {
+    uint32_t kept = 0;
+    for (uint32_t k = 0; k < b->n_alive; k++) {
+        uint32_t i = b->alive[k];
+        if (i < b->cfg->npcs) {
+            b->alive[kept++] = i;
+            continue;
+        }
+        Collide__V1__ClientMessage m = COLLIDE__V1__CLIENT_MESSAGE__INIT;
+        Collide__V1__DespawnBody d = COLLIDE__V1__DESPAWN_BODY__INIT;
+        d.body_id = b->npcs[i].body_id;
+        m.msg_case = COLLIDE__V1__CLIENT_MESSAGE__MSG_DESPAWN;
+        m.despawn = &d;
+        bk_queue(b, &m);
+    }
+    b->n_alive = kept;
+    bk_flush(b);
+}
+
 static void bk_tick(uv_timer_t *t) {
     bk *b = t->data;
     const cc_backend_config *c = b->cfg;
@@ -509,6 +580,7 @@ static void bk_tick(uv_timer_t *t) {
             bk_fail(b, "the NPCs were not all spawned by the end of the run");
         b->phase = BK_DRAIN;
         b->drain_until_us = now + (uint64_t)(c->drain_s * 1e6);
+        if (c->n_platforms) bk_despawn_platforms(b);
     }
     if (b->phase == BK_RUNNING && b->n_alive > 0 && b->next_batch_us <= now) bk_send_batch(b, now);
     if (b->phase == BK_RUNNING && b->n_alive > 0 && c->queries_hz > 0) bk_send_queries(b, now);
@@ -524,7 +596,7 @@ static void bk_tick(uv_timer_t *t) {
 
 void cc_backend_run(const cc_backend_config *cfg, cc_backend_stats *out) {
     bk *b = calloc(1, sizeof *b);
-    uint32_t n = cfg->npcs;
+    uint32_t n = cfg->npcs + cfg->n_platforms;
     uint32_t slots = 1;
     while (slots < 4u * n)
         slots *= 2u;
@@ -547,6 +619,7 @@ void cc_backend_run(const cc_backend_config *cfg, cc_backend_stats *out) {
     } else {
         b->cfg = cfg;
         b->st = out;
+        b->bodies = n;
         b->table_mask = slots - 1u;
         b->rng.state = cfg->seed ? cfg->seed * 2654435761u : 0x9e3779b9u;
         if (b->rng.state == 0) b->rng.state = 0x9e3779b9u;

@@ -14,25 +14,35 @@
 #include "collide.pb-c.h"
 #include "report.h"
 
+/* A moving platform the backend drives (--pattern platformer): a box of half extents half,
+ * spawned at from, sent towards to and back at speed, turned at each end. */
+typedef struct cc_platform {
+    float from[2], to[2]; /* the ends of its path */
+    float half[2];        /* half extents */
+    float speed;          /* units per second */
+} cc_platform;
+
 typedef struct cc_backend_config {
-    const struct sockaddr *addr; /* the daemon */
-    uint32_t max_frame;          /* largest frame accepted from the server */
-    bool ws;                     /* --transport ws */
-    const char *admin_token;     /* Hello.token: must make the connection an admin */
-    const char *room;            /* Hello.room ("" or NULL: the default room) */
-    uint32_t npcs;               /* bodies to spawn and drive */
-    double rate_hz;              /* batches per second */
-    double queries_hz;           /* first-hit RayCasts per second in all, from the NPCs in turn
-                                  * (0: none) */
-    double speed;                /* NPC speed, units per second */
-    double size;                 /* half extent / radius / circumradius */
-    int shape;                   /* 0 box, 1 polygon, 2 circle (cc_session_spawn) */
-    uint32_t seed;               /* headings */
-    uint64_t start_us;           /* run start (cc_now_us) */
-    uint64_t end_us;             /* batches stop */
-    double drain_s;              /* then wait this long for the last acks */
-    double stall_s;              /* silence before the connection is given up */
-    atomic_int *stop;            /* set by SIGINT: wind down early */
+    const struct sockaddr *addr;  /* the daemon */
+    uint32_t max_frame;           /* largest frame accepted from the server */
+    bool ws;                      /* --transport ws */
+    const char *admin_token;      /* Hello.token: must make the connection an admin */
+    const char *room;             /* Hello.room ("" or NULL: the default room) */
+    uint32_t npcs;                /* bodies to spawn and drive */
+    const cc_platform *platforms; /* moving platforms to spawn and drive besides (may be NULL) */
+    uint32_t n_platforms;         /* how many */
+    double rate_hz;               /* batches per second */
+    double queries_hz;            /* first-hit RayCasts per second in all, from the NPCs in turn
+                                   * (0: none) */
+    double speed;                 /* NPC speed, units per second */
+    double size;                  /* half extent / radius / circumradius */
+    int shape;                    /* 0 box, 1 polygon, 2 circle (cc_session_spawn) */
+    uint32_t seed;                /* headings */
+    uint64_t start_us;            /* run start (cc_now_us) */
+    uint64_t end_us;              /* batches stop */
+    double drain_s;               /* then wait this long for the last acks */
+    double stall_s;               /* silence before the connection is given up */
+    atomic_int *stop;             /* set by SIGINT: wind down early */
 } cc_backend_config;
 
 /* Runs the backend to the end of the run (blocking; call on its own thread). out must have been

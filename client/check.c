@@ -32,6 +32,16 @@ const char *cc_violation_name(int kind) {
         return "sensor_end_without_begin";
     case CC_VIOL_SENSOR_NOT_ENDED:
         return "sensor_not_ended";
+    case CC_VIOL_REST_MOVED:
+        return "rest_moved";
+    case CC_VIOL_ONE_WAY_FELL:
+        return "one_way_fell";
+    case CC_VIOL_CARRY_SLIPPED:
+        return "carry_slipped";
+    case CC_VIOL_JUMP_AIRBORNE:
+        return "jump_airborne";
+    case CC_VIOL_JUMP_UNASKED:
+        return "jump_unasked";
     default:
         return "unknown";
     }
@@ -44,6 +54,39 @@ void cc_check_view_init(cc_check_view *v, float tolerance) {
     v->events_apart = false; /* load mallocs its views: never left to chance */
     v->tolerance = tolerance;
     v->open_count = 0;
+    v->up_x = v->up_y = 0.0f;
+    v->tick_hz = 0;
+    v->pos_quantum = v->vel_quantum = 0.0f;
+    memset(&v->own, 0, sizeof v->own);
+}
+
+void cc_check_world(cc_check_view *v, float gx, float gy, uint32_t tick_hz, float pos_quantum,
+                    float vel_quantum) {
+    float g = sqrtf(gx * gx + gy * gy);
+    v->up_x = g > 0.0f ? -gx / g : 0.0f;
+    v->up_y = g > 0.0f ? -gy / g : 0.0f;
+    v->tick_hz = tick_hz;
+    v->pos_quantum = pos_quantum;
+    v->vel_quantum = vel_quantum;
+}
+
+void cc_check_own_character(cc_check_view *v, uint32_t body_id,
+                            const Collide__V1__CharacterOptions *opt) {
+    memset(&v->own, 0, sizeof v->own);
+    v->own.id = body_id;
+    v->own.jump_speed = opt ? opt->jump_speed : 0.0f;
+    v->own.coyote_ms = opt && opt->coyote_ms ? opt->coyote_ms : 100u;
+    v->own.buffer_ms = opt && opt->jump_buffer_ms ? opt->jump_buffer_ms : 100u;
+}
+
+void cc_check_own_intent(cc_check_view *v, uint32_t seq, float vx, float vy, bool jump) {
+    if (seq == 0) return;
+    v->own.intents[seq % CC_CHECK_INTENTS] = (cc_check_intent){seq, vx, vy, jump};
+}
+
+bool cc_check_jumped(float up_before, float up_after, float vel_quantum) {
+    float dv = CC_JUMP_DV + vel_quantum;
+    return up_after > dv && up_after > up_before + dv;
 }
 
 void cc_check_stats_init(cc_check_stats *s) { memset(s, 0, sizeof *s); }
@@ -66,6 +109,11 @@ void cc_check_stats_merge(cc_check_stats *into, const cc_check_stats *from) {
     into->sensor_events += from->sensor_events;
     into->events_measured += from->events_measured;
     into->open_overflow += from->open_overflow;
+    into->rest_checks += from->rest_checks;
+    into->one_way_checks += from->one_way_checks;
+    into->carry_checks += from->carry_checks;
+    into->jumps_seen += from->jumps_seen;
+    into->jumps_checked += from->jumps_checked;
     for (uint32_t i = 0; i < from->examples_len && into->examples_len < CC_CHECK_EXAMPLES; i++)
         into->examples[into->examples_len++] = from->examples[i];
 }
@@ -387,7 +435,8 @@ static bool pair_measure(const cc_check_view *v, uint32_t a, uint32_t b, bool se
     if (i < 0 || j < 0) return false;
     const cc_check_body *x = &v->bodies[i], *y = &v->bodies[j];
     if (x->shape.kind == CC_SHAPE_NONE || y->shape.kind == CC_SHAPE_NONE) return false;
-    *tol = cc_event_tolerance(x->x, x->y, y->x, y->y);
+    /* quantized positions are each off by up to half a quantum per axis (check.h) */
+    *tol = cc_event_tolerance(x->x, x->y, y->x, y->y) + 1.5 * v->pos_quantum;
     *m = sensor ? (double)cc_shape_depth(&x->shape, x->x, x->y, x->angle, &y->shape, y->x, y->y,
                                          y->angle)
                 : cc_shape_gap(&x->shape, x->x, x->y, x->angle, &y->shape, y->x, y->y, y->angle);
@@ -493,6 +542,217 @@ static void check_events(cc_check_view *v, const Collide__V1__Snapshot *snap, cc
     }
 }
 
+/* ---- the own character (check.h's top) ---- */
+
+/* Every intent from seq `from` to `to` was recorded, with no velocity across gravity and no
+ * jump: the character was still over the interval. */
+static bool own_still(const cc_check_view *v, uint32_t from, uint32_t to) {
+    if (to < from || to - from >= CC_CHECK_INTENTS) return false;
+    float rx = v->up_y, ry = -v->up_x; /* across gravity */
+    for (uint32_t q = from;; q++) {
+        const cc_check_intent *in = &v->own.intents[q % CC_CHECK_INTENTS];
+        if (in->seq != q || in->jump || in->vx * rx + in->vy * ry != 0.0f) return false;
+        if (q == to) return true;
+    }
+}
+
+/* Jump presses among the intents applied since the previous snapshot (seq from + 1 to to): each
+ * good for one jump up to the buffer's end after this tick. True when there was one. */
+static bool own_presses(cc_check_view *v, uint32_t from, uint32_t to, uint64_t tick) {
+    cc_check_own *o = &v->own;
+    bool any = false;
+    for (uint32_t q = from + 1; q > from && q <= to && q - from <= CC_CHECK_INTENTS; q++) {
+        const cc_check_intent *in = &o->intents[q % CC_CHECK_INTENTS];
+        if (in->seq != q || !in->jump) continue;
+        uint64_t buffer = (uint64_t)ceil((double)o->buffer_ms * v->tick_hz / 1000.0);
+        o->presses++;
+        o->press_until = tick + buffer + 1u;
+        any = true;
+    }
+    return any;
+}
+
+/* A body that blocks b, other than b and skip, within CC_CHAR_CLEAR plus two ticks of its speed
+ * (check.h: it may have pushed b). */
+static bool near_other(const cc_check_view *v, const cc_check_body *b, uint32_t skip) {
+    double reach_s = v->tick_hz ? 2.0 / v->tick_hz : 0.0;
+    for (uint32_t j = 0; j < v->count; j++) {
+        const cc_check_body *o = &v->bodies[j];
+        if (o == b || o->id == skip || o->kind == COLLIDE__V1__BODY_KIND__BODY_KIND_STATIC ||
+            o->shape.kind == CC_SHAPE_NONE || b->shape.kind == CC_SHAPE_NONE || !blocks(b, o))
+            continue;
+        double speed = sqrt((double)o->vx * o->vx + (double)o->vy * o->vy);
+        double gap = cc_shape_gap(&b->shape, b->x, b->y, b->angle, &o->shape, o->x, o->y, o->angle);
+        if (gap <= CC_CHAR_CLEAR + speed * reach_s) return true;
+    }
+    return false;
+}
+
+/* Something near the own character b, or near the mover it stands on (check.h's "near"). */
+static bool own_crowded(const cc_check_view *v, const cc_check_body *b) {
+    if (near_other(v, b, b->ground_id)) return true;
+    int g = b->grounded && b->ground_id ? view_find(v, b->ground_id) : -1;
+    return g >= 0 && v->bodies[g].kind != COLLIDE__V1__BODY_KIND__BODY_KIND_STATIC &&
+           near_other(v, &v->bodies[g], b->id);
+}
+
+/* The extent of a placed shape along the unit axis (ax, ay). */
+static void extent_along(const cc_shape *sh, float x, float y, float angle, double ax, double ay,
+                         double *lo, double *hi) {
+    if (sh->kind == CC_SHAPE_CIRCLE) {
+        double c = x * ax + y * ay;
+        *lo = c - sh->radius;
+        *hi = c + sh->radius;
+        return;
+    }
+    double wx[CC_CHECK_MAX_VERTS], wy[CC_CHECK_MAX_VERTS];
+    place(sh, x, y, angle, wx, wy);
+    project(wx, wy, sh->count, ax, ay, lo, hi);
+}
+
+/* I9: b watched over the one-way body it stood on (o->one_way_id); stops watching when it may
+ * legitimately be below it. */
+static void own_one_way(cc_check_view *v, const cc_check_body *b, bool jumped, bool pressed,
+                        uint64_t tick, cc_check_stats *s) {
+    cc_check_own *o = &v->own;
+    int i = view_find(v, o->one_way_id);
+    const cc_check_body *p = i >= 0 ? &v->bodies[i] : NULL;
+    if (!p || p->shape.kind == CC_SHAPE_NONE || b->shape.kind == CC_SHAPE_NONE || jumped ||
+        pressed || (b->grounded && b->ground_id != o->one_way_id)) {
+        o->one_way_id = 0;
+        return;
+    }
+    double blo, bhi, plo, phi;
+    extent_along(&b->shape, b->x, b->y, b->angle, v->up_y, -v->up_x, &blo, &bhi);
+    extent_along(&p->shape, p->x, p->y, p->angle, v->up_y, -v->up_x, &plo, &phi);
+    if (fmin(bhi, phi) - fmax(blo, plo) <= 0.0) { /* off its edge */
+        o->one_way_id = 0;
+        return;
+    }
+    s->one_way_checks++;
+    extent_along(&b->shape, b->x, b->y, b->angle, v->up_x, v->up_y, &blo, &bhi);
+    extent_along(&p->shape, p->x, p->y, p->angle, v->up_x, v->up_y, &plo, &phi);
+    double below = phi - blo;
+    if (below > CC_ONE_WAY_SINK + v->pos_quantum) {
+        record(s, CC_VIOL_ONE_WAY_FELL, b->id, p->id, tick, (float)below);
+        o->one_way_id = 0;
+    }
+}
+
+/* I10: b still on the moving body it stood on at both ends, its place in that body's frame. */
+static void own_carried(const cc_check_view *v, const cc_check_body *b, uint64_t k, uint64_t tick,
+                        cc_check_stats *s) {
+    const cc_check_own *o = &v->own;
+    int i = view_find(v, b->ground_id);
+    if (i < 0) return;
+    const cc_check_body *m = &v->bodies[i];
+    double c0 = cos(o->ground_angle), s0 = sin(o->ground_angle);
+    double c1 = cos(m->angle), s1 = sin(m->angle);
+    double dx0 = (double)o->last_x - o->ground_x, dy0 = (double)o->last_y - o->ground_y;
+    double dx1 = (double)b->x - m->x, dy1 = (double)b->y - m->y;
+    double rx0 = c0 * dx0 + s0 * dy0, ry0 = -s0 * dx0 + c0 * dy0; /* turned by minus the angle */
+    double rx1 = c1 * dx1 + s1 * dy1, ry1 = -s1 * dx1 + c1 * dy1;
+    double d = fmax(fabs(rx1 - rx0), fabs(ry1 - ry0));
+    float big = fmaxf(fmaxf(fabsf(b->x), fabsf(b->y)), fmaxf(fabsf(m->x), fabsf(m->y)));
+    double tol = CC_CARRY_PER_TICK * (double)k + 2.0 * v->pos_quantum +
+                 16.0 * FLT_EPSILON * (double)fmaxf(big, 1.0f);
+    s->carry_checks++;
+    if (d > tol) record(s, CC_VIOL_CARRY_SLIPPED, b->id, m->id, tick, (float)d);
+}
+
+/* The jump rule, for a jump seen at tick (consecutive: the previous snapshot was tick - 1). */
+static void own_jump(cc_check_view *v, const cc_check_body *b, bool consecutive, uint64_t tick,
+                     cc_check_stats *s) {
+    cc_check_own *o = &v->own;
+    s->jumps_seen++;
+    if (o->presses > 0 && tick <= o->press_until)
+        o->presses--;
+    else
+        record(s, CC_VIOL_JUMP_UNASKED, b->id, 0, tick, NAN);
+    if (consecutive && (o->last_grounded || o->air_known)) {
+        uint64_t coyote = (uint64_t)floor((double)o->coyote_ms * v->tick_hz / 1000.0);
+        bool ok = o->last_grounded || (o->coyote_open && tick - 1u - o->grounded_tick <= coyote);
+        s->jumps_checked++;
+        if (!ok)
+            record(s, CC_VIOL_JUMP_AIRBORNE, b->id, 0, tick, b->vx * v->up_x + b->vy * v->up_y);
+    }
+    o->coyote_open = false; /* taking off by a jump ends coyote time */
+}
+
+/* What the next snapshot compares with: b's state now, its ground's, and the neighbourhood. */
+static void own_remember(cc_check_view *v, const cc_check_body *b, bool consecutive, bool jumped,
+                         bool crowded, uint64_t tick) {
+    cc_check_own *o = &v->own;
+    if (b->grounded) {
+        o->grounded_tick = tick;
+        o->coyote_open = false;
+        o->air_known = true;
+    } else {
+        if (o->have_last && o->last_grounded && !jumped) o->coyote_open = true; /* walked off */
+        if (!consecutive) o->air_known = false;
+    }
+    if (o->presses && tick > o->press_until) o->presses = 0;
+    o->have_last = true;
+    o->last_x = b->x;
+    o->last_y = b->y;
+    o->last_up = b->vx * v->up_x + b->vy * v->up_y;
+    o->last_grounded = b->grounded;
+    o->last_ground = b->ground_id;
+    o->last_seq = b->last_input_seq;
+    o->last_crowded = crowded;
+    int g = b->grounded && b->ground_id ? view_find(v, b->ground_id) : -1;
+    o->ground_known = g >= 0;
+    if (g >= 0) {
+        o->ground_kind = v->bodies[g].kind;
+        o->ground_character = v->bodies[g].character;
+        o->ground_x = v->bodies[g].x;
+        o->ground_y = v->bodies[g].y;
+        o->ground_angle = v->bodies[g].angle;
+    }
+}
+
+/* The character checks of one snapshot, on the view already updated by it. */
+static void check_own(cc_check_view *v, const Collide__V1__Snapshot *snap, cc_check_stats *s,
+                      bool consecutive) {
+    cc_check_own *o = &v->own;
+    int i = view_find(v, o->id);
+    if (i < 0 || (v->up_x == 0.0f && v->up_y == 0.0f)) {
+        o->have_last = false; /* out of view (or not yet seen): start again */
+        return;
+    }
+    const cc_check_body *b = &v->bodies[i];
+    uint64_t tick = snap->tick;
+    bool pressed = o->have_last && own_presses(v, o->last_seq, b->last_input_seq, tick);
+    float up = b->vx * v->up_x + b->vy * v->up_y;
+    bool jumped = o->have_last && cc_check_jumped(o->last_up, up, v->vel_quantum);
+    if (jumped) own_jump(v, b, consecutive, tick, s);
+    bool crowded = own_crowded(v, b);
+    /* In force over the interval: the previous snapshot's intent (for its first tick) unless
+     * newer ones all came in on the one tick of a consecutive snapshot, and every one since. */
+    uint32_t from = consecutive && b->last_input_seq > o->last_seq ? o->last_seq + 1u : o->last_seq;
+    bool calm = o->have_last && !jumped && !crowded && !o->last_crowded &&
+                own_still(v, from, b->last_input_seq);
+    bool on_static =
+        o->last_ground == 0 ||
+        (o->ground_known && o->ground_kind == COLLIDE__V1__BODY_KIND__BODY_KIND_STATIC);
+    if (calm && consecutive && o->last_grounded && on_static) {
+        s->rest_checks++;
+        if (b->x != o->last_x || b->y != o->last_y) {
+            double dx = (double)b->x - o->last_x, dy = (double)b->y - o->last_y;
+            record(s, CC_VIOL_REST_MOVED, b->id, o->last_ground, tick,
+                   (float)sqrt(dx * dx + dy * dy));
+        }
+    }
+    if (calm && o->last_grounded && b->grounded && b->ground_id == o->last_ground &&
+        o->last_ground != 0 && o->ground_known && !o->ground_character &&
+        o->ground_kind != COLLIDE__V1__BODY_KIND__BODY_KIND_STATIC)
+        own_carried(v, b, tick - v->last_tick, tick, s);
+    if (o->one_way_id) own_one_way(v, b, jumped, pressed, tick, s);
+    int g = b->grounded && b->ground_id ? view_find(v, b->ground_id) : -1;
+    if (g >= 0 && v->bodies[g].one_way) o->one_way_id = b->ground_id;
+    own_remember(v, b, consecutive, jumped, crowded, tick);
+}
+
 void cc_check_snapshot(cc_check_view *v, const Collide__V1__Snapshot *snap, cc_check_stats *s) {
     /* Bodies absent from a snapshot did not change, so positions stay continuous only when no
      * snapshot was missed (the server drops stale ones for slow clients). */
@@ -543,6 +803,13 @@ void cc_check_snapshot(cc_check_view *v, const Collide__V1__Snapshot *snap, cc_c
         }
         b->angle = bs->angle;
         b->tick = snap->tick;
+        /* a record is the body's whole state (a character's grounded too: replaced, not merged) */
+        b->vx = bs->velocity ? bs->velocity->x : 0.0f;
+        b->vy = bs->velocity ? bs->velocity->y : 0.0f;
+        b->grounded = bs->grounded;
+        b->character = b->character || bs->grounded;
+        b->ground_id = bs->ground_id;
+        b->last_input_seq = bs->last_input_seq;
         v->changed[i] = 1;
     }
     for (uint32_t i = 0; i < v->count; i++) {
@@ -571,6 +838,7 @@ void cc_check_snapshot(cc_check_view *v, const Collide__V1__Snapshot *snap, cc_c
         }
     }
     if (!v->events_apart) check_events(v, snap, s, consecutive);
+    if (v->own.id) check_own(v, snap, s, consecutive);
     v->last_tick = snap->tick;
     v->have_tick = true;
 }

@@ -28,7 +28,49 @@
  *     by more than the tolerance with no end is not ended.
  * The tolerance (cc_event_tolerance) covers the float rounding between the daemon's geometry (in
  * float, on the same float positions) and the checker's (in double): 1e-4 units plus 16 float
- * ulps of the largest coordinate involved; the thresholds are 2e-3 and 4e-3 apart from 0. */
+ * ulps of the largest coordinate involved; the thresholds are 2e-3 and 4e-3 apart from 0.
+ *
+ * Characters (protocol 1.2, COLLISION.md I8-I10 and the jump rule), for the client's own
+ * character only (cc_check_own_character): the checks need the intent it moved with, which only
+ * its sender knows. The intent in force during tick T is the one BodyState.last_input_seq names
+ * after T; over an interval of snapshots, every intent from the previous snapshot's
+ * last_input_seq to this one's may have been in force, so "still" means all of them were sent
+ * with no velocity across gravity and no jump (an intent the client never recorded is not
+ * still). "Up" is minus Welcome.gravity (cc_check_world; no gravity, no character checks).
+ *   - jump rule: the velocity along up only falls in the air (gravity; a floor or a ceiling
+ *     takes the part into it away, to 0 at most) and is 0 on the ground, so it rising above both
+ *     0 and its previous value by more than CC_JUMP_DV (plus a velocity quantum) is a jump taken
+ *     in the interval. On consecutive snapshots (tick T after T - 1) it must have been grounded
+ *     at T - 1, or have walked off the ground (not jumped off) at most coyote time before: its
+ *     last grounded tick G with T - 1 - G <= floor(coyote_ms x rate / 1000), every snapshot since
+ *     G consecutive (else unjudged); jump_airborne. Each jump must also follow a press: a jump
+ *     intent applied (by last_input_seq) at most jump_buffer (rounded up) + 1 ticks before it,
+ *     each press good for one jump; jump_unasked. Jumps over a gap are counted, not judged.
+ *   - I8 rest: grounded at T - 1 on a static (or the bounds, ground_id 0) and still during T,
+ *     no jump, no other body that blocks it near (below): its position at T is bit-identical to
+ *     T - 1's (quantized: the same quanta); rest_moved. Consecutive snapshots only.
+ *   - I9 one-way: once seen grounded on a one-way body P, until it is grounded on something else,
+ *     a jump is pressed or seen, or its extent across gravity no longer overlaps P's (it walked or
+ *     was pushed off the edge), or P leaves the view: its lowest point along up is never below
+ *     P's top by more than CC_ONE_WAY_SINK (I3's tolerance) plus a position quantum; one_way_fell.
+ *     Gaps do not matter: it is a state, judged on every snapshot.
+ *   - I10 carried: grounded on the same moving body M at both ends of the interval (k ticks),
+ *     M not a character (seen grounded once: a rider of a character is carried only when that
+ *     one moves first, docs/characters.md), still, no jump, no other body near: its position in M's
+ * frame (relative to M's position, turned by minus M's angle) changed by at most CC_CARRY_PER_TICK
+ * x k, plus two position quanta (each end's relative position is off by up to one: quantized
+ * snapshots) and 16 float ulps of the coordinates; carry_slipped.
+ * "Near": another body that blocks it (a mover, not the ground, filters as for the overlaps) whose
+ * gap to it is at most CC_CHAR_CLEAR plus two ticks of its speed, at either end of the interval:
+ * a body that might have pushed it (characters bump, land on each other's heads, and the discrete
+ * pass pushes them apart), so the interval is not judged. The same for a body near the mover it
+ * stands on, other than itself: collided carries a rider by its carrier's motion in the mover
+ * pass, before the discrete pass pushes the carrier out of a body it met (a ferry pressing on a
+ * character in the pit beneath it moved at a third of its speed while its still rider went on at
+ * the full speed, 0.044 units a tick off: found by this check, a daemon matter). The interval of
+ * I10 may span ticks (--snapshot-rate), and a body that came and went within it is not seen: a
+ * load run's players move at a few units a second, two ticks of speed covering one tick's
+ * approach. */
 #ifndef COLLIDE_CLIENT_CHECK_H
 #define COLLIDE_CLIENT_CHECK_H
 
@@ -44,6 +86,11 @@
 #define CC_CONTACT_BEGIN_GAP 0.002f /* 2 x skin (GEOM_SKIN 1e-3) */
 #define CC_CONTACT_END_GAP 0.004f   /* 4 x skin */
 #define CC_GONE_NEAR 1.0f           /* see "removed" above */
+#define CC_CHECK_INTENTS 256u       /* the own character's intents remembered, by input_seq */
+#define CC_JUMP_DV 1e-3f            /* a rise of the velocity along up that is a jump (u/s) */
+#define CC_CARRY_PER_TICK 1e-4f     /* I10: drift allowed in the carrier's frame per tick */
+#define CC_CHAR_CLEAR 0.25f         /* "near" (above): the gap, before the speed is added */
+#define CC_ONE_WAY_SINK 0.01f       /* I9: how far below a one-way top still counts as on it */
 
 typedef enum cc_shape_kind { CC_SHAPE_NONE = 0, CC_SHAPE_POLY, CC_SHAPE_CIRCLE } cc_shape_kind;
 
@@ -71,6 +118,11 @@ typedef struct cc_check_body {
     bool one_way;            /* one-way (BodyState 15): whether it blocks depends on the side a
                                 body comes from at the start of a tick, which a snapshot does not
                                 show; its pairs are not checked for overlap or tunnelling */
+    bool grounded;           /* a character standing (BodyState 13, every record of it) */
+    uint32_t ground_id;      /* what it stands on (14; 0: nothing or the bounds) */
+    bool character;          /* seen grounded once: a character (BodyState does not say) */
+    uint32_t last_input_seq; /* BodyState 4 */
+    float vx, vy;            /* velocity */
 } cc_check_body;
 
 typedef enum cc_violation_kind {
@@ -87,7 +139,12 @@ typedef enum cc_violation_kind {
     CC_VIOL_SENSOR_DUPLICATE_BEGIN = 10,
     CC_VIOL_SENSOR_END_WITHOUT_BEGIN = 11,
     CC_VIOL_SENSOR_NOT_ENDED = 12, /* begun, the bodies apart, no end */
-    CC_VIOL_KINDS = 13,
+    CC_VIOL_REST_MOVED = 13,       /* I8: a still character on a static moved (a: it, b: ground) */
+    CC_VIOL_ONE_WAY_FELL = 14,     /* I9: below the one-way body it stood on (b: that body) */
+    CC_VIOL_CARRY_SLIPPED = 15,    /* I10: a still rider moved in its carrier's frame */
+    CC_VIOL_JUMP_AIRBORNE = 16,    /* a jump not from the ground nor in coyote time */
+    CC_VIOL_JUMP_UNASKED = 17,     /* a jump with no press of the client's before it */
+    CC_VIOL_KINDS = 18,
 } cc_violation_kind;
 
 typedef struct cc_violation {
@@ -116,9 +173,47 @@ typedef struct cc_check_stats {
     uint64_t sensor_events;                   /* SensorEvents received */
     uint64_t events_measured;                 /* events whose geometry was checked */
     uint64_t open_overflow;                   /* begins not tracked: too many pairs open */
+    uint64_t rest_checks;                     /* I8 intervals judged */
+    uint64_t one_way_checks;                  /* I9 snapshots judged */
+    uint64_t carry_checks;                    /* I10 intervals judged */
+    uint64_t jumps_seen;                      /* jumps of the own character seen */
+    uint64_t jumps_checked;                   /* of those, judged by the jump rule */
     uint32_t examples_len;                    /* entries used in examples */
     cc_violation examples[CC_CHECK_EXAMPLES]; /* the first violations seen */
 } cc_check_stats;
+
+/* An intent the client sent for its own character. */
+typedef struct cc_check_intent {
+    uint32_t seq; /* input_seq (0: slot unused) */
+    float vx, vy; /* velocity */
+    bool jump;    /* MoveIntent.jump */
+} cc_check_intent;
+
+/* The client's own character and what the character checks remember of it (check.h's top). */
+typedef struct cc_check_own {
+    uint32_t id;           /* body id (0: none) */
+    float jump_speed;      /* CharacterOptions */
+    uint32_t coyote_ms;    /* (0 read as the default, 100) */
+    uint32_t buffer_ms;    /* jump_buffer_ms (0: 100) */
+    bool have_last;        /* last_* hold its state after the previous snapshot */
+    float last_x, last_y;  /* position */
+    float last_up;         /* velocity along up */
+    bool last_grounded;    /* grounded */
+    uint32_t last_ground;  /* ground_id */
+    uint32_t last_seq;     /* last_input_seq */
+    bool last_crowded;     /* another body near it */
+    bool ground_known;     /* its ground was in view: ground_* hold that body's state */
+    uint8_t ground_kind;   /* BodyKind */
+    bool ground_character; /* that body had been seen grounded (a character) */
+    float ground_x, ground_y, ground_angle;
+    uint64_t grounded_tick; /* the last tick it was seen grounded */
+    bool coyote_open;       /* it walked off the ground since (not jumped) */
+    bool air_known;         /* every snapshot since grounded_tick was consecutive */
+    uint32_t one_way_id;    /* I9: the one-way body it stood on (0: not watched) */
+    uint32_t presses;       /* jump presses applied and not yet taken */
+    uint64_t press_until;   /* the newest press's last tick */
+    cc_check_intent intents[CC_CHECK_INTENTS]; /* by seq % CC_CHECK_INTENTS */
+} cc_check_own;
 
 typedef struct cc_check_view {
     uint32_t count;      /* bodies in view */
@@ -126,6 +221,11 @@ typedef struct cc_check_view {
     bool have_tick;      /* last_tick is valid */
     bool events_apart;   /* UDP: events come in Events messages (cc_check_events), not snapshots */
     float tolerance;     /* allowed overlap depth */
+    float up_x, up_y;    /* minus gravity, unit (0, 0: no gravity, no character checks) */
+    uint32_t tick_hz;    /* the room's tick rate */
+    float pos_quantum;   /* quantized snapshots' position step (0: floats) */
+    float vel_quantum;   /* their velocity step (0: floats) */
+    cc_check_own own;    /* the client's own character */
     uint32_t open_count; /* entries of open */
     cc_open_pair open[CC_CHECK_MAX_OPEN];      /* begun pairs (unordered) */
     cc_check_body bodies[CC_CHECK_MAX_BODIES]; /* the view (unordered) */
@@ -138,6 +238,18 @@ void cc_check_stats_merge(cc_check_stats *into, const cc_check_stats *from);
 uint64_t cc_check_total(const cc_check_stats *s);
 /* Applies one snapshot to the view and checks it. */
 void cc_check_snapshot(cc_check_view *v, const Collide__V1__Snapshot *snap, cc_check_stats *s);
+
+/* The room's gravity and tick rate (Welcome), and the quanta of quantized snapshots (0 for
+ * float ones): the character checks' frame and tolerances. */
+void cc_check_world(cc_check_view *v, float gx, float gy, uint32_t tick_hz, float pos_quantum,
+                    float vel_quantum);
+/* body_id is the client's own character, spawned with these options (NULL: the defaults). */
+void cc_check_own_character(cc_check_view *v, uint32_t body_id,
+                            const Collide__V1__CharacterOptions *opt);
+/* The client sent this intent for its own character. */
+void cc_check_own_intent(cc_check_view *v, uint32_t seq, float vx, float vy, bool jump);
+/* A jump between two velocities along up (check.h's top): shared with load's count of jumps. */
+bool cc_check_jumped(float up_before, float up_after, float vel_quantum);
 
 /* UDP's Events message of one tick: the pairing rules only. Its geometry is not measured: the
  * events travel apart from the snapshots (reliable channel 0, unsent state on channel 1), and a

@@ -36,6 +36,23 @@
 #define CC_REQ_QUERY 0x80000000u
 #define CC_QUERY_RING 64u
 #define CC_QUERY_LENGTH 20.0f /* units: each ray goes this far in a random direction */
+/* --pattern platformer: a walk lasts 1 to 4 s, a rest 0.5 to 1.5 s; a walker whose achieved
+ * velocity across gravity stayed under 5% of its speed for CC_STUCK_INTENTS intents in a row
+ * (its walking intent acknowledged) has met a wall and turns. */
+#define CC_WALK_S 1.0
+#define CC_WALK_MORE_S 3.0
+#define CC_REST_S 0.5
+#define CC_REST_MORE_S 1.0
+#define CC_STUCK_INTENTS 3u
+
+/* The platformer's character, as docs/operations.md "A side-on level" is laid out for: a box of
+ * half extents (size, 2 size), 0.3 steps and snap, a jump of 12 u/s (2.4 units high there). */
+static const Collide__V1__CharacterOptions cc_platformer_character = {
+    PROTOBUF_C_MESSAGE_INIT(&collide__v1__character_options__descriptor),
+    .step_height = 0.3f,
+    .snap_distance = 0.3f,
+    .jump_speed = 12.0f,
+};
 
 typedef enum player_state {
     P_IDLE = 0, /* not started yet */
@@ -81,8 +98,19 @@ typedef struct load_player {
     collide_rng rng;                       /* its draws */
     uint32_t room;                         /* --rooms: index of its room (0 without) */
     cc_check_view *check;                  /* non-NULL when this client runs the checker */
-    cc_qsnap *q;    /* --quantized or udp: its bodies in quanta, from the Welcome on */
-    cc_qbase *base; /* --transport udp: its states after the last snapshots, the baselines */
+    /* --pattern platformer */
+    float dir;             /* walking direction across gravity: 1 or -1 */
+    bool resting;          /* in a rest (no velocity), else walking */
+    uint64_t leg_until_us; /* when the walk or the rest ends */
+    uint32_t walk_seq;     /* first input_seq of the current walk's direction */
+    uint32_t stuck;        /* intents in a row that found it stopped */
+    float vx, vy;          /* its body's velocity in the last snapshot that had it */
+    bool grounded;         /* and whether it stood */
+    bool have_up;          /* up_v holds the velocity along up seen before */
+    float up_v;
+    uint64_t seen_tick; /* tick of the snapshot before (ticks grounded) */
+    cc_qsnap *q;        /* --quantized or udp: its bodies in quanta, from the Welcome on */
+    cc_qbase *base;     /* --transport udp: its states after the last snapshots, the baselines */
 } load_player;
 
 typedef struct load_progress {
@@ -125,6 +153,8 @@ struct load_worker {
     uint64_t last_tick_us;    /* previous scheduler run: a long gap defers stall checks */
     uint64_t tick_period_us;  /* from Welcome, for jitter */
     float world_min[2];       /* world bounds from Welcome (one world: same for all) */
+    float up[2];              /* minus Welcome.gravity, unit ((0, 1) without gravity) */
+    float vel_quantum;        /* quantized snapshots' velocity step (0: floats) */
     float world_max[2];
     cc_stats stats;              /* this worker's measurements */
     cc_room_stats *rooms;        /* --rooms: this worker's share per room, NULL without */
@@ -277,7 +307,17 @@ static void player_spawn(load_player *p, uint64_t now) {
     }
     float x = x0 + (x1 - x0) * collide_rng_unit(&p->rng);
     float y = y0 + (y1 - y0) * collide_rng_unit(&p->rng);
-    cc_session_spawn(&p->conn, CC_REQ_SPAWN, o->shape, (float)o->size, x, y);
+    if (o->pattern == PATTERN_PLATFORMER) {
+        /* Without --spawn-box, no position: the world's spawn points, which the server takes in
+         * turn skipping occupied ones (a side-on level's are on its floors). */
+        float at[2] = {x, y};
+        cc_spawn_msg sp;
+        cc_session_spawn_character_fill(&sp, CC_REQ_SPAWN, (float)o->size, 2.0f * (float)o->size,
+                                        o->spawn_box_set ? at : NULL, &cc_platformer_character);
+        cc_conn_queue(&p->conn, &sp.m);
+    } else {
+        cc_session_spawn(&p->conn, CC_REQ_SPAWN, o->shape, (float)o->size, x, y);
+    }
     cc_conn_flush(&p->conn);
     p->state = P_SPAWNING;
     p->phase_start_us = now;
@@ -321,6 +361,14 @@ static void on_welcome(load_player *p, const Collide__V1__Welcome *wm, uint64_t 
         w->world_max[0] = wm->world_max->x;
         w->world_max[1] = wm->world_max->y;
     }
+    float gx = wm->gravity ? wm->gravity->x : 0.0f, gy = wm->gravity ? wm->gravity->y : 0.0f;
+    float g = sqrtf(gx * gx + gy * gy);
+    w->up[0] = g > 0.0f ? -gx / g : 0.0f;
+    w->up[1] = g > 0.0f ? -gy / g : 1.0f;
+    w->vel_quantum = p->q ? wm->velocity_quantum : 0.0f;
+    if (p->check)
+        cc_check_world(p->check, gx, gy, wm->tick_rate_hz, p->q ? wm->position_quantum : 0.0f,
+                       w->vel_quantum);
     player_spawn(p, now);
 }
 
@@ -347,6 +395,15 @@ static void on_spawned(load_player *p, const Collide__V1__Spawned *sp, uint64_t 
     p->stuck_x = p->x;
     p->stuck_y = p->y;
     p->stuck_at_us = now;
+    if (o->pattern == PATTERN_PLATFORMER) {
+        p->dir = collide_rng_unit(&p->rng) < 0.5f ? -1.0f : 1.0f;
+        /* Walking at once, off its spawn point: the server skips an occupied point, and a
+         * player resting there would send the ramp's next ones onto each other. */
+        p->resting = false;
+        p->leg_until_us =
+            now + (uint64_t)((CC_WALK_S + CC_WALK_MORE_S * collide_rng_unit(&p->rng)) * 1e6);
+        if (p->check) cc_check_own_character(p->check, p->body_id, &cc_platformer_character);
+    }
     /* A random phase spreads the clients over the period instead of firing them in lockstep. */
     double period = 1e6 / o->rate_hz;
     p->intents_base_us = now + (uint64_t)(period * collide_rng_unit(&p->rng));
@@ -379,6 +436,10 @@ static bool snapshot_unpack_scan(load_player *p, const cc_wire_envelope *env,
         scan->body.x = b->position ? b->position->x : 0.0f;
         scan->body.y = b->position ? b->position->y : 0.0f;
         scan->body.last_input_seq = b->last_input_seq;
+        scan->body.vx = b->velocity ? b->velocity->x : 0.0f;
+        scan->body.vy = b->velocity ? b->velocity->y : 0.0f;
+        scan->body.grounded = b->grounded;
+        scan->body.ground_id = b->ground_id;
     }
     return ok;
 }
@@ -404,6 +465,25 @@ static void player_saw_body(load_player *p, const cc_wire_snapshot_scan *scan, u
         }
     }
     if (acked > p->acked_seq) p->acked_seq = acked;
+    p->vx = scan->body.vx;
+    p->vy = scan->body.vy;
+    p->grounded = scan->body.grounded;
+    /* a jump taken: the same reading as the checker's (check.h) */
+    float up = p->vx * w->up[0] + p->vy * w->up[1];
+    if (p->have_up && cc_check_jumped(p->up_v, up, w->vel_quantum)) w->stats.jumps_taken++;
+    p->have_up = true;
+    p->up_v = up;
+}
+
+/* Platformer: the ticks since the previous snapshot, counted grounded when this one shows it so
+ * (its body's state is the last record of it: no record, no change). */
+static void player_count_ground(load_player *p, uint64_t tick) {
+    if (!p->body_id || p->w->run->opts->pattern != PATTERN_PLATFORMER) return;
+    if (p->seen_tick && tick > p->seen_tick) {
+        p->w->stats.ticks_observed += tick - p->seen_tick;
+        if (p->grounded) p->w->stats.ticks_grounded += tick - p->seen_tick;
+    }
+    p->seen_tick = tick;
 }
 
 /* The figures of every snapshot applied: count, bodies, newest tick, inter-arrival and jitter. */
@@ -442,6 +522,7 @@ static void on_udp_snapshot(load_player *p, const cc_wire_envelope *env, uint64_
         cc_wire_snapshot_scan scan = {.tick = snap->tick};
         scan.found = cc_qsnap_body_in(p->q, cc_qbase_newest(p->base), p->body_id, &scan.body);
         if (scan.found) player_saw_body(p, &scan, now);
+        player_count_ground(p, snap->tick);
         if (p->check) cc_check_snapshot(p->check, snap, &w->stats.check);
     } else if (r == CC_QBASE_IGNORED) {
         w->stats.udp_ignored++;
@@ -482,6 +563,7 @@ static void on_snapshot(load_player *p, const cc_wire_envelope *env, uint64_t no
     }
     snapshot_arrived(p, scan.tick, scan.bodies, now);
     if (scan.found && p->body_id) player_saw_body(p, &scan, now);
+    player_count_ground(p, scan.tick);
     if (snap) {
         cc_check_snapshot(p->check, snap, &w->stats.check);
         cc_qsnap_done(p->q, snap);
@@ -669,6 +751,40 @@ static void player_velocity(load_player *p, const load_opts *o, uint64_t now, fl
     }
 }
 
+/* The platformer's next intent: walks and rests in turn, a turn at a wall, a jump now and then
+ * (walking only, so that a rest is still for the checks of a character at rest). */
+static void platformer_intent(load_player *p, const load_opts *o, uint64_t now, float *vx,
+                              float *vy, bool *jump) {
+    const load_worker *w = p->w;
+    float speed = (float)o->speed, right[2] = {w->up[1], -w->up[0]};
+    if (now >= p->leg_until_us) {
+        p->resting = !p->resting;
+        double secs = p->resting ? CC_REST_S + CC_REST_MORE_S * collide_rng_unit(&p->rng)
+                                 : CC_WALK_S + CC_WALK_MORE_S * collide_rng_unit(&p->rng);
+        p->leg_until_us = now + (uint64_t)(secs * 1e6);
+        if (!p->resting && collide_rng_unit(&p->rng) < 0.3f) p->dir = -p->dir;
+        p->walk_seq = p->sched_seq + 1u;
+        p->stuck = 0;
+    }
+    *vx = *vy = 0.0f;
+    *jump = false;
+    if (p->resting) return;
+    /* Its walk acknowledged and still no speed across gravity: a wall (or a step too high). */
+    float across = p->vx * right[0] + p->vy * right[1];
+    if (p->acked_seq >= p->walk_seq && fabsf(across) < 0.05f * speed) {
+        if (++p->stuck >= CC_STUCK_INTENTS) {
+            p->dir = -p->dir;
+            p->walk_seq = p->sched_seq + 1u;
+            p->stuck = 0;
+        }
+    } else {
+        p->stuck = 0;
+    }
+    *vx = p->dir * speed * right[0];
+    *vy = p->dir * speed * right[1];
+    *jump = o->jumps_hz > 0.0 && collide_rng_unit(&p->rng) < (float)(o->jumps_hz / o->rate_hz);
+}
+
 /* Issues every input_seq whose intended time has come; a late loop sends only the newest of
  * them, but each keeps its own intended time, so lateness shows in the latency. */
 static void player_due(load_player *p, uint64_t now) {
@@ -677,9 +793,13 @@ static void player_due(load_player *p, uint64_t now) {
     bool dirty = false;
     cc_room_stats *room = player_room(p);
     float vx = 0.0f, vy = 0.0f;
+    bool jump = false;
     if (p->next_intent_us <= now) {
-        player_velocity(p, o, now, &vx, &vy);
-        if (o->hold && p->sched_seq > 0 && vx == p->sent_vx && vy == p->sent_vy) {
+        if (o->pattern == PATTERN_PLATFORMER)
+            platformer_intent(p, o, now, &vx, &vy, &jump);
+        else
+            player_velocity(p, o, now, &vx, &vy);
+        if (o->hold && p->sched_seq > 0 && vx == p->sent_vx && vy == p->sent_vy && !jump) {
             /* --hold: the intent in force already says this; its slots pass unused (the base
              * moves with them, so no input_seq is scheduled that is never sent) */
             double period = 1e6 / o->rate_hz;
@@ -710,8 +830,11 @@ static void player_due(load_player *p, uint64_t now) {
         }
         uint64_t intended = p->intended[p->sched_seq % CC_ACK_RING];
         cc_hist_record(&w->stats.send_lag_us, now - intended);
-        if (cc_session_move_turning(&p->conn, p->body_id, p->sched_seq, vx, vy, p->spin))
+        if (cc_session_move_full(&p->conn, p->body_id, p->sched_seq, vx, vy, p->spin, jump)) {
             w->stats.intents_sent++;
+            w->stats.jumps_sent += jump;
+        }
+        if (p->check) cc_check_own_intent(p->check, p->sched_seq, vx, vy, jump);
         p->sent_vx = vx;
         p->sent_vy = vy;
         dirty = true;
@@ -929,6 +1052,11 @@ static void main_done(uv_async_t *a) {
 
 uint32_t cc_load_room_of(uint32_t player, uint32_t rooms) { return player % rooms; }
 
+/* An admin connection runs beside the players: for NPCs (--backend) or platforms (platformer). */
+static bool load_has_backend(const load_opts *o) {
+    return o->backend_npcs > 0 || o->n_platforms > 0;
+}
+
 typedef struct load_backend_thread {
     cc_backend_config cfg; /* what to run */
     cc_backend_stats *stats;
@@ -955,7 +1083,7 @@ static bool main_setup(load_main_ctx *m, load_run *run) {
     memset(m, 0, sizeof *m);
     m->run = run;
     m->n_workers = opts->threads;
-    m->expected_done = opts->threads + (opts->backend_npcs > 0 ? 1u : 0u);
+    m->expected_done = opts->threads + (load_has_backend(opts) ? 1u : 0u);
     m->workers = calloc(opts->threads, sizeof *m->workers);
     m->players = calloc(opts->clients, sizeof *m->players);
     m->due = malloc(opts->clients * sizeof *m->due);
@@ -1057,6 +1185,7 @@ static bool backend_start(load_backend_thread *bt, cc_backend_stats *stats, load
     bt->room[0] = '\0';
     if (opts->rooms > 0) cc_load_room_name(bt->room, sizeof bt->room, opts->room_prefix, 0);
     cc_backend_stats_init(stats, opts->backend_npcs);
+    stats->platforms_requested = opts->n_platforms;
     bt->ticket = NULL;
     if (opts->ticket.bytes && (!opts->admin_token || !opts->admin_token[0])) {
         /* An admin of its room by ticket: what a game's logic server holds when the daemon takes
@@ -1077,6 +1206,8 @@ static bool backend_start(load_backend_thread *bt, cc_backend_stats *stats, load
         .admin_token = bt->ticket ? bt->ticket : opts->admin_token,
         .room = bt->room,
         .npcs = opts->backend_npcs,
+        .platforms = opts->platforms,
+        .n_platforms = opts->n_platforms,
         .rate_hz = opts->rate_hz,
         .queries_hz = opts->backend_queries_hz,
         .speed = opts->speed,
@@ -1198,12 +1329,12 @@ static int load_main_run(const load_opts *o) {
     if (!workers_start(&m)) return CC_EXIT_FAIL;
     static load_backend_thread bt;
     static cc_backend_stats backend_stats;
-    if (o->backend_npcs > 0 && !backend_start(&bt, &backend_stats, &run)) return CC_EXIT_FAIL;
+    if (load_has_backend(o) && !backend_start(&bt, &backend_stats, &run)) return CC_EXIT_FAIL;
 
     /* Runs until main_done has seen every thread finish and closed the main loop's handles. */
     uv_loop_t *main_loop = uv_default_loop();
     uv_run(main_loop, UV_RUN_DEFAULT);
-    if (o->backend_npcs > 0) {
+    if (load_has_backend(o)) {
         pthread_join(bt.thread, NULL);
         free(bt.ticket);
     }
@@ -1238,7 +1369,7 @@ static int load_main_run(const load_opts *o) {
         .rooms = o->rooms,
         .room_prefix = o->room_prefix,
         .room_stats = rooms,
-        .backend = o->backend_npcs > 0 ? &backend_stats : NULL,
+        .backend = load_has_backend(o) ? &backend_stats : NULL,
         .pin_cpu = o->pin_set ? (int64_t)o->pin_cpu : -1,
         .daemon_pid = o->daemon_pid,
         .daemon_cpu_s = daemon_cpu1 - daemon_cpu0,

@@ -6,7 +6,11 @@
 
 #define CMD "load"
 
-const char *const cc_load_pattern_names[3] = {"walk", "bounce", "swarm"};
+const char *const cc_load_pattern_names[4] = {"walk", "bounce", "swarm", "platformer"};
+const cc_platform cc_load_sideon_platforms[2] = {
+    {{102.0f, 1.75f}, {122.0f, 1.75f}, {1.9f, 0.25f}, 4.0f},  /* the ferry, across the pit */
+    {{142.0f, 1.75f}, {142.0f, 13.75f}, {1.9f, 0.25f}, 3.0f}, /* the lift, up the shaft */
+};
 const char *const cc_load_shape_names[3] = {"box", "polygon", "circle"};
 
 /* The headings of --help, in their order there. */
@@ -72,6 +76,23 @@ static bool parse_spawn_box(const load_flag *f, const char *name, const char *ar
     }
     return true;
 }
+/* --platform x0,y0,x1,y1,hx,hy,speed: one more platform, up to CC_LOAD_MAX_PLATFORMS. */
+static bool parse_platform(const load_flag *f, const char *name, const char *arg, load_opts *o) {
+    (void)f;
+    float v[7];
+    if (o->n_platforms >= CC_LOAD_MAX_PLATFORMS) {
+        fprintf(stderr, "collide-client " CMD ": %s: at most %u platforms\n", name,
+                CC_LOAD_MAX_PLATFORMS);
+        return false;
+    }
+    if (!cc_parse_floats(CMD, name, arg, v, 7)) return false;
+    if (!(v[4] > 0.0f) || !(v[5] > 0.0f) || !(v[6] > 0.0f)) {
+        fprintf(stderr, "collide-client " CMD ": %s: half extents and speed must be > 0\n", name);
+        return false;
+    }
+    o->platforms[o->n_platforms++] = (cc_platform){{v[0], v[1]}, {v[2], v[3]}, {v[4], v[5]}, v[6]};
+    return true;
+}
 /* One of f->names, stored as its index. */
 static bool parse_choice(const load_flag *f, const char *name, const char *arg, load_opts *o) {
     int *out = field(f, o);
@@ -118,8 +139,18 @@ static const load_flag flags[] = {
      "DURATION  whole run, ramp included (default 10s); e.g. 30, 30s, 500ms, 2m"},
     {"rate", true, parse_double, F(rate_hz), 0, 0.1, 1000, 0, NULL, SEC_PLAYERS,
      "HZ  intents per second per player (default 30)"},
-    {"pattern", true, parse_choice, F(pattern), 0, 0, 0, 3, cc_load_pattern_names, SEC_PLAYERS,
-     "P  walk | bounce | swarm (default walk)"},
+    {"pattern", true, parse_choice, F(pattern), 0, 0, 0, 4, cc_load_pattern_names, SEC_PLAYERS,
+     "P  walk | bounce | swarm | platformer (default walk); platformer: each\nplayer is a "
+     "character (a box --size x 2 --size) that walks left and\nright, rests, turns at walls "
+     "and jumps; a backend drives the\nmoving platforms (--platform), so it needs --admin-token"},
+    {"jumps", true, parse_double, F(jumps_hz), 0, 0, 1000, 0, NULL, SEC_PLAYERS,
+     "R  platformer: jumps per second per walking player (default 0.5)"},
+    {"platform", true, parse_platform, 0, 0, 0, 0, 7, NULL, SEC_PLAYERS,
+     "x0,y0,x1,y1,hx,hy,speed  platformer: a moving platform (a box of half\nextents hx, hy) "
+     "the backend spawns at x0,y0 and drives to x1,y1\nand back; repeat for more (default: "
+     "the side-on level's ferry\nand lift, examples/worlds/sideon.json)"},
+    {"no-platforms", false, parse_true, F(no_platforms), 0, 0, 0, 0, NULL, SEC_PLAYERS,
+     "  platformer: no moving platforms, no backend needed"},
     {"speed", true, parse_double, F(speed), 0, 0, 1e6, 0, NULL, SEC_PLAYERS,
      "UNITS_PER_S  intent speed (default 5)"},
     {"hold", false, parse_true, F(hold), 0, 0, 0, 0, NULL, SEC_PLAYERS,
@@ -263,6 +294,7 @@ static void load_defaults(load_opts *o) {
     o->progress = -1;
     o->room_prefix = "load-";
     o->ticket_ttl_s = 60.0;
+    o->jumps_hz = 0.5;
 }
 
 /* The ticket flags, checked last since a key read here must be freed by the caller: -1 with the
@@ -311,6 +343,28 @@ static int load_check(load_opts *o) {
         }
     }
     bool keyed = o->ticket_key != NULL || o->ticket_key_file != NULL;
+    if (o->pattern != PATTERN_PLATFORMER && (o->n_platforms > 0 || o->no_platforms)) {
+        fprintf(stderr, "collide-client " CMD ": --platform and --no-platforms go with --pattern "
+                        "platformer\n");
+        return CC_EXIT_USAGE;
+    }
+    if (o->pattern == PATTERN_PLATFORMER && !o->no_platforms && o->n_platforms == 0) {
+        memcpy(o->platforms, cc_load_sideon_platforms, sizeof cc_load_sideon_platforms);
+        o->n_platforms = 2;
+    }
+    if (o->no_platforms) o->n_platforms = 0;
+    if (o->n_platforms > 0 && (!o->admin_token || !o->admin_token[0]) && !keyed) {
+        fprintf(stderr,
+                "collide-client " CMD ": the platformer's moving platforms are a backend's: "
+                "give --admin-token (or --ticket-key), or --no-platforms\n");
+        return CC_EXIT_USAGE;
+    }
+    if (o->n_platforms > 0 && o->common.udp) {
+        fprintf(stderr,
+                "collide-client " CMD ": the platformer's moving platforms need --transport "
+                "tcp or ws (or --no-platforms)\n");
+        return CC_EXIT_USAGE;
+    }
     if (o->backend_npcs > 0 && (!o->admin_token || !o->admin_token[0]) && !keyed) {
         fprintf(stderr, "collide-client " CMD ": --backend needs --admin-token (or --ticket-key: "
                         "an admin ticket for its room)\n");

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "backend.h"
 #include "cli.h"
 #include "report.h"
 #include "ticket.h"
@@ -16,10 +17,20 @@
 #define CC_LOAD_MAX_ROOMS 1000u /* --rooms bound: each room keeps a histogram per worker */
 #define CC_LOAD_ROOM_NAME CC_ROOM_NAME_MAX
 
-typedef enum load_pattern { PATTERN_WALK, PATTERN_BOUNCE, PATTERN_SWARM } load_pattern;
+#define CC_LOAD_MAX_PLATFORMS 16u /* --platform given this many times at most */
+
+typedef enum load_pattern {
+    PATTERN_WALK,
+    PATTERN_BOUNCE,
+    PATTERN_SWARM,
+    PATTERN_PLATFORMER
+} load_pattern;
 
 /* --pattern's and --shape's values, by load_opts.pattern and load_opts.shape. */
-extern const char *const cc_load_pattern_names[3];
+extern const char *const cc_load_pattern_names[4];
+/* The side-on example level's platforms (docs/operations.md "A side-on level"): the ferry and
+ * the lift, what --pattern platformer drives when no --platform is given. */
+extern const cc_platform cc_load_sideon_platforms[2];
 extern const char *const cc_load_shape_names[3];
 
 typedef struct load_opts {
@@ -55,9 +66,13 @@ typedef struct load_opts {
     bool quantized;            /* --quantized: Hello.quantized, Snapshot.packed decoded */
     uint32_t snapshot_rate;    /* --snapshot-rate: Hello.snapshot_rate_hz (0: every tick) */
     double backend_queries_hz; /* --backend-queries: ray casts per second from the backend */
-    double spin;               /* --spin: each player turns at a fixed speed drawn uniformly from
-                                * [-spin, spin] rad/s (0: no turning) */
-    const char *ticket_key;    /* --ticket-key: the daemon's --ticket-key (NULL: not given) */
+    double jumps_hz;           /* --jumps: platformer jumps per second per player (walking) */
+    cc_platform platforms[CC_LOAD_MAX_PLATFORMS]; /* --platform, in order given */
+    uint32_t n_platforms;                         /* --platform count (then the defaults) */
+    bool no_platforms;                            /* --no-platforms */
+    double spin;                 /* --spin: each player turns at a fixed speed drawn uniformly from
+                                  * [-spin, spin] rad/s (0: no turning) */
+    const char *ticket_key;      /* --ticket-key: the daemon's --ticket-key (NULL: not given) */
     const char *ticket_key_file; /* --ticket-key-file: a file holding it (NULL: not given) */
     double ticket_ttl_s;         /* --ticket-ttl: each ticket's life from its player's connect */
     bool ticket_ttl_set;         /* --ticket-ttl given */

@@ -169,6 +169,10 @@ static void on_scan_record(void *ctx, const quant_record *r) {
     x->out->body.x = (float)(r->body->q.px * x->q->position_quantum);
     x->out->body.y = (float)(r->body->q.py * x->q->position_quantum);
     x->out->body.last_input_seq = r->body->q.last_input_seq;
+    x->out->body.vx = (float)(r->body->q.vx * x->q->velocity_quantum);
+    x->out->body.vy = (float)(r->body->q.vy * x->q->velocity_quantum);
+    x->out->body.grounded = r->body->q.grounded != 0;
+    x->out->body.ground_id = r->body->q.ground_id;
 }
 
 bool cc_qsnap_scan(cc_qsnap *q, const uint8_t *buf, size_t len, uint32_t body_id,
@@ -220,6 +224,10 @@ bool cc_qsnap_body_in(const cc_qsnap *q, const quant_table *t, uint32_t body_id,
     out->x = (float)(b->q.px * q->position_quantum);
     out->y = (float)(b->q.py * q->position_quantum);
     out->last_input_seq = b->q.last_input_seq;
+    out->vx = (float)(b->q.vx * q->velocity_quantum);
+    out->vy = (float)(b->q.vy * q->velocity_quantum);
+    out->grounded = b->q.grounded != 0;
+    out->ground_id = b->q.ground_id;
     return true;
 }
 

@@ -124,6 +124,10 @@ void cc_stats_merge(cc_stats *into, const cc_stats *from) {
     for (uint32_t i = 0; i < from->reasons.len; i++)
         cc_reasons_add(&into->reasons, from->reasons.items[i].text, from->reasons.items[i].count);
     into->reasons.other += from->reasons.other;
+    into->jumps_sent += from->jumps_sent;
+    into->jumps_taken += from->jumps_taken;
+    into->ticks_grounded += from->ticks_grounded;
+    into->ticks_observed += from->ticks_observed;
     cc_check_stats_merge(&into->check, &from->check);
 }
 
@@ -181,6 +185,9 @@ static void text_backend(FILE *out, const cc_backend_stats *b) {
             b->npcs_spawned, b->npcs_requested, (unsigned long long)b->batches_sent,
             (unsigned long long)b->intents_sent, (unsigned long long)b->intents_acked,
             (unsigned long long)b->intents_unacked);
+    if (b->platforms_requested)
+        fprintf(out, "  platforms: %u of %u spawned, %llu turns\n", b->platforms_spawned,
+                b->platforms_requested, (unsigned long long)b->platform_turns);
     text_hist(out, "npc intent-to-ack", &b->ack_us);
     fprintf(out, "  acked within 2 ticks (%.1f ms): %.2f%%\n", ms(2u * b->tick_period_us),
             b->intents_acked ? 100.0 * (double)b->acked_within_2_ticks / (double)b->intents_acked
@@ -258,10 +265,19 @@ static void text_check(FILE *out, const cc_report_meta *m, const cc_stats *s) {
     fprintf(out, "check events: %llu contact, %llu sensor, %llu measured; violations:",
             (unsigned long long)c->contact_events, (unsigned long long)c->sensor_events,
             (unsigned long long)c->events_measured);
-    for (int k = CC_VIOL_CONTACT_BEGIN_FAR; k < CC_VIOL_KINDS; k++)
+    for (int k = CC_VIOL_CONTACT_BEGIN_FAR; k <= CC_VIOL_SENSOR_NOT_ENDED; k++)
         fprintf(out, " %s=%llu", cc_violation_name(k), (unsigned long long)c->counts[k]);
     if (c->open_overflow)
         fprintf(out, " (begins untracked: %llu)", (unsigned long long)c->open_overflow);
+    fputc('\n', out);
+    fprintf(out,
+            "check characters: %llu rest, %llu one-way, %llu carried, %llu of %llu jumps judged; "
+            "violations:",
+            (unsigned long long)c->rest_checks, (unsigned long long)c->one_way_checks,
+            (unsigned long long)c->carry_checks, (unsigned long long)c->jumps_checked,
+            (unsigned long long)c->jumps_seen);
+    for (int k = CC_VIOL_REST_MOVED; k < CC_VIOL_KINDS; k++)
+        fprintf(out, " %s=%llu", cc_violation_name(k), (unsigned long long)c->counts[k]);
     fputc('\n', out);
     for (uint32_t i = 0; i < c->examples_len; i++) {
         const cc_violation *v = &c->examples[i];
@@ -318,6 +334,13 @@ void cc_report_text(FILE *out, const cc_report_meta *m, const cc_stats *s) {
             (unsigned long long)s->intents_expired);
     fprintf(out, "pings: %llu sent, %llu pongs\n", (unsigned long long)s->pings_sent,
             (unsigned long long)s->pongs);
+    if (m->pattern && strcmp(m->pattern, "platformer") == 0)
+        fprintf(out,
+                "characters: %llu jumps sent, %llu taken; grounded %llu of %llu ticks (%.1f%%)\n",
+                (unsigned long long)s->jumps_sent, (unsigned long long)s->jumps_taken,
+                (unsigned long long)s->ticks_grounded, (unsigned long long)s->ticks_observed,
+                s->ticks_observed ? 100.0 * (double)s->ticks_grounded / (double)s->ticks_observed
+                                  : 0.0);
     if (s->queries_sent)
         fprintf(out, "ray casts: %llu sent, %llu answered\n", (unsigned long long)s->queries_sent,
                 (unsigned long long)s->query_results);
@@ -415,11 +438,13 @@ static void json_backend(FILE *f, const cc_backend_stats *b) {
     fprintf(f,
             "  \"backend\": {\"npcs\": %u, \"npcs_spawned\": %u, \"batches_sent\": %llu, "
             "\"intents_sent\": %llu, \"intents_acked\": %llu, \"intents_unacked\": %llu, "
-            "\"tick_period_ms\": %.3f, \"acked_within_2_ticks\": %.6f,\n",
+            "\"tick_period_ms\": %.3f, \"acked_within_2_ticks\": %.6f, \"platforms\": %u, "
+            "\"platforms_spawned\": %u, \"platform_turns\": %llu,\n",
             b->npcs_requested, b->npcs_spawned, (unsigned long long)b->batches_sent,
             (unsigned long long)b->intents_sent, (unsigned long long)b->intents_acked,
             (unsigned long long)b->intents_unacked, ms(b->tick_period_us),
-            b->intents_acked ? (double)b->acked_within_2_ticks / (double)b->intents_acked : 0.0);
+            b->intents_acked ? (double)b->acked_within_2_ticks / (double)b->intents_acked : 0.0,
+            b->platforms_requested, b->platforms_spawned, (unsigned long long)b->platform_turns);
     json_hist(f, "intent_to_ack", &b->ack_us, false);
     fprintf(f,
             "    \"ray_casts\": {\"sent\": %llu, \"answered\": %llu, \"refused\": %llu, "
@@ -492,6 +517,11 @@ bool cc_report_json(const char *path, const cc_report_meta *m, const cc_stats *s
             (unsigned long long)s->intents_expired);
     fprintf(f, "  \"pings\": {\"sent\": %llu, \"pongs\": %llu},\n",
             (unsigned long long)s->pings_sent, (unsigned long long)s->pongs);
+    fprintf(f,
+            "  \"characters\": {\"jumps_sent\": %llu, \"jumps_taken\": %llu, \"ticks_grounded\": "
+            "%llu, \"ticks_observed\": %llu},\n",
+            (unsigned long long)s->jumps_sent, (unsigned long long)s->jumps_taken,
+            (unsigned long long)s->ticks_grounded, (unsigned long long)s->ticks_observed);
     fprintf(f, "  \"ray_casts\": {\"sent\": %llu, \"answered\": %llu},\n",
             (unsigned long long)s->queries_sent, (unsigned long long)s->query_results);
     fprintf(f,
@@ -549,7 +579,15 @@ bool cc_report_json(const char *path, const cc_report_meta *m, const cc_stats *s
             "\"begins_untracked\": %llu",
             (unsigned long long)c->contact_events, (unsigned long long)c->sensor_events,
             (unsigned long long)c->events_measured, (unsigned long long)c->open_overflow);
-    for (int k = CC_VIOL_CONTACT_BEGIN_FAR; k < CC_VIOL_KINDS; k++)
+    for (int k = CC_VIOL_CONTACT_BEGIN_FAR; k <= CC_VIOL_SENSOR_NOT_ENDED; k++)
+        fprintf(f, ", \"%s\": %llu", cc_violation_name(k), (unsigned long long)c->counts[k]);
+    fprintf(f,
+            "}, \"characters\": {\"rest\": %llu, \"one_way\": %llu, \"carried\": %llu, "
+            "\"jumps_seen\": %llu, \"jumps_judged\": %llu",
+            (unsigned long long)c->rest_checks, (unsigned long long)c->one_way_checks,
+            (unsigned long long)c->carry_checks, (unsigned long long)c->jumps_seen,
+            (unsigned long long)c->jumps_checked);
+    for (int k = CC_VIOL_REST_MOVED; k < CC_VIOL_KINDS; k++)
         fprintf(f, ", \"%s\": %llu", cc_violation_name(k), (unsigned long long)c->counts[k]);
     fprintf(f, "}},\n");
     json_rooms(f, m);

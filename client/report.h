@@ -68,6 +68,10 @@ typedef struct cc_stats {
     double sched_run_s;              /* worker threads on a CPU (/proc/thread-self/schedstat) */
     double sched_wait_s;             /* worker threads runnable but waiting for a CPU */
     cc_reasons reasons;              /* disconnects and connect failures by reason */
+    uint64_t jumps_sent;             /* platformer: intents with jump */
+    uint64_t jumps_taken;            /* platformer: jumps of the players' own characters seen */
+    uint64_t ticks_grounded;         /* platformer: ticks their snapshots showed them grounded */
+    uint64_t ticks_observed;         /* platformer: ticks their snapshots covered */
     cc_check_stats check;            /* --check results */
 } cc_stats;
 
@@ -94,6 +98,9 @@ typedef struct cc_backend_error {
 typedef struct cc_backend_stats {
     uint32_t npcs_requested;         /* --backend */
     uint32_t npcs_spawned;           /* Spawned answers */
+    uint32_t platforms_requested;    /* --pattern platformer's moving platforms */
+    uint32_t platforms_spawned;      /* of those, Spawned */
+    uint64_t platform_turns;         /* times a platform turned back (an end, or stalled) */
     uint64_t batches_sent;           /* MoveIntents frames */
     uint64_t intents_sent;           /* items across them */
     uint64_t intents_acked;          /* NPC input_seq values acknowledged by a snapshot */

@@ -63,6 +63,11 @@ bool cc_session_move(cc_conn *c, uint32_t body_id, uint32_t input_seq, float vx,
 
 bool cc_session_move_turning(cc_conn *c, uint32_t body_id, uint32_t input_seq, float vx, float vy,
                              float w) {
+    return cc_session_move_full(c, body_id, input_seq, vx, vy, w, false);
+}
+
+bool cc_session_move_full(cc_conn *c, uint32_t body_id, uint32_t input_seq, float vx, float vy,
+                          float w, bool jump) {
     Collide__V1__ClientMessage m = COLLIDE__V1__CLIENT_MESSAGE__INIT;
     Collide__V1__MoveIntent mi = COLLIDE__V1__MOVE_INTENT__INIT;
     Collide__V1__Vec2 v = session_vec2(vx, vy);
@@ -70,6 +75,7 @@ bool cc_session_move_turning(cc_conn *c, uint32_t body_id, uint32_t input_seq, f
     mi.input_seq = input_seq;
     mi.velocity = &v;
     mi.angular_velocity = w;
+    mi.jump = jump;
     m.msg_case = COLLIDE__V1__CLIENT_MESSAGE__MSG_MOVE;
     m.move = &mi;
     return cc_conn_queue(c, &m);
@@ -118,6 +124,18 @@ bool cc_session_spawn(cc_conn *c, uint32_t request_id, int shape, float size, fl
     cc_spawn_msg s;
     cc_session_spawn_fill(&s, request_id, shape, size, x, y);
     return cc_conn_queue(c, &s.m);
+}
+
+void cc_session_spawn_character_fill(cc_spawn_msg *s, uint32_t request_id, float hx, float hy,
+                                     const float *at, const Collide__V1__CharacterOptions *opt) {
+    cc_session_spawn_fill(s, request_id, 0, hx, 0.0f, 0.0f);
+    s->half = session_vec2(hx, hy);
+    s->opt = *opt;
+    s->sb.character = &s->opt;
+    if (at)
+        s->pos = session_vec2(at[0], at[1]);
+    else
+        s->sb.position = NULL; /* the server's choice: the world's spawn points in turn */
 }
 
 bool cc_session_ray_cast(cc_conn *c, uint32_t request_id, float x, float y, float tx, float ty,

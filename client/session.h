@@ -24,6 +24,9 @@ bool cc_session_move(cc_conn *c, uint32_t body_id, uint32_t input_seq, float vx,
 /* The same with a turning speed (MoveIntent.angular_velocity, rad/s; protocol 1.1 "Rotation"). */
 bool cc_session_move_turning(cc_conn *c, uint32_t body_id, uint32_t input_seq, float vx, float vy,
                              float w);
+/* The same with MoveIntent.jump (protocol 1.2: a character's jump, one per input_seq). */
+bool cc_session_move_full(cc_conn *c, uint32_t body_id, uint32_t input_seq, float vx, float vy,
+                          float w, bool jump);
 /* A first-hit RayCast from (x, y) by (tx, ty), leaving out body `exclude` (0: none). */
 bool cc_session_ray_cast(cc_conn *c, uint32_t request_id, float x, float y, float tx, float ty,
                          uint32_t exclude);
@@ -37,12 +40,18 @@ typedef struct cc_spawn_msg {
     Collide__V1__Polygon poly;
     Collide__V1__Vec2 half, pos, verts[6];
     Collide__V1__Vec2 *vert_ptrs[6];
+    Collide__V1__CharacterOptions opt; /* a character's (cc_session_spawn_character_fill) */
 } cc_spawn_msg;
 /* Fills s with a moving body's SpawnBody. shape: 0 box (half extent size), 1 polygon (hexagon of
  * circumradius size), 2 circle. For a sender with its own buffer (the backend); others call
  * cc_session_spawn. */
 void cc_session_spawn_fill(cc_spawn_msg *s, uint32_t request_id, int shape, float size, float x,
                            float y);
+/* Fills s with a character's SpawnBody (protocol 1.2): a box of half extents (hx, hy) with the
+ * options opt, at at[0], at[1], or with no position when at is NULL (the world's spawn points,
+ * docs/protocol.md "Spawning without a position"). */
+void cc_session_spawn_character_fill(cc_spawn_msg *s, uint32_t request_id, float hx, float hy,
+                                     const float *at, const Collide__V1__CharacterOptions *opt);
 /* SnapshotAck{tick}: UDP, the newest snapshot applied (channel 1). */
 bool cc_session_snapshot_ack(cc_conn *c, uint64_t tick);
 bool cc_session_spawn(cc_conn *c, uint32_t request_id, int shape, float size, float x, float y);

@@ -232,6 +232,12 @@ static void watch_frame(cc_conn *c, const uint8_t *body, size_t len) {
                    (double)w->velocity_quantum);
         if (w->snapshot_rate_hz || x->quantized) putchar('\n');
         if (x->quantized) cc_qsnap_init(&x->q, w->position_quantum, w->velocity_quantum);
+        /* the quanta widen the event checks' tolerance (no own character: nothing else) */
+        if (x->check)
+            cc_check_world(x->check, w->gravity ? w->gravity->x : 0.0f,
+                           w->gravity ? w->gravity->y : 0.0f, w->tick_rate_hz,
+                           x->quantized ? w->position_quantum : 0.0f,
+                           x->quantized ? w->velocity_quantum : 0.0f);
         if (x->o->udp && !cc_qbase_init(&x->base, x->o->udp_baselines)) {
             snprintf(x->message, sizeof x->message, "out of memory for the UDP baselines");
             watch_finish(x, CC_EXIT_FAIL);

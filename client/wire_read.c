@@ -76,10 +76,22 @@ static bool wire_body(const uint8_t *buf, size_t len, uint32_t want, cc_wire_bod
             size_t n;
             if (!wire_read_len(&r, &d, &n) || !wire_vec2(d, n, &b.x, &b.y)) return false;
             b.has_position = true;
+        } else if (field == WIRE_BODY_VELOCITY && type == WIRE_LEN) {
+            const uint8_t *d;
+            size_t n;
+            if (!wire_read_len(&r, &d, &n) || !wire_vec2(d, n, &b.vx, &b.vy)) return false;
         } else if (field == WIRE_BODY_LAST_INPUT_SEQ && type == WIRE_VARINT) {
             uint64_t v;
             if (!wire_read_varint(&r, &v)) return false;
             b.last_input_seq = (uint32_t)v;
+        } else if ((field == WIRE_BODY_GROUNDED || field == WIRE_BODY_GROUND_ID) &&
+                   type == WIRE_VARINT) {
+            uint64_t v;
+            if (!wire_read_varint(&r, &v)) return false;
+            if (field == WIRE_BODY_GROUNDED)
+                b.grounded = v != 0;
+            else
+                b.ground_id = (uint32_t)v;
         } else if (!wire_skip(&r, type)) {
             return false;
         }

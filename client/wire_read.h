@@ -1,9 +1,10 @@
 /* cc_wire: the load generator's in-place reader of ServerMessages, on proto/wire.h.
  *
  * Why not protobuf-c's unpack: a load run receives hundreds of thousands of snapshots a second and
- * needs two numbers from each (its own body's last_input_seq and position). Unpacking allocates
- * every BodyState; this walks the bytes in place, allocates nothing, and skips the bodies that are
- * not the player's. Rare messages (Welcome, Spawned, Error, Goodbye) still go through protobuf-c.
+ * needs a few numbers from each (its own body's last_input_seq, position, velocity and ground).
+ * Unpacking allocates every BodyState; this walks the bytes in place, allocates nothing, and skips
+ * the bodies that are not the player's. Rare messages (Welcome, Spawned, Error, Goodbye) still go
+ * through protobuf-c.
  */
 #ifndef COLLIDE_CLIENT_WIRE_READ_H
 #define COLLIDE_CLIENT_WIRE_READ_H
@@ -38,6 +39,9 @@ typedef struct cc_wire_body {
     bool has_position;       /* position field present */
     float x, y;              /* position */
     uint32_t last_input_seq; /* BodyState.last_input_seq (0 when absent) */
+    float vx, vy;            /* velocity (0 when absent) */
+    bool grounded;           /* 1.2: a character standing */
+    uint32_t ground_id;      /* 1.2: what it stands on */
 } cc_wire_body;
 
 typedef struct cc_wire_snapshot_scan {

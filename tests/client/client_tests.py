@@ -697,6 +697,54 @@ def case_udp_transport(a):
           "the checker ran on the rebuilt UDP states")
 
 
+def platformer_run(a, port, *extra):
+    # 50 characters over 3 s of ramp (the server's spawn points, taken in turn: a shorter ramp
+    # piles them up), the ferry and the lift driven by the backend, every check on. The overlap
+    # tolerance is I3's crowd allowance for characters: walkers pressing one another on a floor
+    # overlap by up to ~0.05 (and more just after a spawn onto an occupied point), which the
+    # daemon does not resolve within a tick, and those spawned onto an occupied point (when a slow
+    # machine bunches the ramp's connects) by up to ~0.3 for a few ticks; everything else is held
+    # to the defaults.
+    return load_json(a.client, port, "--pattern", "platformer", "--admin-token", "adm",
+                     "--clients", "50", "--ramp", "3s", "--duration", "8s", "--rate", "30",
+                     "--check", "--check-clients", "24", "--check-tolerance", "0.35", "--threads", "2",
+                     "--drain", "20s", "--stall-timeout", "60s", "--max-errors", "0", *extra)
+
+
+def case_platformer_live(a):
+    # --pattern platformer against the side-on example level: characters walking, resting,
+    # jumping and riding, checked for I8-I10 and the jump rule, over TCP and quantized.
+    carried = 0
+    for extra in ((), ("--quantized",)):
+        with Daemon(a.daemon, "--world", a.world, "--admin-token", "adm") as d:
+            r, j = platformer_run(a, d.port, *extra)
+        what = "quantized " if extra else ""
+        check(r.returncode == 0 and j is not None and j["pass"],
+              "a %splatformer run of 50 players passes --check" % what)
+        c = j["check"]
+        ch = c["characters"]
+        check(sum(v for k, v in ch.items() if k in ("rest_moved", "one_way_fell", "carry_slipped",
+                                                    "jump_airborne", "jump_unasked")) == 0
+              and c["overlap_static"] == 0 and c["tunnel"] == 0,
+              "no character, static or tunnel violation (%s)" % ch)
+        check(ch["rest"] > 20 and ch["one_way"] > 5 and ch["jumps_judged"] > 3,
+              "the rest, one-way and jump checks judged something: %s" % ch)
+        carried += ch["carried"]
+        k = j["characters"]
+        check(k["jumps_sent"] > 20 and 0 < k["jumps_taken"] <= k["jumps_sent"]
+              and 0 < k["ticks_grounded"] < k["ticks_observed"],
+              "jumps sent and taken, ticks grounded reported: %s" % k)
+        b = j["backend"]
+        check(b["platforms"] == 2 and b["platforms_spawned"] == 2 and b["errors"]["total"] == 0,
+              "the backend spawned and drove the ferry and the lift")
+        check(j["clients_spawned"] == 50 and j["disconnects"] == 0,
+              "all 50 characters spawned, none lost")
+        check("characters: " in r.stdout and "check characters: " in r.stdout
+              and "platforms: 2 of 2 spawned" in r.stdout, "the text report has the lines")
+    # riders of the ferry or the lift, still on them: a matter of where the walks take them
+    check(carried > 0, "the carried check judged riders (%d intervals)" % carried)
+
+
 def case_oversize(a):
     r = double_run(a, "oversize", "ping", "--timeout-ms", "20000")
     check(r.returncode == 1 and "frame_too_large" in r.stderr,
@@ -713,6 +761,7 @@ def main():
     ap.add_argument("--client", required=True)
     ap.add_argument("--daemon")
     ap.add_argument("--double")
+    ap.add_argument("--world")
     a = ap.parse_args()
     globals()["case_" + a.case](a)
     print("PASS", a.case)

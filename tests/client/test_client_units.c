@@ -729,6 +729,229 @@ static void test_backend_batch_and_acks(void) {
 
 /* --daemon-pid's parser: utime and stime are fields 14 and 15, counted after the last ')' (a
  * command name may hold spaces and parentheses); a short or garbled line is refused. */
+/* ---- the character checks (check.h's top): a client's own character 10, a box (0.4, 0.8),
+ * under gravity (0, -30) at 60 Hz. Statics and movers as boxes of their own half extents. ---- */
+
+typedef struct ch_body {
+    uint32_t id;
+    float x, y, hx, hy, vx, vy;
+    bool is_static, one_way, grounded;
+    uint32_t ground, seq;
+} ch_body;
+
+/* One snapshot of the bodies given (all with their shapes: the first one tells the view). */
+static void ch_apply(cc_check_view *v, cc_check_stats *st, uint64_t tick, const ch_body *b, int n) {
+    Collide__V1__Snapshot snap = COLLIDE__V1__SNAPSHOT__INIT;
+    Collide__V1__BodyState bs[4], *bsp[4];
+    Collide__V1__Vec2 pos[4], vel[4], half[4];
+    Collide__V1__Shape shape[4];
+    Collide__V1__Box box[4];
+    for (int k = 0; k < n && k < 4; k++) {
+        collide__v1__body_state__init(&bs[k]);
+        collide__v1__vec2__init(&pos[k]);
+        collide__v1__vec2__init(&vel[k]);
+        collide__v1__vec2__init(&half[k]);
+        collide__v1__shape__init(&shape[k]);
+        collide__v1__box__init(&box[k]);
+        pos[k].x = b[k].x, pos[k].y = b[k].y;
+        vel[k].x = b[k].vx, vel[k].y = b[k].vy;
+        half[k].x = b[k].hx, half[k].y = b[k].hy;
+        box[k].half_extents = &half[k];
+        shape[k].kind_case = COLLIDE__V1__SHAPE__KIND_BOX;
+        shape[k].box = &box[k];
+        bs[k].id = b[k].id;
+        bs[k].position = &pos[k];
+        bs[k].velocity = &vel[k];
+        bs[k].shape = &shape[k];
+        bs[k].kind = b[k].is_static ? COLLIDE__V1__BODY_KIND__BODY_KIND_STATIC
+                                    : COLLIDE__V1__BODY_KIND__BODY_KIND_MOVING;
+        bs[k].one_way = b[k].one_way;
+        bs[k].grounded = b[k].grounded;
+        bs[k].ground_id = b[k].ground;
+        bs[k].last_input_seq = b[k].seq;
+        bsp[k] = &bs[k];
+    }
+    snap.tick = tick;
+    snap.n_bodies = (size_t)n;
+    snap.bodies = bsp;
+    cc_check_snapshot(v, &snap, st);
+}
+
+static cc_check_view *ch_view(cc_check_stats *st) {
+    static cc_check_view v;
+    cc_check_view_init(&v, 0.01f);
+    cc_check_stats_init(st);
+    cc_check_world(&v, 0.0f, -30.0f, 60, 0.0f, 0.0f);
+    cc_check_own_character(&v, 10, NULL);
+    return &v;
+}
+
+#define CH_FLOOR                                                                                   \
+    { 1, 0, -0.5f, 10, 0.5f, 0, 0, true, false, false, 0, 0 }
+#define CH_REST_Y 0.801f /* the character's centre resting on the floor's top, y 0 */
+
+/* I8: still on a static, bit-identical; a move is a violation, a walk or a crowd is not judged. */
+static void test_check_character_rest(void) {
+    cc_check_stats st;
+    cc_check_view *v = ch_view(&st);
+    for (uint32_t q = 1; q <= 8; q++)
+        cc_check_own_intent(v, q, q == 4 ? 5.0f : 0.0f, 0.0f, false);
+    ch_body b[3] = {CH_FLOOR, {10, 0, CH_REST_Y, 0.4f, 0.8f, 0, 0, false, false, true, 1, 1}};
+    ch_apply(v, &st, 1, b, 2);
+    b[1].seq = 2;
+    ch_apply(v, &st, 2, b + 1, 1); /* the intent changed, nothing moved */
+    CHECK(st.rest_checks == 1 && cc_check_total(&st) == 0);
+    b[1].seq = 3, b[1].x = 0.001f;
+    ch_apply(v, &st, 3, b + 1, 1);
+    CHECK(st.rest_checks == 2 && st.counts[CC_VIOL_REST_MOVED] == 1);
+    CHECK(st.examples[0].a == 10 && st.examples[0].b == 1 && st.examples[0].tick == 3);
+    b[1].seq = 4, b[1].x = 0.1f, b[1].vx = 5.0f; /* walking: not judged */
+    ch_apply(v, &st, 4, b + 1, 1);
+    b[1].seq = 5, b[1].vx = 0.0f;
+    ch_apply(v, &st, 5, b + 1, 1); /* stopped: judged, the walk's intent no longer in force */
+    CHECK(st.rest_checks == 3 && st.counts[CC_VIOL_REST_MOVED] == 1);
+    b[1].seq = 6, b[1].x = 0.2f;
+    b[2] = (ch_body){11, 1.2f, CH_REST_Y, 0.4f, 0.8f, 0, 0, false, false, true, 1, 0};
+    ch_apply(v, &st, 6, b + 1, 2); /* another body near it: it may have been pushed */
+    b[1].seq = 7, b[1].x = 0.3f;
+    ch_apply(v, &st, 8, b + 1, 1); /* a snapshot skipped: consecutive only */
+    CHECK(st.rest_checks == 3 && st.counts[CC_VIOL_REST_MOVED] == 1);
+}
+
+/* The jump rule: from the ground, within coyote time after walking off (not after a jump), and
+ * only after a press. */
+static void test_check_character_jumps(void) {
+    cc_check_stats st;
+    cc_check_view *v = ch_view(&st);
+    ch_body b[2] = {CH_FLOOR, {10, 0, CH_REST_Y, 0.4f, 0.8f, 0, 0, false, false, true, 1, 0}};
+    ch_apply(v, &st, 1, b, 2);
+    cc_check_own_intent(v, 1, 0.0f, 0.0f, true);
+    b[1] = (ch_body){10, 0, 1.0f, 0.4f, 0.8f, 0, 12.0f, false, false, false, 0, 1};
+    ch_apply(v, &st, 2, b + 1, 1); /* a jump from the ground, pressed */
+    CHECK(st.jumps_seen == 1 && st.jumps_checked == 1 && cc_check_total(&st) == 0);
+    b[1].vy = 11.5f, b[1].y = 1.2f;
+    ch_apply(v, &st, 3, b + 1, 1);
+    cc_check_own_intent(v, 2, 0.0f, 0.0f, true);
+    b[1].vy = 12.0f, b[1].y = 1.4f, b[1].seq = 2;
+    ch_apply(v, &st, 4, b + 1, 1); /* again in the air: a jump gives no coyote time */
+    CHECK(st.jumps_checked == 2 && st.counts[CC_VIOL_JUMP_AIRBORNE] == 1);
+    CHECK(st.counts[CC_VIOL_JUMP_UNASKED] == 0);
+
+    v = ch_view(&st); /* walked off: coyote time is 6 ticks at 60 Hz (100 ms, rounded down) */
+    b[1] = (ch_body){10, 0, CH_REST_Y, 0.4f, 0.8f, 0, 0, false, false, true, 1, 0};
+    ch_apply(v, &st, 1, b, 2);
+    for (uint64_t t = 2; t <= 7; t++) {
+        b[1].grounded = false, b[1].vy = -0.5f * (float)(t - 1);
+        ch_apply(v, &st, t, b + 1, 1);
+    }
+    cc_check_own_intent(v, 1, 0.0f, 0.0f, true);
+    b[1].vy = 12.0f, b[1].seq = 1;
+    ch_apply(v, &st, 8, b + 1, 1); /* 8 - 1 - 1 = 6 ticks after: in time */
+    CHECK(st.jumps_checked == 1 && cc_check_total(&st) == 0);
+
+    v = ch_view(&st);
+    b[1] = (ch_body){10, 0, CH_REST_Y, 0.4f, 0.8f, 0, 0, false, false, true, 1, 0};
+    ch_apply(v, &st, 1, b, 2);
+    for (uint64_t t = 2; t <= 8; t++) {
+        b[1].grounded = false, b[1].vy = -0.5f * (float)(t - 1);
+        ch_apply(v, &st, t, b + 1, 1);
+    }
+    cc_check_own_intent(v, 1, 0.0f, 0.0f, true);
+    b[1].vy = 12.0f, b[1].seq = 1;
+    ch_apply(v, &st, 9, b + 1, 1); /* 7 ticks after: too late */
+    CHECK(st.counts[CC_VIOL_JUMP_AIRBORNE] == 1 && st.counts[CC_VIOL_JUMP_UNASKED] == 0);
+
+    v = ch_view(&st); /* a jump nobody pressed */
+    b[1] = (ch_body){10, 0, CH_REST_Y, 0.4f, 0.8f, 0, 0, false, false, true, 1, 0};
+    ch_apply(v, &st, 1, b, 2);
+    b[1].grounded = false, b[1].vy = 12.0f;
+    ch_apply(v, &st, 2, b + 1, 1);
+    CHECK(st.counts[CC_VIOL_JUMP_UNASKED] == 1 && st.counts[CC_VIOL_JUMP_AIRBORNE] == 0);
+    CHECK(cc_check_jumped(-3.0f, 0.0f, 0.0f) == false && cc_check_jumped(0.0f, 12.0f, 0.0f));
+    CHECK(!cc_check_jumped(11.5f, 11.0f, 0.0f) && !cc_check_jumped(0.0f, 0.001f, 0.01f));
+}
+
+/* I9: below the one-way platform it stood on, unless it left it by the edge or by a jump. */
+static void test_check_character_one_way(void) {
+    cc_check_stats st;
+    for (int variant = 0; variant < 3; variant++) {
+        cc_check_view *v = ch_view(&st);
+        ch_body b[2] = {{2, 0, 2.0f, 2.0f, 0.125f, 0, 0, true, true, false, 0, 0},
+                        {10, 0, 2.926f, 0.4f, 0.8f, 0, 0, false, false, true, 2, 0}};
+        ch_apply(v, &st, 1, b, 2);
+        ch_apply(v, &st, 2, b + 1, 1);
+        CHECK(st.one_way_checks == 1);   /* standing on it, on its top */
+        if (variant == 1) b[1].x = 2.5f; /* off its edge (extent 2.1 .. 2.9) */
+        if (variant == 2) {
+            cc_check_own_intent(v, 1, 0.0f, 0.0f, true);
+            b[1].seq = 1;
+        }
+        b[1].grounded = false, b[1].y = 2.95f, b[1].vy = -0.5f;
+        ch_apply(v, &st, 3, b + 1, 1);
+        b[1].y = 1.5f, b[1].vy = -1.0f; /* its feet at 0.7, the top at 2.125 */
+        ch_apply(v, &st, 4, b + 1, 1);
+        CHECK_MSG(st.counts[CC_VIOL_ONE_WAY_FELL] == (variant == 0 ? 1u : 0u), "variant %d",
+                  variant);
+        CHECK(variant != 0 || (st.one_way_checks == 3 && st.examples[0].b == 2));
+    }
+}
+
+/* I10: still on a moving platform, its place in the platform's frame is kept; a carrier that is
+ * a character, or has another body near it, is not judged. */
+static void test_check_character_carried(void) {
+    cc_check_stats st;
+    cc_check_view *v = ch_view(&st);
+    for (uint32_t q = 1; q <= 8; q++)
+        cc_check_own_intent(v, q, 0.0f, 0.0f, false);
+    ch_body b[3] = {{3, 0, 0, 1.9f, 0.25f, 4.0f, 0, false, false, false, 0, 0},
+                    {10, 0.5f, 1.051f, 0.4f, 0.8f, 0, 0, false, false, true, 3, 1}};
+    ch_apply(v, &st, 1, b, 2);
+    b[0].x = 1.0f / 15.0f, b[1].x = 0.5f + 1.0f / 15.0f, b[1].seq = 2;
+    ch_apply(v, &st, 2, b, 2);
+    CHECK(st.carry_checks == 1 && cc_check_total(&st) == 0);
+    b[0].x = 2.0f / 15.0f, b[1].x = 0.6f, b[1].seq = 3; /* 0.0333 behind */
+    ch_apply(v, &st, 3, b, 2);
+    CHECK(st.carry_checks == 2 && st.counts[CC_VIOL_CARRY_SLIPPED] == 1);
+    CHECK_NEAR(st.examples[0].depth, 0.5f + 2.0f / 15.0f - 0.6f, 1e-5);
+    b[0].x = 0.4f, b[1].x = 0.4f + (0.6f - 2.0f / 15.0f) + 2e-4f, b[1].seq = 4; /* 3 ticks */
+    ch_apply(v, &st, 6, b, 2);
+    CHECK(st.carry_checks == 3 && st.counts[CC_VIOL_CARRY_SLIPPED] == 1);
+    /* a body beside the platform (the platform may have been pushed): not judged */
+    b[2] = (ch_body){12, 2.5f, 0, 0.4f, 0.8f, 0, 0, false, false, false, 0, 0};
+    b[0].x = 0.5f, b[1].x = 1.2f, b[1].seq = 5;
+    ch_apply(v, &st, 7, b, 3);
+    CHECK(st.carry_checks == 3 && st.counts[CC_VIOL_CARRY_SLIPPED] == 1);
+
+    v = ch_view(&st); /* its carrier a character (seen grounded): carried only if it moves first */
+    b[0] = (ch_body){3, 0, 0, 0.4f, 0.8f, 0, 0, false, false, true, 1, 0};
+    b[1] = (ch_body){10, 0, 1.601f, 0.4f, 0.8f, 0, 0, false, false, true, 3, 1};
+    ch_apply(v, &st, 1, b, 2);
+    b[0].x = 0.1f, b[1].seq = 2;
+    ch_apply(v, &st, 2, b, 2);
+    CHECK(st.carry_checks == 0 && cc_check_total(&st) == 0);
+}
+
+/* --pattern platformer: its platforms come from the backend, which needs an admin token. */
+static void test_load_parse_platformer(void) {
+    static load_opts o;
+    const char *no_token[] = {"--pattern", "platformer"};
+    CHECK(parse(&o, 2, no_token) == CC_EXIT_USAGE);
+    const char *sideon[] = {"--pattern", "platformer", "--admin-token", "a"};
+    CHECK(parse(&o, 4, sideon) == -1);
+    CHECK(o.pattern == PATTERN_PLATFORMER && o.n_platforms == 2 && o.jumps_hz == 0.5);
+    CHECK(o.platforms[0].to[0] == 122.0f && o.platforms[1].to[1] == 13.75f);
+    const char *none[] = {"--pattern", "platformer", "--no-platforms", "--jumps", "2"};
+    CHECK(parse(&o, 5, none) == -1 && o.n_platforms == 0 && o.jumps_hz == 2.0);
+    const char *own[] = {"--pattern", "platformer", "--admin-token",
+                         "a",         "--platform", "1,2,3,4,0.5,0.25,2"};
+    CHECK(parse(&o, 6, own) == -1 && o.n_platforms == 1 && o.platforms[0].half[1] == 0.25f);
+    const char *flat[] = {"--pattern", "platformer", "--no-platforms", "--platform",
+                          "1,2,3,4,0,0.25,2"};
+    CHECK(parse(&o, 5, flat) == CC_EXIT_USAGE);
+    const char *walk[] = {"--platform", "1,2,3,4,1,1,2"};
+    CHECK(parse(&o, 2, walk) == CC_EXIT_USAGE);
+}
+
 static void test_proc_stat_cpu_ticks(void) {
     uint64_t ut = 0, st = 0;
     CHECK(cc_proc_stat_cpu_ticks("1234 (coll ided) x) S 1 2 3 4 5 6 7 8 9 10 250 50 0 0 20 0\n",
@@ -749,4 +972,6 @@ TEST_MAIN(TEST(test_proc_stat_cpu_ticks), TEST(test_hist_slots_cover_values),
           TEST(test_check_contact_events), TEST(test_check_sensor_events),
           TEST(test_load_parse_rooms_backend), TEST(test_load_parse_udp),
           TEST(test_load_room_names), TEST(test_room_stats_merge),
-          TEST(test_backend_batch_and_acks))
+          TEST(test_backend_batch_and_acks), TEST(test_check_character_rest),
+          TEST(test_check_character_jumps), TEST(test_check_character_one_way),
+          TEST(test_check_character_carried), TEST(test_load_parse_platformer))

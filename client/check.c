@@ -588,12 +588,9 @@ static bool near_other(const cc_check_view *v, const cc_check_body *b, uint32_t 
     return false;
 }
 
-/* Something near the own character b, or near the mover it stands on (check.h's "near"). */
+/* Something near the own character b (check.h's "near"). */
 static bool own_crowded(const cc_check_view *v, const cc_check_body *b) {
-    if (near_other(v, b, b->ground_id)) return true;
-    int g = b->grounded && b->ground_id ? view_find(v, b->ground_id) : -1;
-    return g >= 0 && v->bodies[g].kind != COLLIDE__V1__BODY_KIND__BODY_KIND_STATIC &&
-           near_other(v, &v->bodies[g], b->id);
+    return near_other(v, b, b->ground_id);
 }
 
 /* The extent of a placed shape along the unit axis (ax, ay). */

@@ -63,13 +63,12 @@
  * "Near": another body that blocks it (a mover, not the ground, filters as for the overlaps) whose
  * gap to it is at most CC_CHAR_CLEAR plus two ticks of its speed, at either end of the interval:
  * a body that might have pushed it (characters bump, land on each other's heads, and the discrete
- * pass pushes them apart), so the interval is not judged. The same for a body near the mover it
- * stands on, other than itself: collided carries a rider by its carrier's motion in the mover
- * pass, before the discrete pass pushes the carrier out of a body it met (a ferry pressing on a
- * character in the pit beneath it moved at a third of its speed while its still rider went on at
- * the full speed, 0.044 units a tick off: found by this check, a daemon matter). The interval of
- * I10 may span ticks (--snapshot-rate), and a body that came and went within it is not seen: a
- * load run's players move at a few units a second, two ticks of speed covering one tick's
+ * pass pushes them apart), so the interval is not judged. A body near the mover it stands on
+ * does not spare the interval: a carrier the discrete pass pushes back takes its riders with it
+ * (this check found the daemon leaving them behind, 0.044 units a tick, a ferry pressing on a
+ * character in the pit beneath it; mended in world_character.c's follow_pushed_carriers). The
+ * interval of I10 may span ticks (--snapshot-rate), and a body that came and went within it is not
+ * seen: a load run's players move at a few units a second, two ticks of speed covering one tick's
  * approach. */
 #ifndef COLLIDE_CLIENT_CHECK_H
 #define COLLIDE_CLIENT_CHECK_H

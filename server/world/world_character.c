@@ -703,10 +703,32 @@ static void finish_character(world *w, uint32_t i, const char_frame *f, bool mov
     c->ground = ground;
 }
 
+/* A carrier the discrete pass pushed back (a platform pressing on a body below it) moved less
+ * than the carry that took its riders with it: each rider follows the push too, as a straight
+ * move to the first contact (the carrier left out), so it keeps its place on the carrier (I10). */
+static void follow_pushed_carriers(world *w, const char_frame *f) {
+    for (uint32_t i = 0; i < w->mover_count; i++) {
+        world_mover *m = &w->movers[i];
+        if (!world_is_character(w, m->slot)) continue;
+        world_character *c = &w->characters[m->slot];
+        if (c->carrier == UINT32_MAX) continue;
+        uint32_t gi = w->slots[c->carrier].index;
+        vec2 push = v2_sub(w->movers[gi].position, w->scratch.p2[gi]);
+        if (push.x == 0.0f && push.y == 0.0f) continue;
+        char_ctx x;
+        char_ctx_init(&x, w, i, c, f, NULL, 0);
+        x.skip = gi;
+        vec2 to = char_slide(&x, m->position, push, CHAR_DROP);
+        c->carried = v2_add(c->carried, v2_sub(to, m->position));
+        m->position = to;
+    }
+}
+
 void world_character_end_step(world *w) {
     uint32_t n = w->mover_count;
     bool movers = w->movers_collide && n >= 2;
     char_frame f = frame_of(w);
+    if (movers) follow_pushed_carriers(w, &f);
     /* the probe's movers where the step left them */
     if (movers) world_grid_build_current(w, WORLD_PUSH_ALLOWANCE);
     for (uint32_t i = 0; i < n; i++) {

@@ -704,10 +704,11 @@ def platformer_run(a, port, *extra):
     # overlap by up to ~0.05 (and more just after a spawn onto an occupied point), which the
     # daemon does not resolve within a tick, and those spawned onto an occupied point (when a slow
     # machine bunches the ramp's connects) by up to ~0.3 for a few ticks; everything else is held
-    # to the defaults.
+    # to the defaults. 12 checked clients: with 24 the load tool's checker, under ASan, fell seconds
+    # behind (intents acked 8 s late) and 8 of its connections were reset (CI).
     return load_json(a.client, port, "--pattern", "platformer", "--admin-token", "adm",
                      "--clients", "50", "--ramp", "3s", "--duration", "8s", "--rate", "30",
-                     "--check", "--check-clients", "24", "--check-tolerance", "0.35", "--threads", "2",
+                     "--check", "--check-clients", "12", "--check-tolerance", "0.35", "--threads", "2",
                      "--drain", "20s", "--stall-timeout", "60s", "--max-errors", "0", *extra)
 
 

@@ -74,26 +74,29 @@ static one_way_view start_view(const world *w, uint32_t slot, geom_shape *tmp) {
     return v;
 }
 
+/* Whether body a lies wholly on the up side of body b (within the skin): the one-way rule's place
+ * half, shared by the step's rule, the characters' sweeps and their ground probe. */
+static bool lies_above(const one_way_view *va, const one_way_view *vb, vec2 up) {
+    float alo, ahi, blo, bhi;
+    shape_extent(va->shape, va->pos, up, &alo, &ahi);
+    shape_extent(vb->shape, vb->pos, up, &blo, &bhi);
+    return alo >= bhi - GEOM_SKIN;
+}
+
 /* Whether the one-way body of slot b blocks the mover of slot a in this step. */
 static bool one_way_blocks(const world *w, uint32_t a, uint32_t b) {
     geom_shape ta, tb;
     one_way_view va = start_view(w, a, &ta), vb = start_view(w, b, &tb);
     vec2 up = v2(-vb.q.y, vb.q.x);
     if (!(v2_dot(v2_sub(va.disp, vb.disp), up) < 0.0f)) return false;
-    float alo, ahi, blo, bhi;
-    shape_extent(va.shape, va.pos, up, &alo, &ahi);
-    shape_extent(vb.shape, vb.pos, up, &blo, &bhi);
-    return alo >= bhi - GEOM_SKIN;
+    return lies_above(&va, &vb, up);
 }
 
 bool world_one_way_above(const world *w, uint32_t a, uint32_t b, vec2 *up) {
     geom_shape ta, tb;
     one_way_view va = start_view(w, a, &ta), vb = start_view(w, b, &tb);
     *up = v2(-vb.q.y, vb.q.x);
-    float alo, ahi, blo, bhi;
-    shape_extent(va.shape, va.pos, *up, &alo, &ahi);
-    shape_extent(vb.shape, vb.pos, *up, &blo, &bhi);
-    return alo >= bhi - GEOM_SKIN;
+    return lies_above(&va, &vb, *up);
 }
 
 bool world_one_way_pair_blocks(const world *w, uint32_t a, uint32_t b) {
@@ -118,10 +121,7 @@ bool world_one_way_bears(const world *w, uint32_t a, vec2 apos, uint32_t b, vec2
         vb.shape = &tb;
     }
     vec2 up = v2(-vb.q.y, vb.q.x);
-    float alo, ahi, blo, bhi;
-    shape_extent(va.shape, va.pos, up, &alo, &ahi);
-    shape_extent(vb.shape, vb.pos, up, &blo, &bhi);
-    return alo >= bhi - GEOM_SKIN;
+    return lies_above(&va, &vb, up);
 }
 
 /* Notes every mover's position and angle, and its motion of the step scaled by dt (0: none). */

@@ -703,34 +703,80 @@ static void finish_character(world *w, uint32_t i, const char_frame *f, bool mov
     c->ground = ground;
 }
 
+/* The movers a rider following its carrier may meet (follow_pushed_carriers): every mover near
+ * the follow's path that blocks it, where it stands now, its carrier too. */
+typedef struct follow_cands {
+    uint32_t self; /* the rider's dense index */
+    aabb box;      /* the follow's path, grown by the margin */
+    mover_candidate *out;
+    uint32_t count;
+    bool overflow; /* more than fit: the rider does not follow */
+} follow_cands;
+
+static bool follow_cand_visit(const world *w, uint32_t j, void *vctx) {
+    follow_cands *p = vctx;
+    const world_mover *o = &w->movers[j];
+    if (j == p->self || !aabb_overlaps(box_at(o->position, o->lo, o->hi), p->box) ||
+        !slots_block(w, w->movers[p->self].slot, o->slot))
+        return true;
+    if (p->count == CHAR_PROBE_CANDS) {
+        p->overflow = true;
+        return false;
+    }
+    p->out[p->count].view = mover_view(o, o->position);
+    p->out[p->count].d = v2(0.0f, 0.0f);
+    p->out[p->count].index = j;
+    p->count++;
+    return true;
+}
+
 /* A carrier the discrete pass pushed back (a platform pressing on a body below it) moved less
  * than the carry that took its riders with it: each rider follows the push too, as a straight
- * move to the first contact (the carrier left out), so it keeps its place on the carrier (I10). */
-static void follow_pushed_carriers(world *w, const char_frame *f) {
+ * move to the first contact, back to where the mover pass left it on the carrier (I10). The move
+ * meets statics and every other mover where it stands now, the carrier too (the grid holds them
+ * where they are): a rider that followed blindly, its carrier left out, walked into its
+ * neighbours in a crowd, and into the carrier's top from a corner it had stepped onto, past what
+ * the discrete pass had just parted (I3; test_world_character's crowd found both). Returns
+ * whether any rider moved. */
+static bool follow_pushed_carriers(world *w, const char_frame *f) {
+    bool moved = false;
     for (uint32_t i = 0; i < w->mover_count; i++) {
         world_mover *m = &w->movers[i];
         if (!world_is_character(w, m->slot)) continue;
         world_character *c = &w->characters[m->slot];
         if (c->carrier == UINT32_MAX) continue;
         uint32_t gi = w->slots[c->carrier].index;
-        vec2 push = v2_sub(w->movers[gi].position, w->scratch.p2[gi]);
-        if (push.x == 0.0f && push.y == 0.0f) continue;
+        /* back to where the mover pass left it on the carrier: the carrier's push less what the
+         * pass gave the rider itself (pushed along with it by their neighbours, a rider that
+         * followed the whole push again went twice as far, into its carrier's top) */
+        vec2 back = v2_sub(v2_sub(w->movers[gi].position, w->scratch.p2[gi]),
+                           v2_sub(m->position, w->scratch.p2[i]));
+        if (back.x == 0.0f && back.y == 0.0f) continue;
+        mover_candidate cands[CHAR_PROBE_CANDS];
+        aabb path = aabb_sweep(box_at(m->position, m->lo, m->hi), back);
+        follow_cands fc = {i, aabb_inflate(path, WORLD_QUERY_MARGIN), cands, 0, false};
+        world_grid_query(w, &w->cache->grid, fc.box, follow_cand_visit, &fc);
+        if (fc.overflow) continue; /* a crowd too thick to judge: it stays */
         char_ctx x;
-        char_ctx_init(&x, w, i, c, f, NULL, 0);
-        x.skip = gi;
-        vec2 to = char_slide(&x, m->position, push, CHAR_DROP);
+        char_ctx_init(&x, w, i, c, f, cands, fc.count);
+        vec2 to = char_slide(&x, m->position, back, CHAR_DROP);
         c->carried = v2_add(c->carried, v2_sub(to, m->position));
+        moved = moved || !vec_eq(to, m->position);
         m->position = to;
     }
+    return moved;
 }
 
 void world_character_end_step(world *w) {
     uint32_t n = w->mover_count;
     bool movers = w->movers_collide && n >= 2;
     char_frame f = frame_of(w);
-    if (movers) follow_pushed_carriers(w, &f);
-    /* the probe's movers where the step left them */
-    if (movers) world_grid_build_current(w, WORLD_PUSH_ALLOWANCE);
+    /* the movers where the step left them: for the riders' follow, then for the probe (again
+     * when a rider followed) */
+    if (movers) {
+        world_grid_build_current(w, WORLD_PUSH_ALLOWANCE);
+        if (follow_pushed_carriers(w, &f)) world_grid_build_current(w, WORLD_PUSH_ALLOWANCE);
+    }
     for (uint32_t i = 0; i < n; i++) {
         if (world_is_character(w, w->movers[i].slot))
             finish_character(w, i, &f, movers, w->scratch.p0[i]);
@@ -800,94 +846,4 @@ void world_character_step_alone(world *w) {
         note_still(w, m, c, start, m->position);
         c->still_hits = (uint32_t)(w->swept_hits - hits);
     }
-}
-
-/* ---- the API ------------------------------------------------------------------------------ */
-
-/* The options with the defaults filled in; false for a non-finite one. Negative lengths and
- * speeds are taken as 0 (their defaults), as is a non-positive gravity scale. */
-static bool fill_options(const world_character_options *in, world_character_options *o) {
-    *o = in ? *in : (world_character_options){0};
-    float v[5] = {o->max_slope, o->step_height, o->snap_distance, o->jump_speed, o->gravity_scale};
-    for (int k = 0; k < 5; k++)
-        if (!isfinite(v[k])) return false;
-    if (!(o->max_slope > 0.0f)) o->max_slope = WORLD_CHARACTER_MAX_SLOPE;
-    if (o->max_slope > 1.5533430f) o->max_slope = 1.5533430f; /* 89 degrees */
-    if (!(o->step_height > 0.0f)) o->step_height = 0.0f;
-    if (!(o->snap_distance > 0.0f)) o->snap_distance = 0.0f;
-    if (!(o->jump_speed > 0.0f)) o->jump_speed = 0.0f;
-    if (!(o->gravity_scale > 0.0f)) o->gravity_scale = 1.0f;
-    if (!o->jump_buffer_ms) o->jump_buffer_ms = WORLD_CHARACTER_BUFFER_MS;
-    if (!o->coyote_ms) o->coyote_ms = WORLD_CHARACTER_BUFFER_MS;
-    return true;
-}
-
-world_status world_body_set_character(world *w, world_body_id id,
-                                      const world_character_options *opt) {
-    uint32_t slot = id_slot(w, id);
-    if (slot == UINT32_MAX) return WORLD_ERR_NOT_FOUND;
-    if (w->slots[slot].kind != WORLD_BODY_MOVING) return WORLD_ERR_NOT_MOVING;
-    world_character_options o;
-    if (!fill_options(opt, &o)) return WORLD_ERR_NOT_FINITE;
-    /* Bounds that keep a hostile option from costing: a step or a snap taller than the character
-     * is none (a step of 1e30 would sweep the whole map each blocked step), and a pull a thousand
-     * times the world's is past any game's. */
-    const world_mover *m = &w->movers[w->slots[slot].index];
-    vec2 size = v2_sub(m->hi, m->lo);
-    vec2 g = w->cfg.gravity;
-    float glen = sqrtf(v2_dot(g, g));
-    float tall =
-        glen > 0.0f ? (fabsf(g.x) * size.x + fabsf(g.y) * size.y) / glen : wmax(size.x, size.y);
-    o.step_height = wmin(o.step_height, tall);
-    o.snap_distance = wmin(o.snap_distance, tall);
-    o.gravity_scale = wmin(o.gravity_scale, WORLD_CHARACTER_MAX_GRAVITY_SCALE);
-    if (!w->characters) {
-        w->characters = world_alloc(w, w->capacity, sizeof *w->characters);
-        if (!w->characters) return WORLD_ERR_NO_MEMORY;
-    }
-    world_character *c = &w->characters[slot];
-    if (!c->on) {
-        memset(c, 0, sizeof *c);
-        c->on = 1;
-        c->carrier = UINT32_MAX;
-        w->character_count++;
-    }
-    c->opt = o;
-    c->still_epoch = 0;
-    c->cos_slope = cosf(o.max_slope);
-    double rate = w->cfg.tick_rate_hz;
-    c->buffer_ticks = (uint32_t)ceil((double)o.jump_buffer_ms * rate / 1000.0);
-    c->coyote_ticks = (uint32_t)floor((double)o.coyote_ms * rate / 1000.0);
-    if (w->turns && w->turns[slot].in_use) w->turns[slot].spin = 0.0f; /* characters do not turn */
-    return WORLD_OK;
-}
-
-world_status world_character_jump(world *w, world_body_id id) {
-    uint32_t slot = id_slot(w, id);
-    if (slot == UINT32_MAX) return WORLD_ERR_NOT_FOUND;
-    if (!world_is_character(w, slot)) return WORLD_OK;
-    world_character *c = &w->characters[slot];
-    /* the next step applies it: steps tick+1 .. tick+buffer_ticks may take it */
-    c->jump_until = w->tick + c->buffer_ticks;
-    return WORLD_OK;
-}
-
-bool world_body_character(const world *w, world_body_id id, world_character_state *out) {
-    uint32_t slot = id_slot(w, id);
-    if (slot == UINT32_MAX || !world_is_character(w, slot)) return false;
-    const world_character *c = &w->characters[slot];
-    out->grounded = c->grounded;
-    out->ground = c->ground;
-    out->vertical = c->vy;
-    out->options = c->opt;
-    return true;
-}
-
-uint32_t world_character_count(const world *w) { return w->character_count; }
-uint32_t world_one_way_count(const world *w) { return w->one_way_count; }
-
-void world_character_despawn(world *w, uint32_t slot) {
-    if (!world_is_character(w, slot)) return;
-    w->characters[slot].on = 0;
-    w->character_count--;
 }

@@ -700,15 +700,16 @@ def case_udp_transport(a):
 def platformer_run(a, port, *extra):
     # 50 characters over 3 s of ramp (the server's spawn points, taken in turn: a shorter ramp
     # piles them up), the ferry and the lift driven by the backend, every check on. The overlap
-    # tolerance is I3's crowd allowance for characters: walkers pressing one another on a floor
-    # overlap by up to ~0.05 (and more just after a spawn onto an occupied point), which the
-    # daemon does not resolve within a tick, and those spawned onto an occupied point (when a slow
-    # machine bunches the ramp's connects) by up to ~0.3 for a few ticks; everything else is held
-    # to the defaults. 12 checked clients: with 24 the load tool's checker, under ASan, fell seconds
+    # tolerance is I3's 0.01 plus what the snapshots cannot excuse: six characters spawned onto
+    # each spawn point leave a few pairs pinned in a pile (0.010-0.015 deep), which the step
+    # reports as jammed (I3's exemption; world_last_jams, seen for the whole run with a debug
+    # print in net_tick.c), but no snapshot carries that report. It was 0.35 while riders
+    # following a pushed carrier walked into their neighbours (mended; test_world_character's
+    # crowd). 12 checked clients: with 24 the load tool's checker, under ASan, fell seconds
     # behind (intents acked 8 s late) and 8 of its connections were reset (CI).
     return load_json(a.client, port, "--pattern", "platformer", "--admin-token", "adm",
                      "--clients", "50", "--ramp", "3s", "--duration", "8s", "--rate", "30",
-                     "--check", "--check-clients", "12", "--check-tolerance", "0.35", "--threads", "2",
+                     "--check", "--check-clients", "12", "--check-tolerance", "0.02", "--threads", "2",
                      "--drain", "20s", "--stall-timeout", "60s", "--max-errors", "0", *extra)
 
 

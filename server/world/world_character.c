@@ -26,32 +26,12 @@
  *     character later in the pass's order is carried by where that one stood (it has not moved).
  *   - A character leaving the ground by walking (not jumping) keeps no upward speed from a slope:
  *     it leaves with 0 along up, and gravity takes it from there. */
-#include "world_character.h"
+#include "world_character_impl.h"
 #include "world_movers.h"
 #include "world_slide.h"
 #include "world_statics.h"
 
-/* The world's up (minus gravity, unit) and right (up turned clockwise: across gravity). */
-typedef struct char_frame {
-    vec2 up, right;
-    float g; /* |gravity| */
-} char_frame;
-
-static char_frame frame_of(const world *w) {
-    vec2 g = w->cfg.gravity;
-    char_frame f;
-    f.g = sqrtf(v2_dot(g, g));
-    f.up = v2(-g.x / f.g, -g.y / f.g);
-    f.right = v2(f.up.y, -f.up.x);
-    return f;
-}
-
-#define CHAR_BOUNDS UINT32_MAX /* the probe's ground slot for the world's bounds */
-#define CHAR_NONE (UINT32_MAX - 1u)
 #define CHAR_NEAR 48 /* statics gathered once for a character's whole move */
-/* What a gathered static is (world_character_near.flags, char_ctx.near_flags). */
-#define CHAR_NEAR_ONE_WAY 1u /* one-way (rules_epoch keeps it so while remembered) */
-#define CHAR_NEAR_BOX 2u     /* a box: a box character sweeps it by its AABB alone */
 #define CHAR_PROBE_CANDS 32
 
 /* One character's move: what its sweeps test against. */
@@ -122,38 +102,43 @@ static bool gather_visit(const world *w, uint32_t s, void *vctx) {
  * probe keep of them those their own boxes meet, in order: the statics meeting a box inside a
  * walked region, in the walk's order, are those a walk of the box finds, in its order (cells are
  * visited row by row, level by level, in both), so the answers are the same. */
+bool world_character_remember(const world *w, uint32_t self, world_character *c, aabb region) {
+    world_character_near *nc = &c->near;
+    aabb area =
+        aabb_inflate(aabb_sweep(region, v2_scale(c->plan, 4.0f)), 0.25f * w->levels[0].cell);
+    gather_ctx g = {self, nc->statics, 0, WORLD_CHARACTER_NEAR};
+    world_static_walk(w, area, gather_visit, &g);
+    nc->epoch = 0;
+    if (g.count > WORLD_CHARACTER_NEAR) return false;
+    nc->area = area, nc->count = g.count;
+    nc->epoch = w->statics_epoch, nc->rules = w->rules_epoch;
+    for (uint32_t k = 0; k < g.count; k++) {
+        const world_static *st = &w->statics[nc->statics[k]];
+        nc->box[k] = st->box;
+        nc->flags[k] = near_flags_of(w, st);
+    }
+    return true;
+}
+
 static void gather(char_ctx *x, world_character *c, aabb region) {
     world *w = x->w;
     world_character_near *nc = &c->near;
     if (!(WORLD_FAST_PATHS && nc->epoch == w->statics_epoch && nc->rules == w->rules_epoch &&
-          aabb_contains(nc->area, region))) {
-        aabb area =
-            aabb_inflate(aabb_sweep(region, v2_scale(c->plan, 4.0f)), 0.25f * w->levels[0].cell);
-        gather_ctx g = {x->m->slot, nc->statics, 0, WORLD_CHARACTER_NEAR};
-        world_static_walk(w, area, gather_visit, &g);
-        nc->epoch = 0;
-        if (g.count > WORLD_CHARACTER_NEAR) {
-            /* too many to remember: the region alone */
-            g = (gather_ctx){x->m->slot, x->near_buf, 0, CHAR_NEAR};
-            world_static_walk(w, region, gather_visit, &g);
-            x->region = region;
-            x->near_count = g.count > CHAR_NEAR ? -1 : (int)g.count;
-            x->near = x->near_buf, x->near_box = x->near_box_buf;
-            x->near_flags = x->near_flags_buf;
-            for (int k = 0; k < x->near_count; k++) {
-                const world_static *st = &w->statics[x->near_buf[k]];
-                x->near_box_buf[k] = st->box;
-                x->near_flags_buf[k] = near_flags_of(w, st);
-            }
-            return;
+          aabb_contains(nc->area, region)) &&
+        !world_character_remember(w, x->m->slot, c, region)) {
+        /* too many to remember: the region alone */
+        gather_ctx g = {x->m->slot, x->near_buf, 0, CHAR_NEAR};
+        world_static_walk(w, region, gather_visit, &g);
+        x->region = region;
+        x->near_count = g.count > CHAR_NEAR ? -1 : (int)g.count;
+        x->near = x->near_buf, x->near_box = x->near_box_buf;
+        x->near_flags = x->near_flags_buf;
+        for (int k = 0; k < x->near_count; k++) {
+            const world_static *st = &w->statics[x->near_buf[k]];
+            x->near_box_buf[k] = st->box;
+            x->near_flags_buf[k] = near_flags_of(w, st);
         }
-        nc->area = area, nc->count = g.count;
-        nc->epoch = w->statics_epoch, nc->rules = w->rules_epoch;
-        for (uint32_t k = 0; k < g.count; k++) {
-            const world_static *st = &w->statics[nc->statics[k]];
-            nc->box[k] = st->box;
-            nc->flags[k] = near_flags_of(w, st);
-        }
+        return;
     }
     x->region = nc->area;
     x->near_count = (int)nc->count;
@@ -214,36 +199,6 @@ static void char_sweep(char_ctx *x, vec2 pos, vec2 r, float tau, sweep_hit *best
     }
 }
 
-/* A walker meets an upward-facing surface too steep to walk as a wall: the normal's part across
- * gravity, so the response stops it instead of lifting it up the slope. */
-static vec2 walker_normal(const char_ctx *x, vec2 n) {
-    float su = -v2_dot(n, x->f.up); /* the surface's normal (-n) along up */
-    if (!(su > 0.0f) || su >= x->c->cos_slope) return n;
-    vec2 across = v2_mul_add(n, su, x->f.up); /* n less its part along up */
-    float len = sqrtf(v2_dot(across, across));
-    return len > 0.0f ? v2_scale(across, 1.0f / len) : n;
-}
-
-/* Collide-and-slide of the character from pos by r (walking: steep surfaces are walls). */
-/* The displacement along the ground (normal n, out of it) whose part across gravity is across. */
-static vec2 walk_along(vec2 n, vec2 right, float across) {
-    float rn = v2_dot(right, n);
-    if (rn == 0.0f) return v2_scale(right, across);
-    vec2 t = v2_mul_add(right, -rn, n); /* the tangent; t . right = 1 - rn^2 */
-    return v2_scale(t, across / (1.0f - rn * rn));
-}
-
-/* How a character's motion meets what it hits. */
-typedef enum char_motion {
-    CHAR_FLY,  /* collide-and-slide */
-    CHAR_WALK, /* the slide of a walker: a surface too steep to walk is a wall, and a walkable
-                * one (not a mover's) takes the rest of the walk along it at the same speed
-                * across gravity (so a walker entering a slope or leaving one for flat ground
-                * loses nothing on that step) */
-    CHAR_DROP, /* straight on to the first contact and no further (a snap or a step's rise and
-                * fall: a slide would carry it along a slope, across gravity) */
-} char_motion;
-
 static vec2 char_slide(char_ctx *x, vec2 pos, vec2 r, char_motion how) {
     vec2 first = r;
     float tau = 0.0f;
@@ -254,7 +209,8 @@ static vec2 char_slide(char_ctx *x, vec2 pos, vec2 r, char_motion how) {
         if (best.t > 1.0f) return v2_add(pos, r);
         x->hit = true;
         x->w->swept_hits++;
-        vec2 n = how == CHAR_WALK ? walker_normal(x, best.normal) : best.normal;
+        vec2 n =
+            how == CHAR_WALK ? walker_normal(best.normal, x->f.up, x->c->cos_slope) : best.normal;
         vec2 d = r;
         float t = slide_respond(&pos, &r, best.t, n, true, best.other_d, !best.mover, true, first);
         if (how == CHAR_DROP) break;
@@ -265,120 +221,58 @@ static vec2 char_slide(char_ctx *x, vec2 pos, vec2 r, char_motion how) {
     return pos;
 }
 
-/* The probe's best walkable surface so far. */
-typedef struct probe_hit {
-    float t;     /* fraction of the band; > 1 for none */
-    vec2 normal; /* out of the surface */
-    uint32_t slot;
-} probe_hit;
-
-/* Offers body b (blocking the character, at its place) to the probe from pos down by d. */
-/* What the probe already knows of a body it is offered. */
-#define PROBE_ASK 0u         /* nothing: ask its filter and whether it is one-way */
-#define PROBE_FILTERED 1u    /* its filter lets the character meet it (gather asked) */
-#define PROBE_NOT_ONE_WAY 2u /* with PROBE_FILTERED: and it is not one-way */
-
-static void probe_offer(const char_ctx *x, vec2 pos, vec2 d, const body_view *b, uint32_t slot,
-                        unsigned known, probe_hit *best) {
-    const world *w = x->w;
-    if (!(known & PROBE_FILTERED) && !slots_filter_block(w, x->m->slot, slot)) return;
-    if (!(known & PROBE_NOT_ONE_WAY) && !world_one_way_bears(w, x->m->slot, pos, slot, b->pos))
-        return;
-    body_view a = mover_view(x->m, pos);
-    geom_toi toi;
-    float t;
-    vec2 n;
-    if (pair_sweep(w, &a, d, b, v2(0.0f, 0.0f), &toi)) {
-        t = toi.t, n = v2_neg(toi.normal);
-    } else {
-        /* a start a rounding inside it (box sweeps see no hit from there) */
-        geom_contact ct;
-        if (!aabb_overlaps(box_at(a.pos, a.lo, a.hi), box_at(b->pos, b->lo, b->hi)) ||
-            !pair_overlap(w, &a, b, &ct))
-            return;
-        t = 0.0f, n = v2_neg(ct.normal);
-    }
-    if (t < best->t && v2_dot(n, x->f.up) >= x->c->cos_slope) {
-        best->t = t, best->normal = n, best->slot = slot;
-    }
-}
-
 typedef struct probe_walk {
-    const char_ctx *x;
-    vec2 pos, d;
+    const probe_ask *p;
     probe_hit *best;
 } probe_walk;
 
 static bool probe_visit(const world *w, uint32_t s, void *vctx) {
-    probe_walk *p = vctx;
+    probe_walk *pw = vctx;
     body_view b = static_view(&w->statics[s]);
-    probe_offer(p->x, p->pos, p->d, &b, w->statics[s].slot, PROBE_ASK, p->best);
+    probe_offer(pw->p, &b, w->statics[s].slot, PROBE_ASK, pw->best);
     return true;
-}
-
-/* Whether a walkable surface lies within the contact band's begin distance below the character
- * at pos (candidates where they end the step): its slot (CHAR_BOUNDS for the bounds) and normal. */
-/* probe_offer for a box character over a gathered box static that is not one-way: the AABB
- * sweep on the static's own box (as the slides' sweeps), the static's record read only for the
- * overlap's rare fallback or a new best. */
-static void probe_box(const char_ctx *x, vec2 pos, aabb box, vec2 d, vec2 inv, int k,
-                      probe_hit *best) {
-    geom_toi toi;
-    float t;
-    vec2 n;
-    if (box_sweep(box, d, inv, x->near_box[k], &toi)) {
-        t = toi.t, n = v2_neg(toi.normal);
-    } else {
-        if (!aabb_overlaps(box, x->near_box[k])) return;
-        const world_static *st = &x->w->statics[x->near[k]];
-        body_view a = mover_view(x->m, pos), b = static_view(st);
-        geom_contact ct;
-        if (!pair_overlap(x->w, &a, &b, &ct)) return;
-        t = 0.0f, n = v2_neg(ct.normal);
-    }
-    if (t < best->t && v2_dot(n, x->f.up) >= x->c->cos_slope) {
-        best->t = t, best->normal = n, best->slot = x->w->statics[x->near[k]].slot;
-    }
 }
 
 /* The nearest walkable surface within dist below the character at pos (candidates where they
  * end the step): its best hit (t > 1 for none; slot CHAR_BOUNDS for the bounds). */
 static probe_hit probe_within(const char_ctx *x, vec2 pos, float dist) {
     const world *w = x->w;
-    vec2 d = v2_scale(x->f.up, -dist);
+    probe_ask p = {w,       x->m,
+                   pos,     v2_scale(x->f.up, -dist),
+                   {0, 0},  box_at(pos, x->m->lo, x->m->hi),
+                   x->f.up, x->c->cos_slope};
+    p.inv = recip(p.d);
     probe_hit best = {WORLD_NO_HIT, {0, 0}, CHAR_NONE};
-    aabb box = box_at(pos, x->m->lo, x->m->hi);
     sweep_hit bounds = {WORLD_NO_HIT, {0, 0}, {0, 0}, false};
-    aabb swept = aabb_inflate(aabb_sweep(box, d), WORLD_QUERY_MARGIN);
-    if (!aabb_contains(w->inner_bounds, swept)) sweep_bounds(w, box, d, &bounds);
+    aabb swept = aabb_inflate(aabb_sweep(p.box, p.d), WORLD_QUERY_MARGIN);
+    if (!aabb_contains(w->inner_bounds, swept)) sweep_bounds(w, p.box, p.d, &bounds);
     if (bounds.t <= 1.0f && -v2_dot(bounds.normal, x->f.up) >= x->c->cos_slope)
         best = (probe_hit){bounds.t, v2_neg(bounds.normal), CHAR_BOUNDS};
     for (uint32_t k = 0; k < x->count; k++) {
         if (x->cands[k].index == x->skip) continue;
         body_view b = x->cands[k].view;
         b.pos = v2_add(b.pos, x->cands[k].d);
-        probe_offer(x, pos, d, &b, w->movers[x->cands[k].index].slot, PROBE_ASK, &best);
+        probe_offer(&p, &b, w->movers[x->cands[k].index].slot, PROBE_ASK, &best);
     }
-    probe_walk p = {x, pos, d, &best};
     if (gathered_for(x, swept)) {
         bool a_box = ref_kind(x->m->shape) == GEOM_SHAPE_BOX;
-        vec2 inv = recip(d);
         for (int k = 0; k < x->near_count; k++) {
             /* what world_static_walk's test would keep: the same statics either way */
             if (!aabb_meets(x->near_box[k], swept)) continue;
             uint8_t flags = x->near_flags[k];
             if (a_box && flags == CHAR_NEAR_BOX) {
-                probe_box(x, pos, box, d, inv, k, &best);
+                probe_box(&p, x->near[k], x->near_box[k], &best);
                 continue;
             }
             const world_static *st = &w->statics[x->near[k]];
             body_view b = static_view(st);
-            probe_offer(x, pos, d, &b, st->slot,
+            probe_offer(&p, &b, st->slot,
                         PROBE_FILTERED | (flags & CHAR_NEAR_ONE_WAY ? 0u : PROBE_NOT_ONE_WAY),
                         &best);
         }
     } else {
-        world_static_walk(w, swept, probe_visit, &p);
+        probe_walk pw = {&p, &best};
+        world_static_walk(w, swept, probe_visit, &pw);
     }
     return best;
 }
@@ -505,8 +399,17 @@ static vec2 drop_onto_carrier(char_ctx *x, vec2 pos, vec2 at, float turn_sin) {
     return landed ? to : pos;
 }
 
-static vec2 char_move(world *w, uint32_t i, const mover_candidate *cands, uint32_t count,
-                      const char_frame *f) {
+aabb world_character_reach(const world_character *c, aabb box, vec2 carry, const char_frame *f) {
+    /* the plan turned by a slope is never longer; then up by a step, down by a snap and the
+     * probe */
+    aabb reach = aabb_sweep(aabb_sweep(box, carry), v2_add(carry, c->plan));
+    reach = aabb_sweep(reach, v2_scale(f->up, c->opt.step_height));
+    reach = aabb_sweep(reach, v2_scale(f->up, -(c->opt.snap_distance + 2.0f * GEOM_SKIN)));
+    return aabb_inflate(reach, fabsf(c->plan.x) + fabsf(c->plan.y) + WORLD_QUERY_MARGIN);
+}
+
+vec2 world_character_move_one(world *w, uint32_t i, const mover_candidate *cands, uint32_t count,
+                              const char_frame *f) {
     const world_mover *m = &w->movers[i];
     world_character *c = &w->characters[m->slot];
     char_ctx x; /* its arrays are written before they are read: no zeroing them every move */
@@ -519,13 +422,7 @@ static vec2 char_move(world *w, uint32_t i, const mover_candidate *cands, uint32
         at = world_moved_before(w, gi, i) ? w->scratch.p2[gi] : w->scratch.p0[gi];
         carry = carry_of(w, c, at, pos);
     }
-    /* everything this move can reach: the carry, the plan (turned by a slope, never longer), a
-     * step up and a snap and the probe down */
-    aabb box = box_at(pos, m->lo, m->hi);
-    aabb reach = aabb_sweep(aabb_sweep(box, carry), v2_add(carry, c->plan));
-    reach = aabb_sweep(reach, v2_scale(f->up, c->opt.step_height));
-    reach = aabb_sweep(reach, v2_scale(f->up, -(c->opt.snap_distance + 2.0f * GEOM_SKIN)));
-    gather(&x, c, aabb_inflate(reach, fabsf(c->plan.x) + fabsf(c->plan.y) + WORLD_QUERY_MARGIN));
+    gather(&x, c, world_character_reach(c, box_at(pos, m->lo, m->hi), carry, f));
     c->carried = v2(0.0f, 0.0f);
     if (gi != UINT32_MAX) {
         x.skip = gi;
@@ -543,7 +440,7 @@ static vec2 char_move(world *w, uint32_t i, const mover_candidate *cands, uint32
     c->hit = x.hit;
     c->moved_to = pos;
     /* Where no mover can be under it after the step (movers ignore each other), nothing can
-     * move it from here before step 4, whose probe this answer then is (finish_character). */
+     * move it from here before step 4, whose probe this answer then is (world_character_finish). */
     if (!(w->movers_collide && w->mover_count >= 2))
         c->settled = char_probe(&x, pos, &c->settled_slot, &c->settled_normal);
     return pos;
@@ -551,61 +448,17 @@ static vec2 char_move(world *w, uint32_t i, const mover_candidate *cands, uint32
 
 vec2 world_character_move(world *w, uint32_t i, const mover_candidate *cands, uint32_t count) {
     char_frame f = frame_of(w);
-    return char_move(w, i, cands, count, &f);
+    return world_character_move_one(w, i, cands, count, &f);
 }
 
 /* ---- the plan (before step 1) ------------------------------------------------------------ */
-
-static void plan_character(world *w, world_mover *m, world_character *c, const char_frame *f) {
-    float dt = w->dt;
-    float g = f->g * c->opt.gravity_scale;
-    float a = v2_dot(m->intent, f->right); /* the intent along gravity is ignored */
-    bool grounded = c->grounded;
-    c->jumped = 0;
-    if (c->jump_until) {
-        if (w->tick > c->jump_until) {
-            c->jump_until = 0; /* pressed too long ago */
-        } else if (c->opt.jump_speed > 0.0f &&
-                   (grounded || (c->coyote && c->air_ticks <= c->coyote_ticks))) {
-            c->jumped = 1;
-            c->jump_until = 0;
-            c->coyote = 0; /* taking off by a jump ends coyote time */
-        }
-    }
-    float vy = grounded && c->vy <= 0.0f ? 0.0f : c->vy - g * dt;
-    if (c->jumped) vy = c->opt.jump_speed;
-    float lim = w->cfg.max_speed, room = lim * lim - a * a;
-    room = room > 0.0f ? room : 0.0f;
-    if (vy * vy > room) vy = vy < 0.0f ? -sqrtf(room) : sqrtf(room);
-    c->walking = grounded && !c->jumped && vy <= 0.0f;
-    if (c->walking) {
-        vy = 0.0f; /* the floor removes what gravity added */
-        c->plan = walk_along(c->ground_normal, f->right, a * dt);
-        c->plan_normal = c->ground_normal;
-    } else {
-        c->plan = v2_add(v2_scale(f->right, a * dt), v2_scale(f->up, vy * dt));
-    }
-    c->vy = vy;
-    /* one-way bodies judge its motion of the step: a walker presses on its floor */
-    if (w->one_way_count)
-        w->one_way[m->slot].disp = c->walking ? v2_mul_add(c->plan, -g * dt * dt, f->up) : c->plan;
-    c->carrier = UINT32_MAX;
-    /* (only movers that meet others carry: a world without mover collisions asks nothing) */
-    uint32_t gs = grounded && c->ground && w->movers_collide ? id_slot(w, c->ground) : UINT32_MAX;
-    if (gs != UINT32_MAX && w->slots[gs].kind == WORLD_BODY_MOVING) {
-        const world_mover *gm = &w->movers[w->slots[gs].index];
-        c->carrier = gs;
-        c->carrier_p0 = gm->position;
-        c->carrier_q0 = ref_kind(gm->shape) == WORLD_REF_TURNED ? w->turns[gs].q : v2(1.0f, 0.0f);
-    }
-}
 
 void world_character_begin_step(world *w) {
     if (!world_characters_active(w)) return;
     char_frame f = frame_of(w);
     for (uint32_t i = 0; i < w->mover_count; i++) {
         world_mover *m = &w->movers[i];
-        if (world_is_character(w, m->slot)) plan_character(w, m, &w->characters[m->slot], &f);
+        if (world_is_character(w, m->slot)) char_plan(w, m, &w->characters[m->slot], &f);
     }
 }
 
@@ -648,59 +501,23 @@ static bool probe_cand_visit(const world *w, uint32_t j, void *vctx) {
     return true;
 }
 
-/* The velocity along up after the step: a stopped motion keeps only what it achieved. */
-static float vertical_after(const world *w, const world_character *c, vec2 own, bool stopped,
-                            const char_frame *f) {
-    if (c->walking) return 0.0f;
-    float vy = c->vy;
-    if (!stopped) return vy;
-    float u = v2_dot(own, f->up) / w->dt;
-    if (vy < 0.0f && u > vy) return u < 0.0f ? u : 0.0f;
-    if (vy > 0.0f && u < vy) return u > 0.0f ? u : 0.0f;
-    return vy;
-}
-
-static void finish_character(world *w, uint32_t i, const char_frame *f, bool movers, vec2 start) {
+void world_character_finish(world *w, uint32_t i, const char_frame *f, bool movers, vec2 start) {
     world_mover *m = &w->movers[i];
     world_character *c = &w->characters[m->slot];
     vec2 end = m->position;
-    mover_candidate cands[CHAR_PROBE_CANDS];
-    aabb box = box_at(end, m->lo, m->hi);
-    probe_cands pc = {w, i, aabb_inflate(box, 4.0f * GEOM_SKIN), cands, 0};
-    if (movers) world_grid_query(w, &w->cache->grid, pc.box, probe_cand_visit, &pc);
-    char_ctx x;
-    char_ctx_init(&x, w, i, c, f, cands, pc.count);
     uint32_t slot = c->settled_slot;
     vec2 n = c->settled_normal;
-    bool grounded = WORLD_FAST_PATHS && !movers && vec_eq(end, c->moved_to)
-                        ? c->settled
-                        : char_probe(&x, end, &slot, &n);
-    vec2 own = v2_sub(v2_sub(end, start), c->carried);
-    float vy = vertical_after(w, c, own, c->hit || !vec_eq(end, c->moved_to), f);
-    if (grounded && vy < 0.0f) vy = 0.0f;
-    c->vy = vy;
-    vec2 vel =
-        v2_mul_add(v2_scale(f->up, vy), v2_dot(own, f->right) * w->cfg.tick_rate_hz, f->right);
-    world_body_id ground = grounded && slot != CHAR_BOUNDS ? slot_id(w, slot) : WORLD_NULL_BODY;
-    bool changed = !vec_eq(end, start) || !vec_eq(vel, m->velocity) ||
-                   m->applied_seq != m->pending_seq || grounded != (bool)c->grounded ||
-                   ground != c->ground;
-    m->velocity = vel;
-    m->applied_seq = m->pending_seq;
-    if (changed) {
-        m->changed_tick = w->tick;
-        w->moved_bits[m->slot >> 6] |= 1ull << (m->slot & 63);
+    bool grounded = c->settled;
+    if (!(WORLD_FAST_PATHS && !movers && vec_eq(end, c->moved_to))) {
+        mover_candidate cands[CHAR_PROBE_CANDS];
+        aabb box = box_at(end, m->lo, m->hi);
+        probe_cands pc = {w, i, aabb_inflate(box, 4.0f * GEOM_SKIN), cands, 0};
+        if (movers) world_grid_query(w, &w->cache->grid, pc.box, probe_cand_visit, &pc);
+        char_ctx x;
+        char_ctx_init(&x, w, i, c, f, cands, pc.count);
+        grounded = char_probe(&x, end, &slot, &n);
     }
-    if (grounded) {
-        c->air_ticks = 0;
-        c->coyote = 0;
-        c->ground_normal = n;
-    } else {
-        if (c->grounded && !c->jumped) c->coyote = 1; /* walked off */
-        if (c->air_ticks != UINT32_MAX) c->air_ticks++;
-    }
-    c->grounded = grounded;
-    c->ground = ground;
+    char_record_step(w, m, c, f, start, grounded, slot, n);
 }
 
 /* The movers a rider following its carrier may meet (follow_pushed_carriers): every mover near
@@ -779,71 +596,8 @@ void world_character_end_step(world *w) {
     }
     for (uint32_t i = 0; i < n; i++) {
         if (world_is_character(w, w->movers[i].slot))
-            finish_character(w, i, &f, movers, w->scratch.p0[i]);
+            world_character_finish(w, i, &f, movers, w->scratch.p0[i]);
         else
             finish_mover(w, i, w->scratch.p0[i], w->movers[i].position);
-    }
-}
-
-/* ---- movers that ignore each other ------------------------------------------------------- */
-
-/* A walker the last step left where it was, grounded and pressed still (against a wall, or with
- * no intent), with nothing changed since that it reads (its place, its intent and options, the
- * statics, the rules of filters and one-way bodies, no jump pending): the step would give the
- * same answer again, so it is done without one (as world_turn_still does for turning bodies).
- * Only where movers ignore each other: then a character reads nothing of the others. */
-static bool char_still(const world *w, const world_mover *m, const world_character *c) {
-    return WORLD_FAST_PATHS && c->still_epoch == w->statics_epoch &&
-           c->still_rules == w->rules_epoch && c->jump_until == 0 &&
-           m->pending_seq == c->still_seq && vec_eq(m->position, c->still_pos);
-}
-
-static void note_still(const world *w, const world_mover *m, world_character *c, vec2 start,
-                       vec2 end) {
-    /* the same plan next step: the same ground normal as this step's walk followed */
-    bool still = c->walking && c->grounded && c->carrier == UINT32_MAX && vec_eq(start, end) &&
-                 vec_eq(c->ground_normal, c->plan_normal);
-    c->still_epoch = still ? w->statics_epoch : 0u;
-    c->still_rules = w->rules_epoch;
-    c->still_pos = end;
-    c->still_seq = m->applied_seq;
-}
-
-void world_character_step_alone(world *w) {
-    char_frame f = frame_of(w);
-    float dt = w->dt;
-    const uint32_t ahead = 4; /* records are per slot, met in the movers' order: fetch early */
-    for (uint32_t i = 0; i < w->mover_count; i++) {
-        world_mover *m = &w->movers[i];
-        if (i + ahead < w->mover_count) {
-            const char *next = (const char *)&w->characters[w->movers[i + ahead].slot];
-            for (size_t line = 0; line < sizeof(world_character); line += 64)
-                __builtin_prefetch(next + line);
-        }
-        vec2 start = m->position;
-        w->scratch.p0[i] = start;
-        if (!world_is_character(w, m->slot)) {
-            aabb unused;
-            vec2 r = v2_scale(m->intent, dt);
-            finish_mover(w, i, start,
-                         mover_turning(w, m) ? world_turn_slide(w, i, start, r, NULL, 0)
-                                             : world_slide(w, i, start, r, NULL, 0, &unused));
-            continue;
-        }
-        world_character *c = &w->characters[m->slot];
-        if (char_still(w, m, c)) {
-            /* its plan stands; the one-way rule (contacts) reads it as the plan would set it */
-            if (w->one_way_count)
-                w->one_way[m->slot].disp =
-                    v2_mul_add(c->plan, -f.g * c->opt.gravity_scale * dt * dt, f.up);
-            w->swept_hits += c->still_hits; /* what its slides would have counted */
-            continue;
-        }
-        uint64_t hits = w->swept_hits;
-        plan_character(w, m, c, &f);
-        m->position = char_move(w, i, NULL, 0, &f);
-        finish_character(w, i, &f, false, start);
-        note_still(w, m, c, start, m->position);
-        c->still_hits = (uint32_t)(w->swept_hits - hits);
     }
 }

@@ -181,6 +181,18 @@ static bool fp_run(int k) {
     int statics = (int)(s->half * s->half * (s->style == 0 ? 0.25f : 0.03f));
     for (int i = 0; i < statics; i++)
         fp_static(s);
+    if (s->chars && s->style == 0) {
+        /* a floor of unit tiles whose tops step up and down by a quarter: walkers step up and
+         * snap down along it (the fused step of world_character_alone.c and its give-ups) */
+        geom_shape tile = wt_box(0.5f, 0.5f);
+        float y = -0.5f * s->half;
+        for (float x = -s->half + 1.5f; x < s->half - 1.0f && s->ns < FP_MAX_BODIES / 2;
+             x += 1.0f) {
+            y += 0.25f * (float)((int)(collide_rng_next(&s->rng) % 3) - 1);
+            world_body_id id = wt_spawn(s->w, WORLD_BODY_STATIC, tile, v2(x, y));
+            if (id) s->statics[s->ns++] = id;
+        }
+    }
     int movers = 20 + (int)(collide_rng_next(&s->rng) % 120);
     for (int i = 0; i < movers; i++)
         fp_mover(s);

@@ -1097,9 +1097,10 @@ static void run_busy(uint32_t seed, uint64_t *hashes, int ticks, int *invalid) {
  * a static. Characters push one another through the discrete pass as plain movers do; a walk
  * must not take back next tick what that pass gave. */
 #define CROWD 24
-#define I3_TOLERANCE 0.01f /* test_world_invariants.c's: mover-mover overlap allowed after a tick  \
-                            */
-static void crowd_case(float rate, uint32_t seed) {
+#define I3_TOLERANCE                                                                               \
+    0.01f /* test_world_invariants.c's: mover-mover overlap allowed after a tick                   \
+           */
+static void crowd_case(float rate, uint32_t seed, bool boxes) {
     collide_rng r = {seed};
     world *w = side_world(rate, v2(0, -G), 40.0f, 64);
     world_body_id statics[3] = {spawn_floor(w, -8, 8, 0),
@@ -1108,10 +1109,11 @@ static void crowd_case(float rate, uint32_t seed) {
     world_body_id c[CROWD];
     for (int i = 0; i < CROWD; i++) {
         world_character_options o = {0};
-        o.jump_speed = i % 4 == 0 ? 9.0f : 0.0f;
+        o.jump_speed = boxes || i % 4 == 0 ? 9.0f : 0.0f;
         o.step_height = 0.3f, o.snap_distance = 0.3f;
-        c[i] = spawn_char(w, char_shape(i % 3), v2(-7.0f + 0.6f * (float)i, 1.0f + (float)(i % 2)),
-                          &o);
+        /* boxes: the load tool's platformer players (0.4 x 0.8, every one jumping) */
+        c[i] = spawn_char(w, boxes ? wt_box(0.2f, 0.4f) : char_shape(i % 3),
+                          v2(-7.0f + 0.6f * (float)i, 1.0f + (float)(i % 2)), &o);
         CHECK(c[i]);
     }
     float worst = 0.0f;
@@ -1121,7 +1123,7 @@ static void crowd_case(float rate, uint32_t seed) {
                 world_set_intent(w, c[i],
                                  v2(collide_rng_range(&r, -1.0f, 1.0f) < 0 ? -5.0f : 5.0f, 0),
                                  (uint32_t)t + 1u);
-            if (i % 4 == 0 && collide_rng_range(&r, 0.0f, 1.0f) < 0.5f / rate)
+            if ((boxes || i % 4 == 0) && collide_rng_range(&r, 0.0f, 1.0f) < 0.5f / rate)
                 world_character_jump(w, c[i]);
         }
         world_step(w);
@@ -1139,10 +1141,50 @@ static void crowd_case(float rate, uint32_t seed) {
     drop_world(w);
 }
 
+/* A spawn onto occupied space is pushed out by the next tick's discrete resolution (PROTOCOL.md,
+ * SpawnBody): characters spawned one a tick onto one spawn point (a game's spawn point taken by
+ * many players at once), each then walking off; after every tick no pair overlaps past I3's
+ * tolerance unless reported jammed. */
+static void spawn_pile_case(int kind) {
+    world *w = side_world(60.0f, v2(0, -G), 40.0f, 64);
+    world_body_id statics[3] = {spawn_floor(w, -8, 8, 0),
+                                wt_spawn(w, WORLD_BODY_STATIC, wt_box(0.5f, 5.0f), v2(-8.5f, 4.0f)),
+                                wt_spawn(w, WORLD_BODY_STATIC, wt_box(0.5f, 5.0f), v2(8.5f, 4.0f))};
+    world_body_id c[CROWD];
+    int n = 0;
+    for (int t = 0; t < 240; t++) {
+        if (t % 4 == 0 && n < CROWD) {
+            world_character_options o = {.step_height = 0.3f, .snap_distance = 0.3f};
+            c[n] = spawn_char(w, char_shape((kind + n) % 3), v2(-6.0f, 1.0f), &o);
+            CHECK(c[n]);
+            world_set_intent(w, c[n], v2(n % 2 ? 3.0f : 5.0f, 0), 1);
+            n++;
+        }
+        world_step(w);
+        wt_scan sc = wt_scan_all(w, c, n, statics, 3);
+        CHECK_MSG(sc.static_depth <= SKIN && sc.outside == 0, "tick %d: static depth %g", t,
+                  (double)sc.static_depth);
+        world_body_id ja = 0, jb = 0;
+        bool bogus;
+        float d = wt_unexcused_mover_depth(w, c, n, I3_TOLERANCE, &ja, &jb, &bogus);
+        CHECK_MSG(d == 0.0f, "%s first, tick %d: characters %u and %u overlap by %g", KIND[kind], t,
+                  ja, jb, (double)d);
+        if (d != 0.0f) break;
+    }
+    drop_world(w);
+}
+
+static void test_spawn_pile(void) {
+    for (int k = 0; k < KIND_COUNT; k++)
+        spawn_pile_case(k);
+}
+
 static void test_crowd(void) {
     for (int k = 0; k < RATE_COUNT; k++)
-        for (uint32_t seed = 1; seed <= 3; seed++)
-            crowd_case(RATES[k], seed);
+        for (uint32_t seed = 1; seed <= 3; seed++) {
+            crowd_case(RATES[k], seed, false);
+            crowd_case(RATES[k], seed, true);
+        }
 }
 
 static void test_determinism(void) {
@@ -1229,4 +1271,5 @@ TEST_MAIN(TEST(test_api), TEST(test_rest), TEST(test_walk_tiles), TEST(test_walk
           TEST(test_one_way_wedged_jump), TEST(test_carried), TEST(test_carried_turning),
           TEST(test_carried_into_statics), TEST(test_jump_airborne), TEST(test_jump_coyote),
           TEST(test_jump_buffer), TEST(test_jump_once), TEST(test_zero_gravity),
-          TEST(test_gravity_directions), TEST(test_determinism), TEST(test_crowd))
+          TEST(test_gravity_directions), TEST(test_determinism), TEST(test_crowd),
+          TEST(test_spawn_pile))

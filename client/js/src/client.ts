@@ -1,6 +1,7 @@
 // CollideClient: one session with collided over any Transport. connect() sends Hello and resolves
-// on Welcome; requests with a reply (spawn, ping) return promises matched by request_id; moves
-// return their input_seq; snapshots keep `bodies` (world.ts) and are emitted as typed events.
+// on Welcome; requests with a reply (spawn, ping, the queries) return promises matched by
+// request_id; moves return their input_seq; snapshots keep `bodies` (world.ts) and are emitted as
+// typed events.
 import { Emitter } from "./events";
 import {
   BodyKind,
@@ -8,7 +9,9 @@ import {
   PROTOCOL_VERSION,
   errorCodeName,
   pb,
+  uint64ToNumber,
   type ClientMessageProps,
+  type QueryResultMsg,
   type Shape,
   type SnapshotMsg,
   type WelcomeMsg,
@@ -130,6 +133,66 @@ export interface MoveOptions {
   /** A character's jump (1.2): taken on the ground (or within coyote time), at most once for
    * this move's input_seq, never in the air; a body that is not a character ignores it. */
   jump?: boolean;
+}
+
+/** QueryFilter (protocol 1.1 "queries"): which bodies a query sees. Absent or empty fields do not
+ * restrict; sensors are left out unless `includeSensors`. */
+export interface QueryFilter {
+  /** Only bodies of these kinds (STATIC, MOVING; another value is refused with BAD_REQUEST). */
+  kinds?: BodyKind[];
+  /** Only bodies whose category shares a bit with it (0 = any). */
+  categoryMask?: number;
+  /** Bodies to leave out (e.g. the shooter's own), in any order, unknown ids allowed. */
+  excludeIds?: number[];
+  /** At most this many hits (0 = no cap of its own; the server's caps still hold). */
+  maxResults?: number;
+  includeSensors?: boolean;
+}
+
+export interface QueryOptions {
+  filter?: QueryFilter;
+  /** Lag compensation (the protocol's at_tick): answer against the movers as they were after this
+   * tick, e.g. the tick of the snapshot the shooter saw. Absent or 0 = the newest tick. A tick
+   * older than the server's history (--history-ms, 500 ms by default) rejects with
+   * HISTORY_EXPIRED, a tick after the newest with BAD_REQUEST. Statics are taken as they are now. */
+  atTick?: number;
+}
+
+export interface CastOptions extends QueryOptions {
+  /** Every body along the way (once each, sorted by fraction then id) instead of the first hit. */
+  all?: boolean;
+}
+
+export interface ShapeQueryOptions extends QueryOptions {
+  /** Radians, counter-clockwise: turns the query shape about its position, as a spawn angle. */
+  angle?: number;
+}
+
+export interface ShapeCastOptions extends CastOptions, ShapeQueryOptions {}
+
+/** One body a query found (the protocol's Hit). */
+export interface Hit {
+  bodyId: number;
+  /** On the hit body's surface (a ray or cast that starts inside a body: the start). */
+  point: Point;
+  /** Unit, out of the hit body; (0, 0) for a ray starting inside it. For an overlap, or a cast
+   * starting overlapped, normal * depth is the shortest push of the query shape out of the body. */
+  normal: Point;
+  /** Of the translation, 0..1: the hit is at origin + fraction * translation (0 for overlaps). */
+  fraction: number;
+  /** The overlap's depth; 0 for a hit along the way. */
+  depth: number;
+}
+
+/** The answer to a query (the protocol's QueryResult). */
+export interface QueryResult {
+  /** The tick the answer was evaluated at: atTick, or the newest tick for "now". */
+  tick: number;
+  /** Casts: the nearest hit alone (none: empty), or with `all` every one by fraction then id.
+   * Overlaps: every overlapping body, by id. */
+  hits: Hit[];
+  /** More hits existed than the cap (maxResults, the server's --max-query-results). */
+  truncated: boolean;
 }
 
 interface Pending {
@@ -292,6 +355,75 @@ export class CollideClient extends Emitter<ClientEvents> {
       serverTimeUs: Number(m.pong!.serverTimeUs),
       tick: Number(m.pong!.tick),
     }));
+  }
+
+  /** Casts a ray from `origin` along `translation` (its length is the ray's reach); resolves with
+   * the first body hit, or every one with `all`. A ray that leaves the world reports nothing (the
+   * bounds are not a body). Rejects with the server's CollideError: BAD_REQUEST (non-finite
+   * numbers, a future atTick), HISTORY_EXPIRED (an atTick past the history). */
+  rayCast(origin: Point, translation: Point, opts: CastOptions = {}): Promise<QueryResult> {
+    return this.query(opts.atTick, (atTick) => ({
+      rayCast: { origin, translation, filter: opts.filter, all: opts.all ?? false, atTick },
+    }));
+  }
+
+  /** The bodies that overlap `shape` placed at `position` (turned by `angle`), by id; touching is
+   * not overlapping. Each hit's normal * depth pushes the query shape out of that body. Rejects as
+   * rayCast does, and with INVALID_SHAPE for a shape a spawn would refuse. */
+  overlap(shape: Shape, position: Point, opts: ShapeQueryOptions = {}): Promise<QueryResult> {
+    return this.query(opts.atTick, (atTick) => ({
+      overlap: { shape, position, angle: opts.angle ?? 0, filter: opts.filter, atTick },
+    }));
+  }
+
+  /** Sweeps `shape` from `position` along `translation`; resolves with the first body it would
+   * touch (its point on that body's surface, fraction of the translation), or every one with
+   * `all`. Starting overlapped, a body is hit at fraction 0 with its push-out normal and depth.
+   * Rejects as overlap does. */
+  shapeCast(shape: Shape, position: Point, translation: Point, opts: ShapeCastOptions = {}): Promise<QueryResult> {
+    return this.query(opts.atTick, (atTick) => ({
+      shapeCast: {
+        shape,
+        position,
+        angle: opts.angle ?? 0,
+        translation,
+        filter: opts.filter,
+        all: opts.all ?? false,
+        atTick,
+      },
+    }));
+  }
+
+  /** Sends the query msg builds around a checked at_tick; maps its QueryResult (uint64 tick exact). */
+  private query(atTick: number | undefined, msg: (atTick: number) => ClientMessageProps): Promise<QueryResult> {
+    const tick = atTick ?? 0;
+    if (!Number.isSafeInteger(tick) || tick < 0)
+      return Promise.reject(
+        new CollideError(ErrorCode.ERROR_CODE_UNSPECIFIED, `atTick must be a whole number in [0, 2^53), not ${atTick}`, false, 0),
+      );
+    return this.request(msg(tick)).then((m) => {
+      const r = m.queryResult as QueryResultMsg | null;
+      if (!r)
+        throw new CollideError(ErrorCode.ERROR_CODE_UNSPECIFIED, `query answered by ${m.msg}, not QueryResult`, false, m.requestId);
+      let resultTick: number;
+      try {
+        resultTick = uint64ToNumber(r.tick, "QueryResult.tick");
+      } catch (e) {
+        throw new CollideError(ErrorCode.ERROR_CODE_UNSPECIFIED, (e as Error).message, false, m.requestId);
+      }
+      return {
+        tick: resultTick,
+        // Decoded hits carry proto3's defaults (zeros are not on the wire); the types allow null.
+        hits: r.hits.map((h) => ({
+          bodyId: h.bodyId ?? 0,
+          point: vec(h.point),
+          normal: vec(h.normal),
+          fraction: h.fraction ?? 0,
+          depth: h.depth ?? 0,
+        })),
+        truncated: r.truncated,
+      };
+    });
   }
 
   /** Closes the connection; `close` follows with reason "". */

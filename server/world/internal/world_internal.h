@@ -17,6 +17,7 @@
  *   world_one_way.c   one-way bodies: which pairs they block in a tick, and for rays and casts
  *   world_character.c characters: gravity, jumps, walking on slopes and steps, the carry
  *   world_character_api.c  characters' part of world.h: options and their bounds, jumps, state
+ *   world_character_alone.c  characters where movers ignore each other: one walk, a fused step
  *   world_load.c      the JSON world file loader (links jansson; the only file reader)
  *
  * Layout, and why:

@@ -213,8 +213,10 @@ geom_shape_error geom_shape_rotate(const geom_shape *shape, float angle, geom_sh
         n = shape->u.polygon.count;
         memcpy(src, shape->u.polygon.vertices, (size_t)n * sizeof src[0]);
     }
-    /* In double so the turned vertices are the correctly rounded images of the originals. */
-    double c = cos((double)angle), s = sin((double)angle);
+    /* In double so the turned vertices are the correctly rounded images of the originals; the
+     * geom's own cos and sin (libm's differ by machine in the last bit: geom_trig.c). */
+    double c, s;
+    geom_sincos((double)angle, &c, &s);
     vec2 turned[GEOM_MAX_POLYGON_VERTICES];
     for (int i = 0; i < n; i++) {
         double x = src[i].x, y = src[i].y;

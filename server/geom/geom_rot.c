@@ -523,11 +523,11 @@ static float distance_cached(const geom_shape *a, geom_xf xa, const geom_shape *
 /* ---- conservative advancement -------------------------------------------------------------- */
 
 /* (cos x, sin x) for the turn within an interval: Taylor to x^9 for |x| <= 1 (error below
- * 3e-8, under float's own rounding of the result), libm beyond. The advancement evaluates a
+ * 3e-8, under float's own rounding of the result), geom_cos_sin beyond. The advancement evaluates a
  * motion at many times; its start angle's cos/sin is taken once, so each step costs a few
  * multiplications instead of two libm calls. */
 ROT_HOT vec2 turn_of(float x) {
-    if (!(fabsf(x) <= 1.0f)) return v2(cosf(x), sinf(x));
+    if (!(fabsf(x) <= 1.0f)) return geom_cos_sin(x);
     float x2 = x * x;
     float c = 1.0f + x2 * (-1.0f / 2 + x2 * (1.0f / 24 + x2 * (-1.0f / 720 + x2 * (1.0f / 40320))));
     float s =
@@ -537,11 +537,11 @@ ROT_HOT vec2 turn_of(float x) {
 }
 
 /* (cos a, sin a) for a start angle: a quarter-turn reduction to |x| <= pi/4 and turn_of, so the
- * advancement's setup costs no libm call (an angle of 0, every static's, costs nothing). Within
- * about 1e-7 of cosf/sinf for |a| up to a few turns; libm beyond. */
+ * advancement's setup costs a few multiplications (an angle of 0, every static's, costs nothing).
+ * Within about 1e-7 of cosf/sinf for |a| up to a few turns; geom_cos_sin beyond. */
 vec2 geom_turn_start(float a) {
     if (a == 0.0f) return v2(1.0f, 0.0f);
-    if (!(fabsf(a) <= 32.0f)) return v2(cosf(a), sinf(a));
+    if (!(fabsf(a) <= 32.0f)) return geom_cos_sin(a);
     /* the nearest number of quarter turns (a * 2 / pi, rounded; no libm call) */
     int ki = (int)(a * 0.63661977f + (a >= 0.0f ? 0.5f : -0.5f));
     float k = (float)ki;

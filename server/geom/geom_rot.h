@@ -23,8 +23,15 @@ typedef struct geom_xf {
     vec2 q;
 } geom_xf;
 
+/* cos and sin, the same bits on every machine and in WebAssembly (geom_trig.c: no libm, whose
+ * answers differ in the last bit between glibc and musl, and between CPUs). geom_sincos in
+ * double; geom_cos_sin rounds its answer to float (the correctly rounded cosf and sinf but for
+ * inputs within about 2^-50 of a tie). Every cos and sin of geom and the world is one of these. */
+void geom_sincos(double a, double *c, double *s);
+vec2 geom_cos_sin(float a);
+
 static inline geom_xf geom_xf_make(vec2 p, float angle) {
-    geom_xf x = {p, {cosf(angle), sinf(angle)}};
+    geom_xf x = {p, geom_cos_sin(angle)};
     return x;
 }
 static inline vec2 geom_rotate(vec2 q, vec2 v) {
@@ -124,7 +131,7 @@ bool geom_toi_turning_leaving(const geom_shape *a, const geom_motion *ma, const 
                               geom_toi_result *out);
 
 /* The start angle's (cos, sin) as the advancement takes it (a quarter-turn reduction and a
- * series, within about 1e-7 of cosf/sinf; exactly (1, 0) for 0). */
+ * series, within about 1e-7 of geom_cos_sin; exactly (1, 0) for 0). */
 vec2 geom_turn_start(float a);
 /* A turning box as geom_toi_turning_box_fixed takes it: what does not depend on the other box,
  * set once for all the boxes it is advanced against. */

@@ -53,7 +53,7 @@ world_status world_body_set_character(world *w, world_body_id id,
     }
     c->opt = o;
     c->still_epoch = 0;
-    c->cos_slope = cosf(o.max_slope);
+    c->cos_slope = geom_cos_sin(o.max_slope).x;
     double rate = w->cfg.tick_rate_hz;
     c->buffer_ticks = (uint32_t)ceil((double)o.jump_buffer_ms * rate / 1000.0);
     c->coyote_ticks = (uint32_t)floor((double)o.coyote_ms * rate / 1000.0);

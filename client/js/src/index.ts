@@ -11,6 +11,7 @@ export * from "./framing";
 export * from "./transport";
 export * from "./prediction";
 export * from "./interpolation";
+export * from "./wasm_world";
 
 export interface WebSocketConnectOptions extends ConnectOptions {
   /** The WebSocket class (default: the global one). */

@@ -1,11 +1,14 @@
 // collide-sdk for Node: everything of the browser entry, plus TCP (tcp://host:port, the varint
 // framing) and WebSocket through the `ws` package.
+import { readFile } from "fs/promises";
 import * as net from "net";
+import { join } from "path";
 import WebSocket from "ws";
 import { CollideClient } from "./client";
 import { DEFAULT_MAX_FRAME, FrameDecoder, encodeFrame } from "./framing";
 import { webSocketTransport, type Transport, type WebSocketConstructor } from "./transport";
 import type { WebSocketConnectOptions } from "./index";
+import { WorldModule } from "./wasm_world";
 
 export * from "./index";
 
@@ -63,4 +66,15 @@ export function connect(url: string, opts: WebSocketConnectOptions = {}): Promis
     return CollideClient.open(webSocketTransport(url, WS), opts);
   }
   throw new Error(`unsupported URL ${url}: use tcp://host:port or ws://host:port/v1`);
+}
+
+/** Where the package keeps the world's WebAssembly module: client/js/wasm/collide_world.wasm,
+ * next to dist/ (CMake builds it: docs/wasm.md). */
+export function defaultWorldModulePath(): string {
+  return join(__dirname, "..", "wasm", "collide_world.wasm");
+}
+
+/** Reads and instantiates the world's WebAssembly module (WorldModule.instantiate from bytes). */
+export async function loadWorldModuleFile(path = defaultWorldModulePath()): Promise<WorldModule> {
+  return WorldModule.instantiate(await readFile(path));
 }

@@ -22,7 +22,7 @@ typedef struct world_hist_rec {
     world_body_id id; /* the mover (stale once it is despawned) */
     vec2 position;    /* where it was after the frame's tick */
     float angle;      /* its angle then (world_turn.angle; 0 for a body that never turned): a
-                       * query turns the body-local shape by (cosf, sinf) of it, as the world
+                       * query turns the body-local shape by geom_turn_start of it, as the world
                        * does (turn_begin, world_turn.c), so the shape is the one of that tick */
 } world_hist_rec;
 

@@ -1097,14 +1097,14 @@ static void run_busy(uint32_t seed, uint64_t *hashes, int ticks, int *invalid) {
  * a static. Characters push one another through the discrete pass as plain movers do; a walk
  * must not take back next tick what that pass gave. */
 #define CROWD 24
-#define I3_TOLERANCE                                                                               \
-    0.01f /* test_world_invariants.c's: mover-mover overlap allowed after a tick                   \
-           */
+/* test_world_invariants.c's: mover-mover overlap allowed after a tick */
+#define I3_TOLERANCE 0.01f
 /* After a tick of a crowd between the floor and walls of statics[3]: no character inside a static
  * or outside the bounds, no pair overlapping past I3's tolerance unreported (what names the
- * tick in a failure). False when one failed. */
-static bool crowd_holds(const world *w, const world_body_id *c, int n, const world_body_id *statics,
-                        const char *what) {
+ * tick in a failure). *held stays false when one failed. */
+static void crowd_check(const world *w, const world_body_id *c, int n, const world_body_id *statics,
+                        const char *what, bool *held) {
+    *held = false;
     wt_scan sc = wt_scan_all(w, c, n, statics, 3);
     CHECK_MSG(sc.static_depth <= SKIN && sc.outside == 0, "%s: static depth %g", what,
               (double)sc.static_depth);

@@ -60,7 +60,7 @@ export class Browser {
   async holdKey(key: string, ms: number): Promise<void> {
     await post(`${this.base}/session/${this.session}/actions`, {
       actions: [{ type: "key", id: "keyboard", actions: [
-        { type: "keyDown", value: key }, { type: "pause", duration: ms }, { type: "keyUp", value: key }] }],
+        { type: "keyDown", value: key }, { type: "pause", duration: Math.round(ms) }, { type: "keyUp", value: key }] }],
     });
   }
 

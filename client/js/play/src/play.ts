@@ -12,7 +12,7 @@ import { createPrediction, outline, type Prediction } from "./prediction";
 
 const RADIUS = 1; // the player's body
 const RANGE = 60; // a shot's reach (units), inside the default view (80) so what it hits is known
-const FLASH_MS = 400;
+const FLASH_MS = 500;
 const SHOT_MS = 250;
 const STEP_MIN_S = 1 / 90; // at most 90 intents a second, whatever the display's refresh rate
 

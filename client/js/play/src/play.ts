@@ -93,8 +93,10 @@ function trace(shape: Shape | null, at: Point, angle: number, cam: Point): void 
   ctx.closePath();
 }
 
+/** Another player's colour: by owner, neighbouring owners far apart (golden-ratio steps), from
+ * cyan round through blue, red and orange to yellow: never the green of the player's own body. */
 function colourOf(b: Body): string {
-  const hue = (b.owner * 137.508) % 360; // as the viewer: neighbouring owners far apart
+  const hue = (170 + ((b.owner * 0.618034) % 1) * 250) % 360;
   return `hsl(${hue.toFixed(1)}, 70%, 55%)`;
 }
 
@@ -123,7 +125,7 @@ function step(nowMs: number): void {
 /** Dots every 10 units: something to see the body move against in open space. */
 function drawGrid(cam: Point): void {
   const step = 10, w0 = toWorld(0, canvas.height, cam), w1 = toWorld(canvas.width, 0, cam);
-  ctx.fillStyle = "#2c2c2c";
+  ctx.fillStyle = "#3a3a3a";
   for (let x = Math.ceil(w0.x / step) * step; x <= w1.x; x += step) {
     for (let y = Math.ceil(w0.y / step) * step; y <= w1.y; y += step) {
       const [sx, sy] = toScreen({ x, y }, cam);
@@ -264,7 +266,9 @@ async function start(): Promise<void> {
       c.ping().then((r) => (rttMs = r.rttMs), () => {});
     }, 2000);
   } catch (e) {
-    state.error = String((e as Error).message ?? e);
+    const err = e as CollideError;
+    state.error = String(err.message ?? e);
+    if (err.codeName === "UNAUTHENTICATED" && !params.get("token")) state.error += " (the daemon wants a token: add ?token=SECRET to the address)";
   }
 }
 

@@ -44,6 +44,14 @@
 #define CC_REST_S 0.5
 #define CC_REST_MORE_S 1.0
 #define CC_STUCK_INTENTS 3u
+/* --pattern play (the play page's bots): spawned within CC_PLAY_SPREAD units of the world's centre
+ * (without --spawn-box), each wanders within CC_PLAY_ROAM of where it spawned and, every 1.5 to 4
+ * s, dodges: CC_PLAY_DODGE_S across its heading at twice its speed. */
+#define CC_PLAY_SPREAD 20.0f
+#define CC_PLAY_ROAM 25.0f
+#define CC_PLAY_DODGE_S 0.3
+#define CC_PLAY_DODGE_EVERY_S 1.5
+#define CC_PLAY_DODGE_MORE_S 2.5
 
 /* The platformer's character, as docs/operations.md "A side-on level" is laid out for: a box of
  * half extents (size, 2 size), 0.3 steps and snap, a jump of 12 u/s (2.4 units high there). */
@@ -109,8 +117,13 @@ typedef struct load_player {
     bool have_up;          /* up_v holds the velocity along up seen before */
     float up_v;
     uint64_t seen_tick; /* tick of the snapshot before (ticks grounded) */
-    cc_qsnap *q;        /* --quantized or udp: its bodies in quanta, from the Welcome on */
-    cc_qbase *base;     /* --transport udp: its states after the last snapshots, the baselines */
+    /* --pattern play */
+    float home[2];           /* where it spawned: it wanders about it */
+    float dodge_side;        /* 1: to the left of its heading, -1: to the right */
+    uint64_t dodge_until_us; /* dodging until then */
+    uint64_t next_dodge_us;  /* the next dodge starts then */
+    cc_qsnap *q;             /* --quantized or udp: its bodies in quanta, from the Welcome on */
+    cc_qbase *base; /* --transport udp: its states after the last snapshots, the baselines */
 } load_player;
 
 typedef struct load_progress {
@@ -260,11 +273,14 @@ static void player_hook_connected(cc_conn *c, int status) {
         return;
     }
     cc_hist_record(&w->stats.connect_us, now - p->phase_start_us);
-    char name[32];
-    snprintf(name, sizeof name, "load-%u", w->first_index + p->slot);
-    char room[CC_LOAD_ROOM_NAME + 1] = "";
     const load_opts *o = w->run->opts;
-    if (w->rooms) cc_load_room_name(room, sizeof room, o->room_prefix, p->room);
+    char name[32];
+    snprintf(name, sizeof name, "%s%u", o->name_prefix, w->first_index + p->slot);
+    char room[CC_LOAD_ROOM_NAME + 1] = "";
+    if (w->rooms)
+        cc_load_room_name(room, sizeof room, o->room_prefix, p->room);
+    else if (o->room)
+        snprintf(room, sizeof room, "%s", o->room);
     /* Made at the connect, as a game's backend would hand one out at the join: its life runs
      * from here, whatever the ramp. */
     char *ticket = NULL;
@@ -304,6 +320,13 @@ static void player_spawn(load_player *p, uint64_t now) {
         y1 = r->world_max[1] - margin;
         if (x1 < x0) x0 = x1 = (r->world_min[0] + r->world_max[0]) * 0.5f;
         if (y1 < y0) y0 = y1 = (r->world_min[1] + r->world_max[1]) * 0.5f;
+        if (o->pattern == PATTERN_PLAY) { /* where the play page puts its players */
+            float cx = (x0 + x1) * 0.5f, cy = (y0 + y1) * 0.5f;
+            x0 = fmaxf(x0, cx - CC_PLAY_SPREAD);
+            x1 = fminf(x1, cx + CC_PLAY_SPREAD);
+            y0 = fmaxf(y0, cy - CC_PLAY_SPREAD);
+            y1 = fminf(y1, cy + CC_PLAY_SPREAD);
+        }
     }
     float x = x0 + (x1 - x0) * collide_rng_unit(&p->rng);
     float y = y0 + (y1 - y0) * collide_rng_unit(&p->rng);
@@ -395,6 +418,12 @@ static void on_spawned(load_player *p, const Collide__V1__Spawned *sp, uint64_t 
     p->stuck_x = p->x;
     p->stuck_y = p->y;
     p->stuck_at_us = now;
+    p->home[0] = p->x;
+    p->home[1] = p->y;
+    p->next_dodge_us =
+        now +
+        (uint64_t)((CC_PLAY_DODGE_EVERY_S + CC_PLAY_DODGE_MORE_S * collide_rng_unit(&p->rng)) *
+                   1e6);
     if (o->pattern == PATTERN_PLATFORMER) {
         p->dir = collide_rng_unit(&p->rng) < 0.5f ? -1.0f : 1.0f;
         /* Walking at once, off its spawn point: the server skips an occupied point, and a
@@ -693,6 +722,47 @@ static void player_start(load_player *p, uint64_t now) {
     w->open++;
 }
 
+/* Against a static the body stops: after half a second with less than a tenth of its way made,
+ * it takes a new heading. */
+static void player_unstick(load_player *p, float speed, uint64_t now) {
+    if (now - p->stuck_at_us <= 500000u) return;
+    float mx = p->x - p->stuck_x, my = p->y - p->stuck_y;
+    if (mx * mx + my * my < 0.01f * speed * speed * 0.25f)
+        p->angle = collide_rng_unit(&p->rng) * 6.2831853f;
+    p->stuck_x = p->x;
+    p->stuck_y = p->y;
+    p->stuck_at_us = now;
+}
+
+/* --pattern play: a wander that turns a little each intent, heads back towards home past
+ * CC_PLAY_ROAM from it (or near the world's bounds), turns when stuck, and now and then dodges. */
+static void play_velocity(load_player *p, float speed, float margin, uint64_t now, float *vx,
+                          float *vy) {
+    const load_worker *r = p->w;
+    if (now >= p->next_dodge_us) {
+        p->dodge_until_us = now + (uint64_t)(CC_PLAY_DODGE_S * 1e6);
+        p->next_dodge_us =
+            now +
+            (uint64_t)((CC_PLAY_DODGE_EVERY_S + CC_PLAY_DODGE_MORE_S * collide_rng_unit(&p->rng)) *
+                       1e6);
+        p->dodge_side = collide_rng_unit(&p->rng) < 0.5f ? -1.0f : 1.0f;
+    }
+    if (now < p->dodge_until_us) {
+        *vx = -2.0f * speed * p->dodge_side * sinf(p->angle);
+        *vy = 2.0f * speed * p->dodge_side * cosf(p->angle);
+        return;
+    }
+    float hx = p->home[0] - p->x, hy = p->home[1] - p->y;
+    p->angle += (collide_rng_unit(&p->rng) - 0.5f) * 0.3f;
+    if (hx * hx + hy * hy > CC_PLAY_ROAM * CC_PLAY_ROAM || p->x < r->world_min[0] + margin ||
+        p->x > r->world_max[0] - margin || p->y < r->world_min[1] + margin ||
+        p->y > r->world_max[1] - margin)
+        p->angle = atan2f(hy, hx) + (collide_rng_unit(&p->rng) - 0.5f);
+    player_unstick(p, speed, now);
+    *vx = speed * cosf(p->angle);
+    *vy = speed * sinf(p->angle);
+}
+
 /* The velocity for the next intent, by pattern. */
 static void player_velocity(load_player *p, const load_opts *o, uint64_t now, float *vx,
                             float *vy) {
@@ -724,19 +794,14 @@ static void player_velocity(load_player *p, const load_opts *o, uint64_t now, fl
             (p->y > r->world_max[1] - margin && cy > 0))
             cy = -cy;
         p->angle = atan2f(cy, cx);
-        /* Against a static the body stops: after half a second without progress, turn. */
-        if (now - p->stuck_at_us > 500000u) {
-            float mx = p->x - p->stuck_x, my = p->y - p->stuck_y;
-            if (mx * mx + my * my < 0.01f * speed * speed * 0.25f)
-                p->angle = collide_rng_unit(&p->rng) * 6.2831853f;
-            p->stuck_x = p->x;
-            p->stuck_y = p->y;
-            p->stuck_at_us = now;
-        }
+        player_unstick(p, speed, now);
         *vx = speed * cosf(p->angle);
         *vy = speed * sinf(p->angle);
         return;
     }
+    case PATTERN_PLAY:
+        play_velocity(p, speed, margin, now, vx, vy);
+        return;
     default: {
         p->angle += (collide_rng_unit(&p->rng) - 0.5f) * 1.0f;
         /* Near a wall, head back inwards rather than press against it for the rest of the run. */
@@ -1183,7 +1248,10 @@ static bool workers_start(load_main_ctx *m) {
 static bool backend_start(load_backend_thread *bt, cc_backend_stats *stats, load_run *run) {
     const load_opts *opts = run->opts;
     bt->room[0] = '\0';
-    if (opts->rooms > 0) cc_load_room_name(bt->room, sizeof bt->room, opts->room_prefix, 0);
+    if (opts->rooms > 0)
+        cc_load_room_name(bt->room, sizeof bt->room, opts->room_prefix, 0);
+    else if (opts->room)
+        snprintf(bt->room, sizeof bt->room, "%s", opts->room);
     cc_backend_stats_init(stats, opts->backend_npcs);
     stats->platforms_requested = opts->n_platforms;
     bt->ticket = NULL;
@@ -1256,11 +1324,20 @@ static bool workers_collect(load_main_ctx *m, cc_stats **total, cc_room_stats **
 }
 
 /* Prints the report, its FAIL lines and the verdict to stdout, and writes --json; returns the
- * exit code the verdict (and the --json write) calls for. */
+ * exit code the verdict (and the --json write) calls for. Brief (play-bots): one line instead of
+ * the report. */
 static int main_report(const load_opts *opts, const cc_report_meta *meta, const cc_stats *total) {
     char failures[8][160];
     int n_fail = cc_report_verdict(meta, total, &opts->thresholds, failures, 8);
-    cc_report_text(stdout, meta, total);
+    if (opts->brief)
+        printf("%llu of %u bots played for %.1f s in room %s: %llu errors, %llu disconnects\n",
+               (unsigned long long)total->clients_spawned, opts->clients, meta->elapsed_s,
+               opts->room ? opts->room : "default", (unsigned long long)cc_stats_errors(total),
+               (unsigned long long)(total->disconnects + total->connect_failures));
+    for (uint32_t i = 0; opts->brief && i < total->reasons.len; i++)
+        printf("  %llu ended: %s\n", (unsigned long long)total->reasons.items[i].count,
+               total->reasons.items[i].text);
+    if (!opts->brief) cc_report_text(stdout, meta, total);
     const char *fail_ptrs[8];
     for (int i = 0; i < n_fail; i++) {
         fail_ptrs[i] = failures[i];
@@ -1268,9 +1345,10 @@ static int main_report(const load_opts *opts, const cc_report_meta *meta, const 
     }
     bool gated = opts->thresholds.has_p99 || opts->thresholds.has_errors ||
                  opts->thresholds.has_disconnects || opts->check;
-    printf("%s\n", n_fail  ? "result: FAIL"
-                   : gated ? "result: PASS"
-                           : "result: PASS (no --max-* threshold was set)");
+    if (n_fail || !opts->brief)
+        printf("%s\n", n_fail  ? "result: FAIL"
+                       : gated ? "result: PASS"
+                               : "result: PASS (no --max-* threshold was set)");
     fflush(stdout);
     int exit_code = n_fail ? CC_EXIT_FAIL : CC_EXIT_OK;
     if (opts->json_path && !cc_report_json(opts->json_path, meta, total, fail_ptrs, n_fail)) {
@@ -1385,12 +1463,16 @@ static int load_main_run(const load_opts *o) {
     return exit_code;
 }
 
+int cc_load_run(const load_opts *o) {
+    int rc = load_tickets_try(o);
+    return rc < 0 ? load_main_run(o) : rc;
+}
+
 int cc_load_main(int argc, char **argv) {
     static load_opts opts;
     int rc = cc_load_parse(argc, argv, &opts);
     if (rc >= 0) return rc;
-    rc = load_tickets_try(&opts);
-    if (rc < 0) rc = load_main_run(&opts);
+    rc = cc_load_run(&opts);
     cc_ticket_key_free(&opts.ticket);
     return rc;
 }

@@ -6,7 +6,7 @@
 
 #define CMD "load"
 
-const char *const cc_load_pattern_names[4] = {"walk", "bounce", "swarm", "platformer"};
+const char *const cc_load_pattern_names[5] = {"walk", "bounce", "swarm", "platformer", "play"};
 const cc_platform cc_load_sideon_platforms[2] = {
     {{102.0f, 1.75f}, {122.0f, 1.75f}, {1.9f, 0.25f}, 4.0f},  /* the ferry, across the pit */
     {{142.0f, 1.75f}, {142.0f, 13.75f}, {1.9f, 0.25f}, 3.0f}, /* the lift, up the shaft */
@@ -139,10 +139,13 @@ static const load_flag flags[] = {
      "DURATION  whole run, ramp included (default 10s); e.g. 30, 30s, 500ms, 2m"},
     {"rate", true, parse_double, F(rate_hz), 0, 0.1, 1000, 0, NULL, SEC_PLAYERS,
      "HZ  intents per second per player (default 30)"},
-    {"pattern", true, parse_choice, F(pattern), 0, 0, 0, 4, cc_load_pattern_names, SEC_PLAYERS,
-     "P  walk | bounce | swarm | platformer (default walk); platformer: each\nplayer is a "
-     "character (a box --size x 2 --size) that walks left and\nright, rests, turns at walls "
-     "and jumps; a backend drives the\nmoving platforms (--platform), so it needs --admin-token"},
+    {"pattern", true, parse_choice, F(pattern), 0, 0, 0, 5, cc_load_pattern_names, SEC_PLAYERS,
+     "P  walk | bounce | swarm | platformer | play (default walk); platformer:\neach player is a "
+     "character (a box --size x 2 --size) that walks left\nand right, rests, turns at walls "
+     "and jumps; a backend drives the\nmoving platforms (--platform), so it needs "
+     "--admin-token; play: the\nplay page's bots (play-bots): each wanders within 25 units of "
+     "where\nit spawned (without --spawn-box, within 20 of the world's centre,\nwhere the page "
+     "puts its players), dodges across its way now and\nthen, and turns when a static stops it"},
     {"jumps", true, parse_double, F(jumps_hz), 0, 0, 1000, 0, NULL, SEC_PLAYERS,
      "R  platformer: jumps per second per walking player (default 0.5)"},
     {"platform", true, parse_platform, 0, 0, 0, 0, 7, NULL, SEC_PLAYERS,
@@ -205,6 +208,9 @@ static const load_flag flags[] = {
      "default room, Hello.room empty (default 0, at most 1000)"},
     {"room-prefix", true, parse_string, F(room_prefix), 0, 0, 0, 0, NULL, SEC_ROOMS,
      "P  room names are P0 .. P{N-1} (default load-)"},
+    {"room", true, parse_string, F(room), 0, 0, 0, 0, NULL, SEC_ROOMS,
+     "NAME  every player (and the backend) joins the room NAME; not with\n--rooms (default: the "
+     "room default)"},
     {"backend", true, parse_u32, F(backend_npcs), 0, 0, 100000, 0, NULL, SEC_ROOMS,
      "M  one admin connection spawns M NPCs and drives them at --rate Hz\nwith one MoveIntents "
      "batch per tick (default 0: none)"},
@@ -293,6 +299,7 @@ static void load_defaults(load_opts *o) {
     o->seed = 1;
     o->progress = -1;
     o->room_prefix = "load-";
+    o->name_prefix = "load-";
     o->ticket_ttl_s = 60.0;
     o->jumps_hz = 0.5;
 }
@@ -341,6 +348,12 @@ static int load_check(load_opts *o) {
                     o->room_prefix, CC_LOAD_ROOM_NAME);
             return CC_EXIT_USAGE;
         }
+    }
+    if (o->room && (o->rooms > 0 || !cc_room_name_valid(o->room))) {
+        fprintf(stderr, "collide-client " CMD ": --room '%s': %s\n", o->room,
+                o->rooms > 0 ? "one room, or --rooms N, not both"
+                             : "a room name is 1..64 bytes of [A-Za-z0-9_.:-]");
+        return CC_EXIT_USAGE;
     }
     bool keyed = o->ticket_key != NULL || o->ticket_key_file != NULL;
     if (o->pattern != PATTERN_PLATFORMER && (o->n_platforms > 0 || o->no_platforms)) {

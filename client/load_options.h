@@ -23,11 +23,12 @@ typedef enum load_pattern {
     PATTERN_WALK,
     PATTERN_BOUNCE,
     PATTERN_SWARM,
-    PATTERN_PLATFORMER
+    PATTERN_PLATFORMER,
+    PATTERN_PLAY
 } load_pattern;
 
 /* --pattern's and --shape's values, by load_opts.pattern and load_opts.shape. */
-extern const char *const cc_load_pattern_names[4];
+extern const char *const cc_load_pattern_names[5];
 /* The side-on example level's platforms (docs/operations.md "A side-on level"): the ferry and
  * the lift, what --pattern platformer drives when no --platform is given. */
 extern const cc_platform cc_load_sideon_platforms[2];
@@ -60,6 +61,7 @@ typedef struct load_opts {
     int progress;              /* -1 auto (TTY), 0 off, 1 on */
     uint32_t rooms;            /* --rooms: players spread over this many rooms (0: Hello.room "") */
     const char *room_prefix;   /* --room-prefix: rooms are PREFIX0 .. PREFIX{rooms-1} */
+    const char *room;          /* --room: every player and the backend join it (NULL: not given) */
     uint32_t backend_npcs;     /* --backend: NPCs of the admin connection (0: none) */
     const char *admin_token;   /* --admin-token: the backend's Hello.token */
     double queries_hz;         /* --queries: ray casts per second per player (0: none) */
@@ -81,6 +83,8 @@ typedef struct load_opts {
     uint32_t daemon_pid;         /* --daemon-pid: the daemon whose CPU share is reported (0: no) */
     cc_ticket_key ticket;        /* the key read from either flag by cc_load_parse (bytes NULL: no
                                   * tickets); the caller frees it with cc_ticket_key_free */
+    bool brief;                  /* no flag: a one-line summary instead of the report (play-bots) */
+    const char *name_prefix;     /* no flag: player i says Hello with the name PREFIXi ("load-") */
 } load_opts;
 
 /* Parses the load options into o. Returns -1 on success, else the exit code (usage printed on

@@ -1,11 +1,12 @@
-/* collide-client: the load tester, spectator and health probe for collided, and a ticket maker
- * for trying the daemon's tickets by hand. */
+/* collide-client: the load tester, spectator and health probe for collided, a ticket maker for
+ * trying the daemon's tickets by hand, and bots for the play page. */
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
 #include "load.h"
 #include "ping.h"
+#include "play_bots.h"
 #include "ticket.h"
 #include "watch.h"
 
@@ -17,7 +18,9 @@ static void usage(FILE *f) {
                "  watch   join as a spectator and print the snapshots\n"
                "  ping    one Hello + Ping round trip; exit 0/1 (a health check)\n"
                "  ticket  print a ticket (a JWT signed with the daemon's --ticket-key) for one "
-               "room\n\n"
+               "room\n"
+               "  play-bots N  N bots that wander and dodge where the play page (GET /play) "
+               "plays\n\n"
                "Common options: --host HOST (127.0.0.1), --port N (7777), --token SECRET (the "
                "shared\ntoken or a ticket).\n"
                "'collide-client <command> --help' describes a command.\n");
@@ -41,6 +44,7 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "watch") == 0) return cc_watch_main(argc - 1, argv + 1);
     if (strcmp(cmd, "ping") == 0) return cc_ping_main(argc - 1, argv + 1);
     if (strcmp(cmd, "ticket") == 0) return cc_ticket_main(argc - 1, argv + 1);
+    if (strcmp(cmd, "play-bots") == 0) return cc_play_bots_main(argc - 1, argv + 1);
     fprintf(stderr, "collide-client: unknown command '%s'\n", cmd);
     usage(stderr);
     return CC_EXIT_USAGE;

@@ -241,7 +241,8 @@ static const opt_def opts[] = {
      "LIST  comma list of Origins a WebSocket upgrade may come from, 403 for others; a request "
      "without Origin is accepted (default any)"},
     {"viewer", "COLLIDE_VIEWER", OPT_BOOL, F(viewer), 0, 0, 0,
-     "on|off  serve the live viewer on the WebSocket port at GET / (default on)"},
+     "on|off  serve the live viewer (GET /) and the play page, a small game (GET /play), on the "
+     "WebSocket port (default on)"},
     {"max-query-results", "COLLIDE_MAX_QUERY_RESULTS", OPT_U32, F(max_query_results), 0, 1, 65536,
      "N  most hits in one QueryResult; more set `truncated` (default 256)"},
     {"query-work-per-message", "COLLIDE_QUERY_WORK_PER_MESSAGE", OPT_U32, F(query_work_per_message),

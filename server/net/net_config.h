@@ -70,7 +70,7 @@ typedef struct net_config {
     uint32_t agones_health_ms;       /* Agones Health period */
     uint16_t ws_port;                /* WebSocket port (--bind's address); 0 = off */
     char ws_origins[1024];           /* Origins a WebSocket upgrade may come from; "" = any */
-    bool viewer;                     /* serve the live viewer on the WebSocket port (GET /) */
+    bool viewer;                     /* serve the viewer (GET /) and play page (GET /play) */
     uint32_t max_query_results;      /* most hits one QueryResult carries */
     uint32_t history_ms;             /* how far back a query's at_tick may rewind; 0 = now only */
     uint32_t query_work_per_message; /* a query's work (world_query_result.work) worth one

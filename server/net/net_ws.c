@@ -270,18 +270,33 @@ static void hs_refuse(net_server *srv, net_client *c, net_ws_handshake_result re
 
 static void frames_feed(net_server *srv, net_client *c, const uint8_t *data, size_t len);
 
-/* The live viewer (issue 14): a plain GET on the WebSocket port, not an upgrade, of its page or its
- * bundle, both compiled into the daemon (net_viewer.h). Answered whole, then the connection closes
- * as any HTTP/1.0-style exchange: the page opens its own WebSocket to /v1 afterwards. */
-static bool serve_viewer(net_server *srv, net_client *c, const net_http_request *req) {
+/* The pages on the WebSocket port (--viewer): the live viewer (issue 14) and the play page
+ * (issue 35), each a page and its bundle, compiled into the daemon (net_viewer.h). */
+typedef struct ws_page {
+    const char *path;
+    const char *body;
+    const char *type;
+} ws_page;
+
+#define WS_HTML "text/html; charset=utf-8"
+#define WS_JS "text/javascript; charset=utf-8"
+static const ws_page ws_pages[] = {
+    {"/", net_viewer_html, WS_HTML},           {"/index.html", net_viewer_html, WS_HTML},
+    {"/dist/viewer.js", net_viewer_js, WS_JS}, {"/play", net_play_html, WS_HTML},
+    {"/dist/play.js", net_play_js, WS_JS},
+};
+
+/* A plain GET on the WebSocket port, not an upgrade, of one of the pages. Answered whole, then the
+ * connection closes as any HTTP/1.0-style exchange: the page opens its own WebSocket to /v1
+ * afterwards. */
+static bool serve_page(net_server *srv, net_client *c, const net_http_request *req) {
     const char *body = NULL, *type = NULL;
-    if ((req->path_len == 1 && req->path[0] == '/') ||
-        (req->path_len == 11 && memcmp(req->path, "/index.html", 11) == 0)) {
-        body = net_viewer_html;
-        type = "text/html; charset=utf-8";
-    } else if (req->path_len == 15 && memcmp(req->path, "/dist/viewer.js", 15) == 0) {
-        body = net_viewer_js;
-        type = "text/javascript; charset=utf-8";
+    for (size_t i = 0; i < sizeof ws_pages / sizeof ws_pages[0] && !body; i++) {
+        if (req->path_len == strlen(ws_pages[i].path) &&
+            memcmp(req->path, ws_pages[i].path, req->path_len) == 0) {
+            body = ws_pages[i].body;
+            type = ws_pages[i].type;
+        }
     }
     if (!body) return false;
     net_ws *ws = ws_of(c);
@@ -324,7 +339,7 @@ static void handshake_feed(net_server *srv, net_client *c, const uint8_t *data, 
         hs_refuse(srv, c, NET_WS_HS_BAD_REQUEST, 400, "Bad Request", "not an HTTP/1.1 GET");
         return;
     }
-    if (srv->cfg.viewer && !req.upgrade && serve_viewer(srv, c, &req)) return;
+    if (srv->cfg.viewer && !req.upgrade && serve_page(srv, c, &req)) return;
     if (!(req.path_len == strlen(NET_WS_PATH) &&
           memcmp(req.path, NET_WS_PATH, req.path_len) == 0)) {
         hs_refuse(srv, c, NET_WS_HS_NOT_FOUND, 404, "Not Found",

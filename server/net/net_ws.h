@@ -56,7 +56,7 @@ typedef enum net_ws_handshake_result {
     NET_WS_HS_NOT_FOUND,    /* 404: a path other than /v1 */
     NET_WS_HS_FORBIDDEN,    /* 403: an Origin --ws-origins does not list */
     NET_WS_HS_TOO_LARGE,    /* 431: no end of headers within NET_WS_MAX_HANDSHAKE */
-    NET_WS_HS_PAGE,         /* 200: not an upgrade, a GET of the viewer's page (--viewer) */
+    NET_WS_HS_PAGE,         /* 200: not an upgrade, a GET of a page: viewer, play (--viewer) */
     NET_WS_HS_RESULT_COUNT
 } net_ws_handshake_result;
 

@@ -748,6 +748,61 @@ def case_platformer_live(a):
     check(carried > 0, "the carried check judged riders (%d intervals)" % carried)
 
 
+def case_play_bots_live(a):
+    # play-bots N (issue 35): N bots for the play page, load's players with --pattern play. A
+    # watcher sees each bot spawn within 20 units of the world's centre (the embedded arena's
+    # origin, where the page puts its players), move, stay within reach of where it spawned,
+    # and dodge (a dash at twice its speed) at least once; the run ends at --duration with one
+    # line; --room takes them to the page's room; Ctrl-C ends it with exit 0.
+    with Daemon(a.daemon, "--token", "t") as d:
+        bots = subprocess.Popen([a.client, "play-bots", "4", "--port", str(d.port), "--token", "t",
+                                 "--duration", "6s"], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        w = run([a.client, "watch", "--port", str(d.port), "--token", "t", "--bodies",
+                 "--duration", "5s", "--box", "-100,-100,100,100"])
+        out, err = bots.communicate(timeout=TIMEOUT)
+        sys.stdout.write(out + err)
+        hellos = [l for l in d.log if "client_hello" in l and "name=bot-" in l]
+        r = run([a.client, "play-bots", "2", "--port", str(d.port), "--token", "t", "--room",
+                 "arena-2", "--duration", "1s"])
+        rooms = [l for l in d.log if "client_hello" in l and "room=arena-2" in l]
+        sig = subprocess.Popen([a.client, "play-bots", "2", "--port", str(d.port), "--token", "t"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(1.5)
+        sig.send_signal(2)
+        sig_out, sig_err = sig.communicate(timeout=TIMEOUT)
+        sys.stdout.write(sig_out + sig_err)
+    check(bots.returncode == 0 and re.search(r"^4 of 4 bots played for [56]\.\d s in room default: "
+                                             r"0 errors, 0 disconnects$", out, re.M),
+          "play-bots 4 --duration 6s: all four played, one line")
+    check(len(hellos) == 4, "the bots said Hello as bot-0 .. bot-3")
+    seen = {}  # the movers (kind 2 in their first record; a change carries no kind)
+    for m in re.finditer(r"body (\d+) kind (\d) owner \d+ pos \((\S+), (\S+)\) vel \((\S+), (\S+)\)",
+                         w.stdout):
+        if m.group(2) == "2" or int(m.group(1)) in seen:
+            seen.setdefault(int(m.group(1)), []).append(tuple(float(m.group(i)) for i in range(3, 7)))
+    check(w.returncode == 0 and len(seen) == 4, "the watcher saw 4 bots (%d)" % len(seen))
+    for body, states in seen.items():
+        x0, y0 = states[0][0], states[0][1]
+        far = max(((x - x0) ** 2 + (y - y0) ** 2) ** 0.5 for x, y, _, _ in states)
+        fastest = max((vx * vx + vy * vy) ** 0.5 for _, _, vx, vy in states)
+        check(abs(x0) <= 21 and abs(y0) <= 21, "bot %d spawned near the centre: (%g, %g)"
+              % (body, x0, y0))
+        check(2 < far <= 32, "bot %d wandered, within reach of its spawn: %.1f units" % (body, far))
+        check(15 < fastest <= 16.01, "bot %d dodged (a dash at twice its 8 units/s): %.2f"
+              % (body, fastest))
+    check(r.returncode == 0 and "in room arena-2" in r.stdout and len(rooms) == 2,
+          "--room arena-2: both bots joined it")
+    check(sig.returncode == 0 and re.search(r"^2 of 2 bots played for 1\.\d s", sig_out, re.M),
+          "Ctrl-C ends play-bots with its line and exit 0")
+    r = run([a.client, "play-bots", "--help"])
+    check(r.returncode == 0 and "usage: collide-client play-bots N" in r.stdout, "play-bots --help")
+    r = run([a.client, "play-bots"])
+    check(r.returncode == 2 and "how many bots" in r.stderr, "play-bots without N: exit 2")
+    r = run([a.client, "play-bots", "3", "--room", "no room"])
+    check(r.returncode == 2 and "--room" in r.stderr, "a bad room name: exit 2")
+
+
 def case_oversize(a):
     r = double_run(a, "oversize", "ping", "--timeout-ms", "20000")
     check(r.returncode == 1 and "frame_too_large" in r.stderr,

@@ -106,18 +106,34 @@ def viewer_page_served_on_the_websocket_port():
           and body == open(os.path.join(viewer, "bundle", "viewer.js"), "rb").read(),
           "GET /dist/viewer.js must be the viewer's bundle, got %d %s (%d bytes)" % (
               status, headers, len(body)))
-    status, _, _ = plain_get(d.ws_port, "/etc/passwd")
-    check(status == 404, "any other path is 404, got %d" % status)
+    # The play page (issue 35) and its bundle, beside the viewer's.
+    play = os.path.join(os.path.dirname(viewer), "play")
+    status, headers, body = plain_get(d.ws_port, "/play?room=r1&token=t")
+    check(status == 200 and headers.get("content-type", "").startswith("text/html")
+          and body == open(os.path.join(play, "index.html"), "rb").read(),
+          "GET /play must be the play page, got %d %s" % (status, headers))
+    check(b'src="dist/play.js"' in body,
+          "the play page loads dist/play.js (relative to /play: /dist/play.js)")
+    status, headers, body = plain_get(d.ws_port, "/dist/play.js")
+    check(status == 200 and headers.get("content-type", "").startswith("text/javascript")
+          and int(headers.get("content-length", -1)) == len(body)
+          and body == open(os.path.join(play, "bundle", "play.js"), "rb").read(),
+          "GET /dist/play.js must be the play page's bundle, got %d %s (%d bytes)" % (
+              status, headers, len(body)))
+    for path in ("/etc/passwd", "/play/", "/playx", "/dist/play.jsx"):
+        status, _, _ = plain_get(d.ws_port, path)
+        check(status == 404, "any other path is 404: %s got %d" % (path, status))
     counts = handshake_counts(d)
-    check(counts["page"] == 2 and counts["not_found"] == 1,
-          "the page's requests count as result=\"page\": %s" % counts)
+    check(counts["page"] == 4 and counts["not_found"] == 4,
+          "the pages' requests count as result=\"page\": %s" % counts)
     full = ct.WsClient(d.ws_port)  # the game path beside it is unchanged
     full.hello()
     full.close()
     d.stop_and_check()
     d = ws_daemon(["--viewer", "off"])
-    status, _, _ = plain_get(d.ws_port, "/")
-    check(status == 404, "--viewer off: GET / must be 404, got %d" % status)
+    for path in ("/", "/dist/viewer.js", "/play", "/dist/play.js"):
+        status, _, _ = plain_get(d.ws_port, path)
+        check(status == 404, "--viewer off: GET %s must be 404, got %d" % (path, status))
     d.stop_and_check()
 
 

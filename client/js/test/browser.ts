@@ -40,7 +40,8 @@ export class Browser {
     const args = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                   `--window-size=${width},${height}`, "--force-device-scale-factor=1", "--hide-scrollbars"];
     const res = await post(`${base}/session`, {
-      capabilities: { alwaysMatch: { browserName: "chrome", "goog:chromeOptions": { binary: CHROMIUM, args } } },
+      capabilities: { alwaysMatch: { browserName: "chrome", "goog:chromeOptions": { binary: CHROMIUM, args },
+                                     "goog:loggingPrefs": { browser: "ALL" } } },
     });
     return new Browser(driver, base, (res as { sessionId: string }).sessionId);
   }
@@ -52,6 +53,23 @@ export class Browser {
   /** Runs `script` (a function body; `arguments` holds args) in the page and returns its value. */
   async exec<T>(script: string, ...args: unknown[]): Promise<T> {
     return (await post(`${this.base}/session/${this.session}/execute/sync`, { script, args })) as T;
+  }
+
+  /** Holds a key down for ms milliseconds, then releases it: real key events through WebDriver's
+   * actions (key: a character, or one of KEYS). */
+  async holdKey(key: string, ms: number): Promise<void> {
+    await post(`${this.base}/session/${this.session}/actions`, {
+      actions: [{ type: "key", id: "keyboard", actions: [
+        { type: "keyDown", value: key }, { type: "pause", duration: Math.round(ms) }, { type: "keyUp", value: key }] }],
+    });
+  }
+
+  /** The browser's console and page errors since the last call (Chromium's log, level SEVERE:
+   * console.error, uncaught exceptions, failed loads). */
+  async consoleErrors(): Promise<string[]> {
+    const entries = (await post(`${this.base}/session/${this.session}/se/log`, { type: "browser" })) as
+      { level: string; message: string }[];
+    return entries.filter((e) => e.level === "SEVERE").map((e) => e.message);
   }
 
   async screenshot(): Promise<Buffer> {
@@ -76,6 +94,9 @@ async function post(url: string, body: unknown): Promise<unknown> {
   if (!r.ok || (v && typeof v === "object" && v.error)) throw new Error(`WebDriver ${url}: ${v?.error} ${v?.message}`);
   return v && typeof v === "object" && v.sessionId ? v : j.value;
 }
+
+/** WebDriver's key values for the arrows (the W3C spec's table). */
+export const KEYS = { left: "\uE012", up: "\uE013", right: "\uE014", down: "\uE015" } as const;
 
 export interface Image {
   width: number;

@@ -1,6 +1,8 @@
 // Builds the package: wire code from the project's proto/collide.proto (pbjs/pbts), the SDK
-// (tsc into dist/), the tests (tsc into build/test/), and the viewer bundle (esbuild into
-// viewer/dist/). Run through `npm run build`; the ctest target collide_js runs it too.
+// (tsc into dist/), the tests (tsc into build/test/; they take in the play page's sources, so
+// tsc checks those too), and the bundles of the viewer and the play page (esbuild into
+// viewer/dist/ and play/dist/). Run through `npm run build`; the ctest target collide_js runs it
+// too.
 import { execFileSync } from "node:child_process";
 import { cpSync, mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -22,3 +24,5 @@ run("tsc", ["-p", "tsconfig.test.json"]);
 cpSync(join(root, "src", "gen"), join(root, "build", "src", "gen"), { recursive: true });
 run("esbuild", ["viewer/src/viewer.ts", "--bundle", "--format=iife", "--target=es2020", "--minify",
                 "--outfile=viewer/dist/viewer.js"]);
+run("esbuild", ["play/src/play.ts", "--bundle", "--format=iife", "--target=es2020", "--minify",
+                "--outfile=play/dist/play.js"]);

@@ -271,19 +271,25 @@ static void hs_refuse(net_server *srv, net_client *c, net_ws_handshake_result re
 static void frames_feed(net_server *srv, net_client *c, const uint8_t *data, size_t len);
 
 /* The pages on the WebSocket port (--viewer): the live viewer (issue 14) and the play page
- * (issue 35), each a page and its bundle, compiled into the daemon (net_viewer.h). */
+ * (issue 35), each a page and its bundle, and the world's WebAssembly module the play page
+ * predicts with, compiled into the daemon (net_viewer.h). */
 typedef struct ws_page {
     const char *path;
     const char *body;
+    const size_t *size; /* NULL: a NUL-terminated text; else its size, 0 for none (not served) */
     const char *type;
 } ws_page;
 
 #define WS_HTML "text/html; charset=utf-8"
 #define WS_JS "text/javascript; charset=utf-8"
+#define WS_WASM "application/wasm" /* what WebAssembly.instantiateStreaming asks for */
 static const ws_page ws_pages[] = {
-    {"/", net_viewer_html, WS_HTML},           {"/index.html", net_viewer_html, WS_HTML},
-    {"/dist/viewer.js", net_viewer_js, WS_JS}, {"/play", net_play_html, WS_HTML},
-    {"/dist/play.js", net_play_js, WS_JS},
+    {"/", net_viewer_html, NULL, WS_HTML},
+    {"/index.html", net_viewer_html, NULL, WS_HTML},
+    {"/dist/viewer.js", net_viewer_js, NULL, WS_JS},
+    {"/play", net_play_html, NULL, WS_HTML},
+    {"/dist/play.js", net_play_js, NULL, WS_JS},
+    {"/dist/collide_world.wasm", (const char *)net_play_wasm, &net_play_wasm_size, WS_WASM},
 };
 
 /* A plain GET on the WebSocket port, not an upgrade, of one of the pages. Answered whole, then the
@@ -291,16 +297,17 @@ static const ws_page ws_pages[] = {
  * afterwards. */
 static bool serve_page(net_server *srv, net_client *c, const net_http_request *req) {
     const char *body = NULL, *type = NULL;
+    size_t len = 0;
     for (size_t i = 0; i < sizeof ws_pages / sizeof ws_pages[0] && !body; i++) {
-        if (req->path_len == strlen(ws_pages[i].path) &&
-            memcmp(req->path, ws_pages[i].path, req->path_len) == 0) {
-            body = ws_pages[i].body;
-            type = ws_pages[i].type;
+        const ws_page *pg = &ws_pages[i];
+        if (req->path_len == strlen(pg->path) && memcmp(req->path, pg->path, req->path_len) == 0) {
+            len = pg->size ? *pg->size : strlen(pg->body);
+            body = len ? pg->body : NULL;
+            type = pg->type;
         }
     }
     if (!body) return false;
     net_ws *ws = ws_of(c);
-    size_t len = strlen(body);
     char head[256];
     int n = snprintf(head, sizeof head,
                      "HTTP/1.1 200 OK\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"

@@ -120,18 +120,26 @@ def viewer_page_served_on_the_websocket_port():
           and body == open(os.path.join(play, "bundle", "play.js"), "rb").read(),
           "GET /dist/play.js must be the play page's bundle, got %d %s (%d bytes)" % (
               status, headers, len(body)))
-    for path in ("/etc/passwd", "/play/", "/playx", "/dist/play.jsx"):
+    # the world's WebAssembly module the play page predicts with (built with the SDK), byte for byte
+    wasm = os.path.join(os.path.dirname(viewer), "wasm", "collide_world.wasm")
+    status, headers, body = plain_get(d.ws_port, "/dist/collide_world.wasm")
+    check(status == 200 and headers.get("content-type", "") == "application/wasm"
+          and int(headers.get("content-length", -1)) == len(body) and body[:4] == b"\0asm"
+          and body == open(wasm, "rb").read(),
+          "GET /dist/collide_world.wasm must be the world's module, got %d %s (%d bytes)" % (
+              status, headers, len(body)))
+    for path in ("/etc/passwd", "/play/", "/playx", "/dist/play.jsx", "/dist/collide_world.was"):
         status, _, _ = plain_get(d.ws_port, path)
         check(status == 404, "any other path is 404: %s got %d" % (path, status))
     counts = handshake_counts(d)
-    check(counts["page"] == 4 and counts["not_found"] == 4,
+    check(counts["page"] == 5 and counts["not_found"] == 5,
           "the pages' requests count as result=\"page\": %s" % counts)
     full = ct.WsClient(d.ws_port)  # the game path beside it is unchanged
     full.hello()
     full.close()
     d.stop_and_check()
     d = ws_daemon(["--viewer", "off"])
-    for path in ("/", "/dist/viewer.js", "/play", "/dist/play.js"):
+    for path in ("/", "/dist/viewer.js", "/play", "/dist/play.js", "/dist/collide_world.wasm"):
         status, _, _ = plain_get(d.ws_port, path)
         check(status == 404, "--viewer off: GET %s must be 404, got %d" % (path, status))
     d.stop_and_check()

@@ -8,9 +8,16 @@
 #ifndef COLLIDE_NET_VIEWER_H
 #define COLLIDE_NET_VIEWER_H
 
+#include <stddef.h>
+
 extern const char net_viewer_html[]; /* client/js/viewer/index.html, NUL-terminated */
 extern const char net_viewer_js[];   /* client/js/viewer/bundle/viewer.js, NUL-terminated */
 extern const char net_play_html[];   /* client/js/play/index.html, NUL-terminated */
 extern const char net_play_js[];     /* client/js/play/bundle/play.js, NUL-terminated */
+/* The world's WebAssembly module (client/js/wasm/collide_world.wasm, built with the SDK), which
+ * the play page's WorldPredictor steps: GET /dist/collide_world.wasm. Empty (size 0, not served)
+ * in a daemon built without the SDK (-DCOLLIDE_JS=OFF): the page then predicts without it. */
+extern const unsigned char net_play_wasm[];
+extern const size_t net_play_wasm_size;
 
 #endif

@@ -81,12 +81,6 @@ async function runScript(world: WorldSpec, bodies: BodySpec[], ticks: number, de
     predictor.onCheck = (x) => checks.push(x);
     const ids: number[] = [];
     const plains: Predictor[] = [];
-    for (const b of bodies) {
-      const r = await client.spawn(b.shape, { position: b.position, character: b.character });
-      predictor.addOwn(r.bodyId, { position: r.position, character: b.character });
-      ids.push(r.bodyId);
-      plains.push(new Predictor(r.position, { maxSpeed: w.maxSpeed }));
-    }
     const server = new Map<number, Map<number, Body>>();
     const plainAt = new Map<number, Point[]>();
     const plain = bodies.map(() => ({ max: 0, sum: 0, n: 0, exact: 0 }));
@@ -95,6 +89,7 @@ async function runScript(world: WorldSpec, bodies: BodySpec[], ticks: number, de
     const dt = 1 / w.tickRateHz;
     let k = 0;
     let fed = 0;
+    let ready = false;
     client.on("snapshot", (s) => {
       const now = new Map<number, Body>();
       ids.forEach((id, i) => {
@@ -124,7 +119,7 @@ async function runScript(world: WorldSpec, bodies: BodySpec[], ticks: number, de
           if (i >= 0) plains[i].reconcile(b.position, b.lastInputSeq);
         }
       }
-      if (k >= ticks) return;
+      if (!ready || k >= ticks) return;
       const predicted: Point[] = [];
       ids.forEach((id, i) => {
         const st = script(k, i);
@@ -138,6 +133,15 @@ async function runScript(world: WorldSpec, bodies: BodySpec[], ticks: number, de
       frameAt.set(s.tick + 1, k);
       k++;
     });
+    // Snapshots are observed from before the spawns: the statics come in the snapshot that first
+    // shows an own body (the view follows own bodies), which may be read with the spawn's reply.
+    for (const b of bodies) {
+      const r = await client.spawn(b.shape, { position: b.position, character: b.character });
+      predictor.addOwn(r.bodyId, { position: r.position, character: b.character });
+      ids.push(r.bodyId);
+      plains.push(new Predictor(r.position, { maxSpeed: w.maxSpeed }));
+    }
+    ready = true;
     await waitFor(() => k >= ticks, `${ticks} frames`, ticks * 100 + 20000);
     const last = client.tick;
     await waitFor(() => fed >= last + 2, "the last frames' snapshots fed", 20000);

@@ -11,7 +11,8 @@
 //   - quantized snapshots: within half a quantum the local state is kept (confirms), to the bit it
 //     is not (resyncs);
 //   - a body registered after its first snapshot was taken for another's: placed, then predicted;
-//   - others: extrapolated at their snapshot velocity, or held still.
+//   - others: extrapolated at their snapshot velocity, or held still; and what that costs an own
+//     body walking into another mover that turns away and back (predicted 10 ticks ahead).
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { loadWorldModuleFile } from "../src/node";
@@ -316,4 +317,46 @@ test("input: only for own bodies; the expected tick never before the base", asyn
   const t = wp.input(me, 1000, { x: 2, y: 0 }, 0, false, { tick: base - 5 });
   assert.ok(t >= base + 1, `tick ${t}, base ${base}`);
   wp.dispose();
+});
+
+test("others that turn: what extrapolating them costs an own body that meets them", async (t) => {
+  for (const others of ["extrapolate", "still"] as const) {
+    const module = await worldModule();
+    const server = new FakeServer(module, SETUP);
+    let clock = 0;
+    const wp = new WorldPredictor(module, SETUP, { others, now: () => clock });
+    const checks: { tick: number; error: number; timed: boolean; exact: boolean }[] = [];
+    wp.onCheck = (c) => checks.push(c);
+    wp.observe(0, [], [], 0);
+    const me = server.spawn(box(0.5), { x: 20, y: 30 });
+    const other = server.spawn(box(0.5), { x: 26, y: 30 });
+    wp.addOwn(me, { position: { x: 20, y: 30 } });
+    const late: { tick: number; bodies: Body[]; removed: number[] }[] = [];
+    for (let k = 1; k <= 160; k++) {
+      // the other walks at the own body, then turns away at tick 60 and back at 110
+      if (k === 1 || k === 60 || k === 110) server.world.setIntent(other, { velocity: { x: k === 60 ? 6 : -4, y: 0 }, inputSeq: k });
+      const snap = server.step();
+      clock = (snap.tick * 1000) / 60;
+      late.push(snap);
+      if (late.length > 9) {
+        const e = late.shift()!;
+        wp.observe(e.tick, e.bodies, e.removed);
+      }
+      server.send(me, k, { x: 4, y: 0 });
+      wp.input(me, k, { x: 4, y: 0 });
+      wp.predict();
+    }
+    const st = wp.stats(me)!;
+    const timed = checks.filter((c) => c.timed);
+    const worst = Math.max(...timed.map((c) => c.error));
+    const inexact = timed.filter((c) => !c.exact).length;
+    t.diagnostic(`others ${others}: ${timed.length} timed predictions 10 ticks ahead, ${inexact} inexact, ` +
+      `error max ${worst.toFixed(4)} mean ${(timed.reduce((a, c) => a + c.error, 0) / timed.length).toFixed(4)}; ` +
+      `resyncs ${st.resyncs}`);
+    // the other changes its velocity by at most 10 units/s, for at most 10 ticks at 60 Hz
+    assert.ok(worst > 0 && worst <= (10 * 10) / 60 + 1e-3, `worst ${worst}`);
+    if (others === "extrapolate") assert.ok(inexact < timed.length / 2, "a body that keeps going is predicted exactly");
+    wp.dispose();
+    server.world.dispose();
+  }
 });

@@ -521,9 +521,9 @@ export class WorldPredictor {
     this.placeOthers();
     for (let k = B + 1; k <= T; k++) {
       for (const o of this.own.values()) {
-        if (!o.local && o.firstTick && o.firstTick <= k && k === Math.min(T, Math.max(B + 1, o.firstTick))) {
-          this.spawnOwn(o, incoming.get(o.id) ?? o.server);
-        }
+        // (first seen at T; between snapshots the spawn's tick is not known: the latest it can be)
+        const spawnTick = Math.min(T, Math.max(B + 1, o.firstTick));
+        if (!o.local && o.firstTick && k === spawnTick) this.spawnOwn(o, incoming.get(o.id) ?? o.server);
       }
       for (const p of this.pending) if (p.applied && p.tick === k) this.applyIntent(p);
       this.world.step(1);

@@ -19,6 +19,7 @@ struct wasm_world {
     uint32_t row_cap;    /* capacity of rows (grows to the bodies asked for, never shrinks) */
     wasm_body one;       /* wasm_world_body's row */
     float vertices[2 * GEOM_MAX_POLYGON_VERTICES]; /* a polygon's, before its spawn */
+    uint8_t *state; /* one saved body state (world_body_state_size bytes) */
 };
 
 /* ---- the ids in order --------------------------------------------------------------------- */
@@ -79,7 +80,8 @@ wasm_world *wasm_world_create(float min_x, float min_y, float max_x, float max_y
     h->w = world_create(&cfg);
     h->id_cap = h->w ? world_get_config(h->w)->max_bodies : 0;
     h->ids = h->w ? calloc(h->id_cap ? h->id_cap : 1, sizeof h->ids[0]) : NULL;
-    if (!h->ids) {
+    h->state = calloc(1, world_body_state_size());
+    if (!h->ids || !h->state) {
         wasm_world_free(h);
         return NULL;
     }
@@ -91,6 +93,7 @@ void wasm_world_free(wasm_world *h) {
     world_destroy(h->w);
     free(h->ids);
     free(h->rows);
+    free(h->state);
     free(h);
 }
 
@@ -190,6 +193,25 @@ void wasm_world_step(wasm_world *h, uint32_t ticks) {
 uint64_t wasm_world_tick(const wasm_world *h) { return world_tick(h->w); }
 uint64_t wasm_world_state_hash(const wasm_world *h) { return world_state_hash(h->w); }
 uint32_t wasm_world_body_count(const wasm_world *h) { return h->id_count; }
+
+/* ---- prediction --------------------------------------------------------------------------- */
+
+uint32_t wasm_world_state_size(void) { return (uint32_t)world_body_state_size(); }
+uint8_t *wasm_world_state(wasm_world *h) { return h->state; }
+int32_t wasm_world_save(wasm_world *h, uint32_t id) { return world_body_save(h->w, id, h->state); }
+int32_t wasm_world_restore(wasm_world *h, uint32_t id) {
+    return world_body_restore(h->w, id, h->state);
+}
+
+int32_t wasm_world_place(wasm_world *h, uint32_t id, float x, float y, float angle, float vx,
+                         float vy, float angular_velocity) {
+    return world_body_place(h->w, id, v2(x, y), angle, v2(vx, vy), angular_velocity);
+}
+
+int32_t wasm_world_place_character(wasm_world *h, uint32_t id, float vertical, int32_t grounded,
+                                   uint32_t ground) {
+    return world_character_place(h->w, id, vertical, grounded != 0, ground);
+}
 
 /* ---- reading bodies ----------------------------------------------------------------------- */
 

@@ -111,6 +111,18 @@ const wasm_body *WASM_EXPORT(wasm_world_rows)(const wasm_world *h);
 /* One body into a row of its own (not the table's): NULL for an unknown or stale id. */
 const wasm_body *WASM_EXPORT(wasm_world_body)(wasm_world *h, uint32_t id);
 
+/* Prediction (world.h "Client-side prediction", client/js's WorldPredictor): a body's whole state
+ * saved into the handle's state buffer (wasm_world_state, wasm_world_state_size bytes), which the
+ * binding copies out and back in before a restore; and a body placed where a snapshot put it. */
+uint32_t WASM_EXPORT(wasm_world_state_size)(void);
+uint8_t *WASM_EXPORT(wasm_world_state)(wasm_world *h);
+int32_t WASM_EXPORT(wasm_world_save)(wasm_world *h, uint32_t id);    /* into the buffer */
+int32_t WASM_EXPORT(wasm_world_restore)(wasm_world *h, uint32_t id); /* from the buffer */
+int32_t WASM_EXPORT(wasm_world_place)(wasm_world *h, uint32_t id, float x, float y, float angle,
+                                      float vx, float vy, float angular_velocity);
+int32_t WASM_EXPORT(wasm_world_place_character)(wasm_world *h, uint32_t id, float vertical,
+                                                int32_t grounded, uint32_t ground);
+
 /* Texts for a status and a geom_shape_error ("outside the world bounds"); never NULL. */
 const char *WASM_EXPORT(wasm_world_status_str)(int32_t status);
 const char *WASM_EXPORT(wasm_world_shape_error_str)(int32_t error);

@@ -279,7 +279,7 @@ void world_set_mover_collisions(world *w, bool enabled) { w->movers_collide = en
 /* ---- spawn / despawn / intents ------------------------------------------------------------- */
 
 /* The per-slot turn table, allocated by the first turned body. */
-static bool turns_ready(world *w) {
+bool world_turns_ready(world *w) {
     if (!w->turns) {
         w->turns = world_alloc(w, w->capacity, sizeof *w->turns);
         w->turn_still = world_alloc(w, w->capacity, sizeof *w->turn_still);
@@ -295,10 +295,8 @@ static bool turns_ready(world *w) {
     return w->turns != NULL;
 }
 
-/* Makes the body of `slot`, whose shape reference is `ref`, a turned one at angle (q): its
- * reference becomes WORLD_REF_TURNED | slot and its local shape is kept in the turn record. */
-static uint32_t turn_begin(world *w, uint32_t slot, uint32_t ref, const geom_shape *local,
-                           float angle) {
+uint32_t world_turn_begin(world *w, uint32_t slot, uint32_t ref, const geom_shape *local,
+                          float angle) {
     world_turn *t = &w->turns[slot];
     memset(t, 0, sizeof *t);
     memset(&w->turn_still[slot], 0, sizeof w->turn_still[slot]);
@@ -339,7 +337,7 @@ world_status world_spawn_turned(world *w, world_body_kind kind, const geom_shape
     /* A spawn angle is the initial angle: the shape stays body-local, its AABB is the turned one */
     bool turned = angle != 0.0f;
     if (turned) {
-        if (!turns_ready(w)) return WORLD_ERR_NO_MEMORY;
+        if (!world_turns_ready(w)) return WORLD_ERR_NO_MEMORY;
         local = geom_shape_aabb_xf(shape, geom_xf_make(v2(0.0f, 0.0f), angle));
     }
     /* PROTOCOL.md refuses a spawn whose *position* is outside the world. A moving body whose
@@ -370,7 +368,7 @@ world_status world_spawn_turned(world *w, world_body_kind kind, const geom_shape
     uint32_t slot = w->free_slots[--w->free_count];
     world_slot *s = &w->slots[slot];
     COLLIDE_ASSERT(slot < w->capacity && s->kind == 0 && !(s->flags & WORLD_SLOT_RETIRED));
-    if (turned) ref = turn_begin(w, slot, ref, shape, angle);
+    if (turned) ref = world_turn_begin(w, slot, ref, shape, angle);
     s->gen++;
     w->spawns++;
     s->kind = (uint8_t)kind;
@@ -581,7 +579,7 @@ world_status world_set_intent_as(world *w, uint32_t owner, world_body_id id, vec
     /* A body that starts turning becomes a turned one (before the intent, so a failed table
      * allocation changes nothing). */
     if (angular_velocity != 0.0f && ref_kind(m->shape) != WORLD_REF_TURNED) {
-        if (!turns_ready(w)) return WORLD_ERR_NO_MEMORY;
+        if (!world_turns_ready(w)) return WORLD_ERR_NO_MEMORY;
     }
     world_status st = intent_set(w, slot, velocity, input_seq);
     if (st != WORLD_OK) return st;
@@ -592,7 +590,7 @@ world_status world_set_intent_as(world *w, uint32_t owner, world_body_id id, vec
         geom_shape tmp;
         const geom_shape *local = ref_shape(w, m->shape, m->hi, &tmp);
         geom_shape copy = *local;
-        m->shape = turn_begin(w, slot, m->shape, &copy, 0.0f);
+        m->shape = world_turn_begin(w, slot, m->shape, &copy, 0.0f);
     }
     w->turns[slot].spin = spin;
     if (spin != 0.0f) w->turning_hint++;

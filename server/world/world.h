@@ -444,6 +444,48 @@ uint64_t world_state_hash(const world *w);
  * broken invariant. O(capacity): for tests and debugging (the soak test calls it every tick). */
 const char *world_validate(const world *w);
 
+/* ---- Client-side prediction (ARCHITECTURE.md "Prediction with the server's own code") --------
+ *
+ * A client that predicts its own bodies with this world steps them ahead of the server, then goes
+ * back to the last state the server confirmed and steps again with the inputs it has not yet seen
+ * acknowledged (client/js's WorldPredictor, docs/wasm.md). These calls are what that needs beyond
+ * the daemon's API; the daemon never calls them. Events and the query history see a restored or
+ * placed body only from the next step on: a predicting world keeps both off. */
+
+/* Bytes of a saved body state (world_body_save). */
+size_t world_body_state_size(void);
+/* Saves everything the world keeps of a moving body that a later step reads: its position,
+ * velocity, intent and input sequences, its turn (angle, turning speed and intent) and, for a
+ * character, its vertical speed, ground, carrier, coyote time and a pending jump (kept relative
+ * to the tick, so a state saved at one tick restores at another), and the memos of its fast
+ * paths (which are facts about its state: they stay true with it). `out` holds
+ * world_body_state_size() bytes. WORLD_ERR_NOT_FOUND for an unknown or stale id,
+ * WORLD_ERR_NOT_MOVING for a static. */
+world_status world_body_save(const world *w, world_body_id id, void *out);
+/* Puts a state world_body_save wrote for this same body back: the next step moves the body as the
+ * step after the save would have, given the same statics, other movers and intents. The
+ * shape, owner, filter, one-way flag and character options are the body's own and stay; the
+ * carrier and ground are dropped when that body is gone. WORLD_ERR_NOT_FOUND for an unknown or
+ * stale id or a state saved from another body (or of a character, into a body that is no longer
+ * one), WORLD_ERR_NOT_MOVING for a static. */
+world_status world_body_restore(world *w, world_body_id id, const void *state);
+/* Moves a moving body to a place a snapshot gave (PROTOCOL.md BodyState): its position, angle
+ * (radians; a body at angle 0 that never turned stays unturned), velocity and turning speed
+ * achieved in the last tick. Its intent stays; the memos of its fast paths are cleared. What a
+ * snapshot does not carry keeps its value: a character's vertical speed and ground are set by
+ * world_character_place. WORLD_ERR_NOT_FINITE for a non-finite value, WORLD_ERR_OUT_OF_BOUNDS for
+ * a position outside the bounds, WORLD_ERR_NO_MEMORY when the first turned body's table cannot be
+ * allocated, and the id errors as above. */
+world_status world_body_place(world *w, world_body_id id, vec2 position, float angle, vec2 velocity,
+                              float angular_velocity);
+/* A character's state as a snapshot tells it: its velocity along up, standing or not, and the body
+ * stood on (WORLD_NULL_BODY for none or the bounds; a moving one carries it). What the wire does
+ * not carry is reset: no coyote time, no pending jump, the ground's normal taken as straight up.
+ * WORLD_ERR_NOT_FINITE for a non-finite speed; the id errors as above, and WORLD_ERR_NOT_FOUND
+ * for a body that is not a character. */
+world_status world_character_place(world *w, world_body_id id, float vertical, bool grounded,
+                                   world_body_id ground);
+
 #ifdef __cplusplus
 }
 #endif

@@ -12,6 +12,7 @@ export * from "./transport";
 export * from "./prediction";
 export * from "./interpolation";
 export * from "./wasm_world";
+export * from "./world_predictor";
 
 export interface WebSocketConnectOptions extends ConnectOptions {
   /** The WebSocket class (default: the global one). */

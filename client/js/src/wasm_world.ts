@@ -200,6 +200,13 @@ interface WorldExports {
   wasm_world_body(h: number, id: number): number;
   wasm_world_status_str(status: number): number;
   wasm_world_shape_error_str(error: number): number;
+  wasm_world_state_size(): number;
+  wasm_world_state(h: number): number;
+  wasm_world_save(h: number, id: number): number;
+  wasm_world_restore(h: number, id: number): number;
+  wasm_world_place(h: number, id: number, x: number, y: number, angle: number, vx: number, vy: number,
+                   w: number): number;
+  wasm_world_place_character(h: number, id: number, vertical: number, grounded: number, ground: number): number;
 }
 
 const GEOM_SHAPE_BOX = 1;
@@ -411,6 +418,47 @@ export class WasmWorld {
     const buf = this.x.memory.buffer;
     return new WasmBodyTable(1, new Uint32Array(buf, ptr, BODY_STRIDE),
       new Float32Array(buf, ptr, BODY_STRIDE)).body(0);
+  }
+
+  /** Bytes of a saved body state (saveBody). */
+  get stateSize(): number {
+    return this.x.wasm_world_state_size() >>> 0;
+  }
+
+  /** Everything the world keeps of a moving body that a later step reads (world.h
+   * world_body_save: position, velocity, intent, sequences, turn, a character's vertical speed,
+   * ground, coyote time and pending jump), copied into `into` (stateSize bytes; a new array when
+   * absent). restoreBody puts it back: the next step then moves the body as the step after the
+   * save would have. For prediction (WorldPredictor). */
+  saveBody(id: number, into?: Uint8Array): Uint8Array {
+    const h = this.handle();
+    this.check("saveBody", this.x.wasm_world_save(h, id));
+    const size = this.stateSize;
+    const out = into ?? new Uint8Array(size);
+    out.set(new Uint8Array(this.x.memory.buffer, this.x.wasm_world_state(h) >>> 0, size));
+    return out;
+  }
+
+  /** Puts back a state saveBody took from this same body (WORLD_ERR_NOT_FOUND for another's). */
+  restoreBody(id: number, state: Uint8Array): void {
+    const h = this.handle();
+    new Uint8Array(this.x.memory.buffer, this.x.wasm_world_state(h) >>> 0, this.stateSize).set(state);
+    this.check("restoreBody", this.x.wasm_world_restore(h, id));
+  }
+
+  /** Moves a moving body where a snapshot put it: position, angle, and the velocity and turning
+   * speed achieved in the last tick (world_body_place); its intent stays. */
+  place(id: number, position: Point, angle: number, velocity: Point, angularVelocity: number): void {
+    this.check("place", this.x.wasm_world_place(this.handle(), id, position.x, position.y, angle, velocity.x,
+      velocity.y, angularVelocity));
+  }
+
+  /** A character's vertical speed (along up), standing and ground (a local id; 0 for none or the
+   * bounds) as a snapshot tells them; coyote time and a pending jump are reset
+   * (world_character_place). */
+  placeCharacter(id: number, vertical: number, grounded: boolean, groundId: number): void {
+    this.check("placeCharacter", this.x.wasm_world_place_character(this.handle(), id, vertical, grounded ? 1 : 0,
+      groundId));
   }
 
   /** Frees the world's memory in the module; the world cannot be used after (idempotent). */

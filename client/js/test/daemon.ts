@@ -27,7 +27,13 @@ export interface DaemonOptions {
 
 export interface WorldSpec {
   bounds?: [[number, number], [number, number]];
-  statics?: { position: [number, number]; box?: { half_extents: [number, number] }; circle?: { radius: number }; one_way?: boolean }[];
+  statics?: {
+    position: [number, number];
+    box?: { half_extents: [number, number] };
+    circle?: { radius: number };
+    polygon?: { vertices: [number, number][] };
+    one_way?: boolean;
+  }[];
   spawn_points?: [number, number][];
   /** 1.2: the level's gravity (units/s^2); absent: none. */
   gravity?: [number, number];

@@ -1,6 +1,7 @@
 // The WasmWorld binding (src/wasm_world.ts) around the world's WebAssembly module: it gives its
 // memory back (many worlds created and disposed leave the module's memory where it was), turns
-// the module's refusals into WasmWorldError, reads the body table in place, and the module
+// the module's refusals into WasmWorldError, reads the body table in place, carries prediction's
+// calls (a body saved, run ahead, restored: the same steps again; placed), and the module
 // imports nothing (an import would get a shim that throws: checked on a module made here).
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -164,6 +165,42 @@ test("bodies(): the table read in place, ascending ids, kinds; body(id)", async 
     assert.equal(w.body(a), undefined);
     assert.equal(w.bodies().count, 2);
     assert.equal(w.tick, 30);
+  } finally {
+    w.dispose();
+  }
+});
+
+test("saveBody / restoreBody / place / placeCharacter: prediction's calls through the binding", async () => {
+  const w = (await load()).createWorld({ bounds, gravity: { x: 0, y: -30 } });
+  try {
+    w.addStatic(box(20, 1), { position: { x: 25, y: 1 } });
+    const c = w.spawn(box(0.4, 0.5), { position: { x: 10, y: 2.6 }, character: { jumpSpeed: 10 } });
+    const p = w.spawn(tri, { position: { x: 30, y: 20 } });
+    w.step(20);
+    const sc = w.saveBody(c), sp = w.saveBody(p);
+    assert.equal(sc.length, w.stateSize);
+    const run = (seq: number) => {
+      w.setIntent(c, { velocity: { x: 4, y: 0 }, inputSeq: seq, jump: true });
+      w.setIntent(p, { velocity: { x: -2, y: 1 }, angularVelocity: 3, inputSeq: seq });
+      w.step(15);
+      return [w.body(c)!, w.body(p)!];
+    };
+    const first = run(5);
+    // a detour on other inputs, then back to the saved states: the same 15 ticks again
+    w.setIntent(c, { velocity: { x: -4, y: 0 }, inputSeq: 9, jump: true });
+    w.step(7);
+    w.restoreBody(c, sc);
+    w.restoreBody(p, sp);
+    assert.deepEqual(run(5), first, "restored, the bodies step as they did");
+    throwsStatus(() => w.restoreBody(p, sc), "WORLD_ERR_NOT_FOUND"); // another body's state
+    w.place(p, { x: 12, y: 30 }, 1.25, { x: 1, y: 2 }, 0.5);
+    const placed = w.body(p)!;
+    assert.deepEqual([placed.position, placed.angle, placed.velocity, placed.angularVelocity],
+      [{ x: 12, y: 30 }, 1.25, { x: 1, y: 2 }, 0.5]);
+    throwsStatus(() => w.place(p, { x: -5, y: 0 }, 0, { x: 0, y: 0 }, 0), "WORLD_ERR_OUT_OF_BOUNDS");
+    w.placeCharacter(c, -2.5, false, 0);
+    assert.equal(w.body(c)!.vertical, -2.5);
+    throwsStatus(() => w.placeCharacter(p, 0, false, 0), "WORLD_ERR_NOT_FOUND"); // not a character
   } finally {
     w.dispose();
   }

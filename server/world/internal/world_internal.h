@@ -18,6 +18,8 @@
  *   world_character.c characters: gravity, jumps, walking on slopes and steps, the carry
  *   world_character_api.c  characters' part of world.h: options and their bounds, jumps, state
  *   world_character_alone.c  characters where movers ignore each other: one walk, a fused step
+ *   world_predict.c   what a client's prediction needs: a body's whole state saved and restored,
+ *                     a body placed where a snapshot put it
  *   world_load.c      the JSON world file loader (links jansson; the only file reader)
  *
  * Layout, and why:
@@ -594,6 +596,15 @@ static inline void scratch_give(world *w, world_scratch_array a, world_owner who
 }
 
 /* ---- shared between the world_*.c files -------------------------------------------------- */
+
+/* The per-slot turn table (world.turns, world.turn_still), allocated by the first turned body;
+ * false when that allocation fails (world.c). */
+bool world_turns_ready(world *w);
+/* Makes the body of `slot`, whose shape reference is `ref`, a turned one at angle (q): its
+ * reference becomes WORLD_REF_TURNED | slot and its local shape is kept in the turn record; the
+ * caller sets the mover's AABB offsets (world.c; world_predict.c places a body at an angle). */
+uint32_t world_turn_begin(world *w, uint32_t slot, uint32_t ref, const geom_shape *local,
+                          float angle);
 
 /* An angle in [-pi, pi] (IEEE remainder: exact, so the same on every machine). */
 static inline float world_wrap_angle(float a) {

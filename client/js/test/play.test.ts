@@ -32,7 +32,7 @@ interface Shot {
   origin: Point; translation: Point; atTick: number; newestTick: number; hitBodyId: number; error: string;
   result: { tick: number; hits: { bodyId: number; fraction: number }[] } | null;
 }
-interface PlayState { connected: boolean; bodyId: number; score: number; frame: Frame | null; shots: Shot[]; trail: Point[]; error: string }
+interface PlayState { connected: boolean; bodyId: number; score: number; frame: Frame | null; shots: Shot[]; trail: Point[]; error: string; prediction: string }
 
 /** The canvas pixel at (x, y) of the frame last drawn (read between two frames: the canvas holds
  * exactly what state.frame describes). */
@@ -81,6 +81,9 @@ test("the play page: a click hits the bot the screen showed, keys move the body,
       await sleep(50);
     }
     const me = st.bodyId;
+    // the daemon serves the world's module beside the page: the player's body is predicted by the
+    // server's own code (WorldPredictor), not the SDK's fallback
+    assert.equal(st.prediction, "world", "the page predicts with the world's WebAssembly module");
     await waitFor(() => observer.bodies.has(me), "the observer to see the player's body");
     assert.deepEqual(observer.bodies.get(me)!.position, { x: 0, y: 0 }, "spawned where ?spawn=0,0 says");
     assert.notEqual(observer.bodies.get(me)!.owner, observer.welcome.clientId);

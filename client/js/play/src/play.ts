@@ -8,7 +8,7 @@ import {
   BodyKind, connect, errorCodeName, InterpolationBuffer,
   type Body, type CollideClient, type CollideError, type Point, type QueryResult, type Shape,
 } from "../../src/index";
-import { createPrediction, outline, type Prediction } from "./prediction";
+import { createPrediction, loadWorldModule, outline, type Prediction } from "./prediction";
 
 const RADIUS = 1; // the player's body
 const RANGE = 60; // a shot's reach (units), inside the default view (80) so what it hits is known
@@ -55,8 +55,14 @@ interface PlayState {
   /** The own body's drawn positions, one a frame, newest last (bounded). */
   trail: Point[];
   error: string;
+  /** Which prediction runs: "world" (the server's code, the module loaded) or "sdk". */
+  prediction: "" | "world" | "sdk";
 }
-const state: PlayState = { connected: false, bodyId: 0, score: 0, frame: null, shots: [], trail: [], error: "" };
+const state: PlayState = {
+  connected: false, bodyId: 0, score: 0, frame: null, shots: [], trail: [], error: "", prediction: "",
+};
+// fetched while the page connects: the WorldPredictor's world (null: the SDK's Predictor)
+const worldModule = loadWorldModule();
 (window as unknown as { collidePlay: PlayState }).collidePlay = state;
 
 let client: CollideClient | null = null;
@@ -256,7 +262,9 @@ async function start(): Promise<void> {
     const spawned = await c.spawn({ circle: { radius: RADIUS } }, { position });
     interp = new InterpolationBuffer({ tickRateHz: w.tickRateHz, delayMs: DELAY_MS });
     interp.attach(c);
-    prediction = createPrediction(c, { bodyId: spawned.bodyId, start: spawned.position, radius: RADIUS });
+    prediction = createPrediction(c, { bodyId: spawned.bodyId, start: spawned.position, radius: RADIUS },
+                                  await worldModule);
+    state.prediction = prediction.kind;
     const p = prediction;
     c.on("snapshot", (s) => p.onSnapshot(s));
     state.bodyId = spawned.bodyId;

@@ -1,12 +1,20 @@
-// The play page's prediction of the player's own body, behind a small interface. Today it is the
-// SDK's Predictor (replay of the unacknowledged intents from the server's last position) with a
-// local step that keeps the body out of the statics the client has seen and inside the world's
-// bounds, so the player never sees their body enter a wall. The WorldPredictor (the server's own
-// world code in WebAssembly, ARCHITECTURE.md "Prediction with the server's own code") takes its
-// place by changing the one line in createPrediction.
-import { BodyKind, Predictor, type Body, type CollideClient, type Integrator, type Point, type Shape, type SnapshotEvent } from "../../src/index";
+// The play page's prediction of the player's own body, behind a small interface. The
+// WorldPredictor predicts with the server's own world code compiled to WebAssembly (ARCHITECTURE.md
+// "Prediction with the server's own code"): the page fetches the module the daemon serves
+// (GET /dist/collide_world.wasm) and replays the unacknowledged intents through the same tick, so
+// where nothing the client cannot see gets in the way the prediction is the server's answer to the
+// bit. Without the module (a daemon built without the SDK serves none, or the browser refused it)
+// the page falls back to the SDK's Predictor with a local step that keeps the body out of the
+// statics the client has seen and inside the world's bounds: the player still never sees their
+// body enter a wall, but a slide along one is only approximated.
+import {
+  BodyKind, Predictor, WorldModule, WorldPredictor,
+  type Body, type CollideClient, type Integrator, type Point, type Shape, type SnapshotEvent,
+} from "../../src/index";
 
 export interface Prediction {
+  /** "world": the server's own code (WorldPredictor); "sdk": the SDK's Predictor and keepOut. */
+  readonly kind: "world" | "sdk";
   /** One frame of the player's input: `velocity` (units/s), just sent as MoveIntent `seq`,
    * held for `dt` seconds. */
   applyIntent(seq: number, velocity: Point, dt: number): void;
@@ -23,12 +31,52 @@ export interface OwnBody {
   radius: number;
 }
 
-export function createPrediction(client: CollideClient, body: OwnBody): Prediction {
-  return new SdkPrediction(client, body); // the WorldPredictor goes here
+/** Which prediction the page runs: the server's world when its module loaded, else the SDK's. */
+export function createPrediction(client: CollideClient, body: OwnBody, module: WorldModule | null): Prediction {
+  return module ? new WorldPrediction(client, body, module) : new SdkPrediction(client, body);
+}
+
+/** The module the daemon serves beside the page, or null (with the reason logged) when there is
+ * none: the page then predicts with the SDK's Predictor. */
+export async function loadWorldModule(url = "dist/collide_world.wasm"): Promise<WorldModule | null> {
+  try {
+    const r = await fetch(url);
+    if (!r.ok) {
+      console.info(`play: no world module at ${url} (${r.status}): predicting without it`);
+      return null;
+    }
+    return await WorldModule.instantiate(await r.arrayBuffer());
+  } catch (e) {
+    console.info(`play: the world module did not load (${String(e)}): predicting without it`);
+    return null;
+  }
+}
+
+/** The WorldPredictor, fed by the client's snapshots itself (attach). */
+class WorldPrediction implements Prediction {
+  readonly kind = "world";
+  private readonly predictor: WorldPredictor;
+
+  constructor(client: CollideClient, private readonly body: OwnBody, module: WorldModule) {
+    this.predictor = WorldPredictor.attach(client, module);
+    this.predictor.addOwn(body.bodyId, { position: body.start, angle: 0 });
+  }
+
+  applyIntent(seq: number, velocity: Point): void {
+    this.predictor.input(this.body.bodyId, seq, velocity);
+  }
+
+  predictedPosition(): Point {
+    this.predictor.predict();
+    return this.predictor.position(this.body.bodyId) ?? this.body.start;
+  }
+
+  onSnapshot(): void {} // attach() listens to the client's snapshots itself
 }
 
 /** The SDK's Predictor, reconciled from the snapshots of the body, stepping with keepOut. */
 class SdkPrediction implements Prediction {
+  readonly kind = "sdk";
   private readonly predictor: Predictor;
   private statics: Body[] = [];
 

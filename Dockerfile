@@ -16,7 +16,7 @@ COPY scripts/deps scripts/deps
 RUN scripts/deps --no-js --no-tiled && rm -rf /var/lib/apt/lists/*
 COPY . .
 # Release build; benchmarks are not shipped, so they are not built.
-RUN scripts/build release -DCOLLIDE_BENCH=OFF -DCOLLIDE_JS=OFF \
+RUN scripts/build release -DCOLLIDE_BENCH=OFF -DCOLLIDE_JS=OFF -DCOLLIDE_WASM=ON \
     && test -x build/release/server/net/collided \
     && test -x build/release/client/collide-client
 

@@ -244,6 +244,18 @@ bool net_server_append_raw(net_server *srv, net_client *c, const void *data, siz
     return !net_server_over_hard_limit(srv, c);
 }
 
+bool net_server_append_page(net_server *srv, net_client *c, const void *data, size_t len) {
+    if (c->kill) return false;
+    c->page_bytes += len;
+    if (!net_buf_append(&c->out, data, len)) {
+        net_server_kill(srv, c, NET_DISC_OUT_OF_MEMORY);
+        return false;
+    }
+    net_client_note_queue_start(srv, c);
+    net_server_mark_dirty(srv, c);
+    return true;
+}
+
 size_t net_client_frame_prefix(net_server *srv, const net_client *c, size_t len,
                                uint8_t out[NET_MAX_FRAME_PREFIX]) {
     srv->metrics.frames_out_total++;
@@ -766,8 +778,9 @@ void net_server_sweep(net_server *srv) {
                 net_client_queued(c), srv->cfg.max_snapshot_lag_ms);
             net_server_kill(srv, c, NET_DISC_SNAPSHOT_LAG);
         } else if (c->state == NET_CLIENT_CLOSING) {
-            if (srv->now_us - c->closing_us >= NET_CLOSING_TIMEOUT_US ||
-                net_client_queued(c) > srv->cfg.max_queued_bytes) {
+            uint64_t timeout = c->page_bytes ? NET_PAGE_TIMEOUT_US : NET_CLOSING_TIMEOUT_US;
+            if (srv->now_us - c->closing_us >= timeout ||
+                net_client_queued(c) > srv->cfg.max_queued_bytes + c->page_bytes) {
                 net_server_kill(srv, c, c->reason);
             }
         }

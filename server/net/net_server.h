@@ -36,6 +36,9 @@ struct ProtobufCAllocator;
 #define NET_CLOSING_TIMEOUT_US                                                                     \
     2000000u /* a CLOSING client that does not drain is cut after this                             \
               */
+/* A page being served (net_ws.c) may take longer to drain than a session's last words: up to a
+ * few hundred KB to a browser on a slow link. */
+#define NET_PAGE_TIMEOUT_US 30000000u
 /* Acknowledgements a client may bank against snapshots it was sent: a client that acknowledges
  * every snapshot never pays for it, one that stops acknowledging cannot save up a flood. */
 #define NET_FREE_ACKS_MAX 64u
@@ -198,6 +201,8 @@ typedef struct net_client {
     char name[48];                  /* Hello.name, sanitised, for logs */
     uint64_t connected_us;          /* monotonic accept time (hello timeout) */
     uint64_t closing_us;            /* monotonic time CLOSING was entered */
+    size_t page_bytes;              /* a page being served (net_server_append_page): its bytes,
+                                     * allowed queued beyond --max-queued-bytes while it drains */
     net_buf in;                     /* bytes of a partial frame kept across reads */
     uint64_t in_since_us;           /* monotonic time the partial frame in `in` began */
     size_t in_held;                 /* bytes of `in` counted in the partial-frame budget: its

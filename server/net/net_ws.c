@@ -317,8 +317,8 @@ static bool serve_page(net_server *srv, net_client *c, const net_http_request *r
     ws->refused = true; /* no frames: what follows the request is ignored */
     free(ws->hs);
     ws->hs = NULL;
-    net_server_append_raw(srv, c, head, (size_t)n);
-    net_server_append_raw(srv, c, body, len);
+    net_server_append_page(srv, c, head, (size_t)n);
+    net_server_append_page(srv, c, body, len);
     net_server_enter_closing(srv, c, NET_DISC_CLIENT_CLOSED);
     return true;
 }

@@ -102,7 +102,10 @@ static bool gather_visit(const world *w, uint32_t s, void *vctx) {
  * probe keep of them those their own boxes meet, in order: the statics meeting a box inside a
  * walked region, in the walk's order, are those a walk of the box finds, in its order (cells are
  * visited row by row, level by level, in both), so the answers are the same. */
-bool world_character_remember(const world *w, uint32_t self, world_character *c, aabb region) {
+/* Walks the static grid around region, grown ahead along c's plan, into c->near (the statics the
+ * character of slot self may meet there); false when more lie there than it holds (then nothing
+ * is remembered). */
+static bool remember(const world *w, uint32_t self, world_character *c, aabb region) {
     world_character_near *nc = &c->near;
     aabb area =
         aabb_inflate(aabb_sweep(region, v2_scale(c->plan, 4.0f)), 0.25f * w->levels[0].cell);
@@ -125,7 +128,7 @@ static void gather(char_ctx *x, world_character *c, aabb region) {
     world_character_near *nc = &c->near;
     if (!(WORLD_FAST_PATHS && nc->epoch == w->statics_epoch && nc->rules == w->rules_epoch &&
           aabb_contains(nc->area, region)) &&
-        !world_character_remember(w, x->m->slot, c, region)) {
+        !remember(w, x->m->slot, c, region)) {
         /* too many to remember: the region alone */
         gather_ctx g = {x->m->slot, x->near_buf, 0, CHAR_NEAR};
         world_static_walk(w, region, gather_visit, &g);
@@ -399,7 +402,9 @@ static vec2 drop_onto_carrier(char_ctx *x, vec2 pos, vec2 at, float turn_sin) {
     return landed ? to : pos;
 }
 
-aabb world_character_reach(const world_character *c, aabb box, vec2 carry, const char_frame *f) {
+/* The region everything a move can reach lies in (the carry, the plan, a step up, a snap and the
+ * probe), carry the carrier's motion of the character: what gather walks. */
+static aabb move_reach(const world_character *c, aabb box, vec2 carry, const char_frame *f) {
     /* the plan turned by a slope is never longer; then up by a step, down by a snap and the
      * probe */
     aabb reach = aabb_sweep(aabb_sweep(box, carry), v2_add(carry, c->plan));
@@ -422,7 +427,7 @@ vec2 world_character_move_one(world *w, uint32_t i, const mover_candidate *cands
         at = world_moved_before(w, gi, i) ? w->scratch.p2[gi] : w->scratch.p0[gi];
         carry = carry_of(w, c, at, pos);
     }
-    gather(&x, c, world_character_reach(c, box_at(pos, m->lo, m->hi), carry, f));
+    gather(&x, c, move_reach(c, box_at(pos, m->lo, m->hi), carry, f));
     c->carried = v2(0.0f, 0.0f);
     if (gi != UINT32_MAX) {
         x.skip = gi;
@@ -566,8 +571,9 @@ static bool follow_pushed_carriers(world *w, const char_frame *f) {
         /* back to where the mover pass left it on the carrier: the carrier's push less what the
          * pass gave the rider itself (pushed along with it by their neighbours, a rider that
          * followed the whole push again went twice as far, into its carrier's top) */
-        vec2 back = v2_sub(v2_sub(w->movers[gi].position, w->scratch.p2[gi]),
-                           v2_sub(m->position, w->scratch.p2[i]));
+        vec2 push = v2_sub(w->movers[gi].position, w->scratch.p2[gi]);
+        if (push.x == 0.0f && push.y == 0.0f) continue; /* its carrier kept its place */
+        vec2 back = v2_sub(push, v2_sub(m->position, w->scratch.p2[i]));
         if (back.x == 0.0f && back.y == 0.0f) continue;
         mover_candidate cands[CHAR_PROBE_CANDS];
         aabb path = aabb_sweep(box_at(m->position, m->lo, m->hi), back);

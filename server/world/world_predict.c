@@ -75,7 +75,7 @@ world_status world_body_restore(world *w, world_body_id id, const void *state) {
     body_state s;
     memcpy(&s, state, sizeof s);
     if (s.magic != BODY_STATE_MAGIC || s.id != id || s.mover.slot != slot ||
-        (s.character != 0) != world_is_character(w, slot))
+        (s.character != 0) != world_is_character(w, slot) || (s.turned && !w->turns))
         return WORLD_ERR_NOT_FOUND;
     world_mover *m = &w->movers[w->slots[slot].index];
     /* A body that began turning after the save has a turn record; its reference goes back to
@@ -94,7 +94,13 @@ world_status world_body_restore(world *w, world_body_id id, const void *state) {
     }
     if (s.character) {
         world_character *c = &w->characters[slot];
+        /* its options stay as they are now (world.h); what it remembers of the static grid and
+         * its still walk are caches, walked again rather than trusted from the buffer */
+        world_character now = *c;
         *c = s.ch;
+        c->opt = now.opt, c->cos_slope = now.cos_slope;
+        c->buffer_ticks = now.buffer_ticks, c->coyote_ticks = now.coyote_ticks;
+        c->near.epoch = 0, c->still_epoch = 0;
         c->jump_until = s.jump_in ? (uint64_t)((int64_t)w->tick + s.jump_in) : 0;
         /* a jump that would have expired is none (jump_until 0 means none pending) */
         if (s.jump_in && (int64_t)w->tick + s.jump_in <= 0) c->jump_until = 0;

@@ -138,6 +138,14 @@ def viewer_page_served_on_the_websocket_port():
     full.hello()
     full.close()
     d.stop_and_check()
+    # a page larger than --max-queued-bytes is still served whole: its size is the daemon's own
+    # bound, not a slow reader's backlog
+    d = ws_daemon(["--max-queued-bytes", "16384"])
+    status, headers, body = plain_get(d.ws_port, "/dist/collide_world.wasm")
+    check(status == 200 and len(body) > 16384 and body == open(wasm, "rb").read(),
+          "GET /dist/collide_world.wasm under --max-queued-bytes 16384: %d (%d bytes)" % (
+              status, len(body)))
+    d.stop_and_check()
     d = ws_daemon(["--viewer", "off"])
     for path in ("/", "/dist/viewer.js", "/play", "/dist/play.js", "/dist/collide_world.wasm"):
         status, _, _ = plain_get(d.ws_port, path)

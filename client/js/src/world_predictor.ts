@@ -134,8 +134,9 @@ interface PendingIntent {
   tick: number;
   /** floor(server tick now) when sent, for learning the lead; null for an explicit tick. */
   sentTick: number | null;
-  /** The newest snapshot's tick when it was recorded: unacknowledged for long, it is dropped. */
-  since: number;
+  /** The newest snapshot's tick when it was recorded (null before any: then the first snapshot
+   * processed after it): unacknowledged for long, it is dropped. */
+  since: number | null;
   applied: boolean;
 }
 
@@ -240,6 +241,8 @@ export class WorldPredictor {
   private memo = "";
   private client: CollideClient | null = null;
   private unsubscribe: (() => void) | null = null;
+  /** An error processing a snapshot in the client's event (attach), thrown by the next predict(). */
+  private deferred: unknown = undefined;
 
   constructor(module: WorldModule, setup: RoomSetup, opts: WorldPredictorOptions = {}) {
     this.world = module.createWorld(predictorWorldConfig(setup, opts));
@@ -275,7 +278,14 @@ export class WorldPredictor {
       const bodies: Body[] = [];
       for (const id of s.added) bodies.push(client.bodies.get(id)!);
       for (const id of s.changed) bodies.push(client.bodies.get(id)!);
-      p.observe(s.tick, bodies, s.removed);
+      // (observe may process queued snapshots, which can throw a WasmWorldError: kept for the
+      // next predict() to throw, not thrown through the client's event, which would cost the
+      // client's other listeners this snapshot)
+      try {
+        p.observe(s.tick, bodies, s.removed);
+      } catch (e) {
+        p.deferred ??= e;
+      }
     });
     return p;
   }
@@ -341,7 +351,7 @@ export class WorldPredictor {
     for (const p of this.pending) if (p.bodyId === bodyId && tick) tick = Math.max(tick, p.tick);
     this.pending.push({
       bodyId, seq, velocity: { ...velocity }, angularVelocity, jump, tick, sentTick,
-      since: this.latestTick ?? this.base ?? 0, applied: false,
+      since: this.latestTick ?? this.base ?? null, applied: false,
     });
     this.version++;
     return tick;
@@ -380,6 +390,11 @@ export class WorldPredictor {
    * intent sent now would be applied at, or the last intent's, at most maxReplayTicks ahead).
    * Returns that tick (the base when nothing is predicted yet). */
   predict(now = this.now()): number {
+    if (this.deferred !== undefined) {
+      const e = this.deferred;
+      this.deferred = undefined;
+      throw e;
+    }
     this.flush();
     if (this.base === null) return 0;
     let target = this.latestTick === null ? this.base : this.targetTick(now);
@@ -513,6 +528,7 @@ export class WorldPredictor {
     // limited, lost with its body): dropped, so a predictor that lives long does not grow.
     for (let i = this.pending.length - 1; i >= 0; i--) {
       const p = this.pending[i];
+      p.since ??= T; // recorded before any snapshot: its age counts from the first one
       if (!p.applied && p.since < T - 2 * this.maxReplay) this.pending.splice(i, 1);
     }
     // The replay of (B, T] from the base, the bodies first seen in it spawned where the server

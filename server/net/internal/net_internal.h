@@ -88,6 +88,10 @@ bool net_server_over_hard_limit(net_server *srv, net_client *c);
 size_t net_client_frame_prefix(net_server *srv, const net_client *c, size_t len,
                                uint8_t out[NET_MAX_FRAME_PREFIX]);
 bool net_server_append_raw(net_server *srv, net_client *c, const void *data, size_t len);
+/* net_server_append_raw for bytes whose size the daemon bounds itself (a page the WebSocket port
+ * serves, at most the largest compiled in): not held to --max-queued-bytes, which a page larger
+ * than the limit would otherwise cross at once, cutting every such request as a slow reader. */
+bool net_server_append_page(net_server *srv, net_client *c, const void *data, size_t len);
 /* Writes a message body of exactly size bytes at out (net_server_append_with). */
 typedef void (*net_msg_write)(const void *ctx, uint8_t *out, size_t size);
 /* Appends one message of size bytes, written in place by write(ctx, ...), behind the framing of

@@ -16,7 +16,7 @@ extern const char net_play_html[];   /* client/js/play/index.html, NUL-terminate
 extern const char net_play_js[];     /* client/js/play/bundle/play.js, NUL-terminated */
 /* The world's WebAssembly module (client/js/wasm/collide_world.wasm, built with the SDK), which
  * the play page's WorldPredictor steps: GET /dist/collide_world.wasm. Empty (size 0, not served)
- * in a daemon built without the SDK (-DCOLLIDE_JS=OFF): the page then predicts without it. */
+ * in a daemon built with -DCOLLIDE_WASM=OFF: the page then predicts without it. */
 extern const unsigned char net_play_wasm[];
 extern const size_t net_play_wasm_size;
 

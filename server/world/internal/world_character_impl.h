@@ -221,15 +221,8 @@ static inline void char_record_step(world *w, world_mover *m, world_character *c
 }
 
 /* The general step's parts (world_character.c), which the fused step falls back on. */
-/* Walks the static grid around region, grown ahead along c's plan, into c->near (the statics the
- * character of slot self may meet there); false when more lie there than it holds (then nothing
- * is remembered). */
-bool world_character_remember(const world *w, uint32_t self, world_character *c, aabb region);
 vec2 world_character_move_one(world *w, uint32_t i, const mover_candidate *cands, uint32_t count,
                               const char_frame *f);
-/* The region everything a move can reach lies in (the carry, the plan, a step up, a snap and the
- * probe), carry the carrier's motion of the character: what gather walks. */
-aabb world_character_reach(const world_character *c, aabb box, vec2 carry, const char_frame *f);
 void world_character_finish(world *w, uint32_t i, const char_frame *f, bool movers, vec2 start);
 
 #endif

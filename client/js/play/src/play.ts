@@ -155,6 +155,7 @@ function drawShots(nowMs: number, cam: Point): void {
 }
 
 function draw(nowMs: number): void {
+  requestAnimationFrame(draw); // first: a frame that throws must not end the game
   if (canvas.width !== canvas.clientWidth || canvas.height !== canvas.clientHeight) {
     canvas.width = canvas.clientWidth; canvas.height = canvas.clientHeight;
   }
@@ -164,6 +165,7 @@ function draw(nowMs: number): void {
   const c = client;
   if (c && interp && prediction && state.bodyId) {
     const own = { ...prediction.predictedPosition() };
+    state.prediction = prediction.kind; // "sdk" should the world's ever have failed
     const cam = own;
     const tick = interp.renderTick(nowMs); // the moment the screen shows the other bodies at
     const sampled = interp.sampleAt(tick);
@@ -198,7 +200,6 @@ function draw(nowMs: number): void {
     if (state.trail.length > 4000) state.trail.splice(0, state.trail.length - 4000);
   }
   status();
-  requestAnimationFrame(draw);
 }
 
 function status(): void {

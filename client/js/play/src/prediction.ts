@@ -14,7 +14,7 @@ import {
 
 export interface Prediction {
   /** "world": the server's own code (WorldPredictor); "sdk": the SDK's Predictor and keepOut. */
-  readonly kind: "world" | "sdk";
+  kind: "world" | "sdk";
   /** One frame of the player's input: `velocity` (units/s), just sent as MoveIntent `seq`,
    * held for `dt` seconds. */
   applyIntent(seq: number, velocity: Point, dt: number): void;
@@ -33,7 +33,14 @@ export interface OwnBody {
 
 /** Which prediction the page runs: the server's world when its module loaded, else the SDK's. */
 export function createPrediction(client: CollideClient, body: OwnBody, module: WorldModule | null): Prediction {
-  return module ? new WorldPrediction(client, body, module) : new SdkPrediction(client, body);
+  if (module) {
+    try {
+      return new WorldPrediction(client, body, module);
+    } catch (e) {
+      console.warn(`play: the WorldPredictor did not start (${String(e)}): predicting without it`);
+    }
+  }
+  return new SdkPrediction(client, body);
 }
 
 /** The module the daemon serves beside the page, or null (with the reason logged) when there is
@@ -52,31 +59,47 @@ export async function loadWorldModule(url = "dist/collide_world.wasm"): Promise<
   }
 }
 
-/** The WorldPredictor, fed by the client's snapshots itself (attach). */
+/** The WorldPredictor, fed by the client's snapshots itself (attach). Should the module ever
+ * throw (a WasmWorldError the page cannot act on), the page goes on with the SDK's Predictor
+ * rather than stop drawing: a frame that throws would end the game. */
 class WorldPrediction implements Prediction {
-  readonly kind = "world";
+  kind: "world" | "sdk" = "world";
   private readonly predictor: WorldPredictor;
+  private fallback: SdkPrediction | null = null;
 
-  constructor(client: CollideClient, private readonly body: OwnBody, module: WorldModule) {
+  constructor(private readonly client: CollideClient, private readonly body: OwnBody, module: WorldModule) {
     this.predictor = WorldPredictor.attach(client, module);
     this.predictor.addOwn(body.bodyId, { position: body.start, angle: 0 });
   }
 
-  applyIntent(seq: number, velocity: Point): void {
+  applyIntent(seq: number, velocity: Point, dt: number): void {
+    if (this.fallback) return this.fallback.applyIntent(seq, velocity, dt);
     this.predictor.input(this.body.bodyId, seq, velocity);
   }
 
   predictedPosition(): Point {
-    this.predictor.predict();
-    return this.predictor.position(this.body.bodyId) ?? this.body.start;
+    if (!this.fallback) {
+      try {
+        this.predictor.predict();
+        return this.predictor.position(this.body.bodyId) ?? this.body.start;
+      } catch (e) {
+        console.warn(`play: the WorldPredictor failed (${String(e)}): predicting without it`);
+        this.predictor.dispose();
+        this.fallback = new SdkPrediction(this.client, this.body);
+        this.kind = "sdk";
+      }
+    }
+    return this.fallback.predictedPosition();
   }
 
-  onSnapshot(): void {} // attach() listens to the client's snapshots itself
+  onSnapshot(s: SnapshotEvent): void {
+    this.fallback?.onSnapshot(s); // else attach() listens to the client's snapshots itself
+  }
 }
 
 /** The SDK's Predictor, reconciled from the snapshots of the body, stepping with keepOut. */
 class SdkPrediction implements Prediction {
-  readonly kind = "sdk";
+  kind: "world" | "sdk" = "sdk";
   private readonly predictor: Predictor;
   private statics: Body[] = [];
 
@@ -106,7 +129,9 @@ class SdkPrediction implements Prediction {
   }
 
   private refreshStatics(): void {
-    this.statics = [...this.client.bodies.values()].filter((b) => b.kind === BodyKind.BODY_KIND_STATIC);
+    // what blocks the body: not sensors, nor one-way statics (passed from below)
+    this.statics = [...this.client.bodies.values()].filter(
+      (b) => b.kind === BodyKind.BODY_KIND_STATIC && !b.sensor && !b.oneWay);
   }
 }
 

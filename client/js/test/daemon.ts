@@ -86,7 +86,20 @@ export class Daemon {
     });
   }
 
+  /** Starts collided and waits for it to listen. The WebSocket port is picked free beforehand
+   * (collided has no "any port" for it), so another test may take it between the pick and the
+   * bind: a start that fails with "address already in use" is tried again on a new port. */
   static async start(opts: DaemonOptions = {}): Promise<Daemon> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await Daemon.startOnce(opts);
+      } catch (e) {
+        if (attempt >= 3 || !/address already in use/.test(String(e))) throw e;
+      }
+    }
+  }
+
+  private static async startOnce(opts: DaemonOptions): Promise<Daemon> {
     // --udp-port 0: the default 7779 would collide between tests run in parallel.
     const args = ["--bind", "127.0.0.1", "--port", "0", "--http-port", "0", "--udp-port", "0"];
     args.push("--threads", "1");

@@ -258,21 +258,8 @@ static probe_hit probe_within(const char_ctx *x, vec2 pos, float dist) {
         probe_offer(&p, &b, w->movers[x->cands[k].index].slot, PROBE_ASK, &best);
     }
     if (gathered_for(x, swept)) {
-        bool a_box = ref_kind(x->m->shape) == GEOM_SHAPE_BOX;
-        for (int k = 0; k < x->near_count; k++) {
-            /* what world_static_walk's test would keep: the same statics either way */
-            if (!aabb_meets(x->near_box[k], swept)) continue;
-            uint8_t flags = x->near_flags[k];
-            if (a_box && flags == CHAR_NEAR_BOX) {
-                probe_box(&p, x->near[k], x->near_box[k], &best);
-                continue;
-            }
-            const world_static *st = &w->statics[x->near[k]];
-            body_view b = static_view(st);
-            probe_offer(&p, &b, st->slot,
-                        PROBE_FILTERED | (flags & CHAR_NEAR_ONE_WAY ? 0u : PROBE_NOT_ONE_WAY),
-                        &best);
-        }
+        probe_near(&p, swept, ref_kind(x->m->shape) == GEOM_SHAPE_BOX, x->near, x->near_box,
+                   x->near_flags, (uint32_t)x->near_count, &best);
     } else {
         probe_walk pw = {&p, &best};
         world_static_walk(w, swept, probe_visit, &pw);

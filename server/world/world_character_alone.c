@@ -110,16 +110,7 @@ WORLD_HOT bool bs_probe(box_step *s, vec2 pos, uint32_t *slot, vec2 *normal) {
         }
         probe_hit best = {WORLD_NO_HIT, {0, 0}, CHAR_NONE};
         const world_character_near *nc = s->nc;
-        for (uint32_t k = 0; k < nc->count; k++) {
-            if (!aabb_meets(nc->box[k], swept)) continue;
-            if (nc->flags[k] == CHAR_NEAR_BOX) {
-                probe_box(&p, nc->statics[k], nc->box[k], &best);
-                continue;
-            }
-            const world_static *st = &w->statics[nc->statics[k]];
-            body_view b = static_view(st);
-            probe_offer(&p, &b, st->slot, PROBE_FILTERED, &best); /* a one-way box */
-        }
+        probe_near(&p, swept, true, nc->statics, nc->box, nc->flags, nc->count, &best);
         s->memo_valid = true;
         s->memo_pos = pos;
         s->memo_slot = best.slot;

@@ -126,6 +126,27 @@ WORLD_HOT void probe_box(const probe_ask *p, uint32_t s, aabb sbox, probe_hit *b
     probe_keep(p, 0.0f, v2_neg(ct.normal), st->slot, best);
 }
 
+/* The probe over gathered statics (indices, boxes and CHAR_NEAR_* flags, count of them, in the
+ * static walk's order): each one the probe's swept box meets, offered as a walk of the grid would
+ * offer it (the same statics either way); a_box: the character is a box, so a box static that is
+ * not one-way takes the AABB sweep. Shared by the general probe (probe_within) and the fused
+ * step's (bs_probe), which must give the same answers. */
+WORLD_HOT void probe_near(const probe_ask *p, aabb swept, bool a_box, const uint32_t *statics,
+                          const aabb *boxes, const uint8_t *flags, uint32_t count,
+                          probe_hit *best) {
+    for (uint32_t k = 0; k < count; k++) {
+        if (!aabb_meets(boxes[k], swept)) continue;
+        if (a_box && flags[k] == CHAR_NEAR_BOX) {
+            probe_box(p, statics[k], boxes[k], best);
+            continue;
+        }
+        const world_static *st = &p->w->statics[statics[k]];
+        body_view b = static_view(st);
+        probe_offer(p, &b, st->slot,
+                    PROBE_FILTERED | (flags[k] & CHAR_NEAR_ONE_WAY ? 0u : PROBE_NOT_ONE_WAY), best);
+    }
+}
+
 /* A character's plan for the step (before anything moves): the jump it takes (buffer and coyote
  * time), gravity, its own displacement (a walk along its ground or a flight) and the body carrying
  * it. Inline: the tick of movers that ignore each other runs it for every character. */

@@ -444,6 +444,24 @@ uint64_t world_state_hash(const world *w);
  * broken invariant. O(capacity): for tests and debugging (the soak test calls it every tick). */
 const char *world_validate(const world *w);
 
+/* ---- World images (docs/recording.md "The world image") -------------------------------------
+ *
+ * A world's whole state between two steps as bytes, and a world made from them that steps to the
+ * same bits as the original would, given the same inputs (a journal's start: PROTOCOL.md
+ * "Recordings"). Take an image right after a step, before the next tick's inputs. The image holds
+ * the world's own records as this build lays them out (same-endian builds only; native x86-64 and
+ * the WebAssembly build agree), tagged with a layout version and each record's size: a build whose
+ * layout differs refuses it. Events and the query history are not in it (they never steer a step):
+ * turn them on again on the loaded world if wanted. */
+
+/* The image, malloc'd (the caller frees it), its size in *len; NULL when out of memory. */
+void *world_image_save(const world *w, size_t *len);
+/* A world from an image: NULL, with the reason in err ("world image: ..."), for anything that is
+ * not an image this build wrote or could have written (cut short, another layout, a record out of
+ * range, an inconsistent world). Never trusts the bytes: a hostile image is refused, not read
+ * past. */
+world *world_image_load(const void *image, size_t len, char *err, size_t err_size);
+
 /* ---- Client-side prediction (ARCHITECTURE.md "Prediction with the server's own code") --------
  *
  * A client that predicts its own bodies with this world steps them ahead of the server, then goes

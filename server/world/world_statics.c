@@ -18,8 +18,7 @@ void world_update_active_levels(world *w) {
         w->active_level_count == 0 || (w->active_level_count == 1 && w->active_levels[0] == 0);
 }
 
-/* The home cell of a static at its level: the cell holding its AABB's min corner. */
-static int32_t home_cell(const world *w, const world_static *s) {
+int32_t world_static_home(const world *w, const world_static *s) {
     const world_level *lv = &w->levels[s->level];
     vec2 o = w->cfg.bounds.min;
     int32_t hx = level_cell(s->box.min.x, o.x, lv->inv_cell, lv->nx);
@@ -54,7 +53,7 @@ void world_static_relink(world *w, uint32_t from, int32_t to) {
     COLLIDE_ASSERT(from < w->static_count);
     world_static *s = &w->statics[from];
     world_level *lv = &w->levels[s->level];
-    int32_t cell = home_cell(w, s);
+    int32_t cell = world_static_home(w, s);
     int32_t *link = &lv->heads[cell];
     while (*link != (int32_t)from) {
         /* a static missing from its home cell's list: the grid links are broken */
@@ -96,7 +95,7 @@ const char *world_statics_validate(const world *w) {
                 if ((uint32_t)s >= w->static_count) return "static grid: link past the statics";
                 const world_static *st = &w->statics[s];
                 if (st->level != (uint32_t)l) return "static grid: static listed at another level";
-                if (home_cell(w, st) != c) return "static grid: static outside its home cell";
+                if (world_static_home(w, st) != c) return "static grid: static outside its home cell";
                 if (++in_level > w->static_count) return "static grid: a cell list loops";
             }
         }

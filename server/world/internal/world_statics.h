@@ -26,6 +26,9 @@ static inline int32_t level_cell_clamped(float v, float origin, float inv, int32
     return (int32_t)(f < last ? f : last);
 }
 
+/* The home cell of a static at its level: the cell holding its AABB's min corner. */
+int32_t world_static_home(const world *w, const world_static *s);
+
 /* The cells of level lv a query over box visits: box's cells, reaching `extra` cells further on
  * the min side (a static lives in the cell of its min corner), clamped to the grid. */
 typedef struct cell_range {

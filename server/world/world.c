@@ -646,6 +646,13 @@ bool world_body_intent(const world *w, world_body_id id, vec2 *velocity, float *
     return true;
 }
 
+uint32_t world_body_input_seq(const world *w, world_body_id id) {
+    uint32_t slot = id_slot(w, id);
+    if (slot == UINT32_MAX || w->slots[slot].kind != WORLD_BODY_MOVING) return 0;
+    const world_mover *m = &w->movers[w->slots[slot].index];
+    return m->flags & WORLD_MOVER_HAS_INPUT ? m->pending_seq : 0;
+}
+
 /* In-place heapsort of ids or slots: O(n log n), no allocation (glibc's qsort may malloc a
  * merge buffer), the same result on every platform. */
 void world_sort_u32(uint32_t *v, size_t n) {

@@ -263,6 +263,9 @@ bool world_body_shape(const world *w, world_body_id id, geom_shape *out); /* as 
  * zeros for a static. Either pointer may be NULL. */
 bool world_body_intent(const world *w, world_body_id id, vec2 *velocity, float *turning);
 bool world_body_alive(const world *w, world_body_id id);
+/* The newest input_seq a moving body took (its intent's, applied or waiting for the next step);
+ * 0 before its first intent, and for a static or an unknown id. */
+uint32_t world_body_input_seq(const world *w, world_body_id id);
 
 /* Ids of bodies whose AABB overlaps box, in ascending id order. Writes at most max ids and
  * returns how many overlap in all (so a return > max means out was truncated). kinds is a mask of

@@ -7,6 +7,7 @@
 #include "load.h"
 #include "ping.h"
 #include "play_bots.h"
+#include "replay.h"
 #include "ticket.h"
 #include "watch.h"
 
@@ -20,7 +21,9 @@ static void usage(FILE *f) {
                "  ticket  print a ticket (a JWT signed with the daemon's --ticket-key) for one "
                "room\n"
                "  play-bots N  N bots that wander and dodge where the play page (GET /play) "
-               "plays\n\n"
+               "plays\n"
+               "  replay FILE  run a recorded journal (collided --record-dir) through the world "
+               "code,\n          checking its hashes; print the bodies at a tick\n\n"
                "Common options: --host HOST (127.0.0.1), --port N (7777), --token SECRET (the "
                "shared\ntoken or a ticket).\n"
                "'collide-client <command> --help' describes a command.\n");
@@ -45,6 +48,7 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "ping") == 0) return cc_ping_main(argc - 1, argv + 1);
     if (strcmp(cmd, "ticket") == 0) return cc_ticket_main(argc - 1, argv + 1);
     if (strcmp(cmd, "play-bots") == 0) return cc_play_bots_main(argc - 1, argv + 1);
+    if (strcmp(cmd, "replay") == 0) return cc_replay_main(argc - 1, argv + 1);
     fprintf(stderr, "collide-client: unknown command '%s'\n", cmd);
     usage(stderr);
     return CC_EXIT_USAGE;

@@ -100,6 +100,28 @@ static void put_polygons(image_out *o, const world *w) {
     put(o, w->free_polys, (size_t)w->free_poly_count * sizeof *w->free_polys);
 }
 
+/* The slots, sparsely: most of a world's capacity has never held a body (an all-zero record), and
+ * the free stack's bottom is the order world_create left it in (capacity - 1 - i), so the image
+ * holds the slots that were ever used and the free stack above that untouched bottom. */
+static void put_slots(image_out *o, const world *w) {
+    static const world_slot zero;
+    uint32_t used = 0;
+    for (uint32_t slot = 0; slot < w->capacity; slot++)
+        used += memcmp(&w->slots[slot], &zero, sizeof zero) != 0;
+    put_u32(o, used);
+    for (uint32_t slot = 0; slot < w->capacity; slot++) {
+        if (!memcmp(&w->slots[slot], &zero, sizeof zero)) continue;
+        put_u32(o, slot);
+        put(o, &w->slots[slot], sizeof w->slots[slot]);
+    }
+    uint32_t bottom = 0;
+    while (bottom < w->free_count && w->free_slots[bottom] == w->capacity - 1u - bottom)
+        bottom++;
+    put_u32(o, w->free_count);
+    put_u32(o, bottom);
+    put(o, w->free_slots + bottom, (size_t)(w->free_count - bottom) * sizeof *w->free_slots);
+}
+
 /* Per-slot records of live bodies that have one (filters, turns, one-way flags, characters):
  * a count, then (slot, record) pairs. */
 static void put_slot_records(image_out *o, const world *w, const void *table, size_t size,
@@ -138,9 +160,7 @@ void *world_image_save(const world *w, size_t *len) {
     put_u32(&o, w->turning_hint);
     put_u32(&o, w->statics_epoch);
     put_u32(&o, w->rules_epoch);
-    put(&o, w->slots, (size_t)w->capacity * sizeof *w->slots);
-    put_u32(&o, w->free_count);
-    put(&o, w->free_slots, (size_t)w->free_count * sizeof *w->free_slots);
+    put_slots(&o, w);
     put_u32(&o, w->static_count);
     put(&o, w->statics, (size_t)w->static_count * sizeof *w->statics);
     put_u32(&o, w->mover_count);
@@ -223,6 +243,25 @@ static void load_polygons(image_in *in, world *w) {
     }
     w->free_poly_count = get_count(in, w->poly_cap, sizeof(uint32_t), "the free polygons");
     get(in, w->free_polys, (size_t)w->free_poly_count * sizeof *w->free_polys, "free polygons");
+}
+
+static void load_slots(image_in *in, world *w) {
+    uint32_t used = get_count(in, w->capacity, sizeof(uint32_t) + sizeof(world_slot), "the slots");
+    for (uint32_t k = 0; k < used && !in->err; k++) {
+        uint32_t slot = get_u32(in, "the slots are cut short");
+        if (slot >= w->capacity) {
+            fail(in, "a slot out of range");
+            break;
+        }
+        get(in, &w->slots[slot], sizeof w->slots[slot], "the slots are cut short");
+        /* taken between steps: nothing is waiting to be shown by the next one */
+        w->slots[slot].flags &= WORLD_SLOT_RETIRED;
+    }
+    w->free_count = get_count(in, w->capacity, 0, "the free slots");
+    uint32_t bottom = get_count(in, w->free_count, 0, "the free slots");
+    get(in, w->free_slots + bottom, (size_t)(w->free_count - bottom) * sizeof *w->free_slots,
+        "the free slots are cut short");
+    /* world_create wrote the bottom (capacity - 1 - i) already */
 }
 
 /* A filter table as world_body_set_filter starts it: every slot the default but the ones read. */
@@ -382,12 +421,7 @@ static void load_state(image_in *in, world *w) {
     w->statics_epoch = get_u32(in, "the counters are cut short");
     w->rules_epoch = get_u32(in, "the counters are cut short");
     if (!in->err && w->statics_epoch == 0) fail(in, "the statics epoch is 0");
-    get(in, w->slots, (size_t)w->capacity * sizeof *w->slots, "the slots are cut short");
-    /* taken between steps: nothing is waiting to be shown by the next one */
-    for (uint32_t slot = 0; slot < w->capacity; slot++)
-        w->slots[slot].flags &= WORLD_SLOT_RETIRED;
-    w->free_count = get_count(in, w->capacity, sizeof(uint32_t), "the free slots");
-    get(in, w->free_slots, (size_t)w->free_count * sizeof *w->free_slots, "the free slots");
+    load_slots(in, w);
     w->static_count = get_count(in, w->capacity, sizeof(world_static), "the statics");
     get(in, w->statics, (size_t)w->static_count * sizeof *w->statics, "the statics");
     w->mover_count = get_count(in, w->mover_cap, sizeof(world_mover), "the movers");

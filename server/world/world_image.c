@@ -266,9 +266,14 @@ static void load_slots(image_in *in, world *w) {
 
 /* A filter table as world_body_set_filter starts it: every slot the default but the ones read. */
 static void default_filters(world *w) {
-    for (uint32_t slot = 0; slot < w->capacity; slot++)
-        if (!w->slots[slot].kind || (w->filters[slot].category == 0 && w->filters[slot].mask == 0))
-            w->filters[slot] = (world_filter){WORLD_DEFAULT_CATEGORY, WORLD_DEFAULT_MASK, false};
+    for (uint32_t slot = 0; slot < w->capacity; slot++) {
+        world_filter *f = &w->filters[slot];
+        /* the bool came as a byte: read as a byte, anything but 0 is true */
+        uint8_t *sensor = (uint8_t *)&f->sensor;
+        *sensor = *sensor != 0;
+        if (!w->slots[slot].kind || (f->category == 0 && f->mask == 0))
+            *f = (world_filter){WORLD_DEFAULT_CATEGORY, WORLD_DEFAULT_MASK, false};
+    }
 }
 
 /* Reads (slot, record) pairs into a per-slot table, allocating it as the world would. */

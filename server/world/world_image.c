@@ -388,8 +388,8 @@ static void clear_memos(world *w) {
         w->characters[slot].still_epoch = 0;
         w->characters[slot].near.epoch = 0;
     }
-    /* near_cache_epoch differs from statics_epoch: the first walk voids the remembered cells */
-    w->near_cache_epoch = w->statics_epoch - 1u;
+    /* each mover's remembered cells need nothing: near_cache_used is world_create's 0, so the
+     * first walk that uses an entry starts it void (world_near_cache_begin) */
 }
 
 static bool load_header(image_in *in, world_config *cfg) {

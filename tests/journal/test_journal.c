@@ -199,7 +199,7 @@ static void test_bad_journals_are_refused(void) {
     wo_init(&g, 99u, 20.0f);
     static run rn;
     memset(&rn, 0, sizeof rn);
-    record(w, &g, &rn, 120, 20, 0);
+    record(w, &g, &rn, 120, 1, 0);
     char err[200];
     uint8_t *copy = malloc(rn.f.len);
     memcpy(copy, rn.f.data, rn.f.len);
@@ -229,6 +229,8 @@ static void test_bad_journals_are_refused(void) {
         if (res != JOURNAL_END) CHECK(journal_replay_error(r)[0] != 0 || res == JOURNAL_CORRUPT);
         journal_replay_free(r);
     }
+    /* with a hash after every step, most single-bit flips show (237 of 300 when written); the
+     * rest change nothing a hash covers (an owner, a jump of a body that is no character) */
     CHECK(caught > 200);
     free(copy);
     free(rn.f.data);

@@ -44,6 +44,8 @@ typedef struct wo_gen {
     world_body_id live[WO_MAX_BODIES];
     uint32_t seq[WO_MAX_BODIES];
     bool moving[WO_MAX_BODIES];
+    vec2 velocity[WO_MAX_BODIES]; /* the last intent's, repeated now and then */
+    float spin[WO_MAX_BODIES];
     int count;
     float half; /* the world's half extent */
 } wo_gen;
@@ -98,6 +100,14 @@ static inline void wo_next(wo_gen *g, wo_op *op) {
         float s = collide_rng_range(&g->rng, 0.0f, 14.0f);
         op->velocity = v2(collide_rng_range(&g->rng, -s, s), collide_rng_range(&g->rng, -s, s));
         op->spin = collide_rng_next(&g->rng) % 4 == 0 ? collide_rng_range(&g->rng, -6.0f, 6.0f) : 0;
+        /* a third of the time the body's last velocity and turning speed again (a player holding
+         * a key): what a journal leaves out of the record */
+        if (collide_rng_next(&g->rng) % 3 == 0) {
+            op->velocity = g->velocity[pick];
+            op->spin = g->spin[pick];
+        }
+        g->velocity[pick] = op->velocity;
+        g->spin[pick] = op->spin;
         /* now and then a stale or repeated sequence number: refused, and must stay so */
         op->seq = collide_rng_next(&g->rng) % 16 == 0 ? g->seq[pick] : ++g->seq[pick];
         op->jump = collide_rng_next(&g->rng) % 5 == 0;
@@ -110,6 +120,8 @@ static inline void wo_result(wo_gen *g, const wo_op *op, world_status st, world_
     if (op->kind == WO_SPAWN && st == WORLD_OK) {
         g->live[g->count] = spawned;
         g->seq[g->count] = 0;
+        g->velocity[g->count] = v2(0.0f, 0.0f);
+        g->spin[g->count] = 0.0f;
         g->moving[g->count++] = op->body_kind == WORLD_BODY_MOVING;
     }
     if (op->kind == WO_DESPAWN && st == WORLD_OK)
@@ -119,6 +131,8 @@ static inline void wo_result(wo_gen *g, const wo_op *op, world_status st, world_
                 g->live[i] = g->live[g->count];
                 g->seq[i] = g->seq[g->count];
                 g->moving[i] = g->moving[g->count];
+                g->velocity[i] = g->velocity[g->count];
+                g->spin[i] = g->spin[g->count];
                 break;
             }
 }

@@ -350,7 +350,6 @@ static journal_result diverged(journal_replay *r, const char *what, world_body_i
 
 /* One input record, as the daemon called the world. */
 static journal_result apply(journal_replay *r, const jrecord *rec) {
-    if (getenv("JDBG") && world_tick(r->w) == 99) fprintf(stderr, "replay tag %02x id %u v %g %g a %g seq+%u\n", rec->tag, rec->id, rec->v.x, rec->v.y, rec->angle, rec->seq_delta);
     world *w = r->w;
     world_status st = WORLD_OK;
     if (rec->tag & JTAG_INTENT) {
@@ -383,7 +382,7 @@ static journal_result apply(journal_replay *r, const jrecord *rec) {
     case JTAG_FILTER: st = world_body_set_filter(w, rec->id, &rec->filter); break;
     case JTAG_ONE_WAY: st = world_body_set_one_way(w, rec->id, rec->flag); break;
     case JTAG_CHARACTER: st = world_body_set_character(w, rec->id, &rec->opt); break;
-    case JTAG_COLLISIONS: if (getenv("JDBG")) fprintf(stderr, "replay collisions %d at %llu\n", rec->flag, (unsigned long long)world_tick(w)); world_set_mover_collisions(w, rec->flag); break;
+    case JTAG_COLLISIONS: world_set_mover_collisions(w, rec->flag); break;
     default: break;
     }
     return st == WORLD_OK ? JOURNAL_OK : diverged(r, "a call", rec->id, st);

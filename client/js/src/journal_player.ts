@@ -175,6 +175,7 @@ export class JournalPlayer {
    * tick; the world then stands where the replay stopped, and a seek before it plays again. */
   seek(tick: number): number {
     const h = this.handle();
+    if (Number.isNaN(tick)) throw new RangeError("seek: the tick is NaN");
     const t = Math.min(Math.max(Math.floor(tick), this.startTick), this.lastTick);
     const res = this.x.wasm_journal_seek(h, BigInt(t));
     if (res !== 0) {

@@ -75,6 +75,10 @@ test("seeks forwards and backwards: the native replay's bodies at every tick, bi
         assert.equal(st.ticksReplayed - before.ticksReplayed, target - st.restoredTick);
       }
     }
+    assert.equal(p.seek(Infinity), 630, "Infinity: the last tick");
+    assert.equal(p.seek(-Infinity), 30, "-Infinity: the start");
+    assert.throws(() => p.seek(NaN), RangeError);
+    assert.equal(p.tick, 30, "NaN moves nothing");
     const st = p.stats();
     // 1.3 MB an image (the daemon's 65,536 body slots): the default 64 MiB holds about 48
     assert.ok(st.checkpoints >= Math.min(600 / every, 40), `every ${every}: ${st.checkpoints} checkpoints kept`);

@@ -151,10 +151,10 @@ const char *journal_replay_error(const journal_replay *r);
  * (world_image_save), enough to go on from there later without replaying from the start (the
  * viewer's checkpoints: server/wasm/journal_wasm.c). */
 typedef struct journal_position {
-    uint64_t tick;          /* the world's tick */
-    size_t offset;          /* of the next record to apply, from the journal's first byte */
-    uint32_t steps_left;    /* of a run of steps begun */
-    world_body_id prev_id;  /* the previous intent's body (an intent's id is coded from it) */
+    uint64_t tick;         /* the world's tick */
+    size_t offset;         /* of the next record to apply, from the journal's first byte */
+    uint32_t steps_left;   /* of a run of steps begun */
+    world_body_id prev_id; /* the previous intent's body (an intent's id is coded from it) */
 } journal_position;
 /* Where r stands now. Take it where journal_replay_to returned JOURNAL_OK (or on open): a replay
  * that failed stands inside a tick. */

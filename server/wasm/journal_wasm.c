@@ -104,9 +104,12 @@ const char *wasm_journal_header_text(const wasm_journal *j, int32_t which) {
     if (!j->r) return "";
     const journal_header *h = journal_replay_header(j->r);
     switch (which) {
-    case 0: return h->room;
-    case 1: return h->world_name;
-    case 2: return h->daemon_version;
+    case 0:
+        return h->room;
+    case 1:
+        return h->world_name;
+    case 2:
+        return h->daemon_version;
     }
     return "";
 }

@@ -89,11 +89,12 @@ int vsnprintf(char *restrict s, size_t size, const char *restrict fmt, va_list a
         switch (*f) {
         case 'd':
         case 'i': {
-            int64_t v = len == LLONG ? va_arg(ap, long long)
-                        : len == LONG ? va_arg(ap, long)
-                        : len == SIZE ? (int64_t)va_arg(ap, size_t)
-                        : len == MAX ? va_arg(ap, intmax_t)
-                        : len == PTRDIFF ? va_arg(ap, ptrdiff_t) : va_arg(ap, int);
+            int64_t v = len == LLONG     ? va_arg(ap, long long)
+                        : len == LONG    ? va_arg(ap, long)
+                        : len == SIZE    ? (int64_t)va_arg(ap, size_t)
+                        : len == MAX     ? va_arg(ap, intmax_t)
+                        : len == PTRDIFF ? va_arg(ap, ptrdiff_t)
+                                         : va_arg(ap, int);
             uint64_t mag = v < 0 ? 0u - (uint64_t)v : (uint64_t)v;
             put_unsigned(&o, mag, 10, false, v < 0 ? "-" : NULL, width, left, zero);
             break;
@@ -101,10 +102,10 @@ int vsnprintf(char *restrict s, size_t size, const char *restrict fmt, va_list a
         case 'u':
         case 'x':
         case 'X': {
-            uint64_t v = len == LLONG ? va_arg(ap, unsigned long long)
-                         : len == LONG ? va_arg(ap, unsigned long)
-                         : len == SIZE ? va_arg(ap, size_t)
-                         : len == MAX ? va_arg(ap, uintmax_t)
+            uint64_t v = len == LLONG     ? va_arg(ap, unsigned long long)
+                         : len == LONG    ? va_arg(ap, unsigned long)
+                         : len == SIZE    ? va_arg(ap, size_t)
+                         : len == MAX     ? va_arg(ap, uintmax_t)
                          : len == PTRDIFF ? (uint64_t)va_arg(ap, ptrdiff_t)
                                           : va_arg(ap, unsigned);
             put_unsigned(&o, v, *f == 'u' ? 10 : 16, *f == 'X', NULL, width, left, zero);
@@ -124,8 +125,11 @@ int vsnprintf(char *restrict s, size_t size, const char *restrict fmt, va_list a
             put_field(&o, str, n, NULL, width, left, false);
             break;
         }
-        case '%': put(&o, '%'); break;
-        default: goto done; /* not known here: the text ends */
+        case '%':
+            put(&o, '%');
+            break;
+        default:
+            goto done; /* not known here: the text ends */
         }
     }
 done:

@@ -253,8 +253,12 @@ bool wasm_shape_of(const world *w, world_body_id id, wasm_shape *out) {
     memset(out, 0, sizeof *out);
     out->kind = s.kind;
     switch (s.kind) {
-    case GEOM_SHAPE_BOX: out->a = s.u.half_extents.x, out->b = s.u.half_extents.y; break;
-    case GEOM_SHAPE_CIRCLE: out->a = s.u.radius; break;
+    case GEOM_SHAPE_BOX:
+        out->a = s.u.half_extents.x, out->b = s.u.half_extents.y;
+        break;
+    case GEOM_SHAPE_CIRCLE:
+        out->a = s.u.radius;
+        break;
     case GEOM_SHAPE_POLYGON:
         out->vertex_count = (uint32_t)s.u.polygon.count;
         for (int i = 0; i < s.u.polygon.count; i++) {

@@ -265,7 +265,8 @@ static void test_resume_from_a_checkpoint(void) {
         }
         /* an input the journal misses at tick 250: the hash stored at 252 differs */
         for (int i = 0; t == 250 && i < g.count && !rn.planted_tick; i++)
-            if (g.moving[i] && world_set_intent(w, g.live[i], v2(3.0f, 1.0f), ++g.seq[i]) == WORLD_OK)
+            if (g.moving[i] &&
+                world_set_intent(w, g.live[i], v2(3.0f, 1.0f), ++g.seq[i]) == WORLD_OK)
                 rn.planted_tick = world_tick(w) + 1;
         journal_step(j, w);
         rn.hash[t] = world_state_hash(w);
@@ -355,5 +356,6 @@ static void test_pending_bound(void) {
 }
 
 TEST_MAIN(TEST(test_replay_equals_the_run), TEST(test_unjournaled_input_fails_at_its_tick),
-          TEST(test_cut_journal_replays_to_its_last_whole_tick), TEST(test_bad_journals_are_refused),
-          TEST(test_resume_from_a_checkpoint), TEST(test_pending_bound))
+          TEST(test_cut_journal_replays_to_its_last_whole_tick),
+          TEST(test_bad_journals_are_refused), TEST(test_resume_from_a_checkpoint),
+          TEST(test_pending_bound))

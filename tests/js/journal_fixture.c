@@ -54,9 +54,11 @@ static geom_shape polygon(const float *xy, int n) {
     if (geom_make_polygon(v, n, &s)) abort();
     return s;
 }
-static const float hexagon[] = {1.0f, 0.0f, 0.5f, 0.866f, -0.5f, 0.866f, -1.0f, 0.0f, -0.5f, -0.866f, 0.5f, -0.866f};
+static const float hexagon[] = {1.0f,  0.0f, 0.5f,  0.866f,  -0.5f, 0.866f,
+                                -1.0f, 0.0f, -0.5f, -0.866f, 0.5f,  -0.866f};
 static const float wedge[] = {-1.2f, -0.6f, 1.2f, -0.6f, 0.3f, 0.9f};
-static const float pentagon[] = {0.0f, 2.0f, -1.9f, 0.62f, -1.18f, -1.62f, 1.18f, -1.62f, 1.9f, 0.62f};
+static const float pentagon[] = {0.0f,   2.0f,  -1.9f,  0.62f, -1.18f,
+                                 -1.62f, 1.18f, -1.62f, 1.9f,  0.62f};
 
 #define MAX_MOVERS 32
 static world_body_id movers[MAX_MOVERS];
@@ -66,10 +68,14 @@ static int mover_count;
 /* The k-th mover's shape: boxes, circles and polygons in turn. */
 static geom_shape mover_shape(int k) {
     switch (k % 4) {
-    case 0: return box(0.8f, 0.5f);
-    case 1: return circle(0.7f);
-    case 2: return polygon(hexagon, 6);
-    default: return polygon(wedge, 3);
+    case 0:
+        return box(0.8f, 0.5f);
+    case 1:
+        return circle(0.7f);
+    case 2:
+        return polygon(hexagon, 6);
+    default:
+        return polygon(wedge, 3);
     }
 }
 
@@ -127,7 +133,9 @@ static int write_fixture(const char *path) {
     for (int t = 0; t < WARM_TICKS; t++)
         world_step(w);
 
-    journal_meta meta = {.hash_every = HASH_EVERY, .room = "fixture", .world_name = "journal_fixture",
+    journal_meta meta = {.hash_every = HASH_EVERY,
+                         .room = "fixture",
+                         .world_name = "journal_fixture",
                          .daemon_version = "journal_fixture"};
     journal *j = journal_start(w, &meta, (size_t)1 << 28);
     if (!j) return 1;
@@ -188,7 +196,8 @@ static int write_fixture(const char *path) {
     printf("{\"startTick\": %" PRIu64 ", \"lastTick\": %" PRIu64 ", \"bytes\": %zu, \"hashes\": [",
            stats.start_tick, world_tick(w), len);
     for (int i = 0; i < hashes; i++)
-        printf("%s{\"tick\": %" PRIu64 ", \"offset\": %zu}", i ? ", " : "", hash_tick[i], hash_at[i]);
+        printf("%s{\"tick\": %" PRIu64 ", \"offset\": %zu}", i ? ", " : "", hash_tick[i],
+               hash_at[i]);
     printf("]}\n");
     free(file);
     world_destroy(w);
@@ -241,10 +250,12 @@ static void print_bodies(const world *w) {
         world_body_row r;
         geom_shape s;
         float angle;
-        if (!world_body_get(w, ids[i], &r) || !world_body_local_shape(w, ids[i], &s, &angle)) continue;
-        printf("%s{\"id\": %" PRIu32 ", \"kind\": %u, \"owner\": %" PRIu32 ", \"lastInputSeq\": %" PRIu32
-               ", \"x\": %" PRIu32 ", \"y\": %" PRIu32 ", \"vx\": %" PRIu32 ", \"vy\": %" PRIu32
-               ", \"angle\": %" PRIu32 ", \"angularVelocity\": %" PRIu32 ", \"shape\": {\"kind\": %d",
+        if (!world_body_get(w, ids[i], &r) || !world_body_local_shape(w, ids[i], &s, &angle))
+            continue;
+        printf("%s{\"id\": %" PRIu32 ", \"kind\": %u, \"owner\": %" PRIu32
+               ", \"lastInputSeq\": %" PRIu32 ", \"x\": %" PRIu32 ", \"y\": %" PRIu32
+               ", \"vx\": %" PRIu32 ", \"vy\": %" PRIu32 ", \"angle\": %" PRIu32
+               ", \"angularVelocity\": %" PRIu32 ", \"shape\": {\"kind\": %d",
                i ? ", " : "", ids[i], r.kind, r.owner, r.last_input_seq, bits(r.position.x),
                bits(r.position.y), bits(r.velocity.x), bits(r.velocity.y), bits(r.angle),
                bits(r.angular_velocity), (int)s.kind);
@@ -305,7 +316,8 @@ int main(int argc, char **argv) {
             }
             journal_result res = journal_replay_to(r, tick);
             const world *w = journal_replay_world(r);
-            printf("{\"tick\": %" PRIu64 ", \"result\": %d, \"hash\": \"%016" PRIx64 "\", \"bodies\": ",
+            printf("{\"tick\": %" PRIu64 ", \"result\": %d, \"hash\": \"%016" PRIx64
+                   "\", \"bodies\": ",
                    world_tick(w), (int)res, world_state_hash(w));
             print_bodies(w);
             printf("}\n");

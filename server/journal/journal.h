@@ -146,6 +146,27 @@ const char *journal_replay_truncated(const journal_replay *r);
  * is JOURNAL_OK with nothing done (open the journal again to go back). */
 journal_result journal_replay_to(journal_replay *r, uint64_t tick);
 const char *journal_replay_error(const journal_replay *r);
+
+/* Where a replay stands between two ticks: with an image of its world taken at that moment
+ * (world_image_save), enough to go on from there later without replaying from the start (the
+ * viewer's checkpoints: server/wasm/journal_wasm.c). */
+typedef struct journal_position {
+    uint64_t tick;         /* the world's tick */
+    size_t offset;         /* of the next record to apply, from the journal's first byte */
+    uint32_t steps_left;   /* of a run of steps begun */
+    world_body_id prev_id; /* the previous intent's body (an intent's id is coded from it) */
+} journal_position;
+/* Where r stands now. Take it where journal_replay_to returned JOURNAL_OK (or on open): a replay
+ * that failed stands inside a tick. */
+void journal_replay_position(const journal_replay *r, journal_position *out);
+/* Puts r at pos with w as its world: w must be a world loaded from an image of r's world taken
+ * where r stood at pos (world_image_load). On true r owns w (its world before is destroyed), the
+ * journal's events and history settings are applied to it as at open, and a failure recorded
+ * before is forgotten (the replay stands before it again). False, with the reason and nothing
+ * changed (w still the caller's), for a position outside the journal's records or ticks, or a
+ * world at another tick. */
+bool journal_replay_resume(journal_replay *r, world *w, const journal_position *pos, char *err,
+                           size_t err_size);
 typedef struct journal_replay_stats {
     uint64_t hashes_checked;
     uint64_t records;

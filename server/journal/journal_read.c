@@ -428,3 +428,36 @@ journal_result journal_replay_to(journal_replay *r, uint64_t tick) {
         if (res != JOURNAL_OK) return res;
     }
 }
+
+void journal_replay_position(const journal_replay *r, journal_position *out) {
+    out->tick = world_tick(r->w);
+    out->offset = (size_t)(r->at.p - r->data);
+    out->steps_left = r->steps_left;
+    out->prev_id = r->prev_id;
+}
+
+bool journal_replay_resume(journal_replay *r, world *w, const journal_position *pos, char *err,
+                           size_t err_size) {
+    const char *why = NULL;
+    if (pos->offset < r->header.header_len || pos->offset > (size_t)(r->end - r->data))
+        why = "the position lies outside the journal's records";
+    else if (pos->tick < r->header.start_tick || pos->tick > r->last_tick ||
+             pos->steps_left > r->last_tick - pos->tick)
+        why = "the position lies outside the journal's ticks";
+    else if (world_tick(w) != pos->tick)
+        why = "the world is not at the position's tick";
+    else if (r->header.history_ticks && !world_set_history(w, r->header.history_ticks))
+        why = "out of memory (query history)";
+    if (why) {
+        snprintf(err, err_size, "%s", why);
+        return false;
+    }
+    if (r->header.events) world_set_events(w, true);
+    world_destroy(r->w);
+    r->w = w;
+    r->at = (cursor){r->data + pos->offset, r->end, false};
+    r->steps_left = pos->steps_left;
+    r->prev_id = pos->prev_id;
+    r->error[0] = 0;
+    return true;
+}

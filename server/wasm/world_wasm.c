@@ -7,6 +7,7 @@
 #include <string.h>
 
 _Static_assert(sizeof(wasm_body) == 64, "wasm_body: 16 fields of 4 bytes (the binding's rows)");
+_Static_assert(sizeof(wasm_shape) == 36 * 4, "wasm_shape: 36 fields of 4 bytes");
 
 struct wasm_world {
     world *w;
@@ -18,6 +19,7 @@ struct wasm_world {
     wasm_body *rows;     /* the last wasm_world_bodies table */
     uint32_t row_cap;    /* capacity of rows (grows to the bodies asked for, never shrinks) */
     wasm_body one;       /* wasm_world_body's row */
+    wasm_shape shape;    /* wasm_world_shape's row */
     float vertices[2 * GEOM_MAX_POLYGON_VERTICES]; /* a polygon's, before its spawn */
     uint8_t *state; /* one saved body state (world_body_state_size bytes) */
 };
@@ -216,9 +218,9 @@ int32_t wasm_world_place_character(wasm_world *h, uint32_t id, float vertical, i
 /* ---- reading bodies ----------------------------------------------------------------------- */
 
 /* One live body's row; false for an unknown or stale id. */
-static bool row_of(const wasm_world *h, world_body_id id, wasm_body *out) {
+bool wasm_body_of(const world *w, world_body_id id, wasm_body *out) {
     world_body_row r;
-    if (!world_body_get(h->w, id, &r)) return false;
+    if (!world_body_get(w, id, &r)) return false;
     memset(out, 0, sizeof *out);
     out->id = id;
     out->kind = r.kind;
@@ -230,18 +232,46 @@ static bool row_of(const wasm_world *h, world_body_id id, wasm_body *out) {
     out->angular_velocity = r.angular_velocity;
     vec2 intent;
     float turning;
-    if (world_body_intent(h->w, id, &intent, &turning))
+    if (world_body_intent(w, id, &intent, &turning))
         out->intent_x = intent.x, out->intent_y = intent.y, out->intent_turning = turning;
     world_character_state cs;
-    if (world_body_character(h->w, id, &cs)) {
+    if (world_body_character(w, id, &cs)) {
         out->flags |= WASM_BODY_CHARACTER | (cs.grounded ? WASM_BODY_GROUNDED : 0u);
         out->ground = cs.ground;
         out->vertical = cs.vertical;
     }
-    if (world_body_one_way(h->w, id)) out->flags |= WASM_BODY_ONE_WAY;
+    if (world_body_one_way(w, id)) out->flags |= WASM_BODY_ONE_WAY;
     world_filter f;
-    if (world_body_filter(h->w, id, &f) && f.sensor) out->flags |= WASM_BODY_SENSOR;
+    if (world_body_filter(w, id, &f) && f.sensor) out->flags |= WASM_BODY_SENSOR;
     return true;
+}
+
+bool wasm_shape_of(const world *w, world_body_id id, wasm_shape *out) {
+    geom_shape s;
+    float angle;
+    if (!world_body_local_shape(w, id, &s, &angle)) return false;
+    memset(out, 0, sizeof *out);
+    out->kind = s.kind;
+    switch (s.kind) {
+    case GEOM_SHAPE_BOX:
+        out->a = s.u.half_extents.x, out->b = s.u.half_extents.y;
+        break;
+    case GEOM_SHAPE_CIRCLE:
+        out->a = s.u.radius;
+        break;
+    case GEOM_SHAPE_POLYGON:
+        out->vertex_count = (uint32_t)s.u.polygon.count;
+        for (int i = 0; i < s.u.polygon.count; i++) {
+            out->vertices[2 * i] = s.u.polygon.vertices[i].x;
+            out->vertices[2 * i + 1] = s.u.polygon.vertices[i].y;
+        }
+        break;
+    }
+    return true;
+}
+
+static bool row_of(const wasm_world *h, world_body_id id, wasm_body *out) {
+    return wasm_body_of(h->w, id, out);
 }
 
 uint32_t wasm_world_bodies(wasm_world *h, uint32_t kinds) {
@@ -261,6 +291,10 @@ const wasm_body *wasm_world_rows(const wasm_world *h) { return h->rows; }
 
 const wasm_body *wasm_world_body(wasm_world *h, uint32_t id) {
     return row_of(h, id, &h->one) ? &h->one : NULL;
+}
+
+const wasm_shape *wasm_world_shape(wasm_world *h, uint32_t id) {
+    return wasm_shape_of(h->w, id, &h->shape) ? &h->shape : NULL;
 }
 
 const char *wasm_world_status_str(int32_t status) {

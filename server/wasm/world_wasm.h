@@ -55,6 +55,15 @@ typedef struct wasm_body {
 #define WASM_BODY_GROUNDED 4u
 #define WASM_BODY_SENSOR 8u
 
+/* A body's shape as spawned, body-local (world_body_local_shape; the body's angle, in its row,
+ * turns it about its position): 36 fields of 4 bytes, read as u32[k] or f32[k]. */
+typedef struct wasm_shape {
+    uint32_t kind;         /* geom_shape_kind: GEOM_SHAPE_BOX 1, _POLYGON 2, _CIRCLE 3 */
+    uint32_t vertex_count; /* a polygon's, else 0 */
+    float a, b;            /* a box's half extents (a, b); a circle's radius (a) */
+    float vertices[2 * GEOM_MAX_POLYGON_VERTICES]; /* a polygon's (x, y) pairs, counter-clockwise */
+} wasm_shape;
+
 typedef struct wasm_world wasm_world;
 
 /* A world over [min, max]; each of the other arguments 0 takes world_config_default's value
@@ -110,6 +119,8 @@ uint32_t WASM_EXPORT(wasm_world_bodies)(wasm_world *h, uint32_t kinds);
 const wasm_body *WASM_EXPORT(wasm_world_rows)(const wasm_world *h);
 /* One body into a row of its own (not the table's): NULL for an unknown or stale id. */
 const wasm_body *WASM_EXPORT(wasm_world_body)(wasm_world *h, uint32_t id);
+/* A body's shape into the handle's shape row: NULL for an unknown or stale id. */
+const wasm_shape *WASM_EXPORT(wasm_world_shape)(wasm_world *h, uint32_t id);
 
 /* Prediction (world.h "Client-side prediction", client/js's WorldPredictor): a body's whole state
  * saved into the handle's state buffer (wasm_world_state, wasm_world_state_size bytes), which the
@@ -126,5 +137,10 @@ int32_t WASM_EXPORT(wasm_world_place_character)(wasm_world *h, uint32_t id, floa
 /* Texts for a status and a geom_shape_error ("outside the world bounds"); never NULL. */
 const char *WASM_EXPORT(wasm_world_status_str)(int32_t status);
 const char *WASM_EXPORT(wasm_world_shape_error_str)(int32_t error);
+
+/* The rows above from any world (journal_wasm.c reads a replay's world through them): false for
+ * an unknown or stale id. Not exported. */
+bool wasm_body_of(const world *w, world_body_id id, wasm_body *out);
+bool wasm_shape_of(const world *w, world_body_id id, wasm_shape *out);
 
 #endif

@@ -237,6 +237,105 @@ static void test_bad_journals_are_refused(void) {
     world_destroy(w);
 }
 
+/* Checkpoints (journal_replay_position / _resume, the viewer's seek): a replay resumed anywhere
+ * from its world's image and position goes on to the live hash at every later tick, from inside a
+ * run of quiet steps too; a failure is forgotten by a resume before it, and found again past it;
+ * a world at another tick and a position outside the journal are refused. */
+#define RESUME_TICKS 300
+static void test_resume_from_a_checkpoint(void) {
+    world *w = wo_world(20.0f, true);
+    wo_gen g;
+    wo_init(&g, 777u, 20.0f);
+    journal_meta meta = {.hash_every = 7, .history_ticks = 4, .events = true};
+    journal *j = journal_start(w, &meta, 1u << 24);
+    CHECK(j != NULL);
+    static struct {
+        file f;
+        uint64_t start_tick, planted_tick;
+        uint64_t hash[RESUME_TICKS + 1];
+    } rn;
+    memset(&rn, 0, sizeof rn);
+    rn.start_tick = world_tick(w);
+    rn.hash[0] = world_state_hash(w);
+    for (int t = 1; t <= RESUME_TICKS; t++) {
+        /* inputs for 20 ticks, then 25 quiet ones: runs of steps to stand inside */
+        for (int k = 0; t % 45 < 20 && k < 4; k++) {
+            wo_op op;
+            wo_next(&g, &op);
+            world_body_id id;
+            wo_result(&g, &op, apply(j, w, &op, &id), id);
+        }
+        /* an input the journal misses at tick 250: the hash stored at 252 differs */
+        for (int i = 0; t == 250 && i < g.count && !rn.planted_tick; i++)
+            if (g.moving[i] &&
+                world_set_intent(w, g.live[i], v2(3.0f, 1.0f), ++g.seq[i]) == WORLD_OK)
+                rn.planted_tick = world_tick(w) + 1;
+        journal_step(j, w);
+        rn.hash[t] = world_state_hash(w);
+    }
+    journal_finish(j);
+    take(j, &rn.f);
+    journal_free(j);
+    CHECK(rn.planted_tick == rn.start_tick + 250);
+
+    char err[200];
+    journal_replay *r = journal_replay_open(rn.f.data, rn.f.len, err, sizeof err);
+    CHECK(r != NULL);
+    /* a checkpoint at every tick before the planted input */
+    static journal_position pos[RESUME_TICKS + 1];
+    static void *image[RESUME_TICKS + 1];
+    static size_t image_len[RESUME_TICKS + 1];
+    int inside_steps = 0;
+    for (int t = 0; t < 250; t++) {
+        CHECK(journal_replay_to(r, rn.start_tick + (uint64_t)t) == JOURNAL_OK);
+        journal_replay_position(r, &pos[t]);
+        CHECK(pos[t].tick == rn.start_tick + (uint64_t)t);
+        inside_steps += pos[t].steps_left > 0;
+        image[t] = world_image_save(journal_replay_world(r), &image_len[t]);
+        CHECK(image[t] != NULL);
+    }
+    CHECK(inside_steps > 50);
+    /* on to the planted input: the replay fails at the next stored hash */
+    CHECK(journal_replay_to(r, UINT64_MAX) == JOURNAL_MISMATCH);
+    uint64_t fail_tick = world_tick(journal_replay_world(r));
+    CHECK(fail_tick >= rn.planted_tick && fail_tick < rn.planted_tick + 7);
+    /* back to checkpoints, in a scrambled order: the live hashes from each on */
+    collide_rng rng = {31u};
+    for (int trial = 0; trial < 40; trial++) {
+        int t = (int)(collide_rng_next(&rng) % 250);
+        world *cw = world_image_load(image[t], image_len[t], err, sizeof err);
+        CHECK(cw != NULL);
+        CHECK(journal_replay_resume(r, cw, &pos[t], err, sizeof err));
+        CHECK(journal_replay_error(r)[0] == 0);
+        int to = t + 1 + (int)(collide_rng_next(&rng) % (uint32_t)(250 - t));
+        for (int k = t + 1; k <= to && k < 250; k++) {
+            CHECK(journal_replay_to(r, rn.start_tick + (uint64_t)k) == JOURNAL_OK);
+            CHECK(world_state_hash(journal_replay_world(r)) == rn.hash[k]);
+        }
+    }
+    /* past the planted input again: the same failure */
+    CHECK(journal_replay_to(r, UINT64_MAX) == JOURNAL_MISMATCH);
+    CHECK(world_tick(journal_replay_world(r)) == fail_tick);
+    /* refused: a world at another tick, a position outside the records or the ticks */
+    world *cw = world_image_load(image[10], image_len[10], err, sizeof err);
+    CHECK(!journal_replay_resume(r, cw, &pos[11], err, sizeof err));
+    CHECK(strstr(err, "not at the position's tick") != NULL);
+    journal_position bad = pos[10];
+    bad.offset = rn.f.len + 1;
+    CHECK(!journal_replay_resume(r, cw, &bad, err, sizeof err));
+    CHECK(strstr(err, "outside the journal's records") != NULL);
+    bad = pos[10];
+    bad.steps_left = RESUME_TICKS;
+    CHECK(!journal_replay_resume(r, cw, &bad, err, sizeof err));
+    CHECK(journal_replay_error(r)[0] != 0); /* the failure stands: nothing changed */
+    world_destroy(cw);
+    for (int t = 0; t < 250; t++)
+        free(image[t]);
+    journal_replay_free(r);
+    free(rn.f.data);
+    world_destroy(w);
+}
+
 /* The bound on bytes not taken: crossed, the journal says so and appends nothing more. */
 static void test_pending_bound(void) {
     world *w = wo_world(20.0f, false);
@@ -259,5 +358,6 @@ static void test_pending_bound(void) {
 }
 
 TEST_MAIN(TEST(test_replay_equals_the_run), TEST(test_unjournaled_input_fails_at_its_tick),
-          TEST(test_cut_journal_replays_to_its_last_whole_tick), TEST(test_bad_journals_are_refused),
+          TEST(test_cut_journal_replays_to_its_last_whole_tick),
+          TEST(test_bad_journals_are_refused), TEST(test_resume_from_a_checkpoint),
           TEST(test_pending_bound))

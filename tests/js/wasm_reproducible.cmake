@@ -4,7 +4,7 @@
 include(${ARGS})
 file(REMOVE_RECURSE ${WORK})
 set(copy ${WORK}/elsewhere/collide)
-foreach(dir server/geom server/world server/wasm common)
+foreach(dir server/geom server/world server/journal server/wasm common)
   file(COPY ${root}/${dir}/ DESTINATION ${copy}/${dir})
 endforeach()
 set(cmd ${cc} ${flags} ${includes} ${sources})

@@ -13,6 +13,7 @@ export * from "./prediction";
 export * from "./interpolation";
 export * from "./wasm_world";
 export * from "./world_predictor";
+export * from "./journal_player";
 
 export interface WebSocketConnectOptions extends ConnectOptions {
   /** The WebSocket class (default: the global one). */

@@ -207,12 +207,30 @@ interface WorldExports {
   wasm_world_place(h: number, id: number, x: number, y: number, angle: number, vx: number, vy: number,
                    w: number): number;
   wasm_world_place_character(h: number, id: number, vertical: number, grounded: number, ground: number): number;
+  wasm_world_shape(h: number, id: number): number;
 }
 
 const GEOM_SHAPE_BOX = 1;
 const GEOM_SHAPE_POLYGON = 2;
 const GEOM_SHAPE_CIRCLE = 3;
 const MAX_POLYGON_VERTICES = 16;
+
+/** server/wasm/world_wasm.h's wasm_shape: kind, vertex count, a, b, then 16 (x, y) pairs. */
+export const SHAPE_WORDS = 36;
+
+/** The shape row at ptr (wasm_shape) as the wire's Shape, body-local. */
+export function readShape(memory: WebAssembly.Memory, ptr: number): Shape {
+  const u = new Uint32Array(memory.buffer, ptr, SHAPE_WORDS), f = new Float32Array(memory.buffer, ptr, SHAPE_WORDS);
+  switch (u[0]) {
+    case GEOM_SHAPE_BOX: return { box: { halfExtents: { x: f[2], y: f[3] } } };
+    case GEOM_SHAPE_CIRCLE: return { circle: { radius: f[2] } };
+    default: {
+      const vertices: Point[] = [];
+      for (let i = 0; i < u[1]; i++) vertices.push({ x: f[4 + 2 * i], y: f[5 + 2 * i] });
+      return { polygon: { vertices } };
+    }
+  }
+}
 
 /** The instantiated module: one per page or process is enough, each WasmWorld lives in it. */
 export class WorldModule {
@@ -418,6 +436,13 @@ export class WasmWorld {
     const buf = this.x.memory.buffer;
     return new WasmBodyTable(1, new Uint32Array(buf, ptr, BODY_STRIDE),
       new Float32Array(buf, ptr, BODY_STRIDE)).body(0);
+  }
+
+  /** A body's shape as spawned, body-local (its angle turns it); undefined for an unknown or
+   * stale id. */
+  shape(id: number): Shape | undefined {
+    const ptr = this.x.wasm_world_shape(this.handle(), id) >>> 0;
+    return ptr ? readShape(this.x.memory, ptr) : undefined;
   }
 
   /** Bytes of a saved body state (saveBody). */

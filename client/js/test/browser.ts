@@ -64,6 +64,24 @@ export class Browser {
     });
   }
 
+  /** The first element matching a CSS selector (WebDriver's element reference). */
+  private async element(selector: string): Promise<string> {
+    const ref = (await post(`${this.base}/session/${this.session}/element`, { using: "css selector", value: selector })) as
+      Record<string, string>;
+    return Object.values(ref)[0];
+  }
+
+  /** A real click on the element's centre (WebDriver's Element Click). */
+  async click(selector: string): Promise<void> {
+    await post(`${this.base}/session/${this.session}/element/${await this.element(selector)}/click`, {});
+  }
+
+  /** Picks a file in an <input type=file> as a person would (WebDriver's Element Send Keys with
+   * the file's path: the page gets a change event and a File to read). */
+  async setInputFiles(selector: string, path: string): Promise<void> {
+    await post(`${this.base}/session/${this.session}/element/${await this.element(selector)}/value`, { text: path });
+  }
+
   /** The browser's console and page errors since the last call (Chromium's log, level SEVERE:
    * console.error, uncaught exceptions, failed loads). */
   async consoleErrors(): Promise<string[]> {

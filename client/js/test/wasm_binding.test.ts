@@ -170,6 +170,24 @@ test("bodies(): the table read in place, ascending ids, kinds; body(id)", async 
   }
 });
 
+test("shape(id): a body's shape as spawned, body-local, whatever its angle", async () => {
+  const m = await load();
+  const w = m.createWorld({ bounds });
+  const a = w.addStatic(box(2, 1), { position: { x: 10, y: 10 }, angle: 0.5 });
+  const b = w.spawn({ circle: { radius: 1.5 } }, { position: { x: 20, y: 20 } });
+  const c = w.spawn(tri, { position: { x: 30, y: 30 }, angle: 1 });
+  w.setIntent(c, { velocity: { x: 1, y: 0 }, angularVelocity: 2, inputSeq: 1 });
+  w.step(5);
+  assert.deepEqual(w.shape(a), box(2, 1));
+  assert.deepEqual(w.shape(b), { circle: { radius: 1.5 } });
+  const f = Math.fround;
+  assert.deepEqual(w.shape(c), { polygon: { vertices: tri.polygon.vertices.map((v) => ({ x: f(v.x), y: f(v.y) })) } });
+  w.despawn(b);
+  assert.equal(w.shape(b), undefined);
+  assert.equal(w.shape(12345), undefined);
+  w.dispose();
+});
+
 test("saveBody / restoreBody / place / placeCharacter: prediction's calls through the binding", async () => {
   const w = (await load()).createWorld({ bounds, gravity: { x: 0, y: -30 } });
   try {

@@ -1,6 +1,6 @@
 // Builds the package: wire code from the project's proto/collide.proto (pbjs/pbts), the SDK
-// (tsc into dist/), the tests (tsc into build/test/; they take in the play page's sources, so
-// tsc checks those too), and the bundles of the viewer and the play page (esbuild into
+// (tsc into dist/), the tests (tsc into build/test/; they take in the play page's and the viewer's
+// sources, so tsc checks those too), and the bundles of the viewer and the play page (esbuild into
 // viewer/dist/ and play/dist/). Run through `npm run build`; the ctest target collide_js runs it
 // too.
 import { execFileSync } from "node:child_process";

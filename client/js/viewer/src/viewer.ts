@@ -2,8 +2,10 @@
 // on a canvas. World y points up; drag pans, the wheel zooms, a click follows a body (Esc stops),
 // hovering shows a body's id, owner, velocity and turning speed. Each body is its body-local shape
 // turned by its angle. Remote movers are drawn through the SDK's interpolation buffer, a little in
-// the past; statics as they are.
-import { connect, errorCodeName, InterpolationBuffer, type Body, type CollideClient, type CollideError, type Shape } from "../../src/index";
+// the past; statics as they are. Journal mode (journal.ts: "Open recording…", or ?journal=URL)
+// draws a recording replayed in the page instead, with the same drawing code.
+import { connect, errorCodeName, InterpolationBuffer, type Body, type CollideClient, type CollideError, type JournalInfo, type Shape } from "../../src/index";
+import { JournalView } from "./journal";
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const canvas = $<HTMLCanvasElement>("canvas");
@@ -28,6 +30,17 @@ let snapTimes: number[] = [];
 let lastError = "";
 let viewKey = "";
 let viewCap = 1000; // a non-admin's view is capped (--max-view-extent); halved on LIMIT_EXCEEDED
+// ?wasm=URL: the world's module elsewhere (the daemon serves it beside the page).
+const journal = new JournalView(params.get("wasm") ?? "dist/collide_world.wasm", (info) => {
+  client?.close();
+  client = null;
+  if (!params.get("scale")) fitCamera(info.bounds.min, info.bounds.max);
+});
+
+function fitCamera(min: { x: number; y: number }, max: { x: number; y: number }): void {
+  cam.x = (min.x + max.x) / 2; cam.y = (min.y + max.y) / 2;
+  cam.scale = Math.min(canvas.clientWidth / (max.x - min.x), canvas.clientHeight / (max.y - min.y)) * 0.95;
+}
 
 function colourOf(b: Body): string {
   if (b.kind === 1) return "#8a8a8a"; // statics
@@ -70,6 +83,7 @@ function tracePath(shape: Shape | null, x: number, y: number, angle: number): vo
 interface Drawn { body: Body; x: number; y: number; angle: number }
 
 function visibleBodies(): Drawn[] {
+  if (journal.active) return journal.bodies().map((b) => ({ body: b, x: b.position.x, y: b.position.y, angle: b.angle }));
   if (!client) return [];
   const out: Drawn[] = [];
   const sampled = interp?.sample();
@@ -104,7 +118,8 @@ function updateView(): void {
   });
 }
 
-function draw(): void {
+function draw(frameTime: number): void {
+  journal.frame(frameTime);
   const dpr = 1;
   if (canvas.width !== canvas.clientWidth * dpr || canvas.height !== canvas.clientHeight * dpr) {
     canvas.width = canvas.clientWidth * dpr; canvas.height = canvas.clientHeight * dpr; viewKey = "";
@@ -114,9 +129,10 @@ function draw(): void {
   if (followed) { cam.x = followed.x; cam.y = followed.y; }
   ctx.fillStyle = "#161616";
   ctx.fillRect(0, 0, canvas.width, canvas.height);
-  if (client) {
-    const w = client.welcome;
-    const [x0, y0] = toScreen(w.worldMin.x, w.worldMax.y), [x1, y1] = toScreen(w.worldMax.x, w.worldMin.y);
+  const info: JournalInfo | null = journal.info;
+  const bounds = info ? info.bounds : client ? { min: client.welcome.worldMin, max: client.welcome.worldMax } : null;
+  if (bounds) {
+    const [x0, y0] = toScreen(bounds.min.x, bounds.max.y), [x1, y1] = toScreen(bounds.max.x, bounds.min.y);
     ctx.strokeStyle = "#444"; ctx.lineWidth = 1; ctx.strokeRect(x0, y0, x1 - x0, y1 - y0);
   }
   const items: string[] = [];
@@ -131,11 +147,14 @@ function draw(): void {
   listEl.innerHTML = items.join("");
   const now = performance.now();
   snapTimes = snapTimes.filter((t) => now - t < 1000);
-  const st = client && !client.closed
+  const js = journal.state;
+  const st = info
+    ? `journal ${js.name} | tick ${js.tick} of ${js.startTick}-${js.lastTick}${js.playing ? ` | playing ${js.speed}x` : ""} | ${drawn.length} bodies | room ${info.room || "-"} | ${info.tickRateHz} Hz | zoom ${cam.scale.toFixed(2)} px/unit`
+    : client && !client.closed
     ? `tick ${client.tick} | rtt ${isNaN(rttMs) ? "-" : rttMs.toFixed(1) + " ms"} | ${snapTimes.length} snapshots/s | ${drawn.length} bodies in view | room ${client.welcome.room}${client.welcome.admin ? " (admin)" : ""} | zoom ${cam.scale.toFixed(2)} px/unit${client.quantized ? ` | quantized at ${client.welcome.snapshotRateHz} Hz` : ""}`
     : `not connected${lastError ? ": " + lastError : ""}`;
   if (statusEl.textContent !== st) statusEl.textContent = st;
-  statusEl.dataset.tick = String(client?.tick ?? 0);
+  statusEl.dataset.tick = String(info ? js.tick : client?.tick ?? 0);
   statusEl.dataset.bodies = String(drawn.length);
   statusEl.dataset.connected = String(!!client && !client.closed);
   $("follow-label").textContent = follow ? `following #${follow} (Esc to stop)` : "";
@@ -144,6 +163,7 @@ function draw(): void {
 }
 
 async function start(): Promise<void> {
+  journal.close();
   client?.close();
   client = null;
   lastError = "";
@@ -161,11 +181,7 @@ async function start(): Promise<void> {
     c.on("goodbye", (r) => (lastError = `goodbye: ${r}`));
     c.on("close", (r) => { if (!lastError) lastError = r || "closed"; });
     c.on("error", (e) => { if (e.fatal) lastError = `${errorCodeName(e.code)}: ${e.message}`; });
-    if (!params.get("scale")) {
-      const w = c.welcome;
-      cam.x = (w.worldMin.x + w.worldMax.x) / 2; cam.y = (w.worldMin.y + w.worldMax.y) / 2;
-      cam.scale = Math.min(canvas.clientWidth / (w.worldMax.x - w.worldMin.x), canvas.clientHeight / (w.worldMax.y - w.worldMin.y)) * 0.95;
-    }
+    if (!params.get("scale")) fitCamera(c.welcome.worldMin, c.welcome.worldMax);
     const pinger = setInterval(() => {
       if (c.closed) return clearInterval(pinger);
       c.ping().then((p) => (rttMs = p.rttMs), () => {});
@@ -216,6 +232,8 @@ window.addEventListener("keydown", (e) => { if (e.key === "Escape") follow = 0; 
 $("connect").addEventListener("click", () => void start());
 $("whole").addEventListener("change", () => (viewKey = ""));
 
-(window as unknown as { collideViewer: unknown }).collideViewer = { camera: cam, follow: (id: number) => (follow = id) };
+(window as unknown as { collideViewer: unknown }).collideViewer = { camera: cam, follow: (id: number) => (follow = id), journal: journal.state };
 requestAnimationFrame(draw);
-void start();
+const journalUrl = params.get("journal");
+if (journalUrl) void journal.openUrl(journalUrl);
+else void start();

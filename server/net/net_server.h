@@ -289,6 +289,11 @@ typedef struct net_server {
                                         the first query; NULL until then */
     struct net_events_state *events; /* net_events.c: the event scratch and owner table, made by
                                         the first event; NULL until then */
+    /* The room's recording (PROTOCOL.md "Recordings"): every call that changes the world goes
+     * through the journaled calls (journal.h) with this journal, NULL while nothing records (the
+     * calls are then the plain world calls). Started, rotated and ended by the room's recorder
+     * (net_record.c), only ever between steps; never freed here. */
+    struct journal *journal;
 } net_server;
 
 /* The registry alone: net_server_create (net_tick.h) makes it and then the state of the layers

@@ -59,6 +59,7 @@
 
 #include "collide.pb-c.h"
 #include "collide_assert.h"
+#include "journal.h"
 #include "net_buf.h"
 #include "net_metrics.h"
 #include "net_transport.h"

@@ -679,6 +679,11 @@ static void route(net_server *srv, net_client *c, const net_client_msg *msg, con
     case COLLIDE__V1__CLIENT_MESSAGE__MSG_LIST_ROOMS:
         net_session_list_rooms(srv, c, rid);
         break;
+    case COLLIDE__V1__CLIENT_MESSAGE__MSG_START_RECORDING:
+    case COLLIDE__V1__CLIENT_MESSAGE__MSG_STOP_RECORDING:
+        net_session_recording(srv, c, rid,
+                              msg->msg_case == COLLIDE__V1__CLIENT_MESSAGE__MSG_START_RECORDING);
+        break;
     case COLLIDE__V1__CLIENT_MESSAGE__MSG_SNAPSHOT_ACK:
         on_snapshot_ack(c, msg->snapshot_ack, srv->world ? world_tick(srv->world) : 0);
         break;

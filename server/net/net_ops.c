@@ -228,7 +228,8 @@ static void list_work(uv_work_t *w) {
         size_t room_len;
         struct stat st;
         if (!net_record_parse_name(de->d_name, &seq, &room_len) ||
-            fstatat(dirfd(d), de->d_name, &st, 0) != 0 || !S_ISREG(st.st_mode))
+            fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+            !S_ISREG(st.st_mode))
             continue;
         snprintf(e[n].name, sizeof e[n].name, "%s", de->d_name);
         e[n++].bytes = (uint64_t)st.st_size;
@@ -299,10 +300,15 @@ static void on_file_stat(uv_fs_t *req) {
     net_ops_conn *hc = req->data;
     int result = (int)req->result;
     uint64_t size = (uint64_t)req->statbuf.st_size;
+    bool regular = (req->statbuf.st_mode & S_IFMT) == S_IFREG;
     uv_fs_req_cleanup(req);
     if (!io_back(hc) || hc->closing) return;
     if (result < 0) {
         conn_text(hc, 500, "Internal Server Error", "cannot read the file\n", hc->head_only);
+        return;
+    }
+    if (!regular) { /* a FIFO, a directory under a recording's name: none */
+        conn_text(hc, 404, "Not Found", "not found\n", hc->head_only);
         return;
     }
     hc->file_left = hc->head_only ? 0 : size;
@@ -331,9 +337,9 @@ static void on_file_open(uv_fs_t *req) {
     if (result >= 0) hc->fd = result; /* closed with the connection, whatever happens next */
     if (!io_back(hc) || hc->closing) return;
     if (result < 0) {
-        conn_text(hc, result == UV_ENOENT ? 404 : 500,
-                  result == UV_ENOENT ? "Not Found" : "Internal Server Error",
-                  result == UV_ENOENT ? "not found\n" : "cannot open the file\n", hc->head_only);
+        bool none = result == UV_ENOENT || result == UV_ELOOP;
+        conn_text(hc, none ? 404 : 500, none ? "Not Found" : "Internal Server Error",
+                  none ? "not found\n" : "cannot open the file\n", hc->head_only);
         return;
     }
     hc->fs.data = hc;
@@ -364,7 +370,10 @@ static bool recordings_route(net_ops_conn *hc, const char *path, bool head) {
         char file[sizeof cfg->record_dir + NET_RECORD_FILE_MAX + 2];
         snprintf(file, sizeof file, "%s/%s", cfg->record_dir, name);
         hc->fs.data = hc;
-        hc->io_busy = uv_fs_open(hc->ops->loop, &hc->fs, file, O_RDONLY | O_CLOEXEC, 0,
+        /* O_NOFOLLOW: a link dropped into the directory under a recording's name is no
+         * recording (ELOOP: 404, as for any name that is not one) */
+        hc->io_busy = uv_fs_open(hc->ops->loop, &hc->fs, file,
+                                 O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0,
                                  on_file_open) == 0;
     }
     if (!hc->io_busy) conn_close(hc);

@@ -393,7 +393,7 @@ static void pump(net_recorder *r) {
                  uv_fs_unlink(r->loop, &r->req, path_of(r, r->doomed[r->doomed_at]), on_fs));
         return;
     }
-    if (r->keep_due && !r->closing) {
+    if (r->keep_due) { /* a closing room's too: its files stay within --record-keep */
         r->keep_due = false;
         start_op(r, OP_SCAN_KEEP, uv_fs_scandir(r->loop, &r->req, r->dir, 0, on_fs));
         return;

@@ -535,14 +535,19 @@ def ticks(d):
 
 
 def check_ticking(d, watcher, what):
-    """The tick counter advances at about the tick rate, and a client gets snapshots."""
+    """The tick counter advances at about the tick rate, each step on time (not coalesced into a
+    late tick's catch-up), and a client gets a snapshot a step."""
     t0, k0 = time.monotonic(), ticks(d)
+    c0 = metric(d, "collide_steps_coalesced_total")
     s0 = watcher.snapshots
     watcher.pump(1.0)
-    rate = (ticks(d) - k0) / (time.monotonic() - t0)
+    secs = time.monotonic() - t0
+    rate = (ticks(d) - k0) / secs
+    coalesced = (metric(d, "collide_steps_coalesced_total") - c0) / secs
     check(rate > 0.5 * RATE, "%s: collide_ticks_total must advance at about %g/s, got %.1f/s"
           % (what, RATE, rate))
-    check(watcher.snapshots - s0 > 0.3 * RATE, "%s: a client keeps getting snapshots (%d in 1 s)"
+    check(coalesced < 0.25 * RATE, "%s: steps run late and coalesced: %.1f/s" % (what, coalesced))
+    check(watcher.snapshots - s0 > 0.5 * RATE, "%s: a client keeps getting snapshots (%d in 1 s)"
           % (what, watcher.snapshots - s0))
 
 

@@ -460,9 +460,13 @@ def not_found_without_record_dir():
 @test
 def record_dir_must_be_a_writable_directory():
     for bad in ("/etc/hostname/recordings", "/etc/hostname"):
-        p = subprocess.run([ct.OPTS.collided, "--port", "0", "--http-port", "0", "--ws-port", "0",
-                            "--udp-port", "0", "--record-dir", bad], capture_output=True,
-                           text=True, timeout=30)
+        try:
+            p = subprocess.run([ct.OPTS.collided, "--port", "0", "--http-port", "0", "--ws-port",
+                                "0", "--udp-port", "0", "--record-dir", bad],
+                               capture_output=True, text=True, timeout=20)
+        except subprocess.TimeoutExpired:
+            raise ct.TestFailure("--record-dir %s: the daemon started (still running 20 s later)"
+                                 % bad)
         check(p.returncode == 1 and "--record-dir" in p.stderr,
               "--record-dir %s must refuse the start (exit 1, saying why), got %d: %s"
               % (bad, p.returncode, p.stderr[-300:]))

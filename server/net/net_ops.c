@@ -261,6 +261,7 @@ static void file_read(net_ops_conn *hc);
 
 static void on_chunk_written(uv_write_t *req, int status) {
     net_ops_conn *hc = req->data;
+    if (hc->closing) return; /* cut meanwhile (the timeout, the drain) */
     if (status < 0 || hc->file_left == 0) {
         conn_close(hc);
         return;

@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <errno.h>
 
 #include "net_config.h"
 #include "net_daemon.h"
@@ -26,6 +29,8 @@ static void raise_fd_limit(const net_config *cfg) {
      * eviction grace (net_server.h): those are descriptors too. */
     rlim_t want = (rlim_t)cfg->max_clients + (rlim_t)cfg->max_pending * NET_PENDING_HARD_FACTOR +
                   NET_MAX_REFUSING + (cfg->http_port ? cfg->http_max_connections : 0) + 64;
+    /* A recording room holds its file open, and a rotating one two (net_record.h). */
+    if (cfg->record_dir[0]) want += 2 * ((rlim_t)cfg->max_rooms + 1);
     if (rl.rlim_cur < want) {
         rlim_t before = rl.rlim_cur;
         rl.rlim_cur = (rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= want) ? want : rl.rlim_max;
@@ -74,6 +79,31 @@ static void log_world_notes(const char *name, const world_file_notes *n, size_t 
         net_log(NET_LOG_WARN, "world_warning", 0, NULL, "%.*s", len, line);
         line += len + (end ? 1 : 0);
     }
+}
+
+/* --record-dir: a directory the daemon may write (made when missing, one level), or the start is
+ * refused: a recording that could never be written is an operator's mistake, told at once. */
+static bool check_record_dir(const net_config *cfg, char *err, size_t err_size) {
+    const char *dir = cfg->record_dir;
+    if (!dir[0]) return true;
+    struct stat st;
+    if (stat(dir, &st) != 0 && errno == ENOENT && mkdir(dir, 0755) != 0) {
+        snprintf(err, err_size, "--record-dir %.400s: cannot create it: %s", dir, strerror(errno));
+        return false;
+    }
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        snprintf(err, err_size, "--record-dir %.400s: not a directory", dir);
+        return false;
+    }
+    if (access(dir, W_OK | X_OK) != 0) {
+        snprintf(err, err_size, "--record-dir %.400s: not writable: %s", dir, strerror(errno));
+        return false;
+    }
+    net_log(NET_LOG_INFO, "recordings", 0, NULL,
+            "dir=%s rooms=%s hash_every=%u max_bytes=%zu keep=%u buffer_bytes=%zu http=%s", dir,
+            cfg->record_rooms ? "all" : "none", cfg->record_hash_every, cfg->record_max_bytes,
+            cfg->record_keep, cfg->record_buffer_bytes, cfg->record_http ? "on" : "off");
+    return true;
 }
 
 /* --check-world FILE: what an operator runs before deploying a map (docs/operations.md). */
@@ -150,6 +180,13 @@ int main(int argc, char **argv) {
         net_log(NET_LOG_WARN, "log_sync", 0, NULL,
                 "no log writer thread: stderr is written from the event loop");
     log_tickets(&cfg);
+    if (!check_record_dir(&cfg, err, sizeof err)) {
+        net_config_wipe(&cfg);
+        net_log(NET_LOG_ERROR, "record_dir_error", 0, NULL, "%s", err);
+        net_log_stop(NET_LOG_FLUSH_TIMEOUT_MS);
+        fprintf(stderr, "collided: %s\n", err);
+        return 1;
+    }
     /* A peer that resets mid-write must cost an EPIPE, not the process. */
     signal(SIGPIPE, SIG_IGN);
     raise_fd_limit(&cfg);

@@ -70,6 +70,11 @@ void net_config_default(net_config *cfg) {
     cfg->udp_snapshot_bytes = 1100; /* a 1280-byte path MTU, less IPv6, UDP and ENet headers */
     cfg->ticket_leeway_s = 5;
     cfg->ticket_max_bytes = 1024; /* a ticket is a few hundred bytes; --max-hello-frame is 1024 */
+    cfg->record_rooms = true;
+    cfg->record_hash_every = 60;
+    cfg->record_max_bytes = 256u * 1024u * 1024u;
+    cfg->record_keep = 8;
+    cfg->record_buffer_bytes = 16u * 1024u * 1024u;
 }
 
 void net_config_wipe(net_config *cfg) {
@@ -104,6 +109,7 @@ typedef enum opt_kind {
     OPT_FLOAT,
     OPT_LEVEL,
     OPT_BOOL,
+    OPT_ALL_NONE, /* all|none into a bool (all: true) */
     OPT_KEY /* a ticket key: given up to NET_MAX_TICKET_KEYS times, each adds one */
 } opt_kind;
 
@@ -286,6 +292,27 @@ static const opt_def opts[] = {
      "S  clock skew allowed on a ticket's exp, nbf and iat (default 5)"},
     {"ticket-max-bytes", "COLLIDE_TICKET_MAX_BYTES", OPT_U32, F(ticket_max_bytes), 0, 64, 16384,
      "BYTES  a longer Hello.token that is neither token is refused unread (default 1024)"},
+    {"record-dir", "COLLIDE_RECORD_DIR", OPT_STRING, F(record_dir), 0, 0, 0,
+     "DIR  write each room's journal (its run, replayable bit for bit) into DIR as "
+     "ROOM.SEQ.cjournal; none = recordings off (default none)"},
+    {"record-rooms", "COLLIDE_RECORD_ROOMS", OPT_ALL_NONE, F(record_rooms), 0, 0, 0,
+     "all|none  every room records from its start, or none until an admin's StartRecording "
+     "(default all)"},
+    {"record-hash-every", "COLLIDE_RECORD_HASH_EVERY", OPT_U32, F(record_hash_every), 0, 0,
+     1000000, "TICKS  a state hash in the journal every TICKS ticks, 0 = none (default 60)"},
+    {"record-max-bytes", "COLLIDE_RECORD_MAX_BYTES", OPT_SIZE, F(record_max_bytes), 0, 65536,
+     1099511627776.0,
+     "BYTES  a room's file past this is finished and a new one, standing alone, begun (default "
+     "268435456)"},
+    {"record-keep", "COLLIDE_RECORD_KEEP", OPT_U32, F(record_keep), 0, 1, 1000000,
+     "N  files kept per room; the oldest beyond N are deleted (default 8)"},
+    {"record-buffer-bytes", "COLLIDE_RECORD_BUFFER_BYTES", OPT_SIZE, F(record_buffer_bytes), 0,
+     4096, 1073741824.0,
+     "BYTES  a room's journal bytes waiting for the disk; past it the recording is dropped, "
+     "never the tick (default 16777216)"},
+    {"record-http", "COLLIDE_RECORD_HTTP", OPT_BOOL, F(record_http), 0, 0, 0,
+     "on|off  serve --record-dir on the ops port: GET /recordings lists it, GET "
+     "/recordings/NAME sends a file (default off)"},
 };
 #undef F
 #define OPT_COUNT (sizeof opts / sizeof opts[0])
@@ -328,7 +355,8 @@ static bool apply(net_config *cfg, const opt_def *o, const char *value, const ch
                      : o->offset == offsetof(net_config, ws_origins)  ? sizeof cfg->ws_origins
                      : o->offset == offsetof(net_config, ticket_key_file)
                          ? sizeof cfg->ticket_key_file
-                         : sizeof cfg->world_path;
+                     : o->offset == offsetof(net_config, record_dir) ? sizeof cfg->record_dir
+                                                                     : sizeof cfg->world_path;
         if (strlen(value) >= cap) {
             snprintf(err, err_size, "%s: value too long", source);
             return false;
@@ -363,6 +391,13 @@ static bool apply(net_config *cfg, const opt_def *o, const char *value, const ch
             return true;
         }
         snprintf(err, err_size, "%s: '%s' is not on or off", source, value);
+        return false;
+    case OPT_ALL_NONE:
+        if (strcmp(value, "all") == 0 || strcmp(value, "none") == 0) {
+            *(bool *)(base + o->offset) = value[0] == 'a';
+            return true;
+        }
+        snprintf(err, err_size, "%s: '%s' is not all or none", source, value);
         return false;
     case OPT_FLOAT: {
         double v = strtod(value, &end);

@@ -100,6 +100,16 @@ typedef struct net_config {
     bool ticket_required;       /* players must present a ticket; --token admits none */
     uint32_t ticket_leeway_s;   /* clock skew allowed on a ticket's exp, nbf and iat */
     uint32_t ticket_max_bytes;  /* a longer token that is no token of ours is refused unread */
+    /* Recordings (PROTOCOL.md 1.2 "Recordings", net_record.h, docs/operations.md). */
+    char record_dir[1024];      /* rooms' journals are written here; "" = recordings off */
+    bool record_rooms;          /* --record-rooms all (true): every room records from its start;
+                                   none: only after an admin's StartRecording */
+    uint32_t record_hash_every; /* a state hash in the journal every this many ticks; 0 = none */
+    size_t record_max_bytes;    /* a room's file is finished past this and a new one begun */
+    uint32_t record_keep;       /* files kept per room; older ones are deleted (>= 1) */
+    size_t record_buffer_bytes; /* journal bytes waiting for the disk, per room; past it the
+                                   recording is dropped (a disk slower than the room) */
+    bool record_http;           /* serve --record-dir on the ops port: GET /recordings[/NAME] */
     /* Not a flag: the one budget every server of the process counts against (the daemon's,
      * net_daemon.c; copied with the rest into each server's cfg). NULL: each server has its own,
      * of max_partial_bytes (unit tests, the fuzz target). */

@@ -34,6 +34,12 @@ const char *net_http_close_reason_str(net_http_close_reason reason) {
     return (unsigned)reason < NET_HTTP_CLOSE_REASON_COUNT ? names[reason] : "unknown";
 }
 
+const char *net_record_drop_reason_str(net_record_drop_reason reason) {
+    static const char *names[NET_RECORD_DROP_REASON_COUNT] = {"disk_full", "write_error",
+                                                              "buffer_full", "open_failed"};
+    return (unsigned)reason < NET_RECORD_DROP_REASON_COUNT ? names[reason] : "unknown";
+}
+
 /* One observation into a histogram of n finite buckets (non-cumulative counts), plus +Inf. */
 static void observe(const double *bounds, int n, uint64_t *buckets, uint64_t *count, double *sum,
                     double x) {
@@ -275,6 +281,23 @@ static bool render_http_closed(const net_metrics *m, net_buf *out) {
     return ok;
 }
 
+/* Recordings (net_record.c): bytes written, rooms recording, recordings dropped by reason. */
+static bool render_recordings(const net_metrics *m, net_buf *out) {
+    bool ok = counter(out, "collide_record_bytes_total",
+                      "Journal bytes written to --record-dir (recordings).", m->record_bytes_total);
+    ok &= put(out,
+              "# HELP collide_recordings_active Rooms recording now.\n# TYPE "
+              "collide_recordings_active gauge\ncollide_recordings_active %u\n",
+              m->recordings_active);
+    ok &= put(out, "# HELP collide_recordings_dropped_total Recordings dropped (the room kept "
+                   "ticking), by reason.\n# TYPE collide_recordings_dropped_total counter\n");
+    for (int r = 0; r < NET_RECORD_DROP_REASON_COUNT; r++)
+        ok &= put(out, "collide_recordings_dropped_total{reason=\"%s\"} %llu\n",
+                  net_record_drop_reason_str((net_record_drop_reason)r),
+                  (unsigned long long)m->recordings_dropped_total[r]);
+    return ok;
+}
+
 /* The process's own limits: log lines lost, body ids used up. */
 static bool render_process(const net_gauges *g, net_buf *out) {
     bool ok = true;
@@ -300,6 +323,7 @@ bool net_metrics_render(const net_metrics *m, const net_gauges *g, net_buf *out)
     ok &= render_output(m, out);
     ok &= render_http_closed(m, out);
     ok &= render_transports(m, out);
+    ok &= render_recordings(m, out);
     ok &= render_process(g, out);
     return ok;
 }
@@ -352,6 +376,10 @@ void net_metrics_add(net_metrics *acc, const net_metrics *m) {
     acc->udp_rtt_sum_seconds += m->udp_rtt_sum_seconds;
     acc->udp_packets_lost_total += m->udp_packets_lost_total;
     acc->udp_relay_dropped_total += m->udp_relay_dropped_total;
+    acc->record_bytes_total += m->record_bytes_total;
+    for (int i = 0; i < NET_RECORD_DROP_REASON_COUNT; i++)
+        acc->recordings_dropped_total[i] += m->recordings_dropped_total[i];
+    acc->recordings_active += m->recordings_active;
 }
 
 double net_metrics_tick_quantile(const net_metrics *m, double q) {

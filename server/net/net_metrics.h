@@ -56,6 +56,17 @@ typedef enum net_http_close_reason {
 
 const char *net_http_close_reason_str(net_http_close_reason reason);
 
+/* Why a room's recording was dropped (collide_recordings_dropped_total, net_record.c). */
+typedef enum net_record_drop_reason {
+    NET_RECORD_DISK_FULL = 0, /* a write failed with ENOSPC or EDQUOT */
+    NET_RECORD_WRITE_ERROR,   /* a write failed otherwise (EIO, EFBIG, ...) */
+    NET_RECORD_BUFFER_FULL,   /* more bytes waited for the disk than --record-buffer-bytes */
+    NET_RECORD_OPEN_FAILED,   /* its file could not be created (or the journal not started) */
+    NET_RECORD_DROP_REASON_COUNT
+} net_record_drop_reason;
+
+const char *net_record_drop_reason_str(net_record_drop_reason reason);
+
 typedef struct net_metrics {
     uint64_t ticks_total;                              /* world steps run */
     uint64_t ticks_skipped_total;                      /* steps dropped by the bounded catch-up */
@@ -97,6 +108,10 @@ typedef struct net_metrics {
     double udp_rtt_sum_seconds;                         /* their sum */
     uint64_t udp_packets_lost_total;  /* reliable packets ENet resent for lack of an ack */
     uint64_t udp_relay_dropped_total; /* packets a room thread's inbox had no room for */
+    /* Recordings (net_record.c): a room's are its own; the sums are the daemon's. */
+    uint64_t record_bytes_total; /* journal bytes written to --record-dir */
+    uint64_t recordings_dropped_total[NET_RECORD_DROP_REASON_COUNT]; /* by reason */
+    uint32_t recordings_active; /* a gauge: 1 while the room records (a sum: rooms recording) */
 } net_metrics;
 
 /* Upper bounds (seconds) of the finite tick-duration buckets. */

@@ -1,13 +1,21 @@
 #include "net_ops.h"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "net_buf.h"
 #include "net_conn.h"
 #include "net_http.h"
 #include "net_log.h"
+#include "net_record.h"
+
+#define NET_OPS_FILE_CHUNK 65536u   /* a journal is sent in reads of this many bytes */
+#define NET_OPS_LIST_MAX 10000u     /* GET /recordings lists at most this many files */
+#define NET_OPS_RECORDINGS "/recordings"
 
 struct net_ops_conn {
     uv_tcp_t tcp;                     /* the socket */
@@ -24,6 +32,17 @@ struct net_ops_conn {
     bool in_collection;               /* ... and that collection is the one in flight */
     bool head_only;                   /* HEAD: the response without its body */
     bool closing;                     /* uv_close called */
+    /* GET /recordings[/NAME] (--record-http): the listing made and the file read off the loop
+     * (the thread pool), one operation at a time; the connection's memory outlives its socket
+     * until that operation is back. */
+    uv_fs_t fs;                       /* the file's open, fstat or read in flight */
+    uv_work_t list;                   /* the listing in flight */
+    bool io_busy;                     /* fs or list in flight */
+    bool tcp_closed;                  /* the socket's close callback came while io_busy */
+    uv_file fd;                       /* the file served, or -1 */
+    uint64_t file_off;                /* bytes of it sent */
+    uint64_t file_left;               /* bytes of it still to send (its size at the open) */
+    uint8_t *chunk;                   /* NET_OPS_FILE_CHUNK bytes read, being written */
     net_ops *ops;                     /* owner */
     struct net_ops_conn *prev, *next; /* in ops->conns */
 };
@@ -32,9 +51,14 @@ static void collect_start(net_ops *ops);
 
 /* ---- One connection ---------------------------------------------------------------------- */
 
-static void on_conn_closed(uv_handle_t *h) {
-    net_ops_conn *hc = h->data;
+static void conn_free(net_ops_conn *hc) {
     net_ops *ops = hc->ops;
+    if (hc->fd >= 0) {
+        uv_fs_t req; /* a read-only file's close: nothing to wait for */
+        uv_fs_close(ops->loop, &req, hc->fd, NULL);
+        uv_fs_req_cleanup(&req);
+    }
+    free(hc->chunk);
     if (hc->prev)
         hc->prev->next = hc->next;
     else
@@ -44,6 +68,14 @@ static void on_conn_closed(uv_handle_t *h) {
     free(hc);
     ops->count--;
     if (ops->on_freed) ops->on_freed(ops);
+}
+
+static void on_conn_closed(uv_handle_t *h) {
+    net_ops_conn *hc = h->data;
+    if (hc->io_busy)
+        hc->tcp_closed = true; /* freed when its file operation is back */
+    else
+        conn_free(hc);
 }
 
 static void conn_close(net_ops_conn *hc) {
@@ -58,20 +90,29 @@ static void on_conn_written(uv_write_t *req, int status) {
     conn_close(req->data);
 }
 
-static void conn_respond(net_ops_conn *hc, int code, const char *reason, const char *type,
-                         bool head_only) {
+/* The recordings' responses may be read by a page of the WebSocket port (the viewer), another
+ * origin: they say anyone may. */
+#define NET_OPS_CORS "Access-Control-Allow-Origin: *\r\n"
+
+static void conn_respond_with(net_ops_conn *hc, int code, const char *reason, const char *type,
+                              const char *extra, bool head_only) {
     hc->responded = true;
     uv_read_stop((uv_stream_t *)&hc->tcp);
-    int n = snprintf(
-        hc->head, sizeof hc->head,
-        "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
-        code, reason, type, hc->body.len);
+    int n = snprintf(hc->head, sizeof hc->head,
+                     "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%sConnection: "
+                     "close\r\n\r\n",
+                     code, reason, type, hc->body.len, extra);
     uv_buf_t bufs[2] = {uv_buf_init(hc->head, (unsigned)n),
                         uv_buf_init((char *)hc->body.data, (unsigned)hc->body.len)};
     hc->wreq.data = hc;
     if (uv_write(&hc->wreq, (uv_stream_t *)&hc->tcp, bufs, head_only || hc->body.len == 0 ? 1 : 2,
                  on_conn_written) < 0)
         conn_close(hc);
+}
+
+static void conn_respond(net_ops_conn *hc, int code, const char *reason, const char *type,
+                         bool head_only) {
+    conn_respond_with(hc, code, reason, type, "", head_only);
 }
 
 static void conn_text(net_ops_conn *hc, int code, const char *reason, const char *text,
@@ -91,8 +132,11 @@ static void conn_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
     buf->len = sizeof hc->req - hc->len;
 }
 
+static bool recordings_route(net_ops_conn *hc, const char *path, bool head);
+
 /* A whole GET or HEAD of `path`. */
 static void conn_route(net_ops_conn *hc, const char *path, bool head) {
+    if (recordings_route(hc, path, head)) return;
     if (strcmp(path, "/healthz") == 0) {
         if (*hc->ops->draining)
             conn_text(hc, 503, "Service Unavailable", "draining\n", head);
@@ -138,6 +182,203 @@ static void conn_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
         break;
     }
     conn_route(hc, path, head);
+}
+
+/* ---- GET /recordings[/NAME] (--record-http) --------------------------------------------------
+ *
+ * Off unless --record-http on (and --record-dir set): 404 then, as any unknown path. A name that
+ * is not a recording's (net_record_parse_name: no '/', no "..", nothing but the naming) is 404
+ * too, before the disk is asked anything. Nothing is read on the loop: the listing is made in the
+ * thread pool (uv_queue_work), a file is opened, measured and read through uv_fs, a chunk at a
+ * time, each written before the next is read, so a connection holds at most NET_OPS_FILE_CHUNK
+ * bytes. A file is sent as long as it was when opened (a recording still growing is sent up to
+ * there: it replays to its last whole tick). --http-timeout-ms counts from the last chunk written:
+ * a reader that stalls is cut, one that keeps reading is not, whatever the file's size. */
+
+/* An operation of the connection's is back: false when its socket closed meanwhile (it is freed
+ * now and must not be touched). */
+static bool io_back(net_ops_conn *hc) {
+    hc->io_busy = false;
+    if (!hc->tcp_closed) return true;
+    conn_free(hc);
+    return false;
+}
+
+typedef struct list_entry {
+    char name[NET_RECORD_FILE_MAX];
+    uint64_t bytes;
+} list_entry;
+
+static int entry_order(const void *a, const void *b) {
+    return strcmp(((const list_entry *)a)->name, ((const list_entry *)b)->name);
+}
+
+/* In the thread pool: the recordings in --record-dir as a JSON array of {name, bytes}, by name.
+ * The names need no escaping: the naming's bytes are [A-Za-z0-9_~.-]. */
+static void list_work(uv_work_t *w) {
+    net_ops_conn *hc = w->data;
+    const char *dir = net_server_config(hc->ops->srv)->record_dir;
+    hc->body.len = 0;
+    DIR *d = opendir(dir);
+    list_entry *e = malloc(NET_OPS_LIST_MAX * sizeof *e);
+    size_t n = 0;
+    struct dirent *de;
+    while (d && e && n < NET_OPS_LIST_MAX && (de = readdir(d)) != NULL) {
+        uint64_t seq;
+        size_t room_len;
+        struct stat st;
+        if (!net_record_parse_name(de->d_name, &seq, &room_len) ||
+            fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+            !S_ISREG(st.st_mode))
+            continue;
+        snprintf(e[n].name, sizeof e[n].name, "%s", de->d_name);
+        e[n++].bytes = (uint64_t)st.st_size;
+    }
+    if (d) closedir(d);
+    bool ok = e != NULL && net_buf_append(&hc->body, "[", 1);
+    if (ok) qsort(e, n, sizeof *e, entry_order);
+    for (size_t i = 0; ok && i < n; i++) {
+        char line[NET_RECORD_FILE_MAX + 64];
+        int len = snprintf(line, sizeof line, "%s{\"name\": \"%s\", \"bytes\": %llu}", i ? ", " : "",
+                           e[i].name, (unsigned long long)e[i].bytes);
+        ok = net_buf_append(&hc->body, line, (size_t)len);
+    }
+    ok = ok && net_buf_append(&hc->body, "]\n", 2);
+    if (!ok) hc->body.len = 0; /* out of memory: the connection is closed unanswered */
+    free(e);
+}
+
+static void list_done(uv_work_t *w, int status) {
+    net_ops_conn *hc = w->data;
+    if (!io_back(hc) || hc->closing) return;
+    if (status != 0 || hc->body.len == 0)
+        conn_close(hc);
+    else
+        conn_respond_with(hc, 200, "OK", "application/json", NET_OPS_CORS, hc->head_only);
+}
+
+static void file_read(net_ops_conn *hc);
+
+static void on_chunk_written(uv_write_t *req, int status) {
+    net_ops_conn *hc = req->data;
+    if (hc->closing) return; /* cut meanwhile (the timeout, the drain) */
+    if (status < 0 || hc->file_left == 0) {
+        conn_close(hc);
+        return;
+    }
+    net_conn_set_clock(hc->ops->srv); /* progress: the timeout counts from here */
+    hc->start_us = net_server_now_us(hc->ops->srv);
+    file_read(hc);
+}
+
+static void on_file_read(uv_fs_t *req) {
+    net_ops_conn *hc = req->data;
+    ssize_t got = req->result;
+    uv_fs_req_cleanup(req);
+    if (!io_back(hc) || hc->closing) return;
+    if (got <= 0) { /* an error, or the file shrank: the response is cut, the peer sees it short */
+        conn_close(hc);
+        return;
+    }
+    if ((uint64_t)got > hc->file_left) got = (ssize_t)hc->file_left;
+    hc->file_off += (uint64_t)got;
+    hc->file_left -= (uint64_t)got;
+    uv_buf_t b = uv_buf_init((char *)hc->chunk, (unsigned)got);
+    hc->wreq.data = hc;
+    if (uv_write(&hc->wreq, (uv_stream_t *)&hc->tcp, &b, 1, on_chunk_written) < 0) conn_close(hc);
+}
+
+static void file_read(net_ops_conn *hc) {
+    size_t want = hc->file_left < NET_OPS_FILE_CHUNK ? (size_t)hc->file_left : NET_OPS_FILE_CHUNK;
+    uv_buf_t b = uv_buf_init((char *)hc->chunk, (unsigned)want);
+    hc->fs.data = hc;
+    hc->io_busy = uv_fs_read(hc->ops->loop, &hc->fs, hc->fd, &b, 1, (int64_t)hc->file_off,
+                             on_file_read) == 0;
+    if (!hc->io_busy) conn_close(hc);
+}
+
+static void on_file_stat(uv_fs_t *req) {
+    net_ops_conn *hc = req->data;
+    int result = (int)req->result;
+    uint64_t size = (uint64_t)req->statbuf.st_size;
+    bool regular = (req->statbuf.st_mode & S_IFMT) == S_IFREG;
+    uv_fs_req_cleanup(req);
+    if (!io_back(hc) || hc->closing) return;
+    if (result < 0) {
+        conn_text(hc, 500, "Internal Server Error", "cannot read the file\n", hc->head_only);
+        return;
+    }
+    if (!regular) { /* a FIFO, a directory under a recording's name: none */
+        conn_text(hc, 404, "Not Found", "not found\n", hc->head_only);
+        return;
+    }
+    hc->file_left = hc->head_only ? 0 : size;
+    hc->chunk = hc->file_left ? malloc(NET_OPS_FILE_CHUNK) : NULL;
+    if (hc->file_left && !hc->chunk) {
+        conn_close(hc);
+        return;
+    }
+    /* the head alone first: the body follows a chunk at a time (on_chunk_written) */
+    hc->responded = true;
+    uv_read_stop((uv_stream_t *)&hc->tcp);
+    int n = snprintf(hc->head, sizeof hc->head,
+                     "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: "
+                     "%llu\r\n" NET_OPS_CORS "Connection: close\r\n\r\n",
+                     (unsigned long long)size);
+    uv_buf_t b = uv_buf_init(hc->head, (unsigned)n);
+    hc->wreq.data = hc;
+    if (uv_write(&hc->wreq, (uv_stream_t *)&hc->tcp, &b, 1, on_chunk_written) < 0)
+        conn_close(hc);
+}
+
+static void on_file_open(uv_fs_t *req) {
+    net_ops_conn *hc = req->data;
+    int result = (int)req->result;
+    uv_fs_req_cleanup(req);
+    if (result >= 0) hc->fd = result; /* closed with the connection, whatever happens next */
+    if (!io_back(hc) || hc->closing) return;
+    if (result < 0) {
+        bool none = result == UV_ENOENT || result == UV_ELOOP;
+        conn_text(hc, none ? 404 : 500, none ? "Not Found" : "Internal Server Error",
+                  none ? "not found\n" : "cannot open the file\n", hc->head_only);
+        return;
+    }
+    hc->fs.data = hc;
+    hc->io_busy = uv_fs_fstat(hc->ops->loop, &hc->fs, hc->fd, on_file_stat) == 0;
+    if (!hc->io_busy) conn_close(hc);
+}
+
+/* GET /recordings and /recordings/NAME; false for any other path. */
+static bool recordings_route(net_ops_conn *hc, const char *path, bool head) {
+    size_t len = strlen(NET_OPS_RECORDINGS);
+    if (strncmp(path, NET_OPS_RECORDINGS, len) != 0 || (path[len] != '\0' && path[len] != '/'))
+        return false;
+    const net_config *cfg = net_server_config(hc->ops->srv);
+    const char *name = path[len] ? path + len + 1 : NULL;
+    uint64_t seq;
+    size_t room_len;
+    if (!cfg->record_http || !cfg->record_dir[0] ||
+        (name && !net_record_parse_name(name, &seq, &room_len))) {
+        conn_text(hc, 404, "Not Found", "not found\n", head);
+        return true;
+    }
+    hc->head_only = head;
+    uv_read_stop((uv_stream_t *)&hc->tcp);
+    if (!name) {
+        hc->list.data = hc;
+        hc->io_busy = uv_queue_work(hc->ops->loop, &hc->list, list_work, list_done) == 0;
+    } else {
+        char file[sizeof cfg->record_dir + NET_RECORD_FILE_MAX + 2];
+        snprintf(file, sizeof file, "%s/%s", cfg->record_dir, name);
+        hc->fs.data = hc;
+        /* O_NOFOLLOW: a link dropped into the directory under a recording's name is no
+         * recording (ELOOP: 404, as for any name that is not one) */
+        hc->io_busy = uv_fs_open(hc->ops->loop, &hc->fs, file,
+                                 O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0,
+                                 on_file_open) == 0;
+    }
+    if (!hc->io_busy) conn_close(hc);
+    return true;
 }
 
 /* ---- /metrics and /rooms across threads -------------------------------------------------- */
@@ -350,6 +591,7 @@ void net_ops_accept(net_ops *ops, uv_stream_t *listener) {
     net_ops_conn *hc = calloc(1, sizeof *hc);
     if (!hc) return;
     hc->ops = ops;
+    hc->fd = -1;
     uv_tcp_init(ops->loop, &hc->tcp);
     hc->tcp.data = hc;
     hc->next = ops->conns;

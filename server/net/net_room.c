@@ -11,6 +11,7 @@
 #include "net_tick.h"
 
 static void maybe_closed(net_room *r);
+static void on_record_drained(void *ctx) { maybe_closed(ctx); }
 static void on_timer_closed(uv_handle_t *h) {
     net_room *r = h->data;
     if (r->on_closed) r->on_closed(r);
@@ -44,6 +45,7 @@ static void on_room_tick(uv_timer_t *t) {
                              (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u);
         uint64_t t0 = uv_hrtime();
         net_tick_run(r->srv, due.run);
+        net_record_tick(r->rec, due.run); /* right after the steps: a journal starts here */
         net_server_note_tick(r->srv, due.run, due.skipped, due.lag_s,
                              (double)(uv_hrtime() - t0) * 1e-9);
         if (net_server_overloaded(r->srv) != r->overloaded) {
@@ -107,6 +109,10 @@ net_room *net_room_open(uv_loop_t *loop, net_rooms *dir, net_room_id id, const c
     r->idle_ns = (uint64_t)cfg->room_idle_ms * 1000000u;
     net_server_set_spawn_points(srv, spawns->points, spawns->count);
     srv->owner = r;
+    r->rec = net_record_create(loop, srv, r->name, cfg);
+    if (cfg->record_dir[0] && !r->rec)
+        net_log(NET_LOG_WARN, "recording_dropped", 0, NULL,
+                "room=%s reason=open_failed: out of memory for its recorder", r->name);
     publish(r);
     uv_timer_init(loop, &r->tick_timer);
     r->tick_timer.data = r;
@@ -120,7 +126,7 @@ net_room *net_room_open(uv_loop_t *loop, net_rooms *dir, net_room_id id, const c
 }
 
 static void maybe_closed(net_room *r) {
-    if (!r->closing || net_server_client_count(r->srv) > 0) return;
+    if (!r->closing || net_server_client_count(r->srv) > 0 || !net_record_drained(r->rec)) return;
     if (!uv_is_closing((uv_handle_t *)&r->tick_timer))
         uv_close((uv_handle_t *)&r->tick_timer, on_timer_closed);
 }
@@ -130,6 +136,7 @@ void net_room_close(net_room *r, const char *reason, net_disconnect_reason why) 
     r->closing = true;
     net_conn_set_clock(r->srv);
     net_server_goodbye_all(r->srv, reason, why);
+    net_record_close(r->rec, on_record_drained, r); /* the journal finished, written, closed */
     uv_timer_start(&r->tick_timer, on_closing_tick, r->schedule.period_ns / 1000000u + 1u, 0);
     net_log(NET_LOG_INFO, "room_closed", 0, NULL, "room=%s reason=\"%s\" clients=%u", r->name,
             reason, net_server_client_count(r->srv));
@@ -140,6 +147,7 @@ void net_room_client_left(net_room *r) { maybe_closed(r); }
 
 void net_room_free(net_room *r) {
     if (!r) return;
+    net_record_free(r->rec);
     net_server_destroy(r->srv);
     world_destroy(r->world);
     free(r->spawns);

@@ -8,6 +8,7 @@
 #include <uv.h>
 
 #include "net_config.h"
+#include "net_record.h"
 #include "net_rooms.h"
 #include "net_server.h"
 #include "net_tick.h"
@@ -22,6 +23,7 @@ struct net_room {
     world *world;                  /* built on this thread, from the directory's text */
     world_spawn_points *spawns;    /* the world file's spawn points (the server borrows them) */
     net_server *srv;               /* clients, views, snapshots */
+    net_recorder *rec;             /* its recording (--record-dir; NULL: none) */
     net_rooms *dir;                /* the directory (shared) */
     uv_timer_t tick_timer;         /* one-shot, re-armed against the schedule */
     net_tick_schedule schedule;    /* when the world's steps are due */
@@ -42,10 +44,11 @@ struct net_room {
 net_room *net_room_open(uv_loop_t *loop, net_rooms *dir, net_room_id id, const char *name,
                         const net_config *cfg, char *err, size_t err_size);
 /* Sends Goodbye{reason} to every client (each closing for `why`: NET_DISC_ROOM_CLOSED, or
- * NET_DISC_SHUTDOWN in the drain) and stops stepping the world; once its clients are gone (the
- * owner's connection layer releases them; one that does not read is cut after the closing
- * timeout), the timer is closed and on_closed runs, after which the owner frees the room with
- * net_room_free. Idempotent. */
+ * NET_DISC_SHUTDOWN in the drain), stops stepping the world and ends its recording; once its
+ * clients are gone (the owner's connection layer releases them; one that does not read is cut
+ * after the closing timeout) and the recording's last bytes are written and its file closed, the
+ * timer is closed and on_closed runs, after which the owner frees the room with net_room_free.
+ * Idempotent. */
 void net_room_close(net_room *r, const char *reason, net_disconnect_reason why);
 /* Called by the owner after a client of this room was released. */
 void net_room_client_left(net_room *r);

@@ -685,7 +685,7 @@ void net_client_release(net_server *srv, net_client *c) {
         world_body_row info;
         if (world_body_get(srv->world, c->owned[i], &info) && info.kind == WORLD_BODY_MOVING &&
             info.owner == c->id) {
-            world_despawn(srv->world, c->owned[i]);
+            journal_despawn(srv->journal, srv->world, c->owned[i]);
         }
     }
     if (c->dirty) {

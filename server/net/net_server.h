@@ -112,6 +112,26 @@ typedef struct net_room_admin {
     void *ctx;
 } net_room_admin;
 
+#define NET_RECORD_FILE_MAX 256 /* longest recording file name (net_record.h's naming) + 1 */
+
+/* What RecordingInfo says of a room's recording (PROTOCOL.md "Recordings"). */
+typedef struct net_recording_info {
+    char file[NET_RECORD_FILE_MAX]; /* the current (or last) file's name in --record-dir; "" none */
+    uint64_t start_tick;            /* the tick that file's journal starts at */
+    uint64_t bytes;                 /* bytes of that file's journal so far */
+    bool active;                    /* recording now (or about to: started at the next step) */
+} net_recording_info;
+
+/* A room's recorder as the session sees it (net_record.c installs it). request starts (start) or
+ * stops the room's recording for client_id's request rid. True: *out is the answer, now. False:
+ * a journal starts only at the end of a step (world.h "World images"), so the answer comes when
+ * it has, through net_session_recording_reply. */
+typedef struct net_recording_hook {
+    bool (*request)(void *ctx, bool start, uint32_t client_id, uint32_t rid,
+                    net_recording_info *out);
+    void *ctx;
+} net_recording_hook;
+
 typedef enum net_client_state {
     NET_CLIENT_AWAIT_HELLO = 0, /* connected; only Hello is accepted */
     NET_CLIENT_ACTIVE = 1,      /* welcomed: requests and snapshots */
@@ -289,6 +309,14 @@ typedef struct net_server {
                                         the first query; NULL until then */
     struct net_events_state *events; /* net_events.c: the event scratch and owner table, made by
                                         the first event; NULL until then */
+    /* The room's recording (PROTOCOL.md "Recordings"): every call that changes the world goes
+     * through the journaled calls (journal.h) with this journal, NULL while nothing records (the
+     * calls are then the plain world calls). Started, rotated and ended by the room's recorder
+     * (net_record.c), only ever between steps; never freed here. */
+    struct journal *journal;
+    /* StartRecording / StopRecording (net_session_rooms.c), answered by the room's recorder
+     * (net_record.c); NULL: no recorder (a server without a room: unit tests, the front). */
+    const struct net_recording_hook *recording;
 } net_server;
 
 /* The registry alone: net_server_create (net_tick.h) makes it and then the state of the layers

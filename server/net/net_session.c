@@ -272,20 +272,20 @@ static bool spawn_options(net_server *srv, net_client *c, uint32_t rid, world_bo
     const char *what = NULL;
     if (s->category || s->mask || s->sensor) {
         world_filter f = {s->category, s->mask, s->sensor};
-        st = world_body_set_filter(srv->world, id, &f);
+        st = journal_set_filter(srv->journal, srv->world, id, &f);
         what = "its filter";
     }
     if (st == WORLD_OK && s->one_way) {
-        st = world_body_set_one_way(srv->world, id, true);
+        st = journal_set_one_way(srv->journal, srv->world, id, true);
         what = "one_way";
     }
     if (st == WORLD_OK && s->character) {
         world_character_options o = character_options_of(s->character);
-        st = world_body_set_character(srv->world, id, &o);
+        st = journal_set_character(srv->journal, srv->world, id, &o);
         what = "its character";
     }
     if (st == WORLD_OK) return true;
-    world_despawn(srv->world, id);
+    journal_despawn(srv->journal, srv->world, id);
     char text[NET_ERROR_TEXT];
     if (st == WORLD_ERR_NO_MEMORY)
         snprintf(text, sizeof text, "spawn failed: out of memory for %s", what);
@@ -369,7 +369,7 @@ static void on_spawn(net_server *srv, net_client *c, uint32_t rid,
     world_body_id id = WORLD_NULL_BODY;
     geom_shape_error werr = GEOM_OK;
     world_status st =
-        world_spawn_turned(srv->world, kind, &shape, pos, s->angle, c->id, &id, &werr);
+        journal_spawn(srv->journal, srv->world, kind, &shape, pos, s->angle, c->id, &id, &werr);
     if (st != WORLD_OK) {
         char text[NET_ERROR_TEXT];
         if (st == WORLD_ERR_INVALID_SHAPE)
@@ -421,13 +421,12 @@ static bool check_body_access(net_server *srv, net_client *c, uint32_t rid, worl
  * (owner = its id), an admin any (owner 0). */
 static void on_move(net_server *srv, net_client *c, uint32_t rid,
                     const Collide__V1__MoveIntent *mv) {
-    world_status st =
-        world_set_intent_as(srv->world, c->admin ? 0u : c->id, mv->body_id,
-                            net_vec2_of(mv->velocity), mv->angular_velocity, mv->input_seq);
     /* 1.2: a jump rides the intent it came with, so only an accepted one carries it (a stale
      * input_seq's jump is dropped with it: one jump per input_seq); a body that is not a
-     * character ignores it (the world's rule) */
-    if (st == WORLD_OK && mv->jump) world_character_jump(srv->world, mv->body_id);
+     * character ignores it (the world's rule). journal_intent makes both calls. */
+    world_status st =
+        journal_intent(srv->journal, srv->world, c->admin ? 0u : c->id, mv->body_id,
+                       net_vec2_of(mv->velocity), mv->angular_velocity, mv->input_seq, mv->jump);
     if (st == WORLD_OK || st == WORLD_STALE_INPUT) return; /* older or equal input_seq: ignored */
     char text[NET_ERROR_TEXT];
     if (st == WORLD_ERR_NOT_OWNER)
@@ -472,7 +471,7 @@ static void on_despawn(net_server *srv, net_client *c, uint32_t rid,
                        const Collide__V1__DespawnBody *d) {
     world_body_row info;
     if (!check_body_access(srv, c, rid, d->body_id, &info)) return;
-    world_status st = world_despawn(srv->world, d->body_id);
+    world_status st = journal_despawn(srv->journal, srv->world, d->body_id);
     if (st != WORLD_OK) {
         char text[NET_ERROR_TEXT];
         snprintf(text, sizeof text, "no body %u", d->body_id);
@@ -679,6 +678,11 @@ static void route(net_server *srv, net_client *c, const net_client_msg *msg, con
         break;
     case COLLIDE__V1__CLIENT_MESSAGE__MSG_LIST_ROOMS:
         net_session_list_rooms(srv, c, rid);
+        break;
+    case COLLIDE__V1__CLIENT_MESSAGE__MSG_START_RECORDING:
+    case COLLIDE__V1__CLIENT_MESSAGE__MSG_STOP_RECORDING:
+        net_session_recording(srv, c, rid,
+                              msg->msg_case == COLLIDE__V1__CLIENT_MESSAGE__MSG_START_RECORDING);
         break;
     case COLLIDE__V1__CLIENT_MESSAGE__MSG_SNAPSHOT_ACK:
         on_snapshot_ack(c, msg->snapshot_ack, srv->world ? world_tick(srv->world) : 0);

@@ -48,5 +48,9 @@ void net_session_refuse_room(net_server *srv, net_client *c, uint32_t request_id
  * c->snap.snapshot_rate_hz and c->snap.quantized, set from its Hello before this call. */
 void net_session_welcome(net_server *srv, net_client *c, uint32_t request_id, const net_grant *g,
                          const char *name, const char *room);
+/* A StartRecording's answer that waited for the recording to start (net_recording_hook): the
+ * RecordingInfo to request_id of the client client_id, if it is still there and listening. */
+void net_session_recording_reply(net_server *srv, uint32_t client_id, uint32_t request_id,
+                                 const net_recording_info *info);
 
 #endif

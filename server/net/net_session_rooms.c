@@ -1,11 +1,13 @@
 /* net_session_rooms: an admin's CreateRoom, CloseRoom and ListRooms as requests of a session
  * (PROTOCOL.md "Rooms"), answered through the directory's calls the daemon installs
- * (net_room_admin, net_host.c). Dispatched by net_session.c. */
+ * (net_room_admin, net_host.c); and StartRecording / StopRecording of the admin's room, answered
+ * by its recorder (net_recording_hook, net_record.c). Dispatched by net_session.c. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "net_internal.h"
 #include "net_server.h"
+#include "net_session.h"
 
 /* ---- Rooms (admins: PROTOCOL.md "Rooms") ---------------------------------------------------- */
 
@@ -114,4 +116,53 @@ void net_session_list_rooms(net_server *srv, net_client *c, uint32_t rid) {
     free(infos);
     free(ris);
     free(ptrs);
+}
+
+/* ---- Recordings (admins: PROTOCOL.md "Recordings") ------------------------------------------- */
+
+static void send_recording_info(net_server *srv, net_client *c, uint32_t rid,
+                                const net_recording_info *in) {
+    Collide__V1__RecordingInfo ri = COLLIDE__V1__RECORDING_INFO__INIT;
+    ri.file = (char *)in->file;
+    ri.start_tick = in->start_tick;
+    ri.bytes = in->bytes;
+    ri.active = in->active;
+    net_server_msg m = COLLIDE__V1__SERVER_MESSAGE__INIT;
+    m.request_id = rid;
+    m.msg_case = COLLIDE__V1__SERVER_MESSAGE__MSG_RECORDING_INFO;
+    m.recording_info = &ri;
+    net_server_append(srv, c, &m);
+}
+
+/* Any admin, an admin by ticket too: a recording is of the admin's own room, which is what a
+ * ticket's admin claim grants (PROTOCOL.md 1.2 "Tickets"); it reaches no other room. */
+void net_session_recording(net_server *srv, net_client *c, uint32_t rid, bool start) {
+    if (!c->admin) {
+        net_server_send_error(srv, c, rid, NET_ERR(FORBIDDEN), false,
+                              "recordings are for admins");
+        return;
+    }
+    if (!srv->cfg.record_dir[0]) {
+        net_server_send_error(srv, c, rid, NET_ERR(NOT_FOUND), false,
+                              "recordings are off: the daemon has no --record-dir");
+        return;
+    }
+    if (!srv->recording) {
+        net_server_send_error(srv, c, rid, NET_ERR(BAD_REQUEST), false, "no recordings here");
+        return;
+    }
+    net_recording_info info;
+    memset(&info, 0, sizeof info);
+    if (srv->recording->request(srv->recording->ctx, start, c->id, rid, &info))
+        send_recording_info(srv, c, rid, &info);
+}
+
+void net_session_recording_reply(net_server *srv, uint32_t client_id, uint32_t rid,
+                                 const net_recording_info *info) {
+    for (uint32_t i = 0; i < srv->client_count; i++) {
+        net_client *c = srv->clients[i];
+        if (c->id != client_id) continue;
+        if (c->state == NET_CLIENT_ACTIVE && !c->kill) send_recording_info(srv, c, rid, info);
+        return;
+    }
 }

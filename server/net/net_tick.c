@@ -9,7 +9,7 @@
 
 void net_tick_run(net_server *srv, unsigned steps) {
     for (unsigned i = 0; i < steps; i++) {
-        world_step(srv->world);
+        journal_step(srv->journal, srv->world); /* and noted, when the room records */
         net_events_collect(srv); /* each step's events, whatever snapshot carries them */
         /* The snapshots read the last step's body table: the steps before it are taken in now
          * (out of memory: the next snapshots read the whole world instead). */

@@ -406,7 +406,9 @@ class Daemon:
     """The real collided as a subprocess. stderr is drained by a thread into self.log_lines."""
 
     def __init__(self, args=(), http=False, env_extra=None, world=None, bind="127.0.0.1",
-                 ws=False, udp=False):
+                 ws=False, udp=False, wrapper=()):
+        """wrapper: a command line that runs the daemon's (its last word an exec of the rest),
+        say unshare into a mount namespace; the daemon must keep the wrapper's pid (exec)."""
         self.host = bind
         env = dict(os.environ)
         # Keep the daemon's configuration to what the test passes on the command line.
@@ -422,7 +424,7 @@ class Daemon:
             # The WebSocket port is on by default (7778): off unless asked for, so daemons run
             # side by side (ctest -j) do not fight over it.
             self.ws_port = free_port() if ws else 0
-            cmd = [OPTS.collided, "--bind", bind, "--port", "0",
+            cmd = list(wrapper) + [OPTS.collided, "--bind", bind, "--port", "0",
                    "--http-port", str(self.http_port)]
             if "--ws-port" not in args and "COLLIDE_WS_PORT" not in (env_extra or {}):
                 cmd += ["--ws-port", str(self.ws_port)]

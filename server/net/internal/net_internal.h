@@ -42,6 +42,8 @@
  * The libuv side (collide_rooms, and the collided executable):
  *   net_worker, net_worlds  a worker thread, its loop and its inbox; CreateRoom's world files
  *   net_conn           game connections on a loop: reads into the transport, writes, one close
+ *   net_record         a room's recording: its journal (srv->journal) begun between steps, written
+ *                      to --record-dir through uv_fs, rotated, kept, dropped on a disk error
  *   net_room, net_host a room on its thread; a worker's rooms
  *   net_udp_relay      a room thread's clients of UDP peers: packets in through the worker's
  *                      inbox (net_host), output out through a sink the daemon wires to the front
@@ -59,6 +61,7 @@
 
 #include "collide.pb-c.h"
 #include "collide_assert.h"
+#include "journal.h"
 #include "net_buf.h"
 #include "net_metrics.h"
 #include "net_transport.h"
@@ -173,6 +176,9 @@ void net_session_create_room(net_server *srv, net_client *c, uint32_t rid,
 void net_session_close_room(net_server *srv, net_client *c, uint32_t rid,
                             const Collide__V1__CloseRoom *cr);
 void net_session_list_rooms(net_server *srv, net_client *c, uint32_t rid);
+/* StartRecording (start) and StopRecording of c's room: admins only, NOT_FOUND without
+ * --record-dir; answered by RecordingInfo (PROTOCOL.md "Recordings"). */
+void net_session_recording(net_server *srv, net_client *c, uint32_t rid, bool start);
 
 static inline Collide__V1__Vec2 net_pb_vec2(vec2 v) {
     Collide__V1__Vec2 r = COLLIDE__V1__VEC2__INIT;

@@ -4,7 +4,7 @@
  * (net_client_feed); each 60 Hz tick steps the world and builds every client's Snapshot. The
  * output buffers are emptied as if written. One JSON line per run.
  *
- * Usage: bench_net [--quantized | --udp] [--rate HZ] [clients (default 1000)] [timed_ticks (default
+ * Usage: bench_net [--quantized | --udp] [--rate HZ] [--record] [clients (default 1000)] [timed_ticks (default
  * 600)] [view_radius (default: the daemon's, 80)]. L2 has 5x L1's density in the same arena: "the
  * same ~30 bodies in view" takes a radius of 80 / sqrt(5) ~ 36 (docs/perf/net.md). --quantized and
  * --rate: every client's Hello asks for them (issue 17); the report then also gives the records
@@ -16,6 +16,12 @@
  * acknowledged baseline, within --udp-snapshot-bytes. The same figures as --quantized (per-snapshot
  * cost, snapshot_bytes_avg, bytes_per_record), with "udp":true and the share of full snapshots
  * (full_snapshot_share), so a --quantized run beside it gives the cost of baselines and budget.
+ *
+ * --record (issue 36): the room records, as --record-dir makes it: its server's journal begun
+ * after the warm-up's first step, every intent through journal_intent on its way in (the feed),
+ * journal_step for the step, and the tick's bytes taken after it and given back at once (the
+ * daemon's write happens in libuv's thread pool, off the tick). Adds "record_intent_bytes" and
+ * "record_bytes"; paired with a run without it, the tick's cost of recording (docs/performance.md).
  *
  *        bench_net spectators [statics (60000)] [spectators (40)] [timed_ticks (300)] [walk]:
  * issue 12's finding 5: a 1000 x 1000 world of that many statics, 200 players random-walking one
@@ -31,6 +37,7 @@
 
 #include "collide.pb-c.h"
 #include "frame.h"
+#include "journal.h"
 #include "net_log.h"
 #include "net_session.h"
 #include "bench_scene.h"
@@ -117,6 +124,7 @@ static int bench_spectators(int argc, char **argv) {
         tu_free(&replies);
     }
     double *snap_ms = calloc((size_t)ticks, sizeof *snap_ms);
+    double *all_ms = calloc((size_t)ticks, sizeof *all_ms); /* the intents' way in, and the tick */
     double *step_ms = calloc((size_t)ticks, sizeof *step_ms);
     uint64_t taken = 0, bytes = 0;
     uint32_t seq = 1;
@@ -231,11 +239,13 @@ static uint64_t count_records(const net_buf *out, uint64_t *snapshots, uint64_t 
 
 int main(int argc, char **argv) {
     if (argc > 1 && strcmp(argv[1], "spectators") == 0) return bench_spectators(argc, argv);
-    bool quantized = false, udp = false;
+    bool quantized = false, udp = false, record = false;
     uint32_t rate = 0;
     while (argc > 1 && strncmp(argv[1], "--", 2) == 0) {
         if (strcmp(argv[1], "--quantized") == 0) {
             quantized = true;
+        } else if (strcmp(argv[1], "--record") == 0) {
+            record = true;
         } else if (strcmp(argv[1], "--udp") == 0) {
             udp = quantized = true; /* UDP snapshots are always quantized */
         } else if (strcmp(argv[1], "--rate") == 0 && argc > 2) {
@@ -267,15 +277,23 @@ int main(int argc, char **argv) {
     double *step_ms = calloc((size_t)ticks, sizeof *step_ms);
     double *feed_ms = calloc((size_t)ticks, sizeof *feed_ms);
     double *snap_ms = calloc((size_t)ticks, sizeof *snap_ms);
+    double *all_ms = calloc((size_t)ticks, sizeof *all_ms); /* the intents' way in, and the tick */
     uint64_t bytes = 0, frames = 0, in_view = 0, records = 0, snapshots = 0, full = 0;
+    journal_meta meta = {.hash_every = 60, .room = "L1", .world_name = "arena"};
     for (int t = -BENCH_WARMUP; t < ticks; t++) {
         double t0 = bench_now_ms();
         bench_scene_intents(&sc, t);
         double t1 = bench_now_ms();
-        world_step(sc.w);
+        journal_step(sc.srv->journal, sc.w);
         double t2 = bench_now_ms();
         net_tick_snapshots(sc.srv);
+        if (sc.srv->journal) journal_recycle(sc.srv->journal, journal_take(sc.srv->journal));
         double t3 = bench_now_ms();
+        if (record && !sc.srv->journal) {
+            sc.srv->journal = journal_start(sc.w, &meta, 16u << 20);
+            if (!sc.srv->journal) return 1;
+            journal_recycle(sc.srv->journal, journal_take(sc.srv->journal)); /* the header */
+        }
         uint64_t snaps_now = 0, full_now = 0;
         for (int i = 0; i < nclients; i++) {
             uint64_t tick = 0;
@@ -289,6 +307,7 @@ int main(int argc, char **argv) {
             feed_ms[t] = t1 - t0;
             step_ms[t] = t2 - t1;
             tick_ms[t] = t3 - t1;
+            all_ms[t] = t3 - t0;
             snap_ms[t] = t3 - t2;
             frames += (uint64_t)nclients;
         }
@@ -303,6 +322,8 @@ int main(int argc, char **argv) {
         tick_mean += tick_ms[t] / ticks;
     }
     const net_metrics *m = &sc.srv->metrics;
+    journal_stats js = {0};
+    if (sc.srv->journal) journal_get_stats(sc.srv->journal, &js);
     char full_share[32] = "null"; /* only UDP snapshots have baselines */
     if (udp)
         snprintf(full_share, sizeof full_share, "%.4f", (double)full / (snapshots ? snapshots : 1));
@@ -316,7 +337,8 @@ int main(int argc, char **argv) {
         "\"records_per_snapshot\":%.2f,\"bytes_per_record\":%.2f,\"snapshots_mean_ms\":%.3f,"
         "\"tick_mean_ms\":%.3f,\"snapshot_us_per_client_tick\":%.3f,"
         "\"records_copied\":%llu,\"records_encoded\":%llu,\"udp\":%s,"
-        "\"full_snapshot_share\":%s}\n",
+        "\"full_snapshot_share\":%s,\"with_intents_p50_ms\":%.3f,\"record\":%s,\"record_intent_bytes\":%.3f,"
+        "\"record_bytes\":%llu}\n",
         nclients >= 5000 ? "L2-inproc" : "L1-inproc", nclients, (double)in_view / (double)frames,
         (double)sc.cfg.view_radius, ticks, ws.static_bodies, bench_pct(tick_ms, ticks, 0.5),
         bench_pct(tick_ms, ticks, 0.99), bench_pct(tick_ms, ticks, 0.0),
@@ -327,11 +349,16 @@ int main(int argc, char **argv) {
         (double)records / (double)(snapshots ? snapshots : 1),
         (double)bytes / (double)(records ? records : 1), snap_mean, tick_mean,
         snap_mean * 1000.0 / nclients, (unsigned long long)m->quantized_records_copied_total,
-        (unsigned long long)m->quantized_records_encoded_total, udp ? "true" : "false", full_share);
+        (unsigned long long)m->quantized_records_encoded_total, udp ? "true" : "false", full_share,
+        bench_pct(all_ms, ticks, 0.5), record ? "true" : "false", js.intents ? (double)js.intent_bytes / (double)js.intents : 0.0,
+        (unsigned long long)js.bytes);
+    journal_free(sc.srv->journal);
+    sc.srv->journal = NULL;
     bench_scene_destroy(&sc);
     free(tick_ms);
     free(step_ms);
     free(feed_ms);
     free(snap_ms);
+    free(all_ms);
     return 0;
 }

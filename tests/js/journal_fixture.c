@@ -14,8 +14,9 @@
  *                                     prints a line per T: {"tick", "result", "hash", "bodies":
  *                                     [...]}, every live body in ascending id order with its
  *                                     floats as their bits (u32), and its shape.
- *   journal_fixture replay FILE       replays FILE to its end: {"result", "tick", "lastTick",
- *                                     "truncated", "error"}, or {"open": reason} when refused.
+ *   journal_fixture replay FILE       replays FILE to its end: {"result", "tick", "startTick",
+ *                                     "lastTick", "hashesChecked", "truncated", "error"}, or
+ *                                     {"open": reason} when refused.
  *
  * FILE may be any journal (the daemon's --record-dir writes them too). Exit 0 unless the file
  * cannot be read or written. */
@@ -301,8 +302,12 @@ int main(int argc, char **argv) {
     if (strcmp(argv[1], "replay") == 0) {
         journal_result res = journal_replay_to(r, UINT64_MAX);
         const char *cut = journal_replay_truncated(r);
-        printf("{\"result\": %d, \"tick\": %" PRIu64 ", \"lastTick\": %" PRIu64 ", \"truncated\": ",
-               (int)res, world_tick(journal_replay_world(r)), journal_replay_last_tick(r));
+        journal_replay_stats st;
+        journal_replay_get_stats(r, &st);
+        printf("{\"result\": %d, \"tick\": %" PRIu64 ", \"startTick\": %" PRIu64
+               ", \"lastTick\": %" PRIu64 ", \"hashesChecked\": %" PRIu64 ", \"truncated\": ",
+               (int)res, world_tick(journal_replay_world(r)), journal_replay_header(r)->start_tick,
+               journal_replay_last_tick(r), st.hashes_checked);
         print_json_string(cut ? cut : "");
         printf(", \"error\": ");
         print_json_string(journal_replay_error(r));

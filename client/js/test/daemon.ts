@@ -22,6 +22,8 @@ export interface DaemonOptions {
   args?: string[];
   /** Also listen for WebSocket on an ephemeral port. */
   ws?: boolean;
+  /** Also listen for HTTP (the ops port: /metrics, /healthz, /recordings) on an ephemeral port. */
+  http?: boolean;
   world?: WorldSpec;
 }
 
@@ -70,6 +72,7 @@ export class Daemon {
   readonly proc: ChildProcess;
   gamePort = 0;
   wsPort = 0;
+  httpPort = 0;
   private log: string[] = [];
 
   private constructor(args: string[]) {
@@ -100,8 +103,10 @@ export class Daemon {
   }
 
   private static async startOnce(opts: DaemonOptions): Promise<Daemon> {
-    // --udp-port 0: the default 7779 would collide between tests run in parallel.
-    const args = ["--bind", "127.0.0.1", "--port", "0", "--http-port", "0", "--udp-port", "0"];
+    // --udp-port 0: the default 7779 would collide between tests run in parallel. --http-port 0
+    // is "off" (no ops port), like --ws-port 0: an ephemeral one is picked when asked for.
+    const args = ["--bind", "127.0.0.1", "--port", "0", "--http-port", opts.http ? String(await freePort()) : "0",
+      "--udp-port", "0"];
     args.push("--threads", "1");
     if (opts.world) args.push("--world", writeWorld(opts.world));
     // --ws-port 0 is "off" (the default 7778 would collide between tests run in parallel).
@@ -114,7 +119,9 @@ export class Daemon {
       if (line) {
         d.gamePort = Number(/\bgame_port=(\d+)/.exec(line)?.[1] ?? 0);
         d.wsPort = Number(/\bws_port=(\d+)/.exec(line)?.[1] ?? 0);
+        d.httpPort = Number(/\bhttp_port=(\d+)/.exec(line)?.[1] ?? 0);
         if (opts.ws && !d.wsPort) throw new Error(`no ws_port in the listening line: ${line}`);
+        if (opts.http && !d.httpPort) throw new Error(`no http_port in the listening line: ${line}`);
         return d;
       }
       if (d.proc.exitCode !== null) throw new Error(`collided exited ${d.proc.exitCode}\n${d.logTail()}`);
@@ -135,6 +142,23 @@ export class Daemon {
   /** The URL of a transport by name. */
   url(transport: "tcp" | "ws"): string {
     return transport === "tcp" ? this.tcpUrl : this.wsUrl;
+  }
+
+  /** The ops port's base URL (start with `http: true`). */
+  get httpUrl(): string {
+    return `http://127.0.0.1:${this.httpPort}`;
+  }
+
+  /** Waits for a log line matching re (any seen so far counts) and returns it. */
+  async waitForLog(re: RegExp, timeoutMs = START_TIMEOUT_MS): Promise<string> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const line = this.log.find((l) => re.test(l));
+      if (line) return line;
+      if (this.proc.exitCode !== null) throw new Error(`collided exited ${this.proc.exitCode} before ${re}\n${this.logTail()}`);
+      if (Date.now() > deadline) throw new Error(`no log line ${re} within ${timeoutMs} ms\n${this.logTail()}`);
+      await sleep(20);
+    }
   }
 
   logTail(n = 40): string {

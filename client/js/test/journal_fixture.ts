@@ -46,7 +46,21 @@ export function nativeBodies(path: string, ticks: number[]): Map<number, NativeT
   return m;
 }
 
-export function nativeReplay(path: string): { open?: string; result: number; tick: number; lastTick: number; truncated: string; error: string } {
+export interface NativeReplay {
+  /** Why the journal was refused, when it was. */
+  open?: string;
+  /** journal_result: 1 (JOURNAL_END) for a replay that reached the end, 2 a hash mismatch, ... */
+  result: number;
+  tick: number;
+  startTick: number;
+  lastTick: number;
+  hashesChecked: number;
+  truncated: string;
+  error: string;
+}
+
+/** The native replay of a whole journal. */
+export function nativeReplay(path: string): NativeReplay {
   return JSON.parse(execFileSync(FIXTURE, ["replay", path], { encoding: "utf8" }));
 }
 

@@ -29,29 +29,32 @@ typedef struct replay_args {
 } replay_args;
 
 static void replay_usage(FILE *f) {
-    fprintf(f,
-            "usage: collide-client replay FILE [--verify] [--to-tick T [--dump]] [--speed X]\n"
-            "Runs a journal written by collided --record-dir through the world code, checking\n"
-            "every stored state hash (exit 1 at the first mismatch, naming the tick).\n\n"
-            "  --verify        print only the summary line (exit 0: every hash matched)\n"
-            "  --to-tick T     stop at tick T (default: the journal's last whole tick)\n"
-            "  --dump          print every body at the tick it stopped at\n"
-            "  --speed X       replay at X times real time (default: as fast as it goes)\n"
-            "  -h, --help      this text\n");
+    fprintf(f, "usage: collide-client replay FILE [--verify] [--to-tick T [--dump]] [--speed X]\n"
+               "Runs a journal written by collided --record-dir through the world code, checking\n"
+               "every stored state hash (exit 1 at the first mismatch, naming the tick).\n\n"
+               "  --verify        print only the summary line (exit 0: every hash matched)\n"
+               "  --to-tick T     stop at tick T (default: the journal's last whole tick)\n"
+               "  --dump          print every body at the tick it stopped at\n"
+               "  --speed X       replay at X times real time (default: as fast as it goes)\n"
+               "  -h, --help      this text\n");
 }
 
 static int parse_args(int argc, char **argv, replay_args *a) {
-    static const struct option opts[] = {{"verify", 0, NULL, 'v'}, {"dump", 0, NULL, 'd'},
+    static const struct option opts[] = {{"verify", 0, NULL, 'v'},  {"dump", 0, NULL, 'd'},
                                          {"to-tick", 1, NULL, 't'}, {"speed", 1, NULL, 's'},
-                                         {"help", 0, NULL, 'h'}, {NULL, 0, NULL, 0}};
+                                         {"help", 0, NULL, 'h'},    {NULL, 0, NULL, 0}};
     memset(a, 0, sizeof *a);
     optind = 1;
     int c;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         char *end = NULL;
         switch (c) {
-        case 'v': a->verify = true; break;
-        case 'd': a->dump = true; break;
+        case 'v':
+            a->verify = true;
+            break;
+        case 'd':
+            a->dump = true;
+            break;
         case 't':
             errno = 0;
             a->to_tick = strtoull(optarg, &end, 10);
@@ -68,8 +71,12 @@ static int parse_args(int argc, char **argv, replay_args *a) {
                 return CC_EXIT_USAGE;
             }
             break;
-        case 'h': replay_usage(stdout); return -1;
-        default: replay_usage(stderr); return CC_EXIT_USAGE;
+        case 'h':
+            replay_usage(stdout);
+            return -1;
+        default:
+            replay_usage(stderr);
+            return CC_EXIT_USAGE;
         }
     }
     if (optind != argc - 1) {
@@ -194,8 +201,10 @@ int cc_replay_main(int argc, char **argv) {
     const journal_header *h = journal_replay_header(r);
     uint64_t last = journal_replay_last_tick(r), target = a.has_to_tick ? a.to_tick : last;
     if (target > last) {
-        fprintf(stderr, "collide-client " CMD ": tick %" PRIu64 " is past the journal's last "
-                        "whole tick %" PRIu64 "\n", target, last);
+        fprintf(stderr,
+                "collide-client " CMD ": tick %" PRIu64 " is past the journal's last "
+                "whole tick %" PRIu64 "\n",
+                target, last);
         target = last;
     }
     double t0 = now_s();
@@ -210,8 +219,8 @@ int cc_replay_main(int argc, char **argv) {
                 journal_replay_error(r)[0] ? journal_replay_error(r) : "a malformed record");
         rc = CC_EXIT_FAIL;
     } else if (journal_replay_truncated(r) && world_tick(w) == last) {
-        fprintf(stderr, "collide-client " CMD ": %s: %s; replayed to its last whole tick\n",
-                a.file, journal_replay_truncated(r));
+        fprintf(stderr, "collide-client " CMD ": %s: %s; replayed to its last whole tick\n", a.file,
+                journal_replay_truncated(r));
     }
     if (a.dump && rc == CC_EXIT_OK) dump_bodies(w);
     uint64_t ticks = world_tick(w) - h->start_tick;

@@ -59,8 +59,9 @@ static int setup(run *r, int players, bool record) {
     for (int i = 0; i < players;) {
         vec2 p = v2(collide_rng_range(&r->rng, -490.0f, 490.0f),
                     collide_rng_range(&r->rng, -490.0f, 490.0f));
-        if (world_query_aabb(r->w, aabb_make(v2(p.x - 0.6f, p.y - 0.6f), v2(p.x + 0.6f, p.y + 0.6f)),
-                             0, probe, 1))
+        if (world_query_aabb(r->w,
+                             aabb_make(v2(p.x - 0.6f, p.y - 0.6f), v2(p.x + 0.6f, p.y + 0.6f)), 0,
+                             probe, 1))
             continue;
         if (world_spawn(r->w, WORLD_BODY_MOVING, &box, p, (uint32_t)i + 1, &r->ids[i], NULL))
             return 1;

@@ -4,9 +4,10 @@
  * (net_client_feed); each 60 Hz tick steps the world and builds every client's Snapshot. The
  * output buffers are emptied as if written. One JSON line per run.
  *
- * Usage: bench_net [--quantized | --udp] [--rate HZ] [--record] [clients (default 1000)] [timed_ticks (default
- * 600)] [view_radius (default: the daemon's, 80)]. L2 has 5x L1's density in the same arena: "the
- * same ~30 bodies in view" takes a radius of 80 / sqrt(5) ~ 36 (docs/perf/net.md). --quantized and
+ * Usage: bench_net [--quantized | --udp] [--rate HZ] [--record] [clients (default 1000)]
+ * [timed_ticks (default 600)] [view_radius (default: the daemon's, 80)]. L2 has 5x L1's density in
+ * the same arena: "the same ~30 bodies in view" takes a radius of 80 / sqrt(5) ~ 36
+ * (docs/perf/net.md). --quantized and
  * --rate: every client's Hello asks for them (issue 17); the report then also gives the records
  * (bodies changed) per snapshot and the bytes per record, and the writer's copy counters.
  * --udp (issue 30): every client is a datagram client instead, fed through the udp transport's
@@ -337,7 +338,8 @@ int main(int argc, char **argv) {
         "\"records_per_snapshot\":%.2f,\"bytes_per_record\":%.2f,\"snapshots_mean_ms\":%.3f,"
         "\"tick_mean_ms\":%.3f,\"snapshot_us_per_client_tick\":%.3f,"
         "\"records_copied\":%llu,\"records_encoded\":%llu,\"udp\":%s,"
-        "\"full_snapshot_share\":%s,\"with_intents_p50_ms\":%.3f,\"record\":%s,\"record_intent_bytes\":%.3f,"
+        "\"full_snapshot_share\":%s,\"with_intents_p50_ms\":%.3f,\"record\":%s,\"record_intent_"
+        "bytes\":%.3f,"
         "\"record_bytes\":%llu}\n",
         nclients >= 5000 ? "L2-inproc" : "L1-inproc", nclients, (double)in_view / (double)frames,
         (double)sc.cfg.view_radius, ticks, ws.static_bodies, bench_pct(tick_ms, ticks, 0.5),
@@ -350,7 +352,8 @@ int main(int argc, char **argv) {
         (double)bytes / (double)(records ? records : 1), snap_mean, tick_mean,
         snap_mean * 1000.0 / nclients, (unsigned long long)m->quantized_records_copied_total,
         (unsigned long long)m->quantized_records_encoded_total, udp ? "true" : "false", full_share,
-        bench_pct(all_ms, ticks, 0.5), record ? "true" : "false", js.intents ? (double)js.intent_bytes / (double)js.intents : 0.0,
+        bench_pct(all_ms, ticks, 0.5), record ? "true" : "false",
+        js.intents ? (double)js.intent_bytes / (double)js.intents : 0.0,
         (unsigned long long)js.bytes);
     journal_free(sc.srv->journal);
     sc.srv->journal = NULL;

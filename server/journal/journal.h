@@ -89,11 +89,11 @@ size_t journal_pending(const journal *j);
 bool journal_overflowed(const journal *j);
 
 typedef struct journal_stats {
-    uint64_t bytes;       /* appended in all, header included */
+    uint64_t bytes; /* appended in all, header included */
     uint64_t header_bytes;
-    uint64_t intents;     /* intents recorded */
+    uint64_t intents; /* intents recorded */
     uint64_t intent_bytes;
-    uint64_t records;     /* records of every kind */
+    uint64_t records; /* records of every kind */
     uint64_t start_tick;
 } journal_stats;
 void journal_get_stats(const journal *j, journal_stats *out);
@@ -120,11 +120,11 @@ bool journal_read_header(const uint8_t *data, size_t len, journal_header *out, c
                          size_t err_size);
 
 typedef enum journal_result {
-    JOURNAL_OK = 0,       /* at the tick asked for */
-    JOURNAL_END,          /* the journal has no more ticks (journal_replay_truncated says how) */
-    JOURNAL_MISMATCH,     /* a stored hash differs: the replay is not the run */
-    JOURNAL_DIVERGED,     /* the world answered a call otherwise than it did live */
-    JOURNAL_CORRUPT,      /* a record is malformed */
+    JOURNAL_OK = 0,   /* at the tick asked for */
+    JOURNAL_END,      /* the journal has no more ticks (journal_replay_truncated says how) */
+    JOURNAL_MISMATCH, /* a stored hash differs: the replay is not the run */
+    JOURNAL_DIVERGED, /* the world answered a call otherwise than it did live */
+    JOURNAL_CORRUPT,  /* a record is malformed */
 } journal_result;
 
 typedef struct journal_replay journal_replay;

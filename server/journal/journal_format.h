@@ -38,7 +38,11 @@ enum {
 /* A shape's payload: u8 geom_shape_kind, then box f32 hx hy | circle f32 r | polygon u8 n, f32
  * x y n times. */
 
-static inline uint32_t journal_zigzag(int32_t v) { return ((uint32_t)v << 1) ^ (uint32_t)(v >> 31); }
-static inline int32_t journal_unzigzag(uint32_t v) { return (int32_t)(v >> 1) ^ -(int32_t)(v & 1u); }
+static inline uint32_t journal_zigzag(int32_t v) {
+    return ((uint32_t)v << 1) ^ (uint32_t)(v >> 31);
+}
+static inline int32_t journal_unzigzag(uint32_t v) {
+    return (int32_t)(v >> 1) ^ -(int32_t)(v & 1u);
+}
 
 #endif

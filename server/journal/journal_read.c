@@ -186,7 +186,9 @@ static bool read_record(cursor *c, jrecord *r, world_body_id *prev_id, bool *mal
         r->n = get_varint(c);
         if (!c->bad && (r->n == 0 || r->n > UINT32_MAX)) goto malformed;
         break;
-    case JTAG_HASH: r->n = get_u64(c); break;
+    case JTAG_HASH:
+        r->n = get_u64(c);
+        break;
     case JTAG_SPAWN: {
         uint8_t kind = get_u8(c);
         get_shape(c, &r->shape, malformed);
@@ -200,7 +202,9 @@ static bool read_record(cursor *c, jrecord *r, world_body_id *prev_id, bool *mal
         if (*malformed) return false;
         break;
     }
-    case JTAG_DESPAWN: r->id = get_varint32(c); break;
+    case JTAG_DESPAWN:
+        r->id = get_varint32(c);
+        break;
     case JTAG_FILTER:
         r->id = get_varint32(c);
         r->filter.category = get_u32(c);
@@ -221,9 +225,13 @@ static bool read_record(cursor *c, jrecord *r, world_body_id *prev_id, bool *mal
         r->opt.jump_buffer_ms = get_varint32(c);
         r->opt.coyote_ms = get_varint32(c);
         break;
-    case JTAG_COLLISIONS: r->flag = get_u8(c) != 0; break;
-    case JTAG_END: break;
-    default: goto malformed;
+    case JTAG_COLLISIONS:
+        r->flag = get_u8(c) != 0;
+        break;
+    case JTAG_END:
+        break;
+    default:
+        goto malformed;
     }
     return !c->bad;
 malformed:
@@ -378,12 +386,23 @@ static journal_result apply(journal_replay *r, const jrecord *rec) {
         }
         return st == WORLD_OK ? JOURNAL_OK : diverged(r, "a spawn", rec->id, st);
     }
-    case JTAG_DESPAWN: st = world_despawn(w, rec->id); break;
-    case JTAG_FILTER: st = world_body_set_filter(w, rec->id, &rec->filter); break;
-    case JTAG_ONE_WAY: st = world_body_set_one_way(w, rec->id, rec->flag); break;
-    case JTAG_CHARACTER: st = world_body_set_character(w, rec->id, &rec->opt); break;
-    case JTAG_COLLISIONS: world_set_mover_collisions(w, rec->flag); break;
-    default: break;
+    case JTAG_DESPAWN:
+        st = world_despawn(w, rec->id);
+        break;
+    case JTAG_FILTER:
+        st = world_body_set_filter(w, rec->id, &rec->filter);
+        break;
+    case JTAG_ONE_WAY:
+        st = world_body_set_one_way(w, rec->id, rec->flag);
+        break;
+    case JTAG_CHARACTER:
+        st = world_body_set_character(w, rec->id, &rec->opt);
+        break;
+    case JTAG_COLLISIONS:
+        world_set_mover_collisions(w, rec->flag);
+        break;
+    default:
+        break;
     }
     return st == WORLD_OK ? JOURNAL_OK : diverged(r, "a call", rec->id, st);
 }

@@ -95,8 +95,10 @@ static uint8_t *record_begin(journal *j, size_t n) {
 static uint8_t *put_shape(uint8_t *p, const geom_shape *s) {
     p = put_u8(p, (uint8_t)s->kind);
     switch (s->kind) {
-    case GEOM_SHAPE_BOX: return put_f32(put_f32(p, s->u.half_extents.x), s->u.half_extents.y);
-    case GEOM_SHAPE_CIRCLE: return put_f32(p, s->u.radius);
+    case GEOM_SHAPE_BOX:
+        return put_f32(put_f32(p, s->u.half_extents.x), s->u.half_extents.y);
+    case GEOM_SHAPE_CIRCLE:
+        return put_f32(p, s->u.radius);
     default:
         p = put_u8(p, (uint8_t)s->u.polygon.count);
         for (int i = 0; i < s->u.polygon.count; i++)
@@ -167,8 +169,7 @@ world_status journal_spawn(journal *j, world *w, world_body_kind kind, const geo
                            vec2 position, float angle, uint32_t owner, world_body_id *out_id,
                            geom_shape_error *shape_error) {
     world_body_id id = WORLD_NULL_BODY;
-    world_status st =
-        world_spawn_turned(w, kind, shape, position, angle, owner, &id, shape_error);
+    world_status st = world_spawn_turned(w, kind, shape, position, angle, owner, &id, shape_error);
     if (out_id) *out_id = id;
     if (st != WORLD_OK || !j) return st;
     uint8_t *p = record_begin(j, 2 + 2 + 8 * GEOM_MAX_POLYGON_VERTICES + 12 + 10);

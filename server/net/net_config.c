@@ -110,7 +110,7 @@ typedef enum opt_kind {
     OPT_LEVEL,
     OPT_BOOL,
     OPT_ALL_NONE, /* all|none into a bool (all: true) */
-    OPT_KEY /* a ticket key: given up to NET_MAX_TICKET_KEYS times, each adds one */
+    OPT_KEY       /* a ticket key: given up to NET_MAX_TICKET_KEYS times, each adds one */
 } opt_kind;
 
 typedef struct opt_def {
@@ -298,8 +298,8 @@ static const opt_def opts[] = {
     {"record-rooms", "COLLIDE_RECORD_ROOMS", OPT_ALL_NONE, F(record_rooms), 0, 0, 0,
      "all|none  every room records from its start, or none until an admin's StartRecording "
      "(default all)"},
-    {"record-hash-every", "COLLIDE_RECORD_HASH_EVERY", OPT_U32, F(record_hash_every), 0, 0,
-     1000000, "TICKS  a state hash in the journal every TICKS ticks, 0 = none (default 60)"},
+    {"record-hash-every", "COLLIDE_RECORD_HASH_EVERY", OPT_U32, F(record_hash_every), 0, 0, 1000000,
+     "TICKS  a state hash in the journal every TICKS ticks, 0 = none (default 60)"},
     {"record-max-bytes", "COLLIDE_RECORD_MAX_BYTES", OPT_SIZE, F(record_max_bytes), 0, 65536,
      1099511627776.0,
      "BYTES  a room's file past this is finished and a new one, standing alone, begun (default "

@@ -11,7 +11,7 @@
 
 #include "harness.h"
 #include "journal.h"
-#include "world_ops.h"
+#include "journal_ops.h"
 
 static void dump(world *w) {
     printf("tick %" PRIu64 " hash %016" PRIx64 "\n", world_tick(w), world_state_hash(w));
@@ -28,21 +28,6 @@ static void dump(world *w) {
     }
 }
 
-static world_status apply(journal *j, world *w, const wo_op *op, world_body_id *spawned) {
-    *spawned = WORLD_NULL_BODY;
-    switch (op->kind) {
-    case WO_SPAWN:
-        return journal_spawn(j, w, op->body_kind, &op->shape, op->position, op->angle, op->owner,
-                             spawned, NULL);
-    case WO_DESPAWN: return journal_despawn(j, w, op->id);
-    case WO_FILTER: return journal_set_filter(j, w, op->id, &op->filter);
-    case WO_ONE_WAY: return journal_set_one_way(j, w, op->id, true);
-    case WO_CHARACTER: return journal_set_character(j, w, op->id, &op->character);
-    case WO_INTENT:
-        return journal_intent(j, w, op->owner, op->id, op->velocity, op->spin, op->seq, op->jump);
-    }
-    return WORLD_ERR_NOT_FOUND;
-}
 
 int main(int argc, char **argv) {
     if (argc < 2) {
@@ -74,7 +59,7 @@ int main(int argc, char **argv) {
             wo_op op;
             wo_next(&g, &op);
             world_body_id id;
-            world_status st = apply(j, w, &op, &id);
+            world_status st = wo_apply_journaled(j, w, &op, &id);
             wo_result(&g, &op, st, id);
         }
         for (int i = 0; t == plant && i < g.count; i++)

@@ -7,7 +7,7 @@
  * header and damaged records are refused with a reason. */
 #include "harness.h"
 #include "journal.h"
-#include "world_ops.h"
+#include "journal_ops.h"
 
 #define RUN_TICKS 240
 
@@ -24,21 +24,6 @@ static void take(journal *j, file *f) {
     journal_recycle(j, b);
 }
 
-static world_status apply(journal *j, world *w, const wo_op *op, world_body_id *spawned) {
-    *spawned = WORLD_NULL_BODY;
-    switch (op->kind) {
-    case WO_SPAWN:
-        return journal_spawn(j, w, op->body_kind, &op->shape, op->position, op->angle, op->owner,
-                             spawned, NULL);
-    case WO_DESPAWN: return journal_despawn(j, w, op->id);
-    case WO_FILTER: return journal_set_filter(j, w, op->id, &op->filter);
-    case WO_ONE_WAY: return journal_set_one_way(j, w, op->id, true);
-    case WO_CHARACTER: return journal_set_character(j, w, op->id, &op->character);
-    case WO_INTENT:
-        return journal_intent(j, w, op->owner, op->id, op->velocity, op->spin, op->seq, op->jump);
-    }
-    return WORLD_ERR_NOT_FOUND;
-}
 
 typedef struct run {
     file f;
@@ -63,7 +48,7 @@ static void record(world *w, wo_gen *g, run *out, int ticks, int hash_every, int
             wo_next(g, &op);
             world_body_id id;
             world_status st;
-            st = apply(j, w, &op, &id);
+            st = wo_apply_journaled(j, w, &op, &id);
             wo_result(g, &op, st, id);
         }
         for (int i = 0; t == plant && i < g->count && !out->planted_tick; i++)
@@ -263,7 +248,7 @@ static void test_resume_from_a_checkpoint(void) {
             wo_op op;
             wo_next(&g, &op);
             world_body_id id;
-            wo_result(&g, &op, apply(j, w, &op, &id), id);
+            wo_result(&g, &op, wo_apply_journaled(j, w, &op, &id), id);
         }
         /* an input the journal misses at tick 250: the hash stored at 252 differs */
         for (int i = 0; t == 250 && i < g.count && !rn.planted_tick; i++)

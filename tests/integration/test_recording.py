@@ -353,6 +353,13 @@ def every_kind_of_input_replays():
               "the Python reader copies %s byte for byte" % os.path.basename(f))
         rooms.setdefault(h.room, []).append(f)
         kinds |= {r.tag for r in recs}
+        # --record-hash-every 7: a hash after exactly the steps whose tick is a multiple of 7
+        steps = [r for r in recs if r.tag == jr.STEP]
+        last = steps[-1].tick + steps[-1].steps if steps else h.start_tick
+        hashed = [r.tick for r in recs if r.tag == jr.HASH]
+        check(hashed == [t for t in range(h.start_tick + 1, last + 1) if t % 7 == 0],
+              "%s: a hash at every multiple of 7 from tick %d to %d, no other"
+              % (os.path.basename(f), h.start_tick, last))
         for r in recs:
             if r.tag == jr.INTENT:
                 flags |= r.flags

@@ -16,7 +16,7 @@
 #endif
 
 enum {
-    JTAG_STEP = 0x01,       /* varint n: the world steps n times */
+    JTAG_STEP = 0x01,       /* varint n (1..JOURNAL_MAX_STEPS): the world steps n times */
     JTAG_HASH = 0x02,       /* u64: world_state_hash after the last step */
     JTAG_SPAWN = 0x03,      /* u8 kind, shape, f32 x y angle, varint owner, varint id given */
     JTAG_DESPAWN = 0x04,    /* varint id */
@@ -34,6 +34,11 @@ enum {
     JINTENT_JUMP = 0x08,     /* world_character_jump after the intent */
     JINTENT_RESERVED = 0x07, /* must be 0 */
 };
+
+/* The most steps one STEP record holds: a writer splits a longer quiet run, a reader refuses a
+ * larger n (a hostile journal cannot ask for 2^32 steps in 6 bytes). 2^20 steps: 4.9 hours at 60
+ * Hz. */
+#define JOURNAL_MAX_STEPS (1u << 20)
 
 /* A shape's payload: u8 geom_shape_kind, then box f32 hx hy | circle f32 r | polygon u8 n, f32
  * x y n times. */

@@ -91,8 +91,10 @@ bool journal_read_header(const uint8_t *data, size_t len, journal_header *h, cha
         return false;
     } else {
         uint32_t fields = get_u32(&c);
-        cursor f = {c.p, c.p + fields, false};
-        if (c.bad || fields > (size_t)(c.end - c.p)) {
+        /* the length checked before a pointer is made from it */
+        bool fits = !c.bad && fields <= (size_t)(c.end - c.p);
+        cursor f = {c.p, fits ? c.p + fields : c.p, false};
+        if (!fits) {
             why = "the header is cut short";
         } else {
             h->start_tick = get_u64(&f);
@@ -184,7 +186,7 @@ static bool read_record(cursor *c, jrecord *r, world_body_id *prev_id, bool *mal
     switch (r->tag) {
     case JTAG_STEP:
         r->n = get_varint(c);
-        if (!c->bad && (r->n == 0 || r->n > UINT32_MAX)) goto malformed;
+        if (!c->bad && (r->n == 0 || r->n > JOURNAL_MAX_STEPS)) goto malformed;
         break;
     case JTAG_HASH:
         r->n = get_u64(c);
@@ -283,6 +285,11 @@ static bool scan(journal_replay *r, const uint8_t *from, const uint8_t *to, char
             r->end = c.p;
             r->truncated[0] = 0;
             return true;
+        }
+        if (rec.tag == JTAG_STEP && tick > UINT64_MAX - rec.n) {
+            snprintf(err, err_size, "the journal's ticks run past 2^64 at byte %zu",
+                     (size_t)(at - r->data));
+            return false;
         }
         if (rec.tag == JTAG_STEP) tick += rec.n;
         if (rec.tag == JTAG_STEP || rec.tag == JTAG_HASH) {

@@ -279,7 +279,7 @@ void journal_set_mover_collisions(journal *j, world *w, bool enabled) {
 void journal_step(journal *j, world *w) {
     world_step(w);
     if (!j) return;
-    j->steps++;
+    if (++j->steps == JOURNAL_MAX_STEPS) flush_steps(j);
     if (j->hash_every && world_tick(w) % j->hash_every == 0) {
         uint8_t *p = record_begin(j, 9);
         if (p) record_end(j, put_u64(put_u8(p, JTAG_HASH), world_state_hash(w)));

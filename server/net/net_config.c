@@ -612,3 +612,7 @@ void net_config_hide_secrets(int argc, char **argv) {
         unsetenv(opts[i].env);
     }
 }
+
+uint32_t net_config_history_ticks(const net_config *cfg) {
+    return (uint32_t)floor((double)cfg->history_ms * (double)cfg->tick_rate_hz / 1000.0);
+}

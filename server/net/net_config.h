@@ -141,4 +141,7 @@ void net_config_wipe(net_config *cfg);
  * process's own, writable strings. */
 void net_config_hide_secrets(int argc, char **argv);
 
+/* The ticks a query may rewind: floor(history_ms * tick_rate / 1000) (PROTOCOL.md). */
+uint32_t net_config_history_ticks(const net_config *cfg);
+
 #endif

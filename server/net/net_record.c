@@ -54,36 +54,37 @@ typedef struct rec_waiter {
 } rec_waiter;
 
 struct net_recorder {
-    uv_loop_t *loop;     /* the room's */
-    net_server *srv;     /* the room's: its world, metrics and journal pointer */
+    uv_loop_t *loop;         /* the room's */
+    net_server *srv;         /* the room's: its world, metrics and journal pointer */
     net_recording_hook hook; /* srv->recording */
     char room[NET_ROOM_NAME_MAX + 1];
     char prefix[3 * NET_ROOM_NAME_MAX + 1]; /* the room's name escaped (net_record_escape) */
     char dir[sizeof(((net_config *)0)->record_dir)];
-    uint32_t hash_every;  /* --record-hash-every */
-    size_t max_bytes;     /* --record-max-bytes */
-    uint32_t keep;        /* --record-keep */
-    size_t buffer_bytes;  /* --record-buffer-bytes */
-    size_t chunk;         /* pending bytes that make a write due */
-    uint32_t flush_ticks; /* ... or ticks since the last take */
-    uv_fs_t req;          /* the operation in flight */
-    rec_op op;            /* which (OP_NONE: none) */
+    uint32_t hash_every;    /* --record-hash-every */
+    uint32_t history_ticks; /* the room's query history, as the server set it (net_config) */
+    size_t max_bytes;       /* --record-max-bytes */
+    uint32_t keep;          /* --record-keep */
+    size_t buffer_bytes;    /* --record-buffer-bytes */
+    size_t chunk;           /* pending bytes that make a write due */
+    uint32_t flush_ticks;   /* ... or ticks since the last take */
+    uv_fs_t req;            /* the operation in flight */
+    rec_op op;              /* which (OP_NONE: none) */
     char path[sizeof(((net_config *)0)->record_dir) + NET_RECORD_FILE_MAX + 2]; /* of req */
     rec_file files[NET_RECORD_FILES]; /* the queue, oldest first */
     unsigned nfiles;                  /* entries in files */
-    bool armed;         /* a journal starts at the next step end (asked for, or a rotation) */
-    bool seq_known;     /* next_seq was read from the directory */
-    uint64_t next_seq;  /* the number of the room's next file */
-    bool keep_due;      /* a file was opened: the room's oldest beyond --record-keep go */
-    char (*doomed)[NET_RECORD_FILE_MAX]; /* those, to delete in order */
-    size_t ndoomed, doomed_at;           /* entries in doomed, deleted so far */
-    bool flush_due;                      /* the unfinished file's bytes are to be taken */
-    uint32_t ticks_since_take;           /* of the unfinished file */
+    bool armed;        /* a journal starts at the next step end (asked for, or a rotation) */
+    bool seq_known;    /* next_seq was read from the directory */
+    uint64_t next_seq; /* the number of the room's next file */
+    bool keep_due;     /* a file was opened: the room's oldest beyond --record-keep go */
+    char (*doomed)[NET_RECORD_FILE_MAX];    /* those, to delete in order */
+    size_t ndoomed, doomed_at;              /* entries in doomed, deleted so far */
+    bool flush_due;                         /* the unfinished file's bytes are to be taken */
+    uint32_t ticks_since_take;              /* of the unfinished file */
     rec_waiter waiters[NET_RECORD_WAITERS]; /* StartRecordings answered once the file is open */
     unsigned nwaiters;                      /* entries in waiters */
-    net_recording_info last; /* the last file's, answered when nothing records */
-    bool closing;            /* net_record_close: finish, write out, close */
-    void (*drained)(void *ctx); /* then this, once */
+    net_recording_info last;                /* the last file's, answered when nothing records */
+    bool closing;                           /* net_record_close: finish, write out, close */
+    void (*drained)(void *ctx);             /* then this, once */
     void *drained_ctx;
 };
 
@@ -194,7 +195,8 @@ static void answer_waiters(net_recorder *r) {
     r->nwaiters = 0;
 }
 
-/* ---- Starting, finishing, dropping ------------------------------------------------------------ */
+/* ---- Starting, finishing, dropping ------------------------------------------------------------
+ */
 
 static uint64_t unix_ms(void) {
     struct timespec ts;
@@ -212,8 +214,7 @@ static void finish_current(net_recorder *r, const char *why) {
     r->srv->metrics.recordings_active = 0;
     info_of_file(f, false, &r->last);
     net_log(NET_LOG_INFO, "recording_finished", 0, NULL,
-            "room=%s file=%s start_tick=%" PRIu64 " end_tick=%" PRIu64 " bytes=%" PRIu64
-            " why=%s",
+            "room=%s file=%s start_tick=%" PRIu64 " end_tick=%" PRIu64 " bytes=%" PRIu64 " why=%s",
             r->room, f->name, f->start_tick, world_tick(r->srv->world), r->last.bytes, why);
 }
 
@@ -223,11 +224,9 @@ static void start_journal(net_recorder *r) {
     if (!r->armed || !r->seq_known || r->closing || current(r) || r->nfiles == NET_RECORD_FILES)
         return;
     r->armed = false;
-    world_stats ws;
-    world_get_stats(r->srv->world, &ws);
     journal_meta meta = {.unix_ms = unix_ms(),
                          .hash_every = r->hash_every,
-                         .history_ticks = ws.history_ticks,
+                         .history_ticks = r->history_ticks,
                          .events = true, /* every room's server turns them on */
                          .daemon_version = COLLIDE_VERSION,
                          .room = r->room,
@@ -255,9 +254,13 @@ static void start_journal(net_recorder *r) {
 
 /* The drop: every file's journal goes (nothing more is appended or taken), each file is closed as
  * it stands once its write in flight is back. Off until the next StartRecording. */
-static void drop(net_recorder *r, net_record_drop_reason why, const char *file, const char *detail) {
+static void drop(net_recorder *r, net_record_drop_reason why, const char *file,
+                 const char *detail) {
     rec_file *cur = current(r);
     if (cur) info_of_file(cur, false, &r->last);
+    /* a file that was never created is named to nobody (a waiting StartRecording is answered
+     * with no file) */
+    if (why == NET_RECORD_OPEN_FAILED) memset(&r->last, 0, sizeof r->last);
     for (unsigned i = 0; i < r->nfiles; i++) {
         rec_file *f = &r->files[i];
         journal_free(f->j);
@@ -286,12 +289,20 @@ void net_record_tick(net_recorder *r, unsigned steps) {
     rec_file *f = current(r);
     if (f && journal_overflowed(f->j)) {
         char detail[128];
-        snprintf(detail, sizeof detail, "more than %zu bytes waited for the disk (--record-buffer-bytes)",
+        snprintf(detail, sizeof detail,
+                 "more than %zu bytes waited for the disk (--record-buffer-bytes)",
                  r->buffer_bytes);
         drop(r, NET_RECORD_BUFFER_FULL, f->name, detail);
         f = NULL;
     }
     if (steps > 0) {
+        if (f && rotation_due(r, f) && r->nfiles == NET_RECORD_FILES) {
+            /* no room to queue one more file: rather than leave ticks out between two files,
+             * the recording goes, as when one file's bytes outgrow the buffer */
+            drop(r, NET_RECORD_BUFFER_FULL, f->name,
+                 "a rotation found the files before it still waiting for the disk");
+            f = NULL;
+        }
         if (f && rotation_due(r, f)) {
             finish_current(r, "rotated");
             r->armed = true;
@@ -329,8 +340,7 @@ static void start_op(net_recorder *r, rec_op op, int rc) {
 
 static void write_out(net_recorder *r, rec_file *f) {
     uv_buf_t b = uv_buf_init((char *)f->out.data + f->out_off, (unsigned)(f->out.len - f->out_off));
-    start_op(r, OP_WRITE,
-             uv_fs_write(r->loop, &r->req, f->fd, &b, 1, (int64_t)f->written, on_fs));
+    start_op(r, OP_WRITE, uv_fs_write(r->loop, &r->req, f->fd, &b, 1, (int64_t)f->written, on_fs));
 }
 
 /* The written buffer goes back to its journal for the next take (or is freed, the journal gone). */
@@ -434,7 +444,6 @@ static void opened(net_recorder *r, ssize_t result) {
             char name[NET_RECORD_FILE_MAX];
             snprintf(name, sizeof name, "%s", f->name);
             drop(r, NET_RECORD_OPEN_FAILED, name, detail);
-            if (strcmp(r->last.file, name) == 0) memset(&r->last, 0, sizeof r->last); /* none */
         }
         drop_queue_head(r);
         return;
@@ -459,8 +468,7 @@ static void wrote(net_recorder *r, ssize_t result) {
                      uv_strerror(e));
             char name[NET_RECORD_FILE_MAX];
             snprintf(name, sizeof name, "%s", f->name);
-            drop(r,
-                 e == UV_ENOSPC || e == -EDQUOT ? NET_RECORD_DISK_FULL : NET_RECORD_WRITE_ERROR,
+            drop(r, e == UV_ENOSPC || e == -EDQUOT ? NET_RECORD_DISK_FULL : NET_RECORD_WRITE_ERROR,
                  name, detail);
         }
         return;
@@ -542,13 +550,26 @@ static void on_fs(uv_fs_t *req) {
     ssize_t result = req->result;
     r->op = OP_NONE;
     switch (op) {
-    case OP_SCAN_SEQ: scanned_seq(r, result); break;
-    case OP_OPEN: opened(r, result); break;
-    case OP_WRITE: wrote(r, result); break;
-    case OP_CLOSE: closed(r, result); break;
-    case OP_SCAN_KEEP: scanned_keep(r, result); break;
-    case OP_UNLINK: unlinked(r, result); break;
-    case OP_NONE: break;
+    case OP_SCAN_SEQ:
+        scanned_seq(r, result);
+        break;
+    case OP_OPEN:
+        opened(r, result);
+        break;
+    case OP_WRITE:
+        wrote(r, result);
+        break;
+    case OP_CLOSE:
+        closed(r, result);
+        break;
+    case OP_SCAN_KEEP:
+        scanned_keep(r, result);
+        break;
+    case OP_UNLINK:
+        unlinked(r, result);
+        break;
+    case OP_NONE:
+        break;
     }
     uv_fs_req_cleanup(req);
     req->data = r;
@@ -574,7 +595,7 @@ static bool on_request(void *ctx, bool start, uint32_t client_id, uint32_t rid,
         }
         r->waiters[r->nwaiters++] = (rec_waiter){client_id, rid};
         if (!f) r->armed = true; /* at the next step's end */
-        pump(r);                  /* the directory scan, if the room never recorded */
+        pump(r);                 /* the directory scan, if the room never recorded */
         return false;
     }
     r->armed = false;
@@ -599,6 +620,7 @@ net_recorder *net_record_create(uv_loop_t *loop, net_server *srv, const char *ro
     snprintf(r->room, sizeof r->room, "%s", room);
     snprintf(r->dir, sizeof r->dir, "%s", cfg->record_dir);
     r->hash_every = cfg->record_hash_every;
+    r->history_ticks = net_config_history_ticks(cfg);
     r->max_bytes = cfg->record_max_bytes;
     r->keep = cfg->record_keep ? cfg->record_keep : 1;
     r->buffer_bytes = cfg->record_buffer_bytes;

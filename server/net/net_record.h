@@ -57,8 +57,9 @@ net_recorder *net_record_create(uv_loop_t *loop, net_server *srv, const char *ro
  * asked for, and writes what is due. */
 void net_record_tick(net_recorder *r, unsigned steps);
 /* The room closes: the journal is finished and written out, its file closed. drained(ctx) is
- * called once nothing is left in flight, from a callback of the loop, never from this call: a
- * room checks net_record_drained after calling this. Idempotent. */
+ * called once nothing is left in flight: from a callback of the loop, or from within this call
+ * when a file operation is refused at once (the room's close tolerates both); a room also checks
+ * net_record_drained after calling this. Idempotent. */
 void net_record_close(net_recorder *r, void (*drained)(void *ctx), void *ctx);
 /* Nothing in flight and no file open (NULL: true). */
 bool net_record_drained(const net_recorder *r);

@@ -136,8 +136,10 @@ void net_room_close(net_room *r, const char *reason, net_disconnect_reason why) 
     r->closing = true;
     net_conn_set_clock(r->srv);
     net_server_goodbye_all(r->srv, reason, why);
-    net_record_close(r->rec, on_record_drained, r); /* the journal finished, written, closed */
+    /* the timer first: a recorder with nothing in flight reports drained from within its close,
+     * and maybe_closed may then close the timer */
     uv_timer_start(&r->tick_timer, on_closing_tick, r->schedule.period_ns / 1000000u + 1u, 0);
+    net_record_close(r->rec, on_record_drained, r); /* the journal finished, written, closed */
     net_log(NET_LOG_INFO, "room_closed", 0, NULL, "room=%s reason=\"%s\" clients=%u", r->name,
             reason, net_server_client_count(r->srv));
     maybe_closed(r);

@@ -26,9 +26,7 @@ net_server *net_server_registry_create(const net_config *cfg, world *w) {
     /* Front mode (w NULL) holds connections until their Hello only: no snapshots. */
     /* contact and sensor events ride in the snapshots (PROTOCOL.md 1.1) */
     if (w) world_set_events(w, true);
-    /* The ticks a query may rewind: floor(history_ms * tick_rate / 1000) (PROTOCOL.md). */
-    uint32_t history_ticks =
-        (uint32_t)floor((double)cfg->history_ms * (double)cfg->tick_rate_hz / 1000.0);
+    uint32_t history_ticks = net_config_history_ticks(cfg);
     if ((w && !world_set_history(w, history_ticks)) ||
         !net_arena_init(&srv->arena, cfg->max_frame)) {
         net_server_registry_destroy(srv);

@@ -34,9 +34,9 @@
 enum { IMAGE_SIZES = 9 };
 static void image_sizes(uint32_t out[IMAGE_SIZES]) {
     const uint32_t s[IMAGE_SIZES] = {
-        sizeof(world_config),       sizeof(world_slot), sizeof(world_static),
-        sizeof(world_mover),        sizeof(geom_shape), sizeof(world_turn),
-        sizeof(world_character),    sizeof(world_filter), sizeof(world_one_way_slot)};
+        sizeof(world_config),    sizeof(world_slot),   sizeof(world_static),
+        sizeof(world_mover),     sizeof(geom_shape),   sizeof(world_turn),
+        sizeof(world_character), sizeof(world_filter), sizeof(world_one_way_slot)};
     memcpy(out, s, sizeof s);
 }
 
@@ -187,7 +187,9 @@ typedef struct image_in {
     const uint8_t *p;
     size_t left;
     const char *err; /* the first thing wrong */
+    uint8_t *pool;   /* per polygon pool entry: POOL_* (each entry used once, or free once) */
 } image_in;
+enum { POOL_UNSET, POOL_LOADED, POOL_USED, POOL_FREE };
 
 static bool get(image_in *in, void *out, size_t n, const char *what) {
     if (in->err) return false;
@@ -223,9 +225,12 @@ static uint32_t get_count(image_in *in, uint32_t max, size_t size, const char *w
 /* A shape reference an image may hold for a live body of this slot. */
 static bool ref_ok(const world *w, uint32_t ref, uint32_t slot, bool turned_ok) {
     switch (ref_kind(ref)) {
-    case WORLD_REF_TURNED: return turned_ok && ref_index(ref) == slot;
-    case GEOM_SHAPE_POLYGON: return ref_index(ref) < w->poly_cap;
-    default: return ref_index(ref) == 0;
+    case WORLD_REF_TURNED:
+        return turned_ok && ref_index(ref) == slot;
+    case GEOM_SHAPE_POLYGON:
+        return ref_index(ref) < w->poly_cap;
+    default:
+        return ref_index(ref) == 0;
     }
 }
 
@@ -236,13 +241,34 @@ static void load_polygons(image_in *in, world *w) {
         uint32_t p = get_u32(in, "the polygons are cut short");
         geom_shape s;
         if (!get(in, &s, sizeof s, "the polygons are cut short")) break;
-        if (p >= w->poly_cap || s.kind != GEOM_SHAPE_POLYGON || geom_shape_validate(&s))
-            fail(in, "a polygon is not a valid polygon");
-        else
-            w->polys[p] = s;
+        if (p >= w->poly_cap || in->pool[p] != POOL_UNSET || s.kind != GEOM_SHAPE_POLYGON ||
+            geom_shape_validate(&s)) {
+            fail(in, "a polygon is not a valid polygon, or its pool entry is taken twice");
+            break;
+        }
+        w->polys[p] = s;
+        in->pool[p] = POOL_LOADED;
     }
     w->free_poly_count = get_count(in, w->poly_cap, sizeof(uint32_t), "the free polygons");
     get(in, w->free_polys, (size_t)w->free_poly_count * sizeof *w->free_polys, "free polygons");
+    for (uint32_t k = 0; k < w->free_poly_count && !in->err; k++) {
+        uint32_t p = w->free_polys[k];
+        if (p >= w->poly_cap || in->pool[p] != POOL_UNSET)
+            fail(in, "a free polygon entry is out of range, in use or free twice");
+        else
+            in->pool[p] = POOL_FREE;
+    }
+}
+
+/* A body's polygon (its shape, or a turned body's local shape): an entry the image loaded, used
+ * by no other body. */
+static void use_polygon(image_in *in, uint32_t ref) {
+    if (ref_kind(ref) != GEOM_SHAPE_POLYGON || in->err) return;
+    uint32_t p = ref_index(ref); /* < poly_cap: ref_ok said so */
+    if (in->pool[p] != POOL_LOADED)
+        fail(in, "a body's polygon was not loaded, or another body uses it");
+    else
+        in->pool[p] = POOL_USED;
 }
 
 static void load_slots(image_in *in, world *w) {
@@ -277,8 +303,7 @@ static void default_filters(world *w) {
 }
 
 /* Reads (slot, record) pairs into a per-slot table, allocating it as the world would. */
-static void *load_slot_records(image_in *in, world *w, void *table, size_t size,
-                               const char *what) {
+static void *load_slot_records(image_in *in, world *w, void *table, size_t size, const char *what) {
     uint32_t n = get_count(in, w->capacity, sizeof(uint32_t) + size, what);
     if (!n || in->err) return table;
     if (!table) table = world_alloc(w, w->capacity, size);
@@ -336,26 +361,48 @@ static bool carrier_ok(const world *w, uint32_t slot) {
 }
 
 /* The checks world_validate does not make, on the records copied as they were. */
+/* A turned body's turn record: there, and its numbers finite. */
+static bool turn_ok(const world *w, uint32_t slot) {
+    if (!w->turns || !w->turns[slot].in_use) return false;
+    const world_turn *t = &w->turns[slot];
+    return v2_is_finite(t->q) && v2_is_finite(t->half) && isfinite(t->angle) && isfinite(t->spin) &&
+           isfinite(t->ang_vel) && isfinite(t->radius);
+}
+
 static void check_bodies(image_in *in, world *w) {
     for (uint32_t i = 0; i < w->static_count && !in->err; i++) {
         const world_static *s = &w->statics[i];
         if (s->slot >= w->capacity || !ref_ok(w, s->shape, s->slot, true) ||
-            !aabb_contains(w->cfg.bounds, s->box))
+            !aabb_contains(w->cfg.bounds, s->box) || !v2_is_finite(s->position))
             fail(in, "a static's record is wrong");
+        else if (ref_kind(s->shape) == WORLD_REF_TURNED && !turn_ok(w, s->slot))
+            fail(in, "a turned static has no turn record");
+        else
+            use_polygon(in, s->shape);
     }
     for (uint32_t i = 0; i < w->mover_count && !in->err; i++) {
         const world_mover *m = &w->movers[i];
         if (m->slot >= w->capacity || !ref_ok(w, m->shape, m->slot, true) ||
-            !v2_is_finite(m->position) || !v2_is_finite(m->intent) || !v2_is_finite(m->velocity))
+            !v2_is_finite(m->position) || !v2_is_finite(m->intent) || !v2_is_finite(m->velocity) ||
+            !v2_is_finite(m->lo) || !v2_is_finite(m->hi) ||
+            !(m->lo.x <= m->hi.x && m->lo.y <= m->hi.y))
             fail(in, "a mover's record is wrong");
-        else if (ref_kind(m->shape) == WORLD_REF_TURNED && !(w->turns && w->turns[m->slot].in_use))
+        else if (ref_kind(m->shape) == WORLD_REF_TURNED && !turn_ok(w, m->slot))
             fail(in, "a turned mover has no turn record");
+        else
+            use_polygon(in, m->shape);
     }
-    for (uint32_t slot = 0; w->turns && slot < w->capacity && !in->err; slot++)
-        if (w->turns[slot].in_use && !ref_ok(w, w->turns[slot].local, slot, false))
+    for (uint32_t slot = 0; w->turns && slot < w->capacity && !in->err; slot++) {
+        if (!w->turns[slot].in_use) continue;
+        if (!turn_ok(w, slot) || !ref_ok(w, w->turns[slot].local, slot, false))
             fail(in, "a turn record's shape is wrong");
+        else
+            use_polygon(in, w->turns[slot].local);
+    }
     for (uint32_t slot = 0; w->characters && slot < w->capacity && !in->err; slot++) {
         world_character *c = &w->characters[slot];
+        if (c->on && (!isfinite(c->vy) || !v2_is_finite(c->ground_normal)))
+            fail(in, "a character's record is wrong");
         /* the carrier is the step's own (char_plan sets it before any read), as are the rest of
          * the step's notes (settled_slot, moved_to: written before they are read): a carrier
          * gone since the last step is left behind in the record, and is none */
@@ -456,14 +503,18 @@ static void load_state(image_in *in, world *w) {
 }
 
 world *world_image_load(const void *image, size_t len, char *err, size_t err_size) {
-    image_in in = {image, len, NULL};
+    image_in in = {image, len, NULL, NULL};
     world_config cfg;
     world *w = NULL;
     if (load_header(&in, &cfg)) {
         w = world_create(&cfg);
         if (!w) fail(&in, "the image's configuration is not a valid world configuration");
     }
-    if (w) load_state(&in, w);
+    if (w) {
+        in.pool = calloc(w->poly_cap, 1);
+        if (!in.pool) fail(&in, "out of memory");
+    }
+    if (w && !in.err) load_state(&in, w);
     if (w && !in.err) check_bodies(&in, w);
     if (w && !in.err) relink_statics(&in, w);
     if (w && !in.err) {
@@ -472,6 +523,7 @@ world *world_image_load(const void *image, size_t len, char *err, size_t err_siz
         const char *bad = world_validate(w);
         if (bad) fail(&in, bad);
     }
+    free(in.pool);
     if (in.err) {
         if (err && err_size) snprintf(err, err_size, "world image: %s", in.err);
         world_destroy(w);

@@ -137,5 +137,62 @@ static void test_image_refuses_bad_bytes(void) {
     world_destroy(w);
 }
 
+/* The image's bytes of a body's record, found by its position (unique floats in these worlds):
+ * world_static and world_mover both hold the position, then (statics) slot and shape. */
+static uint8_t *find_position(uint8_t *img, size_t len, vec2 p) {
+    for (size_t at = 0; at + sizeof p <= len; at++)
+        if (memcmp(img + at, &p, sizeof p) == 0) return img + at;
+    return NULL;
+}
+
+/* Records that point where they must not: a static said to be turned with no turn record (it
+ * crashed the loader's validation), two bodies sharing one polygon pool entry, a polygon
+ * reference to an entry the image never loaded. Each is refused with a reason. */
+static void test_image_refuses_bad_references(void) {
+    world *w = wo_world(16.0f, false);
+    geom_shape box = wt_box(1.0f, 1.0f), tri = wt_ngon(3, 1.0f, 0.3f);
+    world_body_id a, b, c;
+    vec2 pa = v2(1.25f, 2.5f), pb = v2(-3.75f, 4.5f), pc = v2(6.125f, -5.5f);
+    CHECK(world_spawn(w, WORLD_BODY_STATIC, &box, pa, 0, &a, NULL) == WORLD_OK);
+    CHECK(world_spawn(w, WORLD_BODY_STATIC, &tri, pb, 0, &b, NULL) == WORLD_OK);
+    CHECK(world_spawn(w, WORLD_BODY_STATIC, &tri, pc, 0, &c, NULL) == WORLD_OK);
+    world_step(w);
+    size_t len;
+    uint8_t *img = world_image_save(w, &len), *copy = malloc(len);
+    char err[160];
+    CHECK(img && copy);
+    uint32_t shape_b, shape_c;
+    uint8_t *rb = find_position(img, len, pb), *rc = find_position(img, len, pc);
+    CHECK(rb && rc);
+    memcpy(&shape_b, rb + 12, 4);
+    memcpy(&shape_c, rc + 12, 4);
+    CHECK(shape_b != shape_c);
+    struct {
+        vec2 at;
+        uint32_t shape;
+    } plants[] = {{pa, 0u},                              /* turned (kind 0), slot 0: no turn */
+                  {pc, shape_b},                         /* the other triangle's entry */
+                  {pc, (shape_c & 0xc0000000u) | 200u}}; /* an entry never loaded */
+    for (size_t k = 0; k < sizeof plants / sizeof plants[0]; k++) {
+        memcpy(copy, img, len);
+        uint8_t *rec = find_position(copy, len, plants[k].at);
+        CHECK(rec != NULL);
+        if (!rec) continue;
+        memcpy(rec + 12, &plants[k].shape, 4);
+        err[0] = 0;
+        world *bad = world_image_load(copy, len, err, sizeof err);
+        CHECK(bad == NULL);
+        CHECK(strncmp(err, "world image: ", 13) == 0);
+        world_destroy(bad);
+    }
+    memcpy(copy, img, len);
+    world *good = world_image_load(copy, len, err, sizeof err);
+    CHECK(good != NULL);
+    world_destroy(good);
+    free(copy);
+    free(img);
+    world_destroy(w);
+}
+
 TEST_MAIN(TEST(test_image_continues_bit_exactly), TEST(test_image_round_trip),
-          TEST(test_image_refuses_bad_bytes))
+          TEST(test_image_refuses_bad_bytes), TEST(test_image_refuses_bad_references))

@@ -65,8 +65,11 @@ static bool config_check(world_config *cfg) {
     if (!v2_is_finite(b.min) || !v2_is_finite(b.max) || !(b.min.x < b.max.x) ||
         !(b.min.y < b.max.y))
         return false;
-    if (!(cfg->tick_rate_hz > 0.0f) || !isfinite(cfg->tick_rate_hz) || !(cfg->max_speed > 0.0f) ||
-        !isfinite(cfg->max_speed))
+    /* A tick and a speed whose step is beyond any world's size would carry sweeps past what the
+     * grids' int32 cells hold (the daemon's flags stay inside: --tick-rate 1..1000, --max-speed up
+     * to 1e7). */
+    if (!(cfg->tick_rate_hz >= WORLD_MIN_TICK_RATE) || !(cfg->tick_rate_hz <= 1e6f) ||
+        !(cfg->max_speed > 0.0f) || !(cfg->max_speed <= WORLD_MAX_SPEED))
         return false;
     if (cfg->max_bodies == 0 || cfg->max_bodies > (1u << 24)) return false;
     if (!(cfg->cell_size >= 0.0f) || !isfinite(cfg->cell_size)) return false;
@@ -80,6 +83,10 @@ static bool config_check(world_config *cfg) {
     if (!(cfg->max_angular_speed > 0.0f) || !isfinite(cfg->max_angular_speed))
         cfg->max_angular_speed = WORLD_DEFAULT_MAX_ANGULAR_SPEED;
     if (!v2_is_finite(cfg->gravity)) return false;
+    /* none, or strong enough to give a direction: a gravity whose length squared underflows (a
+     * denormal) would make "up" infinite (found by fuzz_journal through a damaged image) */
+    double gx = cfg->gravity.x, gy = cfg->gravity.y, g = sqrt(gx * gx + gy * gy);
+    if (g != 0.0 && !(g >= WORLD_MIN_GRAVITY)) return false;
     return true;
 }
 

@@ -74,6 +74,12 @@ typedef struct world_config {
                                  * keeps working */
 } world_config;
 
+/* What world_create accepts: tick_rate_hz from WORLD_MIN_TICK_RATE (to 1e6), max_speed up to
+ * WORLD_MAX_SPEED, gravity (0, 0) or of length at least WORLD_MIN_GRAVITY. */
+#define WORLD_MIN_TICK_RATE 0.01f
+#define WORLD_MAX_SPEED 1e7f
+#define WORLD_MIN_GRAVITY 1e-3
+
 /* The default of world_config.max_angular_speed (PROTOCOL.md "Rotation"): 8 pi rad/s. */
 #define WORLD_DEFAULT_MAX_ANGULAR_SPEED 25.132741f
 

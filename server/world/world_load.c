@@ -380,6 +380,11 @@ static bool read_gravity(loader *ld, const json_t *root, json_place top, world_c
              WORLD_MAX_GRAVITY);
         return false;
     }
+    if (sqrt(gx * gx + gy * gy) != 0.0 && !(sqrt(gx * gx + gy * gy) >= WORLD_MIN_GRAVITY)) {
+        fail(ld, &gp, "\"gravity\" (%.9g, %.9g) is weaker than %g units/s^2 (use 0 for none)", gx,
+             gy, WORLD_MIN_GRAVITY);
+        return false;
+    }
     return true;
 }
 

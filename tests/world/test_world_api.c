@@ -113,6 +113,23 @@ static void test_spawn_validation(void) {
     world_config_default(&cfg);
     cfg.max_speed = INFINITY;
     CHECK(world_create(&cfg) == NULL);
+    /* a step no world could hold, and a gravity too weak to point anywhere (a denormal's
+     * length squared underflows: "up" would be infinite) */
+    world_config_default(&cfg);
+    cfg.max_speed = 2.0f * WORLD_MAX_SPEED;
+    CHECK(world_create(&cfg) == NULL);
+    world_config_default(&cfg);
+    cfg.tick_rate_hz = 0.5f * WORLD_MIN_TICK_RATE;
+    CHECK(world_create(&cfg) == NULL);
+    world_config_default(&cfg);
+    cfg.gravity = v2(0.0f, 4.6e-40f);
+    CHECK(world_create(&cfg) == NULL);
+    cfg.gravity = v2(0.0f, -1e-4f);
+    CHECK(world_create(&cfg) == NULL);
+    cfg.gravity = v2(0.0f, -(float)WORLD_MIN_GRAVITY);
+    world *weak = world_create(&cfg);
+    CHECK(weak != NULL);
+    world_destroy(weak);
 }
 
 static void test_intents(void) {

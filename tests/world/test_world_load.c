@@ -463,6 +463,8 @@ static void test_gravity(void) {
         {"[0, -1000001]", "\"gravity\" (0, -1000001) is stronger than 1e+06 units/s^2"},
         /* each component within the bound, the length past it */
         {"[800000, -800000]", "is stronger than 1e+06"},
+        /* too weak to point anywhere (a denormal's length squared is 0) */
+        {"[0, -1e-40]", "is weaker than 0.001 units/s^2 (use 0 for none)"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char json[256];

@@ -13,25 +13,25 @@
 #include "net_log.h"
 #include "net_record.h"
 
-#define NET_OPS_FILE_CHUNK 65536u   /* a journal is sent in reads of this many bytes */
-#define NET_OPS_LIST_MAX 10000u     /* GET /recordings lists at most this many files */
+#define NET_OPS_FILE_CHUNK 65536u /* a journal is sent in reads of this many bytes */
+#define NET_OPS_LIST_MAX 10000u   /* GET /recordings lists at most this many files */
 #define NET_OPS_RECORDINGS "/recordings"
 
 struct net_ops_conn {
-    uv_tcp_t tcp;                     /* the socket */
-    uv_write_t wreq;                  /* the response write */
-    char req[NET_HTTP_MAX_REQUEST];   /* request bytes so far */
-    size_t len;                       /* bytes in req */
-    char head[256];                   /* response status line and headers */
-    net_buf body;                     /* response body */
-    uint64_t start_us;                /* accept time, for the timeout */
-    struct sockaddr_storage peer;     /* remote address (port ignored), for the per-address cap */
-    bool responded;                   /* a response was written: ignore further input */
-    bool want_metrics;                /* GET /metrics or /rooms: waits for the next collection */
-    bool rooms;                       /* ... for /rooms */
-    bool in_collection;               /* ... and that collection is the one in flight */
-    bool head_only;                   /* HEAD: the response without its body */
-    bool closing;                     /* uv_close called */
+    uv_tcp_t tcp;                   /* the socket */
+    uv_write_t wreq;                /* the response write */
+    char req[NET_HTTP_MAX_REQUEST]; /* request bytes so far */
+    size_t len;                     /* bytes in req */
+    char head[256];                 /* response status line and headers */
+    net_buf body;                   /* response body */
+    uint64_t start_us;              /* accept time, for the timeout */
+    struct sockaddr_storage peer;   /* remote address (port ignored), for the per-address cap */
+    bool responded;                 /* a response was written: ignore further input */
+    bool want_metrics;              /* GET /metrics or /rooms: waits for the next collection */
+    bool rooms;                     /* ... for /rooms */
+    bool in_collection;             /* ... and that collection is the one in flight */
+    bool head_only;                 /* HEAD: the response without its body */
+    bool closing;                   /* uv_close called */
     /* GET /recordings[/NAME] (--record-http): the listing made and the file read off the loop
      * (the thread pool), one operation at a time; the connection's memory outlives its socket
      * until that operation is back. */
@@ -228,8 +228,7 @@ static void list_work(uv_work_t *w) {
         size_t room_len;
         struct stat st;
         if (!net_record_parse_name(de->d_name, &seq, &room_len) ||
-            fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
-            !S_ISREG(st.st_mode))
+            fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
             continue;
         snprintf(e[n].name, sizeof e[n].name, "%s", de->d_name);
         e[n++].bytes = (uint64_t)st.st_size;
@@ -239,8 +238,8 @@ static void list_work(uv_work_t *w) {
     if (ok) qsort(e, n, sizeof *e, entry_order);
     for (size_t i = 0; ok && i < n; i++) {
         char line[NET_RECORD_FILE_MAX + 64];
-        int len = snprintf(line, sizeof line, "%s{\"name\": \"%s\", \"bytes\": %llu}", i ? ", " : "",
-                           e[i].name, (unsigned long long)e[i].bytes);
+        int len = snprintf(line, sizeof line, "%s{\"name\": \"%s\", \"bytes\": %llu}",
+                           i ? ", " : "", e[i].name, (unsigned long long)e[i].bytes);
         ok = net_buf_append(&hc->body, line, (size_t)len);
     }
     ok = ok && net_buf_append(&hc->body, "]\n", 2);
@@ -292,8 +291,8 @@ static void file_read(net_ops_conn *hc) {
     size_t want = hc->file_left < NET_OPS_FILE_CHUNK ? (size_t)hc->file_left : NET_OPS_FILE_CHUNK;
     uv_buf_t b = uv_buf_init((char *)hc->chunk, (unsigned)want);
     hc->fs.data = hc;
-    hc->io_busy = uv_fs_read(hc->ops->loop, &hc->fs, hc->fd, &b, 1, (int64_t)hc->file_off,
-                             on_file_read) == 0;
+    hc->io_busy =
+        uv_fs_read(hc->ops->loop, &hc->fs, hc->fd, &b, 1, (int64_t)hc->file_off, on_file_read) == 0;
     if (!hc->io_busy) conn_close(hc);
 }
 
@@ -327,8 +326,7 @@ static void on_file_stat(uv_fs_t *req) {
                      (unsigned long long)size);
     uv_buf_t b = uv_buf_init(hc->head, (unsigned)n);
     hc->wreq.data = hc;
-    if (uv_write(&hc->wreq, (uv_stream_t *)&hc->tcp, &b, 1, on_chunk_written) < 0)
-        conn_close(hc);
+    if (uv_write(&hc->wreq, (uv_stream_t *)&hc->tcp, &b, 1, on_chunk_written) < 0) conn_close(hc);
 }
 
 static void on_file_open(uv_fs_t *req) {
@@ -373,9 +371,9 @@ static bool recordings_route(net_ops_conn *hc, const char *path, bool head) {
         hc->fs.data = hc;
         /* O_NOFOLLOW: a link dropped into the directory under a recording's name is no
          * recording (ELOOP: 404, as for any name that is not one) */
-        hc->io_busy = uv_fs_open(hc->ops->loop, &hc->fs, file,
-                                 O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0,
-                                 on_file_open) == 0;
+        hc->io_busy =
+            uv_fs_open(hc->ops->loop, &hc->fs, file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK,
+                       0, on_file_open) == 0;
     }
     if (!hc->io_busy) conn_close(hc);
     return true;

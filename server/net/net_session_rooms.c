@@ -138,8 +138,7 @@ static void send_recording_info(net_server *srv, net_client *c, uint32_t rid,
  * ticket's admin claim grants (PROTOCOL.md 1.2 "Tickets"); it reaches no other room. */
 void net_session_recording(net_server *srv, net_client *c, uint32_t rid, bool start) {
     if (!c->admin) {
-        net_server_send_error(srv, c, rid, NET_ERR(FORBIDDEN), false,
-                              "recordings are for admins");
+        net_server_send_error(srv, c, rid, NET_ERR(FORBIDDEN), false, "recordings are for admins");
         return;
     }
     if (!srv->cfg.record_dir[0]) {

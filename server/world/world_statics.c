@@ -95,7 +95,8 @@ const char *world_statics_validate(const world *w) {
                 if ((uint32_t)s >= w->static_count) return "static grid: link past the statics";
                 const world_static *st = &w->statics[s];
                 if (st->level != (uint32_t)l) return "static grid: static listed at another level";
-                if (world_static_home(w, st) != c) return "static grid: static outside its home cell";
+                if (world_static_home(w, st) != c)
+                    return "static grid: static outside its home cell";
                 if (++in_level > w->static_count) return "static grid: a cell list loops";
             }
         }

@@ -13,10 +13,14 @@ static inline world_status wo_apply_journaled(journal *j, world *w, const wo_op 
     case WO_SPAWN:
         return journal_spawn(j, w, op->body_kind, &op->shape, op->position, op->angle, op->owner,
                              spawned, NULL);
-    case WO_DESPAWN: return journal_despawn(j, w, op->id);
-    case WO_FILTER: return journal_set_filter(j, w, op->id, &op->filter);
-    case WO_ONE_WAY: return journal_set_one_way(j, w, op->id, true);
-    case WO_CHARACTER: return journal_set_character(j, w, op->id, &op->character);
+    case WO_DESPAWN:
+        return journal_despawn(j, w, op->id);
+    case WO_FILTER:
+        return journal_set_filter(j, w, op->id, &op->filter);
+    case WO_ONE_WAY:
+        return journal_set_one_way(j, w, op->id, true);
+    case WO_CHARACTER:
+        return journal_set_character(j, w, op->id, &op->character);
     case WO_INTENT:
         return journal_intent(j, w, op->owner, op->id, op->velocity, op->spin, op->seq, op->jump);
     }

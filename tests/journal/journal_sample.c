@@ -28,7 +28,6 @@ static void dump(world *w) {
     }
 }
 
-
 int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr, "usage: journal_sample OUT [--ticks N] [--seed S] [--hash-every K] "
@@ -38,18 +37,26 @@ int main(int argc, char **argv) {
     long ticks = 600, seed = 1, hash_every = 60, dump_at = -1, plant = -1;
     for (int i = 2; i + 1 < argc; i += 2) {
         long v = strtol(argv[i + 1], NULL, 10);
-        if (!strcmp(argv[i], "--ticks")) ticks = v;
-        else if (!strcmp(argv[i], "--seed")) seed = v;
-        else if (!strcmp(argv[i], "--hash-every")) hash_every = v;
-        else if (!strcmp(argv[i], "--dump-at")) dump_at = v;
-        else if (!strcmp(argv[i], "--plant")) plant = v;
-        else return 2;
+        if (!strcmp(argv[i], "--ticks"))
+            ticks = v;
+        else if (!strcmp(argv[i], "--seed"))
+            seed = v;
+        else if (!strcmp(argv[i], "--hash-every"))
+            hash_every = v;
+        else if (!strcmp(argv[i], "--dump-at"))
+            dump_at = v;
+        else if (!strcmp(argv[i], "--plant"))
+            plant = v;
+        else
+            return 2;
     }
     world *w = wo_world(24.0f, seed % 2 == 0);
     wo_gen g;
     wo_init(&g, (uint32_t)seed, 24.0f);
-    journal_meta meta = {.hash_every = (uint32_t)hash_every, .room = "sample",
-                         .world_name = "world_ops", .daemon_version = "journal_sample"};
+    journal_meta meta = {.hash_every = (uint32_t)hash_every,
+                         .room = "sample",
+                         .world_name = "world_ops",
+                         .daemon_version = "journal_sample"};
     journal *j = journal_start(w, &meta, 1u << 28);
     FILE *out = fopen(argv[1], "wb");
     if (!j || !out) return 1;
@@ -63,7 +70,8 @@ int main(int argc, char **argv) {
             wo_result(&g, &op, st, id);
         }
         for (int i = 0; t == plant && i < g.count; i++)
-            if (g.moving[i] && world_set_intent(w, g.live[i], v2(1.0f, 2.0f), ++g.seq[i]) == WORLD_OK)
+            if (g.moving[i] &&
+                world_set_intent(w, g.live[i], v2(1.0f, 2.0f), ++g.seq[i]) == WORLD_OK)
                 break;
         journal_step(j, w);
         if (t == dump_at) dump(w);

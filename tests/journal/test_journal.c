@@ -24,7 +24,6 @@ static void take(journal *j, file *f) {
     journal_recycle(j, b);
 }
 
-
 typedef struct run {
     file f;
     uint64_t start_tick;
@@ -52,8 +51,8 @@ static void record(world *w, wo_gen *g, run *out, int ticks, int hash_every, int
             wo_result(g, &op, st, id);
         }
         for (int i = 0; t == plant && i < g->count && !out->planted_tick; i++)
-            if (g->moving[i] && world_set_intent(w, g->live[i], v2(1.0f, 2.0f), ++g->seq[i]) ==
-                                    WORLD_OK)
+            if (g->moving[i] &&
+                world_set_intent(w, g->live[i], v2(1.0f, 2.0f), ++g->seq[i]) == WORLD_OK)
                 out->planted_tick = world_tick(w) + 1;
         if (t % 50 == 0) journal_set_mover_collisions(j, w, (t / 50) % 2 == 0);
         journal_step(j, w);

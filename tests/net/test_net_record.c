@@ -59,17 +59,16 @@ static void test_names(void) {
     size_t len;
     CHECK(net_record_parse_name("default.000123.cjournal", &seq, &len) && seq == 123 && len == 7);
     CHECK(net_record_parse_name("x.1234567.cjournal", &seq, &len) && seq == 1234567);
-    const char *bad[] = {"default.00001.cjournal",   "default.000001.cjournal.x",
-                         "../a.000001.cjournal",     "a/b.000001.cjournal",
-                         ".a.000001.cjournal",       "a~2.000001.cjournal",
-                         "a~zz.000001.cjournal",     "a~2E.000001.cjournal",
-                         "a.b.000001.cjournal",      "a.000001.journal",
-                         "a.000001x.cjournal",       "a.00000000000000000001.cjournal",
-                         ".000001.cjournal",         "a..000001.cjournal",
-                         "a.000001.cjournal/",       ""};
+    const char *bad[] = {"default.00001.cjournal", "default.000001.cjournal.x",
+                         "../a.000001.cjournal",   "a/b.000001.cjournal",
+                         ".a.000001.cjournal",     "a~2.000001.cjournal",
+                         "a~zz.000001.cjournal",   "a~2E.000001.cjournal",
+                         "a.b.000001.cjournal",    "a.000001.journal",
+                         "a.000001x.cjournal",     "a.00000000000000000001.cjournal",
+                         ".000001.cjournal",       "a..000001.cjournal",
+                         "a.000001.cjournal/",     ""};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-        CHECK_MSG(!net_record_parse_name(bad[i], &seq, &len), "%s parsed as a recording",
-                  bad[i]);
+        CHECK_MSG(!net_record_parse_name(bad[i], &seq, &len), "%s parsed as a recording", bad[i]);
 }
 
 typedef struct fixture {
@@ -152,8 +151,8 @@ static void test_room_records_and_close_waits(void) {
     run_for(&f.loop, 100); /* the journal starts at the end of a step */
     CHECK(r->srv->journal != NULL && r->srv->metrics.recordings_active == 1);
     uint8_t b[256];
-    feed(r->srv, &p, b, tu_spawn_box(2, COLLIDE__V1__BODY_KIND__BODY_KIND_MOVING, 1, 2, 1, 1, b,
-                                     sizeof b));
+    feed(r->srv, &p, b,
+         tu_spawn_box(2, COLLIDE__V1__BODY_KIND__BODY_KIND_MOVING, 1, 2, 1, 1, b, sizeof b));
     tu_msgs msgs;
     tu_take(&p, &msgs);
     uint32_t id = 0;

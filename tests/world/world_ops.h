@@ -59,9 +59,12 @@ static inline void wo_init(wo_gen *g, uint32_t seed, float half) {
 static inline geom_shape wo_shape(wo_gen *g) {
     float s = collide_rng_range(&g->rng, 0.3f, 1.2f);
     switch (collide_rng_next(&g->rng) % 4) {
-    case 0: return wt_circle(s);
-    case 1: return wt_ngon(3 + (int)(collide_rng_next(&g->rng) % 5), s, 0.3f);
-    default: return wt_box(s, collide_rng_range(&g->rng, 0.3f, 1.2f));
+    case 0:
+        return wt_circle(s);
+    case 1:
+        return wt_ngon(3 + (int)(collide_rng_next(&g->rng) % 5), s, 0.3f);
+    default:
+        return wt_box(s, collide_rng_range(&g->rng, 0.3f, 1.2f));
     }
 }
 
@@ -76,7 +79,8 @@ static inline void wo_next(wo_gen *g, wo_op *op) {
         op->shape = wo_shape(g);
         float h = g->half - 2.0f;
         op->position = v2(collide_rng_range(&g->rng, -h, h), collide_rng_range(&g->rng, -h, h));
-        op->angle = collide_rng_next(&g->rng) % 3 == 0 ? collide_rng_range(&g->rng, -3.0f, 3.0f) : 0;
+        op->angle =
+            collide_rng_next(&g->rng) % 3 == 0 ? collide_rng_range(&g->rng, -3.0f, 3.0f) : 0;
         op->owner = 1u + collide_rng_next(&g->rng) % 3;
         return;
     }
@@ -145,10 +149,14 @@ static inline world_status wo_apply(world *w, const wo_op *op, world_body_id *sp
     case WO_SPAWN:
         return world_spawn_turned(w, op->body_kind, &op->shape, op->position, op->angle, op->owner,
                                   spawned, NULL);
-    case WO_DESPAWN: return world_despawn(w, op->id);
-    case WO_FILTER: return world_body_set_filter(w, op->id, &op->filter);
-    case WO_ONE_WAY: return world_body_set_one_way(w, op->id, true);
-    case WO_CHARACTER: return world_body_set_character(w, op->id, &op->character);
+    case WO_DESPAWN:
+        return world_despawn(w, op->id);
+    case WO_FILTER:
+        return world_body_set_filter(w, op->id, &op->filter);
+    case WO_ONE_WAY:
+        return world_body_set_one_way(w, op->id, true);
+    case WO_CHARACTER:
+        return world_body_set_character(w, op->id, &op->character);
     case WO_INTENT: {
         world_status st =
             world_set_intent_as(w, op->owner, op->id, op->velocity, op->spin, op->seq);
